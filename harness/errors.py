@@ -1,0 +1,11 @@
+"""One error type for everything a user can get wrong.
+
+The CLI prints a HarnessError as a single line and exits non-zero; anything else is a bug
+and keeps its traceback.
+"""
+
+
+class HarnessError(Exception):
+    """A user-facing failure: bad input, unreachable source, a server that never started."""
+
+    exit_code = 2

@@ -1,0 +1,28 @@
+"""Collectives go through xccl; the all-reduce path is replaced with the vendor's."""
+
+from sglang.srt.distributed import parallel_state
+from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+from sglang_xdev.hooks.targets import PARALLEL_STATE
+
+
+def xccl_all_reduce(self, input_):
+    # Copy of upstream GroupCoordinator.all_reduce (0.5.17) with the NCCL branch
+    # swapped for xccl.
+    if self.world_size == 1:
+        return input_
+    return self.device_communicator.all_reduce(input_)
+
+
+def _ensure_initialized(*args, **kwargs):
+    return parallel_state.model_parallel_is_initialized()
+
+
+_HOOKS = [
+    (PARALLEL_STATE + ".GroupCoordinator.all_reduce", xccl_all_reduce, HookType.REPLACE),
+]
+
+for target, hook, hook_type in _HOOKS:
+    HookRegistry.register(target, hook, hook_type)
+
+setattr(parallel_state, "ensure_model_parallel_initialized", _ensure_initialized)

@@ -1,0 +1,1 @@
+"""Knowledge inputs: upstream sources, symbol index, Platform Map, Feature Diff."""

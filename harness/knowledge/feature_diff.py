@@ -1,0 +1,298 @@
+"""The Feature Diff between two upstream versions, and what it means for one plugin.
+
+Files are compared by content hash first; only files that changed are parsed (and those
+tables are cached per version), so a whole-release diff costs what actually changed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from pydantic import BaseModel, Field
+
+from harness.knowledge.findings import Finding, Status
+from harness.knowledge.index import Resolution, SymbolIndex, load_index, module_name
+from harness.knowledge.platform_map import (
+    Dependency,
+    dependencies,
+    find_successor,
+    git_head,
+    judge,
+    resolve_dependency,
+    risk_of,
+    signature_incompatibility,
+)
+from harness.knowledge.plugin_scan import scan_plugin
+from harness.knowledge.render import render_markdown
+from harness.knowledge.symbols import signature_text
+from harness.knowledge.upstream import UpstreamSource
+
+
+class SymbolChange(BaseModel):
+    symbol: str  # dotted path (new path for moves)
+    change: str  # added | removed | signature_changed | body_changed | moved | moved_to_base
+    kind: str  # function | class | module
+    old_location: str | None = None  # relpath:line
+    new_location: str | None = None
+    detail: str | None = None
+    commits: list[str] = Field(default_factory=list)
+
+
+class FeatureDiff(BaseModel):
+    from_label: str
+    to_label: str
+    from_fingerprint: str
+    to_fingerprint: str
+    generated_at: str
+    files: dict[str, int]
+    changes: list[SymbolChange]
+    plugin: str | None = None
+    plugin_commit: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+
+    @property
+    def impacted(self) -> list[Finding]:
+        return [f for f in self.findings if f.status != Status.ok]
+
+    def change_counts(self, depth: int = 3) -> list[tuple[str, Counter]]:
+        """Changes per package (first `depth` components), biggest first — the diff at a glance."""
+        per: dict[str, Counter] = {}
+        for change in self.changes:
+            package = ".".join(change.symbol.split(".")[:depth])
+            per.setdefault(package, Counter())[change.change] += 1
+        return sorted(per.items(), key=lambda item: -sum(item[1].values()))
+
+    def checklist(self) -> list[str]:
+        return [migration_step(f) for f in self.findings if f.status != Status.ok]
+
+
+def diff_upstreams(
+    old: UpstreamSource,
+    new: UpstreamSource,
+    plugin: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> FeatureDiff:
+    old_index, new_index = load_index(old), load_index(new)
+    changed = sorted(p for p in old.files.keys() & new.files.keys() if old.files[p] != new.files[p])
+    removed = sorted(old.files.keys() - new.files.keys())
+    added = sorted(new.files.keys() - old.files.keys())
+
+    def report(label):
+        return (lambda done, total: progress(label, done, total)) if progress else None
+
+    old_index.index_all(only={module_name(p)[0] for p in changed + removed}, progress=report(f"parsing {old.label}"))
+    new_index.index_all(only={module_name(p)[0] for p in changed + added}, progress=report(f"parsing {new.label}"))
+    changes = _symbol_changes(old_index, new_index, changed, removed, added)
+    result = FeatureDiff(
+        from_label=old.label,
+        to_label=new.label,
+        from_fingerprint=old.fingerprint,
+        to_fingerprint=new.fingerprint,
+        generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        files={"changed": len(changed), "added": len(added), "removed": len(removed), "unchanged": len(old.files) - len(changed) - len(removed)},
+        changes=changes,
+    )
+    if plugin is not None:
+        scan = scan_plugin(Path(plugin), new_index)
+        added_symbols = {c.symbol for c in changes if c.change in ("added", "moved")}
+        findings = [_judge_pair(dep, old_index, new_index, added_symbols) for dep in dependencies(scan)]
+        if old.kind == "git" and new.kind == "git" and old.git_repo == new.git_repo:
+            for finding in findings:
+                if finding.status != Status.ok:
+                    finding.commits = _commits_touching(finding, old, new, old_index, new_index)
+        result.plugin = str(scan.root)
+        result.plugin_commit = git_head(scan.root)
+        result.findings = sorted(findings, key=lambda f: (-f.risk, f.file or "", f.line or 0, f.target))
+    old_index.save()
+    new_index.save()
+    return result
+
+
+# ----------------------------------------------------------------------------- upstream changes
+
+
+def _symbol_changes(old_index: SymbolIndex, new_index: SymbolIndex, changed, removed, added) -> list[SymbolChange]:
+    changes: list[SymbolChange] = []
+    gone: dict[str, list[tuple[str, str]]] = {}  # short name -> [(module, qualname)] removed
+    born: dict[str, list[tuple[str, str]]] = {}
+    for relpath in changed + removed + added:
+        module = module_name(relpath)[0]
+        before = old_index.table(module) if relpath not in added else None
+        after = new_index.table(module) if relpath not in removed else None
+        old_functions = before.functions if before else {}
+        new_functions = after.functions if after else {}
+        old_classes = before.classes if before else {}
+        new_classes = after.classes if after else {}
+        for qualname in sorted(old_functions.keys() | new_functions.keys()):
+            a, b = old_functions.get(qualname), new_functions.get(qualname)
+            path = f"{module}.{qualname}"
+            if a and b:
+                if a.params != b.params:
+                    changes.append(SymbolChange(symbol=path, change="signature_changed", kind="function", old_location=f"{relpath}:{a.lineno}", new_location=f"{relpath}:{b.lineno}", detail=f"{signature_text(a.params)} -> {signature_text(b.params)}"))
+                elif a.body_hash != b.body_hash:
+                    changes.append(SymbolChange(symbol=path, change="body_changed", kind="function", old_location=f"{relpath}:{a.lineno}", new_location=f"{relpath}:{b.lineno}"))
+            elif a:
+                gone.setdefault(qualname.rsplit(".", 1)[-1], []).append((module, qualname))
+            else:
+                born.setdefault(qualname.rsplit(".", 1)[-1], []).append((module, qualname))
+        for qualname in sorted(old_classes.keys() ^ new_classes.keys()):
+            (gone if qualname in old_classes else born).setdefault(qualname.rsplit(".", 1)[-1], []).append((module, qualname))
+    changes.extend(_pair_moves(old_index, new_index, gone, born))
+    return sorted(changes, key=lambda c: (c.symbol, c.change))
+
+
+def _pair_moves(old_index, new_index, gone, born) -> list[SymbolChange]:
+    """Removed+added pairs with the same name are moves; a removed method that now resolves
+    through a base class moved into the base."""
+    changes = []
+    for name, removed_here in sorted(gone.items()):
+        candidates = list(born.get(name, []))
+        for module, qualname in removed_here:
+            old_path = f"{module}.{qualname}"
+            old_loc = _location(old_index, module, qualname)
+            kind = "class" if qualname in (old_index.table(module).classes if old_index.table(module) else {}) else "function"
+            if "." in qualname:
+                now = new_index.resolve(old_path)
+                if now.ok and now.owner and now.owner != old_path.rsplit(".", 1)[0]:
+                    changes.append(SymbolChange(symbol=old_path, change="moved_to_base", kind=kind, old_location=old_loc, new_location=_location(new_index, now.ref.module, now.ref.qualname), detail=f"now defined on {now.owner}"))
+                    continue
+            match = _best_match(old_index, new_index, module, qualname, candidates)
+            if match:
+                candidates.remove(match)
+                new_path = f"{match[0]}.{match[1]}"
+                changes.append(SymbolChange(symbol=new_path, change="moved", kind=kind, old_location=old_loc, new_location=_location(new_index, *match), detail=f"from {old_path}"))
+            else:
+                changes.append(SymbolChange(symbol=old_path, change="removed", kind=kind, old_location=old_loc))
+        born[name] = candidates
+    for name, added_here in sorted(born.items()):
+        for module, qualname in added_here:
+            kind = "class" if qualname in (new_index.table(module).classes if new_index.table(module) else {}) else "function"
+            changes.append(SymbolChange(symbol=f"{module}.{qualname}", change="added", kind=kind, new_location=_location(new_index, module, qualname)))
+    return changes
+
+
+def _best_match(old_index, new_index, module, qualname, candidates):
+    """A candidate with the same body (or, failing that, the same signature and owner shape)."""
+    before = old_index.table(module).functions.get(qualname)
+    same_depth = [c for c in candidates if c[1].count(".") == qualname.count(".")]
+    for candidate in same_depth:
+        after = new_index.table(candidate[0]).functions.get(candidate[1])
+        if before and after and before.body_hash == after.body_hash:
+            return candidate
+    for candidate in same_depth:
+        after = new_index.table(candidate[0]).functions.get(candidate[1])
+        if (before is None and after is None) or (before and after and before.params == after.params):
+            return candidate
+    return None
+
+
+def _location(index: SymbolIndex, module: str, qualname: str) -> str | None:
+    table = index.table(module)
+    if table is None:
+        return None
+    info = table.functions.get(qualname) or table.classes.get(qualname)
+    return f"{table.path}:{info.lineno}" if info else table.path
+
+
+# ----------------------------------------------------------------------------- plugin impact
+
+
+def _judge_pair(dep: Dependency, old_index: SymbolIndex, new_index: SymbolIndex, added: set[str]) -> Finding:
+    """One status per plugin dependency, from how its target changed between the versions."""
+    finding = judge(dep, new_index)
+    if finding.status in (Status.missing, Status.not_on_base):
+        finding.successor = find_successor(dep.target, new_index, preferred=added) or finding.successor
+        return finding
+    if finding.status == Status.unknown:
+        return finding
+    before = resolve_dependency(dep, old_index)
+    after = resolve_dependency(dep, new_index)
+    if not before.ok:
+        finding.detail = f"did not resolve before the upgrade; {finding.detail or 'resolves now'}"
+        return finding
+    aspects = _compare(before, after, old_index, new_index)
+    if dep.kind == "override":
+        if "signature" in aspects and finding.status == Status.ok:
+            finding.status = Status.signature_changed
+            finding.detail = f"base signature changed ({aspects['signature']}); the override is still call-compatible"
+        finding.risk = risk_of(dep, finding.status) if finding.status != Status.ok else 0
+        return finding
+    status = next(
+        (s for s, key in ((Status.signature_changed, "signature"), (Status.body_changed, "body"), (Status.inherited, "inherited"), (Status.moved, "moved")) if key in aspects),
+        Status.ok,
+    )
+    finding.status = status
+    finding.detail = "; ".join(aspects.values()) or finding.detail
+    if status == Status.inherited:
+        finding.defined_in = after.owner
+    elif status == Status.moved:
+        finding.defined_in = after.ref.path
+    finding.risk = risk_of(dep, status)
+    if dep.hook_type == "REPLACE" and status == Status.body_changed:
+        finding.detail = f"upstream body changed: the plugin's REPLACE copy is stale; {finding.detail}"
+    return finding
+
+
+def _compare(before: Resolution, after: Resolution, old_index: SymbolIndex, new_index: SymbolIndex) -> dict[str, str]:
+    aspects: dict[str, str] = {}
+    a_info = old_index.function_info(before.ref) if before.ref.kind == "function" else None
+    b_info = new_index.function_info(after.ref) if after.ref.kind == "function" else None
+    if a_info and b_info:
+        if a_info.params != b_info.params:
+            aspects["signature"] = f"signature {signature_text(a_info.params)} -> {signature_text(b_info.params)}"
+        elif a_info.body_hash != b_info.body_hash:
+            aspects["body"] = f"body of {after.ref.path} changed"
+    if before.owner and after.owner and before.owner != after.owner and after.owner != after.target.rsplit(".", 1)[0]:
+        aspects["inherited"] = f"no longer defined on {after.target.rsplit('.', 1)[0]}; inherited from {after.owner}"
+    elif before.ref.module != after.ref.module and before.ref.kind not in ("external", "dynamic"):
+        aspects["moved"] = f"now defined in {after.ref.module} (was {before.ref.module}); the old path still resolves"
+    return aspects
+
+
+def migration_step(finding: Finding) -> str:
+    where = f"{finding.file}:{finding.line}"
+    action = {
+        Status.missing: "find the new landing point" + (f" — likely `{finding.successor}`" if finding.successor else "") + "; the hook is skipped at run time until then",
+        Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it; newer upstream rejects unknown public platform methods",
+        Status.signature_changed: "update to the new signature" + (f" ({finding.detail})" if finding.detail else ""),
+        Status.body_changed: "re-copy the upstream body and re-apply the plugin's changes" if finding.hook_type == "REPLACE" else "review the upstream body change for behaviour the hook relies on",
+        Status.inherited: f"retarget to `{finding.defined_in}` (the old path still resolves through inheritance)",
+        Status.moved: f"retarget to `{finding.defined_in}` (the old path still resolves through a re-export)",
+        Status.unknown: "make the target a static string so it can be checked",
+    }.get(finding.status, "review")
+    dead = " (dead module: delete or revive it)" if not finding.live else ""
+    return f"[ ] `{finding.target}` — {finding.kind}{' ' + finding.hook_type if finding.hook_type else ''} at {where}: **{finding.status.value}**{dead} → {action}"
+
+
+def _commits_touching(finding: Finding, old: UpstreamSource, new: UpstreamSource, old_index: SymbolIndex, new_index: SymbolIndex) -> list[str]:
+    """Commits between the two refs that touched the target: its lines where it still exists
+    (`git log -L`), else the file it lived in."""
+    span = f"{old.git_commit}..{new.git_commit}"
+    for index, source, range_args in ((new_index, new, True), (old_index, old, False)):
+        resolution = index.resolve(finding.target)
+        if not resolution.ok or resolution.ref.kind not in ("function", "class"):
+            continue
+        table = index.table(resolution.ref.module)
+        info = table.functions.get(resolution.ref.qualname) or table.classes.get(resolution.ref.qualname)
+        path = f"{source.repo_prefix}{table.path}"
+        args = ["--no-patch", f"-L{info.lineno},{info.end_lineno}:{path}"] if range_args else ["--", path]
+        proc = subprocess.run(["git", "-C", str(new.git_repo), "log", "--format=%H %s", span, *args], capture_output=True, text=True)
+        if proc.returncode == 0:
+            return [f"{line[:10]} {line[41:]}" for line in proc.stdout.splitlines() if re.match(r"^[0-9a-f]{40} ", line)]
+    return []
+
+
+def write_feature_diff(diff: FeatureDiff, out_dir: Path) -> tuple[Path, Path]:
+    import yaml
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    yaml_path, md_path = out_dir / "feature-diff.yaml", out_dir / "feature-diff.md"
+    yaml_path.write_text(yaml.safe_dump(diff.model_dump(mode="json"), sort_keys=False, width=120))
+    md_path.write_text(render_markdown("feature_diff.md.j2", diff=diff))
+    return yaml_path, md_path

@@ -1,0 +1,288 @@
+"""Symbol index of an upstream tree, resolving dotted targets the way SGLang does at run time.
+
+`HookRegistry` resolves a target with `pkgutil.resolve_name` (import the longest importable
+module prefix, then `getattr` down the rest) and a final `getattr`. So a target resolves
+through a package `__init__` re-export, a `from x import *`, a module alias, a submodule, and
+class inheritance (a method that moved up into a base class still resolves). This index
+answers the same question statically.
+
+Modules are parsed lazily — a plugin check touches a few dozen of a release's thousands —
+and every parsed table is cached per source fingerprint, so the second run parses nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import pickle
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+from harness.knowledge.symbols import ClassInfo, FunctionInfo, ModuleTable, extract_module
+from harness.knowledge.upstream import UpstreamSource, cache_dir
+
+_CACHE_VERSION = 3  # bump when ModuleTable's shape or extraction rules change
+_MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
+
+
+class Ref(NamedTuple):
+    kind: str  # module | class | function | value | dynamic | external
+    module: str  # where it is defined ("" for external names)
+    qualname: str  # "" for a module; "Class.method" for a method
+
+    @property
+    def path(self) -> str:
+        return f"{self.module}.{self.qualname}" if self.module and self.qualname else (self.module or self.qualname)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    target: str
+    ref: Ref | None  # None: does not resolve
+    owner: str | None = None  # for class members: the class (dotted) whose body defines it
+    note: str | None = None  # why it failed, or what could not be checked
+
+    @property
+    def ok(self) -> bool:
+        return self.ref is not None
+
+
+def module_name(relpath: str) -> tuple[str, bool]:
+    parts = relpath[:-3].split("/")
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+class SymbolIndex:
+    def __init__(self, source: UpstreamSource, use_cache: bool = True):
+        self.source = source
+        self.files: dict[str, tuple[str, bool]] = {}  # module -> (relpath, is_package)
+        self.namespace_packages: set[str] = set()
+        for relpath in source.files:
+            name, is_package = module_name(relpath)
+            self.files[name] = (relpath, is_package)
+            parent = name.rpartition(".")[0] if not is_package else name
+            while parent:
+                self.namespace_packages.add(parent)
+                parent = parent.rpartition(".")[0]
+        self.namespace_packages -= {name for name, (_, pkg) in self.files.items() if pkg}
+        self._tables: dict[str, ModuleTable] = {}
+        self._dirty = False
+        self._cache_file = cache_dir() / "index" / f"{source.fingerprint}.v{_CACHE_VERSION}.pickle"
+        if use_cache:
+            self._load_cache()
+
+    # ------------------------------------------------------------------ tables
+
+    def module_exists(self, name: str) -> bool:
+        return name in self.files or name in self.namespace_packages
+
+    def table(self, name: str) -> ModuleTable | None:
+        """The parsed module, or None for a namespace package / a module not in this tree."""
+        table = self._tables.get(name)
+        if table is None and name in self.files:
+            relpath, is_package = self.files[name]
+            table = extract_module(name, relpath, (self.source.root / relpath).read_bytes(), is_package)
+            self._tables[name] = table
+            self._dirty = True
+        return table
+
+    def index_all(
+        self, workers: int | None = None, progress: Callable[[int, int], None] | None = None, only: set[str] | None = None
+    ) -> int:
+        """Parse every module (or those in `only`) not parsed yet, in parallel; returns how many."""
+        names = sorted(self.files) if only is None else sorted(only & self.files.keys())
+        todo = [(name, *self.files[name]) for name in names if name not in self._tables]
+        if not todo:
+            return 0
+        workers = workers or os.cpu_count() or 1
+        chunks = [todo[i : i + 64] for i in range(0, len(todo), 64)]
+        done = 0
+        if workers == 1 or len(todo) < 200:  # a process pool costs more than it saves here
+            results = (_extract_chunk(str(self.source.root), chunk) for chunk in chunks)
+            for tables in results:
+                done = self._absorb(tables, done, len(todo), progress)
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for tables in pool.map(_extract_chunk, [str(self.source.root)] * len(chunks), chunks):
+                    done = self._absorb(tables, done, len(todo), progress)
+        return len(todo)
+
+    def _absorb(self, tables: list[ModuleTable], done: int, total: int, progress) -> int:
+        for table in tables:
+            self._tables[table.name] = table
+        self._dirty = True
+        done += len(tables)
+        if progress:
+            progress(done, total)
+        return done
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        self._cache_file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self._cache_file.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(self._tables, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self._cache_file)
+        self._dirty = False
+
+    def _load_cache(self) -> None:
+        try:
+            with open(self._cache_file, "rb") as handle:
+                self._tables = pickle.load(handle)
+        except FileNotFoundError:
+            pass
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            self._tables = {}  # a stale or torn cache is rebuilt, never trusted
+
+    # ------------------------------------------------------------------ resolution
+
+    def resolve(self, target: str) -> Resolution:
+        """Resolve like `pkgutil.resolve_name` + `getattr`, statically."""
+        parts = target.split(".")
+        if not parts or not self.module_exists(parts[0]):
+            return Resolution(target, None, note=f"{parts[0]!r} is not a module of this upstream")
+        i = 1
+        while i < len(parts) and self.module_exists(".".join(parts[: i + 1])):
+            i += 1
+        ref = Ref("module", ".".join(parts[:i]), "")
+        owner = None
+        for attr in parts[i:]:
+            found = self.member(ref, attr)
+            if found is None:
+                return Resolution(target, None, note=f"{ref.path} has no attribute {attr!r}")
+            ref, owner = found
+            if ref.kind in ("external", "dynamic"):
+                note = "resolves outside upstream source; not checked further" if ref.kind == "external" else f"answered by {ref.module}.__getattr__; not checked further"
+                return Resolution(target, ref, owner, note)
+        return Resolution(target, ref, owner)
+
+    def member(self, ref: Ref, attr: str, _depth: int = 0) -> tuple[Ref, str | None] | None:
+        """getattr(ref, attr) statically: (what it is, the class that defines it if a class member)."""
+        if _depth > 30:  # re-export cycles exist in the wild; give up rather than loop
+            return None
+        if ref.kind == "module":
+            found = self._module_member(ref.module, attr, _depth)
+            return (found, None) if found else None
+        if ref.kind == "class":
+            external = None
+            for base in self.mro(ref):
+                if base.kind != "class":
+                    external = external or base
+                    continue
+                info = self.class_info(base)
+                kind = info.members.get(attr) if info else None
+                if kind:
+                    return Ref(_MEMBER_KIND[kind], base.module, f"{base.qualname}.{attr}"), base.path
+            if external is not None:
+                return Ref("external", "", f"{external.path}.{attr}"), external.path
+            return None
+        if ref.kind in ("external", "dynamic"):
+            return Ref(ref.kind, ref.module, f"{ref.qualname}.{attr}"), None
+        return None  # attributes of functions / values are not statically known
+
+    def _module_member(self, module: str, attr: str, depth: int) -> Ref | None:
+        table = self.table(module)
+        if table is not None:
+            binding = table.names.get(attr)
+            if binding is not None:
+                if binding.kind in _MEMBER_KIND:
+                    return Ref(_MEMBER_KIND[binding.kind], module, attr)
+                if binding.kind == "alias":
+                    return self.resolve_in_scope(module, binding.target, depth + 1) or Ref("value", module, attr)
+                if binding.kind == "module":
+                    return Ref("module", binding.target, "") if self.module_exists(binding.target) else Ref("external", "", binding.target)
+                if binding.kind == "from":
+                    source_module, name = binding.target.split(":")
+                    return self._import_from(source_module, name, depth + 1)
+            for star in table.star_imports:
+                star_table = self.table(star)
+                exported = star_table.all_names if star_table else None
+                if (exported is None and not attr.startswith("_")) or (exported and attr in exported):
+                    found = self._import_from(star, attr, depth + 1)
+                    if found is not None:
+                        return found
+        if self.module_exists(f"{module}.{attr}"):
+            return Ref("module", f"{module}.{attr}", "")
+        if table is not None and table.has_getattr:
+            return Ref("dynamic", module, attr)
+        return None
+
+    def _import_from(self, module: str, name: str, depth: int) -> Ref | None:
+        if not self.module_exists(module):
+            return Ref("external", "", f"{module}.{name}")
+        found = self.member(Ref("module", module, ""), name, depth)
+        return found[0] if found else None
+
+    def resolve_in_scope(self, module: str, expression: str, depth: int = 0) -> Ref | None:
+        """Resolve a dotted expression as code in `module` would see it (class bases, aliases)."""
+        head, *rest = expression.split(".")
+        ref = self._module_member(module, head, depth)
+        if ref is None:
+            return Ref("external", "builtins", head) if head in _BUILTIN_NAMES else None
+        for attr in rest:
+            found = self.member(ref, attr, depth + 1)
+            if found is None:
+                return None
+            ref = found[0]
+        return ref
+
+    def class_info(self, ref: Ref) -> ClassInfo | None:
+        table = self.table(ref.module)
+        return table.classes.get(ref.qualname) if table else None
+
+    def function_info(self, ref: Ref) -> FunctionInfo | None:
+        table = self.table(ref.module)
+        return table.functions.get(ref.qualname) if table else None
+
+    def bases(self, ref: Ref) -> list[Ref]:
+        info = self.class_info(ref)
+        if info is None:
+            return []
+        resolved = []
+        for expression in info.bases:
+            base = self.resolve_in_scope(ref.module, expression)
+            resolved.append(base if base is not None else Ref("external", "", expression))
+        return resolved
+
+    def mro(self, ref: Ref) -> list[Ref]:
+        """C3 linearisation, as Python computes it; external bases end their branch."""
+        return _c3(ref, self.bases, set())
+
+
+def _c3(ref: Ref, bases_of: Callable[[Ref], list[Ref]], visiting: set[Ref]) -> list[Ref]:
+    if ref.kind != "class" or ref in visiting:
+        return [ref]
+    visiting = visiting | {ref}
+    bases = [b for b in bases_of(ref) if b.path not in ("builtins.object", "object")]
+    sequences = [_c3(base, bases_of, visiting) for base in bases] + [list(bases)]
+    result = [ref]
+    while True:
+        sequences = [seq for seq in sequences if seq]
+        if not sequences:
+            return result
+        for seq in sequences:
+            head = seq[0]
+            if not any(head in other[1:] for other in sequences):
+                break
+        else:  # inconsistent hierarchy: Python would refuse it; fall back to depth-first order
+            head = sequences[0][0]
+        result.append(head)
+        sequences = [seq[1:] if seq[0] == head else seq for seq in sequences]
+
+
+def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> list[ModuleTable]:
+    base = Path(root)
+    return [extract_module(name, relpath, (base / relpath).read_bytes(), is_package) for name, relpath, is_package in chunk]
+
+
+_BUILTIN_NAMES = set(dir(builtins))
+
+
+def load_index(source: UpstreamSource) -> SymbolIndex:
+    return SymbolIndex(source)

@@ -1,0 +1,242 @@
+"""One notion of "an upstream SGLang version", whatever the user points at.
+
+A SPEC is one of
+  sglang==0.5.19   a release: the wheel from the package index (it carries the full source),
+  PATH@REF         a git clone at a tag / branch / commit, read without touching its work tree,
+  PATH             a directory holding the `sglang/` package (or `python/sglang/`, as in the repo).
+
+Releases and git trees are unpacked once into a content-addressed cache and reused; a plain
+directory is read in place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+RELEASE_SPEC = re.compile(r"^sglang\s*==\s*(?P<version>[0-9][0-9A-Za-z.+\-]*)$")
+
+
+def cache_dir() -> Path:
+    """Where unpacked sources and indexes live; HARNESS_CACHE_DIR moves it (CI, tests)."""
+    root = os.environ.get("HARNESS_CACHE_DIR") or Path.home() / ".cache" / "harness"
+    return Path(root)
+
+
+@dataclass(frozen=True)
+class UpstreamSource:
+    spec: str  # as the user gave it
+    kind: str  # "release" | "git" | "path"
+    label: str  # short human name: "sglang==0.5.23", "repo@v0.5.23 (abc1234)", a path
+    root: Path  # the directory that contains the `sglang/` package
+    fingerprint: str  # identifies the content; keys the symbol-index cache
+    version: str | None = None  # release version or git ref
+    git_repo: Path | None = None
+    git_commit: str | None = None
+    repo_prefix: str = ""  # path of `root` inside the git repo ("python/" in SGLang's own repo)
+    files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """relative path of every .py file under root/sglang -> content hash (blake2b-128)."""
+
+    @property
+    def package_dir(self) -> Path:
+        return self.root / "sglang"
+
+
+def resolve_upstream(spec: str) -> UpstreamSource:
+    spec = spec.strip()
+    match = RELEASE_SPEC.match(spec)
+    if match:
+        return _release_source(spec, match["version"])
+    if "@" in spec:
+        path_part, ref = spec.rsplit("@", 1)
+        if path_part and Path(path_part).expanduser().is_dir():
+            return _git_source(spec, Path(path_part).expanduser(), ref)
+    if spec.startswith("sglang") and not Path(spec).exists():
+        raise HarnessError(f"upstream spec {spec!r}: write a release as sglang==X.Y.Z")
+    return _path_source(spec, Path(spec).expanduser())
+
+
+# ----------------------------------------------------------------------------- releases
+
+
+def _release_source(spec: str, version: str) -> UpstreamSource:
+    record = cache_dir() / "releases" / f"sglang-{version}.json"
+    if record.exists():
+        info = json.loads(record.read_text())
+        root = Path(info["root"])
+        if (root / ".complete").exists():
+            return _with_manifest(
+                UpstreamSource(spec, "release", f"sglang=={version}", root, info["fingerprint"], version)
+            )
+    with tempfile.TemporaryDirectory(prefix="harness-wheel-") as tmp:
+        wheel = _download_wheel(version, Path(tmp))
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        root = cache_dir() / "src" / f"release-{digest[:20]}"
+        if not (root / ".complete").exists():
+            _unpack_atomically(root, lambda dest: _extract_wheel_source(wheel, dest))
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"root": str(root), "fingerprint": f"release-{digest[:20]}"}))
+    return _with_manifest(UpstreamSource(spec, "release", f"sglang=={version}", root, f"release-{digest[:20]}", version))
+
+
+def _download_wheel(version: str, dest: Path) -> Path:
+    base = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", "-d", str(dest)]
+    attempts = [
+        [f"sglang=={version}"],
+        # The wheel is tagged for one CPython; its Python source is the same for all of them.
+        ["--python-version", "3.11", "--platform", "manylinux_2_34_x86_64", "--platform", "manylinux_2_28_x86_64", "--platform", "any", f"sglang=={version}"],
+    ]
+    error = ""
+    for extra in attempts:
+        proc = subprocess.run(base + extra, capture_output=True, text=True)
+        wheels = sorted(dest.glob("sglang-*.whl"))
+        if proc.returncode == 0 and wheels:
+            return wheels[0]
+        error = proc.stderr + proc.stdout
+    available = re.search(r"\(from versions: ([^)]*)\)", error)
+    if available:
+        known = [v.strip() for v in available.group(1).split(",") if v.strip() and v.strip() != "none"]
+        hint = f"latest known: {', '.join(known[-5:])}" if known else "the index lists no versions"
+        raise HarnessError(f"sglang=={version}: no such release on the package index ({hint})")
+    if re.search(r"(?i)(connection|resolve|network|timed out|unreachable|Max retries)", error):
+        raise HarnessError(f"sglang=={version}: cannot reach the package index to download the release wheel")
+    last = next((line for line in reversed(error.strip().splitlines()) if line.strip()), "no output")
+    raise HarnessError(f"sglang=={version}: pip download failed: {last.strip()}")
+
+
+def _extract_wheel_source(wheel: Path, dest: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        for member in archive.namelist():
+            if member.startswith("sglang/") and member.endswith((".py", ".pyi")):
+                archive.extract(member, dest)
+
+
+# ----------------------------------------------------------------------------- git
+
+
+def _git_source(spec: str, repo_path: Path, ref: str) -> UpstreamSource:
+    import git  # gitpython; imported here so a plain `harness --help` stays fast
+
+    try:
+        repo = git.Repo(repo_path, search_parent_directories=False)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise HarnessError(f"{repo_path}: not a git repository (spec {spec!r})") from None
+    try:
+        commit = repo.commit(ref)
+    except (git.BadName, ValueError, git.GitCommandError):
+        raise HarnessError(f"{repo_path}: unknown git ref {ref!r}") from None
+    prefix = next((p for p in ("sglang", "python/sglang") if _tree_has(commit.tree, p)), None)
+    if prefix is None:
+        raise HarnessError(f"{repo_path}@{ref}: no sglang/ or python/sglang/ package in that commit")
+    fingerprint = f"git-{commit.tree[prefix].hexsha[:20]}"
+    extracted = cache_dir() / "src" / fingerprint
+    if not (extracted / ".complete").exists():
+
+        def archive_into(dest: Path) -> None:
+            # `git archive` reads the object store only: the user's work tree and index stay untouched.
+            with tempfile.TemporaryFile() as tar_file:
+                repo.git.archive(commit.hexsha, prefix, format="tar", output_stream=tar_file)
+                tar_file.seek(0)
+                with tarfile.open(fileobj=tar_file) as tar:
+                    tar.extractall(dest, filter="data")
+
+        _unpack_atomically(extracted, archive_into)
+    root = extracted / prefix[: -len("sglang")]
+    label = f"{repo_path.name}@{ref} ({commit.hexsha[:7]})"
+    repo_prefix = prefix[: -len("sglang")]
+    return _with_manifest(
+        UpstreamSource(spec, "git", label, root, fingerprint, ref, repo_path.resolve(), commit.hexsha, repo_prefix)
+    )
+
+
+def _tree_has(tree, path: str) -> bool:
+    try:
+        tree[path]
+        return True
+    except KeyError:
+        return False
+
+
+# ----------------------------------------------------------------------------- plain directory
+
+
+def _path_source(spec: str, path: Path) -> UpstreamSource:
+    if not path.exists():
+        raise HarnessError(f"upstream path {str(path)!r} does not exist")
+    candidates = [path / "sglang", path / "python" / "sglang"]
+    if path.name == "sglang":
+        candidates.insert(0, path)
+    package = next((c for c in candidates if c.is_dir()), None)
+    if package is None:
+        raise HarnessError(f"upstream path {str(path)!r} holds no sglang/ package")
+    root = package.parent.resolve()
+    stat_key = hashlib.blake2b(digest_size=10)
+    for rel, st in _walk_py(root):
+        stat_key.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return _with_manifest(UpstreamSource(spec, "path", str(root), root, f"path-{stat_key.hexdigest()}"))
+
+
+# ----------------------------------------------------------------------------- shared
+
+
+def _unpack_atomically(target: Path, fill) -> None:
+    """Fill a temp dir, then rename it into place, so a crash never leaves half a tree."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        fill(staging)
+        (staging / ".complete").touch()
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _walk_py(root: Path):
+    base = len(str(root)) + 1
+    for dirpath, dirnames, filenames in os.walk(root / "sglang"):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                full = os.path.join(dirpath, name)
+                yield full[base:], os.stat(full)
+
+
+def _with_manifest(source: UpstreamSource) -> UpstreamSource:
+    """Attach the per-file content hashes, cached per fingerprint (they never change for it)."""
+    manifest_file = cache_dir() / "manifests" / f"{source.fingerprint}.json"
+    if manifest_file.exists():
+        try:
+            files = json.loads(manifest_file.read_text())
+        except json.JSONDecodeError:
+            files = None
+        if files is not None:
+            return _replace_files(source, files)
+    files = {}
+    for rel, _ in _walk_py(source.root):
+        with open(source.root / rel, "rb") as handle:
+            files[rel] = hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
+    manifest_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = manifest_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(files))
+    tmp.replace(manifest_file)
+    return _replace_files(source, files)
+
+
+def _replace_files(source: UpstreamSource, files: dict[str, str]) -> UpstreamSource:
+    return dataclasses.replace(source, files=files)

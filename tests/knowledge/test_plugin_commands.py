@@ -1,0 +1,128 @@
+"""`harness map`, `diff` and `check` end to end through the CLI, on the fixture upstream and plugin."""
+
+from __future__ import annotations
+
+import yaml
+from knowledge_cli import by_target, harness, harness_json
+
+SCHED = "sglang.srt.managers.scheduler.Scheduler"
+
+
+def test_map_reads_every_plugin_pattern(upstream_repo, plugin_dir, tmp_path):
+    code, doc = harness_json("map", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v1", "--out", str(tmp_path))
+    assert code == 0 and doc["command"] == "map"
+    findings = by_target(doc["findings"])
+    for finding in doc["findings"]:  # the documented JSON shape
+        assert {"kind", "target", "status", "live", "file", "line"} <= finding.keys()
+    # f-string from an imported constant; decorator form
+    assert findings[f"{SCHED}.schedule"]["hook_type"] == "AROUND"
+    # concatenation inside a table, registered in a loop
+    assert findings[f"{SCHED}.update_running"]["hook_type"] == "REPLACE"
+    assert findings[f"{SCHED}.admit"]["hook_type"] == "BEFORE"
+    # module constant + concatenation inside a function that runs at load
+    threads = findings["sglang.srt.model_executor.model_runner.ModelRunner.init_threads_binding"]
+    assert threads["live"] and threads["file"] == "xplug/hooks/__init__.py"
+    # hook modules imported by name from a list are live; an unlisted one is dead
+    assert findings[f"{SCHED}.schedule"]["live"]
+    dead = findings[f"{SCHED}.gone_method"]
+    assert dead["live"] is False and dead["status"] == "missing"
+    # patches outside the registry, kernel and attention-backend registrations, server args
+    assert findings["sglang.srt.distributed.parallel_state.ensure_model_parallel_initialized"]["kind"] == "patch"
+    assert findings["sglang.srt.server_args.ATTENTION_BACKEND_CHOICES"]["kind"] == "patch"
+    assert findings["sglang.srt.layers.activation.silu_and_mul"]["kind"] == "kernel"
+    assert findings["sglang.srt.layers.attention.attention_registry.register_attention_backend"]["kind"] == "attention_backend"
+    assert findings["sglang.srt.server_args.ServerArgs.attention_backend"]["status"] == "ok"
+    # an override whose signature cannot stand in for the base's
+    compile_backend = findings["sglang.srt.platforms.interface.SRTPlatform.get_compile_backend"]
+    assert compile_backend["status"] == "signature_changed" and "mode" in compile_backend["detail"]
+    # private helpers are not platform API
+    assert not any(t.endswith("._private_helper") for t in findings)
+    platform_map = yaml.safe_load((tmp_path / "platform-map.yaml").read_text())
+    assert platform_map["platform_classes"] == ["xplug.platform:XPlatform"]
+    assert {m["name"]: m["live"] for m in platform_map["modules"]}["xplug.hooks.dead"] is False
+    assert "Platform Map" in (tmp_path / "platform-map.md").read_text()
+
+
+def test_curated_fields_survive_regeneration(upstream_repo, plugin_dir, tmp_path):
+    args = ("map", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v1", "--out", str(tmp_path))
+    assert harness(*args).returncode == 0
+    path = tmp_path / "platform-map.yaml"
+    data = yaml.safe_load(path.read_text())
+    key = f"hook:AROUND:{SCHED}.schedule"
+    data["curated"] = {"notes": "Owned by the runtime team.", "owners": {"hooks": "alice"}, "known_conflicts": ["xattn vs flashinfer"], "entries": {key: "keep: perf counters"}}
+    path.write_text(yaml.safe_dump(data))
+    assert harness(*args).returncode == 0
+    regenerated = yaml.safe_load(path.read_text())
+    assert regenerated["curated"]["owners"] == {"hooks": "alice"}
+    assert regenerated["curated"]["entries"][key] == "keep: perf counters"
+    markdown = (tmp_path / "platform-map.md").read_text()
+    assert "Owned by the runtime team." in markdown and "keep: perf counters" in markdown and "xattn vs flashinfer" in markdown
+
+
+def test_diff_gives_each_dependency_one_status(upstream_repo, plugin_dir, tmp_path):
+    code, doc = harness_json("diff", "--from", f"{upstream_repo}@v1", "--to", f"{upstream_repo}@v2", "--plugin", str(plugin_dir), "--out", str(tmp_path))
+    assert code == 0
+    findings = by_target(doc["findings"])
+    status = {target: f["status"] for target, f in findings.items()}
+    assert status[f"{SCHED}.schedule"] == "signature_changed"
+    assert status[f"{SCHED}.update_running"] == "body_changed"
+    assert status[f"{SCHED}.admit"] == "inherited"
+    assert findings[f"{SCHED}.admit"]["defined_in"] == "sglang.srt.managers.base.BaseScheduler"
+    assert status["sglang.srt.utils.get_available_memory"] == "moved"
+    assert findings["sglang.srt.utils.get_available_memory"]["defined_in"] == "sglang.srt.utils.memory.get_available_memory"
+    assert status["sglang.srt.layers.activation.silu_and_mul"] == "ok"
+    threads = findings["sglang.srt.model_executor.model_runner.ModelRunner.init_threads_binding"]
+    assert threads["status"] == "missing" and threads["successor"] == "sglang.srt.utils.numa.init_threads_binding"
+    kv_pool = findings["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert kv_pool["status"] == "not_on_base" and kv_pool["successor"] == "sglang.srt.platforms.interface.SRTPlatform.get_kv_pool_cls"
+    assert findings["sglang.srt.platforms.interface.SRTPlatform.support_cuda_graph"]["status"] == "not_on_base"
+    assert status["sglang.srt.distributed.parallel_state.ensure_model_parallel_initialized"] == "missing"
+    # risk: a REPLACE of a changed body outranks a pass-through AROUND on a changed signature
+    assert findings[f"{SCHED}.update_running"]["risk"] > findings[f"{SCHED}.schedule"]["risk"]
+    order = [f["target"] for f in doc["findings"]]
+    assert order.index(f"{SCHED}.update_running") < order.index(f"{SCHED}.schedule")
+    # both sources are git: the commits that touched each impacted symbol
+    assert any("drop finished requests" in c for c in findings[f"{SCHED}.update_running"]["commits"])
+    assert any("get_kv_pool_cls" in c for c in kv_pool["commits"])
+    markdown = (tmp_path / "feature-diff.md").read_text()
+    assert "Migration checklist" in markdown and "re-copy the upstream body" in markdown
+    changes = yaml.safe_load((tmp_path / "feature-diff.yaml").read_text())["changes"]
+    kinds = {(c["symbol"], c["change"]) for c in changes}
+    assert ("sglang.srt.platforms.interface.SRTPlatform.get_kv_pool_cls", "added") in kinds
+    assert ("sglang.srt.managers.scheduler.Scheduler.admit", "moved_to_base") in kinds
+    assert ("sglang.srt.utils.memory.get_available_memory", "moved") in kinds
+    assert ("sglang.srt.managers.scheduler.Scheduler.schedule", "signature_changed") in kinds
+
+
+def test_check_fails_only_on_live_breakage(upstream_repo, plugin_dir):
+    # v1: only the dead module's hook is broken -> reported, exit 0
+    code, doc = harness_json("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v1")
+    assert code == 0 and doc["passed"] is True
+    assert by_target(doc["findings"])[f"{SCHED}.gone_method"]["status"] == "missing"
+    # v2: live hooks and overrides break -> exit 1
+    code, doc = harness_json("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v2")
+    assert code == 1 and doc["passed"] is False
+    plain = harness("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v2")
+    assert plain.returncode == 1 and "FAIL" in plain.stderr and "init_threads_binding" in plain.stderr
+
+
+def test_bad_inputs_give_one_line_and_nonzero_exit(upstream_repo, plugin_dir, tmp_path):
+    not_plugin = tmp_path / "not-a-plugin"
+    not_plugin.mkdir()
+    (not_plugin / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "pyproject.toml").write_text("[project\n")
+    cases = [
+        (("check", "--plugin", "/no/such/plugin", "--upstream", f"{upstream_repo}@v1"), "is not a directory"),
+        (("check", "--plugin", str(not_plugin), "--upstream", f"{upstream_repo}@v1"), "not an SGLang plugin"),
+        (("check", "--plugin", str(broken), "--upstream", f"{upstream_repo}@v1"), "malformed TOML"),
+        (("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v9"), "unknown git ref"),
+        (("diff", "--from", "/nowhere", "--to", f"{upstream_repo}@v2"), "does not exist"),
+    ]
+    for args, message in cases:
+        proc = harness(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("harness: error:")]
+        assert len(lines) == 1 and message in lines[0], proc.stderr
+        assert "Traceback" not in proc.stderr
