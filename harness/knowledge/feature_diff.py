@@ -6,6 +6,7 @@ tables are cached per version), so a whole-release diff costs what actually chan
 
 from __future__ import annotations
 
+import pickle
 import re
 import subprocess
 from collections import Counter
@@ -30,7 +31,7 @@ from harness.knowledge.platform_map import (
 from harness.knowledge.plugin_scan import scan_plugin
 from harness.knowledge.render import render_markdown
 from harness.knowledge.symbols import signature_text
-from harness.knowledge.upstream import UpstreamSource
+from harness.knowledge.upstream import UpstreamSource, cache_dir
 
 
 class SymbolChange(BaseModel):
@@ -78,23 +79,14 @@ def diff_upstreams(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> FeatureDiff:
     old_index, new_index = load_index(old), load_index(new)
-    changed = sorted(p for p in old.files.keys() & new.files.keys() if old.files[p] != new.files[p])
-    removed = sorted(old.files.keys() - new.files.keys())
-    added = sorted(new.files.keys() - old.files.keys())
-
-    def report(label):
-        return (lambda done, total: progress(label, done, total)) if progress else None
-
-    old_index.index_all(only={module_name(p)[0] for p in changed + removed}, progress=report(f"parsing {old.label}"))
-    new_index.index_all(only={module_name(p)[0] for p in changed + added}, progress=report(f"parsing {new.label}"))
-    changes = _symbol_changes(old_index, new_index, changed, removed, added)
+    files, changes = _upstream_changes(old_index, new_index, progress)
     result = FeatureDiff(
         from_label=old.label,
         to_label=new.label,
         from_fingerprint=old.fingerprint,
         to_fingerprint=new.fingerprint,
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        files={"changed": len(changed), "added": len(added), "removed": len(removed), "unchanged": len(old.files) - len(changed) - len(removed)},
+        files=files,
         changes=changes,
     )
     if plugin is not None:
@@ -114,6 +106,38 @@ def diff_upstreams(
 
 
 # ----------------------------------------------------------------------------- upstream changes
+
+_DIFF_CACHE_VERSION = 1
+
+
+def _upstream_changes(old_index: SymbolIndex, new_index: SymbolIndex, progress) -> tuple[dict[str, int], list[SymbolChange]]:
+    """Symbol changes between two versions; cached per pair of fingerprints (they never change)."""
+    old, new = old_index.source, new_index.source
+    cache_file = cache_dir() / "diffs" / f"{old.fingerprint}--{new.fingerprint}.v{_DIFF_CACHE_VERSION}.pickle"
+    try:
+        files, rows = pickle.loads(cache_file.read_bytes())
+        fields = list(SymbolChange.model_fields)
+        return files, [SymbolChange.model_construct(**dict(zip(fields, row))) for row in rows]
+    except (FileNotFoundError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        pass
+    changed = sorted(p for p in old.files.keys() & new.files.keys() if old.files[p] != new.files[p])
+    removed = sorted(old.files.keys() - new.files.keys())
+    added = sorted(new.files.keys() - old.files.keys())
+
+    def report(label):
+        return (lambda done, total: progress(label, done, total)) if progress else None
+
+    old_index.index_all(only={module_name(p)[0] for p in changed + removed}, progress=report(f"parsing {old.label}"))
+    new_index.index_all(only={module_name(p)[0] for p in changed + added}, progress=report(f"parsing {new.label}"))
+    changes = _symbol_changes(old_index, new_index, changed, removed, added)
+    files = {"changed": len(changed), "added": len(added), "removed": len(removed), "unchanged": len(old.files) - len(changed) - len(removed)}
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    rows = [tuple(getattr(c, f) for f in SymbolChange.model_fields) for c in changes]
+    tmp = cache_file.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps((files, rows), protocol=pickle.HIGHEST_PROTOCOL))
+    tmp.replace(cache_file)
+    return files, changes
+
 
 
 def _symbol_changes(old_index: SymbolIndex, new_index: SymbolIndex, changed, removed, added) -> list[SymbolChange]:
@@ -179,13 +203,12 @@ def _pair_moves(old_index, new_index, gone, born) -> list[SymbolChange]:
 def _best_match(old_index, new_index, module, qualname, candidates):
     """A candidate with the same body (or, failing that, the same signature and owner shape)."""
     before = old_index.table(module).functions.get(qualname)
-    same_depth = [c for c in candidates if c[1].count(".") == qualname.count(".")]
-    for candidate in same_depth:
-        after = new_index.table(candidate[0]).functions.get(candidate[1])
+    depth = qualname.count(".")
+    same_depth = [(c, new_index.table(c[0]).functions.get(c[1])) for c in candidates if c[1].count(".") == depth]
+    for candidate, after in same_depth:
         if before and after and before.body_hash == after.body_hash:
             return candidate
-    for candidate in same_depth:
-        after = new_index.table(candidate[0]).functions.get(candidate[1])
+    for candidate, after in same_depth:
         if (before is None and after is None) or (before and after and before.params == after.params):
             return candidate
     return None

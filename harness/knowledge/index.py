@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import os
 import pickle
+import re
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Callable, NamedTuple
 from harness.knowledge.symbols import ClassInfo, FunctionInfo, ModuleTable, extract_module
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-_CACHE_VERSION = 3  # bump when ModuleTable's shape or extraction rules change
+_CACHE_VERSION = 5  # bump when ModuleTable's shape or extraction rules change
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
 
 
@@ -71,6 +72,9 @@ class SymbolIndex:
                 parent = parent.rpartition(".")[0]
         self.namespace_packages -= {name for name, (_, pkg) in self.files.items() if pkg}
         self._tables: dict[str, ModuleTable] = {}
+        # Cached tables stay pickled until asked for: a check touches a few dozen of thousands.
+        self._blobs: dict[str, bytes] = {}
+        self._definitions: dict[str, list[str]] | None = None
         self._dirty = False
         self._cache_file = cache_dir() / "index" / f"{source.fingerprint}.v{_CACHE_VERSION}.pickle"
         if use_cache:
@@ -84,6 +88,8 @@ class SymbolIndex:
     def table(self, name: str) -> ModuleTable | None:
         """The parsed module, or None for a namespace package / a module not in this tree."""
         table = self._tables.get(name)
+        if table is None and name in self._blobs:
+            table = self._tables[name] = pickle.loads(self._blobs[name])
         if table is None and name in self.files:
             relpath, is_package = self.files[name]
             table = extract_module(name, relpath, (self.source.root / relpath).read_bytes(), is_package)
@@ -96,7 +102,7 @@ class SymbolIndex:
     ) -> int:
         """Parse every module (or those in `only`) not parsed yet, in parallel; returns how many."""
         names = sorted(self.files) if only is None else sorted(only & self.files.keys())
-        todo = [(name, *self.files[name]) for name in names if name not in self._tables]
+        todo = [(name, *self.files[name]) for name in names if name not in self._tables and name not in self._blobs]
         if not todo:
             return 0
         workers = workers or os.cpu_count() or 1
@@ -124,21 +130,37 @@ class SymbolIndex:
     def save(self) -> None:
         if not self._dirty:
             return
+        for name, table in self._tables.items():
+            if name not in self._blobs:
+                self._blobs[name] = pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL)
         self._cache_file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self._cache_file.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(self._tables, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump({"blobs": self._blobs, "definitions": self._definitions}, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, self._cache_file)
         self._dirty = False
 
     def _load_cache(self) -> None:
         try:
             with open(self._cache_file, "rb") as handle:
-                self._tables = pickle.load(handle)
+                cached = pickle.load(handle)
+            self._blobs, self._definitions = cached["blobs"], cached["definitions"]
         except FileNotFoundError:
             pass
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            self._tables = {}  # a stale or torn cache is rebuilt, never trusted
+        except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError):
+            self._blobs, self._definitions = {}, None  # a torn cache is rebuilt, never trusted
+
+    def modules_defining(self, name: str) -> list[str]:
+        """Modules with a `def name` / `class name` at any depth: one regex pass over the
+        sources (much cheaper than parsing them all), cached with the index."""
+        if self._definitions is None:
+            definitions: dict[str, list[str]] = {}
+            for module, (relpath, _) in sorted(self.files.items()):
+                for found in set(_DEFINITION.findall((self.source.root / relpath).read_bytes())):
+                    definitions.setdefault(found.decode(), []).append(module)
+            self._definitions = definitions
+            self._dirty = True
+        return self._definitions.get(name, [])
 
     # ------------------------------------------------------------------ resolution
 
@@ -282,6 +304,7 @@ def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> list[Module
 
 
 _BUILTIN_NAMES = set(dir(builtins))
+_DEFINITION = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
 def load_index(source: UpstreamSource) -> SymbolIndex:

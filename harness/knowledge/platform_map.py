@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from harness.errors import HarnessError
 from harness.knowledge.findings import BREAKING, Finding, Status
-from harness.knowledge.index import Resolution, SymbolIndex, load_index, module_name
+from harness.knowledge.index import Resolution, SymbolIndex, load_index
 from harness.knowledge.plugin_scan import PluginScan, scan_plugin
 from harness.knowledge.render import render_markdown
 from harness.knowledge.symbols import Param, signature_text
@@ -182,9 +182,6 @@ def risk_of(dep: Dependency, status: Status) -> int:
 
 # ----------------------------------------------------------------------------- successors
 
-_DEF = r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+{name}\b"
-
-
 def find_successor(target: str, index: SymbolIndex, preferred: set[str] | None = None) -> str | None:
     """The likely replacement of a target that no longer resolves: a close name on the same
     class or module (renamed / merged factory), else the same name defined elsewhere."""
@@ -238,15 +235,8 @@ def _mentioned_in(index: SymbolIndex, resolution: Resolution, name: str) -> str 
 
 
 def _same_name_elsewhere(name: str, target: str, index: SymbolIndex) -> str | None:
-    pattern = re.compile(_DEF.format(name=re.escape(name)).encode(), re.M)
-    hits = []
-    for relpath in index.source.files:
-        data = (index.source.root / relpath).read_bytes()
-        if name.encode() in data and pattern.search(data):
-            hits.append(relpath)
     best = None
-    for relpath in hits:
-        module = module_name(relpath)[0]
+    for module in index.modules_defining(name):
         table = index.table(module)
         for qualname in [*table.functions, *table.classes]:
             if qualname.rsplit(".", 1)[-1] == name:

@@ -263,7 +263,7 @@ class _Scanner:
                 self.trees[module] = ast.parse(source)
             except SyntaxError as exc:
                 raise HarnessError(f"{path}: plugin file does not parse: {exc.msg} (line {exc.lineno})") from None
-            self.tables[module] = extract_module(module, self.relfile(module), source, is_package)
+            self.tables[module] = extract_module(module, self.relfile(module), source, is_package, nested_imports=True)
         return self.trees[module]
 
     def imports_of(self, module: str) -> list[str]:

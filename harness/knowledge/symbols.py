@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-_WS = re.compile(r"\s+")
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.M)
 
 
 class Param(NamedTuple):
@@ -77,7 +77,10 @@ def signature_text(params: tuple[Param, ...]) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
-def extract_module(name: str, path: str, source: bytes, is_package: bool) -> ModuleTable:
+def extract_module(name: str, path: str, source: bytes, is_package: bool, nested_imports: bool = False) -> ModuleTable:
+    """`nested_imports` also records imports inside functions: the plugin import graph needs
+    them (hooks are imported from functions that run at load); upstream tables do not, and
+    walking every node would cost four times the parse."""
     table = ModuleTable(name=name, path=path, is_package=is_package)
     try:
         tree = ast.parse(source)
@@ -85,7 +88,7 @@ def extract_module(name: str, path: str, source: bytes, is_package: bool) -> Mod
         table.error = f"does not parse: {exc}"
         return table
     lines = source.decode("utf-8", errors="replace").splitlines()
-    _Extractor(table, lines).module(tree)
+    _Extractor(table, lines).module(tree, nested_imports)
     return table
 
 
@@ -123,14 +126,11 @@ def body_fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
     body = node.body
     if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
         body = body[1:]
-    digest = hashlib.blake2b(digest_size=8)
-    if body:
-        for raw in lines[body[0].lineno - 1 : node.end_lineno]:
-            text = raw.strip()
-            if text and not text.startswith("#"):
-                digest.update(_WS.sub(" ", text).encode())
-                digest.update(b"\n")
-    return digest.hexdigest()
+    if not body:
+        return hashlib.blake2b(b"", digest_size=8).hexdigest()
+    text = "\n".join(lines[body[0].lineno - 1 : node.end_lineno])
+    text = " ".join(_COMMENT_LINE.sub("", text).split())  # layout and comment lines don't count
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def function_params(args: ast.arguments) -> tuple[Param, ...]:
@@ -169,12 +169,11 @@ class _Extractor:
         self.table = table
         self.lines = lines
 
-    def module(self, tree: ast.Module) -> None:
-        for stmt in self._runtime_statements(tree.body):
+    def module(self, tree: ast.Module, nested_imports: bool) -> None:
+        statements = list(self._runtime_statements(tree.body))
+        for stmt in statements:
             self._module_statement(stmt)
-        # Imports inside functions run too (plugins register hooks from functions); the
-        # import graph wants them, the namespace does not.
-        for node in ast.walk(tree):
+        for node in ast.walk(tree) if nested_imports else statements:
             if isinstance(node, ast.Import):
                 self.table.imports.extend(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):

@@ -1,0 +1,1 @@
+"""Evidence runners: runbook, served model, smoke, accuracy, performance, traces, fallback scan."""

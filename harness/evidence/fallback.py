@@ -1,0 +1,301 @@
+"""Fallback and compile-failure scan for the operators step.
+
+Evidence: the server's logs and torch-profiler Chrome traces (`.json` / `.json.gz`). Findings:
+- log lines matching the runbook's patterns, the recipes' known-failure patterns, or the
+  built-in ones (Triton compilation errors, PyTorch's CPU-fallback warning, "fallback" lines);
+- trace events matching the runbook's trace patterns;
+- CPU ops inside a device trace: an op the recipes know that ran on the host without launching
+  any device work.
+Each hit names the operator, the file and line (or trace event), and the recipe that says what
+to use instead. Hits go to `fallback_hits.jsonl` first; the checks are read from them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from harness.errors import HarnessError
+from harness.evidence.checks import Check, CheckStatus
+from harness.evidence.recipes import LoadedRecipe, Recipes
+from harness.evidence.runbook import FallbackPattern, Runbook
+
+# Platform-independent signals, tried after the runbook's and the recipes' own patterns.
+BUILTIN_PATTERNS = [
+    FallbackPattern(name="triton-compile-error", severity="error",
+                    regex=r"CompilationError\b(?:.*?\bin (?P<op>\w+))?"),
+    FallbackPattern(name="triton-out-of-resources", severity="error",
+                    regex=r"triton\.runtime\.errors\.OutOfResources"),
+    FallbackPattern(name="cpu-fallback", severity="error",
+                    regex=r"operator '(?P<op>[\w:.]+)' is not currently supported on the \w+ "
+                          r"backend and will fall back to run on the CPU"),
+    FallbackPattern(name="fallback-line", severity="warning", regex=r"(?i)\bfall(?:ing|s)? ?back\b"),
+]
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+TRACEBACK_LOOKBACK_LINES = 20  # a compile error names its kernel in the frames above it
+
+
+class FallbackHit(BaseModel):
+    pattern: str
+    severity: Literal["error", "warning", "info"]
+    source: Literal["log", "trace"]
+    op: str | None  # operator name, when it could be told
+    file: str
+    line: int | None = None  # log line (1-based)
+    event: str | None = None  # trace event: name and first timestamp
+    count: int = 1  # trace hits aggregate repeated events
+    text: str  # the log line, or a summary of the trace events
+    recipe: str | None = None
+    recipe_file: str | None = None
+    instead: str | None = None  # what the recipe says to use
+    known_failure: str | None = None  # the recipe's fix for this exact failure
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.line is not None else f"{self.file} [{self.event}]"
+
+
+class FallbackResult(BaseModel):
+    checks: list[Check]
+    hits: list[FallbackHit]
+    evidence: Path
+
+
+class _Rule:
+    """A compiled pattern with what it yields when it matches."""
+
+    def __init__(self, pattern: FallbackPattern, recipe: LoadedRecipe | None = None):
+        self.pattern = pattern
+        self.regex = re.compile(pattern.regex)
+        self.recipe = recipe  # set for a recipe's known-failure pattern
+
+    def op_of(self, match: re.Match[str]) -> str | None:
+        if "op" in self.regex.groupindex and match.group("op"):
+            return match.group("op")
+        if self.recipe is not None:
+            return self.recipe.recipe.upstream.op
+        return self.pattern.op
+
+
+def _rules(patterns: list[FallbackPattern], recipes: Recipes, source: str) -> list[_Rule]:
+    rules = [_Rule(p) for p in patterns if p.source == source]
+    if source == "log":
+        for item in recipes.loaded:
+            for number, failure in enumerate(item.recipe.known_failures):
+                if failure.pattern:
+                    rules.append(_Rule(FallbackPattern(
+                        name=f"recipe:{item.recipe.name}#{number}", regex=failure.pattern,
+                        severity=failure.severity), item))
+        rules += [_Rule(p) for p in BUILTIN_PATTERNS]
+    return rules
+
+
+def _attach_recipe(hit: FallbackHit, found: LoadedRecipe | None, text: str) -> FallbackHit:
+    if found is None:
+        return hit
+    recipe = found.recipe
+    hit.recipe, hit.recipe_file, hit.instead = recipe.name, str(found.file), recipe.instead()
+    hit.op = hit.op or recipe.upstream.op
+    for failure in recipe.known_failures:
+        if (failure.pattern and re.search(failure.pattern, text)) or (failure.log and failure.log in text):
+            hit.known_failure = failure.fix
+            break
+    return hit
+
+
+def scan_log(path: Path, patterns: list[FallbackPattern], recipes: Recipes) -> list[FallbackHit]:
+    """One hit per matching line: the first rule that matches (runbook, recipes, built-in)."""
+    rules = _rules(patterns, recipes, "log")
+    lines = Path(path).read_text(errors="replace").splitlines()
+    hits = []
+    for index, line in enumerate(lines):
+        for rule in rules:
+            match = rule.regex.search(line)
+            if not match:
+                continue
+            op = rule.op_of(match)
+            found = recipes.match(op) or recipes.find_in(line)
+            if found is None and op is None:
+                context = lines[max(0, index - TRACEBACK_LOOKBACK_LINES):index]
+                found = next((f for f in map(recipes.find_in, reversed(context)) if f), None)
+            hit = FallbackHit(pattern=rule.pattern.name, severity=rule.pattern.severity, source="log",
+                              op=op, file=str(path), line=index + 1, text=line.strip()[:500])
+            hits.append(_attach_recipe(hit, found, line))
+            break
+    return hits
+
+
+class TraceError(HarnessError):
+    """A trace file that is not a Chrome trace."""
+
+
+class TraceMissing(TraceError):
+    """A trace file that is not there (the profiler wrote nothing)."""
+
+
+def load_trace(path: Path) -> dict[str, Any]:
+    """A torch-profiler Chrome trace, plain or gzip (told by its first bytes, not its name)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceMissing(f"cannot read trace {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    except (OSError, EOFError, ValueError) as exc:
+        raise TraceError(f"trace {path} is not a JSON Chrome trace: {exc}") from None
+    if isinstance(data, list):  # the bare-array form of the Chrome trace format
+        data = {"traceEvents": data}
+    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
+        raise TraceError(f"trace {path} has no traceEvents list")
+    return data
+
+
+def scan_trace(path: Path, patterns: list[FallbackPattern], recipes: Recipes) -> tuple[list[FallbackHit], int]:
+    """Hits in one trace and the number of device events it holds (0: nothing to judge)."""
+    events = [e for e in load_trace(path)["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X"]
+    device = [e for e in events if e.get("cat") in DEVICE_CATEGORIES]
+    hits = _pattern_hits(path, events, patterns, recipes)
+    if device:
+        hits += _host_ops(path, events, device, recipes)
+    return hits, len(device)
+
+
+def _pattern_hits(path: Path, events: list[dict[str, Any]], patterns: list[FallbackPattern],
+                  recipes: Recipes) -> list[FallbackHit]:
+    rules = _rules(patterns, recipes, "trace")
+    grouped: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+    for event in events:
+        name = str(event.get("name", ""))
+        for number, rule in enumerate(rules):
+            if rule.regex.search(name):
+                grouped[(number, name)].append(event)
+                break
+    hits = []
+    for (number, name), matched in sorted(grouped.items()):
+        rule = rules[number]
+        op = rule.op_of(rule.regex.search(name))
+        first = min(float(e.get("ts", 0)) for e in matched)
+        hit = FallbackHit(pattern=rule.pattern.name, severity=rule.pattern.severity, source="trace",
+                          op=op, file=str(path), event=f"{name} @ ts={first:g}", count=len(matched),
+                          text=f"{name}: {len(matched)} event(s) matching {rule.pattern.regex!r}")
+        hits.append(_attach_recipe(hit, recipes.match(op), name))
+    return hits
+
+
+def _host_ops(path: Path, events: list[dict[str, Any]], device: list[dict[str, Any]],
+              recipes: Recipes) -> list[FallbackHit]:
+    """Recipe ops whose host span contains no runtime launch of device work: they ran on the CPU."""
+    correlations = {e.get("args", {}).get("correlation") for e in device} - {None}
+    launches: dict[tuple[Any, Any], list[float]] = defaultdict(list)
+    for event in events:
+        if event.get("cat") in DEVICE_CATEGORIES or event.get("cat") == "cpu_op":
+            continue
+        if event.get("args", {}).get("correlation") in correlations:
+            launches[(event.get("pid"), event.get("tid"))].append(float(event.get("ts", 0)))
+    for times in launches.values():
+        times.sort()
+    on_host: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    known: dict[str, bool] = {}  # op name -> has a recipe (a trace repeats few names many times)
+    for event in events:
+        if event.get("cat") != "cpu_op":
+            continue
+        name = str(event.get("name"))
+        if name not in known:
+            known[name] = recipes.match(name) is not None
+        if not known[name]:
+            continue
+        start = float(event.get("ts", 0))
+        end = start + float(event.get("dur", 0))
+        times = launches.get((event.get("pid"), event.get("tid")), [])
+        at = bisect.bisect_left(times, start)
+        if at == len(times) or times[at] > end:
+            on_host[str(event["name"])].append(event)
+    hits = []
+    for name, calls in sorted(on_host.items()):
+        host_us = sum(float(e.get("dur", 0)) for e in calls)
+        first = min(float(e.get("ts", 0)) for e in calls)
+        hit = FallbackHit(pattern="cpu-op-in-device-trace", severity="error", source="trace", op=name,
+                          file=str(path), event=f"{name} @ ts={first:g}", count=len(calls),
+                          text=f"{name}: {len(calls)} call(s) ran on the host with no device launch "
+                               f"({host_us:.0f} us of host time)")
+        hits.append(_attach_recipe(hit, recipes.match(name), name))
+    return hits
+
+
+def run_fallback_scan(runbook: Runbook, *, logs: list[Path], traces: list[Path], evidence_dir: Path,
+                      recipes: Recipes | None = None) -> FallbackResult:
+    """Scan the logs and traces, write `fallback_hits.jsonl`, and judge: any error-severity hit
+    fails; warnings are listed in the detail; what could not be scanned is `not run`."""
+    recipes = recipes if recipes is not None else Recipes.load(runbook.recipes)
+    evidence_dir = Path(evidence_dir)
+    evidence_dir.mkdir(parents=True, exist_ok=True)
+    out = evidence_dir / "fallback_hits.jsonl"
+
+    present_logs = [Path(p) for p in logs if Path(p).is_file()]
+    log_hits = [hit for path in present_logs for hit in scan_log(path, runbook.fallback_patterns, recipes)]
+    checks = [_judge("fallback.log", log_hits, [str(p) for p in present_logs], out,
+                     None if present_logs else f"no server log to scan ({', '.join(map(str, logs)) or 'none given'})")]
+
+    trace_hits: list[FallbackHit] = []
+    if not traces:
+        checks.append(Check(name="fallback.trace", status=CheckStatus.not_run, reason="no trace was captured"))
+    else:
+        problems: list[TraceError] = []
+        device_events = 0
+        for path in traces:
+            try:
+                hits, count = scan_trace(Path(path), runbook.fallback_patterns, recipes)
+            except TraceError as exc:
+                problems.append(exc)
+                continue
+            trace_hits += hits
+            device_events += count
+        scanned = [str(p) for p in traces]
+        if problems and len(problems) == len(traces):
+            missing = all(isinstance(p, TraceMissing) for p in problems)
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            checks.append(Check(name="fallback.trace", evidence=scanned,
+                                status=CheckStatus.not_run if missing else CheckStatus.failed,
+                                reason=f"{problems[0]}{more}"))
+        elif device_events == 0 and not trace_hits:
+            checks.append(Check(name="fallback.trace", status=CheckStatus.not_run, evidence=scanned,
+                                reason="the trace holds no device events (a CPU-only profile?)"))
+        else:
+            check = _judge("fallback.trace", trace_hits, scanned, out, None)
+            if problems:
+                check.detail = "\n".join(filter(None, [check.detail, *map(str, problems)]))
+            checks.append(check)
+
+    with out.open("w") as handle:
+        for hit in log_hits + trace_hits:
+            handle.write(hit.model_dump_json() + "\n")
+    return FallbackResult(checks=checks, hits=log_hits + trace_hits, evidence=out)
+
+
+def _judge(name: str, hits: list[FallbackHit], scanned: list[str], out: Path,
+           not_run_reason: str | None) -> Check:
+    if not_run_reason:
+        return Check(name=name, status=CheckStatus.not_run, reason=not_run_reason)
+    errors = [h for h in hits if h.severity == "error"]
+    by_op: dict[str, int] = defaultdict(int)
+    for hit in hits:
+        by_op[hit.op or "(unknown op)"] += hit.count
+    detail = "\n".join(
+        f"{h.severity}: {h.op or '(unknown op)'} at {h.where()}: {h.text}"
+        + (f" -> {h.instead} [{h.recipe_file}#{h.recipe}]" if h.instead else "")
+        for h in hits) or None
+    metrics = {"errors": len(errors), "warnings": sum(h.severity == "warning" for h in hits),
+               "by_op": dict(by_op)}
+    evidence = [str(out), *scanned]
+    if errors:
+        ops = sorted({h.op or "(unknown op)" for h in errors})
+        return Check(name=name, status=CheckStatus.failed, evidence=evidence, detail=detail, metrics=metrics,
+                     reason=f"{len(errors)} fallback/compile-failure hit(s): {', '.join(ops)}")
+    return Check(name=name, status=CheckStatus.passed, evidence=evidence, detail=detail, metrics=metrics)

@@ -1,0 +1,376 @@
+"""The Validation Runbook: how to start the engine, what to run against it, and the rules a
+result must meet — enough to reproduce any verdict from the file alone.
+
+`load_runbook(path)` validates `runbooks/*.yaml` and reports the first problem as one line,
+`file:line: field: message`, using the YAML node positions. Relative paths inside a runbook are
+resolved against the runbook's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import string
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from harness.errors import HarnessError
+
+Api = Literal["completions", "chat"]
+
+
+def _resolve_against_runbook(value: Path, info: ValidationInfo) -> Path:
+    base = (info.context or {}).get("base_dir")
+    value = value.expanduser()
+    return value if value.is_absolute() or base is None else Path(os.path.normpath(Path(base) / value))
+
+
+RunbookPath = Annotated[Path, AfterValidator(_resolve_against_runbook)]
+
+
+class _Strict(BaseModel):
+    # A misspelt key is an error, not a silently ignored setting.
+    model_config = ConfigDict(extra="forbid")
+
+
+class Environment(_Strict):
+    device: str = Field(description="Accelerator the results are for, e.g. 'cuda:H100' or 'xdev:X2'.")
+    sglang_version: str = Field(description="Upstream SGLang release, e.g. '0.5.23'.")
+    plugin_version: str | None = Field(default=None, description="Plugin package version, if any.")
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment variables set for the server and the runners (e.g. SGLANG_PLATFORM).",
+    )
+
+
+_PLACEHOLDERS = {"host", "port", "model"}
+
+
+class ServerSpec(_Strict):
+    command: str = Field(
+        description="Launch command template; {host}, {port} and {model} are filled in "
+        "(e.g. 'python -m sglang.launch_server --model-path {model} --host {host} --port {port}')."
+    )
+    model: str = Field(description="Model path or name substituted for {model}.")
+    served_model_name: str | None = Field(
+        default=None, description="Name sent as `model` in API requests; defaults to `model`."
+    )
+    host: str = Field(default="127.0.0.1", description="Interface the server binds.")
+    port: int | None = Field(
+        default=None, ge=1, le=65535, description="Fixed port; omitted means pick a free one."
+    )
+    health_endpoint: str = Field(default="/health", description="GET path that answers 200 when ready.")
+    startup_timeout_s: float = Field(default=600, gt=0, description="Deadline for the health check.")
+    shutdown_grace_s: float = Field(
+        default=10, ge=0, description="Seconds between SIGTERM to the process group and SIGKILL."
+    )
+    api: Api = Field(default="completions", description="OpenAI-compatible API the runners use.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the server only.")
+
+    @field_validator("command")
+    @classmethod
+    def _known_placeholders(cls, command: str) -> str:
+        fields = {name for _, name, _, _ in string.Formatter().parse(command) if name is not None}
+        unknown = fields - _PLACEHOLDERS
+        if unknown:
+            raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; use {{host}}, {{port}}, {{model}}")
+        if "port" not in fields:
+            raise ValueError("the command must contain {port} so the harness can choose the port")
+        return command
+
+    @field_validator("health_endpoint")
+    @classmethod
+    def _absolute_path(cls, endpoint: str) -> str:
+        if not endpoint.startswith("/"):
+            raise ValueError("must start with '/'")
+        return endpoint
+
+    @property
+    def model_name(self) -> str:
+        return self.served_model_name or self.model
+
+
+class SmokeSpec(_Strict):
+    prompts: list[str] = Field(
+        default_factory=lambda: [
+            "The capital of France is",
+            "Write one sentence about the sea.",
+            "1, 2, 3, 4,",
+        ],
+        min_length=1,
+        description="Prompts that must each produce a non-empty completion.",
+    )
+    max_tokens: int = Field(default=32, ge=1, description="Tokens to generate per prompt.")
+    determinism: bool = Field(
+        default=True, description="Send each prompt twice at temperature 0 and require equal text."
+    )
+    streaming: bool = Field(
+        default=True, description="Also stream the first prompt (SSE) and require the same text."
+    )
+    request_timeout_s: float = Field(default=120, gt=0, description="Per-request timeout.")
+
+
+class Baseline(_Strict):
+    """What a suite is compared against: per-sample results allow a paired test on the same
+    questions; an aggregate score with its sample size allows only an unpaired bound."""
+
+    samples: RunbookPath | None = Field(
+        default=None,
+        description="Per-sample results (lm-eval samples JSONL, one row per question with doc_id "
+        "and the metric), enabling the paired gate.",
+    )
+    score: float | None = Field(default=None, ge=0, le=1, description="Aggregate baseline score (0-1).")
+    n: int | None = Field(default=None, ge=1, description="Number of questions behind `score`.")
+    source: str | None = Field(default=None, description="Where the baseline came from (run, date, machine).")
+
+    @model_validator(mode="after")
+    def _enough_to_compare(self) -> "Baseline":
+        if self.samples is None and self.score is None:
+            raise ValueError("give `samples` (per-sample file) or `score` with `n`")
+        if self.score is not None and self.n is None:
+            raise ValueError("`score` needs `n`, the number of questions it was measured on")
+        return self
+
+
+class AccuracySuite(_Strict):
+    name: str = Field(description="Suite name used in evidence paths and reports.")
+    task: str = Field(description="lm-eval task name, e.g. 'gsm8k' or 'longbench_hotpotqa'.")
+    num_fewshot: int | None = Field(default=None, ge=0, description="Few-shot examples; task default if omitted.")
+    limit: int | None = Field(default=None, ge=1, description="Evaluate only the first N questions.")
+    api: Api | None = Field(default=None, description="completions or chat; defaults to server.api.")
+    metric: str | None = Field(
+        default=None,
+        description="lm-eval metric key gated on, e.g. 'exact_match,strict-match'; "
+        "defaults to the task's first metric.",
+    )
+    data_files: dict[str, RunbookPath] = Field(
+        default_factory=dict,
+        description="Local data per split (e.g. test/train JSONL) replacing the hub dataset, "
+        "so the task runs offline.",
+    )
+    gen_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="Generation overrides passed to lm-eval (e.g. max_gen_toks)."
+    )
+    num_concurrent: int = Field(default=1, ge=1, description="Parallel requests lm-eval sends.")
+    baseline: Baseline | None = Field(default=None, description="Reference results; no baseline means no gate.")
+    gate: Literal["paired", "unpaired", "auto"] = Field(
+        default="auto",
+        description="paired (McNemar on the same questions), unpaired (bound against an aggregate), "
+        "or auto: paired when the baseline has per-sample results.",
+    )
+    margin: float = Field(
+        default=0.02, gt=0, lt=1, description="Non-inferiority margin, absolute (0.02 = 2 points)."
+    )
+    alpha: float = Field(default=0.05, gt=0, lt=0.5, description="Error rate of the gate.")
+    sequential: bool = Field(
+        default=False,
+        description="Evaluate in chunks and stop once the gate is decided (group-sequential).",
+    )
+
+    @model_validator(mode="after")
+    def _paired_needs_samples(self) -> "AccuracySuite":
+        if self.gate == "paired" and self.baseline is not None and self.baseline.samples is None:
+            raise ValueError("gate 'paired' needs baseline.samples (per-sample results)")
+        return self
+
+
+class PerformanceSuite(_Strict):
+    name: str = Field(description="Suite name used in evidence paths and reports.")
+    backend: str = Field(default="sglang-oai", description="bench_serving --backend.")
+    dataset_name: str = Field(default="random-ids", description="bench_serving --dataset-name.")
+    num_prompts: int = Field(default=200, ge=1, description="bench_serving --num-prompts.")
+    random_input_len: int | None = Field(default=None, ge=1, description="--random-input-len.")
+    random_output_len: int | None = Field(default=None, ge=1, description="--random-output-len.")
+    random_range_ratio: float | None = Field(default=None, ge=0, le=1, description="--random-range-ratio.")
+    request_rate: float | None = Field(default=None, gt=0, description="--request-rate (omitted: all at once).")
+    max_concurrency: int | None = Field(default=None, ge=1, description="--max-concurrency.")
+    seed: int = Field(default=1, description="--seed, so repetitions send the same requests.")
+    extra_args: list[str] = Field(default_factory=list, description="Further bench_serving arguments, verbatim.")
+    repetitions: int = Field(default=3, ge=1, description="Runs per measurement; the spread is the noise.")
+    baseline: RunbookPath | None = Field(
+        default=None, description="bench_serving JSONL results of the baseline (one line per repetition)."
+    )
+    tolerance: float = Field(
+        default=0.05, ge=0, lt=1,
+        description="Relative slowdown accepted on top of the measured noise (0.05 = 5 %).",
+    )
+
+
+class ProfilingSpec(_Strict):
+    start_endpoint: str = Field(default="/start_profile", description="POST path that starts the profiler.")
+    stop_endpoint: str = Field(default="/stop_profile", description="POST path that stops and writes traces.")
+    trace_dir: RunbookPath | None = Field(
+        default=None,
+        description="Where the server writes traces (sent as output_dir and "
+        "SGLANG_TORCH_PROFILER_DIR); default: the run's evidence directory.",
+    )
+    num_steps: int | None = Field(
+        default=5, ge=1, description="Forward steps to record; omitted: until the stop endpoint."
+    )
+    activities: list[str] = Field(default_factory=lambda: ["CPU", "GPU"], description="Profiler activities.")
+    workload: str | None = Field(
+        default=None, description="Performance suite whose requests run while profiling."
+    )
+
+
+class FallbackPattern(_Strict):
+    name: str = Field(description="Short name of what the pattern detects.")
+    regex: str = Field(
+        description="Python regex; a named group `op` captures the operator name. Log patterns "
+        "match log lines, trace patterns match event names."
+    )
+    severity: Literal["error", "warning", "info"] = Field(default="error", description="How bad a hit is.")
+    source: Literal["log", "trace"] = Field(default="log", description="Scan server logs or trace events.")
+    op: str | None = Field(default=None, description="Operator name when the regex has no `op` group.")
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, regex: str) -> str:
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ValueError(f"invalid regex: {exc}") from None
+        return regex
+
+
+class Runbook(_Strict):
+    name: str = Field(description="Runbook name, e.g. 'plugin-device'.")
+    description: str = Field(default="", description="What this runbook validates.")
+    environment: Environment
+    server: ServerSpec
+    smoke: SmokeSpec = Field(default_factory=SmokeSpec)
+    accuracy: list[AccuracySuite] = Field(default_factory=list)
+    performance: list[PerformanceSuite] = Field(default_factory=list)
+    profiling: ProfilingSpec | None = None
+    fallback_patterns: list[FallbackPattern] = Field(default_factory=list)
+    recipes: list[RunbookPath] = Field(
+        default_factory=list, description="Operator Recipes files (recipes/*.yaml) for the fallback scan."
+    )
+    _source: Path | None = PrivateAttr(default=None)
+
+    @field_validator("accuracy", "performance")
+    @classmethod
+    def _unique_suite_names(cls, suites: list[Any]) -> list[Any]:
+        names = [suite.name for suite in suites]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate suite name(s): {duplicates}")
+        return suites
+
+    @field_validator("profiling")
+    @classmethod
+    def _workload_is_a_performance_suite(cls, profiling: ProfilingSpec | None,
+                                         info: ValidationInfo) -> ProfilingSpec | None:
+        suites = {s.name for s in info.data.get("performance", [])}
+        if profiling and profiling.workload and profiling.workload not in suites:
+            raise ValueError(f"workload {profiling.workload!r} is not a performance suite "
+                             f"(known: {sorted(suites)})")
+        return profiling
+
+    @property
+    def source(self) -> Path | None:
+        """The file this runbook was loaded from."""
+        return self._source
+
+    def accuracy_api(self, suite: AccuracySuite) -> Api:
+        return suite.api or self.server.api
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_runbook(path: str | Path) -> Runbook:
+    """Parse and validate a runbook; any problem is a HarnessError `file:line: field: message`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise HarnessError(f"cannot read runbook {path}: {exc.strerror or exc}") from None
+    data, root = parse_yaml_with_lines(text, path)
+    if not isinstance(data, dict):
+        raise HarnessError(f"{path}:1: a runbook must be a mapping of sections (environment, server, ...)")
+    try:
+        runbook = Runbook.model_validate(data, context={"base_dir": path.parent.resolve()})
+    except ValidationError as exc:
+        raise HarnessError(describe_validation_error(exc, root, path)) from None
+    runbook._source = path
+    return runbook
+
+
+def parse_yaml_with_lines(text: str, path: Path) -> tuple[Any, yaml.Node | None]:
+    """Safe-load YAML, keeping the node tree so errors can be located; duplicate keys, which
+    PyYAML would silently merge, are rejected."""
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        _reject_duplicate_keys(root, path)
+        return loader.construct_document(root), root
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        problem = " ".join(filter(None, [exc.context, exc.problem]))
+        raise HarnessError(f"{path}:{line}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise HarnessError(f"{path}: invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _reject_duplicate_keys(node: yaml.Node, path: Path) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in seen:
+                    raise HarnessError(f"{path}:{key.start_mark.line + 1}: duplicate key {key.value!r}")
+                seen.add(key.value)
+            _reject_duplicate_keys(value, path)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _reject_duplicate_keys(item, path)
+
+
+def locate(root: yaml.Node | None, loc: tuple[Any, ...]) -> tuple[int, str]:
+    """Follow a pydantic error location through the YAML nodes: the line of the deepest node
+    reached and the field path as written (`accuracy[0].baseline.score`)."""
+    node = root
+    label = ""
+    for part in loc:
+        child = None
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            child = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+            if child is None:  # a missing key: name it, point at its parent mapping
+                return node.start_mark.line + 1, f"{label}.{part}" if label else part
+            label = f"{label}.{part}" if label else part
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            child = node.value[part]
+            label = f"{label}[{part}]"
+        if child is None:
+            break  # union branch names and the like: not part of the document
+        node = child
+    line = node.start_mark.line + 1 if node is not None else 1
+    return line, label or "(top level)"
+
+
+def describe_validation_error(exc: ValidationError, root: yaml.Node | None, path: Path) -> str:
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    line, label = locate(root, tuple(first["loc"]))
+    message = first["msg"].removeprefix("Value error, ")
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"{path}:{line}: {label}: {message}{more}"

@@ -1,0 +1,69 @@
+"""The knowledge engine on real SGLang release wheels from the package index, with the
+built-in example plugin (written against the real 0.5.17 plugin API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from knowledge_cli import by_target, harness, harness_json
+
+from harness.errors import HarnessError
+from harness.knowledge.upstream import resolve_upstream
+
+EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "harness" / "examples" / "workspace" / "plugin"
+INTERFACE = "sglang.srt.platforms.interface.SRTPlatform"
+
+pytestmark = [pytest.mark.network, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def releases():
+    try:
+        return resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
+    except HarnessError as exc:
+        if "cannot reach the package index" in str(exc):
+            pytest.skip(str(exc))
+        raise
+
+
+def test_diff_of_real_releases_finds_the_real_breakage(releases, tmp_path):
+    code, doc = harness_json("diff", "--from", "sglang==0.5.17", "--to", "sglang==0.5.23", "--plugin", str(EXAMPLE_PLUGIN), "--out", str(tmp_path))
+    assert code == 0
+    findings = by_target(doc["findings"])
+    # 0.5.23 replaced get_mha/mla/dsa_kv_pool_cls with get_kv_pool_cls(*, kind)
+    for legacy in ("get_mha_kv_pool_cls", "get_mla_kv_pool_cls"):
+        finding = findings[f"{INTERFACE}.{legacy}"]
+        assert finding["status"] == "not_on_base" and finding["successor"] == f"{INTERFACE}.get_kv_pool_cls"
+    # ... and support_cuda_graph / supports_fp8 (the capabilities struct took over)
+    assert findings[f"{INTERFACE}.support_cuda_graph"]["status"] == "not_on_base"
+    assert findings[f"{INTERFACE}.supports_fp8"]["status"] == "not_on_base"
+    threads = findings["sglang.srt.model_executor.model_runner.ModelRunner.init_threads_binding"]
+    assert threads["status"] == "missing" and threads["successor"] == "sglang.srt.utils.numa_utils.init_threads_binding"
+    all_reduce = findings["sglang.srt.distributed.parallel_state.GroupCoordinator.all_reduce"]
+    assert all_reduce["status"] == "body_changed" and all_reduce["hook_type"] == "REPLACE"
+    admission = findings["sglang.srt.managers.scheduler.Scheduler.handle_generate_request"]
+    assert admission["status"] == "signature_changed" and "mm_input_error" in admission["detail"]
+    assert all_reduce["risk"] > admission["risk"]  # stale REPLACE copy before pass-through AROUND
+    # a server-arg default set by the platform: the field moved into a namespace class
+    assert findings["sglang.srt.server_args.ServerArgs.attention_backend"]["status"] in ("ok", "moved")
+    # the dead legacy hook module is reported, not live
+    assert findings["sglang.srt.model_executor.cuda_graph_runner.CudaGraphRunner.can_run"]["live"] is False
+    changes = {(c["symbol"], c["change"]) for c in yaml.safe_load((tmp_path / "feature-diff.yaml").read_text())["changes"]}
+    assert (f"{INTERFACE}.get_kv_pool_cls", "added") in changes
+    assert any(symbol == f"{INTERFACE}.get_mha_kv_pool_cls" for symbol, _ in changes)
+
+
+def test_check_verdicts_on_real_releases(releases):
+    assert harness("check", "--plugin", str(EXAMPLE_PLUGIN), "--upstream", "sglang==0.5.17").returncode == 0
+    code, doc = harness_json("check", "--plugin", str(EXAMPLE_PLUGIN), "--upstream", "sglang==0.5.23")
+    assert code == 1
+    breaking = {f["target"] for f in doc["findings"] if f["live"] and f["status"] in ("missing", "not_on_base")}
+    assert f"{INTERFACE}.get_mha_kv_pool_cls" in breaking
+
+
+def test_unknown_release_is_one_clear_error(releases):
+    proc = harness("check", "--plugin", str(EXAMPLE_PLUGIN), "--upstream", "sglang==0.0.999")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("harness: error: sglang==0.0.999: no such release on the package index")
