@@ -203,6 +203,11 @@ class PerformanceSuite(_Strict):
     baseline: RunbookPath | None = Field(
         default=None, description="bench_serving JSONL results of the baseline (one line per repetition)."
     )
+    tokenizer: RunbookPath | None = Field(
+        default=None,
+        description="Local tokenizer directory for bench_serving's --tokenizer (random-ids needs one; "
+        "without it bench_serving looks the model name up on the hub).",
+    )
     tolerance: float = Field(
         default=0.05, ge=0, lt=1,
         description="Relative slowdown accepted on top of the measured noise (0.05 = 5 %).",

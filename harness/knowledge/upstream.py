@@ -27,6 +27,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 
+UNREACHABLE = "cannot reach the package index"
 RELEASE_SPEC = re.compile(r"^sglang\s*==\s*(?P<version>[0-9][0-9A-Za-z.+\-]*)$")
 
 
@@ -107,12 +108,12 @@ def _download_wheel(version: str, dest: Path) -> Path:
             return wheels[0]
         error = proc.stderr + proc.stdout
     available = re.search(r"\(from versions: ([^)]*)\)", error)
-    if available:
-        known = [v.strip() for v in available.group(1).split(",") if v.strip() and v.strip() != "none"]
-        hint = f"latest known: {', '.join(known[-5:])}" if known else "the index lists no versions"
-        raise HarnessError(f"sglang=={version}: no such release on the package index ({hint})")
-    if re.search(r"(?i)(connection|resolve|network|timed out|unreachable|Max retries)", error):
-        raise HarnessError(f"sglang=={version}: cannot reach the package index to download the release wheel")
+    known = [v.strip() for v in available.group(1).split(",") if v.strip() != "none"] if available else []
+    if known:
+        raise HarnessError(f"sglang=={version}: no such release on the package index (latest known: {', '.join(known[-5:])})")
+    # pip says "from versions: none" both offline and when the index has no sglang at all
+    if available or re.search(r"(?i)(connection|resolve|network|timed out|unreachable|Max retries)", error):
+        raise HarnessError(f"sglang=={version}: {UNREACHABLE} to download the release wheel")
     last = next((line for line in reversed(error.strip().splitlines()) if line.strip()), "no output")
     raise HarnessError(f"sglang=={version}: pip download failed: {last.strip()}")
 

@@ -10,7 +10,7 @@ import yaml
 from knowledge_cli import by_target, harness, harness_json
 
 from harness.errors import HarnessError
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
 
 EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "harness" / "examples" / "workspace" / "plugin"
 INTERFACE = "sglang.srt.platforms.interface.SRTPlatform"
@@ -23,7 +23,7 @@ def releases():
     try:
         return resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
     except HarnessError as exc:
-        if "cannot reach the package index" in str(exc):
+        if UNREACHABLE in str(exc):
             pytest.skip(str(exc))
         raise
 

@@ -1,0 +1,386 @@
+"""Workflow commands: run, features, status, approve, reject, resume (issue 3).
+
+`harness run` with neither --plugin nor --upstream runs the built-in example workspace."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.cli import app
+from harness.cli.console import err
+from harness.errors import HarnessError
+from harness.knowledge.upstream import UNREACHABLE
+from harness.workflow.layout import Workspace, check_run_id, utc_now
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLE_WORKSPACE = EXAMPLES / "workspace"
+DEFAULT_UPSTREAM = "sglang==0.5.23"
+DEFAULT_FROM = "sglang==0.5.17"
+DEFAULT_FEATURE = "kv-pool-factory"
+
+# Like the shared stderr console: no folding at 80 columns when stdout is a pipe or a log.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+WorkspaceOpt = typer.Option(
+    None, "--workspace", "-w", help="Workspace holding .harness/ state and reports/ (default: current dir)."
+)
+
+
+def _workspace(path: Path | None) -> Workspace:
+    root = (path or Path.cwd()).resolve()
+    if not root.is_dir():
+        raise HarnessError(f"workspace {root} is not a directory")
+    return Workspace(root)
+
+
+@contextmanager
+def _progress(what: str) -> Iterator:
+    """A spinner on stderr for the slow parts; each step's start is also printed as a line."""
+    with err.status(what) as status:
+
+        def update(message: str) -> None:
+            if message.startswith("step "):
+                err.print(f"[dim]{utc_now()}[/dim] {message}")
+            status.update(message)
+
+        yield update
+
+
+def _cli_ref(workspace: Workspace) -> str:
+    return "" if workspace.root == Path.cwd().resolve() else f" --workspace {workspace.root}"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def validate_plugin(path: Path) -> Path:
+    """A plugin is a project declaring sglang.srt.platforms / sglang.srt.plugins entry points."""
+    from harness.knowledge.plugin_scan import PLATFORM_GROUP, PLUGIN_GROUP, read_entry_points
+
+    path = path.expanduser().resolve()
+    if not path.is_dir():
+        raise HarnessError(f"plugin path {path} is not a directory")
+    if not read_entry_points(path):
+        raise HarnessError(
+            f"plugin path {path} is not an SGLang plugin: no {PLATFORM_GROUP} or {PLUGIN_GROUP} "
+            "entry points in pyproject.toml, setup.cfg or setup.py"
+        )
+    return path
+
+
+def plugin_commit(path: Path) -> str | None:
+    def git(*args: str) -> str | None:
+        proc = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    head = git("rev-parse", "--short=12", "HEAD")
+    if head is None:
+        return None
+    dirty = git("status", "--porcelain", "--", ".")
+    return f"{head} (with uncommitted changes)" if dirty else head
+
+
+def bundled_upstream(version: str) -> Path | None:
+    """The small upstream shipped with the examples, for when the package index is unreachable."""
+    base = EXAMPLES / "upstream"
+    for candidate in (base / version, base / f"sglang-{version}", base / f"v{version}", base):
+        if (candidate / "sglang").is_dir():
+            return candidate
+    return None
+
+
+def _default_source(spec: str, notes: list[str]) -> str:
+    """The real release wheel when the index answers; the bundled upstream otherwise (said so)."""
+    from harness.steps import knowledge
+
+    try:
+        knowledge.resolve(spec)
+        return spec
+    except HarnessError as exc:
+        if UNREACHABLE not in str(exc):
+            raise
+        version = spec.split("==", 1)[1]
+        bundled = bundled_upstream(version)
+        if bundled is None:
+            raise HarnessError(f"{exc}; and no bundled upstream for {version} in {EXAMPLES / 'upstream'}") from None
+        note = f"{exc}; using the bundled upstream {bundled} instead"
+        notes.append(note)
+        err.print(f"[yellow]note:[/yellow] {note}")
+        return str(bundled)
+
+
+def _new_run_id(workspace: Workspace, feature_id: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", feature_id.split(".")[-1]).strip("-").lower()[:40] or "run"
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    run_id, n = f"{slug}-{stamp}", 1
+    while workspace.run(run_id).exists():
+        n += 1
+        run_id = f"{slug}-{stamp}-{n}"
+    return run_id
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@app.command()
+def run(
+    feature: str | None = typer.Option(
+        None, "--feature", "-f",
+        help="Feature file (path or ID in features/), Feature Diff symbol, or commit range A..B.",
+    ),
+    plugin: Path | None = typer.Option(None, "--plugin", help="Plugin checkout (default: the built-in example)."),
+    upstream: str | None = typer.Option(None, "--upstream", help="Target upstream: sglang==X, PATH@REF or PATH."),
+    from_: str | None = typer.Option(None, "--from", help="Older upstream the plugin was written for."),
+    runbook: Path | None = typer.Option(None, "--runbook", help="Validation Runbook (YAML)."),
+    run_id: str | None = typer.Option(None, "--run-id", help="Name of the run (default: feature + time)."),
+    auto_approve: bool = typer.Option(
+        False, "--auto-approve", help="Unattended demos only: approve every gate automatically (marked in reports)."
+    ),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
+    from harness.steps import knowledge
+    from harness.workflow.features import resolve_feature
+    from harness.workflow.runs import start_run
+    from harness.workflow.state import RunInputs
+
+    ws = _workspace(workspace)
+    notes: list[str] = []
+    builtin = plugin is None and upstream is None
+    if builtin:
+        plugin = EXAMPLE_WORKSPACE / "plugin"
+        runbook = runbook or EXAMPLE_WORKSPACE / "runbook.yaml"
+        feature = feature or DEFAULT_FEATURE
+        out.print(f"Using the built-in example workspace {EXAMPLE_WORKSPACE}")
+        with _progress(f"resolving {DEFAULT_UPSTREAM} and {from_ or DEFAULT_FROM}"):
+            upstream = _default_source(DEFAULT_UPSTREAM, notes)
+            from_ = from_ or _default_source(DEFAULT_FROM, notes)
+    elif plugin is None or upstream is None:
+        raise HarnessError("give both --plugin and --upstream, or neither to run the built-in example")
+    if feature is None:
+        raise HarnessError("--feature is required (see `harness features` for candidates)")
+    if run_id is not None:
+        check_run_id(run_id)
+    plugin_path = validate_plugin(plugin)
+    runbook_path = None
+    if runbook is not None:
+        runbook_path = runbook.expanduser().resolve()
+        if not runbook_path.is_file():
+            raise HarnessError(f"runbook {runbook_path} does not exist")
+    feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
+    with _progress(f"resolving upstream {upstream}") as progress:
+        new = knowledge.resolve(upstream)
+        old = None
+        if from_:
+            progress(f"resolving upstream {from_}")
+            old = knowledge.resolve(from_)
+        progress(f"resolving feature {feature}")
+        spec = resolve_feature(feature, feature_dirs, old, new, plugin_path, progress)
+    inputs = RunInputs(
+        run_id=run_id or _new_run_id(ws, spec.id),
+        feature=spec,
+        plugin=str(plugin_path),
+        plugin_commit=plugin_commit(plugin_path),
+        upstream=upstream,
+        from_upstream=from_,
+        runbook=str(runbook_path) if runbook_path else None,
+        auto_approve=auto_approve,
+        notes=notes,
+        created_at=utc_now(),
+    )
+    out.print(f"Run [bold]{inputs.run_id}[/bold]: feature {spec.id} ({spec.source.replace('_', ' ')}), "
+              f"upstream {new.label}" + (f" from {old.label}" if old else ""))
+    with _progress("running") as progress:
+        view = start_run(ws, inputs, progress)
+    _print_outcome(ws, view)
+
+
+@app.command()
+def features(
+    from_: str = typer.Option(..., "--from", help="Older upstream: sglang==X, PATH@REF or PATH."),
+    to: str = typer.Option(..., "--to", help="Newer upstream."),
+    plugin: Path | None = typer.Option(None, "--plugin", help="Plugin, to rank what it depends on first."),
+    limit: int = typer.Option(40, "--limit", help="Rows to show (0: all)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """List candidate features between two upstreams, ranked by risk to the plugin."""
+    from harness.steps import knowledge
+    from harness.workflow.features import candidates
+
+    ws = _workspace(workspace)
+    plugin_path = validate_plugin(plugin) if plugin else None
+    with _progress(f"diffing {from_} → {to}") as progress:
+        old, new = knowledge.resolve(from_), knowledge.resolve(to)
+        rows = candidates(old, new, plugin_path, [ws.root / "features"], progress)
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
+    shown = rows if limit <= 0 else rows[:limit]
+    table = Table(title=f"Feature candidates {from_} → {to}")
+    table.add_column("ID", no_wrap=True)  # users copy it into --feature: never split it
+    for column in ("kind", "risk", "status", "where", "detail"):
+        table.add_column(column, overflow="ellipsis", no_wrap=column != "detail")
+    for row in shown:
+        table.add_row(row["id"], row["kind"], "" if row["risk"] is None else str(row["risk"]),
+                      row["status"], row["where"], row["detail"][:80])
+    out.print(table)
+    if len(shown) < len(rows):
+        out.print(f"({len(rows) - len(shown)} more; --limit 0 shows all)")
+    out.print(f"Run one: harness run --feature ID --plugin PLUGIN --upstream {to} --from {from_}")
+
+
+@app.command()
+def status(
+    run_id: str | None = typer.Argument(None, metavar="[RUN]", help="Run id (default: list all runs)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """Where a run stands: per step verdict, checks, gate decision, approver, evidence hash."""
+    ws = _workspace(workspace)
+    if run_id is None:
+        from harness.workflow.runs import run_status
+
+        views = [run_status(ws, rid) for rid in ws.run_ids()]
+        if as_json:
+            out.print_json(json.dumps(views))
+            return
+        if not views:
+            out.print(f"No runs in {ws.root}.")
+            return
+        table = Table(title=f"Runs in {ws.root}")
+        for column in ("run", "feature", "state", "steps"):
+            table.add_column(column)
+        for v in views:
+            table.add_row(v["run_id"], v["inputs"]["feature"]["id"], _state_line(v),
+                          " ".join(f"{s['number']}:{s['verdict']}" for s in v["steps"]))
+        out.print(table)
+        return
+    ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
+    from harness.workflow.runs import run_status
+
+    view = run_status(ws, run_id, render=True)
+    if as_json:
+        out.print_json(json.dumps(view))
+        return
+    _print_view(ws, view)
+
+
+@app.command()
+def approve(
+    run_id: str = typer.Argument(..., metavar="RUN"),
+    by: str = typer.Option(..., "--by", help="Who approves."),
+    note: str | None = typer.Option(None, "--note", help="Why, or what to keep in mind."),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """Approve the gate RUN waits at, then run on to the next gate."""
+
+    ws = _workspace(workspace)
+    ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
+    from harness.workflow.runs import decide
+
+    with _progress("running") as progress:
+        view = decide(ws, run_id, approve=True, by=by, text=note, progress=progress)
+    _print_outcome(ws, view)
+
+
+@app.command()
+def reject(
+    run_id: str = typer.Argument(..., metavar="RUN"),
+    by: str = typer.Option(..., "--by", help="Who rejects."),
+    reason: str = typer.Option(..., "--reason", help="What is wrong; the step reruns with it."),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """Reject the gate RUN waits at: the step reruns with the reason in its state and report."""
+
+    ws = _workspace(workspace)
+    ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
+    from harness.workflow.runs import decide
+
+    with _progress("rerunning") as progress:
+        view = decide(ws, run_id, approve=False, by=by, text=reason, progress=progress)
+    _print_outcome(ws, view)
+
+
+@app.command()
+def resume(
+    run_id: str = typer.Argument(..., metavar="RUN"),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """Continue a run that stopped mid-step (crash, kill); finished steps are not repeated."""
+
+    ws = _workspace(workspace)
+    ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
+    from harness.workflow.runs import resume_run
+
+    with _progress("resuming") as progress:
+        view = resume_run(ws, run_id, progress)
+    _print_outcome(ws, view)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _state_line(view: dict) -> str:
+    if view["state"] == "finished":
+        return "finished"
+    if view["state"] == "running":
+        return f"running ({view['running']})"
+    if view["state"] == "waiting":
+        return f"waiting at {view['waiting_at']} gate"
+    return "stopped mid-step (resume it)"
+
+
+def _gate_text(gate: dict) -> str:
+    from harness.report.render import gate_label
+
+    text = gate_label(gate)
+    if gate.get("by"):
+        text += f" — {gate['by']}, {gate['at']}"
+    return text
+
+
+def _print_view(ws: Workspace, view: dict) -> None:
+    inputs = view["inputs"]
+    out.print(f"Run [bold]{view['run_id']}[/bold] — feature {inputs['feature']['id']} — {_state_line(view)}")
+    for note in inputs["notes"]:
+        out.print(f"  note: {note}")
+    for step in view["steps"]:
+        out.print(f"  {step['slug']:<15} {step['verdict']:<13} gate: {_gate_text(step['gate'])}")
+        for check in step["checks"]:
+            reason = f": {check['reason']}" if check["reason"] else ""
+            out.print(f"      {check['name']}: {check['status'].replace('_', ' ')}{reason}")
+        if step["current_hash"]:
+            out.print(f"      evidence {step['current_hash']}")
+        if step["gate"].get("valid") is False:
+            out.print(f"      [red]approval invalidated: evidence changed[/red] "
+                      f"(approved {step['gate']['evidence_hash']})")
+        elif step["evidence_changed"]:
+            out.print("      [red]evidence changed since the step produced it[/red]")
+    out.print(f"  summary: {Path(ws.root, 'reports', view['run_id'], 'summary.md')}")
+
+
+def _print_outcome(ws: Workspace, view: dict) -> None:
+    _print_view(ws, view)
+    run_id, ref = view["run_id"], _cli_ref(ws)
+    if view["state"] == "waiting":
+        step = next(s for s in view["steps"] if s["slug"] == view["waiting_at"])
+        out.print(f"\nWaiting at the [bold]{step['slug']}[/bold] gate (verdict: {step['verdict']}).")
+        out.print(f"Review {ws.root / step['report']}, then:")
+        out.print(f"  harness approve {run_id} --by YOUR_NAME --note \"...\"{ref}")
+        out.print(f"  harness reject {run_id} --by YOUR_NAME --reason \"...\"{ref}")
+    elif view["state"] == "finished":
+        out.print(f"\nRun {run_id} finished; reports in {ws.root / 'reports' / run_id}")
+    else:
+        out.print(f"\nRun {run_id} stopped mid-step; continue with: harness resume {run_id}{ref}")

@@ -1,0 +1,561 @@
+"""Accuracy evidence: lm-eval against a served endpoint, then the statistical gate.
+
+lm-eval runs through its Python API (`lm_eval.simple_evaluate`) with `local-completions` or
+`local-chat-completions` and `tokenizer_backend=None`, so nothing is downloaded for the model.
+When a suite names local `data_files`, a task YAML is written that `include:`s the built-in
+task by absolute path (lm-eval 0.4.13 resolves includes relative to the including file, or
+absolute) and points `dataset_path: json` at the files; a TaskManager with `include_path`
+picks it up, so the built-in prompt, filters and metrics are used unchanged, offline.
+
+Evidence per suite, under `<evidence_dir>/<suite>/`:
+  samples.jsonl   one row per question: doc_id, question_hash, target, response, score, correct
+  results.json    lm-eval's aggregate results, task config, versions
+  task/<task>.yaml  the generated task config (offline data only), read by lm-eval itself
+  reproduce.py    the exact simple_evaluate call, runnable on its own
+  lm_eval.log     what lm-eval printed and logged
+  gate.json       the gate's numbers and the rule used
+  run.json        endpoint, versions, chunks evaluated, timings
+
+Any lm-eval error or an endpoint that errors becomes a `failed` Check with the reason and the
+log; a missing package, task or data file a `not run` one. Nothing here raises for those.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import platform
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+import harness
+from harness.errors import HarnessError
+from harness.evidence.checks import Check, CheckStatus
+from harness.evidence.gate import (
+    GateResult,
+    paired_gate,
+    paired_mean_gate,
+    sequential_design,
+    sequential_paired_gate,
+    unpaired_gate,
+)
+from harness.evidence.runbook import AccuracySuite, Api, Runbook
+
+DEFAULT_SEQUENTIAL_LOOKS = 4
+LOG_TAIL_LINES = 40
+_AGGREGATE_KEYS = {"name", "alias", "sample_len", "samples"}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the served model answers: the server root (http://host:port) and the model name."""
+
+    base_url: str
+    model: str
+    api: Api = "completions"
+    request_timeout_s: int = 300
+    max_retries: int = 3
+
+    def url(self) -> str:
+        root = re.sub(r"/v1(/(chat/)?completions)?/?$", "", self.base_url.rstrip("/"))
+        return root + ("/v1/chat/completions" if self.api == "chat" else "/v1/completions")
+
+
+class SampleRecord(BaseModel):
+    doc_id: int
+    question_hash: str  # sha256 of the question text (or of lm-eval's doc hash when no `question`)
+    doc_hash: str | None = None
+    target: str
+    response: str
+    filtered: str | None = None  # the answer lm-eval's filter extracted
+    score: float
+    correct: bool | None = None  # None when the metric is not right/wrong (e.g. F1)
+
+
+class AccuracyNotRun(Exception):
+    """Something needed to run is missing; becomes a `not run` Check."""
+
+
+class AccuracyFailed(Exception):
+    """lm-eval or the endpoint failed; becomes a `failed` Check."""
+
+
+# ------------------------------------------------------------------------- task setup
+
+
+@dataclass
+class PreparedTask:
+    name: str
+    include_path: Path | None  # directory holding the generated task YAML
+    config: dict[str, Any]  # what the YAML says (or the built-in task's name)
+
+
+def prepare_task(suite: AccuracySuite, work_dir: Path) -> PreparedTask:
+    """The built-in task as is, or a YAML including it with the dataset pointed at local files."""
+    if not suite.data_files:
+        return PreparedTask(name=suite.task, include_path=None, config={"task": suite.task})
+    missing = [f"{split}: {path}" for split, path in suite.data_files.items() if not Path(path).is_file()]
+    if missing:
+        raise AccuracyNotRun(f"data file(s) not found: {', '.join(missing)}")
+    builtin = builtin_task_yaml(suite.task)
+    name = "harness_" + re.sub(r"\W+", "_", suite.name)
+    config = {
+        "include": str(builtin),
+        "task": name,
+        "dataset_path": "json",
+        "dataset_name": None,
+        "dataset_kwargs": {"data_files": {split: str(Path(p).resolve()) for split, p in suite.data_files.items()}},
+    }
+    task_dir = work_dir / "task"
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return PreparedTask(name=name, include_path=task_dir, config=config)
+
+
+def builtin_task_yaml(task: str) -> Path:
+    """The YAML file defining a built-in lm-eval task.
+
+    A plain text search: indexing every built-in task with TaskManager() takes 20 s or more,
+    and the generated YAML includes this file by path, so lm-eval never needs that index.
+    """
+    try:
+        import lm_eval.tasks
+    except ImportError as exc:
+        raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
+    pattern = re.compile(rf"^task:\s*['\"]?{re.escape(task)}['\"]?\s*$", re.MULTILINE)
+    root = Path(lm_eval.tasks.__file__).parent
+    # Tasks usually live in a folder named after their prefix (gsm8k/, longbench/): look there first.
+    likely = root / task.split("_")[0]
+    candidates = (
+        [*sorted(likely.rglob("*.yaml")), *sorted(root.rglob("*.yaml"))]
+        if likely.is_dir()
+        else sorted(root.rglob("*.yaml"))
+    )
+    for path in candidates:
+        if pattern.search(path.read_text(errors="replace")):
+            return path.resolve()
+    raise AccuracyNotRun(f"lm-eval {_lm_eval_version()} has no built-in task named {task!r}")
+
+
+# -------------------------------------------------------------------------- lm-eval
+
+
+def _evaluate_arguments(
+    suite: AccuracySuite, endpoint: Endpoint, task: PreparedTask, doc_ids: Sequence[int] | None
+) -> dict[str, Any]:
+    """Keyword arguments for simple_evaluate (task_manager added by the caller)."""
+    model_args = {
+        "base_url": endpoint.url(),
+        "model": endpoint.model,
+        "tokenizer_backend": None,  # no tokenizer download; requests go as strings
+        "tokenized_requests": False,
+        "num_concurrent": suite.num_concurrent,
+        "max_retries": endpoint.max_retries,
+        "timeout": endpoint.request_timeout_s,
+    }
+    arguments: dict[str, Any] = {
+        "model": "local-chat-completions" if endpoint.api == "chat" else "local-completions",
+        "model_args": model_args,
+        "tasks": [task.name],
+        "num_fewshot": suite.num_fewshot,
+        "log_samples": True,
+        "apply_chat_template": endpoint.api == "chat",
+        "gen_kwargs": suite.gen_kwargs or None,
+    }
+    if doc_ids is not None:
+        arguments["samples"] = {task.name: list(doc_ids)}
+    elif suite.limit is not None:
+        arguments["limit"] = suite.limit
+    return arguments
+
+
+def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
+    include = f"include_path={str(task.include_path)!r}, include_defaults=False" if task.include_path else ""
+    lines = [
+        f"# Reproduces this accuracy run (harness {harness.__version__}, lm-eval {_lm_eval_version()}).",
+        "import json",
+        "",
+        "import lm_eval",
+        "from lm_eval.tasks import TaskManager",
+        "",
+        "results = lm_eval.simple_evaluate(",
+        *(f"    {key}={value!r}," for key, value in arguments.items()),
+        f"    task_manager=TaskManager({include}),",
+        ")",
+        "print(json.dumps(results['results'], indent=2, default=str))",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _lm_eval_version() -> str:
+    try:
+        import lm_eval
+
+        return lm_eval.__version__
+    except ImportError:
+        return "not installed"
+
+
+@contextlib.contextmanager
+def _captured_output(log_path: Path) -> Iterator[None]:
+    """Send lm-eval's logging, progress bars and prints to the evidence log."""
+    with log_path.open("a") as log:
+        handler = logging.StreamHandler(log)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        loggers = [logging.getLogger(name) for name in ("lm_eval", "lm-eval")]
+        for logger in loggers:
+            logger.addHandler(handler)
+        try:
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                yield
+        finally:
+            for logger in loggers:
+                logger.removeHandler(handler)
+
+
+def _run_lm_eval(arguments: dict[str, Any], task: PreparedTask, log_path: Path) -> dict[str, Any]:
+    try:
+        import lm_eval
+        from lm_eval.tasks import TaskManager
+    except ImportError as exc:
+        raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
+    with _captured_output(log_path):
+        try:
+            # The generated YAML includes the built-in one by path: no need to index the defaults.
+            manager = (
+                TaskManager(include_path=str(task.include_path), include_defaults=False)
+                if task.include_path
+                else TaskManager()
+            )
+            results = lm_eval.simple_evaluate(**arguments, task_manager=manager)
+        except ImportError as exc:  # a task's own extra dependencies (e.g. lm_eval[longbench])
+            traceback.print_exc()
+            raise AccuracyNotRun(f"lm-eval task {task.name} cannot load: {_first_line(exc)}") from exc
+        except Exception as exc:  # noqa: BLE001 - any lm-eval or endpoint error is evidence
+            traceback.print_exc()
+            raise AccuracyFailed(f"lm-eval failed: {type(exc).__name__}: {_first_line(exc)}") from exc
+    if not results or task.name not in results.get("results", {}):
+        raise AccuracyFailed(f"lm-eval returned no results for task {task.name}")
+    return results
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else repr(exc)
+
+
+def metric_key(results: dict[str, Any], task_name: str, requested: str | None) -> str:
+    """The 'metric,filter' key gated on: the requested one, or the task's first metric."""
+    available = [k for k in results["results"][task_name] if k not in _AGGREGATE_KEYS and "_stderr" not in k]
+    if requested is None:
+        if not available:
+            raise AccuracyFailed(f"lm-eval reported no metric for task {task_name}")
+        return available[0]
+    if requested not in available:
+        raise AccuracyFailed(f"metric {requested!r} not reported by {task_name}; available: {', '.join(available)}")
+    return requested
+
+
+def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
+    metric, _, filter_name = key.partition(",")
+    records = []
+    for row in results["samples"][task_name]:
+        if filter_name and row.get("filter") != filter_name:
+            continue
+        doc = row.get("doc") or {}
+        question = doc.get("question") if isinstance(doc, dict) else None
+        digest_source = question if isinstance(question, str) else str(row.get("doc_hash", row["doc_id"]))
+        score = float(row[metric])
+        responses = row.get("resps") or [[""]]
+        filtered = row.get("filtered_resps") or [None]
+        records.append(
+            SampleRecord(
+                doc_id=int(row["doc_id"]),
+                question_hash=hashlib.sha256(digest_source.encode()).hexdigest(),
+                doc_hash=row.get("doc_hash"),
+                target=str(row.get("target", "")),
+                response=str(responses[0][0] if responses and responses[0] else ""),
+                filtered=None if filtered[0] is None else str(filtered[0]),
+                score=score,
+                correct=bool(score) if score in (0.0, 1.0) else None,
+            )
+        )
+    return sorted(records, key=lambda r: r.doc_id)
+
+
+# ------------------------------------------------------------------------- baseline
+
+
+def load_baseline_samples(path: Path, key: str) -> dict[int, SampleRecord]:
+    """Per-question baseline results by doc_id: a harness samples.jsonl, or lm-eval's own
+    samples JSONL (rows with doc_id, filter and the metric)."""
+    metric, _, filter_name = key.partition(",")
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        raise AccuracyNotRun(f"cannot read baseline samples {path}: {exc.strerror or exc}") from None
+    rows: dict[int, SampleRecord] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if "score" in row and "question_hash" in row:  # harness format
+                record = SampleRecord.model_validate(row)
+            else:  # lm-eval format
+                if filter_name and row.get("filter", filter_name) != filter_name:
+                    continue
+                record = sample_records({"samples": {"t": [row]}}, "t", key)[0]
+        except (ValueError, KeyError, IndexError) as exc:
+            raise AccuracyNotRun(f"{path}:{number}: not a per-sample row with doc_id and {metric!r}: {exc}") from None
+        rows[record.doc_id] = record
+    if not rows:
+        raise AccuracyNotRun(f"baseline samples {path} hold no rows for {key}")
+    return rows
+
+
+def pair_with_baseline(
+    candidate: list[SampleRecord], baseline: dict[int, SampleRecord]
+) -> tuple[list[SampleRecord], list[SampleRecord]]:
+    """Questions present on both sides, in doc_id order; a question whose text differs between
+    the two runs means different data, which no paired test may compare."""
+    pairs = [(baseline[r.doc_id], r) for r in candidate if r.doc_id in baseline]
+    if not pairs:
+        raise AccuracyNotRun("the baseline samples share no doc_id with this run")
+    differing = [c.doc_id for b, c in pairs if b.question_hash != c.question_hash]
+    if differing:
+        raise AccuracyNotRun(
+            f"baseline and candidate questions differ for doc_id {differing[:5]}: not the same data set"
+        )
+    return [b for b, _ in pairs], [c for _, c in pairs]
+
+
+def gate_samples(baseline: list[SampleRecord], candidate: list[SampleRecord], suite: AccuracySuite) -> GateResult:
+    if all(r.correct is not None for r in baseline + candidate):
+        return paired_gate(
+            [bool(r.correct) for r in baseline],
+            [bool(r.correct) for r in candidate],
+            margin=suite.margin,
+            alpha=suite.alpha,
+        )
+    return paired_mean_gate(
+        [r.score for r in baseline], [r.score for r in candidate], margin=suite.margin, alpha=suite.alpha
+    )
+
+
+# ---------------------------------------------------------------------------- runner
+
+
+def run_accuracy_suite(
+    suite: AccuracySuite,
+    endpoint: Endpoint,
+    evidence_dir: str | Path,
+    *,
+    looks: Sequence[int] | None = None,
+) -> Check:
+    """Evaluate one suite against the endpoint and gate it; evidence under evidence_dir/suite.name.
+
+    With `suite.sequential` and a per-sample baseline, the baseline's questions are evaluated in
+    chunks ending at `looks` (cumulative counts; default DEFAULT_SEQUENTIAL_LOOKS equal chunks)
+    and evaluation stops at the first look where the group-sequential gate decides.
+    """
+    out = Path(evidence_dir) / suite.name
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / "lm_eval.log"
+    log_path.write_text("")
+    check_name = f"accuracy.{suite.name}"
+    run_record: dict[str, Any] = {
+        "suite": suite.model_dump(mode="json"),
+        "endpoint": {"url": endpoint.url(), "model": endpoint.model, "api": endpoint.api},
+        "versions": {
+            "harness": harness.__version__,
+            "lm_eval": _lm_eval_version(),
+            "python": platform.python_version(),
+        },
+        "chunks": [],
+    }
+    try:
+        check = _run_and_gate(suite, endpoint, out, log_path, run_record, looks)
+    except (AccuracyNotRun, HarnessError) as exc:
+        check = Check(name=check_name, status=CheckStatus.not_run, reason=str(exc))
+    except AccuracyFailed as exc:
+        check = Check(name=check_name, status=CheckStatus.failed, reason=str(exc))
+    run_record["status"] = check.status.value
+    run_record["reason"] = check.reason
+    (out / "run.json").write_text(json.dumps(run_record, indent=2, default=str))
+    evidence = [str(p) for p in sorted(out.rglob("*")) if p.is_file()]
+    if check.status in (CheckStatus.failed, CheckStatus.not_run) and check.detail is None:
+        check.detail = _tail(log_path)
+    check.evidence = evidence
+    return check
+
+
+def _run_and_gate(
+    suite: AccuracySuite,
+    endpoint: Endpoint,
+    out: Path,
+    log_path: Path,
+    run_record: dict[str, Any],
+    looks: Sequence[int] | None,
+) -> Check:
+    task = prepare_task(suite, out)
+    baseline = suite.baseline
+    paired = baseline is not None and baseline.samples is not None and suite.gate != "unpaired"
+
+    chunk_results: list[dict[str, Any]] = []
+
+    def evaluate(doc_ids: Sequence[int] | None, label: str) -> tuple[str, list[SampleRecord]]:
+        arguments = _evaluate_arguments(suite, endpoint, task, doc_ids)
+        # Written before running, so a failed run can be reproduced too.
+        (out / "reproduce.py").write_text(reproduce_script(arguments, task))
+        started = time.monotonic()
+        results = _run_lm_eval(arguments, task, log_path)
+        chunk_results.append(results)
+        key = metric_key(results, task.name, suite.metric)
+        records = sample_records(results, task.name, key)
+        run_record["chunks"].append(
+            {"label": label, "questions": len(records), "seconds": round(time.monotonic() - started, 2)}
+        )
+        return key, records
+
+    gate: GateResult | None = None
+    if suite.sequential and paired:
+        key, records, gate = _run_sequential(suite, baseline.samples, evaluate, looks, run_record)
+        # One call over every question evaluated reproduces the whole evidence.
+        arguments = _evaluate_arguments(suite, endpoint, task, [r.doc_id for r in records])
+        (out / "reproduce.py").write_text(reproduce_script(arguments, task))
+    else:
+        if suite.sequential:
+            run_record["note"] = "sequential evaluation needs a per-sample baseline; evaluated all questions at once"
+        key, records = evaluate(None, "all")
+    _write_results(out, chunk_results, task, records)
+    score = sum(r.score for r in records) / len(records) if records else math.nan
+    metrics: dict[str, Any] = {"metric": key, "score": score, "n": len(records)}
+
+    if baseline is None:
+        return Check(
+            name=f"accuracy.{suite.name}",
+            status=CheckStatus.not_run,
+            reason=f"no baseline in the runbook: measured {key} = {score:.4f} on {len(records)} questions, not gated",
+            metrics=metrics,
+        )
+    if gate is None:
+        if paired:
+            base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline.samples, key))
+            metrics["unpaired_questions"] = len(records) - len(cand_rows)  # not in the baseline: not gated
+            gate = gate_samples(base_rows, cand_rows, suite)
+        else:
+            if baseline.score is None:
+                raise AccuracyNotRun("gate 'unpaired' needs baseline.score and baseline.n")
+            gate = unpaired_gate(
+                round(sum(r.score for r in records)),
+                len(records),
+                baseline.score,
+                baseline.n,
+                margin=suite.margin,
+                alpha=suite.alpha,
+            )
+    (out / "gate.json").write_text(gate.model_dump_json(indent=2))
+    metrics.update(gate.model_dump(exclude={"summary"}))
+    reason = gate.summary.removeprefix(f"{gate.outcome}: ")  # the check's status already says it
+    available = _dataset_size(chunk_results[0], task.name)
+    if gate.more_questions is not None and available is not None:
+        metrics["dataset_questions"] = available
+        if gate.n + gate.more_questions > available:
+            reason += f" That is more than the {available} questions the data set holds."
+        else:
+            reason += f" The data set holds {available}; raise `limit` to use more."
+    return Check(name=f"accuracy.{suite.name}", status=CheckStatus(gate.outcome), reason=reason, metrics=metrics)
+
+
+def _dataset_size(results: dict[str, Any], task_name: str) -> int | None:
+    """Questions in the task's evaluation split, as lm-eval counted them."""
+    counts = results.get("n-samples", {}).get(task_name, {})
+    return counts.get("original") if isinstance(counts.get("original"), int) else None
+
+
+def _run_sequential(
+    suite: AccuracySuite,
+    baseline_path: Path,
+    evaluate: Callable[[Sequence[int] | None, str], tuple[str, list[SampleRecord]]],
+    looks: Sequence[int] | None,
+    run_record: dict[str, Any],
+) -> tuple[str, list[SampleRecord], GateResult]:
+    """Evaluate the baseline's questions chunk by chunk until the sequential gate decides."""
+    doc_ids = sorted(_baseline_doc_ids(baseline_path))
+    if suite.limit is not None:
+        doc_ids = doc_ids[: suite.limit]
+    if looks is None:
+        count = min(DEFAULT_SEQUENTIAL_LOOKS, len(doc_ids))
+        looks = [round(len(doc_ids) * (k + 1) / count) for k in range(count)]
+    if looks[-1] > len(doc_ids):
+        raise AccuracyNotRun(f"sequential looks end at {looks[-1]} questions, the baseline has {len(doc_ids)}")
+    design = sequential_design(looks, alpha=suite.alpha)
+    run_record["sequential_design"] = design.model_dump()
+    records: list[SampleRecord] = []
+    start = 0
+    for look_number, end in enumerate(looks, 1):
+        key, chunk = evaluate(doc_ids[start:end], f"look {look_number}: questions {start}-{end - 1}")
+        records.extend(chunk)
+        start = end
+        base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline_path, key))
+        if any(r.correct is None for r in base_rows + cand_rows):
+            raise AccuracyNotRun(f"sequential gate needs right/wrong scores; {key} is continuous")
+        gate = sequential_paired_gate(
+            [bool(r.correct) for r in base_rows], [bool(r.correct) for r in cand_rows], design, margin=suite.margin
+        )
+        if gate.outcome != "inconclusive" or gate.sequential.next_look is None:
+            break
+    return key, records, gate
+
+
+def _baseline_doc_ids(path: Path) -> set[int]:
+    try:
+        return {int(json.loads(line)["doc_id"]) for line in Path(path).read_text().splitlines() if line.strip()}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise AccuracyNotRun(f"cannot read doc ids from baseline samples {path}: {exc}") from None
+
+
+def _write_results(
+    out: Path, chunk_results: list[dict[str, Any]], task: PreparedTask, records: list[SampleRecord]
+) -> None:
+    with (out / "samples.jsonl").open("w") as handle:
+        for record in records:
+            handle.write(record.model_dump_json() + "\n")
+    # lm-eval's own record of each evaluate call (one, or one per sequential chunk).
+    kept = [{k: v for k, v in results.items() if k not in ("samples", "pretty_env_info")} for results in chunk_results]
+    summary = {"task": task.config, "results": kept[0]["results"] if len(kept) == 1 else None, "runs": kept}
+    (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str | None:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    return "\n".join(text[-lines:]) or None
+
+
+def run_runbook_accuracy(runbook: Runbook, server: Any, evidence_dir: str | Path) -> list[Check]:
+    """Every accuracy suite of the runbook against a running server (server.RunningServer:
+    base_url, model); a failed suite gets the server's log tail attached."""
+    checks = []
+    for suite in runbook.accuracy:
+        endpoint = Endpoint(base_url=server.base_url, model=server.model, api=runbook.accuracy_api(suite))
+        check = run_accuracy_suite(suite, endpoint, evidence_dir)
+        if check.status in (CheckStatus.failed, CheckStatus.not_run) and hasattr(server, "log_tail"):
+            check.detail = f"{check.detail or ''}\n--- server log tail ---\n{server.log_tail()}".strip()
+        checks.append(check)
+    return checks

@@ -1,0 +1,441 @@
+"""Torch-profiler Chrome traces (`.json`, `.json.gz`): where device time goes, which operators and
+kernels cost most, how long launches wait, and what changed between two traces.
+
+    naming = TraceNaming()  # or TraceNaming.model_validate(runbook/recipe overrides)
+    report = analyze_trace(load_trace(path), naming)
+    write_trace_evidence(report, evidence_dir)  # trace_summary.json + trace_summary.md
+    diff = diff_traces(report_a, report_b)
+
+Device time is split per stream into communication / memory copy / compute / idle using the
+union of event intervals, so overlapping events are not counted twice: on one stream,
+communication wins over memory copies and copies over compute where they overlap, and the four
+parts add up to the device's trace window. Which events are device work, copies or collectives
+is decided by `TraceNaming` (category names and regexes), so a plugin device with its own kernel
+and runtime names only needs different patterns, not different code.
+
+HolisticTraceAnalysis (hta 0.5.0) was evaluated for this and is not used: it fails to load any
+trace under pandas 3 (`transform_correlation_to_index` writes int64 indices into an int8 column),
+its kernel classes are fixed CUDA regexes (`^nccl.*Kernel`, `^Memcpy|^Memset`) and CUDA runtime
+names (`cuda_runtime`, `cudaLaunchKernel`), and it wants a directory of per-rank traces keyed by
+`distributedInfo.rank`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.errors import HarnessError
+from harness.evidence.checks import Check, CheckStatus
+
+SPLIT_CLASSES = ("communication", "memcpy", "compute")
+
+
+class TraceNaming(BaseModel):
+    """Which trace events are what. Runbooks and recipes override fields for their device."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    device_categories: list[str] = Field(
+        default=["kernel", "gpu_memcpy", "gpu_memset"],
+        description="Event `cat`s that are work on a device stream.")
+    memcpy_categories: list[str] = Field(
+        default=["gpu_memcpy", "gpu_memset"], description="Device categories that are memory copies/sets.")
+    memcpy_patterns: list[str] = Field(
+        default=[r"^Memcpy", r"^Memset", r"memcpy", r"^dma"],
+        description="Regexes (searched, case-insensitive) on device event names that are memory copies.")
+    communication_patterns: list[str] = Field(
+        default=[r"nccl", r"rccl", r"hccl", r"xccl", r"all_?reduce", r"all_?gather", r"reduce_?scatter",
+                 r"all_?to_?all", r"broadcast", r"send_?recv", r"custom_all_reduce"],
+        description="Regexes (searched, case-insensitive) on device event names that are collectives.")
+    runtime_categories: list[str] = Field(
+        default=["cuda_runtime", "cuda_driver", "privateuse1_runtime", "privateuse1_driver", "xpu_runtime",
+                 "mtia_runtime"],
+        description="Event `cat`s of host runtime calls (launches, async copies).")
+    launch_patterns: list[str] = Field(
+        default=[r"Launch", r"MemcpyAsync", r"MemsetAsync"],
+        description="Regexes on runtime event names that enqueue device work.")
+    host_op_categories: list[str] = Field(default=["cpu_op"], description="Event `cat`s of host operators.")
+
+    def model_post_init(self, _context: Any) -> None:
+        for field in ("memcpy_patterns", "communication_patterns", "launch_patterns"):
+            for pattern in getattr(self, field):
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"{field}: invalid regex {pattern!r}: {exc}") from None
+
+    def regex(self, field: str) -> str:
+        return "|".join(f"(?:{p})" for p in getattr(self, field)) or r"(?!)"
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_trace(path: str | Path) -> dict[str, Any]:
+    """The trace JSON object; a missing, unreadable or non-trace file is a one-line HarnessError."""
+    path = Path(path)
+    if not path.is_file():
+        raise HarnessError(f"trace not found: {path}")
+    try:
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the suffix
+            raw = gzip.decompress(raw)
+        data = json.loads(raw)
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise HarnessError(f"{path}: cannot read the trace: {exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: not a JSON trace: {exc}") from None
+    events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
+    if not isinstance(events, list):
+        raise HarnessError(f"{path}: not a Chrome trace (no traceEvents list)")
+    return data if isinstance(data, dict) else {"traceEvents": data}
+
+
+def events_frame(trace: dict[str, Any], naming: TraceNaming) -> pd.DataFrame:
+    """Complete ('X') events as a frame: name, cat, pid, tid, ts, dur, end (µs), correlation,
+    and the device class (communication | memcpy | compute) of device events."""
+    rows, flows = [], {}
+    for event in trace["traceEvents"]:
+        if not isinstance(event, dict):
+            continue
+        phase = event.get("ph")
+        if phase == "X" and "ts" in event:
+            args = event.get("args") or {}
+            rows.append((str(event.get("name", "")), str(event.get("cat", "")), event.get("pid"),
+                         event.get("tid"), float(event["ts"]), float(event.get("dur") or 0.0),
+                         args.get("correlation")))
+        elif phase in ("s", "f") and "id" in event:  # ac2g flows: launch ('s') -> device work ('f')
+            flows[(event.get("pid"), event.get("tid"), float(event.get("ts", 0)))] = event["id"]
+    frame = pd.DataFrame(rows, columns=["name", "cat", "pid", "tid", "ts", "dur", "correlation"])
+    frame["end"] = frame["ts"] + frame["dur"]
+    if flows and frame["correlation"].isna().any():
+        # Older traces carry the launch->kernel link only as flow events at the same pid/tid/ts.
+        keys = list(zip(frame["pid"], frame["tid"], frame["ts"]))
+        from_flows = pd.Series([flows.get(key) for key in keys], index=frame.index)
+        frame["correlation"] = frame["correlation"].where(frame["correlation"].notna(), from_flows)
+    frame["device"] = frame["cat"].isin(naming.device_categories)
+    names = frame["name"]
+    is_comm = names.str.contains(naming.regex("communication_patterns"), case=False, regex=True)
+    is_copy = frame["cat"].isin(naming.memcpy_categories) | names.str.contains(
+        naming.regex("memcpy_patterns"), case=False, regex=True)
+    frame["kind"] = None
+    frame.loc[frame["device"], "kind"] = "compute"
+    frame.loc[frame["device"] & is_copy, "kind"] = "memcpy"
+    frame.loc[frame["device"] & is_comm, "kind"] = "communication"
+    return frame
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def union_length(starts: list[float], ends: list[float]) -> float:
+    """Total length covered by the intervals [start, end)."""
+    total, cursor = 0.0, float("-inf")
+    for start, end in sorted(zip(starts, ends)):
+        if end <= cursor:
+            continue
+        total += end - max(start, cursor)
+        cursor = end
+    return total
+
+
+def _split(events: pd.DataFrame, window: float) -> dict[str, float]:
+    """communication / memcpy / compute / idle (µs) of a set of device events in a window."""
+    covered: dict[str, float] = {}
+    for depth in range(1, len(SPLIT_CLASSES) + 1):
+        chosen = events[events["kind"].isin(SPLIT_CLASSES[:depth])]
+        covered[SPLIT_CLASSES[depth - 1]] = union_length(chosen["ts"].tolist(), chosen["end"].tolist())
+    busy = covered["compute"]  # the union of all three classes
+    return {
+        "communication": covered["communication"],
+        "memcpy": covered["memcpy"] - covered["communication"],
+        "compute": busy - covered["memcpy"],
+        "idle": window - busy,
+        "window": window,
+    }
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+class StreamSplit(BaseModel):
+    device: str  # the device's pid in the trace
+    stream: str  # the tid (stream id) on that device; 'all' is the union over its streams
+    window_us: float = Field(description="First device event start to last device event end on this device.")
+    compute_us: float
+    memcpy_us: float
+    communication_us: float
+    idle_us: float
+
+
+class NamedTime(BaseModel):
+    name: str
+    count: int
+    total_us: float
+    self_us: float | None = None  # host operators: excluding nested operators on the same thread
+    mean_us: float
+    max_us: float
+    kind: str | None = None  # device events: compute | memcpy | communication
+
+
+class LaunchGaps(BaseModel):
+    launches: int = Field(description="Runtime launch events matched to device work by correlation id.")
+    unmatched: int = Field(description="Launch events with no device event of the same correlation id.")
+    mean_us: float | None = None
+    median_us: float | None = None
+    p90_us: float | None = None
+    max_us: float | None = None
+    worst: list[dict[str, Any]] = Field(default_factory=list, description="Largest gaps: kernel, launch, gap.")
+
+
+class TraceReport(BaseModel):
+    source: str
+    events: int
+    device_events: int
+    host_ops: int
+    split: list[StreamSplit]
+    top_kernels: list[NamedTime]
+    top_operators: list[NamedTime]
+    launch_gaps: LaunchGaps
+    notes: list[str] = Field(default_factory=list)
+    naming: TraceNaming
+
+
+def analyze_trace(trace: dict[str, Any], naming: TraceNaming | None = None, *, source: str = "",
+                  top: int = 15) -> TraceReport:
+    naming = naming or TraceNaming()
+    frame = events_frame(trace, naming)
+    device = frame[frame["device"]]
+    host_ops = frame[frame["cat"].isin(naming.host_op_categories)]
+    notes = []
+    if device.empty:
+        notes.append(f"no device events (categories {', '.join(naming.device_categories)}): "
+                     "a CPU-only trace, or the device uses other category names")
+    return TraceReport(
+        source=source, events=len(frame), device_events=len(device), host_ops=len(host_ops),
+        split=stream_split(device), top_kernels=top_device_events(device, top),
+        top_operators=top_host_operators(host_ops, top), launch_gaps=launch_gaps(frame, naming),
+        notes=notes, naming=naming)
+
+
+def stream_split(device: pd.DataFrame) -> list[StreamSplit]:
+    rows = []
+    for pid, on_device in device.groupby("pid", sort=True):
+        window = float(on_device["end"].max() - on_device["ts"].min())
+        groups = [("all", on_device)] + [(str(tid), part) for tid, part in on_device.groupby("tid", sort=True)]
+        for stream, part in groups:
+            split = _split(part, window)
+            rows.append(StreamSplit(device=str(pid), stream=stream, window_us=window,
+                                    compute_us=split["compute"], memcpy_us=split["memcpy"],
+                                    communication_us=split["communication"], idle_us=split["idle"]))
+    return rows
+
+
+def top_device_events(device: pd.DataFrame, top: int) -> list[NamedTime]:
+    if device.empty:
+        return []
+    grouped = device.groupby("name").agg(count=("dur", "size"), total_us=("dur", "sum"), mean_us=("dur", "mean"),
+                                         max_us=("dur", "max"), kind=("kind", "first"))
+    grouped = grouped.sort_values("total_us", ascending=False).head(top)
+    return [NamedTime(name=name, **row) for name, row in grouped.to_dict("index").items()]
+
+
+def self_times(ops: pd.DataFrame) -> pd.Series:
+    """Duration minus the time of directly nested operators on the same thread."""
+    self_us = ops["dur"].copy()
+    for _, thread in ops.sort_values(["ts", "dur"], ascending=[True, False]).groupby(["pid", "tid"], sort=False):
+        stack: list[tuple[Any, float]] = []  # (index, end)
+        for index, ts, end, dur in zip(thread.index, thread["ts"], thread["end"], thread["dur"]):
+            while stack and stack[-1][1] <= ts:
+                stack.pop()
+            if stack:
+                self_us[stack[-1][0]] -= dur
+            stack.append((index, end))
+    return self_us.clip(lower=0)
+
+
+def top_host_operators(ops: pd.DataFrame, top: int) -> list[NamedTime]:
+    if ops.empty:
+        return []
+    ops = ops.assign(self_us=self_times(ops))
+    grouped = ops.groupby("name").agg(count=("dur", "size"), total_us=("dur", "sum"), self_us=("self_us", "sum"),
+                                      mean_us=("dur", "mean"), max_us=("dur", "max"))
+    grouped = grouped.sort_values(["self_us", "total_us"], ascending=False).head(top)
+    return [NamedTime(name=name, **row) for name, row in grouped.to_dict("index").items()]
+
+
+def launch_gaps(frame: pd.DataFrame, naming: TraceNaming, worst: int = 5) -> LaunchGaps:
+    """Launch start → device start of the work it enqueued, matched by correlation id."""
+    launches = frame[frame["cat"].isin(naming.runtime_categories)
+                     & frame["name"].str.contains(naming.regex("launch_patterns"), regex=True)
+                     & frame["correlation"].notna()]
+    device = frame[frame["device"] & frame["correlation"].notna()]
+    matched = launches.merge(device, on="correlation", suffixes=("_launch", "_device"))
+    if matched.empty:
+        return LaunchGaps(launches=0, unmatched=len(launches))
+    gaps = matched["ts_device"] - matched["ts_launch"]
+    order = gaps.sort_values(ascending=False).index[:worst]
+    return LaunchGaps(
+        launches=len(matched), unmatched=len(launches) - matched["correlation"].nunique(),
+        mean_us=float(gaps.mean()), median_us=float(gaps.median()), p90_us=float(gaps.quantile(0.9)),
+        max_us=float(gaps.max()),
+        worst=[{"kernel": matched.at[i, "name_device"], "launch": matched.at[i, "name_launch"],
+                "gap_us": float(gaps[i])} for i in order])
+
+
+# --------------------------------------------------------------------------- diff
+
+
+class NamedDelta(BaseModel):
+    name: str
+    before_us: float
+    after_us: float
+    delta_us: float
+    before_count: int
+    after_count: int
+    status: str  # changed | new | vanished
+
+
+class TraceDiff(BaseModel):
+    before: str
+    after: str
+    split_delta_us: dict[str, float] = Field(description="Device-wide ('all' streams) change per class.")
+    kernels: list[NamedDelta]
+    operators: list[NamedDelta]
+    new_kernels: list[str]
+    vanished_kernels: list[str]
+
+
+def diff_traces(before: dict[str, Any], after: dict[str, Any], naming: TraceNaming | None = None, *,
+                before_name: str = "before", after_name: str = "after", top: int = 20) -> TraceDiff:
+    """Per-kernel and per-operator total time change, plus kernels that appeared or vanished."""
+    naming = naming or TraceNaming()
+    frames = [events_frame(trace, naming) for trace in (before, after)]
+    devices = [frame[frame["device"]] for frame in frames]
+    kernels = _named_deltas(devices[0], devices[1])
+    operators = _named_deltas(*(frame[frame["cat"].isin(naming.host_op_categories)] for frame in frames))
+    totals = []
+    for device in devices:
+        rows = [row for row in stream_split(device) if row.stream == "all"]
+        totals.append({k: sum(getattr(r, f"{k}_us") for r in rows) for k in ("compute", "memcpy", "communication", "idle")})
+    return TraceDiff(
+        before=before_name, after=after_name,
+        split_delta_us={k: totals[1][k] - totals[0][k] for k in totals[0]},
+        kernels=kernels[:top], operators=operators[:top],
+        new_kernels=sorted(d.name for d in kernels if d.status == "new"),
+        vanished_kernels=sorted(d.name for d in kernels if d.status == "vanished"))
+
+
+def _named_deltas(before: pd.DataFrame, after: pd.DataFrame) -> list[NamedDelta]:
+    sums = [frame.groupby("name")["dur"].agg(["sum", "size"]) for frame in (before, after)]
+    joined = sums[0].merge(sums[1], how="outer", left_index=True, right_index=True,
+                           suffixes=("_before", "_after")).fillna(0)
+    deltas = []
+    for name, row in joined.iterrows():
+        status = "new" if row["size_before"] == 0 else "vanished" if row["size_after"] == 0 else "changed"
+        deltas.append(NamedDelta(name=str(name), before_us=row["sum_before"], after_us=row["sum_after"],
+                                 delta_us=row["sum_after"] - row["sum_before"], before_count=int(row["size_before"]),
+                                 after_count=int(row["size_after"]), status=status))
+    return sorted(deltas, key=lambda d: abs(d.delta_us), reverse=True)
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    def cell(value: Any) -> str:
+        text = f"{value:,.1f}" if isinstance(value, float) else str(value)
+        return text.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _share(us: float, window: float) -> str:
+    return f"{us:,.1f} ({us / window:.0%})" if window else f"{us:,.1f}"
+
+
+def render_report(report: TraceReport) -> str:
+    parts = [f"### Trace {report.source}\n", *(f"- {note}\n" for note in report.notes)]
+    if report.split:
+        rows = [[s.device, s.stream, *(_share(us, s.window_us) for us in
+                                       (s.compute_us, s.memcpy_us, s.communication_us, s.idle_us)), s.window_us]
+                for s in report.split]
+        parts += ["\n**Device time split (µs)**\n\n", markdown_table(
+            ["device", "stream", "compute", "memcpy", "communication", "idle", "window"], rows)]
+    if report.top_kernels:
+        parts += ["\n**Top kernels**\n\n", markdown_table(
+            ["kernel", "kind", "count", "total µs", "mean µs", "max µs"],
+            [[k.name, k.kind, k.count, k.total_us, k.mean_us, k.max_us] for k in report.top_kernels])]
+    if report.top_operators:
+        parts += ["\n**Top operators (host)**\n\n", markdown_table(
+            ["operator", "count", "self µs", "total µs", "mean µs"],
+            [[o.name, o.count, o.self_us, o.total_us, o.mean_us] for o in report.top_operators])]
+    gaps = report.launch_gaps
+    if gaps.launches:
+        parts.append(f"\n**Launch → device start**: {gaps.launches} launches, median {gaps.median_us:,.1f} µs, "
+                     f"p90 {gaps.p90_us:,.1f} µs, max {gaps.max_us:,.1f} µs"
+                     f"{f', {gaps.unmatched} unmatched' if gaps.unmatched else ''}\n")
+    return "".join(parts)
+
+
+def render_diff(diff: TraceDiff) -> str:
+    parts = [f"### Trace diff: {diff.before} → {diff.after}\n\n",
+             markdown_table(["class", "Δ µs"], [[k, v] for k, v in diff.split_delta_us.items()])]
+    for title, rows in (("Kernels", diff.kernels), ("Operators (host)", diff.operators)):
+        if rows:
+            parts += [f"\n**{title}**\n\n", markdown_table(
+                ["name", "status", "before µs", "after µs", "Δ µs", "count before", "count after"],
+                [[d.name, d.status, d.before_us, d.after_us, d.delta_us, d.before_count, d.after_count]
+                 for d in rows])]
+    return "".join(parts)
+
+
+def write_trace_evidence(report: TraceReport, evidence_dir: Path, stem: str = "trace_summary") -> list[Path]:
+    evidence_dir = Path(evidence_dir)
+    evidence_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"
+    json_path.write_text(report.model_dump_json(indent=2) + "\n")
+    md_path.write_text(render_report(report))
+    return [json_path, md_path]
+
+
+def write_diff_evidence(diff: TraceDiff, evidence_dir: Path, stem: str = "trace_diff") -> list[Path]:
+    evidence_dir = Path(evidence_dir)
+    evidence_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"
+    json_path.write_text(diff.model_dump_json(indent=2) + "\n")
+    md_path.write_text(render_diff(diff))
+    return [json_path, md_path]
+
+
+def trace_check(path: str | Path, evidence_dir: Path, naming: TraceNaming | None = None,
+                name: str = "profile.trace") -> tuple[Check, TraceReport | None]:
+    """Analyse one trace into evidence files; a missing or unreadable trace is `not_run` with the reason."""
+    try:
+        trace = load_trace(path)
+    except HarnessError as exc:
+        return Check(name=name, status=CheckStatus.not_run, reason=str(exc)), None
+    report = analyze_trace(trace, naming, source=str(path))
+    files = write_trace_evidence(report, evidence_dir)
+    everything = [r for r in report.split if r.stream == "all"]
+    metrics = {"device_events": report.device_events, "host_ops": report.host_ops,
+               "launch_gap_median_us": report.launch_gaps.median_us}
+    for key in ("compute", "memcpy", "communication", "idle"):
+        metrics[f"{key}_us"] = sum(getattr(r, f"{key}_us") for r in everything)
+    status, reason = CheckStatus.passed, None
+    if report.events == 0:
+        status, reason = CheckStatus.failed, f"{path}: the trace has no complete ('X') events"
+    elif report.device_events == 0:
+        status, reason = CheckStatus.inconclusive, report.notes[0]
+    return Check(name=name, status=status, reason=reason, evidence=[str(path), *map(str, files)],
+                 metrics=metrics), report

@@ -1,0 +1,243 @@
+"""Step 1 — alignment: where does the feature land in the plugin?
+
+From the Platform Map (the plugin against the target upstream) and the Feature Diff (old → new
+upstream), find the plugin's landing points for the feature's upstream symbols: a platform
+factory method, a hook, a patch, a kernel registration — or that a new landing point is needed.
+Evidence: the feature, the relevant findings and changes, the upstream hunks, the full Platform
+Map, and the landing decision with a confidence and its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.evidence.checks import Check, CheckStatus
+from harness.knowledge.findings import BREAKING, Finding
+from harness.steps import knowledge, symbols
+from harness.steps.base import Evidence, StepContext, not_run, runner_failure
+
+LANDING_KIND = {
+    "override": "platform factory method",
+    "hook": "hook",
+    "patch": "patch",
+    "kernel": "kernel registration",
+    "attention_backend": "attention backend registration",
+    "entry_point": "entry point",
+}
+# Upstream classes whose methods a platform plugin overrides (DESIGN §2).
+PLATFORM_BASES = ("sglang.srt.platforms.interface.SRTPlatform", "sglang.srt.platforms.device_mixin.DeviceMixin")
+
+
+@dataclass
+class AlignmentInputs:
+    findings: list[Finding] = field(default_factory=list)  # Platform Map findings vs the target
+    changes: list[Any] = field(default_factory=list)  # Feature Diff SymbolChanges
+    platform_map: Any = None
+    knowledge_error: BaseException | None = None
+
+
+def touches(target: str, feature_symbols: list[str], feature_paths: list[str]) -> bool:
+    """A dotted target belongs to the feature when either names the other or a path holds it."""
+    for symbol in feature_symbols:
+        if target == symbol or target.startswith(symbol + ".") or symbol.startswith(target + "."):
+            return True
+    as_path = target.replace(".", "/")
+    return any(as_path.startswith(p.rstrip("/").removesuffix(".py")) for p in feature_paths)
+
+
+class AlignmentStep:
+    number = 1
+    name = "alignment"
+    title = "Alignment: where the feature lands"
+
+    def read_inputs(self, ctx: StepContext) -> AlignmentInputs:
+        feature = ctx.feature
+        try:
+            ctx.progress("mapping the plugin against the target upstream")
+            pmap = knowledge.platform_map(ctx.plugin, ctx.upstream)
+            found = [f for f in pmap.findings if touches(f.target, feature.symbols, feature.paths)]
+            changes: list[Any] = []
+            if ctx.old_upstream is not None:
+                ctx.progress("diffing the upstream versions")
+                diff = knowledge.feature_diff(ctx.old_upstream, ctx.upstream, ctx.plugin, ctx.progress)
+                changes = [c for c in diff.changes if touches(c.symbol, feature.symbols, feature.paths)]
+                # The diff judged each dependency across both versions (e.g. a hook whose target's
+                # signature changed resolves fine but needs a look): its finding wins.
+                across = {
+                    (f.kind, f.target): f for f in diff.findings if touches(f.target, feature.symbols, feature.paths)
+                }
+                found = [across.pop((f.kind, f.target), f) for f in found] + list(across.values())
+        except HarnessError:
+            raise  # bad input (unreachable source, not a plugin): the user must fix it
+        except Exception as exc:  # noqa: BLE001 — the engine is missing or broke: say so, don't pass
+            return AlignmentInputs(knowledge_error=exc)
+        found.sort(key=lambda f: (-f.risk, f.target, f.kind))
+        changes.sort(key=lambda c: c.symbol)
+        return AlignmentInputs(findings=found, changes=changes, platform_map=pmap)
+
+    def produce_evidence(self, ctx: StepContext, inputs: AlignmentInputs) -> Evidence:
+        feature = ctx.feature
+        ctx.write_json("feature.json", feature.model_dump())
+        if inputs.knowledge_error is not None:
+            return Evidence(facts={"knowledge_error": str(inputs.knowledge_error)})
+
+        knowledge.write_platform_map(inputs.platform_map, ctx.evidence_dir / "platform_map")
+        ctx.write_json("findings.json", [f.model_dump(mode="json") for f in inputs.findings])
+        ctx.write_json("changes.json", [_dump(c) for c in inputs.changes])
+
+        located, removed, unlocated, hunks = self._upstream_hunks(ctx)
+        ctx.write_text("hunks.diff", hunks)
+        landing = self._landing(feature.symbols, inputs.findings, unlocated)
+        ctx.write_json("landing.json", landing)
+        commands = [f"harness map --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        if ctx.old_upstream is not None:
+            commands.append(
+                f"harness diff --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --plugin {ctx.plugin}"
+            )
+        return Evidence(
+            facts={
+                "landing": landing,
+                "located": located,
+                "removed": removed,
+                "unlocated": unlocated,
+                "changes": [_dump(c) for c in inputs.changes],
+                "has_hunks": bool(hunks.strip()),
+            },
+            commands=commands,
+        )
+
+    def run_checks(self, ctx: StepContext, inputs: AlignmentInputs, evidence: Evidence) -> list[Check]:
+        if inputs.knowledge_error is not None:
+            reason = runner_failure("alignment", inputs.knowledge_error, "knowledge engine").reason
+            return [not_run("alignment.symbols_located", reason), not_run("alignment.landing_point", reason)]
+        facts = evidence.facts
+        return [self._located_check(ctx, facts), self._landing_check(facts["landing"])]
+
+    def _located_check(self, ctx: StepContext, facts: dict) -> Check:
+        name, evidence = "alignment.symbols_located", ["feature.json", "hunks.diff"]
+        if not (ctx.feature.symbols or ctx.feature.paths):
+            return not_run(name, "the feature names no upstream symbols or paths")
+        located, removed, unlocated = facts["located"], facts["removed"], facts["unlocated"]
+        metrics = {"located": len(located), "removed": len(removed), "unlocated": len(unlocated)}
+        if unlocated:
+            versions = ctx.upstream.label + (f" or {ctx.old_upstream.label}" if ctx.old_upstream else "")
+            return Check(name=name, status=CheckStatus.failed, evidence=evidence, metrics=metrics,
+                         reason=f"in neither {versions}: {', '.join(unlocated)}")
+        reason = f"{len(located)} in {ctx.upstream.label}"
+        if removed:
+            reason += f"; removed since {ctx.old_upstream.label}: {', '.join(removed)}"
+        return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics=metrics, reason=reason)
+
+    def _landing_check(self, landing: dict) -> Check:
+        if landing["dead_ends"]:
+            status = CheckStatus.failed
+            reason = "no successor upstream for: " + ", ".join(
+                f"{p['target']} ({p['status']}, {p['file']}:{p['line']})" for p in landing["dead_ends"]
+            )
+        elif landing["new_landing_point_needed"]:
+            status, reason = CheckStatus.inconclusive, "new landing point needed: " + landing["reason"]
+        else:
+            status, reason = CheckStatus.passed, landing["reason"]
+        return Check(
+            name="alignment.landing_point",
+            status=status,
+            reason=reason,
+            evidence=["landing.json", "findings.json"],
+            metrics={"confidence": landing["confidence"], "points": len(landing["points"])},
+        )
+
+    def _upstream_hunks(self, ctx: StepContext) -> tuple[list[str], list[str], list[str], str]:
+        """(in the target, only in the old version, in neither, the hunks text)."""
+        new_root = Path(ctx.upstream.root)
+        old_source = ctx.old_upstream
+        located, removed, unlocated, parts = [], [], [], []
+        for symbol in ctx.feature.symbols:
+            new = symbols.locate(ctx.upstream, symbol)
+            old = symbols.locate(old_source, symbol) if old_source is not None else None
+            (located if new else removed if old else unlocated).append(symbol)
+            where = f"{new.file}:{new.start}-{new.end}" if new else "absent"
+            if new and new.defined_as != symbol:
+                where += f" (defined as {new.defined_as})"
+            header = f"# {symbol} — {ctx.upstream.label}: {where}"
+            if old_source is None:
+                parts.append(header + "\n")
+                continue
+            was = f"{old.file}:{old.start}-{old.end}" if old else "absent"
+            body = symbols.hunk(old, new, old_source.label, ctx.upstream.label)
+            parts.append(f"{header}; {old_source.label}: {was}\n" + (body or "# unchanged\n"))
+        for path in ctx.feature.paths:
+            in_old = old_source is not None and (Path(old_source.root) / path).exists()
+            if (new_root / path).exists():
+                located.append(path)
+            else:
+                (removed if in_old else unlocated).append(path)
+        return located, removed, unlocated, "\n".join(parts)
+
+    def _landing(self, feature_symbols: list[str], findings: list[Finding], unlocated: list[str]) -> dict:
+        """Where the feature lands. A plugin finding covers a feature symbol when it targets it
+        (or a parent / child of it), or when the engine names the symbol as its successor."""
+        points = [
+            {
+                "landing": LANDING_KIND.get(f.kind, f.kind),
+                "kind": f.kind,
+                "target": f.target,
+                "file": f.file,
+                "line": f.line,
+                "status": f.status.value,
+                "live": f.live,
+                "hook_type": f.hook_type,
+                "successor": f.successor,
+                "port_needed": f.status.value != "ok",
+            }
+            for f in findings
+        ]
+        live = [p for p in points if p["live"]]
+
+        def covers(point: dict, symbol: str) -> bool:
+            return touches(point["target"], [symbol], []) or point["successor"] == symbol
+
+        if feature_symbols:
+            uncovered = [s for s in feature_symbols if not any(covers(p, s) for p in live)]
+            exact = all(any(p["target"] == s or p["successor"] == s for p in live) for s in feature_symbols)
+        else:  # a feature named by paths only: covered when any live plugin code is in them
+            uncovered, exact = ([] if live else ["the feature's paths"]), bool(live)
+        breaking = {s.value for s in BREAKING}
+        dead_ends = [p for p in live if p["status"] in breaking and not p["successor"]]
+        reasons = []
+        if live:
+            reasons.append("lands at " + "; ".join(
+                f"{p['landing']} `{p['target']}` ({p['file']}:{p['line']})"
+                + (f", {p['status']} → port to `{p['successor']}`" if p["successor"] and p["port_needed"]
+                   else f", {p['status']}" if p["port_needed"] else "")
+                for p in live
+            ))
+        suggestion = None
+        if uncovered:
+            on_platform = any(s.startswith(PLATFORM_BASES) for s in uncovered)
+            suggestion = "a platform factory method override" if on_platform else "a hook on the upstream symbol"
+            dead = " (only dead plugin code touches it)" if points and not live else ""
+            reasons.append(f"no live plugin code for {', '.join(uncovered)}{dead}; candidate: {suggestion}")
+        if unlocated:
+            reasons.append(f"not found upstream: {', '.join(unlocated)}")
+        if unlocated or not live or uncovered:
+            confidence = "low" if (unlocated or not live) else "medium"
+        else:
+            confidence = "high" if exact else "medium"
+        return {
+            "points": points,
+            "new_landing_point_needed": bool(uncovered),
+            "dead_ends": dead_ends,
+            "suggestion": suggestion,
+            "confidence": confidence,
+            "reason": "; ".join(reasons),
+        }
+
+
+def _dump(obj: Any) -> dict:
+    return obj.model_dump(mode="json") if hasattr(obj, "model_dump") else dict(obj)
+
+
+STEP = AlignmentStep()

@@ -1,0 +1,277 @@
+"""Start, decide, resume and inspect runs: what the CLI commands call.
+
+Each call opens the workspace checkpointer, builds the graph for the run's inputs, advances it
+as far as it goes (to the next gate, or the end), then re-renders the reports from state and
+evidence on disk. One process at a time may advance a run (an flock on the run's lock file; the
+kernel drops it if the process is killed).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langgraph.types import Command
+
+from harness.errors import HarnessError
+from harness.report.render import gate_label, render_all
+from harness.steps import STEPS
+from harness.steps.base import load_result, slug_of
+from harness.workflow.checkpointer import open_checkpointer
+from harness.workflow.graph import build_graph
+from harness.workflow.hashing import evidence_hash
+from harness.workflow.layout import RunLayout, Workspace, utc_now
+from harness.workflow.state import RunInputs
+
+Progress = Callable[[str], None]
+
+
+def _config(run_id: str) -> dict:
+    return {"configurable": {"thread_id": run_id}}
+
+
+def load_inputs(run: RunLayout) -> RunInputs:
+    run.require()
+    try:
+        return RunInputs.model_validate_json(run.run_json.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise HarnessError(f"run {run.run_id}: {run.run_json} is unreadable ({str(exc).splitlines()[0]})") from None
+
+
+@contextmanager
+def _exclusive(run: RunLayout) -> Iterator[None]:
+    """Held while a process decides on or advances the run; reentrant within the process."""
+    if run.run_id in _held:
+        yield
+        return
+    run.run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run.lock_file, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise HarnessError(f"run {run.run_id} is being advanced by {holder}; wait for it") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}")
+        fh.flush()
+        _held.add(run.run_id)
+        try:
+            yield
+        finally:
+            _held.discard(run.run_id)
+
+
+_held: set[str] = set()
+
+
+def busy_by(run: RunLayout) -> str | None:
+    """Who is advancing the run right now ('pid N'), or None."""
+    if not run.lock_file.is_file():
+        return None
+    with open(run.lock_file, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            return fh.read().strip() or "another process"
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return None
+
+
+def _advance(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress) -> dict:
+    with _exclusive(run), open_checkpointer(run.workspace) as saver:
+        app = build_graph(run, inputs, progress).compile(checkpointer=saver)
+        # durability="sync": a step's checkpoint is on disk before the next node starts.
+        app.invoke(payload, _config(run.run_id), durability="sync")
+        view = _view(run, inputs, app.get_state(_config(run.run_id)))
+    render_all(run, view)
+    return view
+
+
+def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lambda m: None) -> dict:
+    run = workspace.run(inputs.run_id)
+    if run.exists():
+        raise HarnessError(
+            f"run {inputs.run_id!r} already exists; pick another --run-id or `harness resume {inputs.run_id}`"
+        )
+    run.run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run.run_json.with_suffix(".tmp")
+    tmp.write_text(inputs.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, run.run_json)
+    run.log("run_started", feature=inputs.feature.id)
+    return _advance(run, inputs, _initial_state(inputs), progress)
+
+
+def _initial_state(inputs: RunInputs) -> dict:
+    return {"run_id": inputs.run_id, "steps": {}, "gates": {}}
+
+
+def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None) -> dict:
+    run = workspace.run(run_id)
+    inputs = load_inputs(run)
+    with _exclusive(run):
+        view = run_status(workspace, run_id)
+        if view["state"] != "interrupted":
+            return view  # at a gate or finished: nothing to redo
+        run.log("run_resumed")
+        # Killed before the first checkpoint (or the state file was replaced): start from the top;
+        # steps whose evidence is complete on disk are reused, not redone.
+        payload = None if view["checkpointed"] else _initial_state(inputs)
+        return _advance(run, inputs, payload, progress)
+
+
+def decide(
+    workspace: Workspace,
+    run_id: str,
+    *,
+    approve: bool,
+    by: str,
+    text: str | None,
+    progress: Progress = lambda m: None,
+) -> dict:
+    """Approve or reject the gate the run waits at; then advance to the next gate."""
+    run = workspace.run(run_id)
+    inputs = load_inputs(run)
+    with _exclusive(run):
+        return _decide_locked(run, inputs, approve=approve, by=by, text=text, progress=progress)
+
+
+def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str, text: str | None,
+                   progress: Progress) -> dict:
+    run_id = run.run_id
+    view = run_status(run.workspace, run_id)
+    if view["state"] != "waiting":
+        what = {
+            "finished": "it has finished",
+            "interrupted": f"it stopped mid-step; `harness resume {run_id}` first",
+        }
+        raise HarnessError(f"run {run_id} is not waiting at a gate: {what.get(view['state'], view['state'])}")
+    if not by.strip():
+        raise HarnessError("--by must name who decides")
+    step = next(s for s in view["steps"] if s["slug"] == view["waiting_at"])
+    if approve and step["current_hash"] != step["recorded_hash"]:
+        raise HarnessError(
+            f"run {run_id}: evidence of {step['slug']} changed since the step produced it; "
+            f"reject it to rerun the step instead of approving altered evidence"
+        )
+    decision: dict[str, Any] = {
+        "decision": "approve" if approve else "reject",
+        "by": by.strip(),
+        "at": utc_now(),
+        "automatic": False,
+        "evidence_hash": step["current_hash"],
+        "attempt": step["attempt"],
+    }
+    if approve:
+        decision["note"] = text or None
+    else:
+        if not (text or "").strip():
+            raise HarnessError("--reason must say why the step is rejected")
+        decision["reason"] = text.strip()
+    run.log(decision["decision"], step=step["slug"], by=decision["by"])
+    return _advance(run, inputs, Command(resume=decision), progress)
+
+
+def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> dict:
+    """The run as it stands. With `render`, the reports are re-rendered too, so the summary
+    shows what `status` shows (e.g. an approval invalidated by changed evidence)."""
+    run = workspace.run(run_id)
+    inputs = load_inputs(run)
+    with open_checkpointer(workspace) as saver:
+        app = build_graph(run, inputs, lambda m: None).compile(checkpointer=saver)
+        snapshot = app.get_state(_config(run_id))
+    view = _view(run, inputs, snapshot)
+    if render:
+        render_all(run, view)
+    return view
+
+
+def _view(run: RunLayout, inputs: RunInputs, snapshot) -> dict:
+    """Everything `status`, the reports and the CLI print: one dict, stable key order."""
+    values = snapshot.values or {}
+    records = values.get("steps", {})
+    gates = values.get("gates", {})
+    waiting_at = None
+    for task in snapshot.tasks:
+        for intr in task.interrupts:
+            waiting_at = intr.value["step"]
+    running = None if run.run_id in _held else busy_by(run)
+    if values.get("finished_at"):
+        state = "finished"
+    elif waiting_at:
+        state = "waiting"
+    elif running:
+        state = "running"
+    else:
+        state = "interrupted"  # a process stopped mid-step (or never got going): resume it
+    steps = []
+    for step in STEPS:
+        slug = slug_of(step)
+        record = records.get(slug)
+        result = load_result(run.evidence_dir(slug))
+        history = gates.get(slug, [])
+        current_hash = evidence_hash(run.evidence_dir(slug))
+        recorded_hash = record["evidence_hash"] if record else None
+        gate = _gate_view(history, record, current_hash, waiting_at == slug)
+        steps.append(
+            {
+                "step": step.name,
+                "number": step.number,
+                "slug": slug,
+                "title": step.title,
+                "attempt": record["attempt"] if record else None,
+                "verdict": record["verdict"] if record else "pending",
+                "checks": [
+                    {"name": c.name, "status": c.status.value, "reason": c.reason}
+                    for c in (result.checks if result else [])
+                ]
+                if record
+                else [],
+                "report": record["report"] if record else None,
+                "evidence_dir": record["evidence_dir"] if record else None,
+                "recorded_hash": recorded_hash,
+                "current_hash": current_hash,
+                "evidence_changed": bool(record) and current_hash != recorded_hash,
+                "gate": gate,
+                "gate_decision": gate_label(gate),
+                "approver": gate.get("by") if gate.get("decision") == "approve" else None,
+                "automatic": bool(gate.get("automatic")),
+                "evidence_hash": current_hash,
+                "history": history,
+            }
+        )
+    return {
+        "run_id": run.run_id,
+        "workspace": str(run.workspace.root),
+        "state": state,
+        "waiting_at": waiting_at,
+        "finished_at": values.get("finished_at"),
+        "checkpointed": bool(values),
+        "running": running,
+        "inputs": inputs.model_dump(mode="json"),
+        "steps": steps,
+    }
+
+
+def _gate_view(history: list[dict], record: dict | None, current_hash: str | None, waiting: bool) -> dict:
+    if waiting:
+        return {"decision": "pending", "valid": None}
+    if not history:
+        return {"decision": "none", "valid": None}
+    last = history[-1]
+    if last["decision"] == "reject" and record and record["attempt"] > last.get("attempt", 0):
+        # the rejected attempt was rerun; a newer attempt is what its gate will decide on
+        return {"decision": "pending", "valid": None, "after_rejection": last}
+    view = dict(last)
+    if last["decision"] == "approve":
+        view["valid"] = last["evidence_hash"] == current_hash
+        if not view["valid"]:
+            view["invalid_reason"] = "approval invalidated: evidence changed"
+    else:
+        view["valid"] = None
+    return view

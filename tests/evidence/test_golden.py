@@ -1,0 +1,136 @@
+"""Golden tensor comparison on real safetensors / torch dump files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from safetensors.torch import save_file  # noqa: E402
+
+from harness.evidence.checks import CheckStatus  # noqa: E402
+from harness.evidence.golden import compare_dumps, load_dumps  # noqa: E402
+
+
+def reference_tensors() -> dict[str, "torch.Tensor"]:
+    generator = torch.Generator().manual_seed(0)
+    return {
+        "embed": torch.randn(4, 16, generator=generator),
+        "attn": torch.randn(4, 16, generator=generator),
+        "mlp": torch.randn(4, 32, generator=generator),
+        "logits": torch.randn(4, 100, generator=generator),
+    }
+
+
+def write_dump_dir(root: Path, tensors: dict[str, "torch.Tensor"]) -> Path:
+    """Layer dumps as a runner would write them: one file per op, numbered in execution order,
+    mixing torch and safetensors files; the last holds a dict."""
+    root.mkdir(parents=True)
+    torch.save(tensors["embed"], root / "00_embed.pt")
+    save_file({"out": tensors["attn"]}, str(root / "01_attn.safetensors"))
+    torch.save(tensors["mlp"], root / "02_mlp.pt")
+    torch.save({"logits": tensors["logits"], "step": 3}, root / "03_head.pt")
+    return root
+
+
+def read_evidence(check) -> dict:
+    return json.loads(Path(check.evidence[0]).read_text())
+
+
+def test_identical_dumps_pass(tmp_path):
+    tensors = reference_tensors()
+    reference = write_dump_dir(tmp_path / "ref", tensors)
+    candidate = write_dump_dir(tmp_path / "cand", {k: v.clone() for k, v in tensors.items()})
+    assert sorted(load_dumps(reference)) == ["00_embed", "01_attn/out", "02_mlp", "03_head/logits"]
+    check = compare_dumps(reference, candidate, tmp_path / "evidence")
+    assert check.status is CheckStatus.passed, check.reason
+    report = read_evidence(check)
+    assert report["compared"] == 4 and report["matched"] == 4 and report["first_mismatch"] is None
+
+
+def test_divergence_lists_worst_offenders_shapes_and_missing(tmp_path):
+    tensors = reference_tensors()
+    reference = write_dump_dir(tmp_path / "ref", tensors)
+    changed = {k: v.clone() for k, v in tensors.items()}
+    changed["attn"][0, :4] += 0.5  # 4 of 64 elements off: the first divergence in dump order
+    changed["mlp"] += 1e-7  # inside tolerance
+    changed["logits"] = changed["logits"] * 1.1  # everything off, by more
+    candidate = write_dump_dir(tmp_path / "cand", changed)
+    (candidate / "00_embed.pt").unlink()
+    torch.save(torch.zeros(5, 16), candidate / "00_embed_extra.pt")
+
+    check = compare_dumps(reference, candidate, tmp_path / "evidence", atol=1e-5, rtol=1e-3)
+    assert check.status is CheckStatus.failed
+    assert "2 of 3 tensors outside" in check.reason and "1 reference tensors missing" in check.reason
+    assert "first in dump order: 01_attn/out" in check.reason
+    report = read_evidence(check)
+    assert report["missing_in_candidate"] == ["00_embed"]
+    assert report["missing_in_reference"] == ["00_embed_extra"]
+    by_name = {entry["name"]: entry for entry in report["tensors"]}
+    attn = by_name["01_attn/out"]
+    assert attn["status"] == "mismatch" and attn["mismatch_fraction"] == pytest.approx(4 / 64)
+    assert attn["max_abs_err"] == pytest.approx(0.5, rel=1e-5)
+    assert by_name["02_mlp"]["status"] == "match"
+    logits_error = (tensors["logits"] * 0.1).abs().max().item()
+    assert by_name["03_head/logits"]["max_abs_err"] == pytest.approx(logits_error, rel=1e-5)
+    assert by_name["03_head/logits"]["max_rel_err"] == pytest.approx(0.1, rel=1e-4)
+    # Worst first, measured against the tolerance each element was allowed.
+    ratios = [entry["tolerance_ratio"] for entry in report["worst"]]
+    assert ratios == sorted(ratios, reverse=True) and report["worst"][-1]["name"] == "02_mlp"
+
+
+def test_single_files_with_shape_and_dtype_differences(tmp_path):
+    tensors = reference_tensors()
+    save_file(tensors, str(tmp_path / "ref.safetensors"))
+    candidate = {k: v.clone() for k, v in tensors.items()}
+    candidate["embed"] = candidate["embed"].to(torch.bfloat16)
+    candidate["mlp"] = candidate["mlp"][:, :16].contiguous()
+    torch.save(candidate, tmp_path / "cand.pt")
+
+    strict = compare_dumps(tmp_path / "ref.safetensors", tmp_path / "cand.pt", tmp_path / "e1", atol=1e-2, rtol=1e-2)
+    assert strict.status is CheckStatus.failed
+    assert "1 shape mismatches" in strict.reason and "1 dtype mismatches" in strict.reason
+    report = read_evidence(strict)
+    assert report["shape_mismatches"] == ["mlp"] and report["dtype_mismatches"] == ["embed"]
+
+    del candidate["mlp"]
+    torch.save(candidate, tmp_path / "cand2.pt")
+    save_file({k: v for k, v in tensors.items() if k != "mlp"}, str(tmp_path / "ref2.safetensors"))
+    relaxed = compare_dumps(
+        tmp_path / "ref2.safetensors", tmp_path / "cand2.pt", tmp_path / "e2", atol=1e-2, rtol=1e-2, check_dtype=False
+    )
+    assert relaxed.status is CheckStatus.passed, relaxed.reason  # bf16 rounding is inside 1e-2
+
+
+def test_allclose_semantics(tmp_path):
+    generator = torch.Generator().manual_seed(1)
+    base = torch.randn(1000, generator=generator)
+    for scale in (1e-6, 1e-4, 1e-3, 1e-2):
+        noisy = base + scale * torch.randn(1000, generator=generator)
+        torch.save({"x": base}, tmp_path / "a.pt")
+        torch.save({"x": noisy}, tmp_path / "b.pt")
+        check = compare_dumps(tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "e", atol=1e-4, rtol=1e-3)
+        expected = torch.allclose(noisy, base, atol=1e-4, rtol=1e-3)
+        assert (check.status is CheckStatus.passed) == expected
+
+
+def test_nan_needs_equal_nan(tmp_path):
+    values = torch.tensor([1.0, float("nan"), 3.0])
+    torch.save({"x": values}, tmp_path / "a.pt")
+    torch.save({"x": values.clone()}, tmp_path / "b.pt")
+    assert compare_dumps(tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "e").status is CheckStatus.failed
+    assert (
+        compare_dumps(tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "e", equal_nan=True).status is CheckStatus.passed
+    )
+
+
+def test_missing_or_unreadable_dumps_are_not_run(tmp_path):
+    torch.save({"x": torch.ones(2)}, tmp_path / "a.pt")
+    missing = compare_dumps(tmp_path / "a.pt", tmp_path / "nowhere", tmp_path / "e")
+    assert missing.status is CheckStatus.not_run and "does not exist" in missing.reason
+    (tmp_path / "broken.pt").write_bytes(b"not a torch file")
+    broken = compare_dumps(tmp_path / "a.pt", tmp_path / "broken.pt", tmp_path / "e")
+    assert broken.status is CheckStatus.not_run and "cannot read tensor dump" in broken.reason
+    assert "error" in read_evidence(broken)

@@ -1,0 +1,133 @@
+"""End-to-end: drive the `harness` CLI as a user would, through every kind of gate decision."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from workflow_support import loopback_runbook
+
+STEPS = ["01-alignment", "02-interface", "03-operators", "04-accuracy", "05-performance"]
+
+
+def started(journal: list[dict], step: str) -> int:
+    return sum(1 for e in journal if e["event"] == "step_started" and e["step"] == step)
+
+
+def links_resolve(report: Path) -> None:
+    for target in re.findall(r"\]\(([^)]+)\)", report.read_text()):
+        if "://" not in target:
+            assert (report.parent / target).exists(), f"{report.name} links to missing {target}"
+
+
+def test_run_stops_at_first_gate_then_reject_and_approve_to_the_end(project):
+    first = project.cli(*project.run_args("--run-id", "kv1"))
+    assert "Waiting at the 01-alignment gate" in first.stdout
+    assert "harness approve kv1 --by YOUR_NAME" in first.stdout
+
+    status = project.status("kv1")
+    assert status["state"] == "waiting" and status["waiting_at"] == "01-alignment"
+    alignment = status["steps"][0]
+    assert alignment["gate"]["decision"] == "pending"
+    assert alignment["evidence_hash"].startswith("sha256:")
+    assert [s["verdict"] for s in status["steps"][1:]] == ["pending"] * 4
+
+    project.cli("reject", "kv1", "--by", "bob", "--reason", "landing must cover get_kv_pool_cls(kind=...)")
+    status = project.status("kv1")
+    assert status["waiting_at"] == "01-alignment"
+    assert status["steps"][0]["attempt"] == 2
+    assert started(project.journal("kv1"), "01-alignment") == 2
+    report = (project.reports("kv1") / "01-alignment.md").read_text()
+    assert "Rerun after rejection" in report
+    assert "rejected by bob" in report and "landing must cover get_kv_pool_cls(kind=...)" in report
+    step_record = json.loads((project.reports("kv1") / "evidence/01-alignment/step.json").read_text())
+    assert step_record["rejection_reason"] == "landing must cover get_kv_pool_cls(kind=...)"
+    superseded = project.workspace / ".harness/runs/kv1/superseded/01-alignment.attempt-1"
+    assert (superseded / "step.json").is_file(), "the rejected attempt's evidence is kept"
+
+    project.cli("approve", "kv1", "--by", "alice", "--note", "landing point agreed")
+    status = project.status("kv1")
+    assert status["waiting_at"] == "02-interface"
+    interface = status["steps"][1]
+    names = {c["name"]: c["status"] for c in interface["checks"]}
+    # the loopback engine really served: smoke checks come from real requests
+    assert names["smoke.responses"] == "passed"
+    assert (project.reports("kv1") / "evidence/02-interface/smoke/smoke.jsonl").is_file()
+
+    for _ in range(4):
+        project.cli("approve", "kv1", "--by", "alice")
+    status = project.status("kv1")
+    assert status["state"] == "finished"
+    for step in status["steps"]:
+        assert step["gate"]["decision"] == "approve" and step["gate"]["valid"] is True
+        assert step["approver"] == "alice" and step["automatic"] is False
+        assert step["gate"]["evidence_hash"] == step["evidence_hash"]
+        assert step["checks"], f"{step['slug']} recorded no checks"
+    # a finished step is never run twice, except the one rejected once
+    journal = project.journal("kv1")
+    assert [started(journal, s) for s in STEPS] == [2, 1, 1, 1, 1]
+
+    reports = project.reports("kv1")
+    summary = (reports / "summary.md").read_text()
+    for slug in STEPS:
+        assert (reports / f"{slug}.md").is_file()
+        links_resolve(reports / f"{slug}.md")
+    links_resolve(reports / "summary.md")
+    assert summary.count("| approved | alice |") == 5
+    assert "landing point agreed" in (reports / "01-alignment.md").read_text()
+
+    # tamper with approved evidence: the approval no longer counts
+    (reports / "evidence/02-interface/smoke/smoke.jsonl").write_text("{}\n")
+    status = project.status("kv1")
+    interface = status["steps"][1]
+    assert interface["gate"]["valid"] is False
+    assert interface["gate_decision"] == "approval invalidated: evidence changed"
+    assert all(s["gate"]["valid"] for s in status["steps"] if s["slug"] != "02-interface")
+    human = project.cli("status", "kv1").stdout
+    assert "approval invalidated: evidence changed" in human
+    assert "approval invalidated: evidence changed" in (reports / "summary.md").read_text()
+
+
+def test_auto_approve_runs_to_the_end_and_says_so(project):
+    """Also: the later gates see the evidence runners' real verdicts (the engine logs operator
+    fallbacks; accuracy is measured with lm-eval over HTTP)."""
+    runbook = loopback_runbook(project.root / "full.yaml", "--fallback-lines", "2", accuracy=True)
+    project.cli(*project.run_args("--run-id", "auto", "--auto-approve", runbook=runbook))
+    status = project.status("auto")
+    assert status["state"] == "finished"
+    verdicts = {s["step"]: s for s in status["steps"]}
+    operators = {c["name"]: c for c in verdicts["operators"]["checks"]}
+    assert operators["operators.workload"]["status"] == "passed"
+    assert operators["fallback.log"]["status"] == "failed"
+    assert operators["profile.capture"]["status"] == "passed"
+    assert operators["fallback.trace"]["status"] in ("passed", "failed"), operators["fallback.trace"]
+    assert (project.reports("auto") / "evidence/03-operators/fallback/fallback_hits.jsonl").stat().st_size > 0
+    [accuracy] = verdicts["accuracy"]["checks"]
+    assert accuracy["status"] in ("passed", "failed", "inconclusive"), accuracy  # measured, not skipped
+    assert (project.reports("auto") / "evidence/04-accuracy/accuracy/gsm8k-mini/samples.jsonl").is_file()
+    assert verdicts["performance"]["checks"][0]["status"] == "not_run"
+    assert "no performance suites" in verdicts["performance"]["checks"][0]["reason"]
+    assert all(s["automatic"] and s["approver"] == "auto-approve" for s in status["steps"])
+    reports = project.reports("auto")
+    assert "approved (automatic)" in (reports / "summary.md").read_text()
+    for slug in STEPS:
+        assert "Approved automatically by `--auto-approve`" in (reports / f"{slug}.md").read_text()
+
+    # nothing is left to approve
+    refused = project.cli("approve", "auto", "--by", "a", check=False, subprocess_=True)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == "harness: error: run auto is not waiting at a gate: it has finished"
+
+
+def test_two_runs_render_reports_that_diff_cleanly(project):
+    """Stable ordering: apart from times, hashes, ports and run ids, two runs give the same bytes."""
+    for run_id in ("same-a", "same-b"):
+        project.cli(*project.run_args("--run-id", run_id))
+
+    def normalised(run_id: str) -> str:
+        text = (project.reports(run_id) / "01-alignment.md").read_text()
+        text = text.replace(run_id, "RUN")
+        return re.sub(r"\d{4}-\d\d-\d\dT[\d:]+Z|sha256:[0-9a-f]+", "X", text)
+
+    assert normalised("same-a") == normalised("same-b")
