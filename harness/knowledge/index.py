@@ -18,6 +18,7 @@ import pickle
 import re
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -108,24 +109,18 @@ class SymbolIndex:
         workers = workers or os.cpu_count() or 1
         chunks = [todo[i : i + 64] for i in range(0, len(todo), 64)]
         done = 0
-        if workers == 1 or len(todo) < 200:  # a process pool costs more than it saves here
-            results = (_extract_chunk(str(self.source.root), chunk) for chunk in chunks)
-            for tables in results:
-                done = self._absorb(tables, done, len(todo), progress)
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for tables in pool.map(_extract_chunk, [str(self.source.root)] * len(chunks), chunks):
-                    done = self._absorb(tables, done, len(todo), progress)
+        use_pool = workers > 1 and len(todo) >= 200  # below that a pool costs more than it saves
+        root = [str(self.source.root)] * len(chunks)
+        with ProcessPoolExecutor(max_workers=workers) if use_pool else nullcontext() as pool:
+            for blobs in (pool.map if use_pool else map)(_extract_chunk, root, chunks):
+                # Tables arrive pickled and stay so until asked for: the parent has less to
+                # do while the workers parse.
+                self._blobs.update(blobs)
+                self._dirty = True
+                done += len(blobs)
+                if progress:
+                    progress(done, len(todo))
         return len(todo)
-
-    def _absorb(self, tables: list[ModuleTable], done: int, total: int, progress) -> int:
-        for table in tables:
-            self._tables[table.name] = table
-        self._dirty = True
-        done += len(tables)
-        if progress:
-            progress(done, total)
-        return done
 
     def save(self) -> None:
         if not self._dirty:
@@ -298,9 +293,12 @@ def _c3(ref: Ref, bases_of: Callable[[Ref], list[Ref]], visiting: set[Ref]) -> l
         sequences = [seq[1:] if seq[0] == head else seq for seq in sequences]
 
 
-def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> list[ModuleTable]:
+def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, bytes]:
     base = Path(root)
-    return [extract_module(name, relpath, (base / relpath).read_bytes(), is_package) for name, relpath, is_package in chunk]
+    return {
+        name: pickle.dumps(extract_module(name, relpath, (base / relpath).read_bytes(), is_package), protocol=pickle.HIGHEST_PROTOCOL)
+        for name, relpath, is_package in chunk
+    }
 
 
 _BUILTIN_NAMES = set(dir(builtins))
