@@ -111,7 +111,7 @@ def check_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, as_json: bool
 
 
 @app.command("index")
-def index_command(upstream: str = typer.Argument(..., help="Upstream SPEC to index in full (warms the cache).")) -> None:
+def index_command(upstream: str = typer.Argument(..., help="Upstream SPEC to index in full (warms the cache)."), as_json: bool = JSON) -> None:
     """Parse every module of an upstream version into the symbol-index cache."""
     from harness.knowledge.index import load_index
 
@@ -121,4 +121,9 @@ def index_command(upstream: str = typer.Argument(..., help="Upstream SPEC to ind
     with counted() as progress:
         parsed = index.index_all(progress=lambda done, total: progress(f"indexing {source.label}", done, total))
     index.save()
-    err.print(f"{len(source.files)} modules, {parsed} parsed now, {time.perf_counter() - start:.1f} s")
+    seconds = round(time.perf_counter() - start, 2)
+    broken = sorted(name for name in index.files if (table := index.table(name)) is not None and table.error)
+    if as_json:
+        _emit({"command": "index", "upstream": source.label, "modules": len(source.files), "parsed_now": parsed, "seconds": seconds, "unparsable": broken, "findings": []})
+        return
+    err.print(f"{len(source.files)} modules, {parsed} parsed now, {seconds} s" + (f"; {len(broken)} do not parse: {', '.join(broken[:5])}" if broken else ""))

@@ -239,6 +239,8 @@ def _judge_pair(dep: Dependency, old_index: SymbolIndex, new_index: SymbolIndex,
         finding.detail = f"did not resolve before the upgrade; {finding.detail or 'resolves now'}"
         return finding
     aspects = _compare(before, after, old_index, new_index)
+    if dep.kind == "server_arg":
+        return finding  # the plugin sets a field on the instance: where it is declared does not matter
     if dep.kind == "override":
         if "signature" in aspects and finding.status == Status.ok:
             finding.status = Status.signature_changed
@@ -258,6 +260,11 @@ def _judge_pair(dep: Dependency, old_index: SymbolIndex, new_index: SymbolIndex,
     finding.risk = risk_of(dep, status)
     if dep.hook_type == "REPLACE" and status == Status.body_changed:
         finding.detail = f"upstream body changed: the plugin's REPLACE copy is stale; {finding.detail}"
+    if dep.kind == "patch" and dep.how in ("setattr", "assign") and status == Status.moved:
+        # Unlike HookRegistry, a plain setattr does not propagate: rebinding the name in the
+        # re-exporting module leaves the defining module (and its callers) unpatched.
+        finding.risk = risk_of(dep, Status.signature_changed)
+        finding.detail = f"the patch rebinds a re-export only; {after.ref.module} and its callers keep the original; {finding.detail}"
     return finding
 
 

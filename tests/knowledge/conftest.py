@@ -296,6 +296,7 @@ PLUGIN = {
         from sglang.srt.distributed import parallel_state
         from sglang.srt.layers.attention.attention_registry import register_attention_backend
         from sglang.srt.plugins.hook_registry import HookType, plugin_hook
+        from sglang.srt.utils import common as utils_common
 
         KERNELS = {}
 
@@ -307,6 +308,8 @@ PLUGIN = {
         @plugin_hook("sglang.srt.utils.get_available_memory", type=HookType.REPLACE)
         def get_available_memory(device, empty_cache=True):
             return 1
+
+        utils_common.get_available_memory = get_available_memory
 
         def xsilu(x):
             return x

@@ -71,6 +71,12 @@ def test_diff_gives_each_dependency_one_status(upstream_repo, plugin_dir, tmp_pa
     assert status["sglang.srt.utils.get_available_memory"] == "moved"
     assert findings["sglang.srt.utils.get_available_memory"]["defined_in"] == "sglang.srt.utils.memory.get_available_memory"
     assert status["sglang.srt.layers.activation.silu_and_mul"] == "ok"
+    # a plain assignment onto a name that became a re-export patches nothing upstream calls
+    rebound = findings["sglang.srt.utils.common.get_available_memory"]
+    assert rebound["kind"] == "patch" and rebound["status"] == "moved" and "rebinds a re-export only" in rebound["detail"]
+    assert rebound["risk"] > findings["sglang.srt.utils.get_available_memory"]["risk"]
+    # a server-arg default is set on the instance: only whether the field exists matters
+    assert status["sglang.srt.server_args.ServerArgs.attention_backend"] == "ok"
     threads = findings["sglang.srt.model_executor.model_runner.ModelRunner.init_threads_binding"]
     assert threads["status"] == "missing" and threads["successor"] == "sglang.srt.utils.numa.init_threads_binding"
     kv_pool = findings["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
