@@ -11,7 +11,7 @@ import typer
 
 from harness.cli import app
 from harness.cli.console import counted, err, step
-from harness.knowledge.findings import BREAKING, Finding
+from harness.knowledge.findings import BREAKING, Finding, Status
 
 PLUGIN = typer.Option(..., "--plugin", help="Path to the plugin repo (with its pyproject.toml).")
 UPSTREAM = typer.Option(..., "--upstream", help="sglang==X.Y.Z | PATH@REF (git) | PATH (dir holding sglang/).")
@@ -93,21 +93,29 @@ def diff_command(
 @app.command("check")
 def check_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, as_json: bool = JSON) -> None:
     """Hook-drift verdict for CI: exit 1 if a live hook target or platform override will not
-    resolve (or is not on the base) on this upstream; dead hooks are reported, not failed."""
+    resolve (or is not on the base) on this upstream, 3 if some could not be checked
+    statically; dead hooks are reported, not failed."""
     from harness.knowledge.drift import check_plugin
 
     source = _upstream(upstream)
     with step(f"checking {plugin}"):
         findings = check_plugin(plugin, source)
     breaking = [f for f in findings if f.live and f.status in BREAKING]
+    unverified = [f for f in findings if f.live and f.status == Status.unknown]
     if as_json:
-        _emit({"command": "check", "upstream": source.label, "plugin": str(plugin), "passed": not breaking, "findings": [f.model_dump(mode="json") for f in findings]})
+        _emit({"command": "check", "upstream": source.label, "plugin": str(plugin), "passed": not breaking and not unverified, "breaking": len(breaking), "unverified": len(unverified), "findings": [f.model_dump(mode="json") for f in findings]})
     else:
         shown = [f for f in findings if f.status.value != "ok"]
         if shown:
             _finding_rows(shown, f"Hook drift vs {source.label}")
-        err.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies will not resolve on {source.label}" if breaking else f"[green]PASS[/green]: every live dependency resolves on {source.label}")
-    raise typer.Exit(1 if breaking else 0)
+        if breaking:
+            err.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies will not resolve on {source.label}")
+        elif unverified:
+            err.print(f"[yellow]UNVERIFIED[/yellow]: {len(unverified)} live dependencies could not be checked statically on {source.label}; nothing else is broken")
+        else:
+            err.print(f"[green]PASS[/green]: every live dependency resolves on {source.label}")
+    # 1: will break; 3: could not be verified (distinct, so CI can choose); 2 stays "bad input"
+    raise typer.Exit(1 if breaking else 3 if unverified else 0)
 
 
 @app.command("index")

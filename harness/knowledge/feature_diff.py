@@ -17,12 +17,14 @@ from typing import Callable
 from pydantic import BaseModel, Field
 
 from harness.knowledge.findings import Finding, Status
+from harness.knowledge.index import CACHE_VERSION as INDEX_CACHE_VERSION
 from harness.knowledge.index import Resolution, SymbolIndex, load_index, module_name
 from harness.knowledge.platform_map import (
     Dependency,
     dependencies,
     find_successor,
     git_head,
+    inherited_from,
     judge,
     resolve_dependency,
     risk_of,
@@ -107,13 +109,13 @@ def diff_upstreams(
 
 # ----------------------------------------------------------------------------- upstream changes
 
-_DIFF_CACHE_VERSION = 1
+_DIFF_CACHE_VERSION = 2
 
 
 def _upstream_changes(old_index: SymbolIndex, new_index: SymbolIndex, progress) -> tuple[dict[str, int], list[SymbolChange]]:
     """Symbol changes between two versions; cached per pair of fingerprints (they never change)."""
     old, new = old_index.source, new_index.source
-    cache_file = cache_dir() / "diffs" / f"{old.fingerprint}--{new.fingerprint}.v{_DIFF_CACHE_VERSION}.pickle"
+    cache_file = cache_dir() / "diffs" / f"{old.fingerprint}--{new.fingerprint}.v{INDEX_CACHE_VERSION}.{_DIFF_CACHE_VERSION}.pickle"
     try:
         files, rows = pickle.loads(cache_file.read_bytes())
         fields = list(SymbolChange.model_fields)
@@ -182,7 +184,7 @@ def _pair_moves(old_index, new_index, gone, born) -> list[SymbolChange]:
             kind = "class" if qualname in (old_index.table(module).classes if old_index.table(module) else {}) else "function"
             if "." in qualname:
                 now = new_index.resolve(old_path)
-                if now.ok and now.owner and now.owner != old_path.rsplit(".", 1)[0]:
+                if now.ok and now.owner and now.ref.kind != "external" and now.owner != old_path.rsplit(".", 1)[0]:
                     changes.append(SymbolChange(symbol=old_path, change="moved_to_base", kind=kind, old_location=old_loc, new_location=_location(new_index, now.ref.module, now.ref.qualname), detail=f"now defined on {now.owner}"))
                     continue
             match = _best_match(old_index, new_index, module, qualname, candidates)
@@ -277,7 +279,7 @@ def _compare(before: Resolution, after: Resolution, old_index: SymbolIndex, new_
             aspects["signature"] = f"signature {signature_text(a_info.params)} -> {signature_text(b_info.params)}"
         elif a_info.body_hash != b_info.body_hash:
             aspects["body"] = f"body of {after.ref.path} changed"
-    if before.owner and after.owner and before.owner != after.owner and after.owner != after.target.rsplit(".", 1)[0]:
+    if before.owner and after.owner and before.owner != after.owner and inherited_from(after.target, after, new_index):
         aspects["inherited"] = f"no longer defined on {after.target.rsplit('.', 1)[0]}; inherited from {after.owner}"
     elif before.ref.module != after.ref.module and before.ref.kind not in ("external", "dynamic"):
         aspects["moved"] = f"now defined in {after.ref.module} (was {before.ref.module}); the old path still resolves"
@@ -288,12 +290,12 @@ def migration_step(finding: Finding) -> str:
     where = f"{finding.file}:{finding.line}"
     action = {
         Status.missing: "find the new landing point" + (f" — likely `{finding.successor}`" if finding.successor else "") + "; the hook is skipped at run time until then",
-        Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it; newer upstream rejects unknown public platform methods",
+        Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it: the base no longer defines it, so upstream calls it at most through a legacy shim",
         Status.signature_changed: "update to the new signature" + (f" ({finding.detail})" if finding.detail else ""),
         Status.body_changed: "re-copy the upstream body and re-apply the plugin's changes" if finding.hook_type == "REPLACE" else "review the upstream body change for behaviour the hook relies on",
         Status.inherited: f"retarget to `{finding.defined_in}` (the old path still resolves through inheritance)",
         Status.moved: f"retarget to `{finding.defined_in}` (the old path still resolves through a re-export)",
-        Status.unknown: "make the target a static string so it can be checked",
+        Status.unknown: "make the target checkable (a static string on a class in the upstream source) or verify it by hand",
     }.get(finding.status, "review")
     dead = " (dead module: delete or revive it)" if not finding.live else ""
     return f"[ ] `{finding.target}` — {finding.kind}{' ' + finding.hook_type if finding.hook_type else ''} at {where}: **{finding.status.value}**{dead} → {action}"

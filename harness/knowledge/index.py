@@ -26,7 +26,7 @@ from typing import Callable, NamedTuple
 from harness.knowledge.symbols import ClassInfo, FunctionInfo, ModuleTable, extract_module
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-_CACHE_VERSION = 5  # bump when ModuleTable's shape or extraction rules change
+CACHE_VERSION = 6  # bump when ModuleTable's shape or extraction rules change
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
 
 
@@ -77,7 +77,7 @@ class SymbolIndex:
         self._blobs: dict[str, bytes] = {}
         self._definitions: dict[str, list[str]] | None = None
         self._dirty = False
-        self._cache_file = cache_dir() / "index" / f"{source.fingerprint}.v{_CACHE_VERSION}.pickle"
+        self._cache_file = cache_dir() / "index" / f"{source.fingerprint}.v{CACHE_VERSION}.pickle"
         if use_cache:
             self._load_cache()
 
@@ -190,13 +190,18 @@ class SymbolIndex:
             external = None
             for base in self.mro(ref):
                 if base.kind != "class":
-                    external = external or base
+                    if base.path not in _ATTRIBUTELESS_BASES:
+                        external = external or base
                     continue
                 info = self.class_info(base)
                 kind = info.members.get(attr) if info else None
                 if kind:
                     return Ref(_MEMBER_KIND[kind], base.module, f"{base.qualname}.{attr}"), base.path
+            if attr.startswith("__") and attr.endswith("__"):
+                return Ref("external", "builtins", f"object.{attr}"), "builtins.object"
             if external is not None:
+                # Maybe provided by a base outside the upstream source (torch.nn.Module, …):
+                # the owner says which one, and callers must not call that verified.
                 return Ref("external", "", f"{external.path}.{attr}"), external.path
             return None
         if ref.kind in ("external", "dynamic"):
@@ -302,6 +307,8 @@ def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, b
 
 
 _BUILTIN_NAMES = set(dir(builtins))
+# Bases that add no attributes a hook could target.
+_ATTRIBUTELESS_BASES = {"builtins.object", "object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol"}
 _DEFINITION = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 

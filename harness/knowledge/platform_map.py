@@ -67,18 +67,22 @@ def dependencies(scan: PluginScan) -> list[Dependency]:
 # ----------------------------------------------------------------------------- judging
 
 
-def judge(dep: Dependency, index: SymbolIndex, plugin_platforms: list[str] | None = None) -> Finding:
+def judge(dep: Dependency, index: SymbolIndex) -> Finding:
     """The single-version verdict for one dependency."""
     base = dict(kind=dep.kind, target=dep.target or dep.expression or "?", live=dep.live, file=dep.file, line=dep.line, hook_type=dep.hook_type)
     if dep.target is None:
-        return Finding(**base, status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically")
+        return Finding(**base, status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
     if dep.kind == "override":
         return _judge_override(dep, index, base)
     resolution = resolve_dependency(dep, index)
     if not resolution.ok:
         successor = find_successor(dep.target, index)
         return Finding(**base, status=Status.missing, successor=successor, detail=resolution.note, risk=risk_of(dep, Status.missing))
-    return Finding(**base, **_resolved_fields(dep.target, resolution), risk=0)
+    if dep.kind == "hook" and dep.hook_type != "REPLACE" and resolution.ref.kind == "class":
+        detail = f"HookRegistry allows only REPLACE on a class target (TypeError when applied): this {dep.hook_type} hook is skipped"
+        return Finding(**base, status=Status.missing, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
+    fields = _resolved_fields(dep.target, resolution, index)
+    return Finding(**base, **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
 
 
 def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
@@ -102,23 +106,35 @@ def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
     return resolution
 
 
-def _resolved_fields(target: str, resolution: Resolution) -> dict[str, Any]:
+def _resolved_fields(target: str, resolution: Resolution, index: SymbolIndex) -> dict[str, Any]:
     ref = resolution.ref
-    defined_in = ref.path if ref.kind not in ("external", "dynamic") else None
-    container = target.rsplit(".", 1)[0]
-    if resolution.owner and resolution.owner != container and ref.kind != "external":
-        # Found on a base class, not on the class the target names: "inherited".
+    if ref.kind == "external" and resolution.owner and resolution.owner != "builtins.object":
+        detail = f"not defined in the upstream source; it could only come from {resolution.owner}, a base outside it (not inspected)"
+        return {"status": Status.unknown, "detail": detail}
+    if inherited_from(target, resolution, index):
         return {"status": Status.inherited, "defined_in": resolution.owner, "detail": f"defined on base class {resolution.owner}"}
+    defined_in = ref.path if ref.kind not in ("external", "dynamic") else None
     return {"status": Status.ok, "defined_in": defined_in, "detail": resolution.note}
+
+
+def inherited_from(target: str, resolution: Resolution, index: SymbolIndex) -> bool:
+    """The member is found on a base of the class the target names (compared as classes, so a
+    path through a re-export or an alias of that same class is not "inherited")."""
+    if not resolution.owner or resolution.ref.kind == "external":
+        return False
+    container = index.resolve(target.rsplit(".", 1)[0])
+    return container.ok and container.ref.kind == "class" and container.ref.path != resolution.owner
 
 
 def _judge_override(dep: Dependency, index: SymbolIndex, base: dict) -> Finding:
     resolution = index.resolve(dep.target)
     method = dep.target.rsplit(".", 1)[-1]
-    if not resolution.ok or resolution.ref.kind != "function":
+    if not resolution.ok:
         successor = find_successor(dep.target, index)
-        detail = f"{method} is not a method of the platform base classes"
+        detail = f"{method} is not defined on the platform base classes" + _legacy_mention(dep.target, index)
         return Finding(**base, status=Status.not_on_base, successor=successor, detail=detail, risk=risk_of(dep, Status.not_on_base))
+    if resolution.ref.kind != "function":  # e.g. a property overriding a base class attribute
+        return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=f"overrides base {resolution.ref.kind} {resolution.ref.path}")
     info = index.function_info(resolution.ref)
     problem = signature_incompatibility(info.params, dep.params or ()) if info else None
     if problem:
@@ -173,8 +189,8 @@ def risk_of(dep: Dependency, status: Status) -> int:
     }[status]
     if dep.hook_type == "REPLACE" and status in (Status.body_changed, Status.signature_changed):
         score += 30  # the plugin carries a copy of the upstream body: it is now stale
-    if dep.passthrough and status == Status.signature_changed:
-        score -= 40  # (*args, **kwargs) forwarding survives a signature change
+    if dep.passthrough and dep.hook_type != "REPLACE" and status == Status.signature_changed:
+        score -= 40  # (*args, **kwargs) forwarding to the original survives a signature change
     if not dep.live:
         score //= 4
     return max(score, 0)
@@ -198,6 +214,18 @@ def find_successor(target: str, index: SymbolIndex, preferred: set[str] | None =
         if mentioned:
             return f"{container}.{mentioned}"
     return _same_name_elsewhere(name, target, index)
+
+
+def _legacy_mention(target: str, index: SymbolIndex) -> str:
+    """Whether upstream still names the method (a legacy shim may call it with a warning)."""
+    container = index.resolve(target.rsplit(".", 1)[0])
+    if not container.ok or container.ref.kind != "class":
+        return ""
+    table = index.table(container.ref.module)
+    name = target.rsplit(".", 1)[-1]
+    if table and re.search(rf"\b{re.escape(name)}\b", (index.source.root / table.path).read_text(errors="replace")):
+        return f"; {table.path} still mentions {name} (a legacy shim may still call it, deprecated)"
+    return ""
 
 
 def _member_names(index: SymbolIndex, resolution: Resolution) -> list[str]:
@@ -322,7 +350,9 @@ def write_platform_map(platform_map: PlatformMap, out_dir: Path) -> tuple[Path, 
             previous = yaml.safe_load(yaml_path.read_text()) or {}
         except yaml.YAMLError as exc:
             raise HarnessError(f"{yaml_path}: malformed YAML, not overwriting its curated fields: {exc}".splitlines()[0]) from None
-        if isinstance(previous.get("curated"), dict):
+        if not isinstance(previous, dict) or not isinstance(previous.get("curated", {}), dict):
+            raise HarnessError(f"{yaml_path}: not a Platform Map (expected a mapping with a `curated:` mapping); not overwriting it")
+        if "curated" in previous:
             platform_map = platform_map.model_copy(update={"curated": previous["curated"]})
     data = platform_map.model_dump(mode="json")
     yaml_path.write_text(yaml.safe_dump(data, sort_keys=False, width=120))

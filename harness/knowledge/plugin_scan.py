@@ -120,12 +120,18 @@ def read_entry_points(root: Path) -> list[EntryPoint]:
             raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
         groups = data.get("project", {}).get("entry-points", {})
         for group in (PLATFORM_GROUP, PLUGIN_GROUP):
-            for name, value in (groups.get(group) or {}).items():
+            table = groups.get(group) if isinstance(groups, dict) else None
+            if table is not None and not isinstance(table, dict):
+                raise HarnessError(f'{pyproject}: [project.entry-points."{group}"] must be a table of name = "module:attr"')
+            for name, value in (table or {}).items():
                 found.append(EntryPoint(group, name, str(value).replace(" ", ""), "pyproject.toml"))
     setup_cfg = root / "setup.cfg"
     if setup_cfg.exists():
         parser = configparser.ConfigParser()
-        parser.read(setup_cfg)
+        try:
+            parser.read(setup_cfg)
+        except configparser.Error as exc:
+            raise HarnessError(f"{setup_cfg}: malformed: {str(exc).splitlines()[0]}") from None
         if parser.has_section("options.entry_points"):
             for group in (PLATFORM_GROUP, PLUGIN_GROUP):
                 for line in parser.get("options.entry_points", group, fallback="").splitlines():
@@ -229,6 +235,9 @@ def _mark_live(scan: PluginScan, scanner: "_Scanner") -> None:
         queue.extend(_with_parents(name))
     while queue:
         name = queue.pop()
+        if name.endswith(".*"):
+            queue.extend(m for m in scan.modules if m.startswith(name[:-1]))
+            continue
         module = scan.modules.get(name)
         if module is None or module.live:
             continue
@@ -272,11 +281,15 @@ class _Scanner:
 
     # ------------------------------------------------------------- name resolution
 
-    def qualify(self, module: str, expression: str | None) -> str | None:
-        """The absolute dotted path a name in `module` refers to (plugin or upstream)."""
+    def qualify(self, module: str, expression: str | None, env: dict | None = None) -> str | None:
+        """The absolute dotted path a name in `module` refers to (plugin or upstream); `env`
+        holds what a function body bound locally (imports, `import_module` results)."""
         if not expression:
             return None
         head, _, rest = expression.partition(".")
+        local = (env or {}).get(head)
+        if isinstance(local, _Named):
+            return f"{local.path}.{rest}" if rest else local.path
         self.tree(module)
         binding = self.tables[module].names.get(head)
         if binding is None:
@@ -312,14 +325,18 @@ class _Scanner:
             return node.value
         if isinstance(node, ast.Name):
             if node.id in env:
-                return env[node.id]
+                value = env[node.id]
+                owner, _, attr = value.path.rpartition(".") if isinstance(value, _Named) else ("", "", "")
+                if owner in self.files and f"{owner}.{attr}" not in self.files:  # a plugin constant imported locally
+                    return self.module_constant(owner, attr, depth + 1)
+                return value
             if node.id in ("__name__",):
                 return module
             if node.id == "__package__":
                 return module if self.files[module][1] else module.rpartition(".")[0]
             return self.module_constant(module, node.id, depth + 1)
         if isinstance(node, ast.Attribute):
-            owner = self.qualify(module, dotted(node.value))
+            owner = self.qualify(module, dotted(node.value), env)
             if owner in self.files:
                 return self.module_constant(owner, node.attr, depth + 1)
             return _Named(f"{owner}.{node.attr}") if owner else OPAQUE
@@ -357,6 +374,9 @@ class _Scanner:
                 for key, value in zip(node.keys, node.values)
                 if key is not None
             }
+        if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith("import_module") and node.args:
+            imported = self.const(module, node.args[0], env, depth + 1)
+            return _Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner = self.const(module, node.func.value, env, depth + 1)
             args = [self.const(module, arg, env, depth + 1) for arg in node.args]
@@ -415,6 +435,8 @@ class _Scanner:
                     self._walk(module, stmt.body, env, scan)
                 self._walk(module, stmt.orelse, env, scan)
                 continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                env.update(self._import_bindings(module, stmt))
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
@@ -434,6 +456,15 @@ class _Scanner:
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                     self._walk(module, block, env, scan)
 
+    def _import_bindings(self, module: str, stmt: ast.Import | ast.ImportFrom) -> dict:
+        if isinstance(stmt, ast.Import):
+            return {
+                alias.asname or alias.name.split(".")[0]: _Named(alias.name if alias.asname else alias.name.split(".")[0])
+                for alias in stmt.names
+            }
+        base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
+        return {alias.asname or alias.name: _Named(f"{base}.{alias.name}") for alias in stmt.names if alias.name != "*"}
+
     def _loc(self, module: str, node: ast.AST) -> dict:
         return {"module": module, "file": self.relfile(module), "line": node.lineno}
 
@@ -441,7 +472,7 @@ class _Scanner:
         if not isinstance(decorator, ast.Call):
             return
         name = dotted(decorator.func) or ""
-        qualified = self.qualify(module, name) or name
+        qualified = self.qualify(module, name, env) or name
         if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
             target_node = _arg(decorator, 0, "target")
             type_node = _arg(decorator, 1, "type")
@@ -455,9 +486,14 @@ class _Scanner:
             self._kernel_key(module, decorator, env, scan)
 
     def _call(self, module: str, call: ast.Call, env: dict, scan: PluginScan) -> None:
+        if isinstance(call.func, ast.Call) and (dotted(call.func.func) or "").endswith("plugin_hook"):
+            # `plugin_hook(target, type=…)(fn)`: the decorator applied by hand
+            inner = call.func
+            self._hook(module, call, _arg(inner, 0, "target"), _arg(inner, 1, "type"), call.args[0] if call.args else None, env, scan)
+            return
         # `register_x("name")(cls)`: the inner call is visited on its own
         name = "" if isinstance(call.func, ast.Call) else dotted(call.func) or ""
-        qualified = self.qualify(module, name) or name
+        qualified = self.qualify(module, name, env) or name
         if qualified == f"{HOOK_REGISTRY}.register" or name.endswith("HookRegistry.register"):
             hook_node = _arg(call, 1, "hook")
             self._hook(module, call, _arg(call, 0, "target"), _arg(call, 2, "hook_type"), hook_node, env, scan)
@@ -469,14 +505,18 @@ class _Scanner:
             )
             return
         if name in ("setattr",) and len(call.args) >= 2:
-            owner = self.qualify(module, dotted(call.args[0]))
+            owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
             if is_upstream(owner) and isinstance(attr, str):
                 scan.patches.append(PatchDecl(f"{owner}.{attr}", "setattr", **self._loc(module, call)))
             return
         if name.endswith(("import_module", "__import__")) and call.args:
             target = self.const(module, call.args[0], env)
-            if isinstance(target, str):
+            if not isinstance(target, str):
+                # e.g. auto-discovery over pkgutil.iter_modules(__path__): any submodule may load
+                package = module if self.files[module][1] else module.rpartition(".")[0]
+                self.dynamic_imports.setdefault(module, []).append(f"{package}.*")
+            else:
                 if target.startswith("."):
                     package = self.const(module, _arg(call, 1, "package"), env)
                     if isinstance(package, str):
@@ -485,7 +525,7 @@ class _Scanner:
                 self.dynamic_imports.setdefault(module, []).append(target)
             return
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
-            owner = self.qualify(module, dotted(call.func.value))
+            owner = self.qualify(module, dotted(call.func.value), env)
             if is_upstream(owner) and self._is_upstream_value(owner):
                 scan.patches.append(PatchDecl(owner, f"in-place .{call.func.attr}", **self._loc(module, call)))
                 return
@@ -511,7 +551,9 @@ class _Scanner:
             if isinstance(value, _Named):
                 hook_type = value.path.rsplit(".", 1)[-1].upper()
             elif isinstance(value, str):
-                hook_type = value.upper()  # HookType("around") spelled as its value
+                hook_type = value.upper()
+            elif isinstance(type_node, ast.Call) and type_node.args and isinstance(self.const(module, type_node.args[0], env), str):
+                hook_type = self.const(module, type_node.args[0], env).upper()  # HookType("around")
             else:
                 hook_type = (dotted(type_node) or "?").rsplit(".", 1)[-1].upper()
         hook_name, passthrough = self._hook_function(module, hook_node, env)
@@ -542,7 +584,7 @@ class _Scanner:
 
     def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, env: dict, scan: PluginScan) -> None:
         if isinstance(target, ast.Attribute):
-            owner = self.qualify(module, dotted(target.value))
+            owner = self.qualify(module, dotted(target.value), env)
             if is_upstream(owner):
                 scan.patches.append(PatchDecl(f"{owner}.{target.attr}", "assign", **self._loc(module, stmt)))
             elif dotted(target.value) in ("server_args", "args") and owner is None:
@@ -550,7 +592,7 @@ class _Scanner:
                     Registration("server_arg", f"sglang.srt.server_args.ServerArgs.{target.attr}", target.attr, **self._loc(module, stmt))
                 )
         elif isinstance(target, ast.Subscript):
-            owner = self.qualify(module, dotted(target.value))
+            owner = self.qualify(module, dotted(target.value), env)
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
                 scan.patches.append(PatchDecl(owner, "item-assign", **self._loc(module, stmt)))

@@ -171,9 +171,9 @@ class _Extractor:
 
     def module(self, tree: ast.Module, nested_imports: bool) -> None:
         statements = list(self._runtime_statements(tree.body))
-        for stmt in statements:
-            self._module_statement(stmt)
-        for node in ast.walk(tree) if nested_imports else statements:
+        for stmt, alternative in statements:
+            self._module_statement(stmt, alternative)
+        for node in ast.walk(tree) if nested_imports else (stmt for stmt, _ in statements):
             if isinstance(node, ast.Import):
                 self.table.imports.extend(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
@@ -181,26 +181,28 @@ class _Extractor:
                 self.table.imports.append(base)
                 self.table.imports.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
 
-    def _runtime_statements(self, body: list[ast.stmt]):
+    def _runtime_statements(self, body: list[ast.stmt], alternative: bool = False):
+        """(statement, alternative): `alternative` marks an except handler or an else branch,
+        whose `X = None` fallback must not hide the import it stands in for."""
         for stmt in body:
             if isinstance(stmt, ast.If):
                 if _is_type_checking(stmt.test):
-                    yield from self._runtime_statements(stmt.orelse)
+                    yield from self._runtime_statements(stmt.orelse, alternative)
                 else:
-                    yield from self._runtime_statements(stmt.body)
-                    yield from self._runtime_statements(stmt.orelse)
+                    yield from self._runtime_statements(stmt.body, alternative)
+                    yield from self._runtime_statements(stmt.orelse, True)
             elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-                yield from self._runtime_statements(stmt.body)
+                yield from self._runtime_statements(stmt.body, alternative)
                 for handler in stmt.handlers:
-                    yield from self._runtime_statements(handler.body)
-                yield from self._runtime_statements(stmt.orelse)
-                yield from self._runtime_statements(stmt.finalbody)
+                    yield from self._runtime_statements(handler.body, True)
+                yield from self._runtime_statements(stmt.orelse, alternative)
+                yield from self._runtime_statements(stmt.finalbody, alternative)
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-                yield from self._runtime_statements(stmt.body)
+                yield from self._runtime_statements(stmt.body, alternative)
             else:
-                yield stmt
+                yield stmt, alternative
 
-    def _module_statement(self, stmt: ast.stmt) -> None:
+    def _module_statement(self, stmt: ast.stmt, alternative: bool) -> None:
         names = self.table.names
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names[stmt.name] = Binding("def", lineno=stmt.lineno)
@@ -230,6 +232,8 @@ class _Extractor:
             for target in targets:
                 for name in _assigned_names(target):
                     alias = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name) else None
+                    if alternative and not alias and name in names and names[name].kind != "value":
+                        continue  # `except ImportError: X = None` keeps the import as what X is
                     names[name] = Binding("alias", alias, stmt.lineno) if alias else Binding("value", lineno=stmt.lineno)
                     if name == "__all__" and isinstance(value, (ast.List, ast.Tuple)):
                         self.table.all_names = tuple(
@@ -248,7 +252,7 @@ class _Extractor:
 
     def _class(self, node: ast.ClassDef, qualname: str) -> None:
         members: dict[str, str] = {}
-        for stmt in self._runtime_statements(node.body):
+        for stmt, _ in self._runtime_statements(node.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # A property setter re-binds the same name; the first definition is the method.
                 members.setdefault(stmt.name, "def")

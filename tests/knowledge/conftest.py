@@ -30,6 +30,24 @@ UPSTREAM_V1 = {
 
             def empty_cache(self) -> None:
                 pass
+
+            device_name: str = "unknown"
+        """,
+    "python/sglang/srt/layers/layernorm.py": """
+        import torch
+
+        class RMSNorm(torch.nn.Module):
+            def forward_native(self, x):
+                return x
+        """,
+    "python/sglang/srt/models/__init__.py": "",
+    "python/sglang/srt/models/registry.py": """
+        try:
+            from sglang.srt.layers.layernorm import RMSNorm
+        except ImportError:  # a build without the layer
+            RMSNorm = None
+
+        Norm = RMSNorm
         """,
     "python/sglang/srt/platforms/interface.py": """
         from sglang.srt.platforms.device_mixin import DeviceMixin, PlatformEnum
@@ -361,6 +379,64 @@ def upstream_repo(tmp_path_factory) -> Path:
     git(repo, "commit", "-q", "-m", "Scheduler: drop finished requests in update_running")
     git(repo, "tag", "v2")
     return repo
+
+
+TRICKY_PLUGIN = {
+    "pyproject.toml": """
+        [project]
+        name = "tricky"
+        version = "0.1.0"
+
+        [project.entry-points."sglang.srt.plugins"]
+        tricky = "tricky.hooks:load"
+        """,
+    "tricky/__init__.py": "",
+    "tricky/hooks/__init__.py": """
+        import importlib
+        import pkgutil
+
+        def load():
+            for info in pkgutil.iter_modules(__path__):  # auto-discovery: every submodule loads
+                importlib.import_module(f"{__name__}.{info.name}")
+        """,
+    "tricky/hooks/norm.py": """
+        import importlib
+
+        from sglang.srt.plugins.hook_registry import HookType, plugin_hook
+
+        def fwd(original_fn, *args, **kwargs):
+            return original_fn(*args, **kwargs)
+
+        plugin_hook("sglang.srt.layers.layernorm.RMSNorm.forward_typo", type=HookType.AROUND)(fwd)
+        plugin_hook("sglang.srt.models.registry.RMSNorm.forward_native", type=HookType("around"))(fwd)
+        plugin_hook("sglang.srt.models.registry.Norm.forward_native", type=HookType.BEFORE)(fwd)
+        plugin_hook("sglang.srt.layers.layernorm.RMSNorm", type=HookType.AROUND)(fwd)
+
+        def apply():
+            import sglang.srt.distributed.parallel_state as ps
+
+            setattr(ps, "no_such_function", fwd)
+            activation = importlib.import_module("sglang.srt.layers.activation")
+            activation.silu_and_mul = fwd
+
+        apply()
+        """,
+    "tricky/platform.py": """
+        from sglang.srt.platforms.interface import SRTPlatform
+
+        class TrickyPlatform(SRTPlatform):
+            @property
+            def device_name(self):
+                return "tricky"
+        """,
+}
+
+
+@pytest.fixture(scope="session")
+def tricky_plugin_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("tricky")
+    write_tree(root, TRICKY_PLUGIN)
+    return root
 
 
 @pytest.fixture(scope="session")

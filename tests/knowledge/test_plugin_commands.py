@@ -132,3 +132,44 @@ def test_bad_inputs_give_one_line_and_nonzero_exit(upstream_repo, plugin_dir, tm
         lines = [line for line in proc.stderr.splitlines() if line.startswith("harness: error:")]
         assert len(lines) == 1 and message in lines[0], proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_tricky_patterns_are_judged_like_the_runtime_would(upstream_repo, tricky_plugin_dir):
+    code, doc = harness_json("check", "--plugin", str(tricky_plugin_dir), "--upstream", f"{upstream_repo}@v1")
+    findings = by_target(doc["findings"])
+    # hook modules found by pkgutil auto-discovery are live
+    assert all(f["live"] for f in doc["findings"] if f["file"].startswith("tricky/hooks/"))
+    # a name missing on a class whose other base is outside upstream cannot be verified: not "ok"
+    assert findings["sglang.srt.layers.layernorm.RMSNorm.forward_typo"]["status"] == "unknown"
+    # `except ImportError: X = None` does not hide the import; an alias is the same class
+    assert findings["sglang.srt.models.registry.RMSNorm.forward_native"]["status"] == "ok"
+    assert findings["sglang.srt.models.registry.RMSNorm.forward_native"]["hook_type"] == "AROUND"
+    assert findings["sglang.srt.models.registry.Norm.forward_native"]["status"] == "ok"
+    # HookRegistry refuses a non-REPLACE hook on a class target
+    class_target = findings["sglang.srt.layers.layernorm.RMSNorm"]
+    assert class_target["status"] == "missing" and "only REPLACE" in class_target["detail"]
+    # patches made inside a function, through a local import and import_module()
+    assert findings["sglang.srt.distributed.parallel_state.no_such_function"]["status"] == "missing"
+    assert findings["sglang.srt.layers.activation.silu_and_mul"]["kind"] == "patch"
+    # a property overriding a base class attribute is on the base
+    assert findings["sglang.srt.platforms.interface.SRTPlatform.device_name"]["status"] == "ok"
+    assert code == 1 and doc["breaking"] == 2 and doc["unverified"] == 1
+
+
+def test_check_exit_code_3_when_only_unverifiable(upstream_repo, tmp_path):
+    from conftest import write_tree
+
+    write_tree(tmp_path, {
+        "pyproject.toml": '[project]\nname = "u"\n[project.entry-points."sglang.srt.plugins"]\nu = "u:load"\n',
+        "u/__init__.py": """
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+            def target_for(name):
+                return "sglang.srt.managers.scheduler.Scheduler." + name.lower()
+
+            def load():
+                HookRegistry.register(target_for("SCHEDULE"), lambda r, *a, **k: r, HookType.AFTER)
+            """,
+    })
+    proc = harness("check", "--plugin", str(tmp_path), "--upstream", f"{upstream_repo}@v1")
+    assert proc.returncode == 3 and "UNVERIFIED" in proc.stderr
