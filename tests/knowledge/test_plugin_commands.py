@@ -119,7 +119,15 @@ def test_bad_inputs_give_one_line_and_nonzero_exit(upstream_repo, plugin_dir, tm
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "pyproject.toml").write_text("[project\n")
+    duplicated = tmp_path / "duplicated"
+    duplicated.mkdir()
+    (duplicated / "setup.cfg").write_text("[options.entry_points]\n[options.entry_points]\n")
+    not_a_map = tmp_path / "not-a-map"
+    not_a_map.mkdir()
+    (not_a_map / "platform-map.yaml").write_text("- just\n- a list\n")
     cases = [
+        (("map", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v1", "--out", str(not_a_map)), "not a Platform Map"),
+        (("check", "--plugin", str(duplicated), "--upstream", f"{upstream_repo}@v1"), "setup.cfg: malformed"),
         (("check", "--plugin", "/no/such/plugin", "--upstream", f"{upstream_repo}@v1"), "is not a directory"),
         (("check", "--plugin", str(not_plugin), "--upstream", f"{upstream_repo}@v1"), "not an SGLang plugin"),
         (("check", "--plugin", str(broken), "--upstream", f"{upstream_repo}@v1"), "malformed TOML"),
