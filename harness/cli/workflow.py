@@ -152,6 +152,7 @@ def run(
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
     from harness.steps import knowledge
     from harness.workflow.features import resolve_feature
+    from harness.workflow.pins import pin_of
     from harness.workflow.runs import start_run
     from harness.workflow.state import RunInputs
 
@@ -194,6 +195,8 @@ def run(
         plugin_commit=plugin_commit(plugin_path),
         upstream=upstream,
         from_upstream=from_,
+        upstream_pin=pin_of(new),
+        from_pin=pin_of(old) if old else None,
         runbook=str(runbook_path) if runbook_path else None,
         auto_approve=auto_approve,
         notes=notes,
@@ -255,6 +258,7 @@ def status(
         views = [run_status(ws, rid) for rid in ws.run_ids()]
         if as_json:
             out.print_json(json.dumps(views))
+            _exit_if_invalidated(views)
             return
         if not views:
             out.print(f"No runs in {ws.root}.")
@@ -263,9 +267,12 @@ def status(
         for column in ("run", "feature", "state", "steps"):
             table.add_column(column)
         for v in views:
-            table.add_row(v["run_id"], v["inputs"]["feature"]["id"], _state_line(v),
+            state = _state_line(v) + "".join(f"; {s['slug']} approval invalidated"
+                                             for s in v["steps"] if s["gate"].get("valid") is False)
+            table.add_row(v["run_id"], v["inputs"]["feature"]["id"], state,
                           " ".join(f"{s['number']}:{s['verdict']}" for s in v["steps"]))
         out.print(table)
+        _exit_if_invalidated(views)
         return
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import run_status
@@ -273,8 +280,17 @@ def status(
     view = run_status(ws, run_id, render=True)
     if as_json:
         out.print_json(json.dumps(view))
-        return
-    _print_view(ws, view)
+    else:
+        _print_view(ws, view)
+    _exit_if_invalidated([view])
+
+
+def _exit_if_invalidated(views: list[dict]) -> None:
+    """Exit 1 when an approval no longer covers its step's evidence: the run's sign-off is void."""
+    from harness.workflow.runs import invalidated_approvals
+
+    if any(invalidated_approvals(v) for v in views):
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -300,16 +316,22 @@ def reject(
     run_id: str = typer.Argument(..., metavar="RUN"),
     by: str = typer.Option(..., "--by", help="Who rejects."),
     reason: str = typer.Option(..., "--reason", help="What is wrong; the step reruns with it."),
+    step: str | None = typer.Option(
+        None, "--step",
+        help="An earlier, approved step to reject instead (e.g. 02-interface): it reruns, and so does every "
+        "step after it.",
+    ),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
-    """Reject the gate RUN waits at: the step reruns with the reason in its state and report."""
+    """Reject the gate RUN waits at (or, with --step, an earlier approved step): the step reruns with the
+    reason in its state and report."""
 
     ws = _workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import decide
 
     with _progress("rerunning") as progress:
-        view = decide(ws, run_id, approve=False, by=by, text=reason, progress=progress)
+        view = decide(ws, run_id, approve=False, by=by, text=reason, step=step, progress=progress)
     _print_outcome(ws, view)
 
 
@@ -352,10 +374,14 @@ def _gate_text(gate: dict) -> str:
 
 
 def _print_view(ws: Workspace, view: dict) -> None:
+    from harness.workflow.pins import pin_lines
+
     inputs = view["inputs"]
     out.print(f"Run [bold]{view['run_id']}[/bold] — feature {inputs['feature']['id']} — {_state_line(view)}")
     for note in inputs["notes"]:
         out.print(f"  note: {note}")
+    for line in pin_lines(inputs):
+        out.print(f"  {line}")
     for step in view["steps"]:
         out.print(f"  {step['slug']:<15} {step['verdict']:<13} gate: {_gate_text(step['gate'])}")
         for check in step["checks"]:

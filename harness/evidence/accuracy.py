@@ -15,6 +15,9 @@ Evidence per suite, under `<evidence_dir>/<suite>/`:
   lm_eval.log     what lm-eval printed and logged
   gate.json       the gate's numbers and the rule used
   run.json        endpoint, versions, chunks evaluated, timings
+  inputs.json     sha256 and size of every local data file and of the baseline samples used
+  baseline_samples.jsonl  a copy of the per-sample baseline the gate compared against (the gate
+                  reads this copy), so the verdict can be reproduced from the evidence alone
 
 Any lm-eval error or an endpoint that errors becomes a `failed` Check with the reason and the
 log; a missing package, task or data file a `not run` one. Nothing here raises for those.
@@ -413,6 +416,7 @@ def _run_and_gate(
     task = prepare_task(suite, out)
     baseline = suite.baseline
     paired = baseline is not None and baseline.samples is not None and suite.gate != "unpaired"
+    baseline_samples = _record_inputs(suite, out)  # the evidence copy: gate on exactly what it holds
 
     chunk_results: list[dict[str, Any]] = []
 
@@ -432,7 +436,7 @@ def _run_and_gate(
 
     gate: GateResult | None = None
     if suite.sequential and paired:
-        key, records, gate = _run_sequential(suite, baseline.samples, evaluate, looks, run_record)
+        key, records, gate = _run_sequential(suite, baseline_samples, evaluate, looks, run_record)
         # One call over every question evaluated reproduces the whole evidence.
         arguments = _evaluate_arguments(suite, endpoint, task, [r.doc_id for r in records])
         (out / "reproduce.py").write_text(reproduce_script(arguments, task))
@@ -453,7 +457,7 @@ def _run_and_gate(
         )
     if gate is None:
         if paired:
-            base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline.samples, key))
+            base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline_samples, key))
             metrics["unpaired_questions"] = len(records) - len(cand_rows)  # not in the baseline: not gated
             gate = gate_samples(base_rows, cand_rows, suite)
         else:
@@ -478,6 +482,42 @@ def _run_and_gate(
         else:
             reason += f" The data set holds {available}; raise `limit` to use more."
     return Check(name=f"accuracy.{suite.name}", status=CheckStatus(gate.outcome), reason=reason, metrics=metrics)
+
+
+BASELINE_COPY = "baseline_samples.jsonl"
+INPUTS_RECORD = "inputs.json"
+
+
+def _file_digest(path: Path) -> dict[str, Any]:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"path": str(path.resolve()), "sha256": digest.hexdigest(), "bytes": path.stat().st_size}
+
+
+def _record_inputs(suite: AccuracySuite, out: Path) -> Path | None:
+    """Put what the verdict depends on into the evidence: the sha256 of every data file (so the
+    evidence hash changes when one does) and a copy of the baseline samples, returned for the
+    gate to read. None when the suite has no per-sample baseline."""
+    record: dict[str, Any] = {"data_files": {}, "baseline_samples": None}
+    for split, path in sorted(suite.data_files.items()):
+        try:
+            record["data_files"][split] = _file_digest(Path(path))
+        except OSError as exc:
+            raise AccuracyNotRun(f"cannot read data file {path}: {exc.strerror or exc}") from None
+    copy = None
+    if suite.baseline is not None and suite.baseline.samples is not None:
+        source = Path(suite.baseline.samples)
+        try:
+            data = source.read_bytes()
+        except OSError as exc:
+            raise AccuracyNotRun(f"cannot read baseline samples {source}: {exc.strerror or exc}") from None
+        copy = out / BASELINE_COPY
+        copy.write_bytes(data)
+        record["baseline_samples"] = {**_file_digest(copy), "path": str(source.resolve()), "copy": BASELINE_COPY}
+    (out / INPUTS_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return copy
 
 
 def _dataset_size(results: dict[str, Any], task_name: str) -> int | None:

@@ -179,9 +179,12 @@ class ServedModel:
                           evidence=[str(stderr_path), str(stdout_path)])
             raise ServerStartError(f"cannot launch server command {command[0]!r}: "
                                    f"{exc.strerror or exc}", check) from None
+        # pid + its kernel start time identify this server even after its command execs into
+        # another program; a later process uses them to stop an orphan (never a recycled pid).
         self._record = {"command": command, "env_overrides": self.env_overrides, "host": host,
-                        "port": port, "pid": process.pid, "started_at": time.time(),
-                        "health_endpoint": self.spec.health_endpoint}
+                        "port": port, "pid": process.pid, "pgid": process.pid,
+                        "proc_start_time": process_start_time(process.pid),
+                        "started_at": time.time(), "health_endpoint": self.spec.health_endpoint}
         self._write_record(record_path)
         url_host = f"[{host}]" if ":" in host else host
         return RunningServer(
@@ -262,6 +265,20 @@ class ServedModel:
 
     def _write_record(self, path: Path) -> None:
         path.write_text(json.dumps(self._record, indent=2) + "\n")
+
+
+def process_start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or None
+    where there is no /proc or the process is gone. Unchanged by exec, distinct for a reused pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    try:
+        # field 2 (comm) may hold spaces and parentheses: the fields after it follow the last ')'
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (IndexError, ValueError):
+        return None
 
 
 def _raise_on_sigterm(signum: int, _frame: object) -> None:

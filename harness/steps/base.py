@@ -83,14 +83,18 @@ class StepContext:
     @cached_property
     def upstream(self):
         from harness.steps.knowledge import resolve
+        from harness.workflow.pins import check_pin
 
-        return resolve(self.inputs.upstream)
+        return check_pin("--upstream", self.inputs.upstream_pin, resolve(self.inputs.upstream))
 
     @cached_property
     def old_upstream(self):
         from harness.steps.knowledge import resolve
+        from harness.workflow.pins import check_pin
 
-        return resolve(self.inputs.from_upstream) if self.inputs.from_upstream else None
+        if not self.inputs.from_upstream:
+            return None
+        return check_pin("--from", self.inputs.from_pin, resolve(self.inputs.from_upstream))
 
     def write_json(self, name: str, data: Any) -> str:
         """Write one evidence file (sorted keys, so two runs diff cleanly); return its name."""
@@ -139,6 +143,7 @@ def runner_failure(name: str, exc: BaseException, what: str = "evidence runner")
 
 def environment(ctx: StepContext) -> dict[str, str]:
     from harness import __version__
+    from harness.workflow.pins import describe
 
     env = {
         "harness": __version__,
@@ -148,8 +153,12 @@ def environment(ctx: StepContext) -> dict[str, str]:
         "upstream": ctx.inputs.upstream,
         "plugin": ctx.inputs.plugin + (f" @ {ctx.inputs.plugin_commit}" if ctx.inputs.plugin_commit else ""),
     }
+    if ctx.inputs.upstream_pin:
+        env["upstream fingerprint"] = describe(ctx.inputs.upstream_pin)
     if ctx.inputs.from_upstream:
         env["from upstream"] = ctx.inputs.from_upstream
+        if ctx.inputs.from_pin:
+            env["from upstream fingerprint"] = describe(ctx.inputs.from_pin)
     if ctx.inputs.runbook:
         env["runbook"] = ctx.inputs.runbook
     return env
@@ -231,7 +240,12 @@ def execute_step(
 
 def _stop_orphaned_servers(staging: Path) -> None:
     """A process killed mid-step leaves the server it started running (its own process group).
-    The lifecycle records each server's pid and command; stop those still running that command."""
+    The lifecycle records each server's pid, process group and kernel start time; stop the group
+    of each recorded server whose pid is still the same process (same start time). The command
+    line is no proof: a launch command may exec into another program (`serve` execs
+    `python -m llama_cpp.server`), and a recycled pid must never be signalled."""
+    from harness.evidence.server import process_start_time
+
     for record_path in staging.rglob("*.json"):
         try:
             record = json.loads(record_path.read_text(encoding="utf-8"))
@@ -239,15 +253,28 @@ def _stop_orphaned_servers(staging: Path) -> None:
             continue
         if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or not record.get("command"):
             continue
+        if "exit_code" in record:
+            continue  # the lifecycle stopped it already; its group id may belong to someone else now
         pid = record["pid"]
+        recorded_start = record.get("proc_start_time")
+        if isinstance(recorded_start, int):
+            if process_start_time(pid) != recorded_start:
+                continue  # gone, or the pid now belongs to another process: leave it alone
+        else:  # a record from before start times were kept: only an unchanged command line counts
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue  # gone already
+            if [part.decode(errors="replace") for part in cmdline if part] != list(record["command"]):
+                continue
+        pgid = record.get("pgid", pid)
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if not isinstance(pgid, int) or pgid <= 1 or os.getpgid(pid) != pgid:
+                continue
         except OSError:
-            continue  # gone already
-        if [part.decode(errors="replace") for part in cmdline if part] != list(record["command"]):
-            continue  # the pid was reused by something else: leave it alone
+            continue
         try:
-            os.killpg(pid, signal.SIGKILL)
+            os.killpg(pgid, signal.SIGKILL)
         except OSError:
             pass
 

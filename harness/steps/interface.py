@@ -77,6 +77,17 @@ class InterfaceStep:
                 evidence=["static_findings.json"],
                 metrics={"live_targets": len(live), "missing": len(missing)},
             )
+        unknown = [f for f in live if f.status is Status.unknown]
+        if unknown:
+            return Check(
+                name="interface.targets_resolve",
+                status=CheckStatus.inconclusive,
+                reason=f"{len(unknown)} of {len(live)} live targets could not be evaluated statically, so "
+                f"whether they resolve on {ctx.upstream.label} is unknown: "
+                + ", ".join(f.target for f in unknown[:5]) + (", ..." if len(unknown) > 5 else ""),
+                evidence=["static_findings.json"],
+                metrics={"live_targets": len(live), "missing": 0, "unknown": len(unknown)},
+            )
         return Check(
             name="interface.targets_resolve",
             status=CheckStatus.passed,

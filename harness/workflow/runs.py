@@ -17,13 +17,14 @@ from typing import Any
 from langgraph.types import Command
 
 from harness.errors import HarnessError
-from harness.report.render import gate_label, render_all
+from harness.report.render import gate_label, render_step_report, render_summary
 from harness.steps import STEPS
 from harness.steps.base import load_result, slug_of
 from harness.workflow.checkpointer import open_checkpointer
-from harness.workflow.graph import build_graph
+from harness.workflow.graph import build_graph, gate_name
 from harness.workflow.hashing import evidence_hash
 from harness.workflow.layout import RunLayout, Workspace, utc_now
+from harness.workflow.pins import pin_lines, verify_pins
 from harness.workflow.state import RunInputs
 
 Progress = Callable[[str], None]
@@ -89,7 +90,7 @@ def _advance(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress
         # durability="sync": a step's checkpoint is on disk before the next node starts.
         app.invoke(payload, _config(run.run_id), durability="sync")
         view = _view(run, inputs, app.get_state(_config(run.run_id)))
-    render_all(run, view)
+    _render(run, view)
     return view
 
 
@@ -118,6 +119,7 @@ def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m:
         view = run_status(workspace, run_id)
         if view["state"] != "interrupted":
             return view  # at a gate or finished: nothing to redo
+        verify_pins(inputs)  # the upstreams must still be what the run started on
         run.log("run_resumed")
         # Killed before the first checkpoint (or the state file was replaced): start from the top;
         # steps whose evidence is complete on disk are reused, not redone.
@@ -132,13 +134,78 @@ def decide(
     approve: bool,
     by: str,
     text: str | None,
+    step: str | None = None,
     progress: Progress = lambda m: None,
 ) -> dict:
-    """Approve or reject the gate the run waits at; then advance to the next gate."""
+    """Approve or reject the gate the run waits at; then advance to the next gate. A rejection
+    may name an earlier, already approved `step` instead: that step reruns, and every step after
+    it runs again once it is approved."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
+        if step is not None and not approve:
+            view = run_status(workspace, run_id)
+            if step != view["waiting_at"]:
+                return _reopen_locked(run, inputs, view, step, by=by, reason=text, progress=progress)
+        elif step is not None:
+            raise HarnessError("--step is for reject only: approve decides the gate the run waits at")
         return _decide_locked(run, inputs, approve=approve, by=by, text=text, progress=progress)
+
+
+def _reopen_locked(run: RunLayout, inputs: RunInputs, view: dict, slug: str, *, by: str, reason: str | None,
+                   progress: Progress) -> dict:
+    """Reject an approved step behind the gate the run waits at (or of a finished run)."""
+    run_id = run.run_id
+    known = [s["slug"] for s in view["steps"]]
+    if slug not in known:
+        raise HarnessError(f"unknown step {slug!r}; the steps are {', '.join(known)}")
+    if view["state"] not in ("waiting", "finished"):
+        raise HarnessError(f"run {run_id} stopped mid-step; `harness resume {run_id}` first")
+    if not by.strip():
+        raise HarnessError("--by must name who decides")
+    if not (reason or "").strip():
+        raise HarnessError("--reason must say why the step is rejected")
+    index = known.index(slug)
+    target = view["steps"][index]
+    if target["gate"].get("decision") != "approve":
+        raise HarnessError(f"run {run_id}: {slug} has no approval to reject; only an approved step behind the "
+                           f"gate the run waits at can be reopened")
+    verify_pins(inputs)
+    later = [s for s in view["steps"][index + 1:] if s["attempt"] is not None]
+    # Evidence first, state second: a kill in between leaves state that the same command redoes,
+    # never later steps whose stale evidence a rerun would reuse.
+    for step in later:
+        evidence = run.evidence_dir(step["slug"])
+        if evidence.exists():
+            run.superseded_dir.mkdir(parents=True, exist_ok=True)
+            n = 1
+            while (run.superseded_dir / f"{step['slug']}.attempt-{step['attempt']}.reopened-{n}").exists():
+                n += 1
+            os.rename(evidence, run.superseded_dir / f"{step['slug']}.attempt-{step['attempt']}.reopened-{n}")
+        run.step_report(step["slug"]).unlink(missing_ok=True)
+    decision = {
+        "decision": "reject",
+        "by": by.strip(),
+        "at": utc_now(),
+        "automatic": False,
+        "evidence_hash": target["current_hash"],
+        "attempt": target["attempt"],
+        "reason": reason.strip(),
+        "reopened": True,
+    }
+    reset = {"decision": "reset", "at": decision["at"], "reason": f"{slug} was rejected after approval"}
+    update: dict[str, Any] = {
+        "gates": {slug: [*target["history"], decision],
+                  **{s["slug"]: [*s["history"], reset] for s in later}},
+        "steps": {s["slug"]: None for s in later},
+        "finished_at": None,
+    }
+    step_obj = next(s for s in STEPS if slug_of(s) == slug)
+    run.log("reject", step=slug, by=decision["by"], reopened=True)
+    with open_checkpointer(run.workspace) as saver:
+        app = build_graph(run, inputs, progress).compile(checkpointer=saver)
+        app.update_state(_config(run_id), Command(goto=step_obj.name, update=update), as_node=gate_name(step_obj))
+    return _advance(run, inputs, None, progress)
 
 
 def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str, text: str | None,
@@ -154,6 +221,17 @@ def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str,
     if not by.strip():
         raise HarnessError("--by must name who decides")
     step = next(s for s in view["steps"] if s["slug"] == view["waiting_at"])
+    if approve:
+        earlier = next((s for s in view["steps"] if s["number"] < step["number"] and s["gate"].get("valid") is False),
+                       None)
+        if earlier is not None:
+            raise HarnessError(
+                f"run {run_id}: the approval of {earlier['slug']} is invalidated (its evidence changed after "
+                f"approval: approved {earlier['gate']['evidence_hash']}, now {earlier['current_hash']}); "
+                f"no later gate can be approved until it is resolved: restore its approved evidence, or reject "
+                f"{earlier['slug']} to rerun it (harness reject {run_id} --step {earlier['slug']} "
+                f"--by NAME --reason TEXT)"
+            )
     if approve and step["current_hash"] != step["recorded_hash"]:
         raise HarnessError(
             f"run {run_id}: evidence of {step['slug']} changed since the step produced it; "
@@ -173,6 +251,7 @@ def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str,
         if not (text or "").strip():
             raise HarnessError("--reason must say why the step is rejected")
         decision["reason"] = text.strip()
+    verify_pins(inputs)  # before the decision is recorded: the next step reads the upstreams
     run.log(decision["decision"], step=step["slug"], by=decision["by"])
     return _advance(run, inputs, Command(resume=decision), progress)
 
@@ -187,8 +266,33 @@ def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> di
         snapshot = app.get_state(_config(run_id))
     view = _view(run, inputs, snapshot)
     if render:
-        render_all(run, view)
+        _render(run, view)
     return view
+
+
+def _render(run: RunLayout, view: dict) -> None:
+    """Every finished step's report (their gate lines change) and the summary. A step report
+    shows the evidence as it is now; the summary's hash column shows what was approved (the
+    gate column marks an approval whose evidence no longer matches)."""
+    inputs = RunInputs.model_validate(view["inputs"])
+    for step in view["steps"]:
+        result = load_result(run.evidence_dir(step["slug"]))
+        if result is not None:
+            render_step_report(run, result, step["gate"], step["history"], inputs, step["current_hash"])
+    summary_steps = []
+    for step in view["steps"]:
+        gate = step["gate"]
+        if gate.get("decision") == "approve" and gate.get("evidence_hash"):
+            step = {**step, "current_hash": gate["evidence_hash"]}
+        summary_steps.append(step)
+    # the pinned upstreams go where the summary lists the run's notes
+    summary_inputs = {**view["inputs"], "notes": [*view["inputs"]["notes"], *pin_lines(view["inputs"])]}
+    render_summary(run, {**view, "steps": summary_steps, "inputs": summary_inputs})
+
+
+def invalidated_approvals(view: dict) -> list[dict]:
+    """The steps whose approval no longer covers their evidence."""
+    return [s for s in view["steps"] if s["gate"].get("valid") is False]
 
 
 def _view(run: RunLayout, inputs: RunInputs, snapshot) -> dict:
@@ -264,6 +368,8 @@ def _gate_view(history: list[dict], record: dict | None, current_hash: str | Non
     if not history:
         return {"decision": "none", "valid": None}
     last = history[-1]
+    if last["decision"] == "reset":  # an earlier step was reopened: this one runs again after it
+        return {"decision": "none", "valid": None, "after_reset": last}
     if last["decision"] == "reject" and record and record["attempt"] > last.get("attempt", 0):
         # the rejected attempt was rerun; a newer attempt is what its gate will decide on
         return {"decision": "pending", "valid": None, "after_rejection": last}

@@ -32,6 +32,10 @@ class RunInputs(BaseModel):
     plugin_commit: str | None = None
     upstream: str  # the spec the steps resolve, e.g. sglang==0.5.23 or a bundled path
     from_upstream: str | None = None
+    # what --upstream / --from resolved to at `run` (spec, kind, fingerprint, git_commit); later
+    # processes must resolve them to the same content (harness.workflow.pins)
+    upstream_pin: dict[str, Any] | None = None
+    from_pin: dict[str, Any] | None = None
     runbook: str | None = None  # absolute path
     auto_approve: bool = False
     notes: list[str] = Field(default_factory=list)  # e.g. "package index unreachable: bundled upstream"

@@ -265,3 +265,28 @@ def test_longbench_task_runs_offline_on_local_files(data, tmp_path):
     assert check.metrics["metric"] == "score,none" and check.metrics["n"] == 6
     samples = [json.loads(line) for line in (data["root"] / "evidence" / "hotpotqa" / "samples.jsonl").open()]
     assert samples[0]["target"] == "['Town0']" and samples[0]["response"]
+
+
+def test_baseline_and_data_files_are_part_of_the_evidence(data, baseline_samples):
+    """The verdict can be reproduced from the evidence alone, and editing what it was gated on
+    changes the evidence hash an approval is bound to."""
+    import hashlib
+
+    from harness.workflow.hashing import evidence_hash
+
+    pinned = suite(data, "pinned", limit=20, baseline=Baseline(samples=baseline_samples))
+    check = evaluate(data, "pinned", ("--wrong-rate", "0"), pinned)
+    assert check.status is not CheckStatus.not_run, check.reason
+    out = data["root"] / "evidence" / "pinned"
+    copy = out / "baseline_samples.jsonl"
+    assert copy.read_bytes() == baseline_samples.read_bytes()
+    inputs = json.loads((out / "inputs.json").read_text())
+    for split in ("test", "train"):
+        assert inputs["data_files"][split]["sha256"] == hashlib.sha256(data[split].read_bytes()).hexdigest()
+    assert inputs["baseline_samples"]["sha256"] == hashlib.sha256(baseline_samples.read_bytes()).hexdigest()
+    assert inputs["baseline_samples"]["path"] == str(baseline_samples.resolve())
+    assert {str(copy), str(out / "inputs.json")} <= set(check.evidence)
+
+    before = evidence_hash(out)
+    copy.write_text(copy.read_text().replace("true", "false", 1))  # an edited baseline
+    assert evidence_hash(out) != before

@@ -78,15 +78,32 @@ def test_run_stops_at_first_gate_then_reject_and_approve_to_the_end(project):
     assert "landing point agreed" in (reports / "01-alignment.md").read_text()
 
     # tamper with approved evidence: the approval no longer counts
+    approved_hash = project.status("kv1")["steps"][1]["evidence_hash"]
     (reports / "evidence/02-interface/smoke/smoke.jsonl").write_text("{}\n")
-    status = project.status("kv1")
+    as_json = project.cli("status", "kv1", "--json", check=False)
+    assert as_json.returncode == 1, "status fails while an approval is invalidated"
+    status = json.loads(as_json.stdout)
     interface = status["steps"][1]
     assert interface["gate"]["valid"] is False
     assert interface["gate_decision"] == "approval invalidated: evidence changed"
     assert all(s["gate"]["valid"] for s in status["steps"] if s["slug"] != "02-interface")
-    human = project.cli("status", "kv1").stdout
-    assert "approval invalidated: evidence changed" in human
-    assert "approval invalidated: evidence changed" in (reports / "summary.md").read_text()
+    human = project.cli("status", "kv1", check=False)
+    assert human.returncode == 1
+    assert "approval invalidated: evidence changed" in human.stdout
+    summary = (reports / "summary.md").read_text()
+    [row] = [line for line in summary.splitlines() if line.startswith("| 2 | interface |")]
+    assert "approval invalidated: evidence changed" in row
+    assert f"`{approved_hash[7:19]}`" in row, "the summary shows the hash that was approved"
+    assert interface["current_hash"][7:19] not in row
+    assert project.cli("status", check=False).returncode == 1  # the run list says so too
+
+    # a finished run is reopened at the step whose evidence changed; later steps wait behind it
+    project.cli("reject", "kv1", "--by", "bob", "--reason", "smoke log was edited", "--step", "02-interface")
+    status = project.status("kv1")
+    assert status["state"] == "waiting" and status["waiting_at"] == "02-interface"
+    assert status["steps"][1]["attempt"] == 2 and status["steps"][0]["gate"]["valid"] is True
+    assert [s["verdict"] for s in status["steps"][2:]] == ["pending"] * 3
+    assert not (reports / "05-performance.md").exists()
 
 
 def test_auto_approve_runs_to_the_end_and_says_so(project):
@@ -131,3 +148,44 @@ def test_two_runs_render_reports_that_diff_cleanly(project):
         return re.sub(r"\d{4}-\d\d-\d\dT[\d:]+Z|sha256:[0-9a-f]+", "X", text)
 
     assert normalised("same-a") == normalised("same-b")
+
+
+def test_later_gate_refused_while_an_earlier_approval_is_invalidated(project):
+    project.cli(*project.run_args("--run-id", "inv"))
+    project.cli("approve", "inv", "--by", "alice")
+    assert project.status("inv")["waiting_at"] == "02-interface"
+    reports = project.reports("inv")
+    step_json = reports / "evidence/01-alignment/step.json"
+    edited = step_json.read_bytes() + b"\n"
+    step_json.write_bytes(edited)  # edited after approval
+
+    refused = project.cli("approve", "inv", "--by", "alice", check=False, subprocess_=True)
+    assert refused.returncode == 2
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith("harness: error: run inv: the approval of 01-alignment is invalidated")
+    assert "reject 01-alignment to rerun it" in line
+    status = json.loads(project.cli("status", "inv", "--json", check=False).stdout)
+    assert status["waiting_at"] == "02-interface", "the refused approval did not advance the run"
+    assert project.cli("status", "inv", check=False).returncode == 1
+
+    # the recovery the message names: reject that step; it reruns, and the later step after it
+    project.cli("reject", "inv", "--by", "bob", "--reason", "evidence was edited", "--step", "01-alignment")
+    status = project.status("inv")  # exits 0 again: nothing approved is invalidated
+    assert status["waiting_at"] == "01-alignment"
+    assert status["steps"][0]["attempt"] == 2
+    assert status["steps"][1]["verdict"] == "pending" and status["steps"][1]["gate"]["decision"] == "none"
+    runs = project.workspace / ".harness/runs/inv/superseded"
+    assert (runs / "01-alignment.attempt-1/step.json").read_bytes() == edited, "the edited evidence is kept"
+    assert (runs / "02-interface.attempt-1.reopened-1/step.json").is_file()
+    project.cli("approve", "inv", "--by", "alice")
+    project.cli("approve", "inv", "--by", "alice")
+    status = project.status("inv")
+    assert status["waiting_at"] == "03-operators"
+    assert all(s["gate"]["valid"] for s in status["steps"][:2])
+    journal = project.journal("inv")
+    assert [e["step"] for e in journal if e["event"] == "step_started"] == [
+        "01-alignment", "02-interface", "01-alignment", "02-interface", "03-operators"]
+
+    # only an approved step behind the gate can be reopened
+    refused = project.cli("reject", "inv", "--by", "b", "--reason", "x", "--step", "05-performance", check=False)
+    assert refused.returncode == 2 and "has no approval to reject" in refused.stderr
