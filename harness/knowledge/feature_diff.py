@@ -28,7 +28,6 @@ from harness.knowledge.platform_map import (
     judge,
     resolve_dependency,
     risk_of,
-    signature_incompatibility,
 )
 from harness.knowledge.plugin_scan import scan_plugin
 from harness.knowledge.render import render_markdown

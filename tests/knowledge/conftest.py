@@ -3,12 +3,10 @@ written against the first, using every pattern real plugins use."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
+from knowledge_support import git, write_tree
 
 UPSTREAM_V1 = {
     "python/sglang/__init__.py": "__version__ = '1.0'\n",
@@ -348,18 +346,6 @@ PLUGIN = {
             return result
         """,
 }
-
-
-def write_tree(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import yaml
-from knowledge_cli import by_target, harness, harness_json
+from knowledge_support import by_target, harness, harness_json, write_tree
 
 SCHED = "sglang.srt.managers.scheduler.Scheduler"
 
@@ -165,8 +165,6 @@ def test_tricky_patterns_are_judged_like_the_runtime_would(upstream_repo, tricky
 
 
 def test_check_exit_code_3_when_only_unverifiable(upstream_repo, tmp_path):
-    from conftest import write_tree
-
     write_tree(tmp_path, {
         "pyproject.toml": '[project]\nname = "u"\n[project.entry-points."sglang.srt.plugins"]\nu = "u:load"\n',
         "u/__init__.py": """

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from knowledge_cli import by_target, harness, harness_json
+from knowledge_support import by_target, harness, harness_json
 
 from harness.errors import HarnessError
 from harness.knowledge.upstream import UNREACHABLE, resolve_upstream

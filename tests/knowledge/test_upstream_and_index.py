@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import git
+from knowledge_support import git
 
 from harness.errors import HarnessError
 from harness.knowledge.index import load_index
