@@ -295,14 +295,6 @@ class PlatformMap(BaseModel):
     )
 
     @property
-    def hooks(self) -> list[Finding]:
-        return [f for f in self.findings if f.kind == "hook"]
-
-    @property
-    def patches(self) -> list[Finding]:
-        return [f for f in self.findings if f.kind == "patch"]
-
-    @property
     def breaking(self) -> list[Finding]:
         return [f for f in self.findings if f.live and f.status in BREAKING]
 
