@@ -55,6 +55,17 @@ class UpstreamSource:
     def package_dir(self) -> Path:
         return self.root / "sglang"
 
+    @property
+    def content_fingerprint(self) -> str:
+        """Identifies the content alone. Equals `fingerprint` for releases and git trees; a
+        plain directory's `fingerprint` also covers mtimes (a cheap cache key), this does not."""
+        if self.kind != "path":
+            return self.fingerprint
+        digest = hashlib.blake2b(digest_size=10)
+        for rel, content in sorted(self.files.items()):
+            digest.update(f"{rel}\0{content}\n".encode())
+        return f"content-{digest.hexdigest()}"
+
 
 def resolve_upstream(spec: str) -> UpstreamSource:
     spec = spec.strip()

@@ -2,27 +2,19 @@
 later process (approve, reject, resume) must resolve them to the same content, so a PATH or a
 PATH@branch spec cannot change under a run.
 
-A pin is the source's content fingerprint (release wheel digest; git tree of the sglang
-package; for a plain directory, a digest of every .py file's content hash, since the source's
-own fingerprint there also covers mtimes) and, for git, the commit the ref pointed at.
+A pin is the source's content fingerprint (`UpstreamSource.content_fingerprint`) and, for git,
+the commit the ref pointed at.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from harness.errors import HarnessError
 
 
 def pin_of(source: Any) -> dict[str, Any]:
-    fingerprint = source.fingerprint
-    if source.kind == "path" and source.files:
-        digest = hashlib.blake2b(digest_size=10)
-        for rel, content in sorted(source.files.items()):
-            digest.update(f"{rel}\0{content}\n".encode())
-        fingerprint = f"content-{digest.hexdigest()}"
-    return {"spec": source.spec, "kind": source.kind, "fingerprint": fingerprint, "git_commit": source.git_commit}
+    return {"spec": source.spec, "kind": source.kind, "fingerprint": source.content_fingerprint, "git_commit": source.git_commit}
 
 
 def describe(pin: dict[str, Any]) -> str:
