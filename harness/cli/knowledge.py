@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Optional
@@ -11,12 +12,17 @@ import typer
 
 from harness.cli import app
 from harness.cli.console import counted, err, step
-from harness.knowledge.findings import BREAKING, Finding, Status
+from harness.knowledge.findings import Finding
 
 PLUGIN = typer.Option(..., "--plugin", help="Path to the plugin repo (with its pyproject.toml).")
 UPSTREAM = typer.Option(..., "--upstream", help="sglang==X.Y.Z | PATH@REF (git) | PATH (dir holding sglang/).")
-JSON = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables.")
-OUT = typer.Option(Path("knowledge"), "--out", help="Directory for the YAML + markdown files.")
+JSON = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables; write no files unless --out is given.")
+OUT = typer.Option(None, "--out", help="Directory for the YAML + markdown files.")
+ENTRY = typer.Option(
+    None, "--entry",
+    help="A module SGLang loads without an entry point (e.g. an external model package); repeatable. "
+    "Default when the plugin declares no entry points: every module that imports sglang.",
+)
 
 
 def _upstream(spec: str):
@@ -34,10 +40,10 @@ def _finding_rows(findings: list[Finding], title: str) -> None:
     from rich.table import Table
 
     table = Table(title=title, show_lines=False)
-    for column in ("status", "kind", "type", "target", "live", "where", "now / successor"):
+    for column in ("status", "kind", "type", "target", "live", "where", "now / successor", "guard"):
         table.add_column(column, overflow="fold")
     for f in findings:
-        style = "red" if f.status in BREAKING and f.live else ("yellow" if f.status.value != "ok" else "")
+        style = "red" if f.breaking else ("yellow" if f.status.value != "ok" else "")
         table.add_row(
             f"[{style}]{f.status.value}[/{style}]" if style else f.status.value,
             f.kind,
@@ -46,24 +52,31 @@ def _finding_rows(findings: list[Finding], title: str) -> None:
             "yes" if f.live else "dead",
             f"{f.file}:{f.line}",
             f.successor and f"→ {f.successor}" or f.defined_in or "",
+            f"{f.guard.outcome}: {f.guard.condition}" if f.guard else "",
         )
     err.print(table)
 
 
+def _roots_line(roots: list[dict[str, str]]) -> str:
+    return "roots: " + ", ".join(f"{r['module']} ({r['why']})" for r in roots)
+
+
 @app.command("map")
-def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out: Path = OUT, as_json: bool = JSON) -> None:
-    """Write the Platform Map of a plugin against one upstream version."""
+def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out: Optional[Path] = OUT, entry: Optional[list[str]] = ENTRY, as_json: bool = JSON) -> None:
+    """Write the Platform Map of a plugin against one upstream version (default: into the
+    plugin repo, beside its pyproject.toml, where the curated notes are kept)."""
     from harness.knowledge.platform_map import map_plugin, write_platform_map
 
     source = _upstream(upstream)
     with step(f"mapping {plugin}"):
-        platform_map = map_plugin(plugin, source)
-    yaml_path, md_path = write_platform_map(platform_map, out)
+        platform_map = map_plugin(plugin, source, entries=entry)
+    written = write_platform_map(platform_map, out or Path(platform_map.plugin)) if out or not as_json else ()
     if as_json:
-        _emit({"command": "map", "plugin": platform_map.plugin, "upstream": source.label, "files": [str(yaml_path), str(md_path)], "findings": [f.model_dump(mode="json") for f in platform_map.findings]})
+        _emit({"command": "map", "plugin": platform_map.plugin, "upstream": source.label, "files": [str(p) for p in written], "roots": platform_map.roots, "findings": [f.model_dump(mode="json") for f in platform_map.findings]})
         return
     _finding_rows(platform_map.findings, f"Platform Map vs {source.label}")
-    err.print(f"wrote {yaml_path} and {md_path}")
+    err.print(_roots_line(platform_map.roots))
+    err.print(f"wrote {' and '.join(str(p) for p in written)}")
 
 
 @app.command("diff")
@@ -71,51 +84,74 @@ def diff_command(
     from_spec: str = typer.Option(..., "--from", help="Older upstream SPEC."),
     to_spec: str = typer.Option(..., "--to", help="Newer upstream SPEC."),
     plugin: Optional[Path] = typer.Option(None, "--plugin", help="Judge this plugin's dependencies too."),
-    out: Path = OUT,
+    out: Optional[Path] = OUT,
+    entry: Optional[list[str]] = ENTRY,
     as_json: bool = JSON,
 ) -> None:
-    """Feature Diff between two upstream versions (and its impact on a plugin)."""
+    """Feature Diff between two upstream versions (and its impact on a plugin); files are
+    written only with --out."""
     from harness.knowledge.feature_diff import diff_upstreams, write_feature_diff
 
     old, new = _upstream(from_spec), _upstream(to_spec)
     with counted() as progress:
-        diff = diff_upstreams(old, new, plugin, progress=progress)
-    yaml_path, md_path = write_feature_diff(diff, out)
+        diff = diff_upstreams(old, new, plugin, progress=progress, entries=entry)
+    written = write_feature_diff(diff, out) if out else ()
     if as_json:
-        _emit({"command": "diff", "from": old.label, "to": new.label, "files": [str(yaml_path), str(md_path)], "file_counts": diff.files, "changes": len(diff.changes), "findings": [f.model_dump(mode="json") for f in diff.findings]})
+        _emit({"command": "diff", "from": old.label, "to": new.label, "files": [str(p) for p in written], "file_counts": diff.files, "changes": len(diff.changes), "findings": [f.model_dump(mode="json") for f in diff.findings]})
         return
     err.print(f"{diff.files['changed']} files changed, {diff.files['added']} added, {diff.files['removed']} removed; {len(diff.changes)} symbol changes")
     if plugin is not None:
         _finding_rows(diff.impacted, f"Plugin impact {old.label} → {new.label}")
-    err.print(f"wrote {yaml_path} and {md_path}")
+    err.print(f"wrote {' and '.join(str(p) for p in written)}" if written else "no files written (pass --out DIR to write feature-diff.yaml and .md)")
 
 
 @app.command("check")
-def check_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, as_json: bool = JSON) -> None:
-    """Hook-drift verdict for CI: exit 1 if a live hook target or platform override will not
-    resolve (or is not on the base) on this upstream, 3 if some could not be checked
-    statically; dead hooks are reported, not failed."""
+def check_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, entry: Optional[list[str]] = ENTRY, as_json: bool = JSON) -> None:
+    """Drift verdict for CI: exit 1 if the plugin, as SGLang loads it, breaks on this upstream
+    (a live import, reference, hook target, override or patch that will not resolve or fit);
+    2 if a live plugin file cannot be read or nothing could be checked; 3 if some live
+    dependency could not be decided statically. Dead modules are reported, not failed."""
     from harness.knowledge.drift import check_plugin
 
     source = _upstream(upstream)
     with step(f"checking {plugin}"):
-        findings = check_plugin(plugin, source)
-    breaking = [f for f in findings if f.live and f.status in BREAKING]
-    unverified = [f for f in findings if f.live and f.status == Status.unknown]
+        platform_map = check_plugin(plugin, source, entries=entry)
+    findings = platform_map.findings
+    breaking = platform_map.breaking
+    unreadable = platform_map.unreadable
+    unverified = [f for f in findings if f.unverified and f.kind != "file"]
+    readable_live = [m for m in platform_map.modules if m["live"] and "error" not in m]
+    nothing = not readable_live
     if as_json:
-        _emit({"command": "check", "upstream": source.label, "plugin": str(plugin), "passed": not breaking and not unverified, "breaking": len(breaking), "unverified": len(unverified), "findings": [f.model_dump(mode="json") for f in findings]})
+        _emit({
+            "command": "check", "upstream": source.label, "plugin": platform_map.plugin,
+            "passed": not breaking and not unverified and not unreadable and not nothing,
+            "breaking": len(breaking), "unverified": len(unverified), "unreadable": len(unreadable),
+            "roots": platform_map.roots,
+            "modules": {"scanned": len(platform_map.modules), "live": len(readable_live)},
+            "checked": platform_map.checked,
+            "findings": [f.model_dump(mode="json") for f in findings],
+        })
     else:
         shown = [f for f in findings if f.status.value != "ok"]
         if shown:
-            _finding_rows(shown, f"Hook drift vs {source.label}")
+            _finding_rows(shown, f"Drift vs {source.label}")
+        err.print(f"{sum(platform_map.checked.values())} dependencies checked in {len(readable_live)} live of {len(platform_map.modules)} modules; {_roots_line(platform_map.roots)}")
         if breaking:
-            err.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies will not resolve on {source.label}")
+            err.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies break on {source.label}")
+        elif nothing:
+            err.print(f"[yellow]NOTHING CHECKED[/yellow]: no live plugin module could be read")
+        elif unreadable:
+            err.print(f"[yellow]INCOMPLETE[/yellow]: {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks")
         elif unverified:
-            err.print(f"[yellow]UNVERIFIED[/yellow]: {len(unverified)} live dependencies could not be checked statically on {source.label}; nothing else is broken")
+            err.print(f"[yellow]UNVERIFIED[/yellow]: {len(unverified)} live dependencies could not be decided statically on {source.label}; nothing else is broken")
         else:
             err.print(f"[green]PASS[/green]: every live dependency resolves on {source.label}")
-    # 1: will break; 3: could not be verified (distinct, so CI can choose); 2 stays "bad input"
-    raise typer.Exit(1 if breaking else 3 if unverified else 0)
+    if not breaking and (unreadable or nothing):
+        what = "; ".join(f"{f.file}: {f.detail}" for f in unreadable[:3]) if unreadable else "no live plugin module could be read"
+        print(f"harness: error: {what}", file=sys.stderr)
+    # 1: will break; 2: bad input; 3: could not be verified (distinct, so CI can choose)
+    raise typer.Exit(1 if breaking else 2 if (unreadable or nothing) else 3 if unverified else 0)
 
 
 @app.command("index")

@@ -21,11 +21,12 @@ from harness.knowledge.index import CACHE_VERSION as INDEX_CACHE_VERSION
 from harness.knowledge.index import Resolution, SymbolIndex, load_index, module_name
 from harness.knowledge.platform_map import (
     Dependency,
+    Judge,
     dependencies,
     find_successor,
     git_head,
+    reported,
     inherited_from,
-    judge,
     resolve_dependency,
     risk_of,
 )
@@ -78,7 +79,12 @@ def diff_upstreams(
     new: UpstreamSource,
     plugin: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    entries: list[str] | None = None,
 ) -> FeatureDiff:
+    """Symbol changes from `old` to `new` and, with a plugin, one finding per dependency.
+
+    `progress(label, done, total)` is called while changed files are parsed. Raises
+    HarnessError for a plugin path that is not a plugin (see scan_plugin)."""
     old_index, new_index = load_index(old), load_index(new)
     files, changes = _upstream_changes(old_index, new_index, progress)
     result = FeatureDiff(
@@ -91,9 +97,10 @@ def diff_upstreams(
         changes=changes,
     )
     if plugin is not None:
-        scan = scan_plugin(Path(plugin), new_index)
+        scan = scan_plugin(Path(plugin), new_index, entries)
         added_symbols = {c.symbol for c in changes if c.change in ("added", "moved")}
-        findings = [_judge_pair(dep, old_index, new_index, added_symbols) for dep in dependencies(scan)]
+        old_judge, new_judge = Judge(old_index, scan), Judge(new_index, scan)
+        findings = [f for f in (_judge_pair(dep, old_judge, new_judge, added_symbols) for dep in dependencies(scan)) if f is not None and reported(f)]
         if old.kind == "git" and new.kind == "git" and old.git_repo == new.git_repo:
             for finding in findings:
                 if finding.status != Status.ok:
@@ -226,28 +233,30 @@ def _location(index: SymbolIndex, module: str, qualname: str) -> str | None:
 # ----------------------------------------------------------------------------- plugin impact
 
 
-def _judge_pair(dep: Dependency, old_index: SymbolIndex, new_index: SymbolIndex, added: set[str]) -> Finding:
+def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Finding | None:
     """One status per plugin dependency, from how its target changed between the versions."""
-    finding = judge(dep, new_index)
+    finding = new.judge(dep)
+    if dep.kind in ("override", "subclass"):
+        return _judge_member_pair(dep, finding, old, new)
+    if finding is None:
+        return None
     if finding.status in (Status.missing, Status.not_on_base):
-        finding.successor = find_successor(dep.target, new_index, preferred=added) or finding.successor
-        return finding
-    if finding.status == Status.unknown:
-        return finding
-    before = resolve_dependency(dep, old_index)
-    after = resolve_dependency(dep, new_index)
+        successor = find_successor(finding.target, new.index, preferred=added)
+        if successor:
+            finding.successor, finding.successor_reason = successor
+        return new.apply_conditions(finding, dep)
+    if finding.status not in (Status.ok, Status.inherited) or dep.kind in ("file", "entry_point", "model", "call"):
+        return new.apply_conditions(finding, dep)
+    before = _resolve(dep, finding.target, old.index)
+    after = _resolve(dep, finding.target, new.index)
     if not before.ok:
         finding.detail = f"did not resolve before the upgrade; {finding.detail or 'resolves now'}"
-        return finding
-    aspects = _compare(before, after, old_index, new_index)
+        return new.apply_conditions(finding, dep)
     if dep.kind == "server_arg":
-        return finding  # the plugin sets a field on the instance: where it is declared does not matter
-    if dep.kind == "override":
-        if "signature" in aspects and finding.status == Status.ok:
-            finding.status = Status.signature_changed
-            finding.detail = f"base signature changed ({aspects['signature']}); the override is still call-compatible"
-        finding.risk = risk_of(dep, finding.status) if finding.status != Status.ok else 0
-        return finding
+        return new.apply_conditions(finding, dep)  # set on the instance: where it is declared does not matter
+    aspects = _compare(before, after, old.index, new.index)
+    if dep.kind in ("import", "reference"):
+        aspects.pop("body", None)  # the plugin names it; a changed body is upstream's business
     status = next(
         (s for s, key in ((Status.signature_changed, "signature"), (Status.body_changed, "body"), (Status.inherited, "inherited"), (Status.moved, "moved")) if key in aspects),
         Status.ok,
@@ -266,7 +275,42 @@ def _judge_pair(dep: Dependency, old_index: SymbolIndex, new_index: SymbolIndex,
         # re-exporting module leaves the defining module (and its callers) unpatched.
         finding.risk = risk_of(dep, Status.signature_changed)
         finding.detail = f"the patch rebinds a re-export only; {after.ref.module} and its callers keep the original; {finding.detail}"
-    return finding
+    return new.apply_conditions(finding, dep)
+
+
+def _judge_member_pair(dep: Dependency, finding: Finding | None, old: Judge, new: Judge) -> Finding | None:
+    """Overrides and self./super() members: gone from the bases, or their base signature changed."""
+    before = old.judge(dep)
+    if finding is None:  # not an upstream member on the new side
+        if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
+            return None
+        finding = before.model_copy(update={
+            "status": Status.not_on_base, "breaking": True, "defined_in": None,
+            "detail": f"{dep.member} was defined on {before.defined_in} in {old.index.source.label}; {new.index.source.label} no longer defines it, so upstream no longer calls the override",
+            "risk": risk_of(dep, Status.not_on_base),
+        })
+        successor = find_successor(finding.target, new.index)
+        if successor:
+            finding.successor, finding.successor_reason = successor
+    elif finding.status is Status.ok and before is not None and before.defined_in and finding.defined_in:
+        old_info = _function(old.index, before.defined_in)
+        new_info = _function(new.index, finding.defined_in)
+        if old_info and new_info and old_info.params != new_info.params:
+            finding.status = Status.signature_changed
+            finding.detail = f"base signature changed ({signature_text(old_info.params)} -> {signature_text(new_info.params)}); the plugin's use still fits"
+            finding.risk = risk_of(dep, Status.signature_changed)
+    return new.apply_conditions(finding, dep)
+
+
+def _function(index: SymbolIndex, path: str):
+    resolution = index.resolve(path)
+    return index.function_info(resolution.ref) if resolution.ok and resolution.ref.kind == "function" else None
+
+
+def _resolve(dep: Dependency, target: str, index: SymbolIndex) -> Resolution:
+    if dep.kind == "hook":
+        return index.resolve_hook_target(target)
+    return resolve_dependency(dep, index) if target == dep.target else index.resolve(target)
 
 
 def _compare(before: Resolution, after: Resolution, old_index: SymbolIndex, new_index: SymbolIndex) -> dict[str, str]:
@@ -288,7 +332,9 @@ def _compare(before: Resolution, after: Resolution, old_index: SymbolIndex, new_
 def migration_step(finding: Finding) -> str:
     where = f"{finding.file}:{finding.line}"
     action = {
-        Status.missing: "find the new landing point" + (f" — likely `{finding.successor}`" if finding.successor else "") + "; the hook is skipped at run time until then",
+        Status.missing: "find the new landing point" + (f" — likely `{finding.successor}`" if finding.successor else "") + {"import": "; the import fails", "hook": "; the hook is skipped at run time until then"}.get(finding.kind, ""),
+        Status.deprecated: "port to " + (f"`{finding.successor}`" if finding.successor else "the new interface") + " before the legacy shim is removed (it still works, with a warning)",
+        Status.never_applied: "register the hook while the plugin loads (the entry point's callable), not inside another hook",
         Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it: the base no longer defines it, so upstream calls it at most through a legacy shim",
         Status.signature_changed: "update to the new signature" + (f" ({finding.detail})" if finding.detail else ""),
         Status.body_changed: "re-copy the upstream body and re-apply the plugin's changes" if finding.hook_type == "REPLACE" else "review the upstream body change for behaviour the hook relies on",

@@ -2,41 +2,79 @@
 
 Every command (`map`, `diff`, `check`) and every workflow step speaks in findings, so the
 CLI's `--json`, the reports and the gates read one shape.
+
+`status` says what the upstream does to the target; `breaking` says whether the plugin, as
+SGLang loads it, fails on that upstream (what `check` exits 1 on). They differ on purpose: a
+`missing` import inside `try/except ImportError` is not breaking, nor is a registration whose
+`hasattr` guard is false on that version, nor anything in a dead module.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 
 class Status(str, Enum):
     ok = "ok"
-    signature_changed = "signature_changed"
+    signature_changed = "signature_changed"  # changed between versions, or the plugin's callable no longer fits
     body_changed = "body_changed"  # a REPLACE hook's copy of the upstream body is stale
     inherited = "inherited"  # no longer defined on that class; resolves through a base
     moved = "moved"  # now defined in another module, still reachable at the old path
-    missing = "missing"  # will not resolve: HookRegistry logs and skips it
-    not_on_base = "not_on_base"  # a platform method the base class does not define
-    unknown = "unknown"  # the target expression could not be evaluated statically
+    deprecated = "deprecated"  # gone from the base, still called through an upstream compatibility shim
+    missing = "missing"  # certain not to resolve at run time (ImportError / AttributeError)
+    not_on_base = "not_on_base"  # a platform or subclass override the upstream bases do not define
+    never_applied = "never_applied"  # a hook registered after SGLang applied hooks
+    unknown = "unknown"  # could not be decided statically; the detail says why
 
 
-# What breaks a running plugin (the `check` verdict) vs what needs a human look.
-BREAKING = {Status.missing, Status.not_on_base}
+# Statuses that break a live, unguarded dependency outright (signature_changed breaks only
+# when every call must fail; the judge sets `breaking` per finding).
+BREAKING = {Status.missing, Status.not_on_base, Status.never_applied}
+
+Kind = Literal[
+    "hook",  # HookRegistry.register / @plugin_hook
+    "override",  # a platform-class method over SRTPlatform / DeviceMixin
+    "subclass",  # a plugin class over an upstream class: its base, overrides, self./super() members
+    "import",  # import sglang.x / from sglang.x import y
+    "reference",  # attribute access through an upstream module, class or enum
+    "call",  # a call to an upstream function or class with the arguments it passes
+    "patch",  # setattr / assignment / in-place edit of an upstream attribute
+    "attention_backend",
+    "kernel",
+    "server_arg",
+    "model",  # a model class registered through EntryClass or ModelRegistry
+    "entry_point",  # the callable an entry point names
+    "file",  # a plugin file that could not be read or parsed
+]
+
+GuardOutcome = Literal["runs", "skipped", "caught", "undecided"]
+
+
+class Guard(BaseModel):
+    """The condition a dependency sits under, evaluated against the judged upstream."""
+
+    condition: str  # as written, e.g. "hasattr(SRTPlatform, 'get_kv_pool_cls')"
+    line: int
+    outcome: GuardOutcome  # skipped: the code does not run on this upstream; caught: its failure is handled
 
 
 class Finding(BaseModel):
-    kind: str  # hook | override | patch | attention_backend | kernel | entry_point
+    kind: Kind
     target: str  # dotted upstream path the plugin depends on
     status: Status
-    live: bool = True  # reachable by imports from the plugin's entry points
+    breaking: bool = False  # fails the plugin on this upstream (live, unguarded, certain)
+    live: bool = True  # imported, transitively, when SGLang loads the plugin
     file: str | None = None  # plugin file, relative to the plugin root
     line: int | None = None
     hook_type: str | None = None  # BEFORE | AFTER | AROUND | REPLACE
-    successor: str | None = None  # likely replacement for missing / not_on_base
+    successor: str | None = None  # likely replacement for missing / not_on_base / deprecated
+    successor_reason: str | None = None  # why that successor was chosen
     defined_in: str | None = None  # where the target is defined now (module or Class)
     detail: str | None = None
+    guard: Guard | None = None
     risk: int = 0  # higher = look first
     commits: list[str] = Field(default_factory=list)  # "sha subject", git sources only
 
@@ -44,3 +82,12 @@ class Finding(BaseModel):
     def key(self) -> str:
         """Stable identity across regenerations: curated notes attach to it."""
         return f"{self.kind}:{self.hook_type or ''}:{self.target}"
+
+    @property
+    def unverified(self) -> bool:
+        """Live, not breaking, and not decided: what `check` exits 3 on."""
+        if not self.live or self.breaking:
+            return False
+        if self.guard is not None and self.guard.outcome == "undecided" and self.status in BREAKING:
+            return True
+        return self.status is Status.unknown and (self.guard is None or self.guard.outcome == "runs")

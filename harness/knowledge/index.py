@@ -179,6 +179,28 @@ class SymbolIndex:
                 return Resolution(target, ref, owner, note)
         return Resolution(target, ref, owner)
 
+    def instance_attributes(self, ref):  # TEMP until the index branch lands
+        import ast as _ast
+        from types import SimpleNamespace
+        info = self.class_info(ref)
+        table = self.table(ref.module)
+        names, dynamic = set(), False
+        if info and table:
+            tree = _ast.parse((self.source.root / table.path).read_bytes())
+            for node in _ast.walk(tree):
+                if isinstance(node, _ast.ClassDef) and node.lineno == info.lineno:
+                    for sub in _ast.walk(node):
+                        if isinstance(sub, _ast.Attribute) and isinstance(sub.value, _ast.Name) and sub.value.id == "self" and isinstance(sub.ctx, _ast.Store):
+                            names.add(sub.attr)
+        return SimpleNamespace(names=names, dynamic=dynamic)
+
+    def resolve_hook_target(self, target: str) -> Resolution:  # TEMP until the index branch lands
+        obj_path, _, attr = target.rpartition(".")
+        owner = self.resolve(obj_path.replace(":", ".")) if ":" not in attr else Resolution(target, None, note="no attribute")
+        if not owner.ok:
+            return Resolution(target, None, note=owner.note)
+        return self.resolve(f"{obj_path.replace(':', '.')}.{attr}")
+
     def member(self, ref: Ref, attr: str, _depth: int = 0) -> tuple[Ref, str | None] | None:
         """getattr(ref, attr) statically: (what it is, the class that defines it if a class member)."""
         if _depth > 30:  # re-export cycles exist in the wild; give up rather than loop
@@ -275,6 +297,11 @@ class SymbolIndex:
     def mro(self, ref: Ref) -> list[Ref]:
         """C3 linearisation, as Python computes it; external bases end their branch."""
         return _c3(ref, self.bases, set())
+
+
+def c3(ref: Ref, bases_of: Callable[[Ref], list[Ref]]) -> list[Ref]:
+    """C3 linearisation of `ref` over any class graph (`bases_of` gives direct bases)."""
+    return _c3(ref, bases_of, set())
 
 
 def _c3(ref: Ref, bases_of: Callable[[Ref], list[Ref]], visiting: set[Ref]) -> list[Ref]:

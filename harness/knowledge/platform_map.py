@@ -2,11 +2,23 @@
 
 `harness map` writes it as YAML (for machines and for engineers' curated notes, which survive
 regeneration) and as markdown (for people). `harness check` is its breaking subset.
+
+How a dependency is judged mirrors what happens at run time:
+- imports: `import a.b` / `from a.b import c` (ImportError at import time; a live module-level
+  one makes SGLang skip the whole plugin);
+- references and calls: `getattr` down a dotted path; a call binds its arguments the way
+  `inspect.Signature.bind` does (TypeError when a keyword is gone);
+- hooks: `HookRegistry._apply_target` (rsplit at the last ".", `pkgutil.resolve_name`, getattr)
+  and the call convention of each hook type (`_wrap_fn`: AROUND gets original_fn first, AFTER
+  the result first);
+- platform and subclass overrides: Python's C3 MRO over the plugin's and upstream's classes.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
+import operator
 import re
 import subprocess
 from dataclasses import dataclass
@@ -15,74 +27,498 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, Field
 
 from harness.errors import HarnessError
-from harness.knowledge.findings import BREAKING, Finding, Status
-from harness.knowledge.index import Resolution, SymbolIndex, load_index
-from harness.knowledge.plugin_scan import PluginScan, scan_plugin
+from harness.knowledge.findings import BREAKING, Finding, Guard, Status
+from harness.knowledge.index import Ref, Resolution, SymbolIndex, c3, load_index
+from harness.knowledge.plugin_scan import (
+    _ATTRIBUTE_ERRORS,
+    _CALL_ERRORS,
+    _IMPORT_ERRORS,
+    CallShape,
+    Dependency,
+    PluginScan,
+    is_upstream,
+    scan_plugin,
+)
 from harness.knowledge.render import render_markdown
-from harness.knowledge.symbols import Param, signature_text
+from harness.knowledge.symbols import Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
+_ERRORS_BY_KIND = {"import": _IMPORT_ERRORS, "reference": _ATTRIBUTE_ERRORS, "call": _CALL_ERRORS, "subclass": _ATTRIBUTE_ERRORS | _CALL_ERRORS}
+_FAILING = {Status.missing, Status.signature_changed, Status.unknown}
+# Plain uses of upstream (as opposed to the plugin's integration points: hooks, overrides,
+# patches, registrations) are many; they are listed only when something is wrong with them.
+USAGE_KINDS = {"import", "reference", "call", "subclass"}
 
-@dataclass
-class Dependency:
-    """One thing in the plugin that needs an upstream symbol to exist (and keep its shape)."""
 
-    kind: str  # hook | override | patch | attention_backend | kernel | server_arg
-    target: str | None
-    file: str
-    line: int
-    live: bool
-    hook_type: str | None = None
-    passthrough: bool = False  # hook takes (*args, **kwargs): signature changes pass through it
-    params: tuple[Param, ...] | None = None  # an override's own signature
-    expression: str | None = None  # a hook target as written, when it could not be evaluated
-    how: str | None = None  # patches: setattr | assign | in-place .append …
-
-    @property
-    def key(self) -> str:
-        return f"{self.kind}:{self.hook_type or self.how or ''}:{self.target or self.expression}"
+def reported(finding: Finding) -> bool:
+    """Whether a finding belongs in the map / check output (see USAGE_KINDS)."""
+    return finding.status is not Status.ok or finding.kind not in USAGE_KINDS
 
 
 def dependencies(scan: PluginScan) -> list[Dependency]:
-    live = {name for name, module in scan.modules.items() if module.live}
-    deps: list[Dependency] = []
-    for hook in scan.hooks:
-        deps.append(
-            Dependency("hook", hook.target, hook.file, hook.line, hook.module in live, hook.hook_type, hook.passthrough, expression=hook.expression)
-        )
-    for platform in scan.platforms:
-        for method in platform.methods:
-            target = f"{platform.upstream_bases[0]}.{method.name}" if platform.upstream_bases else method.name
-            deps.append(Dependency("override", target, platform.file, method.line, platform.module in live, params=method.params))
-    for patch in scan.patches:
-        deps.append(Dependency("patch", patch.target, patch.file, patch.line, patch.module in live, how=patch.how))
-    for registration in scan.registrations:
-        deps.append(Dependency(registration.kind, registration.target, registration.file, registration.line, registration.module in live, expression=registration.name))
-    return sorted(deps, key=lambda d: (d.file, d.line, d.key))
+    return sorted(scan.dependencies, key=lambda d: (d.file, d.line, d.key))
 
 
 # ----------------------------------------------------------------------------- judging
 
 
-def judge(dep: Dependency, index: SymbolIndex) -> Finding:
-    """The single-version verdict for one dependency."""
-    base = dict(kind=dep.kind, target=dep.target or dep.expression or "?", live=dep.live, file=dep.file, line=dep.line, hook_type=dep.hook_type)
-    if dep.target is None:
-        return Finding(**base, status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
-    if dep.kind == "override":
-        return _judge_override(dep, index, base)
-    resolution = resolve_dependency(dep, index)
-    if not resolution.ok:
-        successor = find_successor(dep.target, index)
-        return Finding(**base, status=Status.missing, successor=successor, detail=resolution.note, risk=risk_of(dep, Status.missing))
-    if dep.kind == "hook" and dep.hook_type != "REPLACE" and resolution.ref.kind == "class":
-        detail = f"HookRegistry allows only REPLACE on a class target (TypeError when applied): this {dep.hook_type} hook is skipped"
-        return Finding(**base, status=Status.missing, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
-    fields = _resolved_fields(dep.target, resolution, index)
-    return Finding(**base, **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+class Judge:
+    """Judges a plugin's dependencies against one upstream index."""
+
+    def __init__(self, index: SymbolIndex, scan: PluginScan):
+        self.index = index
+        self.scan = scan
+        self.version = upstream_version(index.source)
+        self._asts: dict[str, ast.Module | None] = {}
+
+    def __call__(self, dep: Dependency) -> Finding | None:
+        """The finding for one dependency, or None when it turns out not to be one on this
+        upstream (a subclass method upstream does not define is the plugin's own)."""
+        finding = self.judge(dep)
+        if finding is None:
+            return None
+        return self.apply_conditions(finding, dep)
+
+    def base(self, dep: Dependency, target: str | None = None) -> dict[str, Any]:
+        return dict(
+            kind=dep.kind, target=target or dep.target or dep.expression or "?", live=dep.live,
+            file=dep.file, line=dep.line, hook_type=dep.hook_type,
+        )
+
+    def judge(self, dep: Dependency) -> Finding | None:
+        handler = getattr(self, f"_judge_{dep.kind}", None)
+        if dep.kind in ("override", "subclass"):
+            return self._judge_member(dep)
+        if handler is not None:
+            return handler(dep)
+        return self._judge_target(dep)
+
+    # --------------------------------------------------------------- kinds
+
+    def _judge_file(self, dep: Dependency) -> Finding:
+        return Finding(**self.base(dep), status=Status.unknown, detail=f"{dep.file} {dep.expression}; nothing in it was checked")
+
+    def _judge_entry_point(self, dep: Dependency) -> Finding:
+        detail = f"{dep.name} = {dep.expression}: SGLang's ep.load() fails, logs it and skips the plugin"
+        missing = "defines no" in (dep.expression or "")
+        status = Status.missing if missing else Status.unknown
+        return Finding(**self.base(dep), status=status, breaking=missing, detail=detail)
+
+    def _judge_import(self, dep: Dependency) -> Finding:
+        module = dep.name or dep.target
+        if not self.index.module_exists(module):
+            parent = module
+            while parent and not self.index.module_exists(parent):
+                parent = parent.rpartition(".")[0]
+            gone = module[len(parent) + 1 :].split(".")[0] if parent else module
+            note = f"no module {f'{parent}.{gone}' if parent else gone!r} in {self.index.source.label}"
+            return self._missing(dep, note, successor_of=dep.target)
+        resolution = self.index.resolve(dep.target)
+        if resolution.ok:
+            return Finding(**self.base(dep), status=Status.ok, defined_in=_defined_in(resolution), detail=resolution.note)
+        if resolution.ref is None and "not decided" in (resolution.note or "") or "__getattr__" in (resolution.note or ""):
+            return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note)
+        return self._missing(dep, f"cannot import name {dep.target.rsplit('.', 1)[-1]!r} from {module}: {resolution.note}", successor_of=dep.target)
+
+    def _judge_reference(self, dep: Dependency) -> Finding | None:
+        """`a.b.c` through an upstream module/class: getattr step by step, stopping where the
+        value is a function, an instance or comes from outside (its attributes are not static)."""
+        parts = dep.target.split(".")
+        head = (dep.name or "").count(".") + 1 if dep.name else 1
+        found: Resolution | None = None
+        for end in range(max(head, 1), len(parts) + 1):
+            resolution = self.index.resolve(".".join(parts[:end]))
+            if not resolution.ok:
+                if found is not None and found.ref.kind not in ("module", "class"):
+                    break  # an attribute of a function / value: not knowable statically
+                if end == head:
+                    return None  # the head itself is the import's finding
+                if _undecided(resolution):
+                    return Finding(**self.base(dep, ".".join(parts[:end])), status=Status.unknown, detail=resolution.note)
+                return self._missing(dep, resolution.note, target=".".join(parts[:end]))
+            found = resolution
+            if resolution.ref.kind not in ("module", "class") or end == len(parts):
+                break
+        if found is None or found.target.count(".") + 1 <= head:
+            return None
+        return Finding(**self.base(dep, found.target), **self._resolved_fields(found.target, found))
+
+    def _judge_call(self, dep: Dependency) -> Finding | None:
+        resolution = self.index.resolve(dep.target)
+        if not resolution.ok:
+            return None  # the import or reference finding says it is gone
+        params, bound, what = self._callable_params(resolution)
+        if params is None:
+            return None
+        problem = bind_problem(params, dep.call, bound)
+        if problem is None:
+            if not dep.call.keywords:
+                return None
+            return Finding(**self.base(dep), status=Status.ok, defined_in=what, detail=f"keywords {', '.join(dep.call.keywords)} bind to {what}{signature_text(params)}")
+        certain, message = problem
+        detail = f"{dep.expression}(...) → {what}{signature_text(params)}: {message}"
+        return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _callable_params(self, resolution: Resolution) -> tuple[tuple[Param, ...] | None, bool, str]:
+        """(parameters, whether the first is bound, the function's path) for a call target."""
+        ref = resolution.ref
+        if ref.kind == "function":
+            info = self.index.function_info(ref)
+            if info is None:
+                return None, False, ref.path
+            decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+            if decorators & {"property", "cached_property", "overload"}:
+                return None, False, ref.path
+            bound = "classmethod" in decorators
+            return info.params, bound, ref.path
+        if ref.kind == "class":
+            # the first __init__ written in an upstream class body; none means a synthesised one
+            # (dataclass, msgspec Struct, pydantic) or an outside base's: not checked
+            for cls in self.index.mro(ref):
+                info = self.index.class_info(cls) if cls.kind == "class" else None
+                if info is not None and info.members.get("__init__") == "def":
+                    init = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.__init__"))
+                    return (init.params if init else None), True, f"{cls.path}.__init__"
+                if info is None or cls.kind != "class":
+                    break
+        return None, False, ref.path
+
+    def _judge_hook(self, dep: Dependency) -> Finding:
+        if dep.target is None:
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        resolution = self.index.resolve_hook_target(dep.target)
+        if not resolution.ok:
+            if _undecided(resolution):
+                return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            return self._missing(dep, resolution.note)
+        if dep.hook_type != "REPLACE" and resolution.ref.kind == "class":
+            detail = f"HookRegistry allows only REPLACE on a class target (TypeError when applied): this {dep.hook_type} hook is skipped"
+            return Finding(**self.base(dep), status=Status.missing, breaking=True, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
+        fields = self._resolved_fields(dep.target, resolution)
+        finding = Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+        problem = self._hook_signature(dep, resolution)
+        if problem is not None:
+            certain, message = problem
+            finding.status, finding.breaking = Status.signature_changed, certain
+            finding.detail = message
+            finding.risk = risk_of(dep, Status.signature_changed)
+        return finding
+
+    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool, str] | None:
+        """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry
+        _wrap_fn): REPLACE and BEFORE get the target's arguments, AFTER (result, …), AROUND
+        (original_fn, …)."""
+        if dep.params is None or dep.passthrough or resolution.ref.kind != "function":
+            return None
+        info = self.index.function_info(resolution.ref)
+        if info is None:
+            return None
+        decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+        if decorators & {"property", "cached_property"}:
+            return None
+        expected = info.params
+        # a method is called bound: self (or cls) always arrives by position
+        always = 1 if "." in resolution.ref.qualname and "staticmethod" not in decorators else 0
+        prefix = {"AROUND": "original_fn", "AFTER": "result"}.get(dep.hook_type)
+        if prefix:
+            expected, always = (Param(prefix, "pos", None), *expected), always + 1
+        problem = signature_incompatibility(expected, dep.params, positional_only=always)
+        if problem is None:
+            return None
+        certain, message = problem
+        return certain, (
+            f"{dep.hook_type} hook {dep.hook}{signature_text(dep.params)} cannot take what the wrapper passes "
+            f"{signature_text(expected)} for {resolution.ref.path}: {message}"
+        )
+
+    def _judge_model(self, dep: Dependency) -> Finding:
+        resolution = self.index.resolve(dep.target)
+        if not resolution.ok:
+            return self._missing(dep, resolution.note)
+        return Finding(**self.base(dep), status=Status.ok, defined_in=resolution.ref.path, detail=f"registers {dep.name} (EntryClass)")
+
+    def _judge_target(self, dep: Dependency) -> Finding:
+        """Patches and registrations: the target must resolve."""
+        if dep.target is None:
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        resolution = resolve_dependency(dep, self.index)
+        if not resolution.ok:
+            if _undecided(resolution):
+                return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            return self._missing(dep, resolution.note)
+        fields = self._resolved_fields(dep.target, resolution)
+        return Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+
+    # --------------------------------------------------------------- overrides and subclasses
+
+    def upstream_mro(self, plugin_class: str) -> list[Ref]:
+        """The upstream classes (and outside bases) in the plugin class's C3 MRO, in order."""
+        classes = self.scan.classes
+
+        def bases(ref: Ref) -> list[Ref]:
+            if ref.module == "":  # a plugin class
+                cls = classes[ref.qualname]
+                found = []
+                for base in cls.bases:
+                    if base in classes:
+                        found.append(Ref("class", "", base))
+                    elif is_upstream(base):
+                        resolved = self.index.resolve(base)
+                        found.append(resolved.ref if resolved.ok else Ref("external", "", base))
+                return found
+            return self.index.bases(ref)
+
+        return [ref for ref in c3(Ref("class", "", plugin_class), bases) if ref.module != "" or ref.kind != "class"]
+
+    def lookup(self, mro: list[Ref], name: str, instance: bool) -> tuple[Ref | None, str | None, bool]:
+        """(what defines `name`, its owner, decided) along an upstream MRO; instance lookups
+        also see attributes the classes assign on self."""
+        for cls in mro:
+            if cls.kind != "class":
+                continue
+            info = self.index.class_info(cls)
+            if info is not None and name in info.members:
+                return self.index.member(cls, name)[0], cls.path, True
+        for cls in mro:  # outside bases (torch.nn.Module, …), through the index's member tables
+            if cls.kind == "class":
+                found = self.index.member(cls, name)
+                if found is not None:
+                    return found[0], found[1], found[0].kind != "external"
+        if instance:
+            dynamic = False
+            for cls in mro:
+                if cls.kind != "class":
+                    continue
+                attributes = self.index.instance_attributes(cls)
+                if name in attributes.names:
+                    return Ref("value", cls.module, f"{cls.qualname}.{name}"), cls.path, True
+                dynamic = dynamic or attributes.dynamic
+            getattr_hook = next((m for cls in mro if cls.kind == "class" for m in [self.index.member(cls, "__getattr__")] if m), None)
+            if dynamic or getattr_hook is not None:
+                return None, getattr_hook[1] if getattr_hook else None, False
+        return None, None, True
+
+    def _judge_member(self, dep: Dependency) -> Finding | None:
+        mro = self.upstream_mro(dep.plugin_class)
+        first = next((c for c in mro if c.kind == "class"), None)
+        if first is None:
+            return None
+        instance = dep.access in ("instance", "super")
+        ref, owner, decided = self.lookup(mro, dep.member, instance)
+        # named after the plugin class's first upstream base, so the key stays put when the
+        # member moves between upstream bases; defined_in says which one defines it
+        target = f"{first.path}.{dep.member}"
+        where = f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}"
+        if ref is None:
+            if not decided:
+                return Finding(**self.base(dep, target), status=Status.unknown, detail=f"{where}: not defined on {first.path} or its bases, which answer attributes dynamically ({owner or 'setattr'}); not decided")
+            if dep.access == "override":
+                if dep.kind == "subclass":
+                    return None  # the plugin's own method
+                return self._not_on_base(dep, mro, first, target)
+            detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases (AttributeError when it runs)"
+            return self._missing(dep, detail, target=target)
+        defined_in = ref.path if ref.module else owner
+        if dep.access == "override":
+            return self._override_signature(dep, ref, target, defined_in)
+        if dep.call is not None and ref.kind == "function":
+            info = self.index.function_info(ref)
+            if info is not None:
+                bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
+                problem = bind_problem(info.params, dep.call, bound)
+                if problem is not None:
+                    certain, message = problem
+                    return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
+                                   detail=f"{where}: {defined_in}{signature_text(info.params)}: {message}", risk=risk_of(dep, Status.signature_changed))
+        return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _override_signature(self, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:
+        if ref.kind != "function":  # e.g. a property over a base class attribute
+            return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
+        info = self.index.function_info(ref)
+        problem = signature_incompatibility(info.params, dep.params or (), positional_only=1 if dep.bound else 0) if info else None
+        if problem:
+            certain, message = problem
+            detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
+            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
+        return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _not_on_base(self, dep: Dependency, mro: list[Ref], first: Ref, target: str) -> Finding:
+        shim = self.legacy_shim(mro, dep.member)
+        if shim is not None:
+            caller, where = shim
+            detail = f"{dep.member} is no longer declared on the platform bases; {caller} ({where}) still calls it through a legacy shim, with a deprecation warning"
+            return Finding(**self.base(dep, target), status=Status.deprecated, successor=caller, successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
+                           detail=detail, risk=risk_of(dep, Status.deprecated))
+        successor = find_successor(target, self.index)
+        return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
+                       detail=f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it", risk=risk_of(dep, Status.not_on_base))
+
+    def legacy_shim(self, mro: list[Ref], name: str) -> tuple[str, str] | None:
+        """A method of a base that still calls `name` on the instance by name: `getattr(self,
+        "name")` / `hasattr(self, "name")`, directly or through a table of legacy names (as
+        0.5.23's SRTPlatform.get_kv_pool_cls does with _LEGACY_KV_POOL_HOOKS)."""
+        for cls in mro:
+            if cls.kind != "class":
+                continue
+            tree = self._ast(cls.module)
+            info = self.index.class_info(cls)
+            if tree is None or info is None:
+                continue
+            tables = {
+                target.id
+                for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(target, ast.Name)
+                if any(isinstance(n, ast.Constant) and n.value == name for n in ast.walk(stmt.value))
+            }
+            class_node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
+            for method in (n for n in (class_node.body if class_node else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                names_used = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
+                for call in (n for n in ast.walk(method) if isinstance(n, ast.Call) and dotted(n.func) in ("getattr", "hasattr") and len(n.args) >= 2):
+                    on_self = isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
+                    key = call.args[1]
+                    direct = isinstance(key, ast.Constant) and key.value == name
+                    if on_self and (direct or (not isinstance(key, ast.Constant) and tables & names_used)):
+                        table = self.index.table(cls.module)
+                        return f"{cls.path}.{method.name}", f"{table.path}:{call.lineno}"
+        return None
+
+    def _ast(self, module: str) -> ast.Module | None:
+        if module not in self._asts:
+            table = self.index.table(module)
+            try:
+                self._asts[module] = ast.parse((self.index.source.root / table.path).read_bytes()) if table else None
+            except (SyntaxError, ValueError, OSError):
+                self._asts[module] = None
+        return self._asts[module]
+
+    # --------------------------------------------------------------- shared
+
+    def _missing(self, dep: Dependency, note: str | None, target: str | None = None, successor_of: str | None = None) -> Finding:
+        target = target or dep.target
+        successor = find_successor(successor_of or target, self.index)
+        detail = note or "does not resolve"
+        if dep.kind == "import":
+            detail += (
+                f"; ImportError when {dep.module} is imported: SGLang's load_plugins_by_group logs it and skips the whole plugin"
+                if dep.scope == "module" else f"; ImportError when {dep.enclosing[-1] if dep.enclosing else 'the function'} runs"
+            )
+        return Finding(**self.base(dep, target), status=Status.missing, breaking=True, successor=successor and successor[0],
+                       successor_reason=successor and successor[1], detail=detail, risk=risk_of(dep, Status.missing))
+
+    def _resolved_fields(self, target: str, resolution: Resolution) -> dict[str, Any]:
+        ref = resolution.ref
+        if _undecided(resolution):
+            return {"status": Status.unknown, "detail": resolution.note}
+        if inherited_from(target, resolution, self.index):
+            return {"status": Status.inherited, "defined_in": resolution.owner, "detail": f"defined on base class {resolution.owner}"}
+        return {"status": Status.ok, "defined_in": _defined_in(resolution), "detail": resolution.note}
+
+    def apply_conditions(self, finding: Finding, dep: Dependency) -> Finding:
+        """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
+        if finding.status in BREAKING:
+            finding.breaking = True
+        if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
+            finding.status, finding.breaking = Status.never_applied, True
+            finding.detail = dep.scope_reason
+            finding.risk = risk_of(dep, Status.never_applied)
+        outcome, deciding = "runs", (dep.guards[-1] if dep.guards else None)
+        for guard in dep.guards:
+            value = self.evaluate(guard.cond)
+            if value is False:
+                outcome, deciding = "skipped", guard
+                break
+            if value is None and outcome == "runs":
+                outcome, deciding = "undecided", guard
+        if deciding is not None:
+            finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
+        errors = _ERRORS_BY_KIND.get(dep.kind, set())
+        catch = next((c for c in reversed(dep.catches) if c.handles(errors)), None)
+        if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
+            outcome = "caught"
+            finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
+        if outcome != "runs" or not finding.live:
+            finding.breaking = False
+        if not finding.live:
+            finding.risk //= 4
+        return finding
+
+    def evaluate(self, cond: tuple) -> bool | None:
+        """A guard condition on this upstream: True, False or None (not decided)."""
+        op = cond[0]
+        if op == "const":
+            return cond[1]
+        if op == "not":
+            value = self.evaluate(cond[1])
+            return None if value is None else not value
+        if op in ("and", "or"):
+            values = [self.evaluate(c) for c in cond[1:]]
+            if op == "and":
+                return False if False in values else (None if None in values else True)
+            return True if True in values else (None if None in values else False)
+        if op == "hasattr":
+            resolution = self.index.resolve(f"{cond[1]}.{cond[2]}")
+            return True if resolution.ok and not _undecided(resolution) else (None if _undecided(resolution) else False)
+        if op == "module":
+            return self.index.module_exists(cond[1])
+        if op == "imports":
+            results = []
+            for module, name in cond[1]:
+                if not self.index.module_exists(module):
+                    results.append(False)
+                elif name is not None:
+                    resolution = self.index.resolve(f"{module}.{name}")
+                    results.append(None if _undecided(resolution) else resolution.ok)
+                else:
+                    results.append(True)
+            return False if False in results else (None if None in results else True)
+        if op == "version":
+            return compare_version(self.version, cond[1], cond[2], cond[3])
+        return None
+
+
+def _undecided(resolution: Resolution) -> bool:
+    outcome = getattr(resolution, "outcome", None)
+    if outcome is not None:
+        return outcome == "undecided"
+    return resolution.ref is not None and resolution.ref.kind in ("external", "dynamic") and bool(resolution.owner) and resolution.owner != "builtins.object"
+
+
+def _defined_in(resolution: Resolution) -> str | None:
+    ref = resolution.ref
+    return ref.path if ref.kind not in ("external", "dynamic") else None
+
+
+def upstream_version(source: UpstreamSource) -> str | None:
+    """The SGLang version of a source: the release's, else `__version__` in sglang/version.py."""
+    if source.kind == "release" and source.version:
+        return source.version
+    try:
+        text = (source.package_dir / "version.py").read_text()
+    except OSError:
+        return None
+    match = re.search(r"""__version__\s*=\s*["']([^"']+)["']""", text)
+    return match.group(1) if match else None
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
+
+
+def compare_version(actual: str | None, op: str, literal: str, parsed: bool) -> bool | None:
+    """`version <op> literal` as the plugin's code would compute it: PEP 440 ordering for
+    parsed versions, plain string ordering for `sglang.__version__ >= "0.5.20"`."""
+    if actual is None:
+        return None
+    if not parsed:
+        return _COMPARE[op](actual, literal)
+    try:
+        return _COMPARE[op](Version(actual), Version(literal))
+    except InvalidVersion:
+        return None
 
 
 def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
@@ -106,72 +542,87 @@ def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
     return resolution
 
 
-def _resolved_fields(target: str, resolution: Resolution, index: SymbolIndex) -> dict[str, Any]:
-    ref = resolution.ref
-    if ref.kind == "external" and resolution.owner and resolution.owner != "builtins.object":
-        detail = f"not defined in the upstream source; it could only come from {resolution.owner}, a base outside it (not inspected)"
-        return {"status": Status.unknown, "detail": detail}
-    if inherited_from(target, resolution, index):
-        return {"status": Status.inherited, "defined_in": resolution.owner, "detail": f"defined on base class {resolution.owner}"}
-    defined_in = ref.path if ref.kind not in ("external", "dynamic") else None
-    return {"status": Status.ok, "defined_in": defined_in, "detail": resolution.note}
-
-
 def inherited_from(target: str, resolution: Resolution, index: SymbolIndex) -> bool:
     """The member is found on a base of the class the target names (compared as classes, so a
     path through a re-export or an alias of that same class is not "inherited")."""
     if not resolution.owner or resolution.ref.kind == "external":
         return False
-    container = index.resolve(target.rsplit(".", 1)[0])
+    container = index.resolve(target.rsplit(".", 1)[0].replace(":", "."))
     return container.ok and container.ref.kind == "class" and container.ref.path != resolution.owner
 
 
-def _judge_override(dep: Dependency, index: SymbolIndex, base: dict) -> Finding:
-    resolution = index.resolve(dep.target)
-    method = dep.target.rsplit(".", 1)[-1]
-    if not resolution.ok:
-        successor = find_successor(dep.target, index)
-        detail = f"{method} is not defined on the platform base classes" + _legacy_mention(dep.target, index)
-        return Finding(**base, status=Status.not_on_base, successor=successor, detail=detail, risk=risk_of(dep, Status.not_on_base))
-    if resolution.ref.kind != "function":  # e.g. a property overriding a base class attribute
-        return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=f"overrides base {resolution.ref.kind} {resolution.ref.path}")
-    info = index.function_info(resolution.ref)
-    problem = signature_incompatibility(info.params, dep.params or ()) if info else None
-    if problem:
-        detail = f"base {resolution.ref.path}{signature_text(info.params)} vs override {signature_text(dep.params)}: {problem}"
-        return Finding(**base, status=Status.signature_changed, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.signature_changed))
-    return Finding(**base, status=Status.ok, defined_in=resolution.ref.path)
+# ----------------------------------------------------------------------------- signatures
 
 
-def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ...]) -> str | None:
-    """Why `override` cannot stand in for `base` (every call valid for base must be valid), or None."""
+def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ...], positional_only: int = 0) -> tuple[bool, str] | None:
+    """Why `override` cannot stand in for `base` (every call valid for base must be valid for
+    it), or None. Returns (certain, why): certain when *every* call fails with a TypeError,
+    not only calls that use an optional parameter or pass an argument by a renamed keyword.
+    The first `positional_only` parameters of base are always passed by position (self, a
+    hook's original_fn or result)."""
     def positional(params):
         return [p for p in params if p.kind in ("posonly", "pos")]
 
     base_pos, over_pos = positional(base), positional(override)
     over_names = {p.name: p for p in override}
+    base_names = {p.name for p in base}
     has_var = any(p.kind == "var" for p in override)
     has_varkw = any(p.kind == "varkw" for p in override)
+    base_var = any(p.kind == "var" for p in base)
+    base_varkw = any(p.kind == "varkw" for p in base)
+    problems: list[tuple[bool, str]] = []
     for i, param in enumerate(base_pos):
         if i >= len(over_pos):
-            if not has_var:
-                return f"drops positional parameter {param.name!r}"
-        elif over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
-            return f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"
+            if has_var:
+                continue
+            if i < positional_only:
+                problems.append((True, f"takes {len(over_pos)} positional arguments, every call passes at least {positional_only}"))
+            elif param.name in over_names and over_names[param.name].kind == "kwonly":
+                problems.append((False, f"takes {param.name!r} only by keyword"))
+            else:
+                problems.append((param.default is None, f"drops positional parameter {param.name!r}"))
+        elif i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
+            problems.append((False, f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"))
     for param in base:
         if param.kind == "kwonly" and param.name not in over_names and not has_varkw:
-            return f"does not accept keyword {param.name!r}"
+            problems.append((param.default is None, f"does not accept keyword {param.name!r}"))
         if param.kind == "var" and not has_var:
-            return "does not accept *args"
+            problems.append((False, "does not accept *args"))
         if param.kind == "varkw" and not has_varkw:
-            return "does not accept **kwargs"
-    base_names = {p.name for p in base}
-    for i, param in enumerate(over_pos[len(base_pos) :], start=len(base_pos)):
+            problems.append((False, "does not accept **kwargs"))
+    for param in over_pos[len(base_pos) :]:
         if param.default is None and param.name not in base_names:
-            return f"adds required parameter {param.name!r}"
+            problems.append((not (base_var or base_varkw), f"adds required parameter {param.name!r}"))
     for param in override:
         if param.kind == "kwonly" and param.default is None and param.name not in base_names:
-            return f"adds required keyword {param.name!r}"
+            problems.append((not base_varkw, f"adds required keyword {param.name!r}"))
+    if not problems:
+        return None
+    certain = [p for p in problems if p[0]]
+    return (certain or problems)[0]
+
+
+def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tuple[bool, str] | None:
+    """Whether a call with this shape binds to `params` (as inspect.Signature.bind would);
+    `bound` drops the first parameter (self/cls). Returns (certain, why) or None. With `*args`
+    or `**kwargs` unpacked at the call site only the explicit keywords are certain."""
+    params = params[1:] if bound and params and params[0].kind in ("pos", "posonly") else params
+    names = {p.name: p for p in params}
+    positional = [p for p in params if p.kind in ("posonly", "pos")]
+    takes_var = any(p.kind == "var" for p in params)
+    takes_varkw = any(p.kind == "varkw" for p in params)
+    for keyword in call.keywords:
+        param = names.get(keyword)
+        if (param is None or param.kind in ("posonly", "var", "varkw")) and not takes_varkw:
+            return True, f"unexpected keyword argument {keyword!r}"
+    if call.positional > len(positional) and not takes_var:
+        return True, f"takes {len(positional)} positional arguments, the call passes {call.positional}"
+    if call.star_args or call.star_kwargs:
+        return None
+    supplied = {p.name for p in positional[: call.positional]} | set(call.keywords)
+    missing = [p.name for p in params if p.default is None and p.kind in ("posonly", "pos", "kwonly") and p.name not in supplied]
+    if missing:
+        return True, f"missing required argument {missing[0]!r}"
     return None
 
 
@@ -179,9 +630,11 @@ def risk_of(dep: Dependency, status: Status) -> int:
     """Higher = look first. A dead module's findings cannot break anything at run time."""
     score = {
         Status.missing: 90,
+        Status.never_applied: 88,
         Status.not_on_base: 85,
         Status.signature_changed: 60,
         Status.body_changed: 40,
+        Status.deprecated: 35,
         Status.moved: 20,
         Status.inherited: 15,
         Status.unknown: 30,
@@ -198,34 +651,31 @@ def risk_of(dep: Dependency, status: Status) -> int:
 
 # ----------------------------------------------------------------------------- successors
 
-def find_successor(target: str, index: SymbolIndex, preferred: set[str] | None = None) -> str | None:
-    """The likely replacement of a target that no longer resolves: a close name on the same
-    class or module (renamed / merged factory), else the same name defined elsewhere."""
+
+def find_successor(target: str, index: SymbolIndex, preferred: set[str] | None = None) -> tuple[str, str] | None:
+    """(path, why) of the likely replacement of a target that no longer resolves, or None.
+
+    In order: a member of the same class whose body names the old one (a shim or a
+    deprecation note); a close name there (difflib ratio >= 0.85; across two versions only
+    names that are new, `preferred`); the same name defined elsewhere in upstream. Never the
+    target itself: none is better than a wrong one."""
+    target = target.replace(":", ".")
     container, _, name = target.rpartition(".")
     resolution = index.resolve(container) if container else None
     if resolution and resolution.ok and resolution.ref.kind in ("class", "module"):
-        candidates = _member_names(index, resolution)
-        close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
-        if preferred:
-            close.sort(key=lambda c: f"{container}.{c}" not in preferred)
-        if close:
-            return f"{container}.{close[0]}"
         mentioned = _mentioned_in(index, resolution, name)
-        if mentioned:
-            return f"{container}.{mentioned}"
-    return _same_name_elsewhere(name, target, index)
-
-
-def _legacy_mention(target: str, index: SymbolIndex) -> str:
-    """Whether upstream still names the method (a legacy shim may call it with a warning)."""
-    container = index.resolve(target.rsplit(".", 1)[0])
-    if not container.ok or container.ref.kind != "class":
-        return ""
-    table = index.table(container.ref.module)
-    name = target.rsplit(".", 1)[-1]
-    if table and re.search(rf"\b{re.escape(name)}\b", (index.source.root / table.path).read_text(errors="replace")):
-        return f"; {table.path} still mentions {name} (a legacy shim may still call it, deprecated)"
-    return ""
+        if mentioned and f"{container}.{mentioned[0]}" != target:
+            return f"{container}.{mentioned[0]}", mentioned[1]
+        candidates = [c for c in _member_names(index, resolution) if c != name]
+        if preferred is not None:  # across two versions a rename is a name that is new
+            candidates = [c for c in candidates if f"{container}.{c}" in preferred]
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.85)
+        if close:
+            return f"{container}.{close[0]}", f"closest name on {container} ({difflib.SequenceMatcher(None, name, close[0]).ratio():.2f} similar)"
+    elsewhere = _same_name_elsewhere(name, target, index)
+    if elsewhere and elsewhere != target:
+        return elsewhere, f"the same name is defined in {elsewhere.rsplit('.', 1)[0]}"
+    return None
 
 
 def _member_names(index: SymbolIndex, resolution: Resolution) -> list[str]:
@@ -241,24 +691,22 @@ def _member_names(index: SymbolIndex, resolution: Resolution) -> list[str]:
     return names
 
 
-def _mentioned_in(index: SymbolIndex, resolution: Resolution, name: str) -> str | None:
-    """A member whose source mentions the old name (e.g. a legacy shim or a deprecation note)."""
+def _mentioned_in(index: SymbolIndex, resolution: Resolution, name: str) -> tuple[str, str] | None:
+    """A public member of a class whose body names the old method (a legacy shim or a
+    deprecation note): (member, why)."""
     ref = resolution.ref
     if ref.kind != "class":
         return None
-    info = index.class_info(ref)
     table = index.table(ref.module)
+    if table is None:
+        return None
     lines = (index.source.root / table.path).read_text(errors="replace").splitlines()
-    stem = re.sub(r"^(get_|is_|support_|supports_)", "", name)
     for qualname, function in table.functions.items():
-        if qualname.startswith(ref.qualname + ".") and not qualname.rsplit(".", 1)[-1].startswith("_"):
+        member = qualname.rsplit(".", 1)[-1]
+        if qualname.startswith(ref.qualname + ".") and not member.startswith("_") and member != name:
             text = "\n".join(lines[function.lineno - 1 : function.end_lineno])
-            if name in text or (len(stem) > 4 and stem in text):
-                return qualname.rsplit(".", 1)[-1]
-    segment = "\n".join(lines[info.lineno - 1 : info.end_lineno])
-    for member in info.members:
-        if not member.startswith("_") and re.search(rf"{re.escape(member)}\b[^\n]*\n?[^\n]*{re.escape(stem)}", segment):
-            return member
+            if re.search(rf"\b{re.escape(name)}\b", text):
+                return member, f"{ref.path}.{member} ({table.path}:{function.lineno}) names {name} in its body"
     return None
 
 
@@ -270,7 +718,7 @@ def _same_name_elsewhere(name: str, target: str, index: SymbolIndex) -> str | No
             if qualname.rsplit(".", 1)[-1] == name:
                 candidate = f"{module}.{qualname}"
                 score = difflib.SequenceMatcher(None, candidate, target).ratio()
-                if best is None or score > best[0]:
+                if candidate != target and (best is None or score > best[0]):
                     best = (score, candidate)
     return best[1] if best else None
 
@@ -285,6 +733,8 @@ class PlatformMap(BaseModel):
     upstream_fingerprint: str
     generated_at: str
     entry_points: list[dict[str, str]]
+    roots: list[dict[str, str]] = Field(default_factory=list)  # modules SGLang loads first, and why
+    checked: dict[str, int] = Field(default_factory=dict)  # dependencies judged, per kind (ok uses are not listed)
     platform_classes: list[str] = Field(default_factory=list)  # returned by activate()
     platforms: list[dict[str, Any]]
     modules: list[dict[str, Any]]
@@ -296,14 +746,26 @@ class PlatformMap(BaseModel):
 
     @property
     def breaking(self) -> list[Finding]:
-        return [f for f in self.findings if f.live and f.status in BREAKING]
+        return [f for f in self.findings if f.breaking]
+
+    @property
+    def unreadable(self) -> list[Finding]:
+        """Live plugin files that could not be read or parsed."""
+        return [f for f in self.findings if f.kind == "file" and f.live]
 
 
-def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None = None) -> PlatformMap:
+def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None = None, entries: list[str] | None = None) -> PlatformMap:
+    """Scan the plugin and judge every dependency against `upstream`.
+
+    Raises HarnessError for a plugin path that is not a plugin (see scan_plugin)."""
     index = index or load_index(upstream)
-    scan = scan_plugin(Path(plugin), index)
-    findings = [judge(dep, index) for dep in dependencies(scan)]
+    scan = scan_plugin(Path(plugin), index, entries)
+    judge = Judge(index, scan)
+    judged = [f for f in (judge(dep) for dep in dependencies(scan)) if f is not None]
     index.save()
+    checked: dict[str, int] = {}
+    for finding in judged:
+        checked[finding.kind] = checked.get(finding.kind, 0) + 1
     return PlatformMap(
         plugin=str(scan.root),
         plugin_commit=git_head(scan.root),
@@ -311,19 +773,21 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
         upstream_fingerprint=upstream.fingerprint,
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         entry_points=[{"group": ep.group, "name": ep.name, "value": ep.value, "file": ep.file} for ep in scan.entry_points],
+        roots=[{"module": r.module, "why": r.why} for r in scan.roots],
+        checked=dict(sorted(checked.items())),
         platform_classes=scan.platform_class_paths,
         platforms=[
             {
-                "class": p.name,
-                "file": p.file,
-                "line": p.line,
-                "upstream_bases": p.upstream_bases,
-                "methods": [{"name": m.name, "line": m.line, "signature": signature_text(m.params)} for m in p.methods],
+                "class": path,
+                "file": scan.classes[path].file,
+                "line": scan.classes[path].line,
+                "upstream_bases": [r.path for r in judge.upstream_mro(path) if r.kind == "class"],
+                "methods": [{"name": m.name, "line": m.line, "signature": signature_text(m.params)} for m in scan.classes[path].methods.values()],
             }
-            for p in scan.platforms
+            for path in scan.platforms
         ],
-        modules=[{"name": m.name, "file": m.file, "live": m.live} for m in sorted(scan.modules.values(), key=lambda m: m.name)],
-        findings=sorted(findings, key=lambda f: (-f.risk, f.file or "", f.line or 0, f.target)),
+        modules=[{"name": m.name, "file": m.file, "live": m.live, **({"error": m.error} if m.error else {})} for m in sorted(scan.modules.values(), key=lambda m: m.name)],
+        findings=sorted(filter(reported, judged), key=lambda f: (-f.risk, f.file or "", f.line or 0, f.target)),
     )
 
 

@@ -1,10 +1,18 @@
-"""Static reading of a plugin repo: what it declares, registers and patches in upstream.
+"""Static reading of a plugin repo: every place it depends on upstream SGLang, with the
+conditions it sits under.
 
-Real plugins build hook targets from module constants, f-strings and concatenation, register
-hooks from functions that run at load, loop over tables of (target, hook), import hook modules
-by name from a list, and patch upstream outside the registry. This module evaluates those
-string expressions with a small constant folder and records every dependency with its file
-and line; `platform_map` then judges each one against an upstream index.
+What SGLang's loader does decides what is read (sglang/srt/plugins/__init__.py and
+platforms/__init__.py, 0.5.23): each entry point's module is imported inside `try/except
+Exception` (an ImportError anywhere in its import chain skips the *whole* plugin), the
+platform class is loaded with `pkgutil.resolve_name` (so `activate()` may return
+`pkg.mod:Class` or `pkg.mod.Class`), hooks registered while plugins load are applied once by
+`HookRegistry.apply_hooks`. Plugins without entry points (an external model package named in
+`SGLANG_EXTERNAL_MODEL_PACKAGE`) are read from the roots the user names, or from every module
+that imports sglang.
+
+The scan is version-independent: it records each dependency as written (qualified to an
+absolute dotted path), the guards around it (`hasattr`, version comparisons, `try/except`) as
+conditions, and the plugin's class hierarchy; `platform_map` judges them against one upstream.
 """
 
 from __future__ import annotations
@@ -13,19 +21,28 @@ import ast
 import configparser
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from harness.errors import HarnessError
-from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.index import Ref, SymbolIndex, c3
 from harness.knowledge.symbols import ModuleTable, Param, dotted, extract_module, function_params, resolve_relative
 
 PLATFORM_GROUP = "sglang.srt.platforms"
 PLUGIN_GROUP = "sglang.srt.plugins"
 PLATFORM_BASES = ("sglang.srt.platforms.interface.SRTPlatform", "sglang.srt.platforms.device_mixin.DeviceMixin")
 HOOK_REGISTRY = "sglang.srt.plugins.hook_registry.HookRegistry"
-_SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules"}
+MODEL_REGISTRY = "sglang.srt.models.registry.ModelRegistry"
+EXTERNAL_MODEL_ENV = "SGLANG_EXTERNAL_MODEL_PACKAGE"
+_SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+_ATTRIBUTE_ERRORS = {"AttributeError", "Exception", "BaseException"}
+_CALL_ERRORS = {"TypeError", "Exception", "BaseException"}
+_VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
+
+Scope = Literal["module", "function", "runtime"]
 
 
 @dataclass
@@ -37,34 +54,83 @@ class EntryPoint:
 
 
 @dataclass
-class HookDecl:
-    target: str | None  # None when the expression could not be evaluated statically
-    hook_type: str  # BEFORE | AFTER | AROUND | REPLACE
+class PluginModule:
+    name: str
+    file: str  # relative to the plugin root
+    is_package: bool
+    live: bool = False
+    error: str | None = None  # why the file could not be read or parsed
+
+
+@dataclass(frozen=True)
+class Root:
     module: str
-    file: str
+    why: str  # "entry point sglang.srt.plugins:xdev_hooks", "--entry", "imports sglang (no entry points)"
+
+
+# A guard condition, independent of any upstream version; `platform_map` evaluates it. Forms:
+#   ("hasattr", path, name) ("module", path) ("imports", ((module, name | None), ...))
+#   ("version", op, literal, parsed) ("not", c) ("and", c, ...) ("or", c, ...) ("const", bool) ("undecided",)
+Cond = tuple
+
+
+@dataclass(frozen=True)
+class GuardCond:
+    cond: Cond
+    text: str  # the condition as written (negated ones as "not (...)")
     line: int
-    hook: str | None  # the hook function/class name
-    passthrough: bool  # the hook forwards *args, **kwargs: upstream signature changes don't break it
-    expression: str  # the target as written
+
+
+@dataclass(frozen=True)
+class Catch:
+    """A `try/except` (or `contextlib.suppress`) around a dependency: these failures are handled."""
+
+    exceptions: frozenset[str]  # exception class names; "*" for a bare except
+    line: int
+
+    def handles(self, kinds: set[str]) -> bool:
+        return "*" in self.exceptions or bool(self.exceptions & kinds)
+
+
+@dataclass(frozen=True)
+class CallShape:
+    positional: int
+    keywords: tuple[str, ...]
+    star_args: bool
+    star_kwargs: bool
 
 
 @dataclass
-class PatchDecl:
-    target: str
-    how: str  # setattr | assign | item-assign | in-place .append (…)
+class Dependency:
+    """One thing in the plugin that needs an upstream symbol to exist (and keep its shape)."""
+
+    kind: str  # a findings.Kind
+    target: str | None  # absolute dotted path; None when a hook target could not be evaluated
     module: str
     file: str
     line: int
+    live: bool = False
+    scope: Scope = "module"  # runs at import, inside a function, or only after hooks were applied
+    scope_reason: str | None = None
+    hook_type: str | None = None
+    hook: str | None = None  # the hook callable's path in the plugin
+    params: tuple[Param, ...] | None = None  # the plugin callable's signature (hook, override)
+    bound: bool = False  # params start with self/cls that the runtime passes
+    passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes
+    expression: str | None = None  # as written
+    how: str | None = None  # patches: setattr | assign | item-assign | in-place .append …
+    name: str | None = None  # registrations: backend name / kernel key / argument / model class
+    call: CallShape | None = None
+    plugin_class: str | None = None  # override / subclass: the plugin class whose MRO decides
+    member: str | None = None  # override / subclass: the member name
+    access: Literal["class", "instance", "super", "override", "base"] | None = None
+    guards: tuple[GuardCond, ...] = ()
+    catches: tuple[Catch, ...] = ()
+    enclosing: tuple[str, ...] = ()  # dotted paths of the functions it sits in, outermost first
 
-
-@dataclass
-class Registration:
-    kind: str  # attention_backend | kernel | server_arg
-    target: str  # upstream dotted path the registration depends on
-    name: str  # backend name / kernel key / argument name
-    module: str
-    file: str
-    line: int
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.hook_type or self.how or ''}:{self.target or self.expression}"
 
 
 @dataclass
@@ -72,35 +138,40 @@ class MethodDecl:
     name: str
     line: int
     params: tuple[Param, ...]
+    decorators: tuple[str, ...]
+
+    @property
+    def bound(self) -> bool:
+        return "staticmethod" not in {d.rsplit(".", 1)[-1] for d in self.decorators}
 
 
 @dataclass
-class PlatformClass:
-    name: str  # dotted path in the plugin
+class PluginClass:
+    path: str  # dotted path in the plugin
     module: str
     file: str
     line: int
-    upstream_bases: list[str]  # upstream classes it derives from, directly or through plugin classes
-    methods: list[MethodDecl]
-
-
-@dataclass
-class PluginModule:
-    name: str
-    file: str
-    live: bool = False
+    bases: list[str]  # qualified base expressions: plugin class paths, upstream paths, outside names
+    methods: dict[str, MethodDecl] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
+    dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
+    self_refs: list[tuple[str, str, int, CallShape | None]] = field(default_factory=list)  # (member, access, line, call)
 
 
 @dataclass
 class PluginScan:
     root: Path
     entry_points: list[EntryPoint] = field(default_factory=list)
+    roots: list[Root] = field(default_factory=list)
     modules: dict[str, PluginModule] = field(default_factory=dict)
-    platforms: list[PlatformClass] = field(default_factory=list)
-    hooks: list[HookDecl] = field(default_factory=list)
-    patches: list[PatchDecl] = field(default_factory=list)
-    registrations: list[Registration] = field(default_factory=list)
+    classes: dict[str, PluginClass] = field(default_factory=dict)
+    platforms: list[str] = field(default_factory=list)  # paths of plugin classes deriving from SRTPlatform / DeviceMixin
     platform_class_paths: list[str] = field(default_factory=list)  # returned by activate()
+    dependencies: list[Dependency] = field(default_factory=list)
+
+    @property
+    def live_modules(self) -> list[str]:
+        return [name for name, module in self.modules.items() if module.live]
 
 
 # ----------------------------------------------------------------------------- repo layout
@@ -111,12 +182,15 @@ def is_upstream(path: str | None) -> bool:
 
 
 def read_entry_points(root: Path) -> list[EntryPoint]:
+    """SGLang entry points declared in pyproject.toml, setup.cfg or setup.py.
+
+    Raises HarnessError for a malformed pyproject.toml / setup.cfg."""
     found: list[EntryPoint] = []
     pyproject = root / "pyproject.toml"
     if pyproject.exists():
         try:
             data = tomllib.loads(pyproject.read_text())
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
             raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
         groups = data.get("project", {}).get("entry-points", {})
         for group in (PLATFORM_GROUP, PLUGIN_GROUP):
@@ -147,7 +221,7 @@ def read_entry_points(root: Path) -> list[EntryPoint]:
 def _setup_py_entry_points(setup_py: Path) -> list[EntryPoint]:
     try:
         tree = ast.parse(setup_py.read_bytes())
-    except SyntaxError:
+    except (SyntaxError, ValueError, OSError):
         return []
     found = []
     for node in ast.walk(tree):
@@ -163,21 +237,27 @@ def _setup_py_entry_points(setup_py: Path) -> list[EntryPoint]:
 
 
 def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
-    """module name -> (file, is_package) for the plugin's own code (src/ layout or flat)."""
+    """module name -> (file, is_package) for the plugin's own code (src/ layout or flat).
+
+    Folders without `__init__.py` are namespace packages (PEP 420) and importable, so they are
+    read too. Skipped: tests, docs, build output, virtualenvs (a folder holding pyvenv.cfg),
+    hidden folders, and folders whose names are not identifiers (no import can name them)."""
     base = root / "src" if (root / "src").is_dir() else root
     modules: dict[str, tuple[Path, bool]] = {}
     for dirpath, dirnames, filenames in os.walk(base):
         rel_dir = Path(dirpath).relative_to(base)
         dirnames[:] = sorted(
-            d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".") and (Path(dirpath) / d / "__init__.py").exists()
+            d for d in dirnames
+            if d not in _SKIP_DIRS and not d.startswith(".") and d.isidentifier() and not (Path(dirpath) / d / "pyvenv.cfg").exists()
         )
-        if rel_dir != Path(".") and not (Path(dirpath) / "__init__.py").exists():
-            continue
         for filename in sorted(filenames):
-            if not filename.endswith(".py") or (rel_dir == Path(".") and filename in ("setup.py", "conftest.py", "noxfile.py")):
+            stem = filename[:-3]
+            if not filename.endswith(".py") or not stem.isidentifier():
                 continue
-            parts = [*rel_dir.parts, filename[:-3]]
-            is_package = parts[-1] == "__init__"
+            if rel_dir == Path(".") and filename in ("setup.py", "conftest.py", "noxfile.py"):
+                continue
+            parts = [*rel_dir.parts, stem]
+            is_package = stem == "__init__"
             if is_package:
                 parts = parts[:-1]
             if parts:
@@ -185,11 +265,11 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
     return modules
 
 
-# ----------------------------------------------------------------------------- scanning
+# ----------------------------------------------------------------------------- values
 
 
 class _Opaque:
-    """A value the constant folder cannot know (a call result, an expression)."""
+    """A value the constant folder cannot know (a call result, a parameter)."""
 
 
 OPAQUE = _Opaque()
@@ -197,46 +277,90 @@ OPAQUE = _Opaque()
 
 @dataclass(frozen=True)
 class _Named:
-    """A name the folder can identify but not evaluate: a function, a class, an enum member."""
+    """A name the folder can identify but not evaluate: a module, a function, a class."""
 
     path: str
 
 
-def scan_plugin(root: Path, index: SymbolIndex) -> PluginScan:
-    root = root.resolve()
+@dataclass(frozen=True)
+class _Version:
+    """The running SGLang version: `sglang.__version__` (parsed=False) or a parsed Version."""
+
+    parsed: bool
+
+
+@dataclass(frozen=True)
+class _Condition:
+    """A boolean whose value depends on the upstream (e.g. `HAS_X = hasattr(...)`)."""
+
+    cond: Cond
+
+
+# ----------------------------------------------------------------------------- scanning
+
+
+def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None) -> PluginScan:
+    """Read a plugin checkout: its modules, roots, liveness, classes and every dependency.
+
+    `entries` names root modules for plugins that SGLang reaches without entry points (e.g.
+    an external model package). Raises HarnessError when `root` is not a directory, a
+    packaging file is malformed, or there is nothing that could be a plugin."""
+    root = Path(root).resolve()
     if not root.is_dir():
         raise HarnessError(f"plugin path {str(root)!r} is not a directory")
     entry_points = read_entry_points(root)
     files = plugin_module_files(root)
-    if not entry_points:
-        raise HarnessError(
-            f"{root}: not an SGLang plugin: no '{PLATFORM_GROUP}' or '{PLUGIN_GROUP}' entry points in pyproject.toml/setup.cfg/setup.py"
-        )
     scan = PluginScan(root, entry_points)
-    scanner = _Scanner(root, files, index)
+    scanner = _Scanner(root, files, index, scan)
+    for name, (path, is_package) in files.items():
+        scan.modules[name] = PluginModule(name, scanner.relfile(name), is_package)
     for name in files:
-        scan.modules[name] = PluginModule(name, scanner.relfile(name))
-        scanner.scan_module(name, scan)
-    for ep in entry_points:
-        module, _, attr = ep.value.partition(":")
-        if ep.group == PLATFORM_GROUP and module in files:
-            scan.platform_class_paths.extend(scanner.returned_class_paths(module, attr))
+        scanner.scan_module(name)
+    scan.roots = _roots(scan, scanner, entries or [])
+    if not scan.roots:
+        raise HarnessError(
+            f"{root}: not an SGLang plugin: no '{PLATFORM_GROUP}' or '{PLUGIN_GROUP}' entry points, no --entry, "
+            "and no module that imports sglang: nothing to check"
+        )
+    scanner.finish()
     _mark_live(scan, scanner)
-    scan.platforms = scanner.platform_classes()
     return scan
 
 
+def _roots(scan: PluginScan, scanner: "_Scanner", entries: list[str]) -> list[Root]:
+    roots: list[Root] = []
+    for ep in scan.entry_points:
+        module, _, attr = ep.value.partition(":")
+        roots.append(Root(module, f"entry point {ep.group}:{ep.name}"))
+        if ep.group == PLATFORM_GROUP and module in scanner.files:
+            for path in scanner.returned_class_paths(module, attr.split(".")[0]):
+                scan.platform_class_paths.append(path)
+                class_module = scanner.module_of(path)
+                if class_module:
+                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}"))
+    for module in entries:
+        if module not in scanner.files:
+            raise HarnessError(f"--entry {module}: no such module in {scan.root}")
+        roots.append(Root(module, "--entry"))
+    if not roots:
+        roots = [
+            Root(name, "imports sglang (no entry points)")
+            for name in scanner.files
+            if scan.modules[name].error is None and any(is_upstream(m) for m in scanner.table(name).imports)
+        ]
+    return roots
+
+
 def _mark_live(scan: PluginScan, scanner: "_Scanner") -> None:
-    """Live = imported, transitively, when SGLang loads the entry points and the platform class."""
-    roots = [ep.value.partition(":")[0] for ep in scan.entry_points]
-    roots += [path.partition(":")[0] for path in scan.platform_class_paths]
-    queue = []
-    for name in roots:
-        queue.extend(_with_parents(name))
+    """Live = imported when SGLang loads the roots, by Python's rules: importing `a.b.c` runs
+    `a`, `a.b` and `a.b.c` (namespace packages have nothing to run); `from a import b` imports
+    the submodule `a.b` when there is one; `import_module` and auto-discovery load by name."""
+    queue = [name for root in scan.roots for name in _with_parents(root.module)]
     while queue:
         name = queue.pop()
-        if name.endswith(".*"):
-            queue.extend(m for m in scan.modules if m.startswith(name[:-1]))
+        if name.endswith(".*"):  # every direct submodule (pkgutil.iter_modules over a package)
+            package = name[:-2]
+            queue.extend(m for m in scan.modules if m.rpartition(".")[0] == package)
             continue
         module = scan.modules.get(name)
         if module is None or module.live:
@@ -244,6 +368,8 @@ def _mark_live(scan: PluginScan, scanner: "_Scanner") -> None:
         module.live = True
         for imported in scanner.imports_of(name):
             queue.extend(_with_parents(imported))
+    for dep in scan.dependencies:
+        dep.live = scan.modules[dep.module].live if dep.module in scan.modules else True
 
 
 def _with_parents(name: str) -> list[str]:
@@ -251,47 +377,107 @@ def _with_parents(name: str) -> list[str]:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+@dataclass
+class _Context:
+    """Where a statement runs: its local bindings, guards, handlers and enclosing functions."""
+
+    env: dict
+    guards: tuple[GuardCond, ...] = ()
+    catches: tuple[Catch, ...] = ()
+    functions: tuple[str, ...] = ()  # dotted paths of the enclosing functions, outermost first
+    cls: PluginClass | None = None  # the class whose body (or method body) this is
+    in_class_body: bool = False
+    self_name: str | None = None  # the method's first parameter (self / cls)
+    method: MethodDecl | None = None
+
+    @property
+    def scope(self) -> Scope:
+        return "function" if self.functions else "module"
+
+
 class _Scanner:
-    def __init__(self, root: Path, files: dict[str, tuple[Path, bool]], index: SymbolIndex):
+    def __init__(self, root: Path, files: dict[str, tuple[Path, bool]], index: SymbolIndex, scan: PluginScan):
         self.root = root
         self.files = files
         self.index = index
+        self.scan = scan
         self.tables: dict[str, ModuleTable] = {}
-        self.trees: dict[str, ast.Module] = {}
+        self.trees: dict[str, ast.Module | None] = {}
         self.dynamic_imports: dict[str, list[str]] = {}
-        self._class_nodes: dict[str, tuple[str, ast.ClassDef]] = {}
+        self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
+        self._future_annotations: set[str] = set()
+        self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
 
     def relfile(self, module: str) -> str:
         return str(self.files[module][0].relative_to(self.root))
 
-    def tree(self, module: str) -> ast.Module:
+    def module_of(self, path: str) -> str | None:
+        """The plugin module holding `path` ("pkg.mod:Class" or "pkg.mod.Class"), the way
+        pkgutil.resolve_name imports it."""
+        if ":" in path:
+            module = path.partition(":")[0]
+            return module if module in self.files else None
+        parts = path.split(".")
+        found = None
+        for i in range(1, len(parts) + 1):
+            candidate = ".".join(parts[:i])
+            if candidate in self.files or any(m.startswith(candidate + ".") for m in self.files):
+                found = candidate if candidate in self.files else found
+            else:
+                break
+        return found
+
+    # ------------------------------------------------------------- parsing
+
+    def tree(self, module: str) -> ast.Module | None:
+        """The module's AST, or None when the file cannot be read or parsed (recorded once)."""
         if module not in self.trees:
             path, is_package = self.files[module]
-            source = path.read_bytes()
             try:
-                self.trees[module] = ast.parse(source)
-            except SyntaxError as exc:
-                raise HarnessError(f"{path}: plugin file does not parse: {exc.msg} (line {exc.lineno})") from None
-            self.tables[module] = extract_module(module, self.relfile(module), source, is_package, nested_imports=True)
+                source = path.read_bytes()
+                tree = ast.parse(source)
+            except OSError as exc:
+                self._file_error(module, f"cannot be read: {exc.strerror or exc}", 1)
+                tree = None
+            except (SyntaxError, ValueError) as exc:
+                line = getattr(exc, "lineno", None) or 1
+                self._file_error(module, f"does not parse with Python {_python_version()}: {getattr(exc, 'msg', exc)} (line {line})", line)
+                tree = None
+            self.trees[module] = tree
+            if tree is None:
+                self.tables[module] = ModuleTable(name=module, path=self.relfile(module), is_package=is_package)
+            else:
+                self.tables[module] = extract_module(module, self.relfile(module), source, is_package, nested_imports=True)
+                if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names) for s in tree.body):
+                    self._future_annotations.add(module)
         return self.trees[module]
 
-    def imports_of(self, module: str) -> list[str]:
+    def table(self, module: str) -> ModuleTable:
         self.tree(module)
-        return [*self.tables[module].imports, *self.dynamic_imports.get(module, [])]
+        return self.tables[module]
+
+    def _file_error(self, module: str, message: str, line: int) -> None:
+        self.scan.modules[module].error = message
+        self.scan.dependencies.append(Dependency("file", module, module, self.relfile(module), line, expression=message))
+
+    def imports_of(self, module: str) -> list[str]:
+        return [*self.table(module).imports, *self.dynamic_imports.get(module, [])]
 
     # ------------------------------------------------------------- name resolution
 
-    def qualify(self, module: str, expression: str | None, env: dict | None = None) -> str | None:
-        """The absolute dotted path a name in `module` refers to (plugin or upstream); `env`
-        holds what a function body bound locally (imports, `import_module` results)."""
-        if not expression:
+    def qualify(self, module: str, expression: str | None, env: dict | None = None, _seen: frozenset = frozenset()) -> str | None:
+        """The absolute dotted path a name in `module` refers to (plugin or upstream), or None
+        for a local value; `env` holds what a function body bound (imports, parameters)."""
+        if not expression or (module, expression) in _seen:
             return None
+        _seen = _seen | {(module, expression)}
         head, _, rest = expression.partition(".")
-        local = (env or {}).get(head)
-        if isinstance(local, _Named):
+        if env is not None and head in env:
+            local = env[head]
+            if not isinstance(local, _Named):
+                return None
             return f"{local.path}.{rest}" if rest else local.path
-        self.tree(module)
-        binding = self.tables[module].names.get(head)
+        binding = self.table(module).names.get(head)
         if binding is None:
             return None
         if binding.kind in ("def", "class", "value"):
@@ -301,11 +487,11 @@ class _Scanner:
         elif binding.kind == "from":
             source_module, name = binding.target.split(":")
             base = f"{source_module}.{name}"
-            if source_module in self.files and f"{source_module}.{name}" not in self.files:
+            if source_module in self.files and base not in self.files:
                 # a name re-exported through another plugin module: follow it there
-                base = self.qualify(source_module, name) or base
+                base = self.qualify(source_module, name, None, _seen) or base
         elif binding.kind == "alias":
-            base = self.qualify(module, binding.target) or binding.target
+            base = self.qualify(module, binding.target, None, _seen) or binding.target
         else:
             return None
         return f"{base}.{rest}" if rest else base
@@ -313,8 +499,7 @@ class _Scanner:
     def upstream_ref(self, dotted_path: str | None) -> Ref | None:
         if not is_upstream(dotted_path):
             return None
-        resolution = self.index.resolve(dotted_path)
-        return resolution.ref
+        return self.index.resolve(dotted_path).ref
 
     # ------------------------------------------------------------- constant folding
 
@@ -330,7 +515,7 @@ class _Scanner:
                 if owner in self.files and f"{owner}.{attr}" not in self.files:  # a plugin constant imported locally
                     return self.module_constant(owner, attr, depth + 1)
                 return value
-            if node.id in ("__name__",):
+            if node.id == "__name__":
                 return module
             if node.id == "__package__":
                 return module if self.files[module][1] else module.rpartition(".")[0]
@@ -339,6 +524,8 @@ class _Scanner:
             owner = self.qualify(module, dotted(node.value), env)
             if owner in self.files:
                 return self.module_constant(owner, node.attr, depth + 1)
+            if owner == "sglang" and node.attr == "__version__" or f"{owner}.{node.attr}" == "sglang.version.__version__":
+                return _Version(parsed=False)
             return _Named(f"{owner}.{node.attr}") if owner else OPAQUE
         if isinstance(node, ast.JoinedStr):
             pieces = []
@@ -360,7 +547,7 @@ class _Scanner:
             return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             fmt, args = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
-            if isinstance(fmt, str) and not isinstance(args, _Opaque):
+            if isinstance(fmt, str) and isinstance(args, (str, int, float, list)):
                 try:
                     return fmt % (tuple(args) if isinstance(args, list) else args)
                 except (TypeError, ValueError):
@@ -374,283 +561,735 @@ class _Scanner:
                 for key, value in zip(node.keys, node.values)
                 if key is not None
             }
-        if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith("import_module") and node.args:
-            imported = self.const(module, node.args[0], env, depth + 1)
-            return _Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            owner = self.const(module, node.func.value, env, depth + 1)
-            args = [self.const(module, arg, env, depth + 1) for arg in node.args]
-            if isinstance(owner, str) and node.func.attr == "join" and len(args) == 1 and isinstance(args[0], list):
-                if all(isinstance(part, str) for part in args[0]):
-                    return owner.join(args[0])
-            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in args):
-                try:
-                    return owner.format(*args)
-                except (IndexError, KeyError):
-                    return OPAQUE
-            if isinstance(owner, dict) and node.func.attr == "items" and not args:
-                return [list(item) for item in owner.items()]
+        if isinstance(node, ast.Call):
+            return self._const_call(module, node, env, depth)
+        if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
+            cond = self.condition(module, node, env, depth + 1)
+            return cond[1] if cond[0] == "const" else _Condition(cond) if cond[0] != "undecided" else OPAQUE
         return OPAQUE
 
-    def module_constant(self, module: str, name: str, depth: int):
+    def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
+        name = dotted(node.func) or ""
+        qualified = self.qualify(module, name, env) or name
+        args = node.args
+        if name.endswith("import_module") and args:
+            imported = self.const(module, args[0], env, depth + 1)
+            return _Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
+        if qualified in ("importlib.metadata.version", "importlib_metadata.version") and args:
+            return _Version(parsed=False) if self.const(module, args[0], env, depth + 1) == "sglang" else OPAQUE
+        if (qualified in _VERSION_PARSERS or name.rsplit(".", 1)[-1] in ("parse_version", "Version", "LooseVersion")) and len(args) == 1:
+            inner = self.const(module, args[0], env, depth + 1)
+            if isinstance(inner, _Version):
+                return _Version(parsed=True)
+            return ("version-literal", inner) if isinstance(inner, str) else OPAQUE
+        if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
+            cond = self.condition(module, node, env, depth + 1)
+            return _Condition(cond) if cond[0] not in ("undecided",) else OPAQUE
+        if isinstance(node.func, ast.Attribute):
+            owner = self.const(module, node.func.value, env, depth + 1)
+            values = [self.const(module, arg, env, depth + 1) for arg in args]
+            if isinstance(owner, str) and node.func.attr == "join" and len(values) == 1 and isinstance(values[0], list):
+                if all(isinstance(part, str) for part in values[0]):
+                    return owner.join(values[0])
+            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in values):
+                try:
+                    return owner.format(*values)
+                except (IndexError, KeyError):
+                    return OPAQUE
+            if isinstance(owner, dict) and node.func.attr == "items" and not values:
+                return [list(item) for item in owner.items()]
+            if isinstance(owner, _Version) and node.func.attr == "startswith":
+                return OPAQUE
+        # a plugin helper whose body is one `return <expression>` (e.g. a version check)
+        function = self._plugin_function(qualified) if qualified else None
+        if function is not None and depth < 10:
+            fmodule, fnode = function
+            body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
+                for kw in node.keywords:
+                    if kw.arg:
+                        local[kw.arg] = self.const(module, kw.value, env, depth + 1)
+                for p in function_params(fnode.args):
+                    local.setdefault(p.name, OPAQUE)
+                return self.const(fmodule, body[0].value, local, depth + 1)
+        return OPAQUE
+
+    def _plugin_function(self, path: str) -> tuple[str, ast.FunctionDef] | None:
+        module, _, name = path.rpartition(".")
         if module not in self.files:
+            return None
+        tree = self.tree(module)
+        for stmt in tree.body if tree else []:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                return module, stmt
+        return None
+
+    def module_constant(self, module: str, name: str, depth: int):
+        if module not in self.files or depth > 20:
             return OPAQUE
         tree = self.tree(module)
-        for stmt in reversed(tree.body):  # the last module-level binding wins
+        for stmt in tree.body if tree else []:
+            if isinstance(stmt, ast.Try) and name in _flag_names(stmt):
+                imports = tuple(_upstream_imports(self, module, stmt.body))
+                if imports:
+                    return _Condition(("imports", imports))
+        for stmt in reversed(tree.body if tree else []):  # the last module-level binding wins
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                 return self.const(module, stmt.value, {}, depth)
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
                 return self.const(module, stmt.value, {}, depth)
-        binding = self.tables[module].names.get(name)
+        binding = self.table(module).names.get(name)
         if binding is not None and binding.kind == "from":
             source_module, source_name = binding.target.split(":")
             if source_module in self.files:
                 return self.module_constant(source_module, source_name, depth + 1)
+            if binding.target == "sglang:__version__" or binding.target == "sglang.version:__version__":
+                return _Version(parsed=False)
         qualified = self.qualify(module, name)
         return _Named(qualified) if qualified else OPAQUE
 
+    # ------------------------------------------------------------- guard conditions
+
+    def condition(self, module: str, node: ast.AST, env: dict, depth: int = 0) -> Cond:
+        """A guard's test as a version-independent condition (see Cond)."""
+        if depth > 20:
+            return ("undecided",)
+        if isinstance(node, ast.BoolOp):
+            return ("and" if isinstance(node.op, ast.And) else "or", *(self.condition(module, v, env, depth + 1) for v in node.values))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ("not", self.condition(module, node.operand, env, depth + 1))
+        if isinstance(node, ast.Call):
+            name = dotted(node.func) or ""
+            qualified = self.qualify(module, name, env) or name
+            if name in ("hasattr", "getattr") and len(node.args) >= 2:
+                owner = self.qualify(module, dotted(node.args[0]), env)
+                attr = self.const(module, node.args[1], env, depth + 1)
+                if is_upstream(owner) and isinstance(attr, str):
+                    return ("hasattr", owner, attr)
+                return ("undecided",)
+            if name == "callable" and len(node.args) == 1:
+                return self.condition(module, node.args[0], env, depth + 1) if isinstance(node.args[0], ast.Call) else ("undecided",)
+            if qualified.endswith("util.find_spec") and node.args:
+                path = self.const(module, node.args[0], env, depth + 1)
+                return ("module", path) if isinstance(path, str) and is_upstream(path) else ("undecided",)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, op, right = node.left, node.ops[0], node.comparators[0]
+            if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                inner = self.condition(module, left, env, depth + 1)
+                if inner[0] in ("hasattr", "module"):
+                    return inner if isinstance(op, ast.IsNot) else ("not", inner)
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ast.Call) and dotted(right.func) in ("dir", "vars"):
+                attr = self.const(module, left, env, depth + 1)
+                owner = self.qualify(module, dotted(right.args[0]), env) if right.args else None
+                if isinstance(attr, str) and is_upstream(owner):
+                    cond = ("hasattr", owner, attr)
+                    return cond if isinstance(op, ast.In) else ("not", cond)
+            version = self._version_compare(module, left, op, right, env, depth)
+            if version is not None:
+                return version
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:  # a <= v < b
+            parts = []
+            operands = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                parts.append(self.condition(module, ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]]), env, depth + 1))
+            return ("and", *parts)
+        if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
+            return ("const", False)
+        value = self.const(module, node, env, depth + 1) if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant)) else OPAQUE
+        if isinstance(value, _Condition):
+            return value.cond
+        if isinstance(value, bool):
+            return ("const", value)
+        return ("undecided",)
+
+    def _version_compare(self, module, left, op, right, env, depth) -> Cond | None:
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        symbol = ops.get(type(op))
+        if symbol is None:
+            return None
+        a, b = self.const(module, left, env, depth + 1), self.const(module, right, env, depth + 1)
+        flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+        if isinstance(b, _Version):
+            a, b, symbol = b, a, flipped[symbol]
+        if not isinstance(a, _Version):
+            return None
+        literal = b[1] if isinstance(b, tuple) and len(b) == 2 and b[0] == "version-literal" else b
+        if not isinstance(literal, str):
+            return ("undecided",)
+        # sglang.__version__ compared with a plain string is a *string* comparison in Python
+        return ("version", symbol, literal, a.parsed or (isinstance(b, tuple)))
+
+    def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False) -> GuardCond:
+        cond = self.condition(module, test, env)
+        text = ast.unparse(test)
+        return GuardCond(("not", cond) if negate else cond, f"not ({text})" if negate else text, test.lineno)
+
     # ------------------------------------------------------------- the walk
 
-    def scan_module(self, module: str, scan: PluginScan) -> None:
+    def scan_module(self, module: str) -> None:
         tree = self.tree(module)
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
-                self._class_nodes[f"{module}.{node.name}"] = (module, node)
-        self._walk(module, tree.body, {}, scan)
-
-    def _walk(self, module: str, body: list[ast.stmt], env: dict, scan: PluginScan) -> None:
-        env = dict(env)  # statements see the bindings made before them in the same body
-        for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                for decorator in stmt.decorator_list:
-                    self._decorator(module, stmt, decorator, env, scan)
-                self._walk(module, stmt.body, env, scan)
-                continue
-            if isinstance(stmt, ast.For):
-                iterable = self.const(module, stmt.iter, env)
-                if isinstance(iterable, list):
-                    for element in iterable:
-                        self._walk(module, stmt.body, {**env, **_bind(stmt.target, element)}, scan)
-                else:
-                    self._walk(module, stmt.body, env, scan)
-                self._walk(module, stmt.orelse, env, scan)
-                continue
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                env.update(self._import_bindings(module, stmt))
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    self._assignment_patch(module, target, stmt, env, scan)
-                    if isinstance(target, ast.Name):
-                        env[target.id] = self.const(module, stmt.value, env)
-            for child in ast.iter_child_nodes(stmt):
-                if isinstance(child, ast.stmt):
-                    continue
-                for node in ast.walk(child):
-                    if isinstance(node, ast.Call):
-                        self._call(module, node, env, scan)
-            nested = [getattr(stmt, attr, None) for attr in ("body", "orelse", "finalbody")]
-            nested += [handler.body for handler in getattr(stmt, "handlers", [])]
-            nested += [case.body for case in getattr(stmt, "cases", [])]
-            for block in nested:
-                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                    self._walk(module, block, env, scan)
-
-    def _import_bindings(self, module: str, stmt: ast.Import | ast.ImportFrom) -> dict:
-        if isinstance(stmt, ast.Import):
-            return {
-                alias.asname or alias.name.split(".")[0]: _Named(alias.name if alias.asname else alias.name.split(".")[0])
-                for alias in stmt.names
-            }
-        base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
-        return {alias.asname or alias.name: _Named(f"{base}.{alias.name}") for alias in stmt.names if alias.name != "*"}
-
-    def _loc(self, module: str, node: ast.AST) -> dict:
-        return {"module": module, "file": self.relfile(module), "line": node.lineno}
-
-    def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, env: dict, scan: PluginScan) -> None:
-        if not isinstance(decorator, ast.Call):
+        if tree is None:
             return
-        name = dotted(decorator.func) or ""
-        qualified = self.qualify(module, name, env) or name
-        if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
-            target_node = _arg(decorator, 0, "target")
-            type_node = _arg(decorator, 1, "type")
-            self._hook(module, decorator, target_node, type_node, owner, env, scan)
-        elif name.endswith("register_attention_backend"):
-            backend = self.const(module, _arg(decorator, 0, "name"), env)
-            scan.registrations.append(
-                Registration("attention_backend", qualified, backend if isinstance(backend, str) else "?", **self._loc(module, decorator))
-            )
-        else:
-            self._kernel_key(module, decorator, env, scan)
+        self._block(module, tree.body, _Context(env={}))
 
-    def _call(self, module: str, call: ast.Call, env: dict, scan: PluginScan) -> None:
+    def _block(self, module: str, body: list[ast.stmt], ctx: _Context) -> None:
+        """Walk statements in order; each sees the bindings and early-exit guards before it."""
+        ctx = replace(ctx, env=dict(ctx.env))
+        for stmt in body:
+            self._statement(module, stmt, ctx)
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                # `if not hasattr(X, "y"): return` guards the rest of the block
+                ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True),))
+
+    def _statement(self, module: str, stmt: ast.stmt, ctx: _Context) -> None:
+        env = ctx.env
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(module, stmt, ctx)
+            return
+        if isinstance(stmt, ast.ClassDef):
+            self._class(module, stmt, ctx)
+            return
+        if isinstance(stmt, ast.If):
+            self._expressions(module, stmt.test, ctx)
+            self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env),)))
+            if stmt.orelse:
+                self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True),)))
+            return
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self._try(module, stmt, ctx)
+            return
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self._expressions(module, stmt.iter, ctx)
+            iterable = self.const(module, stmt.iter, env)
+            if isinstance(iterable, list):
+                for element in iterable:
+                    self._block(module, stmt.body, replace(ctx, env={**env, **_bind(stmt.target, element)}))
+            else:
+                self._block(module, stmt.body, replace(ctx, env={**env, **{n: OPAQUE for n in _assigned(stmt.target)}}))
+            self._block(module, stmt.orelse, ctx)
+            return
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            catches = ctx.catches
+            for item in stmt.items:
+                self._expressions(module, item.context_expr, ctx)
+                call = item.context_expr
+                if isinstance(call, ast.Call) and (self.qualify(module, dotted(call.func), env) or "").endswith("suppress"):
+                    catches += (Catch(frozenset(_exception_names(call.args)), stmt.lineno),)
+                if item.optional_vars is not None:
+                    env.update({n: OPAQUE for n in _assigned(item.optional_vars)})
+            self._block(module, stmt.body, replace(ctx, catches=catches))
+            return
+        if isinstance(stmt, (ast.While, ast.Match)) or hasattr(stmt, "cases"):
+            for child in ast.iter_child_nodes(stmt):
+                if not isinstance(child, ast.stmt) and not type(child).__name__ == "match_case":
+                    self._expressions(module, child, ctx)
+            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", [])):
+                self._block(module, block, ctx)
+            for case in getattr(stmt, "cases", []):
+                self._block(module, case.body, ctx)
+            return
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self._import(module, stmt, ctx)
+            return
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            self._expressions(module, stmt.value, ctx)
+            for target in targets:
+                self._assignment_patch(module, target, stmt, ctx)
+                if isinstance(target, (ast.Attribute, ast.Subscript)):
+                    self._expressions(module, target.value, ctx)
+                if isinstance(target, ast.Subscript):
+                    self._expressions(module, target.slice, ctx)
+            if ctx.cls is not None and ctx.self_name:
+                for target in targets:
+                    for node in ast.walk(target):
+                        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name:
+                            ctx.cls.names.add(node.attr)
+            if isinstance(stmt, ast.AnnAssign) and stmt.annotation is not None and not ctx.functions and module not in self._future_annotations:
+                self._expressions(module, stmt.annotation, ctx)
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    if isinstance(stmt, ast.AugAssign):
+                        env[target.id] = OPAQUE
+                    else:
+                        env[target.id] = self.const(module, stmt.value, env)
+                        if target.id == "EntryClass" and not ctx.functions:
+                            self._entry_class(module, stmt, ctx)
+                else:
+                    env.update({n: OPAQUE for n in _assigned(target)})
+            return
+        if isinstance(stmt, ast.Delete):
+            return
+        for child in ast.iter_child_nodes(stmt):
+            if not isinstance(child, ast.stmt):
+                self._expressions(module, child, ctx)
+
+    def _try(self, module: str, stmt: ast.stmt, ctx: _Context) -> None:
+        handled: set[str] = set()
+        for handler in stmt.handlers:
+            handled |= _exception_names([handler.type]) if handler.type is not None else {"*"}
+        body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno),)) if stmt.handlers else ctx
+        self._block(module, stmt.body, body_ctx)
+        imports = tuple(_upstream_imports(self, module, stmt.body))
+        catches_import = bool(handled & _IMPORT_ERRORS) or "*" in handled
+        succeeded: Cond = ("imports", imports) if imports and catches_import else ("undecided",)
+        body_text = f"the imports at line {stmt.lineno} succeed" if imports else f"the try at line {stmt.lineno} succeeds"
+        for handler in stmt.handlers:
+            guard = GuardCond(("not", succeeded) if succeeded[0] != "undecided" else succeeded, f"not ({body_text})", handler.lineno)
+            self._block(module, handler.body, replace(ctx, guards=ctx.guards + (guard,)))
+        if stmt.orelse:
+            self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (GuardCond(succeeded, body_text, stmt.lineno),)))
+        self._block(module, stmt.finalbody, ctx)
+        if imports and catches_import:
+            # HAS_X = True in the body, HAS_X = False in a handler: HAS_X means "the imports resolve"
+            for name in _flag_names(stmt):
+                ctx.env[name] = _Condition(succeeded)
+        for node in stmt.body:
+            for name in _assigned_in(node):
+                ctx.env.setdefault(name, OPAQUE)
+
+    def _function(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Context) -> None:
+        for decorator in node.decorator_list:
+            self._expressions(module, decorator, ctx)
+            self._decorator(module, node, decorator, ctx)
+        if module not in self._future_annotations:
+            for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]:
+                if arg is not None and arg.annotation is not None:
+                    self._expressions(module, arg.annotation, ctx)
+            if node.returns is not None:
+                self._expressions(module, node.returns, ctx)
+        for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
+            self._expressions(module, default, ctx)
+        params = function_params(node.args)
+        # a name bound anywhere in the body is local for all of it, shadowing module names
+        local = {**ctx.env, **{name: OPAQUE for name in _locals(node) | {p.name for p in params}}}
+        path = self._function_path(module, node, ctx)
+        inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False)
+        if ctx.in_class_body:
+            method = ctx.cls.methods.get(node.name)
+            if method is not None and method.line == node.lineno:
+                self_name = params[0].name if params and method.bound else None
+                inner = replace(inner, self_name=self_name, method=method)
+        self._block(module, node.body, inner)
+
+    def _function_path(self, module: str, node: ast.AST, ctx: _Context) -> str:
+        if ctx.in_class_body:
+            return f"{ctx.cls.path}.{node.name}"
+        if ctx.functions:
+            return f"{ctx.functions[-1]}.{node.name}"
+        return f"{module}.{node.name}"
+
+    def _class(self, module: str, node: ast.ClassDef, ctx: _Context) -> None:
+        for decorator in node.decorator_list:
+            self._expressions(module, decorator, ctx)
+            self._decorator(module, node, decorator, ctx)
+        for base in node.bases:
+            self._expressions(module, base, ctx)
+        path = self._function_path(module, node, ctx)
+        bases = []
+        for base in node.bases:
+            qualified = self.qualify(module, dotted(base), ctx.env)
+            bases.append(qualified or f"?{ast.unparse(base)}")
+        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases)
+        self.scan.classes[path] = cls
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                decorators = tuple(filter(None, (dotted(d) for d in stmt.decorator_list)))
+                cls.methods.setdefault(stmt.name, MethodDecl(stmt.name, stmt.lineno, function_params(stmt.args), decorators))
+                if stmt.name in ("__getattr__", "__getattribute__"):
+                    cls.dynamic = True
+            for name in _assigned_in(stmt):
+                cls.names.add(name)
+        # a class body's own names are not visible inside its methods
+        self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
+        if not ctx.functions and ctx.cls is None:
+            ctx.env[node.name] = _Named(path)
+
+    def _import(self, module: str, stmt: ast.Import | ast.ImportFrom, ctx: _Context) -> None:
+        env = ctx.env
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                env[alias.asname or alias.name.split(".")[0]] = _Named(alias.name if alias.asname else alias.name.split(".")[0])
+                if is_upstream(alias.name):
+                    self._dependency("import", alias.name, module, stmt, ctx, expression=f"import {alias.name}")
+            return
+        base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
+        for alias in stmt.names:
+            if alias.name == "*":
+                if is_upstream(base):
+                    self._dependency("import", base, module, stmt, ctx, expression=f"from {base} import *")
+                continue
+            env[alias.asname or alias.name] = _Named(f"{base}.{alias.name}")
+            if is_upstream(base):
+                self._dependency("import", f"{base}.{alias.name}", module, stmt, ctx, expression=f"from {base} import {alias.name}", name=base)
+
+    # ------------------------------------------------------------- expressions
+
+    def _expressions(self, module: str, node: ast.AST | None, ctx: _Context) -> None:
+        """References, calls and registrations inside one expression."""
+        if node is None:
+            return
+        inner_chains: set[int] = set()
+        for child in ast.walk(node):
+            if isinstance(child, ast.Lambda):
+                for arg in child.args.args:
+                    ctx.env.setdefault(arg.arg, OPAQUE)
+            if isinstance(child, ast.Call):
+                self._call(module, child, ctx)
+            elif isinstance(child, ast.Attribute) and id(child) not in inner_chains:
+                chain = child
+                while isinstance(chain.value, ast.Attribute):
+                    chain = chain.value
+                    inner_chains.add(id(chain))
+                self._attribute(module, child, ctx)
+
+    def _attribute(self, module: str, node: ast.Attribute, ctx: _Context) -> None:
+        if ctx.self_name:
+            innermost = node
+            while isinstance(innermost.value, ast.Attribute):
+                innermost = innermost.value
+            if id(innermost) not in self._self_calls:
+                self._self_reference(innermost, ctx)
+        expression = dotted(node)
+        if expression is None or isinstance(node.ctx, (ast.Store, ast.Del)):
+            return
+        head = expression.split(".")[0]
+        if head == ctx.self_name:
+            return
+        path = self.qualify(module, expression, ctx.env)
+        if is_upstream(path):
+            self._dependency("reference", path, module, node, ctx, expression=expression, name=self.qualify(module, head, ctx.env))
+
+    def _self_reference(self, node: ast.Attribute, ctx: _Context, call: CallShape | None = None) -> bool:
+        """Record `self.x` / `super().x` / `cls.x` / `type(self).x` in a method: the subclass
+        check resolves x over the class's MRO. Returns whether `node` was one."""
+        base = node.value
+        if isinstance(base, ast.Name) and base.id == ctx.self_name:
+            access = "class" if ctx.method and "classmethod" in {d.rsplit(".", 1)[-1] for d in ctx.method.decorators} else "instance"
+        elif isinstance(base, ast.Call) and dotted(base.func) == "super" and not base.args:
+            access = "super"
+        elif isinstance(base, ast.Call) and dotted(base.func) == "type" and len(base.args) == 1 and isinstance(base.args[0], ast.Name) and base.args[0].id == ctx.self_name:
+            access = "class"
+        else:
+            return False
+        if isinstance(node.ctx, ast.Load):
+            ctx.cls.self_refs.append((node.attr, access, node.lineno, call))
+        elif access != "super":
+            ctx.cls.names.add(node.attr)
+        return True
+
+    def _call(self, module: str, call: ast.Call, ctx: _Context) -> None:
+        env = ctx.env
         if isinstance(call.func, ast.Call) and (dotted(call.func.func) or "").endswith("plugin_hook"):
             # `plugin_hook(target, type=…)(fn)`: the decorator applied by hand
             inner = call.func
-            self._hook(module, call, _arg(inner, 0, "target"), _arg(inner, 1, "type"), call.args[0] if call.args else None, env, scan)
+            self._hook(module, call, _arg(inner, 0, "target"), _arg(inner, 1, "type"), call.args[0] if call.args else None, ctx)
             return
-        # `register_x("name")(cls)`: the inner call is visited on its own
         name = "" if isinstance(call.func, ast.Call) else dotted(call.func) or ""
         qualified = self.qualify(module, name, env) or name
+        if ctx.self_name and isinstance(call.func, ast.Attribute) and self._self_reference(call.func, ctx, _call_shape(call)):
+            self._self_calls.add(id(call.func))
         if qualified == f"{HOOK_REGISTRY}.register" or name.endswith("HookRegistry.register"):
-            hook_node = _arg(call, 1, "hook")
-            self._hook(module, call, _arg(call, 0, "target"), _arg(call, 2, "hook_type"), hook_node, env, scan)
+            self._hook(module, call, _arg(call, 0, "target"), _arg(call, 2, "hook_type"), _arg(call, 1, "hook"), ctx)
             return
         if name.endswith("register_attention_backend") and call.args:
             backend = self.const(module, call.args[0], env)
-            scan.registrations.append(
-                Registration("attention_backend", qualified, backend if isinstance(backend, str) else "?", **self._loc(module, call))
-            )
+            self._dependency("attention_backend", qualified, module, call, ctx, name=backend if isinstance(backend, str) else "?")
             return
-        if name in ("setattr",) and len(call.args) >= 2:
+        if name == "setattr" and len(call.args) >= 2:
             owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
             if is_upstream(owner) and isinstance(attr, str):
-                scan.patches.append(PatchDecl(f"{owner}.{attr}", "setattr", **self._loc(module, call)))
+                self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr")
+            elif ctx.cls is not None and isinstance(call.args[0], ast.Name) and call.args[0].id == ctx.self_name:
+                if isinstance(attr, str):
+                    ctx.cls.names.add(attr)
+                else:
+                    ctx.cls.dynamic = True
+            return
+        if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
+            owner = self.qualify(module, dotted(call.args[0]), env)
+            attr = self.const(module, call.args[1], env)
+            if is_upstream(owner) and isinstance(attr, str):
+                self._dependency("reference", f"{owner}.{attr}", module, call, ctx, expression=ast.unparse(call))
             return
         if name.endswith(("import_module", "__import__")) and call.args:
-            target = self.const(module, call.args[0], env)
-            if not isinstance(target, str):
-                # e.g. auto-discovery over pkgutil.iter_modules(__path__): any submodule may load
-                package = module if self.files[module][1] else module.rpartition(".")[0]
-                self.dynamic_imports.setdefault(module, []).append(f"{package}.*")
-            else:
-                if target.startswith("."):
-                    package = self.const(module, _arg(call, 1, "package"), env)
-                    if isinstance(package, str):
-                        level = len(target) - len(target.lstrip("."))
-                        target = resolve_relative(package, True, level, target.lstrip(".") or None)
-                self.dynamic_imports.setdefault(module, []).append(target)
+            self._dynamic_import(module, call, ctx)
             return
+        if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
+            if self.const(module, call.args[0], env) == EXTERNAL_MODEL_ENV:
+                self._model_package(module, self.const(module, call.args[1], env))
+        if qualified in (f"{MODEL_REGISTRY}.register", "sglang.srt.models.registry.import_model_classes") and call.args:
+            self._model_package(module, self.const(module, call.args[0], env))
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
             if is_upstream(owner) and self._is_upstream_value(owner):
-                scan.patches.append(PatchDecl(owner, f"in-place .{call.func.attr}", **self._loc(module, call)))
+                self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}")
                 return
-        self._kernel_key(module, call, env, scan)
+        if is_upstream(qualified):
+            self._dependency("call", qualified, module, call, ctx, call=_call_shape(call), expression=name)
+        self._kernel_key(module, call, ctx)
+
+    def _dynamic_import(self, module: str, call: ast.Call, ctx: _Context) -> None:
+        target = self.const(module, call.args[0], ctx.env)
+        if not isinstance(target, str):
+            # e.g. auto-discovery over pkgutil.iter_modules(__path__): any submodule may load
+            package = module if self.files[module][1] else module.rpartition(".")[0]
+            self.dynamic_imports.setdefault(module, []).append(f"{package}.*")
+            return
+        if target.startswith("."):
+            package = self.const(module, _arg(call, 1, "package"), ctx.env)
+            if not isinstance(package, str):
+                return
+            level = len(target) - len(target.lstrip("."))
+            target = resolve_relative(package, True, level, target.lstrip(".") or None)
+        self.dynamic_imports.setdefault(module, []).append(target)
+        if is_upstream(target):
+            self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
+
+    def _model_package(self, module: str, package) -> None:
+        """An external model package: SGLang imports each of its direct submodules
+        (sglang/srt/models/registry.py import_model_classes)."""
+        if isinstance(package, str) and package in self.files:
+            self.dynamic_imports.setdefault(module, []).extend([package, f"{package}.*"])
+
+    def _entry_class(self, module: str, stmt: ast.stmt, ctx: _Context) -> None:
+        value = stmt.value
+        for element in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+            path = self.qualify(module, dotted(element), ctx.env)
+            if path:
+                self._dependency("model", MODEL_REGISTRY, module, stmt, ctx, name=path)
 
     def _is_upstream_value(self, path: str) -> bool:
         ref = self.upstream_ref(path)
         return ref is None or ref.kind in ("value", "dynamic", "external")  # a missing one is still a patch
 
-    def _kernel_key(self, module: str, call: ast.Call, env: dict, scan: PluginScan) -> None:
+    def _kernel_key(self, module: str, call: ast.Call, ctx: _Context) -> None:
         """A kernel-replacement registry keyed by (upstream module path, kernel name)."""
-        args = [self.const(module, arg, env) for arg in call.args[:2]]
+        args = [self.const(module, arg, ctx.env) for arg in call.args[:2]]
         if len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 2:
             args = args[0]
         if len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith("sglang.") and "." not in args[1]:
-            scan.registrations.append(Registration("kernel", f"{args[0]}.{args[1]}", f"{args[0]}:{args[1]}", **self._loc(module, call)))
+            self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}")
 
-    def _hook(self, module, node, target_node, type_node, hook_node, env, scan: PluginScan) -> None:
-        target = self.const(module, target_node, env)
+    def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: _Context) -> None:
+        if not isinstance(decorator, ast.Call):
+            return
+        name = dotted(decorator.func) or ""
+        qualified = self.qualify(module, name, ctx.env) or name
+        if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
+            self._hook(module, decorator, _arg(decorator, 0, "target"), _arg(decorator, 1, "type"), owner, ctx)
+
+    def _hook(self, module, node, target_node, type_node, hook_node, ctx: _Context) -> None:
+        target = self.const(module, target_node, ctx.env)
         hook_type = "AFTER"  # HookRegistry's default
         if type_node is not None:
-            value = self.const(module, type_node, env)
+            value = self.const(module, type_node, ctx.env)
             if isinstance(value, _Named):
                 hook_type = value.path.rsplit(".", 1)[-1].upper()
             elif isinstance(value, str):
                 hook_type = value.upper()
-            elif isinstance(type_node, ast.Call) and type_node.args and isinstance(self.const(module, type_node.args[0], env), str):
-                hook_type = self.const(module, type_node.args[0], env).upper()  # HookType("around")
+            elif isinstance(type_node, ast.Call) and type_node.args and isinstance(self.const(module, type_node.args[0], ctx.env), str):
+                hook_type = self.const(module, type_node.args[0], ctx.env).upper()  # HookType("around")
             else:
                 hook_type = (dotted(type_node) or "?").rsplit(".", 1)[-1].upper()
-        hook_name, passthrough = self._hook_function(module, hook_node, env)
+        hook_path, definition = self._hook_callable(module, hook_node, ctx)
+        params = function_params(definition.args) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        kinds = {p.kind for p in params or ()}
         expression = ast.unparse(target_node) if target_node is not None else "?"
-        scan.hooks.append(
-            HookDecl(target if isinstance(target, str) else None, hook_type, hook=hook_name, passthrough=passthrough, expression=expression, **self._loc(module, node))
+        if hook_path:
+            self.hook_callables[hook_path] = target if isinstance(target, str) else expression
+        self._dependency(
+            "hook", target if isinstance(target, str) else None, module, node, ctx,
+            hook_type=hook_type, hook=hook_path, params=params, expression=expression,
+            passthrough="var" in kinds and "varkw" in kinds,
         )
 
-    def _hook_function(self, module: str, node, env: dict) -> tuple[str | None, bool]:
+    def _hook_callable(self, module: str, node, ctx: _Context) -> tuple[str | None, ast.AST | None]:
+        """(plugin path, definition) of the function or class a hook registers."""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            definition = node
-        else:
-            name = dotted(node) if node is not None else None
-            bound = env.get(name) if name else None
-            if isinstance(bound, _Named):  # a hook function picked from a table in a loop
-                name = bound.path.rsplit(".", 1)[-1]
-            definition = next(
-                (n for n in ast.walk(self.tree(module)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name),
-                None,
-            )
-            if definition is None:
-                return name, False
-        if isinstance(definition, ast.ClassDef):
-            return definition.name, False
-        params = function_params(definition.args)
-        kinds = {p.kind for p in params}
-        return definition.name, "var" in kinds and "varkw" in kinds
+            return self._function_path(module, node, ctx), node
+        name = dotted(node) if node is not None else None
+        if not name:
+            return None, None
+        bound = ctx.env.get(name)
+        path = bound.path if isinstance(bound, _Named) else self.qualify(module, name, ctx.env)
+        if path is None:
+            return None, None
+        owner, _, short = path.rpartition(".")
+        home = owner if owner in self.files else module
+        tree = self.tree(home)
+        definition = next(
+            (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
+            None,
+        ) if tree else None
+        return path, definition
 
-    def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, env: dict, scan: PluginScan) -> None:
+    def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: _Context) -> None:
+        env = ctx.env
         if isinstance(target, ast.Attribute):
             owner = self.qualify(module, dotted(target.value), env)
             if is_upstream(owner):
-                scan.patches.append(PatchDecl(f"{owner}.{target.attr}", "assign", **self._loc(module, stmt)))
+                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign")
             elif dotted(target.value) in ("server_args", "args") and owner is None:
-                scan.registrations.append(
-                    Registration("server_arg", f"sglang.srt.server_args.ServerArgs.{target.attr}", target.attr, **self._loc(module, stmt))
-                )
+                self._dependency("server_arg", f"sglang.srt.server_args.ServerArgs.{target.attr}", module, stmt, ctx, name=target.attr)
         elif isinstance(target, ast.Subscript):
             owner = self.qualify(module, dotted(target.value), env)
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
-                scan.patches.append(PatchDecl(owner, "item-assign", **self._loc(module, stmt)))
+                self._dependency("patch", owner, module, stmt, ctx, how="item-assign")
             if isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith("sglang."):
-                scan.registrations.append(Registration("kernel", f"{key[0]}.{key[1]}", f"{key[0]}:{key[1]}", **self._loc(module, stmt)))
+                self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
+            if isinstance(key, str) and key == EXTERNAL_MODEL_ENV and (dotted(target.value) or "").endswith("environ"):
+                self._model_package(module, self.const(module, stmt.value, env))
 
-    # ------------------------------------------------------------- platform classes
+    def _dependency(self, kind: str, target: str | None, module: str, node: ast.AST, ctx: _Context, **fields) -> None:
+        self.scan.dependencies.append(Dependency(
+            kind, target, module, self.relfile(module), node.lineno,
+            scope=ctx.scope, guards=ctx.guards, catches=ctx.catches, enclosing=ctx.functions, **fields,
+        ))
+
+    # ------------------------------------------------------------- after every module
+
+    def finish(self) -> None:
+        """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
+        hooks = self.hook_callables
+        for dep in self.scan.dependencies:
+            if dep.kind != "hook":
+                continue
+            for function in dep.enclosing:
+                host = next((h for h in hooks if function == h or function.startswith(h + ".")), None)
+                if host is not None:
+                    dep.scope = "runtime"
+                    dep.scope_reason = f"registered inside {host}, itself a hook on {hooks[host]}: it runs only after HookRegistry.apply_hooks"
+                    break
+        self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path)]
+        for ep in self.scan.entry_points:
+            self._entry_point_dependency(ep)
+        self._class_dependencies()
+
+    def _entry_point_dependency(self, ep: EntryPoint) -> None:
+        """`ep.load()` imports the module and getattr()s the callable; failing either, SGLang
+        logs it and skips the plugin."""
+        module, _, attr = ep.value.partition(":")
+        head = attr.split(".")[0]
+        if module not in self.files:
+            problem = f"module {module} is not in this checkout"
+        elif self.scan.modules[module].error or not head:
+            return
+        else:
+            table = self.table(module)
+            if head in table.names or table.has_getattr or table.star_imports:
+                return
+            problem = f"{module} defines no {head!r}"
+        self.scan.dependencies.append(Dependency(
+            "entry_point", ep.value, module if module in self.files else "", ep.file, 1, expression=problem, name=f"{ep.group}:{ep.name}",
+        ))
+
+    def _class_dependencies(self) -> None:
+        """Overrides and `self.`/`super()` members of every plugin class over upstream classes,
+        judged in the context of the most-derived plugin classes (their MRO decides)."""
+        classes = self.scan.classes
+        derived = {path for path in classes if self.upstream_bases(path)}
+        bases_of_derived = {b for path in derived for b in self.plugin_mro(path)[1:]}
+        contexts = [p for p in self.scan.platform_class_paths if p.replace(":", ".") in derived]
+        contexts = [p.replace(":", ".") for p in contexts] + sorted(derived - bases_of_derived)
+        seen: set[tuple] = set()
+        for context in contexts:
+            kind = "override" if context in self.scan.platforms else "subclass"
+            mro = self.plugin_mro(context)
+            if any(classes[k].dynamic for k in mro):
+                continue
+            for position, path in enumerate(mro):
+                cls = classes[path]
+                for name, method in cls.methods.items():
+                    shadowed = any(name in classes[k].methods for k in mro[:position])
+                    private = name.startswith("_") if kind == "override" else (name.startswith("__") and name.endswith("__"))
+                    if shadowed or private or (cls.file, method.line, name) in seen:
+                        continue
+                    seen.add((cls.file, method.line, name))
+                    self.scan.dependencies.append(Dependency(
+                        kind, None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound,
+                        plugin_class=context, member=name, access="override", name=path,
+                    ))
+                for member, access, line, shape in cls.self_refs:
+                    after = mro[position + 1 :] if access == "super" else mro
+                    if any(member in classes[k].methods or member in classes[k].names for k in after):
+                        continue
+                    if (cls.file, line, member, access) in seen:
+                        continue
+                    seen.add((cls.file, line, member, access))
+                    self.scan.dependencies.append(Dependency(
+                        "subclass", None, cls.module, cls.file, line, scope="function", call=shape,
+                        plugin_class=context, member=member, access=access, name=path,
+                    ))
+
+    def plugin_mro(self, path: str) -> list[str]:
+        """The plugin classes in `path`'s MRO, in C3 order (their order does not depend on
+        the upstream bases they share)."""
+        classes = self.scan.classes
+
+        def bases(ref: Ref) -> list[Ref]:
+            cls = classes.get(ref.qualname)
+            return [Ref("class", "", b) for b in cls.bases if b in classes] if cls else []
+
+        return [ref.qualname for ref in c3(Ref("class", "", path), bases)]
 
     def returned_class_paths(self, module: str, function: str) -> list[str]:
-        """`activate()` returns "pkg.platform:MyPlatform" (or None): collect those strings."""
+        """What `activate()` returns: "pkg.mod:Class" or "pkg.mod.Class" (both load with
+        pkgutil.resolve_name in sglang/srt/platforms/__init__.py)."""
         paths = []
-        for node in ast.walk(self.tree(module)):
+        tree = self.tree(module)
+        for node in ast.walk(tree) if tree else []:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
                 env: dict = {}
                 for stmt in ast.walk(node):
                     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                         env[stmt.targets[0].id] = self.const(module, stmt.value, env)
-                    if isinstance(stmt, ast.Return):
+                    if isinstance(stmt, ast.Return) and stmt.value is not None:
                         value = self.const(module, stmt.value, env)
-                        if isinstance(value, str) and ":" in value:
+                        if isinstance(value, str) and ("." in value or ":" in value):
                             paths.append(value)
         return paths
 
-    def platform_classes(self) -> list[PlatformClass]:
+    def _derives_from_platform(self, path: str) -> bool:
+        for base in self.upstream_bases(path):
+            ref = self.upstream_ref(base)
+            if base in PLATFORM_BASES or (ref is not None and ref.kind == "class" and any(cls.path in PLATFORM_BASES for cls in self.index.mro(ref))):
+                return True
+        return False
+
+    def upstream_bases(self, path: str, seen: frozenset = frozenset()) -> list[str]:
+        """Upstream classes `path` derives from, directly or through plugin classes."""
+        cls = self.scan.classes.get(path)
+        if cls is None or path in seen:
+            return []
         found = []
-        for path, (module, node) in sorted(self._class_nodes.items()):
-            upstream = self._upstream_bases(path, set())
-            if not any(self._derives_from_platform(base) for base in upstream):
-                continue
-            methods = [
-                MethodDecl(stmt.name, stmt.lineno, function_params(stmt.args))
-                for stmt in node.body
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.name.startswith("_")
-            ]
-            found.append(PlatformClass(path, module, self.relfile(module), node.lineno, upstream, methods))
+        for base in cls.bases:
+            if base in self.scan.classes:
+                found.extend(self.upstream_bases(base, seen | {path}))
+            elif is_upstream(base):
+                found.append(base)
         return found
 
-    def _upstream_bases(self, path: str, seen: set[str]) -> list[str]:
-        if path in seen or path not in self._class_nodes:
-            return []
-        seen.add(path)
-        module, node = self._class_nodes[path]
-        bases = []
-        for base in node.bases:
-            qualified = self.qualify(module, dotted(base))
-            if qualified is None:
-                continue
-            if qualified in self._class_nodes:
-                bases.extend(self._upstream_bases(qualified, seen))
-            elif is_upstream(qualified):
-                bases.append(qualified)
-        return bases
 
-    def _derives_from_platform(self, upstream_path: str) -> bool:
-        ref = self.upstream_ref(upstream_path)
-        if ref is None or ref.kind != "class":
-            return upstream_path in PLATFORM_BASES or upstream_path.endswith((".SRTPlatform", ".DeviceMixin"))
-        return any(cls.path in PLATFORM_BASES for cls in self.index.mro(ref))
+# ----------------------------------------------------------------------------- helpers
+
+
+def _python_version() -> str:
+    import sys
+
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _call_shape(call: ast.Call) -> CallShape:
+    return CallShape(
+        sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+        tuple(kw.arg for kw in call.keywords if kw.arg),
+        any(isinstance(a, ast.Starred) for a in call.args),
+        any(kw.arg is None for kw in call.keywords),
+    )
 
 
 def _arg(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
@@ -668,4 +1307,86 @@ def _bind(target: ast.AST, value) -> dict:
         for element, item in zip(target.elts, value):
             bound.update(_bind(element, item))
         return bound
-    return {}
+    return {name: OPAQUE for name in _assigned(target)}
+
+
+def _assigned(target: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _assigned_in(stmt: ast.stmt) -> list[str]:
+    """Names a statement binds in its own scope (not inside nested functions or classes)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return [name for t in targets if isinstance(t, (ast.Name, ast.Tuple, ast.List, ast.Starred)) for name in _assigned(t)]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
+    names = []
+    for block in ("body", "orelse", "finalbody"):
+        for child in getattr(stmt, block, []) or []:
+            if isinstance(child, ast.stmt):
+                names.extend(_assigned_in(child))
+    for handler in getattr(stmt, "handlers", []):
+        names.extend(_assigned_in_all(handler.body))
+    return names
+
+
+def _assigned_in_all(body: list[ast.stmt]) -> list[str]:
+    return [name for stmt in body for name in _assigned_in(stmt)]
+
+
+def _locals(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names bound anywhere in a function body: Python makes them local for the whole body."""
+    names = set(_assigned_in_all(node.body))
+    for child in ast.walk(node):
+        if isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension)):
+            names.update(_assigned(child.target))
+        elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+            names.update(_assigned(child.optional_vars))
+        elif isinstance(child, ast.NamedExpr):
+            names.update(_assigned(child.target))
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            names.add(child.name)
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Global, ast.Nonlocal)):
+            names.difference_update(child.names)
+    return names
+
+
+def _exception_names(nodes) -> set[str]:
+    names: set[str] = set()
+    for node in nodes:
+        if node is None:
+            continue
+        for element in node.elts if isinstance(node, ast.Tuple) else [node]:
+            text = dotted(element)
+            if text:
+                names.add(text.rsplit(".", 1)[-1])
+    return names
+
+
+def _flag_names(stmt: ast.stmt) -> list[str]:
+    def constants(body, value):
+        return {
+            t.id for s in body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is value
+            for t in s.targets if isinstance(t, ast.Name)
+        }
+
+    in_body = constants(stmt.body, True)
+    in_handlers = set().union(*(constants(h.body, False) for h in stmt.handlers)) if stmt.handlers else set()
+    return sorted(in_body & in_handlers)
+
+
+def _upstream_imports(scanner: _Scanner, module: str, body: list[ast.stmt]) -> list[tuple[str, str | None]]:
+    """(module, name) of the upstream imports a `try` body makes at its own level."""
+    found = []
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            found.extend((alias.name, None) for alias in stmt.names if is_upstream(alias.name))
+        elif isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, scanner.files[module][1], stmt.level, stmt.module)
+            if is_upstream(base):
+                found.extend((base, None if alias.name == "*" else alias.name) for alias in stmt.names)
+    return found

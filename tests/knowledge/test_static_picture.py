@@ -1,0 +1,747 @@
+"""The static picture on plugins shaped like real ones: mixin-first platforms, namespace hook
+folders, external model packages, version-guarded registrations, upstream subclasses, hooks
+registered too late, and files the scan cannot read. Each kind has more than one form here;
+the upstream is a small SGLang-shaped tree in two versions (0.9.0 -> 0.10.0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from knowledge_support import by_target, harness, harness_json, write_tree
+
+IFACE = "sglang.srt.platforms.interface.SRTPlatform"
+MIXIN = "sglang.srt.platforms.device_mixin.DeviceMixin"
+HOOKS = "from sglang.srt.plugins.hook_registry import HookRegistry, HookType, plugin_hook\n"
+
+
+def with_hooks(text: str) -> str:
+    """A module body that starts with the hook registry imports."""
+    return HOOKS + textwrap.dedent(text)
+
+COMMON = {
+    "sglang/__init__.py": "from sglang.version import __version__\n",
+    "sglang/srt/platforms/__init__.py": "",
+    "sglang/srt/platforms/device_mixin.py": """
+        import enum
+
+        class PlatformEnum(enum.Enum):
+            CUDA = enum.auto()
+            OOT = enum.auto()
+
+        class DeviceMixin:
+            device_name: str = "unknown"
+
+            def get_device_name(self, device_id: int = 0) -> str:
+                raise NotImplementedError
+
+            def empty_cache(self) -> None:
+                pass
+        """,
+    "sglang/srt/plugins/__init__.py": "",
+    "sglang/srt/plugins/hook_registry.py": """
+        from enum import Enum
+
+        class HookType(Enum):
+            BEFORE = "before"
+            AFTER = "after"
+            AROUND = "around"
+            REPLACE = "replace"
+
+        class HookRegistry:
+            @classmethod
+            def register(cls, target, hook, hook_type=HookType.AFTER, *, source=None):
+                pass
+
+            @classmethod
+            def apply_hooks(cls):
+                pass
+
+        def plugin_hook(target, type=HookType.AFTER):
+            def decorator(fn):
+                HookRegistry.register(target, fn, type)
+                return fn
+            return decorator
+        """,
+    "sglang/srt/models/__init__.py": "",
+    "sglang/srt/models/registry.py": """
+        class _ModelRegistry:
+            def register(self, package_name, overwrite=False):
+                pass
+
+        ModelRegistry = _ModelRegistry()
+        """,
+    "sglang/srt/managers/__init__.py": "",
+}
+
+OLD = {
+    **COMMON,
+    "sglang/version.py": '__version__ = "0.9.0"\n',
+    "sglang/srt/platforms/interface.py": """
+        from sglang.srt.platforms.device_mixin import DeviceMixin
+
+        class SRTPlatform(DeviceMixin):
+            def get_default_attention_backend(self) -> str:
+                raise NotImplementedError
+
+            def get_mha_kv_pool_cls(self) -> type:
+                raise NotImplementedError
+
+            def support_cuda_graph(self) -> bool:
+                return False
+
+            def init_backend(self) -> None:
+                pass
+        """,
+    "sglang/srt/layers/sampler.py": """
+        from torch import nn
+
+        class Sampler(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.use_nan_detection = True
+
+            def forward(self, logits, *, temperature=1.0):
+                return logits
+
+            def _attach_logprobs(self, output):
+                return output
+        """,
+    "sglang/srt/models/llama.py": """
+        import torch.nn as nn
+
+        class LlamaForCausalLM(nn.Module):
+            def __init__(self, config, quant_config=None):
+                super().__init__()
+                self.config = config
+
+            def forward(self, input_ids, positions):
+                return input_ids
+
+            def load_weights(self, weights):
+                pass
+        """,
+    "sglang/srt/utils/__init__.py": "from sglang.srt.utils.common import *\n",
+    "sglang/srt/utils/common.py": """
+        def get_device_name(device_id=0):
+            return "cuda"
+
+        def get_bool_env_var(name, default="false", *, strict=False):
+            return False
+
+        LEGACY_FLAG = True
+        """,
+    "sglang/srt/model_executor/__init__.py": "",
+    "sglang/srt/model_executor/forward_batch_info.py": """
+        from enum import IntEnum
+
+        class ForwardMode(IntEnum):
+            EXTEND = 1
+            DECODE = 2
+            IDLE = 3
+        """,
+    "sglang/srt/managers/scheduler.py": """
+        class Scheduler:
+            def __init__(self, server_args):
+                self.tp_size = 1
+
+            def get_next_batch(self):
+                return None
+
+            def process_batch_result(self, batch, result):
+                pass
+        """,
+    "sglang/srt/kernels/__init__.py": "",
+    "sglang/srt/kernels/old_attention.py": "def plan():\n    pass\n",
+}
+
+NEW = {
+    **COMMON,
+    "sglang/version.py": '__version__ = "0.10.0"\n',
+    "sglang/srt/platforms/interface.py": """
+        from typing import Literal
+
+        from sglang.srt.platforms.device_mixin import DeviceMixin
+
+        _LEGACY_KV_POOL_HOOKS = {"mha": "get_mha_kv_pool_cls"}
+
+        class SRTPlatform(DeviceMixin):
+            def get_default_attention_backend(self) -> str:
+                raise NotImplementedError
+
+            def get_kv_pool_cls(self, *, kind: Literal["mha"]) -> type:
+                legacy = getattr(self, _LEGACY_KV_POOL_HOOKS[kind], None)
+                return legacy() if legacy else None
+
+            def init_backend(self) -> None:
+                pass
+        """,
+    "sglang/srt/layers/sampler.py": """
+        from torch import nn
+
+        class Sampler(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.use_nan_detection = True
+
+            def forward(self, logits, *, temperature=1.0, top_p=None):
+                return logits
+        """,
+    "sglang/srt/models/llama.py": """
+        import torch.nn as nn
+
+        class LlamaForCausalLM(nn.Module):
+            def __init__(self, config, quant_config=None, prefix=""):
+                super().__init__()
+                self.config = config
+
+            def forward(self, input_ids, positions, forward_batch):
+                return input_ids
+
+            def load_weights(self, weights):
+                pass
+        """,
+    "sglang/srt/utils/__init__.py": "from sglang.srt.utils.common import *\n",
+    "sglang/srt/utils/common.py": """
+        from sglang.srt.utils.device import get_device_name
+
+        def get_bool_env_var(name, default="false"):
+            return False
+        """,
+    "sglang/srt/utils/device.py": """
+        def get_device_name(device_id=0):
+            return "cuda"
+        """,
+    "sglang/srt/model_executor/__init__.py": "",
+    "sglang/srt/model_executor/forward_batch_info.py": """
+        from enum import IntEnum
+
+        class ForwardMode(IntEnum):
+            EXTEND = 1
+            DECODE = 2
+        """,
+    "sglang/srt/managers/scheduler_output.py": """
+        class SchedulerOutputProcessorMixin:
+            def process_batch_result(self, batch, result):
+                pass
+        """,
+    "sglang/srt/managers/scheduler.py": """
+        from sglang.srt.managers.scheduler_output import SchedulerOutputProcessorMixin
+
+        class Scheduler(SchedulerOutputProcessorMixin):
+            def __init__(self, server_args):
+                self.tp_size = 1
+
+            def get_next_batch(self):
+                return None
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory) -> tuple[str, str]:
+    old, new = tmp_path_factory.mktemp("up-old"), tmp_path_factory.mktemp("up-new")
+    write_tree(old, OLD)
+    write_tree(new, NEW)
+    return str(old), str(new)
+
+
+def plugin(tmp_path: Path, files: dict[str, str], name: str = "p") -> Path:
+    root = tmp_path / name
+    write_tree(root, files)
+    return root
+
+
+def check(root: Path, upstream: str, *extra: str) -> tuple[int, dict]:
+    return harness_json("check", "--plugin", str(root), "--upstream", upstream, *extra)
+
+
+def pyproject(plugins: dict[str, str] | None = None, platforms: dict[str, str] | None = None) -> str:
+    text = '[project]\nname = "p"\nversion = "0.1"\n'
+    for group, table in (("sglang.srt.platforms", platforms), ("sglang.srt.plugins", plugins)):
+        if table:
+            text += f'[project.entry-points."{group}"]\n' + "".join(f'{k} = "{v}"\n' for k, v in table.items())
+    return text
+
+
+# ----------------------------------------------------------------------------- platform classes
+
+
+def test_mixin_first_platforms_are_judged_over_their_mro(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"mx": "mx.platform:activate"}),
+        "mx/__init__.py": "",
+        "mx/platform.py": """
+            from sglang.srt.platforms.device_mixin import DeviceMixin, PlatformEnum
+            from sglang.srt.platforms.interface import SRTPlatform
+
+
+            class Helpers:  # a plain mixin with no upstream base, listed first
+                def get_device_name(self, device_id: int = 0) -> str:
+                    return "mx"
+
+            class MxDeviceMixin(DeviceMixin):
+                _enum = PlatformEnum.OOT
+
+                def empty_cache(self) -> None:
+                    pass
+
+            class MxPlatform(Helpers, MxDeviceMixin, SRTPlatform):
+                def get_default_attention_backend(self) -> str:
+                    return "mx"
+
+                def init_backend(self) -> None:
+                    pass
+
+            def activate():
+                return "mx.platform:MxPlatform"
+            """,
+    })
+    code, doc = check(root, old)
+    overrides = {f["target"]: f for f in doc["findings"] if f["kind"] == "override"}
+    assert code == 0, overrides
+    # named after the platform's first upstream base; defined_in says which base defines it
+    assert overrides[f"{IFACE}.empty_cache"]["status"] == "ok" and overrides[f"{IFACE}.empty_cache"]["defined_in"] == f"{MIXIN}.empty_cache"
+    assert overrides[f"{IFACE}.get_default_attention_backend"]["status"] == "ok"
+    assert overrides[f"{IFACE}.init_backend"]["status"] == "ok"
+    # a method of a plain mixin overrides DeviceMixin's in the platform's MRO
+    device_name = overrides[f"{IFACE}.get_device_name"]
+    assert device_name["status"] == "ok" and device_name["defined_in"] == f"{MIXIN}.get_device_name"
+    assert device_name["file"] == "mx/platform.py" and device_name["line"] == 6
+
+
+@pytest.mark.parametrize("returned", ['"dt.platform.DtPlatform"', '"dt.platform:DtPlatform"', "PATH"])
+def test_every_form_activate_returns_makes_the_platform_live(upstreams, tmp_path, returned):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dt": "dt:activate"}),
+        "dt/__init__.py": f"""
+            PATH = "dt.platform" + ":DtPlatform"
+
+            def activate():
+                return {returned}
+            """,
+        "dt/platform.py": """
+            from sglang.srt.platforms.interface import SRTPlatform
+
+            class DtPlatform(SRTPlatform):
+                def support_cuda_graph(self) -> bool:
+                    return True
+            """,
+    })
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[f"{IFACE}.support_cuda_graph"]
+    assert finding["live"] and finding["status"] == "not_on_base" and finding["breaking"]
+    assert code == 1
+    assert any(r["module"] == "dt.platform" for r in doc["roots"])
+
+
+def test_override_served_by_a_legacy_shim_is_deprecated_not_breaking(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"lg": "lg:activate"}),
+        "lg/__init__.py": """
+            from sglang.srt.platforms.interface import SRTPlatform
+
+            class LgPlatform(SRTPlatform):
+                def get_mha_kv_pool_cls(self):
+                    return object
+
+                def support_cuda_graph(self):
+                    return True
+
+            def activate():
+                return "lg:LgPlatform"
+            """,
+    })
+    code, doc = check(root, new)
+    findings = by_target(doc["findings"])
+    legacy = findings[f"{IFACE}.get_mha_kv_pool_cls"]
+    assert legacy["status"] == "deprecated" and not legacy["breaking"]
+    assert legacy["successor"] == f"{IFACE}.get_kv_pool_cls" and "legacy shim" in legacy["successor_reason"]
+    # no shim for support_cuda_graph: that one breaks
+    assert findings[f"{IFACE}.support_cuda_graph"]["status"] == "not_on_base" and code == 1
+    code, doc = harness_json("diff", "--from", old, "--to", new, "--plugin", str(root))
+    assert by_target(doc["findings"])[f"{IFACE}.get_mha_kv_pool_cls"]["status"] == "deprecated"
+
+
+# ----------------------------------------------------------------------------- layout and roots
+
+
+def test_namespace_hook_folders_are_scanned_and_live(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ns": "ns.hooks.registry:register_all"}),
+        "ns/__init__.py": "",
+        "ns/hooks/__init__.py": "",
+        "ns/hooks/registry.py": """
+            import importlib
+
+            from ns.ops import kernels  # ns/ops has no __init__.py either
+
+            HOOK_MODULES = ("ns.hooks.utils.common", "ns.hooks.deep.more.sched")
+
+            def register_all():
+                for name in HOOK_MODULES:
+                    importlib.import_module(name)
+            """,
+        "ns/ops/kernels.py": "from sglang.srt.utils.common import LEGACY_FLAG\n",
+        "ns/hooks/utils/common.py": with_hooks("""
+            @plugin_hook("sglang.srt.utils.common.get_device_name", type=HookType.REPLACE)
+            def device_name(device_id=0):
+                return "ns"
+            """),
+        "ns/hooks/deep/more/sched.py": with_hooks("""
+            @plugin_hook("sglang.srt.managers.scheduler.Scheduler.get_next_batch", type=HookType.AFTER)
+            def after(result, *args, **kwargs):
+                return result
+            """),
+        "ns/hooks/unused/dead.py": with_hooks("""
+            @plugin_hook("sglang.srt.managers.scheduler.Scheduler.gone", type=HookType.AFTER)
+            def after(result, *args, **kwargs):
+                return result
+            """),
+    })
+    code, doc = check(root, old)
+    hooks = {f["target"]: f for f in doc["findings"] if f["kind"] == "hook"}
+    assert hooks["sglang.srt.utils.common.get_device_name"]["live"]
+    assert hooks["sglang.srt.managers.scheduler.Scheduler.get_next_batch"]["live"]
+    assert hooks["sglang.srt.managers.scheduler.Scheduler.gone"]["live"] is False
+    assert code == 0
+    # on the new upstream, the namespace-package module's import breaks the plugin
+    code, doc = check(root, new)
+    broken = [f for f in doc["findings"] if f["breaking"]]
+    assert code == 1 and [(f["kind"], f["file"], f["line"]) for f in broken] == [("import", "ns/ops/kernels.py", 1)]
+
+
+def test_external_model_package_without_entry_points(upstreams, tmp_path):
+    old, new = upstreams
+    files = {
+        "pyproject.toml": '[project]\nname = "models"\nversion = "0.1"\n',
+        "xmodels/__init__.py": "",
+        "xmodels/xllama.py": """
+            from sglang.srt.models.llama import LlamaForCausalLM
+
+            class XLlamaForCausalLM(LlamaForCausalLM):
+                def forward(self, input_ids, positions):
+                    return super().forward(input_ids, positions)
+
+            EntryClass = XLlamaForCausalLM
+            """,
+        "xmodels/xmistral.py": """
+            from sglang.srt.utils.common import get_device_name
+
+            from xmodels.xllama import XLlamaForCausalLM
+
+            class XMistral(XLlamaForCausalLM):
+                pass
+
+            EntryClass = [XMistral]
+            """,
+        "tools/convert.py": "import json\n",
+    }
+    root = plugin(tmp_path, files)
+    code, doc = check(root, old)
+    assert code == 0
+    assert {r["module"] for r in doc["roots"]} == {"xmodels.xllama", "xmodels.xmistral"}
+    assert all(r["why"] == "imports sglang (no entry points)" for r in doc["roots"])
+    models = [f for f in doc["findings"] if f["kind"] == "model"]
+    assert len(models) == 2 and all(f["status"] == "ok" for f in models)
+    code, doc = check(root, new)
+    findings = {(f["kind"], f["file"], f["line"]): f for f in doc["findings"]}
+    # forward gained a required parameter upstream: the override cannot take upstream's calls
+    override = findings[("subclass", "xmodels/xllama.py", 4)]
+    assert override["status"] == "signature_changed" and override["breaking"] and "forward_batch" in override["detail"]
+    # and the super() call no longer passes what the base requires
+    assert findings[("subclass", "xmodels/xllama.py", 5)]["status"] == "signature_changed"
+    assert code == 1
+    # --entry names the roots explicitly
+    code, doc = check(root, new, "--entry", "xmodels.xmistral")
+    assert [r["module"] for r in doc["roots"]] == ["xmodels.xmistral"]
+    proc = harness("check", "--plugin", str(root), "--upstream", new, "--entry", "no.such")
+    assert proc.returncode == 2 and "--entry no.such" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- imports, references, subclasses, calls
+
+
+def test_imports_references_subclasses_and_calls(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"use": "use:register"}),
+        "use/__init__.py": """
+            from sglang.srt.utils import common
+            from sglang.srt.utils.common import get_bool_env_var, get_device_name
+            from sglang.srt.model_executor.forward_batch_info import ForwardMode
+            from sglang.srt.layers.sampler import Sampler
+            from sglang.srt.managers.scheduler import Scheduler
+            import sglang.srt.kernels.old_attention
+
+            IDLE = ForwardMode.IDLE
+            FLAG = common.LEGACY_FLAG
+
+
+            class XSampler(Sampler):
+                def forward(self, logits, *, temperature=1.0):
+                    self._attach_logprobs(logits)
+                    if self.use_nan_detection:
+                        pass
+                    return super().forward(logits, temperature=temperature)
+
+
+            class XScheduler(Scheduler):
+                def get_next_batch(self):
+                    self.process_batch_result(None, None)
+                    return self.tp_size
+
+
+            def register():
+                get_bool_env_var("X", default="1", strict=True)
+
+                def server_args(common):  # a parameter shadows the module name
+                    return common.anything
+            """,
+    })
+    code, doc = check(root, old)
+    assert code == 0, [f for f in doc["findings"] if f["status"] != "ok"]
+    assert doc["checked"]["import"] == 7 and doc["checked"]["reference"] >= 2
+    code, doc = check(root, new)
+    findings = {(f["kind"], f["line"]): f for f in doc["findings"]}
+    assert code == 1
+    # a name that moved but is still re-exported resolves; the plain import of a deleted module breaks
+    assert ("import", 2) not in findings or findings[("import", 2)]["status"] == "ok"
+    old_attention = findings[("import", 6)]
+    assert old_attention["status"] == "missing" and old_attention["breaking"] and "skips the whole plugin" in old_attention["detail"]
+    # enum members and module constants that are gone
+    assert findings[("reference", 8)]["target"] == "sglang.srt.model_executor.forward_batch_info.ForwardMode.IDLE"
+    assert findings[("reference", 8)]["status"] == "missing"
+    assert findings[("reference", 9)]["status"] == "missing"
+    # self./super() members: a method gone from the base; an inherited one and instance attributes resolve
+    attach = findings[("subclass", 14)]
+    assert attach["status"] == "missing" and attach["breaking"] and "_attach_logprobs" in attach["target"]
+    assert ("subclass", 15) not in findings  # self.use_nan_detection is set in the base's __init__
+    assert ("subclass", 22) not in findings  # process_batch_result moved to a base mixin
+    assert ("subclass", 23) not in findings  # self.tp_size
+    # a keyword the function no longer takes
+    call = findings[("call", 27)]
+    assert call["status"] == "signature_changed" and call["breaking"] and "strict" in call["detail"]
+    assert ("reference", 30) not in findings  # `common` there is a parameter
+
+
+# ----------------------------------------------------------------------------- guards and timing
+
+
+def test_guards_are_evaluated_against_the_target_version(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"gd": "gd:register"}),
+        "gd/__init__.py": with_hooks("""
+            import sglang
+            from packaging import version
+            from sglang.srt.platforms.interface import SRTPlatform
+
+            try:
+                from sglang.srt.kernels.old_attention import plan
+                HAS_OLD = True
+            except ImportError:
+                plan = None
+                HAS_OLD = False
+
+            _SGL = version.parse(sglang.__version__)
+
+
+            def at_least(v):
+                return version.parse(sglang.__version__) >= version.parse(v)
+
+
+            def hook(*args, **kwargs):
+                return None
+
+
+            def register():
+                if hasattr(SRTPlatform, "get_kv_pool_cls"):
+                    HookRegistry.register("sglang.srt.platforms.interface.SRTPlatform.get_kv_pool_cls", hook, HookType.AROUND)
+                else:
+                    HookRegistry.register("sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls", hook, HookType.AROUND)
+                if _SGL < version.parse("0.10"):
+                    HookRegistry.register("sglang.srt.utils.common.LEGACY_FLAG", hook, HookType.REPLACE)
+                if at_least("0.10.0"):
+                    HookRegistry.register("sglang.srt.utils.device.get_device_name", hook, HookType.REPLACE)
+                if HAS_OLD:
+                    HookRegistry.register("sglang.srt.kernels.old_attention.plan", hook, HookType.REPLACE)
+                if not hasattr(SRTPlatform, "support_cuda_graph"):
+                    return
+                HookRegistry.register("sglang.srt.platforms.interface.SRTPlatform.support_cuda_graph", hook, HookType.AROUND)
+                if some_runtime_probe():
+                    HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.gone", hook, HookType.AROUND)
+
+
+            def some_runtime_probe():
+                import os
+                return bool(os.environ.get("X"))
+            """),
+    })
+    for upstream in (old, new):
+        code, doc = check(root, upstream)
+        hooks = {f["target"].rsplit(".", 1)[-1]: f for f in doc["findings"] if f["kind"] == "hook"}
+        assert not [f for f in doc["findings"] if f["breaking"]], doc["findings"]
+        skipped = {name for name, f in hooks.items() if f["guard"] and f["guard"]["outcome"] == "skipped"}
+        runs = {name for name, f in hooks.items() if f["guard"] and f["guard"]["outcome"] == "runs"}
+        if upstream == old:
+            assert skipped == {"get_kv_pool_cls", "get_device_name"} and {"get_mha_kv_pool_cls", "LEGACY_FLAG", "plan", "support_cuda_graph"} <= runs
+        else:
+            assert skipped == {"get_mha_kv_pool_cls", "LEGACY_FLAG", "plan", "support_cuda_graph", "gone"} and {"get_kv_pool_cls", "get_device_name"} <= runs
+        # the import in try/except ImportError is handled, not breaking
+        imports = [f for f in doc["findings"] if f["kind"] == "import" and "old_attention" in f["target"]]
+        assert upstream == old or (imports and imports[0]["guard"]["outcome"] == "caught")
+        # a guard that cannot be decided statically says so; a missing target under it is unverified
+        if upstream == old:
+            gone = hooks["gone"]
+            assert gone["status"] == "missing" and gone["guard"]["outcome"] == "undecided" and code == 3
+
+
+def test_hooks_registered_after_apply_hooks_are_never_applied(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"late": "late:register"}),
+        "late/__init__.py": with_hooks("""
+            def late_hook(*args, **kwargs):
+                return None
+
+
+            def on_batch(original_fn, self, *args, **kwargs):
+                # runs when the scheduler calls it, long after HookRegistry.apply_hooks
+                HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.get_next_batch", late_hook, HookType.BEFORE)
+                return original_fn(self, *args, **kwargs)
+
+
+            @plugin_hook("sglang.srt.managers.scheduler.Scheduler.__init__", type=HookType.AROUND)
+            def on_init(original_fn, self, *args, **kwargs):
+                def inner():
+                    plugin_hook("sglang.srt.utils.common.get_device_name", type=HookType.REPLACE)(late_hook)
+                inner()
+                return original_fn(self, *args, **kwargs)
+
+
+            def register():
+                HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.process_batch_result", on_batch, HookType.AROUND)
+            """),
+    })
+    code, doc = check(root, old)
+    hooks = {f["target"]: f for f in doc["findings"] if f["kind"] == "hook"}
+    late = hooks["sglang.srt.managers.scheduler.Scheduler.get_next_batch"]
+    assert late["status"] == "never_applied" and late["breaking"] and "on_batch" in late["detail"]
+    assert hooks["sglang.srt.utils.common.get_device_name"]["status"] == "never_applied"
+    assert hooks["sglang.srt.managers.scheduler.Scheduler.process_batch_result"]["status"] == "ok"
+    assert code == 1
+
+
+def test_hook_and_override_signatures_are_checked_on_one_version(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"sig": "sig:register"}),
+        "sig/__init__.py": with_hooks("""
+            def name_for(device_id=0):  # fits get_device_name(device_id=0)
+                return "x"
+
+            def wrong(device_id, extra):  # a second required parameter nobody passes
+                return "x"
+
+            def around(original_fn, *args, **kwargs):
+                return original_fn(*args, **kwargs)
+
+            def after_missing_result(self):  # AFTER hooks get (result, self)
+                return None
+
+            def register():
+                HookRegistry.register("sglang.srt.utils.common.get_device_name", name_for, HookType.REPLACE)
+                HookRegistry.register("sglang.srt.utils.common.get_bool_env_var", wrong, HookType.REPLACE)
+                HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.get_next_batch", around, HookType.AROUND)
+                HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.get_next_batch", after_missing_result, HookType.AFTER)
+            """),
+    })
+    code, doc = check(root, old)
+    hooks = {(f["target"], f["hook_type"]): f for f in doc["findings"] if f["kind"] == "hook"}
+    assert hooks[("sglang.srt.utils.common.get_device_name", "REPLACE")]["status"] == "ok"
+    wrong = hooks[("sglang.srt.utils.common.get_bool_env_var", "REPLACE")]
+    assert wrong["status"] == "signature_changed" and not wrong["breaking"]  # calls that pass `default` work
+    assert hooks[("sglang.srt.managers.scheduler.Scheduler.get_next_batch", "AROUND")]["status"] == "ok"
+    after = hooks[("sglang.srt.managers.scheduler.Scheduler.get_next_batch", "AFTER")]
+    assert after["status"] == "signature_changed" and after["breaking"]
+    assert code == 1
+
+
+# ----------------------------------------------------------------------------- robustness
+
+
+def test_unreadable_and_unparsable_files_are_findings_not_crashes(upstreams, tmp_path):
+    old, new = upstreams
+    files = {
+        "pyproject.toml": pyproject(plugins={"rb": "rb:register"}),
+        "rb/__init__.py": with_hooks("""
+            from rb import cycle_a
+
+            def register():
+                HookRegistry.register("sglang.srt.utils.common.get_device_name", lambda d=0: "x", HookType.REPLACE)
+            """),
+        # a plugin-internal re-export cycle must not loop
+        "rb/cycle_a.py": "from rb.cycle_b import NAME\nX = NAME.attr\n",
+        "rb/cycle_b.py": "from rb.cycle_a import NAME\n",
+        "rb/newer.py": "type Alias = int\n",  # Python 3.12 syntax, never imported
+    }
+    root = plugin(tmp_path, files)
+    os.symlink("/nonexistent/generated_ops.py", root / "rb" / "generated_ops.py")
+    code, doc = check(root, old)
+    by_file = {f["file"]: f for f in doc["findings"] if f["kind"] == "file"}
+    assert by_file["rb/newer.py"]["live"] is False and "does not parse" in by_file["rb/newer.py"]["detail"]
+    assert by_file["rb/generated_ops.py"]["live"] is False and "cannot be read" in by_file["rb/generated_ops.py"]["detail"]
+    assert code == 0 and doc["passed"] and doc["checked"]["hook"] == 1
+    # the same unreadable file, imported: the check cannot vouch for the plugin -> exit 2, one line
+    (root / "rb" / "__init__.py").write_text((root / "rb" / "__init__.py").read_text().replace("import cycle_a", "import cycle_a, generated_ops"))
+    proc = harness("check", "--plugin", str(root), "--upstream", old)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.startswith("harness: error:")] == [
+        next(line for line in proc.stderr.splitlines() if line.startswith("harness: error:") and "generated_ops.py" in line)
+    ]
+
+
+def test_nothing_checked_is_not_a_pass(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"gone": "elsewhere.module:register"}),
+        "readme.py": "print('not a plugin module')\n",
+    })
+    proc = harness("check", "--plugin", str(root), "--upstream", old)
+    assert proc.returncode == 2 and "PASS" not in proc.stderr and "NOTHING CHECKED" in proc.stderr
+    code, doc = check(root, old)
+    assert doc["passed"] is False and any(f["kind"] == "entry_point" for f in doc["findings"])
+
+
+def test_entry_point_callable_that_does_not_exist_breaks(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ep": "ep:regster"}),
+        "ep/__init__.py": "from sglang.srt.utils.common import get_device_name\n\ndef register():\n    pass\n",
+    })
+    code, doc = check(root, old)
+    entry = [f for f in doc["findings"] if f["kind"] == "entry_point"]
+    assert code == 1 and entry[0]["status"] == "missing" and "regster" in entry[0]["detail"]
+
+
+def test_json_output_writes_nothing_into_the_current_directory(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"j": "j:register"}),
+        "j/__init__.py": "from sglang.srt.utils.common import get_device_name\n\ndef register():\n    pass\n",
+    })
+    work = tmp_path / "cwd"
+    work.mkdir()
+    for args in (("map", "--plugin", str(root), "--upstream", old), ("diff", "--from", old, "--to", new, "--plugin", str(root)), ("check", "--plugin", str(root), "--upstream", old)):
+        proc = harness(*args, "--json", cwd=work)
+        json.loads(proc.stdout)  # stdout is one JSON document
+        assert list(work.iterdir()) == [], args
+    assert not (root / "platform-map.yaml").exists()
