@@ -723,6 +723,8 @@ class _Scanner:
     def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False) -> GuardCond:
         cond = self.condition(module, test, env)
         text = ast.unparse(test)
+        if _string_version_compare(cond):
+            text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
         return GuardCond(("not", cond) if negate else cond, f"not ({text})" if negate else text, test.lineno)
 
     # ------------------------------------------------------------- the walk
@@ -1377,6 +1379,12 @@ def _flag_names(stmt: ast.stmt) -> list[str]:
     in_body = constants(stmt.body, True)
     in_handlers = set().union(*(constants(h.body, False) for h in stmt.handlers)) if stmt.handlers else set()
     return sorted(in_body & in_handlers)
+
+
+def _string_version_compare(cond: Cond) -> bool:
+    if cond[0] == "version":
+        return not cond[3]
+    return cond[0] in ("and", "or", "not") and any(_string_version_compare(c) for c in cond[1:])
 
 
 def _upstream_imports(scanner: _Scanner, module: str, body: list[ast.stmt]) -> list[tuple[str, str | None]]:

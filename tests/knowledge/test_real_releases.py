@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from knowledge_support import by_target, harness, harness_json
+from knowledge_support import by_target, harness, harness_json, write_tree
 
 from harness.errors import HarnessError
 from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.network, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def releases():
     try:
-        return resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
+        return resolve_upstream("sglang==0.5.11"), resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
     except HarnessError as exc:
         if UNREACHABLE in str(exc):
             pytest.skip(str(exc))
@@ -74,3 +74,70 @@ def test_unknown_release_is_one_clear_error(releases):
     proc = harness("check", "--plugin", str(EXAMPLE_PLUGIN), "--upstream", "sglang==0.0.999")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("harness: error: sglang==0.0.999: no such release on the package index")
+
+
+REAL_PORT = {
+    "pyproject.toml": '[project]\nname = "realport"\nversion = "0.1"\n[project.entry-points."sglang.srt.plugins"]\nrealport = "realport:register"\n',
+    # written against 0.5.11, the way real plugins use upstream: plain imports, module and enum
+    # references, subclasses with overrides and self./super() members
+    "realport/__init__.py": """
+        from sglang.srt.layers.elementwise import Softcap
+        from sglang.srt.layers.communicator import CommunicateSimpleFn
+        from sglang.srt.layers.attention.base_attn_backend import AttentionBackend
+        from sglang.srt.layers.sampler import Sampler
+        from sglang.srt.managers.schedule_batch import ScheduleBatch
+        from sglang.srt.model_executor import forward_batch_info
+        from sglang.srt.utils import common as sgl_utils
+
+        DRAFT = forward_batch_info.ForwardMode.DRAFT_EXTEND
+        XPU = sgl_utils.use_intel_xpu_backend
+
+
+        class XAttnBackend(AttentionBackend):
+            def init_forward_metadata(self, forward_batch):
+                pass
+
+            def init_forward_metadata_capture_cuda_graph(self, bs, num_tokens, req_pool_indices, seq_lens, encoder_lens, forward_mode, spec_info):
+                pass
+
+
+        class XSampler(Sampler):
+            def forward(self, *args, **kwargs):
+                self._attach_logprobs_to_output(*args)
+                return super().forward(*args, **kwargs)
+
+
+        class XBatch(ScheduleBatch):
+            def to_worker(self):
+                return self.get_model_worker_batch()
+
+
+        def register():
+            pass
+        """,
+}
+
+
+def test_real_releases_break_imports_references_and_subclasses(releases, tmp_path):
+    """0.5.11 -> 0.5.17 -> 0.5.23: each breakage a real release made, found with file:line."""
+    write_tree(tmp_path, REAL_PORT)
+
+    def breaking(spec: str) -> dict[tuple[str, int], dict]:
+        code, doc = harness_json("check", "--plugin", str(tmp_path), "--upstream", spec)
+        assert code in (0, 1), doc
+        return {(f["kind"], f["line"]): f for f in doc["findings"] if f["breaking"]}
+
+    assert breaking("sglang==0.5.11") == {}
+    on_17 = breaking("sglang==0.5.17")
+    assert set(on_17) == {("import", 1), ("subclass", 23), ("subclass", 29)}
+    assert "sglang.srt.layers.elementwise" in on_17[("import", 1)]["detail"]  # the module is gone
+    assert on_17[("subclass", 23)]["target"].endswith("Sampler._attach_logprobs_to_output")
+    assert on_17[("subclass", 29)]["target"].endswith("ScheduleBatch.get_model_worker_batch")
+    on_23 = breaking("sglang==0.5.23")
+    assert set(on_23) == set(on_17) | {("import", 2), ("reference", 9), ("reference", 10)}
+    assert on_23[("reference", 9)]["target"] == "sglang.srt.model_executor.forward_batch_info.ForwardMode.DRAFT_EXTEND"
+    assert on_23[("reference", 10)]["target"] == "sglang.srt.utils.common.use_intel_xpu_backend"
+    # across two releases: an override upstream stopped calling (the base dropped the method)
+    code, doc = harness_json("diff", "--from", "sglang==0.5.11", "--to", "sglang==0.5.17", "--plugin", str(tmp_path))
+    dropped = {(f["kind"], f["line"]): f for f in doc["findings"]}[("subclass", 17)]
+    assert dropped["status"] == "not_on_base" and dropped["target"].endswith("AttentionBackend.init_forward_metadata_capture_cuda_graph")

@@ -604,6 +604,44 @@ def test_guards_are_evaluated_against_the_target_version(upstreams, tmp_path):
             assert gone["status"] == "missing" and gone["guard"]["outcome"] == "undecided" and code == 3
 
 
+def test_more_guard_forms(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"gf": "gf:register"}),
+        "gf/__init__.py": with_hooks("""
+            import importlib.util
+
+            import sglang
+            from sglang.srt.platforms import interface
+
+
+            def hook(*args, **kwargs):
+                return None
+
+
+            def register():
+                if getattr(interface.SRTPlatform, "support_cuda_graph", None) is not None:
+                    HookRegistry.register("sglang.srt.platforms.interface.SRTPlatform.support_cuda_graph", hook, HookType.AROUND)
+                if importlib.util.find_spec("sglang.srt.kernels.old_attention") is not None:
+                    HookRegistry.register("sglang.srt.kernels.old_attention.plan", hook, HookType.REPLACE)
+                if "get_kv_pool_cls" in dir(interface.SRTPlatform) and not hasattr(interface.SRTPlatform, "get_mha_kv_pool_cls"):
+                    HookRegistry.register("sglang.srt.platforms.interface.SRTPlatform.get_kv_pool_cls", hook, HookType.AROUND)
+                if sglang.__version__ >= "0.9":  # a string comparison: False on 0.10.0
+                    HookRegistry.register("sglang.srt.utils.common.LEGACY_FLAG", hook, HookType.REPLACE)
+            """),
+    })
+    expected = {
+        old: {"support_cuda_graph": "runs", "plan": "runs", "get_kv_pool_cls": "skipped", "LEGACY_FLAG": "runs"},
+        new: {"support_cuda_graph": "skipped", "plan": "skipped", "get_kv_pool_cls": "runs", "LEGACY_FLAG": "skipped"},
+    }
+    for upstream, outcomes in expected.items():
+        code, doc = check(root, upstream)
+        hooks = {f["target"].rsplit(".", 1)[-1]: f for f in doc["findings"] if f["kind"] == "hook"}
+        assert {name: f["guard"]["outcome"] for name, f in hooks.items()} == outcomes
+        assert code == 0
+    assert "compares version strings" in hooks["LEGACY_FLAG"]["guard"]["condition"]
+
+
 def test_hooks_registered_after_apply_hooks_are_never_applied(upstreams, tmp_path):
     old, new = upstreams
     root = plugin(tmp_path, {
