@@ -403,10 +403,12 @@ class Judge:
         successor = find_successor(successor_of or target, self.index)
         detail = note or "does not resolve"
         if dep.kind == "import":
-            detail += (
-                f"; ImportError when {dep.module} is imported: SGLang's load_plugins_by_group logs it and skips the whole plugin"
-                if dep.scope == "module" else f"; ImportError when {dep.enclosing[-1] if dep.enclosing else 'the function'} runs"
-            )
+            if dep.scope != "module":
+                detail += f"; ImportError when {dep.enclosing[-1]} runs"
+            elif dep.at_load:
+                detail += f"; ImportError when {dep.module} is imported: SGLang's load_plugins_by_group logs it and skips the whole plugin"
+            else:
+                detail += f"; ImportError when {dep.module} is first imported (from a function, after the plugin loaded)"
         return Finding(**self.base(dep, target), status=Status.missing, breaking=True, successor=successor and successor[0],
                        successor_reason=successor and successor[1], detail=detail, risk=risk_of(dep, Status.missing))
 

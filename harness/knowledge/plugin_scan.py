@@ -59,6 +59,7 @@ class PluginModule:
     file: str  # relative to the plugin root
     is_package: bool
     live: bool = False
+    at_load: bool = False  # imported while SGLang loads the plugin, not only later from a function
     error: str | None = None  # why the file could not be read or parsed
 
 
@@ -127,6 +128,7 @@ class Dependency:
     guards: tuple[GuardCond, ...] = ()
     catches: tuple[Catch, ...] = ()
     enclosing: tuple[str, ...] = ()  # dotted paths of the functions it sits in, outermost first
+    at_load: bool = False  # its module is imported while SGLang loads the plugin
 
     @property
     def key(self) -> str:
@@ -368,8 +370,23 @@ def _mark_live(scan: PluginScan, scanner: "_Scanner") -> None:
         module.live = True
         for imported in scanner.imports_of(name):
             queue.extend(_with_parents(imported))
+    # the same walk over what runs while the plugin loads: module bodies and the entry callables
+    entry_callables = {f"{m}.{a.split('.')[0]}" for ep in scan.entry_points for m, _, a in [ep.value.partition(":")]}
+    queue = [name for root in scan.roots for name in _with_parents(root.module)]
+    while queue:
+        name = queue.pop()
+        if name.endswith(".*"):
+            queue.extend(m for m in scan.modules if m.rpartition(".")[0] == name[:-2])
+            continue
+        module = scan.modules.get(name)
+        if module is None or module.at_load:
+            continue
+        module.at_load = True
+        for imported in scanner.load_time_imports(name, entry_callables):
+            queue.extend(_with_parents(imported))
     for dep in scan.dependencies:
         dep.live = scan.modules[dep.module].live if dep.module in scan.modules else True
+        dep.at_load = scan.modules[dep.module].at_load if dep.module in scan.modules else False
 
 
 def _with_parents(name: str) -> list[str]:
@@ -403,13 +420,16 @@ class _Scanner:
         self.scan = scan
         self.tables: dict[str, ModuleTable] = {}
         self.trees: dict[str, ast.Module | None] = {}
-        self.dynamic_imports: dict[str, list[str]] = {}
+        self.dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # module -> (imported, enclosing functions)
         self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
         self._future_annotations: set[str] = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
+        self._relfiles: dict[str, str] = {}
 
     def relfile(self, module: str) -> str:
-        return str(self.files[module][0].relative_to(self.root))
+        if module not in self._relfiles:
+            self._relfiles[module] = str(self.files[module][0].relative_to(self.root))
+        return self._relfiles[module]
 
     def module_of(self, path: str) -> str | None:
         """The plugin module holding `path` ("pkg.mod:Class" or "pkg.mod.Class"), the way
@@ -461,7 +481,30 @@ class _Scanner:
         self.scan.dependencies.append(Dependency("file", module, module, self.relfile(module), line, expression=message))
 
     def imports_of(self, module: str) -> list[str]:
-        return [*self.table(module).imports, *self.dynamic_imports.get(module, [])]
+        return [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
+
+    def load_time_imports(self, module: str, entry_callables: set[str]) -> list[str]:
+        """Imports that run when the module is imported, or inside an entry point's callable."""
+        tree = self.tree(module)
+        found = [target for target, enclosing in self.dynamic_imports.get(module, []) if not enclosing or enclosing[0] in entry_callables]
+        stack = list(tree.body) if tree else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if f"{module}.{node.name}" in entry_callables:
+                    stack.extend(node.body)
+                continue
+            if isinstance(node, ast.Import):
+                found.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve_relative(module, self.files[module][1], node.level, node.module)
+                found.append(base)
+                found.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+            elif isinstance(node, ast.stmt):
+                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler)))
+            elif isinstance(node, ast.excepthandler):
+                stack.extend(node.body)
+        return found
 
     # ------------------------------------------------------------- name resolution
 
@@ -1021,9 +1064,9 @@ class _Scanner:
             return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             if self.const(module, call.args[0], env) == EXTERNAL_MODEL_ENV:
-                self._model_package(module, self.const(module, call.args[1], env))
+                self._model_package(module, self.const(module, call.args[1], env), ctx)
         if qualified in (f"{MODEL_REGISTRY}.register", "sglang.srt.models.registry.import_model_classes") and call.args:
-            self._model_package(module, self.const(module, call.args[0], env))
+            self._model_package(module, self.const(module, call.args[0], env), ctx)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
             if is_upstream(owner) and self._is_upstream_value(owner):
@@ -1038,7 +1081,7 @@ class _Scanner:
         if not isinstance(target, str):
             # e.g. auto-discovery over pkgutil.iter_modules(__path__): any submodule may load
             package = module if self.files[module][1] else module.rpartition(".")[0]
-            self.dynamic_imports.setdefault(module, []).append(f"{package}.*")
+            self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
             return
         if target.startswith("."):
             package = self.const(module, _arg(call, 1, "package"), ctx.env)
@@ -1046,15 +1089,15 @@ class _Scanner:
                 return
             level = len(target) - len(target.lstrip("."))
             target = resolve_relative(package, True, level, target.lstrip(".") or None)
-        self.dynamic_imports.setdefault(module, []).append(target)
+        self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
         if is_upstream(target):
             self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
 
-    def _model_package(self, module: str, package) -> None:
+    def _model_package(self, module: str, package, ctx: _Context) -> None:
         """An external model package: SGLang imports each of its direct submodules
         (sglang/srt/models/registry.py import_model_classes)."""
         if isinstance(package, str) and package in self.files:
-            self.dynamic_imports.setdefault(module, []).extend([package, f"{package}.*"])
+            self.dynamic_imports.setdefault(module, []).extend([(package, ctx.functions), (f"{package}.*", ctx.functions)])
 
     def _entry_class(self, module: str, stmt: ast.stmt, ctx: _Context) -> None:
         value = stmt.value
@@ -1144,7 +1187,7 @@ class _Scanner:
             if isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith("sglang."):
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
             if isinstance(key, str) and key == EXTERNAL_MODEL_ENV and (dotted(target.value) or "").endswith("environ"):
-                self._model_package(module, self.const(module, stmt.value, env))
+                self._model_package(module, self.const(module, stmt.value, env), ctx)
 
     def _dependency(self, kind: str, target: str | None, module: str, node: ast.AST, ctx: _Context, **fields) -> None:
         self.scan.dependencies.append(Dependency(
