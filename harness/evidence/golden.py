@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from harness.evidence.checks import Check, CheckStatus
+from harness.record.checks import Check, CheckStatus
 
 TORCH_SUFFIXES = {".pt", ".pth", ".bin"}
 DUMP_SUFFIXES = TORCH_SUFFIXES | {".safetensors"}

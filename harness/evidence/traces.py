@@ -33,7 +33,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
+from harness.record.checks import Check, CheckStatus
 
 SPLIT_CLASSES = ("communication", "memcpy", "compute")
 
@@ -79,23 +79,35 @@ class TraceNaming(BaseModel):
 # --------------------------------------------------------------------------- loading
 
 
+class TraceError(HarnessError):
+    """A trace file that is not a readable Chrome trace."""
+
+
+class TraceMissing(TraceError):
+    """A trace file that is not there or cannot be opened (the profiler wrote nothing)."""
+
+
 def load_trace(path: str | Path) -> dict[str, Any]:
-    """The trace JSON object; a missing, unreadable or non-trace file is a one-line HarnessError."""
+    """The one trace loader: a torch-profiler Chrome trace, plain or gzip (told by its first
+    bytes, not its name), as {"traceEvents": [...], ...}; the bare-array form is wrapped.
+    TraceMissing when the file is absent or unreadable, TraceError when it is not a trace."""
     path = Path(path)
-    if not path.is_file():
-        raise HarnessError(f"trace not found: {path}")
     try:
         raw = path.read_bytes()
+    except OSError as exc:
+        missing = "no such file" if not path.exists() else (exc.strerror or str(exc))
+        raise TraceMissing(f"trace not found: {path} (cannot read trace: {missing})") from None
+    try:
         if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the suffix
             raw = gzip.decompress(raw)
         data = json.loads(raw)
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise HarnessError(f"{path}: cannot read the trace: {exc}") from None
+        raise TraceError(f"{path}: cannot read the trace: {exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path}: not a JSON trace: {exc}") from None
+        raise TraceError(f"{path}: not a JSON trace; the file is not a JSON Chrome trace: {exc}") from None
     events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
     if not isinstance(events, list):
-        raise HarnessError(f"{path}: not a Chrome trace (no traceEvents list)")
+        raise TraceError(f"{path}: not a Chrome trace (no traceEvents list)")
     return data if isinstance(data, dict) else {"traceEvents": data}
 
 

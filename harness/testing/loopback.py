@@ -6,7 +6,7 @@ talk to it over the real OpenAI-compatible protocol. What it answers is decided 
 (gsm8k JSONL rows with `question` and `answer`), so accuracy gates see realistic, controllable
 scores; everything else gets deterministic generic text.
 
-    python -m harness.evidence.loopback --host 127.0.0.1 --port 30000 --answers key.jsonl \
+    python -m harness.testing.loopback --host 127.0.0.1 --port 30000 --answers key.jsonl \
         --wrong-rate 0.1 --fallback-lines 4
 
 Only the standard library is used so the engine starts in well under a second.
@@ -625,7 +625,7 @@ FALLBACK_LOG_LINES = (
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m harness.evidence.loopback",
+    parser = argparse.ArgumentParser(prog="python -m harness.testing.loopback",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)

@@ -4,17 +4,38 @@
                     models to validate), found by path or as <dir>/<ID>.yaml in the feature dirs
     Feature Diff    an impacted upstream symbol between --from and --upstream (needs --from)
     commit range    A..B on a git upstream (PATH@REF): the files those commits touched
+
+Knowledge-side helper: it sits in the knowledge layer and belongs in `harness.knowledge` once
+that package's rewrite lands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import git
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import HarnessError
-from harness.workflow.state import FeatureSpec
+from harness.knowledge.upstream import UpstreamSource
+from harness.sources import feature_diff
+from harness.util.yamlfile import YamlError, load_yaml_model
+
+
+class FeatureSpec(BaseModel):
+    """A feature, resolved from whichever form the user named it in."""
+
+    id: str
+    source: Literal["feature_file", "feature_diff", "commit_range"]
+    name: str
+    description: str = ""
+    symbols: list[str] = Field(default_factory=list)  # dotted upstream symbols
+    paths: list[str] = Field(default_factory=list)  # upstream paths, relative to the source root
+    commits: str | None = None  # "A..B" on a git upstream
+    models: list[str] = Field(default_factory=list)
+    file: str | None = None  # the feature file, when source == feature_file
 
 
 class UpstreamRefs(BaseModel):
@@ -41,18 +62,14 @@ class FeatureFile(BaseModel):
 
 
 def load_feature_file(path: Path, feature_id: str | None = None) -> FeatureSpec:
-    import yaml
-
+    """A feature file as a FeatureSpec (id: `feature_id` or the file's stem). HarnessError
+    `feature file PATH: field: message (line N)` on anything wrong with it."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise HarnessError(f"feature file {path}: {str(exc).splitlines()[0]}") from None
-    try:
-        spec = FeatureFile.model_validate(data if data is not None else {})
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise HarnessError(f"feature file {path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+        spec = load_yaml_model(path, FeatureFile, what="feature file",
+                               shape="a feature file must be a mapping (name, upstream, ...)")
+    except YamlError as exc:
+        where = f"{exc.label}: " if exc.label else ""
+        raise HarnessError(f"feature file {path}: {where}{exc.message} (line {exc.line})") from None
     return FeatureSpec(
         id=feature_id or path.stem,
         source="feature_file",
@@ -67,6 +84,7 @@ def load_feature_file(path: Path, feature_id: str | None = None) -> FeatureSpec:
 
 
 def feature_files(dirs: list[Path]) -> dict[str, Path]:
+    """Feature id (file stem) -> file, over `*.yaml`/`*.yml` in `dirs`; the first dir wins."""
     found: dict[str, Path] = {}
     for directory in dirs:
         if directory.is_dir():
@@ -76,9 +94,12 @@ def feature_files(dirs: list[Path]) -> dict[str, Path]:
 
 
 def resolve_feature(
-    feature_id: str, feature_dirs: list[Path], old, new, plugin: Path, progress: Callable[[str], None] | None = None
+    feature_id: str, feature_dirs: list[Path], old: UpstreamSource | None, new: UpstreamSource, plugin: Path,
+    progress: Callable[[str], None] | None = None,
 ) -> FeatureSpec:
-    """`old`/`new` are UpstreamSources (`old` may be None)."""
+    """What the user named with --feature: a feature file (path, or ID in `feature_dirs`), a
+    commit range A..B on a git `new`, or a symbol of the Feature Diff old → new. HarnessError
+    when it is none of these."""
     as_path = Path(feature_id)
     if as_path.suffix in (".yaml", ".yml") and as_path.is_file():
         return load_feature_file(as_path)
@@ -88,9 +109,7 @@ def resolve_feature(
     if ".." in feature_id:
         return _commit_range(feature_id, new)
     if old is not None:
-        from harness.steps import knowledge
-
-        diff = knowledge.feature_diff(old, new, plugin, progress)
+        diff = feature_diff(old, new, plugin, progress)
         for change in diff.changes:
             if change.symbol == feature_id:
                 return FeatureSpec(
@@ -118,14 +137,12 @@ def resolve_feature(
     )
 
 
-def _commit_range(feature_id: str, new) -> FeatureSpec:
+def _commit_range(feature_id: str, new: UpstreamSource) -> FeatureSpec:
     start, _, end = feature_id.partition("..")
     if new.kind != "git" or new.git_repo is None:
         raise HarnessError(
             f"feature {feature_id!r} is a commit range, but upstream {new.spec!r} is not a git source (PATH@REF)"
         )
-    import git
-
     repo = git.Repo(new.git_repo)
     try:
         names = repo.git.diff("--name-only", f"{start}..{end or 'HEAD'}").splitlines()
@@ -146,13 +163,13 @@ def _commit_range(feature_id: str, new) -> FeatureSpec:
 
 
 def candidates(
-    old, new, plugin: Path | None, feature_dirs: list[Path], progress: Callable[[str], None] | None = None
+    old: UpstreamSource, new: UpstreamSource, plugin: Path | None, feature_dirs: list[Path],
+    progress: Callable[[str], None] | None = None,
 ) -> list[dict]:
-    """What `harness features` lists: Feature Diff findings (ranked by risk, highest first), then
-    upstream changes no plugin finding covers, then feature files."""
-    from harness.steps import knowledge
-
-    diff = knowledge.feature_diff(old, new, plugin, progress)
+    """What `harness features` lists, as rows {id, source, kind, risk, status, where, detail}:
+    Feature Diff findings (ranked by risk, highest first), then upstream changes no plugin
+    finding covers, then feature files."""
+    diff = feature_diff(old, new, plugin, progress)
     rows: list[dict] = []
     seen: set[str] = set()
     for finding in sorted(diff.findings, key=lambda f: -f.risk):

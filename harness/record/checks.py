@@ -1,8 +1,6 @@
-"""The result vocabulary every evidence runner speaks.
-
-A runner writes its evidence files first, then returns `Check`s that point at them; reports
-and gates read only these. A check that could not run says so (`not_run` + reason) — it is
-never reported as passed.
+"""The verdict vocabulary: a step's `judge` reads its evidence files back and returns `Check`s
+that point at them; reports and gates read only these. A check that could not run says so
+(`not_run` + reason) — it is never reported as passed.
 """
 
 from __future__ import annotations
@@ -40,6 +38,11 @@ class Check(BaseModel):
         """'passed', 'failed: <reason>', 'not run: <reason>' — the one-line form reports print."""
         text = self.status.value.replace("_", " ")
         return f"{text}: {self.reason}" if self.reason else text
+
+
+def not_run(name: str, reason: str, **fields: Any) -> Check:
+    """A check that could not run here, with the reason."""
+    return Check(name=name, status=CheckStatus.not_run, reason=reason, **fields)
 
 
 def overall(checks: list[Check]) -> CheckStatus:

@@ -1,26 +1,27 @@
-"""The statistical accuracy gate: is the candidate's accuracy within `margin` of the baseline's?
+"""The accuracy decision rule: is the candidate's accuracy within `margin` of the baseline's?
 
-Pure statistics, no I/O. Three outcomes:
+Three outcomes:
 
 - ``passed``: non-inferiority shown — the one-sided (1 − alpha) lower bound of
   Δ = accuracy(candidate) − accuracy(baseline) is above −margin;
 - ``failed``: a drop larger than the margin is evident — the one-sided (1 − alpha) upper
   bound of Δ is below −margin;
 - ``inconclusive``: neither; the result says about how many more questions would decide it.
+  A measurement that measured nothing (`vacuity`) is never ``passed``: it is inconclusive and
+  says why, because no number of questions can make such a metric certify a port.
 
 Rules (each result names the one it used):
 
-- paired, margin 0: exact McNemar test (conditional binomial on the discordant pairs);
+- paired, margin 0: exact McNemar test (conditional binomial on the discordant pairs, scipy);
 - paired, margin > 0: Tango's score test and interval for the paired difference (Tango 1998,
   Stat Med 17:891). The conditional binomial cannot test a non-zero margin: under
   Δ = −margin the split of the discordant pairs depends on the unknown discordance rate, and
   the score statistic handles that nuisance through its restricted maximum-likelihood estimate.
   Fagerland, Lydersen & Laake (2013) recommend this interval for paired proportions;
+- paired scores that are not right/wrong (F1, ROUGE): one-sample t on the differences (scipy);
 - unpaired (only an aggregate baseline score): Newcombe's hybrid score interval (method 10,
-  built from two Wilson intervals) for the difference of independent proportions;
-- group-sequential, paired: the Tango score statistic at planned looks against
-  Lan–DeMets alpha-spending boundaries (O'Brien–Fleming- or Pocock-type), the same boundary
-  for passing and for failing, each computed as non-binding so either error rate stays ≤ alpha.
+  built from two Wilson intervals; statsmodels) for the difference of independent proportions;
+- group-sequential: see `harness.stats.sequential`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from scipy import optimize, stats
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from harness.errors import HarnessError
 
@@ -47,13 +49,11 @@ RULE_EXACT_MCNEMAR = "paired exact McNemar (conditional binomial on discordant p
 RULE_TANGO = "paired non-inferiority, Tango score test and interval for the paired difference"
 RULE_PAIRED_T = "paired non-inferiority on per-question scores, paired t interval for the mean difference"
 RULE_NEWCOMBE = "unpaired non-inferiority, Newcombe hybrid score interval (Wilson-based)"
-RULE_SEQUENTIAL = (
-    "group-sequential paired non-inferiority, Tango score statistic, "
-    "Lan-DeMets {spending}-type alpha spending, non-binding"
-)
 
 
 class SequentialState(BaseModel):
+    """Where a group-sequential decision stands (see `harness.stats.sequential`)."""
+
     looks: list[int]  # planned cumulative numbers of questions
     boundaries: list[float]  # |z| needed to stop at each look
     spending: Spending
@@ -62,7 +62,12 @@ class SequentialState(BaseModel):
     next_look: int | None = None  # questions needed for the next look, if undecided
 
 
-class GateResult(BaseModel):
+class AccuracyDecision(BaseModel):
+    """What the decision rule concluded, with every number behind it (written as gate.json).
+
+    Accuracies, differences, bounds and the margin are fractions in [0, 1] (or [-1, 1] for
+    differences); `n` counts questions."""
+
     outcome: Outcome
     rule: str
     paired: bool
@@ -83,8 +88,43 @@ class GateResult(BaseModel):
     p_non_inferior: float  # H0: difference ≤ −margin; small → passed
     p_drop: float  # H0: difference ≥ −margin; small → failed
     more_questions: int | None = None  # inconclusive: about this many more would decide it
+    vacuous: str | None = None  # why the metric measured nothing (then never passed)
     sequential: SequentialState | None = None
     summary: str = ""
+
+
+# ------------------------------------------------------------------------- vacuity
+
+
+def vacuity(
+    baseline_scores: Sequence[float] | None,
+    candidate_scores: Sequence[float],
+    *,
+    baseline_outputs: Sequence[str] | None = None,
+    candidate_outputs: Sequence[str] | None = None,
+) -> str | None:
+    """Why a comparison measured nothing, or None when it measured something.
+
+    A metric that is 0 on every question on both sides (0 vs 0 — e.g. gsm8k strict-match on
+    answers without '#### N') cannot tell a working port from a broken one, and neither can
+    outputs that are all empty or all the same text. Scores are per-question metric values
+    (for an aggregate baseline, pass its one score as `[score]`); outputs are the generated
+    texts, None where they are not known."""
+    if candidate_scores and baseline_scores is not None and len(baseline_scores) > 0:
+        if not any(baseline_scores) and not any(candidate_scores):
+            return ("the metric is 0 on every question on both sides (0 vs 0): it measured nothing, so it "
+                    "cannot show the port is accurate; check the metric and its answer filter")
+    for side, outputs in (("baseline", baseline_outputs), ("candidate", candidate_outputs)):
+        if not outputs:
+            continue
+        texts = [text.strip() for text in outputs]
+        if not any(texts):
+            return f"every {side} output is empty ({len(texts)} questions): the model produced no answers"
+        if len(texts) > 1 and len(set(texts)) == 1:
+            shown = texts[0] if len(texts[0]) <= 60 else texts[0][:57] + "..."
+            return (f"every {side} output is the same text ({shown!r}, {len(texts)} questions): "
+                    "the model's answers do not depend on the question")
+    return None
 
 
 # ----------------------------------------------------------------------------- paired
@@ -109,14 +149,15 @@ def tango_z(n, wins, losses, delta0):
 
 
 def paired_p_values(n, wins, losses, margin, exact_when_zero_margin: bool = True):
-    """(p_non_inferior, p_drop) for H0: Δ ≤ −margin and H0: Δ ≥ −margin, vectorised."""
+    """(p_non_inferior, p_drop) for H0: Δ ≤ −margin and H0: Δ ≥ −margin, vectorised.
+
+    At margin 0 this is the exact McNemar test: the binomial tails of `wins` among the
+    discordant pairs at p = 1/2 (scipy's binomial distribution)."""
     wins = np.asarray(wins)
     losses = np.asarray(losses)
     if margin == 0 and exact_when_zero_margin:
         discordant = wins + losses
-        p_non_inferior = stats.binom.sf(wins - 1, discordant, 0.5)
-        p_drop = stats.binom.cdf(wins, discordant, 0.5)
-        return p_non_inferior, p_drop
+        return stats.binom.sf(wins - 1, discordant, 0.5), stats.binom.cdf(wins, discordant, 0.5)
     z = tango_z(n, wins, losses, -margin)
     return stats.norm.sf(z), stats.norm.cdf(z)
 
@@ -141,7 +182,7 @@ def tango_interval(n: int, wins: int, losses: int, alpha: float) -> tuple[float,
     return low, high
 
 
-def _questions_to_decide(n: int, z: float, alpha: float) -> int | None:
+def questions_to_decide(n: int, z: float, alpha: float) -> int | None:
     """More questions needed for |z| to reach z_alpha + z_power if the observed rates hold.
 
     For fixed observed proportions the score statistic grows exactly like sqrt(n) (the
@@ -154,10 +195,12 @@ def _questions_to_decide(n: int, z: float, alpha: float) -> int | None:
     return max(1, math.ceil(total - n))
 
 
-def _paired_counts(baseline: Sequence[bool], candidate: Sequence[bool]) -> tuple[int, int, int, int]:
+def paired_counts(baseline: Sequence[bool], candidate: Sequence[bool]) -> tuple[int, int, int, int]:
+    """(n, baseline correct, losses, wins) of two right/wrong lists over the same questions;
+    HarnessError when their lengths differ."""
     if len(baseline) != len(candidate):
         raise HarnessError(
-            "paired gate needs the same questions on both sides: "
+            "paired test needs the same questions on both sides: "
             f"baseline has {len(baseline)}, candidate {len(candidate)}"
         )
     base = np.asarray(baseline, dtype=bool)
@@ -165,14 +208,15 @@ def _paired_counts(baseline: Sequence[bool], candidate: Sequence[bool]) -> tuple
     return len(base), int(base.sum()), int((base & ~cand).sum()), int((~base & cand).sum())
 
 
-def _check_parameters(margin: float, alpha: float) -> None:
+def check_parameters(margin: float, alpha: float) -> None:
+    """HarnessError unless 0 ≤ margin < 1 and 0 < alpha < 0.5."""
     if not 0 <= margin < 1:
-        raise HarnessError(f"gate margin must be in [0, 1), got {margin}")
+        raise HarnessError(f"accuracy margin must be in [0, 1), got {margin}")
     if not 0 < alpha < 0.5:
-        raise HarnessError(f"gate alpha must be in (0, 0.5), got {alpha}")
+        raise HarnessError(f"accuracy alpha must be in (0, 0.5), got {alpha}")
 
 
-def _decide(p_non_inferior: float, p_drop: float, alpha: float) -> Outcome:
+def _outcome(p_non_inferior: float, p_drop: float, alpha: float) -> Outcome:
     if p_non_inferior <= alpha:
         return "passed"
     if p_drop <= alpha:
@@ -184,7 +228,19 @@ def _points(fraction: float) -> str:
     return f"{100 * fraction:+.1f}" if fraction else "0.0"
 
 
-def _summary(result: GateResult) -> str:
+def decision(*, outcome: Outcome, vacuous: str | None = None, **fields) -> AccuracyDecision:
+    """The one result builder: applies the vacuity rule (a measurement of nothing is never
+    `passed`, and more questions will not help it) and writes the one-line summary."""
+    if vacuous is not None:
+        if outcome == "passed":
+            outcome = "inconclusive"
+        fields["more_questions"] = None
+    result = AccuracyDecision(outcome=outcome, vacuous=vacuous, **fields)
+    result.summary = _summary(result)
+    return result
+
+
+def _summary(result: AccuracyDecision) -> str:
     pct = _points
     head = (
         f"{result.outcome}: candidate {result.candidate_accuracy:.3f} vs baseline {result.baseline_accuracy:.3f} "
@@ -195,6 +251,8 @@ def _summary(result: GateResult) -> str:
     if result.paired:
         head += f", {result.losses} lost / {result.wins} gained questions"
     head += f"; margin {100 * result.margin:.1f} points, alpha {result.alpha}; rule: {result.rule}."
+    if result.vacuous is not None:
+        return head + f" This cannot certify the port: {result.vacuous}."
     if result.outcome == "inconclusive":
         if result.sequential and result.sequential.next_look:
             head += f" Continue to the next look at {result.sequential.next_look} questions."
@@ -203,12 +261,15 @@ def _summary(result: GateResult) -> str:
                 f" About {result.more_questions} more questions would decide it"
                 f" (if the observed rates hold, power {SUGGESTION_POWER})."
             )
-        else:
+        elif result.paired:
             head += " No sample size would decide it at the observed rates."
+        else:
+            head += (" No sample size would decide it at the observed rates. The aggregate baseline's own "
+                     "uncertainty is too large; a per-sample baseline (paired rule) would help.")
     return head
 
 
-def paired_gate_from_counts(
+def paired_test_from_counts(
     n: int,
     baseline_correct: int,
     losses: int,
@@ -216,12 +277,14 @@ def paired_gate_from_counts(
     *,
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
-) -> GateResult:
+    vacuous: str | None = None,
+) -> AccuracyDecision:
     """Paired non-inferiority from the 2×2 table: n questions, `losses` = baseline right and
-    candidate wrong, `wins` = baseline wrong and candidate right."""
-    _check_parameters(margin, alpha)
+    candidate wrong, `wins` = baseline wrong and candidate right. HarnessError on counts that
+    do not form a table or parameters out of range."""
+    check_parameters(margin, alpha)
     if n <= 0:
-        raise HarnessError("paired gate needs at least one question")
+        raise HarnessError("paired test needs at least one question")
     if not (0 <= losses <= baseline_correct <= n and 0 <= wins <= n - baseline_correct):
         raise HarnessError(
             f"inconsistent paired counts: n={n}, baseline correct={baseline_correct}, losses={losses}, wins={wins}"
@@ -229,10 +292,11 @@ def paired_gate_from_counts(
     candidate_correct = baseline_correct - losses + wins
     p_non_inferior, p_drop = (float(p) for p in paired_p_values(n, wins, losses, margin))
     low, high = tango_interval(n, wins, losses, alpha)
-    outcome = _decide(p_non_inferior, p_drop, alpha)
+    outcome = _outcome(p_non_inferior, p_drop, alpha)
     z = float(tango_z(n, wins, losses, -margin))
-    result = GateResult(
+    return decision(
         outcome=outcome,
+        vacuous=vacuous,
         rule=RULE_EXACT_MCNEMAR if margin == 0 else RULE_TANGO,
         paired=True,
         n=n,
@@ -251,37 +315,37 @@ def paired_gate_from_counts(
         alpha=alpha,
         p_non_inferior=p_non_inferior,
         p_drop=p_drop,
-        more_questions=_questions_to_decide(n, z, alpha) if outcome == "inconclusive" else None,
+        more_questions=questions_to_decide(n, z, alpha) if outcome == "inconclusive" else None,
     )
-    result.summary = _summary(result)
-    return result
 
 
-def paired_gate(
+def paired_test(
     baseline: Sequence[bool],
     candidate: Sequence[bool],
     *,
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
-) -> GateResult:
-    """Paired gate on per-question correctness, `baseline[i]` and `candidate[i]` the same question."""
-    n, baseline_correct, losses, wins = _paired_counts(baseline, candidate)
-    return paired_gate_from_counts(n, baseline_correct, losses, wins, margin=margin, alpha=alpha)
+    vacuous: str | None = None,
+) -> AccuracyDecision:
+    """Paired test on per-question correctness, `baseline[i]` and `candidate[i]` the same question."""
+    n, baseline_correct, losses, wins = paired_counts(baseline, candidate)
+    return paired_test_from_counts(n, baseline_correct, losses, wins, margin=margin, alpha=alpha, vacuous=vacuous)
 
 
-def paired_mean_gate(
+def paired_mean_test(
     baseline: Sequence[float],
     candidate: Sequence[float],
     *,
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
-) -> GateResult:
-    """Paired gate for per-question scores in [0, 1] that are not just right/wrong (LongBench's
-    F1 / ROUGE): a one-sided paired t test on the mean difference."""
-    _check_parameters(margin, alpha)
+    vacuous: str | None = None,
+) -> AccuracyDecision:
+    """Paired test for per-question scores in [0, 1] that are not just right/wrong (LongBench's
+    F1 / ROUGE): scipy's one-sample t test on the differences against −margin."""
+    check_parameters(margin, alpha)
     if len(baseline) != len(candidate) or len(baseline) < 2:
         raise HarnessError(
-            "paired score gate needs the same >= 2 questions on both sides: "
+            "paired score test needs the same >= 2 questions on both sides: "
             f"baseline has {len(baseline)}, candidate {len(candidate)}"
         )
     base = np.asarray(baseline, dtype=float)
@@ -289,21 +353,22 @@ def paired_mean_gate(
     n = len(base)
     diff = cand - base
     mean = float(diff.mean())
-    se = float(diff.std(ddof=1)) / math.sqrt(n)
-    if se > 0:
-        t_crit = float(stats.t.isf(alpha, n - 1))
-        statistic = (mean + margin) / se
-        p_non_inferior, p_drop = float(stats.t.sf(statistic, n - 1)), float(stats.t.cdf(statistic, n - 1))
-        low, high = mean - t_crit * se, mean + t_crit * se
+    if float(diff.std(ddof=1)) > 0:
+        one_sided = stats.ttest_1samp(diff, popmean=-margin, alternative="greater")
+        statistic = float(one_sided.statistic)
+        p_non_inferior, p_drop = float(one_sided.pvalue), float(stats.t.cdf(statistic, n - 1))
+        interval = stats.ttest_1samp(diff, popmean=-margin).confidence_interval(confidence_level=1 - 2 * alpha)
+        low, high = float(interval.low), float(interval.high)
     else:
         # Every difference equal (typically all zero): no spread to estimate, so judge it like
         # right/wrong data with no discordant questions rather than claim infinite precision.
         statistic = float(tango_z(n, 0, 0, -margin)) if mean == 0 else math.copysign(math.inf, mean + margin)
         p_non_inferior, p_drop = float(stats.norm.sf(statistic)), float(stats.norm.cdf(statistic))
         low, high = tango_interval(n, 0, 0, alpha) if mean == 0 else (mean, mean)
-    outcome = _decide(p_non_inferior, p_drop, alpha)
-    result = GateResult(
+    outcome = _outcome(p_non_inferior, p_drop, alpha)
+    return decision(
         outcome=outcome,
+        vacuous=vacuous,
         rule=RULE_PAIRED_T,
         paired=True,
         n=n,
@@ -322,32 +387,30 @@ def paired_mean_gate(
         alpha=alpha,
         p_non_inferior=p_non_inferior,
         p_drop=p_drop,
-        more_questions=_questions_to_decide(n, statistic, alpha) if outcome == "inconclusive" else None,
+        more_questions=questions_to_decide(n, statistic, alpha) if outcome == "inconclusive" else None,
     )
-    result.summary = _summary(result)
-    return result
 
 
 # --------------------------------------------------------------------------- unpaired
 
 
 def wilson_interval(successes: float, n: int, z: float) -> tuple[float, float]:
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    """Wilson score interval of a proportion at normal quantile z (statsmodels; `successes`
+    may be fractional, e.g. an aggregate score times its question count)."""
+    low, high = proportion_confint(successes, n, alpha=2 * float(stats.norm.sf(z)), method="wilson")
+    return float(low), float(high)
 
 
 def newcombe_interval(
     candidate_correct: float, candidate_n: int, baseline_correct: float, baseline_n: int, z: float
 ) -> tuple[float, float]:
-    """Newcombe's hybrid score interval for p_candidate − p_baseline at normal quantile z."""
-    p1, p0 = candidate_correct / candidate_n, baseline_correct / baseline_n
-    l1, u1 = wilson_interval(candidate_correct, candidate_n, z)
-    l0, u0 = wilson_interval(baseline_correct, baseline_n, z)
-    d = p1 - p0
-    return d - math.sqrt((p1 - l1) ** 2 + (u0 - p0) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p0 - l0) ** 2)
+    """Newcombe's hybrid score interval for p_candidate − p_baseline at normal quantile z
+    (statsmodels' `confint_proportions_2indep(method="newcomb")`)."""
+    low, high = confint_proportions_2indep(
+        candidate_correct, candidate_n, baseline_correct, baseline_n,
+        method="newcomb", compare="diff", alpha=2 * float(stats.norm.sf(z)),
+    )
+    return float(low), float(high)
 
 
 def _newcombe_p(bound_index: int, margin: float, counts: tuple[float, int, float, int]) -> float:
@@ -359,12 +422,12 @@ def _newcombe_p(bound_index: int, margin: float, counts: tuple[float, int, float
     sign = 1 if bound_index == 0 else -1  # lower bound falls with z, upper bound rises
     if sign * gap(0.0) <= 0:  # the point estimate is already on the wrong side
         return 0.5 if gap(0.0) == 0 else 1.0 - _newcombe_p(1 - bound_index, margin, counts)
-    if sign * gap(40.0) > 0:
+    if sign * gap(30.0) > 0:  # beyond z = 30 the level underflows to 0
         return 0.0
-    return float(stats.norm.sf(optimize.brentq(gap, 0.0, 40.0, xtol=1e-10)))
+    return float(stats.norm.sf(optimize.brentq(gap, 0.0, 30.0, xtol=1e-10)))
 
 
-def unpaired_gate(
+def unpaired_test(
     candidate_correct: int,
     candidate_n: int,
     baseline_score: float,
@@ -372,11 +435,13 @@ def unpaired_gate(
     *,
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
-) -> GateResult:
-    """Gate against an aggregate baseline (score on baseline_n questions, no per-sample data)."""
-    _check_parameters(margin, alpha)
+    vacuous: str | None = None,
+) -> AccuracyDecision:
+    """Test against an aggregate baseline (a score in [0, 1] on `baseline_n` questions, no
+    per-sample data). HarnessError on empty sides or a score outside [0, 1]."""
+    check_parameters(margin, alpha)
     if candidate_n <= 0 or baseline_n <= 0:
-        raise HarnessError("unpaired gate needs at least one question on each side")
+        raise HarnessError("unpaired test needs at least one question on each side")
     if not 0 <= baseline_score <= 1:
         raise HarnessError(f"baseline score must be a fraction in [0, 1], got {baseline_score}")
     baseline_correct = baseline_score * baseline_n
@@ -384,10 +449,11 @@ def unpaired_gate(
     low, high = newcombe_interval(*counts, stats.norm.isf(alpha))
     p_non_inferior = _newcombe_p(0, margin, counts)
     p_drop = _newcombe_p(1, margin, counts)
-    outcome = _decide(p_non_inferior, p_drop, alpha)
+    outcome = _outcome(p_non_inferior, p_drop, alpha)
     p1, p0 = candidate_correct / candidate_n, baseline_score
-    result = GateResult(
+    return decision(
         outcome=outcome,
+        vacuous=vacuous,
         rule=RULE_NEWCOMBE,
         paired=False,
         n=candidate_n,
@@ -408,12 +474,6 @@ def unpaired_gate(
         if outcome == "inconclusive"
         else None,
     )
-    result.summary = _summary(result)
-    if outcome == "inconclusive" and result.more_questions is None:
-        result.summary += (
-            " The aggregate baseline's own uncertainty is too large; a per-sample baseline (paired rule) would help."
-        )
-    return result
 
 
 def _unpaired_questions_to_decide(p1: float, n1: int, p0: float, n0: int, margin: float, alpha: float) -> int | None:
@@ -429,177 +489,3 @@ def _unpaired_questions_to_decide(p1: float, n1: int, p0: float, n0: int, margin
     if allowed_variance <= 0:
         return None
     return max(1, math.ceil(variance(p1, n1) / allowed_variance - n1))
-
-
-# ------------------------------------------------------------------------- sequential
-
-
-def spent_alpha(t: np.ndarray | float, alpha: float, spending: Spending) -> np.ndarray:
-    """Lan–DeMets spending functions: cumulative alpha spent by information fraction t."""
-    t = np.clip(np.asarray(t, dtype=float), 0.0, 1.0)
-    if spending == "obrien-fleming":
-        with np.errstate(divide="ignore"):
-            return np.where(t > 0, 2.0 * stats.norm.sf(stats.norm.isf(alpha / 2) / np.sqrt(t)), 0.0)
-    if spending == "pocock":
-        return alpha * np.log1p((math.e - 1.0) * t)
-    raise HarnessError(f"unknown alpha spending {spending!r}: use 'obrien-fleming' or 'pocock'")
-
-
-def spending_boundaries(fractions: Sequence[float], alpha: float, spending: Spending, grid: int = 801) -> list[float]:
-    """One-sided z boundaries c_k with P0(first crossing at look k) = α(t_k) − α(t_{k−1}).
-
-    Recursive numerical integration (Armitage–McPherson–Rowe) of the score process
-    S_k = Z_k·sqrt(t_k), a Brownian motion under H0, on a grid below the boundary.
-    """
-    t = np.asarray(fractions, dtype=float)
-    if t.ndim != 1 or len(t) == 0 or np.any(np.diff(t) <= 0) or t[0] <= 0 or abs(t[-1] - 1.0) > 1e-9:
-        raise HarnessError("sequential looks must be increasing information fractions ending at 1")
-    cumulative = spent_alpha(t, alpha, spending)
-    increments = np.diff(np.concatenate([[0.0], cumulative]))
-    boundaries: list[float] = []
-    points = weights = density = None
-    for k, (tk, spend) in enumerate(zip(t, increments, strict=True)):
-        if k == 0:
-            z = float(stats.norm.isf(spend)) if spend > 0 else math.inf
-            boundaries.append(z)
-            upper = z * math.sqrt(tk) if math.isfinite(z) else 12.0 * math.sqrt(tk)
-            points = np.linspace(-12.0 * math.sqrt(tk), upper, grid)
-            density = stats.norm.pdf(points, scale=math.sqrt(tk))
-            weights = _trapezoid_weights(points)
-            continue
-        step_sd = math.sqrt(tk - t[k - 1])
-        mass = density * weights
-        if spend <= 0:
-            b = math.inf
-        else:
-            b = optimize.brentq(
-                _excess_crossing,
-                points[0] - 40.0 * step_sd,
-                points[-1] + 40.0 * step_sd,
-                args=(mass, points, step_sd, spend),
-                xtol=1e-12,
-            )
-        boundaries.append(b / math.sqrt(tk))
-        upper = b if math.isfinite(b) else points[-1] + 12.0 * step_sd
-        new_points = np.linspace(-12.0 * math.sqrt(tk), upper, grid)
-        kernel = stats.norm.pdf((new_points[:, None] - points[None, :]) / step_sd) / step_sd
-        density = kernel @ mass
-        points, weights = new_points, _trapezoid_weights(new_points)
-    return boundaries
-
-
-def _excess_crossing(b: float, mass: np.ndarray, points: np.ndarray, step_sd: float, spend: float) -> float:
-    """P(continue until the previous look, then cross b now) minus the alpha to spend now."""
-    return float(mass @ stats.norm.sf((b - points) / step_sd)) - spend
-
-
-def _trapezoid_weights(points: np.ndarray) -> np.ndarray:
-    h = points[1] - points[0]
-    w = np.full(len(points), h)
-    w[0] = w[-1] = h / 2
-    return w
-
-
-class SequentialDesign(BaseModel):
-    looks: list[int] = Field(description="cumulative numbers of questions at each look, increasing")
-    alpha: float = DEFAULT_ALPHA
-    spending: Spending = "obrien-fleming"
-    boundaries: list[float]
-
-
-def sequential_design(
-    looks: Sequence[int], *, alpha: float = DEFAULT_ALPHA, spending: Spending = "obrien-fleming"
-) -> SequentialDesign:
-    """Plan looks at the given cumulative question counts; information is taken ∝ questions."""
-    looks = [int(x) for x in looks]
-    if not looks or looks[0] <= 0 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
-        raise HarnessError(f"sequential looks must be increasing positive question counts, got {looks}")
-    _check_parameters(0.0, alpha)
-    fractions = [x / looks[-1] for x in looks]
-    return SequentialDesign(
-        looks=looks, alpha=alpha, spending=spending, boundaries=spending_boundaries(fractions, alpha, spending)
-    )
-
-
-def sequential_decisions(z_by_look: np.ndarray, design: SequentialDesign) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised stopping rule: z_by_look has shape (..., looks). Returns (outcome code, look index)
-    with code +1 passed, −1 failed, 0 inconclusive, look index of the stop (last look if none)."""
-    c = np.asarray(design.boundaries)
-    crossed_up = z_by_look >= c
-    crossed_down = z_by_look <= -c
-    crossed = crossed_up | crossed_down
-    any_cross = crossed.any(axis=-1)
-    first = np.where(any_cross, crossed.argmax(axis=-1), len(c) - 1)
-    up_at_first = np.take_along_axis(crossed_up, first[..., None], axis=-1)[..., 0]
-    code = np.where(any_cross, np.where(up_at_first, 1, -1), 0)
-    return code, first
-
-
-def sequential_paired_gate(
-    baseline: Sequence[bool],
-    candidate: Sequence[bool],
-    design: SequentialDesign,
-    *,
-    margin: float = DEFAULT_MARGIN,
-) -> GateResult:
-    """Evaluate the planned looks the data reach (questions in the planned order); stop at the
-    first boundary crossing. With data short of the last look and no decision, the result is
-    inconclusive with `sequential.next_look` set: run more questions and call again."""
-    _check_parameters(margin, design.alpha)
-    n_available, _, _, _ = _paired_counts(baseline, candidate)
-    if n_available < design.looks[0]:
-        raise HarnessError(f"sequential gate: {n_available} questions, the first look needs {design.looks[0]}")
-    base = np.asarray(baseline, dtype=bool)
-    cand = np.asarray(candidate, dtype=bool)
-    reached = [k for k, size in enumerate(design.looks) if size <= n_available]
-    outcome: Outcome = "inconclusive"
-    for k in reached:
-        size = design.looks[k]
-        n, baseline_correct, losses, wins = _paired_counts(base[:size], cand[:size])
-        z = float(tango_z(n, wins, losses, -margin))
-        boundary = design.boundaries[k]
-        if z >= boundary:
-            outcome = "passed"
-        elif z <= -boundary:
-            outcome = "failed"
-        if outcome != "inconclusive":
-            break
-    final = k == len(design.looks) - 1
-    # Nominal p-values at the stopping look, for the record; the decision is the boundary's.
-    p_non_inferior, p_drop = float(stats.norm.sf(z)), float(stats.norm.cdf(z))
-    # The interval at the look's nominal level (the boundary), floored so an early look whose
-    # boundary is astronomically high still yields finite bounds.
-    nominal = max(float(stats.norm.sf(design.boundaries[k])), 1e-12)
-    low, high = tango_interval(n, wins, losses, nominal)
-    result = GateResult(
-        outcome=outcome,
-        rule=RULE_SEQUENTIAL.format(spending=design.spending),
-        paired=True,
-        n=n,
-        baseline_n=n,
-        baseline_correct=baseline_correct,
-        candidate_correct=baseline_correct - losses + wins,
-        losses=losses,
-        wins=wins,
-        baseline_accuracy=baseline_correct / n,
-        candidate_accuracy=(baseline_correct - losses + wins) / n,
-        difference=(wins - losses) / n,
-        ci_low=low,
-        ci_high=high,
-        ci_level=1 - 2 * nominal,
-        margin=margin,
-        alpha=design.alpha,
-        p_non_inferior=p_non_inferior,
-        p_drop=p_drop,
-        more_questions=_questions_to_decide(n, z, design.alpha) if outcome == "inconclusive" and final else None,
-        sequential=SequentialState(
-            looks=design.looks,
-            boundaries=design.boundaries,
-            spending=design.spending,
-            look=k + 1,
-            z=z,
-            next_look=design.looks[k + 1] if outcome == "inconclusive" and not final else None,
-        ),
-    )
-    result.summary = _summary(result)
-    return result

@@ -9,21 +9,19 @@ import pytest
 from scipy import optimize, stats
 
 from harness.errors import HarnessError
-from harness.evidence.gate import (
+from harness.stats.accuracy import (
     newcombe_interval,
-    paired_gate,
-    paired_gate_from_counts,
-    paired_mean_gate,
     paired_p_values,
-    sequential_decisions,
-    sequential_design,
-    sequential_paired_gate,
-    spending_boundaries,
     tango_interval,
     tango_z,
-    unpaired_gate,
     wilson_interval,
 )
+from harness.stats.accuracy import paired_mean_test as paired_mean_gate
+from harness.stats.accuracy import paired_test as paired_gate
+from harness.stats.accuracy import paired_test_from_counts as paired_gate_from_counts
+from harness.stats.accuracy import unpaired_test as unpaired_gate
+from harness.stats.sequential import sequential_decisions, sequential_design, spending_boundaries
+from harness.stats.sequential import sequential_paired_test as sequential_paired_gate
 
 
 def paired_lists(n: int, baseline_correct: int, losses: int, wins: int) -> tuple[list[bool], list[bool]]:
