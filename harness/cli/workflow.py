@@ -91,12 +91,11 @@ def plugin_commit(path: Path) -> str | None:
 
 
 def bundled_upstream(version: str) -> Path | None:
-    """The small upstream shipped with the examples, for when the package index is unreachable."""
-    base = EXAMPLES / "upstream"
-    for candidate in (base / version, base / f"sglang-{version}", base / f"v{version}", base):
-        if (candidate / "sglang").is_dir():
-            return candidate
-    return None
+    """An upstream excerpt placed beside the example workspace (`<examples>/upstream/<version>`),
+    used when neither the wheel cache nor the index has the release. None is shipped: the
+    offline path is the wheel cache (`harness fetch`, HARNESS_CACHE_DIR)."""
+    candidate = EXAMPLES / "upstream" / version
+    return candidate if (candidate / "sglang").is_dir() else None
 
 
 def _default_source(spec: str, notes: list[str]) -> str:
