@@ -2,7 +2,7 @@
 
     <workspace>/.harness/state.sqlite              LangGraph checkpoints (all runs)
     <workspace>/.harness/runs/<run-id>/run.json    the run's inputs, written once at start
-    <workspace>/.harness/runs/<run-id>/journal.jsonl  step started / finished / reused, append-only
+    <workspace>/.harness/runs/<run-id>/journal.jsonl  the trajectory (harness.record.trajectory)
     <workspace>/.harness/runs/<run-id>/superseded/ evidence of attempts a rejection replaced
     <workspace>/reports/<run-id>/summary.md        rendered from state + evidence
     <workspace>/reports/<run-id>/NN-<step>.md      one report per step
@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.record.trajectory import Trajectory, fold
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -127,7 +128,12 @@ class RunLayout:
             fh.flush()
             os.fsync(fh.fileno())
 
+    def trajectory(self) -> Trajectory:
+        """The journal folded into each step's record and decisions."""
+        return fold(self.journal_events())
+
     def journal_events(self) -> list[dict]:
+        """Every journal line, oldest first."""
         if not self.journal.is_file():
             return []
         events = []

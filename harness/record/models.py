@@ -2,18 +2,18 @@
 the one view of a run that `status`, the reports and the CLI read.
 
     run.json                       RunInputs (written once, at `run`)
+    journal.jsonl                  the trajectory: StepRecord and GateDecision lines, in order
+                                   (`harness.record.trajectory`)
     evidence/NN-step/step.json     StepResult (the checks and facts a step's report shows)
-    LangGraph state (sqlite)       RunState: StepRecord per step, GateDecision history per step
     `harness status --json`        RunView, built only by `harness.workflow.runs.run_status`
 
-`run.json` plus the evidence tree is the trajectory reports render from; the sqlite state is
-LangGraph's resume store, and holds these models as plain JSON-able dicts (`model_dump`) so any
-checkpointer backend can keep them.
+Reports render from run.json, the journal and the evidence tree; LangGraph's sqlite store is
+its resume store only (RunState: where the graph stands).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -187,26 +187,8 @@ class RunView(BaseModel):
         return [s for s in self.steps if s.gate.valid is False]
 
 
-def _merge(left: dict | None, right: dict | None) -> dict:
-    """Each step node / gate writes only its own key; merging keeps the others."""
-    return {**(left or {}), **(right or {})}
-
-
 class RunState(TypedDict, total=False):
-    """LangGraph's state. Values are the models above as JSON dicts (`model_dump(mode="json")`)."""
+    """LangGraph's state: nothing but the run's id. What happened is in the journal; the
+    checkpoints only record where the graph stands (the gate it waits at), so it can resume."""
 
     run_id: str
-    # step slug -> StepRecord of its current attempt (None: reset by a reopened earlier step)
-    steps: Annotated[dict[str, dict[str, Any] | None], _merge]
-    # step slug -> every GateDecision made on it, oldest first
-    gates: Annotated[dict[str, list[dict[str, Any]]], _merge]
-    finished_at: str | None
-
-
-def step_record(state: RunState, slug: str) -> StepRecord | None:
-    raw = state.get("steps", {}).get(slug)
-    return StepRecord.model_validate(raw) if raw else None
-
-
-def gate_history(state: RunState, slug: str) -> list[GateDecision]:
-    return [GateDecision.model_validate(d) for d in state.get("gates", {}).get(slug, [])]

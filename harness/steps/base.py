@@ -48,8 +48,10 @@ from harness.evidence.server import stop_orphaned_servers
 from harness.features import FeatureSpec
 from harness.knowledge.upstream import UpstreamSource
 from harness.record.checks import Check, not_run, overall
+from harness.record.hashing import evidence_hash
 from harness.record.layout import RunLayout, utc_now
-from harness.record.models import Draft, RunInputs, StepResult
+from harness.record.models import Draft, RunInputs, StepRecord, StepResult
+from harness.record.trajectory import step_event
 from harness.record.pins import describe, pinned_from, pinned_upstream
 from harness.util.files import fsync_dir, fsync_tree
 from harness.util.templates import TEMPLATE_DIRS
@@ -205,7 +207,7 @@ def execute_step(step: Step, ctx_factory: Callable[[Path], StepContext], run: Ru
     final_dir = run.evidence_dir(slug)
     done = load_result(final_dir)
     if done is not None and done.attempt == attempt:
-        run.log("step_reused", step=slug, attempt=attempt)
+        run.log("step_reused", **step_event(_record(run, slug, done), slug))
         return done
 
     run.log("step_started", step=slug, attempt=attempt)
@@ -251,8 +253,17 @@ def execute_step(step: Step, ctx_factory: Callable[[Path], StepContext], run: Ru
     fsync_dir(final_dir.parent)
     with contextlib.suppress(OSError):  # only when empty: another step may be staging
         run.staging_dir.rmdir()
-    run.log("step_finished", step=slug, attempt=attempt, verdict=result.verdict.value)
+    run.log("step_finished", **step_event(_record(run, slug, result), slug))
     return result
+
+
+def _record(run: RunLayout, slug: str, result: StepResult) -> StepRecord:
+    """The trajectory's record of a finished attempt: verdict, report and evidence hash."""
+    root = run.workspace.root
+    return StepRecord(attempt=result.attempt, verdict=result.verdict, finished_at=result.finished_at,
+                      report=run.step_report(slug).relative_to(root).as_posix(),
+                      evidence_dir=run.evidence_dir(slug).relative_to(root).as_posix(),
+                      evidence_hash=evidence_hash(run.evidence_dir(slug)))
 
 
 def _relative_evidence(check: Check, evidence_dir: Path) -> Check:

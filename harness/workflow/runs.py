@@ -20,15 +20,9 @@ from harness.errors import HarnessError
 from harness.record.gates import gate_view
 from harness.record.hashing import evidence_hash
 from harness.record.layout import RunLayout, Workspace, utc_now
-from harness.record.models import (
-    GateDecision,
-    RunInputs,
-    RunView,
-    StepView,
-    gate_history,
-    step_record,
-)
+from harness.record.models import GateDecision, RunInputs, RunView, StepView
 from harness.record.pins import pin_lines, verify_pins
+from harness.record.trajectory import decision_event
 from harness.report.render import render_step_report, render_summary
 from harness.steps import STEPS
 from harness.steps.base import load_result
@@ -121,7 +115,7 @@ def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lamb
 
 
 def _initial_state(inputs: RunInputs) -> dict:
-    return {"run_id": inputs.run_id, "steps": {}, "gates": {}}
+    return {"run_id": inputs.run_id}
 
 
 def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None) -> RunView:
@@ -199,18 +193,13 @@ def _reopen_locked(run: RunLayout, inputs: RunInputs, view: RunView, slug: str, 
         run.step_report(step.slug).unlink(missing_ok=True)
     decision = GateDecision(decision="reopen", by=by.strip(), at=utc_now(), evidence_hash=target.evidence_hash,
                             attempt=target.attempt, reason=reason.strip())
-    # The later steps keep their decisions; with no record of the current pass, their gates show
-    # nothing until they have run again (harness.record.gates.gate_view).
-    update: dict[str, Any] = {
-        "gates": {slug: [*(d.model_dump(mode="json") for d in target.history), decision.model_dump(mode="json")]},
-        "steps": {s.slug: None for s in later},
-        "finished_at": None,
-    }
+    # The later steps keep their decisions; reset, they have no record until they run again, so
+    # their gates show nothing (harness.record.gates.gate_view).
+    run.log(decision.decision, **decision_event(decision, slug, reset=[s.slug for s in later]))
     step_obj = next(s for s in STEPS if s.slug == slug)
-    run.log("reject", step=slug, by=decision.by, reopened=True)
     with open_checkpointer(run.workspace) as saver:
         app = build_graph(run, inputs, progress).compile(checkpointer=saver)
-        app.update_state(_config(run_id), Command(goto=step_obj.name, update=update), as_node=gate_name(step_obj))
+        app.update_state(_config(run_id), Command(goto=step_obj.name), as_node=gate_name(step_obj))
     return _advance(run, inputs, None, progress)
 
 
@@ -254,7 +243,7 @@ def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str,
         reason=None if approve else text.strip(),
     )
     verify_pins(inputs)  # before the decision is recorded: the next step reads the upstreams
-    run.log(decision.decision, step=step.slug, by=decision.by)
+    run.log(decision.decision, **decision_event(decision, step.slug))  # the record first, the graph second
     return _advance(run, inputs, Command(resume=decision.model_dump(mode="json")), progress)
 
 
@@ -291,14 +280,22 @@ def _render(run: RunLayout, view: RunView) -> None:
 
 
 def _view(run: RunLayout, inputs: RunInputs, snapshot) -> RunView:
-    """The one place a RunView is built: graph state, each step.json and the evidence on disk."""
-    values = snapshot.values or {}
+    """The one place a RunView is built: the graph's position from its checkpoint, everything
+    else from the run's files (`view_of`)."""
     waiting_at = None
     for task in snapshot.tasks:
         for intr in task.interrupts:
             waiting_at = intr.value["step"]
     running = None if run.run_id in _held else busy_by(run)
-    if values.get("finished_at"):
+    return view_of(run, inputs, waiting_at=waiting_at, checkpointed=bool(snapshot.values), running=running)
+
+
+def view_of(run: RunLayout, inputs: RunInputs, *, waiting_at: str | None = None, checkpointed: bool = True,
+            running: str | None = None) -> RunView:
+    """A RunView from run.json, the journal and the evidence tree, given where the graph stands
+    (`waiting_at`: the gate it waits at; `running`: who advances it now)."""
+    trajectory = run.trajectory()
+    if trajectory.finished_at:
         state = "finished"
     elif waiting_at:
         state = "waiting"
@@ -309,9 +306,9 @@ def _view(run: RunLayout, inputs: RunInputs, snapshot) -> RunView:
     steps = []
     for step in STEPS:
         slug = step.slug
-        record = step_record(values, slug)
+        record = trajectory.record(slug)
         result = load_result(run.evidence_dir(slug)) if record else None
-        history = gate_history(values, slug)
+        history = trajectory.decisions(slug)
         current = evidence_hash(run.evidence_dir(slug))
         steps.append(StepView(
             step=step.name,
@@ -334,8 +331,8 @@ def _view(run: RunLayout, inputs: RunInputs, snapshot) -> RunView:
         workspace=str(run.workspace.root),
         state=state,
         waiting_at=waiting_at,
-        finished_at=values.get("finished_at"),
-        checkpointed=bool(values),
+        finished_at=trajectory.finished_at,
+        checkpointed=checkpointed,
         running=running,
         inputs=inputs,
         steps=steps,
