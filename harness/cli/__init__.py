@@ -24,6 +24,8 @@ from harness.cli import workflow as _workflow  # noqa: E402,F401
 
 
 def main() -> None:
+    """The `harness` entry point: a HarnessError is one line on stderr and its exit code (2: bad
+    input)."""
     try:
         app()
     except HarnessError as exc:

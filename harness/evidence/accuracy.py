@@ -129,7 +129,7 @@ def builtin_task_yaml(task: str) -> Path:
     and the generated YAML includes this file by path, so lm-eval never needs that index.
     """
     try:
-        import lm_eval.tasks
+        import lm_eval.tasks  # optional (the `eval` extra)
     except ImportError as exc:
         raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
     pattern = re.compile(rf"^task:\s*['\"]?{re.escape(task)}['\"]?\s*$", re.MULTILINE)
@@ -180,6 +180,8 @@ def _evaluate_arguments(
 
 
 def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
+    """A standalone Python script that repeats the simple_evaluate call (same arguments, same task
+    config)."""
     include = f"include_path={str(task.include_path)!r}, include_defaults=False" if task.include_path else ""
     lines = [
         f"# Reproduces this accuracy run (harness {harness.__version__}, lm-eval {_lm_eval_version()}).",
@@ -200,7 +202,7 @@ def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
 
 def _lm_eval_version() -> str:
     try:
-        import lm_eval
+        import lm_eval  # optional (the `eval` extra)
 
         return lm_eval.__version__
     except ImportError:
@@ -226,7 +228,7 @@ def _captured_output(log_path: Path) -> Iterator[None]:
 
 def _run_lm_eval(arguments: dict[str, Any], task: PreparedTask, log_path: Path) -> dict[str, Any]:
     try:
-        import lm_eval
+        import lm_eval  # optional (the `eval` extra)
         from lm_eval.tasks import TaskManager
     except ImportError as exc:
         raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
@@ -268,6 +270,8 @@ def metric_key(results: dict[str, Any], task_name: str, requested: str | None) -
 
 
 def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
+    """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
+    KeyError/ValueError on rows lacking the metric."""
     metric, _, filter_name = key.partition(",")
     records = []
     for row in results["samples"][task_name]:

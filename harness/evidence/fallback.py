@@ -14,7 +14,6 @@ operators step reads its checks back from them (`harness.steps.operators.fallbac
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections import defaultdict
 from pathlib import Path

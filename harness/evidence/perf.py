@@ -28,12 +28,14 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import runpy
 import shlex
 import shutil
 import subprocess
 import sys
 import time
 import types
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -364,9 +366,6 @@ def _prepare_torchvision() -> str:
 
 def main(argv: list[str]) -> None:
     """`python -m harness.evidence.perf <bench_serving args>`: bench_serving, torchvision-proof."""
-    import runpy
-    import warnings
-
     torchvision = _prepare_torchvision()
     if torchvision != "real":
         print(f"[harness.evidence.perf] {torchvision}: sglang's imports of it get a placeholder",

@@ -35,10 +35,10 @@ import httpx
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
-from harness.evidence.runbook import ProfilingSpec, Runbook, ServerSpec
+from harness.evidence.runbook import Api, ProfilingSpec, Runbook, ServerSpec
 from harness.record.checks import Check, CheckStatus
 from harness.util.files import tail
-from harness.util.processes import group_alive, kill_recorded_group, start_time, stop_group
+from harness.util.processes import kill_recorded_group, start_time, stop_group
 
 LOG_TAIL_LINES = 30
 
@@ -84,7 +84,7 @@ class RunningServer:
 
     base_url: str
     model: str  # name to send as `model` in API requests
-    api: str  # completions | chat
+    api: Api
     host: str
     port: int
     pid: int

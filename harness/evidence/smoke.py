@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel
@@ -25,7 +25,7 @@ from harness.evidence.server import RunningServer
 class Exchange(BaseModel):
     """One request and what came back — a line of smoke.jsonl."""
 
-    purpose: str  # first | repeat | stream
+    purpose: Literal["first", "repeat", "stream"]
     prompt: str
     url: str
     request: dict[str, Any]

@@ -28,10 +28,13 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def utc_now() -> str:
+    """Now, UTC, to the second: `2026-01-31T12:00:00Z`."""
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def check_run_id(run_id: str) -> str:
+    """`run_id` if it is a valid run id (letters, digits, '.', '_', '-'; at most 100), else
+    HarnessError."""
     if not _RUN_ID.match(run_id):
         raise HarnessError(
             f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' (at most 100)"

@@ -659,6 +659,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m harness.testing.loopback --host H --port P [fault flags]`: serve until SIGTERM;
+    returns the exit code."""
     args = _parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="[%(asctime)s] %(levelname)s %(message)s")

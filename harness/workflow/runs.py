@@ -12,6 +12,7 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from langgraph.types import Command
@@ -23,10 +24,10 @@ from harness.record.layout import RunLayout, Workspace, utc_now
 from harness.record.models import GateDecision, RunInputs, RunView, StepView
 from harness.record.pins import pin_lines, verify_pins
 from harness.record.trajectory import decision_event
-from harness.report.render import render_step_report, render_summary
+from harness.report.render import step_report, summary
 from harness.steps import STEPS
 from harness.steps.base import load_result
-from harness.util.files import tree_files
+from harness.util.files import tree_files, write_atomic
 from harness.workflow.checkpointer import open_checkpointer
 from harness.workflow.graph import build_graph, gate_name
 
@@ -261,22 +262,30 @@ def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> Ru
     return view
 
 
-def _render(run: RunLayout, view: RunView) -> None:
-    """Every finished step's report (their gate lines change) and the summary. A step report
-    shows the evidence as it is now; the summary's hash column shows what was approved (the
-    gate column marks an approval whose evidence no longer matches)."""
+def reports(run: RunLayout, view: RunView) -> dict[Path, str]:
+    """Every report of the run as it should read now, by path: each finished step's report (its
+    gate line changes with decisions) and the summary. A step report shows the evidence as it is
+    now; the summary's hash column shows what was approved (its gate column marks an approval
+    whose evidence no longer matches)."""
+    texts: dict[Path, str] = {}
     for step, step_view in zip(STEPS, view.steps, strict=True):
         evidence_dir = run.evidence_dir(step.slug)
         result = load_result(evidence_dir)
         if result is not None:
-            render_step_report(run.step_report(step.slug), step.template, result, step_view, view.inputs,
-                               tree_files(evidence_dir))
+            texts[run.step_report(step.slug)] = step_report(step.template, result, step_view, view.inputs,
+                                                            tree_files(evidence_dir))
     approved = view.model_copy(update={"steps": [
         s.model_copy(update={"evidence_hash": s.gate.evidence_hash})
         if s.gate.decision == "approve" and s.gate.evidence_hash else s
         for s in view.steps
     ]})
-    render_summary(run.summary, approved, [*view.inputs.notes, *pin_lines(view.inputs)])
+    texts[run.summary] = summary(approved, [*view.inputs.notes, *pin_lines(view.inputs)])
+    return texts
+
+
+def _render(run: RunLayout, view: RunView) -> None:
+    for path, text in reports(run, view).items():
+        write_atomic(path, text)
 
 
 def _view(run: RunLayout, inputs: RunInputs, snapshot) -> RunView:
