@@ -1,4 +1,4 @@
-"""The statistical gate: known values, internal consistency, and its error rates by simulation."""
+"""The accuracy decision rule: known values, internal consistency, and its error rates by simulation."""
 
 from __future__ import annotations
 
@@ -11,17 +11,21 @@ from scipy import optimize, stats
 from harness.errors import HarnessError
 from harness.stats.accuracy import (
     newcombe_interval,
+    paired_mean_test,
     paired_p_values,
+    paired_test,
+    paired_test_from_counts,
     tango_interval,
     tango_z,
+    unpaired_test,
     wilson_interval,
 )
-from harness.stats.accuracy import paired_mean_test as paired_mean_gate
-from harness.stats.accuracy import paired_test as paired_gate
-from harness.stats.accuracy import paired_test_from_counts as paired_gate_from_counts
-from harness.stats.accuracy import unpaired_test as unpaired_gate
-from harness.stats.sequential import sequential_decisions, sequential_design, spending_boundaries
-from harness.stats.sequential import sequential_paired_test as sequential_paired_gate
+from harness.stats.sequential import (
+    sequential_decisions,
+    sequential_design,
+    sequential_paired_test,
+    spending_boundaries,
+)
 
 
 def paired_lists(n: int, baseline_correct: int, losses: int, wins: int) -> tuple[list[bool], list[bool]]:
@@ -38,12 +42,12 @@ def paired_lists(n: int, baseline_correct: int, losses: int, wins: int) -> tuple
 
 def test_exact_mcnemar_at_margin_zero():
     # 10 discordant pairs, all losses: P(X <= 0 | Bin(10, 1/2)) = 1/1024.
-    result = paired_gate_from_counts(100, 60, losses=10, wins=0, margin=0.0)
+    result = paired_test_from_counts(100, 60, losses=10, wins=0, margin=0.0)
     assert result.p_drop == pytest.approx(1 / 1024)
     assert result.p_non_inferior == pytest.approx(1.0)
     assert result.outcome == "failed" and "exact McNemar" in result.rule
     # 6 losses vs 2 wins: one-sided P(X <= 2 | Bin(8, 1/2)) = 37/256 → not significant.
-    assert paired_gate_from_counts(100, 60, losses=6, wins=2, margin=0.0).p_drop == pytest.approx(37 / 256)
+    assert paired_test_from_counts(100, 60, losses=6, wins=2, margin=0.0).p_drop == pytest.approx(37 / 256)
 
 
 def test_wilson_and_newcombe_match_published_values():
@@ -90,14 +94,14 @@ def test_interval_inverts_the_test_and_is_symmetric():
 
 def test_decisions_agree_with_the_interval():
     for losses, wins in [(5, 5), (40, 10), (12, 20), (3, 0)]:
-        result = paired_gate_from_counts(500, 300, losses, wins)
+        result = paired_test_from_counts(500, 300, losses, wins)
         expected = "passed" if result.ci_low > -0.02 else "failed" if result.ci_high < -0.02 else "inconclusive"
         assert result.outcome == expected
 
 
 def test_swapping_baseline_and_candidate_mirrors_the_estimate():
     baseline, candidate = paired_lists(400, 240, losses=30, wins=12)
-    forward, backward = paired_gate(baseline, candidate), paired_gate(candidate, baseline)
+    forward, backward = paired_test(baseline, candidate), paired_test(candidate, baseline)
     assert forward.difference == pytest.approx(-backward.difference)
     assert (forward.losses, forward.wins) == (backward.wins, backward.losses)
     assert (forward.ci_low, forward.ci_high) == pytest.approx((-backward.ci_high, -backward.ci_low))
@@ -105,12 +109,12 @@ def test_swapping_baseline_and_candidate_mirrors_the_estimate():
 
 def test_outcomes_and_sample_size_suggestion():
     # Identical answers on 1,000 questions: non-inferior within 2 points.
-    assert paired_gate(*paired_lists(1000, 550, 0, 0)).outcome == "passed"
+    assert paired_test(*paired_lists(1000, 550, 0, 0)).outcome == "passed"
     # A 10-point drop on 200 questions is evident.
-    assert paired_gate(*paired_lists(200, 110, 22, 2)).outcome == "failed"
+    assert paired_test(*paired_lists(200, 110, 22, 2)).outcome == "failed"
     # A 1-point drop on 60 questions decides nothing; the suggestion is the n at which the
     # observed rates would give the score statistic z_alpha + z_0.8.
-    result = paired_gate(*paired_lists(60, 33, 2, 1))
+    result = paired_test(*paired_lists(60, 33, 2, 1))
     assert result.outcome == "inconclusive" and result.more_questions > 0
     z = float(tango_z(60, 1, 2, -0.02))
     needed = 60 * ((stats.norm.isf(0.05) + stats.norm.ppf(0.8)) / z) ** 2
@@ -121,12 +125,12 @@ def test_outcomes_and_sample_size_suggestion():
 
 
 def test_unpaired_rule_and_its_limits():
-    result = unpaired_gate(1000, 1319, 0.55, 1319)
+    result = unpaired_test(1000, 1319, 0.55, 1319)
     assert result.paired is False and "Newcombe" in result.rule
     assert result.outcome == "passed"  # 75.8 % measured vs 55 % recorded
-    assert unpaired_gate(400, 1319, 0.55, 1319).outcome == "failed"
+    assert unpaired_test(400, 1319, 0.55, 1319).outcome == "failed"
     # Equal scores on 200 questions each: the baseline's own noise exceeds the margin.
-    stuck = unpaired_gate(110, 200, 0.55, 200)
+    stuck = unpaired_test(110, 200, 0.55, 200)
     assert stuck.outcome == "inconclusive" and stuck.more_questions is None
     assert "per-sample baseline" in stuck.summary
 
@@ -134,16 +138,16 @@ def test_unpaired_rule_and_its_limits():
 def test_paired_scores_use_a_t_interval():
     rng = np.random.default_rng(0)
     baseline = rng.uniform(0.2, 0.9, 300)
-    result = paired_mean_gate(baseline, baseline - 0.1 + rng.normal(0, 0.02, 300))
+    result = paired_mean_test(baseline, baseline - 0.1 + rng.normal(0, 0.02, 300))
     assert result.outcome == "failed" and "paired t" in result.rule
-    assert paired_mean_gate(baseline, baseline + rng.normal(0, 0.02, 300)).outcome == "passed"
+    assert paired_mean_test(baseline, baseline + rng.normal(0, 0.02, 300)).outcome == "passed"
 
 
 def test_bad_inputs_are_one_line_errors():
     with pytest.raises(HarnessError, match="same questions"):
-        paired_gate([True, False], [True])
+        paired_test([True, False], [True])
     with pytest.raises(HarnessError, match="alpha"):
-        paired_gate([True], [True], alpha=0.7)
+        paired_test([True], [True], alpha=0.7)
     with pytest.raises(HarnessError, match="increasing"):
         sequential_design([100, 50])
 
@@ -165,10 +169,10 @@ def test_sequential_gate_stops_at_the_first_decisive_look():
     baseline, candidate = paired_lists(400, 240, losses=60, wins=4)
     # Spread the losses evenly so every chunk looks alike.
     order = np.random.default_rng(1).permutation(400)
-    result = sequential_paired_gate([baseline[i] for i in order], [candidate[i] for i in order], design)
+    result = sequential_paired_test([baseline[i] for i in order], [candidate[i] for i in order], design)
     assert result.outcome == "failed" and result.sequential.look < 4
     # Data short of the next look and undecided: the result asks for the next chunk.
-    partial = sequential_paired_gate(*paired_lists(150, 90, 2, 2), design)
+    partial = sequential_paired_test(*paired_lists(150, 90, 2, 2), design)
     assert partial.outcome == "inconclusive" and partial.sequential.next_look == 200
 
 
