@@ -40,17 +40,17 @@ class OperatorsStep(ServedStep):
             run_smoke(served, runbook.smoke, ctx.evidence_dir / WORKLOAD)
             ran.append(True)
 
-        traces: list[Path] = []
         if runbook.profiling is not None:
-            traces = capture_profile(server, runbook.profiling, ctx.evidence_dir / PROFILE, workload).traces
+            capture_profile(server, runbook.profiling, ctx.evidence_dir / PROFILE, workload)
         if not ran:  # no profiling, or the profiler refused to start before the traffic
             workload(server)
-        self._traces = traces
         return []
 
     def after_serving(self, ctx: StepContext, runbook: Runbook, logs: list[Path]) -> None:
-        # The logs are complete only once the server has stopped.
-        run_fallback_scan(runbook, logs=logs, traces=self._traces, evidence_dir=ctx.evidence_dir / FALLBACK)
+        # The logs are complete only once the server has stopped; the traces are the profile's.
+        profile = ctx.evidence_dir / PROFILE / "profile.json"
+        traces = ProfileCapture.model_validate_json(profile.read_text()).traces if profile.is_file() else []
+        run_fallback_scan(runbook, logs=logs, traces=traces, evidence_dir=ctx.evidence_dir / FALLBACK)
 
     def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
         log = evidence_dir / WORKLOAD / "smoke.jsonl"
