@@ -15,12 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-import git
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import HarnessError
 from harness.knowledge.upstream import UpstreamSource
-from harness.sources import feature_diff
 from harness.util.yamlfile import YamlError, load_yaml_model
 
 
@@ -109,6 +107,8 @@ def resolve_feature(
     if ".." in feature_id:
         return _commit_range(feature_id, new)
     if old is not None:
+        from harness.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+
         diff = feature_diff(old, new, plugin, progress)
         for change in diff.changes:
             if change.symbol == feature_id:
@@ -143,6 +143,8 @@ def _commit_range(feature_id: str, new: UpstreamSource) -> FeatureSpec:
         raise HarnessError(
             f"feature {feature_id!r} is a commit range, but upstream {new.spec!r} is not a git source (PATH@REF)"
         )
+    import git  # cost: gitpython loads only for commit ranges
+
     repo = git.Repo(new.git_repo)
     try:
         names = repo.git.diff("--name-only", f"{start}..{end or 'HEAD'}").splitlines()
@@ -169,6 +171,8 @@ def candidates(
     """What `harness features` lists, as rows {id, source, kind, risk, status, where, detail}:
     Feature Diff findings (ranked by risk, highest first), then upstream changes no plugin
     finding covers, then feature files."""
+    from harness.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+
     diff = feature_diff(old, new, plugin, progress)
     rows: list[dict] = []
     seen: set[str] = set()
