@@ -1,7 +1,7 @@
 """How many gsm8k questions does each accuracy gate need to catch a 3-point drop?
 
 Monte-Carlo simulation (numpy, seeded) of the harness's paired gates — fixed-n and
-group-sequential, using the functions in harness/evidence/gate.py — next to the fixed-threshold
+group-sequential, using the functions in harness/stats/ — next to the fixed-threshold
 gates used in the field: vLLM's lm-eval CI (pass if measured >= expected * (1 - 0.08)) and
 SGLang's nightly check (fail if more than 5 % below the baseline, read as relative: 5 % of
 0.55 = 2.75 points; read as 5 absolute points it could never catch a 3-point drop either).
@@ -40,7 +40,8 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.evidence.gate import paired_p_values, sequential_decisions, sequential_design, tango_z  # noqa: E402
+from harness.stats.accuracy import paired_p_values, tango_z  # noqa: E402
+from harness.stats.sequential import sequential_decisions, sequential_design  # noqa: E402
 
 P0 = 0.55
 NOISE_FLIP = 0.05  # lost = gained = 5 % of questions with no real change (discordance 10 %)

@@ -18,11 +18,14 @@ app = typer.Typer(
 )
 
 # Command modules register on import; keep this list the single place they are wired.
+from harness.cli import fetch as _fetch  # noqa: E402,F401
 from harness.cli import knowledge as _knowledge  # noqa: E402,F401
 from harness.cli import workflow as _workflow  # noqa: E402,F401
 
 
 def main() -> None:
+    """The `harness` entry point: a HarnessError is one line on stderr and its exit code (2: bad
+    input)."""
     try:
         app()
     except HarnessError as exc:

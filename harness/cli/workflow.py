@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +19,8 @@ from rich.table import Table
 from harness.cli import app
 from harness.cli.console import err
 from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE
-from harness.workflow.layout import Workspace, check_run_id, utc_now
+from harness.knowledge.upstream import UNREACHABLE, cache_dir
+from harness.record.layout import Workspace, check_run_id, utc_now
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_WORKSPACE = EXAMPLES / "workspace"
@@ -66,7 +65,7 @@ def _cli_ref(workspace: Workspace) -> str:
 
 def validate_plugin(path: Path) -> Path:
     """A plugin is a project declaring sglang.srt.platforms / sglang.srt.plugins entry points."""
-    from harness.knowledge.plugin_scan import PLATFORM_GROUP, PLUGIN_GROUP, read_entry_points
+    from harness.knowledge.plugin_scan import PLATFORM_GROUP, PLUGIN_GROUP, read_entry_points  # cost: the scanner
 
     path = path.expanduser().resolve()
     if not path.is_dir():
@@ -80,32 +79,32 @@ def validate_plugin(path: Path) -> Path:
 
 
 def plugin_commit(path: Path) -> str | None:
-    def git(*args: str) -> str | None:
-        proc = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True)
-        return proc.stdout.strip() if proc.returncode == 0 else None
+    """The plugin checkout's HEAD (12 hex), marked when it has uncommitted changes; None outside git."""
+    import git  # cost: gitpython loads only for `run`
 
-    head = git("rev-parse", "--short=12", "HEAD")
-    if head is None:
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+        head = repo.head.commit.hexsha[:12]
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
         return None
-    dirty = git("status", "--porcelain", "--", ".")
-    return f"{head} (with uncommitted changes)" if dirty else head
+    return f"{head} (with uncommitted changes)" if repo.git.status("--porcelain", "--", str(path)) else head
 
 
 def bundled_upstream(version: str) -> Path | None:
-    """The small upstream shipped with the examples, for when the package index is unreachable."""
-    base = EXAMPLES / "upstream"
-    for candidate in (base / version, base / f"sglang-{version}", base / f"v{version}", base):
-        if (candidate / "sglang").is_dir():
-            return candidate
-    return None
+    """An upstream excerpt placed beside the example workspace (`<examples>/upstream/<version>`),
+    used when neither the wheel cache nor the index has the release. None is shipped: the
+    offline path is the wheel cache (`harness fetch`, HARNESS_CACHE_DIR)."""
+    candidate = EXAMPLES / "upstream" / version
+    return candidate if (candidate / "sglang").is_dir() else None
 
 
 def _default_source(spec: str, notes: list[str]) -> str:
-    """The real release wheel when the index answers; the bundled upstream otherwise (said so)."""
-    from harness.steps import knowledge
+    """The real release from the wheel cache or the index; a bundled upstream when neither has
+    it (said so); else one line on how to fill the cache."""
+    from harness.sources import resolve  # cost: the knowledge engine
 
     try:
-        knowledge.resolve(spec)
+        resolve(spec)
         return spec
     except HarnessError as exc:
         if UNREACHABLE not in str(exc):
@@ -113,7 +112,11 @@ def _default_source(spec: str, notes: list[str]) -> str:
         version = spec.split("==", 1)[1]
         bundled = bundled_upstream(version)
         if bundled is None:
-            raise HarnessError(f"{exc}; and no bundled upstream for {version} in {EXAMPLES / 'upstream'}") from None
+            raise HarnessError(
+                f"{exc}, and {spec} is not in the wheel cache {cache_dir()}: on a machine that reaches the index, "
+                f"run `harness fetch {DEFAULT_UPSTREAM} {DEFAULT_FROM}` and copy that cache here, or point "
+                f"HARNESS_CACHE_DIR at a pre-filled one"
+            ) from None
         note = f"{exc}; using the bundled upstream {bundled} instead"
         notes.append(note)
         err.print(f"[yellow]note:[/yellow] {note}")
@@ -150,11 +153,12 @@ def run(
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
-    from harness.steps import knowledge
-    from harness.workflow.features import resolve_feature
-    from harness.workflow.pins import pin_of
+    # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
+    from harness.features import resolve_feature
+    from harness.record.models import RunInputs
+    from harness.record.pins import pin_of
+    from harness.sources import resolve
     from harness.workflow.runs import start_run
-    from harness.workflow.state import RunInputs
 
     ws = _workspace(workspace)
     notes: list[str] = []
@@ -181,11 +185,11 @@ def run(
             raise HarnessError(f"runbook {runbook_path} does not exist")
     feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
     with _progress(f"resolving upstream {upstream}") as progress:
-        new = knowledge.resolve(upstream)
+        new = resolve(upstream)
         old = None
         if from_:
             progress(f"resolving upstream {from_}")
-            old = knowledge.resolve(from_)
+            old = resolve(from_)
         progress(f"resolving feature {feature}")
         spec = resolve_feature(feature, feature_dirs, old, new, plugin_path, progress)
     inputs = RunInputs(
@@ -219,13 +223,13 @@ def features(
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """List candidate features between two upstreams, ranked by risk to the plugin."""
-    from harness.steps import knowledge
-    from harness.workflow.features import candidates
+    from harness.features import candidates  # cost: the knowledge engine
+    from harness.sources import resolve
 
     ws = _workspace(workspace)
     plugin_path = validate_plugin(plugin) if plugin else None
     with _progress(f"diffing {from_} → {to}") as progress:
-        old, new = knowledge.resolve(from_), knowledge.resolve(to)
+        old, new = resolve(from_), resolve(to)
         rows = candidates(old, new, plugin_path, [ws.root / "features"], progress)
     if as_json:
         out.print_json(json.dumps(rows))
@@ -253,11 +257,11 @@ def status(
     """Where a run stands: per step verdict, checks, gate decision, approver, evidence hash."""
     ws = _workspace(workspace)
     if run_id is None:
-        from harness.workflow.runs import run_status
+        from harness.workflow.runs import run_status  # cost: LangGraph
 
         views = [run_status(ws, rid) for rid in ws.run_ids()]
         if as_json:
-            out.print_json(json.dumps(views))
+            out.print_json(json.dumps([v.model_dump(mode="json") for v in views]))
             _exit_if_invalidated(views)
             return
         if not views:
@@ -267,29 +271,25 @@ def status(
         for column in ("run", "feature", "state", "steps"):
             table.add_column(column)
         for v in views:
-            state = _state_line(v) + "".join(f"; {s['slug']} approval invalidated"
-                                             for s in v["steps"] if s["gate"].get("valid") is False)
-            table.add_row(v["run_id"], v["inputs"]["feature"]["id"], state,
-                          " ".join(f"{s['number']}:{s['verdict']}" for s in v["steps"]))
+            state = _state_line(v) + "".join(f"; {s.slug} approval invalidated" for s in v.invalidated)
+            table.add_row(v.run_id, v.inputs.feature.id, state, " ".join(f"{s.number}:{s.verdict}" for s in v.steps))
         out.print(table)
         _exit_if_invalidated(views)
         return
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
-    from harness.workflow.runs import run_status
+    from harness.workflow.runs import run_status  # cost: LangGraph
 
     view = run_status(ws, run_id, render=True)
     if as_json:
-        out.print_json(json.dumps(view))
+        out.print_json(view.model_dump_json())
     else:
         _print_view(ws, view)
     _exit_if_invalidated([view])
 
 
-def _exit_if_invalidated(views: list[dict]) -> None:
+def _exit_if_invalidated(views: list) -> None:
     """Exit 1 when an approval no longer covers its step's evidence: the run's sign-off is void."""
-    from harness.workflow.runs import invalidated_approvals
-
-    if any(invalidated_approvals(v) for v in views):
+    if any(v.invalidated for v in views):
         raise typer.Exit(1)
 
 
@@ -304,7 +304,7 @@ def approve(
 
     ws = _workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
-    from harness.workflow.runs import decide
+    from harness.workflow.runs import decide  # cost: LangGraph
 
     with _progress("running") as progress:
         view = decide(ws, run_id, approve=True, by=by, text=note, progress=progress)
@@ -328,7 +328,7 @@ def reject(
 
     ws = _workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
-    from harness.workflow.runs import decide
+    from harness.workflow.runs import decide  # cost: LangGraph
 
     with _progress("rerunning") as progress:
         view = decide(ws, run_id, approve=False, by=by, text=reason, step=step, progress=progress)
@@ -344,7 +344,7 @@ def resume(
 
     ws = _workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
-    from harness.workflow.runs import resume_run
+    from harness.workflow.runs import resume_run  # cost: LangGraph
 
     with _progress("resuming") as progress:
         view = resume_run(ws, run_id, progress)
@@ -354,59 +354,50 @@ def resume(
 # --------------------------------------------------------------------------- output
 
 
-def _state_line(view: dict) -> str:
-    if view["state"] == "finished":
+def _state_line(view) -> str:
+    if view.state == "finished":
         return "finished"
-    if view["state"] == "running":
-        return f"running ({view['running']})"
-    if view["state"] == "waiting":
-        return f"waiting at {view['waiting_at']} gate"
+    if view.state == "running":
+        return f"running ({view.running})"
+    if view.state == "waiting":
+        return f"waiting at {view.waiting_at} gate"
     return "stopped mid-step (resume it)"
 
 
-def _gate_text(gate: dict) -> str:
-    from harness.report.render import gate_label
+def _print_view(ws: Workspace, view) -> None:
+    from harness.record.pins import pin_lines  # cost: the knowledge engine (pins resolve upstreams)
 
-    text = gate_label(gate)
-    if gate.get("by"):
-        text += f" — {gate['by']}, {gate['at']}"
-    return text
-
-
-def _print_view(ws: Workspace, view: dict) -> None:
-    from harness.workflow.pins import pin_lines
-
-    inputs = view["inputs"]
-    out.print(f"Run [bold]{view['run_id']}[/bold] — feature {inputs['feature']['id']} — {_state_line(view)}")
-    for note in inputs["notes"]:
+    inputs = view.inputs
+    out.print(f"Run [bold]{view.run_id}[/bold] — feature {inputs.feature.id} — {_state_line(view)}")
+    for note in inputs.notes:
         out.print(f"  note: {note}")
     for line in pin_lines(inputs):
         out.print(f"  {line}")
-    for step in view["steps"]:
-        out.print(f"  {step['slug']:<15} {step['verdict']:<13} gate: {_gate_text(step['gate'])}")
-        for check in step["checks"]:
-            reason = f": {check['reason']}" if check["reason"] else ""
-            out.print(f"      {check['name']}: {check['status'].replace('_', ' ')}{reason}")
-        if step["current_hash"]:
-            out.print(f"      evidence {step['current_hash']}")
-        if step["gate"].get("valid") is False:
-            out.print(f"      [red]approval invalidated: evidence changed[/red] "
-                      f"(approved {step['gate']['evidence_hash']})")
-        elif step["evidence_changed"]:
+    for step in view.steps:
+        gate = step.gate.label + (f" — {step.gate.by}, {step.gate.at}" if step.gate.by else "")
+        out.print(f"  {step.slug:<15} {step.verdict:<13} gate: {gate}")
+        for check in step.checks:
+            reason = f": {check.reason}" if check.reason else ""
+            out.print(f"      {check.name}: {check.status.value.replace('_', ' ')}{reason}")
+        if step.evidence_hash:
+            out.print(f"      evidence {step.evidence_hash}")
+        if step.gate.valid is False:
+            out.print(f"      [red]approval invalidated: evidence changed[/red] (approved {step.gate.evidence_hash})")
+        elif step.evidence_changed:
             out.print("      [red]evidence changed since the step produced it[/red]")
-    out.print(f"  summary: {Path(ws.root, 'reports', view['run_id'], 'summary.md')}")
+    out.print(f"  summary: {Path(ws.root, 'reports', view.run_id, 'summary.md')}")
 
 
-def _print_outcome(ws: Workspace, view: dict) -> None:
+def _print_outcome(ws: Workspace, view) -> None:
     _print_view(ws, view)
-    run_id, ref = view["run_id"], _cli_ref(ws)
-    if view["state"] == "waiting":
-        step = next(s for s in view["steps"] if s["slug"] == view["waiting_at"])
-        out.print(f"\nWaiting at the [bold]{step['slug']}[/bold] gate (verdict: {step['verdict']}).")
-        out.print(f"Review {ws.root / step['report']}, then:")
+    run_id, ref = view.run_id, _cli_ref(ws)
+    if view.state == "waiting":
+        step = view.step(view.waiting_at)
+        out.print(f"\nWaiting at the [bold]{step.slug}[/bold] gate (verdict: {step.verdict}).")
+        out.print(f"Review {ws.root / step.report}, then:")
         out.print(f"  harness approve {run_id} --by YOUR_NAME --note \"...\"{ref}")
         out.print(f"  harness reject {run_id} --by YOUR_NAME --reason \"...\"{ref}")
-    elif view["state"] == "finished":
+    elif view.state == "finished":
         out.print(f"\nRun {run_id} finished; reports in {ws.root / 'reports' / run_id}")
     else:
         out.print(f"\nRun {run_id} stopped mid-step; continue with: harness resume {run_id}{ref}")

@@ -1,1 +1,5 @@
-"""Evidence runners: runbook, served model, smoke, accuracy, performance, traces, fallback scan."""
+"""Evidence runners: they drive the served model or read its output and write evidence files —
+the runbook schema, the served-model lifecycle (with orphan cleanup), smoke requests, lm-eval
+accuracy, bench_serving, the fallback scan with its Operator Recipes, traces and golden tensors,
+and the built-in example's CPU engine (`local_model`). The steps read their checks back from
+those files (`harness.steps`)."""

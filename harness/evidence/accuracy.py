@@ -1,4 +1,4 @@
-"""Accuracy evidence: lm-eval against a served endpoint, then the statistical gate.
+"""Accuracy evidence: lm-eval against a served endpoint, then the accuracy decision rule.
 
 lm-eval runs through its Python API (`lm_eval.simple_evaluate`) with `local-completions` or
 `local-chat-completions` and `tokenizer_backend=None`, so nothing is downloaded for the model.
@@ -13,14 +13,17 @@ Evidence per suite, under `<evidence_dir>/<suite>/`:
   task/<task>.yaml  the generated task config (offline data only), read by lm-eval itself
   reproduce.py    the exact simple_evaluate call, runnable on its own
   lm_eval.log     what lm-eval printed and logged
-  gate.json       the gate's numbers and the rule used
-  run.json        endpoint, versions, chunks evaluated, timings
+  gate.json       the decision rule's numbers and the rule used (the file name is the
+                  runbook's: its `gate:` key picks the pairing)
+  run.json        endpoint, versions, chunks evaluated, timings; what was measured, or the
+                  error that stopped it (`error`: not_run | failed, with the reason)
   inputs.json     sha256 and size of every local data file and of the baseline samples used
-  baseline_samples.jsonl  a copy of the per-sample baseline the gate compared against (the gate
+  baseline_samples.jsonl  a copy of the per-sample baseline the rule compared against (it
                   reads this copy), so the verdict can be reproduced from the evidence alone
 
-Any lm-eval error or an endpoint that errors becomes a `failed` Check with the reason and the
-log; a missing package, task or data file a `not run` one. Nothing here raises for those.
+Any lm-eval error or an endpoint that errors is recorded as `failed` with the reason; a missing
+package, task or data file as `not_run`. Nothing here raises for those. The accuracy step reads
+its checks back from these files (`harness.steps.accuracy.suite_check`).
 """
 
 from __future__ import annotations
@@ -44,19 +47,12 @@ from pydantic import BaseModel
 
 import harness
 from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
-from harness.evidence.gate import (
-    GateResult,
-    paired_gate,
-    paired_mean_gate,
-    sequential_design,
-    sequential_paired_gate,
-    unpaired_gate,
-)
 from harness.evidence.runbook import AccuracySuite, Api, Runbook
+from harness.stats.accuracy import AccuracyDecision, paired_mean_test, paired_test, unpaired_test, vacuity
+from harness.stats.sequential import sequential_design, sequential_paired_test
+from harness.util.files import file_record
 
 DEFAULT_SEQUENTIAL_LOOKS = 4
-LOG_TAIL_LINES = 40
 _AGGREGATE_KEYS = {"name", "alias", "sample_len", "samples"}
 
 
@@ -87,11 +83,11 @@ class SampleRecord(BaseModel):
 
 
 class AccuracyNotRun(Exception):
-    """Something needed to run is missing; becomes a `not run` Check."""
+    """Something needed to run is missing; recorded as `not_run`."""
 
 
 class AccuracyFailed(Exception):
-    """lm-eval or the endpoint failed; becomes a `failed` Check."""
+    """lm-eval or the endpoint failed; recorded as `failed`."""
 
 
 # ------------------------------------------------------------------------- task setup
@@ -133,7 +129,7 @@ def builtin_task_yaml(task: str) -> Path:
     and the generated YAML includes this file by path, so lm-eval never needs that index.
     """
     try:
-        import lm_eval.tasks
+        import lm_eval.tasks  # optional (the `eval` extra)
     except ImportError as exc:
         raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
     pattern = re.compile(rf"^task:\s*['\"]?{re.escape(task)}['\"]?\s*$", re.MULTILINE)
@@ -184,6 +180,8 @@ def _evaluate_arguments(
 
 
 def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
+    """A standalone Python script that repeats the simple_evaluate call (same arguments, same task
+    config)."""
     include = f"include_path={str(task.include_path)!r}, include_defaults=False" if task.include_path else ""
     lines = [
         f"# Reproduces this accuracy run (harness {harness.__version__}, lm-eval {_lm_eval_version()}).",
@@ -204,7 +202,7 @@ def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
 
 def _lm_eval_version() -> str:
     try:
-        import lm_eval
+        import lm_eval  # optional (the `eval` extra)
 
         return lm_eval.__version__
     except ImportError:
@@ -230,7 +228,7 @@ def _captured_output(log_path: Path) -> Iterator[None]:
 
 def _run_lm_eval(arguments: dict[str, Any], task: PreparedTask, log_path: Path) -> dict[str, Any]:
     try:
-        import lm_eval
+        import lm_eval  # optional (the `eval` extra)
         from lm_eval.tasks import TaskManager
     except ImportError as exc:
         raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
@@ -272,6 +270,8 @@ def metric_key(results: dict[str, Any], task_name: str, requested: str | None) -
 
 
 def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
+    """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
+    KeyError/ValueError on rows lacking the metric."""
     metric, _, filter_name = key.partition(",")
     records = []
     for row in results["samples"][task_name]:
@@ -345,17 +345,39 @@ def pair_with_baseline(
     return [b for b, _ in pairs], [c for _, c in pairs]
 
 
-def gate_samples(baseline: list[SampleRecord], candidate: list[SampleRecord], suite: AccuracySuite) -> GateResult:
+def samples_vacuity(baseline: list[SampleRecord] | None, candidate: list[SampleRecord],
+                    baseline_score: float | None = None) -> str | None:
+    """Why these samples measured nothing (0 vs 0, outputs all empty or all the same), or None.
+    `baseline_score` stands in for an aggregate baseline without samples."""
+    return vacuity(
+        [r.score for r in baseline] if baseline is not None else [baseline_score] if baseline_score is not None else None,
+        [r.score for r in candidate],
+        baseline_outputs=[r.response for r in baseline] if baseline is not None else None,
+        candidate_outputs=[r.response for r in candidate],
+    )
+
+
+def decide_samples(baseline: list[SampleRecord], candidate: list[SampleRecord], suite: AccuracySuite) -> AccuracyDecision:
+    """The paired decision rule on the same questions (`baseline[i]`, `candidate[i]`): right/wrong
+    metrics get the McNemar/Tango rule, continuous scores the paired t rule; a measurement of
+    nothing (`samples_vacuity`) is never passed."""
+    vacuous = samples_vacuity(baseline, candidate)
     if all(r.correct is not None for r in baseline + candidate):
-        return paired_gate(
+        return paired_test(
             [bool(r.correct) for r in baseline],
             [bool(r.correct) for r in candidate],
             margin=suite.margin,
             alpha=suite.alpha,
+            vacuous=vacuous,
         )
-    return paired_mean_gate(
-        [r.score for r in baseline], [r.score for r in candidate], margin=suite.margin, alpha=suite.alpha
+    return paired_mean_test(
+        [r.score for r in baseline], [r.score for r in candidate], margin=suite.margin, alpha=suite.alpha,
+        vacuous=vacuous,
     )
+
+
+# The name the field cases (../shared/field-cases/F11) import; "gate" is the runbook's key.
+gate_samples = decide_samples
 
 
 # ---------------------------------------------------------------------------- runner
@@ -367,18 +389,18 @@ def run_accuracy_suite(
     evidence_dir: str | Path,
     *,
     looks: Sequence[int] | None = None,
-) -> Check:
-    """Evaluate one suite against the endpoint and gate it; evidence under evidence_dir/suite.name.
+) -> Path:
+    """Evaluate one suite against the endpoint and apply the decision rule; the evidence goes
+    under evidence_dir/suite.name, which is returned (see the module docstring for the files).
 
     With `suite.sequential` and a per-sample baseline, the baseline's questions are evaluated in
     chunks ending at `looks` (cumulative counts; default DEFAULT_SEQUENTIAL_LOOKS equal chunks)
-    and evaluation stops at the first look where the group-sequential gate decides.
+    and evaluation stops at the first look where the group-sequential rule decides.
     """
     out = Path(evidence_dir) / suite.name
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / "lm_eval.log"
     log_path.write_text("")
-    check_name = f"accuracy.{suite.name}"
     run_record: dict[str, Any] = {
         "suite": suite.model_dump(mode="json"),
         "endpoint": {"url": endpoint.url(), "model": endpoint.model, "api": endpoint.api},
@@ -388,35 +410,30 @@ def run_accuracy_suite(
             "python": platform.python_version(),
         },
         "chunks": [],
+        "error": None,
     }
     try:
-        check = _run_and_gate(suite, endpoint, out, log_path, run_record, looks)
+        _run_and_decide(suite, endpoint, out, log_path, run_record, looks)
     except (AccuracyNotRun, HarnessError) as exc:
-        check = Check(name=check_name, status=CheckStatus.not_run, reason=str(exc))
+        run_record["error"] = {"status": "not_run", "reason": str(exc)}
     except AccuracyFailed as exc:
-        check = Check(name=check_name, status=CheckStatus.failed, reason=str(exc))
-    run_record["status"] = check.status.value
-    run_record["reason"] = check.reason
+        run_record["error"] = {"status": "failed", "reason": str(exc)}
     (out / "run.json").write_text(json.dumps(run_record, indent=2, default=str))
-    evidence = [str(p) for p in sorted(out.rglob("*")) if p.is_file()]
-    if check.status in (CheckStatus.failed, CheckStatus.not_run) and check.detail is None:
-        check.detail = _tail(log_path)
-    check.evidence = evidence
-    return check
+    return out
 
 
-def _run_and_gate(
+def _run_and_decide(
     suite: AccuracySuite,
     endpoint: Endpoint,
     out: Path,
     log_path: Path,
     run_record: dict[str, Any],
     looks: Sequence[int] | None,
-) -> Check:
+) -> None:
     task = prepare_task(suite, out)
     baseline = suite.baseline
     paired = baseline is not None and baseline.samples is not None and suite.gate != "unpaired"
-    baseline_samples = _record_inputs(suite, out)  # the evidence copy: gate on exactly what it holds
+    baseline_samples = _record_inputs(suite, out)  # the evidence copy: decide on exactly what it holds
 
     chunk_results: list[dict[str, Any]] = []
 
@@ -434,9 +451,9 @@ def _run_and_gate(
         )
         return key, records
 
-    gate: GateResult | None = None
+    result: AccuracyDecision | None = None
     if suite.sequential and paired:
-        key, records, gate = _run_sequential(suite, baseline_samples, evaluate, looks, run_record)
+        key, records, result = _run_sequential(suite, baseline_samples, evaluate, looks, run_record)
         # One call over every question evaluated reproduces the whole evidence.
         arguments = _evaluate_arguments(suite, endpoint, task, [r.doc_id for r in records])
         (out / "reproduce.py").write_text(reproduce_script(arguments, task))
@@ -446,64 +463,45 @@ def _run_and_gate(
         key, records = evaluate(None, "all")
     _write_results(out, chunk_results, task, records)
     score = sum(r.score for r in records) / len(records) if records else math.nan
-    metrics: dict[str, Any] = {"metric": key, "score": score, "n": len(records)}
-
+    measured: dict[str, Any] = {"metric": key, "score": score, "n": len(records)}
+    run_record["measured"] = measured
+    available = _dataset_size(chunk_results[0], task.name)
+    if available is not None:
+        measured["dataset_questions"] = available
     if baseline is None:
-        return Check(
-            name=f"accuracy.{suite.name}",
-            status=CheckStatus.not_run,
-            reason=f"no baseline in the runbook: measured {key} = {score:.4f} on {len(records)} questions, not gated",
-            metrics=metrics,
-        )
-    if gate is None:
+        return
+    if result is None:
         if paired:
             base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline_samples, key))
-            metrics["unpaired_questions"] = len(records) - len(cand_rows)  # not in the baseline: not gated
-            gate = gate_samples(base_rows, cand_rows, suite)
+            measured["unpaired_questions"] = len(records) - len(cand_rows)  # not in the baseline: not decided on
+            result = decide_samples(base_rows, cand_rows, suite)
         else:
             if baseline.score is None:
                 raise AccuracyNotRun("gate 'unpaired' needs baseline.score and baseline.n")
-            gate = unpaired_gate(
+            result = unpaired_test(
                 round(sum(r.score for r in records)),
                 len(records),
                 baseline.score,
                 baseline.n,
                 margin=suite.margin,
                 alpha=suite.alpha,
+                vacuous=samples_vacuity(None, records, baseline_score=baseline.score),
             )
-    (out / "gate.json").write_text(gate.model_dump_json(indent=2))
-    metrics.update(gate.model_dump(exclude={"summary"}))
-    reason = gate.summary.removeprefix(f"{gate.outcome}: ")  # the check's status already says it
-    available = _dataset_size(chunk_results[0], task.name)
-    if gate.more_questions is not None and available is not None:
-        metrics["dataset_questions"] = available
-        if gate.n + gate.more_questions > available:
-            reason += f" That is more than the {available} questions the data set holds."
-        else:
-            reason += f" The data set holds {available}; raise `limit` to use more."
-    return Check(name=f"accuracy.{suite.name}", status=CheckStatus(gate.outcome), reason=reason, metrics=metrics)
+    (out / "gate.json").write_text(result.model_dump_json(indent=2))
 
 
 BASELINE_COPY = "baseline_samples.jsonl"
 INPUTS_RECORD = "inputs.json"
 
 
-def _file_digest(path: Path) -> dict[str, Any]:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return {"path": str(path.resolve()), "sha256": digest.hexdigest(), "bytes": path.stat().st_size}
-
-
 def _record_inputs(suite: AccuracySuite, out: Path) -> Path | None:
     """Put what the verdict depends on into the evidence: the sha256 of every data file (so the
     evidence hash changes when one does) and a copy of the baseline samples, returned for the
-    gate to read. None when the suite has no per-sample baseline."""
+    decision rule to read. None when the suite has no per-sample baseline."""
     record: dict[str, Any] = {"data_files": {}, "baseline_samples": None}
     for split, path in sorted(suite.data_files.items()):
         try:
-            record["data_files"][split] = _file_digest(Path(path))
+            record["data_files"][split] = file_record(Path(path))
         except OSError as exc:
             raise AccuracyNotRun(f"cannot read data file {path}: {exc.strerror or exc}") from None
     copy = None
@@ -515,7 +513,7 @@ def _record_inputs(suite: AccuracySuite, out: Path) -> Path | None:
             raise AccuracyNotRun(f"cannot read baseline samples {source}: {exc.strerror or exc}") from None
         copy = out / BASELINE_COPY
         copy.write_bytes(data)
-        record["baseline_samples"] = {**_file_digest(copy), "path": str(source.resolve()), "copy": BASELINE_COPY}
+        record["baseline_samples"] = {**file_record(copy), "path": str(source.resolve()), "copy": BASELINE_COPY}
     (out / INPUTS_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     return copy
 
@@ -532,8 +530,8 @@ def _run_sequential(
     evaluate: Callable[[Sequence[int] | None, str], tuple[str, list[SampleRecord]]],
     looks: Sequence[int] | None,
     run_record: dict[str, Any],
-) -> tuple[str, list[SampleRecord], GateResult]:
-    """Evaluate the baseline's questions chunk by chunk until the sequential gate decides."""
+) -> tuple[str, list[SampleRecord], AccuracyDecision]:
+    """Evaluate the baseline's questions chunk by chunk until the sequential rule decides."""
     doc_ids = sorted(_baseline_doc_ids(baseline_path))
     if suite.limit is not None:
         doc_ids = doc_ids[: suite.limit]
@@ -552,13 +550,14 @@ def _run_sequential(
         start = end
         base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline_path, key))
         if any(r.correct is None for r in base_rows + cand_rows):
-            raise AccuracyNotRun(f"sequential gate needs right/wrong scores; {key} is continuous")
-        gate = sequential_paired_gate(
-            [bool(r.correct) for r in base_rows], [bool(r.correct) for r in cand_rows], design, margin=suite.margin
+            raise AccuracyNotRun(f"sequential rule needs right/wrong scores; {key} is continuous")
+        result = sequential_paired_test(
+            [bool(r.correct) for r in base_rows], [bool(r.correct) for r in cand_rows], design, margin=suite.margin,
+            vacuous=samples_vacuity(base_rows, cand_rows),
         )
-        if gate.outcome != "inconclusive" or gate.sequential.next_look is None:
+        if result.outcome != "inconclusive" or result.sequential.next_look is None:
             break
-    return key, records, gate
+    return key, records, result
 
 
 def _baseline_doc_ids(path: Path) -> set[int]:
@@ -580,22 +579,11 @@ def _write_results(
     (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))
 
 
-def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str | None:
-    try:
-        text = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return None
-    return "\n".join(text[-lines:]) or None
-
-
-def run_runbook_accuracy(runbook: Runbook, server: Any, evidence_dir: str | Path) -> list[Check]:
-    """Every accuracy suite of the runbook against a running server (server.RunningServer:
-    base_url, model); a failed suite gets the server's log tail attached."""
-    checks = []
-    for suite in runbook.accuracy:
-        endpoint = Endpoint(base_url=server.base_url, model=server.model, api=runbook.accuracy_api(suite))
-        check = run_accuracy_suite(suite, endpoint, evidence_dir)
-        if check.status in (CheckStatus.failed, CheckStatus.not_run) and hasattr(server, "log_tail"):
-            check.detail = f"{check.detail or ''}\n--- server log tail ---\n{server.log_tail()}".strip()
-        checks.append(check)
-    return checks
+def run_runbook_accuracy(runbook: Runbook, server: Any, evidence_dir: str | Path) -> list[Path]:
+    """Every accuracy suite of the runbook against a running server (`RunningServer`: base_url,
+    model); returns each suite's evidence dir."""
+    return [
+        run_accuracy_suite(suite, Endpoint(base_url=server.base_url, model=server.model,
+                                           api=runbook.accuracy_api(suite)), evidence_dir)
+        for suite in runbook.accuracy
+    ]

@@ -7,14 +7,13 @@ Evidence: the server's logs and torch-profiler Chrome traces (`.json` / `.json.g
 - CPU ops inside a device trace: an op the recipes know that ran on the host without launching
   any device work.
 Each hit names the operator, the file and line (or trace event), and the recipe that says what
-to use instead. Hits go to `fallback_hits.jsonl` first; the checks are read from them.
+to use instead. Hits go to `fallback_hits.jsonl` and what was scanned to `scan.json`; the
+operators step reads its checks back from them (`harness.steps.operators.fallback_checks`).
 """
 
 from __future__ import annotations
 
 import bisect
-import gzip
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -22,10 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
 from harness.evidence.recipes import LoadedRecipe, Recipes
 from harness.evidence.runbook import FallbackPattern, Runbook
+from harness.evidence.traces import TraceError, TraceMissing, load_trace
 
 # Platform-independent signals, tried after the runbook's and the recipes' own patterns.
 BUILTIN_PATTERNS = [
@@ -59,12 +57,6 @@ class FallbackHit(BaseModel):
 
     def where(self) -> str:
         return f"{self.file}:{self.line}" if self.line is not None else f"{self.file} [{self.event}]"
-
-
-class FallbackResult(BaseModel):
-    checks: list[Check]
-    hits: list[FallbackHit]
-    evidence: Path
 
 
 class _Rule:
@@ -129,32 +121,6 @@ def scan_log(path: Path, patterns: list[FallbackPattern], recipes: Recipes) -> l
             hits.append(_attach_recipe(hit, found, line))
             break
     return hits
-
-
-class TraceError(HarnessError):
-    """A trace file that is not a Chrome trace."""
-
-
-class TraceMissing(TraceError):
-    """A trace file that is not there (the profiler wrote nothing)."""
-
-
-def load_trace(path: Path) -> dict[str, Any]:
-    """A torch-profiler Chrome trace, plain or gzip (told by its first bytes, not its name)."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TraceMissing(f"cannot read trace {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    except (OSError, EOFError, ValueError) as exc:
-        raise TraceError(f"trace {path} is not a JSON Chrome trace: {exc}") from None
-    if isinstance(data, list):  # the bare-array form of the Chrome trace format
-        data = {"traceEvents": data}
-    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
-        raise TraceError(f"trace {path} has no traceEvents list")
-    return data
 
 
 def scan_trace(path: Path, patterns: list[FallbackPattern], recipes: Recipes) -> tuple[list[FallbackHit], int]:
@@ -229,73 +195,59 @@ def _host_ops(path: Path, events: list[dict[str, Any]], device: list[dict[str, A
     return hits
 
 
+class ScanRecord(BaseModel):
+    """What the scan covered (`scan.json`), so the operators step can judge it from the evidence."""
+
+    logs: list[str]  # scanned
+    missing_logs: list[str]  # given but absent
+    traces: list[str]  # given
+    trace_problems: list[dict[str, Any]]  # {path, missing: bool, error}
+    device_events: int
+
+
+class FallbackScan(BaseModel):
+    hits: list[FallbackHit]
+    record: ScanRecord
+    evidence: Path  # fallback_hits.jsonl
+
+
 def run_fallback_scan(runbook: Runbook, *, logs: list[Path], traces: list[Path], evidence_dir: Path,
-                      recipes: Recipes | None = None) -> FallbackResult:
-    """Scan the logs and traces, write `fallback_hits.jsonl`, and judge: any error-severity hit
-    fails; warnings are listed in the detail; what could not be scanned is `not run`."""
+                      recipes: Recipes | None = None) -> FallbackScan:
+    """Scan the logs and traces with the runbook's patterns and recipes (default: the runbook's
+    recipe files); write `fallback_hits.jsonl` (one hit per line) and `scan.json` (what was
+    covered) under `evidence_dir`. Unreadable traces are recorded, not raised."""
     recipes = recipes if recipes is not None else Recipes.load(runbook.recipes)
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
     out = evidence_dir / "fallback_hits.jsonl"
 
     present_logs = [Path(p) for p in logs if Path(p).is_file()]
-    log_hits = [hit for path in present_logs for hit in scan_log(path, runbook.fallback_patterns, recipes)]
-    checks = [_judge("fallback.log", log_hits, [str(p) for p in present_logs], out,
-                     None if present_logs else f"no server log to scan ({', '.join(map(str, logs)) or 'none given'})")]
-
-    trace_hits: list[FallbackHit] = []
-    if not traces:
-        checks.append(Check(name="fallback.trace", status=CheckStatus.not_run, reason="no trace was captured"))
-    else:
-        problems: list[TraceError] = []
-        device_events = 0
-        for path in traces:
-            try:
-                hits, count = scan_trace(Path(path), runbook.fallback_patterns, recipes)
-            except TraceError as exc:
-                problems.append(exc)
-                continue
-            trace_hits += hits
-            device_events += count
-        scanned = [str(p) for p in traces]
-        if problems and len(problems) == len(traces):
-            missing = all(isinstance(p, TraceMissing) for p in problems)
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            checks.append(Check(name="fallback.trace", evidence=scanned,
-                                status=CheckStatus.not_run if missing else CheckStatus.failed,
-                                reason=f"{problems[0]}{more}"))
-        elif device_events == 0 and not trace_hits:
-            checks.append(Check(name="fallback.trace", status=CheckStatus.not_run, evidence=scanned,
-                                reason="the trace holds no device events (a CPU-only profile?)"))
-        else:
-            check = _judge("fallback.trace", trace_hits, scanned, out, None)
-            if problems:
-                check.detail = "\n".join(filter(None, [check.detail, *map(str, problems)]))
-            checks.append(check)
-
+    hits = [hit for path in present_logs for hit in scan_log(path, runbook.fallback_patterns, recipes)]
+    problems: list[dict[str, Any]] = []
+    device_events = 0
+    for path in traces:
+        try:
+            trace_hits, count = scan_trace(Path(path), runbook.fallback_patterns, recipes)
+        except TraceError as exc:
+            problems.append({"path": str(path), "missing": isinstance(exc, TraceMissing), "error": str(exc)})
+            continue
+        hits += trace_hits
+        device_events += count
+    record = ScanRecord(logs=[str(p) for p in present_logs],
+                        missing_logs=[str(p) for p in logs if not Path(p).is_file()],
+                        traces=[str(p) for p in traces], trace_problems=problems, device_events=device_events)
     with out.open("w") as handle:
-        for hit in log_hits + trace_hits:
+        for hit in hits:
             handle.write(hit.model_dump_json() + "\n")
-    return FallbackResult(checks=checks, hits=log_hits + trace_hits, evidence=out)
+    (evidence_dir / "scan.json").write_text(record.model_dump_json(indent=2) + "\n")
+    return FallbackScan(hits=hits, record=record, evidence=out)
 
 
-def _judge(name: str, hits: list[FallbackHit], scanned: list[str], out: Path,
-           not_run_reason: str | None) -> Check:
-    if not_run_reason:
-        return Check(name=name, status=CheckStatus.not_run, reason=not_run_reason)
-    errors = [h for h in hits if h.severity == "error"]
-    by_op: dict[str, int] = defaultdict(int)
-    for hit in hits:
-        by_op[hit.op or "(unknown op)"] += hit.count
-    detail = "\n".join(
-        f"{h.severity}: {h.op or '(unknown op)'} at {h.where()}: {h.text}"
-        + (f" -> {h.instead} [{h.recipe_file}#{h.recipe}]" if h.instead else "")
-        for h in hits) or None
-    metrics = {"errors": len(errors), "warnings": sum(h.severity == "warning" for h in hits),
-               "by_op": dict(by_op)}
-    evidence = [str(out), *scanned]
-    if errors:
-        ops = sorted({h.op or "(unknown op)" for h in errors})
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence, detail=detail, metrics=metrics,
-                     reason=f"{len(errors)} fallback/compile-failure hit(s): {', '.join(ops)}")
-    return Check(name=name, status=CheckStatus.passed, evidence=evidence, detail=detail, metrics=metrics)
+def read_scan(evidence_dir: Path) -> tuple[list[FallbackHit], ScanRecord] | None:
+    """The hits and the scan record written by `run_fallback_scan`; None when it did not run."""
+    evidence_dir = Path(evidence_dir)
+    if not (evidence_dir / "scan.json").is_file():
+        return None
+    hits = [FallbackHit.model_validate_json(line)
+            for line in (evidence_dir / "fallback_hits.jsonl").read_text().splitlines() if line.strip()]
+    return hits, ScanRecord.model_validate_json((evidence_dir / "scan.json").read_text())

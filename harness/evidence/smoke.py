@@ -3,8 +3,9 @@
 Every runbook prompt goes through the OpenAI-compatible API the runbook names (completions or
 chat) at temperature 0; each must come back non-empty, a second identical request must return
 the same text (greedy determinism), and a streamed request must deliver the same text as SSE
-chunks ending in `data: [DONE]`. Every request and response is written to `smoke.jsonl` first;
-the checks are read from those records.
+chunks ending in `data: [DONE]`. Every request and response is written to `smoke.jsonl`; the
+smoke checks are read back from those records by the interface step
+(`harness.steps.interface.smoke_checks`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel
 
-from harness.evidence.checks import Check, CheckStatus, overall
 from harness.evidence.runbook import SmokeSpec
 from harness.evidence.server import RunningServer
 
@@ -25,7 +25,7 @@ from harness.evidence.server import RunningServer
 class Exchange(BaseModel):
     """One request and what came back — a line of smoke.jsonl."""
 
-    purpose: str  # first | repeat | stream
+    purpose: Literal["first", "repeat", "stream"]
     prompt: str
     url: str
     request: dict[str, Any]
@@ -40,13 +40,11 @@ class Exchange(BaseModel):
         return self.error is None and self.text is not None
 
 
-class SmokeResult(BaseModel):
-    checks: list[Check]
-    evidence: Path
-
-    @property
-    def status(self) -> CheckStatus:
-        return overall(self.checks)
+def read_exchanges(path: Path) -> list[Exchange]:
+    """The exchanges recorded in a smoke.jsonl ([] when it is absent)."""
+    if not Path(path).is_file():
+        return []
+    return [Exchange.model_validate_json(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
 def _request_body(api: str, model: str, prompt: str, max_tokens: int, stream: bool) -> dict[str, Any]:
@@ -127,18 +125,17 @@ def _error_message(payload: Any) -> str:
     return str(payload)[:200]
 
 
-def run_smoke(server: RunningServer, spec: SmokeSpec, evidence_dir: Path) -> SmokeResult:
+def run_smoke(server: RunningServer, spec: SmokeSpec, evidence_dir: Path) -> Path:
+    """Send the smoke requests (each prompt, its repeat, one stream) and record every exchange
+    in `<evidence_dir>/smoke.jsonl`, which is returned. Transport errors are recorded, not raised."""
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
     log = evidence_dir / "smoke.jsonl"
-    records: list[Exchange] = []
     with httpx.Client(timeout=spec.request_timeout_s, trust_env=False) as client, log.open("w") as out:
-        def run(purpose: str, prompt: str, stream: bool = False) -> Exchange:
+        def run(purpose: str, prompt: str, stream: bool = False) -> None:
             record = _exchange(client, server, purpose, prompt, spec, stream)
             out.write(record.model_dump_json() + "\n")
             out.flush()
-            records.append(record)
-            return record
 
         for prompt in spec.prompts:
             run("first", prompt)
@@ -147,76 +144,4 @@ def run_smoke(server: RunningServer, spec: SmokeSpec, evidence_dir: Path) -> Smo
                 run("repeat", prompt)
         if spec.streaming:
             run("stream", spec.prompts[0], stream=True)
-    return SmokeResult(checks=judge(records, spec, [str(log)]), evidence=log)
-
-
-def judge(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> list[Check]:
-    """The smoke checks, from the recorded exchanges alone."""
-    first = [r for r in records if r.purpose == "first"]
-    answered = [r for r in first if r.ok]
-    failures = [r for r in first if not r.ok]
-    checks = []
-
-    if failures:
-        checks.append(Check(name="smoke.responses", status=CheckStatus.failed, evidence=evidence,
-                            reason=f"{len(failures)} of {len(first)} requests failed; first: "
-                                   f"{failures[0].error}",
-                            metrics={"requests": len(first), "failed": len(failures)}))
-    else:
-        checks.append(Check(name="smoke.responses", status=CheckStatus.passed, evidence=evidence,
-                            metrics={"requests": len(first)}))
-
-    if not answered:
-        checks.append(Check(name="smoke.non_empty", status=CheckStatus.not_run, evidence=evidence,
-                            reason="no request returned a completion"))
-    else:
-        empty = [r for r in answered if not r.text.strip()]
-        checks.append(Check(
-            name="smoke.non_empty", evidence=evidence,
-            status=CheckStatus.failed if empty else CheckStatus.passed,
-            reason=f"{len(empty)} of {len(answered)} completions are empty (first prompt: "
-                   f"{empty[0].prompt!r})" if empty else None,
-            metrics={"completions": len(answered), "empty": len(empty)}))
-
-    checks.append(_determinism(records, spec, evidence))
-    checks.append(_streaming(records, spec, evidence))
-    return checks
-
-
-def _determinism(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> Check:
-    name = "smoke.determinism"
-    if not spec.determinism:
-        return Check(name=name, status=CheckStatus.not_run, reason="disabled in the runbook")
-    first = {r.prompt: r for r in records if r.purpose == "first" and r.ok}
-    pairs = [(first[r.prompt], r) for r in records if r.purpose == "repeat" and r.ok and r.prompt in first]
-    if not pairs:
-        return Check(name=name, status=CheckStatus.not_run, evidence=evidence,
-                     reason="no prompt was answered twice")
-    differing = [a for a, b in pairs if a.text != b.text]
-    if differing:
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason=f"{len(differing)} of {len(pairs)} prompts gave different text at "
-                            f"temperature 0 (first: {differing[0].prompt!r})",
-                     metrics={"pairs": len(pairs), "differing": len(differing)})
-    return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics={"pairs": len(pairs)})
-
-
-def _streaming(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> Check:
-    name = "smoke.streaming"
-    if not spec.streaming:
-        return Check(name=name, status=CheckStatus.not_run, reason="disabled in the runbook")
-    streamed = next((r for r in records if r.purpose == "stream"), None)
-    if streamed is None or not streamed.ok:
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason=f"streamed request failed: {streamed.error if streamed else 'not sent'}")
-    chunks = len(streamed.response) - 1
-    if not streamed.text.strip():
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason="stream delivered no text", metrics={"chunks": chunks})
-    # Compare with the plain reply only where greedy decoding proved repeatable for this prompt.
-    replies = {r.text for r in records if r.prompt == streamed.prompt and r.purpose != "stream" and r.ok}
-    if len(replies) == 1 and spec.determinism and streamed.text not in replies:
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason="streamed text differs from the non-streamed reply at temperature 0",
-                     metrics={"chunks": chunks})
-    return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics={"chunks": chunks})
+    return log

@@ -27,13 +27,13 @@ import json
 import re
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
+from harness.record.checks import Check, CheckStatus
 
 SPLIT_CLASSES = ("communication", "memcpy", "compute")
 
@@ -79,23 +79,35 @@ class TraceNaming(BaseModel):
 # --------------------------------------------------------------------------- loading
 
 
+class TraceError(HarnessError):
+    """A trace file that is not a readable Chrome trace."""
+
+
+class TraceMissing(TraceError):
+    """A trace file that is not there or cannot be opened (the profiler wrote nothing)."""
+
+
 def load_trace(path: str | Path) -> dict[str, Any]:
-    """The trace JSON object; a missing, unreadable or non-trace file is a one-line HarnessError."""
+    """The one trace loader: a torch-profiler Chrome trace, plain or gzip (told by its first
+    bytes, not its name), as {"traceEvents": [...], ...}; the bare-array form is wrapped.
+    TraceMissing when the file is absent or unreadable, TraceError when it is not a trace."""
     path = Path(path)
-    if not path.is_file():
-        raise HarnessError(f"trace not found: {path}")
     try:
         raw = path.read_bytes()
+    except OSError as exc:
+        missing = "no such file" if not path.exists() else (exc.strerror or str(exc))
+        raise TraceMissing(f"trace not found: {path} (cannot read trace: {missing})") from None
+    try:
         if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the suffix
             raw = gzip.decompress(raw)
         data = json.loads(raw)
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise HarnessError(f"{path}: cannot read the trace: {exc}") from None
+        raise TraceError(f"{path}: cannot read the trace: {exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path}: not a JSON trace: {exc}") from None
+        raise TraceError(f"{path}: not a JSON trace; the file is not a JSON Chrome trace: {exc}") from None
     events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
     if not isinstance(events, list):
-        raise HarnessError(f"{path}: not a Chrome trace (no traceEvents list)")
+        raise TraceError(f"{path}: not a Chrome trace (no traceEvents list)")
     return data if isinstance(data, dict) else {"traceEvents": data}
 
 
@@ -183,7 +195,7 @@ class NamedTime(BaseModel):
     self_us: float | None = None  # host operators: excluding nested operators on the same thread
     mean_us: float
     max_us: float
-    kind: str | None = None  # device events: compute | memcpy | communication
+    kind: Literal["compute", "memcpy", "communication"] | None = None  # device events only
 
 
 class LaunchGaps(BaseModel):
@@ -211,6 +223,8 @@ class TraceReport(BaseModel):
 
 def analyze_trace(trace: dict[str, Any], naming: TraceNaming | None = None, *, source: str = "",
                   top: int = 15) -> TraceReport:
+    """Device time split, top kernels and host operators (µs), launch gaps; `trace` as `load_trace`
+    returns it, `top` rows per table."""
     naming = naming or TraceNaming()
     frame = events_frame(trace, naming)
     device = frame[frame["device"]]
@@ -227,6 +241,8 @@ def analyze_trace(trace: dict[str, Any], naming: TraceNaming | None = None, *, s
 
 
 def stream_split(device: pd.DataFrame) -> list[StreamSplit]:
+    """Per device and stream (and 'all' streams): compute / memcpy / communication / idle µs over
+    the device's window."""
     rows = []
     for pid, on_device in device.groupby("pid", sort=True):
         window = float(on_device["end"].max() - on_device["ts"].min())
@@ -240,6 +256,7 @@ def stream_split(device: pd.DataFrame) -> list[StreamSplit]:
 
 
 def top_device_events(device: pd.DataFrame, top: int) -> list[NamedTime]:
+    """The `top` device events by total µs: count, total, mean, max and kind."""
     if device.empty:
         return []
     grouped = device.groupby("name").agg(count=("dur", "size"), total_us=("dur", "sum"), mean_us=("dur", "mean"),
@@ -263,6 +280,7 @@ def self_times(ops: pd.DataFrame) -> pd.Series:
 
 
 def top_host_operators(ops: pd.DataFrame, top: int) -> list[NamedTime]:
+    """The `top` host operators by self µs (then total µs): count, self, total, mean, max."""
     if ops.empty:
         return []
     ops = ops.assign(self_us=self_times(ops))
@@ -301,7 +319,7 @@ class NamedDelta(BaseModel):
     delta_us: float
     before_count: int
     after_count: int
-    status: str  # changed | new | vanished
+    status: Literal["changed", "new", "vanished"]
 
 
 class TraceDiff(BaseModel):
@@ -351,6 +369,7 @@ def _named_deltas(before: pd.DataFrame, after: pd.DataFrame) -> list[NamedDelta]
 
 
 def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    """A GitHub-markdown table; floats print with one decimal and thousands separators."""
     def cell(value: Any) -> str:
         text = f"{value:,.1f}" if isinstance(value, float) else str(value)
         return text.replace("|", "\\|")
@@ -365,6 +384,7 @@ def _share(us: float, window: float) -> str:
 
 
 def render_report(report: TraceReport) -> str:
+    """A TraceReport as markdown (for the trace_summary.md evidence file)."""
     parts = [f"### Trace {report.source}\n", *(f"- {note}\n" for note in report.notes)]
     if report.split:
         rows = [[s.device, s.stream, *(_share(us, s.window_us) for us in
@@ -389,6 +409,7 @@ def render_report(report: TraceReport) -> str:
 
 
 def render_diff(diff: TraceDiff) -> str:
+    """A TraceDiff as markdown (for the trace_diff.md evidence file)."""
     parts = [f"### Trace diff: {diff.before} → {diff.after}\n\n",
              markdown_table(["class", "Δ µs"], [[k, v] for k, v in diff.split_delta_us.items()])]
     for title, rows in (("Kernels", diff.kernels), ("Operators (host)", diff.operators)):
@@ -401,6 +422,7 @@ def render_diff(diff: TraceDiff) -> str:
 
 
 def write_trace_evidence(report: TraceReport, evidence_dir: Path, stem: str = "trace_summary") -> list[Path]:
+    """Write `<stem>.json` and `<stem>.md` of a TraceReport under evidence_dir; returns both paths."""
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"
@@ -410,6 +432,7 @@ def write_trace_evidence(report: TraceReport, evidence_dir: Path, stem: str = "t
 
 
 def write_diff_evidence(diff: TraceDiff, evidence_dir: Path, stem: str = "trace_diff") -> list[Path]:
+    """Write `<stem>.json` and `<stem>.md` of a TraceDiff under evidence_dir; returns both paths."""
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"

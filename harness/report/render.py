@@ -1,99 +1,36 @@
-"""Render the run's reports from evidence on disk and the run's state.
+"""Render a run's reports from the data handed in: a step's result (its step.json), its view
+(gate, history, evidence hash) and the run's inputs; the summary from the RunView.
 
-Reports are outputs only: rendering twice from the same evidence gives the same bytes, and any
-report can be deleted and regenerated. Writes go through a temp file + rename so a kill never
-leaves half a report.
+Rendering returns text; the caller writes it (`harness.workflow.runs`). Rendering twice from the
+same data gives the same bytes, so any report can be deleted and regenerated, and the committed
+examples (`reports/examples/`) can be checked against what the code renders now.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-from harness.workflow.hashing import evidence_files
-from harness.workflow.layout import RunLayout
-
-TEMPLATES = Path(__file__).parent / "templates"
+from harness.record.models import RunInputs, RunView, StepResult, StepView
+from harness.util.templates import render
 
 
-def _cell(value: Any) -> str:
-    """One GitHub-markdown table cell: no pipes or newlines may escape it."""
-    if value is None:
-        return ""
-    return str(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-
-
-def gate_label(gate: dict | None) -> str:
-    if not gate or gate.get("decision") in (None, "none"):
-        return "—"
-    decision = gate["decision"]
-    if decision == "pending":
-        return "waiting for review" if "after_rejection" not in gate else "pending (rerun after rejection)"
-    if decision == "approve":
-        if gate.get("valid") is False:
-            return "approval invalidated: evidence changed"
-        return "approved (automatic)" if gate.get("automatic") else "approved"
-    return f"rejected: {gate.get('reason', '')}"
-
-
-_env = Environment(
-    loader=FileSystemLoader(str(TEMPLATES)),
-    undefined=StrictUndefined,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    autoescape=False,
-)
-_env.filters["cell"] = _cell
-_env.filters["gate_label"] = gate_label
-
-
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def render_step_report(
-    run: RunLayout, result, gate: dict | None, history: list[dict], inputs, evidence_hash: str | None
-) -> Path:
-    slug = f"{result.number:02d}-{result.step}"
-    evidence_dir = run.evidence_dir(slug)
-    template_name = f"{result.step}.md.j2"
-    if not (TEMPLATES / template_name).is_file():
-        template_name = "step.md.j2"
-    text = _env.get_template(template_name).render(
-        run_id=run.run_id,
+def step_report(template: str, result: StepResult, view: StepView, inputs: RunInputs, files: list[str]) -> str:
+    """One step's report with `template` (the step's own). `files` are the evidence files,
+    relative to the step's evidence dir (reports link `evidence/<slug>/...`)."""
+    return render(
+        template,
+        run_id=inputs.run_id,
         inputs=inputs,
         result=result,
-        slug=slug,
-        gate=gate,
-        rejections=[d for d in history if d["decision"] == "reject"],
-        evidence_link=f"evidence/{slug}",
-        files=evidence_files(evidence_dir),
-        evidence_hash=evidence_hash,
+        slug=view.slug,
+        gate=view.gate,
+        rejections=[d for d in view.history if d.decision in ("reject", "reopen")],
+        evidence_link=f"evidence/{view.slug}",
+        files=files,
+        evidence_hash=view.evidence_hash,
     )
-    return _write(run.step_report(slug), text)
 
 
-def render_summary(run: RunLayout, view: dict) -> Path:
-    text = _env.get_template("summary.md.j2").render(view=view, inputs=view["inputs"])
-    return _write(run.summary, text)
-
-
-def render_all(run: RunLayout, view: dict) -> None:
-    """Re-render every finished step's report (their gate lines change) and the summary."""
-    from harness.steps.base import load_result
-    from harness.workflow.state import RunInputs
-
-    inputs = RunInputs.model_validate(view["inputs"])
-    for step in view["steps"]:
-        result = load_result(run.evidence_dir(step["slug"]))
-        if result is not None:
-            render_step_report(run, result, step["gate"], step["history"], inputs, step["current_hash"])
-    render_summary(run, view)
+def summary(view: RunView, notes: list[str]) -> str:
+    """The run's summary; `notes` are shown under its header (the run's notes and its pins).
+    Its hash column shows each step's `evidence_hash` as given: pass the approved hash for
+    approved steps."""
+    return render("summary.md.j2", view=view, inputs=view.inputs, notes=notes)

@@ -1,49 +1,88 @@
 """Step 4 — accuracy: the runbook's suites (lm-eval against the served model) compared with
-their baselines under the runbook's statistical rule."""
+their baselines under the accuracy decision rule (`harness.stats.accuracy`)."""
 
 from __future__ import annotations
 
-from harness.evidence.checks import Check
-from harness.steps.base import Evidence, StepContext, not_run
-from harness.steps.runner_step import RunbookInputs, call_seam, read_runbook
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.evidence.accuracy import run_runbook_accuracy
+from harness.evidence.runbook import Runbook
+from harness.evidence.server import RunningServer
+from harness.record.checks import Check, CheckStatus
+from harness.stats.accuracy import AccuracyDecision
+from harness.steps.base import StepContext
+from harness.steps.served import ServedStep, server_log_tail
+from harness.util.files import tail
+
+ACCURACY = "accuracy"
+LOG_TAIL_LINES = 40
 
 
-class AccuracyStep:
+class AccuracyStep(ServedStep):
     number = 4
     name = "accuracy"
     title = "Accuracy: scores consistent with the baseline"
+    template = "step.md.j2"
+    check_name: ClassVar[str] = "accuracy"
 
-    def read_inputs(self, ctx: StepContext) -> RunbookInputs:
-        return read_runbook(ctx)
+    def skip_reason(self, runbook: Runbook) -> str | None:
+        return None if runbook.accuracy else "the runbook defines no accuracy suites"
 
-    def produce_evidence(self, ctx: StepContext, inputs: RunbookInputs) -> Evidence:
+    def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("accuracy: evaluating the runbook's suites")
-        return call_seam(ctx, inputs, accuracy_seam, "accuracy")
+        out = ctx.evidence_dir / ACCURACY
+        run_runbook_accuracy(runbook, server, out)
+        scripts = sorted(out.rglob("reproduce.py"))
+        final = ctx.run.evidence_dir(ctx.slug)
+        return [f"python {(final / p.relative_to(ctx.evidence_dir)).relative_to(ctx.run.workspace.root)}"
+                for p in scripts]
 
-    def run_checks(self, ctx: StepContext, inputs: RunbookInputs, evidence: Evidence) -> list[Check]:
-        return evidence.checks
-
-
-def accuracy_seam(ctx: StepContext, runbook) -> tuple[list[Check], list[str]]:
-    """The step's one seam into the evidence runners: serve the model, run every accuracy suite
-    (lm-eval + the statistical gate) against it."""
-    import shlex
-
-    from harness.evidence.accuracy import run_runbook_accuracy
-    from harness.evidence.server import ServedModel, ServerStartError
-
-    if not runbook.accuracy:
-        return [not_run("accuracy", "the runbook defines no accuracy suites")], []
-    out = ctx.evidence_dir / "accuracy"
-    try:
-        with ServedModel.from_runbook(runbook, ctx.evidence_dir / "server") as server:
-            command = shlex.join(server.command)
-            checks = run_runbook_accuracy(runbook, server, out)
-    except ServerStartError as exc:
-        return [exc.check], []
-    scripts = sorted(out.rglob("reproduce.py"))
-    rel = [ctx.run.evidence_dir(ctx.slug) / p.relative_to(ctx.evidence_dir) for p in scripts]
-    return checks, [command, *(f"python {p.relative_to(ctx.run.workspace.root)}" for p in rel)]
+    def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
+        return suite_checks(evidence_dir / ACCURACY, [s.name for s in runbook.accuracy],
+                            server_log_tail(evidence_dir))
 
 
-STEP = AccuracyStep()
+def suite_checks(accuracy_dir: Path, suites: list[str], server_log: str | None = None) -> list[Check]:
+    """One check per suite, in runbook order; a failed or not-run suite carries the server's
+    log tail (`server_log`) after its own."""
+    checks = []
+    for name in suites:
+        check = suite_check(accuracy_dir / name)
+        if check.status in (CheckStatus.failed, CheckStatus.not_run) and server_log:
+            check.detail = f"{check.detail or ''}\n--- server log tail ---\n{server_log}".strip()
+        checks.append(check)
+    return checks
+
+
+def suite_check(suite_dir: Path) -> Check:
+    """`accuracy.<suite>`, read back from a suite's evidence (run.json, gate.json): the decision
+    rule's outcome and numbers, `not_run` without a baseline (with what was measured), or the
+    error that stopped the evaluation (with lm-eval's log tail)."""
+    run: dict[str, Any] = json.loads((suite_dir / "run.json").read_text())
+    name = f"accuracy.{run['suite']['name']}"
+    evidence = [str(p) for p in sorted(suite_dir.rglob("*")) if p.is_file()]
+    error = run.get("error")
+    if error:
+        detail = "\n".join(tail(suite_dir / "lm_eval.log", LOG_TAIL_LINES)) or None
+        return Check(name=name, status=CheckStatus(error["status"]), reason=error["reason"], detail=detail,
+                     evidence=evidence)
+    measured = run["measured"]
+    metrics: dict[str, Any] = {k: measured[k] for k in ("metric", "score", "n", "unpaired_questions") if k in measured}
+    gate = suite_dir / "gate.json"
+    if not gate.is_file():
+        return Check(name=name, status=CheckStatus.not_run, evidence=evidence, metrics=metrics,
+                     reason=f"no baseline in the runbook: measured {measured['metric']} = {measured['score']:.4f} "
+                            f"on {measured['n']} questions, not gated")
+    result = AccuracyDecision.model_validate_json(gate.read_text())
+    metrics.update(result.model_dump(exclude={"summary"}))
+    reason = result.summary.removeprefix(f"{result.outcome}: ")  # the check's status already says it
+    available = measured.get("dataset_questions")
+    if result.more_questions is not None and available is not None:
+        metrics["dataset_questions"] = available
+        if result.n + result.more_questions > available:
+            reason += f" That is more than the {available} questions the data set holds."
+        else:
+            reason += f" The data set holds {available}; raise `limit` to use more."
+    return Check(name=name, status=CheckStatus(result.outcome), reason=reason, metrics=metrics, evidence=evidence)

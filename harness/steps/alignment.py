@@ -9,34 +9,24 @@ Map, and the landing decision with a confidence and its reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
 from harness.knowledge.findings import BREAKING, Finding
-from harness.steps import knowledge, symbols
-from harness.steps.base import Evidence, StepContext, not_run, runner_failure
+from harness.knowledge.platform_map import write_platform_map
+from harness.record.checks import Check, CheckStatus, not_run
+from harness.record.models import RunInputs
+from harness.sources import feature_diff, platform_map
+from harness.steps import symbols
+from harness.steps.base import Collected, Step, StepContext, read_facts, runner_failure
+from harness.steps.skills import skill_rules
 
-LANDING_KIND = {
-    "override": "platform factory method",
-    "hook": "hook",
-    "patch": "patch",
-    "kernel": "kernel registration",
-    "attention_backend": "attention backend registration",
-    "entry_point": "entry point",
-}
-# Upstream classes whose methods a platform plugin overrides (DESIGN §2).
-PLATFORM_BASES = ("sglang.srt.platforms.interface.SRTPlatform", "sglang.srt.platforms.device_mixin.DeviceMixin")
-
-
-@dataclass
-class AlignmentInputs:
-    findings: list[Finding] = field(default_factory=list)  # Platform Map findings vs the target
-    changes: list[Any] = field(default_factory=list)  # Feature Diff SymbolChanges
-    platform_map: Any = None
-    knowledge_error: BaseException | None = None
+# The landing rules are the alignment skill's (skills/alignment/SKILL.md), not this code's.
+RULES = skill_rules("alignment")
+LANDING_KIND: dict[str, str] = RULES["landing_kinds"]
+PLATFORM_BASES: tuple[str, ...] = tuple(RULES["platform_bases"])
 
 
 def touches(target: str, feature_symbols: list[str], feature_paths: list[str]) -> bool:
@@ -48,21 +38,25 @@ def touches(target: str, feature_symbols: list[str], feature_paths: list[str]) -
     return any(as_path.startswith(p.rstrip("/").removesuffix(".py")) for p in feature_paths)
 
 
-class AlignmentStep:
+class AlignmentStep(Step):
     number = 1
     name = "alignment"
     title = "Alignment: where the feature lands"
+    template = "alignment.md.j2"
 
-    def read_inputs(self, ctx: StepContext) -> AlignmentInputs:
+    def collect(self, ctx: StepContext) -> Collected:
         feature = ctx.feature
+        ctx.write_json("feature.json", feature.model_dump())
+        facts: dict[str, Any] = {"upstream": ctx.upstream.label,
+                                 "old_upstream": ctx.old_upstream.label if ctx.old_upstream else None}
         try:
             ctx.progress("mapping the plugin against the target upstream")
-            pmap = knowledge.platform_map(ctx.plugin, ctx.upstream)
+            pmap = platform_map(ctx.plugin, ctx.upstream)
             found = [f for f in pmap.findings if touches(f.target, feature.symbols, feature.paths)]
             changes: list[Any] = []
             if ctx.old_upstream is not None:
                 ctx.progress("diffing the upstream versions")
-                diff = knowledge.feature_diff(ctx.old_upstream, ctx.upstream, ctx.plugin, ctx.progress)
+                diff = feature_diff(ctx.old_upstream, ctx.upstream, ctx.plugin, ctx.progress)
                 changes = [c for c in diff.changes if touches(c.symbol, feature.symbols, feature.paths)]
                 # The diff judged each dependency across both versions (e.g. a hook whose target's
                 # signature changed resolves fine but needs a look): its finding wins.
@@ -73,62 +67,48 @@ class AlignmentStep:
         except HarnessError:
             raise  # bad input (unreachable source, not a plugin): the user must fix it
         except Exception as exc:  # noqa: BLE001 — the engine is missing or broke: say so, don't pass
-            return AlignmentInputs(knowledge_error=exc)
+            facts["knowledge_error"] = runner_failure("alignment", exc, "knowledge engine").reason
+            return Collected(facts=facts)
         found.sort(key=lambda f: (-f.risk, f.target, f.kind))
         changes.sort(key=lambda c: c.symbol)
-        return AlignmentInputs(findings=found, changes=changes, platform_map=pmap)
 
-    def produce_evidence(self, ctx: StepContext, inputs: AlignmentInputs) -> Evidence:
-        feature = ctx.feature
-        ctx.write_json("feature.json", feature.model_dump())
-        if inputs.knowledge_error is not None:
-            return Evidence(facts={"knowledge_error": str(inputs.knowledge_error)})
-
-        knowledge.write_platform_map(inputs.platform_map, ctx.evidence_dir / "platform_map")
-        ctx.write_json("findings.json", [f.model_dump(mode="json") for f in inputs.findings])
-        ctx.write_json("changes.json", [_dump(c) for c in inputs.changes])
-
+        write_platform_map(pmap, ctx.evidence_dir / "platform_map")
+        ctx.write_json("findings.json", [f.model_dump(mode="json") for f in found])
+        ctx.write_json("changes.json", [_dump(c) for c in changes])
         located, removed, unlocated, hunks = self._upstream_hunks(ctx)
         ctx.write_text("hunks.diff", hunks)
-        landing = self._landing(feature.symbols, inputs.findings, unlocated)
+        landing = self._landing(feature.symbols, found, unlocated)
         ctx.write_json("landing.json", landing)
         commands = [f"harness map --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
         if ctx.old_upstream is not None:
             commands.append(
                 f"harness diff --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --plugin {ctx.plugin}"
             )
-        return Evidence(
-            facts={
-                "landing": landing,
-                "located": located,
-                "removed": removed,
-                "unlocated": unlocated,
-                "changes": [_dump(c) for c in inputs.changes],
-                "has_hunks": bool(hunks.strip()),
-            },
-            commands=commands,
-        )
+        facts.update(landing=landing, located=located, removed=removed, unlocated=unlocated,
+                     changes=[_dump(c) for c in changes], has_hunks=bool(hunks.strip()))
+        return Collected(facts=facts, commands=commands)
 
-    def run_checks(self, ctx: StepContext, inputs: AlignmentInputs, evidence: Evidence) -> list[Check]:
-        if inputs.knowledge_error is not None:
-            reason = runner_failure("alignment", inputs.knowledge_error, "knowledge engine").reason
+    def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+        facts = read_facts(evidence_dir)
+        if "knowledge_error" in facts:
+            reason = facts["knowledge_error"]
             return [not_run("alignment.symbols_located", reason), not_run("alignment.landing_point", reason)]
-        facts = evidence.facts
-        return [self._located_check(ctx, facts), self._landing_check(facts["landing"])]
+        landing = json.loads((evidence_dir / "landing.json").read_text())
+        return [self._located_check(inputs, facts), self._landing_check(landing)]
 
-    def _located_check(self, ctx: StepContext, facts: dict) -> Check:
+    def _located_check(self, inputs: RunInputs, facts: dict) -> Check:
         name, evidence = "alignment.symbols_located", ["feature.json", "hunks.diff"]
-        if not (ctx.feature.symbols or ctx.feature.paths):
+        if not (inputs.feature.symbols or inputs.feature.paths):
             return not_run(name, "the feature names no upstream symbols or paths")
         located, removed, unlocated = facts["located"], facts["removed"], facts["unlocated"]
         metrics = {"located": len(located), "removed": len(removed), "unlocated": len(unlocated)}
         if unlocated:
-            versions = ctx.upstream.label + (f" or {ctx.old_upstream.label}" if ctx.old_upstream else "")
+            versions = facts["upstream"] + (f" or {facts['old_upstream']}" if facts["old_upstream"] else "")
             return Check(name=name, status=CheckStatus.failed, evidence=evidence, metrics=metrics,
                          reason=f"in neither {versions}: {', '.join(unlocated)}")
-        reason = f"{len(located)} in {ctx.upstream.label}"
+        reason = f"{len(located)} in {facts['upstream']}"
         if removed:
-            reason += f"; removed since {ctx.old_upstream.label}: {', '.join(removed)}"
+            reason += f"; removed since {facts['old_upstream']}: {', '.join(removed)}"
         return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics=metrics, reason=reason)
 
     def _landing_check(self, landing: dict) -> Check:
@@ -238,6 +218,3 @@ class AlignmentStep:
 
 def _dump(obj: Any) -> dict:
     return obj.model_dump(mode="json") if hasattr(obj, "model_dump") else dict(obj)
-
-
-STEP = AlignmentStep()

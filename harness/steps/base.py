@@ -1,75 +1,84 @@
-"""The one shape every step has: inputs → evidence → checks → draft → report.
+"""The step protocol, and the one place a step attempt is executed.
 
-`execute_step` owns the parts that must be the same for all five: evidence is built in a
-staging dir and renamed into place only when complete (so a SIGKILL leaves either the old
-evidence or the new, never half), completion is recorded in the evidence itself
-(`step.json`), and a re-executed node that finds its attempt already complete reuses it
-instead of redoing the work.
+A step is a subclass of `Step`, the way an SGLang platform is a subclass of `SRTPlatform`: set
+the class attributes and implement the two methods; the class is checked when it is defined.
+
+    class MyStep(Step):
+        number = 6                      # position in the workflow; slug "06-mine"
+        name = "mine"
+        title = "Mine: what it proves"  # report heading
+        template = "step.md.j2"         # report template, in harness/report/templates/
+
+        def collect(self, ctx: StepContext) -> Collected:
+            # write evidence files under ctx.evidence_dir; return facts for the report and
+            # the commands that reproduce the evidence
+        def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+            # read the evidence files back and decide; nothing else may be consulted, so the
+            # verdict can be recomputed from the evidence alone
+        def draft(self, facts, checks, rejection_reason) -> Draft:  # optional: the AI hook
+
+`execute_step` owns what must be the same for every step: evidence is built in a staging dir
+and renamed into place only when complete (so a SIGKILL leaves either the old evidence or the
+new, never half); the step's facts are written to `facts.json` before `judge` reads them back;
+completion is recorded in the evidence itself (`step.json`); and a re-executed node that finds
+its attempt already complete reuses it instead of redoing the work.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import platform
 import shutil
-import signal
 import sys
 import traceback
+from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from harness.evidence.checks import Check, CheckStatus, overall
-from harness.steps.draft import Draft, Drafter, default_drafter
-from harness.workflow.hashing import evidence_files
-from harness.workflow.layout import RunLayout, utc_now
-from harness.workflow.state import FeatureSpec, RunInputs
+from harness import __version__
+from harness.evidence.server import stop_orphaned_servers
+from harness.features import FeatureSpec
+from harness.knowledge.upstream import UpstreamSource
+from harness.record.checks import Check, not_run, overall
+from harness.record.hashing import evidence_hash
+from harness.record.layout import RunLayout, utc_now
+from harness.record.models import Draft, RunInputs, StepRecord, StepResult
+from harness.record.trajectory import step_event
+from harness.record.pins import describe, pinned_from, pinned_upstream
+from harness.util.files import fsync_dir, fsync_tree
+from harness.util.templates import TEMPLATE_DIRS
 
 STEP_RECORD = "step.json"
+FACTS = "facts.json"
 
 
-class StepResult(BaseModel):
-    """Written as `step.json` into the step's evidence: the checks and the facts the report shows."""
+class Collected(BaseModel):
+    """What `collect` hands back: facts for the report (also written to facts.json, where
+    `judge` reads them) and the commands that reproduce the evidence."""
 
-    step: str
-    number: int
-    title: str
-    attempt: int
-    rejection_reason: str | None = None  # the reviewer's reason that triggered this attempt
-    started_at: str
-    finished_at: str
-    verdict: CheckStatus
-    checks: list[Check]
-    facts: dict[str, Any] = Field(default_factory=dict)  # step-specific, rendered by its template
-    commands: list[str] = Field(default_factory=list)  # how to reproduce the evidence
-    environment: dict[str, str] = Field(default_factory=dict)
-    draft: Draft
-
-
-@dataclass
-class Evidence:
-    """What `produce_evidence` hands to `run_checks` and the report: facts + commands.
-    The files themselves are already written under `StepContext.evidence_dir`."""
-
-    facts: dict[str, Any] = field(default_factory=dict)
-    commands: list[str] = field(default_factory=list)
-    checks: list[Check] = field(default_factory=list)  # checks the evidence runners returned
+    facts: dict[str, Any] = Field(default_factory=dict)
+    commands: list[str] = Field(default_factory=list)
 
 
 @dataclass
 class StepContext:
+    """Everything a step's `collect` may use: the run, its inputs, the attempt, and where to
+    write (the staging dir while the step runs)."""
+
     run: RunLayout
     inputs: RunInputs
     slug: str
     attempt: int
     rejection_reason: str | None
-    evidence_dir: Path  # the staging dir while the step runs
+    evidence_dir: Path
     progress: Callable[[str], None] = lambda message: None
 
     @property
@@ -81,27 +90,18 @@ class StepContext:
         return Path(self.inputs.plugin)
 
     @cached_property
-    def upstream(self):
-        from harness.steps.knowledge import resolve
-        from harness.workflow.pins import check_pin
-
-        return check_pin("--upstream", self.inputs.upstream_pin, resolve(self.inputs.upstream))
+    def upstream(self) -> UpstreamSource:
+        """--upstream, resolved and checked against the run's pin (HarnessError if it moved)."""
+        return pinned_upstream(self.inputs)
 
     @cached_property
-    def old_upstream(self):
-        from harness.steps.knowledge import resolve
-        from harness.workflow.pins import check_pin
-
-        if not self.inputs.from_upstream:
-            return None
-        return check_pin("--from", self.inputs.from_pin, resolve(self.inputs.from_upstream))
+    def old_upstream(self) -> UpstreamSource | None:
+        """--from, resolved and pin-checked; None when the run has no --from."""
+        return pinned_from(self.inputs)
 
     def write_json(self, name: str, data: Any) -> str:
         """Write one evidence file (sorted keys, so two runs diff cleanly); return its name."""
-        path = self.evidence_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-        return name
+        return self.write_text(name, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
     def write_text(self, name: str, text: str) -> str:
         path = self.evidence_dir / name
@@ -110,99 +110,119 @@ class StepContext:
         return name
 
 
-class Step(Protocol):
-    number: int
-    name: str
-    title: str
+class Step(ABC):
+    """The step protocol (see the module docstring); checked by `__init_subclass__`."""
 
-    def read_inputs(self, ctx: StepContext) -> Any: ...
+    number: ClassVar[int]
+    name: ClassVar[str]
+    title: ClassVar[str]
+    template: ClassVar[str]
 
-    def produce_evidence(self, ctx: StepContext, inputs: Any) -> Evidence: ...
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if inspect.isabstract(cls) or cls.__dict__.get("abstract", False):
+            return
+        for attribute, kind in (("number", int), ("name", str), ("title", str), ("template", str)):
+            if not isinstance(getattr(cls, attribute, None), kind):
+                raise TypeError(f"step {cls.__name__} must set `{attribute}` ({kind.__name__})")
+        if not any((directory / cls.template).is_file() for directory in TEMPLATE_DIRS):
+            raise TypeError(f"step {cls.__name__}: report template {cls.template!r} not found")
+        for method in ("collect", "judge", "draft"):
+            if method in cls.__dict__ and list(inspect.signature(getattr(Step, method)).parameters) != list(
+                inspect.signature(cls.__dict__[method]).parameters
+            ):
+                raise TypeError(f"step {cls.__name__}.{method} does not match Step.{method}'s parameters")
 
-    def run_checks(self, ctx: StepContext, inputs: Any, evidence: Evidence) -> list[Check]: ...
+    @property
+    def slug(self) -> str:
+        """`NN-name`: the step's evidence folder and report name."""
+        return f"{self.number:02d}-{self.name}"
+
+    @abstractmethod
+    def collect(self, ctx: StepContext) -> Collected:
+        """Write the step's evidence under `ctx.evidence_dir`; return facts and commands."""
+
+    @abstractmethod
+    def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+        """The step's checks, read back from `evidence_dir` (and the run's fixed inputs) alone."""
+
+    def draft(self, facts: dict[str, Any], checks: list[Check], rejection_reason: str | None) -> Draft:
+        """The drafting hook for an AI drafter (a later issue); until then, no draft."""
+        return Draft(status="not_run", reason="AI drafting is not configured")
 
 
-def slug_of(step: Step) -> str:
-    return f"{step.number:02d}-{step.name}"
-
-
-def not_run(name: str, reason: str, **kw: Any) -> Check:
-    return Check(name=name, status=CheckStatus.not_run, reason=reason, **kw)
+def read_facts(evidence_dir: Path) -> dict[str, Any]:
+    """The facts `collect` returned, as written to facts.json ({} when absent)."""
+    path = evidence_dir / FACTS
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def runner_failure(name: str, exc: BaseException, what: str = "evidence runner") -> Check:
     """A runner (or the knowledge engine) that is missing or raised: the check did not run, and
-    says why."""
+    says why (with the traceback as detail, except for a missing package)."""
     if isinstance(exc, ImportError):
-        reason = f"{what} not available ({exc})"
-    else:
-        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
-    detail = "".join(traceback.format_exception(exc)) if not isinstance(exc, ImportError) else None
-    return not_run(name, reason, detail=detail)
+        return not_run(name, f"{what} not available ({exc})")
+    return not_run(name, f"{type(exc).__name__}: {exc}".splitlines()[0],
+                   detail="".join(traceback.format_exception(exc)))
 
 
 def environment(ctx: StepContext) -> dict[str, str]:
-    from harness import __version__
-    from harness.workflow.pins import describe
-
+    """What a report's Environment table shows: versions, machine, upstreams and their pins."""
+    inputs = ctx.inputs
     env = {
         "harness": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "machine": platform.machine(),
-        "upstream": ctx.inputs.upstream,
-        "plugin": ctx.inputs.plugin + (f" @ {ctx.inputs.plugin_commit}" if ctx.inputs.plugin_commit else ""),
+        "upstream": inputs.upstream,
+        "plugin": inputs.plugin + (f" @ {inputs.plugin_commit}" if inputs.plugin_commit else ""),
     }
-    if ctx.inputs.upstream_pin:
-        env["upstream fingerprint"] = describe(ctx.inputs.upstream_pin)
-    if ctx.inputs.from_upstream:
-        env["from upstream"] = ctx.inputs.from_upstream
-        if ctx.inputs.from_pin:
-            env["from upstream fingerprint"] = describe(ctx.inputs.from_pin)
-    if ctx.inputs.runbook:
-        env["runbook"] = ctx.inputs.runbook
+    if inputs.upstream_pin:
+        env["upstream fingerprint"] = describe(inputs.upstream_pin)
+    if inputs.from_upstream:
+        env["from upstream"] = inputs.from_upstream
+        if inputs.from_pin:
+            env["from upstream fingerprint"] = describe(inputs.from_pin)
+    if inputs.runbook:
+        env["runbook"] = inputs.runbook
     return env
 
 
 def load_result(evidence_dir: Path) -> StepResult | None:
+    """The step.json of a finished attempt; None when absent, torn or tampered with (the
+    caller then treats the step as not finished)."""
     record = evidence_dir / STEP_RECORD
     if not record.is_file():
         return None
     try:
         return StepResult.model_validate_json(record.read_text(encoding="utf-8"))
     except ValueError:
-        return None  # tampered or torn: the caller treats the step as not finished
+        return None
 
 
-def execute_step(
-    step: Step,
-    ctx_factory: Callable[[Path], StepContext],
-    run: RunLayout,
-    attempt: int,
-    drafter: Drafter | None = None,
-) -> StepResult:
-    """Run one step attempt to completion, or reuse it when a previous process finished it."""
-    slug = slug_of(step)
+def execute_step(step: Step, ctx_factory: Callable[[Path], StepContext], run: RunLayout, attempt: int) -> StepResult:
+    """Run one step attempt to completion, or reuse it when a previous process finished it.
+    `ctx_factory(staging_dir)` builds the context the step collects with."""
+    slug = step.slug
     final_dir = run.evidence_dir(slug)
     done = load_result(final_dir)
     if done is not None and done.attempt == attempt:
-        run.log("step_reused", step=slug, attempt=attempt)
+        run.log("step_reused", **step_event(_record(run, slug, done), slug))
         return done
 
     run.log("step_started", step=slug, attempt=attempt)
     run.staging_dir.mkdir(parents=True, exist_ok=True)
     staging = run.staging_dir / f"{slug}.attempt-{attempt}"
     if staging.exists():  # left by a process killed mid-step: its partial files are not evidence
-        _stop_orphaned_servers(staging)
+        stop_orphaned_servers(staging)
         shutil.rmtree(staging)
     staging.mkdir()
     ctx = ctx_factory(staging)
     started = utc_now()
 
-    inputs = step.read_inputs(ctx)
-    evidence = step.produce_evidence(ctx, inputs)
-    checks = [_relative_evidence(c, staging) for c in step.run_checks(ctx, inputs, evidence)]
-    draft = (drafter or default_drafter()).draft(slug, evidence.facts, checks, ctx.rejection_reason)
+    collected = step.collect(ctx)
+    ctx.write_json(FACTS, collected.facts)
+    checks = [_relative_evidence(c, staging) for c in step.judge(staging, ctx.inputs)]
     result = StepResult(
         step=step.name,
         number=step.number,
@@ -213,14 +233,13 @@ def execute_step(
         finished_at=utc_now(),
         verdict=overall(checks),
         checks=checks,
-        facts=evidence.facts,
-        commands=evidence.commands,
+        facts=collected.facts,
+        commands=collected.commands,
         environment=environment(ctx),
-        draft=draft,
+        draft=step.draft(collected.facts, checks, ctx.rejection_reason),
     )
-    record = staging / STEP_RECORD
-    record.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    _fsync_tree(staging)
+    (staging / STEP_RECORD).write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    fsync_tree(staging)
 
     if final_dir.exists():  # a rejected attempt: keep it, out of the way of the new evidence
         run.superseded_dir.mkdir(parents=True, exist_ok=True)
@@ -231,56 +250,24 @@ def execute_step(
             shutil.rmtree(target)
         os.rename(final_dir, target)
     os.rename(staging, final_dir)
-    _fsync_dir(final_dir.parent)
+    fsync_dir(final_dir.parent)
     with contextlib.suppress(OSError):  # only when empty: another step may be staging
         run.staging_dir.rmdir()
-    run.log("step_finished", step=slug, attempt=attempt, verdict=result.verdict.value)
+    run.log("step_finished", **step_event(_record(run, slug, result), slug))
     return result
 
 
-def _stop_orphaned_servers(staging: Path) -> None:
-    """A process killed mid-step leaves the server it started running (its own process group).
-    The lifecycle records each server's pid, process group and kernel start time; stop the group
-    of each recorded server whose pid is still the same process (same start time). The command
-    line is no proof: a launch command may exec into another program (`serve` execs
-    `python -m llama_cpp.server`), and a recycled pid must never be signalled."""
-    from harness.evidence.server import process_start_time
-
-    for record_path in staging.rglob("*.json"):
-        try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or not record.get("command"):
-            continue
-        if "exit_code" in record:
-            continue  # the lifecycle stopped it already; its group id may belong to someone else now
-        pid = record["pid"]
-        recorded_start = record.get("proc_start_time")
-        if isinstance(recorded_start, int):
-            if process_start_time(pid) != recorded_start:
-                continue  # gone, or the pid now belongs to another process: leave it alone
-        else:  # a record from before start times were kept: only an unchanged command line counts
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue  # gone already
-            if [part.decode(errors="replace") for part in cmdline if part] != list(record["command"]):
-                continue
-        pgid = record.get("pgid", pid)
-        try:
-            if not isinstance(pgid, int) or pgid <= 1 or os.getpgid(pid) != pgid:
-                continue
-        except OSError:
-            continue
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except OSError:
-            pass
+def _record(run: RunLayout, slug: str, result: StepResult) -> StepRecord:
+    """The trajectory's record of a finished attempt: verdict, report and evidence hash."""
+    root = run.workspace.root
+    return StepRecord(attempt=result.attempt, verdict=result.verdict, finished_at=result.finished_at,
+                      report=run.step_report(slug).relative_to(root).as_posix(),
+                      evidence_dir=run.evidence_dir(slug).relative_to(root).as_posix(),
+                      evidence_hash=evidence_hash(run.evidence_dir(slug)))
 
 
 def _relative_evidence(check: Check, evidence_dir: Path) -> Check:
-    """Runners may return absolute paths into the staging dir, which is renamed away; reports
+    """Runners may name absolute paths into the staging dir, which is renamed away; reports
     need paths relative to the step's evidence dir."""
     rel = []
     for item in check.evidence:
@@ -292,19 +279,3 @@ def _relative_evidence(check: Check, evidence_dir: Path) -> Check:
                 pass  # outside the evidence dir (e.g. a shared baseline): keep as given
         rel.append(item)
     return check.model_copy(update={"evidence": rel})
-
-
-def _fsync_tree(root: Path) -> None:
-    for rel in evidence_files(root):
-        with open(root / rel, "rb") as fh:
-            os.fsync(fh.fileno())
-    _fsync_dir(root)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-

@@ -2,138 +2,129 @@
 
 Static checks first (every live hook target and platform override resolves on the target
 version; overrides match the base signatures), then the runbook's smoke check (the server
-starts and emits tokens) through the evidence runners.
+starts and emits tokens, greedy decoding repeats, streaming delivers the same text).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import json
+from pathlib import Path
+from typing import Any, ClassVar
 
 from harness.errors import HarnessError
-from harness.evidence.checks import Check, CheckStatus
+from harness.evidence.runbook import Runbook, SmokeSpec
+from harness.evidence.server import RunningServer
+from harness.evidence.smoke import Exchange, read_exchanges, run_smoke
 from harness.knowledge.findings import Finding, Status
-from harness.steps import knowledge
-from harness.steps.base import Evidence, StepContext, not_run, runner_failure
-from harness.steps.runner_step import RunbookInputs, call_seam, read_runbook
+from harness.record.checks import Check, CheckStatus, not_run
+from harness.record.models import RunInputs
+from harness.sources import platform_map
+from harness.steps.base import StepContext, read_facts, runner_failure
+from harness.steps.served import ServedStep
 
 TARGET_KINDS = {"hook", "patch", "kernel", "attention_backend", "server_arg"}
+STATIC = "static_findings.json"
 
 
-@dataclass
-class InterfaceInputs:
-    findings: list[Finding]
-    runbook: RunbookInputs
-    knowledge_error: BaseException | None = None
-
-
-class InterfaceStep:
+class InterfaceStep(ServedStep):
     number = 2
     name = "interface"
     title = "Interface: hook targets, overrides and a served smoke test"
+    template = "step.md.j2"
+    check_name: ClassVar[str] = "interface.smoke"
 
-    def read_inputs(self, ctx: StepContext) -> InterfaceInputs:
-        runbook = read_runbook(ctx)
+    def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
+        facts: dict[str, Any] = {"upstream": ctx.upstream.label}
         try:
             ctx.progress("checking plugin targets against the target upstream")
-            findings = list(knowledge.platform_map(ctx.plugin, ctx.upstream).findings)
+            findings = list(platform_map(ctx.plugin, ctx.upstream).findings)
         except HarnessError:
-            raise
+            raise  # bad input (unreachable source, not a plugin): the user must fix it
         except Exception as exc:  # noqa: BLE001 — engine missing or broken: not run, with the reason
-            return InterfaceInputs(findings=[], runbook=runbook, knowledge_error=exc)
-        findings.sort(key=lambda f: (f.kind, f.target, f.file or "", f.line or 0))
-        return InterfaceInputs(findings=findings, runbook=runbook)
-
-    def produce_evidence(self, ctx: StepContext, inputs: InterfaceInputs) -> Evidence:
-        facts: dict[str, Any] = {}
-        if inputs.knowledge_error is None:
-            ctx.write_json("static_findings.json", [f.model_dump(mode="json") for f in inputs.findings])
-            facts["static_counts"] = _counts(inputs.findings)
-        ctx.progress("smoke test: starting the runbook's server")
-        served = call_seam(ctx, inputs.runbook, smoke_seam, "interface.smoke")
-        served.facts.update(facts)
-        served.commands.insert(0, f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}")
-        return served
-
-    def run_checks(self, ctx: StepContext, inputs: InterfaceInputs, evidence: Evidence) -> list[Check]:
-        if inputs.knowledge_error is not None:
-            reason = runner_failure("interface", inputs.knowledge_error, "knowledge engine").reason
-            static = [not_run("interface.targets_resolve", reason), not_run("interface.override_signatures", reason)]
+            facts["knowledge_error"] = runner_failure("interface", exc, "knowledge engine").reason
         else:
-            static = [self._targets(ctx, inputs.findings), self._overrides(ctx, inputs.findings)]
-        return static + evidence.checks
+            findings.sort(key=lambda f: (f.kind, f.target, f.file or "", f.line or 0))
+            ctx.write_json(STATIC, [f.model_dump(mode="json") for f in findings])
+            facts["static_counts"] = _counts(findings)
+        ctx.progress("smoke test: starting the runbook's server")
+        return facts, [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
 
-    def _targets(self, ctx: StepContext, findings: list[Finding]) -> Check:
-        live = [f for f in findings if f.live and f.kind in TARGET_KINDS]
-        missing = [f for f in live if f.status is Status.missing]
-        if not live:
-            return not_run("interface.targets_resolve", "the plugin registers no live hook or patch targets")
-        if missing:
-            return Check(
-                name="interface.targets_resolve",
-                status=CheckStatus.failed,
-                reason=f"{len(missing)} of {len(live)} live targets do not resolve on {ctx.upstream.label}: "
-                + ", ".join(f.target for f in missing[:5]),
-                evidence=["static_findings.json"],
-                metrics={"live_targets": len(live), "missing": len(missing)},
-            )
-        unknown = [f for f in live if f.status is Status.unknown]
-        if unknown:
-            return Check(
-                name="interface.targets_resolve",
-                status=CheckStatus.inconclusive,
-                reason=f"{len(unknown)} of {len(live)} live targets could not be evaluated statically, so "
-                f"whether they resolve on {ctx.upstream.label} is unknown: "
-                + ", ".join(f.target for f in unknown[:5]) + (", ..." if len(unknown) > 5 else ""),
-                evidence=["static_findings.json"],
-                metrics={"live_targets": len(live), "missing": 0, "unknown": len(unknown)},
-            )
+    def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
+        run_smoke(server, runbook.smoke, ctx.evidence_dir / "smoke")
+        return []
+
+    def judge_static(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+        facts = read_facts(evidence_dir)
+        if "knowledge_error" in facts:
+            reason = facts["knowledge_error"]
+            return [not_run("interface.targets_resolve", reason), not_run("interface.override_signatures", reason)]
+        findings = [Finding.model_validate(f) for f in json.loads((evidence_dir / STATIC).read_text())]
+        return [targets_check(findings, facts["upstream"]), overrides_check(findings, facts["upstream"])]
+
+    def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
+        log = evidence_dir / "smoke" / "smoke.jsonl"
+        return smoke_checks(read_exchanges(log), runbook.smoke, [str(log)])
+
+
+def targets_check(findings: list[Finding], upstream: str) -> Check:
+    """interface.targets_resolve: every live hook / patch target resolves on `upstream` (a
+    label); one that could not be evaluated statically makes it inconclusive, never a pass."""
+    live = [f for f in findings if f.live and f.kind in TARGET_KINDS]
+    missing = [f for f in live if f.status is Status.missing]
+    if not live:
+        return not_run("interface.targets_resolve", "the plugin registers no live hook or patch targets")
+    if missing:
         return Check(
             name="interface.targets_resolve",
-            status=CheckStatus.passed,
-            reason=f"all {len(live)} live targets resolve on {ctx.upstream.label}",
-            evidence=["static_findings.json"],
-            metrics={"live_targets": len(live), "missing": 0},
+            status=CheckStatus.failed,
+            reason=f"{len(missing)} of {len(live)} live targets do not resolve on {upstream}: "
+            + ", ".join(f.target for f in missing[:5]),
+            evidence=[STATIC],
+            metrics={"live_targets": len(live), "missing": len(missing)},
         )
+    unknown = [f for f in live if f.status is Status.unknown]
+    if unknown:
+        return Check(
+            name="interface.targets_resolve",
+            status=CheckStatus.inconclusive,
+            reason=f"{len(unknown)} of {len(live)} live targets could not be evaluated statically, so "
+            f"whether they resolve on {upstream} is unknown: "
+            + ", ".join(f.target for f in unknown[:5]) + (", ..." if len(unknown) > 5 else ""),
+            evidence=[STATIC],
+            metrics={"live_targets": len(live), "missing": 0, "unknown": len(unknown)},
+        )
+    return Check(
+        name="interface.targets_resolve",
+        status=CheckStatus.passed,
+        reason=f"all {len(live)} live targets resolve on {upstream}",
+        evidence=[STATIC],
+        metrics={"live_targets": len(live), "missing": 0},
+    )
 
-    def _overrides(self, ctx: StepContext, findings: list[Finding]) -> Check:
-        overrides = [f for f in findings if f.live and f.kind == "override"]
-        bad = [f for f in overrides if f.status in (Status.signature_changed, Status.not_on_base, Status.missing)]
-        if not overrides:
-            return not_run("interface.override_signatures", "the plugin overrides no platform methods")
-        if bad:
-            return Check(
-                name="interface.override_signatures",
-                status=CheckStatus.failed,
-                reason=f"{len(bad)} of {len(overrides)} overrides do not match {ctx.upstream.label}: "
-                + ", ".join(f"{f.target} ({f.status.value})" for f in bad[:5]),
-                evidence=["static_findings.json"],
-                metrics={"overrides": len(overrides), "mismatched": len(bad)},
-            )
+
+def overrides_check(findings: list[Finding], upstream: str) -> Check:
+    """interface.override_signatures: every live platform override is on the base and fits
+    its signature on `upstream` (a label)."""
+    overrides = [f for f in findings if f.live and f.kind == "override"]
+    bad = [f for f in overrides if f.status in (Status.signature_changed, Status.not_on_base, Status.missing)]
+    if not overrides:
+        return not_run("interface.override_signatures", "the plugin overrides no platform methods")
+    if bad:
         return Check(
             name="interface.override_signatures",
-            status=CheckStatus.passed,
-            reason=f"all {len(overrides)} overrides match the base signatures",
-            evidence=["static_findings.json"],
-            metrics={"overrides": len(overrides), "mismatched": 0},
+            status=CheckStatus.failed,
+            reason=f"{len(bad)} of {len(overrides)} overrides do not match {upstream}: "
+            + ", ".join(f"{f.target} ({f.status.value})" for f in bad[:5]),
+            evidence=[STATIC],
+            metrics={"overrides": len(overrides), "mismatched": len(bad)},
         )
-
-
-def smoke_seam(ctx: StepContext, runbook) -> tuple[list[Check], list[str]]:
-    """The step's one seam into the evidence runners: serve the runbook's model, smoke it.
-    A server that never gets healthy is a failed smoke check (its log tail is the evidence)."""
-    import shlex
-
-    from harness.evidence.server import ServedModel, ServerStartError
-    from harness.evidence.smoke import run_smoke
-
-    try:
-        with ServedModel.from_runbook(runbook, ctx.evidence_dir / "server") as server:
-            command = shlex.join(server.command)
-            result = run_smoke(server, runbook.smoke, ctx.evidence_dir / "smoke")
-    except ServerStartError as exc:
-        return [exc.check], []
-    return result.checks, [command]
+    return Check(
+        name="interface.override_signatures",
+        status=CheckStatus.passed,
+        reason=f"all {len(overrides)} overrides match the base signatures",
+        evidence=[STATIC],
+        metrics={"overrides": len(overrides), "mismatched": 0},
+    )
 
 
 def _counts(findings: list[Finding]) -> dict[str, int]:
@@ -144,4 +135,74 @@ def _counts(findings: list[Finding]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-STEP = InterfaceStep()
+def smoke_checks(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> list[Check]:
+    """The smoke checks (responses, non_empty, determinism, streaming), from the recorded
+    exchanges alone (`run_smoke`'s smoke.jsonl)."""
+    first = [r for r in records if r.purpose == "first"]
+    answered = [r for r in first if r.ok]
+    failures = [r for r in first if not r.ok]
+    checks = []
+
+    if failures:
+        checks.append(Check(name="smoke.responses", status=CheckStatus.failed, evidence=evidence,
+                            reason=f"{len(failures)} of {len(first)} requests failed; first: "
+                                   f"{failures[0].error}",
+                            metrics={"requests": len(first), "failed": len(failures)}))
+    else:
+        checks.append(Check(name="smoke.responses", status=CheckStatus.passed, evidence=evidence,
+                            metrics={"requests": len(first)}))
+
+    if not answered:
+        checks.append(Check(name="smoke.non_empty", status=CheckStatus.not_run, evidence=evidence,
+                            reason="no request returned a completion"))
+    else:
+        empty = [r for r in answered if not r.text.strip()]
+        checks.append(Check(
+            name="smoke.non_empty", evidence=evidence,
+            status=CheckStatus.failed if empty else CheckStatus.passed,
+            reason=f"{len(empty)} of {len(answered)} completions are empty (first prompt: "
+                   f"{empty[0].prompt!r})" if empty else None,
+            metrics={"completions": len(answered), "empty": len(empty)}))
+
+    checks.append(_determinism(records, spec, evidence))
+    checks.append(_streaming(records, spec, evidence))
+    return checks
+
+
+def _determinism(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> Check:
+    name = "smoke.determinism"
+    if not spec.determinism:
+        return Check(name=name, status=CheckStatus.not_run, reason="disabled in the runbook")
+    first = {r.prompt: r for r in records if r.purpose == "first" and r.ok}
+    pairs = [(first[r.prompt], r) for r in records if r.purpose == "repeat" and r.ok and r.prompt in first]
+    if not pairs:
+        return Check(name=name, status=CheckStatus.not_run, evidence=evidence,
+                     reason="no prompt was answered twice")
+    differing = [a for a, b in pairs if a.text != b.text]
+    if differing:
+        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
+                     reason=f"{len(differing)} of {len(pairs)} prompts gave different text at "
+                            f"temperature 0 (first: {differing[0].prompt!r})",
+                     metrics={"pairs": len(pairs), "differing": len(differing)})
+    return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics={"pairs": len(pairs)})
+
+
+def _streaming(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> Check:
+    name = "smoke.streaming"
+    if not spec.streaming:
+        return Check(name=name, status=CheckStatus.not_run, reason="disabled in the runbook")
+    streamed = next((r for r in records if r.purpose == "stream"), None)
+    if streamed is None or not streamed.ok:
+        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
+                     reason=f"streamed request failed: {streamed.error if streamed else 'not sent'}")
+    chunks = len(streamed.response) - 1
+    if not streamed.text.strip():
+        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
+                     reason="stream delivered no text", metrics={"chunks": chunks})
+    # Compare with the plain reply only where greedy decoding proved repeatable for this prompt.
+    replies = {r.text for r in records if r.prompt == streamed.prompt and r.purpose != "stream" and r.ok}
+    if len(replies) == 1 and spec.determinism and streamed.text not in replies:
+        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
+                     reason="streamed text differs from the non-streamed reply at temperature 0",
+                     metrics={"chunks": chunks})
+    return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics={"chunks": chunks})

@@ -9,6 +9,9 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from harness.knowledge.index import load_index
+from harness.knowledge.upstream import UpstreamSource
+
 
 @dataclass(frozen=True)
 class SymbolSource:
@@ -20,9 +23,9 @@ class SymbolSource:
     text: str
 
 
-def locate(upstream, dotted: str) -> SymbolSource | None:
-    from harness.knowledge.index import load_index
-
+def locate(upstream: UpstreamSource, dotted: str) -> SymbolSource | None:
+    """Where a dotted upstream symbol is defined in `upstream` (re-exports and bases followed) and
+    its source lines; None when it does not resolve statically."""
     index = load_index(upstream)
     resolution = index.resolve(dotted)
     ref = resolution.ref

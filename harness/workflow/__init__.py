@@ -1,3 +1,3 @@
-"""The five-step workflow: a LangGraph StateGraph with human gates (`graph`), its checkpointed
-state (`state`, `checkpointer`), the run workspace layout (`layout`), approval hashing
-(`hashing`), feature naming (`features`) and the operations the CLI calls (`runs`)."""
+"""The five-step workflow: a LangGraph StateGraph with human gates (`graph`), where LangGraph
+keeps its resume state (`checkpointer`), and the operations the CLI calls (`runs`). The run
+record it writes is `harness.record`."""

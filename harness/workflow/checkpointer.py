@@ -10,11 +10,13 @@ from contextlib import contextmanager
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from harness.errors import HarnessError
-from harness.workflow.layout import Workspace
+from harness.record.layout import Workspace
 
 
 @contextmanager
 def open_checkpointer(workspace: Workspace) -> Iterator[SqliteSaver]:
+    """The workspace's LangGraph checkpointer, closed on exit. HarnessError (one line) when the
+    state file is corrupt."""
     path = workspace.state_db
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), check_same_thread=False)

@@ -12,20 +12,24 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from langgraph.types import Command
 
 from harness.errors import HarnessError
-from harness.report.render import gate_label, render_step_report, render_summary
+from harness.record.gates import gate_view
+from harness.record.hashing import evidence_hash
+from harness.record.layout import RunLayout, Workspace, utc_now
+from harness.record.models import GateDecision, RunInputs, RunView, StepView
+from harness.record.pins import pin_lines, verify_pins
+from harness.record.trajectory import decision_event
+from harness.report.render import step_report, summary
 from harness.steps import STEPS
-from harness.steps.base import load_result, slug_of
+from harness.steps.base import load_result
+from harness.util.files import tree_files, write_atomic
 from harness.workflow.checkpointer import open_checkpointer
 from harness.workflow.graph import build_graph, gate_name
-from harness.workflow.hashing import evidence_hash
-from harness.workflow.layout import RunLayout, Workspace, utc_now
-from harness.workflow.pins import pin_lines, verify_pins
-from harness.workflow.state import RunInputs
 
 Progress = Callable[[str], None]
 
@@ -35,6 +39,7 @@ def _config(run_id: str) -> dict:
 
 
 def load_inputs(run: RunLayout) -> RunInputs:
+    """The run's run.json. HarnessError when the run does not exist or the file is unreadable."""
     run.require()
     try:
         return RunInputs.model_validate_json(run.run_json.read_text(encoding="utf-8"))
@@ -84,7 +89,7 @@ def busy_by(run: RunLayout) -> str | None:
     return None
 
 
-def _advance(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress) -> dict:
+def _advance(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress) -> RunView:
     with _exclusive(run), open_checkpointer(run.workspace) as saver:
         app = build_graph(run, inputs, progress).compile(checkpointer=saver)
         # durability="sync": a step's checkpoint is on disk before the next node starts.
@@ -94,7 +99,9 @@ def _advance(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress
     return view
 
 
-def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lambda m: None) -> dict:
+def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lambda m: None) -> RunView:
+    """Record the run's inputs and advance it to the first gate (or the end, with auto-approve).
+    HarnessError when a run of that id exists."""
     run = workspace.run(inputs.run_id)
     if run.exists():
         raise HarnessError(
@@ -109,21 +116,22 @@ def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lamb
 
 
 def _initial_state(inputs: RunInputs) -> dict:
-    return {"run_id": inputs.run_id, "steps": {}, "gates": {}}
+    return {"run_id": inputs.run_id}
 
 
-def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None) -> dict:
+def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None) -> RunView:
+    """Continue a run a killed process left mid-step; a run at a gate or finished is returned as is."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
         view = run_status(workspace, run_id)
-        if view["state"] != "interrupted":
+        if view.state != "interrupted":
             return view  # at a gate or finished: nothing to redo
         verify_pins(inputs)  # the upstreams must still be what the run started on
         run.log("run_resumed")
         # Killed before the first checkpoint (or the state file was replaced): start from the top;
         # steps whose evidence is complete on disk are reused, not redone.
-        payload = None if view["checkpointed"] else _initial_state(inputs)
+        payload = None if view.checkpointed else _initial_state(inputs)
         return _advance(run, inputs, payload, progress)
 
 
@@ -136,127 +144,111 @@ def decide(
     text: str | None,
     step: str | None = None,
     progress: Progress = lambda m: None,
-) -> dict:
+) -> RunView:
     """Approve or reject the gate the run waits at; then advance to the next gate. A rejection
-    may name an earlier, already approved `step` instead: that step reruns, and every step after
-    it runs again once it is approved."""
+    may name an earlier, already approved `step` instead (a reopening): that step reruns, and
+    every step after it runs again once it is approved. HarnessError on a decision the run's
+    state does not allow (with what to do instead)."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
         if step is not None and not approve:
             view = run_status(workspace, run_id)
-            if step != view["waiting_at"]:
+            if step != view.waiting_at:
                 return _reopen_locked(run, inputs, view, step, by=by, reason=text, progress=progress)
         elif step is not None:
             raise HarnessError("--step is for reject only: approve decides the gate the run waits at")
         return _decide_locked(run, inputs, approve=approve, by=by, text=text, progress=progress)
 
 
-def _reopen_locked(run: RunLayout, inputs: RunInputs, view: dict, slug: str, *, by: str, reason: str | None,
-                   progress: Progress) -> dict:
+def _reopen_locked(run: RunLayout, inputs: RunInputs, view: RunView, slug: str, *, by: str, reason: str | None,
+                   progress: Progress) -> RunView:
     """Reject an approved step behind the gate the run waits at (or of a finished run)."""
     run_id = run.run_id
-    known = [s["slug"] for s in view["steps"]]
+    known = [s.slug for s in view.steps]
     if slug not in known:
         raise HarnessError(f"unknown step {slug!r}; the steps are {', '.join(known)}")
-    if view["state"] not in ("waiting", "finished"):
+    if view.state not in ("waiting", "finished"):
         raise HarnessError(f"run {run_id} stopped mid-step; `harness resume {run_id}` first")
     if not by.strip():
         raise HarnessError("--by must name who decides")
     if not (reason or "").strip():
         raise HarnessError("--reason must say why the step is rejected")
     index = known.index(slug)
-    target = view["steps"][index]
-    if target["gate"].get("decision") != "approve":
+    target = view.steps[index]
+    if target.gate.decision != "approve":
         raise HarnessError(f"run {run_id}: {slug} has no approval to reject; only an approved step behind the "
                            f"gate the run waits at can be reopened")
     verify_pins(inputs)
-    later = [s for s in view["steps"][index + 1:] if s["attempt"] is not None]
+    later = [s for s in view.steps[index + 1:] if s.attempt is not None]
     # Evidence first, state second: a kill in between leaves state that the same command redoes,
     # never later steps whose stale evidence a rerun would reuse.
     for step in later:
-        evidence = run.evidence_dir(step["slug"])
+        evidence = run.evidence_dir(step.slug)
         if evidence.exists():
             run.superseded_dir.mkdir(parents=True, exist_ok=True)
             n = 1
-            while (run.superseded_dir / f"{step['slug']}.attempt-{step['attempt']}.reopened-{n}").exists():
+            while (run.superseded_dir / f"{step.slug}.attempt-{step.attempt}.reopened-{n}").exists():
                 n += 1
-            os.rename(evidence, run.superseded_dir / f"{step['slug']}.attempt-{step['attempt']}.reopened-{n}")
-        run.step_report(step["slug"]).unlink(missing_ok=True)
-    decision = {
-        "decision": "reject",
-        "by": by.strip(),
-        "at": utc_now(),
-        "automatic": False,
-        "evidence_hash": target["current_hash"],
-        "attempt": target["attempt"],
-        "reason": reason.strip(),
-        "reopened": True,
-    }
-    reset = {"decision": "reset", "at": decision["at"], "reason": f"{slug} was rejected after approval"}
-    update: dict[str, Any] = {
-        "gates": {slug: [*target["history"], decision],
-                  **{s["slug"]: [*s["history"], reset] for s in later}},
-        "steps": {s["slug"]: None for s in later},
-        "finished_at": None,
-    }
-    step_obj = next(s for s in STEPS if slug_of(s) == slug)
-    run.log("reject", step=slug, by=decision["by"], reopened=True)
+            os.rename(evidence, run.superseded_dir / f"{step.slug}.attempt-{step.attempt}.reopened-{n}")
+        run.step_report(step.slug).unlink(missing_ok=True)
+    decision = GateDecision(decision="reopen", by=by.strip(), at=utc_now(), evidence_hash=target.evidence_hash,
+                            attempt=target.attempt, reason=reason.strip())
+    # The later steps keep their decisions; reset, they have no record until they run again, so
+    # their gates show nothing (harness.record.gates.gate_view).
+    run.log(decision.decision, **decision_event(decision, slug, reset=[s.slug for s in later]))
+    step_obj = next(s for s in STEPS if s.slug == slug)
     with open_checkpointer(run.workspace) as saver:
         app = build_graph(run, inputs, progress).compile(checkpointer=saver)
-        app.update_state(_config(run_id), Command(goto=step_obj.name, update=update), as_node=gate_name(step_obj))
+        app.update_state(_config(run_id), Command(goto=step_obj.name), as_node=gate_name(step_obj))
     return _advance(run, inputs, None, progress)
 
 
 def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str, text: str | None,
-                   progress: Progress) -> dict:
+                   progress: Progress) -> RunView:
     run_id = run.run_id
     view = run_status(run.workspace, run_id)
-    if view["state"] != "waiting":
+    if view.state != "waiting":
         what = {
             "finished": "it has finished",
             "interrupted": f"it stopped mid-step; `harness resume {run_id}` first",
         }
-        raise HarnessError(f"run {run_id} is not waiting at a gate: {what.get(view['state'], view['state'])}")
+        raise HarnessError(f"run {run_id} is not waiting at a gate: {what.get(view.state, view.state)}")
     if not by.strip():
         raise HarnessError("--by must name who decides")
-    step = next(s for s in view["steps"] if s["slug"] == view["waiting_at"])
+    step = view.step(view.waiting_at)
     if approve:
-        earlier = next((s for s in view["steps"] if s["number"] < step["number"] and s["gate"].get("valid") is False),
-                       None)
+        earlier = next((s for s in view.invalidated if s.number < step.number), None)
         if earlier is not None:
             raise HarnessError(
-                f"run {run_id}: the approval of {earlier['slug']} is invalidated (its evidence changed after "
-                f"approval: approved {earlier['gate']['evidence_hash']}, now {earlier['current_hash']}); "
+                f"run {run_id}: the approval of {earlier.slug} is invalidated (its evidence changed after "
+                f"approval: approved {earlier.gate.evidence_hash}, now {earlier.evidence_hash}); "
                 f"no later gate can be approved until it is resolved: restore its approved evidence, or reject "
-                f"{earlier['slug']} to rerun it (harness reject {run_id} --step {earlier['slug']} "
+                f"{earlier.slug} to rerun it (harness reject {run_id} --step {earlier.slug} "
                 f"--by NAME --reason TEXT)"
             )
-    if approve and step["current_hash"] != step["recorded_hash"]:
-        raise HarnessError(
-            f"run {run_id}: evidence of {step['slug']} changed since the step produced it; "
-            f"reject it to rerun the step instead of approving altered evidence"
-        )
-    decision: dict[str, Any] = {
-        "decision": "approve" if approve else "reject",
-        "by": by.strip(),
-        "at": utc_now(),
-        "automatic": False,
-        "evidence_hash": step["current_hash"],
-        "attempt": step["attempt"],
-    }
-    if approve:
-        decision["note"] = text or None
-    else:
-        if not (text or "").strip():
-            raise HarnessError("--reason must say why the step is rejected")
-        decision["reason"] = text.strip()
+        if step.evidence_changed:
+            raise HarnessError(
+                f"run {run_id}: evidence of {step.slug} changed since the step produced it; "
+                f"reject it to rerun the step instead of approving altered evidence"
+            )
+    elif not (text or "").strip():
+        raise HarnessError("--reason must say why the step is rejected")
+    decision = GateDecision(
+        decision="approve" if approve else "reject",
+        by=by.strip(),
+        at=utc_now(),
+        evidence_hash=step.evidence_hash,
+        attempt=step.attempt,
+        note=(text or None) if approve else None,
+        reason=None if approve else text.strip(),
+    )
     verify_pins(inputs)  # before the decision is recorded: the next step reads the upstreams
-    run.log(decision["decision"], step=step["slug"], by=decision["by"])
-    return _advance(run, inputs, Command(resume=decision), progress)
+    run.log(decision.decision, **decision_event(decision, step.slug))  # the record first, the graph second
+    return _advance(run, inputs, Command(resume=decision.model_dump(mode="json")), progress)
 
 
-def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> dict:
+def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> RunView:
     """The run as it stands. With `render`, the reports are re-rendered too, so the summary
     shows what `status` shows (e.g. an approval invalidated by changed evidence)."""
     run = workspace.run(run_id)
@@ -270,42 +262,49 @@ def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> di
     return view
 
 
-def _render(run: RunLayout, view: dict) -> None:
-    """Every finished step's report (their gate lines change) and the summary. A step report
-    shows the evidence as it is now; the summary's hash column shows what was approved (the
-    gate column marks an approval whose evidence no longer matches)."""
-    inputs = RunInputs.model_validate(view["inputs"])
-    for step in view["steps"]:
-        result = load_result(run.evidence_dir(step["slug"]))
+def reports(run: RunLayout, view: RunView) -> dict[Path, str]:
+    """Every report of the run as it should read now, by path: each finished step's report (its
+    gate line changes with decisions) and the summary. A step report shows the evidence as it is
+    now; the summary's hash column shows what was approved (its gate column marks an approval
+    whose evidence no longer matches)."""
+    texts: dict[Path, str] = {}
+    for step, step_view in zip(STEPS, view.steps, strict=True):
+        evidence_dir = run.evidence_dir(step.slug)
+        result = load_result(evidence_dir)
         if result is not None:
-            render_step_report(run, result, step["gate"], step["history"], inputs, step["current_hash"])
-    summary_steps = []
-    for step in view["steps"]:
-        gate = step["gate"]
-        if gate.get("decision") == "approve" and gate.get("evidence_hash"):
-            step = {**step, "current_hash": gate["evidence_hash"]}
-        summary_steps.append(step)
-    # the pinned upstreams go where the summary lists the run's notes
-    summary_inputs = {**view["inputs"], "notes": [*view["inputs"]["notes"], *pin_lines(view["inputs"])]}
-    render_summary(run, {**view, "steps": summary_steps, "inputs": summary_inputs})
+            texts[run.step_report(step.slug)] = step_report(step.template, result, step_view, view.inputs,
+                                                            tree_files(evidence_dir))
+    approved = view.model_copy(update={"steps": [
+        s.model_copy(update={"evidence_hash": s.gate.evidence_hash})
+        if s.gate.decision == "approve" and s.gate.evidence_hash else s
+        for s in view.steps
+    ]})
+    texts[run.summary] = summary(approved, [*view.inputs.notes, *pin_lines(view.inputs)])
+    return texts
 
 
-def invalidated_approvals(view: dict) -> list[dict]:
-    """The steps whose approval no longer covers their evidence."""
-    return [s for s in view["steps"] if s["gate"].get("valid") is False]
+def _render(run: RunLayout, view: RunView) -> None:
+    for path, text in reports(run, view).items():
+        write_atomic(path, text)
 
 
-def _view(run: RunLayout, inputs: RunInputs, snapshot) -> dict:
-    """Everything `status`, the reports and the CLI print: one dict, stable key order."""
-    values = snapshot.values or {}
-    records = values.get("steps", {})
-    gates = values.get("gates", {})
+def _view(run: RunLayout, inputs: RunInputs, snapshot) -> RunView:
+    """The one place a RunView is built: the graph's position from its checkpoint, everything
+    else from the run's files (`view_of`)."""
     waiting_at = None
     for task in snapshot.tasks:
         for intr in task.interrupts:
             waiting_at = intr.value["step"]
     running = None if run.run_id in _held else busy_by(run)
-    if values.get("finished_at"):
+    return view_of(run, inputs, waiting_at=waiting_at, checkpointed=bool(snapshot.values), running=running)
+
+
+def view_of(run: RunLayout, inputs: RunInputs, *, waiting_at: str | None = None, checkpointed: bool = True,
+            running: str | None = None) -> RunView:
+    """A RunView from run.json, the journal and the evidence tree, given where the graph stands
+    (`waiting_at`: the gate it waits at; `running`: who advances it now)."""
+    trajectory = run.trajectory()
+    if trajectory.finished_at:
         state = "finished"
     elif waiting_at:
         state = "waiting"
@@ -315,69 +314,35 @@ def _view(run: RunLayout, inputs: RunInputs, snapshot) -> dict:
         state = "interrupted"  # a process stopped mid-step (or never got going): resume it
     steps = []
     for step in STEPS:
-        slug = slug_of(step)
-        record = records.get(slug)
-        result = load_result(run.evidence_dir(slug))
-        history = gates.get(slug, [])
-        current_hash = evidence_hash(run.evidence_dir(slug))
-        recorded_hash = record["evidence_hash"] if record else None
-        gate = _gate_view(history, record, current_hash, waiting_at == slug)
-        steps.append(
-            {
-                "step": step.name,
-                "number": step.number,
-                "slug": slug,
-                "title": step.title,
-                "attempt": record["attempt"] if record else None,
-                "verdict": record["verdict"] if record else "pending",
-                "checks": [
-                    {"name": c.name, "status": c.status.value, "reason": c.reason}
-                    for c in (result.checks if result else [])
-                ]
-                if record
-                else [],
-                "report": record["report"] if record else None,
-                "evidence_dir": record["evidence_dir"] if record else None,
-                "recorded_hash": recorded_hash,
-                "current_hash": current_hash,
-                "evidence_changed": bool(record) and current_hash != recorded_hash,
-                "gate": gate,
-                "gate_decision": gate_label(gate),
-                "approver": gate.get("by") if gate.get("decision") == "approve" else None,
-                "automatic": bool(gate.get("automatic")),
-                "evidence_hash": current_hash,
-                "history": history,
-            }
-        )
-    return {
-        "run_id": run.run_id,
-        "workspace": str(run.workspace.root),
-        "state": state,
-        "waiting_at": waiting_at,
-        "finished_at": values.get("finished_at"),
-        "checkpointed": bool(values),
-        "running": running,
-        "inputs": inputs.model_dump(mode="json"),
-        "steps": steps,
-    }
-
-
-def _gate_view(history: list[dict], record: dict | None, current_hash: str | None, waiting: bool) -> dict:
-    if waiting:
-        return {"decision": "pending", "valid": None}
-    if not history:
-        return {"decision": "none", "valid": None}
-    last = history[-1]
-    if last["decision"] == "reset":  # an earlier step was reopened: this one runs again after it
-        return {"decision": "none", "valid": None, "after_reset": last}
-    if last["decision"] == "reject" and record and record["attempt"] > last.get("attempt", 0):
-        # the rejected attempt was rerun; a newer attempt is what its gate will decide on
-        return {"decision": "pending", "valid": None, "after_rejection": last}
-    view = dict(last)
-    if last["decision"] == "approve":
-        view["valid"] = last["evidence_hash"] == current_hash
-        if not view["valid"]:
-            view["invalid_reason"] = "approval invalidated: evidence changed"
-    else:
-        view["valid"] = None
-    return view
+        slug = step.slug
+        record = trajectory.record(slug)
+        result = load_result(run.evidence_dir(slug)) if record else None
+        history = trajectory.decisions(slug)
+        current = evidence_hash(run.evidence_dir(slug))
+        steps.append(StepView(
+            step=step.name,
+            number=step.number,
+            slug=slug,
+            title=step.title,
+            attempt=record.attempt if record else None,
+            verdict=record.verdict.value if record else "pending",
+            checks=result.checks if result else [],
+            report=record.report if record else None,
+            evidence_dir=record.evidence_dir if record else None,
+            recorded_hash=record.evidence_hash if record else None,
+            evidence_hash=current,
+            evidence_changed=bool(record) and current != record.evidence_hash,
+            gate=gate_view(history, record, current, waiting_at == slug),
+            history=history,
+        ))
+    return RunView(
+        run_id=run.run_id,
+        workspace=str(run.workspace.root),
+        state=state,
+        waiting_at=waiting_at,
+        finished_at=trajectory.finished_at,
+        checkpointed=checkpointed,
+        running=running,
+        inputs=inputs,
+        steps=steps,
+    )

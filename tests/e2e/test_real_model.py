@@ -6,7 +6,7 @@ against the recorded baseline, and sglang.bench_serving.
 Nothing is mocked and nothing comes from a hub. Accuracy is not asserted (a 135M model scores
 about 10 % here); that each step ran and left its per-sample evidence is. About 3-5 minutes on
 2 CPU cores. Needs: pip install torch==2.13.0, then pip install -e '.[eval,serve,test]' (and the
-bench_serving packages of harness.evidence.perf.BENCH_INSTALL for the performance part).
+bench_serving packages of harness.evidence.perf.bench_install() for the performance part).
 """
 
 from __future__ import annotations
@@ -15,18 +15,23 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
 from harness.errors import HarnessError
 from harness.evidence.accuracy import run_runbook_accuracy
-from harness.evidence.checks import CheckStatus
 from harness.evidence.local_model import SERVED_MODEL_NAME, prepare_tokenizer, require_engine, tokenizer_dir
-from harness.evidence.perf import BENCH_INSTALL, missing_bench_packages, run_performance
+from harness.evidence.perf import bench_install, load_bench_results, missing_bench_packages, run_performance
 from harness.evidence.runbook import Runbook, load_runbook
 from harness.evidence.server import ServedModel
-from harness.evidence.smoke import run_smoke
+from harness.evidence.smoke import read_exchanges, run_smoke
+from harness.record.checks import CheckStatus
+from harness.stats.performance import summarize
+from harness.steps.accuracy import suite_checks
+from harness.steps.interface import smoke_checks
+from harness.steps.performance import suite_checks as performance_checks
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +72,8 @@ def test_server_is_the_smollm2_gguf_on_llama_cpp(served):
 
 def test_smoke_emits_tokens_deterministically(served, runbook: Runbook):
     server, evidence = served
-    result = run_smoke(server, runbook.smoke, evidence / "smoke")
+    log = run_smoke(server, runbook.smoke, evidence / "smoke")
+    result = SimpleNamespace(checks=smoke_checks(read_exchanges(log), runbook.smoke, [str(log)]), evidence=log)
 
     assert {c.name: c.status for c in result.checks} == {
         "smoke.responses": CheckStatus.passed,
@@ -86,7 +92,8 @@ def test_smoke_emits_tokens_deterministically(served, runbook: Runbook):
 def test_gsm8k_through_lm_eval_and_the_paired_gate(served, runbook: Runbook):
     server, evidence = served
     suite = runbook.accuracy[0]
-    [check] = run_runbook_accuracy(runbook, server, evidence / "accuracy")
+    run_runbook_accuracy(runbook, server, evidence / "accuracy")
+    [check] = suite_checks(evidence / "accuracy", [suite.name])
 
     # The gate ran (whatever it decided) on the baseline's questions, with the paired rule.
     assert check.status in (CheckStatus.passed, CheckStatus.failed, CheckStatus.inconclusive), check.label()
@@ -128,11 +135,12 @@ def test_bench_serving_through_the_perf_runner(served, runbook: Runbook):
     server, evidence = served
     missing = missing_bench_packages()
     if missing:
-        pytest.skip(f"not run: bench_serving needs {', '.join(missing)}; {BENCH_INSTALL}")
+        pytest.skip(f"not run: bench_serving needs {', '.join(missing)}; {bench_install()}")
     suite = runbook.performance[0]
-    result = run_performance(suite, server.base_url, evidence / "perf", model=server.model,
-                             tokenizer=str(tokenizer_dir()),
-                             env={**os.environ, **runbook.environment.env})
+    run_performance(suite, server.base_url, evidence / "perf", model=server.model,
+                    tokenizer=str(tokenizer_dir()), env={**os.environ, **runbook.environment.env})
+    runs = load_bench_results(evidence / "perf" / "results.jsonl") if (evidence / "perf" / "results.jsonl").is_file() else []
+    result = SimpleNamespace(checks=performance_checks(evidence / "perf"), runs=runs, spread=summarize(runs) if runs else {})
 
     run_check = result.checks[0]
     assert run_check.status is CheckStatus.passed, f"{run_check.label()}\n{run_check.detail}"

@@ -74,7 +74,7 @@ def gsm8k_file(tmp_path: Path) -> Callable[..., Path]:
 def loopback_runbook_data(*flags: str, answers: Path | None = None, api: str = "completions",
                           startup_timeout_s: float = 20, model: str = "loopback-model") -> dict[str, Any]:
     """A runbook (as data) whose server is the loopback engine with the given fault flags."""
-    command = "python -m harness.evidence.loopback --host {host} --port {port} --model {model}"
+    command = "python -m harness.testing.loopback --host {host} --port {port} --model {model}"
     if answers is not None:
         command += f" --answers {answers}"
     if flags:

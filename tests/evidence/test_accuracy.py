@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from harness.evidence.accuracy import Endpoint, load_baseline_samples, run_accuracy_suite, run_runbook_accuracy
-from harness.evidence.checks import CheckStatus
+from harness.steps.accuracy import suite_check, suite_checks
+from harness.record.checks import CheckStatus
 from harness.evidence.runbook import AccuracySuite, Baseline, load_runbook
 from harness.evidence.server import ServedModel
 
@@ -56,7 +57,7 @@ def data(tmp_path_factory) -> dict[str, Path]:
 def serve(root: Path, name: str, answers: Path, *flags: str) -> ServedModel:
     """The loopback engine, launched through the server lifecycle from a runbook file."""
     command = (
-        f"python -m harness.evidence.loopback --host {{host}} --port {{port}} --model {{model}} --answers {answers}"
+        f"python -m harness.testing.loopback --host {{host}} --port {{port}} --model {{model}} --answers {answers}"
     )
     runbook = {
         "name": name,
@@ -89,7 +90,7 @@ def suite(data: dict[str, Path], name: str, **fields) -> AccuracySuite:
 def evaluate(data, name: str, flags: tuple[str, ...], accuracy_suite: AccuracySuite, **kwargs):
     with serve(data["root"], name, data["test"], *flags) as server:
         endpoint = Endpoint(base_url=server.base_url, model=server.model, max_retries=2, request_timeout_s=30)
-        return run_accuracy_suite(accuracy_suite, endpoint, data["root"] / "evidence", **kwargs)
+        return suite_check(run_accuracy_suite(accuracy_suite, endpoint, data["root"] / "evidence", **kwargs))
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +179,7 @@ def test_erroring_endpoint_is_a_failed_check_with_the_log(data, baseline_samples
 def test_missing_data_file_is_not_run(data, tmp_path):
     broken = suite(data, "missing", baseline=Baseline(score=0.5, n=10))
     broken.data_files["test"] = tmp_path / "nope.jsonl"
-    check = run_accuracy_suite(broken, Endpoint(base_url="http://127.0.0.1:9", model="m"), tmp_path / "evidence")
+    check = suite_check(run_accuracy_suite(broken, Endpoint(base_url="http://127.0.0.1:9", model="m"), tmp_path / "evidence"))
     assert check.status is CheckStatus.not_run and "nope.jsonl" in check.reason
 
 
@@ -186,7 +187,7 @@ def test_chat_api_goes_through_local_chat_completions(data, baseline_samples):
     chat = suite(data, "chat", limit=20, baseline=Baseline(samples=baseline_samples))
     with serve(data["root"], "chat", data["test"], "--wrong-rate", "0") as server:
         endpoint = Endpoint(base_url=server.base_url, model=server.model, api="chat", request_timeout_s=30)
-        check = run_accuracy_suite(chat, endpoint, data["root"] / "evidence")
+        check = suite_check(run_accuracy_suite(chat, endpoint, data["root"] / "evidence"))
     assert check.status is not CheckStatus.failed, check.reason
     assert check.metrics["n"] == 20 and check.metrics["losses"] == 0
     script = (data["root"] / "evidence" / "chat" / "reproduce.py").read_text()
@@ -207,7 +208,8 @@ def test_runbook_suites_attach_the_server_log_on_failure(loopback_runbook, loopb
     ]
     runbook = loopback_runbook("--error-rate", "1.0", answers=key).model_copy(update={"accuracy": suites})
     with loopback_server("--error-rate", "1.0", answers=key) as server:
-        (check,) = run_runbook_accuracy(runbook, server, tmp_path / "accuracy")
+        run_runbook_accuracy(runbook, server, tmp_path / "accuracy")
+        (check,) = suite_checks(tmp_path / "accuracy", ["gsm8k"], server.log_tail())
     assert check.status is CheckStatus.failed and check.name == "accuracy.gsm8k"
     assert "--- server log tail ---" in check.detail
 
@@ -272,7 +274,7 @@ def test_baseline_and_data_files_are_part_of_the_evidence(data, baseline_samples
     changes the evidence hash an approval is bound to."""
     import hashlib
 
-    from harness.workflow.hashing import evidence_hash
+    from harness.record.hashing import evidence_hash
 
     pinned = suite(data, "pinned", limit=20, baseline=Baseline(samples=baseline_samples))
     check = evaluate(data, "pinned", ("--wrong-rate", "0"), pinned)

@@ -11,11 +11,14 @@ import httpx
 import pytest
 
 from harness.errors import HarnessError
-from harness.evidence.checks import CheckStatus
-from harness.evidence.fallback import load_trace, run_fallback_scan, scan_log
+from harness.record.checks import CheckStatus
+from harness.evidence.fallback import scan_log
+from harness.evidence.traces import load_trace
 from harness.evidence.recipes import Recipes, load_recipes
 from harness.evidence.runbook import ProfilingSpec, load_runbook
 from harness.evidence.server import capture_profile
+from harness.steps.operators import profile_check
+from runner_support import fallback_scan as run_fallback_scan
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_RUNBOOK = REPO_ROOT / "runbooks" / "plugin-device.yaml"
@@ -191,7 +194,7 @@ def test_capture_profile_follows_the_runbook(loopback_server, tmp_path, num_step
     spec = ProfilingSpec(num_steps=num_steps)
     with loopback_server() as server:
         capture = capture_profile(server, spec, tmp_path / "evidence", _traffic)
-    assert capture.check.status is CheckStatus.passed
+    assert profile_check(capture).status is CheckStatus.passed
     (trace,) = capture.traces
     assert trace.parent == tmp_path / "evidence" / "traces"
     steps = [e for e in load_trace(trace)["traceEvents"] if e.get("cat") == "user_annotation"]
@@ -203,7 +206,7 @@ def test_capture_profile_reports_what_went_wrong(loopback_server, tmp_path):
         refused = capture_profile(server, ProfilingSpec(start_endpoint="/nope"), tmp_path, _traffic)
         silent = capture_profile(server, ProfilingSpec(num_steps=None, stop_endpoint="/v1/models"),
                                  tmp_path, _traffic, wait_s=1)
-    assert refused.check.label().startswith("failed: /nope answered HTTP 404")
-    assert silent.check.status is CheckStatus.failed and silent.traces == []
-    assert silent.check.reason.startswith(f"no trace appeared in {tmp_path / 'traces'} within 1s "
+    assert profile_check(refused).label().startswith("failed: /nope answered HTTP 404")
+    assert profile_check(silent).status is CheckStatus.failed and silent.traces == []
+    assert profile_check(silent).reason.startswith(f"no trace appeared in {tmp_path / 'traces'} within 1s "
                                           "(/v1/models answered HTTP 404")

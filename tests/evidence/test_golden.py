@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from safetensors.torch import save_file  # noqa: E402
 
-from harness.evidence.checks import CheckStatus  # noqa: E402
+from harness.record.checks import CheckStatus  # noqa: E402
 from harness.evidence.golden import compare_dumps, load_dumps  # noqa: E402
 
 

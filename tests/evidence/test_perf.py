@@ -12,9 +12,11 @@ import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 from harness.errors import HarnessError
-from harness.evidence.checks import CheckStatus
-from harness.evidence.perf import (METRICS, compare_runs, load_bench_results, missing_bench_packages,
-                                   render_markdown, run_performance)
+from harness.record.checks import CheckStatus
+from harness.evidence.perf import load_bench_results, missing_bench_packages
+from harness.stats.performance import METRICS
+from harness.steps.performance import compare_runs, render_markdown
+from runner_support import performance as run_performance
 from harness.evidence.runbook import PerformanceSuite
 
 THROUGHPUT = [m.key for m in METRICS if m.higher_is_better]
@@ -95,7 +97,7 @@ def test_not_run_when_the_interpreter_has_no_sglang(tmp_path):
     assert check.reason.startswith("sglang is not installed (missing sglang==0.5.23")
     assert "pip install --no-deps sglang==0.5.23 && pip install aiohttp" in check.reason
     assert not list((tmp_path / "perf").glob("rep-*"))  # nothing was launched
-    assert json.loads((tmp_path / "perf" / "summary.json").read_text())["checks"][0]["status"] == "not_run"
+    assert json.loads((tmp_path / "perf" / "summary.json").read_text())["status"] == "not_run"
 
 
 # --------------------------------------------------------------------------- end to end
@@ -144,9 +146,9 @@ def test_bench_serving_end_to_end_against_loopback(loopback_server, tokenizer_di
     assert result.spread["median_ttft_ms"].stdev is not None
     command = json.loads((tmp_path / "perf" / "command.json").read_text())["commands"][0]
     assert "--dataset-name random-ids" in command and f"--tokenizer {tokenizer_dir}" in command
-    summary = json.loads((tmp_path / "perf" / "summary.json").read_text())
-    assert {c["metric"] for c in summary["comparisons"]} == {m.key for m in METRICS}
-    assert "| TTFT median (ms) |" in render_markdown(result)
+    comparisons, _ = compare_runs(result.runs, load_bench_results(baseline), tolerance=suite.tolerance)
+    assert {c.metric for c in comparisons} == {m.key for m in METRICS}
+    assert "| TTFT median (ms) |" in render_markdown(result.spread, comparisons)
 
 
 @needs_bench

@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from harness.errors import HarnessError
-from harness.evidence.checks import CheckStatus
+from harness.record.checks import CheckStatus
 from harness.evidence.runbook import ServerSpec
 from harness.evidence.server import ServedModel, ServerStartError, build_command
-from harness.evidence.smoke import run_smoke
+from runner_support import smoke as run_smoke
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,7 +169,7 @@ def test_sigterm_to_the_harness_still_stops_the_server(tmp_path):
         from harness.evidence.runbook import ServerSpec
         from harness.evidence.server import ServedModel
         spec = ServerSpec(model="m", shutdown_grace_s=2, command=(
-            "python -m harness.evidence.loopback --host {host} --port {port} --model {model}"))
+            "python -m harness.testing.loopback --host {host} --port {port} --model {model}"))
         with ServedModel(spec, Path(sys.argv[1])) as server:
             print(server.pid, flush=True)
             time.sleep(120)
@@ -189,7 +189,7 @@ def test_sigterm_to_the_harness_still_stops_the_server(tmp_path):
 
 
 def test_wrong_answers_are_seeded_per_question_and_nested_by_rate(gsm8k_file):
-    from harness.evidence.loopback import AnswerKey, Engine, Faults
+    from harness.testing.loopback import AnswerKey, Engine, Faults
 
     key = AnswerKey.load(gsm8k_file(300))
 

@@ -13,7 +13,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from harness.errors import HarnessError
-from harness.evidence.checks import CheckStatus
+from harness.record.checks import CheckStatus
 from harness.evidence.traces import (TraceNaming, analyze_trace, diff_traces, load_trace, trace_check,
                                      union_length, write_diff_evidence)
 

@@ -4,6 +4,8 @@ bundled upstream (and saying so) when the package index cannot be reached."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 from workflow_support import REPO_ROOT, loopback_runbook, upstream_files, write_tree
@@ -61,3 +63,23 @@ def test_builtin_default_offline_with_the_shipped_bundle(project, monkeypatch):
     runbook = loopback_runbook(project.root / "runbook.yaml")
     proc = project.cli("run", "--runbook", str(runbook), "--run-id", "demo", subprocess_=True)
     _check_demo(project, proc, BUNDLED)
+
+
+def test_offline_without_a_cached_release_says_how_to_fill_the_cache(project, monkeypatch):
+    import harness.cli.workflow as workflow_cli
+
+    monkeypatch.setattr(workflow_cli, "EXAMPLES", project.root / "no-examples")  # nothing bundled
+    _offline(project, monkeypatch)
+    proc = project.cli("run", "--run-id", "demo", check=False, subprocess_=False)
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert "cannot reach the package index" in line and "is not in the wheel cache" in line
+    assert "harness fetch sglang==0.5.23 sglang==0.5.17" in line and "HARNESS_CACHE_DIR" in line
+
+
+def test_fetch_fills_the_cache_and_says_where(project):
+    proc = subprocess.run([sys.executable, "-m", "harness", "fetch", str(project.new)], capture_output=True, text=True,
+                          env=project.env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{project.new}: 10 modules in {project.new}" in proc.stdout
+    assert f"cache: {project.env['HARNESS_CACHE_DIR']}" in proc.stdout

@@ -15,8 +15,8 @@ import yaml
 from workflow_support import REPO_ROOT
 
 from harness.evidence.runbook import load_runbook
-from harness.evidence.server import ServedModel, process_start_time
-from harness.steps.base import _stop_orphaned_servers
+from harness.evidence.server import ServedModel, stop_orphaned_servers
+from harness.util.processes import start_time as process_start_time
 
 
 def _alive(pid: int) -> bool:
@@ -42,7 +42,7 @@ def _exec_wrapper_runbook(root: Path) -> Path:
     wrapper = root / "serve.sh"
     wrapper.write_text(
         "#!/bin/sh\n"
-        f'exec "{sys.executable}" -m harness.evidence.loopback --host "$1" --port "$2" --model "$3"\n'
+        f'exec "{sys.executable}" -m harness.testing.loopback --host "$1" --port "$2" --model "$3"\n'
     )
     wrapper.chmod(0o755)
     runbook = root / "exec.yaml"
@@ -74,7 +74,7 @@ def test_orphan_whose_command_execd_is_stopped_on_resume(tmp_path):
         cmdline = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
         assert [c.decode() for c in cmdline if c] != record["command"], "the command exec'd"
 
-        _stop_orphaned_servers(staging)
+        stop_orphaned_servers(staging)
         server.process.wait(timeout=10)
         assert not _alive(server.pid), "the orphaned engine survived resume"
     finally:
@@ -94,7 +94,7 @@ def test_recycled_pid_is_never_killed(tmp_path):
             "command": [sys.executable, "-c", "import time; time.sleep(60)"],  # even the same command
             "pid": bystander.pid, "pgid": bystander.pid, "proc_start_time": start - 1,
         }))
-        _stop_orphaned_servers(staging)
+        stop_orphaned_servers(staging)
         time.sleep(0.2)
         assert bystander.poll() is None and _alive(bystander.pid)
 
@@ -102,7 +102,7 @@ def test_recycled_pid_is_never_killed(tmp_path):
         (staging / "server/server.json").write_text(json.dumps({
             "command": ["whatever"], "pid": bystander.pid, "pgid": bystander.pid, "proc_start_time": start,
         }))
-        _stop_orphaned_servers(staging)
+        stop_orphaned_servers(staging)
         bystander.wait(timeout=10)
         assert _wait_gone(bystander.pid)
     finally:

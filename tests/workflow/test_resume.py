@@ -88,8 +88,9 @@ def test_step_finished_but_not_checkpointed_is_reused(project, monkeypatch):
     finds its attempt complete on disk and reuses it instead of redoing the work."""
     from harness.steps import STEPS
     from harness.steps.base import StepContext, execute_step
-    from harness.workflow.layout import Workspace
-    from harness.workflow.state import FeatureSpec, RunInputs
+    from harness.record.layout import Workspace
+    from harness.features import FeatureSpec
+    from harness.record.models import RunInputs
 
     run = Workspace(project.workspace).run("reuse")
     inputs = RunInputs(

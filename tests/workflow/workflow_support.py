@@ -198,7 +198,7 @@ EXAMPLE_DATA = REPO_ROOT / "harness/examples/workspace/data"
 def loopback_runbook(path: Path, *flags: str, accuracy: bool = False) -> Path:
     """A runbook serving the loopback engine with `flags` (its fault switches). With `accuracy`,
     the engine answers from the example gsm8k key and the runbook gates a gsm8k suite on it."""
-    command = "python -m harness.evidence.loopback --host {host} --port {port} --model {model}"
+    command = "python -m harness.testing.loopback --host {host} --port {port} --model {model}"
     if accuracy:
         flags = (*flags, "--answers", str(EXAMPLE_DATA / "gsm8k_mini_test.jsonl"))
     if flags:

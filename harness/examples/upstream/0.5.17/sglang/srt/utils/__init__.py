@@ -1,2 +1,0 @@
-# Temporarily do this to avoid changing all imports in the repo
-from sglang.srt.utils.common import *

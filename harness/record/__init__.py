@@ -1,0 +1,3 @@
+"""The run record: what a run was given (run.json), what happened (the journal: step records and
+gate decisions), where its files live, how evidence is hashed and upstreams pinned, and the
+verdict vocabulary (`checks`). Everything above reads runs through these types."""

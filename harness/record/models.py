@@ -1,0 +1,194 @@
+"""The run record, typed: what a run is given, what each step recorded, every gate decision, and
+the one view of a run that `status`, the reports and the CLI read.
+
+    run.json                       RunInputs (written once, at `run`)
+    journal.jsonl                  the trajectory: StepRecord and GateDecision lines, in order
+                                   (`harness.record.trajectory`)
+    evidence/NN-step/step.json     StepResult (the checks and facts a step's report shows)
+    `harness status --json`        RunView, built only by `harness.workflow.runs.run_status`
+
+Reports render from run.json, the journal and the evidence tree; LangGraph's sqlite store is
+its resume store only (RunState: where the graph stands).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from pydantic import BaseModel, Field, computed_field
+
+from harness.features import FeatureSpec
+from harness.record.checks import Check, CheckStatus
+
+
+class UpstreamPin(BaseModel):
+    """What an upstream spec resolved to when the run started (see `harness.record.pins`)."""
+
+    spec: str
+    kind: Literal["release", "git", "path"]
+    fingerprint: str  # the content fingerprint: equal content, equal fingerprint
+    git_commit: str | None = None
+
+
+class RunInputs(BaseModel):
+    run_id: str
+    feature: FeatureSpec
+    plugin: str  # absolute path of the plugin checkout
+    plugin_commit: str | None = None
+    upstream: str  # the spec the steps resolve, e.g. sglang==0.5.23 or a bundled path
+    from_upstream: str | None = None
+    # later processes must resolve --upstream / --from to the same content (harness.record.pins)
+    upstream_pin: UpstreamPin | None = None
+    from_pin: UpstreamPin | None = None
+    runbook: str | None = None  # absolute path
+    auto_approve: bool = False
+    notes: list[str] = Field(default_factory=list)  # e.g. "package index unreachable: bundled upstream"
+    created_at: str
+
+
+class Draft(BaseModel):
+    """What the step's drafting hook proposed (the AI drafter is a later issue)."""
+
+    status: Literal["drafted", "not_run"]
+    reason: str | None = None
+    text: str | None = None
+
+
+class StepResult(BaseModel):
+    """Written as `step.json` into the step's evidence: the checks and the facts the report shows."""
+
+    step: str
+    number: int
+    title: str
+    attempt: int
+    rejection_reason: str | None = None  # the reviewer's reason that triggered this attempt
+    started_at: str
+    finished_at: str
+    verdict: CheckStatus
+    checks: list[Check]
+    facts: dict[str, Any] = Field(default_factory=dict)  # step-specific, rendered by its template
+    commands: list[str] = Field(default_factory=list)  # how to reproduce the evidence
+    environment: dict[str, str] = Field(default_factory=dict)
+    draft: Draft
+
+
+Decision = Literal["approve", "reject", "reopen"]
+
+
+class GateDecision(BaseModel):
+    """One human (or --auto-approve) decision at a step's gate.
+
+    `reject` sends the step the run waits at back with `reason`; `reopen` rejects an earlier,
+    already approved step (`harness reject --step`): it reruns, and so does every step after it.
+    `evidence_hash` is what the decision was taken on; an approval counts only while the
+    step's evidence still hashes to it (`harness.record.gates`)."""
+
+    decision: Decision
+    by: str
+    at: str
+    automatic: bool = False
+    evidence_hash: str | None = None
+    attempt: int
+    note: str | None = None  # approvals
+    reason: str | None = None  # rejections and reopenings
+
+
+class StepRecord(BaseModel):
+    """What the step node recorded in the graph state when an attempt finished."""
+
+    attempt: int
+    verdict: CheckStatus
+    report: str  # workspace-relative path of the step's report
+    evidence_dir: str  # workspace-relative
+    evidence_hash: str | None
+    finished_at: str
+
+
+GateState = Literal["none", "pending", "approve", "reject", "reopen"]
+
+
+class GateView(BaseModel):
+    """Where a step's gate stands now: the last decision, judged against the evidence on disk."""
+
+    decision: GateState
+    valid: bool | None = None  # approvals only: does the evidence still hash to what was approved?
+    by: str | None = None
+    at: str | None = None
+    automatic: bool = False
+    evidence_hash: str | None = None  # what the decision was taken on
+    attempt: int | None = None
+    note: str | None = None
+    reason: str | None = None
+    label: str = "—"  # one line for tables: "approved", "waiting for review", ...
+
+
+class StepView(BaseModel):
+    step: str
+    number: int
+    slug: str
+    title: str
+    attempt: int | None
+    verdict: Literal["passed", "failed", "inconclusive", "not_run", "pending"]
+    checks: list[Check]
+    report: str | None
+    evidence_dir: str | None
+    recorded_hash: str | None  # the evidence hash when the step finished
+    evidence_hash: str | None  # the evidence hash now
+    evidence_changed: bool
+    gate: GateView
+    history: list[GateDecision]
+
+    @computed_field
+    @property
+    def current_hash(self) -> str | None:
+        """Same as `evidence_hash`: kept in `status --json`, which scripts already read."""
+        return self.evidence_hash
+
+    @computed_field
+    @property
+    def gate_decision(self) -> str:
+        """Same as `gate.label`: kept in `status --json`, which scripts already read."""
+        return self.gate.label
+
+    @computed_field
+    @property
+    def approver(self) -> str | None:
+        return self.gate.by if self.gate.decision == "approve" else None
+
+    @computed_field
+    @property
+    def automatic(self) -> bool:
+        return self.gate.automatic
+
+
+RunStateName = Literal["finished", "waiting", "running", "interrupted"]
+
+
+class RunView(BaseModel):
+    """A run as it stands: built in one place (`harness.workflow.runs.run_status`) from run.json,
+    the graph state, each step.json and the evidence on disk."""
+
+    run_id: str
+    workspace: str
+    state: RunStateName
+    waiting_at: str | None
+    finished_at: str | None
+    checkpointed: bool  # False: killed before the first checkpoint
+    running: str | None  # who advances it right now ("pid N")
+    inputs: RunInputs
+    steps: list[StepView]
+
+    def step(self, slug: str) -> StepView:
+        return next(s for s in self.steps if s.slug == slug)
+
+    @property
+    def invalidated(self) -> list[StepView]:
+        """The steps whose approval no longer covers their evidence."""
+        return [s for s in self.steps if s.gate.valid is False]
+
+
+class RunState(TypedDict, total=False):
+    """LangGraph's state: nothing but the run's id. What happened is in the journal; the
+    checkpoints only record where the graph stands (the gate it waits at), so it can resume."""
+
+    run_id: str

@@ -1,0 +1,47 @@
+"""The knowledge engine, once per process: upstream sources, Platform Maps and Feature Diffs are
+computed once however many steps and commands read them (a release wheel is downloaded and
+indexed once; a whole-release diff takes minutes).
+
+Knowledge-side helper: it sits in the knowledge layer and belongs in `harness.knowledge` once
+that package's rewrite lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from harness.knowledge.feature_diff import FeatureDiff, diff_upstreams
+from harness.knowledge.platform_map import PlatformMap, map_plugin
+from harness.knowledge.upstream import UpstreamSource, resolve_upstream
+
+
+@lru_cache(maxsize=8)
+def resolve(spec: str) -> UpstreamSource:
+    """`resolve_upstream(spec)`, cached per process. HarnessError on a bad or unreachable spec."""
+    return resolve_upstream(spec)
+
+
+@lru_cache(maxsize=8)
+def _platform_map(plugin: str, spec: str) -> PlatformMap:
+    return map_plugin(Path(plugin), resolve(spec))
+
+
+def platform_map(plugin: Path, upstream: UpstreamSource) -> PlatformMap:
+    """The plugin's Platform Map against `upstream`, cached per (plugin path, spec)."""
+    return _platform_map(str(plugin), upstream.spec)
+
+
+_diffs: dict[tuple[str, str, str | None], FeatureDiff] = {}
+
+
+def feature_diff(old: UpstreamSource, new: UpstreamSource, plugin: Path | None,
+                 progress: Callable[[str], None] | None = None) -> FeatureDiff:
+    """The Feature Diff old → new (judging `plugin`'s dependencies when given), cached per
+    (old spec, new spec, plugin); `progress` gets "label done/total" lines."""
+    key = (old.spec, new.spec, str(plugin) if plugin else None)
+    if key not in _diffs:
+        counted = (lambda label, done, total: progress(f"{label} {done}/{total}")) if progress else None
+        _diffs[key] = diff_upstreams(old, new, plugin, progress=counted)
+    return _diffs[key]

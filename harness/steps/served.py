@@ -1,0 +1,134 @@
+"""One base for the steps that serve a model (2 interface, 3 operators, 4 accuracy, 5
+performance): load the runbook, copy it into the evidence, start its server, let the step drive
+it, and record in `served.json` anything that stopped that (no runbook, a server that never got
+healthy, a runner that raised). Its `judge` turns those into checks — never a pass — and
+otherwise asks the step's `judge_served` for the checks of what was measured.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.errors import HarnessError
+from harness.evidence.runbook import Runbook, load_runbook
+from harness.evidence.server import RunningServer, ServedModel, ServerStartError, log_tail, start_check
+from harness.record.checks import Check, not_run
+from harness.record.models import RunInputs
+from harness.steps.base import Collected, Step, StepContext, runner_failure
+
+SERVED = "served.json"
+RUNBOOK_COPY = "runbook.yaml"
+SERVER_DIR = "server"
+
+
+class ServedStep(Step):
+    """A step whose evidence comes from the runbook's served model.
+
+    Subclasses set `check_name` (the check that stands for the step when nothing could be
+    served) and implement `exercise` (drive the server, write evidence, return commands) and
+    `judge_served` (the checks, read back from that evidence). `skip_reason` may say why the
+    runbook asks nothing of this step (then no server is started)."""
+
+    abstract: ClassVar[bool] = True
+    check_name: ClassVar[str]
+
+    def collect(self, ctx: StepContext) -> Collected:
+        facts, commands = self.collect_static(ctx)
+        state: dict[str, Any] = {}
+        runbook, unavailable = _read_runbook(ctx.inputs)
+        if runbook is None:
+            state["unavailable"] = unavailable
+        else:
+            ctx.write_text(RUNBOOK_COPY, Path(ctx.inputs.runbook).read_text(encoding="utf-8"))
+            skip = self.skip_reason(runbook)
+            if skip:
+                state["skipped"] = skip
+            else:
+                try:
+                    with ServedModel.from_runbook(runbook, ctx.evidence_dir / SERVER_DIR) as server:
+                        commands.append(shlex.join(server.command))
+                        commands += self.exercise(ctx, runbook, server)
+                    self.after_serving(ctx, runbook, list(server.log_paths))
+                except ServerStartError:
+                    state["start_failed"] = True  # the server's record says why
+                except Exception as exc:  # noqa: BLE001 — any runner failure is recorded, not passed
+                    check = runner_failure(self.check_name, exc)
+                    state["runner_error"] = {"reason": check.reason, "detail": check.detail}
+        ctx.write_json(SERVED, state)
+        return Collected(facts=facts, commands=commands)
+
+    def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
+        """Evidence that needs no server (facts, commands); none by default."""
+        return {}, []
+
+    def after_serving(self, ctx: StepContext, runbook: Runbook, logs: list[Path]) -> None:
+        """Evidence read from the stopped server's complete logs; nothing by default."""
+
+    def skip_reason(self, runbook: Runbook) -> str | None:
+        """Why the runbook asks nothing of this step, or None."""
+        return None
+
+    @abstractmethod
+    def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
+        """Drive the healthy server, writing evidence under ctx.evidence_dir; return the
+        commands that reproduce it."""
+
+    @abstractmethod
+    def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
+        """The checks of what `exercise` measured, read back from `evidence_dir`."""
+
+    def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+        return self.judge_static(evidence_dir, inputs) + self.judge_serving(evidence_dir, inputs)
+
+    def judge_static(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+        """Checks of the `collect_static` evidence; none by default."""
+        return []
+
+    def judge_serving(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+        """What serving the model showed: a not-run or failed check when it could not be served,
+        else the step's `judge_served` checks."""
+        state = _read_json(evidence_dir / SERVED)
+        if "unavailable" in state:
+            return [not_run(self.check_name, state["unavailable"])]
+        if "skipped" in state:
+            return [not_run(self.check_name, state["skipped"])]
+        if "runner_error" in state:
+            return [not_run(self.check_name, state["runner_error"]["reason"], detail=state["runner_error"]["detail"])]
+        if state.get("start_failed"):
+            started = start_check(evidence_dir / SERVER_DIR / "server.json")
+            return [started or not_run(self.check_name, "the server did not start and left no record")]
+        checks = self.judge_served(evidence_dir, evidence_runbook(evidence_dir, inputs))
+        return checks or [not_run(self.check_name, "the runbook defines nothing for this step")]
+
+
+def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, str | None]:
+    if not inputs.runbook:
+        return None, "no runbook given (--runbook)"
+    try:
+        return load_runbook(inputs.runbook), None
+    except HarnessError as exc:
+        return None, f"runbook unusable: {exc}"
+
+
+def evidence_runbook(evidence_dir: Path, inputs: RunInputs) -> Runbook:
+    """The runbook as copied into the evidence; its relative paths resolve against the
+    original's directory, as they did when the step ran."""
+    return load_runbook(evidence_dir / RUNBOOK_COPY, base_dir=Path(inputs.runbook).parent)
+
+
+def server_log_tail(evidence_dir: Path) -> str | None:
+    """The served model's log tail, as recorded in the step's evidence."""
+    logs = [evidence_dir / SERVER_DIR / f"server.{kind}.log" for kind in ("stderr", "stdout")]
+    present = [p for p in logs if p.is_file()]
+    return log_tail(present) if present else None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"runner_error": {"reason": f"{path.name} is missing or unreadable", "detail": None}}

@@ -1,0 +1,713 @@
+"""A loopback engine that speaks SGLang's HTTP surface, with injectable faults.
+
+It stands in for an accelerator that is not here: the server lifecycle launches it exactly like
+`python -m sglang.launch_server` (a process, a port, a health endpoint, a log), and the runners
+talk to it over the real OpenAI-compatible protocol. What it answers is decided by an answer key
+(gsm8k JSONL rows with `question` and `answer`), so accuracy gates see realistic, controllable
+scores; everything else gets deterministic generic text.
+
+    python -m harness.testing.loopback --host 127.0.0.1 --port 30000 --answers key.jsonl \
+        --wrong-rate 0.1 --fallback-lines 4
+
+Only the standard library is used so the engine starts in well under a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import logging
+import os
+import random
+import re
+import signal
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator
+
+logger = logging.getLogger("loopback")
+
+# A "token" is a run of non-space characters with its leading whitespace, so joining tokens
+# reproduces the text exactly (streaming deltas concatenate to the non-streamed reply).
+_TOKEN = re.compile(r"\s*\S+")
+_CALCULATOR = re.compile(r"<<[^>]*>>")  # gsm8k's calculator annotations, e.g. <<48/2=24>>
+_GENERIC_WORDS = (
+    "the model reads the prompt and writes a short plain answer about tokens kernels caches "
+    "layers heads batches streams devices queues memory values steps results in order"
+).split()
+DEFAULT_MAX_TOKENS = {"completions": 16, "chat": 128}  # OpenAI's completions default; chat has none
+
+
+def count_tokens(text: str) -> int:
+    return len(_TOKEN.findall(text))
+
+
+def _unit_interval(*parts: object) -> float:
+    """A deterministic number in [0, 1) from the parts — stable across runs and processes."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+# --------------------------------------------------------------------------- answers
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    question: str
+    answer: str  # the number after '####'
+    reasoning: str  # the worked solution, one line, calculator annotations removed
+
+
+class AnswerKey:
+    """gsm8k-format rows; finds the last known question a prompt contains."""
+
+    def __init__(self, entries: list[KeyEntry]):
+        self.entries = entries
+
+    @classmethod
+    def load(cls, path: Path) -> "AnswerKey":
+        entries = []
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            solution, sep, final = str(row["answer"]).rpartition("####")
+            if not sep:
+                raise ValueError(f"{path}:{number}: answer has no '#### <number>' line")
+            reasoning = " ".join(_CALCULATOR.sub("", solution).split()).rstrip(".")
+            entries.append(KeyEntry(str(row["question"]).strip(), final.strip(), reasoning))
+        return cls(entries)
+
+    def lookup(self, prompt: str) -> KeyEntry | None:
+        """Few-shot prompts quote earlier questions with their answers; the one to answer is
+        the question that occurs last (ties go to the longer, more specific question)."""
+        best: tuple[int, int] | None = None
+        found = None
+        for entry in self.entries:
+            position = prompt.rfind(entry.question)
+            if position < 0:
+                continue
+            rank = (position + len(entry.question), len(entry.question))
+            if best is None or rank > best:
+                best, found = rank, entry
+        return found
+
+
+def wrong_number(answer: str, salt: float) -> str:
+    """A plausible but different number, so answer extraction succeeds and scoring fails."""
+    offset = 1 + int(salt * 9)
+    try:
+        return str(int(answer.replace(",", "")) + offset)
+    except ValueError:
+        try:
+            return f"{float(answer.replace(',', '')) + offset:g}"
+        except ValueError:
+            return str(offset)
+
+
+# --------------------------------------------------------------------------- engine
+
+
+@dataclass
+class Faults:
+    never_healthy: bool = False
+    exit_at_start: int | None = None
+    wrong_rate: float = 0.0
+    seed: int = 0
+    latency_ms: float = 0.0
+    fallback_lines: int = 0
+    error_rate: float = 0.0
+    nondeterministic: bool = False  # generic replies differ between identical greedy requests
+    ignore_sigterm: bool = False  # only SIGKILL stops it (tests teardown escalation)
+
+
+@dataclass
+class Generation:
+    text: str
+    finish_reason: str  # "stop" | "length"
+    matched_stop: str | None
+    prompt_tokens: int
+
+    @property
+    def completion_tokens(self) -> int:
+        return count_tokens(self.text)
+
+
+@dataclass
+class Engine:
+    model: str
+    faults: Faults
+    key: AnswerKey | None = None
+    platform: str = "cuda"
+    gzip_traces: bool = True
+    profiler: "Profiler" = field(init=False)
+    _counter: int = field(default=0, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _rng: random.Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.faults.seed)
+        self.profiler = Profiler(self.platform, fallback_ops=bool(self.faults.fallback_lines),
+                                 gzip_traces=self.gzip_traces)
+
+    def next_request(self) -> tuple[int, bool]:
+        """Request number and whether this request fails (--error-rate)."""
+        with self._lock:
+            self._counter += 1
+            return self._counter, self._rng.random() < self.faults.error_rate
+
+    def generate(self, prompt: str, *, api: str, max_tokens: int | None, temperature: float,
+                 seed: int | None, stop: list[str], request_number: int) -> Generation:
+        entry = self.key.lookup(prompt) if self.key else None
+        if entry is not None:
+            # Monotone in the rate: a question wrong at 5 % is also wrong at 10 %.
+            draw = _unit_interval(self.faults.seed, entry.question)
+            number = (wrong_number(entry.answer, draw) if draw < self.faults.wrong_rate
+                      else entry.answer)
+            reasoning = entry.reasoning or "Working through the question step by step"
+            text = f"{reasoning}. The answer is {number}.\n#### {number}"
+        else:
+            text = self._generic_text(prompt, max_tokens or DEFAULT_MAX_TOKENS[api],
+                                      temperature, seed, request_number)
+        return self._finish(text, prompt, max_tokens, stop)
+
+    def _generic_text(self, prompt: str, length: int, temperature: float, seed: int | None,
+                      request_number: int) -> str:
+        variation: object = "greedy"
+        if temperature > 0:
+            variation = seed if seed is not None else uuid.uuid4().hex
+        if self.faults.nondeterministic:
+            variation = f"{variation}/{request_number}"
+        rng = random.Random(hashlib.sha256(f"{variation}\x1f{prompt}".encode()).digest())
+        return " " + " ".join(rng.choice(_GENERIC_WORDS) for _ in range(length))
+
+    @staticmethod
+    def _finish(text: str, prompt: str, max_tokens: int | None, stop: list[str]) -> Generation:
+        matched = None
+        cut = len(text)
+        for word in stop:
+            at = text.find(word)
+            if word and 0 <= at < cut:
+                cut, matched = at, word
+        text = text[:cut]
+        finish = "stop"
+        pieces = _TOKEN.findall(text)
+        if max_tokens is not None and len(pieces) > max_tokens:
+            text, finish, matched = "".join(pieces[:max_tokens]), "length", None
+        return Generation(text, finish, matched, count_tokens(prompt))
+
+
+# --------------------------------------------------------------------------- profiler
+
+# (upstream op, CUDA kernel, xdev kernel, device microseconds) for one decoder layer.
+_LAYER_OPS = (
+    ("sgl_kernel::rmsnorm", "void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>",
+     "xdev::rms_norm_bf16", 4),
+    ("aten::mm", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+     "xdev::gemm_bf16", 30),
+    ("sgl_kernel::rotary_embedding", "void rotary_embedding_kernel<__nv_bfloat16, true>",
+     "xdev::rope_neox_bf16", 3),
+    ("flashinfer::batch_decode_with_paged_kv_cache",
+     "void flashinfer::BatchDecodeWithPagedKVCacheKernel<128u, __nv_bfloat16>",
+     "xdev::paged_attention_decode", 12),
+    ("aten::mm", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64",
+     "xdev::gemm_bf16", 18),
+    ("c10d::allreduce_", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+     "xccl::all_reduce_sum_bf16", 8),
+    ("sgl_kernel::rmsnorm", "void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>",
+     "xdev::rms_norm_bf16", 4),
+    ("aten::mm", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64",
+     "xdev::gemm_bf16", 40),
+    ("sgl_kernel::silu_and_mul", "void act_and_mul_kernel<__nv_bfloat16, &silu_kernel>",
+     "xdev::swiglu_bf16", 3),
+    ("aten::mm", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+     "xdev::gemm_bf16", 35),
+)
+_LAYERS = 2
+# With fallbacks injected, this op runs on the host: a cpu_op with no launch, bracketed by
+# device->host and host->device copies — what a CPU fallback looks like in a device trace.
+FALLBACK_TRACE_OP = "sgl_kernel::silu_and_mul"
+
+
+class Profiler:
+    """Collects forward steps between /start_profile and /stop_profile and writes them as a
+    torch-profiler Chrome trace (`{"traceEvents": [...]}`) the way SGLang names it."""
+
+    def __init__(self, platform: str, *, fallback_ops: bool, gzip_traces: bool = True):
+        self.platform = platform
+        self.fallback_ops = fallback_ops
+        self.gzip_traces = gzip_traces
+        self.lock = threading.Lock()
+        self.active = False
+        self.output_dir = Path()
+        self.profile_id = ""
+        self.steps: list[tuple[str, int]] = []  # (prefill|decode, tokens)
+        self.target_steps: int | None = None
+        self.written: list[Path] = []
+
+    def start(self, output_dir: str | None, num_steps: int | None) -> tuple[bool, str]:
+        with self.lock:
+            if self.active:
+                return False, "Profiling is already in progress. Call /stop_profile first."
+            directory = output_dir or os.environ.get("SGLANG_TORCH_PROFILER_DIR") or tempfile.gettempdir()
+            self.output_dir = Path(directory).expanduser()
+            self.profile_id = str(time.time())
+            self.steps = []
+            self.target_steps = num_steps or None
+            self.active = True
+            logger.info("Profiling starts. Traces will be saved to: %s (with profile id: %s)",
+                        self.output_dir, self.profile_id)
+            return True, "Succeeded"
+
+    def record(self, kind: str, tokens: int) -> None:
+        with self.lock:
+            if not self.active:
+                return
+            self.steps.append((kind, tokens))
+            if self.target_steps is not None and len(self.steps) >= self.target_steps:
+                self._write()
+
+    def stop(self) -> tuple[bool, str]:
+        with self.lock:
+            if not self.active:
+                return False, "Profiling is not in progress. Call /start_profile first."
+            self._write()
+            return True, "Succeeded"
+
+    def _write(self) -> None:
+        self.active = False
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        suffix = ".trace.json.gz" if self.gzip_traces else ".trace.json"
+        path = self.output_dir / f"{self.profile_id}-TP-0{suffix}"
+        trace = build_trace(self.steps, self.platform, self.fallback_ops)
+        data = json.dumps(trace).encode()
+        path.write_bytes(gzip.compress(data) if self.gzip_traces else data)
+        self.written.append(path)
+        logger.info("Profiling done. Traces are saved to: %s", self.output_dir)
+
+
+def build_trace(steps: list[tuple[str, int]], platform: str, fallback_ops: bool) -> dict[str, Any]:
+    """Events in torch.profiler's export_chrome_trace layout: host ops and runtime launches on
+    pid 1 (thread 1), device work on pid 0 with one tid per stream, linked by `correlation`."""
+    host_pid, host_tid, device_pid, compute_stream, copy_stream = 1, 1, 0, 7, 8
+    runtime_cat = "cuda_runtime" if platform == "cuda" else "privateuse1_runtime"
+    launch_name = "cudaLaunchKernel" if platform == "cuda" else "xdevLaunchKernel"
+    copy_name = "cudaMemcpyAsync" if platform == "cuda" else "xdevMemcpyAsync"
+    events: list[dict[str, Any]] = [
+        {"ph": "M", "name": "process_name", "pid": host_pid, "tid": 0, "args": {"name": "python"}},
+        {"ph": "M", "name": "process_name", "pid": device_pid, "tid": 0,
+         "args": {"name": f"{platform} 0"}},
+        {"ph": "M", "name": "thread_name", "pid": device_pid, "tid": compute_stream,
+         "args": {"name": f"stream {compute_stream}"}},
+        {"ph": "M", "name": "thread_name", "pid": device_pid, "tid": copy_stream,
+         "args": {"name": f"stream {copy_stream}"}},
+    ]
+    host_clock = 1_000.0
+    device_clock = 1_000.0
+    correlation = 0
+
+    def launch(op: str, device_name: str, device_us: float, *, cat: str, stream: int,
+               runtime: str) -> None:
+        nonlocal host_clock, device_clock, correlation
+        correlation += 1
+        op_start = host_clock
+        events.append({"ph": "X", "cat": "cpu_op", "name": op, "pid": host_pid, "tid": host_tid,
+                       "ts": op_start, "dur": 6.0, "args": {"External id": correlation}})
+        events.append({"ph": "X", "cat": runtime_cat, "name": runtime, "pid": host_pid,
+                       "tid": host_tid, "ts": op_start + 1.0, "dur": 4.0,
+                       "args": {"correlation": correlation, "External id": correlation}})
+        device_start = max(device_clock, op_start + 5.0)
+        events.append({"ph": "X", "cat": cat, "name": device_name, "pid": device_pid,
+                       "tid": stream, "ts": device_start, "dur": float(device_us),
+                       "args": {"device": 0, "stream": stream, "correlation": correlation,
+                                "External id": correlation}})
+        host_clock = op_start + 7.0
+        device_clock = device_start + device_us
+
+    def sync_copy(direction: str, nbytes: int) -> None:
+        nonlocal host_clock
+        label = {"DtoH": "Memcpy DtoH (Device -> Pinned)", "HtoD": "Memcpy HtoD (Pinned -> Device)"}
+        launch("aten::copy_", label[direction], 2 + nbytes / 20_000, cat="gpu_memcpy",
+               stream=copy_stream, runtime=copy_name)
+        host_clock = max(host_clock, device_clock)  # a blocking copy waits for the device
+
+    for kind, tokens in steps:
+        step_start = host_clock
+        sync_copy("HtoD", 8 * max(tokens, 1))
+        for _ in range(_LAYERS):
+            for op, cuda_kernel, xdev_kernel, micros in _LAYER_OPS:
+                if kind == "prefill" and op.startswith("flashinfer::batch_decode"):
+                    op = "flashinfer::batch_prefill_with_paged_kv_cache"
+                    cuda_kernel = "void flashinfer::BatchPrefillWithPagedKVCacheKernel<128u, __nv_bfloat16>"
+                    xdev_kernel = "xdev::flash_attention_extend"
+                scale = 1 + (tokens / 64 if kind == "prefill" else 0)
+                if fallback_ops and op == FALLBACK_TRACE_OP:
+                    sync_copy("DtoH", 4096 * max(tokens, 1))
+                    events.append({"ph": "X", "cat": "cpu_op", "name": op, "pid": host_pid,
+                                   "tid": host_tid, "ts": host_clock, "dur": 150.0 * scale,
+                                   "args": {"External id": 0}})
+                    host_clock += 150.0 * scale
+                    sync_copy("HtoD", 4096 * max(tokens, 1))
+                    continue
+                kernel = cuda_kernel if platform == "cuda" else xdev_kernel
+                launch(op, kernel, micros * scale, cat="kernel", stream=compute_stream,
+                       runtime=launch_name)
+        launch("aten::argmax", "void at::native::reduce_kernel<512, 1>" if platform == "cuda"
+               else "xdev::argmax_i64", 5, cat="kernel", stream=compute_stream, runtime=launch_name)
+        sync_copy("DtoH", 8)
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"forward_{kind}",
+                       "pid": host_pid, "tid": host_tid, "ts": step_start,
+                       "dur": host_clock - step_start, "args": {}})
+        host_clock += 40.0  # scheduler work between steps: the device idles
+    return {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": f"loopback-{platform}", "totalGlobalMem": 0}],
+        "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+        "traceName": "loopback",
+        "displayTimeUnit": "ms",
+        "traceEvents": events,
+    }
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+def _error_body(message: str, status: int) -> dict[str, Any]:
+    kinds = {400: "BadRequestError", 404: "NotFoundError", 500: "InternalServerError"}
+    return {"object": "error", "message": message, "type": kinds.get(status, "Error"),
+            "param": None, "code": status}
+
+
+def _prompt_of_chat(messages: list[dict[str, Any]]) -> str:
+    parts = []
+    for message in messages:
+        content = message.get("content") or ""
+        if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        parts.append(f"{message.get('role', 'user')}: {content}")
+    return "\n".join(parts)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out as separate writes; with Nagle on, keep-alive clients wait for a
+    # delayed ACK (~40 ms) on every request.
+    disable_nagle_algorithm = True
+    server_version = "loopback-sglang"
+    engine: Engine  # set on the subclass made by serve()
+    server_args: dict[str, Any]
+
+    def log_message(self, fmt: str, *args: Any) -> None:  # uvicorn's access-log shape
+        logger.info('%s:%s - "%s" %s', self.client_address[0], self.client_address[1],
+                    self.requestline, args[1] if len(args) > 1 else "")
+
+    # -- plumbing
+    def _send_json(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_text(self, status: int, text: str) -> None:
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _read_json(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not raw.strip():
+            return {}
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            self._send_json(400, _error_body(f"invalid JSON body: {exc}", 400))
+            return None
+        if not isinstance(body, dict):
+            self._send_json(400, _error_body("request body must be a JSON object", 400))
+            return None
+        return body
+
+    # -- routes
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path in ("/health", "/health_generate"):
+            if self.engine.faults.never_healthy:
+                self._send_text(503, "")
+            else:
+                self._send_text(200, "")
+        elif path == "/v1/models":
+            self._send_json(200, {"object": "list", "data": [
+                {"id": self.engine.model, "object": "model", "created": int(time.time()),
+                 "owned_by": "sglang", "root": self.engine.model, "max_model_len": 32768}]})
+        elif path in ("/get_server_info", "/server_info"):
+            self._send_json(200, self.server_args)
+        elif path in ("/start_profile", "/stop_profile"):
+            self._profile(path, {})
+        else:
+            self._send_json(404, _error_body(f"no route {path}", 404))
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        body = self._read_json()
+        if body is None:
+            return
+        if path == "/v1/completions":
+            self._generate(body, api="completions")
+        elif path == "/v1/chat/completions":
+            self._generate(body, api="chat")
+        elif path in ("/start_profile", "/stop_profile"):
+            self._profile(path, body)
+        else:
+            self._send_json(404, _error_body(f"no route {path}", 404))
+
+    def _profile(self, path: str, body: dict[str, Any]) -> None:
+        profiler = self.engine.profiler
+        if path == "/start_profile":
+            ok, message = profiler.start(body.get("output_dir"), body.get("num_steps"))
+            text = "Start profiling.\n"
+        else:
+            ok, message = profiler.stop()
+            text = "Stop profiling. This will take some time.\n"
+        if ok:
+            self._send_text(200, text)
+        else:
+            self._send_text(500, message)
+
+    def _generate(self, body: dict[str, Any], *, api: str) -> None:
+        request_number, fails = self.engine.next_request()
+        if fails:
+            logger.error("Error in request %d: injected fault (--error-rate)", request_number)
+            self._send_json(500, _error_body("Internal server error (injected fault)", 500))
+            return
+        if body.get("logprobs") or body.get("echo"):
+            # No real distribution behind the text: refuse rather than invent scores, so a
+            # loglikelihood task fails plainly instead of grading on made-up numbers.
+            self._send_json(400, _error_body("logprobs/echo are not supported by the loopback engine", 400))
+            return
+        if api == "completions":
+            prompt = body.get("prompt")
+            if prompt is None:
+                self._send_json(400, _error_body("'prompt' is required", 400))
+                return
+            # str | list[str] | list[int] (token ids) | list[list[int]], as the OpenAI API allows
+            if not isinstance(prompt, list) or all(isinstance(t, int) for t in prompt):
+                prompt = [prompt]
+            prompts = [p if isinstance(p, str) else " ".join(map(str, p)) for p in prompt]
+        else:
+            messages = body.get("messages")
+            if not isinstance(messages, list) or not messages:
+                self._send_json(400, _error_body("'messages' must be a non-empty list", 400))
+                return
+            prompts = [_prompt_of_chat(messages)]
+        stop = body.get("stop") or []
+        stop = [stop] if isinstance(stop, str) else list(stop)
+        max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
+        generations = [
+            self.engine.generate(p, api=api, max_tokens=max_tokens,
+                                 temperature=float(body.get("temperature") or 0.0),
+                                 seed=body.get("seed"), stop=stop, request_number=request_number)
+            for p in prompts
+        ]
+        for generation in generations:
+            self.engine.profiler.record("prefill", generation.prompt_tokens)
+            for _ in range(generation.completion_tokens):
+                self.engine.profiler.record("decode", 1)
+        if self.engine.faults.latency_ms:
+            time.sleep(self.engine.faults.latency_ms / 1000)
+        response_id = ("cmpl-" if api == "completions" else "chatcmpl-") + uuid.uuid4().hex
+        model = body.get("model") or self.engine.model
+        if body.get("stream"):
+            self._stream(response_id, model, api, generations, body.get("stream_options") or {})
+        else:
+            self._send_json(200, _full_response(response_id, model, api, generations))
+
+    def _stream(self, response_id: str, model: str, api: str, generations: list[Generation],
+                options: dict[str, Any]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in _stream_events(response_id, model, api, generations, options):
+            data = f"data: {event}\n\n".encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def _usage(generations: list[Generation]) -> dict[str, int]:
+    prompt = sum(g.prompt_tokens for g in generations)
+    completion = sum(g.completion_tokens for g in generations)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+def _full_response(response_id: str, model: str, api: str,
+                   generations: list[Generation]) -> dict[str, Any]:
+    choices = []
+    for index, g in enumerate(generations):
+        if api == "completions":
+            choices.append({"index": index, "text": g.text, "logprobs": None,
+                            "finish_reason": g.finish_reason, "matched_stop": g.matched_stop})
+        else:
+            choices.append({"index": index,
+                            "message": {"role": "assistant", "content": g.text,
+                                        "reasoning_content": None, "tool_calls": None},
+                            "logprobs": None, "finish_reason": g.finish_reason,
+                            "matched_stop": g.matched_stop})
+    return {"id": response_id, "object": "text_completion" if api == "completions"
+            else "chat.completion", "created": int(time.time()), "model": model,
+            "choices": choices, "usage": _usage(generations)}
+
+
+def _stream_events(response_id: str, model: str, api: str, generations: list[Generation],
+                   options: dict[str, Any]) -> Iterator[str]:
+    """SGLang's stream: one chunk per token, finish_reason on the last token's chunk,
+    optional usage (per chunk or a final choices-less chunk), then `[DONE]`."""
+    created = int(time.time())
+    kind = "text_completion" if api == "completions" else "chat.completion.chunk"
+    for index, g in enumerate(generations):
+        pieces = _TOKEN.findall(g.text) or [""]
+        if api == "chat":
+            first = {"index": index, "delta": {"role": "assistant", "content": ""},
+                     "logprobs": None, "finish_reason": None}
+            yield json.dumps({"id": response_id, "object": kind, "created": created,
+                              "model": model, "choices": [first]})
+        for position, piece in enumerate(pieces, 1):
+            last = position == len(pieces)
+            choice: dict[str, Any] = {"index": index, "logprobs": None,
+                                      "finish_reason": g.finish_reason if last else None,
+                                      "matched_stop": g.matched_stop if last else None}
+            if api == "completions":
+                choice["text"] = piece
+            else:
+                choice["delta"] = {"content": piece}
+            chunk: dict[str, Any] = {"id": response_id, "object": kind, "created": created,
+                                     "model": model, "choices": [choice]}
+            if options.get("continuous_usage_stats"):
+                chunk["usage"] = {"prompt_tokens": g.prompt_tokens, "completion_tokens": position,
+                                  "total_tokens": g.prompt_tokens + position}
+            yield json.dumps(chunk)
+    if options.get("include_usage"):
+        yield json.dumps({"id": response_id, "object": kind, "created": created, "model": model,
+                          "choices": [], "usage": _usage(generations)})
+    yield "[DONE]"
+
+
+# --------------------------------------------------------------------------- startup
+
+# What real ports print when an op is not native: torch-native fallbacks, CPU fallbacks and
+# Triton kernels that fail to compile for the device.
+FALLBACK_LOG_LINES = (
+    "[xdev.ops] rms_norm: hidden_size=5120 not in supported buckets, falling back to "
+    "torch native implementation",
+    "UserWarning: The operator 'sgl_kernel::silu_and_mul' is not currently supported on the "
+    "XDEV backend and will fall back to run on the CPU. This may have performance implications.",
+    "triton.compiler.errors.CompilationError: at 42:8: in fused_moe_kernel: "
+    "tl.dot does not support input dtype bfloat16 on target xdev",
+    "[xdev.attention] flash_attention_decode: page_size=64 unsupported, "
+    "using fallback torch.nn.functional.scaled_dot_product_attention",
+)
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m harness.testing.loopback",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--model", default="loopback-model", help="served model name")
+    parser.add_argument("--platform", choices=["cuda", "xdev"], default="cuda",
+                        help="kernel names used in profiler traces")
+    parser.add_argument("--answers", type=Path, help="gsm8k-format JSONL answer key")
+    parser.add_argument("--wrong-rate", type=float, default=0.0,
+                        help="fraction of known questions answered wrongly (per question, seeded)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--latency-ms", type=float, default=0.0,
+                        help="delay before the first token of every generation")
+    parser.add_argument("--error-rate", type=float, default=0.0,
+                        help="fraction of generation requests answered with HTTP 500")
+    parser.add_argument("--fallback-lines", type=int, default=0,
+                        help="write N fallback / Triton compile-error lines to the log and run "
+                             f"{FALLBACK_TRACE_OP} on the host in traces")
+    parser.add_argument("--startup-delay-s", type=float, default=0.0,
+                        help="wait before binding the port, like an engine loading weights")
+    parser.add_argument("--never-healthy", action="store_true", help="/health always answers 503")
+    parser.add_argument("--exit-at-start", type=int, metavar="CODE",
+                        help="log a startup traceback and exit with CODE before serving")
+    parser.add_argument("--nondeterministic", action="store_true",
+                        help="generic (non answer-key) replies differ between identical requests, "
+                             "even at temperature 0")
+    parser.add_argument("--ignore-sigterm", action="store_true",
+                        help="keep running on SIGTERM (only SIGKILL stops it)")
+    parser.add_argument("--trace-json", action="store_true",
+                        help="write plain .trace.json instead of SGLang's .trace.json.gz")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m harness.testing.loopback --host H --port P [fault flags]`: serve until SIGTERM;
+    returns the exit code."""
+    args = _parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="[%(asctime)s] %(levelname)s %(message)s")
+    logger.info("server_args=%s", json.dumps(vars(args), default=str))
+    faults = Faults(never_healthy=args.never_healthy, exit_at_start=args.exit_at_start,
+                    wrong_rate=args.wrong_rate, seed=args.seed, latency_ms=args.latency_ms,
+                    fallback_lines=args.fallback_lines, error_rate=args.error_rate,
+                    nondeterministic=args.nondeterministic, ignore_sigterm=args.ignore_sigterm)
+    if faults.exit_at_start is not None:
+        logger.error("Scheduler hit an exception: Traceback (most recent call last):\n"
+                     "  File \"loopback/model_runner.py\", line 1, in init_device\n"
+                     "RuntimeError: no %s device found (injected --exit-at-start)", args.platform)
+        return faults.exit_at_start
+    if args.startup_delay_s:
+        logger.info("Loading weights (%.1fs)", args.startup_delay_s)
+        time.sleep(args.startup_delay_s)  # like weight loading: the port is not bound yet
+    key = AnswerKey.load(args.answers) if args.answers else None
+    engine = Engine(model=args.model, faults=faults, key=key, platform=args.platform,
+                    gzip_traces=not args.trace_json)
+    handler = type("BoundHandler", (Handler,), {
+        "engine": engine,
+        "server_args": {"model_path": args.model, "served_model_name": args.model,
+                        "host": args.host, "port": args.port, "tp_size": 1, "dp_size": 1,
+                        "device": args.platform, "version": "loopback", "context_length": 32768,
+                        "answers": str(args.answers) if args.answers else None,
+                        "faults": vars(faults)}})
+    server = ThreadingHTTPServer((args.host, args.port), handler)
+    server.daemon_threads = True
+    for index in range(faults.fallback_lines):
+        logger.warning(FALLBACK_LOG_LINES[index % len(FALLBACK_LOG_LINES)])
+
+    def on_sigterm(signum: int, _frame: Any) -> None:
+        if faults.ignore_sigterm:
+            logger.warning("Received SIGTERM; ignoring it (--ignore-sigterm)")
+            return
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    logger.info("The server is fired up and ready to roll!")
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except (SystemExit, KeyboardInterrupt):
+        logger.info("Shutting down")
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

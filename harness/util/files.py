@@ -1,0 +1,70 @@
+"""File helpers: content hashes, atomic writes, log tails, durable directories."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+_BLOCK = 1 << 20
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB blocks. OSError when unreadable."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(_BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_record(path: str | Path) -> dict[str, Any]:
+    """{path (absolute), sha256, bytes} of a file, for evidence that names its inputs."""
+    path = Path(path)
+    return {"path": str(path.resolve()), "sha256": sha256_file(path), "bytes": path.stat().st_size}
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write text through a temp file + rename, so a kill never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def tail(path: str | Path, lines: int = 30) -> list[str]:
+    """The last `lines` lines of a (log) file, reading at most its last 64 KiB; [] when it
+    cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 64 * 1024))
+            return handle.read().decode(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []
+
+
+def tree_files(root: Path) -> list[str]:
+    """Every file under root, as sorted POSIX paths relative to it ([] when root is absent)."""
+    if not root.is_dir():
+        return []
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def fsync_tree(root: Path) -> None:
+    """Flush every file under root, then the directory itself, to disk."""
+    for rel in tree_files(root):
+        with open(root / rel, "rb") as handle:
+            os.fsync(handle.fileno())
+    fsync_dir(root)
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries (a rename into it) to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

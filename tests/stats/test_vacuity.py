@@ -1,0 +1,84 @@
+"""A metric that measured nothing cannot certify a port (0 vs 0, outputs all identical or all
+empty), on the paired, the paired-score, the sequential and the unpaired paths; the result says
+why. Field case F11: gsm8k strict-match is 0 on both runs when the answers lack '#### N'."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.evidence.accuracy import SampleRecord, decide_samples, gate_samples, samples_vacuity
+from harness.evidence.runbook import AccuracySuite
+from harness.stats.accuracy import unpaired_test, vacuity
+from harness.stats.sequential import sequential_design, sequential_paired_test
+
+SUITE = AccuracySuite(name="gsm8k", task="gsm8k", metric="exact_match,strict-match", gate="paired", margin=0.02,
+                      alpha=0.05)
+
+
+def records(scores: list[float], responses: list[str] | None = None) -> list[SampleRecord]:
+    responses = responses or [f"answer text {i}" for i in range(len(scores))]
+    return [SampleRecord(doc_id=i, question_hash=f"q{i}", target=f"#### {i}", response=text, score=score,
+                         correct=bool(score)) for i, (score, text) in enumerate(zip(scores, responses, strict=True))]
+
+
+def test_zero_vs_zero_is_inconclusive_and_says_why():
+    result = decide_samples(records([0.0] * 200), records([0.0] * 200), SUITE)
+    assert result.outcome == "inconclusive"  # the statistics alone would pass it
+    assert "0 vs 0" in result.vacuous and "measured nothing" in result.vacuous
+    assert "This cannot certify the port" in result.summary and "0 vs 0" in result.summary
+    assert result.more_questions is None  # more questions cannot fix a metric that measures nothing
+    assert gate_samples is decide_samples  # the name the field cases import
+
+
+@pytest.mark.parametrize("side", ["baseline", "candidate"])
+def test_identical_outputs_on_either_side_never_pass(side):
+    same = ["I cannot answer that."] * 150
+    varied = [f"The answer is {i}." for i in range(150)]
+    base, cand = (same, varied) if side == "baseline" else (varied, same)
+    # Scores that would pass on their own: the candidate no worse than the baseline.
+    result = decide_samples(records([1.0] * 150, base), records([1.0] * 150, cand), SUITE)
+    assert result.outcome == "inconclusive"
+    assert f"every {side} output is the same text" in result.vacuous
+    assert "'I cannot answer that.'" in result.summary
+
+
+def test_empty_outputs_never_pass_and_a_real_drop_still_fails():
+    empty = decide_samples(records([0.0] * 100), records([0.0] * 100, [""] * 100), SUITE)
+    assert empty.outcome == "inconclusive" and "0 vs 0" in empty.vacuous
+    # an empty candidate against a working baseline: the drop is evident, and it stays failed
+    dropped = decide_samples(records([1.0] * 100), records([0.0] * 100, ["  "] * 100), SUITE)
+    assert dropped.outcome == "failed"
+    assert "every candidate output is empty" in dropped.vacuous and "empty" in dropped.summary
+
+
+def test_continuous_scores_take_the_same_rule():
+    # F1-like scores: identical nonzero scores but every candidate answer the same text
+    scores = [0.5] * 30
+    result = decide_samples(records(scores), records(scores, ["same"] * 30), SUITE.model_copy(update={}))
+    assert "paired" in result.rule and result.outcome == "inconclusive"
+
+
+def test_sequential_path_never_passes_a_vacuous_measurement():
+    design = sequential_design([50, 100])
+    base, cand = records([0.0] * 100), records([0.0] * 100)
+    result = sequential_paired_test([False] * 100, [False] * 100, design, margin=0.02,
+                                    vacuous=samples_vacuity(base, cand))
+    assert result.outcome == "inconclusive" and result.vacuous
+    assert result.sequential is not None
+
+
+def test_unpaired_path_zero_aggregate_and_degenerate_outputs():
+    zero = unpaired_test(0, 200, 0.0, 200, vacuous=samples_vacuity(None, records([0.0] * 200), baseline_score=0.0))
+    assert zero.outcome == "inconclusive" and "0 vs 0" in zero.vacuous and not zero.paired
+    same = records([1.0] * 200, ["42"] * 200)
+    result = unpaired_test(200, 200, 0.5, 200, vacuous=samples_vacuity(None, same, baseline_score=0.5))
+    assert result.outcome == "inconclusive" and "every candidate output is the same text" in result.vacuous
+    # a measurement of something is untouched: 100 % measured vs 50 % recorded passes
+    assert unpaired_test(200, 200, 0.5, 200, vacuous=samples_vacuity(None, records([1.0] * 200), 0.5)).outcome \
+        == "passed"
+
+
+def test_a_real_measurement_is_not_vacuous():
+    assert vacuity([1.0, 0.0, 1.0], [1.0, 1.0, 0.0]) is None
+    assert vacuity([1.0] * 5, [1.0] * 5, candidate_outputs=[f"#### {i}" for i in range(5)]) is None
+    assert vacuity([0.0], [0.0], candidate_outputs=["x"]) is not None  # 0 vs 0 on one question too
