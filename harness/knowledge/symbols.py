@@ -17,6 +17,7 @@ import ast
 import builtins
 import hashlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -102,13 +103,19 @@ def extract_module(name: str, path: str, source: bytes, is_package: bool, nested
     walking every node would cost four times the parse."""
     table = ModuleTable(name=name, path=path, is_package=is_package)
     try:
-        tree = ast.parse(source)
+        tree = _parse(source)
     except (SyntaxError, ValueError) as exc:
         table.error = f"does not parse: {exc}"
         return table
     lines = source.decode("utf-8", errors="replace").splitlines()
     _Extractor(table, lines).module(tree, nested_imports)
     return table
+
+
+def _parse(source: bytes) -> ast.Module:
+    with warnings.catch_warnings():  # invalid escapes etc. in upstream code are not ours to report
+        warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+        return ast.parse(source)
 
 
 def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
@@ -543,7 +550,7 @@ def instance_attributes(source: bytes, info: ClassInfo) -> InstanceAttributes:
     so extraction does not walk every function body. A class made by a call has no method
     bodies: nothing. Raises SyntaxError/ValueError if the source does not parse."""
     name = info.qualname.rsplit(".", 1)[-1]
-    node = next((n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
+    node = next((n for n in ast.walk(_parse(source)) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
     names: dict[str, int] = {}
     dynamic: list[str] = []
     for method in node.body if node else ():
