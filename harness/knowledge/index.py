@@ -1,10 +1,32 @@
 """Symbol index of an upstream tree, resolving dotted targets the way SGLang does at run time.
 
 `HookRegistry` resolves a target with `pkgutil.resolve_name` (import the longest importable
-module prefix, then `getattr` down the rest) and a final `getattr`. So a target resolves
-through a package `__init__` re-export, a `from x import *`, a module alias, a submodule, and
-class inheritance (a method that moved up into a base class still resolves). This index
-answers the same question statically.
+module prefix, or the module before a colon, then `getattr` down the rest) and a final
+`getattr`. So a target resolves through a package `__init__` re-export, a `from x import *`, a
+module alias, a submodule, and class inheritance (a method that moved up into a base class still
+resolves). This index answers the same question statically.
+
+Every answer has one of three outcomes, with the same meaning everywhere:
+  resolved   the lookup succeeds at run time; `ref` is what it finds, `owner` the class whose
+             body (or outside base) defines a member, `provenance` who listed an outside base.
+  missing    the lookup is certain to fail (ImportError, AttributeError, ValueError): no module,
+             binding, star import, submodule, class in the MRO, outside base or metaclass
+             provides the name, and nothing answers names dynamically.
+  undecided  the source cannot decide it: a module-level `__getattr__`; an outside base that
+             neither the installed package nor the shipped member table can list; a class whose
+             members are computed at import; a re-export or class-hierarchy cycle; a module that
+             does not parse with this Python; an attribute of a function or plain value; a
+             submodule reached by getattr that its package does not import itself (it is there
+             once anything imported it); a target outside the upstream source.
+Where the index takes the release's word: a name an upstream module imports from outside the
+source exists, and so does a submodule its own code names after importing it (the release
+imports); a class decorator returns the class it decorates, adding only what
+`dataclasses.dataclass` adds.
+
+Members of outside bases (torch.nn.Module, enum.Enum, object, …) come from
+harness.knowledge.external, asked only when a name is not found in the upstream classes.
+Resolution never recurses in Python: lookups run on an explicit stack, so an import chain of
+any length resolves and a cycle is reported as one.
 
 Modules are parsed lazily — a plugin check touches a few dozen of a release's thousands —
 and every parsed table is cached per source fingerprint, so the second run parses nothing.
@@ -17,21 +39,33 @@ import os
 import pickle
 import re
 import tempfile
+import types
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Callable, Generator, NamedTuple
 
-from harness.knowledge.symbols import ClassInfo, FunctionInfo, ModuleTable, extract_module
+from harness.knowledge.external import ExternalMembers, display
+from harness.knowledge.symbols import ClassInfo, FunctionInfo, InstanceAttributes, ModuleTable, extract_module, instance_attributes
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-CACHE_VERSION = 6  # bump when ModuleTable's shape or extraction rules change
+CACHE_VERSION = 8  # bump when ModuleTable's shape or extraction rules change
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
 
 
+class Outcome(str, Enum):
+    resolved = "resolved"
+    missing = "missing"  # certain to fail at run time
+    undecided = "undecided"  # cannot be decided from the source
+
+
 class Ref(NamedTuple):
-    kind: str  # module | class | function | value | dynamic | external
+    # module | class | function | value | external (outside the upstream source) |
+    # dynamic (a base the index cannot determine: `qualname` holds its expression)
+    kind: str
     module: str  # where it is defined ("" for external names)
     qualname: str  # "" for a module; "Class.method" for a method
 
@@ -42,14 +76,43 @@ class Ref(NamedTuple):
 
 @dataclass(frozen=True)
 class Resolution:
+    """What a target is at run time; `outcome` as the module doc defines it."""
+
     target: str
-    ref: Ref | None  # None: does not resolve
-    owner: str | None = None  # for class members: the class (dotted) whose body defines it
-    note: str | None = None  # why it failed, or what could not be checked
+    ref: Ref | None  # what the target is; None unless resolved
+    owner: str | None = None  # for class members: the class (dotted) that defines it
+    note: str | None = None  # why it is missing / undecided, or what a resolved answer rests on
+    outcome: Outcome | None = None  # None: resolved when `ref` is given, else missing
+    provenance: str | None = None  # who listed the outside members consulted
+
+    def __post_init__(self):
+        if self.outcome is None:
+            object.__setattr__(self, "outcome", Outcome.resolved if self.ref is not None else Outcome.missing)
 
     @property
     def ok(self) -> bool:
-        return self.ref is not None
+        return self.outcome is Outcome.resolved
+
+
+class _Step(NamedTuple):
+    """One lookup's answer inside the resolver (a Resolution without its target)."""
+
+    outcome: Outcome
+    ref: Ref | None = None
+    owner: str | None = None
+    note: str | None = None
+    provenance: str | None = None
+    cycle: bool = False  # undecided because the lookup came back to itself
+
+
+class _Call(NamedTuple):
+    """A nested lookup for the driver to run. A lookup that can loop carries a key; meeting a
+    key already on the stack is a cycle (or, for a star import, adds nothing)."""
+
+    key: tuple | None
+    step: Callable[..., Generator]
+    args: tuple
+    skip_on_cycle: bool = False
 
 
 def module_name(relpath: str) -> tuple[str, bool]:
@@ -60,7 +123,9 @@ def module_name(relpath: str) -> tuple[str, bool]:
 
 
 class SymbolIndex:
-    def __init__(self, source: UpstreamSource, use_cache: bool = True):
+    def __init__(self, source: UpstreamSource, use_cache: bool = True, external: ExternalMembers | None = None):
+        """`external` answers members of outside bases (default: one for HARNESS_PYTHON or this
+        interpreter, created when first needed)."""
         self.source = source
         self.files: dict[str, tuple[str, bool]] = {}  # module -> (relpath, is_package)
         self.namespace_packages: set[str] = set()
@@ -76,6 +141,11 @@ class SymbolIndex:
         # Cached tables stay pickled until asked for: a check touches a few dozen of thousands.
         self._blobs: dict[str, bytes] = {}
         self._definitions: dict[str, list[str]] | None = None
+        self._instance_attributes: dict[str, InstanceAttributes] = {}
+        self._mros: dict[Ref, tuple[list[Ref], tuple[str, ...]]] = {}
+        self._external = external
+        self._outside_seen: dict[str, None] = {}  # outside bases met so far: asked together
+        self._cycle_hits = 0  # answers shaped by a cycle are not memoised
         self._dirty = False
         self._cache_file = cache_dir() / "index" / f"{source.fingerprint}.v{CACHE_VERSION}.pickle"
         if use_cache:
@@ -131,7 +201,8 @@ class SymbolIndex:
         self._cache_file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self._cache_file.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump({"blobs": self._blobs, "definitions": self._definitions}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            cached = {"blobs": self._blobs, "definitions": self._definitions, "instances": self._instance_attributes}
+            pickle.dump(cached, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, self._cache_file)
         self._dirty = False
 
@@ -139,11 +210,11 @@ class SymbolIndex:
         try:
             with open(self._cache_file, "rb") as handle:
                 cached = pickle.load(handle)
-            self._blobs, self._definitions = cached["blobs"], cached["definitions"]
+            self._blobs, self._definitions, self._instance_attributes = cached["blobs"], cached["definitions"], cached["instances"]
         except FileNotFoundError:
             pass
         except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError):
-            self._blobs, self._definitions = {}, None  # a torn cache is rebuilt, never trusted
+            self._blobs, self._definitions, self._instance_attributes = {}, None, {}  # a torn cache is rebuilt, never trusted
 
     def modules_defining(self, name: str) -> list[str]:
         """Modules with a `def name` / `class name` at any depth: one regex pass over the
@@ -159,122 +230,57 @@ class SymbolIndex:
 
     # ------------------------------------------------------------------ resolution
 
+    @property
+    def external(self) -> ExternalMembers:
+        if self._external is None:
+            self._external = ExternalMembers()
+        return self._external
+
     def resolve(self, target: str) -> Resolution:
-        """Resolve like `pkgutil.resolve_name` + `getattr`, statically."""
-        parts = target.split(".")
-        if not parts or not self.module_exists(parts[0]):
-            return Resolution(target, None, note=f"{parts[0]!r} is not a module of this upstream")
-        i = 1
-        while i < len(parts) and self.module_exists(".".join(parts[: i + 1])):
-            i += 1
-        ref = Ref("module", ".".join(parts[:i]), "")
-        owner = None
-        for attr in parts[i:]:
-            found = self.member(ref, attr)
-            if found is None:
-                return Resolution(target, None, note=f"{ref.path} has no attribute {attr!r}")
-            ref, owner = found
-            if ref.kind in ("external", "dynamic"):
-                note = "resolves outside upstream source; not checked further" if ref.kind == "external" else f"answered by {ref.module}.__getattr__; not checked further"
-                return Resolution(target, ref, owner, note)
-        return Resolution(target, ref, owner)
-
-    def instance_attributes(self, ref):  # TEMP until the index branch lands
-        import ast as _ast
-        from types import SimpleNamespace
-        info = self.class_info(ref)
-        table = self.table(ref.module)
-        names, dynamic = set(), False
-        if info and table:
-            tree = _ast.parse((self.source.root / table.path).read_bytes())
-            for node in _ast.walk(tree):
-                if isinstance(node, _ast.ClassDef) and node.lineno == info.lineno:
-                    for sub in _ast.walk(node):
-                        if isinstance(sub, _ast.Attribute) and isinstance(sub.value, _ast.Name) and sub.value.id == "self" and isinstance(sub.ctx, _ast.Store):
-                            names.add(sub.attr)
-        return SimpleNamespace(names=names, dynamic=dynamic)
-
-    def resolve_hook_target(self, target: str) -> Resolution:  # TEMP until the index branch lands
-        obj_path, _, attr = target.rpartition(".")
-        owner = self.resolve(obj_path.replace(":", ".")) if ":" not in attr else Resolution(target, None, note="no attribute")
-        if not owner.ok:
-            return Resolution(target, None, note=owner.note)
-        return self.resolve(f"{obj_path.replace(':', '.')}.{attr}")
-
-    def member(self, ref: Ref, attr: str, _depth: int = 0) -> tuple[Ref, str | None] | None:
-        """getattr(ref, attr) statically: (what it is, the class that defines it if a class member)."""
-        if _depth > 30:  # re-export cycles exist in the wild; give up rather than loop
-            return None
-        if ref.kind == "module":
-            found = self._module_member(ref.module, attr, _depth)
-            return (found, None) if found else None
-        if ref.kind == "class":
-            external = None
-            for base in self.mro(ref):
-                if base.kind != "class":
-                    if base.path not in _ATTRIBUTELESS_BASES:
-                        external = external or base
-                    continue
-                info = self.class_info(base)
-                kind = info.members.get(attr) if info else None
-                if kind:
-                    return Ref(_MEMBER_KIND[kind], base.module, f"{base.qualname}.{attr}"), base.path
-            if attr.startswith("__") and attr.endswith("__"):
-                return Ref("external", "builtins", f"object.{attr}"), "builtins.object"
-            if external is not None:
-                # Maybe provided by a base outside the upstream source (torch.nn.Module, …):
-                # the owner says which one, and callers must not call that verified.
-                return Ref("external", "", f"{external.path}.{attr}"), external.path
-            return None
-        if ref.kind in ("external", "dynamic"):
-            return Ref(ref.kind, ref.module, f"{ref.qualname}.{attr}"), None
-        return None  # attributes of functions / values are not statically known
-
-    def _module_member(self, module: str, attr: str, depth: int) -> Ref | None:
-        table = self.table(module)
-        if table is not None:
-            binding = table.names.get(attr)
-            if binding is not None:
-                if binding.kind in _MEMBER_KIND:
-                    return Ref(_MEMBER_KIND[binding.kind], module, attr)
-                if binding.kind == "alias":
-                    return self.resolve_in_scope(module, binding.target, depth + 1) or Ref("value", module, attr)
-                if binding.kind == "module":
-                    return Ref("module", binding.target, "") if self.module_exists(binding.target) else Ref("external", "", binding.target)
-                if binding.kind == "from":
-                    source_module, name = binding.target.split(":")
-                    return self._import_from(source_module, name, depth + 1)
-            for star in table.star_imports:
-                star_table = self.table(star)
-                exported = star_table.all_names if star_table else None
-                if (exported is None and not attr.startswith("_")) or (exported and attr in exported):
-                    found = self._import_from(star, attr, depth + 1)
-                    if found is not None:
-                        return found
-        if self.module_exists(f"{module}.{attr}"):
-            return Ref("module", f"{module}.{attr}", "")
-        if table is not None and table.has_getattr:
-            return Ref("dynamic", module, attr)
-        return None
-
-    def _import_from(self, module: str, name: str, depth: int) -> Ref | None:
+        """`pkgutil.resolve_name(target)`, statically (CPython 3.11 Lib/pkgutil.py): without a
+        colon, import the longest prefix that is a module and getattr down the rest; with one,
+        `pkg.mod:Class.attr`, the part before the colon must be a module. An invalid name is
+        missing (resolve_name raises ValueError); a target whose top-level package is not in
+        this upstream is undecided."""
+        match = _RESOLVE_NAME.match(target)
+        if not match:
+            return Resolution(target, None, note=f"{target!r} is not a name pkgutil.resolve_name accepts (ValueError)")
+        if match["cln"]:
+            module, parts = match["pkg"], match["obj"].split(".") if match["obj"] else []
+        else:
+            module, *parts = target.split(".")
+        head = module.split(".")[0]
+        if not self.module_exists(head):
+            return Resolution(target, None, outcome=Outcome.undecided, note=f"{head!r} is not part of this upstream; not checked")
         if not self.module_exists(module):
-            return Ref("external", "", f"{module}.{name}")
-        found = self.member(Ref("module", module, ""), name, depth)
-        return found[0] if found else None
+            return Resolution(target, None, note=f"no module named {module!r} (ImportError)")
+        if not match["cln"]:
+            while parts and self.module_exists(f"{module}.{parts[0]}"):
+                module = f"{module}.{parts.pop(0)}"
+        return self._resolution(target, _Call(None, self._g_chain, (module, parts)))
 
-    def resolve_in_scope(self, module: str, expression: str, depth: int = 0) -> Ref | None:
-        """Resolve a dotted expression as code in `module` would see it (class bases, aliases)."""
-        head, *rest = expression.split(".")
-        ref = self._module_member(module, head, depth)
-        if ref is None:
-            return Ref("external", "builtins", head) if head in _BUILTIN_NAMES else None
-        for attr in rest:
-            found = self.member(ref, attr, depth + 1)
-            if found is None:
-                return None
-            ref = found[0]
-        return ref
+    def resolve_hook_target(self, target: str) -> Resolution:
+        """Where HookRegistry._apply_target lands (SGLang 0.5.23 srt/plugins/hook_registry.py):
+        `obj_path, attr = target.rsplit(".", 1)`, `pkgutil.resolve_name(obj_path)`, then
+        `getattr(obj, attr)`. So "pkg.mod:Class.meth" works, while "pkg.mod:func" looks up the
+        attribute "mod:func" on `pkg` and fails; a target without a dot raises ValueError."""
+        obj_path, dot, attr = target.rpartition(".")
+        if not dot:
+            return Resolution(target, None, note="HookRegistry needs 'module.attr': the target has no '.' (ValueError)")
+        container = self.resolve(obj_path)
+        if not container.ok:
+            return Resolution(target, None, outcome=container.outcome, note=container.note)
+        return self._resolution(target, _Call(None, self._g_getattr, (container.ref, attr)))
+
+    def member(self, ref: Ref, attr: str) -> Resolution:
+        """`getattr(<ref>, attr)`, statically; the Resolution's target is `<ref.path>.<attr>`."""
+        return self._resolution(f"{ref.path}.{attr}", _Call(None, self._g_getattr, (ref, attr)))
+
+    def resolve_in_scope(self, module: str, expression: str) -> Resolution:
+        """A dotted expression as code in `module` sees it (globals, then builtins), as class
+        bases and aliases are evaluated. Names the module imports from outside the source are
+        taken to exist."""
+        return self._resolution(expression, _Call(None, self._g_in_scope, (module, expression)))
 
     def class_info(self, ref: Ref) -> ClassInfo | None:
         table = self.table(ref.module)
@@ -285,44 +291,368 @@ class SymbolIndex:
         return table.functions.get(ref.qualname) if table else None
 
     def bases(self, ref: Ref) -> list[Ref]:
-        info = self.class_info(ref)
-        if info is None:
-            return []
-        resolved = []
-        for expression in info.bases:
-            base = self.resolve_in_scope(ref.module, expression)
-            resolved.append(base if base is not None else Ref("external", "", expression))
-        return resolved
+        """The class's direct bases; one that cannot be determined is a Ref of kind dynamic."""
+        return self._run(_Call(None, self._g_bases, (ref,)))[0]
 
     def mro(self, ref: Ref) -> list[Ref]:
-        """C3 linearisation, as Python computes it; external bases end their branch."""
-        return _c3(ref, self.bases, set())
+        """C3 linearisation, as Python computes it, without `object`; outside bases (and bases
+        that cannot be determined) end their branch. A non-class is its own MRO."""
+        if ref.kind != "class":
+            return [ref]
+        return self._run(_Call(("c", ref.path), self._g_mro, (ref,)))[0]
+
+    def instance_attributes(self, ref: Ref) -> InstanceAttributes:
+        """Attributes the methods of this one class body assign on instances, and why others may
+        exist (see symbols.instance_attributes); callers combine the classes of an MRO. Computed
+        on first request per class and cached with the index. Raises ValueError for a non-class,
+        SyntaxError if the module does not parse."""
+        info = self.class_info(ref) if ref.kind == "class" else None
+        if info is None:
+            raise ValueError(f"{ref.path} is not an upstream class")
+        found = self._instance_attributes.get(ref.path)
+        if found is None:
+            table = self.table(ref.module)
+            found = instance_attributes((self.source.root / table.path).read_bytes(), info)
+            self._instance_attributes[ref.path] = found
+            self._dirty = True
+        return found
+
+    # ------------------------------------------------------------------ the resolver
+    # Each _g_* is a generator: it yields a _Call for a nested lookup and receives its answer,
+    # so the driver keeps the whole chain on an explicit stack (no RecursionError, cycles seen).
+
+    def _resolution(self, target: str, call: _Call) -> Resolution:
+        step = self._run(call)
+        ref = step.ref if step.outcome is Outcome.resolved else None
+        return Resolution(target, ref, step.owner, step.note, step.outcome, step.provenance)
+
+    def _run(self, call: _Call):
+        stack: list[tuple[Generator, tuple | None]] = []
+        active: dict[tuple, int] = {}  # key -> its position on the stack
+        request: _Call | None = call
+        value = None
+        while True:
+            if request is not None:
+                if request.key is not None and request.key in active:
+                    value = None if request.skip_on_cycle else self._cycle(request.key, stack, active)
+                else:
+                    if request.key is not None:
+                        active[request.key] = len(stack)
+                    stack.append((request.step(*request.args), request.key))
+                    value = None
+            generator, key = stack[-1]
+            try:
+                request = generator.send(value)
+            except StopIteration as stop:
+                stack.pop()
+                if key is not None:
+                    del active[key]
+                if not stack:
+                    return stop.value
+                request, value = None, stop.value
+
+    def _cycle(self, key: tuple, stack: list, active: dict[tuple, int]) -> _Step:
+        self._cycle_hits += 1
+        chain = [k for _, k in stack[active[key] :] if k is not None and k[0] == key[0]] + [key]
+        label = {"m": "re-export cycle", "c": "class hierarchy cycle", "k": "metaclass cycle"}[key[0]]
+        names = [".".join(k[1:]) for k in chain]
+        if len(names) > 8:
+            names = [*names[:4], f"… ({len(names) - 7} more)", *names[-3:]]
+        return _Step(Outcome.undecided, note=f"{label}: " + " -> ".join(names), cycle=True)
+
+    def _g_chain(self, module: str, parts: list[str]):
+        step = _Step(Outcome.resolved, Ref("module", module, ""))
+        for attr in parts:
+            step = yield from self._g_getattr(step.ref, attr)
+            if step.outcome is not Outcome.resolved:
+                break
+        return step
+
+    def _g_getattr(self, ref: Ref, attr: str, verify: bool = True):
+        """getattr(ref, attr). With `verify` off (names an upstream module's own code uses), an
+        attribute of an outside object is taken to exist."""
+        if ref.kind == "module":
+            how = "getattr" if verify else "from"  # the module's own code imported what it names
+            return (yield _Call(("m", ref.module, attr), self._g_module_member, (ref.module, attr, how)))
+        if ref.kind == "class":
+            return (yield from self._g_class_member(ref, attr))
+        if ref.kind == "external":
+            found = Ref("external", ref.module, f"{ref.qualname}.{attr}")
+            return _Step(Outcome.resolved, found) if not verify else self._external_attribute(ref, found)
+        return _Step(Outcome.undecided, note=f"attributes of the {ref.kind} {ref.path} are not known statically")
+
+    def _g_module_member(self, module: str, attr: str, how: str):
+        """`attr` of an imported module, looked up `how`:
+          getattr  getattr(module, attr): a submodule only once imported (here: by the module
+                   itself), module `__getattr__` answers the rest;
+          from     `from module import attr`: also imports the submodule;
+          global   a name the module's own code uses (module `__getattr__` does not apply)."""
+        table = self.table(module)
+        if table is not None and table.error:
+            return _Step(Outcome.undecided, note=f"{module} {table.error}")
+        if table is not None:
+            binding = table.names.get(attr)
+            if binding is not None:
+                return (yield from self._g_binding(module, attr, binding))
+            undecided = None
+            for star in table.star_imports:
+                found = yield from self._g_star(star, attr)
+                if found is not None and found.outcome is Outcome.resolved:
+                    return found
+                if found is not None and found.outcome is Outcome.undecided:
+                    undecided = undecided or found
+            if undecided:
+                return undecided
+        submodule = f"{module}.{attr}"
+        if self.module_exists(submodule):
+            if how != "getattr" or (table is not None and any(m == submodule or m.startswith(f"{submodule}.") for m in table.imports)):
+                return _Step(Outcome.resolved, Ref("module", submodule, ""))
+            return _Step(Outcome.undecided, note=f"{submodule} is an attribute of {module} only once something imports it")
+        if self._module_attribute(module, table, attr):
+            return _Step(Outcome.resolved, Ref("value", module, attr))
+        if table is not None and table.has_getattr and how != "global":
+            return _Step(Outcome.undecided, note=f"{module}.{attr} would be answered by {module}.__getattr__ at run time")
+        return _Step(Outcome.missing, note=f"{module} has no attribute {attr!r}")
+
+    def _module_attribute(self, module: str, table: ModuleTable | None, attr: str) -> bool:
+        """What the import system gives every module (a namespace package has no code run)."""
+        if attr == "__path__":
+            return module in self.namespace_packages or bool(table and table.is_package)
+        return attr in _MODULE_ATTRIBUTES or (table is not None and attr in ("__cached__", "__builtins__"))
+
+    def _g_binding(self, module: str, attr: str, binding):
+        if binding.kind in _MEMBER_KIND:
+            return _Step(Outcome.resolved, Ref(_MEMBER_KIND[binding.kind], module, attr))
+        if binding.kind == "module":
+            if self.module_exists(binding.target):
+                return _Step(Outcome.resolved, Ref("module", binding.target, ""))
+            if self._in_upstream(binding.target):
+                return _Step(Outcome.missing, note=f"{module} imports {binding.target}, which is not in this upstream (ImportError)")
+            return _Step(Outcome.resolved, Ref("external", "", binding.target), note=f"imported from outside the upstream source ({binding.target})")
+        if binding.kind == "alias":
+            found = yield from self._g_in_scope(module, binding.target)
+            if found.outcome is Outcome.resolved or found.cycle:
+                return found
+            # The assignment ran (the release imports), so the name exists even when the
+            # expression is not one the index can follow.
+            return _Step(Outcome.resolved, Ref("value", module, attr), note=f"bound to {binding.target}, which the index cannot follow: {found.note}")
+        source, name = binding.target.split(":")
+        if source == module and self.module_exists(f"{module}.{name}"):
+            return _Step(Outcome.resolved, Ref("module", f"{module}.{name}", ""))  # `from . import sub` in a package
+        found = yield from self._g_import_from(source, name)
+        if found.outcome is Outcome.missing and binding.fallback:
+            return _Step(Outcome.resolved, Ref("value", module, attr), note=f"{found.note}; {module} binds {attr} in its except-ImportError fallback")
+        return found
+
+    def _g_import_from(self, module: str, name: str):
+        """`from module import name`: getattr, then the submodule."""
+        if self._in_upstream(module) and not self.module_exists(module):
+            return _Step(Outcome.missing, note=f"no module named {module!r} in this upstream (ImportError)")
+        if not self.module_exists(module):
+            return _Step(Outcome.resolved, Ref("external", "", f"{module}.{name}"), note=f"imported from outside the upstream source ({module})")
+        return (yield _Call(("m", module, name), self._g_module_member, (module, name, "from")))
+
+    def _in_upstream(self, module: str) -> bool:
+        """Whether `module` would be part of this upstream's packages (existing or not)."""
+        return self.module_exists(module.split(".")[0])
+
+    def _g_star(self, module: str, attr: str):
+        """What `from module import *` contributes for `attr` (None: nothing)."""
+        if self._in_upstream(module) and not self.module_exists(module):
+            return None
+        if not self.module_exists(module):
+            members = self.external.lookup([module])[module]
+            if members is None:
+                return _Step(Outcome.undecided, note=f"names star-imported from {module} are unknown (not importable here, not in the shipped member table)")
+            exported = members.exported if members.exported is not None else {n for n in members.names if not n.startswith("_")}
+            ref = Ref("external", "", f"{module}.{attr}")
+            return _Step(Outcome.resolved, ref, provenance=members.describe()) if attr in exported else None
+        table = self.table(module)
+        exported = table.all_names if table else None
+        if (exported is None and attr.startswith("_")) or (exported is not None and attr not in exported):
+            return None
+        # Without __all__ a star import copies the namespace: module __getattr__ is not asked.
+        how = "global" if exported is None else "from"
+        found = yield _Call(("m", module, attr), self._g_module_member, (module, attr, how), skip_on_cycle=True)
+        return found if found is None or found.outcome is not Outcome.missing else None
+
+    def _g_in_scope(self, module: str, expression: str):
+        head, *rest = expression.split(".")
+        found = yield _Call(("m", module, head), self._g_module_member, (module, head, "global"))
+        if found.outcome is Outcome.missing and head in _BUILTIN_NAMES:
+            found = _Step(Outcome.resolved, Ref("external", "builtins", head))
+        for attr in rest:
+            if found.outcome is not Outcome.resolved:
+                break
+            found = yield from self._g_getattr(found.ref, attr, verify=False)
+        return found
+
+    # ------------------------------------------------------------------ classes
+
+    def _g_class_expression(self, module: str, expression: str):
+        """A base or metaclass expression; `?<source>` was computed at class creation."""
+        if expression.startswith("?"):
+            return _Step(Outcome.undecided, note=f"{expression[1:]} is computed when the class is created")
+        return (yield from self._g_in_scope(module, expression))
+
+    def _g_bases(self, ref: Ref):
+        """(bases, notes): notes say why a base could not be determined."""
+        info = self.class_info(ref)
+        bases: list[Ref] = []
+        notes: list[str] = []
+        for expression in info.bases if info else ():
+            if expression.endswith("()") and not expression.startswith("?"):  # what a factory's classes inherit
+                bases.append(Ref("external", "", expression))
+                continue
+            found = yield from self._g_class_expression(ref.module, expression)
+            if found.outcome is Outcome.resolved and found.ref.path in _FACTORY_BASES:
+                bases.append(Ref("external", "", f"{found.ref.path}()"))  # class X(NamedTuple) is made by it
+            elif found.outcome is Outcome.resolved and found.ref.kind in ("class", "external"):
+                bases.append(found.ref)
+            else:
+                bases.append(Ref("dynamic", ref.module, expression))
+                why = found.note if found.outcome is not Outcome.resolved else f"it is a {found.ref.kind}, not a class"
+                notes.append(f"base {expression.lstrip('?')} of {ref.path} is undecided: {why}")
+        return [b for b in bases if b.path != "builtins.object"], notes
+
+    def _g_mro(self, ref: Ref):
+        """(C3 MRO, notes): notes say where the MRO is not certain."""
+        memo = self._mros.get(ref)
+        if memo is not None:
+            return memo
+        hits = self._cycle_hits
+        bases, notes = yield from self._g_bases(ref)
+        sequences = []
+        for base in bases:
+            if base.kind != "class":
+                sequences.append([base])
+                continue
+            found = yield _Call(("c", base.path), self._g_mro, (base,))
+            if isinstance(found, _Step):  # a cycle
+                notes.append(found.note)
+                sequences.append([base])
+            else:
+                sequences.append(list(found[0]))
+                notes.extend(found[1])
+        result = _c3_merge(ref, [*sequences, list(bases)])
+        if result is None:
+            notes.append(f"{ref.path}: Python cannot linearise its bases (TypeError at class creation)")
+            result = list(dict.fromkeys([ref, *(c for seq in sequences for c in seq)]))
+        self._outside_seen.update(dict.fromkeys(c.path for c in result if c.kind == "external"))
+        answer = (result, tuple(dict.fromkeys(notes)))
+        if self._cycle_hits == hits:
+            self._mros[ref] = answer
+        return answer
+
+    def _g_class_member(self, ref: Ref, attr: str):
+        """getattr(cls, attr): the class bodies of the MRO, its outside bases, then its
+        metaclass (`type`, an upstream `metaclass=`, or what the outside bases' metaclass adds)."""
+        found = yield _Call(("c", ref.path), self._g_mro, (ref,))
+        if isinstance(found, _Step):
+            return found
+        classes, notes = found[0], list(found[1])
+        outside: list[str] = []
+        upstream_metaclasses: list[Ref] = []
+        metaclasses: list[str] = []
+        for cls in classes:
+            if cls.kind == "external":
+                outside.append(cls.path)
+            if cls.kind != "class":
+                continue  # an undecided base has its note in `notes` already
+            info = self.class_info(cls)
+            kind = info.members.get(attr)
+            if kind:
+                return _Step(Outcome.resolved, Ref(_MEMBER_KIND[kind], cls.module, f"{cls.qualname}.{attr}"), owner=cls.path)
+            if info.open_members:
+                notes.append(info.open_members)
+            for expression in info.decorators:
+                decorator = yield from self._g_in_scope(cls.module, expression)
+                if decorator.outcome is Outcome.resolved and decorator.ref.path in MEMBER_DECORATORS:
+                    outside.append(f"@{decorator.ref.path}")
+            if info.metaclass:
+                meta = yield from self._g_class_expression(cls.module, info.metaclass)
+                if meta.outcome is not Outcome.resolved:
+                    notes.append(f"metaclass {info.metaclass} of {cls.path} is undecided: {meta.note}")
+                elif meta.ref.kind == "class":
+                    upstream_metaclasses.append(meta.ref)
+                else:
+                    metaclasses.append(meta.ref.path)
+        outside.append("builtins.object")
+        metaclasses.append("builtins.type")
+        answers = self.external.lookup([*outside, *metaclasses], also=self._outside_candidates())
+        consulted: list[str] = []
+        for path in outside:
+            members = answers[path]
+            if members is None:
+                notes.append(f"members of {display(path)} are unknown (not importable by {self.external.python}, not in the shipped member table)")
+                continue
+            consulted.append(members.describe())
+            if attr in members.names:
+                return _Step(Outcome.resolved, Ref("external", "", f"{path}.{attr}"), owner=path, note=members.describe(), provenance=members.describe())
+            if members.meta and attr in members.meta_names:
+                source = f"members of {display(members.meta)}, the metaclass of {display(path)}, from {members.meta_source}"
+                return _Step(Outcome.resolved, Ref("external", "", f"{members.meta}.{attr}"), owner=members.meta, note=source, provenance=source)
+        for meta in upstream_metaclasses:
+            found = yield _Call(("k", meta.path, attr), self._g_class_member, (meta, attr))
+            if found.outcome is Outcome.resolved:
+                return found
+            if found.outcome is Outcome.undecided:
+                notes.append(found.note)
+        for path in metaclasses:
+            members = answers[path]
+            if members is None:
+                notes.append(f"members of the metaclass {display(path)} are unknown")
+            elif attr in members.names:
+                return _Step(Outcome.resolved, Ref("external", "", f"{path}.{attr}"), owner=path, note=members.describe(), provenance=members.describe())
+        provenance = "; ".join(consulted) or None
+        if notes:
+            return _Step(Outcome.undecided, note="; ".join(dict.fromkeys(notes)), provenance=provenance)
+        checked = f" (nor has any outside base: {provenance})" if provenance else ""
+        return _Step(Outcome.missing, note=f"{ref.path} has no attribute {attr!r}{checked}", provenance=provenance)
+
+    def _outside_candidates(self):
+        """Outside bases met so far, then those the parsed modules' classes name directly
+        through an import (no module is parsed for this)."""
+        yield from self._outside_seen
+        for table in list(self._tables.values()):
+            for info in table.classes.values():
+                for expression in info.bases:
+                    head, _, rest = expression.partition(".")
+                    binding = table.names.get(head)
+                    if binding is not None and binding.kind in ("module", "from") and not self.module_exists(binding.target.split(":")[0]):
+                        source = binding.target.replace(":", ".")
+                        yield f"{source}.{rest}" if rest else source
+
+    def _external_attribute(self, ref: Ref, found: Ref) -> _Step:
+        members = self.external.lookup([ref.path])[ref.path]
+        attr = found.qualname.rsplit(".", 1)[-1]
+        if members is None:
+            return _Step(Outcome.undecided, note=f"members of {ref.path} are unknown (not importable by {self.external.python}, not in the shipped member table)")
+        if attr in members.names or attr in members.meta_names:
+            return _Step(Outcome.resolved, found, note=members.describe(), provenance=members.describe())
+        return _Step(Outcome.missing, note=f"{ref.path} has no attribute {attr!r} ({members.describe()})", provenance=members.describe())
 
 
-def c3(ref: Ref, bases_of: Callable[[Ref], list[Ref]]) -> list[Ref]:
-    """C3 linearisation of `ref` over any class graph (`bases_of` gives direct bases)."""
-    return _c3(ref, bases_of, set())
-
-
-def _c3(ref: Ref, bases_of: Callable[[Ref], list[Ref]], visiting: set[Ref]) -> list[Ref]:
-    if ref.kind != "class" or ref in visiting:
-        return [ref]
-    visiting = visiting | {ref}
-    bases = [b for b in bases_of(ref) if b.path not in ("builtins.object", "object")]
-    sequences = [_c3(base, bases_of, visiting) for base in bases] + [list(bases)]
+def _c3_merge(ref: Ref, sequences: list[list[Ref]]) -> list[Ref] | None:
+    """C3 merge (Python's MRO); None when no consistent order exists. Counts tail occurrences
+    so a deep hierarchy merges in linear time per class."""
+    sequences = [seq for seq in sequences if seq]
+    positions = [0] * len(sequences)
+    in_tails = Counter(c for seq in sequences for c in seq[1:])
     result = [ref]
     while True:
-        sequences = [seq for seq in sequences if seq]
-        if not sequences:
+        heads = [seq[i] for seq, i in zip(sequences, positions) if i < len(seq)]
+        if not heads:
             return result
-        for seq in sequences:
-            head = seq[0]
-            if not any(head in other[1:] for other in sequences):
-                break
-        else:  # inconsistent hierarchy: Python would refuse it; fall back to depth-first order
-            head = sequences[0][0]
+        head = next((h for h in heads if not in_tails[h]), None)
+        if head is None:
+            return None
         result.append(head)
-        sequences = [seq[1:] if seq[0] == head else seq for seq in sequences]
+        for n, seq in enumerate(sequences):
+            if positions[n] < len(seq) and seq[positions[n]] == head:
+                positions[n] += 1
+                if positions[n] < len(seq):
+                    in_tails[seq[positions[n]]] -= 1
 
 
 def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, bytes]:
@@ -334,10 +664,39 @@ def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, b
 
 
 _BUILTIN_NAMES = set(dir(builtins))
-# Bases that add no attributes a hook could target.
-_ATTRIBUTELESS_BASES = {"builtins.object", "object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol"}
+_RESOLVE_NAME = re.compile(r"^(?P<pkg>(?!\d)(\w+)(\.(?!\d)(\w+))*)(?P<cln>:(?P<obj>(?!\d)(\w+)(\.(?!\d)(\w+))*)?)?$", re.UNICODE)
+# What every imported module has (its type's attributes and what the import system sets).
+_MODULE_ATTRIBUTES = frozenset(dir(types.ModuleType)) | {"__name__", "__doc__", "__package__", "__loader__", "__spec__", "__file__"}
+# Class decorators that add members (the rest are taken to return the class unchanged).
+MEMBER_DECORATORS = {"dataclasses.dataclass"}
+# Functions that act as a base in a class statement and make the class themselves.
+_FACTORY_BASES = {f"{module}.{name}" for module in ("typing", "typing_extensions") for name in ("NamedTuple", "TypedDict")}
 _DEFINITION = re.compile(rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
 def load_index(source: UpstreamSource) -> SymbolIndex:
     return SymbolIndex(source)
+
+
+def c3(ref: Ref, bases_of: Callable[[Ref], list[Ref]], linear_of: Callable[[Ref], list[Ref]] | None = None) -> list[Ref]:
+    """C3 linearisation of `ref` over a class graph given by `bases_of` (plugin classes mixed
+    with upstream ones). `linear_of` gives the known linearisation of a class outside that
+    graph (an upstream class: SymbolIndex.mro), which ends the walk there; a cycle ends its
+    branch. The graph is a plugin's own hierarchy, a handful of levels deep."""
+    memo: dict[Ref, list[Ref]] = {}
+
+    def linear(node: Ref, visiting: frozenset) -> list[Ref]:
+        if node in memo:
+            return memo[node]
+        if node.kind != "class" or node in visiting:
+            return [node]
+        known = linear_of(node) if linear_of else None
+        if known is not None:
+            return known
+        bases = bases_of(node)
+        sequences = [linear(base, visiting | {node}) for base in bases]
+        result = _c3_merge(node, [*sequences, list(bases)]) or list(dict.fromkeys([node, *(c for seq in sequences for c in seq)]))
+        memo[node] = result
+        return result
+
+    return linear(ref, frozenset())

@@ -32,7 +32,8 @@ from pydantic import BaseModel, Field
 
 from harness.errors import HarnessError
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
-from harness.knowledge.index import Ref, Resolution, SymbolIndex, c3, load_index
+from harness.knowledge.external import display
+from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3, load_index
 from harness.knowledge.plugin_scan import (
     _ATTRIBUTE_ERRORS,
     _CALL_ERRORS,
@@ -52,6 +53,10 @@ _FAILING = {Status.missing, Status.signature_changed, Status.unknown}
 # Plain uses of upstream (as opposed to the plugin's integration points: hooks, overrides,
 # patches, registrations) are many; they are listed only when something is wrong with them.
 USAGE_KINDS = {"import", "reference", "call", "subclass"}
+# torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
+# the instance (torch/nn/modules/module.py), which instance_attributes lists
+_REGISTERED_NAMES_ONLY = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+_NO_MEMBERS = {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
 
 
 def reported(finding: Finding) -> bool:
@@ -120,7 +125,7 @@ class Judge:
         resolution = self.index.resolve(dep.target)
         if resolution.ok:
             return Finding(**self.base(dep), status=Status.ok, defined_in=_defined_in(resolution), detail=resolution.note)
-        if resolution.ref is None and "not decided" in (resolution.note or "") or "__getattr__" in (resolution.note or ""):
+        if _undecided(resolution):
             return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note)
         return self._missing(dep, f"cannot import name {dep.target.rsplit('.', 1)[-1]!r} from {module}: {resolution.note}", successor_of=dep.target)
 
@@ -259,70 +264,74 @@ class Judge:
         """The upstream classes (and outside bases) in the plugin class's C3 MRO, in order."""
         classes = self.scan.classes
 
-        def bases(ref: Ref) -> list[Ref]:
-            if ref.module == "":  # a plugin class
-                cls = classes[ref.qualname]
-                found = []
-                for base in cls.bases:
-                    if base in classes:
-                        found.append(Ref("class", "", base))
-                    elif is_upstream(base):
-                        resolved = self.index.resolve(base)
-                        found.append(resolved.ref if resolved.ok else Ref("external", "", base))
-                return found
-            return self.index.bases(ref)
+        def bases(ref: Ref) -> list[Ref]:  # a plugin class (module "")
+            found = []
+            for base in classes[ref.qualname].bases:
+                if base in classes:
+                    found.append(Ref("class", "", base))
+                elif is_upstream(base):
+                    resolved = self.index.resolve(base)
+                    found.append(resolved.ref if resolved.ok and resolved.ref.kind == "class" else Ref("dynamic", "", base))
+                else:  # an outside base the plugin names itself, or one the scan could not name
+                    found.append(Ref("dynamic" if base.startswith("?") else "external", "", base.lstrip("?")))
+            return found
 
-        return [ref for ref in c3(Ref("class", "", plugin_class), bases) if ref.module != "" or ref.kind != "class"]
+        linear = c3(Ref("class", "", plugin_class), bases, lambda ref: self.index.mro(ref) if ref.module else None)
+        return [ref for ref in linear if ref.module != "" or ref.kind != "class"]
 
-    def lookup(self, mro: list[Ref], name: str, instance: bool) -> tuple[Ref | None, str | None, bool]:
-        """(what defines `name`, its owner, decided) along an upstream MRO; instance lookups
-        also see attributes the classes assign on self."""
-        for cls in mro:
-            if cls.kind != "class":
-                continue
+    def lookup(self, mro: list[Ref], name: str, instance: bool) -> Resolution:
+        """`name` looked up along an upstream MRO (in the plugin class's C3 order); instance
+        lookups also see the attributes those classes assign on self, and a `__getattr__`."""
+        classes = [cls for cls in mro if cls.kind == "class"]
+        for cls in classes:  # class bodies first: the merged order decides between bases
             info = self.index.class_info(cls)
             if info is not None and name in info.members:
-                return self.index.member(cls, name)[0], cls.path, True
-        for cls in mro:  # outside bases (torch.nn.Module, …), through the index's member tables
-            if cls.kind == "class":
-                found = self.index.member(cls, name)
-                if found is not None:
-                    return found[0], found[1], found[0].kind != "external"
-        if instance:
-            dynamic = False
-            for cls in mro:
-                if cls.kind != "class":
-                    continue
-                attributes = self.index.instance_attributes(cls)
-                if name in attributes.names:
-                    return Ref("value", cls.module, f"{cls.qualname}.{name}"), cls.path, True
-                dynamic = dynamic or attributes.dynamic
-            getattr_hook = next((m for cls in mro if cls.kind == "class" for m in [self.index.member(cls, "__getattr__")] if m), None)
-            if dynamic or getattr_hook is not None:
-                return None, getattr_hook[1] if getattr_hook else None, False
-        return None, None, True
+                return self.index.member(cls, name)
+        undecided = None
+        for cls in classes:  # then outside bases and metaclasses, through the index
+            found = self.index.member(cls, name)
+            if found.ok:
+                return found
+            undecided = undecided or (found if found.outcome is Outcome.undecided else None)
+        if undecided is None and any(cls.kind in ("dynamic", "external") and not cls.module and cls.path not in _NO_MEMBERS for cls in mro):
+            undecided = Resolution(name, None, outcome=Outcome.undecided, note="the plugin class has a base outside the upstream source")
+        if undecided is not None or not instance:
+            return undecided or Resolution(name, None, note=f"no class in the MRO defines {name!r}")
+        dynamic = [f"base {cls.path} is outside the upstream source" for cls in mro if cls.kind in ("dynamic", "external") and not cls.module and cls.path not in _NO_MEMBERS]
+        for cls in classes:
+            attributes = self.index.instance_attributes(cls)
+            if name in attributes.names:
+                return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                                  note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
+            dynamic.extend(attributes.dynamic)
+        hook = next((found for cls in classes for found in [self.index.member(cls, "__getattr__")] if found.ok), None)
+        if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY:
+            dynamic.append(f"{hook.owner} defines __getattr__")
+        if dynamic:
+            return Resolution(name, None, outcome=Outcome.undecided, note="; ".join(dynamic))
+        return Resolution(name, None, note=f"no class in the MRO defines or assigns {name!r}")
 
     def _judge_member(self, dep: Dependency) -> Finding | None:
         mro = self.upstream_mro(dep.plugin_class)
         first = next((c for c in mro if c.kind == "class"), None)
         if first is None:
             return None
-        instance = dep.access in ("instance", "super")
-        ref, owner, decided = self.lookup(mro, dep.member, instance)
+        found = self.lookup(mro, dep.member, dep.access in ("instance", "super"))
+        ref, owner = found.ref, found.owner
         # named after the plugin class's first upstream base, so the key stays put when the
         # member moves between upstream bases; defined_in says which one defines it
         target = f"{first.path}.{dep.member}"
         where = f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}"
         if ref is None:
-            if not decided:
-                return Finding(**self.base(dep, target), status=Status.unknown, detail=f"{where}: not defined on {first.path} or its bases, which answer attributes dynamically ({owner or 'setattr'}); not decided")
+            if found.outcome is Outcome.undecided:
+                return Finding(**self.base(dep, target), status=Status.unknown, detail=f"{where}: not decided: {found.note}")
             if dep.access == "override":
                 if dep.kind == "subclass":
                     return None  # the plugin's own method
                 return self._not_on_base(dep, mro, first, target)
-            detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases (AttributeError when it runs)"
+            detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases ({found.note}; AttributeError when it runs)"
             return self._missing(dep, detail, target=target)
-        defined_in = ref.path if ref.module else owner
+        defined_in = ref.path if ref.module and ref.kind != "external" else display(owner) if owner else None
         if dep.access == "override":
             return self._override_signature(dep, ref, target, defined_in)
         if dep.call is not None and ref.kind == "function":
@@ -484,10 +493,7 @@ class Judge:
 
 
 def _undecided(resolution: Resolution) -> bool:
-    outcome = getattr(resolution, "outcome", None)
-    if outcome is not None:
-        return outcome == "undecided"
-    return resolution.ref is not None and resolution.ref.kind in ("external", "dynamic") and bool(resolution.owner) and resolution.owner != "builtins.object"
+    return resolution.outcome is Outcome.undecided
 
 
 def _defined_in(resolution: Resolution) -> str | None:

@@ -3,13 +3,21 @@
 Extraction reads only the statements that bind names at module and class level (including
 those under `if`/`try`/`with`, which run at import time) and skips `if TYPE_CHECKING:` bodies,
 which never run. Everything here is plain data so a table pickles small and loads fast.
+
+A module-level call that builds a class is a class too: `X = namedtuple("X", "a b")`,
+`make_dataclass`, `msgspec.defstruct`, `type(name, bases, ns)`, the functional `Enum` API, and a
+class rebuilt from itself (`X = defstruct("X", …, namespace=vars(X))`, `X = dataclass(X)`). Its
+members are read off literal arguments; when an argument is computed, `ClassInfo.open_members`
+says so, and a name the table does not list is then undecided rather than missing.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -35,14 +43,26 @@ class ClassInfo(NamedTuple):
     qualname: str
     lineno: int
     end_lineno: int
-    bases: tuple[str, ...]  # dotted source expressions, resolved lazily in the module's scope
+    # Dotted source expressions, resolved lazily in the module's scope; `F()` stands for what a
+    # class made by the factory F inherits (see harness.knowledge.external), `?<source>` for a
+    # base computed at class creation.
+    bases: tuple[str, ...]
     members: dict[str, str]  # name -> def | class | value
+    decorators: tuple[str, ...] = ()  # dotted source expressions, outermost first
+    metaclass: str | None = None  # the `metaclass=` expression (same forms as a base)
+    open_members: str | None = None  # why `members` may be incomplete (computed at import)
 
 
 class Binding(NamedTuple):
     kind: str  # def | class | value | alias | module | from
     target: str = ""  # alias: dotted expression; module: module name; from: "module:name"
     lineno: int = 0
+    fallback: bool = False  # from: an `except ImportError:` branch binds the name if the import fails
+
+
+class InstanceAttributes(NamedTuple):
+    names: dict[str, int]  # attribute -> first line assigning it (self.x = …, setattr(self, "x", …))
+    dynamic: tuple[str, ...]  # why an instance may have attributes not listed (empty when none)
 
 
 @dataclass
@@ -83,13 +103,19 @@ def extract_module(name: str, path: str, source: bytes, is_package: bool, nested
     walking every node would cost four times the parse."""
     table = ModuleTable(name=name, path=path, is_package=is_package)
     try:
-        tree = ast.parse(source)
+        tree = _parse(source)
     except (SyntaxError, ValueError) as exc:
         table.error = f"does not parse: {exc}"
         return table
     lines = source.decode("utf-8", errors="replace").splitlines()
     _Extractor(table, lines).module(tree, nested_imports)
     return table
+
+
+def _parse(source: bytes) -> ast.Module:
+    with warnings.catch_warnings():  # invalid escapes etc. in upstream code are not ours to report
+        warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+        return ast.parse(source)
 
 
 def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
@@ -181,20 +207,20 @@ class _Extractor:
                 self.table.imports.append(base)
                 self.table.imports.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
 
-    def _runtime_statements(self, body: list[ast.stmt], alternative: bool = False):
-        """(statement, alternative): `alternative` marks an except handler or an else branch,
-        whose `X = None` fallback must not hide the import it stands in for."""
+    def _runtime_statements(self, body: list[ast.stmt], alternative: str = ""):
+        """(statement, alternative): `alternative` is "except" in an except handler and "else" in
+        an else branch, whose `X = None` fallback must not hide the import it stands in for."""
         for stmt in body:
             if isinstance(stmt, ast.If):
                 if _is_type_checking(stmt.test):
                     yield from self._runtime_statements(stmt.orelse, alternative)
                 else:
                     yield from self._runtime_statements(stmt.body, alternative)
-                    yield from self._runtime_statements(stmt.orelse, True)
+                    yield from self._runtime_statements(stmt.orelse, alternative or "else")
             elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
                 yield from self._runtime_statements(stmt.body, alternative)
                 for handler in stmt.handlers:
-                    yield from self._runtime_statements(handler.body, True)
+                    yield from self._runtime_statements(handler.body, alternative or "except")
                 yield from self._runtime_statements(stmt.orelse, alternative)
                 yield from self._runtime_statements(stmt.finalbody, alternative)
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -202,7 +228,7 @@ class _Extractor:
             else:
                 yield stmt, alternative
 
-    def _module_statement(self, stmt: ast.stmt, alternative: bool) -> None:
+    def _module_statement(self, stmt: ast.stmt, alternative: str) -> None:
         names = self.table.names
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names[stmt.name] = Binding("def", lineno=stmt.lineno)
@@ -226,19 +252,34 @@ class _Extractor:
                     self.table.star_imports.append(base)
                 else:
                     names[alias.asname or alias.name] = Binding("from", f"{base}:{alias.name}", stmt.lineno)
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and self._built_class(stmt, alternative):
+            pass
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             value = stmt.value
             for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    self._class_attribute(target.value.id, target.attr)
                 for name in _assigned_names(target):
                     alias = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name) else None
                     if alternative and not alias and name in names and names[name].kind != "value":
+                        if alternative == "except" and names[name].kind == "from":
+                            names[name] = names[name]._replace(fallback=True)
                         continue  # `except ImportError: X = None` keeps the import as what X is
                     names[name] = Binding("alias", alias, stmt.lineno) if alias else Binding("value", lineno=stmt.lineno)
                     if name == "__all__" and isinstance(value, (ast.List, ast.Tuple)):
                         self.table.all_names = tuple(
                             elt.value for elt in value.elts if isinstance(elt, ast.Constant) and isinstance(elt.value, str)
                         )
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) == "setattr":
+            args = stmt.value.args
+            if len(args) == 3 and isinstance(args[0], ast.Name) and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+                self._class_attribute(args[0].id, args[1].value)
+
+    def _class_attribute(self, owner: str, attr: str) -> None:
+        """`Cls.attr = …` at module level adds a member to a class of this module."""
+        if self.table.names.get(owner, _UNBOUND).kind == "class" and owner in self.table.classes:
+            self.table.classes[owner].members.setdefault(attr, "value")
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> None:
         self.table.functions[qualname] = FunctionInfo(
@@ -267,13 +308,340 @@ class _Extractor:
                 for target in targets:
                     for name in _assigned_names(target):
                         members[name] = "value"
+                        if name == "__slots__":  # each slot is a descriptor on the class
+                            members.update(dict.fromkeys(_literal_names(stmt.value) or (), "value"))
+        metaclass = next((_class_expression(kw.value) for kw in node.keywords if kw.arg == "metaclass"), None)
         self.table.classes[qualname] = ClassInfo(
             qualname,
             node.lineno,
             node.end_lineno or node.lineno,
-            tuple(filter(None, (dotted(base) for base in node.bases))),
+            tuple(_class_expression(base) for base in node.bases),
             members,
+            tuple(filter(None, (dotted(d) for d in node.decorator_list))),
+            metaclass,
         )
+
+    # ------------------------------------------------------------- classes built by calls
+
+    def _built_class(self, stmt: ast.Assign, alternative: str) -> bool:
+        """Record `X = <call>` as the class X when the call builds one (see the module doc)."""
+        call = stmt.value
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            return False
+        name = stmt.targets[0].id
+        bound = self.table.names.get(name, _UNBOUND)
+        if alternative and bound.kind not in ("value", ""):
+            return False  # a fallback does not hide what the main branch binds
+        own = self.table.classes.get(name) if bound.kind == "class" else None
+        factory = self._canonical(call.func)
+        form = _FACTORIES.get(factory or "")
+        if form is None or (form == "type" and len(call.args) != 3):
+            if own is None or not any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(call)):
+                return False
+            # `X = decorate(X)`, `X = wrap(vars(X))`: still X, taken to be returned as it came
+            decorator = dotted(call.func)
+            self.table.classes[name] = own._replace(decorators=((decorator,) if decorator else ()) + own.decorators)
+            return True
+        info = _FactoryCall(name, call, factory, form, own).info(stmt)
+        self.table.classes[name] = info
+        self.table.names[name] = Binding("class", lineno=info.lineno)
+        return True
+
+    def _canonical(self, node: ast.AST) -> str | None:
+        """The absolute path a callee names through this module's imports (`msgspec.defstruct`)."""
+        path = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if path is None:
+            return None
+        head, _, rest = path.partition(".")
+        binding = self.table.names.get(head)
+        if binding is None:
+            base = f"builtins.{head}" if hasattr(builtins, head) else None
+        elif binding.kind == "module":
+            base = binding.target
+        elif binding.kind == "from":
+            base = binding.target.replace(":", ".")
+        else:
+            base = None
+        return f"{base}.{rest}" if base and rest else base
+
+
+# Factories whose classes can be read off their arguments: canonical path -> argument form.
+_FACTORIES = {
+    "collections.namedtuple": "namedtuple",
+    "typing.NamedTuple": "namedtuple",
+    "typing_extensions.NamedTuple": "namedtuple",
+    "dataclasses.make_dataclass": "struct",
+    "msgspec.defstruct": "struct",
+    "builtins.type": "type",
+    **{f"enum.{name}": "enum" for name in ("Enum", "IntEnum", "Flag", "IntFlag", "StrEnum")},
+}
+_UNBOUND = Binding("")
+
+
+class _FactoryCall:
+    """The class one factory call makes: members from literal fields and namespace, bases."""
+
+    def __init__(self, name: str, call: ast.Call, factory: str, form: str, own: ClassInfo | None):
+        self.name, self.call, self.factory, self.form, self.own = name, call, factory, form, own
+        self.members: dict[str, str] = {}
+        self.bases: list[str] = []
+        self.computed = False  # an argument that decides members is not a literal
+
+    def info(self, stmt: ast.Assign) -> ClassInfo:
+        getattr(self, f"_{self.form}")()
+        own = self.own
+        reason = f"{self.name} is built by {self.factory} from arguments computed at import (line {stmt.lineno})" if self.computed else None
+        return ClassInfo(
+            self.name,
+            own.lineno if own else stmt.lineno,
+            own.end_lineno if own else stmt.end_lineno or stmt.lineno,
+            tuple(self.bases),
+            self.members,
+            open_members=reason,
+        )
+
+    def _arg(self, position: int | None, *keywords: str) -> ast.AST | None:
+        for kw in self.call.keywords:
+            if kw.arg in keywords:
+                return kw.value
+        return self.call.args[position] if position is not None and len(self.call.args) > position else None
+
+    def _field_list(self, node: ast.AST | None) -> None:
+        """make_dataclass / defstruct fields: names, or (name, type[, default]) tuples."""
+        if node is None:
+            return
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            self.computed = True
+            return
+        for element in node.elts:
+            if isinstance(element, (ast.Tuple, ast.List)) and element.elts:
+                element = element.elts[0]
+            if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                self.members[element.value] = "value"
+            else:
+                self.computed = True
+
+    def _namedtuple(self) -> None:
+        node = self._arg(1, "field_names", "fields")
+        names = _literal_names(node)
+        if names is None and isinstance(node, (ast.List, ast.Tuple)):  # typing.NamedTuple: (name, type) pairs
+            self._field_list(node)
+        elif names is None:
+            self.computed = node is not None
+        self.members.update(dict.fromkeys(names or (), "value"))
+        if self.factory.endswith("NamedTuple"):  # NamedTuple("P", x=int), the keyword form
+            self.members.update({kw.arg: "value" for kw in self.call.keywords if kw.arg and kw.arg != "fields"})
+        self.bases.append(f"{self.factory}()")
+
+    def _struct(self) -> None:
+        self._field_list(self._arg(1, "fields"))
+        self._base_tuple(self._arg(None, "bases"), allow_none=True)
+        self.bases.append(f"{self.factory}()")
+        self._namespace(self._arg(None, "namespace"))
+
+    def _type(self) -> None:
+        self._base_tuple(self.call.args[1], allow_none=False)
+        self._namespace(self.call.args[2])
+
+    def _enum(self) -> None:
+        node = self._arg(1, "names")
+        if isinstance(node, ast.Dict):
+            names = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            self.computed = len(names) != len(node.keys)
+        elif isinstance(node, (ast.List, ast.Tuple)) and node.elts and isinstance(node.elts[0], (ast.List, ast.Tuple)):
+            self._field_list(node)
+            names = []
+        else:
+            names = _literal_names(node)
+            self.computed = names is None
+        self.members.update(dict.fromkeys(names or (), "value"))
+        self.bases.append(dotted(self.call.func) or self.factory)
+
+    def _base_tuple(self, node: ast.AST | None, allow_none: bool) -> None:
+        if node is None or (allow_none and isinstance(node, ast.Constant) and node.value is None):
+            return
+        if not isinstance(node, (ast.Tuple, ast.List)):
+            self.computed = True
+            return
+        for element in node.elts:
+            if isinstance(element, ast.Name) and element.id == self.name and self.own:
+                self.bases.extend(self.own.bases)  # type("X", (X,), …): the old X is a base
+                self.members.update(self.own.members)
+            elif dotted(element):
+                self.bases.append(dotted(element))
+            else:
+                self.computed = True
+
+    def _namespace(self, node: ast.AST | None) -> None:
+        """A literal dict's keys, or the old class's own members (vars(X), X.__dict__)."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if key is None:
+                    self._namespace(value)  # {**vars(X), …}
+                elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    self.members[key.value] = "value"
+                else:
+                    self.computed = True
+            return
+        names = self._own_names(node)
+        if names is None:
+            self.computed = True
+        else:
+            self.members.update({name: self.own.members[name] for name in names})
+
+    def _own_names(self, node: ast.AST) -> set[str] | None:
+        """Names of the old class's namespace that `node` carries over, when decidable."""
+        if self.own is None:
+            return None
+        if _is_vars_of(node, self.name):
+            return set(self.own.members)
+        if not (isinstance(node, ast.DictComp) and len(node.generators) == 1):
+            return None
+        generator = node.generators[0]
+        source = generator.iter
+        if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr in ("items", "keys") and not source.args:
+            source = source.func.value
+        key = generator.target.elts[0] if isinstance(generator.target, ast.Tuple) and generator.target.elts else generator.target
+        if not (_is_vars_of(source, self.name) and isinstance(key, ast.Name) and isinstance(node.key, ast.Name) and node.key.id == key.id):
+            return None
+        names = set(self.own.members)
+        for condition in generator.ifs:  # `k not in (…)` / `k in (…)`; any other filter is not evaluated
+            if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1 and isinstance(condition.left, ast.Name) and condition.left.id == key.id):
+                return None
+            listed = _literal_names(condition.comparators[0], split=False)
+            if listed is None or not isinstance(condition.ops[0], (ast.In, ast.NotIn)):
+                return None
+            names = names - set(listed) if isinstance(condition.ops[0], ast.NotIn) else names & set(listed)
+        return names
+
+
+def _class_expression(node: ast.AST) -> str:
+    """A base or metaclass as a dotted name (`Generic[T]` is `Generic`), or `?<source>` for one
+    computed when the class is created (a call, …), which no static lookup can follow."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else "?" + ast.unparse(node)
+
+
+def _is_vars_of(node: ast.AST, name: str) -> bool:
+    """vars(X), X.__dict__, dict(vars(X))."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("vars", "dict") and len(node.args) == 1 and not node.keywords:
+        inner = node.args[0]
+        return (node.func.id == "vars" and isinstance(inner, ast.Name) and inner.id == name) or _is_vars_of(inner, name)
+    return isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(node.value, ast.Name) and node.value.id == name
+
+
+def _literal_names(node: ast.AST | None, split: bool = True) -> list[str] | None:
+    """"a b" / "a, b" (when `split`), or a list/tuple/set of string constants; None otherwise."""
+    if split and isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace(",", " ").split()
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [e.value for e in node.elts]
+    return None
+
+
+def instance_attributes(source: bytes, info: ClassInfo) -> InstanceAttributes:
+    """What the methods of one class body assign on their instance (`self.x = …`, annotated,
+    augmented, tuple and starred targets, loop and `with` targets, `setattr(self, "x", …)`), and
+    why more may exist (`setattr` with a computed name, `self.__dict__` / `vars(self)` writes, a
+    `__getattr__`/`__getattribute__`). Parses the module again: asked for a few classes only,
+    so extraction does not walk every function body. A class made by a call has no method
+    bodies: nothing. Raises SyntaxError/ValueError if the source does not parse."""
+    name = info.qualname.rsplit(".", 1)[-1]
+    node = next((n for n in ast.walk(_parse(source)) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
+    names: dict[str, int] = {}
+    dynamic: list[str] = []
+    for method in node.body if node else ():
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if method.name in ("__getattr__", "__getattribute__"):
+            dynamic.append(f"{info.qualname} defines {method.name} (line {method.lineno})")
+        positional = [*method.args.posonlyargs, *method.args.args]
+        if not positional or any(dotted(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            continue
+        _SelfWrites(positional[0].arg, names, dynamic, info.qualname).visit_body(method.body)
+    return InstanceAttributes(names, tuple(dynamic))
+
+
+# torch.nn.Module methods that make `self.<name>` answer through Module.__getattr__
+_MODULE_REGISTRATIONS = {"register_buffer", "register_parameter", "add_module", "register_module"}
+
+
+class _SelfWrites(ast.NodeVisitor):
+    def __init__(self, receiver: str, names: dict[str, int], dynamic: list[str], owner: str):
+        self.receiver, self.names, self.dynamic, self.owner = receiver, names, dynamic, owner
+
+    def visit_body(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit(stmt)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        pass  # a nested class's methods have their own receiver
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._target(node.target)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._target(node.target)
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._target(node.target)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self._target(node.optional_vars)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = dotted(node.func)
+        if func == "setattr" and node.args and self._is_receiver(node.args[0]):
+            key = node.args[1] if len(node.args) > 1 else None
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self.names.setdefault(key.value, node.lineno)
+            else:
+                self.dynamic.append(f"{self.owner} sets attributes with a computed name (setattr, line {node.lineno})")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__") and self._is_instance_dict(node.func.value):
+            self.dynamic.append(f"{self.owner} writes its instance __dict__ (line {node.lineno})")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in _MODULE_REGISTRATIONS and self._is_receiver(node.func.value):
+            # torch.nn.Module answers these names through its __getattr__
+            key = node.args[0] if node.args else next((kw.value for kw in node.keywords if kw.arg == "name"), None)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self.names.setdefault(key.value, node.lineno)
+            else:
+                self.dynamic.append(f"{self.owner} registers a parameter, buffer or submodule with a computed name ({node.func.attr}, line {node.lineno})")
+        self.generic_visit(node)
+
+    def _target(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Attribute) and self._is_receiver(target.value):
+            self.names.setdefault(target.attr, target.lineno)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._target(element)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value)
+        elif isinstance(target, ast.Subscript) and self._is_instance_dict(target.value):
+            self.dynamic.append(f"{self.owner} writes its instance __dict__ (line {target.lineno})")
+
+    def _is_receiver(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id == self.receiver
+
+    def _is_instance_dict(self, node: ast.AST) -> bool:
+        """self.__dict__ or vars(self)."""
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return self._is_receiver(node.value)
+        return isinstance(node, ast.Call) and dotted(node.func) == "vars" and len(node.args) == 1 and self._is_receiver(node.args[0])
 
 
 def _assigned_names(target: ast.AST):
