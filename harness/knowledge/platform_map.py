@@ -293,11 +293,14 @@ class Judge:
             if found.ok:
                 return found
             undecided = undecided or (found if found.outcome is Outcome.undecided else None)
-        if undecided is None and any(cls.kind in ("dynamic", "external") and not cls.module and cls.path not in _NO_MEMBERS for cls in mro):
-            undecided = Resolution(name, None, outcome=Outcome.undecided, note="the plugin class has a base outside the upstream source")
+        # bases the plugin class names itself outside upstream (the index answers for those of upstream classes)
+        covered = {base for cls in classes for base in self.index.mro(cls)}
+        unknown_bases = [cls.path for cls in mro if cls.kind in ("dynamic", "external") and cls not in covered and cls.path not in _NO_MEMBERS]
+        if undecided is None and unknown_bases:
+            undecided = Resolution(name, None, outcome=Outcome.undecided, note=f"the plugin class also derives from {', '.join(unknown_bases)}, outside the upstream source")
         if undecided is not None or not instance:
             return undecided or Resolution(name, None, note=f"no class in the MRO defines {name!r}")
-        dynamic = [f"base {cls.path} is outside the upstream source" for cls in mro if cls.kind in ("dynamic", "external") and not cls.module and cls.path not in _NO_MEMBERS]
+        dynamic: list[str] = []
         for cls in classes:
             attributes = self.index.instance_attributes(cls)
             if name in attributes.names:
