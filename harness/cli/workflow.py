@@ -101,7 +101,7 @@ def bundled_upstream(version: str) -> Path | None:
 def _default_source(spec: str, notes: list[str]) -> str:
     """The real release from the wheel cache or the index; a bundled upstream when neither has
     it (said so); else one line on how to fill the cache."""
-    from harness.sources import resolve  # cost: the knowledge engine
+    from harness.knowledge.sources import resolve  # cost: the knowledge engine
 
     try:
         resolve(spec)
@@ -154,10 +154,10 @@ def run(
 ) -> None:
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
     # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
-    from harness.features import resolve_feature
+    from harness.knowledge.features import resolve_feature
     from harness.record.models import RunInputs
     from harness.record.pins import pin_of
-    from harness.sources import resolve
+    from harness.knowledge.sources import resolve
     from harness.workflow.runs import start_run
 
     ws = _workspace(workspace)
@@ -223,8 +223,8 @@ def features(
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """List candidate features between two upstreams, ranked by risk to the plugin."""
-    from harness.features import candidates  # cost: the knowledge engine
-    from harness.sources import resolve
+    from harness.knowledge.features import candidates  # cost: the knowledge engine
+    from harness.knowledge.sources import resolve
 
     ws = _workspace(workspace)
     plugin_path = validate_plugin(plugin) if plugin else None

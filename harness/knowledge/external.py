@@ -5,7 +5,10 @@
 Who answers, in order:
 1. the installed package: a subprocess of the Python interpreter (HARNESS_PYTHON, else this
    one) imports each object with `pkgutil.resolve_name` and lists `dir()`; one subprocess answers
-   a whole batch. Answers are cached on disk per interpreter and object, stamped with the files
+   a whole batch. When that interpreter is this one and its installed distribution has the very
+   version the shipped table was made from (read from its metadata, without importing it), the
+   table's answer is that package's `dir()` already, and no subprocess starts: importing torch
+   alone takes seconds. Answers are cached on disk per interpreter and object, stamped with the files
    that identify the package version (a distribution's METADATA, a stdlib module's file), so a
    cached run spawns nothing and an upgrade is noticed. With this same interpreter, standard
    library objects are answered in-process: importing them costs nothing and changes nothing.
@@ -154,7 +157,7 @@ class ExternalMembers:
             fresh = [p for p in todo if not _valid(entries.get(p))]
             if fresh:
                 local = [p for p in fresh if self._in_process(p)]
-                remote = [p for p in fresh if p not in local]
+                remote = [p for p in fresh if p not in local and not self._shipped_is_installed(p)]
                 if remote:
                     packages = {_package(p) for p in remote}
                     remote += [
@@ -175,7 +178,14 @@ class ExternalMembers:
         if _valid(entry) and "error" not in entry:
             return _to_members(path, entry, entries, shipped=False)
         table = self._shipped()
-        return _to_members(path, table[path], table, shipped=True) if path in table else None
+        return _to_members(path, table[path], table, shipped=True, installed=self._shipped_is_installed(path)) if path in table else None
+
+    def _shipped_is_installed(self, path: str) -> bool:
+        """The shipped table lists `path` from the distribution version this interpreter has."""
+        entry = self._shipped().get(path)
+        if entry is None or os.path.abspath(self.python) != os.path.abspath(sys.executable) or entry["dist"] == "Python":
+            return False
+        return _installed_version(entry["dist"]) == entry["version"]
 
     def _in_process(self, path: str) -> bool:
         """Same interpreter and a standard-library object: no subprocess needed."""
@@ -240,6 +250,17 @@ def _probe() -> dict:
     return namespace
 
 
+@functools.cache
+def _installed_version(dist: str) -> str | None:
+    """The version of an installed distribution, from its metadata (nothing is imported)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def _package(path: str) -> str:
     return path.lstrip("@").split(".")[0]
 
@@ -254,9 +275,11 @@ def _valid(entry: dict | None) -> bool:
         return False
 
 
-def _to_members(path: str, entry: dict, entries: dict[str, dict], shipped: bool) -> Members:
+def _to_members(path: str, entry: dict, entries: dict[str, dict], shipped: bool, installed: bool = False) -> Members:
     def source(entry: dict) -> str:
         version = f"{entry['dist']} {entry['version']}"
+        if shipped and installed:
+            return f"the shipped member table ({version}, the version installed here)"
         return f"the shipped member table ({version})" if shipped else f"the installed {version}"
 
     meta = entries.get(entry["meta"]) if entry.get("meta") else None

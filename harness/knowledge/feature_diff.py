@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pickle
 import re
-import subprocess
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,21 +24,25 @@ from harness.knowledge.platform_map import (
     dependencies,
     find_successor,
     git_head,
+    prefetch,
     reported,
     inherited_from,
     resolve_dependency,
     risk_of,
 )
 from harness.knowledge.plugin_scan import scan_plugin
-from harness.knowledge.render import render_markdown
+from harness.util.templates import render as render_markdown
 from harness.knowledge.symbols import signature_text
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
 
+ChangeKind = Literal["added", "removed", "signature_changed", "body_changed", "moved", "moved_to_base"]
+
+
 class SymbolChange(BaseModel):
     symbol: str  # dotted path (new path for moves)
-    change: str  # added | removed | signature_changed | body_changed | moved | moved_to_base
-    kind: str  # function | class | module
+    change: ChangeKind
+    kind: Literal["function", "class", "module"]
     old_location: str | None = None  # relpath:line
     new_location: str | None = None
     detail: str | None = None
@@ -98,6 +101,8 @@ def diff_upstreams(
     )
     if plugin is not None:
         scan = scan_plugin(Path(plugin), new_index, entries)
+        prefetch(new_index, scan)
+        prefetch(old_index, scan)
         added_symbols = {c.symbol for c in changes if c.change in ("added", "moved")}
         old_judge, new_judge = Judge(old_index, scan), Judge(new_index, scan)
         findings = [f for f in (_judge_pair(dep, old_judge, new_judge, added_symbols) for dep in dependencies(scan)) if f is not None and reported(f)]
@@ -349,6 +354,9 @@ def migration_step(finding: Finding) -> str:
 def _commits_touching(finding: Finding, old: UpstreamSource, new: UpstreamSource, old_index: SymbolIndex, new_index: SymbolIndex) -> list[str]:
     """Commits between the two refs that touched the target: its lines where it still exists
     (`git log -L`), else the file it lived in."""
+    import git  # cost: gitpython loads only for git upstreams
+
+    repo = git.Repo(new.git_repo)
     span = f"{old.git_commit}..{new.git_commit}"
     for index, source, range_args in ((new_index, new, True), (old_index, old, False)):
         resolution = index.resolve(finding.target)
@@ -358,9 +366,11 @@ def _commits_touching(finding: Finding, old: UpstreamSource, new: UpstreamSource
         info = table.functions.get(resolution.ref.qualname) or table.classes.get(resolution.ref.qualname)
         path = f"{source.repo_prefix}{table.path}"
         args = ["--no-patch", f"-L{info.lineno},{info.end_lineno}:{path}"] if range_args else ["--", path]
-        proc = subprocess.run(["git", "-C", str(new.git_repo), "log", "--format=%H %s", span, *args], capture_output=True, text=True)
-        if proc.returncode == 0:
-            return [f"{line[:10]} {line[41:]}" for line in proc.stdout.splitlines() if re.match(r"^[0-9a-f]{40} ", line)]
+        try:
+            log = repo.git.log("--format=%H %s", span, *args)
+        except git.GitCommandError:
+            continue
+        return [f"{line[:10]} {line[41:]}" for line in log.splitlines() if re.match(r"^[0-9a-f]{40} ", line)]
     return []
 
 

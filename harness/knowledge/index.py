@@ -52,7 +52,7 @@ from harness.knowledge.external import ExternalMembers, display
 from harness.knowledge.symbols import ClassInfo, FunctionInfo, InstanceAttributes, ModuleTable, extract_module, instance_attributes
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-CACHE_VERSION = 8  # bump when ModuleTable's shape or extraction rules change
+CACHE_VERSION = 10  # bump when ModuleTable's shape or extraction rules change
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
 
 
@@ -411,7 +411,11 @@ class SymbolIndex:
         if self._module_attribute(module, table, attr):
             return _Step(Outcome.resolved, Ref("value", module, attr))
         if table is not None and table.has_getattr and how != "global":
-            return _Step(Outcome.undecided, note=f"{module}.{attr} would be answered by {module}.__getattr__ at run time")
+            if table.getattr_names is None:
+                return _Step(Outcome.undecided, note=f"{module}.{attr} would be answered by {module}.__getattr__ at run time")
+            if attr in table.getattr_names:
+                return _Step(Outcome.resolved, Ref("value", module, attr), note=f"answered by {module}.__getattr__")
+            return _Step(Outcome.missing, note=f"{module} has no attribute {attr!r} (its __getattr__ answers only {', '.join(table.getattr_names) or 'nothing'})")
         return _Step(Outcome.missing, note=f"{module} has no attribute {attr!r}")
 
     def _module_attribute(self, module: str, table: ModuleTable | None, attr: str) -> bool:
@@ -469,6 +473,10 @@ class SymbolIndex:
             return _Step(Outcome.resolved, ref, provenance=members.describe()) if attr in exported else None
         table = self.table(module)
         exported = table.all_names if table else None
+        if table is not None and table.all_unknown:
+            if attr in table.names and not attr.startswith("_"):
+                return _Step(Outcome.undecided, note=f"{module} builds __all__ in code the index cannot evaluate: whether `import *` copies {attr} is not decided")
+            return None
         if (exported is None and attr.startswith("_")) or (exported is not None and attr not in exported):
             return None
         # Without __all__ a star import copies the namespace: module __getattr__ is not asked.

@@ -20,7 +20,6 @@ import ast
 import difflib
 import operator
 import re
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,9 +27,8 @@ from typing import Any
 
 import yaml
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from harness.errors import HarnessError
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.external import display
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3, load_index
@@ -44,7 +42,8 @@ from harness.knowledge.plugin_scan import (
     is_upstream,
     scan_plugin,
 )
-from harness.knowledge.render import render_markdown
+from harness.util.templates import render as render_markdown
+from harness.util.yamlfile import load_yaml_model
 from harness.knowledge.symbols import Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
@@ -181,15 +180,35 @@ class Judge:
             bound = "classmethod" in decorators
             return info.params, bound, ref.path
         if ref.kind == "class":
-            # the first __init__ written in an upstream class body; none means a synthesised one
-            # (dataclass, msgspec Struct, pydantic) or an outside base's: not checked
-            for cls in self.index.mro(ref):
-                info = self.index.class_info(cls) if cls.kind == "class" else None
-                if info is not None and info.members.get("__init__") == "def":
-                    init = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.__init__"))
-                    return (init.params if init else None), True, f"{cls.path}.__init__"
-                if info is None or cls.kind != "class":
-                    break
+            return self.init_params(ref)
+        return None, False, ref.path
+
+    def init_params(self, ref: Ref) -> tuple[tuple[Param, ...] | None, bool, str]:
+        """What calling the class takes: the first `__init__` written in an upstream class body
+        (bound), else the one a dataclass, NamedTuple or msgspec.Struct synthesises from its
+        fields (dataclasses: the MRO's dataclass fields, bases first). None for anything else
+        (an outside base's __init__, pydantic, which ignores unknown keywords)."""
+        mro = self.index.mro(ref)
+        for cls in mro:
+            info = self.index.class_info(cls) if cls.kind == "class" else None
+            if info is not None and info.members.get("__init__") == "def":
+                init = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.__init__"))
+                return (init.params if init else None), True, f"{cls.path}.__init__"
+            if info is None:
+                break
+        outside = {base.path for base in mro if base.kind != "class"}
+        infos = [self.index.class_info(cls) for cls in mro if cls.kind == "class"]
+        if any(info is None or info.open_members for info in infos):
+            return None, False, ref.path
+        if any(d.rsplit(".", 1)[-1] == "dataclass" for d in infos[0].decorators):
+            fields: dict[str, tuple[bool, bool]] = {}
+            for info in reversed(infos):
+                if any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators):
+                    fields.update({name: (default, info.keyword_only) for name, default in info.fields})
+            return _field_params(fields), False, f"{ref.path}.__init__ (synthesised by @dataclass)"
+        if outside & {"msgspec.Struct", "typing.NamedTuple()", "typing_extensions.NamedTuple()"} and not infos[0].decorators:
+            fields = {name: (default, infos[0].keyword_only) for info in reversed(infos) for name, default in info.fields}
+            return _field_params(fields), False, f"{ref.path}.__init__ (synthesised from its fields)"
         return None, False, ref.path
 
     def _judge_hook(self, dep: Dependency) -> Finding:
@@ -337,15 +356,20 @@ class Judge:
         defined_in = ref.path if ref.module and ref.kind != "external" else display(owner) if owner else None
         if dep.access == "override":
             return self._override_signature(dep, ref, target, defined_in)
+        params = None
         if dep.call is not None and ref.kind == "function":
             info = self.index.function_info(ref)
             if info is not None:
+                params = info.params
                 bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
-                problem = bind_problem(info.params, dep.call, bound)
-                if problem is not None:
-                    certain, message = problem
-                    return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
-                                   detail=f"{where}: {defined_in}{signature_text(info.params)}: {message}", risk=risk_of(dep, Status.signature_changed))
+        elif dep.call is not None and dep.member == "__init__":  # a synthesised __init__ of an upstream base
+            params, _, defined_in = self.init_params(first)
+            bound = False
+        problem = bind_problem(params, dep.call, bound) if params is not None else None
+        if problem is not None:
+            certain, message = problem
+            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
+                           detail=f"{where}: {defined_in}{signature_text(params)}: {message}", risk=risk_of(dep, Status.signature_changed))
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
 
     def _override_signature(self, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:
@@ -495,6 +519,11 @@ class Judge:
         return None
 
 
+def _field_params(fields: dict[str, tuple[bool, bool]]) -> tuple[Param, ...]:
+    """Parameters of an __init__ synthesised from fields {name: (has default, keyword only)}."""
+    return tuple(Param(name, "kwonly" if keyword_only else "pos", "…" if default else None) for name, (default, keyword_only) in fields.items())
+
+
 def _undecided(resolution: Resolution) -> bool:
     return resolution.outcome is Outcome.undecided
 
@@ -626,6 +655,8 @@ def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tup
         param = names.get(keyword)
         if (param is None or param.kind in ("posonly", "var", "varkw")) and not takes_varkw:
             return True, f"unexpected keyword argument {keyword!r}"
+        if param is not None and param in positional[: call.positional]:
+            return True, f"multiple values for argument {keyword!r} (passed by position and by keyword)"
     if call.positional > len(positional) and not takes_var:
         return True, f"takes {len(positional)} positional arguments, the call passes {call.positional}"
     if call.star_args or call.star_kwargs:
@@ -723,7 +754,9 @@ def _mentioned_in(index: SymbolIndex, resolution: Resolution, name: str) -> tupl
 
 def _same_name_elsewhere(name: str, target: str, index: SymbolIndex) -> str | None:
     best = None
-    for module in index.modules_defining(name):
+    # the modules named most like the target's first: a release defines common names in dozens
+    modules = sorted(index.modules_defining(name), key=lambda m: -difflib.SequenceMatcher(None, m, target).ratio())
+    for module in modules[:5]:
         table = index.table(module)
         for qualname in [*table.functions, *table.classes]:
             if qualname.rsplit(".", 1)[-1] == name:
@@ -771,6 +804,7 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
     Raises HarnessError for a plugin path that is not a plugin (see scan_plugin)."""
     index = index or load_index(upstream)
     scan = scan_plugin(Path(plugin), index, entries)
+    prefetch(index, scan)
     judge = Judge(index, scan)
     judged = [f for f in (judge(dep) for dep in dependencies(scan)) if f is not None]
     index.save()
@@ -802,9 +836,33 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
     )
 
 
+def prefetch(index: SymbolIndex, scan: PluginScan) -> None:
+    """Parse the upstream modules the plugin's targets name, in parallel when there are many
+    (the judging that follows would parse them one by one)."""
+    needed: set[str] = set()
+    for dep in scan.dependencies:
+        for text in (dep.target, dep.name):
+            if is_upstream(text):
+                parts = text.replace(":", ".").split(".")
+                needed.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    index.index_all(only=needed)
+
+
 def git_head(path: Path) -> str | None:
-    proc = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True)
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    """The commit checked out at `path` (its own repository only), or None outside git."""
+    import git  # cost: gitpython loads only when a map is built
+
+    try:
+        return git.Repo(path, search_parent_directories=False).head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return None
+
+
+class _ExistingMap(BaseModel):
+    """What regeneration keeps from a Platform Map already on disk."""
+
+    model_config = ConfigDict(extra="ignore")
+    curated: dict[str, Any] | None = None
 
 
 def write_platform_map(platform_map: PlatformMap, out_dir: Path) -> tuple[Path, Path]:
@@ -813,14 +871,12 @@ def write_platform_map(platform_map: PlatformMap, out_dir: Path) -> tuple[Path, 
     out_dir.mkdir(parents=True, exist_ok=True)
     yaml_path, md_path = out_dir / "platform-map.yaml", out_dir / "platform-map.md"
     if yaml_path.exists():
-        try:
-            previous = yaml.safe_load(yaml_path.read_text()) or {}
-        except yaml.YAMLError as exc:
-            raise HarnessError(f"{yaml_path}: malformed YAML, not overwriting its curated fields: {exc}".splitlines()[0]) from None
-        if not isinstance(previous, dict) or not isinstance(previous.get("curated", {}), dict):
-            raise HarnessError(f"{yaml_path}: not a Platform Map (expected a mapping with a `curated:` mapping); not overwriting it")
-        if "curated" in previous:
-            platform_map = platform_map.model_copy(update={"curated": previous["curated"]})
+        previous = load_yaml_model(
+            yaml_path, _ExistingMap, what="Platform Map",
+            shape="not a Platform Map (expected a mapping with a `curated:` mapping); not overwriting it",
+        )
+        if previous.curated is not None:
+            platform_map = platform_map.model_copy(update={"curated": previous.curated})
     data = platform_map.model_dump(mode="json")
     yaml_path.write_text(yaml.safe_dump(data, sort_keys=False, width=120))
     md_path.write_text(render_markdown("platform_map.md.j2", map=platform_map, data=data))

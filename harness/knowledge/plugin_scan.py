@@ -467,7 +467,7 @@ class _Scanner:
             if tree is None:
                 self.tables[module] = ModuleTable(name=module, path=self.relfile(module), is_package=is_package)
             else:
-                self.tables[module] = extract_module(module, self.relfile(module), source, is_package, nested_imports=True)
+                self.tables[module] = extract_module(module, self.relfile(module), source, is_package, nested_imports=True, tree=tree)
                 if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names) for s in tree.body):
                     self._future_annotations.add(module)
         return self.trees[module]

@@ -51,6 +51,10 @@ class ClassInfo(NamedTuple):
     decorators: tuple[str, ...] = ()  # dotted source expressions, outermost first
     metaclass: str | None = None  # the `metaclass=` expression (same forms as a base)
     open_members: str | None = None  # why `members` may be incomplete (computed at import)
+    # annotated class-level names in order, and whether each has a default: what a synthesised
+    # __init__ takes (dataclass, NamedTuple, msgspec.Struct)
+    fields: tuple[tuple[str, bool], ...] = ()
+    keyword_only: bool = False  # `@dataclass(kw_only=True)` / `class X(Struct, kw_only=True)`
 
 
 class Binding(NamedTuple):
@@ -73,9 +77,11 @@ class ModuleTable:
     names: dict[str, Binding] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
     all_names: tuple[str, ...] | None = None
+    all_unknown: bool = False  # __all__ is built by code the extractor cannot evaluate
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
-    has_getattr: bool = False  # a module-level __getattr__ answers any name
+    has_getattr: bool = False  # a module-level __getattr__ (PEP 562) answers names at run time
+    getattr_names: tuple[str, ...] | None = None  # all it can answer, when its code says so
     imports: list[str] = field(default_factory=list)  # absolute module names imported anywhere
     error: str | None = None  # set when the file does not parse
 
@@ -97,18 +103,18 @@ def signature_text(params: tuple[Param, ...]) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
-def extract_module(name: str, path: str, source: bytes, is_package: bool, nested_imports: bool = False) -> ModuleTable:
+def extract_module(name: str, path: str, source: bytes, is_package: bool, nested_imports: bool = False, tree: ast.Module | None = None) -> ModuleTable:
     """`nested_imports` also records imports inside functions: the plugin import graph needs
     them (hooks are imported from functions that run at load); upstream tables do not, and
-    walking every node would cost four times the parse."""
+    walking every node would cost four times the parse. `tree` is `source` already parsed."""
     table = ModuleTable(name=name, path=path, is_package=is_package)
     try:
-        tree = _parse(source)
+        tree = tree or _parse(source)
     except (SyntaxError, ValueError) as exc:
         table.error = f"does not parse: {exc}"
         return table
     lines = source.decode("utf-8", errors="replace").splitlines()
-    _Extractor(table, lines).module(tree, nested_imports)
+    _Extractor(table, lines, tree.body).module(tree, nested_imports)
     return table
 
 
@@ -191,14 +197,17 @@ def _is_type_checking(test: ast.AST) -> bool:
 
 
 class _Extractor:
-    def __init__(self, table: ModuleTable, lines: list[str]):
+    def __init__(self, table: ModuleTable, lines: list[str], body: list[ast.stmt]):
         self.table = table
         self.lines = lines
+        self._body = body
+        self._tables: dict[str, set[str] | None] = {}
 
     def module(self, tree: ast.Module, nested_imports: bool) -> None:
         statements = list(self._runtime_statements(tree.body))
         for stmt, alternative in statements:
             self._module_statement(stmt, alternative)
+        self._exports(tree.body)
         for node in ast.walk(tree) if nested_imports else (stmt for stmt, _ in statements):
             if isinstance(node, ast.Import):
                 self.table.imports.extend(alias.name for alias in node.names)
@@ -235,6 +244,7 @@ class _Extractor:
             self._function(stmt, stmt.name)
             if stmt.name == "__getattr__":
                 self.table.has_getattr = True
+                self.table.getattr_names = _getattr_names(stmt, self._literal_keys)
         elif isinstance(stmt, ast.ClassDef):
             names[stmt.name] = Binding("class", lineno=stmt.lineno)
             self._class(stmt, stmt.name)
@@ -267,14 +277,80 @@ class _Extractor:
                             names[name] = names[name]._replace(fallback=True)
                         continue  # `except ImportError: X = None` keeps the import as what X is
                     names[name] = Binding("alias", alias, stmt.lineno) if alias else Binding("value", lineno=stmt.lineno)
-                    if name == "__all__" and isinstance(value, (ast.List, ast.Tuple)):
-                        self.table.all_names = tuple(
-                            elt.value for elt in value.elts if isinstance(elt, ast.Constant) and isinstance(elt.value, str)
-                        )
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) == "setattr":
             args = stmt.value.args
             if len(args) == 3 and isinstance(args[0], ast.Name) and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
                 self._class_attribute(args[0].id, args[1].value)
+
+    def _exports(self, body: list[ast.stmt]) -> None:
+        """`__all__` as the module builds it: literals, `+`, `+=`, `.extend`/`.append`, and the
+        filtered-globals form `[n for n in globals() if not n.startswith("_") and n not in T]`
+        (T a literal table). Anything else leaves the exports unknown (`all_unknown`)."""
+        exports: list[str] | None = None
+        for stmt, _ in self._runtime_statements(body):
+            value = None
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])):
+                exports = self._export_list(stmt.value)
+            elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__":
+                value = self._export_list(stmt.value)
+                exports = None if exports is None or value is None else exports + value
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in ("__all__.extend", "__all__.append", "__all__.remove"):
+                argument = stmt.value.args[0] if stmt.value.args else None
+                method = dotted(stmt.value.func).rsplit(".", 1)[-1]
+                value = self._export_list(argument) if method == "extend" else ([argument.value] if isinstance(argument, ast.Constant) and isinstance(argument.value, str) else None)
+                if exports is None or value is None:
+                    exports = None
+                else:
+                    exports = [n for n in exports if n not in value] if method == "remove" else exports + value
+            else:
+                continue
+            if exports is None:
+                self.table.all_names, self.table.all_unknown = None, True
+                return
+        if exports is not None:
+            self.table.all_names = tuple(exports)
+
+    def _export_list(self, node: ast.AST | None) -> list[str] | None:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            names = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            return names if len(names) == len(node.elts) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self._export_list(node.left), self._export_list(node.right)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+            generator = node.generators[0]
+            source = generator.iter.args[0] if isinstance(generator.iter, ast.Call) and dotted(generator.iter.func) in ("list", "sorted") and generator.iter.args else generator.iter
+            if not (isinstance(source, ast.Call) and dotted(source.func) in ("globals", "dir") and not source.args):
+                return None
+            if not (isinstance(generator.target, ast.Name) and isinstance(node.elt, ast.Name) and node.elt.id == generator.target.id):
+                return None
+            keep = [name for name in self.table.names]
+            for test in generator.ifs:
+                tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+                for condition in tests:
+                    kept = _filter_names(keep, condition, generator.target.id, self._literal_keys)
+                    if kept is None:
+                        return None
+                    keep = kept
+            return keep
+        return None
+
+    def _literal_keys(self, name: str) -> set[str] | None:
+        """The string keys/items of a module-level literal table (dict, set, list, tuple),
+        with `T["k"] = …` and `T.add/update` of literals applied; None if not that."""
+        if name in self._tables:
+            return self._tables[name]
+        keys: set[str] | None = None
+        for stmt, _ in self._runtime_statements(self._body):
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                keys = _literal_strings(stmt.value)
+            elif isinstance(stmt, ast.Assign) and keys is not None and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name for t in stmt.targets):
+                target = next(t for t in stmt.targets if isinstance(t, ast.Subscript))
+                keys = keys | {target.slice.value} if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str) else None
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value is not None:
+                keys = _literal_strings(stmt.value)
+        self._tables[name] = keys
+        return keys
 
     def _class_attribute(self, owner: str, attr: str) -> None:
         """`Cls.attr = …` at module level adds a member to a class of this module."""
@@ -293,7 +369,14 @@ class _Extractor:
 
     def _class(self, node: ast.ClassDef, qualname: str) -> None:
         members: dict[str, str] = {}
+        fields: list[tuple[str, bool]] = []
         for stmt, _ in self._runtime_statements(node.body):
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and "ClassVar" not in ast.unparse(stmt.annotation):
+                field_call = stmt.value if isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").endswith("field") else None
+                options = {kw.arg: kw.value for kw in field_call.keywords} if field_call else {}
+                if not (isinstance(options.get("init"), ast.Constant) and options["init"].value is False):
+                    has_default = field_call is None and stmt.value is not None or bool(options.keys() & {"default", "default_factory"})
+                    fields.append((stmt.target.id, has_default))
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # A property setter re-binds the same name; the first definition is the method.
                 members.setdefault(stmt.name, "def")
@@ -311,6 +394,10 @@ class _Extractor:
                         if name == "__slots__":  # each slot is a descriptor on the class
                             members.update(dict.fromkeys(_literal_names(stmt.value) or (), "value"))
         metaclass = next((_class_expression(kw.value) for kw in node.keywords if kw.arg == "metaclass"), None)
+        keyword_only = any(
+            kw.arg == "kw_only" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+            for kw in [*node.keywords, *(k for d in node.decorator_list if isinstance(d, ast.Call) for k in d.keywords)]
+        )
         self.table.classes[qualname] = ClassInfo(
             qualname,
             node.lineno,
@@ -319,6 +406,8 @@ class _Extractor:
             members,
             tuple(filter(None, (dotted(d) for d in node.decorator_list))),
             metaclass,
+            fields=tuple(fields),
+            keyword_only=keyword_only,
         )
 
     # ------------------------------------------------------------- classes built by calls
@@ -642,6 +731,84 @@ class _SelfWrites(ast.NodeVisitor):
         if isinstance(node, ast.Attribute) and node.attr == "__dict__":
             return self._is_receiver(node.value)
         return isinstance(node, ast.Call) and dotted(node.func) == "vars" and len(node.args) == 1 and self._is_receiver(node.args[0])
+
+
+def _literal_strings(node: ast.AST | None) -> set[str] | None:
+    if isinstance(node, ast.Dict):
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        return set(keys) if len(keys) == len(node.keys) else None
+    if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+        items = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return set(items) if len(items) == len(node.elts) else None
+    if isinstance(node, ast.Call) and dotted(node.func) in ("frozenset", "set", "dict") and not node.args and not node.keywords:
+        return set()
+    return None
+
+
+def _filter_names(names: list[str], test: ast.AST, var: str, tables) -> list[str] | None:
+    """`names` kept by one comprehension filter on `var`, or None if it is not understood:
+    `[not] var.startswith("p")`, `var [not] in TABLE`."""
+    negate = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if negate else test
+    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr in ("startswith", "endswith") \
+            and isinstance(inner.func.value, ast.Name) and inner.func.value.id == var and len(inner.args) == 1 \
+            and isinstance(inner.args[0], ast.Constant) and isinstance(inner.args[0].value, str):
+        affix = inner.args[0].value
+        return [n for n in names if getattr(n, inner.func.attr)(affix) != negate]
+    if not negate and isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(inner.ops[0], (ast.In, ast.NotIn)) \
+            and isinstance(inner.left, ast.Name) and inner.left.id == var:
+        right = inner.comparators[0]
+        table = tables(right.id) if isinstance(right, ast.Name) else _literal_strings(right)
+        if table is None:
+            return None
+        return [n for n in names if (n in table) == isinstance(inner.ops[0], ast.In)]
+    return None
+
+
+def _getattr_names(function: ast.FunctionDef | ast.AsyncFunctionDef, tables) -> tuple[str, ...] | None:
+    """The names a module `__getattr__(name)` (PEP 562) can answer, when its code says so, or
+    None (any name may be answered). Its body, statement by statement, may only: test the name
+    (`if name == "x"`, `if name in {...}` / `in TABLE`: those are answered), look it up in a
+    literal table (`found = TABLE.get(name)` then `if found is None: raise …`: the table's keys
+    are answered, the rest of the body runs for them only), and end by raising."""
+    if not function.args.args:
+        return None
+    var = function.args.args[0].arg
+    answered: set[str] = set()
+    looked_up: dict[str, set[str]] = {}  # local -> keys of the table it was .get() from
+    for stmt in function.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # docstring
+        if isinstance(stmt, ast.Raise):
+            return tuple(sorted(answered))
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            call = stmt.value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "get" and isinstance(call.func.value, ast.Name) \
+                    and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == var and len(call.args) == 1:
+                table = tables(call.func.value.id)
+                if table is None:
+                    return None
+                looked_up[stmt.targets[0].id] = table
+                continue
+            return None
+        if isinstance(stmt, ast.If):
+            test = stmt.test
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
+                right = test.comparators[0]
+                if test.left.id in looked_up and isinstance(test.ops[0], ast.Is) and isinstance(right, ast.Constant) and right.value is None \
+                        and stmt.body and isinstance(stmt.body[-1], ast.Raise) and not stmt.orelse:
+                    return tuple(sorted(answered | looked_up[test.left.id]))  # the rest runs for the table's keys only
+                if test.left.id == var and isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+                    answered.add(right.value)
+                    continue
+                if test.left.id == var and isinstance(test.ops[0], ast.In):
+                    table = tables(right.id) if isinstance(right, ast.Name) else _literal_strings(right)
+                    if table is None:
+                        return None
+                    answered |= table
+                    continue
+        return None
+    return None
 
 
 def _assigned_names(target: ast.AST):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from harness.errors import HarnessError
 from harness.knowledge.upstream import UpstreamSource
 from harness.record.models import RunInputs, UpstreamPin
-from harness.sources import resolve
+from harness.knowledge.sources import resolve
 
 
 def pin_of(source: UpstreamSource) -> UpstreamPin:

@@ -18,7 +18,7 @@ from harness.knowledge.findings import BREAKING, Finding
 from harness.knowledge.platform_map import write_platform_map
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import RunInputs
-from harness.sources import feature_diff, platform_map
+from harness.knowledge.sources import feature_diff, platform_map
 from harness.steps import symbols
 from harness.steps.base import Collected, Step, StepContext, read_facts, runner_failure
 from harness.steps.skills import skill_rules

@@ -45,7 +45,7 @@ from pydantic import BaseModel, Field
 
 from harness import __version__
 from harness.evidence.server import stop_orphaned_servers
-from harness.features import FeatureSpec
+from harness.knowledge.features import FeatureSpec
 from harness.knowledge.upstream import UpstreamSource
 from harness.record.checks import Check, not_run, overall
 from harness.record.hashing import evidence_hash

@@ -18,7 +18,7 @@ from harness.evidence.smoke import Exchange, read_exchanges, run_smoke
 from harness.knowledge.findings import Finding, Status
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import RunInputs
-from harness.sources import platform_map
+from harness.knowledge.sources import platform_map
 from harness.steps.base import StepContext, read_facts, runner_failure
 from harness.steps.served import ServedStep
 

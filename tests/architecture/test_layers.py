@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 # Lowest first; a module may import from its own layer and the layers below.
 LAYERS = [
     ["harness", "harness.errors", "harness.util"],
-    ["harness.knowledge", "harness.sources", "harness.features", "harness.stats"],
+    ["harness.knowledge", "harness.stats"],
     ["harness.record"],
     ["harness.evidence", "harness.report", "harness.testing"],
     ["harness.steps"],

@@ -71,7 +71,8 @@ def test_resolution_follows_runtime_rules(upstream_repo):
     assert not missing.ok and "has no attribute 'init_threads_binding'" in missing.note
 
 
-def test_index_is_cached_per_fingerprint(upstream_repo):
+def test_index_is_cached_per_fingerprint(upstream_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))  # other tests warm the shared cache
     source = resolve_upstream(f"{upstream_repo}@v1")
     index = load_index(source)
     assert index.index_all(workers=1) > 0

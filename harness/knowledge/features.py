@@ -4,9 +4,6 @@
                     models to validate), found by path or as <dir>/<ID>.yaml in the feature dirs
     Feature Diff    an impacted upstream symbol between --from and --upstream (needs --from)
     commit range    A..B on a git upstream (PATH@REF): the files those commits touched
-
-Knowledge-side helper: it sits in the knowledge layer and belongs in `harness.knowledge` once
-that package's rewrite lands.
 """
 
 from __future__ import annotations
@@ -107,7 +104,7 @@ def resolve_feature(
     if ".." in feature_id:
         return _commit_range(feature_id, new)
     if old is not None:
-        from harness.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+        from harness.knowledge.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
 
         diff = feature_diff(old, new, plugin, progress)
         for change in diff.changes:
@@ -171,7 +168,7 @@ def candidates(
     """What `harness features` lists, as rows {id, source, kind, risk, status, where, detail}:
     Feature Diff findings (ranked by risk, highest first), then upstream changes no plugin
     finding covers, then feature files."""
-    from harness.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+    from harness.knowledge.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
 
     diff = feature_diff(old, new, plugin, progress)
     rows: list[dict] = []

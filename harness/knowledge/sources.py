@@ -1,10 +1,7 @@
 """The knowledge engine, once per process: upstream sources, Platform Maps and Feature Diffs are
 computed once however many steps and commands read them (a release wheel is downloaded and
-indexed once; a whole-release diff takes minutes).
-
-Knowledge-side helper: it sits in the knowledge layer and belongs in `harness.knowledge` once
-that package's rewrite lands.
-"""
+indexed once; a whole-release diff takes minutes). The steps and the CLI read knowledge
+through here."""
 
 from __future__ import annotations
 
