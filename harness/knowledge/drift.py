@@ -1,15 +1,61 @@
-"""Hook drift: the single-version verdict CI and pre-commit run on every upstream release."""
+"""Drift: the single-version verdict CI and pre-commit run on every upstream release.
+
+The verdict is a function of the plugin's files, the upstream's content, this code and the
+interpreter that lists outside bases; a run whose inputs are all unchanged reuses the last
+verdict (pre-commit runs it on every commit, most of which touch nothing it reads)."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
+import sysconfig
+import tempfile
 from pathlib import Path
 
 from harness.knowledge.platform_map import PlatformMap, map_plugin
-from harness.knowledge.upstream import UpstreamSource
+from harness.knowledge.plugin_scan import plugin_module_files
+from harness.knowledge.upstream import UpstreamSource, cache_dir
+
+_PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 def check_plugin(plugin: Path, upstream: UpstreamSource, entries: list[str] | None = None) -> PlatformMap:
-    """The Platform Map of `plugin` on `upstream`; the caller fails on its `breaking` findings.
+    """The Platform Map of `plugin` on `upstream` (without the plugin's git commit); the caller
+    fails on its `breaking` findings. Raises HarnessError for a path that is not a plugin (see
+    plugin_scan.scan_plugin)."""
+    plugin = Path(plugin).resolve()
+    memo = cache_dir() / "checks" / f"{_inputs_key(plugin, upstream, entries or [])}.json"
+    try:
+        return PlatformMap.model_validate_json(memo.read_bytes())
+    except (OSError, ValueError):
+        pass
+    platform_map = map_plugin(plugin, upstream, entries=entries, commit=False)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=memo.parent, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(platform_map.model_dump_json())
+    os.replace(tmp, memo)
+    return platform_map
 
-    Raises HarnessError for a path that is not a plugin (see plugin_scan.scan_plugin)."""
-    return map_plugin(Path(plugin), upstream, entries=entries)
+
+def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str]) -> str:
+    """Everything the verdict depends on, by content or by (size, mtime): the plugin's files,
+    the upstream's content fingerprint, the knowledge engine's own code and data, and the
+    interpreter whose installed packages answer for outside bases."""
+    digest = hashlib.blake2b(digest_size=16)
+    if not plugin.is_dir():
+        return "not-a-directory"
+    files = [path for path, _ in plugin_module_files(plugin).values()] + [plugin / name for name in _PACKAGING]
+    code = Path(__file__).parent
+    files += sorted(code.glob("*.py")) + sorted(code.glob("data/*"))
+    for path in files:
+        try:
+            st = os.lstat(path)
+            digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        except OSError:
+            digest.update(f"{path}\0absent\n".encode())
+    python = os.environ.get("HARNESS_PYTHON") or sys.executable
+    site = sysconfig.get_paths()["purelib"]
+    digest.update(f"{upstream.content_fingerprint}\0{entries}\0{python}\0{os.stat(site).st_mtime_ns}".encode())
+    return digest.hexdigest()

@@ -31,7 +31,6 @@ from harness.knowledge.platform_map import (
     risk_of,
 )
 from harness.knowledge.plugin_scan import scan_plugin
-from harness.util.templates import render as render_markdown
 from harness.knowledge.symbols import signature_text
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
@@ -375,7 +374,9 @@ def _commits_touching(finding: Finding, old: UpstreamSource, new: UpstreamSource
 
 
 def write_feature_diff(diff: FeatureDiff, out_dir: Path) -> tuple[Path, Path]:
-    import yaml
+    import yaml  # cost: yaml and jinja load only when files are written
+
+    from harness.util.templates import render as render_markdown
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import yaml
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,8 +41,6 @@ from harness.knowledge.plugin_scan import (
     is_upstream,
     scan_plugin,
 )
-from harness.util.templates import render as render_markdown
-from harness.util.yamlfile import load_yaml_model
 from harness.knowledge.symbols import Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
@@ -798,7 +795,7 @@ class PlatformMap(BaseModel):
         return [f for f in self.findings if f.kind == "file" and f.live]
 
 
-def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None = None, entries: list[str] | None = None) -> PlatformMap:
+def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None = None, entries: list[str] | None = None, commit: bool = True) -> PlatformMap:
     """Scan the plugin and judge every dependency against `upstream`.
 
     Raises HarnessError for a plugin path that is not a plugin (see scan_plugin)."""
@@ -813,7 +810,7 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
         checked[finding.kind] = checked.get(finding.kind, 0) + 1
     return PlatformMap(
         plugin=str(scan.root),
-        plugin_commit=git_head(scan.root),
+        plugin_commit=git_head(scan.root) if commit else None,
         upstream=upstream.label,
         upstream_fingerprint=upstream.fingerprint,
         generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -866,7 +863,13 @@ class _ExistingMap(BaseModel):
 
 
 def write_platform_map(platform_map: PlatformMap, out_dir: Path) -> tuple[Path, Path]:
-    """Write platform-map.yaml and platform-map.md; curated fields of an existing YAML survive."""
+    """Write platform-map.yaml and platform-map.md; curated fields of an existing YAML survive.
+    HarnessError (file:line) when the existing YAML is not a Platform Map."""
+    import yaml  # cost: yaml and jinja load only when files are written
+
+    from harness.util.templates import render as render_markdown
+    from harness.util.yamlfile import load_yaml_model
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     yaml_path, md_path = out_dir / "platform-map.yaml", out_dir / "platform-map.md"

@@ -316,6 +316,8 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     scanner = _Scanner(root, files, index, scan)
     for name, (path, is_package) in files.items():
         scan.modules[name] = PluginModule(name, scanner.relfile(name), is_package)
+    # the upstream modules the plugin imports, parsed up front (in parallel when many)
+    index.index_all(only={prefix for name in files for imported in scanner.table(name).imports if is_upstream(imported) for prefix in _with_parents(imported)})
     for name in files:
         scanner.scan_module(name)
     scan.roots = _roots(scan, scanner, entries or [])

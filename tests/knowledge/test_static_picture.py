@@ -783,3 +783,76 @@ def test_json_output_writes_nothing_into_the_current_directory(upstreams, tmp_pa
         json.loads(proc.stdout)  # stdout is one JSON document
         assert list(work.iterdir()) == [], args
     assert not (root / "platform-map.yaml").exists()
+
+
+def test_what_upstream_computes_at_import_is_read_statically(tmp_path):
+    """A computed `__all__`, a PEP 562 module `__getattr__` over a table, and the `__init__` a
+    dataclass synthesises: each decides a lookup either way, like the runtime does."""
+    upstream = tmp_path / "up"
+    write_tree(upstream, {
+        **{k: v for k, v in NEW.items()},
+        "sglang/srt/distributed/__init__.py": "from sglang.srt.distributed.parallel_state import *\n",
+        "sglang/srt/distributed/parallel_state.py": """
+            def get_world_group():
+                return None
+
+            def get_tp_size():
+                return 1
+
+            _DEPRECATED = {"get_tp_size": "tp_size"}
+            _DEPRECATED["get_world_group"] = "world"
+
+            def get_parallel():
+                return None
+
+            __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in _DEPRECATED]
+            """,
+        "sglang/srt/managers/lazy.py": """
+            import importlib
+
+            _LAZY = {"Parser": "sglang.srt.managers.scheduler"}
+
+            def __getattr__(name):
+                module_name = _LAZY.get(name)
+                if module_name is None:
+                    raise AttributeError(name)
+                return getattr(importlib.import_module(module_name), name)
+            """,
+        "sglang/srt/managers/records.py": """
+            from dataclasses import dataclass, field
+
+            @dataclass(kw_only=True)
+            class Loc:
+                out_cache_loc: object
+                swa_loc: object = None
+                group: object = field(init=False)
+            """,
+    })
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"cmp": "cmp:register"}),
+        "cmp/__init__.py": """
+            from sglang.srt import distributed
+            from sglang.srt.managers import lazy
+            from sglang.srt.managers.lazy import Parser, Tokenizer
+            from sglang.srt.managers.records import Loc
+
+            PARALLEL = distributed.get_parallel
+            TP = distributed.get_tp_size
+
+
+            def register():
+                Loc(out_cache_loc=1, swa_loc=2)
+                Loc(out_cache_loc=1, group=3)
+                Loc(1)
+            """,
+    })
+    code, doc = check(root, str(upstream))
+    findings = {(f["kind"], f["line"]): f for f in doc["findings"]}
+    assert ("reference", 6) not in findings  # get_parallel is in the computed __all__
+    assert findings[("reference", 7)]["status"] == "missing"  # excluded from __all__: not star-exported
+    assert findings[("import", 3)]["target"].endswith("lazy.Tokenizer") and findings[("import", 3)]["status"] == "missing"
+    assert not any(f["target"].endswith("lazy.Parser") for f in doc["findings"])  # answered by __getattr__
+    assert ("call", 11) not in findings
+    assert findings[("call", 12)]["breaking"] and "group" in findings[("call", 12)]["detail"]  # field(init=False)
+    assert findings[("call", 13)]["breaking"]  # kw_only: no positional argument
+    assert code == 1
