@@ -41,7 +41,7 @@ from harness.knowledge.plugin_scan import (
     is_upstream,
     scan_plugin,
 )
-from harness.knowledge.symbols import Param, dotted, signature_text
+from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
 _ERRORS_BY_KIND = {"import": _IMPORT_ERRORS, "reference": _ATTRIBUTE_ERRORS, "call": _CALL_ERRORS, "subclass": _ATTRIBUTE_ERRORS | _CALL_ERRORS}
@@ -221,6 +221,11 @@ class Judge:
             return Finding(**self.base(dep), status=Status.missing, breaking=True, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
         fields = self._resolved_fields(dep.target, resolution)
         finding = Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+        info = self.index.function_info(resolution.ref) if resolution.ref.kind == "function" else None
+        if info is not None and info.body_hash in EMPTY_BODIES and dep.hook_type != "REPLACE":
+            # still called, so the hook runs; but whatever it wrapped has moved out of the target
+            finding.detail = f"the target does nothing on {self.index.source.label} (its body is empty): check where the behaviour this hook relies on went" + (f"; {finding.detail}" if finding.detail else "")
+            finding.risk = max(finding.risk, 30)
         problem = self._hook_signature(dep, resolution)
         if problem is not None:
             certain, message = problem

@@ -165,6 +165,10 @@ def body_fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
+# body_fingerprint of bodies that do nothing: empty (a docstring only), `pass`, `...`, `return`
+EMPTY_BODIES = frozenset(hashlib.blake2b(text.encode(), digest_size=8).hexdigest() for text in ("", "pass", "...", "return", "return None"))
+
+
 def function_params(args: ast.arguments) -> tuple[Param, ...]:
     def default_text(node: ast.AST | None) -> str | None:
         if node is None:
