@@ -140,7 +140,7 @@ def check_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, entry: Option
         if breaking:
             err.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies break on {source.label}")
         elif nothing:
-            err.print(f"[yellow]NOTHING CHECKED[/yellow]: no live plugin module could be read")
+            err.print("[yellow]NOTHING CHECKED[/yellow]: no live plugin module could be read")
         elif unreadable:
             err.print(f"[yellow]INCOMPLETE[/yellow]: {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks")
         elif unverified:

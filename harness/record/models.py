@@ -35,14 +35,14 @@ class RunInputs(BaseModel):
     feature: FeatureSpec
     plugin: str  # absolute path of the plugin checkout
     plugin_commit: str | None = None
-    upstream: str  # the spec the steps resolve, e.g. sglang==0.5.23 or a bundled path
+    upstream: str  # the spec the steps resolve, e.g. sglang==0.5.23 or a path
     from_upstream: str | None = None
     # later processes must resolve --upstream / --from to the same content (harness.record.pins)
     upstream_pin: UpstreamPin | None = None
     from_pin: UpstreamPin | None = None
     runbook: str | None = None  # absolute path
     auto_approve: bool = False
-    notes: list[str] = Field(default_factory=list)  # e.g. "package index unreachable: bundled upstream"
+    notes: list[str] = Field(default_factory=list)  # what the run wants a reader told up front
     created_at: str
 
 

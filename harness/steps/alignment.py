@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.knowledge.findings import BREAKING, Finding
+from harness.knowledge.findings import Finding
 from harness.knowledge.platform_map import write_platform_map
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import RunInputs
@@ -171,6 +171,7 @@ class AlignmentStep(Step):
                 "hook_type": f.hook_type,
                 "successor": f.successor,
                 "port_needed": f.status.value != "ok",
+                "breaking": f.breaking,
             }
             for f in findings
         ]
@@ -184,8 +185,7 @@ class AlignmentStep(Step):
             exact = all(any(p["target"] == s or p["successor"] == s for p in live) for s in feature_symbols)
         else:  # a feature named by paths only: covered when any live plugin code is in them
             uncovered, exact = ([] if live else ["the feature's paths"]), bool(live)
-        breaking = {s.value for s in BREAKING}
-        dead_ends = [p for p in live if p["status"] in breaking and not p["successor"]]
+        dead_ends = [p for p in live if p["breaking"] and not p["successor"]]
         reasons = []
         if live:
             reasons.append("lands at " + "; ".join(

@@ -70,7 +70,7 @@ def targets_check(findings: list[Finding], upstream: str) -> Check:
     """interface.targets_resolve: every live hook / patch target resolves on `upstream` (a
     label); one that could not be evaluated statically makes it inconclusive, never a pass."""
     live = [f for f in findings if f.live and f.kind in TARGET_KINDS]
-    missing = [f for f in live if f.status is Status.missing]
+    missing = [f for f in live if f.breaking]  # a target a version guard skips need not resolve
     if not live:
         return not_run("interface.targets_resolve", "the plugin registers no live hook or patch targets")
     if missing:
@@ -78,11 +78,11 @@ def targets_check(findings: list[Finding], upstream: str) -> Check:
             name="interface.targets_resolve",
             status=CheckStatus.failed,
             reason=f"{len(missing)} of {len(live)} live targets do not resolve on {upstream}: "
-            + ", ".join(f.target for f in missing[:5]),
+            + ", ".join(f.target if f.status is Status.missing else f"{f.target} ({f.status.value})" for f in missing[:5]),
             evidence=[STATIC],
             metrics={"live_targets": len(live), "missing": len(missing)},
         )
-    unknown = [f for f in live if f.status is Status.unknown]
+    unknown = [f for f in live if f.unverified]
     if unknown:
         return Check(
             name="interface.targets_resolve",

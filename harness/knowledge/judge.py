@@ -1,0 +1,765 @@
+"""Judging: what one upstream says about each dependency of a plugin, as a Finding.
+
+How a dependency is judged mirrors what happens at run time:
+- imports: `import a.b` / `from a.b import c` (ImportError at import time; a live module-level
+  one makes SGLang skip the whole plugin);
+- references and calls: `getattr` down a dotted path; a call binds its arguments the way
+  `inspect.Signature.bind` does (TypeError when a keyword is gone);
+- hooks: `HookRegistry._apply_target` (rsplit at the last ".", `pkgutil.resolve_name`, getattr)
+  and the call convention of each hook type (`_wrap_fn`: AROUND gets original_fn first, AFTER
+  the result first);
+- platform and subclass overrides: Python's C3 MRO over the plugin's and upstream's classes;
+- guards, handlers, liveness and hook timing then decide whether a status breaks the plugin.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import operator
+import re
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from harness.knowledge.external import display
+from harness.knowledge.findings import BREAKING, Finding, Guard, Status
+from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
+from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, CallShape, Dependency, PluginScan, is_upstream
+from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
+from harness.knowledge.upstream import UpstreamSource
+
+_ERRORS_BY_KIND = {"import": IMPORT_ERRORS, "reference": ATTRIBUTE_ERRORS, "call": CALL_ERRORS, "subclass": ATTRIBUTE_ERRORS | CALL_ERRORS}
+_FAILING = {Status.missing, Status.signature_changed, Status.unknown}
+# Plain uses of upstream (as opposed to the plugin's integration points: hooks, overrides,
+# patches, registrations) are many; they are listed only when something is wrong with them.
+USAGE_KINDS = {"import", "reference", "call", "subclass"}
+# torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
+# the instance (torch/nn/modules/module.py), which instance_attributes lists
+_REGISTERED_NAMES_ONLY = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+_NO_MEMBERS = {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
+
+
+def reported(finding: Finding) -> bool:
+    """Whether a finding belongs in the map / check output (see USAGE_KINDS)."""
+    return finding.status is not Status.ok or finding.kind not in USAGE_KINDS
+
+
+def dependencies(scan: PluginScan) -> list[Dependency]:
+    return sorted(scan.dependencies, key=lambda d: (d.file, d.line, d.key))
+
+
+# ----------------------------------------------------------------------------- judging
+
+
+class Judge:
+    """Judges a plugin's dependencies against one upstream index."""
+
+    def __init__(self, index: SymbolIndex, scan: PluginScan):
+        self.index = index
+        self.scan = scan
+        self.version = upstream_version(index.source)
+        self._asts: dict[str, ast.Module | None] = {}
+
+    def __call__(self, dep: Dependency) -> Finding | None:
+        """The finding for one dependency, or None when it turns out not to be one on this
+        upstream (a subclass method upstream does not define is the plugin's own)."""
+        finding = self.judge(dep)
+        if finding is None:
+            return None
+        return self.apply_conditions(finding, dep)
+
+    def base(self, dep: Dependency, target: str | None = None) -> dict[str, Any]:
+        return dict(
+            kind=dep.kind, target=target or dep.target or dep.expression or "?", live=dep.live,
+            file=dep.file, line=dep.line, hook_type=dep.hook_type,
+        )
+
+    def judge(self, dep: Dependency) -> Finding | None:
+        handler = getattr(self, f"_judge_{dep.kind}", None)
+        if dep.kind in ("override", "subclass"):
+            return self._judge_member(dep)
+        if handler is not None:
+            return handler(dep)
+        return self._judge_target(dep)
+
+    # --------------------------------------------------------------- kinds
+
+    def _judge_file(self, dep: Dependency) -> Finding:
+        return Finding(**self.base(dep), status=Status.unknown, detail=f"{dep.file} {dep.expression}; nothing in it was checked")
+
+    def _judge_entry_point(self, dep: Dependency) -> Finding:
+        detail = f"{dep.name} = {dep.expression}: SGLang's ep.load() fails, logs it and skips the plugin"
+        missing = "defines no" in (dep.expression or "")
+        status = Status.missing if missing else Status.unknown
+        return Finding(**self.base(dep), status=status, breaking=missing, detail=detail)
+
+    def _judge_import(self, dep: Dependency) -> Finding:
+        module = dep.name or dep.target
+        if not self.index.module_exists(module):
+            parent = module
+            while parent and not self.index.module_exists(parent):
+                parent = parent.rpartition(".")[0]
+            gone = module[len(parent) + 1 :].split(".")[0] if parent else module
+            note = f"no module {f'{parent}.{gone}' if parent else gone!r} in {self.index.source.label}"
+            return self._missing(dep, note, successor_of=dep.target)
+        resolution = self.index.resolve(dep.target)
+        if resolution.ok:
+            return Finding(**self.base(dep), status=Status.ok, defined_in=_defined_in(resolution), detail=resolution.note)
+        if _undecided(resolution):
+            return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note)
+        return self._missing(dep, f"cannot import name {dep.target.rsplit('.', 1)[-1]!r} from {module}: {resolution.note}", successor_of=dep.target)
+
+    def _judge_reference(self, dep: Dependency) -> Finding | None:
+        """`a.b.c` through an upstream module/class: getattr step by step, stopping where the
+        value is a function, an instance or comes from outside (its attributes are not static)."""
+        parts = dep.target.split(".")
+        head = (dep.name or "").count(".") + 1 if dep.name else 1
+        found: Resolution | None = None
+        for end in range(max(head, 1), len(parts) + 1):
+            resolution = self.index.resolve(".".join(parts[:end]))
+            if not resolution.ok:
+                if found is not None and found.ref.kind not in ("module", "class"):
+                    break  # an attribute of a function / value: not knowable statically
+                if end == head:
+                    return None  # the head itself is the import's finding
+                if _undecided(resolution):
+                    return Finding(**self.base(dep, ".".join(parts[:end])), status=Status.unknown, detail=resolution.note)
+                return self._missing(dep, resolution.note, target=".".join(parts[:end]))
+            found = resolution
+            if resolution.ref.kind not in ("module", "class") or end == len(parts):
+                break
+        if found is None or found.target.count(".") + 1 <= head:
+            return None
+        return Finding(**self.base(dep, found.target), **self._resolved_fields(found.target, found))
+
+    def _judge_call(self, dep: Dependency) -> Finding | None:
+        resolution = self.index.resolve(dep.target)
+        if not resolution.ok:
+            return None  # the import or reference finding says it is gone
+        params, bound, what = self._callable_params(resolution)
+        if params is None:
+            return None
+        problem = bind_problem(params, dep.call, bound)
+        if problem is None:
+            if not dep.call.keywords:
+                return None
+            return Finding(**self.base(dep), status=Status.ok, defined_in=what, detail=f"keywords {', '.join(dep.call.keywords)} bind to {what}{signature_text(params)}")
+        certain, message = problem
+        detail = f"{dep.expression}(...) → {what}{signature_text(params)}: {message}"
+        return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _callable_params(self, resolution: Resolution) -> tuple[tuple[Param, ...] | None, bool, str]:
+        """(parameters, whether the first is bound, the function's path) for a call target."""
+        ref = resolution.ref
+        if ref.kind == "function":
+            info = self.index.function_info(ref)
+            if info is None:
+                return None, False, ref.path
+            decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+            if decorators & {"property", "cached_property", "overload"}:
+                return None, False, ref.path
+            bound = "classmethod" in decorators
+            return info.params, bound, ref.path
+        if ref.kind == "class":
+            return self.init_params(ref)
+        return None, False, ref.path
+
+    def init_params(self, ref: Ref) -> tuple[tuple[Param, ...] | None, bool, str]:
+        """What calling the class takes: the first `__init__` written in an upstream class body
+        (bound), else the one a dataclass, NamedTuple or msgspec.Struct synthesises from its
+        fields (dataclasses: the MRO's dataclass fields, bases first). None for anything else
+        (an outside base's __init__, pydantic, which ignores unknown keywords)."""
+        mro = self.index.mro(ref)
+        for cls in mro:
+            info = self.index.class_info(cls) if cls.kind == "class" else None
+            if info is not None and info.members.get("__init__") == "def":
+                init = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.__init__"))
+                return (init.params if init else None), True, f"{cls.path}.__init__"
+            if info is None:
+                break
+        outside = {base.path for base in mro if base.kind != "class"}
+        infos = [self.index.class_info(cls) for cls in mro if cls.kind == "class"]
+        if any(info is None or info.open_members for info in infos):
+            return None, False, ref.path
+        if any(d.rsplit(".", 1)[-1] == "dataclass" for d in infos[0].decorators):
+            fields: dict[str, tuple[bool, bool]] = {}
+            for info in reversed(infos):
+                if any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators):
+                    fields.update({name: (default, info.keyword_only) for name, default in info.fields})
+            return _field_params(fields), False, f"{ref.path}.__init__ (synthesised by @dataclass)"
+        if outside & {"msgspec.Struct", "typing.NamedTuple()", "typing_extensions.NamedTuple()"} and not infos[0].decorators:
+            fields = {name: (default, infos[0].keyword_only) for info in reversed(infos) for name, default in info.fields}
+            return _field_params(fields), False, f"{ref.path}.__init__ (synthesised from its fields)"
+        return None, False, ref.path
+
+    def _judge_hook(self, dep: Dependency) -> Finding:
+        if dep.target is None:
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        resolution = self.index.resolve_hook_target(dep.target)
+        if not resolution.ok:
+            if _undecided(resolution):
+                return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            return self._missing(dep, resolution.note)
+        if dep.hook_type != "REPLACE" and resolution.ref.kind == "class":
+            detail = f"HookRegistry allows only REPLACE on a class target (TypeError when applied): this {dep.hook_type} hook is skipped"
+            return Finding(**self.base(dep), status=Status.missing, breaking=True, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
+        fields = self._resolved_fields(dep.target, resolution)
+        finding = Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+        info = self.index.function_info(resolution.ref) if resolution.ref.kind == "function" else None
+        if info is not None and info.body_hash in EMPTY_BODIES and dep.hook_type != "REPLACE":
+            # still called, so the hook runs; but whatever it wrapped has moved out of the target
+            finding.detail = f"the target does nothing on {self.index.source.label} (its body is empty): check where the behaviour this hook relies on went" + (f"; {finding.detail}" if finding.detail else "")
+            finding.risk = max(finding.risk, 30)
+        problem = self._hook_signature(dep, resolution)
+        if problem is not None:
+            certain, message = problem
+            finding.status, finding.breaking = Status.signature_changed, certain
+            finding.detail = message
+            finding.risk = risk_of(dep, Status.signature_changed)
+        return finding
+
+    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool, str] | None:
+        """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry
+        _wrap_fn): REPLACE and BEFORE get the target's arguments, AFTER (result, …), AROUND
+        (original_fn, …)."""
+        if dep.params is None or dep.passthrough or resolution.ref.kind != "function":
+            return None
+        info = self.index.function_info(resolution.ref)
+        if info is None:
+            return None
+        decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+        if decorators & {"property", "cached_property"}:
+            return None
+        expected = info.params
+        # a method is called bound: self (or cls) always arrives by position
+        always = 1 if "." in resolution.ref.qualname and "staticmethod" not in decorators else 0
+        prefix = {"AROUND": "original_fn", "AFTER": "result"}.get(dep.hook_type)
+        if prefix:
+            expected, always = (Param(prefix, "pos", None), *expected), always + 1
+        problem = signature_incompatibility(expected, dep.params, positional_only=always)
+        if problem is None:
+            return None
+        certain, message = problem
+        return certain, (
+            f"{dep.hook_type} hook {dep.hook}{signature_text(dep.params)} cannot take what the wrapper passes "
+            f"{signature_text(expected)} for {resolution.ref.path}: {message}"
+        )
+
+    def _judge_model(self, dep: Dependency) -> Finding:
+        resolution = self.index.resolve(dep.target)
+        if not resolution.ok:
+            return self._missing(dep, resolution.note)
+        return Finding(**self.base(dep), status=Status.ok, defined_in=resolution.ref.path, detail=f"registers {dep.name} (EntryClass)")
+
+    def _judge_target(self, dep: Dependency) -> Finding:
+        """Patches and registrations: the target must resolve."""
+        if dep.target is None:
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        resolution = resolve_dependency(dep, self.index)
+        if not resolution.ok:
+            if _undecided(resolution):
+                return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            return self._missing(dep, resolution.note)
+        fields = self._resolved_fields(dep.target, resolution)
+        return Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+
+    # --------------------------------------------------------------- overrides and subclasses
+
+    def upstream_mro(self, plugin_class: str) -> list[Ref]:
+        """The upstream classes (and outside bases) in the plugin class's C3 MRO, in order."""
+        classes = self.scan.classes
+
+        def bases(ref: Ref) -> list[Ref]:  # a plugin class (module "")
+            found = []
+            for base in classes[ref.qualname].bases:
+                if base in classes:
+                    found.append(Ref("class", "", base))
+                elif is_upstream(base):
+                    resolved = self.index.resolve(base)
+                    found.append(resolved.ref if resolved.ok and resolved.ref.kind == "class" else Ref("dynamic", "", base))
+                else:  # an outside base the plugin names itself, or one the scan could not name
+                    found.append(Ref("dynamic" if base.startswith("?") else "external", "", base.lstrip("?")))
+            return found
+
+        linear = c3(Ref("class", "", plugin_class), bases, lambda ref: self.index.mro(ref) if ref.module else None)
+        return [ref for ref in linear if ref.module != "" or ref.kind != "class"]
+
+    def lookup(self, mro: list[Ref], name: str, instance: bool) -> Resolution:
+        """`name` looked up along an upstream MRO (in the plugin class's C3 order); instance
+        lookups also see the attributes those classes assign on self, and a `__getattr__`."""
+        classes = [cls for cls in mro if cls.kind == "class"]
+        for cls in classes:  # class bodies first: the merged order decides between bases
+            info = self.index.class_info(cls)
+            if info is not None and name in info.members:
+                return self.index.member(cls, name)
+        undecided = None
+        for cls in classes:  # then outside bases and metaclasses, through the index
+            found = self.index.member(cls, name)
+            if found.ok:
+                return found
+            undecided = undecided or (found if found.outcome is Outcome.undecided else None)
+        # bases the plugin class names itself outside upstream (the index answers for those of upstream classes)
+        covered = {base for cls in classes for base in self.index.mro(cls)}
+        unknown_bases = [cls.path for cls in mro if cls.kind in ("dynamic", "external") and cls not in covered and cls.path not in _NO_MEMBERS]
+        if undecided is None and unknown_bases:
+            undecided = Resolution(name, None, outcome=Outcome.undecided, note=f"the plugin class also derives from {', '.join(unknown_bases)}, outside the upstream source")
+        if undecided is not None or not instance:
+            return undecided or Resolution(name, None, note=f"no class in the MRO defines {name!r}")
+        dynamic: list[str] = []
+        for cls in classes:
+            attributes = self.index.instance_attributes(cls)
+            if name in attributes.names:
+                return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                                  note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
+            dynamic.extend(attributes.dynamic)
+        hook = next((found for cls in classes for found in [self.index.member(cls, "__getattr__")] if found.ok), None)
+        if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY:
+            dynamic.append(f"{hook.owner} defines __getattr__")
+        if dynamic:
+            return Resolution(name, None, outcome=Outcome.undecided, note="; ".join(dynamic))
+        return Resolution(name, None, note=f"no class in the MRO defines or assigns {name!r}")
+
+    def _judge_member(self, dep: Dependency) -> Finding | None:
+        mro = self.upstream_mro(dep.plugin_class)
+        first = next((c for c in mro if c.kind == "class"), None)
+        if first is None:
+            return None
+        found = self.lookup(mro, dep.member, dep.access in ("instance", "super"))
+        ref, owner = found.ref, found.owner
+        # named after the plugin class's first upstream base, so the key stays put when the
+        # member moves between upstream bases; defined_in says which one defines it
+        target = f"{first.path}.{dep.member}"
+        where = f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}"
+        if ref is None:
+            if found.outcome is Outcome.undecided:
+                return Finding(**self.base(dep, target), status=Status.unknown, detail=f"{where}: not decided: {found.note}")
+            if dep.access == "override":
+                if dep.kind == "subclass":
+                    return None  # the plugin's own method
+                return self._not_on_base(dep, mro, first, target)
+            detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases ({found.note}; AttributeError when it runs)"
+            return self._missing(dep, detail, target=target)
+        defined_in = ref.path if ref.module and ref.kind != "external" else display(owner) if owner else None
+        if dep.access == "override":
+            return self._override_signature(dep, ref, target, defined_in)
+        params = None
+        if dep.call is not None and ref.kind == "function":
+            info = self.index.function_info(ref)
+            if info is not None:
+                params = info.params
+                bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
+        elif dep.call is not None and dep.member == "__init__":  # a synthesised __init__ of an upstream base
+            params, _, defined_in = self.init_params(first)
+            bound = False
+        problem = bind_problem(params, dep.call, bound) if params is not None else None
+        if problem is not None:
+            certain, message = problem
+            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
+                           detail=f"{where}: {defined_in}{signature_text(params)}: {message}", risk=risk_of(dep, Status.signature_changed))
+        return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _override_signature(self, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:
+        if ref.kind != "function":  # e.g. a property over a base class attribute
+            return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
+        info = self.index.function_info(ref)
+        problem = signature_incompatibility(info.params, dep.params or (), positional_only=1 if dep.bound else 0) if info else None
+        if problem:
+            certain, message = problem
+            detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
+            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
+        return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _not_on_base(self, dep: Dependency, mro: list[Ref], first: Ref, target: str) -> Finding:
+        shim = self.legacy_shim(mro, dep.member)
+        if shim is not None:
+            caller, where = shim
+            detail = f"{dep.member} is no longer declared on the platform bases; {caller} ({where}) still calls it through a legacy shim, with a deprecation warning"
+            return Finding(**self.base(dep, target), status=Status.deprecated, successor=caller, successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
+                           detail=detail, risk=risk_of(dep, Status.deprecated))
+        successor = find_successor(target, self.index)
+        return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
+                       detail=f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it", risk=risk_of(dep, Status.not_on_base))
+
+    def legacy_shim(self, mro: list[Ref], name: str) -> tuple[str, str] | None:
+        """A method of a base that still calls `name` on the instance by name: `getattr(self,
+        "name")` / `hasattr(self, "name")`, directly or through a table of legacy names (as
+        0.5.23's SRTPlatform.get_kv_pool_cls does with _LEGACY_KV_POOL_HOOKS)."""
+        for cls in mro:
+            if cls.kind != "class":
+                continue
+            tree = self._ast(cls.module)
+            info = self.index.class_info(cls)
+            if tree is None or info is None:
+                continue
+            tables = {
+                target.id
+                for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(target, ast.Name)
+                if any(isinstance(n, ast.Constant) and n.value == name for n in ast.walk(stmt.value))
+            }
+            class_node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
+            for method in (n for n in (class_node.body if class_node else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                names_used = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
+                for call in (n for n in ast.walk(method) if isinstance(n, ast.Call) and dotted(n.func) in ("getattr", "hasattr") and len(n.args) >= 2):
+                    on_self = isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
+                    key = call.args[1]
+                    direct = isinstance(key, ast.Constant) and key.value == name
+                    if on_self and (direct or (not isinstance(key, ast.Constant) and tables & names_used)):
+                        table = self.index.table(cls.module)
+                        return f"{cls.path}.{method.name}", f"{table.path}:{call.lineno}"
+        return None
+
+    def _ast(self, module: str) -> ast.Module | None:
+        if module not in self._asts:
+            table = self.index.table(module)
+            try:
+                self._asts[module] = ast.parse((self.index.source.root / table.path).read_bytes()) if table else None
+            except (SyntaxError, ValueError, OSError):
+                self._asts[module] = None
+        return self._asts[module]
+
+    # --------------------------------------------------------------- shared
+
+    def _missing(self, dep: Dependency, note: str | None, target: str | None = None, successor_of: str | None = None) -> Finding:
+        target = target or dep.target
+        successor = find_successor(successor_of or target, self.index)
+        detail = note or "does not resolve"
+        if dep.kind == "import":
+            if dep.scope != "module":
+                detail += f"; ImportError when {dep.enclosing[-1]} runs"
+            elif dep.at_load:
+                detail += f"; ImportError when {dep.module} is imported: SGLang's load_plugins_by_group logs it and skips the whole plugin"
+            else:
+                detail += f"; ImportError when {dep.module} is first imported (from a function, after the plugin loaded)"
+        return Finding(**self.base(dep, target), status=Status.missing, breaking=True, successor=successor and successor[0],
+                       successor_reason=successor and successor[1], detail=detail, risk=risk_of(dep, Status.missing))
+
+    def _resolved_fields(self, target: str, resolution: Resolution) -> dict[str, Any]:
+        if _undecided(resolution):
+            return {"status": Status.unknown, "detail": resolution.note}
+        if inherited_from(target, resolution, self.index):
+            return {"status": Status.inherited, "defined_in": resolution.owner, "detail": f"defined on base class {resolution.owner}"}
+        return {"status": Status.ok, "defined_in": _defined_in(resolution), "detail": resolution.note}
+
+    def apply_conditions(self, finding: Finding, dep: Dependency) -> Finding:
+        """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
+        if finding.status in BREAKING:
+            finding.breaking = True
+        if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
+            finding.status, finding.breaking = Status.never_applied, True
+            finding.detail = dep.scope_reason
+            finding.risk = risk_of(dep, Status.never_applied)
+        outcome, deciding = "runs", (dep.guards[-1] if dep.guards else None)
+        for guard in dep.guards:
+            value = self.evaluate(guard.cond)
+            if value is False:
+                outcome, deciding = "skipped", guard
+                break
+            if value is None and outcome == "runs":
+                outcome, deciding = "undecided", guard
+        if deciding is not None:
+            finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
+        errors = _ERRORS_BY_KIND.get(dep.kind, set())
+        catch = next((c for c in reversed(dep.catches) if c.handles(errors)), None)
+        if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
+            outcome = "caught"
+            finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
+        if outcome != "runs" or not finding.live:
+            finding.breaking = False
+        if not finding.live:
+            finding.risk //= 4
+        return finding
+
+    def evaluate(self, cond: tuple) -> bool | None:
+        """A guard condition on this upstream: True, False or None (not decided)."""
+        op = cond[0]
+        if op == "const":
+            return cond[1]
+        if op == "not":
+            value = self.evaluate(cond[1])
+            return None if value is None else not value
+        if op in ("and", "or"):
+            values = [self.evaluate(c) for c in cond[1:]]
+            if op == "and":
+                return False if False in values else (None if None in values else True)
+            return True if True in values else (None if None in values else False)
+        if op == "hasattr":
+            resolution = self.index.resolve(f"{cond[1]}.{cond[2]}")
+            return True if resolution.ok and not _undecided(resolution) else (None if _undecided(resolution) else False)
+        if op == "module":
+            return self.index.module_exists(cond[1])
+        if op == "imports":
+            results = []
+            for module, name in cond[1]:
+                if not self.index.module_exists(module):
+                    results.append(False)
+                elif name is not None:
+                    resolution = self.index.resolve(f"{module}.{name}")
+                    results.append(None if _undecided(resolution) else resolution.ok)
+                else:
+                    results.append(True)
+            return False if False in results else (None if None in results else True)
+        if op == "version":
+            return compare_version(self.version, cond[1], cond[2], cond[3])
+        return None
+
+
+def _field_params(fields: dict[str, tuple[bool, bool]]) -> tuple[Param, ...]:
+    """Parameters of an __init__ synthesised from fields {name: (has default, keyword only)}."""
+    return tuple(Param(name, "kwonly" if keyword_only else "pos", "…" if default else None) for name, (default, keyword_only) in fields.items())
+
+
+def _undecided(resolution: Resolution) -> bool:
+    return resolution.outcome is Outcome.undecided
+
+
+def _defined_in(resolution: Resolution) -> str | None:
+    ref = resolution.ref
+    return ref.path if ref.kind not in ("external", "dynamic") else None
+
+
+def upstream_version(source: UpstreamSource) -> str | None:
+    """The SGLang version of a source: the release's, else `__version__` in sglang/version.py."""
+    if source.kind == "release" and source.version:
+        return source.version
+    try:
+        text = (source.package_dir / "version.py").read_text()
+    except OSError:
+        return None
+    match = re.search(r"""__version__\s*=\s*["']([^"']+)["']""", text)
+    return match.group(1) if match else None
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
+
+
+def compare_version(actual: str | None, op: str, literal: str, parsed: bool) -> bool | None:
+    """`version <op> literal` as the plugin's code would compute it: PEP 440 ordering for
+    parsed versions, plain string ordering for `sglang.__version__ >= "0.5.20"`."""
+    if actual is None:
+        return None
+    if not parsed:
+        return _COMPARE[op](actual, literal)
+    try:
+        return _COMPARE[op](Version(actual), Version(literal))
+    except InvalidVersion:
+        return None
+
+
+def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
+    resolution = index.resolve(dep.target)
+    if resolution.ok or dep.kind != "server_arg":
+        return resolution
+    # Newer releases assemble ServerArgs at import time from namespace classes (arg_groups);
+    # a field exists if one of the classes the server_args module imports declares it.
+    module, _, field_name = dep.target.rpartition(".")
+    module = module.rpartition(".")[0]
+    table = index.table(module)
+    for name, binding in (table.names.items() if table else []):
+        if binding.kind != "from":
+            continue
+        namespace = index.resolve(f"{module}.{name}")
+        if namespace.ok and namespace.ref.kind == "class":
+            info = index.class_info(namespace.ref)
+            if info and info.members.get(field_name) == "value":
+                ref = namespace.ref._replace(kind="value", qualname=f"{namespace.ref.qualname}.{field_name}")
+                return Resolution(dep.target, ref, note=f"field declared on {namespace.ref.path}, which ServerArgs is assembled from")
+    return resolution
+
+
+def inherited_from(target: str, resolution: Resolution, index: SymbolIndex) -> bool:
+    """The member is found on a base of the class the target names (compared as classes, so a
+    path through a re-export or an alias of that same class is not "inherited")."""
+    if not resolution.owner or resolution.ref.kind == "external":
+        return False
+    container = index.resolve(target.rsplit(".", 1)[0].replace(":", "."))
+    return container.ok and container.ref.kind == "class" and container.ref.path != resolution.owner
+
+
+# ----------------------------------------------------------------------------- signatures
+
+
+def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ...], positional_only: int = 0) -> tuple[bool, str] | None:
+    """Why `override` cannot stand in for `base` (every call valid for base must be valid for
+    it), or None. Returns (certain, why): certain when *every* call fails with a TypeError,
+    not only calls that use an optional parameter or pass an argument by a renamed keyword.
+    The first `positional_only` parameters of base are always passed by position (self, a
+    hook's original_fn or result)."""
+    def positional(params):
+        return [p for p in params if p.kind in ("posonly", "pos")]
+
+    base_pos, over_pos = positional(base), positional(override)
+    over_names = {p.name: p for p in override}
+    base_names = {p.name for p in base}
+    has_var = any(p.kind == "var" for p in override)
+    has_varkw = any(p.kind == "varkw" for p in override)
+    base_var = any(p.kind == "var" for p in base)
+    base_varkw = any(p.kind == "varkw" for p in base)
+    problems: list[tuple[bool, str]] = []
+    for i, param in enumerate(base_pos):
+        if i >= len(over_pos):
+            if has_var:
+                continue
+            if i < positional_only:
+                problems.append((True, f"takes {len(over_pos)} positional arguments, every call passes at least {positional_only}"))
+            elif param.name in over_names and over_names[param.name].kind == "kwonly":
+                problems.append((False, f"takes {param.name!r} only by keyword"))
+            else:
+                problems.append((param.default is None, f"drops positional parameter {param.name!r}"))
+        elif i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
+            problems.append((False, f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"))
+    for param in base:
+        if param.kind == "kwonly" and param.name not in over_names and not has_varkw:
+            problems.append((param.default is None, f"does not accept keyword {param.name!r}"))
+        if param.kind == "var" and not has_var:
+            problems.append((False, "does not accept *args"))
+        if param.kind == "varkw" and not has_varkw:
+            problems.append((False, "does not accept **kwargs"))
+    for param in over_pos[len(base_pos) :]:
+        if param.default is None and param.name not in base_names:
+            problems.append((not (base_var or base_varkw), f"adds required parameter {param.name!r}"))
+    for param in override:
+        if param.kind == "kwonly" and param.default is None and param.name not in base_names:
+            problems.append((not base_varkw, f"adds required keyword {param.name!r}"))
+    if not problems:
+        return None
+    certain = [p for p in problems if p[0]]
+    return (certain or problems)[0]
+
+
+def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tuple[bool, str] | None:
+    """Whether a call with this shape binds to `params` (as inspect.Signature.bind would);
+    `bound` drops the first parameter (self/cls). Returns (certain, why) or None. With `*args`
+    or `**kwargs` unpacked at the call site only the explicit keywords are certain."""
+    params = params[1:] if bound and params and params[0].kind in ("pos", "posonly") else params
+    names = {p.name: p for p in params}
+    positional = [p for p in params if p.kind in ("posonly", "pos")]
+    takes_var = any(p.kind == "var" for p in params)
+    takes_varkw = any(p.kind == "varkw" for p in params)
+    for keyword in call.keywords:
+        param = names.get(keyword)
+        if (param is None or param.kind in ("posonly", "var", "varkw")) and not takes_varkw:
+            return True, f"unexpected keyword argument {keyword!r}"
+        if param is not None and param in positional[: call.positional]:
+            return True, f"multiple values for argument {keyword!r} (passed by position and by keyword)"
+    if call.positional > len(positional) and not takes_var:
+        return True, f"takes {len(positional)} positional arguments, the call passes {call.positional}"
+    if call.star_args or call.star_kwargs:
+        return None
+    supplied = {p.name for p in positional[: call.positional]} | set(call.keywords)
+    missing = [p.name for p in params if p.default is None and p.kind in ("posonly", "pos", "kwonly") and p.name not in supplied]
+    if missing:
+        return True, f"missing required argument {missing[0]!r}"
+    return None
+
+
+def risk_of(dep: Dependency, status: Status) -> int:
+    """Higher = look first. A dead module's findings cannot break anything at run time."""
+    score = {
+        Status.missing: 90,
+        Status.never_applied: 88,
+        Status.not_on_base: 85,
+        Status.signature_changed: 60,
+        Status.body_changed: 40,
+        Status.deprecated: 35,
+        Status.moved: 20,
+        Status.inherited: 15,
+        Status.unknown: 30,
+        Status.ok: 0,
+    }[status]
+    if dep.hook_type == "REPLACE" and status in (Status.body_changed, Status.signature_changed):
+        score += 30  # the plugin carries a copy of the upstream body: it is now stale
+    if dep.passthrough and dep.hook_type != "REPLACE" and status == Status.signature_changed:
+        score -= 40  # (*args, **kwargs) forwarding to the original survives a signature change
+    if not dep.live:
+        score //= 4
+    return max(score, 0)
+
+
+# ----------------------------------------------------------------------------- successors
+
+
+def find_successor(target: str, index: SymbolIndex, preferred: set[str] | None = None) -> tuple[str, str] | None:
+    """(path, why) of the likely replacement of a target that no longer resolves, or None.
+
+    In order: a member of the same class whose body names the old one (a shim or a
+    deprecation note); a close name there (difflib ratio >= 0.85; across two versions only
+    names that are new, `preferred`); the same name defined elsewhere in upstream. Never the
+    target itself: none is better than a wrong one."""
+    target = target.replace(":", ".")
+    container, _, name = target.rpartition(".")
+    resolution = index.resolve(container) if container else None
+    if resolution and resolution.ok and resolution.ref.kind in ("class", "module"):
+        mentioned = _mentioned_in(index, resolution, name)
+        if mentioned and f"{container}.{mentioned[0]}" != target:
+            return f"{container}.{mentioned[0]}", mentioned[1]
+        candidates = [c for c in _member_names(index, resolution) if c != name]
+        if preferred is not None:  # across two versions a rename is a name that is new
+            candidates = [c for c in candidates if f"{container}.{c}" in preferred]
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.85)
+        if close:
+            return f"{container}.{close[0]}", f"closest name on {container} ({difflib.SequenceMatcher(None, name, close[0]).ratio():.2f} similar)"
+    elsewhere = _same_name_elsewhere(name, target, index)
+    if elsewhere and elsewhere != target:
+        return elsewhere, f"the same name is defined in {elsewhere.rsplit('.', 1)[0]}"
+    return None
+
+
+def _member_names(index: SymbolIndex, resolution: Resolution) -> list[str]:
+    ref = resolution.ref
+    if ref.kind == "module":
+        table = index.table(ref.module)
+        return [n for n in table.names if not n.startswith("_")] if table else []
+    names: list[str] = []
+    for cls in index.mro(ref):
+        info = index.class_info(cls) if cls.kind == "class" else None
+        if info:
+            names.extend(n for n in info.members if n not in names and not n.startswith("_"))
+    return names
+
+
+def _mentioned_in(index: SymbolIndex, resolution: Resolution, name: str) -> tuple[str, str] | None:
+    """A public member of a class whose body names the old method (a legacy shim or a
+    deprecation note): (member, why)."""
+    ref = resolution.ref
+    if ref.kind != "class":
+        return None
+    table = index.table(ref.module)
+    if table is None:
+        return None
+    lines = (index.source.root / table.path).read_text(errors="replace").splitlines()
+    for qualname, function in table.functions.items():
+        member = qualname.rsplit(".", 1)[-1]
+        if qualname.startswith(ref.qualname + ".") and not member.startswith("_") and member != name:
+            text = "\n".join(lines[function.lineno - 1 : function.end_lineno])
+            if re.search(rf"\b{re.escape(name)}\b", text):
+                return member, f"{ref.path}.{member} ({table.path}:{function.lineno}) names {name} in its body"
+    return None
+
+
+def _same_name_elsewhere(name: str, target: str, index: SymbolIndex) -> str | None:
+    best = None
+    # the modules named most like the target's first: a release defines common names in dozens
+    modules = sorted(index.modules_defining(name), key=lambda m: -difflib.SequenceMatcher(None, m, target).ratio())
+    for module in modules[:5]:
+        table = index.table(module)
+        for qualname in [*table.functions, *table.classes]:
+            if qualname.rsplit(".", 1)[-1] == name:
+                candidate = f"{module}.{qualname}"
+                score = difflib.SequenceMatcher(None, candidate, target).ratio()
+                if candidate != target and (best is None or score > best[0]):
+                    best = (score, candidate)
+    return best[1] if best else None
+
+
+def prefetch(index: SymbolIndex, scan: PluginScan) -> None:
+    """Parse the upstream modules the plugin's targets name, in parallel when there are many
+    (the judging that follows would parse them one by one)."""
+    needed: set[str] = set()
+    for dep in scan.dependencies:
+        for text in (dep.target, dep.name):
+            if is_upstream(text):
+                parts = text.replace(":", ".").split(".")
+                needed.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    index.index_all(only=needed)

@@ -1,0 +1,251 @@
+"""What a plugin repo is made of, as the scanner records it and the judge reads it: entry
+points, modules, roots, classes and every dependency on upstream with the conditions it sits
+under. Also where those come from on disk (pyproject.toml / setup.cfg / setup.py entry points,
+the module files, namespace packages included).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from harness.errors import HarnessError
+from harness.knowledge.symbols import Param
+
+PLATFORM_GROUP = "sglang.srt.platforms"
+PLUGIN_GROUP = "sglang.srt.plugins"
+PLATFORM_BASES = ("sglang.srt.platforms.interface.SRTPlatform", "sglang.srt.platforms.device_mixin.DeviceMixin")
+_SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
+# the exception classes a failure of each kind raises, and those that also catch it
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+ATTRIBUTE_ERRORS = {"AttributeError", "Exception", "BaseException"}
+CALL_ERRORS = {"TypeError", "Exception", "BaseException"}
+
+Scope = Literal["module", "function", "runtime"]
+
+
+@dataclass
+class EntryPoint:
+    group: str
+    name: str
+    value: str  # "pkg.module:callable"
+    file: str
+
+
+@dataclass
+class PluginModule:
+    name: str
+    file: str  # relative to the plugin root
+    is_package: bool
+    live: bool = False
+    at_load: bool = False  # imported while SGLang loads the plugin, not only later from a function
+    error: str | None = None  # why the file could not be read or parsed
+
+
+@dataclass(frozen=True)
+class Root:
+    module: str
+    why: str  # "entry point sglang.srt.plugins:xdev_hooks", "--entry", "imports sglang (no entry points)"
+
+
+# A guard condition, independent of any upstream version; `platform_map` evaluates it. Forms:
+#   ("hasattr", path, name) ("module", path) ("imports", ((module, name | None), ...))
+#   ("version", op, literal, parsed) ("not", c) ("and", c, ...) ("or", c, ...) ("const", bool) ("undecided",)
+Cond = tuple
+
+
+@dataclass(frozen=True)
+class GuardCond:
+    cond: Cond
+    text: str  # the condition as written (negated ones as "not (...)")
+    line: int
+
+
+@dataclass(frozen=True)
+class Catch:
+    """A `try/except` (or `contextlib.suppress`) around a dependency: these failures are handled."""
+
+    exceptions: frozenset[str]  # exception class names; "*" for a bare except
+    line: int
+
+    def handles(self, kinds: set[str]) -> bool:
+        return "*" in self.exceptions or bool(self.exceptions & kinds)
+
+
+@dataclass(frozen=True)
+class CallShape:
+    positional: int
+    keywords: tuple[str, ...]
+    star_args: bool
+    star_kwargs: bool
+
+
+@dataclass
+class Dependency:
+    """One thing in the plugin that needs an upstream symbol to exist (and keep its shape)."""
+
+    kind: str  # a findings.Kind
+    target: str | None  # absolute dotted path; None when a hook target could not be evaluated
+    module: str
+    file: str
+    line: int
+    live: bool = False
+    scope: Scope = "module"  # runs at import, inside a function, or only after hooks were applied
+    scope_reason: str | None = None
+    hook_type: str | None = None
+    hook: str | None = None  # the hook callable's path in the plugin
+    params: tuple[Param, ...] | None = None  # the plugin callable's signature (hook, override)
+    bound: bool = False  # params start with self/cls that the runtime passes
+    passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes
+    expression: str | None = None  # as written
+    how: str | None = None  # patches: setattr | assign | item-assign | in-place .append …
+    name: str | None = None  # registrations: backend name / kernel key / argument / model class
+    call: CallShape | None = None
+    plugin_class: str | None = None  # override / subclass: the plugin class whose MRO decides
+    member: str | None = None  # override / subclass: the member name
+    access: Literal["class", "instance", "super", "override", "base"] | None = None
+    guards: tuple[GuardCond, ...] = ()
+    catches: tuple[Catch, ...] = ()
+    enclosing: tuple[str, ...] = ()  # dotted paths of the functions it sits in, outermost first
+    at_load: bool = False  # its module is imported while SGLang loads the plugin
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.hook_type or self.how or ''}:{self.target or self.expression}"
+
+
+@dataclass
+class MethodDecl:
+    name: str
+    line: int
+    params: tuple[Param, ...]
+    decorators: tuple[str, ...]
+
+    @property
+    def bound(self) -> bool:
+        return "staticmethod" not in {d.rsplit(".", 1)[-1] for d in self.decorators}
+
+
+@dataclass
+class PluginClass:
+    path: str  # dotted path in the plugin
+    module: str
+    file: str
+    line: int
+    bases: list[str]  # qualified base expressions: plugin class paths, upstream paths, outside names
+    methods: dict[str, MethodDecl] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
+    dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
+    self_refs: list[tuple[str, str, int, CallShape | None]] = field(default_factory=list)  # (member, access, line, call)
+
+
+@dataclass
+class PluginScan:
+    root: Path
+    entry_points: list[EntryPoint] = field(default_factory=list)
+    roots: list[Root] = field(default_factory=list)
+    modules: dict[str, PluginModule] = field(default_factory=dict)
+    classes: dict[str, PluginClass] = field(default_factory=dict)
+    platforms: list[str] = field(default_factory=list)  # paths of plugin classes deriving from SRTPlatform / DeviceMixin
+    platform_class_paths: list[str] = field(default_factory=list)  # returned by activate()
+    dependencies: list[Dependency] = field(default_factory=list)
+
+    @property
+    def live_modules(self) -> list[str]:
+        return [name for name, module in self.modules.items() if module.live]
+
+
+# ----------------------------------------------------------------------------- repo layout
+
+
+def is_upstream(path: str | None) -> bool:
+    return bool(path) and (path == "sglang" or path.startswith("sglang."))
+
+
+def read_entry_points(root: Path) -> list[EntryPoint]:
+    """SGLang entry points declared in pyproject.toml, setup.cfg or setup.py.
+
+    Raises HarnessError for a malformed pyproject.toml / setup.cfg."""
+    found: list[EntryPoint] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.exists():
+        try:
+            data = tomllib.loads(pyproject.read_text())
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
+        groups = data.get("project", {}).get("entry-points", {})
+        for group in (PLATFORM_GROUP, PLUGIN_GROUP):
+            table = groups.get(group) if isinstance(groups, dict) else None
+            if table is not None and not isinstance(table, dict):
+                raise HarnessError(f'{pyproject}: [project.entry-points."{group}"] must be a table of name = "module:attr"')
+            for name, value in (table or {}).items():
+                found.append(EntryPoint(group, name, str(value).replace(" ", ""), "pyproject.toml"))
+    setup_cfg = root / "setup.cfg"
+    if setup_cfg.exists():
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(setup_cfg)
+        except configparser.Error as exc:
+            raise HarnessError(f"{setup_cfg}: malformed: {str(exc).splitlines()[0]}") from None
+        if parser.has_section("options.entry_points"):
+            for group in (PLATFORM_GROUP, PLUGIN_GROUP):
+                for line in parser.get("options.entry_points", group, fallback="").splitlines():
+                    if "=" in line:
+                        name, value = (part.strip() for part in line.split("=", 1))
+                        found.append(EntryPoint(group, name, value.replace(" ", ""), "setup.cfg"))
+    setup_py = root / "setup.py"
+    if setup_py.exists():
+        found.extend(_setup_py_entry_points(setup_py))
+    return found
+
+
+def _setup_py_entry_points(setup_py: Path) -> list[EntryPoint]:
+    try:
+        tree = ast.parse(setup_py.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "entry_points" and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values):
+                group = key.value if isinstance(key, ast.Constant) else None
+                if group in (PLATFORM_GROUP, PLUGIN_GROUP) and isinstance(value, (ast.List, ast.Tuple)):
+                    for element in value.elts:
+                        if isinstance(element, ast.Constant) and "=" in str(element.value):
+                            name, spec = (p.strip() for p in str(element.value).split("=", 1))
+                            found.append(EntryPoint(group, name, spec.replace(" ", ""), "setup.py"))
+    return found
+
+
+def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
+    """module name -> (file, is_package) for the plugin's own code (src/ layout or flat).
+
+    Folders without `__init__.py` are namespace packages (PEP 420) and importable, so they are
+    read too. Skipped: tests, docs, build output, virtualenvs (a folder holding pyvenv.cfg),
+    hidden folders, and folders whose names are not identifiers (no import can name them)."""
+    base = root / "src" if (root / "src").is_dir() else root
+    modules: dict[str, tuple[Path, bool]] = {}
+    for dirpath, dirnames, filenames in os.walk(base):
+        rel_dir = Path(dirpath).relative_to(base)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in _SKIP_DIRS and not d.startswith(".") and d.isidentifier() and not (Path(dirpath) / d / "pyvenv.cfg").exists()
+        )
+        for filename in sorted(filenames):
+            stem = filename[:-3]
+            if not filename.endswith(".py") or not stem.isidentifier():
+                continue
+            if rel_dir == Path(".") and filename in ("setup.py", "conftest.py", "noxfile.py"):
+                continue
+            parts = [*rel_dir.parts, stem]
+            is_package = stem == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            if parts:
+                modules[".".join(parts)] = (Path(dirpath) / filename, is_package)
+    return modules
