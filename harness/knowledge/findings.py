@@ -14,7 +14,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 
 class Status(str, Enum):
@@ -77,6 +77,15 @@ class Finding(BaseModel):
     guard: Guard | None = None
     risk: int = 0  # higher = look first
     commits: list[str] = Field(default_factory=list)  # "sha subject", git sources only
+
+    @model_validator(mode="after")
+    def _breaking_by_default(self) -> "Finding":
+        """Unless a producer decides otherwise, a live unguarded missing / not_on_base /
+        never_applied dependency breaks the plugin (the judge also sets it for certain
+        signature mismatches)."""
+        if "breaking" not in self.model_fields_set:
+            self.breaking = self.live and self.status in BREAKING and (self.guard is None or self.guard.outcome == "runs")
+        return self
 
     @property
     def key(self) -> str:

@@ -7,30 +7,13 @@ from pathlib import Path
 
 import pytest
 from knowledge_support import git, write_tree
+from sglang_api import DEVICE_MIXIN, HOOK_REGISTRY
 
 UPSTREAM_V1 = {
     "python/sglang/__init__.py": "__version__ = '1.0'\n",
     # sglang/srt has no __init__.py: a namespace package, as in the real releases.
     "python/sglang/srt/platforms/__init__.py": "",
-    "python/sglang/srt/platforms/device_mixin.py": """
-        import enum
-
-        class PlatformEnum(enum.Enum):
-            CUDA = enum.auto()
-            OOT = enum.auto()
-
-        class DeviceMixin:
-            def is_cuda(self) -> bool:
-                return False
-
-            def get_device_name(self, device_id: int = 0) -> str:
-                raise NotImplementedError
-
-            def empty_cache(self) -> None:
-                pass
-
-            device_name: str = "unknown"
-        """,
+    "python/sglang/srt/platforms/device_mixin.py": DEVICE_MIXIN,
     "python/sglang/srt/layers/layernorm.py": """
         import torch
 
@@ -67,26 +50,7 @@ UPSTREAM_V1 = {
                 pass
         """,
     "python/sglang/srt/plugins/__init__.py": "",
-    "python/sglang/srt/plugins/hook_registry.py": """
-        from enum import Enum
-
-        class HookType(Enum):
-            BEFORE = "before"
-            AFTER = "after"
-            AROUND = "around"
-            REPLACE = "replace"
-
-        class HookRegistry:
-            @classmethod
-            def register(cls, target, hook, hook_type=HookType.AFTER):
-                pass
-
-        def plugin_hook(target, type=HookType.AFTER):
-            def decorator(fn):
-                HookRegistry.register(target, fn, type)
-                return fn
-            return decorator
-        """,
+    "python/sglang/srt/plugins/hook_registry.py": HOOK_REGISTRY,
     "python/sglang/srt/managers/__init__.py": "",
     "python/sglang/srt/managers/scheduler.py": """
         class Scheduler:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from knowledge_support import by_target, harness, harness_json, write_tree
+from sglang_api import DEVICE_MIXIN, HOOK_REGISTRY
 
 IFACE = "sglang.srt.platforms.interface.SRTPlatform"
 MIXIN = "sglang.srt.platforms.device_mixin.DeviceMixin"
@@ -25,47 +26,9 @@ def with_hooks(text: str) -> str:
 COMMON = {
     "sglang/__init__.py": "from sglang.version import __version__\n",
     "sglang/srt/platforms/__init__.py": "",
-    "sglang/srt/platforms/device_mixin.py": """
-        import enum
-
-        class PlatformEnum(enum.Enum):
-            CUDA = enum.auto()
-            OOT = enum.auto()
-
-        class DeviceMixin:
-            device_name: str = "unknown"
-
-            def get_device_name(self, device_id: int = 0) -> str:
-                raise NotImplementedError
-
-            def empty_cache(self) -> None:
-                pass
-        """,
+    "sglang/srt/platforms/device_mixin.py": DEVICE_MIXIN,
     "sglang/srt/plugins/__init__.py": "",
-    "sglang/srt/plugins/hook_registry.py": """
-        from enum import Enum
-
-        class HookType(Enum):
-            BEFORE = "before"
-            AFTER = "after"
-            AROUND = "around"
-            REPLACE = "replace"
-
-        class HookRegistry:
-            @classmethod
-            def register(cls, target, hook, hook_type=HookType.AFTER, *, source=None):
-                pass
-
-            @classmethod
-            def apply_hooks(cls):
-                pass
-
-        def plugin_hook(target, type=HookType.AFTER):
-            def decorator(fn):
-                HookRegistry.register(target, fn, type)
-                return fn
-            return decorator
-        """,
+    "sglang/srt/plugins/hook_registry.py": HOOK_REGISTRY,
     "sglang/srt/models/__init__.py": "",
     "sglang/srt/models/registry.py": """
         class _ModelRegistry:

@@ -12,50 +12,9 @@ import textwrap
 from pathlib import Path
 
 import yaml
+from sglang_api import DEVICE_MIXIN, HOOK_REGISTRY
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-_HOOK_REGISTRY = '''
-import enum
-
-
-class HookType(enum.Enum):
-    BEFORE = "before"
-    AFTER = "after"
-    AROUND = "around"
-    REPLACE = "replace"
-
-
-class HookRegistry:
-    _hooks = []
-
-    @classmethod
-    def register(cls, target, fn, hook_type=HookType.AFTER):
-        cls._hooks.append((target, fn, hook_type))
-
-
-def plugin_hook(target, type=HookType.AFTER):
-    def wrap(fn):
-        HookRegistry.register(target, fn, type)
-        return fn
-    return wrap
-'''
-
-_DEVICE_MIXIN = '''
-import enum
-
-
-class PlatformEnum(enum.Enum):
-    CUDA = enum.auto()
-    OOT = enum.auto()
-
-
-class DeviceMixin:
-    device_type = "cuda"
-
-    def get_device_name(self, device_id: int = 0) -> str:
-        return "cuda"
-'''
 
 _INTERFACE_OLD = '''
 from sglang.srt.platforms.device_mixin import DeviceMixin
@@ -116,10 +75,10 @@ def upstream_files(new: bool) -> dict[str, str]:
     return {
         "sglang/__init__.py": "",
         "sglang/srt/platforms/__init__.py": "",
-        "sglang/srt/platforms/device_mixin.py": _DEVICE_MIXIN,
+        "sglang/srt/platforms/device_mixin.py": DEVICE_MIXIN,
         "sglang/srt/platforms/interface.py": _INTERFACE_NEW if new else _INTERFACE_OLD,
         "sglang/srt/plugins/__init__.py": "",
-        "sglang/srt/plugins/hook_registry.py": _HOOK_REGISTRY,
+        "sglang/srt/plugins/hook_registry.py": HOOK_REGISTRY,
         "sglang/srt/managers/__init__.py": "",
         "sglang/srt/managers/scheduler.py": _SCHEDULER_NEW if new else _SCHEDULER_OLD,
         "sglang/srt/mem_cache/__init__.py": "",
