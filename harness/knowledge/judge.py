@@ -360,6 +360,8 @@ class Judge:
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
 
     def _override_signature(self, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:
+        if dep.member == "__init__":
+            return self._init_override(dep, target)
         if ref.kind != "function":  # e.g. a property over a base class attribute
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
         info = self.index.function_info(ref)
@@ -369,6 +371,25 @@ class Judge:
             detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
             return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _init_override(self, dep: Dependency, target: str) -> Finding | None:
+        """A subclass `__init__` against the base's (written or synthesised). Reported, never
+        breaking: it fails only where upstream constructs the class (a factory returning it, a
+        REPLACE hook), which is not traced; the plugin constructing it itself is fine."""
+        mro = self.upstream_mro(dep.plugin_class)
+        first = next((c for c in mro if c.kind == "class"), None)
+        params, bound, what = self.init_params(first) if first else (None, False, "")
+        if params is None:
+            return None
+        # a written __init__ lists self; a synthesised one does not, so self goes from the override
+        override = dep.params if bound else (dep.params or ())[1:]
+        problem = signature_incompatibility(params, override or (), positional_only=1 if bound else 0)
+        if problem is None:
+            return None
+        detail = (f"base {what}{signature_text(params)} vs {dep.name}.__init__{signature_text(dep.params or ())}: {problem[1]}; "
+                  "this breaks where upstream constructs the class (e.g. a platform factory returns it), not where the plugin does")
+        return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=False, defined_in=what, detail=detail,
+                       risk=risk_of(dep, Status.signature_changed) // 2)
 
     def _not_on_base(self, dep: Dependency, mro: list[Ref], first: Ref, target: str) -> Finding:
         shim = self.legacy_shim(mro, dep.member)

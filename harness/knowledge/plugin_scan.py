@@ -1038,7 +1038,8 @@ class _Scanner:
                 cls = classes[path]
                 for name, method in cls.methods.items():
                     shadowed = any(name in classes[k].methods for k in mro[:position])
-                    private = name.startswith("_") if kind == "override" else (name.startswith("__") and name.endswith("__"))
+                    dunder = name.startswith("__") and name.endswith("__") and name != "__init__"
+                    private = name.startswith("_") if kind == "override" else dunder
                     if shadowed or private or (cls.file, method.line, name) in seen:
                         continue
                     seen.add((cls.file, method.line, name))

@@ -819,3 +819,26 @@ def test_what_upstream_computes_at_import_is_read_statically(tmp_path):
     assert findings[("call", 12)]["breaking"] and "group" in findings[("call", 12)]["detail"]  # field(init=False)
     assert findings[("call", 13)]["breaking"]  # kw_only: no positional argument
     assert code == 1
+
+
+def test_a_subclass_init_that_no_longer_fits_is_reported_not_failed(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ini": "ini:register"}),
+        "ini/__init__.py": """
+            from sglang.srt.models.llama import LlamaForCausalLM
+
+
+            class XLlama(LlamaForCausalLM):
+                def __init__(self, config):  # base: (config, quant_config=None[, prefix=""])
+                    super().__init__(config)
+
+
+            def register():
+                pass
+            """,
+    })
+    code, doc = check(root, new)
+    init = [f for f in doc["findings"] if f["kind"] == "subclass" and f["target"].endswith("__init__")]
+    assert len(init) == 1 and init[0]["status"] == "signature_changed" and not init[0]["breaking"]
+    assert "constructs" in init[0]["detail"] and code == 0
