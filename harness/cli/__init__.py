@@ -3,6 +3,7 @@ itself on `app`; `main` turns a HarnessError into one line on stderr and a non-z
 
 from __future__ import annotations
 
+import json
 import sys
 
 import typer
@@ -30,6 +31,8 @@ def main() -> None:
         app()
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
+        if "--json" in sys.argv[1:]:  # a JSON reader in CI gets a document, not empty input
+            print(json.dumps({"error": str(exc), "exit": exc.exit_code}))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)

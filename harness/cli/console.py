@@ -10,6 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 # Logs and CI pipes are not terminals; without a width, rich folds tables at 80 columns.
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+# What a command reports (tables, verdicts) goes to stdout, so `> file` keeps it; progress and
+# errors go to stderr.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from harness.cli import app
-from harness.cli.console import counted, err, step
+from harness.cli.console import counted, out, step
 from harness.knowledge.findings import Finding
 
 PLUGIN = typer.Option(..., "--plugin", help="Path to the plugin repo (with its pyproject.toml).")
@@ -54,7 +54,7 @@ def _finding_rows(findings: list[Finding], title: str) -> None:
             f.successor and f"→ {f.successor}" or f.defined_in or "",
             f"{f.guard.outcome}: {f.guard.condition}" if f.guard else "",
         )
-    err.print(table)
+    out.print(table)
 
 
 def _roots_line(roots: list[dict[str, str]]) -> str:
@@ -62,7 +62,7 @@ def _roots_line(roots: list[dict[str, str]]) -> str:
 
 
 @app.command("map")
-def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out: Optional[Path] = OUT, entry: Optional[list[str]] = ENTRY, as_json: bool = JSON) -> None:
+def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out_dir: Optional[Path] = OUT, entry: Optional[list[str]] = ENTRY, as_json: bool = JSON) -> None:
     """Write the Platform Map of a plugin against one upstream version (default: into the
     plugin repo, beside its pyproject.toml, where the curated notes are kept)."""
     from harness.knowledge.platform_map import map_plugin, write_platform_map
@@ -70,13 +70,13 @@ def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out: Optional[P
     source = _upstream(upstream)
     with step(f"mapping {plugin}"):
         platform_map = map_plugin(plugin, source, entries=entry)
-    written = write_platform_map(platform_map, out or Path(platform_map.plugin)) if out or not as_json else ()
+    written = write_platform_map(platform_map, out_dir or Path(platform_map.plugin)) if out_dir or not as_json else ()
     if as_json:
         _emit({"command": "map", "plugin": platform_map.plugin, "upstream": source.label, "files": [str(p) for p in written], "roots": platform_map.roots, "findings": [f.model_dump(mode="json") for f in platform_map.findings]})
         return
     _finding_rows(platform_map.findings, f"Platform Map vs {source.label}")
-    err.print(_roots_line(platform_map.roots))
-    err.print(f"wrote {' and '.join(str(p) for p in written)}")
+    out.print(_roots_line(platform_map.roots))
+    out.print(f"wrote {' and '.join(str(p) for p in written)}")
 
 
 @app.command("diff")
@@ -84,7 +84,7 @@ def diff_command(
     from_spec: str = typer.Option(..., "--from", help="Older upstream SPEC."),
     to_spec: str = typer.Option(..., "--to", help="Newer upstream SPEC."),
     plugin: Optional[Path] = typer.Option(None, "--plugin", help="Judge this plugin's dependencies too."),
-    out: Optional[Path] = OUT,
+    out_dir: Optional[Path] = OUT,
     entry: Optional[list[str]] = ENTRY,
     as_json: bool = JSON,
 ) -> None:
@@ -95,33 +95,48 @@ def diff_command(
     old, new = _upstream(from_spec), _upstream(to_spec)
     with counted() as progress:
         diff = diff_upstreams(old, new, plugin, progress=progress, entries=entry)
-    written = write_feature_diff(diff, out) if out else ()
+    written = write_feature_diff(diff, out_dir) if out_dir else ()
     if as_json:
         _emit({"command": "diff", "from": old.label, "to": new.label, "files": [str(p) for p in written], "file_counts": diff.files, "changes": len(diff.changes), "findings": [f.model_dump(mode="json") for f in diff.findings]})
         return
-    err.print(f"{diff.files['changed']} files changed, {diff.files['added']} added, {diff.files['removed']} removed; {len(diff.changes)} symbol changes")
+    out.print(f"{diff.files['changed']} files changed, {diff.files['added']} added, {diff.files['removed']} removed; {len(diff.changes)} symbol changes")
     if plugin is not None:
         _finding_rows(diff.impacted, f"Plugin impact {old.label} → {new.label}")
-    err.print(f"wrote {' and '.join(str(p) for p in written)}" if written else "no files written (pass --out DIR to write feature-diff.yaml and .md)")
+    out.print(f"wrote {' and '.join(str(p) for p in written)}" if written else "no files written (pass --out DIR to write feature-diff.yaml and .md)")
 
 
 @app.command("check")
-def check_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, entry: Optional[list[str]] = ENTRY, as_json: bool = JSON) -> None:
+def check_command(
+    plugin: Path = PLUGIN,
+    upstream: str = UPSTREAM,
+    entry: Optional[list[str]] = ENTRY,
+    baseline: str = typer.Option(
+        "auto", "--baseline",
+        help="The upstream the plugin was written against, to tell an override of a base method that is gone from the "
+        "plugin's own: auto (the sglang version it declares, if in the wheel cache), none, or a SPEC.",
+    ),
+    as_json: bool = JSON,
+) -> None:
     """Drift verdict for CI: exit 1 if the plugin, as SGLang loads it, breaks on this upstream
     (a live import, reference, hook target, override or patch that will not resolve or fit);
     2 if a live plugin file cannot be read or nothing could be checked; 3 if some live
     dependency could not be decided statically. Dead modules are reported, not failed."""
-    from harness.knowledge.drift import check_plugin
+    from harness.knowledge.drift import check_plugin, declared_baseline
 
     source = _upstream(upstream)
+    baseline_note = None
+    if baseline == "auto":
+        base_source, baseline_note = declared_baseline(plugin) if plugin.is_dir() else (None, None)
+    else:
+        base_source = None if baseline == "none" else _upstream(baseline)
     with step(f"checking {plugin}"):
-        platform_map = check_plugin(plugin, source, entries=entry)
+        platform_map = check_plugin(plugin, source, entries=entry, baseline=base_source)
     findings = platform_map.findings
     breaking = platform_map.breaking
     unreadable = platform_map.unreadable
     unverified = [f for f in findings if f.unverified and f.kind != "file"]
     readable_live = [m for m in platform_map.modules if m["live"] and "error" not in m]
-    nothing = not readable_live
+    nothing = not readable_live or not platform_map.live_checked
     if as_json:
         _emit({
             "command": "check", "upstream": source.label, "plugin": platform_map.plugin,
@@ -130,25 +145,30 @@ def check_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, entry: Option
             "roots": platform_map.roots,
             "modules": {"scanned": len(platform_map.modules), "live": len(readable_live)},
             "checked": platform_map.checked,
+            "baseline": platform_map.baseline, "baseline_note": baseline_note,
             "findings": [f.model_dump(mode="json") for f in findings],
         })
     else:
         shown = [f for f in findings if f.status.value != "ok"]
         if shown:
             _finding_rows(shown, f"Drift vs {source.label}")
-        err.print(f"{sum(platform_map.checked.values())} dependencies checked in {len(readable_live)} live of {len(platform_map.modules)} modules; {_roots_line(platform_map.roots)}")
+        out.print(f"{sum(platform_map.checked.values())} dependencies checked in {len(readable_live)} live of {len(platform_map.modules)} modules; {_roots_line(platform_map.roots)}")
+        if platform_map.baseline or baseline_note:
+            out.print(f"baseline: {platform_map.baseline} (overrides of base methods removed since then are breaking)" if platform_map.baseline else f"note: {baseline_note}")
         if breaking:
-            err.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies break on {source.label}")
+            out.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies break on {source.label}")
         elif nothing:
-            err.print("[yellow]NOTHING CHECKED[/yellow]: no live plugin module could be read")
+            out.print("[yellow]NOTHING CHECKED[/yellow]: " + ("no live plugin module could be read" if not readable_live else "no live module depends on sglang"))
         elif unreadable:
-            err.print(f"[yellow]INCOMPLETE[/yellow]: {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks")
+            out.print(f"[yellow]INCOMPLETE[/yellow]: {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks")
         elif unverified:
-            err.print(f"[yellow]UNVERIFIED[/yellow]: {len(unverified)} live dependencies could not be decided statically on {source.label}; nothing else is broken")
+            out.print(f"[yellow]UNVERIFIED[/yellow]: {len(unverified)} live dependencies could not be decided statically on {source.label}; nothing else is broken")
         else:
-            err.print(f"[green]PASS[/green]: every live dependency resolves on {source.label}")
+            out.print(f"[green]PASS[/green]: every live dependency resolves on {source.label}")
     if not breaking and (unreadable or nothing):
-        what = "; ".join(f"{f.file}: {f.detail}" for f in unreadable[:3]) if unreadable else "no live plugin module could be read"
+        what = ("; ".join(f"{f.file}: {f.detail}" for f in unreadable[:3]) if unreadable
+                else "no live plugin module could be read" if not readable_live
+                else f"nothing to check: no live module depends on sglang ({_roots_line(platform_map.roots)})")
         print(f"harness: error: {what}", file=sys.stderr)
     # 1: will break; 2: bad input; 3: could not be verified (distinct, so CI can choose)
     raise typer.Exit(1 if breaking else 2 if (unreadable or nothing) else 3 if unverified else 0)
@@ -170,4 +190,4 @@ def index_command(upstream: str = typer.Argument(..., help="Upstream SPEC to ind
     if as_json:
         _emit({"command": "index", "upstream": source.label, "modules": len(source.files), "parsed_now": parsed, "seconds": seconds, "unparsable": broken, "findings": []})
         return
-    err.print(f"{len(source.files)} modules, {parsed} parsed now, {seconds} s" + (f"; {len(broken)} do not parse: {', '.join(broken[:5])}" if broken else ""))
+    out.print(f"{len(source.files)} modules, {parsed} parsed now, {seconds} s" + (f"; {len(broken)} do not parse: {', '.join(broken[:5])}" if broken else ""))

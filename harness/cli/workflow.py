@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from harness.cli import app
-from harness.cli.console import err
+from harness.cli.console import err, out
 from harness.errors import HarnessError
 from harness.knowledge.upstream import UNREACHABLE, cache_dir
 from harness.record.layout import Workspace, check_run_id, utc_now
@@ -28,8 +26,6 @@ DEFAULT_UPSTREAM = "sglang==0.5.23"
 DEFAULT_FROM = "sglang==0.5.17"
 DEFAULT_FEATURE = "kv-pool-factory"
 
-# Like the shared stderr console: no folding at 80 columns when stdout is a pipe or a log.
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 WorkspaceOpt = typer.Option(
     None, "--workspace", "-w", help="Workspace holding .harness/ state and reports/ (default: current dir)."

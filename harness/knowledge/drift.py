@@ -14,23 +14,24 @@ import tempfile
 from pathlib import Path
 
 from harness.knowledge.platform_map import PlatformMap, map_plugin
-from harness.knowledge.plugin_repo import plugin_module_files
-from harness.knowledge.upstream import UpstreamSource, cache_dir
+from harness.knowledge.plugin_repo import declared_sglang, plugin_module_files
+from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release
 
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
-def check_plugin(plugin: Path, upstream: UpstreamSource, entries: list[str] | None = None) -> PlatformMap:
+def check_plugin(plugin: Path, upstream: UpstreamSource, entries: list[str] | None = None, baseline: UpstreamSource | None = None) -> PlatformMap:
     """The Platform Map of `plugin` on `upstream` (without the plugin's git commit); the caller
-    fails on its `breaking` findings. Raises HarnessError for a path that is not a plugin (see
-    plugin_scan.scan_plugin)."""
+    fails on its `breaking` findings. `baseline`: see map_plugin. Raises HarnessError for a path
+    that is not a plugin (see plugin_scan.scan_plugin)."""
     plugin = Path(plugin).resolve()
-    memo = cache_dir() / "checks" / f"{_inputs_key(plugin, upstream, entries or [])}.json"
+    key = _inputs_key(plugin, upstream, entries or [], baseline.content_fingerprint if baseline else "")
+    memo = cache_dir() / "checks" / f"{key}.json"
     try:
         return PlatformMap.model_validate_json(memo.read_bytes())
     except (OSError, ValueError):
         pass
-    platform_map = map_plugin(plugin, upstream, entries=entries, commit=False)
+    platform_map = map_plugin(plugin, upstream, entries=entries, commit=False, baseline=baseline)
     memo.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=memo.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as handle:
@@ -39,7 +40,20 @@ def check_plugin(plugin: Path, upstream: UpstreamSource, entries: list[str] | No
     return platform_map
 
 
-def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str]) -> str:
+def declared_baseline(plugin: Path) -> tuple[UpstreamSource | None, str | None]:
+    """(the release the plugin declares, if it is in the wheel cache; a note when it is not).
+    Nothing is downloaded: `harness fetch` puts a release in the cache."""
+    version = declared_sglang(Path(plugin))
+    if version is None:
+        return None, None
+    release = cached_release(version)
+    if release is None:
+        return None, (f"the plugin declares sglang {version}, which is not in the wheel cache: overrides of base methods "
+                      f"removed since then are not told from the plugin's own (`harness fetch sglang=={version}`, or --baseline)")
+    return release, None
+
+
+def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str], baseline: str) -> str:
     """Everything the verdict depends on, by content or by (size, mtime): the plugin's files,
     the upstream's content fingerprint, the knowledge engine's own code and data, and the
     interpreter whose installed packages answer for outside bases."""
@@ -57,5 +71,5 @@ def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str]) -> s
             digest.update(f"{path}\0absent\n".encode())
     python = os.environ.get("HARNESS_PYTHON") or sys.executable
     site = sysconfig.get_paths()["purelib"]
-    digest.update(f"{upstream.content_fingerprint}\0{entries}\0{python}\0{os.stat(site).st_mtime_ns}".encode())
+    digest.update(f"{upstream.content_fingerprint}\0{baseline}\0{entries}\0{python}\0{os.stat(site).st_mtime_ns}".encode())
     return digest.hexdigest()

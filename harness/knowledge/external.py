@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Iterable
 
 TABLE_FILE = Path(__file__).parent / "data" / "external_members.json"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: instance attributes
 _TIMEOUT_S = 300  # importing torch cold takes seconds, a heavy package tree can take a minute
 
 # Runs in the target interpreter (and, for the standard library, in this one): stdlib only.
@@ -78,7 +78,22 @@ def _entry(obj, top):
         entry["all"] = sorted(map(str, obj.__all__))
     if isinstance(obj, type):
         entry["meta"] = _name(type(obj))
+        instance = _instance(obj)
+        if instance is not None:  # what __init__ sets on every instance (nn.Module: training, _modules, ...)
+            try:
+                entry["instance"] = sorted(set(dir(instance)) - names)
+            except Exception:
+                pass
     return entry
+
+def _instance(cls):
+    """An instance made with no arguments, or None (most classes need some)."""
+    if cls.__module__ == "builtins" and cls is not object or getattr(cls, "__abstractmethods__", None):
+        return None
+    try:
+        return cls()
+    except Exception:
+        return None
 
 def describe(path):
     """{path: entry} for the object and, for a class, its metaclass."""
@@ -117,6 +132,7 @@ class Members:
     meta_names: frozenset[str] = frozenset()
     meta_source: str | None = None
     exported: frozenset[str] | None = None  # a module's __all__
+    instance_names: frozenset[str] | None = None  # set on every instance by __init__ (None: unknown)
 
     def describe(self) -> str:
         return f"members of {display(self.path)} from {self.source}"
@@ -291,4 +307,5 @@ def _to_members(path: str, entry: dict, entries: dict[str, dict], shipped: bool,
         meta_names=frozenset(meta["names"]) if meta else frozenset(),
         meta_source=source(meta) if meta else None,
         exported=frozenset(entry["all"]) if "all" in entry else None,
+        instance_names=frozenset(entry["instance"]) if "instance" in entry else None,
     )

@@ -288,6 +288,8 @@ def _judge_member_pair(dep: Dependency, finding: Finding | None, old: Judge, new
     if finding is None:  # not an upstream member on the new side
         if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
             return None
+        if new.missing_bases(new.upstream_mro(dep.plugin_class)):
+            return None  # the base itself is gone (or its import fails): that finding says so
         finding = before.model_copy(update={
             "status": Status.not_on_base, "breaking": True, "defined_in": None,
             "detail": f"{dep.member} was defined on {before.defined_in} in {old.index.source.label}; {new.index.source.label} no longer defines it, so upstream no longer calls the override",
@@ -347,6 +349,8 @@ def migration_step(finding: Finding) -> str:
         Status.unknown: "make the target checkable (a static string on a class in the upstream source) or verify it by hand",
     }.get(finding.status, "review")
     dead = " (dead module: delete or revive it)" if not finding.live else ""
+    if finding.guard is not None and finding.guard.outcome in ("skipped", "caught"):
+        dead += f" (on this version its guard `{finding.guard.condition}` {'skips it' if finding.guard.outcome == 'skipped' else 'handles the failure'})"
     return f"[ ] `{finding.target}` — {finding.kind}{' ' + finding.hook_type if finding.hook_type else ''} at {where}: **{finding.status.value}**{dead} → {action}"
 
 

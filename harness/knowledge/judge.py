@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from harness.knowledge.external import display
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
-from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, CallShape, Dependency, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, LOADERS, CallShape, Dependency, PluginScan, is_upstream
 from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
@@ -55,11 +55,15 @@ def dependencies(scan: PluginScan) -> list[Dependency]:
 class Judge:
     """Judges a plugin's dependencies against one upstream index."""
 
-    def __init__(self, index: SymbolIndex, scan: PluginScan):
+    def __init__(self, index: SymbolIndex, scan: PluginScan, baseline: SymbolIndex | None = None):
+        """`baseline`: the upstream the plugin was written against (its declared version); it
+        tells an override of a base method that is gone from the plugin's own methods."""
         self.index = index
         self.scan = scan
+        self.baseline = Judge(baseline, scan) if baseline is not None else None
         self.version = upstream_version(index.source)
         self._asts: dict[str, ast.Module | None] = {}
+        self._failing: dict[str, Finding | None] = {}
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this
@@ -117,7 +121,7 @@ class Judge:
         head = (dep.name or "").count(".") + 1 if dep.name else 1
         found: Resolution | None = None
         for end in range(max(head, 1), len(parts) + 1):
-            resolution = self.index.resolve(".".join(parts[:end]))
+            resolution = assembled_field(self.index, self.index.resolve(".".join(parts[:end])))
             if not resolution.ok:
                 if found is not None and found.ref.kind not in ("module", "class"):
                     break  # an attribute of a function / value: not knowable statically
@@ -196,10 +200,15 @@ class Judge:
     def _judge_hook(self, dep: Dependency) -> Finding:
         if dep.target is None:
             return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
-        resolution = self.index.resolve_hook_target(dep.target)
+        resolution = assembled_field(self.index, self.index.resolve_hook_target(dep.target))
         if not resolution.ok:
             if _undecided(resolution):
                 return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            dotted_form = dep.target.replace(":", ".")
+            if ":" in dep.target.rpartition(".")[2] and self.index.resolve_hook_target(dotted_form).ok:
+                finding = self._missing(dep, f"HookRegistry splits the target at its last '.' and resolves {dep.target.rpartition('.')[0]!r}, then looks up {dep.target.rpartition('.')[2]!r} on it: a colon before the last name never resolves")
+                finding.successor, finding.successor_reason = dotted_form, "the same target written with dots, which resolves"
+                return finding
             return self._missing(dep, resolution.note)
         if dep.hook_type != "REPLACE" and resolution.ref.kind == "class":
             detail = f"HookRegistry allows only REPLACE on a class target (TypeError when applied): this {dep.hook_type} hook is skipped"
@@ -250,7 +259,21 @@ class Judge:
         resolution = self.index.resolve(dep.target)
         if not resolution.ok:
             return self._missing(dep, resolution.note)
+        failing = self.failing_import(dep.module)
+        if failing is not None:
+            detail = f"{dep.name} is never registered: its module fails to import ({failing.file}:{failing.line} {failing.target})"
+            return Finding(**self.base(dep), status=Status.missing, breaking=False, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
         return Finding(**self.base(dep), status=Status.ok, defined_in=resolution.ref.path, detail=f"registers {dep.name} (EntryClass)")
+
+    def failing_import(self, module: str) -> Finding | None:
+        """The first unguarded module-level import of `module` that fails on this upstream."""
+        if module not in self._failing:
+            self._failing[module] = next((
+                finding for dep in self.scan.dependencies
+                if dep.module == module and dep.kind == "import" and dep.scope == "module" and not dep.guards and not dep.catches
+                for finding in [self._judge_import(dep)] if finding.status is Status.missing
+            ), None)
+        return self._failing[module]
 
     def _judge_target(self, dep: Dependency) -> Finding:
         """Patches and registrations: the target must resolve."""
@@ -285,6 +308,11 @@ class Judge:
         linear = c3(Ref("class", "", plugin_class), bases, lambda ref: self.index.mro(ref) if ref.module else None)
         return [ref for ref in linear if ref.module != "" or ref.kind != "class"]
 
+    @staticmethod
+    def missing_bases(mro: list[Ref]) -> list[str]:
+        """Upstream bases named by the plugin's classes that do not resolve on this upstream."""
+        return [ref.path for ref in mro if ref.kind == "dynamic" and not ref.module and is_upstream(ref.path)]
+
     def lookup(self, mro: list[Ref], name: str, instance: bool) -> Resolution:
         """`name` looked up along an upstream MRO (in the plugin class's C3 order); instance
         lookups also see the attributes those classes assign on self, and a `__getattr__`."""
@@ -313,6 +341,15 @@ class Judge:
                 return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
                                   note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
             dynamic.extend(attributes.dynamic)
+        # outside bases set instance attributes in their own __init__ (nn.Module: `training`, …)
+        outside = list(dict.fromkeys(base.path for cls in classes for base in self.index.mro(cls) if base.kind == "external" and base.path not in _NO_MEMBERS))
+        for path, members in self.index.external.lookup(outside).items():
+            if members is not None and members.instance_names is not None:
+                if name in members.instance_names:
+                    return Resolution(name, Ref("external", "", f"{path}.{name}"), owner=path,
+                                      note=f"set on every instance by {display(path)}.__init__ ({members.source})")
+            elif not path.endswith("()") and not path.startswith("@"):
+                dynamic.append(f"what {display(path)}.__init__ sets on instances is not known")
         hook = next((found for cls in classes for found in [self.index.member(cls, "__getattr__")] if found.ok), None)
         if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY:
             dynamic.append(f"{hook.owner} defines __getattr__")
@@ -323,8 +360,8 @@ class Judge:
     def _judge_member(self, dep: Dependency) -> Finding | None:
         mro = self.upstream_mro(dep.plugin_class)
         first = next((c for c in mro if c.kind == "class"), None)
-        if first is None:
-            return None
+        if first is None or self.missing_bases(mro):
+            return None  # an upstream base that does not resolve: its import or reference says so
         found = self.lookup(mro, dep.member, dep.access in ("instance", "super"))
         ref, owner = found.ref, found.owner
         # named after the plugin class's first upstream base, so the key stays put when the
@@ -335,9 +372,9 @@ class Judge:
             if found.outcome is Outcome.undecided:
                 return Finding(**self.base(dep, target), status=Status.unknown, detail=f"{where}: not decided: {found.note}")
             if dep.access == "override":
-                if dep.kind == "subclass":
-                    return None  # the plugin's own method
-                return self._not_on_base(dep, mro, first, target)
+                if dep.kind == "override":
+                    return self._not_on_base(dep, mro, first, target)
+                return self._dropped_override(dep, target)
             detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases ({found.note}; AttributeError when it runs)"
             return self._missing(dep, detail, target=target)
         defined_in = ref.path if ref.module and ref.kind != "external" else display(owner) if owner else None
@@ -371,6 +408,18 @@ class Judge:
             detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
             return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _dropped_override(self, dep: Dependency, target: str) -> Finding | None:
+        """A subclass method no upstream base defines: the plugin's own, unless the base it was
+        written against defined it (then upstream stopped calling it)."""
+        before = self.baseline.judge(dep) if self.baseline is not None else None
+        if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
+            return None
+        successor = find_successor(before.target, self.index)
+        detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
+                  f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
+        return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0],
+                       successor_reason=successor and successor[1], detail=detail, risk=risk_of(dep, Status.not_on_base))
 
     def _init_override(self, dep: Dependency, target: str) -> Finding | None:
         """A subclass `__init__` against the base's (written or synthesised). Reported, never
@@ -447,12 +496,7 @@ class Judge:
         successor = find_successor(successor_of or target, self.index)
         detail = note or "does not resolve"
         if dep.kind == "import":
-            if dep.scope != "module":
-                detail += f"; ImportError when {dep.enclosing[-1]} runs"
-            elif dep.at_load:
-                detail += f"; ImportError when {dep.module} is imported: SGLang's load_plugins_by_group logs it and skips the whole plugin"
-            else:
-                detail += f"; ImportError when {dep.module} is first imported (from a function, after the plugin loaded)"
+            detail += "; " + import_failure(dep)
         return Finding(**self.base(dep, target), status=Status.missing, breaking=True, successor=successor and successor[0],
                        successor_reason=successor and successor[1], detail=detail, risk=risk_of(dep, Status.missing))
 
@@ -488,6 +532,8 @@ class Judge:
             finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
         if outcome != "runs" or not finding.live:
             finding.breaking = False
+        if outcome in ("skipped", "caught"):
+            finding.risk //= 4  # nothing to port on this version
         if not finding.live:
             finding.risk //= 4
         return finding
@@ -524,6 +570,25 @@ class Judge:
         if op == "version":
             return compare_version(self.version, cond[1], cond[2], cond[3])
         return None
+
+
+_IMPORT_COST = {
+    "platform_class": "the platform class cannot be loaded: SGLang's _load_platform_class (pkgutil.resolve_name, outside any try) raises and the server does not start",
+    "platform": "the platform plugin's entry point fails to load: SGLang logs it and falls back to another platform (or raises when SGLANG_PLATFORM selects it)",
+    "plugins": "SGLang's load_plugins_by_group logs it and skips the whole plugin",
+    "model_package": "SGLang's import_model_classes logs a warning and skips this model module",
+    "entry": "the module fails to import",
+}
+
+
+def import_failure(dep: Dependency) -> str:
+    """What a failing import costs, from where it runs and which loader imports its module."""
+    if dep.scope != "module":
+        return f"ImportError when {dep.enclosing[-1]} runs"
+    loader = next((loader for loader in LOADERS if loader in dep.loaded_by), None)
+    if loader is None:
+        return f"ImportError when {dep.module} is first imported (from a function, after the plugin loaded)"
+    return f"ImportError when {dep.module} is imported: {_IMPORT_COST[loader]}"
 
 
 def _field_params(fields: dict[str, tuple[bool, bool]]) -> tuple[Param, ...]:
@@ -569,24 +634,43 @@ def compare_version(actual: str | None, op: str, literal: str, parsed: bool) -> 
 
 
 def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
-    resolution = index.resolve(dep.target)
-    if resolution.ok or dep.kind != "server_arg":
+    """A patch, registration or server-arg target, resolved (see assembled_field)."""
+    return assembled_field(index, index.resolve(dep.target))
+
+
+def assembled_field(index: SymbolIndex, resolution: Resolution) -> Resolution:
+    """A member of a class whose fields are computed at import: `X = defstruct(..., fields built
+    from namespace classes, namespace=vars(X))`, as 0.5.23 builds ServerArgs from the arg_groups
+    classes its module imports. The computed fields are what those classes declare: a name that
+    neither the class body nor one of them declares is missing (a hook on it is skipped; a value
+    set on it is dropped). Other resolutions come back unchanged."""
+    if resolution.ok and resolution.ref.kind != "value" or resolution.outcome is Outcome.missing:
         return resolution
-    # Newer releases assemble ServerArgs at import time from namespace classes (arg_groups);
-    # a field exists if one of the classes the server_args module imports declares it.
-    module, _, field_name = dep.target.rpartition(".")
-    module = module.rpartition(".")[0]
+    container, _, field_name = resolution.target.rpartition(".")
+    owner = index.resolve(container)
+    info = index.class_info(owner.ref) if owner.ok and owner.ref.kind == "class" else None
+    if info is None or not info.open_members:
+        return resolution
+    module = owner.ref.module
     table = index.table(module)
+    namespaces = []
     for name, binding in (table.names.items() if table else []):
         if binding.kind != "from":
             continue
         namespace = index.resolve(f"{module}.{name}")
-        if namespace.ok and namespace.ref.kind == "class":
-            info = index.class_info(namespace.ref)
-            if info and info.members.get(field_name) == "value":
-                ref = namespace.ref._replace(kind="value", qualname=f"{namespace.ref.qualname}.{field_name}")
-                return Resolution(dep.target, ref, note=f"field declared on {namespace.ref.path}, which ServerArgs is assembled from")
-    return resolution
+        if namespace.ok and namespace.ref.kind == "class" and namespace.ref != owner.ref:
+            members = index.class_info(namespace.ref)
+            if members and any(kind == "value" for kind in members.members.values()):
+                namespaces.append(namespace.ref)
+                if members.members.get(field_name) == "value":
+                    ref = namespace.ref._replace(kind="value", qualname=f"{namespace.ref.qualname}.{field_name}")
+                    return Resolution(resolution.target, ref, note=f"field declared on {namespace.ref.path}, which {owner.ref.qualname} is assembled from")
+    if resolution.ok or not namespaces:
+        return resolution
+    names = ", ".join(n.qualname for n in namespaces[:6]) + (", …" if len(namespaces) > 6 else "")
+    return Resolution(resolution.target, None, note=(
+        f"{field_name!r} is neither in the body of {owner.ref.path} nor a field of the classes its fields are assembled from "
+        f"({names}, imported by {module}); {info.open_members}"))
 
 
 def inherited_from(target: str, resolution: Resolution, index: SymbolIndex) -> bool:
@@ -630,12 +714,13 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
                 problems.append((param.default is None, f"drops positional parameter {param.name!r}"))
         elif i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
             problems.append((False, f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"))
+    generic = base_var and base_varkw  # a base taking (*args, **kwargs) says nothing about its calls
     for param in base:
         if param.kind == "kwonly" and param.name not in over_names and not has_varkw:
             problems.append((param.default is None, f"does not accept keyword {param.name!r}"))
-        if param.kind == "var" and not has_var:
+        if param.kind == "var" and not has_var and not generic:
             problems.append((False, "does not accept *args"))
-        if param.kind == "varkw" and not has_varkw:
+        if param.kind == "varkw" and not has_varkw and not generic:
             problems.append((False, "does not accept **kwargs"))
     for param in over_pos[len(base_pos) :]:
         if param.default is None and param.name not in base_names:
@@ -705,9 +790,10 @@ def find_successor(target: str, index: SymbolIndex, preferred: set[str] | None =
     """(path, why) of the likely replacement of a target that no longer resolves, or None.
 
     In order: a member of the same class whose body names the old one (a shim or a
-    deprecation note); a close name there (difflib ratio >= 0.85; across two versions only
-    names that are new, `preferred`); the same name defined elsewhere in upstream. Never the
-    target itself: none is better than a wrong one."""
+    deprecation note); a close name there (difflib ratio >= 0.85, and clearly closer than the
+    next one; across two versions only names that are new, `preferred`); the same name defined
+    elsewhere in upstream (or the name without its leading underscore: a private method that
+    became a function). Never the target itself: none is better than a wrong one."""
     target = target.replace(":", ".")
     container, _, name = target.rpartition(".")
     resolution = index.resolve(container) if container else None
@@ -718,12 +804,14 @@ def find_successor(target: str, index: SymbolIndex, preferred: set[str] | None =
         candidates = [c for c in _member_names(index, resolution) if c != name]
         if preferred is not None:  # across two versions a rename is a name that is new
             candidates = [c for c in candidates if f"{container}.{c}" in preferred]
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.85)
-        if close:
-            return f"{container}.{close[0]}", f"closest name on {container} ({difflib.SequenceMatcher(None, name, close[0]).ratio():.2f} similar)"
-    elsewhere = _same_name_elsewhere(name, target, index)
-    if elsewhere and elsewhere != target:
-        return elsewhere, f"the same name is defined in {elsewhere.rsplit('.', 1)[0]}"
+        scored = sorted(((difflib.SequenceMatcher(None, name, c).ratio(), c) for c in candidates), reverse=True)[:2]
+        if scored and scored[0][0] >= 0.85 and (len(scored) == 1 or scored[0][0] - scored[1][0] > 0.02):
+            return f"{container}.{scored[0][1]}", f"closest name on {container} ({scored[0][0]:.2f} similar)"
+    for candidate_name in dict.fromkeys([name, name.lstrip("_")]):
+        elsewhere = _same_name_elsewhere(candidate_name, target, index) if candidate_name else None
+        if elsewhere and elsewhere != target:
+            why = "the same name" if candidate_name == name else f"{candidate_name} (the name without its leading underscore)"
+            return elsewhere, f"{why} is defined in {elsewhere.rsplit('.', 1)[0]}"
     return None
 
 

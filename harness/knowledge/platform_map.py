@@ -33,6 +33,8 @@ class PlatformMap(BaseModel):
     entry_points: list[dict[str, str]]
     roots: list[dict[str, str]] = Field(default_factory=list)  # modules SGLang loads first, and why
     checked: dict[str, int] = Field(default_factory=dict)  # dependencies judged, per kind (ok uses are not listed)
+    baseline: str | None = None  # the upstream the plugin declares (for overrides of methods since removed)
+    live_checked: int = 0  # of those, in live modules: 0 means nothing SGLang loads was checked
     platform_classes: list[str] = Field(default_factory=list)  # returned by activate()
     platforms: list[dict[str, Any]]
     modules: list[dict[str, Any]]
@@ -52,16 +54,22 @@ class PlatformMap(BaseModel):
         return [f for f in self.findings if f.kind == "file" and f.live]
 
 
-def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None = None, entries: list[str] | None = None, commit: bool = True) -> PlatformMap:
+def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None = None, entries: list[str] | None = None,
+               commit: bool = True, baseline: UpstreamSource | None = None) -> PlatformMap:
     """Scan the plugin and judge every dependency against `upstream`.
 
-    Raises HarnessError for a plugin path that is not a plugin (see scan_plugin)."""
+    `baseline`, the upstream the plugin was written against, also tells which subclass methods
+    override a base method that is gone. Raises HarnessError for a plugin path that is not a
+    plugin (see scan_plugin)."""
     index = index or load_index(upstream)
     scan = scan_plugin(Path(plugin), index, entries)
     prefetch(index, scan)
-    judge = Judge(index, scan)
+    baseline_index = load_index(baseline) if baseline is not None and baseline.fingerprint != upstream.fingerprint else None
+    judge = Judge(index, scan, baseline_index)
     judged = [f for f in (judge(dep) for dep in dependencies(scan)) if f is not None]
     index.save()
+    if baseline_index is not None:
+        baseline_index.save()
     checked: dict[str, int] = {}
     for finding in judged:
         checked[finding.kind] = checked.get(finding.kind, 0) + 1
@@ -74,6 +82,8 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
         entry_points=[{"group": ep.group, "name": ep.name, "value": ep.value, "file": ep.file} for ep in scan.entry_points],
         roots=[{"module": r.module, "why": r.why} for r in scan.roots],
         checked=dict(sorted(checked.items())),
+        live_checked=sum(1 for f in judged if f.live),
+        baseline=baseline_index.source.label if baseline_index else None,
         platform_classes=scan.platform_class_paths,
         platforms=[
             {

@@ -43,14 +43,23 @@ class PluginModule:
     file: str  # relative to the plugin root
     is_package: bool
     live: bool = False
-    at_load: bool = False  # imported while SGLang loads the plugin, not only later from a function
+    loaded_by: set[str] = field(default_factory=set)  # Loaders that import it while the plugin loads (not later from a function)
     error: str | None = None  # why the file could not be read or parsed
 
 
 @dataclass(frozen=True)
 class Root:
-    module: str
+    module: str  # a module, or "pkg.*" for each direct submodule of pkg (pkgutil.iter_modules)
     why: str  # "entry point sglang.srt.plugins:xdev_hooks", "--entry", "imports sglang (no entry points)"
+    loader: Loader  # what imports it, which decides what an ImportError there costs
+
+
+# Who imports a root, most costly failure first (sglang/srt/platforms/__init__.py, plugins/__init__.py,
+# models/registry.py in 0.5.23): the platform class outside any try (the server does not start); a
+# platform entry point (the platform is not activated); a general plugin (logged, the whole plugin
+# skipped); an external model package (logged, that model module skipped); a root the user named.
+Loader = Literal["platform_class", "platform", "plugins", "model_package", "entry"]
+LOADERS: tuple[str, ...] = ("platform_class", "platform", "plugins", "model_package", "entry")
 
 
 # A guard condition, independent of any upstream version; `platform_map` evaluates it. Forms:
@@ -112,7 +121,7 @@ class Dependency:
     guards: tuple[GuardCond, ...] = ()
     catches: tuple[Catch, ...] = ()
     enclosing: tuple[str, ...] = ()  # dotted paths of the functions it sits in, outermost first
-    at_load: bool = False  # its module is imported while SGLang loads the plugin
+    loaded_by: frozenset[str] = frozenset()  # Loaders that import its module while the plugin loads
 
     @property
     def key(self) -> str:
@@ -202,6 +211,47 @@ def read_entry_points(root: Path) -> list[EntryPoint]:
     if setup_py.exists():
         found.extend(_setup_py_entry_points(setup_py))
     return found
+
+
+def declared_sglang(root: Path) -> str | None:
+    """The SGLang version a plugin declares it targets: the pin or the lower bound of its
+    `sglang` requirement (pyproject dependencies, setup.cfg install_requires, setup.py
+    install_requires, requirements*.txt), or None."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    texts: list[str] = []
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text())
+        texts += [str(r) for r in data.get("project", {}).get("dependencies", []) or []]
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        pass
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(root / "setup.cfg")
+        texts += parser.get("options", "install_requires", fallback="").splitlines()
+    except configparser.Error:
+        pass
+    try:
+        tree = ast.parse((root / "setup.py").read_bytes())
+        texts += [
+            e.value for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
+            and isinstance(node.value, (ast.List, ast.Tuple)) for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+    except (OSError, SyntaxError, ValueError):
+        pass
+    for requirements in sorted(root.glob("requirements*.txt")):
+        texts += requirements.read_text(errors="replace").splitlines()
+    for text in texts:
+        try:
+            requirement = Requirement(text.split("#")[0].strip())
+        except InvalidRequirement:
+            continue
+        if requirement.name.lower() != "sglang":
+            continue
+        for spec in sorted(requirement.specifier, key=lambda s: s.operator != "=="):
+            if spec.operator in ("==", ">=", "~=", "==="):
+                return spec.version.rstrip(".*")
+    return None
 
 
 def _setup_py_entry_points(setup_py: Path) -> list[EntryPoint]:

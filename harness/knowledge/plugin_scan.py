@@ -19,6 +19,7 @@ them against one upstream.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -50,6 +51,7 @@ from harness.knowledge.symbols import ModuleTable, dotted, extract_module, funct
 HOOK_REGISTRY = "sglang.srt.plugins.hook_registry.HookRegistry"
 MODEL_REGISTRY = "sglang.srt.models.registry.ModelRegistry"
 EXTERNAL_MODEL_ENV = "SGLANG_EXTERNAL_MODEL_PACKAGE"
+_IMPORTS_SGLANG = re.compile(r"^\s*(?:from|import)\s+sglang\b", re.M)
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
 _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
 
@@ -121,60 +123,63 @@ def _roots(scan: PluginScan, scanner: "_Scanner", entries: list[str]) -> list[Ro
     roots: list[Root] = []
     for ep in scan.entry_points:
         module, _, attr = ep.value.partition(":")
-        roots.append(Root(module, f"entry point {ep.group}:{ep.name}"))
+        roots.append(Root(module, f"entry point {ep.group}:{ep.name}", "platform" if ep.group == PLATFORM_GROUP else "plugins"))
         if ep.group == PLATFORM_GROUP and module in scanner.files:
             for path in scanner.returned_class_paths(module, attr.split(".")[0]):
                 scan.platform_class_paths.append(path)
                 class_module = scanner.module_of(path)
                 if class_module:
-                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}"))
+                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class"))
     for module in entries:
         if module not in scanner.files:
             raise HarnessError(f"--entry {module}: no such module in {scan.root}")
-        roots.append(Root(module, "--entry"))
+        if scanner.files[module][1]:  # a package: SGLang imports each of its modules (import_model_classes)
+            roots += [Root(module, "--entry (a package)", "model_package"), Root(f"{module}.*", f"a module of --entry {module}", "model_package")]
+        else:
+            roots.append(Root(module, "--entry", "entry"))
     if not roots:
-        roots = [
-            Root(name, "imports sglang (no entry points)")
-            for name in scanner.files
-            if scan.modules[name].error is None and any(is_upstream(m) for m in scanner.table(name).imports)
-        ]
+        importing = [name for name in scanner.files if scanner.imports_sglang(name)]
+        roots = [Root(name, "imports sglang (no entry points)", "entry") for name in importing]
+        # a package whose modules define EntryClass is an external model package: SGLang imports
+        # every module in it (sglang/srt/models/registry.py import_model_classes)
+        for package in sorted({name.rpartition(".")[0] for name in importing if "EntryClass" in scanner.table(name).names}):
+            roots.append(Root(f"{package}.*", f"a module of {package}, an external model package (its modules define EntryClass)", "model_package"))
     return roots
 
 
 def _mark_live(scan: PluginScan, scanner: "_Scanner") -> None:
     """Live = imported when SGLang loads the roots, by Python's rules: importing `a.b.c` runs
     `a`, `a.b` and `a.b.c` (namespace packages have nothing to run); `from a import b` imports
-    the submodule `a.b` when there is one; `import_module` and auto-discovery load by name."""
-    queue = [name for root in scan.roots for name in _with_parents(root.module)]
+    the submodule `a.b` when there is one; `import_module` and auto-discovery load by name.
+    The same walk over what runs while the plugin loads (module bodies and the entry callables)
+    records which loader imports each module then."""
+    for root in scan.roots:
+        _walk_imports(scan, [root.module], scanner.imports_of, lambda module: module.live, lambda module: setattr(module, "live", True))
+    entry_callables = {f"{m}.{a.split('.')[0]}" for ep in scan.entry_points for m, _, a in [ep.value.partition(":")]}
+    for root in scan.roots:
+        _walk_imports(
+            scan, [root.module], lambda name: scanner.load_time_imports(name, entry_callables),
+            lambda module, loader=root.loader: loader in module.loaded_by, lambda module, loader=root.loader: module.loaded_by.add(loader),
+        )
+    for dep in scan.dependencies:
+        module = scan.modules.get(dep.module)
+        dep.live = module.live if module else True
+        dep.loaded_by = frozenset(module.loaded_by) if module else frozenset()
+
+
+def _walk_imports(scan: PluginScan, start: list[str], imports_of, seen, mark) -> None:
+    queue = [name for module in start for name in _with_parents(module)]
     while queue:
         name = queue.pop()
         if name.endswith(".*"):  # every direct submodule (pkgutil.iter_modules over a package)
-            package = name[:-2]
-            queue.extend(m for m in scan.modules if m.rpartition(".")[0] == package)
-            continue
-        module = scan.modules.get(name)
-        if module is None or module.live:
-            continue
-        module.live = True
-        for imported in scanner.imports_of(name):
-            queue.extend(_with_parents(imported))
-    # the same walk over what runs while the plugin loads: module bodies and the entry callables
-    entry_callables = {f"{m}.{a.split('.')[0]}" for ep in scan.entry_points for m, _, a in [ep.value.partition(":")]}
-    queue = [name for root in scan.roots for name in _with_parents(root.module)]
-    while queue:
-        name = queue.pop()
-        if name.endswith(".*"):
             queue.extend(m for m in scan.modules if m.rpartition(".")[0] == name[:-2])
             continue
         module = scan.modules.get(name)
-        if module is None or module.at_load:
+        if module is None or seen(module):
             continue
-        module.at_load = True
-        for imported in scanner.load_time_imports(name, entry_callables):
+        mark(module)
+        for imported in imports_of(name):
             queue.extend(_with_parents(imported))
-    for dep in scan.dependencies:
-        dep.live = scan.modules[dep.module].live if dep.module in scan.modules else True
-        dep.at_load = scan.modules[dep.module].at_load if dep.module in scan.modules else False
 
 
 def _with_parents(name: str) -> list[str]:
@@ -213,6 +218,7 @@ class _Scanner:
         self._future_annotations: set[str] = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._relfiles: dict[str, str] = {}
+        self.calls: dict[str, set[str]] = {}  # plugin function -> plugin functions it calls
 
     def relfile(self, module: str) -> str:
         if module not in self._relfiles:
@@ -270,6 +276,15 @@ class _Scanner:
 
     def imports_of(self, module: str) -> list[str]:
         return [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
+
+    def imports_sglang(self, module: str) -> bool:
+        """Whether the module imports sglang; for a file that does not parse, by its text."""
+        if self.scan.modules[module].error is None:
+            return any(is_upstream(m) for m in self.table(module).imports)
+        try:
+            return bool(_IMPORTS_SGLANG.search(self.files[module][0].read_text(errors="replace")))
+        except OSError:
+            return False
 
     def load_time_imports(self, module: str, entry_callables: set[str]) -> list[str]:
         """Imports that run when the module is imported, or inside an entry point's callable."""
@@ -579,6 +594,8 @@ class _Scanner:
         env = ctx.env
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._function(module, stmt, ctx)
+            if ctx.functions:  # a nested function: its name now refers to it
+                ctx.env[stmt.name] = _Named(self._function_path(module, stmt, ctx))
             return
         if isinstance(stmt, ast.ClassDef):
             self._class(module, stmt, ctx)
@@ -862,6 +879,8 @@ class _Scanner:
                 return
         if is_upstream(qualified):
             self._dependency("call", qualified, module, call, ctx, call=_call_shape(call), expression=name)
+        elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), _Named)):
+            self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
         self._kernel_key(module, call, ctx)
 
     def _dynamic_import(self, module: str, call: ast.Call, ctx: _Context) -> None:
@@ -987,20 +1006,35 @@ class _Scanner:
 
     def finish(self) -> None:
         """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
-        hooks = self.hook_callables
+        runtime = self._runs_in_hooks()
         for dep in self.scan.dependencies:
             if dep.kind != "hook":
                 continue
             for function in dep.enclosing:
-                host = next((h for h in hooks if function == h or function.startswith(h + ".")), None)
-                if host is not None:
+                why = next((runtime[r] for r in runtime if function == r or function.startswith(r + ".")), None)
+                if why is not None:
                     dep.scope = "runtime"
-                    dep.scope_reason = f"registered inside {host}, itself a hook on {hooks[host]}: it runs only after HookRegistry.apply_hooks"
+                    dep.scope_reason = f"registered inside {function}, {why}: it runs only after HookRegistry.apply_hooks, so this hook is never applied"
                     break
         self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path)]
         for ep in self.scan.entry_points:
             self._entry_point_dependency(ep)
         self._class_dependencies()
+
+    def _runs_in_hooks(self) -> dict[str, str]:
+        """Plugin functions that run only when a hooked upstream function is called: the hook
+        callables (and classes), their nested functions, and the plugin functions they call."""
+        runtime = {host: f"itself a hook on {target}" for host, target in self.hook_callables.items()}
+        queue = list(runtime)
+        while queue:
+            caller = queue.pop()
+            for function, callees in self.calls.items():
+                if function != caller and not function.startswith(caller + "."):
+                    continue
+                for callee in callees - runtime.keys():
+                    runtime[callee] = f"called from {function}, {runtime[caller].replace('itself ', '')}"
+                    queue.append(callee)
+        return runtime
 
     def _entry_point_dependency(self, ep: EntryPoint) -> None:
         """`ep.load()` imports the module and getattr()s the callable; failing either, SGLang

@@ -84,6 +84,20 @@ def resolve_upstream(spec: str) -> UpstreamSource:
 # ----------------------------------------------------------------------------- releases
 
 
+def cached_release(version: str) -> UpstreamSource | None:
+    """The release `version` if it is already in the wheel cache, else None (nothing is
+    downloaded)."""
+    record = cache_dir() / "releases" / f"sglang-{version}.json"
+    try:
+        info = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    root = Path(info["root"])
+    if not (root / ".complete").exists():
+        return None
+    return _with_manifest(UpstreamSource(f"sglang=={version}", "release", f"sglang=={version}", root, info["fingerprint"], version))
+
+
 def _release_source(spec: str, version: str) -> UpstreamSource:
     record = cache_dir() / "releases" / f"sglang-{version}.json"
     if record.exists():

@@ -109,7 +109,7 @@ def test_check_fails_only_on_live_breakage(upstream_repo, plugin_dir):
     code, doc = harness_json("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v2")
     assert code == 1 and doc["passed"] is False
     plain = harness("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v2")
-    assert plain.returncode == 1 and "FAIL" in plain.stderr and "init_threads_binding" in plain.stderr
+    assert plain.returncode == 1 and "FAIL" in plain.stdout and "init_threads_binding" in plain.stdout  # the report is on stdout
 
 
 def test_bad_inputs_give_one_line_and_nonzero_exit(upstream_repo, plugin_dir, tmp_path):
@@ -179,4 +179,4 @@ def test_check_exit_code_3_when_only_unverifiable(upstream_repo, tmp_path):
             """,
     })
     proc = harness("check", "--plugin", str(tmp_path), "--upstream", f"{upstream_repo}@v1")
-    assert proc.returncode == 3 and "UNVERIFIED" in proc.stderr
+    assert proc.returncode == 3 and "UNVERIFIED" in proc.stdout

@@ -410,8 +410,9 @@ def test_external_model_package_without_entry_points(upstreams, tmp_path):
     root = plugin(tmp_path, files)
     code, doc = check(root, old)
     assert code == 0
-    assert {r["module"] for r in doc["roots"]} == {"xmodels.xllama", "xmodels.xmistral"}
-    assert all(r["why"] == "imports sglang (no entry points)" for r in doc["roots"])
+    roots = {r["module"]: r["why"] for r in doc["roots"]}
+    assert roots["xmodels.xllama"] == roots["xmodels.xmistral"] == "imports sglang (no entry points)"
+    assert "external model package" in roots["xmodels.*"]  # SGLang imports every module of it
     models = [f for f in doc["findings"] if f["kind"] == "model"]
     assert len(models) == 2 and all(f["status"] == "ok" for f in models)
     code, doc = check(root, new)
@@ -717,7 +718,7 @@ def test_nothing_checked_is_not_a_pass(upstreams, tmp_path):
         "readme.py": "print('not a plugin module')\n",
     })
     proc = harness("check", "--plugin", str(root), "--upstream", old)
-    assert proc.returncode == 2 and "PASS" not in proc.stderr and "NOTHING CHECKED" in proc.stderr
+    assert proc.returncode == 2 and "PASS" not in proc.stdout and "NOTHING CHECKED" in proc.stdout
     code, doc = check(root, old)
     assert doc["passed"] is False and any(f["kind"] == "entry_point" for f in doc["findings"])
 
@@ -842,3 +843,139 @@ def test_a_subclass_init_that_no_longer_fits_is_reported_not_failed(upstreams, t
     init = [f for f in doc["findings"] if f["kind"] == "subclass" and f["target"].endswith("__init__")]
     assert len(init) == 1 and init[0]["status"] == "signature_changed" and not init[0]["breaking"]
     assert "constructs" in init[0]["detail"] and code == 0
+
+
+def test_review_round_attribute_timing_and_roots(upstreams, tmp_path):
+    """What a first review by a plugin engineer found: instance attributes an outside base's
+    __init__ sets, hooks registered from closures and helpers of a hook, the colon form of a
+    target, and an external model package whose module cannot be parsed."""
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"rv": "rv:register"}),
+        "rv/__init__.py": with_hooks("""
+            from sglang.srt.layers.sampler import Sampler
+
+
+            class XSampler(Sampler):
+                def forward(self, logits, *, temperature=1.0):
+                    if self.training:  # set by torch.nn.Module.__init__ on every instance
+                        pass
+                    return logits
+
+
+            def late(*args, **kwargs):
+                return None
+
+
+            def _register_more():
+                HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.get_next_batch", late, HookType.BEFORE)
+
+
+            def on_init(original_fn, self, *args, **kwargs):
+                _register_more()  # a helper the hook calls: it runs after apply_hooks too
+                return original_fn(self, *args, **kwargs)
+
+
+            def register():
+                def after_init(result, *args, **kwargs):
+                    HookRegistry.register("sglang.srt.utils.common.get_device_name", late, HookType.REPLACE)
+                    return result
+
+                HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.__init__", on_init, HookType.AROUND)
+                HookRegistry.register("sglang.srt.managers.scheduler.Scheduler.__init__", after_init, HookType.AFTER)
+                HookRegistry.register("sglang.srt.utils.common:get_device_name", late, HookType.REPLACE)
+            """),
+    })
+    code, doc = check(root, old)
+    findings = {(f["kind"], f["line"]): f for f in doc["findings"]}
+    assert not any(f["kind"] == "subclass" for f in doc["findings"])  # self.training resolves
+    assert findings[("hook", 18)]["status"] == "never_applied" and "on_init" in findings[("hook", 18)]["detail"]
+    assert findings[("hook", 28)]["status"] == "never_applied"
+    colon = findings[("hook", 33)]
+    assert colon["status"] == "missing" and colon["successor"] == "sglang.srt.utils.common.get_device_name"
+    assert "last '.'" in colon["detail"]
+    # the report goes to stdout; with --json a bad input is still a JSON document
+    proc = harness("check", "--plugin", str(root), "--upstream", old)
+    assert "FAIL" in proc.stdout and "never_applied" in proc.stdout
+    proc = harness("check", "--plugin", str(tmp_path / "nowhere"), "--upstream", old, "--json")
+    assert proc.returncode == 2 and json.loads(proc.stdout)["error"].endswith("is not a directory")
+
+
+def test_external_model_package_modules_are_all_live(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": '[project]\nname = "m"\nversion = "0.1"\n',
+        "xm/__init__.py": "",
+        "xm/llama_x.py": """
+            from sglang.srt.models.llama import LlamaForCausalLM
+            from sglang.srt.kernels.old_attention import plan
+
+            class LlamaX(LlamaForCausalLM):
+                pass
+
+            EntryClass = LlamaX
+            """,
+        "xm/helpers.py": "VALUE = 1\n",
+    })
+    code, doc = check(root, new)
+    model = next(f for f in doc["findings"] if f["kind"] == "model")
+    assert model["status"] == "missing" and "never registered" in model["detail"]
+    missing_import = next(f for f in doc["findings"] if f["kind"] == "import" and f["breaking"])
+    assert "skips this model module" in missing_import["detail"]
+    # a module of the package that does not parse is imported by SGLang too: not a silent pass
+    (root / "xm" / "newer.py").write_text("from sglang.srt.models.llama import LlamaForCausalLM\ntype Alias = int\n")
+    (root / "xm" / "llama_x.py").write_text((root / "xm" / "llama_x.py").read_text().replace("from sglang.srt.kernels.old_attention import plan\n", ""))
+    proc = harness("check", "--plugin", str(root), "--upstream", new)
+    assert proc.returncode == 2 and "newer.py" in proc.stderr
+    # --entry naming a module that uses nothing from sglang checks nothing, and says so
+    proc = harness("check", "--plugin", str(root), "--upstream", new, "--entry", "xm.helpers")
+    assert proc.returncode == 2 and "NOTHING CHECKED" in proc.stdout
+    # --entry naming the package: SGLang imports each of its modules
+    code, doc = check(root, old, "--entry", "xm")
+    assert {"xm", "xm.*"} <= {r["module"] for r in doc["roots"]}
+
+
+def test_baseline_tells_an_override_of_a_removed_base_method_from_the_plugins_own(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"bl": "bl:register"}),
+        "bl/__init__.py": """
+            from sglang.srt.layers.sampler import Sampler
+
+
+            class XSampler(Sampler):
+                def _attach_logprobs(self, output):  # the base had it in 0.9.0, not in 0.10.0
+                    return output
+
+                def _own_helper(self):
+                    return 1
+
+
+            def register():
+                pass
+            """,
+    })
+    code, doc = check(root, new, "--baseline", "none")
+    assert code == 0 and not [f for f in doc["findings"] if f["kind"] == "subclass"]
+    code, doc = check(root, new, "--baseline", old)
+    [dropped] = [f for f in doc["findings"] if f["kind"] == "subclass"]
+    assert dropped["status"] == "not_on_base" and dropped["breaking"] and dropped["line"] == 5
+    assert "no longer calls the override" in dropped["detail"] and doc["baseline"] and code == 1
+
+
+def test_the_declared_sglang_version_is_read_from_every_packaging_file(tmp_path):
+    from harness.knowledge.plugin_repo import declared_sglang
+
+    cases = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch", "sglang[srt]>=0.5.17,<0.6"]\n',
+        "setup.cfg": "[options]\ninstall_requires =\n    numpy\n    sglang==0.5.19\n",
+        "setup.py": "from setuptools import setup\nsetup(name='p', install_requires=['sglang~=0.5.11'])\n",
+        "requirements.txt": "# pinned\nsglang==0.5.23  # the release we test on\n",
+    }
+    expected = {"pyproject.toml": "0.5.17", "setup.cfg": "0.5.19", "setup.py": "0.5.11", "requirements.txt": "0.5.23"}
+    for name, text in cases.items():
+        folder = tmp_path / name.replace(".", "_")
+        folder.mkdir()
+        (folder / name).write_text(text)
+        assert declared_sglang(folder) == expected[name], name
+    assert declared_sglang(tmp_path) is None
