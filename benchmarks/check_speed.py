@@ -1574,17 +1574,19 @@ def seed_release(version: str, wheel: Path | None, harness_path: Path, bench_cac
     return seed, info["manifest_seconds"]
 
 
-def cold_cache(seed: Path) -> Path:
-    """A fresh HARNESS_CACHE_DIR with only the release record, its manifest and (a link to) the
-    unpacked source: everything `check` derives (indexes, ...) must be rebuilt."""
+def cold_cache(*seeds: Path) -> Path:
+    """A fresh HARNESS_CACHE_DIR with only the releases' records, manifests and (links to) their
+    unpacked sources: everything `check` derives (indexes, ...) must be rebuilt."""
     cache = Path(tempfile.mkdtemp(prefix="bench-harness-cold-"))
-    for name in ("releases", "manifests"):
-        if (seed / name).exists():
-            shutil.copytree(seed / name, cache / name)
-    if (seed / "src").exists():
-        (cache / "src").mkdir()
-        for entry in (seed / "src").iterdir():
-            (cache / "src" / entry.name).symlink_to(entry.resolve(), target_is_directory=True)
+    for seed in seeds:
+        for name in ("releases", "manifests"):
+            if (seed / name).exists():
+                shutil.copytree(seed / name, cache / name, dirs_exist_ok=True)
+        if (seed / "src").exists():
+            (cache / "src").mkdir(exist_ok=True)
+            for entry in (seed / "src").iterdir():
+                if not (cache / "src" / entry.name).exists():
+                    (cache / "src" / entry.name).symlink_to(entry.resolve(), target_is_directory=True)
     return cache
 
 
@@ -1830,6 +1832,9 @@ def main(argv: list[str] | None = None) -> None:
 
         # ---- timings
         seed_dir, manifest_seconds = seed_release(args.new, new_wheel, args.harness, args.cache)
+        # the release the plugin declares (sglang>=old) is unpacked too, as on a machine that ported
+        # from it: `check` uses it as its baseline (overrides of base methods removed since then)
+        old_seed, _ = seed_release(args.old, old_wheel, args.harness, args.cache)
         release_root = Path(json.loads((seed_dir / ".complete").read_text())["root"])
         seed_before = sorted(os.listdir(seed_dir)) + sorted(os.listdir(release_root))
         log(f"parse reference: ast.parse of every .py file of {new.label} x{args.repeat} (load {loadavg()})")
@@ -1838,7 +1843,7 @@ def main(argv: list[str] | None = None) -> None:
         cold_runs, cached_runs, cold_cpu, cached_cpu, last = [], [], [], [], None
         edited_runs: list[float] = []  # index cached, one plugin file touched: the scan and judging rerun
         for index in range(args.repeat):
-            cache = cold_cache(seed_dir)
+            cache = cold_cache(seed_dir, old_seed)
             log(f"harness check cold #{index + 1} (load {loadavg()})")
             last = run_check(plugin_root, args.new, args.harness, cache)
             cold_runs.append(last["seconds"])
