@@ -712,8 +712,12 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
                 problems.append((False, f"takes {param.name!r} only by keyword"))
             else:
                 problems.append((param.default is None, f"drops positional parameter {param.name!r}"))
-        elif i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
-            problems.append((False, f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"))
+        else:
+            if i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
+                problems.append((False, f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"))
+            if i >= positional_only and over_pos[i].default is None and param.default is not None:
+                # upstream defines the default so that its calls can leave the argument out
+                problems.append((True, f"{over_pos[i].name!r} is required where the base's {param.name!r} is optional: calls that leave it out fail"))
     generic = base_var and base_varkw  # a base taking (*args, **kwargs) says nothing about its calls
     for param in base:
         if param.kind == "kwonly" and param.name not in over_names and not has_varkw:

@@ -670,7 +670,8 @@ def test_hook_and_override_signatures_are_checked_on_one_version(upstreams, tmp_
     hooks = {(f["target"], f["hook_type"]): f for f in doc["findings"] if f["kind"] == "hook"}
     assert hooks[("sglang.srt.utils.common.get_device_name", "REPLACE")]["status"] == "ok"
     wrong = hooks[("sglang.srt.utils.common.get_bool_env_var", "REPLACE")]
-    assert wrong["status"] == "signature_changed" and not wrong["breaking"]  # calls that pass `default` work
+    # `extra` is required where the target's `default` is optional: calls that leave it out fail
+    assert wrong["status"] == "signature_changed" and wrong["breaking"] and "optional" in wrong["detail"]
     assert hooks[("sglang.srt.managers.scheduler.Scheduler.get_next_batch", "AROUND")]["status"] == "ok"
     after = hooks[("sglang.srt.managers.scheduler.Scheduler.get_next_batch", "AFTER")]
     assert after["status"] == "signature_changed" and after["breaking"]
