@@ -1,11 +1,19 @@
-"""File helpers: content hashes, atomic writes, log tails, durable directories."""
+"""File helpers: content hashes, atomic writes, log tails, durable directories, and what a
+failed write means to a user."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
+
+from harness.errors import HarnessError
+
+# Errors of the machine, not of the code: a read-only or full disk, missing permissions.
+WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
 _BLOCK = 1 << 20
 
@@ -68,3 +76,28 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def is_write_error(exc: BaseException) -> bool:
+    """Whether `exc` is a write the machine refused (read-only, full, no permission)."""
+    return isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS
+
+
+def write_error_line(exc: OSError) -> str:
+    """One line for a refused write: what, where, and that nothing recorded is lost."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return (f"cannot write{where}: {exc.strerror or exc}; what the run recorded before is intact — fix the "
+            f"disk or permissions, then repeat the command (or `harness resume` a run stopped mid-step)")
+
+
+def ensure_writable(directory: Path, what: str) -> None:
+    """Create `directory` if needed and prove a file can be written in it; HarnessError
+    (`cannot write <what> in <directory>: <reason>`) otherwise, before anything else is written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-probe-"):
+            pass
+    except OSError as exc:
+        if not is_write_error(exc):
+            raise
+        raise HarnessError(f"cannot write {what} in {directory}: {exc.strerror or exc}; nothing was recorded") from None

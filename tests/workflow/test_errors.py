@@ -50,4 +50,5 @@ def test_gate_misuse_and_corrupt_state(project):
 
     state = project.workspace / ".harness/state.sqlite"
     state.write_bytes(b"this is not a database" * 100)
-    one_line_error(project.cli("status", "r", check=False, subprocess_=True), "state file", "corrupt")
+    one_line_error(project.cli("approve", "r", "--by", "a", check=False, subprocess_=True),
+                   "resume state is gone", "is corrupt", "harness repair r")
