@@ -170,7 +170,9 @@ class AccuracySuite(_Strict):
         "or auto: paired when the baseline has per-sample results.",
     )
     margin: float = Field(
-        default=0.02, gt=0, lt=1, description="Non-inferiority margin, absolute (0.02 = 2 points)."
+        default=0.02, ge=0, lt=1,
+        description="Non-inferiority margin, absolute (0.02 = 2 points); 0 with a paired gate is the exact "
+        "McNemar test (no drop at all).",
     )
     alpha: float = Field(default=0.05, gt=0, lt=0.5, description="Error rate of the gate.")
     sequential: bool = Field(

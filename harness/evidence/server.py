@@ -283,13 +283,14 @@ class ServedModel:
         if server.process.poll() is not None:
             self._fail(server, f"exited with code {server.process.returncode} while another process answered "
                        f"its health check", exit_code=server.process.returncode)
+        if not ours:
+            holder = f"{foreign[0].describe()} listens there" if foreign else "no process of it listens there"
+            self._fail(server, f"is not what answers on {server.host}:{server.port}: {holder}, not the engine "
+                       f"started (pid {server.pid})")
         if foreign:
             self._fail(server, f"is not the only process listening on {server.host}:{server.port}: "
-                       f"{foreign[0].describe()} answers there too, so its answers could be measured instead "
+                       f"{foreign[0].describe()} listens there too, so its answers could be measured instead "
                        f"of the engine started (pid {server.pid})")
-        if not ours:
-            self._fail(server, f"is not what answers on {server.host}:{server.port}: no process of the engine "
-                       f"started (pid {server.pid}) listens there")
         self._record["identity"] = self._identity(server, ours[0].pid)
         self._write_record(server.record_path)
 

@@ -5,6 +5,7 @@ process is never hit."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_support import REPO_ROOT
+from workflow_support import REPO_ROOT, loopback_runbook
 
 from harness.record.processes import ProcessRecord, ProcessRegistry
 from harness.util.processes import start_time as process_start_time
@@ -171,3 +172,84 @@ def test_recycled_pid_is_never_killed(tmp_path):
 def test_a_torn_record_is_skipped(tmp_path):
     (tmp_path / "123.json").write_text('{"role": "engi')
     assert ProcessRegistry(tmp_path).records() == [] and ProcessRegistry(tmp_path).sweep() == []
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def _tokenizer(directory: Path) -> Path:
+    """A word-level tokenizer made here, so bench_serving's random-ids needs nothing from a hub."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    vocab = {"<unk>": 0, **{f"w{i}": i + 1 for i in range(300)}}
+    tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer.decoder = decoders.WordPiece(prefix="##")
+    directory.mkdir()
+    tokenizer.save(str(directory / "tokenizer.json"))
+    (directory / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "<unk>", "model_max_length": 4096}))
+    return directory
+
+
+def _wait_for(predicate, what: str, limit_s: float = 120):
+    # Bounded poll for another process to reach a state; not a timing assertion.
+    deadline = time.monotonic() + limit_s
+    while True:
+        found = predicate()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_kill_9_during_each_long_step_leaves_nothing_running_after_the_next_command(project):
+    """SIGKILL the harness in each step that serves the model (and, in performance, while
+    bench_serving runs): the engine and the load generator outlive it, and whatever command
+    comes next — not only `resume` of that run — stops them."""
+    from harness.evidence.perf import missing_bench_packages
+
+    runbook = loopback_runbook(project.root / "long.yaml", "--latency-ms", "300", accuracy=True)
+    data = yaml.safe_load(runbook.read_text())
+    data["accuracy"][0]["limit"] = 4
+    long_steps = ["02-interface", "03-operators", "04-accuracy"]
+    if not missing_bench_packages():
+        data["performance"] = [{"name": "tiny", "num_prompts": 6, "random_input_len": 16, "random_output_len": 8,
+                                "max_concurrency": 1, "repetitions": 1, "extra_args": ["--warmup-requests", "0"],
+                                "tokenizer": str(_tokenizer(project.root / "tokenizer"))}]
+        data["environment"]["env"] = {"HF_HUB_OFFLINE": "1"}
+        long_steps.append("05-performance")
+    runbook.write_text(yaml.safe_dump(data, sort_keys=False))
+    registry = ProcessRegistry(project.workspace / ".harness/runs/k9/processes")
+
+    harness = subprocess.Popen(project.command(*project.run_args("--run-id", "k9", "--auto-approve", runbook=runbook)),
+                               env=project.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for slug in long_steps:
+            roles = {"engine", "bench_serving"} if slug == "05-performance" else {"engine"}
+            records = _wait_for(lambda: (found := [r for _, r in registry.records() if r.step == slug])
+                                and roles <= {r.role for r in found} and found, f"{slug}'s processes")
+            pids = [r.pid for r in records]
+            harness.send_signal(signal.SIGKILL)
+            harness.wait()
+            assert all(alive(pid) for pid in pids), "SIGKILL left them running (the point of this test)"
+
+            after = project.cli("status", subprocess_=True, check=False)  # any command, any run
+            assert not [pid for pid in pids if alive(pid)], f"{slug}: orphans survived `harness status`"
+            assert "stopped an orphan of run k9" in after.stderr
+            assert registry.records() == []
+
+            harness = subprocess.Popen(project.command("resume", "k9"), env=project.env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert harness.wait(timeout=300) == 0
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+        for _, record in registry.records():
+            if alive(record.pid):
+                os.killpg(record.pid, signal.SIGKILL)
+    status = project.status("k9")
+    assert status["state"] == "finished" and status["processes"] == []
+    assert [s["verdict"] != "pending" for s in status["steps"]] == [True] * 5
