@@ -41,9 +41,9 @@ class ServedStep(Step):
     def collect(self, ctx: StepContext) -> Collected:
         facts, commands = self.collect_static(ctx)
         state: dict[str, Any] = {}
-        runbook, unavailable = _read_runbook(ctx.inputs)
+        runbook, why_not = _read_runbook(ctx.inputs)
         if runbook is None:
-            state.update(unavailable)
+            state.update(why_not)
         else:
             ctx.write_text(RUNBOOK_COPY, Path(ctx.inputs.runbook).read_text(encoding="utf-8"))
             skip = self.skip_reason(runbook)
@@ -57,8 +57,10 @@ class ServedStep(Step):
                         commands.append(shlex.join(server.command))
                         try:
                             commands += self.exercise(ctx, runbook, server)
-                        finally:
+                        except Exception:
                             served.confirm_alive()  # an engine that died mid-step explains what failed
+                            raise
+                        served.confirm_alive()
                     self.after_serving(ctx, runbook, list(server.log_paths))
                 except ServerStartError:
                     state["start_failed"] = True  # the server's record says why

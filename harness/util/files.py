@@ -7,6 +7,7 @@ import errno
 import hashlib
 import os
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,16 @@ def file_record(path: str | Path) -> dict[str, Any]:
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write text through a temp file + rename, so a kill never leaves half a file."""
+    """Write text through a temp file + rename, so a kill never leaves half a file. The temp
+    file's name is unique, so two processes writing the same file cannot trip over each other."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 

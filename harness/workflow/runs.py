@@ -224,8 +224,11 @@ def decide(
 
 
 def _require_resume_state(workspace: Workspace, run: RunLayout, inputs: RunInputs) -> None:
+    """A decision needs a readable state file, and a run waiting at a gate its resume state:
+    refuse, pointing at `harness repair`, before anything is recorded (a run stopped mid-step is
+    `resume`d from the journal; a finished one is reopened from it)."""
     resume = resume_view(workspace, run, inputs)
-    if resume.state in ("missing", "corrupt") and not run.trajectory().finished_at:
+    if resume.state == "corrupt" or (resume.state == "missing" and view_of(run, inputs).state == "waiting"):
         raise HarnessError(
             f"run {run.run_id}: its resume state is gone ({resume.note}); its sign-off record (journal, evidence, "
             f"reports) is intact: `harness repair {run.run_id}` rebuilds the resume state from it"

@@ -253,3 +253,23 @@ def test_kill_9_during_each_long_step_leaves_nothing_running_after_the_next_comm
     status = project.status("k9")
     assert status["state"] == "finished" and status["processes"] == []
     assert [s["verdict"] != "pending" for s in status["steps"]] == [True] * 5
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signalled_harness_stops_its_engine_on_the_way_out(project, sig):
+    """A cancelled CI job (SIGTERM) or a closed terminal (SIGHUP) unwinds the harness like
+    Ctrl-C: the engine is stopped and forgotten before it exits, no sweep needed."""
+    slow = loopback_runbook(project.root / "slow.yaml", "--latency-ms", "1500")
+    registry = ProcessRegistry(project.workspace / ".harness/runs/sig/processes")
+    harness = subprocess.Popen(project.command(*project.run_args("--run-id", "sig", "--auto-approve", runbook=slow)),
+                               env=project.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        [record] = _wait_for(lambda: [r for _, r in registry.records()], "the engine")
+        harness.send_signal(sig)
+        assert harness.wait(timeout=60) == 128 + sig
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+    assert not alive(record.pid) and registry.records() == []
+    assert project.status("sig")["state"] == "interrupted"

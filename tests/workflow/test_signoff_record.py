@@ -119,3 +119,55 @@ def test_repair_says_what_it_cannot_rebuild(project):
     lines = result.stdout.splitlines()
     assert any(line.startswith("gone: failed: cannot rebuild: its journal") for line in lines), lines
     assert "kept: rebuilt: rebuilt from the journal: waits at the 01-alignment gate" in lines
+
+
+def test_the_journal_alone_says_where_a_run_stands():
+    """Decisions count for the attempt they were taken on: a rejection sends a step back until its
+    rerun finishes, and a reopening resets the later steps, whose old approvals no longer count."""
+    from harness.record.trajectory import fold
+
+    slugs = ["01-a", "02-b", "03-c"]
+
+    def record(slug, attempt, kind="step_finished"):
+        return {"event": kind, "step": slug, "attempt": attempt, "verdict": "passed", "report": "r",
+                "evidence_dir": "e", "evidence_hash": f"h{attempt}", "finished_at": "t"}
+
+    def decided(kind, slug, attempt, **extra):
+        return {"event": kind, "step": slug, "attempt": attempt, "by": "x", "at": "t", "reason": "why", **extra}
+
+    def where(events):
+        position = fold(events).position(slugs)
+        return position.where, position.step
+
+    events = [record("01-a", 1)]
+    assert where(events) == ("at_gate", "01-a")
+    events.append(decided("reject", "01-a", 1))
+    assert where(events) == ("to_run", "01-a")
+    events.append(record("01-a", 2))
+    assert where(events) == ("at_gate", "01-a")
+    events.append(record("01-a", 2, "step_reused"))  # a re-executed node finding it done decides nothing
+    assert where(events) == ("at_gate", "01-a")
+    events += [decided("approve", "01-a", 2), record("02-b", 1), decided("approve", "02-b", 1)]
+    events.append(record("02-b", 1, "step_reused"))
+    assert where(events) == ("to_run", "03-c"), "an approval survives a reuse of the same attempt"
+    events += [record("03-c", 1), decided("approve", "03-c", 1), {"event": "run_finished", "at": "t"}]
+    assert where(events) == ("finished", None)
+
+    events.append(decided("reopen", "02-b", 1, reset=["03-c"]))
+    assert where(events) == ("to_run", "02-b")
+    events += [record("02-b", 2), decided("approve", "02-b", 2), record("03-c", 1)]
+    trajectory = fold(events)
+    assert trajectory.position(slugs).where == "at_gate" and trajectory.decision("03-c") is None, \
+        "the approval of the replaced evidence does not count for the rerun"
+
+
+def test_a_line_torn_by_a_kill_cannot_swallow_the_next_one(tmp_path):
+    from harness.record.layout import Workspace
+
+    run = Workspace(tmp_path).run("t")
+    run.log("run_started", feature="f")
+    with open(run.journal, "a") as journal:
+        journal.write('{"at": "2026-01-01T00:00:00Z", "event": "appr')  # killed mid-write
+    run.log("run_resumed")
+    assert [e["event"] for e in run.journal_events()] == ["run_started", "run_resumed"]
+    assert run.trajectory().torn_lines == 1
