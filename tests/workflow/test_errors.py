@@ -121,3 +121,24 @@ def test_changed_evidence_of_a_pending_step_fails_status(project):
     proc = project.cli("status", "t", check=False)
     assert proc.returncode == 1 and "evidence changed since the step produced it" in proc.stdout
     assert project.cli("status", check=False).returncode == 1
+
+
+def test_a_full_disk_mid_step_is_one_line_and_the_run_resumes(project):
+    """The reports disk fills up while a step writes its evidence: one line, exit 2, and the run
+    stops mid-step with its record intact, to be resumed once there is room."""
+    reports = project.workspace / "reports"
+    reports.mkdir()
+    fill = 'mount -t tmpfs -o size=64k tmpfs "$0" && (cat /dev/zero > "$0/filler" 2>/dev/null; true) && exec "$@"'
+    prefix = ["unshare", "-m", "--", "sh", "-c", fill, str(reports)]
+    if os.geteuid() != 0 or shutil.which("unshare") is None or \
+            subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs root with mount namespaces to fill a disk")
+    proc = subprocess.run([*prefix, *project.command(*project.run_args("--run-id", "full"))], capture_output=True,
+                          text=True, env=project.env, timeout=240)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]  # after the progress line of the step it stopped in
+    assert last.startswith("harness: error: cannot write") and "No space left on device" in last, proc.stderr
+    assert "harness resume" in last
+    status = project.status("full")
+    assert status["state"] == "interrupted"
+    assert "Waiting at the 01-alignment gate" in project.cli("resume", "full").stdout
