@@ -9,3 +9,8 @@ class HarnessError(Exception):
     """A user-facing failure: bad input, unreachable source, a server that never started."""
 
     exit_code = 2
+
+
+class InputError(HarnessError):
+    """An input file the run depends on (runbook, recipes, feature file, baseline, data) is
+    unusable. A step that could not run because of one says so, and its gate refuses approval."""

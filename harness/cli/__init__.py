@@ -4,11 +4,13 @@ itself on `app`; `main` turns a HarnessError into one line on stderr and a non-z
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 import typer
 
 from harness.errors import HarnessError
+from harness.util.files import is_write_error, write_error_line
 
 app = typer.Typer(
     name="harness",
@@ -24,9 +26,16 @@ from harness.cli import knowledge as _knowledge  # noqa: E402,F401
 from harness.cli import workflow as _workflow  # noqa: E402,F401
 
 
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
-    """The `harness` entry point: a HarnessError is one line on stderr and its exit code (2: bad
-    input)."""
+    """The `harness` entry point: a HarnessError, or a write the machine refused (read-only or
+    full disk, no permission), is one line on stderr and exit 2. SIGTERM and SIGHUP unwind like
+    Ctrl-C, so every engine and load generator a step started is stopped on the way out."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     try:
         app()
     except HarnessError as exc:
@@ -34,6 +43,11 @@ def main() -> None:
         if "--json" in sys.argv[1:]:  # a JSON reader in CI gets a document, not empty input
             print(json.dumps({"error": str(exc), "exit": exc.exit_code}))
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        if not is_write_error(exc):
+            raise
+        print(f"harness: error: {write_error_line(exc)}", file=sys.stderr)
+        sys.exit(2)
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         sys.exit(130)

@@ -1,11 +1,13 @@
-"""Workflow commands: run, features, status, approve, reject, resume (issue 3).
+"""Workflow commands: run, features, status, approve, reject, resume, repair.
 
-`harness run` with neither --plugin nor --upstream runs the built-in example workspace."""
+`harness run` with neither --plugin nor --upstream runs the built-in example workspace. Every
+command on a workspace's runs first stops what a killed harness left running there."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -17,7 +19,7 @@ from rich.table import Table
 from harness.cli import app
 from harness.cli.console import err, out
 from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE, cache_dir
+from harness.knowledge.upstream import RELEASE_SPEC, UNREACHABLE, cache_dir
 from harness.record.layout import Workspace, check_run_id, utc_now
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -26,6 +28,10 @@ DEFAULT_UPSTREAM = "sglang==0.5.23"
 DEFAULT_FROM = "sglang==0.5.17"
 DEFAULT_FEATURE = "kv-pool-factory"
 
+# Exit codes of `status` beyond 0 and 2 (bad input)
+EVIDENCE_CHANGED = 1  # an approval is invalidated, or evidence changed since its step produced it
+RESUME_STATE_GONE = 3  # an unfinished run's resume state is missing or unreadable: `harness repair`
+LOG_LINE_EVERY_S = 5.0  # non-terminal output: at most one progress line this often, besides step starts
 
 WorkspaceOpt = typer.Option(
     None, "--workspace", "-w", help="Workspace holding .harness/ state and reports/ (default: current dir)."
@@ -39,14 +45,33 @@ def _workspace(path: Path | None) -> Workspace:
     return Workspace(root)
 
 
+def _runs_workspace(path: Path | None) -> Workspace:
+    """The workspace of a command on its runs, after stopping every process a killed harness
+    left running there (said on stderr)."""
+    from harness.record.processes import sweep_workspace
+
+    ws = _workspace(path)
+    for run_id, record in sweep_workspace(ws):
+        err.print(f"stopped an orphan of run {run_id} (its harness process {record.owner_pid} is gone): "
+                  f"{record.describe()}")
+    return ws
+
+
 @contextmanager
 def _progress(what: str) -> Iterator:
-    """A spinner on stderr for the slow parts; each step's start is also printed as a line."""
+    """A spinner on stderr for the slow parts; each step's start is also printed as a line. A
+    log or CI pipe shows no spinner: there a message becomes a line once LOG_LINE_EVERY_S seconds
+    passed without one (a health wait reports every 10 s), so a long wait is never silent and a
+    quick command prints nothing extra."""
+    terminal = err.is_terminal
+    last_line = [time.monotonic()]
     with err.status(what) as status:
 
         def update(message: str) -> None:
-            if message.startswith("step "):
+            now = time.monotonic()
+            if message.startswith("step ") or (not terminal and now - last_line[0] >= LOG_LINE_EVERY_S):
                 err.print(f"[dim]{utc_now()}[/dim] {message}")
+                last_line[0] = now
             status.update(message)
 
         yield update
@@ -104,6 +129,34 @@ def _default_source(spec: str) -> str:
         ) from None
 
 
+def absolute_spec(spec: str) -> str:
+    """An upstream spec that means the same from any directory: PATH and PATH@REF get an
+    absolute PATH (the run records it, and later commands may run elsewhere, with --workspace);
+    a release spec is kept."""
+    if RELEASE_SPEC.match(spec.strip()):
+        return spec
+    path = Path(spec).expanduser()
+    if path.exists():
+        return str(path.resolve())
+    head, at, ref = spec.rpartition("@")
+    if at and head and Path(head).expanduser().is_dir():
+        return f"{Path(head).expanduser().resolve()}@{ref}"
+    return spec
+
+
+def _check_feature_file(feature: str, feature_dirs: list[Path]) -> None:
+    """A feature named by file (path, or ID in the feature dirs) must validate, reported as
+    `file:line: field: message`, before anything else runs."""
+    from harness.knowledge.features import FeatureFile, feature_files  # cost: the knowledge models
+    from harness.util.yamlfile import load_yaml_model
+
+    as_path = Path(feature)
+    path = as_path if as_path.suffix in (".yaml", ".yml") and as_path.is_file() else feature_files(feature_dirs).get(feature)
+    if path is not None:
+        load_yaml_model(path, FeatureFile, what="feature file",
+                        shape="a feature file must be a mapping (name, upstream, ...)")
+
+
 def _new_run_id(workspace: Workspace, feature_id: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", feature_id.split(".")[-1]).strip("-").lower()[:40] or "run"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -135,35 +188,45 @@ def run(
 ) -> None:
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
     # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
+    from harness.evidence.inputs import check_runbook
     from harness.knowledge.features import resolve_feature
+    from harness.knowledge.sources import resolve
     from harness.record.models import RunInputs
     from harness.record.pins import pin_of
-    from harness.knowledge.sources import resolve
-    from harness.workflow.runs import start_run
+    from harness.workflow.runs import check_workspace, start_run
 
-    ws = _workspace(workspace)
+    ws = _runs_workspace(workspace)
     builtin = plugin is None and upstream is None
     if builtin:
         plugin = EXAMPLE_WORKSPACE / "plugin"
         runbook = runbook or EXAMPLE_WORKSPACE / "runbook.yaml"
         feature = feature or DEFAULT_FEATURE
         out.print(f"Using the built-in example workspace {EXAMPLE_WORKSPACE}")
-        with _progress(f"resolving {DEFAULT_UPSTREAM} and {from_ or DEFAULT_FROM}"):
-            upstream = _default_source(DEFAULT_UPSTREAM)
-            from_ = from_ or _default_source(DEFAULT_FROM)
     elif plugin is None or upstream is None:
         raise HarnessError("give both --plugin and --upstream, or neither to run the built-in example")
     if feature is None:
         raise HarnessError("--feature is required (see `harness features` for candidates)")
     if run_id is not None:
         check_run_id(run_id)
+        if ws.run(run_id).exists():
+            raise HarnessError(f"run {run_id!r} already exists; pick another --run-id or `harness resume {run_id}`")
     plugin_path = validate_plugin(plugin)
+    # Fail fast: every input a step reads is checked before anything runs or is recorded.
     runbook_path = None
     if runbook is not None:
         runbook_path = runbook.expanduser().resolve()
         if not runbook_path.is_file():
             raise HarnessError(f"runbook {runbook_path} does not exist")
+        check_runbook(runbook_path)
     feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
+    _check_feature_file(feature, feature_dirs)
+    check_workspace(ws)
+    if builtin:
+        with _progress(f"resolving {DEFAULT_UPSTREAM} and {from_ or DEFAULT_FROM}"):
+            upstream = _default_source(DEFAULT_UPSTREAM)
+            from_ = from_ or _default_source(DEFAULT_FROM)
+    upstream = absolute_spec(upstream)
+    from_ = absolute_spec(from_) if from_ else None
     with _progress(f"resolving upstream {upstream}") as progress:
         new = resolve(upstream)
         old = None
@@ -233,15 +296,17 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
-    """Where a run stands: per step verdict, checks, gate decision, approver, evidence hash."""
-    ws = _workspace(workspace)
+    """Where a run stands: per step verdict, checks, gate decision, approver, evidence hash, the resume
+    state and any process still alive. Exit 1 when evidence changed (an approval is invalidated, or a step's
+    evidence changed since it was produced); 3 when an unfinished run's resume state is gone (`harness repair`)."""
+    ws = _runs_workspace(workspace)
     if run_id is None:
         from harness.workflow.runs import run_status  # cost: LangGraph
 
         views = [run_status(ws, rid) for rid in ws.run_ids()]
         if as_json:
             out.print_json(json.dumps([v.model_dump(mode="json") for v in views]))
-            _exit_if_invalidated(views)
+            _status_exit(views)
             return
         if not views:
             out.print(f"No runs in {ws.root}.")
@@ -250,10 +315,14 @@ def status(
         for column in ("run", "feature", "state", "steps"):
             table.add_column(column)
         for v in views:
-            state = _state_line(v) + "".join(f"; {s.slug} approval invalidated" for s in v.invalidated)
+            state = _state_line(v) + "".join(f"; {s.slug} evidence changed" for s in v.tampered)
+            if v.resume_lost:
+                state += f"; resume state gone (harness repair {v.run_id})"
+            if v.processes:
+                state += f"; {len(v.processes)} process(es) alive"
             table.add_row(v.run_id, v.inputs.feature.id, state, " ".join(f"{s.number}:{s.verdict}" for s in v.steps))
         out.print(table)
-        _exit_if_invalidated(views)
+        _status_exit(views)
         return
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import run_status  # cost: LangGraph
@@ -263,13 +332,16 @@ def status(
         out.print_json(view.model_dump_json())
     else:
         _print_view(ws, view)
-    _exit_if_invalidated([view])
+    _status_exit([view])
 
 
-def _exit_if_invalidated(views: list) -> None:
-    """Exit 1 when an approval no longer covers its step's evidence: the run's sign-off is void."""
-    if any(v.invalidated for v in views):
-        raise typer.Exit(1)
+def _status_exit(views: list) -> None:
+    """Exit EVIDENCE_CHANGED when a step's evidence is not what was produced or approved (the
+    run's sign-off is void); else RESUME_STATE_GONE when an unfinished run needs `harness repair`."""
+    if any(v.tampered for v in views):
+        raise typer.Exit(EVIDENCE_CHANGED)
+    if any(v.resume_lost for v in views):
+        raise typer.Exit(RESUME_STATE_GONE)
 
 
 @app.command()
@@ -281,7 +353,7 @@ def approve(
 ) -> None:
     """Approve the gate RUN waits at, then run on to the next gate."""
 
-    ws = _workspace(workspace)
+    ws = _runs_workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import decide  # cost: LangGraph
 
@@ -305,7 +377,7 @@ def reject(
     """Reject the gate RUN waits at (or, with --step, an earlier approved step): the step reruns with the
     reason in its state and report."""
 
-    ws = _workspace(workspace)
+    ws = _runs_workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import decide  # cost: LangGraph
 
@@ -321,13 +393,37 @@ def resume(
 ) -> None:
     """Continue a run that stopped mid-step (crash, kill); finished steps are not repeated."""
 
-    ws = _workspace(workspace)
+    ws = _runs_workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import resume_run  # cost: LangGraph
 
     with _progress("resuming") as progress:
         view = resume_run(ws, run_id, progress)
     _print_outcome(ws, view)
+
+
+@app.command()
+def repair(
+    run_id: str | None = typer.Argument(None, metavar="[RUN]", help="Run id (default: every run)."),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """Rebuild the resume state (LangGraph's checkpoints) of RUN, or of every run, from the runs' journals,
+    after .harness/state.sqlite was lost, emptied or corrupted. A corrupt file is moved aside, not deleted.
+    Says what it cannot rebuild (exit 1)."""
+    ws = _runs_workspace(workspace)
+    if run_id is not None:
+        ws.run(run_id).require()
+    from harness.workflow.runs import repair as repair_runs  # cost: LangGraph
+
+    moved, results = repair_runs(ws, run_id)
+    if moved is not None:
+        out.print(f"The state file was corrupt: moved it aside to {moved}; rebuilding every run.")
+    if not results:
+        out.print(f"No runs in {ws.root}.")
+    for result in results:
+        out.print(f"{result.run_id}: {result.outcome}: {result.detail}")
+    if any(r.outcome in ("failed", "skipped") for r in results):
+        raise typer.Exit(1)
 
 
 # --------------------------------------------------------------------------- output
@@ -364,6 +460,19 @@ def _print_view(ws: Workspace, view) -> None:
             out.print(f"      [red]approval invalidated: evidence changed[/red] (approved {step.gate.evidence_hash})")
         elif step.evidence_changed:
             out.print("      [red]evidence changed since the step produced it[/red]")
+    if view.resume_lost:
+        approvals = sum(1 for s in view.steps if s.gate.decision == "approve")
+        where = f"waits at the {view.waiting_at} gate" if view.waiting_at else _state_line(view)
+        out.print(f"  [red]resume state gone[/red]: {view.resume.note}. Still holds: the journal, evidence and reports "
+                  f"({approvals} approval{'s' if approvals != 1 else ''}; the run {where}). "
+                  f"Rebuild it: harness repair {view.run_id}{_cli_ref(ws)}")
+    if view.torn_journal_lines:
+        out.print(f"  note: {view.torn_journal_lines} torn journal line(s) ignored (a kill mid-write)")
+    for process in view.processes:
+        owner = (f"started by harness pid {process.owner_pid}, which is running" if process.owner_running
+                 else f"an orphan of harness pid {process.owner_pid} that could not be stopped")
+        where = f" ({process.step})" if process.step else ""
+        out.print(f"  process alive: {process.role} pid {process.pid}{where} — {owner}: {' '.join(process.command)[:120]}")
     out.print(f"  summary: {Path(ws.root, 'reports', view.run_id, 'summary.md')}")
 
 

@@ -22,7 +22,8 @@ Evidence per suite, under `<evidence_dir>/<suite>/`:
                   reads this copy), so the verdict can be reproduced from the evidence alone
 
 Any lm-eval error or an endpoint that errors is recorded as `failed` with the reason; a missing
-package, task or data file as `not_run`. Nothing here raises for those. The accuracy step reads
+package, task or data file as `not_run` (`unusable_input` when an input of the suite is at fault:
+its gate then refuses approval). Nothing here raises for those. The accuracy step reads
 its checks back from these files (`harness.steps.accuracy.suite_check`).
 """
 
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
+import importlib.util
 import json
 import logging
 import math
@@ -46,7 +49,7 @@ import yaml
 from pydantic import BaseModel
 
 import harness
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
 from harness.evidence.runbook import AccuracySuite, Api, Runbook
 from harness.stats.accuracy import AccuracyDecision, paired_mean_test, paired_test, unpaired_test, vacuity
 from harness.stats.sequential import sequential_design, sequential_paired_test
@@ -86,6 +89,11 @@ class AccuracyNotRun(Exception):
     """Something needed to run is missing; recorded as `not_run`."""
 
 
+class UnusableInput(AccuracyNotRun):
+    """An input of the suite (data file, baseline, task name, its pairing) is unusable; recorded
+    as `not_run` with `unusable_input`, so the step's gate refuses approval."""
+
+
 class AccuracyFailed(Exception):
     """lm-eval or the endpoint failed; recorded as `failed`."""
 
@@ -106,7 +114,7 @@ def prepare_task(suite: AccuracySuite, work_dir: Path) -> PreparedTask:
         return PreparedTask(name=suite.task, include_path=None, config={"task": suite.task})
     missing = [f"{split}: {path}" for split, path in suite.data_files.items() if not Path(path).is_file()]
     if missing:
-        raise AccuracyNotRun(f"data file(s) not found: {', '.join(missing)}")
+        raise UnusableInput(f"data file(s) not found: {', '.join(missing)}")
     builtin = builtin_task_yaml(suite.task)
     name = "harness_" + re.sub(r"\W+", "_", suite.name)
     config = {
@@ -126,14 +134,14 @@ def builtin_task_yaml(task: str) -> Path:
     """The YAML file defining a built-in lm-eval task.
 
     A plain text search: indexing every built-in task with TaskManager() takes 20 s or more,
-    and the generated YAML includes this file by path, so lm-eval never needs that index.
+    and the generated YAML includes this file by path, so lm-eval never needs that index. Nor is
+    lm-eval imported (2 s): `harness run` checks task names before step 1.
     """
-    try:
-        import lm_eval.tasks  # optional (the `eval` extra)
-    except ImportError as exc:
-        raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
+    spec = importlib.util.find_spec("lm_eval")  # optional (the `eval` extra)
+    if spec is None or not spec.submodule_search_locations:
+        raise AccuracyNotRun("lm-eval is not installed; pip install 'lm-eval==0.4.13'")
     pattern = re.compile(rf"^task:\s*['\"]?{re.escape(task)}['\"]?\s*$", re.MULTILINE)
-    root = Path(lm_eval.tasks.__file__).parent
+    root = Path(spec.submodule_search_locations[0]) / "tasks"
     # Tasks usually live in a folder named after their prefix (gsm8k/, longbench/): look there first.
     likely = root / task.split("_")[0]
     candidates = (
@@ -144,7 +152,38 @@ def builtin_task_yaml(task: str) -> Path:
     for path in candidates:
         if pattern.search(path.read_text(errors="replace")):
             return path.resolve()
-    raise AccuracyNotRun(f"lm-eval {_lm_eval_version()} has no built-in task named {task!r}")
+    raise UnusableInput(f"lm-eval {_lm_eval_version()} has no built-in task named {task!r}")
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """Reads lm-eval task YAML, whose `!function` tags name Python callables, as plain data."""
+
+
+_TaskLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def task_metrics(task: str) -> tuple[list[str], list[str]] | None:
+    """(metric names, filter names) a built-in lm-eval task reports — the two halves of a
+    'metric,filter' key — read from its YAML (and one `include`d YAML), with 'none' as the only
+    filter of a task without a filter_list. None when lm-eval is not installed or the YAML does
+    not say (e.g. metrics computed by a `process_results` function); AccuracyNotRun subclass
+    UnusableInput for an unknown task."""
+    try:
+        path = builtin_task_yaml(task)
+    except UnusableInput:
+        raise
+    except AccuracyNotRun:
+        return None
+    config = yaml.load(path.read_text(errors="replace"), Loader=_TaskLoader) or {}
+    include = config.get("include")
+    if isinstance(include, str) and (path.parent / include).is_file():
+        config = {**(yaml.load((path.parent / include).read_text(errors="replace"), Loader=_TaskLoader) or {}),
+                  **config}
+    metrics = [m.get("metric") for m in config.get("metric_list") or [] if isinstance(m, dict)]
+    if not metrics or not all(isinstance(m, str) for m in metrics):
+        return None
+    filters = [f.get("name") for f in config.get("filter_list") or [] if isinstance(f, dict)] or ["none"]
+    return metrics, [f for f in filters if isinstance(f, str)]
 
 
 # -------------------------------------------------------------------------- lm-eval
@@ -202,10 +241,8 @@ def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
 
 def _lm_eval_version() -> str:
     try:
-        import lm_eval  # optional (the `eval` extra)
-
-        return lm_eval.__version__
-    except ImportError:
+        return importlib.metadata.version("lm_eval")  # optional (the `eval` extra)
+    except importlib.metadata.PackageNotFoundError:
         return "not installed"
 
 
@@ -308,7 +345,7 @@ def load_baseline_samples(path: Path, key: str) -> dict[int, SampleRecord]:
     try:
         lines = Path(path).read_text().splitlines()
     except OSError as exc:
-        raise AccuracyNotRun(f"cannot read baseline samples {path}: {exc.strerror or exc}") from None
+        raise UnusableInput(f"cannot read baseline samples {path}: {exc.strerror or exc}") from None
     rows: dict[int, SampleRecord] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -322,10 +359,10 @@ def load_baseline_samples(path: Path, key: str) -> dict[int, SampleRecord]:
                     continue
                 record = sample_records({"samples": {"t": [row]}}, "t", key)[0]
         except (ValueError, KeyError, IndexError) as exc:
-            raise AccuracyNotRun(f"{path}:{number}: not a per-sample row with doc_id and {metric!r}: {exc}") from None
+            raise UnusableInput(f"{path}:{number}: not a per-sample row with doc_id and {metric!r}: {exc}") from None
         rows[record.doc_id] = record
     if not rows:
-        raise AccuracyNotRun(f"baseline samples {path} hold no rows for {key}")
+        raise UnusableInput(f"baseline samples {path} hold no rows for {key}")
     return rows
 
 
@@ -336,10 +373,10 @@ def pair_with_baseline(
     the two runs means different data, which no paired test may compare."""
     pairs = [(baseline[r.doc_id], r) for r in candidate if r.doc_id in baseline]
     if not pairs:
-        raise AccuracyNotRun("the baseline samples share no doc_id with this run")
+        raise UnusableInput("the baseline samples share no doc_id with this run")
     differing = [c.doc_id for b, c in pairs if b.question_hash != c.question_hash]
     if differing:
-        raise AccuracyNotRun(
+        raise UnusableInput(
             f"baseline and candidate questions differ for doc_id {differing[:5]}: not the same data set"
         )
     return [b for b, _ in pairs], [c for _, c in pairs]
@@ -415,7 +452,8 @@ def run_accuracy_suite(
     try:
         _run_and_decide(suite, endpoint, out, log_path, run_record, looks)
     except (AccuracyNotRun, HarnessError) as exc:
-        run_record["error"] = {"status": "not_run", "reason": str(exc)}
+        run_record["error"] = {"status": "not_run", "reason": str(exc),
+                               "unusable_input": isinstance(exc, (UnusableInput, InputError))}
     except AccuracyFailed as exc:
         run_record["error"] = {"status": "failed", "reason": str(exc)}
     (out / "run.json").write_text(json.dumps(run_record, indent=2, default=str))
@@ -477,7 +515,7 @@ def _run_and_decide(
             result = decide_samples(base_rows, cand_rows, suite)
         else:
             if baseline.score is None:
-                raise AccuracyNotRun("gate 'unpaired' needs baseline.score and baseline.n")
+                raise UnusableInput("gate 'unpaired' needs baseline.score and baseline.n")
             result = unpaired_test(
                 round(sum(r.score for r in records)),
                 len(records),
@@ -503,14 +541,14 @@ def _record_inputs(suite: AccuracySuite, out: Path) -> Path | None:
         try:
             record["data_files"][split] = file_record(Path(path))
         except OSError as exc:
-            raise AccuracyNotRun(f"cannot read data file {path}: {exc.strerror or exc}") from None
+            raise UnusableInput(f"cannot read data file {path}: {exc.strerror or exc}") from None
     copy = None
     if suite.baseline is not None and suite.baseline.samples is not None:
         source = Path(suite.baseline.samples)
         try:
             data = source.read_bytes()
         except OSError as exc:
-            raise AccuracyNotRun(f"cannot read baseline samples {source}: {exc.strerror or exc}") from None
+            raise UnusableInput(f"cannot read baseline samples {source}: {exc.strerror or exc}") from None
         copy = out / BASELINE_COPY
         copy.write_bytes(data)
         record["baseline_samples"] = {**file_record(copy), "path": str(source.resolve()), "copy": BASELINE_COPY}
@@ -539,7 +577,7 @@ def _run_sequential(
         count = min(DEFAULT_SEQUENTIAL_LOOKS, len(doc_ids))
         looks = [round(len(doc_ids) * (k + 1) / count) for k in range(count)]
     if looks[-1] > len(doc_ids):
-        raise AccuracyNotRun(f"sequential looks end at {looks[-1]} questions, the baseline has {len(doc_ids)}")
+        raise UnusableInput(f"sequential looks end at {looks[-1]} questions, the baseline has {len(doc_ids)}")
     design = sequential_design(looks, alpha=suite.alpha)
     run_record["sequential_design"] = design.model_dump()
     records: list[SampleRecord] = []
@@ -550,7 +588,7 @@ def _run_sequential(
         start = end
         base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline_path, key))
         if any(r.correct is None for r in base_rows + cand_rows):
-            raise AccuracyNotRun(f"sequential rule needs right/wrong scores; {key} is continuous")
+            raise UnusableInput(f"sequential rule needs right/wrong scores; {key} is continuous")
         result = sequential_paired_test(
             [bool(r.correct) for r in base_rows], [bool(r.correct) for r in cand_rows], design, margin=suite.margin,
             vacuous=samples_vacuity(base_rows, cand_rows),
@@ -564,7 +602,7 @@ def _baseline_doc_ids(path: Path) -> set[int]:
     try:
         return {int(json.loads(line)["doc_id"]) for line in Path(path).read_text().splitlines() if line.strip()}
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise AccuracyNotRun(f"cannot read doc ids from baseline samples {path}: {exc}") from None
+        raise UnusableInput(f"cannot read doc ids from baseline samples {path}: {exc}") from None
 
 
 def _write_results(

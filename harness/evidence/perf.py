@@ -31,6 +31,7 @@ import os
 import runpy
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -43,10 +44,11 @@ from packaging.requirements import Requirement
 from pydantic import BaseModel, Field
 
 import harness
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
 from harness.evidence.runbook import PerformanceSuite
+from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
-from harness.util.processes import kill_group
+from harness.util.processes import group_alive, kill_group, signal_group
 
 # sglang itself goes in with --no-deps (its full requirements are CUDA-only); the rest is the
 # `bench` extra. torch must already be there (the CPU wheel will do).
@@ -144,13 +146,14 @@ def bench_arguments(suite: PerformanceSuite, base_url: str, output_file: Path, *
 def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, *,
                     model: str | None = None, tokenizer: str | None = None,
                     python: str = sys.executable, env: dict[str, str] | None = None,
-                    timeout_s: float = 3600) -> PerfRun:
+                    timeout_s: float = 3600, registry: ProcessRegistry | None = None) -> PerfRun:
     """Run the suite's repetitions against a served model and write the evidence (see the
     module docstring); returns what `summary.json` says.
 
     `tokenizer` is a local tokenizer directory or file for bench_serving (random-ids needs one;
     without it bench_serving resolves the model name on the hub). `env` replaces the
     subprocess environment (default: this process's). Each repetition may take `timeout_s`.
+    `registry` records each bench_serving process in the run's record while it runs.
     """
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
@@ -182,7 +185,7 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
                    *bench_arguments(suite, base_url, output_file, model=model, tokenizer=tokenizer)]
         commands.append(shlex.join(command))
         run.command = run.command or command
-        record, failure = _repetition(command, output_file, suite.num_prompts, run_env, timeout_s)
+        record, failure = _repetition(command, output_file, suite.num_prompts, run_env, timeout_s, registry)
         if failure:
             log = output_file.with_suffix(".log")
             run.status, run.reason = "failed", f"repetition {repetition}: {failure}"
@@ -199,11 +202,11 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
 
 
 def _repetition(command: list[str], output_file: Path, num_prompts: int, env: dict[str, str],
-                timeout_s: float) -> tuple[dict[str, Any] | None, str | None]:
+                timeout_s: float, registry: ProcessRegistry | None) -> tuple[dict[str, Any] | None, str | None]:
     """One bench_serving run: its JSON record, or why there is none / why it does not count."""
     output_file.unlink(missing_ok=True)  # bench_serving appends
     log_path = output_file.with_suffix(".log")
-    failure = _run_once(command, log_path, env, timeout_s)
+    failure = _run_once(command, log_path, env, timeout_s, registry)
     if failure:
         return None, f"{failure}: {_last_line(log_path)}"
     if not output_file.is_file():
@@ -218,11 +221,14 @@ def _repetition(command: list[str], output_file: Path, num_prompts: int, env: di
     return record, None
 
 
-def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s: float) -> str | None:
+def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s: float,
+              registry: ProcessRegistry | None) -> str | None:
     """Run one bench_serving process in its own process group, output to `log_path`; the failure, if any."""
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True)
+        if registry is not None:
+            registry.add(process, "bench_serving", command)
         try:
             code = process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -231,6 +237,11 @@ def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s
         except BaseException:  # Ctrl-C must not leave bench_serving running
             kill_group(process)
             raise
+        finally:
+            if group_alive(process):  # a fork it left behind
+                signal_group(process.pid, signal.SIGKILL)
+            if registry is not None:
+                registry.remove(process)
     return None if code == 0 else f"bench_serving exited with code {code}"
 
 
@@ -260,13 +271,13 @@ def _write_summary(run: PerfRun, evidence_dir: Path) -> PerfRun:
 
 
 def load_bench_results(path: str | Path) -> list[dict[str, Any]]:
-    """bench_serving JSON lines (one per run); a missing or malformed file is a HarnessError
+    """bench_serving JSON lines (one per run); a missing or malformed file is an InputError
     naming the file and line."""
     path = Path(path)
     try:
         lines = path.read_text().splitlines()
     except OSError as exc:
-        raise HarnessError(f"cannot read bench_serving results {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read bench_serving results {path}: {exc.strerror or exc}") from None
     records = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -274,13 +285,13 @@ def load_bench_results(path: str | Path) -> list[dict[str, Any]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise HarnessError(f"{path}:{number}: not a JSON line: {exc.msg}") from None
+            raise InputError(f"{path}:{number}: not a JSON line: {exc.msg}") from None
         missing = [key for key in RESULT_FIELDS if not isinstance(record.get(key), (int, float))]
         if not isinstance(record, dict) or missing:
-            raise HarnessError(f"{path}:{number}: not a bench_serving result (missing {', '.join(missing)})")
+            raise InputError(f"{path}:{number}: not a bench_serving result (missing {', '.join(missing)})")
         records.append(record)
     if not records:
-        raise HarnessError(f"{path}: no bench_serving results in the file")
+        raise InputError(f"{path}: no bench_serving results in the file")
     return records
 
 

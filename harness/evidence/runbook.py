@@ -68,10 +68,16 @@ class ServerSpec(_Strict):
     )
     host: str = Field(default="127.0.0.1", description="Interface the server binds.")
     port: int | None = Field(
-        default=None, ge=1, le=65535, description="Fixed port; omitted means pick a free one."
+        default=None, ge=1, le=65535,
+        description="Fixed port; omitted means pick a free one. A fixed port something already listens on is "
+        "refused before the server starts (whatever listens there would be measured instead).",
     )
     health_endpoint: str = Field(default="/health", description="GET path that answers 200 when ready.")
-    startup_timeout_s: float = Field(default=600, gt=0, description="Deadline for the health check.")
+    startup_timeout_s: float = Field(
+        default=600, gt=0,
+        description="Seconds the health check may wait (default 600); a progress line is printed every 10 s. "
+        "Set it to what the engine needs: loading weights, graph capture, first-time kernel compilation.",
+    )
     shutdown_grace_s: float = Field(
         default=10, ge=0, description="Seconds between SIGTERM to the process group and SIGKILL."
     )
@@ -170,7 +176,9 @@ class AccuracySuite(_Strict):
         "or auto: paired when the baseline has per-sample results.",
     )
     margin: float = Field(
-        default=0.02, gt=0, lt=1, description="Non-inferiority margin, absolute (0.02 = 2 points)."
+        default=0.02, ge=0, lt=1,
+        description="Non-inferiority margin, absolute (0.02 = 2 points); 0 with a paired gate is the exact "
+        "McNemar test (no drop at all).",
     )
     alpha: float = Field(default=0.05, gt=0, lt=0.5, description="Error rate of the gate.")
     sequential: bool = Field(

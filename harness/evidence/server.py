@@ -1,23 +1,33 @@
-"""Server lifecycle: start the engine the runbook describes, wait until it is healthy, and always
-tear it down.
+"""Server lifecycle: start the engine the runbook describes, wait until it is healthy, make sure
+the server answering is the one started, and always tear it down.
 
 The server runs in its own process group (real engines fork schedulers and detokenizers), its
 stdout/stderr go to evidence files, and teardown signals the whole group: SIGTERM, then SIGKILL
-after the grace period — on success, on failure, on exceptions, on Ctrl-C and on SIGTERM.
+after the grace period — on success, on failure, on exceptions, on Ctrl-C and on SIGTERM. With a
+`ProcessRegistry` the group is also recorded in the run's record, so a later command stops it if
+the harness is killed outright (`harness.record.processes`).
 
     with ServedModel.from_runbook(runbook, evidence_dir) as server:
         httpx.post(f"{server.base_url}/v1/completions", json={"model": server.model, ...})
 
-A server that exits early or never gets healthy raises `ServerStartError`, a HarnessError whose
-one-line message names the exit code or deadline and the log; the failure is recorded in the
-server's record (`server.json`: `start_failure`), and `start_check` reads the `failed` Check
-with the last log lines back from there. `capture_profile` drives the engine's profiler
-endpoints from the runbook's profiling section and records the traces in `profile.json`.
-`stop_orphaned_servers` stops what a killed harness process left running.
+Know your engine: a fixed port that something already listens on is refused before anything is
+started (naming the holder where it is visible); once healthy, the listening socket must belong
+to the started process (or its forks) and to nothing else, so an engine left behind by another
+run can never answer in its place; and `confirm_alive` fails the step when the started process
+has exited, whatever else answers on the port now. The engine's identity (pid, start time, the
+program it runs, the models it serves) is recorded in `server.json`.
+
+A server that exits early, never gets healthy or is not the one started raises
+`ServerStartError`, a HarnessError whose one-line message names the reason and the log; the
+failure is recorded in the server's record (`server.json`: `start_failure`, or `lost` for one
+that exited mid-step), and `failure_check` reads the `failed` Check with the last log lines back
+from there. `capture_profile` drives the engine's profiler endpoints from the runbook's
+profiling section and records the traces in `profile.json`.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shlex
@@ -29,22 +39,26 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Any, Callable
 
 import httpx
+import psutil
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
 from harness.evidence.runbook import Api, ProfilingSpec, Runbook, ServerSpec
 from harness.record.checks import Check, CheckStatus
+from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
-from harness.util.processes import kill_recorded_group, start_time, stop_group
+from harness.util.processes import in_session, listeners, start_time, stop_group
 
 LOG_TAIL_LINES = 30
+HEALTH_PROGRESS_S = 10.0  # how often a health wait says it is still waiting
 
 
 class ServerStartError(HarnessError):
-    """The server did not become healthy; `check` is the failed check read back from its record."""
+    """The server did not become healthy, is not the one started, or exited mid-step; `check`
+    is the failed check read back from its record."""
 
     def __init__(self, message: str, check: Check):
         super().__init__(message)
@@ -56,6 +70,23 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         return probe.getsockname()[1]
+
+
+def port_holder(host: str, port: int) -> str | None:
+    """Who holds (host, port), in words ('pid 123 (python -m ...)'), or None when it is free.
+    A bind probe with SO_REUSEADDR, as servers bind, decides; psutil names the holder."""
+    found = listeners(host, port)
+    if found:
+        return found[0].describe()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return "a process this user cannot see"
+    return None
 
 
 def build_command(spec: ServerSpec, host: str, port: int) -> list[str]:
@@ -91,7 +122,7 @@ class RunningServer:
     command: list[str]
     stdout_path: Path
     stderr_path: Path
-    record_path: Path  # server.json: command, env overrides, timings, exit code
+    record_path: Path  # server.json: command, env overrides, timings, identity, exit code
     process: subprocess.Popen = field(repr=False)
 
     @property
@@ -106,15 +137,22 @@ class RunningServer:
 
 
 class ServedModel:
-    """Context manager: start the runbook's server and yield a RunningServer once healthy."""
+    """Context manager: start the runbook's server and yield a RunningServer once healthy and
+    confirmed to be the one started.
+
+    `registry` records the server's process group in the run's record; `progress` gets a line
+    every HEALTH_PROGRESS_S seconds while the health check waits."""
 
     def __init__(self, spec: ServerSpec, evidence_dir: Path, *, env: dict[str, str] | None = None,
-                 name: str = "server", port: int | None = None):
+                 name: str = "server", port: int | None = None, registry: ProcessRegistry | None = None,
+                 progress: Callable[[str], None] | None = None):
         self.spec = spec
         self.evidence_dir = Path(evidence_dir)
         self.env_overrides = {**(env or {}), **spec.env}
         self.name = name
         self.port = port or spec.port
+        self.registry = registry
+        self.progress = progress or (lambda message: None)
         self.server: RunningServer | None = None
         self._logs: list[IO[bytes]] = []
         self._record: dict = {}
@@ -130,6 +168,7 @@ class ServedModel:
         try:
             self.server = self._launch()
             self._wait_healthy(self.server)
+            self._confirm_identity(self.server)
         except BaseException:  # Ctrl-C or a failed start must not leave a server behind
             self.stop()
             self._restore_sigterm()
@@ -163,6 +202,11 @@ class ServedModel:
         stdout_path = self.evidence_dir / f"{self.name}.stdout.log"
         stderr_path = self.evidence_dir / f"{self.name}.stderr.log"
         record_path = self.evidence_dir / f"{self.name}.json"
+        if self.port:
+            holder = port_holder(host, port)
+            if holder is not None:  # whatever answers there would be measured instead of our engine
+                self._refuse(record_path, command, f"port {port} on {host} is already in use by {holder}; "
+                             f"stop it or pick another server.port (omit it to use a free one)")
         stdout = stdout_path.open("wb")
         stderr = stderr_path.open("wb")
         self._logs = [stdout, stderr]
@@ -173,10 +217,9 @@ class ServedModel:
             )
         except OSError as exc:
             self._close_logs()
-            self._record = {"command": command, "start_failure": f"cannot launch {command[0]}: {exc.strerror or exc}"}
-            self._write_record(record_path)
-            raise ServerStartError(f"cannot launch server command {command[0]!r}: "
-                                   f"{exc.strerror or exc}", start_check(record_path)) from None
+            self._refuse(record_path, command, f"cannot launch server command {command[0]!r}: {exc.strerror or exc}")
+        if self.registry is not None:
+            self.registry.add(process, "engine", command)
         # pid + its kernel start time identify this server even after its command execs into
         # another program; a later process uses them to stop an orphan (never a recycled pid).
         self._record = {"command": command, "env_overrides": self.env_overrides, "host": host,
@@ -191,9 +234,16 @@ class ServedModel:
             stderr_path=stderr_path, record_path=record_path, process=process,
         )
 
+    def _refuse(self, record_path: Path, command: list[str], reason: str) -> None:
+        """Nothing was started: record why and raise."""
+        self._record = {"command": command, "start_failure": reason}
+        self._write_record(record_path)
+        raise ServerStartError(reason, failure_check(record_path))
+
     def _wait_healthy(self, server: RunningServer) -> None:
         started = time.monotonic()
         deadline = started + self.spec.startup_timeout_s
+        next_report = started + HEALTH_PROGRESS_S
         url = server.base_url + self.spec.health_endpoint
         last_answer = "no answer yet"
         pause = 0.05
@@ -212,11 +262,72 @@ class ServedModel:
                     last_answer = f"HTTP {response.status_code}"
                 except httpx.HTTPError as exc:
                     last_answer = type(exc).__name__
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if now >= deadline:
                     self._fail(server, f"not healthy after {self.spec.startup_timeout_s:g}s "
                                f"(last {self.spec.health_endpoint} answer: {last_answer})")
+                if now >= next_report:
+                    self.progress(f"waiting for {url}: {now - started:.0f} s of {self.spec.startup_timeout_s:g} s "
+                                  f"(server.startup_timeout_s), last answer: {last_answer}")
+                    next_report += HEALTH_PROGRESS_S
                 time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
                 pause = min(pause * 2, 1.0)
+
+    def _confirm_identity(self, server: RunningServer) -> None:
+        """The healthy server must be the one started: the socket listening on its port belongs
+        to the started process or its forks, and nothing else listens there. Records the
+        engine's identity."""
+        found = listeners(server.host, server.port)
+        ours = [item for item in found if item.pid is not None and in_session(item.pid, server.pid)]
+        foreign = [item for item in found if item not in ours]
+        if server.process.poll() is not None:
+            self._fail(server, f"exited with code {server.process.returncode} while another process answered "
+                       f"its health check", exit_code=server.process.returncode)
+        if not ours:
+            holder = f"{foreign[0].describe()} listens there" if foreign else "no process of it listens there"
+            self._fail(server, f"is not what answers on {server.host}:{server.port}: {holder}, not the engine "
+                       f"started (pid {server.pid})")
+        if foreign:
+            self._fail(server, f"is not the only process listening on {server.host}:{server.port}: "
+                       f"{foreign[0].describe()} listens there too, so its answers could be measured instead "
+                       f"of the engine started (pid {server.pid})")
+        self._record["identity"] = self._identity(server, ours[0].pid)
+        self._write_record(server.record_path)
+
+    def _identity(self, server: RunningServer, listener: int) -> dict[str, Any]:
+        """pid, start time and program of the listening process, and what the server says it
+        serves (/v1/models, /get_server_info; None where it does not answer)."""
+        try:
+            program = psutil.Process(listener).cmdline()
+        except psutil.Error:
+            program = []
+        identity: dict[str, Any] = {"pid": server.pid, "start_time": start_time(server.pid),
+                                    "listener_pid": listener, "program": program,
+                                    "models": None, "server_info": None}
+        with httpx.Client(base_url=server.base_url, timeout=10.0, trust_env=False) as client:
+            for path, key in (("/v1/models", "models"), ("/get_server_info", "server_info")):
+                try:
+                    answer = client.get(path)
+                    body = answer.json() if answer.status_code == 200 else None
+                except (httpx.HTTPError, ValueError):
+                    body = None
+                if key == "models" and isinstance(body, dict):
+                    identity[key] = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)]
+                elif key == "server_info" and isinstance(body, dict):
+                    identity[key] = {k: body[k] for k in _SERVER_INFO_KEYS if k in body}
+        return identity
+
+    def confirm_alive(self) -> None:
+        """Fail (ServerStartError, recorded as `lost`) when the started server has exited:
+        whatever answered on its port after that was not the engine under test."""
+        server = self.server
+        if server is None or server.process.poll() is None:
+            return
+        code = server.process.returncode
+        reason = f"server exited with code {code} during the step; nothing it served after that is evidence"
+        self._record.update(lost=reason, start_exit_code=code)
+        self._write_record(server.record_path)
+        raise ServerStartError(f"{reason}; log: {server.stderr_path}", failure_check(server.record_path))
 
     def _fail(self, server: RunningServer, what: str, exit_code: int | None = None) -> None:
         # The last line before teardown is the telling one; the full tail is read after it.
@@ -229,7 +340,7 @@ class ServedModel:
             self._record["start_exit_code"] = exit_code
         self._write_record(server.record_path)
         hint = f"; last log line: {last.strip()[:200]}" if last else ""
-        raise ServerStartError(f"{reason}; log: {server.stderr_path}{hint}", start_check(server.record_path))
+        raise ServerStartError(f"{reason}; log: {server.stderr_path}{hint}", failure_check(server.record_path))
 
     def stop(self) -> int | None:
         """SIGTERM the process group, SIGKILL what is left after the grace period; returns the
@@ -246,6 +357,8 @@ class ServedModel:
                 self._record["killed"] = True
         finally:
             self._close_logs()
+        if self.registry is not None:
+            self.registry.remove(process)
         self._record["exit_code"] = code
         self._record["stopped_at"] = time.time()
         self._write_record(server.record_path)
@@ -260,47 +373,34 @@ class ServedModel:
         path.write_text(json.dumps(self._record, indent=2) + "\n")
 
 
+# What identifies an SGLang server in /get_server_info (the whole answer is its every argument).
+_SERVER_INFO_KEYS = ("model_path", "served_model_name", "host", "port", "tp_size", "dp_size", "device", "version")
+
+
 def _raise_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def start_check(record_path: Path, name: str | None = None) -> Check | None:
+def failure_check(record_path: Path, name: str | None = None) -> Check | None:
     """The `<name>.start` check read back from a server record: `failed` with the reason, the
-    exit code and the log tail when the server never became healthy, else None."""
+    exit code and the log tail when the server never became healthy, was not the one started, or
+    exited mid-step (`lost`); else None."""
     try:
         record = json.loads(Path(record_path).read_text())
     except (OSError, ValueError):
         return None
-    if not record.get("start_failure"):
+    reason = record.get("start_failure") or record.get("lost")
+    if not reason:
         return None
     stem = Path(record_path).stem
     logs = [Path(record_path).with_name(f"{stem}.{kind}.log") for kind in ("stderr", "stdout")]
     present = [p for p in logs if p.is_file()]
     exit_code = record.get("start_exit_code")
-    return Check(name=f"{name or stem}.start", status=CheckStatus.failed, reason=record["start_failure"],
+    return Check(name=f"{name or stem}.{'start' if record.get('start_failure') else 'alive'}",
+                 status=CheckStatus.failed, reason=reason,
                  detail=log_tail(present) if "pid" in record else None,
                  evidence=[str(p) for p in (*present, record_path)],
                  metrics={"exit_code": exit_code} if exit_code is not None else {})
-
-
-def stop_orphaned_servers(directory: Path) -> None:
-    """A process killed mid-step leaves the servers it started running (each in its own process
-    group). Stop the group of every server recorded under `directory` whose pid is still that
-    very process (same start time). The command line is no proof: a launch command may exec
-    into another program (`serve` execs `python -m llama_cpp.server`), and a recycled pid must
-    never be signalled."""
-    for record_path in directory.rglob("*.json"):
-        try:
-            record = json.loads(record_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or not record.get("command"):
-            continue
-        if "exit_code" in record:
-            continue  # the lifecycle stopped it already; its group id may belong to someone else now
-        pgid = record.get("pgid", record["pid"])
-        if isinstance(pgid, int):
-            kill_recorded_group(record["pid"], pgid, record.get("proc_start_time"))
 
 
 class ProfileCapture(BaseModel):

@@ -29,6 +29,11 @@ class Check(BaseModel):
         default_factory=list, description="Paths of the evidence files this verdict was read from."
     )
     metrics: dict[str, Any] = Field(default_factory=dict, description="Numbers behind the verdict.")
+    unusable_input: bool = Field(
+        default=False,
+        description="Not run because an input (runbook, recipes, baseline, data) is unusable: the step's gate "
+        "refuses approval until the input is fixed and the step rerun.",
+    )
 
     @property
     def ok(self) -> bool:
@@ -43,6 +48,11 @@ class Check(BaseModel):
 def not_run(name: str, reason: str, **fields: Any) -> Check:
     """A check that could not run here, with the reason."""
     return Check(name=name, status=CheckStatus.not_run, reason=reason, **fields)
+
+
+def unusable(name: str, reason: str, **fields: Any) -> Check:
+    """A check that could not run because an input is unusable (`reason` names it)."""
+    return Check(name=name, status=CheckStatus.not_run, reason=reason, unusable_input=True, **fields)
 
 
 def overall(checks: list[Check]) -> CheckStatus:

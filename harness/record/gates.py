@@ -25,21 +25,24 @@ def last_rejection(history: list[GateDecision]) -> GateDecision | None:
     return next((d for d in reversed(history) if d.decision in SENDS_BACK), None)
 
 
-def gate_view(history: list[GateDecision], record: StepRecord | None, evidence_hash: str | None,
-              waiting: bool) -> GateView:
-    """Where a step's gate stands, given its decisions (oldest first), the step's current
-    record (None: not run in the current pass, e.g. reset by a reopened earlier step), the
-    evidence hash on disk now, and whether the run waits at this gate."""
+def gate_view(history: list[GateDecision], current: GateDecision | None, record: StepRecord | None,
+              evidence_hash: str | None, waiting: bool) -> GateView:
+    """Where a step's gate stands, given its decisions (oldest first), the latest decision on
+    its current attempt (`Trajectory.decision`), the step's current record (None: not run in
+    the current pass, e.g. reset by a reopened earlier step), the evidence hash on disk now, and
+    whether the run waits at this gate."""
     if waiting:
         return GateView(decision="pending", label="waiting for review")
-    if record is None or not history:
+    if record is None:
         return GateView(decision="none")
-    last = history[-1]
-    fields = last.model_dump(exclude={"decision"})
-    if last.decision in SENDS_BACK:
-        if record.attempt > last.attempt:  # rerun; its gate decides the newer attempt
+    if current is None:
+        sent_back = last_rejection(history)
+        if sent_back is not None and record.attempt > sent_back.attempt:  # rerun; its gate decides it
             return GateView(decision="pending", label="pending (rerun after rejection)")
-        return GateView(decision=last.decision, **fields, label=f"rejected: {last.reason or ''}")
-    valid = last.evidence_hash == evidence_hash
-    label = INVALIDATED if not valid else "approved (automatic)" if last.automatic else "approved"
+        return GateView(decision="none")
+    fields = current.model_dump(exclude={"decision"})
+    if current.decision in SENDS_BACK:
+        return GateView(decision=current.decision, **fields, label=f"rejected: {current.reason or ''}")
+    valid = current.evidence_hash == evidence_hash
+    label = INVALIDATED if not valid else "approved (automatic)" if current.automatic else "approved"
     return GateView(decision="approve", valid=valid, **fields, label=label)

@@ -4,6 +4,8 @@
     <workspace>/.harness/runs/<run-id>/run.json    the run's inputs, written once at start
     <workspace>/.harness/runs/<run-id>/journal.jsonl  the trajectory (harness.record.trajectory)
     <workspace>/.harness/runs/<run-id>/superseded/ evidence of attempts a rejection replaced
+    <workspace>/.harness/runs/<run-id>/processes/  one file per process group a step runs
+                                                   (harness.record.processes)
     <workspace>/reports/<run-id>/summary.md        rendered from state + evidence
     <workspace>/reports/<run-id>/NN-<step>.md      one report per step
     <workspace>/reports/<run-id>/evidence/NN-<step>/  the evidence files reports link to and
@@ -95,6 +97,10 @@ class RunLayout:
         return self.reports_dir / "evidence" / ".staging"
 
     @property
+    def processes_dir(self) -> Path:
+        return self.run_dir / "processes"
+
+    @property
     def superseded_dir(self) -> Path:
         return self.run_dir / "superseded"
 
@@ -123,26 +129,39 @@ class RunLayout:
         return self
 
     def log(self, event: str, **fields: object) -> None:
-        """Append one journal line; fsync so a SIGKILL right after still leaves it on disk."""
+        """Append one journal line; fsync so a SIGKILL right after still leaves it on disk. A
+        line torn by an earlier kill (no final newline) is closed first, so it cannot swallow
+        this one."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"at": utc_now(), "event": event, **fields}, sort_keys=True)
-        with open(self.journal, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        with open(self.journal, "a+b") as fh:
+            fh.seek(0, os.SEEK_END)
+            torn = False
+            if fh.tell():
+                fh.seek(-1, os.SEEK_END)
+                torn = fh.read(1) != b"\n"
+            fh.write((b"\n" if torn else b"") + line.encode() + b"\n")
             fh.flush()
             os.fsync(fh.fileno())
 
     def trajectory(self) -> Trajectory:
         """The journal folded into each step's record and decisions."""
-        return fold(self.journal_events())
+        events, torn = self._read_journal()
+        return fold(events, torn)
 
     def journal_events(self) -> list[dict]:
         """Every journal line, oldest first."""
+        return self._read_journal()[0]
+
+    def _read_journal(self) -> tuple[list[dict], int]:
         if not self.journal.is_file():
-            return []
-        events = []
-        for line in self.journal.read_text(encoding="utf-8").splitlines():
+            return [], 0
+        events, torn = [], 0
+        for line in self.journal.read_text(encoding="utf-8", errors="replace").splitlines():
+            if not line.strip():
+                continue
             try:
                 events.append(json.loads(line))
             except json.JSONDecodeError:
-                continue  # a line torn by a kill mid-write; the rest of the journal still counts
-        return events
+                torn += 1  # a line torn by a kill mid-write; the rest of the journal still counts
+        return events, torn

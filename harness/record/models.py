@@ -162,29 +162,71 @@ class StepView(BaseModel):
 
 
 RunStateName = Literal["finished", "waiting", "running", "interrupted"]
+ResumeStateName = Literal["ok", "stale", "missing", "corrupt"]
+
+
+class ResumeView(BaseModel):
+    """LangGraph's resume cache for a run, against where its journal says it stands: `ok`
+    (they agree), `stale` (a killed process left it behind; the next command puts it right),
+    `missing` (the state file, or this run in it, is gone) or `corrupt` (unreadable). Missing
+    and corrupt need `harness repair` before a gate decision; the sign-off record is unaffected."""
+
+    state: ResumeStateName
+    note: str  # one line: what was found
+
+
+class ProcessView(BaseModel):
+    """A process group a step started that is still alive (`harness.record.processes`)."""
+
+    role: str
+    step: str | None
+    pid: int
+    command: list[str]
+    owner_pid: int
+    owner_running: bool  # False: an orphan a sweep could not stop
 
 
 class RunView(BaseModel):
-    """A run as it stands: built in one place (`harness.workflow.runs.run_status`) from run.json,
-    the graph state, each step.json and the evidence on disk."""
+    """A run as it stands: built in one place (`harness.workflow.runs.view_of`) from run.json,
+    the journal, each step.json and the evidence on disk; `status` adds the resume cache and
+    the processes still alive."""
 
     run_id: str
     workspace: str
     state: RunStateName
     waiting_at: str | None
     finished_at: str | None
-    checkpointed: bool  # False: killed before the first checkpoint
     running: str | None  # who advances it right now ("pid N")
     inputs: RunInputs
     steps: list[StepView]
+    resume: ResumeView | None = None  # only `status` inspects it
+    processes: list[ProcessView] = Field(default_factory=list)
+    torn_journal_lines: int = 0
 
     def step(self, slug: str) -> StepView:
         return next(s for s in self.steps if s.slug == slug)
+
+    @computed_field
+    @property
+    def checkpointed(self) -> bool:
+        """Whether LangGraph holds a checkpoint of the run: kept in `status --json`, which
+        scripts already read."""
+        return self.resume is not None and self.resume.state in ("ok", "stale")
 
     @property
     def invalidated(self) -> list[StepView]:
         """The steps whose approval no longer covers their evidence."""
         return [s for s in self.steps if s.gate.valid is False]
+
+    @property
+    def tampered(self) -> list[StepView]:
+        """The steps whose evidence changed: since it was approved, or since it was produced."""
+        return [s for s in self.steps if s.gate.valid is False or s.evidence_changed]
+
+    @property
+    def resume_lost(self) -> bool:
+        """An unfinished run whose resume cache is missing or unreadable (`harness repair`)."""
+        return self.state != "finished" and self.resume is not None and self.resume.state in ("missing", "corrupt")
 
 
 class RunState(TypedDict, total=False):

@@ -67,7 +67,7 @@ def suite_check(suite_dir: Path) -> Check:
     if error:
         detail = "\n".join(tail(suite_dir / "lm_eval.log", LOG_TAIL_LINES)) or None
         return Check(name=name, status=CheckStatus(error["status"]), reason=error["reason"], detail=detail,
-                     evidence=evidence)
+                     evidence=evidence, unusable_input=error.get("unusable_input", False))
     measured = run["measured"]
     metrics: dict[str, Any] = {k: measured[k] for k in ("metric", "score", "n", "unpaired_questions") if k in measured}
     gate = suite_dir / "gate.json"

@@ -44,7 +44,6 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from harness import __version__
-from harness.evidence.server import stop_orphaned_servers
 from harness.knowledge.features import FeatureSpec
 from harness.knowledge.upstream import UpstreamSource
 from harness.record.checks import Check, not_run, overall
@@ -53,6 +52,7 @@ from harness.record.layout import RunLayout, utc_now
 from harness.record.models import Draft, RunInputs, StepRecord, StepResult
 from harness.record.trajectory import step_event
 from harness.record.pins import describe, pinned_from, pinned_upstream
+from harness.record.processes import ProcessRegistry
 from harness.util.files import fsync_dir, fsync_tree
 from harness.util.templates import TEMPLATE_DIRS
 
@@ -88,6 +88,12 @@ class StepContext:
     @property
     def plugin(self) -> Path:
         return Path(self.inputs.plugin)
+
+    @property
+    def processes(self) -> ProcessRegistry:
+        """Where the step records the processes it starts (engine, bench_serving), so none
+        outlives a killed harness (`harness.record.processes`)."""
+        return ProcessRegistry(self.run.processes_dir, step=self.slug)
 
     @cached_property
     def upstream(self) -> UpstreamSource:
@@ -214,7 +220,6 @@ def execute_step(step: Step, ctx_factory: Callable[[Path], StepContext], run: Ru
     run.staging_dir.mkdir(parents=True, exist_ok=True)
     staging = run.staging_dir / f"{slug}.attempt-{attempt}"
     if staging.exists():  # left by a process killed mid-step: its partial files are not evidence
-        stop_orphaned_servers(staging)
         shutil.rmtree(staging)
     staging.mkdir()
     ctx = ctx_factory(staging)

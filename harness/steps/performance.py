@@ -12,7 +12,7 @@ from harness.errors import HarnessError
 from harness.evidence.perf import PerfRun, load_bench_results, run_performance
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
-from harness.record.checks import Check, CheckStatus, not_run
+from harness.record.checks import Check, CheckStatus, not_run, unusable
 from harness.stats.performance import METRICS, Comparison, Spread, compare_metric, summarize
 from harness.steps.base import StepContext
 from harness.steps.served import ServedStep
@@ -35,7 +35,8 @@ class PerformanceStep(ServedStep):
         commands = []
         for suite in runbook.performance:
             run = run_performance(suite, server.base_url, ctx.evidence_dir / PERF / suite.name, model=server.model,
-                                  env={**os.environ, **runbook.environment.env})  # the runbook's env, as the server gets
+                                  env={**os.environ, **runbook.environment.env},  # the runbook's env, as the server gets
+                                  registry=ctx.processes)
             if run.command:
                 commands.append(shlex.join(run.command))
         return commands
@@ -60,8 +61,8 @@ def suite_checks(suite_dir: Path) -> list[Check]:
         return checks + [not_run(f"{prefix}.baseline", "the runbook suite names no baseline results file")]
     try:
         baseline = load_bench_results(suite_dir / run.baseline if run.baseline else run.baseline_source)
-    except HarnessError as exc:
-        return checks + [not_run(f"{prefix}.baseline", str(exc))]
+    except HarnessError as exc:  # the runbook's baseline file is missing or malformed
+        return checks + [unusable(f"{prefix}.baseline", str(exc))]
     _, compared = compare_runs(runs, baseline, tolerance=run.tolerance, prefix=prefix,
                                evidence=[*run.evidence, str(suite_dir / run.baseline)])
     return checks + compared

@@ -1,8 +1,10 @@
 """One base for the steps that serve a model (2 interface, 3 operators, 4 accuracy, 5
 performance): load the runbook, copy it into the evidence, start its server, let the step drive
-it, and record in `served.json` anything that stopped that (no runbook, a server that never got
-healthy, a runner that raised). Its `judge` turns those into checks — never a pass — and
-otherwise asks the step's `judge_served` for the checks of what was measured.
+it, and record in `served.json` anything that stopped that (no runbook or an unusable one, a
+server that never got healthy, was not the one started or exited mid-step, a runner that
+raised). Its `judge` turns those into checks — never a pass — and otherwise asks the step's
+`judge_served` for the checks of what was measured. The engine's identity (`server.json`) is
+written to the facts, so the report says which engine was measured.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from abc import abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, InputError
 from harness.evidence.runbook import Runbook, load_runbook
-from harness.evidence.server import RunningServer, ServedModel, ServerStartError, log_tail, start_check
-from harness.record.checks import Check, not_run
+from harness.evidence.server import RunningServer, ServedModel, ServerStartError, failure_check, log_tail
+from harness.record.checks import Check, not_run, unusable
 from harness.record.models import RunInputs
 from harness.steps.base import Collected, Step, StepContext, runner_failure
 
@@ -39,25 +41,36 @@ class ServedStep(Step):
     def collect(self, ctx: StepContext) -> Collected:
         facts, commands = self.collect_static(ctx)
         state: dict[str, Any] = {}
-        runbook, unavailable = _read_runbook(ctx.inputs)
+        runbook, why_not = _read_runbook(ctx.inputs)
         if runbook is None:
-            state["unavailable"] = unavailable
+            state.update(why_not)
         else:
             ctx.write_text(RUNBOOK_COPY, Path(ctx.inputs.runbook).read_text(encoding="utf-8"))
             skip = self.skip_reason(runbook)
             if skip:
                 state["skipped"] = skip
             else:
+                served = ServedModel.from_runbook(runbook, ctx.evidence_dir / SERVER_DIR, registry=ctx.processes,
+                                                  progress=ctx.progress)
                 try:
-                    with ServedModel.from_runbook(runbook, ctx.evidence_dir / SERVER_DIR) as server:
+                    with served as server:
                         commands.append(shlex.join(server.command))
-                        commands += self.exercise(ctx, runbook, server)
+                        try:
+                            commands += self.exercise(ctx, runbook, server)
+                        except Exception:
+                            served.confirm_alive()  # an engine that died mid-step explains what failed
+                            raise
+                        served.confirm_alive()
                     self.after_serving(ctx, runbook, list(server.log_paths))
                 except ServerStartError:
                     state["start_failed"] = True  # the server's record says why
                 except Exception as exc:  # noqa: BLE001 — any runner failure is recorded, not passed
                     check = runner_failure(self.check_name, exc)
-                    state["runner_error"] = {"reason": check.reason, "detail": check.detail}
+                    state["runner_error"] = {"reason": check.reason, "detail": check.detail,
+                                             "unusable_input": isinstance(exc, InputError)}
+                engine = _identity(ctx.evidence_dir / SERVER_DIR / "server.json")
+                if engine:
+                    facts["engine"] = engine
         ctx.write_json(SERVED, state)
         return Collected(facts=facts, commands=commands)
 
@@ -92,26 +105,45 @@ class ServedStep(Step):
         """What serving the model showed: a not-run or failed check when it could not be served,
         else the step's `judge_served` checks."""
         state = _read_json(evidence_dir / SERVED)
+        if "unusable" in state:
+            return [unusable(self.check_name, state["unusable"])]
         if "unavailable" in state:
             return [not_run(self.check_name, state["unavailable"])]
         if "skipped" in state:
             return [not_run(self.check_name, state["skipped"])]
         if "runner_error" in state:
-            return [not_run(self.check_name, state["runner_error"]["reason"], detail=state["runner_error"]["detail"])]
+            error = state["runner_error"]
+            return [not_run(self.check_name, error["reason"], detail=error["detail"],
+                            unusable_input=error.get("unusable_input", False))]
         if state.get("start_failed"):
-            started = start_check(evidence_dir / SERVER_DIR / "server.json")
+            started = failure_check(evidence_dir / SERVER_DIR / "server.json")
             return [started or not_run(self.check_name, "the server did not start and left no record")]
         checks = self.judge_served(evidence_dir, evidence_runbook(evidence_dir, inputs))
         return checks or [not_run(self.check_name, "the runbook defines nothing for this step")]
 
 
-def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, str | None]:
+def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, dict[str, str]]:
+    """The run's runbook, or why there is none: {"unavailable": ...} when none was given,
+    {"unusable": ...} when it no longer loads (edited after `run` checked it)."""
     if not inputs.runbook:
-        return None, "no runbook given (--runbook)"
+        return None, {"unavailable": "no runbook given (--runbook)"}
     try:
-        return load_runbook(inputs.runbook), None
+        return load_runbook(inputs.runbook), {}
     except HarnessError as exc:
-        return None, f"runbook unusable: {exc}"
+        return None, {"unusable": f"runbook unusable: {exc}"}
+
+
+def _identity(record_path: Path) -> dict[str, Any] | None:
+    """What the report shows of the engine that was measured: its identity from server.json."""
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    identity = record.get("identity")
+    if not isinstance(identity, dict):
+        return None
+    return {"pid": identity.get("pid"), "program": " ".join(identity.get("program") or record.get("command", [])),
+            "models": identity.get("models"), "port": record.get("port")}
 
 
 def evidence_runbook(evidence_dir: Path, inputs: RunInputs) -> Runbook:

@@ -127,6 +127,7 @@ class Faults:
     error_rate: float = 0.0
     nondeterministic: bool = False  # generic replies differ between identical greedy requests
     ignore_sigterm: bool = False  # only SIGKILL stops it (tests teardown escalation)
+    exit_after_requests: int | None = None  # the engine dies (exit 3) once it answered this many
 
 
 @dataclass
@@ -534,6 +535,11 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(response_id, model, api, generations, body.get("stream_options") or {})
         else:
             self._send_json(200, _full_response(response_id, model, api, generations))
+        if self.engine.faults.exit_after_requests == request_number:
+            self.wfile.flush()
+            logger.error("Scheduler died: injected fault (--exit-after-requests %d)", request_number)
+            logging.shutdown()
+            os._exit(3)  # like a crashed scheduler: no cleanup, the port is released by the kernel
 
     def _stream(self, response_id: str, model: str, api: str, generations: list[Generation],
                 options: dict[str, Any]) -> None:
@@ -653,6 +659,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "even at temperature 0")
     parser.add_argument("--ignore-sigterm", action="store_true",
                         help="keep running on SIGTERM (only SIGKILL stops it)")
+    parser.add_argument("--exit-after-requests", type=int, metavar="N",
+                        help="die (exit code 3) right after answering the N-th generation request")
     parser.add_argument("--trace-json", action="store_true",
                         help="write plain .trace.json instead of SGLang's .trace.json.gz")
     return parser.parse_args(argv)
@@ -668,7 +676,8 @@ def main(argv: list[str] | None = None) -> int:
     faults = Faults(never_healthy=args.never_healthy, exit_at_start=args.exit_at_start,
                     wrong_rate=args.wrong_rate, seed=args.seed, latency_ms=args.latency_ms,
                     fallback_lines=args.fallback_lines, error_rate=args.error_rate,
-                    nondeterministic=args.nondeterministic, ignore_sigterm=args.ignore_sigterm)
+                    nondeterministic=args.nondeterministic, ignore_sigterm=args.ignore_sigterm,
+                    exit_after_requests=args.exit_after_requests)
     if faults.exit_at_start is not None:
         logger.error("Scheduler hit an exception: Traceback (most recent call last):\n"
                      "  File \"loopback/model_runner.py\", line 1, in init_device\n"

@@ -1,11 +1,20 @@
-"""File helpers: content hashes, atomic writes, log tails, durable directories."""
+"""File helpers: content hashes, atomic writes, log tails, durable directories, and what a
+failed write means to a user."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
+
+from harness.errors import HarnessError
+
+# Errors of the machine, not of the code: a read-only or full disk, missing permissions.
+WRITE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT}
 
 _BLOCK = 1 << 20
 
@@ -26,11 +35,16 @@ def file_record(path: str | Path) -> dict[str, Any]:
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write text through a temp file + rename, so a kill never leaves half a file."""
+    """Write text through a temp file + rename, so a kill never leaves half a file. The temp
+    file's name is unique, so two processes writing the same file cannot trip over each other."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -68,3 +82,28 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def is_write_error(exc: BaseException) -> bool:
+    """Whether `exc` is a write the machine refused (read-only, full, no permission)."""
+    return isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS
+
+
+def write_error_line(exc: OSError) -> str:
+    """One line for a refused write: what, where, and that nothing recorded is lost."""
+    where = f" {exc.filename}" if exc.filename else ""
+    return (f"cannot write{where}: {exc.strerror or exc}; what the run recorded before is intact — fix the "
+            f"disk or permissions, then repeat the command (or `harness resume` a run stopped mid-step)")
+
+
+def ensure_writable(directory: Path, what: str) -> None:
+    """Create `directory` if needed and prove a file can be written in it; HarnessError
+    (`cannot write <what> in <directory>: <reason>`) otherwise, before anything else is written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-probe-"):
+            pass
+    except OSError as exc:
+        if not is_write_error(exc):
+            raise
+        raise HarnessError(f"cannot write {what} in {directory}: {exc.strerror or exc}; nothing was recorded") from None

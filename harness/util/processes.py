@@ -1,13 +1,16 @@
 """Process groups: every process the harness starts (an engine, bench_serving) runs in its own
 session, so it and whatever it forks can be stopped as one group. psutil identifies processes
-(start times survive `exec`, so a recycled pid is never mistaken for ours)."""
+(start times survive `exec`, so a recycled pid is never mistaken for ours), and says who listens
+on a port."""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
+from dataclasses import dataclass
 
 import psutil
 
@@ -19,6 +22,18 @@ def start_time(pid: int) -> float | None:
         return psutil.Process(pid).create_time()
     except psutil.Error:
         return None
+
+
+def running(pid: int, recorded_start: float | None) -> bool:
+    """Whether `pid` is still the process that started at `recorded_start` and has not exited
+    (a zombie, killed but not yet reaped by its parent, counts as gone)."""
+    if recorded_start is None:
+        return False
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == recorded_start and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -59,16 +74,105 @@ def kill_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def kill_recorded_group(pid: int, pgid: int, recorded_start: float | None) -> bool:
-    """SIGKILL the group `pgid` of a process recorded earlier (possibly by another, killed
-    harness process) if `pid` is still that very process: same start time, still leading the
-    group. Returns whether it was signalled; anything unproven is left alone."""
-    if recorded_start is None or pgid <= 1 or start_time(pid) != recorded_start:
+def _live_members(pgid: int) -> list[int]:
+    members = []
+    for process in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
+                members.append(process.pid)
+        except (OSError, psutil.Error):
+            continue
+    return members
+
+
+def recorded_group_alive(pid: int, pgid: int, recorded_start: float | None) -> bool:
+    """Whether the group a process recorded earlier (possibly by another, killed harness) is
+    still there: its leader `pid` is that very process (same start time), or the leader is gone
+    and members of group `pgid` remain. The kernel never hands out a pid still in use as a group
+    id, so members of a group whose leader is gone are the ones we started; a live leader with
+    another start time is a recycled pid and not ours. Zombies (exited, not yet reaped) are gone."""
+    if recorded_start is None or pgid <= 1:
         return False
-    try:
-        if os.getpgid(pid) != pgid:
-            return False
-    except OSError:
+    current = start_time(pid)
+    if current is not None and current != recorded_start:
+        return False
+    return running(pid, recorded_start) or bool(_live_members(pgid))
+
+
+def kill_recorded_group(pid: int, pgid: int, recorded_start: float | None) -> bool:
+    """SIGKILL the group `pgid` of a process recorded earlier if it is still ours
+    (`recorded_group_alive`). Returns whether it was signalled; anything unproven is left alone."""
+    if not recorded_group_alive(pid, pgid, recorded_start):
         return False
     signal_group(pgid, signal.SIGKILL)
     return True
+
+
+def wait_group_gone(pgid: int, limit_s: float) -> bool:
+    """Wait up to `limit_s` seconds for every member of group `pgid` to exit (SIGKILL is
+    delivered asynchronously); returns whether the group is gone."""
+    deadline = time.monotonic() + limit_s
+    while _live_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A process listening on a TCP port: pid None when this user may not see whose it is."""
+
+    pid: int | None
+    address: str
+
+    def describe(self) -> str:
+        """'pid 123 (python -m x ...)', or what can be said without the pid."""
+        if self.pid is None:
+            return "a process this user cannot see"
+        try:
+            command = " ".join(psutil.Process(self.pid).cmdline())[:160]
+        except psutil.Error:
+            command = ""
+        return f"pid {self.pid}" + (f" ({command})" if command else "")
+
+
+_ANY = {"0.0.0.0", "::", "::ffff:0.0.0.0"}
+
+
+def listeners(host: str, port: int) -> list[Listener]:
+    """Every TCP socket listening on `port` that a connection to (host, port) could reach: on
+    one of host's addresses or on a wildcard. Reads the system's socket table (psutil); on
+    systems where that needs privileges, only this user's processes are seen."""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)}
+    except OSError:
+        addresses = {host}
+    addresses |= {f"::ffff:{a}" for a in addresses if ":" not in a}
+    return [Listener(pid=pid, address=f"{ip}:{port}") for pid, ip in _listening(port)
+            if ip in addresses or ip in _ANY]
+
+
+def _listening(port: int) -> list[tuple[int | None, str]]:
+    """(pid, address) of the TCP sockets listening on `port`."""
+    try:
+        return [(c.pid, c.laddr.ip) for c in psutil.net_connections(kind="tcp")
+                if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port]
+    except psutil.AccessDenied:  # e.g. macOS without privileges: this user's processes only
+        found = []
+        for process in psutil.process_iter():
+            try:
+                found += [(process.pid, c.laddr.ip) for c in process.net_connections(kind="tcp")
+                          if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port]
+            except psutil.Error:
+                continue
+        return found
+
+
+def in_session(pid: int, leader: int) -> bool:
+    """Whether `pid` belongs to the session `leader` started (every process the harness starts
+    leads a new session; its forks and exec'd programs stay in it)."""
+    try:
+        return os.getsid(pid) == leader
+    except OSError:
+        return False

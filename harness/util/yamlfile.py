@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from harness.errors import HarnessError
+from harness.errors import InputError
 
 Model = TypeVar("Model", bound=BaseModel)
 
 
-class YamlError(HarnessError):
+class YamlError(InputError):
     """A YAML file that does not parse or does not validate; `str()` is `file:line: field: message`."""
 
     def __init__(self, path: Path, line: int, message: str, label: str | None = None):
@@ -99,14 +99,14 @@ def load_yaml_model(path: str | Path, model: type[Model], *, what: str, shape: s
 
     `what` names the file kind in the unreadable-file message ("cannot read runbook X: ...");
     `shape` says what the top level must be when it is not a mapping. Every failure is one
-    HarnessError line: unreadable file, invalid YAML, duplicate key, wrong top level, or the
+    InputError line: unreadable file, invalid YAML, duplicate key, wrong top level, or the
     first validation error as `file:line: field: message`. `context` goes to pydantic's
     validators (e.g. the directory relative paths are resolved against)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise HarnessError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     data, root = parse_yaml(text, path)
     if not isinstance(data, dict):
         raise YamlError(path, 1, shape)

@@ -1,11 +1,13 @@
 """The LangGraph workflow: alignment → gate → interface → gate → operators → gate → accuracy →
 gate → performance → gate → done.
 
-Step nodes do all the work (evidence, checks, the journal's step records). Gate nodes only
-`interrupt()` and route on the reviewer's decision, which `harness.workflow.runs` has already
-written to the journal: approve goes on to the next step, reject loops back to the same step,
-which reads its new attempt number and the reason from the journal. A gate that auto-approves
-journals its own decision. LangGraph re-executing a gate on resume repeats nothing.
+Step nodes do all the work (evidence, checks, the journal's step records). Gate nodes route on
+the decision journaled on the step's current attempt (`harness.workflow.runs` writes it before
+it resumes the graph): approve goes on to the next step, reject loops back to the same step,
+which reads its new attempt number and the reason from the journal. Only when nobody has
+decided yet does a gate `interrupt()`. So the journal alone steers the graph: a gate re-executed
+on resume, or a graph rebuilt from the journal after its checkpoints were lost, repeats nothing
+and asks nothing twice. A gate that auto-approves journals its own decision.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from harness.errors import HarnessError
 from harness.record.gates import AUTO_APPROVER, AUTO_NOTE, attempt_of, last_rejection
 from harness.record.layout import RunLayout, utc_now
 from harness.record.models import GateDecision, RunInputs, RunState
@@ -67,15 +70,21 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
     slug = step.slug
 
     def gate(state: RunState) -> Command:
-        record = run.trajectory().record(slug)
-        if auto_approve:
+        trajectory = run.trajectory()
+        record = trajectory.record(slug)
+        decision = trajectory.decision(slug)
+        if decision is None and auto_approve:
             decision = GateDecision(decision="approve", by=AUTO_APPROVER, at=utc_now(), note=AUTO_NOTE,
                                     automatic=True, evidence_hash=record.evidence_hash, attempt=record.attempt)
             run.log(decision.decision, **decision_event(decision, slug))
-        else:
-            decision = GateDecision.model_validate(interrupt(
-                {"step": slug, "verdict": record.verdict.value, "report": record.report, "attempt": record.attempt}
-            ))
+        if decision is None:
+            # Resumed with the reviewer's decision, which is journaled by then; the journal is
+            # what counts, the value handed back only wakes the graph.
+            interrupt({"step": slug, "verdict": record.verdict.value, "report": record.report,
+                       "attempt": record.attempt})
+            decision = run.trajectory().decision(slug)
+            if decision is None:
+                raise HarnessError(f"run {run.run_id}: the {slug} gate was resumed without a journaled decision")
         return Command(goto=step.name if decision.decision == "reject" else following)
 
     return gate

@@ -1,9 +1,12 @@
-"""Start, decide, resume and inspect runs: what the CLI commands call.
+"""Start, decide, resume, repair and inspect runs: what the CLI commands call.
 
-Each call opens the workspace checkpointer, builds the graph for the run's inputs, advances it
-as far as it goes (to the next gate, or the end), then re-renders the reports from state and
-evidence on disk. One process at a time may advance a run (an flock on the run's lock file; the
-kernel drops it if the process is killed).
+Where a run stands is read from its journal (`Trajectory.position`); LangGraph's checkpoint is
+only a resume cache of that. Each call that advances a run opens the workspace checkpointer,
+puts the graph where the journal says the run stands when a killed process left the checkpoint
+behind, advances it as far as it goes (to the next gate, or the end), then re-renders the
+reports from the run's files. A lost or unreadable state file changes no report; `repair`
+rebuilds it from the journals. One process at a time may advance a run (an flock on the run's
+lock file; the kernel drops it if the process is killed).
 """
 
 from __future__ import annotations
@@ -16,22 +19,25 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.types import Command
+from pydantic import BaseModel
 
 from harness.errors import HarnessError
 from harness.record.gates import gate_view
 from harness.record.hashing import evidence_hash
 from harness.record.layout import RunLayout, Workspace, utc_now
-from harness.record.models import GateDecision, RunInputs, RunView, StepView
+from harness.record.models import GateDecision, ProcessView, ResumeView, RunInputs, RunView, StepView
 from harness.record.pins import pin_lines, verify_pins
-from harness.record.trajectory import decision_event
+from harness.record.processes import ProcessRecord, ProcessRegistry
+from harness.record.trajectory import Position, decision_event
 from harness.report.render import step_report, summary
 from harness.steps import STEPS
 from harness.steps.base import load_result
-from harness.util.files import tree_files, write_atomic
-from harness.workflow.checkpointer import open_checkpointer
+from harness.util.files import ensure_writable, tree_files, write_atomic
+from harness.workflow.checkpointer import StateUnreadable, existing_checkpointer, move_aside, open_checkpointer
 from harness.workflow.graph import build_graph, gate_name
 
 Progress = Callable[[str], None]
+SLUGS = [step.slug for step in STEPS]
 
 
 def _config(run_id: str) -> dict:
@@ -76,63 +82,116 @@ _held: set[str] = set()
 
 
 def busy_by(run: RunLayout) -> str | None:
-    """Who is advancing the run right now ('pid N'), or None."""
+    """Who is advancing the run right now ('pid N'), or None. Reads only (a shared lock on a
+    read-only descriptor), so it works on a read-only workspace too."""
     if not run.lock_file.is_file():
         return None
-    with open(run.lock_file, "a+") as fh:
+    with open(run.lock_file) as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            fh.seek(0)
             return fh.read().strip() or "another process"
         fcntl.flock(fh, fcntl.LOCK_UN)
     return None
 
 
-def _advance(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress) -> RunView:
-    with _exclusive(run), open_checkpointer(run.workspace) as saver:
-        app = build_graph(run, inputs, progress).compile(checkpointer=saver)
-        # durability="sync": a step's checkpoint is on disk before the next node starts.
-        app.invoke(payload, _config(run.run_id), durability="sync")
-        view = _view(run, inputs, app.get_state(_config(run.run_id)))
+# --------------------------------------------------------------------------- the graph, placed by the journal
+
+
+def _expected_next(position: Position) -> tuple[str, ...]:
+    """The node LangGraph's checkpoint must name next for the run to stand where its journal
+    says."""
+    if position.where == "finished":
+        return ()
+    if position.step is None:
+        return ("done",)
+    step = STEPS[SLUGS.index(position.step)]
+    return (gate_name(step),) if position.where == "at_gate" else (step.name,)
+
+
+def _place(app: Any, run: RunLayout, position: Position) -> None:
+    """Write a checkpoint that puts the graph where the journal says the run stands."""
+    config = _config(run.run_id)
+    if position.where == "finished":
+        app.update_state(config, {"run_id": run.run_id}, as_node="done")
+    elif position.step is None:
+        app.update_state(config, Command(goto="done"), as_node=gate_name(STEPS[-1]))
+    else:
+        step = STEPS[SLUGS.index(position.step)]
+        if position.where == "at_gate":
+            app.update_state(config, {"run_id": run.run_id}, as_node=step.name)
+        else:
+            app.update_state(config, Command(goto=step.name), as_node=gate_name(step))
+
+
+def _advance(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress, *, place: bool = True) -> RunView:
+    """Advance the graph with `payload`, then render the reports. With `place`, the graph is
+    first put where the journal says the run stands, if its checkpoint is elsewhere (left
+    behind by a killed process, lost, or ahead of a reopening)."""
+    with _exclusive(run):
+        if place:
+            _catch_up(run, inputs)
+        _invoke(run, inputs, payload, progress)
+        view = view_of(run, inputs)
     _render(run, view)
     return view
 
 
+def _invoke(run: RunLayout, inputs: RunInputs, payload: Any, progress: Progress) -> None:
+    with open_checkpointer(run.workspace) as saver:
+        app = build_graph(run, inputs, progress).compile(checkpointer=saver)
+        # durability="sync": a step's checkpoint is on disk before the next node starts.
+        app.invoke(payload, _config(run.run_id), durability="sync")
+
+
+def _writable(workspace: Workspace, run_id: str) -> None:
+    """Refuse before anything is recorded when the run's state or reports cannot be written."""
+    run = workspace.run(run_id)
+    ensure_writable(run.run_dir, "the run's state")
+    ensure_writable(run.reports_dir, "the run's reports")
+
+
 def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lambda m: None) -> RunView:
     """Record the run's inputs and advance it to the first gate (or the end, with auto-approve).
-    HarnessError when a run of that id exists."""
+    HarnessError when a run of that id exists, the workspace cannot be written or its state file
+    is corrupt — before anything of the run is written."""
     run = workspace.run(inputs.run_id)
     if run.exists():
         raise HarnessError(
             f"run {inputs.run_id!r} already exists; pick another --run-id or `harness resume {inputs.run_id}`"
         )
-    run.run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run.run_json.with_suffix(".tmp")
-    tmp.write_text(inputs.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, run.run_json)
+    check_workspace(workspace, inputs.run_id)
+    write_atomic(run.run_json, inputs.model_dump_json(indent=2) + "\n")
     run.log("run_started", feature=inputs.feature.id)
-    return _advance(run, inputs, _initial_state(inputs), progress)
+    return _advance(run, inputs, {"run_id": inputs.run_id}, progress, place=False)
 
 
-def _initial_state(inputs: RunInputs) -> dict:
-    return {"run_id": inputs.run_id}
+def check_workspace(workspace: Workspace, run_id: str | None = None) -> None:
+    """What `run` needs before it records anything: the state and reports dirs (the run's,
+    given `run_id`) are writable and the state file is readable. HarnessError (one line)
+    otherwise."""
+    if run_id is None:
+        ensure_writable(workspace.runs_dir, "run state")
+        ensure_writable(workspace.root / "reports", "reports")
+    else:
+        _writable(workspace, run_id)
+    with open_checkpointer(workspace):
+        pass
 
 
 def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None) -> RunView:
-    """Continue a run a killed process left mid-step; a run at a gate or finished is returned as is."""
+    """Continue a run a killed process left mid-step, from where its journal says it stands (a
+    lost resume cache is rebuilt on the way); a run at a gate or finished is returned as is."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
-        view = run_status(workspace, run_id)
+        view = view_of(run, inputs)
         if view.state != "interrupted":
             return view  # at a gate or finished: nothing to redo
+        _writable(workspace, run_id)
         verify_pins(inputs)  # the upstreams must still be what the run started on
         run.log("run_resumed")
-        # Killed before the first checkpoint (or the state file was replaced): start from the top;
-        # steps whose evidence is complete on disk are reused, not redone.
-        payload = None if view.checkpointed else _initial_state(inputs)
-        return _advance(run, inputs, payload, progress)
+        return _advance(run, inputs, None, progress)
 
 
 def decide(
@@ -148,17 +207,32 @@ def decide(
     """Approve or reject the gate the run waits at; then advance to the next gate. A rejection
     may name an earlier, already approved `step` instead (a reopening): that step reruns, and
     every step after it runs again once it is approved. HarnessError on a decision the run's
-    state does not allow (with what to do instead)."""
+    state does not allow (with what to do instead), and before anything is recorded when the
+    run cannot be written or its resume state is gone (`harness repair`)."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
+        _writable(workspace, run_id)
+        _require_resume_state(workspace, run, inputs)
         if step is not None and not approve:
-            view = run_status(workspace, run_id)
+            view = view_of(run, inputs)
             if step != view.waiting_at:
                 return _reopen_locked(run, inputs, view, step, by=by, reason=text, progress=progress)
         elif step is not None:
             raise HarnessError("--step is for reject only: approve decides the gate the run waits at")
         return _decide_locked(run, inputs, approve=approve, by=by, text=text, progress=progress)
+
+
+def _require_resume_state(workspace: Workspace, run: RunLayout, inputs: RunInputs) -> None:
+    """A decision needs a readable state file, and a run waiting at a gate its resume state:
+    refuse, pointing at `harness repair`, before anything is recorded (a run stopped mid-step is
+    `resume`d from the journal; a finished one is reopened from it)."""
+    resume = resume_view(workspace, run, inputs)
+    if resume.state == "corrupt" or (resume.state == "missing" and view_of(run, inputs).state == "waiting"):
+        raise HarnessError(
+            f"run {run.run_id}: its resume state is gone ({resume.note}); its sign-off record (journal, evidence, "
+            f"reports) is intact: `harness repair {run.run_id}` rebuilds the resume state from it"
+        )
 
 
 def _reopen_locked(run: RunLayout, inputs: RunInputs, view: RunView, slug: str, *, by: str, reason: str | None,
@@ -195,19 +269,15 @@ def _reopen_locked(run: RunLayout, inputs: RunInputs, view: RunView, slug: str, 
     decision = GateDecision(decision="reopen", by=by.strip(), at=utc_now(), evidence_hash=target.evidence_hash,
                             attempt=target.attempt, reason=reason.strip())
     # The later steps keep their decisions; reset, they have no record until they run again, so
-    # their gates show nothing (harness.record.gates.gate_view).
+    # their gates show nothing (harness.record.gates.gate_view). The graph follows the journal.
     run.log(decision.decision, **decision_event(decision, slug, reset=[s.slug for s in later]))
-    step_obj = next(s for s in STEPS if s.slug == slug)
-    with open_checkpointer(run.workspace) as saver:
-        app = build_graph(run, inputs, progress).compile(checkpointer=saver)
-        app.update_state(_config(run_id), Command(goto=step_obj.name), as_node=gate_name(step_obj))
     return _advance(run, inputs, None, progress)
 
 
 def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str, text: str | None,
                    progress: Progress) -> RunView:
     run_id = run.run_id
-    view = run_status(run.workspace, run_id)
+    view = view_of(run, inputs)
     if view.state != "waiting":
         what = {
             "finished": "it has finished",
@@ -232,6 +302,12 @@ def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str,
                 f"run {run_id}: evidence of {step.slug} changed since the step produced it; "
                 f"reject it to rerun the step instead of approving altered evidence"
             )
+        blocked = next((c for c in step.checks if c.unusable_input), None)
+        if blocked is not None:
+            raise HarnessError(
+                f"run {run_id}: {step.slug} cannot be approved: {blocked.name} did not run because an input is "
+                f"unusable ({blocked.reason}); fix the input, then reject the step to rerun it"
+            )
     elif not (text or "").strip():
         raise HarnessError("--reason must say why the step is rejected")
     decision = GateDecision(
@@ -244,22 +320,123 @@ def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str,
         reason=None if approve else text.strip(),
     )
     verify_pins(inputs)  # before the decision is recorded: the next step reads the upstreams
+    _catch_up(run, inputs)  # the graph waits at this gate before the decision moves it on
     run.log(decision.decision, **decision_event(decision, step.slug))  # the record first, the graph second
-    return _advance(run, inputs, Command(resume=decision.model_dump(mode="json")), progress)
+    return _advance(run, inputs, Command(resume=decision.model_dump(mode="json")), progress, place=False)
+
+
+def _catch_up(run: RunLayout, inputs: RunInputs) -> None:
+    """Put the graph where the journal says, if a killed process left its checkpoint behind."""
+    with open_checkpointer(run.workspace) as saver:
+        app = build_graph(run, inputs, lambda m: None).compile(checkpointer=saver)
+        position = run.trajectory().position(SLUGS)
+        if tuple(app.get_state(_config(run.run_id)).next) != _expected_next(position):
+            _place(app, run, position)
+
+
+# --------------------------------------------------------------------------- repair
+
+
+class Repaired(BaseModel):
+    """What `repair` did for one run: `rebuilt`, `unchanged` (the resume state already agreed
+    with the journal), `skipped` (another process advances it) or `failed` (what cannot be
+    rebuilt, and why)."""
+
+    run_id: str
+    outcome: str
+    detail: str
+
+
+def repair(workspace: Workspace, run_id: str | None = None) -> tuple[Path | None, list[Repaired]]:
+    """Rebuild LangGraph's resume state from the runs' journals: RUN's, or every run's. A
+    corrupt state file is first moved aside (returned; it held every run, so every run is
+    rebuilt). Nothing of a run's record is changed."""
+    moved = None
+    try:
+        with open_checkpointer(workspace):
+            pass
+    except StateUnreadable:
+        moved = move_aside(workspace)
+        run_id = None
+    run_ids = [run_id] if run_id else workspace.run_ids()
+    return moved, [_repair_run(workspace, rid) for rid in run_ids]
+
+
+def _repair_run(workspace: Workspace, run_id: str) -> Repaired:
+    run = workspace.run(run_id)
+    try:
+        inputs = load_inputs(run)
+    except HarnessError as exc:
+        return Repaired(run_id=run_id, outcome="failed", detail=f"cannot rebuild: {exc}")
+    if not run.journal.is_file():
+        return Repaired(run_id=run_id, outcome="failed",
+                        detail=f"cannot rebuild: its journal {run.journal} is gone, and with it the record of "
+                               f"what ran and who decided; its evidence is still under {run.reports_dir}")
+    try:
+        with _exclusive(run), open_checkpointer(workspace) as saver:
+            app = build_graph(run, inputs, lambda m: None).compile(checkpointer=saver)
+            trajectory = run.trajectory()
+            position = trajectory.position(SLUGS)
+            where = _describe(position)
+            notes = [f"{trajectory.torn_lines} torn journal line(s) ignored"] if trajectory.torn_lines else []
+            if position.where == "at_gate" and not (run.evidence_dir(position.step) / "step.json").is_file():
+                notes.append(f"the evidence of {position.step} is gone: reject it to rerun the step")
+            if tuple(app.get_state(_config(run_id)).next) == _expected_next(position):
+                return Repaired(run_id=run_id, outcome="unchanged",
+                                detail="; ".join([f"resume state already agrees with the journal: {where}", *notes]))
+            _place(app, run, position)
+    except HarnessError as exc:
+        return Repaired(run_id=run_id, outcome="skipped", detail=str(exc))
+    return Repaired(run_id=run_id, outcome="rebuilt",
+                    detail="; ".join([f"rebuilt from the journal: {where}", *notes]))
+
+
+def _describe(position: Position) -> str:
+    if position.where == "finished":
+        return "finished"
+    if position.where == "at_gate":
+        return f"waits at the {position.step} gate"
+    return f"continues with {position.step or 'its end'} on `harness resume`"
+
+
+# --------------------------------------------------------------------------- inspecting
 
 
 def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> RunView:
-    """The run as it stands. With `render`, the reports are re-rendered too, so the summary
-    shows what `status` shows (e.g. an approval invalidated by changed evidence)."""
+    """The run as it stands, with its resume cache inspected and the processes of its steps
+    still alive. With `render`, the reports are re-rendered too (unless another process is
+    advancing the run: it renders them), so the summary shows what `status` shows."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
-    with open_checkpointer(workspace) as saver:
-        app = build_graph(run, inputs, lambda m: None).compile(checkpointer=saver)
-        snapshot = app.get_state(_config(run_id))
-    view = _view(run, inputs, snapshot)
-    if render:
+    view = view_of(run, inputs, running=None if run.run_id in _held else busy_by(run))
+    view = view.model_copy(update={"resume": resume_view(workspace, run, inputs),
+                                   "processes": [_process_view(r) for r in ProcessRegistry(run.processes_dir).alive()]})
+    if render and view.running is None:
         _render(run, view)
     return view
+
+
+def resume_view(workspace: Workspace, run: RunLayout, inputs: RunInputs) -> ResumeView:
+    """Whether LangGraph's checkpoint puts the run where its journal says it stands."""
+    path = workspace.state_db
+    try:
+        with existing_checkpointer(workspace) as saver:
+            if saver is None:
+                return ResumeView(state="missing", note=f"{path} is missing")
+            snapshot = build_graph(run, inputs, lambda m: None).compile(checkpointer=saver).get_state(
+                _config(run.run_id))
+    except StateUnreadable as exc:
+        return ResumeView(state="corrupt", note=f"{path} is corrupt ({exc.problem})")
+    if snapshot.created_at is None:
+        return ResumeView(state="missing", note=f"{path} holds no checkpoint of this run")
+    if tuple(snapshot.next) == _expected_next(run.trajectory().position(SLUGS)):
+        return ResumeView(state="ok", note="agrees with the journal")
+    return ResumeView(state="stale", note="behind the journal (a process was killed); the next command puts it right")
+
+
+def _process_view(record: ProcessRecord) -> ProcessView:
+    return ProcessView(role=record.role, step=record.step, pid=record.pid, command=record.command,
+                       owner_pid=record.owner_pid, owner_running=record.owner_running)
 
 
 def reports(run: RunLayout, view: RunView) -> dict[Path, str]:
@@ -288,28 +465,19 @@ def _render(run: RunLayout, view: RunView) -> None:
         write_atomic(path, text)
 
 
-def _view(run: RunLayout, inputs: RunInputs, snapshot) -> RunView:
-    """The one place a RunView is built: the graph's position from its checkpoint, everything
-    else from the run's files (`view_of`)."""
-    waiting_at = None
-    for task in snapshot.tasks:
-        for intr in task.interrupts:
-            waiting_at = intr.value["step"]
-    running = None if run.run_id in _held else busy_by(run)
-    return view_of(run, inputs, waiting_at=waiting_at, checkpointed=bool(snapshot.values), running=running)
-
-
-def view_of(run: RunLayout, inputs: RunInputs, *, waiting_at: str | None = None, checkpointed: bool = True,
-            running: str | None = None) -> RunView:
-    """A RunView from run.json, the journal and the evidence tree, given where the graph stands
-    (`waiting_at`: the gate it waits at; `running`: who advances it now)."""
+def view_of(run: RunLayout, inputs: RunInputs, *, running: str | None = None) -> RunView:
+    """The one place a RunView is built: from run.json, the journal and the evidence tree alone
+    (`running`: who advances it now). Nothing here reads LangGraph's checkpoint, so a lost or
+    corrupt state file never changes a view or a report."""
     trajectory = run.trajectory()
-    if trajectory.finished_at:
+    position = trajectory.position(SLUGS)
+    waiting_at = position.step if position.where == "at_gate" and not inputs.auto_approve else None
+    if position.where == "finished":
         state = "finished"
-    elif waiting_at:
-        state = "waiting"
     elif running:
         state = "running"
+    elif waiting_at:
+        state = "waiting"
     else:
         state = "interrupted"  # a process stopped mid-step (or never got going): resume it
     steps = []
@@ -332,7 +500,7 @@ def view_of(run: RunLayout, inputs: RunInputs, *, waiting_at: str | None = None,
             recorded_hash=record.evidence_hash if record else None,
             evidence_hash=current,
             evidence_changed=bool(record) and current != record.evidence_hash,
-            gate=gate_view(history, record, current, waiting_at == slug),
+            gate=gate_view(history, trajectory.decision(slug), record, current, waiting_at == slug),
             history=history,
         ))
     return RunView(
@@ -341,8 +509,8 @@ def view_of(run: RunLayout, inputs: RunInputs, *, waiting_at: str | None = None,
         state=state,
         waiting_at=waiting_at,
         finished_at=trajectory.finished_at,
-        checkpointed=checkpointed,
         running=running,
         inputs=inputs,
         steps=steps,
+        torn_journal_lines=trajectory.torn_lines,
     )

@@ -123,3 +123,20 @@ def test_missing_file_and_non_mapping(tmp_path):
 def test_several_problems_are_counted(tmp_path):
     message = _error(tmp_path, VALID.replace("limit: 200", "limit: x\n    alpha: 7"))
     assert message.endswith("(and 1 more problem)")
+
+
+def test_margin_zero_selects_the_exact_mcnemar_rule(tmp_path):
+    from harness.evidence.accuracy import SampleRecord, decide_samples
+    from harness.stats.accuracy import RULE_EXACT_MCNEMAR
+
+    suite = _load(tmp_path, VALID.replace("limit: 200", "limit: 200\n    margin: 0")).accuracy[0]
+    assert suite.margin == 0
+
+    def rows(correct: list[bool]) -> list[SampleRecord]:
+        return [SampleRecord(doc_id=i, question_hash=str(i), target="", response=f"r{i}{c}", score=float(c),
+                             correct=c) for i, c in enumerate(correct)]
+
+    decision = decide_samples(rows([True] * 30 + [False] * 10), rows([True] * 29 + [False] * 11), suite)
+    assert decision.rule == RULE_EXACT_MCNEMAR and decision.margin == 0
+    assert _error(tmp_path, VALID.replace("limit: 200", "limit: 200\n    margin: -0.01")).endswith(
+        "accuracy[0].margin: Input should be greater than or equal to 0")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
-
-
-def one_line_error(proc, *fragments: str) -> None:
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("harness: error: "), proc.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
+from workflow_support import one_line_error
 
 
 def test_unknown_feature(project):
@@ -50,4 +48,97 @@ def test_gate_misuse_and_corrupt_state(project):
 
     state = project.workspace / ".harness/state.sqlite"
     state.write_bytes(b"this is not a database" * 100)
-    one_line_error(project.cli("status", "r", check=False, subprocess_=True), "state file", "corrupt")
+    one_line_error(project.cli("approve", "r", "--by", "a", check=False, subprocess_=True),
+                   "resume state is gone", "is corrupt", "harness repair r")
+
+
+def _read_only_prefix(directory: Path) -> list[str] | None:
+    """A command prefix under which `directory` is read-only, or None where this machine cannot
+    make it so. A normal user gets chmod; root ignores permissions, so root gets a private
+    read-only bind mount (unshare -m) that only the harness process sees."""
+    if os.geteuid() != 0:
+        for path in [directory, *directory.rglob("*")]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        return []
+    prefix = ["unshare", "-m", "--", "sh", "-c",
+              'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" && exec "$@"', str(directory)]
+    if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        return None
+    return prefix
+
+
+def test_read_only_reports_are_one_line_and_leave_the_run_intact(project):
+    project.cli(*project.run_args("--run-id", "ro"))
+    reports = project.workspace / "reports"
+    journal = project.workspace / ".harness/runs/ro/journal.jsonl"
+    before = journal.read_bytes()
+    prefix = _read_only_prefix(reports)
+    if prefix is None:
+        pytest.skip("cannot make a directory read-only here (root without mount namespaces)")
+    try:
+        for args in (("status", "ro"), ("approve", "ro", "--by", "alice"), project.run_args("--run-id", "ro2")):
+            proc = subprocess.run([*prefix, *project.command(*args)], capture_output=True, text=True, env=project.env,
+                                  timeout=240)
+            assert proc.returncode == 2, proc.stderr
+            one_line_error(proc)
+            assert "Read-only file system" in proc.stderr or "Permission denied" in proc.stderr, proc.stderr
+    finally:
+        for path in [reports, *reports.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    assert journal.read_bytes() == before, "nothing was recorded"
+    assert not (project.workspace / ".harness/runs/ro2").exists(), "no phantom run"
+    project.cli("approve", "ro", "--by", "alice")  # the run goes on once it can write
+    assert project.status("ro")["waiting_at"] == "02-interface"
+
+
+def test_a_run_refused_for_a_corrupt_state_file_leaves_no_phantom_run(project):
+    state = project.workspace / ".harness/state.sqlite"
+    state.parent.mkdir(parents=True)
+    state.write_bytes(b"not a database" * 200)
+    one_line_error(project.cli(*project.run_args("--run-id", "ph"), check=False, subprocess_=True),
+                   "state file", "is corrupt", "harness repair")
+    assert not (project.workspace / ".harness/runs/ph").exists()
+    assert "No runs in" in project.cli("status").stdout
+
+
+def test_a_relative_upstream_works_from_another_directory(project, monkeypatch):
+    monkeypatch.chdir(project.root)
+    args = project.run_args("--run-id", "rel")
+    args[args.index(str(project.new))] = "upstream-new"
+    args[args.index(str(project.old))] = "./upstream-old"
+    project.cli(*args)
+    inputs = project.status("rel")["inputs"]
+    assert (inputs["upstream"], inputs["from_upstream"]) == (str(project.new), str(project.old))
+    monkeypatch.chdir("/")
+    approved = project.cli("approve", "rel", "--by", "alice", subprocess_=True)
+    assert "Waiting at the 02-interface gate" in approved.stdout
+
+
+def test_changed_evidence_of_a_pending_step_fails_status(project):
+    project.cli(*project.run_args("--run-id", "t"))
+    assert project.cli("status", "t").returncode == 0
+    (project.reports("t") / "evidence/01-alignment/facts.json").write_text("{}\n")
+    proc = project.cli("status", "t", check=False)
+    assert proc.returncode == 1 and "evidence changed since the step produced it" in proc.stdout
+    assert project.cli("status", check=False).returncode == 1
+
+
+def test_a_full_disk_mid_step_is_one_line_and_the_run_resumes(project):
+    """The reports disk fills up while a step writes its evidence: one line, exit 2, and the run
+    stops mid-step with its record intact, to be resumed once there is room."""
+    reports = project.workspace / "reports"
+    reports.mkdir()
+    fill = 'mount -t tmpfs -o size=64k tmpfs "$0" && (cat /dev/zero > "$0/filler" 2>/dev/null; true) && exec "$@"'
+    prefix = ["unshare", "-m", "--", "sh", "-c", fill, str(reports)]
+    if os.geteuid() != 0 or shutil.which("unshare") is None or \
+            subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs root with mount namespaces to fill a disk")
+    proc = subprocess.run([*prefix, *project.command(*project.run_args("--run-id", "full"))], capture_output=True,
+                          text=True, env=project.env, timeout=240)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]  # after the progress line of the step it stopped in
+    assert last.startswith("harness: error: cannot write") and "No space left on device" in last, proc.stderr
+    assert "harness resume" in last
+    status = project.status("full")
+    assert status["state"] == "interrupted"
+    assert "Waiting at the 01-alignment gate" in project.cli("resume", "full").stdout

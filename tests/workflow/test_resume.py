@@ -50,8 +50,14 @@ def test_sigkill_mid_step_then_resume(project):
     smoke_log = staging / "smoke/smoke.jsonl"
     _wait_for(lambda: smoke_log.is_file() and smoke_log.stat().st_size > 0, "the smoke test to be under way")
     server_pid = json.loads((staging / "server/server.json").read_text())["pid"]
-    # while it runs, nobody else may advance the run, and status says who is on it
-    assert project.status("crash")["state"] == "running"
+    # while it runs, nobody else may advance the run, and status says who is on it and what runs
+    status = project.status("crash")
+    assert status["state"] == "running"
+    [engine] = status["processes"]
+    assert (engine["role"], engine["pid"], engine["step"]) == ("engine", server_pid, "02-interface")
+    assert engine["owner_pid"] == approving.pid and engine["owner_running"] is True
+    human = project.cli("status", "crash").stdout
+    assert f"process alive: engine pid {server_pid} (02-interface) — started by harness pid {approving.pid}" in human
     busy = project.cli("approve", "crash", "--by", "bob", check=False)
     assert busy.returncode == 2 and f"is being advanced by pid {approving.pid}" in busy.stderr
     approving.send_signal(signal.SIGKILL)

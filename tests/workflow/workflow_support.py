@@ -261,3 +261,12 @@ class Project:
 
         path = self.workspace / ".harness" / "runs" / run_id / "journal.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
+    """The command failed with one line on stderr, `harness: error: ...`, holding `fragments`."""
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("harness: error: "), proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]

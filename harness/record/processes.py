@@ -1,0 +1,114 @@
+"""Every process a step starts (the engine, bench_serving) is part of the run's record: one file
+per process group under `.harness/runs/<run-id>/processes/`, written when it starts and removed
+once it is stopped. A file that outlives its harness process names an orphan (the harness was
+killed with SIGKILL, or the machine lost power): any later command on the workspace stops it
+(`sweep`), and `status` lists what is still alive.
+
+A recorded group is signalled only while it provably is the one started: its leader has the
+recorded start time (a recycled pid never matches), or the leader is gone and members of its
+group remain (a group id is never reused while the group exists). Groups whose harness is still
+running belong to it and are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from harness.record.layout import Workspace, utc_now
+from harness.util.files import write_atomic
+from harness.util.processes import kill_recorded_group, recorded_group_alive, running, start_time, wait_group_gone
+
+Role = str  # "engine", "bench_serving", ...
+
+
+class ProcessRecord(BaseModel):
+    """A process group a step started, and the harness process that owns it."""
+
+    role: Role
+    step: str | None = None
+    command: list[str]
+    pid: int  # the group's leader; pgid == pid (start_new_session)
+    start_time: float | None
+    owner_pid: int
+    owner_start_time: float | None
+    started_at: str
+
+    @property
+    def owner_running(self) -> bool:
+        """Whether the harness process that started it still runs (and so still owns it)."""
+        return running(self.owner_pid, self.owner_start_time)
+
+    @property
+    def alive(self) -> bool:
+        """Whether its group still has members."""
+        return recorded_group_alive(self.pid, self.pid, self.start_time)
+
+    def describe(self) -> str:
+        """One line: `engine pid 123 (02-interface): python -m ...`."""
+        where = f" ({self.step})" if self.step else ""
+        return f"{self.role} pid {self.pid}{where}: {' '.join(self.command)[:120]}"
+
+
+class ProcessRegistry:
+    """The process files of one run (`directory`), for processes started by step `step`."""
+
+    def __init__(self, directory: Path, step: str | None = None):
+        self.directory = Path(directory)
+        self.step = step
+
+    def _path(self, pid: int) -> Path:
+        return self.directory / f"{pid}.json"
+
+    def add(self, process: subprocess.Popen, role: Role, command: list[str]) -> ProcessRecord:
+        """Record a just-started process group (its leader `process`, in a session of its own)."""
+        me = os.getpid()
+        record = ProcessRecord(role=role, step=self.step, command=[str(c) for c in command], pid=process.pid,
+                               start_time=start_time(process.pid), owner_pid=me, owner_start_time=start_time(me),
+                               started_at=utc_now())
+        write_atomic(self._path(process.pid), record.model_dump_json(indent=2) + "\n")
+        return record
+
+    def remove(self, process: subprocess.Popen) -> None:
+        """Forget a group the lifecycle has stopped."""
+        self._path(process.pid).unlink(missing_ok=True)
+
+    def records(self) -> list[tuple[Path, ProcessRecord]]:
+        """Every recorded group (unreadable files, torn by a kill mid-write, are skipped)."""
+        if not self.directory.is_dir():
+            return []
+        found = []
+        for path in sorted(self.directory.glob("*.json")):
+            try:
+                found.append((path, ProcessRecord.model_validate_json(path.read_text(encoding="utf-8"))))
+            except (OSError, ValueError):
+                continue
+        return found
+
+    def sweep(self) -> list[ProcessRecord]:
+        """Stop every recorded group whose harness process is gone; forget groups that are
+        gone. Returns the groups it stopped."""
+        stopped = []
+        for path, record in self.records():
+            if record.owner_running:
+                continue  # its harness still runs it
+            if kill_recorded_group(record.pid, record.pid, record.start_time):
+                wait_group_gone(record.pid, 5)
+                stopped.append(record)
+            if not record.alive:
+                path.unlink(missing_ok=True)
+        return stopped
+
+    def alive(self) -> list[ProcessRecord]:
+        """The recorded groups that still have members."""
+        return [record for _, record in self.records() if record.alive]
+
+
+def sweep_workspace(workspace: Workspace) -> list[tuple[str, ProcessRecord]]:
+    """Stop every process group a killed harness left running in any run of the workspace;
+    returns (run id, record) of each one stopped."""
+    return [(run_id, record) for run_id in workspace.run_ids()
+            for record in ProcessRegistry(workspace.run(run_id).processes_dir).sweep()]
