@@ -147,14 +147,12 @@ def absolute_spec(spec: str) -> str:
 def _check_feature_file(feature: str, feature_dirs: list[Path]) -> None:
     """A feature named by file (path, or ID in the feature dirs) must validate, reported as
     `file:line: field: message`, before anything else runs."""
-    from harness.knowledge.features import FeatureFile, feature_files  # cost: the knowledge models
-    from harness.util.yamlfile import load_yaml_model
+    from harness.knowledge.features import feature_files, load_feature_file  # cost: the knowledge models
 
     as_path = Path(feature)
     path = as_path if as_path.suffix in (".yaml", ".yml") and as_path.is_file() else feature_files(feature_dirs).get(feature)
     if path is not None:
-        load_yaml_model(path, FeatureFile, what="feature file",
-                        shape="a feature file must be a mapping (name, upstream, ...)")
+        load_feature_file(path)
 
 
 def _new_run_id(workspace: Workspace, feature_id: str) -> str:

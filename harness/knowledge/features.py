@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import HarnessError
 from harness.knowledge.upstream import UpstreamSource
-from harness.util.yamlfile import YamlError, load_yaml_model
+from harness.util.yamlfile import load_yaml_model
 
 
 class FeatureSpec(BaseModel):
@@ -58,13 +58,8 @@ class FeatureFile(BaseModel):
 
 def load_feature_file(path: Path, feature_id: str | None = None) -> FeatureSpec:
     """A feature file as a FeatureSpec (id: `feature_id` or the file's stem). HarnessError
-    `feature file PATH: field: message (line N)` on anything wrong with it."""
-    try:
-        spec = load_yaml_model(path, FeatureFile, what="feature file",
-                               shape="a feature file must be a mapping (name, upstream, ...)")
-    except YamlError as exc:
-        where = f"{exc.label}: " if exc.label else ""
-        raise HarnessError(f"feature file {path}: {where}{exc.message} (line {exc.line})") from None
+    `PATH:LINE: field: message` (util.yamlfile) on anything wrong with it."""
+    spec = load_yaml_model(path, FeatureFile, what="feature file", shape="a feature file must be a mapping (name, upstream, ...)")
     return FeatureSpec(
         id=feature_id or path.stem,
         source="feature_file",

@@ -106,7 +106,7 @@ def test_example_feature_files_load_and_bad_ones_say_what_is_wrong(tmp_path):
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nupstream:\n  symbol: [a.b]\n")
-    with pytest.raises(HarnessError, match=r"bad.yaml: upstream.symbol: Extra inputs are not permitted"):
+    with pytest.raises(HarnessError, match=r"bad.yaml:3: upstream.symbol: Extra inputs are not permitted"):
         load_feature_file(bad)
     bad.write_text("name: x\ndescription: nothing named\n")
     with pytest.raises(HarnessError, match="name upstream.symbols, upstream.paths or commits"):
