@@ -191,3 +191,59 @@ def index_command(upstream: str = typer.Argument(..., help="Upstream SPEC to ind
         _emit({"command": "index", "upstream": source.label, "modules": len(source.files), "parsed_now": parsed, "seconds": seconds, "unparsable": broken, "findings": []})
         return
     out.print(f"{len(source.files)} modules, {parsed} parsed now, {seconds} s" + (f"; {len(broken)} do not parse: {', '.join(broken[:5])}" if broken else ""))
+
+
+@app.command("port")
+def port_command(
+    plugin: Path = PLUGIN,
+    from_spec: str = typer.Option(..., "--from", help="The upstream SPEC the plugin's copies were taken from, or 'auto' (the sglang version the plugin declares, if in the wheel cache)."),
+    to_spec: str = typer.Option(..., "--to", help="The upstream SPEC to port the copies to."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Directory for port.md (default: none with --json, else the current directory)."),
+    apply: bool = typer.Option(False, "--apply", help="Commit the merges (conflicts marked) on a new branch of the plugin's git repository, through a temporary worktree; prints the branch."),
+    as_json: bool = JSON,
+) -> None:
+    """Re-port stale copies: carry upstream's change into each REPLACE hook or patched
+    function that copies an upstream function, by a three-way merge (git merge-file). Exit 0
+    when every copy merged clean or was unchanged, 1 when a conflict, an undefined name or a
+    stale signature remains, 2 on bad input."""
+    from harness.errors import HarnessError
+    from harness.knowledge.drift import declared_baseline
+    from harness.knowledge.port import apply_ports, port_plugin, write_port_report
+
+    if from_spec == "auto":
+        old, note = declared_baseline(plugin) if plugin.is_dir() else (None, None)
+        if old is None:
+            raise HarnessError(f"--from auto: {note or f'{plugin} declares no sglang version'}; pass --from SPEC")
+    else:
+        old = _upstream(from_spec)
+    new = _upstream(to_spec)
+    with step(f"porting copies in {plugin}"):
+        report = port_plugin(plugin, old, new)
+    branch = apply_ports(report) if apply else None
+    if as_json:
+        written = write_port_report(report, out_dir) if out_dir else None
+        _emit({"command": "port", "plugin": report.plugin, "from": report.from_label, "to": report.to_label, "threshold": report.threshold,
+               "branch": branch, "files": [str(written)] if written else [], "ports": [p.model_dump(mode="json") for p in report.ports]})
+        raise typer.Exit(report.exit_code)
+    from rich.table import Table
+
+    table = Table(title=f"Copies of upstream functions, {report.from_label} → {report.to_label}")
+    for column in ("status", "target", "copy", "where", "similar", "needs"):
+        table.add_column(column, overflow="fold")
+    for p in report.ports:
+        style = {"conflict": "red", "missing": "red", "clean": "green"}.get(p.status, "")
+        needs = [f"import {u.name}" + (f" ({u.upstream_import})" if u.upstream_import else "") for u in p.undefined_names]
+        if p.signature_change:
+            needs.append(f"signature {p.signature_change.before} -> {p.signature_change.after}" + ("" if p.signature_change.copy_fits else " (copy stale)"))
+        if p.successor:
+            needs.append(f"successor {p.successor}")
+        table.add_row(f"[{style}]{p.status}[/{style}]" if style else p.status, p.target, p.plugin_function or "", f"{p.file}:{p.line}",
+                      f"{p.similarity:.2f}" + (f" (better: {p.best_match})" if p.best_match else ""), "; ".join(needs))
+    out.print(table)
+    written = write_port_report(report, out_dir or Path.cwd())
+    counts = {status: sum(1 for p in report.ports if p.status == status) for status in ("clean", "conflict", "unchanged", "not_a_copy", "missing")}
+    out.print(", ".join(f"{n} {status}" for status, n in counts.items() if n) or "no copies of upstream functions found")
+    out.print(f"wrote {written}")
+    if apply:
+        out.print(f"merges committed on branch {branch}" if branch else "nothing merged: no branch written")
+    raise typer.Exit(report.exit_code)

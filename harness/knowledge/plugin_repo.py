@@ -107,7 +107,7 @@ class Dependency:
     scope: Scope = "module"  # runs at import, inside a function, or only after hooks were applied
     scope_reason: str | None = None
     hook_type: str | None = None
-    hook: str | None = None  # the hook callable's path in the plugin
+    hook: str | None = None  # the plugin callable's path: the hook's, or the one a patch sets
     params: tuple[Param, ...] | None = None  # the plugin callable's signature (hook, override)
     bound: bool = False  # params start with self/cls that the runtime passes
     passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes

@@ -851,7 +851,8 @@ class _Scanner:
             owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
             if is_upstream(owner) and isinstance(attr, str):
-                self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr")
+                value = self.qualify(module, dotted(call.args[2]), env) if len(call.args) > 2 else None
+                self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=None if is_upstream(value) else value)
             elif ctx.cls is not None and isinstance(call.args[0], ast.Name) and call.args[0].id == ctx.self_name:
                 if isinstance(attr, str):
                     ctx.cls.names.add(attr)
@@ -983,7 +984,8 @@ class _Scanner:
         if isinstance(target, ast.Attribute):
             owner = self.qualify(module, dotted(target.value), env)
             if is_upstream(owner):
-                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign")
+                value = self.qualify(module, dotted(stmt.value), env) if getattr(stmt, "value", None) is not None else None
+                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=None if is_upstream(value) else value)
             elif dotted(target.value) in ("server_args", "args") and owner is None:
                 self._dependency("server_arg", f"sglang.srt.server_args.ServerArgs.{target.attr}", module, stmt, ctx, name=target.attr)
         elif isinstance(target, ast.Subscript):
