@@ -26,6 +26,7 @@ import tempfile
 import textwrap
 import tokenize
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -153,7 +154,7 @@ def port_plugin(plugin: Path, old: UpstreamSource, new: UpstreamSource, compare_
         raise HarnessError(f"{plugin / dep.file}:{dep.line}: {dep.expression}; copies in it cannot be found")
     others = _other_releases(old, new) if compare_releases else []
     ports = []
-    trees: dict[str, tuple[ast.Module, list[str]]] = {}
+    trees: dict[str, _File] = {}
     for dep in sorted(_copy_candidates(scan), key=lambda d: (d.file, d.line)):
         copy = _plugin_function(scan, dep.hook, trees)
         if copy is None:
@@ -206,11 +207,10 @@ def _port_one(dep, copy: _Copy, scan: PluginScan, old_index: SymbolIndex, new_in
         return port
     merged, conflicts = merge_file(copy.text, base, theirs, labels=(f"plugin {copy.path}", f"upstream {old_index.source.label}", f"upstream {new_index.source.label}"))
     port.status, port.conflicts, port.merged = ("conflict" if conflicts else "clean"), conflicts, merged
-    port.patch = _file_patch(scan.root, copy, merged)
+    port.patch = _file_patch(trees[copy.file].lines, copy, merged)
     # a conflicted text does not parse: what upstream's side needs is listed instead
     needs = merged if not conflicts else theirs
-    module_tree, _ = trees[copy.file]
-    port.undefined_names = _undefined(needs, module_tree, copy.file, after.module, new_index)
+    port.undefined_names = _undefined(needs, trees[copy.file].bound, after.module, new_index)
     port.signature_change = _signature_change(before.info, after.info, _params_of(merged) if not conflicts else copy.params)
     return port
 
@@ -254,6 +254,22 @@ def _with_newline(text: str) -> str:
 # ----------------------------------------------------------------------------- plugin side
 
 
+@dataclass
+class _File:
+    """A plugin file, parsed once for all the copies in it."""
+
+    tree: ast.Module
+    lines: list[str]
+    bound: frozenset[str] | None  # names bound at module level; None when `import *` may bind any
+
+    @classmethod
+    def read(cls, root: Path, file: str) -> _File:
+        source = (root / file).read_text(encoding="utf-8", errors="replace")
+        tree = ast.parse(source)
+        table = extract_module("plugin", file, b"", False, tree=tree)
+        return cls(tree, source.splitlines(keepends=True), None if table.star_imports else frozenset(table.names))
+
+
 def _plugin_function(scan: PluginScan, path: str | None, trees: dict) -> _Copy | None:
     """The plugin function at dotted `path` ("pkg.mod.func" or "pkg.mod.Class.method")."""
     if not path:
@@ -266,10 +282,9 @@ def _plugin_function(scan: PluginScan, path: str | None, trees: dict) -> _Copy |
     else:
         return None
     if module.file not in trees:
-        source = (scan.root / module.file).read_text(encoding="utf-8", errors="replace")
-        trees[module.file] = (ast.parse(source), source.splitlines(keepends=True))
-    tree, lines = trees[module.file]
-    body, node = tree.body, None
+        trees[module.file] = _File.read(scan.root, module.file)
+    lines = trees[module.file].lines
+    body, node = trees[module.file].tree.body, None
     for name in parts[cut:]:
         node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name), None)
         if node is None:
@@ -290,7 +305,8 @@ def _params_of(text: str) -> tuple[Param, ...]:
 # ----------------------------------------------------------------------------- similarity
 
 
-def _tokens(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[str, ...]:
     """Normalised tokens of a function: no def name, comments, docstring or layout (the text
     starts at the def line, so decorators are not in it)."""
     source = textwrap.dedent(text)
@@ -301,13 +317,13 @@ def _tokens(text: str) -> list[str]:
             docstring = range(body[0].lineno, body[0].end_lineno + 1)
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndexError, AttributeError):
-        return source.split()
+        return tuple(source.split())
     out: list[str] = []
     for token in tokens:
         if token.type in _LAYOUT or (token.type == tokenize.STRING and token.start[0] in docstring):
             continue
         out.append("<name>" if out and out[-1] == "def" else token.string)  # the copy's own name does not count
-    return out
+    return tuple(out)
 
 
 _LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
@@ -380,10 +396,18 @@ def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str] =
     return merged, status
 
 
-def _file_patch(root: Path, copy: _Copy, merged: str) -> str:
-    before = (root / copy.file).read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-    after = before[: copy.lineno - 1] + merged.splitlines(keepends=True) + before[copy.end_lineno :]
-    return "".join(difflib.unified_diff(before, after, f"a/{copy.file}", f"b/{copy.file}"))
+def _file_patch(lines: list[str], copy: _Copy, merged: str) -> str:
+    """Unified diff of the plugin file with the copy replaced by `merged`. Only the copy and
+    three lines around it are diffed (a file may hold many copies); hunk headers are shifted
+    back to file line numbers."""
+    start = max(copy.lineno - 1 - 3, 0)
+    before = lines[start : copy.end_lineno + 3]
+    after = lines[start : copy.lineno - 1] + merged.splitlines(keepends=True) + lines[copy.end_lineno : copy.end_lineno + 3]
+    diff = "".join(difflib.unified_diff(before, after, f"a/{copy.file}", f"b/{copy.file}"))
+    return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + start}{m[2] or ''} +{int(m[3]) + start}{m[4] or ''} @@", diff)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
 
 
 def _diff(a: str, b: str, a_label: str, b_label: str) -> str:
@@ -393,17 +417,17 @@ def _diff(a: str, b: str, a_label: str, b_label: str) -> str:
 # ----------------------------------------------------------------------------- what the merge cannot see
 
 
-def _undefined(text: str, module_tree: ast.Module, file: str, upstream_module: str, index: SymbolIndex) -> list[UndefinedName]:
+def _undefined(text: str, module_names: frozenset[str] | None, upstream_module: str, index: SymbolIndex) -> list[UndefinedName]:
     """Free names of the function in `text` (annotations and defaults included) that the
-    plugin module binds nowhere at module level and that are not builtins."""
+    plugin module (`module_names`: what it binds at module level; None when a star import may
+    bind anything) does not bind and that are not builtins."""
     try:
         function = ast.parse(textwrap.dedent(text)).body[0]
     except (SyntaxError, IndexError):
         return []
-    table = extract_module("plugin", file, b"", False, tree=module_tree)
-    if table.star_imports:
-        return []  # `from x import *` may bind anything
-    bound = set(table.names) | _BUILTINS | _locals(function)
+    if module_names is None:
+        return []
+    bound = module_names | _BUILTINS | _locals(function)
     used = dict.fromkeys(n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
     upstream = index.table(upstream_module)
     return [UndefinedName(name=name, upstream_import=_import_statement(name, upstream_module, upstream.names.get(name) if upstream else None)) for name in used if name not in bound]

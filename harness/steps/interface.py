@@ -16,6 +16,7 @@ from harness.evidence.runbook import Runbook, SmokeSpec
 from harness.evidence.server import RunningServer
 from harness.evidence.smoke import Exchange, read_exchanges, run_smoke
 from harness.knowledge.findings import Finding, Status
+from harness.knowledge.port import Port, port_plugin
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import RunInputs
 from harness.knowledge.sources import platform_map
@@ -24,6 +25,8 @@ from harness.steps.served import ServedStep
 
 TARGET_KINDS = {"hook", "patch", "kernel", "attention_backend", "server_arg"}
 STATIC = "static_findings.json"
+# `harness port --json`'s document ({"ports": [...]}); the porting agent starts from it
+PORT = "port.json"
 
 
 class InterfaceStep(ServedStep):
@@ -46,8 +49,13 @@ class InterfaceStep(ServedStep):
             findings.sort(key=lambda f: (f.kind, f.target, f.file or "", f.line or 0))
             ctx.write_json(STATIC, [f.model_dump(mode="json") for f in findings])
             facts["static_counts"] = _counts(findings)
+        commands = [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        if ctx.old_upstream is not None:
+            ctx.progress("re-porting copies of upstream functions")
+            facts.update(_collect_ports(ctx))
+            commands.append(f"harness port --plugin {ctx.plugin} --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --json")
         ctx.progress("smoke test: starting the runbook's server")
-        return facts, [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        return facts, commands
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         run_smoke(server, runbook.smoke, ctx.evidence_dir / "smoke")
@@ -57,9 +65,10 @@ class InterfaceStep(ServedStep):
         facts = read_facts(evidence_dir)
         if "knowledge_error" in facts:
             reason = facts["knowledge_error"]
-            return [not_run("interface.targets_resolve", reason), not_run("interface.override_signatures", reason)]
+            return [not_run("interface.targets_resolve", reason), not_run("interface.override_signatures", reason),
+                    stale_copies_check(evidence_dir, facts, inputs.from_upstream is not None)]
         findings = [Finding.model_validate(f) for f in json.loads((evidence_dir / STATIC).read_text())]
-        return [targets_check(findings, facts["upstream"]), overrides_check(findings, facts["upstream"])]
+        return [targets_check(findings, facts["upstream"]), overrides_check(findings, facts["upstream"]), stale_copies_check(evidence_dir, facts, inputs.from_upstream is not None)]
 
     def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
         log = evidence_dir / "smoke" / "smoke.jsonl"
@@ -100,6 +109,55 @@ def targets_check(findings: list[Finding], upstream: str) -> Check:
         evidence=[STATIC],
         metrics={"live_targets": len(live), "missing": 0},
     )
+
+
+def _collect_ports(ctx: StepContext) -> dict[str, Any]:
+    """Run the port analysis from --from to --upstream; write port.json and return the facts the
+    report shows (or why it did not run)."""
+    try:
+        report = port_plugin(ctx.plugin, ctx.old_upstream, ctx.upstream)
+    except Exception as exc:  # noqa: BLE001 — a plugin file that does not parse, git missing: not run, with the reason
+        return {"port_error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+    ctx.write_json(PORT, {"ports": [p.model_dump(mode="json") for p in report.ports]})
+    return {"ports": [
+        {"target": p.target, "status": p.status, "similarity": p.similarity, "plugin_function": p.plugin_function, "where": f"{p.file}:{p.line}",
+         "conflicts": p.conflicts, "undefined_names": [u.name for u in p.undefined_names],
+         "signature": f"{p.signature_change.before} -> {p.signature_change.after}" if p.signature_change else None,
+         "patch": p.patch or p.upstream_diff}
+        for p in report.ports
+    ]}
+
+
+def stale_copies_check(evidence_dir: Path, facts: dict[str, Any], has_from: bool) -> Check:
+    """interface.stale_copies: every copy of an upstream function in the plugin (a REPLACE hook
+    or a patched function) merged clean with the upstream change, or upstream did not change
+    it; failed while a conflict, an undefined name or a stale signature remains. Read from
+    port.json alone."""
+    name = "interface.stale_copies"
+    if "port_error" in facts:
+        return not_run(name, f"the port analysis did not run: {facts['port_error']}")
+    if not has_from:
+        return not_run(name, "the run has no --from: which release the plugin's copies were taken from is unknown")
+    if not (evidence_dir / PORT).is_file():
+        return not_run(name, f"{PORT} is missing from the evidence")
+    ports = [Port.model_validate(p) for p in json.loads((evidence_dir / PORT).read_text())["ports"]]
+    copies = [p for p in ports if p.status in ("clean", "conflict", "unchanged")]
+    if not copies:
+        return not_run(name, "the plugin carries no copy of an upstream function (REPLACE hook or patched function)")
+    open_ = [p for p in copies if p.needs_work]
+    metrics = {status: sum(1 for p in copies if p.status == status) for status in ("clean", "conflict", "unchanged")}
+    if open_:
+        def why(p: Port) -> str:
+            parts = ([f"{p.conflicts} conflicts"] if p.status == "conflict" else []) + [f"needs {u.name}" for u in p.undefined_names]
+            if p.signature_change and not p.signature_change.copy_fits:
+                parts.append(f"signature {p.signature_change.after} not taken")
+            return f"{p.target} ({', '.join(parts)})"
+        return Check(name=name, status=CheckStatus.failed, evidence=[PORT], metrics={**metrics, "open": len(open_)},
+                     reason=f"{len(open_)} of {len(copies)} copies of upstream functions still need work: " + "; ".join(why(p) for p in open_[:5]))
+    clean = metrics["clean"]
+    return Check(name=name, status=CheckStatus.passed, evidence=[PORT], metrics=metrics,
+                 reason=f"{clean} of {len(copies)} copies merged clean with the upstream change (apply with `harness port --apply`), {metrics['unchanged']} unchanged upstream"
+                 if clean else f"upstream left all {len(copies)} copied functions unchanged")
 
 
 def overrides_check(findings: list[Finding], upstream: str) -> Check:

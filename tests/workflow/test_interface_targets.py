@@ -33,3 +33,30 @@ def test_missing_still_fails_and_all_known_still_passes():
     assert missing.status is CheckStatus.failed
     passed = targets_check([_hook("a.b", Status.ok), _hook("c.d", Status.moved)], CTX.upstream.label)
     assert passed.status is CheckStatus.passed
+
+
+def _port_evidence(tmp_path, *ports: dict):
+    import json
+
+    from harness.steps.interface import PORT
+
+    base = {"kind": "hook", "file": "p/hooks.py", "line": 3, "end_line": 9, "registered_at": "p/hooks.py:2", "hook_type": "REPLACE"}
+    (tmp_path / PORT).write_text(json.dumps({"ports": [{**base, **p} for p in ports]}))
+    return tmp_path
+
+
+def test_stale_copies_fail_on_a_conflict_or_an_undefined_name_and_pass_when_merged_clean(tmp_path):
+    from harness.steps.interface import stale_copies_check
+
+    clean = {"target": "a.f", "status": "clean", "similarity": 0.95, "merged": "def f(): ...\n"}
+    conflict = {"target": "a.g", "status": "conflict", "conflicts": 2, "similarity": 0.9}
+    needs = {"target": "a.h", "status": "clean", "similarity": 0.9, "undefined_names": [{"name": "all_gather_single", "upstream_import": "from x import all_gather_single"}]}
+    failed = stale_copies_check(_port_evidence(tmp_path, clean, conflict, needs), {}, has_from=True)
+    assert failed.status is CheckStatus.failed and failed.evidence == ["port.json"]
+    assert "a.g (2 conflicts)" in failed.reason and "a.h (needs all_gather_single)" in failed.reason and "a.f" not in failed.reason
+    passed = stale_copies_check(_port_evidence(tmp_path, clean, {"target": "a.u", "status": "unchanged", "similarity": 1.0}), {}, has_from=True)
+    assert passed.status is CheckStatus.passed and passed.metrics == {"clean": 1, "conflict": 0, "unchanged": 1}
+    only_own_code = stale_copies_check(_port_evidence(tmp_path, {"target": "a.n", "status": "not_a_copy", "similarity": 0.2}), {}, has_from=True)
+    assert only_own_code.status is CheckStatus.not_run and "no copy" in only_own_code.reason
+    assert stale_copies_check(tmp_path, {}, has_from=False).status is CheckStatus.not_run
+    assert "does not parse" in stale_copies_check(tmp_path, {"port_error": "HarnessError: x.py:1: does not parse"}, has_from=True).reason
