@@ -61,24 +61,32 @@ def function_text(index, target: str) -> tuple[str, str] | None:
 
 
 def device_edit(text: str, name: str) -> str | None:
-    """The function renamed to `name` with one line inserted before the middle statement of
-    its body (a docstring is not a statement to edit), or None when it does not parse."""
+    """The function renamed to `name` with one line inserted before the statement nearest the
+    middle of its body that can take one (a docstring is not a statement to edit), or None."""
     try:
         node = ast.parse(text).body[0]
     except (SyntaxError, IndexError):
         return None
     statements = [s for s in ast.walk(node) if isinstance(s, ast.stmt) and s is not node
                   and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
-    lines = text.splitlines(keepends=True)
-    lines[0] = lines[0].replace(f"def {node.name}(", f"def {name}(", 1)
-    if not statements:
-        return None
-    target = sorted(statements, key=lambda s: s.lineno)[len(statements) // 2]
-    indent = lines[target.lineno - 1][: len(lines[target.lineno - 1]) - len(lines[target.lineno - 1].lstrip())]
-    if indent.strip() or target.col_offset != len(indent):
-        return None  # a statement sharing its line (`if x: y`): no line of its own to edit before
-    lines.insert(target.lineno - 1, f"{indent}{EDIT}\n")
-    return "".join(lines)
+    head = text.splitlines(keepends=True)
+    head[0] = head[0].replace(f"def {node.name}(", f"def {name}(", 1)
+    ordered = sorted(statements, key=lambda s: s.lineno)
+    middle = len(ordered) // 2
+    # from the middle outwards, the first statement a line can go before (not an `elif`, not
+    # one sharing its line)
+    for target in sorted(ordered, key=lambda s: abs(ordered.index(s) - middle)):
+        line = head[target.lineno - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        if indent.strip() or target.col_offset != len(indent):
+            continue
+        lines = [*head[: target.lineno - 1], f"{indent}{EDIT}\n", *head[target.lineno - 1 :]]
+        try:
+            ast.parse("".join(lines))
+        except SyntaxError:
+            continue
+        return "".join(lines)
+    return None
 
 
 def write_plugin(root: Path, copies: list[tuple[str, str]]) -> None:
