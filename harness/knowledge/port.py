@@ -102,8 +102,10 @@ class Port(BaseModel):
 
     @property
     def needs_work(self) -> bool:
-        """Conflict, undefined names, or a signature the merged copy does not take."""
-        return self.status == "conflict" or bool(self.undefined_names) or bool(self.signature_change and not self.signature_change.copy_fits)
+        """Conflict, undefined names, a signature the merged copy does not take, or a copy
+        whose upstream original is gone (it must move to the successor)."""
+        return (self.status == "conflict" or (self.status == "missing" and self.copy_of is not None) or bool(self.undefined_names)
+                or bool(self.signature_change and not self.signature_change.copy_fits))
 
 
 class PortReport(BaseModel):
@@ -115,8 +117,8 @@ class PortReport(BaseModel):
 
     @property
     def exit_code(self) -> int:
-        """0: every copy merged clean or was unchanged; 1: a conflict, an undefined name or a
-        stale signature remains (the CLI's exit status)."""
+        """0: every copy merged clean or was unchanged; 1: a conflict, an undefined name, a
+        stale signature or a copy of a function upstream removed remains (the CLI's exit status)."""
         return 1 if any(p.needs_work for p in self.ports) else 0
 
 

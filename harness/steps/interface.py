@@ -141,7 +141,7 @@ def stale_copies_check(evidence_dir: Path, facts: dict[str, Any], has_from: bool
     if not (evidence_dir / PORT).is_file():
         return not_run(name, f"{PORT} is missing from the evidence")
     ports = [Port.model_validate(p) for p in json.loads((evidence_dir / PORT).read_text())["ports"]]
-    copies = [p for p in ports if p.status in ("clean", "conflict", "unchanged")]
+    copies = [p for p in ports if p.status in ("clean", "conflict", "unchanged") or (p.status == "missing" and p.copy_of)]
     if not copies:
         return not_run(name, "the plugin carries no copy of an upstream function (REPLACE hook or patched function)")
     open_ = [p for p in copies if p.needs_work]
@@ -149,6 +149,8 @@ def stale_copies_check(evidence_dir: Path, facts: dict[str, Any], has_from: bool
     if open_:
         def why(p: Port) -> str:
             parts = ([f"{p.conflicts} conflicts"] if p.status == "conflict" else []) + [f"needs {u.name}" for u in p.undefined_names]
+            if p.status == "missing":
+                parts.append("upstream removed it" + (f"; successor {p.successor}" if p.successor else ""))
             if p.signature_change and not p.signature_change.copy_fits:
                 parts.append(f"signature {p.signature_change.after} not taken")
             return f"{p.target} ({', '.join(parts)})"

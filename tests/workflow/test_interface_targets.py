@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from harness.record.checks import CheckStatus
 from harness.knowledge.findings import Finding, Status
+from harness.record.checks import CheckStatus
 from harness.steps.interface import targets_check
 
 CTX = SimpleNamespace(upstream=SimpleNamespace(label="sglang 0.5.23"))
@@ -56,6 +56,8 @@ def test_stale_copies_fail_on_a_conflict_or_an_undefined_name_and_pass_when_merg
     assert "a.g (2 conflicts)" in failed.reason and "a.h (needs all_gather_single)" in failed.reason and "a.f" not in failed.reason
     passed = stale_copies_check(_port_evidence(tmp_path, clean, {"target": "a.u", "status": "unchanged", "similarity": 1.0}), {}, has_from=True)
     assert passed.status is CheckStatus.passed and passed.metrics == {"clean": 1, "conflict": 0, "unchanged": 1}
+    gone = stale_copies_check(_port_evidence(tmp_path, clean, {"target": "a.r", "status": "missing", "similarity": 0.9, "copy_of": "sglang==0.5.17"}), {}, has_from=True)
+    assert gone.status is CheckStatus.failed and "a.r (upstream removed it)" in gone.reason
     only_own_code = stale_copies_check(_port_evidence(tmp_path, {"target": "a.n", "status": "not_a_copy", "similarity": 0.2}), {}, has_from=True)
     assert only_own_code.status is CheckStatus.not_run and "no copy" in only_own_code.reason
     assert stale_copies_check(tmp_path, {}, has_from=False).status is CheckStatus.not_run
