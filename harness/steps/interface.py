@@ -16,10 +16,12 @@ from harness.evidence.runbook import Runbook, SmokeSpec
 from harness.evidence.server import RunningServer
 from harness.evidence.smoke import Exchange, read_exchanges, run_smoke
 from harness.knowledge.findings import Finding, Status
-from harness.record.checks import Check, CheckStatus, not_run
-from harness.record.models import RunInputs
+from harness.knowledge.platform_map import map_plugin
 from harness.knowledge.sources import platform_map
+from harness.record.checks import Check, CheckStatus, not_run
+from harness.record.models import Draft, RunInputs
 from harness.steps.base import StepContext, read_facts, runner_failure
+from harness.steps.drafting import agent_draft, run_step_agent
 from harness.steps.served import ServedStep
 
 TARGET_KINDS = {"hook", "patch", "kernel", "attention_backend", "server_arg"}
@@ -35,6 +37,7 @@ class InterfaceStep(ServedStep):
 
     def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
         facts: dict[str, Any] = {"upstream": ctx.upstream.label}
+        findings: list[Finding] | None = None
         try:
             ctx.progress("checking plugin targets against the target upstream")
             findings = list(platform_map(ctx.plugin, ctx.upstream).findings)
@@ -42,12 +45,29 @@ class InterfaceStep(ServedStep):
             raise  # bad input (unreachable source, not a plugin): the user must fix it
         except Exception as exc:  # noqa: BLE001 — engine missing or broken: not run, with the reason
             facts["knowledge_error"] = runner_failure("interface", exc, "knowledge engine").reason
-        else:
+        commands = [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        # The agent drafts the port in a sandbox; the static checks then judge the patched worktree.
+        try:
+            facts["agent"], worktree = run_step_agent(ctx, findings or [])
+        except Exception as exc:  # noqa: BLE001 — no sandbox or skill: the deterministic checks still run
+            facts["agent"], worktree = {"status": "not_run", "reason": f"the agent could not start: {exc}"}, None
+        facts["checked"] = "the plugin checkout"
+        if worktree is not None and facts["agent"]["changed"] and "knowledge_error" not in facts:
+            facts["checked"] = f"the agent's worktree (branch {facts['agent']['branch']})"
+            commands[0] = f"harness check --plugin {worktree} --upstream {ctx.upstream.spec}"
+            try:
+                findings = list(map_plugin(worktree, ctx.upstream, commit=False).findings)
+            except Exception as exc:  # noqa: BLE001 — e.g. the patch broke pyproject.toml: the check says so
+                facts["knowledge_error"] = f"the agent's worktree cannot be checked: {str(exc).splitlines()[0]}"
+        if "knowledge_error" not in facts and findings is not None:
             findings.sort(key=lambda f: (f.kind, f.target, f.file or "", f.line or 0))
             ctx.write_json(STATIC, [f.model_dump(mode="json") for f in findings])
             facts["static_counts"] = _counts(findings)
         ctx.progress("smoke test: starting the runbook's server")
-        return facts, [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        return facts, commands
+
+    def draft(self, facts: dict[str, Any], checks: list[Check], rejection_reason: str | None) -> Draft:
+        return agent_draft(facts, facts.get("checked", "the plugin checkout"))
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         run_smoke(server, runbook.smoke, ctx.evidence_dir / "smoke")

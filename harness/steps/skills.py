@@ -15,6 +15,7 @@ import yaml
 from harness.errors import HarnessError
 
 SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+PLUGIN_SKILLS = Path(".harness") / "skills"  # a plugin's own skills, inside its repository
 _FRONT_MATTER = re.compile(r"\A---\n(?P<meta>.*?)\n---\n", re.DOTALL)
 _RULES = re.compile(r"^```yaml\n(?P<rules>.*?)^```", re.DOTALL | re.MULTILINE)
 
@@ -23,7 +24,19 @@ _RULES = re.compile(r"^```yaml\n(?P<rules>.*?)^```", re.DOTALL | re.MULTILINE)
 def skill(name: str) -> tuple[dict[str, Any], str]:
     """(front matter, body) of skills/<name>/SKILL.md. HarnessError when it is missing or has
     no `name`/`description` front matter."""
-    path = SKILLS_DIR / name / "SKILL.md"
+    return _read(SKILLS_DIR / name / "SKILL.md")
+
+
+def step_skill(name: str, plugin: Path | None = None) -> tuple[Path, str]:
+    """(path, body) of the skill the agent follows for step `name`: the plugin's own
+    `.harness/skills/<name>/SKILL.md` when it has one (it overrides the shipped one), else
+    skills/<name>/SKILL.md. HarnessError when the one chosen is malformed."""
+    own = plugin / PLUGIN_SKILLS / name / "SKILL.md" if plugin else None
+    path = own if own and own.is_file() else SKILLS_DIR / name / "SKILL.md"
+    return path, _read(path)[1]
+
+
+def _read(path: Path) -> tuple[dict[str, Any], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

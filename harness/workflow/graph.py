@@ -25,6 +25,7 @@ from harness.record.models import GateDecision, RunInputs, RunState
 from harness.record.trajectory import decision_event
 from harness.steps import STEPS
 from harness.steps.base import Step, StepContext, execute_step
+from harness.steps.drafting import commit_approved
 
 
 def gate_name(step: Step) -> str:
@@ -85,6 +86,8 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
             decision = run.trajectory().decision(slug)
             if decision is None:
                 raise HarnessError(f"run {run.run_id}: the {slug} gate was resumed without a journaled decision")
+        if decision.decision == "approve":  # the approved draft goes onto its branch (idempotent)
+            commit_approved(run, slug, record.attempt, decision.by, decision.automatic)
         return Command(goto=step.name if decision.decision == "reject" else following)
 
     return gate
