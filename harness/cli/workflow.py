@@ -373,7 +373,7 @@ def approve(
         view = decide(ws, run_id, approve=True, by=by, text=note, progress=progress)
     _print_outcome(ws, view)
     approved = [s for s in view.steps if s.gate.decision == "approve" and s.gate.at]
-    _print_commits(ws, view, [max(approved, key=lambda s: s.gate.at)] if approved else [])
+    _print_commits(ws, view, [max(approved, key=lambda s: s.gate.at or "")] if approved else [])
 
 
 @app.command()

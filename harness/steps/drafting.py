@@ -72,7 +72,7 @@ def run_step_agent(ctx: StepContext, findings: list[Finding]) -> tuple[dict[str,
 def agent_draft(facts: dict[str, Any], checks_on: str) -> Draft:
     """The step's Draft from the `agent` facts `run_step_agent` returned; `checks_on` says
     what the step's checks were run on."""
-    agent = facts.get("agent") or {"status": "not_run", "reason": NOT_CONFIGURED}
+    agent: dict[str, Any] = facts.get("agent") or {"status": "not_run", "reason": NOT_CONFIGURED}
     if agent["status"] == "not_run":
         return Draft(status="not_run", reason=agent["reason"])
     text = [agent.get("summary") or "(the agent left no summary)", "", f"The checks above ran on {checks_on}.", ""]
@@ -116,9 +116,9 @@ def symbol_context(old: UpstreamSource | None, new: UpstreamSource, symbols: lis
         else:
             out.append(f"`{symbol}`: does not resolve on {new.label}")
         change = hunk(before, after, old.label, new.label) if old and before else ""
-        if change:
+        if old and change:
             out.append(f"Changed since {old.label}:\n```diff\n{change.rstrip()}\n```")
-        elif before is not None and after is None:
+        elif old is not None and before is not None and after is None:
             out.append(_source_block(before, old))
     return "\n\n".join(out) or "(the feature names no symbols)"
 
@@ -177,7 +177,7 @@ def upstream_source_tool(old: UpstreamSource | None, new: UpstreamSource, succes
                 found = locate(source, successors[target])
         if found is not None:
             there = locate(other, found.symbol) if other else None
-            if there is not None and there.defined_as != found.defined_as:
+            if other is not None and there is not None and there.defined_as != found.defined_as:
                 lines.append(f"moved: defined as `{found.defined_as}` on {source.label}, `{there.defined_as}` "
                              f"on {other.label}")
             lines.append(_source_block(found, source))

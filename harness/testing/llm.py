@@ -65,7 +65,7 @@ class ScriptedLLM:
             if self.record:
                 with self.record.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(body) + "\n")
-            step = self.script.pop(0) if self.script else {"tool_calls": [
+            step: dict[str, Any] = self.script.pop(0) if self.script else {"tool_calls": [
                 {"name": "finish", "arguments": {"summary": "script exhausted"}}]}
             turn = len(self.requests)
         if "status" in step:
@@ -138,7 +138,7 @@ def completion(request: dict[str, Any], step: dict[str, Any], turn: int) -> dict
 
 def main() -> None:
     """Serve a script file (JSON list) until killed; prints the base URL on stdout."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--script", type=Path, required=True)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
