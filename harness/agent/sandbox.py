@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 
 import git
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".harness")
 RECORD = "sandbox.json"
@@ -33,6 +33,8 @@ class SandboxRecord(BaseModel):
     repo: str | None  # the plugin's own repository; None when the plugin was copied
     committed: str | None = None  # the commit made on approval
     commit_error: str | None = None  # why the approved patch could not be committed
+    # files seeded from outside the plugin (the knowledge write-back): sandbox path -> where it came from
+    origins: dict[str, str] = Field(default_factory=dict)
 
 
 class Sandbox:
@@ -110,16 +112,38 @@ class Sandbox:
             return None
         commit = self.repo.index.commit(message).hexsha
         self.record.committed = commit
-        _record_path(self.root).write_text(self.record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        self._save()
         return commit
+
+    def seed(self, files: dict[str, tuple[Path, Path]], message: str) -> None:
+        """Add files the agent should edit but the plugin does not hold, as one commit the patch
+        is then taken against: `files` maps a sandbox path to (the file to copy, where it belongs,
+        i.e. where an approved change goes back to)."""
+        for rel, (source, origin) in files.items():
+            target = self.resolve(rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            self.record.origins[rel] = str(origin)
+        if files:
+            self.repo.git.add("-A")
+            self.record.base_commit = self.repo.index.commit(message).hexsha
+        self._save()
 
     def fail(self, reason: str) -> None:
         """Record why the approved change was not committed."""
         self.record.commit_error = reason
+        self._save()
+
+    def _save(self) -> None:
         _record_path(self.root).write_text(self.record.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
     def merge_hint(self) -> str:
-        """How the engineer takes the committed change into their checkout."""
+        """How the engineer takes the committed change into their checkout. A sandbox with seeded
+        files takes each changed file to where it belongs (the seeded copies stay behind)."""
+        if self.record.origins and self.record.committed:
+            changed = self.repo.git.diff("--name-only", f"{self.record.committed}~1", self.record.committed).split()
+            return "; ".join(f"git -C {self.root} show {self.record.committed[:12]}:{rel} > "
+                             f"{self.record.origins.get(rel) or Path(self.record.plugin) / rel}" for rel in changed)
         if self.record.repo:
             return f"git -C {self.record.repo} merge {self.record.branch}"
         return f"git -C {self.root} format-patch -1 --stdout | git -C {self.record.plugin} apply"

@@ -103,7 +103,7 @@ class StepResult(BaseModel):
     draft: Draft
 
 
-Decision = Literal["approve", "reject", "reopen"]
+Decision = Literal["approve", "reject", "reopen", "skip"]
 
 
 class GateDecision(BaseModel):
@@ -111,6 +111,8 @@ class GateDecision(BaseModel):
 
     `reject` sends the step the run waits at back with `reason`; `reopen` rejects an earlier,
     already approved step (`harness reject --step`): it reruns, and so does every step after it.
+    `skip` is the harness passing a gate with nothing to decide (`Step.skip_gate`; `reason` says
+    why), e.g. the knowledge write-back when no LLM endpoint is configured.
     `evidence_hash` is what the decision was taken on; an approval counts only while the
     step's evidence still hashes to it (`harness.record.gates`)."""
 
@@ -121,7 +123,7 @@ class GateDecision(BaseModel):
     evidence_hash: str | None = None
     attempt: int
     note: str | None = None  # approvals
-    reason: str | None = None  # rejections and reopenings
+    reason: str | None = None  # rejections, reopenings and skips
 
 
 class StepRecord(BaseModel):
@@ -135,7 +137,7 @@ class StepRecord(BaseModel):
     finished_at: str
 
 
-GateState = Literal["none", "pending", "approve", "reject", "reopen"]
+GateState = Literal["none", "pending", "approve", "reject", "reopen", "skip"]
 
 
 class GateView(BaseModel):

@@ -20,6 +20,7 @@ from harness.knowledge.features import FeatureSpec
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.platform_map import map_plugin
 from harness.knowledge.upstream import UpstreamSource
+from harness.record.checks import Check
 from harness.record.layout import RunLayout
 from harness.record.models import Draft
 from harness.steps.base import StepContext
@@ -29,6 +30,7 @@ from harness.steps.symbols import SymbolSource, hunk, locate
 TRANSCRIPT = "agent/transcript.jsonl"
 PATCH = "agent/patch.diff"
 PORT = "port.json"  # the re-port tool's merges and conflicts, when the run has --from
+MAX_FACTS_CHARS = 12_000  # a write-up's facts in the starting context; the rest is in the evidence
 
 SYSTEM = """You port an out-of-tree SGLang hardware plugin to a newer SGLang release, one step of a \
 reviewed workflow at a time. You work only through the tools, in a git worktree of the plugin; paths are \
@@ -43,19 +45,31 @@ def sandbox_dir(run: RunLayout, slug: str, attempt: int) -> Path:
     return run.run_dir / "sandbox" / f"{slug}-{attempt}"
 
 
-def run_step_agent(ctx: StepContext, findings: list[Finding]) -> tuple[dict[str, Any], Path | None]:
+def run_step_agent(ctx: StepContext, findings: list[Finding], extra: list[str] | None = None,
+                   step: str | None = None) -> tuple[dict[str, Any], Path | None]:
     """Run the agent for the step's task; returns (the `agent` facts, the sandbox root or None
-    when no sandbox was made). Writes TRANSCRIPT and PATCH into the step's evidence."""
+    when no sandbox was made). Writes TRANSCRIPT and PATCH into the step's evidence. `extra`:
+    more sections of the starting context (a write-up's facts and checks); `step`: the skill
+    and branch name when it is not the slug's (the knowledge write-back)."""
     settings = ctx.inputs.agent
     if settings is None:
         return {"status": "not_run", "reason": NOT_CONFIGURED}, None
-    step = ctx.slug.split("-", 1)[1]
+    step = step or ctx.slug.split("-", 1)[1]
     sandbox = Sandbox.create(ctx.plugin, sandbox_dir(ctx.run, ctx.slug, ctx.attempt), ctx.inputs.run_id, step,
                              ctx.attempt)
+    return run_in_sandbox(sandbox, ctx, step, findings, extra or []), sandbox.root
+
+
+def run_in_sandbox(sandbox: Sandbox, ctx: StepContext, step: str, findings: list[Finding],
+                   extra: list[str]) -> dict[str, Any]:
+    """The agent loop in `sandbox` for `step`'s skill, with the starting context plus `extra`;
+    the `agent` facts. Writes TRANSCRIPT and PATCH into the step's evidence."""
+    settings = ctx.inputs.agent
+    assert settings is not None  # callers return `not run` before a sandbox is made
     skill_path, skill_body = step_skill(step, ctx.plugin)
     task = agent_context(step, ctx.feature, skill_body, ctx.old_upstream, ctx.upstream, findings,
                          port=_read_json(ctx.evidence_dir / PORT), rejection=ctx.rejection_reason,
-                         previous_patch=previous_patch(ctx.run, ctx.slug, ctx.attempt))
+                         previous_patch=previous_patch(ctx.run, ctx.slug, ctx.attempt), extra=extra)
     successors = {f.target: f.successor for f in findings if f.successor}
     toolbox = Toolbox(sandbox, upstream_source_tool(ctx.old_upstream, ctx.upstream, successors),
                       lambda: check_json(sandbox.root, ctx.upstream))
@@ -66,16 +80,44 @@ def run_step_agent(ctx: StepContext, findings: list[Finding]) -> tuple[dict[str,
     return {"status": outcome.status, "reason": outcome.reason, "summary": outcome.summary, "turns": outcome.turns,
             "tokens": outcome.tokens, "tools": outcome.tools, "refusals": toolbox.refusals, "branch": sandbox.record.branch,
             "worktree": str(sandbox.root), "skill": str(skill_path), "patch": PATCH, "transcript": TRANSCRIPT,
-            "changed": bool(patch), "diff": patch}, sandbox.root
+            "changed": bool(patch), "diff": patch}
 
 
-def agent_draft(facts: dict[str, Any], checks_on: str) -> Draft:
+def write_up_draft(ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
+    """The draft of a step whose agent writes up rather than ports (alignment, operators,
+    accuracy, performance): the agent starts from the step's skill, facts and checks, may write
+    files in a sandbox of the plugin (e.g. a landing-point report), and its `finish` summary is
+    the write-up. Runs after `judge`, so it sees the verdict; it never changes it."""
+    try:
+        agent, _ = run_step_agent(ctx, [], [*facts_context(facts), *checks_context(checks)])
+    except Exception as exc:  # noqa: BLE001 — no sandbox or a malformed skill: the step's checks stand
+        agent = {"status": "not_run", "reason": f"the agent could not start: {str(exc).splitlines()[0]}"}
+    return agent_draft({"agent": agent}, None)
+
+
+def facts_context(facts: dict[str, Any]) -> list[str]:
+    """The step's facts as a section of the agent's starting context (cut when large)."""
+    text = json.dumps({k: v for k, v in facts.items() if k != "agent"}, indent=1, sort_keys=True, default=str)
+    if len(text) > MAX_FACTS_CHARS:
+        text = text[:MAX_FACTS_CHARS] + f"\n... cut: {len(text) - MAX_FACTS_CHARS} more characters"
+    return ["## The step's facts (its evidence, as the report shows it)", f"```json\n{text}\n```"]
+
+
+def checks_context(checks: list[Check]) -> list[str]:
+    """The step's checks, one line each, as a section of the agent's starting context."""
+    lines = [f"- `{c.name}`: {c.status.value}" + (f" — {c.reason}" if c.reason else "") for c in checks]
+    return ["## The step's checks (decided by the step, not by you)", "\n".join(lines) or "(none)"]
+
+
+def agent_draft(facts: dict[str, Any], checks_on: str | None) -> Draft:
     """The step's Draft from the `agent` facts `run_step_agent` returned; `checks_on` says
-    what the step's checks were run on."""
+    what the step's checks were run on (None: the agent ran after them)."""
     agent: dict[str, Any] = facts.get("agent") or {"status": "not_run", "reason": NOT_CONFIGURED}
     if agent["status"] == "not_run":
         return Draft(status="not_run", reason=agent["reason"])
-    text = [agent.get("summary") or "(the agent left no summary)", "", f"The checks above ran on {checks_on}.", ""]
+    text = [agent.get("summary") or "(the agent left no summary)", ""]
+    if checks_on:
+        text += [f"The checks above ran on {checks_on}.", ""]
     text += [f"```diff\n{agent['diff'].rstrip()}\n```"] if agent.get("diff") else ["The agent changed no file."]
     return Draft(status="drafted" if agent["status"] == "finished" else "not_finished", reason=agent.get("reason"),
                  text="\n".join(text), summary=agent.get("summary"), patch=agent["patch"],
@@ -85,7 +127,7 @@ def agent_draft(facts: dict[str, Any], checks_on: str) -> Draft:
 
 def agent_context(step: str, feature: FeatureSpec, skill: str, old: UpstreamSource | None, new: UpstreamSource,
                   findings: list[Finding], *, port: dict[str, Any] | None = None, rejection: str | None = None,
-                  previous_patch: str | None = None) -> str:
+                  previous_patch: str | None = None, extra: list[str] | None = None) -> str:
     """The task the agent starts from: targeted, not whole files (benchmarks/agent_context.py
     measures the difference)."""
     parts = [f"# Task: the {step} step for feature `{feature.id}` — {feature.name}",
@@ -94,7 +136,7 @@ def agent_context(step: str, feature: FeatureSpec, skill: str, old: UpstreamSour
              "## The step's skill (decision rules)", skill.strip(),
              "## Upstream symbols of the feature", symbol_context(old, new, feature.symbols),
              "## Where the plugin does not fit the target upstream (live findings that are not ok)",
-             findings_context(findings)]
+             findings_context(findings), *(extra or [])]
     if port:
         parts += ["## Starting point: the re-port tool's merges and conflicts", format_ports(port)]
     if rejection:

@@ -66,7 +66,7 @@ class InterfaceStep(ServedStep):
         ctx.progress("smoke test: starting the runbook's server")
         return facts, commands
 
-    def draft(self, facts: dict[str, Any], checks: list[Check], rejection_reason: str | None) -> Draft:
+    def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
         return agent_draft(facts, facts.get("checked", "the plugin checkout"))
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:

@@ -81,3 +81,8 @@ def escapes() -> list[dict]:
 def wander(turns: int) -> list[dict]:
     """Reads forever: a model that never finishes."""
     return [call("read_file", path=PLATFORM) for _ in range(turns)]
+
+
+def write_up(summary: str) -> list[dict]:
+    """A write-up step's draft (alignment, operators, accuracy, performance): straight to finish."""
+    return [{"tool_calls": [call("finish", summary=summary)]}]

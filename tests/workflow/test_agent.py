@@ -14,7 +14,7 @@ from pathlib import Path
 import git
 import pytest
 import yaml
-from agent_scripts import escapes, kv_port, wander
+from agent_scripts import escapes, kv_port, wander, write_up
 from workflow_support import REPO_ROOT, Project, loopback_runbook
 
 from harness.errors import HarnessError
@@ -91,7 +91,7 @@ def checks(step: dict) -> dict[str, dict]:
 
 def test_the_agent_ports_kv_pool_factory_a_reject_reaches_attempt_2_and_approval_commits_it(tmp_path, releases):
     example = Example(tmp_path)
-    with ScriptedLLM(kv_port("first try") + kv_port("second try, docstring kept")) as llm:
+    with ScriptedLLM(write_up("landing points") + kv_port("first try") + kv_port("second try, docstring kept")) as llm:
         out = example.start(llm.base_url)
         assert f"LLM: model scripted at {llm.base_url} (from --llm-base-url, --llm-model)" in out
 
@@ -113,13 +113,13 @@ def test_the_agent_ports_kv_pool_factory_a_reject_reaches_attempt_2_and_approval
         assert "-    def get_mla_kv_pool_cls(self) -> type:" in patch
 
         # the real protocol: tools offered, the targeted context first, every tool result returned
-        first = llm.requests[0]
+        first = llm.requests[1]  # [0]: the alignment write-up
         assert first["model"] == "scripted" and {t["function"]["name"] for t in first["tools"]} >= {
             "read_file", "search", "upstream_source", "replace_in_file", "write_file", "run_check", "finish"}
         task = first["messages"][1]["content"]
         assert "get_kv_pool_cls(self, *, kind: KVPoolKind)" in task and "sglang_xdev/platform.py:44" in task
         assert "Port an override whose base method was renamed" in task  # the interface skill
-        run_check = next(json.loads(m["content"]) for m in llm.requests[9]["messages"] if m.get("tool_call_id") == "call_9_0")
+        run_check = next(json.loads(m["content"]) for m in llm.requests[10]["messages"] if m.get("tool_call_id") == "call_10_0")
         assert not any(f["target"].endswith("kv_pool_cls") for f in run_check["findings"])
 
         transcript = example.transcript()
@@ -132,7 +132,7 @@ def test_the_agent_ports_kv_pool_factory_a_reject_reaches_attempt_2_and_approval
         assert snapshot(example.plugin) == example.before
 
         example.cli("reject", RUN, "--by", "ana", "--reason", "keep the docstring of get_kv_pool_cls")
-        second = llm.requests[10]["messages"][1]["content"]
+        second = llm.requests[11]["messages"][1]["content"]
         assert "keep the docstring of get_kv_pool_cls" in second
         assert "+    def get_kv_pool_cls(self, *, kind: KVPoolKind) -> type | None:" in second  # the previous patch
         assert example.interface()["attempt"] == 2 and example.interface()["draft"]["summary"] == "second try, docstring kept"
@@ -148,7 +148,7 @@ def test_the_agent_ports_kv_pool_factory_a_reject_reaches_attempt_2_and_approval
 
 def test_paths_outside_the_worktree_are_refused_and_bad_calls_are_answered(tmp_path, releases):
     example = Example(tmp_path)
-    with ScriptedLLM(escapes()) as llm:
+    with ScriptedLLM(write_up("landing points") + escapes()) as llm:
         example.start(llm.base_url)
     draft = example.interface()["draft"]
     assert draft["status"] == "drafted"
@@ -170,9 +170,9 @@ def test_paths_outside_the_worktree_are_refused_and_bad_calls_are_answered(tmp_p
 
 def test_a_two_turn_budget_ends_not_finished_with_everything_kept(tmp_path, releases):
     example = Example(tmp_path, agent={"max_turns": 2})
-    with ScriptedLLM(wander(5)) as llm:
+    with ScriptedLLM(write_up("landing points") + wander(5)) as llm:
         example.start(llm.base_url)
-        assert len(llm.requests) == 2
+        assert len(llm.requests) == 3  # the alignment write-up, then two turns
     step = example.interface()
     assert step["draft"]["status"] == "not_finished"
     assert step["draft"]["reason"] == "turn budget (2 turns) ran out"
@@ -194,5 +194,5 @@ def test_an_unreachable_endpoint_is_one_line_in_the_draft_and_the_checks_still_r
     by_name = checks(step)
     assert by_name["interface.override_signatures"]["status"] == "failed"  # the unported plugin, checked as before
     assert by_name["smoke.responses"]["status"] == "passed"
-    assert f"Not drafted: cannot reach the LLM endpoint {url}" in (example.reports(RUN) / "02-interface.md").read_text()
+    assert f"Not drafted — not run: cannot reach the LLM endpoint {url}" in (example.reports(RUN) / "02-interface.md").read_text()
     assert snapshot(example.plugin) == example.before
