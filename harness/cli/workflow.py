@@ -182,11 +182,20 @@ def run(
     auto_approve: bool = typer.Option(
         False, "--auto-approve", help="Unattended demos only: approve every gate automatically (marked in reports)."
     ),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", help="OpenAI-compatible endpoint the porting agent uses (default: $OPENAI_BASE_URL, "
+        "then the runbook's agent.base_url).",
+    ),
+    llm_model: str | None = typer.Option(
+        None, "--llm-model", help="Model the porting agent asks (default: $HARNESS_LLM_MODEL, then agent.model)."
+    ),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
     # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
+    from harness.agent.config import describe, resolve_settings
     from harness.evidence.inputs import check_runbook
+    from harness.evidence.runbook import load_runbook
     from harness.knowledge.features import resolve_feature
     from harness.knowledge.sources import resolve
     from harness.record.models import RunInputs
@@ -218,6 +227,7 @@ def run(
         check_runbook(runbook_path)
     feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
     _check_feature_file(feature, feature_dirs)
+    agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)
     check_workspace(ws)
     if builtin:
         with _progress(f"resolving {DEFAULT_UPSTREAM} and {from_ or DEFAULT_FROM}"):
@@ -244,13 +254,17 @@ def run(
         from_pin=pin_of(old) if old else None,
         runbook=str(runbook_path) if runbook_path else None,
         auto_approve=auto_approve,
+        agent=agent,
         created_at=utc_now(),
     )
     out.print(f"Run [bold]{inputs.run_id}[/bold]: feature {spec.id} ({spec.source.replace('_', ' ')}), "
               f"upstream {new.label}" + (f" from {old.label}" if old else ""))
+    out.print(describe(agent))
     with _progress("running") as progress:
         view = start_run(ws, inputs, progress)
     _print_outcome(ws, view)
+    if auto_approve:
+        _print_commits(ws, view, [s for s in view.steps if s.gate.decision == "approve"])
 
 
 @app.command()
@@ -358,6 +372,8 @@ def approve(
     with _progress("running") as progress:
         view = decide(ws, run_id, approve=True, by=by, text=note, progress=progress)
     _print_outcome(ws, view)
+    approved = [s for s in view.steps if s.gate.decision == "approve" and s.gate.at]
+    _print_commits(ws, view, [max(approved, key=lambda s: s.gate.at or "")] if approved else [])
 
 
 @app.command()
@@ -472,6 +488,24 @@ def _print_view(ws: Workspace, view) -> None:
         where = f" ({process.step})" if process.step else ""
         out.print(f"  process alive: {process.role} pid {process.pid}{where} — {owner}: {' '.join(process.command)[:120]}")
     out.print(f"  summary: {Path(ws.root, 'reports', view.run_id, 'summary.md')}")
+
+
+def _print_commits(ws: Workspace, view, steps: list) -> None:
+    """For each approved step the agent drafted: the commit of its patch and how to merge it."""
+    from harness.agent.sandbox import Sandbox  # cost: gitpython
+    from harness.steps.drafting import sandbox_dir
+
+    run = ws.run(view.run_id)
+    for step in steps:
+        sandbox = Sandbox.load(sandbox_dir(run, step.slug, step.attempt)) if step.attempt else None
+        if sandbox is None:
+            continue
+        record = sandbox.record
+        if record.committed:
+            out.print(f"{step.slug}: the approved patch is commit {record.committed[:12]} on branch {record.branch}; "
+                      f"merge it with: {sandbox.merge_hint()}")
+        elif record.commit_error:
+            out.print(f"[red]{step.slug}: the approved patch was not committed[/red]: {record.commit_error}")
 
 
 def _print_outcome(ws: Workspace, view) -> None:

@@ -141,7 +141,7 @@ class Baseline(_Strict):
     source: str | None = Field(default=None, description="Where the baseline came from (run, date, machine).")
 
     @model_validator(mode="after")
-    def _enough_to_compare(self) -> "Baseline":
+    def _enough_to_compare(self) -> Baseline:
         if self.samples is None and self.score is None:
             raise ValueError("give `samples` (per-sample file) or `score` with `n`")
         if self.score is not None and self.n is None:
@@ -187,7 +187,7 @@ class AccuracySuite(_Strict):
     )
 
     @model_validator(mode="after")
-    def _paired_needs_samples(self) -> "AccuracySuite":
+    def _paired_needs_samples(self) -> AccuracySuite:
         if self.gate == "paired" and self.baseline is not None and self.baseline.samples is None:
             raise ValueError("gate 'paired' needs baseline.samples (per-sample results)")
         return self
@@ -257,6 +257,23 @@ class FallbackPattern(_Strict):
         return regex
 
 
+class AgentSpec(_Strict):
+    """The porting agent: which OpenAI-compatible endpoint drafts the steps, and its budgets.
+    `--llm-base-url` / `--llm-model` and the environment (OPENAI_BASE_URL, HARNESS_LLM_MODEL)
+    win over `base_url` / `model` here."""
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible base URL, e.g. "
+                                 "'http://127.0.0.1:30000/v1' (a local SGLang or vLLM server).")
+    model: str | None = Field(default=None, description="Model name sent with every request.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Environment variable holding the API key "
+                             "(never written to the runbook or the run record).")
+    max_turns: int = Field(default=30, ge=1, description="Requests per step attempt before it ends `not finished`.")
+    max_tokens: int = Field(default=200_000, ge=1, description="Total tokens (the responses' `usage`) per step attempt.")
+    max_wall_s: float = Field(default=900, gt=0, description="Wall-clock seconds per step attempt.")
+    max_retries: int = Field(default=3, ge=0, description="Retries of a 429 / 5xx / dropped connection, with backoff.")
+    request_timeout_s: float = Field(default=120, gt=0, description="Seconds one request may take.")
+
+
 class Runbook(_Strict):
     name: str = Field(description="Runbook name, e.g. 'plugin-device'.")
     description: str = Field(default="", description="What this runbook validates.")
@@ -270,6 +287,7 @@ class Runbook(_Strict):
     recipes: list[RunbookPath] = Field(
         default_factory=list, description="Operator Recipes files (recipes/*.yaml) for the fallback scan."
     )
+    agent: AgentSpec | None = Field(default=None, description="The porting agent's endpoint and budgets.")
     _source: Path | None = PrivateAttr(default=None)
 
     @field_validator("accuracy", "performance")

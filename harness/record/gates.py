@@ -41,6 +41,8 @@ def gate_view(history: list[GateDecision], current: GateDecision | None, record:
             return GateView(decision="pending", label="pending (rerun after rejection)")
         return GateView(decision="none")
     fields = current.model_dump(exclude={"decision"})
+    if current.decision == "skip":
+        return GateView(decision="skip", **fields, label=f"skipped: {current.reason or ''}")
     if current.decision in SENDS_BACK:
         return GateView(decision=current.decision, **fields, label=f"rejected: {current.reason or ''}")
     valid = current.evidence_hash == evidence_hash

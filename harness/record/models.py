@@ -30,6 +30,23 @@ class UpstreamPin(BaseModel):
     git_commit: str | None = None
 
 
+class AgentSettings(BaseModel):
+    """The porting agent's endpoint and budgets, resolved when the run starts (options, then the
+    environment, then the runbook's `agent:` section) and kept in run.json, so every later
+    command of the run drafts with the same ones. The API key is never recorded: it is read
+    from the environment variable `api_key_env` each time a step drafts."""
+
+    base_url: str | None = None  # None: the openai client's default (api.openai.com)
+    model: str
+    source: str  # where the endpoint came from, e.g. "--llm-base-url/--llm-model"
+    api_key_env: str = "OPENAI_API_KEY"
+    max_turns: int = 30
+    max_tokens: int = 200_000
+    max_wall_s: float = 900
+    max_retries: int = 3
+    request_timeout_s: float = 120
+
+
 class RunInputs(BaseModel):
     run_id: str
     feature: FeatureSpec
@@ -42,16 +59,30 @@ class RunInputs(BaseModel):
     from_pin: UpstreamPin | None = None
     runbook: str | None = None  # absolute path
     auto_approve: bool = False
+    agent: AgentSettings | None = None  # the LLM endpoint the drafts use; None: not configured
     notes: list[str] = Field(default_factory=list)  # what the run wants a reader told up front
     created_at: str
 
 
-class Draft(BaseModel):
-    """What the step's drafting hook proposed (the AI drafter is a later issue)."""
+DraftStatus = Literal["drafted", "not_run", "not_finished"]
 
-    status: Literal["drafted", "not_run"]
+
+class Draft(BaseModel):
+    """What the step's drafting hook proposed: `drafted` (the agent finished), `not_finished`
+    (a budget ran out; `reason` says which, everything it did is kept) or `not_run` (`reason`:
+    no endpoint configured, unreachable, refused). The agent's fields name evidence files."""
+
+    status: DraftStatus
     reason: str | None = None
     text: str | None = None
+    summary: str | None = None  # the agent's `finish(summary)`
+    patch: str | None = None  # evidence file: the `git diff` of the sandbox
+    transcript: str | None = None  # evidence file: every request, response and tool result (JSONL)
+    branch: str | None = None  # the sandbox branch the patch is on
+    turns: int = 0
+    tokens: int = 0
+    tools: dict[str, int] = Field(default_factory=dict)  # tool name -> calls
+    refusals: list[str] = Field(default_factory=list)  # tool calls refused (outside the worktree)
 
 
 class StepResult(BaseModel):
@@ -72,7 +103,7 @@ class StepResult(BaseModel):
     draft: Draft
 
 
-Decision = Literal["approve", "reject", "reopen"]
+Decision = Literal["approve", "reject", "reopen", "skip"]
 
 
 class GateDecision(BaseModel):
@@ -80,6 +111,8 @@ class GateDecision(BaseModel):
 
     `reject` sends the step the run waits at back with `reason`; `reopen` rejects an earlier,
     already approved step (`harness reject --step`): it reruns, and so does every step after it.
+    `skip` is the harness passing a gate with nothing to decide (`Step.skip_gate`; `reason` says
+    why), e.g. the knowledge write-back when no LLM endpoint is configured.
     `evidence_hash` is what the decision was taken on; an approval counts only while the
     step's evidence still hashes to it (`harness.record.gates`)."""
 
@@ -90,7 +123,7 @@ class GateDecision(BaseModel):
     evidence_hash: str | None = None
     attempt: int
     note: str | None = None  # approvals
-    reason: str | None = None  # rejections and reopenings
+    reason: str | None = None  # rejections, reopenings and skips
 
 
 class StepRecord(BaseModel):
@@ -104,7 +137,7 @@ class StepRecord(BaseModel):
     finished_at: str
 
 
-GateState = Literal["none", "pending", "approve", "reject", "reopen"]
+GateState = Literal["none", "pending", "approve", "reject", "reopen", "skip"]
 
 
 class GateView(BaseModel):

@@ -12,6 +12,7 @@ LangGraph's sqlite store is only a resume cache of that, rebuilt from here when 
     approve         a GateDecision
     reject          a GateDecision (the step reruns)
     reopen          a GateDecision on an earlier, approved step, and the later steps it resets
+    skip            a GateDecision: the harness passed a gate with nothing to decide (its reason)
     run_finished    every gate was approved
     run_resumed     a process continued a run a killed one left mid-step
 """
@@ -25,7 +26,8 @@ from pydantic import BaseModel, Field
 from harness.record.models import GateDecision, StepRecord
 
 STEP_RECORD_EVENTS = ("step_finished", "step_reused")
-DECISION_EVENTS = ("approve", "reject", "reopen")
+DECISION_EVENTS = ("approve", "reject", "reopen", "skip")
+PASSES = ("approve", "skip")  # decisions that let the run go on
 
 
 Where = Literal["finished", "at_gate", "to_run"]
@@ -76,7 +78,7 @@ class Trajectory(BaseModel):
             decision = self.decision(slug)
             if decision is None:
                 return Position(where="at_gate", step=slug)
-            if decision.decision != "approve":
+            if decision.decision not in PASSES:
                 return Position(where="to_run", step=slug)
         return Position(where="to_run")
 

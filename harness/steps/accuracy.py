@@ -11,8 +11,10 @@ from harness.evidence.accuracy import run_runbook_accuracy
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
 from harness.record.checks import Check, CheckStatus
+from harness.record.models import Draft
 from harness.stats.accuracy import AccuracyDecision
 from harness.steps.base import StepContext
+from harness.steps.drafting import write_up_draft
 from harness.steps.served import ServedStep, server_log_tail
 from harness.util.files import tail
 
@@ -26,6 +28,9 @@ class AccuracyStep(ServedStep):
     title = "Accuracy: scores consistent with the baseline"
     template = "step.md.j2"
     check_name: ClassVar[str] = "accuracy"
+
+    def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
+        return write_up_draft(ctx, facts, checks)  # the task and its rules: skills/accuracy/SKILL.md
 
     def skip_reason(self, runbook: Runbook) -> str | None:
         return None if runbook.accuracy else "the runbook defines no accuracy suites"

@@ -17,10 +17,11 @@ from harness.errors import HarnessError
 from harness.knowledge.findings import Finding
 from harness.knowledge.platform_map import write_platform_map
 from harness.record.checks import Check, CheckStatus, not_run
-from harness.record.models import RunInputs
+from harness.record.models import Draft, RunInputs
 from harness.knowledge.sources import feature_diff, platform_map
 from harness.steps import symbols
 from harness.steps.base import Collected, Step, StepContext, read_facts, runner_failure
+from harness.steps.drafting import write_up_draft
 from harness.steps.skills import skill_rules
 
 # The landing rules are the alignment skill's (skills/alignment/SKILL.md), not this code's.
@@ -43,6 +44,9 @@ class AlignmentStep(Step):
     name = "alignment"
     title = "Alignment: where the feature lands"
     template = "alignment.md.j2"
+
+    def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
+        return write_up_draft(ctx, facts, checks)  # the task and its rules: skills/alignment/SKILL.md
 
     def collect(self, ctx: StepContext) -> Collected:
         feature = ctx.feature

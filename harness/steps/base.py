@@ -15,7 +15,7 @@ the class attributes and implement the two methods; the class is checked when it
         def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
             # read the evidence files back and decide; nothing else may be consulted, so the
             # verdict can be recomputed from the evidence alone
-        def draft(self, facts, checks, rejection_reason) -> Draft:  # optional: the AI hook
+        def draft(self, ctx, facts, checks) -> Draft:  # optional: the AI hook, after judge
 
 `execute_step` owns what must be the same for every step: evidence is built in a staging dir
 and renamed into place only when complete (so a SIGKILL leaves either the old evidence or the
@@ -152,9 +152,17 @@ class Step(ABC):
     def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         """The step's checks, read back from `evidence_dir` (and the run's fixed inputs) alone."""
 
-    def draft(self, facts: dict[str, Any], checks: list[Check], rejection_reason: str | None) -> Draft:
-        """The drafting hook for an AI drafter (a later issue); until then, no draft."""
-        return Draft(status="not_run", reason="AI drafting is not configured")
+    def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
+        """The drafting hook: what the agent proposes, given the step's facts and checks (it runs
+        after `judge`, with the context `collect` had; files it writes are evidence too). A step
+        without an agent task has no draft."""
+        return Draft(status="not_run", reason="this step has no agent task")
+
+    def skip_gate(self, result: StepResult) -> str | None:
+        """Why the step's gate need not wait for a decision on this result (journaled as a `skip`),
+        or None: it waits. Only a gate with nothing to decide skips (the knowledge write-back
+        without an endpoint); a step's own evidence is always reviewed."""
+        return None
 
 
 def read_facts(evidence_dir: Path) -> dict[str, Any]:
@@ -241,7 +249,7 @@ def execute_step(step: Step, ctx_factory: Callable[[Path], StepContext], run: Ru
         facts=collected.facts,
         commands=collected.commands,
         environment=environment(ctx),
-        draft=step.draft(collected.facts, checks, ctx.rejection_reason),
+        draft=step.draft(ctx, collected.facts, checks),
     )
     (staging / STEP_RECORD).write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
     fsync_tree(staging)

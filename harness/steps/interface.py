@@ -16,17 +16,19 @@ from harness.evidence.runbook import Runbook, SmokeSpec
 from harness.evidence.server import RunningServer
 from harness.evidence.smoke import Exchange, read_exchanges, run_smoke
 from harness.knowledge.findings import Finding, Status
+from harness.knowledge.platform_map import map_plugin
 from harness.knowledge.port import Port, port_plugin
-from harness.record.checks import Check, CheckStatus, not_run
-from harness.record.models import RunInputs
 from harness.knowledge.sources import platform_map
+from harness.record.checks import Check, CheckStatus, not_run
+from harness.record.models import Draft, RunInputs
 from harness.steps.base import StepContext, read_facts, runner_failure
+from harness.steps.drafting import PORT, agent_draft, run_step_agent
 from harness.steps.served import ServedStep
 
 TARGET_KINDS = {"hook", "patch", "kernel", "attention_backend", "server_arg"}
 STATIC = "static_findings.json"
-# `harness port --json`'s document ({"ports": [...]}); the porting agent starts from it
-PORT = "port.json"
+# `harness port --json`'s document of the agent's worktree, when the agent changed it
+PORT_PATCHED = "port-patched.json"
 
 
 class InterfaceStep(ServedStep):
@@ -38,6 +40,7 @@ class InterfaceStep(ServedStep):
 
     def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
         facts: dict[str, Any] = {"upstream": ctx.upstream.label}
+        findings: list[Finding] | None = None
         try:
             ctx.progress("checking plugin targets against the target upstream")
             findings = list(platform_map(ctx.plugin, ctx.upstream).findings)
@@ -45,17 +48,39 @@ class InterfaceStep(ServedStep):
             raise  # bad input (unreachable source, not a plugin): the user must fix it
         except Exception as exc:  # noqa: BLE001 — engine missing or broken: not run, with the reason
             facts["knowledge_error"] = runner_failure("interface", exc, "knowledge engine").reason
-        else:
+        commands = [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        if ctx.old_upstream is not None:
+            # Before the agent: its starting point is these merges and conflicts (port.json).
+            ctx.progress("re-porting copies of upstream functions")
+            facts.update(_collect_ports(ctx, ctx.plugin, PORT))
+            commands.append(f"harness port --plugin {ctx.plugin} --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --json")
+        # The agent drafts the port in a sandbox; the static checks then judge the patched worktree.
+        try:
+            facts["agent"], worktree = run_step_agent(ctx, findings or [])
+        except Exception as exc:  # noqa: BLE001 — no sandbox or skill: the deterministic checks still run
+            facts["agent"], worktree = {"status": "not_run", "reason": f"the agent could not start: {exc}"}, None
+        facts["checked"] = "the plugin checkout"
+        if worktree is not None and facts["agent"]["changed"] and "knowledge_error" not in facts:
+            facts["checked"] = f"the agent's worktree (branch {facts['agent']['branch']})"
+            commands[0] = f"harness check --plugin {worktree} --upstream {ctx.upstream.spec}"
+            try:
+                findings = list(map_plugin(worktree, ctx.upstream, commit=False).findings)
+            except Exception as exc:  # noqa: BLE001 — e.g. the patch broke pyproject.toml: the check says so
+                facts["knowledge_error"] = f"the agent's worktree cannot be checked: {str(exc).splitlines()[0]}"
+        if "knowledge_error" not in facts and findings is not None:
             findings.sort(key=lambda f: (f.kind, f.target, f.file or "", f.line or 0))
             ctx.write_json(STATIC, [f.model_dump(mode="json") for f in findings])
             facts["static_counts"] = _counts(findings)
-        commands = [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
-        if ctx.old_upstream is not None:
-            ctx.progress("re-porting copies of upstream functions")
-            facts.update(_collect_ports(ctx))
-            commands.append(f"harness port --plugin {ctx.plugin} --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --json")
+        if ctx.old_upstream is not None and facts["checked"] != "the plugin checkout":
+            # The copies the gate approves are the patched ones: judge those.
+            ctx.progress("re-porting copies in the agent's worktree")
+            facts.update(_collect_ports(ctx, worktree, PORT_PATCHED))
+            commands.append(f"harness port --plugin {worktree} --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --json")
         ctx.progress("smoke test: starting the runbook's server")
         return facts, commands
+
+    def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
+        return agent_draft(facts, facts.get("checked", "the plugin checkout"))
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         run_smoke(server, runbook.smoke, ctx.evidence_dir / "smoke")
@@ -111,15 +136,15 @@ def targets_check(findings: list[Finding], upstream: str) -> Check:
     )
 
 
-def _collect_ports(ctx: StepContext) -> dict[str, Any]:
-    """Run the port analysis from --from to --upstream; write port.json and return the facts the
-    report shows (or why it did not run)."""
+def _collect_ports(ctx: StepContext, plugin: Path, name: str) -> dict[str, Any]:
+    """Run the port analysis of `plugin` from --from to --upstream; write it to evidence file
+    `name` and return the facts the report shows (or why it did not run)."""
     try:
-        report = port_plugin(ctx.plugin, ctx.old_upstream, ctx.upstream)
+        report = port_plugin(plugin, ctx.old_upstream, ctx.upstream)
     except Exception as exc:  # noqa: BLE001 — a plugin file that does not parse, git missing: not run, with the reason
         return {"port_error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
-    ctx.write_json(PORT, {"ports": [p.model_dump(mode="json") for p in report.ports]})
-    return {"ports": [
+    ctx.write_json(name, {"ports": [p.model_dump(mode="json") for p in report.ports]})
+    return {"port_file": name, "ports": [
         {"target": p.target, "status": p.status, "similarity": p.similarity, "plugin_function": p.plugin_function, "where": f"{p.file}:{p.line}",
          "conflicts": p.conflicts, "undefined_names": [u.name for u in p.undefined_names],
          "signature": f"{p.signature_change.before} -> {p.signature_change.after}" if p.signature_change else None,
@@ -132,15 +157,16 @@ def stale_copies_check(evidence_dir: Path, facts: dict[str, Any], has_from: bool
     """interface.stale_copies: every copy of an upstream function in the plugin (a REPLACE hook
     or a patched function) merged clean with the upstream change, or upstream did not change
     it; failed while a conflict, an undefined name or a stale signature remains. Read from
-    port.json alone."""
+    the port document alone: port.json, or the agent's worktree's when the agent changed it."""
     name = "interface.stale_copies"
     if "port_error" in facts:
         return not_run(name, f"the port analysis did not run: {facts['port_error']}")
     if not has_from:
         return not_run(name, "the run has no --from: which release the plugin's copies were taken from is unknown")
-    if not (evidence_dir / PORT).is_file():
-        return not_run(name, f"{PORT} is missing from the evidence")
-    ports = [Port.model_validate(p) for p in json.loads((evidence_dir / PORT).read_text())["ports"]]
+    judged = facts.get("port_file", PORT)  # the agent's worktree when it changed the plugin
+    if not (evidence_dir / judged).is_file():
+        return not_run(name, f"{judged} is missing from the evidence")
+    ports = [Port.model_validate(p) for p in json.loads((evidence_dir / judged).read_text())["ports"]]
     copies = [p for p in ports if p.status in ("clean", "conflict", "unchanged") or (p.status == "missing" and p.copy_of)]
     if not copies:
         return not_run(name, "the plugin carries no copy of an upstream function (REPLACE hook or patched function)")
@@ -154,10 +180,10 @@ def stale_copies_check(evidence_dir: Path, facts: dict[str, Any], has_from: bool
             if p.signature_change and not p.signature_change.copy_fits:
                 parts.append(f"signature {p.signature_change.after} not taken")
             return f"{p.target} ({', '.join(parts)})"
-        return Check(name=name, status=CheckStatus.failed, evidence=[PORT], metrics={**metrics, "open": len(open_)},
+        return Check(name=name, status=CheckStatus.failed, evidence=[judged], metrics={**metrics, "open": len(open_)},
                      reason=f"{len(open_)} of {len(copies)} copies of upstream functions still need work: " + "; ".join(why(p) for p in open_[:5]))
     clean = metrics["clean"]
-    return Check(name=name, status=CheckStatus.passed, evidence=[PORT], metrics=metrics,
+    return Check(name=name, status=CheckStatus.passed, evidence=[judged], metrics=metrics,
                  reason=f"{clean} of {len(copies)} copies merged clean with the upstream change (apply with `harness port --apply`), {metrics['unchanged']} unchanged upstream"
                  if clean else f"upstream left all {len(copies)} copied functions unchanged")
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from harness.evidence.fallback import FallbackHit, ScanRecord, read_scan, run_fallback_scan
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import ProfileCapture, RunningServer, capture_profile
 from harness.evidence.smoke import read_exchanges, run_smoke
 from harness.record.checks import Check, CheckStatus, not_run
+from harness.record.models import Draft
 from harness.steps.base import StepContext
+from harness.steps.drafting import write_up_draft
 from harness.steps.interface import smoke_checks
 from harness.steps.served import ServedStep
 
@@ -31,6 +33,9 @@ class OperatorsStep(ServedStep):
     title = "Operators: no compile failure, no operator fallback"
     template = "step.md.j2"
     check_name: ClassVar[str] = "operators.fallback_scan"
+
+    def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
+        return write_up_draft(ctx, facts, checks)  # the task and its rules: skills/operators/SKILL.md
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("operators: running the workload and scanning for fallbacks")

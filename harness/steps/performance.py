@@ -13,8 +13,10 @@ from harness.evidence.perf import PerfRun, load_bench_results, run_performance
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
 from harness.record.checks import Check, CheckStatus, not_run, unusable
+from harness.record.models import Draft
 from harness.stats.performance import METRICS, Comparison, Spread, compare_metric, summarize
 from harness.steps.base import StepContext
+from harness.steps.drafting import write_up_draft
 from harness.steps.served import ServedStep
 
 PERF = "perf"
@@ -26,6 +28,9 @@ class PerformanceStep(ServedStep):
     title = "Performance: throughput and latency against the baseline"
     template = "step.md.j2"
     check_name: ClassVar[str] = "performance"
+
+    def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
+        return write_up_draft(ctx, facts, checks)  # the task and its rules: skills/performance/SKILL.md
 
     def skip_reason(self, runbook: Runbook) -> str | None:
         return None if runbook.performance else "the runbook defines no performance suites"

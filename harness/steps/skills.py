@@ -15,6 +15,8 @@ import yaml
 from harness.errors import HarnessError
 
 SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+PLUGIN_SKILLS = Path(".harness") / "skills"  # a plugin's own skills, inside its repository
+LESSONS = "LESSONS.md"  # beside a plugin's skill: lessons the knowledge write-back added
 _FRONT_MATTER = re.compile(r"\A---\n(?P<meta>.*?)\n---\n", re.DOTALL)
 _RULES = re.compile(r"^```yaml\n(?P<rules>.*?)^```", re.DOTALL | re.MULTILINE)
 
@@ -23,7 +25,25 @@ _RULES = re.compile(r"^```yaml\n(?P<rules>.*?)^```", re.DOTALL | re.MULTILINE)
 def skill(name: str) -> tuple[dict[str, Any], str]:
     """(front matter, body) of skills/<name>/SKILL.md. HarnessError when it is missing or has
     no `name`/`description` front matter."""
-    path = SKILLS_DIR / name / "SKILL.md"
+    return _read(SKILLS_DIR / name / "SKILL.md")
+
+
+def step_skill(name: str, plugin: Path | None = None) -> tuple[Path, str]:
+    """(path, body) of the skill the agent follows for step `name`: the plugin's own
+    `.harness/skills/<name>/SKILL.md` when it has one (it overrides the shipped one), else
+    skills/<name>/SKILL.md; followed by the plugin's `.harness/skills/<name>/LESSONS.md`, the
+    lessons earlier ports wrote back (harness.steps.knowledge). HarnessError when the skill
+    chosen is malformed."""
+    own = plugin / PLUGIN_SKILLS / name if plugin else None
+    path = own / "SKILL.md" if own and (own / "SKILL.md").is_file() else SKILLS_DIR / name / "SKILL.md"
+    body = _read(path)[1]
+    lessons = own / LESSONS if own else None
+    if lessons and lessons.is_file():
+        body = f"{body.rstrip()}\n\n## Lessons from earlier ports ({lessons})\n\n{lessons.read_text(encoding='utf-8')}"
+    return path, body
+
+
+def _read(path: Path) -> tuple[dict[str, Any], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

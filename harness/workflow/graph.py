@@ -1,5 +1,5 @@
 """The LangGraph workflow: alignment → gate → interface → gate → operators → gate → accuracy →
-gate → performance → gate → done.
+gate → performance → gate → knowledge (the write-back) → gate → done.
 
 Step nodes do all the work (evidence, checks, the journal's step records). Gate nodes route on
 the decision journaled on the step's current attempt (`harness.workflow.runs` writes it before
@@ -23,8 +23,10 @@ from harness.record.gates import AUTO_APPROVER, AUTO_NOTE, attempt_of, last_reje
 from harness.record.layout import RunLayout, utc_now
 from harness.record.models import GateDecision, RunInputs, RunState
 from harness.record.trajectory import decision_event
-from harness.steps import STEPS
+from harness.steps import WORKFLOW
+from harness.steps.base import load_result
 from harness.steps.base import Step, StepContext, execute_step
+from harness.steps.drafting import commit_approved
 
 
 def gate_name(step: Step) -> str:
@@ -34,8 +36,8 @@ def gate_name(step: Step) -> str:
 def build_graph(run: RunLayout, inputs: RunInputs, progress: Callable[[str], None]) -> StateGraph:
     """The workflow graph for one run (reports are rendered by the caller, from the record)."""
     graph = StateGraph(RunState)
-    names = [s.name for s in STEPS]
-    for index, step in enumerate(STEPS):
+    names = [s.name for s in WORKFLOW]
+    for index, step in enumerate(WORKFLOW):
         following = names[index + 1] if index + 1 < len(names) else "done"
         graph.add_node(step.name, _step_node(step, run, inputs, progress))
         graph.add_node(gate_name(step), _gate_node(step, run, following, inputs.auto_approve),
@@ -73,6 +75,12 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
         trajectory = run.trajectory()
         record = trajectory.record(slug)
         decision = trajectory.decision(slug)
+        result = load_result(run.evidence_dir(slug)) if decision is None else None
+        skip = step.skip_gate(result) if result is not None else None
+        if skip is not None:  # nothing to decide: journaled with its reason, never as an approval
+            decision = GateDecision(decision="skip", by="harness", at=utc_now(), reason=skip,
+                                    evidence_hash=record.evidence_hash, attempt=record.attempt)
+            run.log(decision.decision, **decision_event(decision, slug))
         if decision is None and auto_approve:
             decision = GateDecision(decision="approve", by=AUTO_APPROVER, at=utc_now(), note=AUTO_NOTE,
                                     automatic=True, evidence_hash=record.evidence_hash, attempt=record.attempt)
@@ -85,6 +93,8 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
             decision = run.trajectory().decision(slug)
             if decision is None:
                 raise HarnessError(f"run {run.run_id}: the {slug} gate was resumed without a journaled decision")
+        if decision.decision == "approve":  # the approved draft goes onto its branch (idempotent)
+            commit_approved(run, slug, record.attempt, decision.by, decision.automatic)
         return Command(goto=step.name if decision.decision == "reject" else following)
 
     return gate

@@ -30,14 +30,14 @@ from harness.record.pins import pin_lines, verify_pins
 from harness.record.processes import ProcessRecord, ProcessRegistry
 from harness.record.trajectory import Position, decision_event
 from harness.report.render import step_report, summary
-from harness.steps import STEPS
+from harness.steps import KNOWLEDGE, WORKFLOW
 from harness.steps.base import load_result
 from harness.util.files import ensure_writable, tree_files, write_atomic
 from harness.workflow.checkpointer import StateUnreadable, existing_checkpointer, move_aside, open_checkpointer
 from harness.workflow.graph import build_graph, gate_name
 
 Progress = Callable[[str], None]
-SLUGS = [step.slug for step in STEPS]
+SLUGS = [step.slug for step in WORKFLOW]
 
 
 def _config(run_id: str) -> dict:
@@ -105,7 +105,7 @@ def _expected_next(position: Position) -> tuple[str, ...]:
         return ()
     if position.step is None:
         return ("done",)
-    step = STEPS[SLUGS.index(position.step)]
+    step = WORKFLOW[SLUGS.index(position.step)]
     return (gate_name(step),) if position.where == "at_gate" else (step.name,)
 
 
@@ -115,9 +115,9 @@ def _place(app: Any, run: RunLayout, position: Position) -> None:
     if position.where == "finished":
         app.update_state(config, {"run_id": run.run_id}, as_node="done")
     elif position.step is None:
-        app.update_state(config, Command(goto="done"), as_node=gate_name(STEPS[-1]))
+        app.update_state(config, Command(goto="done"), as_node=gate_name(WORKFLOW[-1]))
     else:
-        step = STEPS[SLUGS.index(position.step)]
+        step = WORKFLOW[SLUGS.index(position.step)]
         if position.where == "at_gate":
             app.update_state(config, {"run_id": run.run_id}, as_node=step.name)
         else:
@@ -445,7 +445,9 @@ def reports(run: RunLayout, view: RunView) -> dict[Path, str]:
     now; the summary's hash column shows what was approved (its gate column marks an approval
     whose evidence no longer matches)."""
     texts: dict[Path, str] = {}
-    for step, step_view in zip(STEPS, view.steps, strict=True):
+    by_slug = {step.slug: step for step in WORKFLOW}
+    for step_view in view.steps:
+        step = by_slug[step_view.slug]
         evidence_dir = run.evidence_dir(step.slug)
         result = load_result(evidence_dir)
         if result is not None:
@@ -481,11 +483,13 @@ def view_of(run: RunLayout, inputs: RunInputs, *, running: str | None = None) ->
     else:
         state = "interrupted"  # a process stopped mid-step (or never got going): resume it
     steps = []
-    for step in STEPS:
+    for step in WORKFLOW:
         slug = step.slug
         record = trajectory.record(slug)
         result = load_result(run.evidence_dir(slug)) if record else None
         history = trajectory.decisions(slug)
+        if step is KNOWLEDGE and record is None and not history and position.step != slug:
+            continue  # the write-back shows once it has run (runs made before it existed have none)
         current = evidence_hash(run.evidence_dir(slug))
         steps.append(StepView(
             step=step.name,

@@ -14,6 +14,7 @@ LAYERS = [
     ["harness.knowledge", "harness.stats"],
     ["harness.record"],
     ["harness.evidence", "harness.report", "harness.testing"],
+    ["harness.agent"],
     ["harness.steps"],
     ["harness.workflow"],
     ["harness.cli", "harness.__main__"],

@@ -34,7 +34,7 @@ def _body(**attributes):
 def test_a_well_formed_step_is_accepted():
     step = type("Extra", (Step,), _body())()
     assert step.slug == "09-extra"
-    assert step.draft({}, [], None).status == "not_run"
+    assert step.draft(None, {}, []).status == "not_run"
 
 
 @pytest.mark.parametrize(("attributes", "message"), [
