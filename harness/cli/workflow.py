@@ -471,6 +471,8 @@ def _print_view(ws: Workspace, view) -> None:
                  else f"an orphan of harness pid {process.owner_pid} that could not be stopped")
         where = f" ({process.step})" if process.step else ""
         out.print(f"  process alive: {process.role} pid {process.pid}{where} — {owner}: {' '.join(process.command)[:120]}")
+    if view.evidence_root:
+        out.print(f"  evidence: {view.evidence_root} (on this workspace's disk); run state: {view.state_store}")
     out.print(f"  summary: {Path(ws.root, 'reports', view.run_id, 'summary.md')}")
 
 
