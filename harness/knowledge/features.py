@@ -99,7 +99,9 @@ def resolve_feature(
     if ".." in feature_id:
         return _commit_range(feature_id, new)
     if old is not None:
-        from harness.knowledge.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+        from harness.knowledge.sources import (
+            feature_diff,  # cost: FeatureSpec is read everywhere, the engine rarely
+        )
 
         diff = feature_diff(old, new, plugin, progress)
         for change in diff.changes:
@@ -172,7 +174,9 @@ def candidates(
     upstream changes, `detail` the one-line why, plus `title` and `targets`), then feature
     files. With `flat`: one row per symbol instead — Feature Diff findings, then upstream
     changes no finding covers."""
-    from harness.knowledge.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+    from harness.knowledge.sources import (
+        feature_diff,  # cost: FeatureSpec is read everywhere, the engine rarely
+    )
 
     diff = feature_diff(old, new, plugin, progress)
     rows = _flat_rows(diff) if flat else _grouped_rows(diff, old, new)

@@ -92,7 +92,9 @@ def _pg_connect(url: str) -> Any:
 @contextmanager
 def _postgres(url: str) -> Iterator[BaseCheckpointSaver]:
     import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver  # cost: only with a shared state database
+    from langgraph.checkpoint.postgres import (
+        PostgresSaver,  # cost: only with a shared state database
+    )
 
     conn = _pg_connect(url)
     try:

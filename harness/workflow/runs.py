@@ -26,7 +26,14 @@ from harness.errors import HarnessError
 from harness.record.gates import gate_view
 from harness.record.hashing import evidence_hash
 from harness.record.layout import RunLayout, Workspace, utc_now
-from harness.record.models import GateDecision, ProcessView, ResumeView, RunInputs, RunView, StepView
+from harness.record.models import (
+    GateDecision,
+    ProcessView,
+    ResumeView,
+    RunInputs,
+    RunView,
+    StepView,
+)
 from harness.record.pins import pin_lines, verify_pins
 from harness.record.processes import ProcessRecord, ProcessRegistry
 from harness.record.trajectory import Position, decision_event

@@ -57,7 +57,7 @@ class Cluster:
     def _as_owner(self, command: list[str]) -> None:
         if self.user is not None:
             command = ["runuser", "-u", "postgres", "--", *command]
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=self.root)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=self.root, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed: {proc.stderr or proc.stdout}")
 
