@@ -9,7 +9,13 @@ import typer
 
 from harness.cli import app
 from harness.cli.console import err, out
-from harness.cli.workflow import WorkspaceOpt, _progress, _runs_workspace, plugin_commit, validate_plugin
+from harness.cli.workflow import (
+    WorkspaceOpt,
+    _progress,
+    _runs_workspace,
+    plugin_commit,
+    validate_plugin,
+)
 from harness.errors import HarnessError
 from harness.record.layout import utc_now
 
@@ -29,8 +35,15 @@ def upgrade(
     """Diff the plugin's SGLang against a newer release, start one run per impacted feature (to its first gate)
     and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
     features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
-    from harness.evidence.inputs import check_runbook  # cost: the workflow loads only for the commands that use it
-    from harness.workflow.upgrade import from_spec_of, render_summary, run_upgrade, to_spec_of
+    from harness.evidence.inputs import (
+        check_runbook,  # cost: the workflow loads only for the commands that use it
+    )
+    from harness.workflow.upgrade import (
+        from_spec_of,
+        render_summary,
+        run_upgrade,
+        to_spec_of,
+    )
 
     if through not in ("alignment", "interface"):
         raise HarnessError(f"--through {through!r}: use alignment or interface")

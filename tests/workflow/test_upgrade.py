@@ -111,7 +111,7 @@ class _Index(BaseHTTPRequestHandler):
 
     files = ("sglang-0.5.17-py3-none-any.whl", "sglang-0.5.23-py3-none-any.whl", "sglang-0.6.0rc1-py3-none-any.whl")
 
-    def do_GET(self):  # noqa: N802 (the http.server API)
+    def do_GET(self):
         if self.path.rstrip("/") != "/simple/sglang":
             self.send_error(404)
             return
