@@ -4,6 +4,7 @@ itself on `app`; `main` turns a HarnessError into one line on stderr and a non-z
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 
@@ -20,9 +21,23 @@ app = typer.Typer(
     add_completion=False,
 )
 
+@app.callback()
+def _options(
+    state_url: str | None = typer.Option(
+        None, "--state-url", metavar="URL",
+        help="Shared run state: postgresql://… (default: $HARNESS_STATE_URL, else the workspace's SQLite file).",
+    ),
+) -> None:
+    """Options for every command (given before the command name)."""
+    if state_url:
+        os.environ["HARNESS_STATE_URL"] = state_url  # read where the state is opened, as from the environment
+
+
 # Command modules register on import; keep this list the single place they are wired.
+from harness.cli import ci as _ci  # noqa: E402,F401
 from harness.cli import fetch as _fetch  # noqa: E402,F401
 from harness.cli import knowledge as _knowledge  # noqa: E402,F401
+from harness.cli import upgrade as _upgrade  # noqa: E402,F401
 from harness.cli import workflow as _workflow  # noqa: E402,F401
 
 

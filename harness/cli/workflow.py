@@ -273,10 +273,13 @@ def features(
     to: str = typer.Option(..., "--to", help="Newer upstream."),
     plugin: Path | None = typer.Option(None, "--plugin", help="Plugin, to rank what it depends on first."),
     limit: int = typer.Option(40, "--limit", help="Rows to show (0: all)."),
+    flat: bool = typer.Option(False, "--flat", help="One row per changed symbol instead of grouped features."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
-    """List candidate features between two upstreams, ranked by risk to the plugin."""
+    """List the features between two upstreams a person triages: the plugin's impacted dependencies grouped by
+    the upstream change behind them, platform-surface changes, then other upstream changes by commit or module;
+    ranked by risk to the plugin, each with why it matters. --flat lists every changed symbol instead."""
     from harness.knowledge.features import candidates  # cost: the knowledge engine
     from harness.knowledge.sources import resolve
 
@@ -284,18 +287,18 @@ def features(
     plugin_path = validate_plugin(plugin) if plugin else None
     with _progress(f"diffing {from_} → {to}") as progress:
         old, new = resolve(from_), resolve(to)
-        rows = candidates(old, new, plugin_path, [ws.root / "features"], progress)
+        rows = candidates(old, new, plugin_path, [ws.root / "features"], progress, flat=flat)
     if as_json:
         out.print_json(json.dumps(rows))
         return
     shown = rows if limit <= 0 else rows[:limit]
-    table = Table(title=f"Feature candidates {from_} → {to}")
+    table = Table(title=f"{'Changed symbols' if flat else 'Features'} {from_} → {to}")
     table.add_column("ID", no_wrap=True)  # users copy it into --feature: never split it
     for column in ("kind", "risk", "status", "where", "detail"):
         table.add_column(column, overflow="ellipsis", no_wrap=column != "detail")
     for row in shown:
         table.add_row(row["id"], row["kind"], "" if row["risk"] is None else str(row["risk"]),
-                      row["status"], row["where"], row["detail"][:80])
+                      row["status"], row["where"], row["detail"][:120])
     out.print(table)
     if len(shown) < len(rows):
         out.print(f"({len(rows) - len(shown)} more; --limit 0 shows all)")
@@ -487,6 +490,8 @@ def _print_view(ws: Workspace, view) -> None:
                  else f"an orphan of harness pid {process.owner_pid} that could not be stopped")
         where = f" ({process.step})" if process.step else ""
         out.print(f"  process alive: {process.role} pid {process.pid}{where} — {owner}: {' '.join(process.command)[:120]}")
+    if view.evidence_root:
+        out.print(f"  evidence: {view.evidence_root} (on this workspace's disk); run state: {view.state_store}")
     out.print(f"  summary: {Path(ws.root, 'reports', view.run_id, 'summary.md')}")
 
 

@@ -99,7 +99,9 @@ def resolve_feature(
     if ".." in feature_id:
         return _commit_range(feature_id, new)
     if old is not None:
-        from harness.knowledge.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+        from harness.knowledge.sources import (
+            feature_diff,  # cost: FeatureSpec is read everywhere, the engine rarely
+        )
 
         diff = feature_diff(old, new, plugin, progress)
         for change in diff.changes:
@@ -120,6 +122,12 @@ def resolve_feature(
                     description=f"plugin {finding.kind} now {finding.status.value}",
                     symbols=[feature_id],
                 )
+        from harness.knowledge.triage import group_features
+
+        for feature in group_features(diff, old, new):
+            if feature.id == feature_id:
+                return FeatureSpec(id=feature.id, source="feature_diff", name=feature.title, description=feature.why,
+                                   symbols=feature.targets)
         where = f"the Feature Diff {old.label} → {new.label}"
     else:
         where = "the Feature Diff (give --from to diff against an older upstream)"
@@ -158,14 +166,53 @@ def _commit_range(feature_id: str, new: UpstreamSource) -> FeatureSpec:
 
 def candidates(
     old: UpstreamSource, new: UpstreamSource, plugin: Path | None, feature_dirs: list[Path],
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, flat: bool = False,
 ) -> list[dict]:
     """What `harness features` lists, as rows {id, source, kind, risk, status, where, detail}:
-    Feature Diff findings (ranked by risk, highest first), then upstream changes no plugin
-    finding covers, then feature files."""
-    from harness.knowledge.sources import feature_diff  # cost: FeatureSpec is read everywhere, the engine rarely
+    the features a person triages (`harness.knowledge.triage`, ranked by risk; `status` is
+    breaking / unverified / impacted / the kind, `where` the plugin file:line or the number of
+    upstream changes, `detail` the one-line why, plus `title` and `targets`), then feature
+    files. With `flat`: one row per symbol instead — Feature Diff findings, then upstream
+    changes no finding covers."""
+    from harness.knowledge.sources import (
+        feature_diff,  # cost: FeatureSpec is read everywhere, the engine rarely
+    )
 
     diff = feature_diff(old, new, plugin, progress)
+    rows = _flat_rows(diff) if flat else _grouped_rows(diff, old, new)
+    for feature_id, path in feature_files(feature_dirs).items():
+        spec = load_feature_file(path, feature_id)
+        rows.append(
+            {
+                "id": feature_id,
+                "source": "feature_file",
+                "kind": "feature file",
+                "risk": None,
+                "status": "",
+                "where": str(path),
+                "detail": spec.name,
+            }
+        )
+    return rows
+
+
+def _grouped_rows(diff, old: UpstreamSource, new: UpstreamSource) -> list[dict]:
+    from harness.knowledge.triage import group_features
+
+    rows = []
+    for feature in group_features(diff, old, new):
+        status = "breaking" if feature.breaking else "unverified" if feature.unverified else (
+            "impacted" if feature.kind == "impacted" else feature.kind.replace("_", " "))
+        top = feature.findings[0] if feature.findings else None
+        rows.append({
+            "id": feature.id, "source": "feature_diff", "kind": feature.kind.replace("_", " "), "risk": feature.risk,
+            "status": status, "where": f"{top.file}:{top.line}" if top and top.file else f"{feature.changes} change(s)",
+            "detail": feature.why, "title": feature.title, "targets": feature.targets,
+        })
+    return rows
+
+
+def _flat_rows(diff) -> list[dict]:
     rows: list[dict] = []
     seen: set[str] = set()
     for finding in sorted(diff.findings, key=lambda f: -f.risk):
@@ -196,19 +243,6 @@ def candidates(
                 "status": change.change,
                 "where": change.new_location or change.old_location or "",
                 "detail": change.detail or "",
-            }
-        )
-    for feature_id, path in feature_files(feature_dirs).items():
-        spec = load_feature_file(path, feature_id)
-        rows.append(
-            {
-                "id": feature_id,
-                "source": "feature_file",
-                "kind": "feature file",
-                "risk": None,
-                "status": "",
-                "where": str(path),
-                "detail": spec.name,
             }
         )
     return rows

@@ -266,3 +266,34 @@ def _with_manifest(source: UpstreamSource) -> UpstreamSource:
 
 def _replace_files(source: UpstreamSource, files: dict[str, str]) -> UpstreamSource:
     return dataclasses.replace(source, files=files)
+
+
+# ----------------------------------------------------------------------------- the newest release
+
+
+def latest_release() -> str:
+    """The newest final sglang release on the package index pip is configured for (pip's own
+    `index versions`, so PIP_INDEX_URL, pip.conf and extra indexes count as for any install).
+    HarnessError (one line) when the index cannot be reached or lists no final release."""
+    from packaging.version import InvalidVersion, Version
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", "sglang", "--disable-pip-version-check"],
+        capture_output=True, text=True, check=False,
+    )
+    where = os.environ.get("PIP_INDEX_URL") or "pip's configured index"
+    listed = re.search(r"^Available versions:(.*)$", proc.stdout, re.MULTILINE)
+    if proc.returncode != 0 or not listed:
+        last = next((line.strip() for line in reversed((proc.stderr + proc.stdout).splitlines()) if line.strip()), "no output")
+        raise HarnessError(f"{UNREACHABLE} ({where}) to find the newest sglang release ({last}); pass --to sglang==X")
+    versions = []
+    for text in listed.group(1).split(","):
+        try:
+            version = Version(text.strip())
+        except InvalidVersion:
+            continue
+        if not (version.is_prerelease or version.is_devrelease):
+            versions.append(version)
+    if not versions:
+        raise HarnessError(f"the package index ({where}) lists no final sglang release; pass --to sglang==X")
+    return str(max(versions))

@@ -233,6 +233,10 @@ class RunView(BaseModel):
     inputs: RunInputs
     steps: list[StepView]
     resume: ResumeView | None = None  # only `status` inspects it
+    # Only `status` fills these: the evidence stays on the disk of the workspace that ran the
+    # step, while the run state may be a team database (HARNESS_STATE_URL).
+    evidence_root: str | None = None
+    state_store: str | None = None
     processes: list[ProcessView] = Field(default_factory=list)
     torn_journal_lines: int = 0
 

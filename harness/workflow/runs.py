@@ -6,7 +6,8 @@ puts the graph where the journal says the run stands when a killed process left 
 behind, advances it as far as it goes (to the next gate, or the end), then re-renders the
 reports from the run's files. A lost or unreadable state file changes no report; `repair`
 rebuilds it from the journals. One process at a time may advance a run (an flock on the run's
-lock file; the kernel drops it if the process is killed).
+lock file, or a PostgreSQL advisory lock with a shared state database; either is dropped if the
+process is killed).
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ from harness.errors import HarnessError
 from harness.record.gates import gate_view
 from harness.record.hashing import evidence_hash
 from harness.record.layout import RunLayout, Workspace, utc_now
-from harness.record.models import GateDecision, ProcessView, ResumeView, RunInputs, RunView, StepView
+from harness.record.models import (
+    GateDecision,
+    ProcessView,
+    ResumeView,
+    RunInputs,
+    RunView,
+    StepView,
+)
 from harness.record.pins import pin_lines, verify_pins
 from harness.record.processes import ProcessRecord, ProcessRegistry
 from harness.record.trajectory import Position, decision_event
@@ -33,7 +41,16 @@ from harness.report.render import step_report, summary
 from harness.steps import KNOWLEDGE, WORKFLOW
 from harness.steps.base import load_result
 from harness.util.files import ensure_writable, tree_files, write_atomic
-from harness.workflow.checkpointer import StateUnreadable, existing_checkpointer, move_aside, open_checkpointer
+from harness.workflow.checkpointer import (
+    StateUnreadable,
+    advisory_holder,
+    advisory_lock,
+    existing_checkpointer,
+    move_aside,
+    open_checkpointer,
+    state_location,
+    state_url,
+)
 from harness.workflow.graph import build_graph, gate_name
 
 Progress = Callable[[str], None]
@@ -59,6 +76,14 @@ def _exclusive(run: RunLayout) -> Iterator[None]:
     if run.run_id in _held:
         yield
         return
+    if state_url():
+        with advisory_lock(run.run_id):
+            _held.add(run.run_id)
+            try:
+                yield
+            finally:
+                _held.discard(run.run_id)
+        return
     run.run_dir.mkdir(parents=True, exist_ok=True)
     with open(run.lock_file, "a+") as fh:
         try:
@@ -83,7 +108,10 @@ _held: set[str] = set()
 
 def busy_by(run: RunLayout) -> str | None:
     """Who is advancing the run right now ('pid N'), or None. Reads only (a shared lock on a
-    read-only descriptor), so it works on a read-only workspace too."""
+    read-only descriptor), so it works on a read-only workspace too. With a shared state
+    database: the holder of the run's advisory lock ('harness pid N on HOST')."""
+    if state_url():
+        return advisory_holder(run.run_id)
     if not run.lock_file.is_file():
         return None
     with open(run.lock_file) as fh:
@@ -410,6 +438,8 @@ def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> Ru
     inputs = load_inputs(run)
     view = view_of(run, inputs, running=None if run.run_id in _held else busy_by(run))
     view = view.model_copy(update={"resume": resume_view(workspace, run, inputs),
+                                   "evidence_root": str(run.reports_dir / "evidence"),
+                                   "state_store": state_location(workspace),
                                    "processes": [_process_view(r) for r in ProcessRegistry(run.processes_dir).alive()]})
     if render and view.running is None:
         _render(run, view)
@@ -418,7 +448,7 @@ def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> Ru
 
 def resume_view(workspace: Workspace, run: RunLayout, inputs: RunInputs) -> ResumeView:
     """Whether LangGraph's checkpoint puts the run where its journal says it stands."""
-    path = workspace.state_db
+    path = state_location(workspace)
     try:
         with existing_checkpointer(workspace) as saver:
             if saver is None:

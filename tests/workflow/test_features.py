@@ -10,16 +10,34 @@ import pytest
 from workflow_support import upstream_files, write_tree
 
 
-def test_features_lists_feature_diff_candidates_ranked_by_risk(project):
+def test_features_groups_what_the_plugin_ports_ranked_by_risk(project):
     proc = project.cli("features", "--from", str(project.old), "--to", str(project.new),
                        "--plugin", str(project.plugin), "--json")
     rows = json.loads(proc.stdout)
     ranked = [r["risk"] for r in rows if r["risk"] is not None]
     assert ranked == sorted(ranked, reverse=True)
-    assert rows[0]["id"] == "sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"
-    assert rows[0]["status"] == "not_on_base"
+    # the removed factory and its successor are one feature, named after the change behind it
+    top = rows[0]
+    assert (top["id"], top["kind"], top["status"]) == ("get-kv-pool-cls", "impacted", "breaking")
+    assert top["targets"] == ["sglang.srt.platforms.interface.SRTPlatform.get_kv_pool_cls",
+                              "sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert top["where"] == "xdev_plugin/platform.py:7"
+    assert top["detail"].startswith("breaks the plugin: its override at xdev_plugin/platform.py:7")
+    hook = next(r for r in rows if "sglang.srt.managers.scheduler.Scheduler.process_batch" in r["targets"])
+    assert hook["kind"] == "impacted" and "still fits" in hook["detail"]
     assert {"id": "kv-pool", "source": "feature_file"}.items() <= next(r for r in rows if r["id"] == "kv-pool").items()
-    table = project.cli("features", "--from", str(project.old), "--to", str(project.new)).stdout
+    # the grouped feature runs like any other
+    project.cli("run", "--feature", "get-kv-pool-cls", "--plugin", str(project.plugin), "--upstream", str(project.new),
+                "--from", str(project.old), "--runbook", str(project.runbook), "--run-id", "grouped")
+    feature = project.status("grouped")["inputs"]["feature"]
+    assert feature["name"] == "SRTPlatform.get_kv_pool_cls replaces SRTPlatform.get_mha_kv_pool_cls"
+    assert feature["symbols"] == top["targets"]
+    # --flat: one row per symbol, as before
+    flat = json.loads(project.cli("features", "--from", str(project.old), "--to", str(project.new),
+                                  "--plugin", str(project.plugin), "--flat", "--json").stdout)
+    assert flat[0]["id"] == "sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"
+    assert flat[0]["status"] == "not_on_base"
+    table = project.cli("features", "--from", str(project.old), "--to", str(project.new), "--flat").stdout
     assert "Scheduler.process_batch" in table
 
 

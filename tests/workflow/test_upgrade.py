@@ -1,0 +1,155 @@
+"""`harness upgrade`: the CI bot's command, on the real releases 0.5.17 → 0.5.23 with the
+built-in example plugin, and its inputs (--from auto, --to latest) on small fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from workflow_support import REPO_ROOT, one_line_error
+
+from harness.errors import HarnessError
+from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
+
+EXAMPLE_PLUGIN = REPO_ROOT / "harness" / "examples" / "workspace" / "plugin"
+
+
+def _harness(args: list[str], env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, env=env,
+                          timeout=600, check=False)
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
+    try:  # the real wheels, from the wheel cache or the index
+        resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
+    except HarnessError as exc:
+        if UNREACHABLE in str(exc):
+            pytest.skip(str(exc))
+        raise
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    step_summary = tmp_path / "step-summary.md"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "GITHUB_STEP_SUMMARY": str(step_summary), "COLUMNS": "200"}
+    env.pop("HARNESS_STATE_URL", None)
+    args = ["upgrade", "--plugin", str(EXAMPLE_PLUGIN), "--to", "sglang==0.5.23", "--workspace", str(workspace)]
+    first = _harness([*args, "--json", "--github-summary"], env)
+    assert first.returncode == 1, first.stderr  # impacted features wait for review
+    doc = json.loads(first.stdout)
+    assert (doc["from_spec"], doc["to_spec"]) == ("sglang==0.5.17", "sglang==0.5.23")  # --from auto: sglang>=0.5.17
+    features = {f["id"]: f for f in doc["features"]}
+    # the breakages of the real 0.5.23, each one feature grouped by the change behind it
+    threads = features["init-threads-binding"]
+    assert threads["breaking"] and threads["risk"] == 90
+    assert "sglang.srt.utils.numa_utils.init_threads_binding" in threads["targets"]
+    kv = features["get-kv-pool-cls"]
+    assert not kv["breaking"] and "legacy shim" in kv["why"]
+    assert {"sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls",
+            "sglang.srt.platforms.interface.SRTPlatform.get_mla_kv_pool_cls"} <= set(kv["targets"])
+    assert features["srtplatform-support-cuda-graph-supports-fp8"]["breaking"]
+    assert [f["risk"] for f in doc["features"]] == sorted((f["risk"] for f in doc["features"]), reverse=True)
+    for feature in doc["features"]:  # one run each, at its first gate
+        assert feature["state"] == "waiting" and list(feature["verdicts"]) == ["01-alignment"]
+        assert (workspace / "reports" / feature["run_id"] / "01-alignment.md").is_file()
+        assert feature["approve"] == f"harness approve {feature['run_id']} --by YOUR_NAME --workspace {workspace}"
+    assert "feature 1/" in first.stderr and "diffing sglang==0.5.17 → sglang==0.5.23" in first.stderr
+
+    summary = (workspace / "reports/upgrade-0.5.17-to-0.5.23/summary.md").read_text()
+    assert "**Impacted features are waiting for review.**" in summary
+    assert f"[{threads['run_id']}](../{threads['run_id']}/summary.md)" in summary
+    assert f"`harness approve {kv['run_id']} --by YOUR_NAME --workspace {workspace}`" in summary
+    assert "## Migration checklist" in summary and "- [ ] `sglang.srt.platforms.interface.SRTPlatform.support_cuda_graph`" in summary
+    assert f"- features: {len(features)}" in summary
+    assert step_summary.read_text() == summary
+
+    # rerun on the same plugin content and target: the same runs, reused, and it says so
+    runs = sorted(p.name for p in (workspace / ".harness/runs").iterdir())
+    again = _harness(args, env)
+    assert again.returncode == 1, again.stderr
+    assert sorted(p.name for p in (workspace / ".harness/runs").iterdir()) == runs
+    assert again.stdout.count("reused the existing run (same plugin content and target)") == len(features)
+    assert f"run {threads['run_id']}: waiting (01-alignment " in again.stdout
+
+
+def _declaring(tmp_path: Path, files: dict[str, str]) -> Path:
+    plugin = tmp_path / "declaring-plugin"
+    shutil.copytree(EXAMPLE_PLUGIN, plugin, ignore=shutil.ignore_patterns("__pycache__"))
+    pyproject = plugin / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('dependencies = ["sglang>=0.5.17"]', "dependencies = []"))
+    for name, text in files.items():
+        (plugin / name).write_text(text)
+    return plugin
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"requirements.txt": "torch\nsglang==0.5.19  # the pin\n"}, "sglang==0.5.19"),
+    ({"setup.cfg": "[options]\ninstall_requires =\n    sglang>=0.5.11,<0.6\n"}, "sglang==0.5.11"),
+    ({"requirements-dev.txt": "sglang[srt]~=0.5.17\n"}, "sglang==0.5.17"),
+])
+def test_from_auto_reads_pins_and_ranges(tmp_path, files, expected):
+    from harness.workflow.upgrade import from_spec_of
+
+    assert from_spec_of(_declaring(tmp_path, files), "auto") == expected
+
+
+def test_from_auto_without_a_declared_sglang_is_one_line(project):
+    proc = project.cli("upgrade", "--plugin", str(project.plugin), "--to", "sglang==0.5.23", check=False)
+    assert proc.returncode == 2
+    one_line_error(proc, "cannot tell which SGLang the plugin targets; pass --from")
+
+
+class _Index(BaseHTTPRequestHandler):
+    """A PEP 503 simple index on loopback listing sglang releases (files are never fetched)."""
+
+    files = ("sglang-0.5.17-py3-none-any.whl", "sglang-0.5.23-py3-none-any.whl", "sglang-0.6.0rc1-py3-none-any.whl")
+
+    def do_GET(self):
+        if self.path.rstrip("/") != "/simple/sglang":
+            self.send_error(404)
+            return
+        body = "".join(f'<a href="/files/{name}">{name}</a>\n' for name in self.files).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _pip_env(monkeypatch, index: str) -> None:
+    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": index, "PIP_EXTRA_INDEX_URL": "",
+                       "PIP_FIND_LINKS": "", "PIP_RETRIES": "0", "PIP_DEFAULT_TIMEOUT": "2"}.items():
+        monkeypatch.setenv(key, value)
+
+
+def test_to_latest_asks_the_configured_index(project, monkeypatch):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _pip_env(monkeypatch, f"http://127.0.0.1:{server.server_port}/simple")
+        plugin = _declaring(project.root, {"requirements.txt": "sglang==0.5.23\n"})
+        proc = project.cli("upgrade", "--plugin", str(plugin), "--json", check=False)
+    finally:
+        server.shutdown()
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    # the newest final release (0.6.0rc1 is a pre-release) is what the plugin declares: up to date
+    assert (doc["outcome"], doc["to_spec"], doc["features"]) == ("up_to_date", "sglang==0.5.23", [])
+
+
+def test_to_latest_with_the_index_unreachable_is_one_line(project, monkeypatch):
+    _pip_env(monkeypatch, "http://127.0.0.1:9/simple")  # nothing listens there
+    proc = project.cli("upgrade", "--plugin", str(EXAMPLE_PLUGIN), check=False)
+    assert proc.returncode == 2
+    one_line_error(proc, "cannot reach the package index (http://127.0.0.1:9/simple)", "pass --to sglang==X")
+    assert not (project.workspace / ".harness").exists() and not (project.workspace / "reports").exists()
