@@ -28,6 +28,10 @@ def upgrade(
     through: str = typer.Option("alignment", "--through", help="Drive each feature's run through: alignment (its "
                                 "first gate) or interface (needs the porting agent and an LLM endpoint)."),
     runbook: Path | None = typer.Option(None, "--runbook", help="Validation Runbook the runs use after alignment."),
+    llm_base_url: str | None = typer.Option(None, "--llm-base-url", help="With --through interface: the porting agent's "
+                                            "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then the runbook's agent.base_url)."),
+    llm_model: str | None = typer.Option(None, "--llm-model", help="With --through interface: the agent's model "
+                                         "(default: $HARNESS_LLM_MODEL, then agent.model)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with a `features` list)."),
     github_summary: bool = typer.Option(False, "--github-summary", help="Also append the summary to $GITHUB_STEP_SUMMARY."),
     workspace: Path | None = WorkspaceOpt,
@@ -35,9 +39,11 @@ def upgrade(
     """Diff the plugin's SGLang against a newer release, start one run per impacted feature (to its first gate)
     and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
     features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
+    from harness.agent.config import describe, resolve_settings
     from harness.evidence.inputs import (
         check_runbook,  # cost: the workflow loads only for the commands that use it
     )
+    from harness.evidence.runbook import load_runbook
     from harness.workflow.upgrade import (
         from_spec_of,
         render_summary,
@@ -58,6 +64,10 @@ def upgrade(
         if not runbook_path.is_file():
             raise HarnessError(f"runbook {runbook_path} does not exist")
         check_runbook(runbook_path)
+    agent = None
+    if through == "interface":
+        agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)
+        err.print(describe(agent))
     with _progress("upgrade") as update:
 
         def progress(message: str) -> None:
@@ -69,7 +79,7 @@ def upgrade(
         from_spec = from_spec_of(plugin_path, from_)
         to_spec = to_spec_of(to, progress)
         report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
-                             plugin_commit=plugin_commit(plugin_path), progress=progress)
+                             plugin_commit=plugin_commit(plugin_path), agent=agent, progress=progress)
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(render_summary(report))

@@ -9,7 +9,6 @@ a killed process left mid-step is resumed); a changed plugin gets new runs."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Literal
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, Field
 
+from harness.agent.config import NOT_CONFIGURED
 from harness.errors import HarnessError
 from harness.knowledge.features import FeatureSpec
 from harness.knowledge.plugin_repo import declared_sglang, plugin_module_files
@@ -25,17 +25,17 @@ from harness.knowledge.sources import feature_diff, resolve
 from harness.knowledge.triage import Feature, group_features
 from harness.knowledge.upstream import RELEASE_SPEC, latest_release
 from harness.record.layout import Workspace, check_run_id, utc_now
-from harness.record.models import RunInputs, RunView
+from harness.record.models import AgentSettings, RunInputs, RunView
 from harness.record.pins import pin_of
 from harness.util.files import write_atomic
 from harness.util.templates import render
-from harness.workflow.runs import check_workspace, resume_run, run_status, start_run
+from harness.workflow.runs import check_workspace, decide, resume_run, run_status, start_run
 
 Progress = Callable[[str], None]
 Through = Literal["alignment", "interface"]
 UpgradeOutcome = Literal["up_to_date", "nothing_impacted", "waiting_for_review", "unverified"]
 EXIT = {"up_to_date": 0, "nothing_impacted": 0, "waiting_for_review": 1, "unverified": 3}
-LLM_ENV = ("HARNESS_LLM_URL", "OPENAI_BASE_URL")
+BOT = "harness upgrade --through interface"
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
@@ -122,10 +122,13 @@ def upgrade_dir(workspace: Workspace, from_spec: str, to_spec: str) -> Path:
 
 
 def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str, *, through: Through = "alignment",
-                runbook: Path | None = None, plugin_commit: str | None = None,
+                runbook: Path | None = None, plugin_commit: str | None = None, agent: AgentSettings | None = None,
                 progress: Progress = lambda m: None) -> UpgradeReport:
     """Diff `from_spec` → `to_spec` with the plugin, start (or reuse) one run per impacted feature
-    up to its first gate, write summary.md and upgrade.json; returns the report."""
+    up to its first gate, write summary.md and upgrade.json; returns the report. With
+    `through="interface"` and an `agent`, each run goes on through the interface step (the
+    agent's draft, checked on its worktree) and waits at the interface gate; the alignment gate
+    is then approved by the bot, in its name, so the journal and report say who passed it."""
     fingerprint = plugin_fingerprint(plugin)
     old_v, new_v = _version(from_spec), _version(to_spec)
     base = {"plugin": str(plugin), "plugin_fingerprint": fingerprint, "from_spec": from_spec, "to_spec": to_spec,
@@ -142,12 +145,13 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     impacted = [f for f in group_features(diff, old, new) if f.kind == "impacted"]
     runnable = [f for f in impacted if any(not (x.status.value == "unknown" or x.unverified) for x in f.findings)]
     unchecked = [f for f in impacted if f not in runnable]
-    note = _through_note(through)
+    drive = through == "interface" and agent is not None
+    note = f"interface: not run: {NOT_CONFIGURED}" if through == "interface" and agent is None else None
     features = []
     for index, feature in enumerate(runnable, 1):
         progress(f"feature {index}/{len(runnable)}: {feature.id}")
         features.append(_feature_run(workspace, feature, plugin, from_spec, to_spec, fingerprint, runbook,
-                                     plugin_commit, progress))
+                                     plugin_commit, agent if drive else None, progress))
     outcome: UpgradeOutcome = "waiting_for_review" if features else "unverified" if unchecked else "nothing_impacted"
     report = UpgradeReport(
         **base, outcome=outcome, exit_code=EXIT[outcome], through_note=note, features=features,
@@ -159,20 +163,13 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     return _write(workspace, report)
 
 
-def _through_note(through: Through) -> str | None:
-    if through == "alignment":
-        return None
-    if not any(os.environ.get(name) for name in LLM_ENV):
-        return "interface: not run: no LLM endpoint configured"
-    return "interface: not run: this harness has no porting agent to draft the interface yet"
-
-
 def _run_id(to_spec: str, feature: Feature, fingerprint: str) -> str:
     return check_run_id(f"upgrade-{_label(to_spec)}-{feature.id}"[:82] + f"-{fingerprint[:12]}")
 
 
 def _feature_run(workspace: Workspace, feature: Feature, plugin: Path, from_spec: str, to_spec: str, fingerprint: str,
-                 runbook: Path | None, plugin_commit: str | None, progress: Progress) -> UpgradeFeature:
+                 runbook: Path | None, plugin_commit: str | None, agent: AgentSettings | None,
+                 progress: Progress) -> UpgradeFeature:
     run_id = _run_id(to_spec, feature, fingerprint)
     reused = workspace.run(run_id).exists()
     if reused:
@@ -186,10 +183,18 @@ def _feature_run(workspace: Workspace, feature: Feature, plugin: Path, from_spec
                                 symbols=feature.targets),
             plugin=str(plugin), plugin_commit=plugin_commit, upstream=to_spec, from_upstream=from_spec,
             upstream_pin=pin_of(resolve(to_spec)), from_pin=pin_of(resolve(from_spec)),
-            runbook=str(runbook) if runbook else None, created_at=utc_now(),
+            runbook=str(runbook) if runbook else None, created_at=utc_now(), agent=agent,
             notes=[f"started by `harness upgrade` {from_spec} → {to_spec} (plugin content {fingerprint})"],
         )
         view = start_run(workspace, inputs, progress)
+    if agent is not None and view.waiting_at is not None and view.waiting_at.endswith("-alignment"):
+        if view.inputs.agent is None:  # a run an earlier `upgrade` started without an agent
+            progress(f"run {run_id} was started without an agent: it stays at its alignment gate")
+        else:
+            progress(f"{run_id}: passing alignment on to the interface draft")
+            view = decide(workspace, run_id, approve=True, by=BOT, progress=progress,
+                          text="approved by the upgrade bot (--through interface) so the porting agent drafts the "
+                               "interface; reject --step 01-alignment to revisit it")
     return _feature_view(workspace, feature, view, reused)
 
 

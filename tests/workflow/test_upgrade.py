@@ -17,6 +17,7 @@ from workflow_support import REPO_ROOT, one_line_error
 
 from harness.errors import HarnessError
 from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
+from harness.testing.llm import ScriptedLLM
 
 EXAMPLE_PLUGIN = REPO_ROOT / "harness" / "examples" / "workspace" / "plugin"
 
@@ -77,6 +78,24 @@ def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
     assert sorted(p.name for p in (workspace / ".harness/runs").iterdir()) == runs
     assert again.stdout.count("reused the existing run (same plugin content and target)") == len(features)
     assert f"run {threads['run_id']}: waiting (01-alignment " in again.stdout
+
+    # --through interface with an agent: each run goes on to the interface draft and waits at its gate;
+    # the alignment gate is passed in the bot's name. Without an agent, it says so.
+    (tmp_path / "ws-bare").mkdir(), (tmp_path / "ws-agent").mkdir()
+    bare = _harness([*args, "--through", "interface", "--workspace", str(tmp_path / "ws-bare")], env)
+    assert "interface: not run: no LLM endpoint configured" in bare.stdout, bare.stderr
+    with ScriptedLLM([]) as llm:  # every request: finish("script exhausted")
+        drafted = _harness([*args, "--through", "interface", "--workspace", str(tmp_path / "ws-agent"), "--json",
+                            "--llm-base-url", llm.base_url, "--llm-model", "scripted"], env)
+    assert drafted.returncode == 1, drafted.stderr
+    assert "LLM: model scripted at " + llm.base_url in drafted.stderr
+    drafted_features = json.loads(drafted.stdout)["features"]
+    assert len(drafted_features) == len(features)
+    assert len(llm.requests) == 2 * len(features)  # per feature: the alignment write-up, the interface draft
+    for feature in drafted_features:
+        assert list(feature["verdicts"]) == ["01-alignment", "02-interface"] and feature["state"] == "waiting"
+        journal = (tmp_path / "ws-agent" / ".harness/runs" / feature["run_id"] / "journal.jsonl").read_text()
+        assert '"by": "harness upgrade --through interface"' in journal
 
 
 def _declaring(tmp_path: Path, files: dict[str, str]) -> Path:
