@@ -141,7 +141,7 @@ class Baseline(_Strict):
     source: str | None = Field(default=None, description="Where the baseline came from (run, date, machine).")
 
     @model_validator(mode="after")
-    def _enough_to_compare(self) -> "Baseline":
+    def _enough_to_compare(self) -> Baseline:
         if self.samples is None and self.score is None:
             raise ValueError("give `samples` (per-sample file) or `score` with `n`")
         if self.score is not None and self.n is None:
@@ -187,7 +187,7 @@ class AccuracySuite(_Strict):
     )
 
     @model_validator(mode="after")
-    def _paired_needs_samples(self) -> "AccuracySuite":
+    def _paired_needs_samples(self) -> AccuracySuite:
         if self.gate == "paired" and self.baseline is not None and self.baseline.samples is None:
             raise ValueError("gate 'paired' needs baseline.samples (per-sample results)")
         return self
@@ -257,6 +257,57 @@ class FallbackPattern(_Strict):
         return regex
 
 
+class GoldenSide(_Strict):
+    """Where one side's tensor dumps come from: a command that writes them, or a directory (or
+    file) that already holds them."""
+
+    command: str | None = Field(
+        default=None,
+        description="Command that writes the dumps into {out} (a directory the harness chooses, inside "
+        "the evidence); run from the runbook's directory with the runbook's env. A leading `python` is "
+        "the harness's interpreter. E.g. 'python -m harness golden capture --factory stack.py:build "
+        "--dtype bfloat16 --out {out}'.",
+    )
+    dumps: RunbookPath | None = Field(
+        default=None, description="Existing dumps (a directory of .safetensors/.pt files, or one file)."
+    )
+    timeout_s: float = Field(default=600, gt=0, description="How long the command may run.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> GoldenSide:
+        if (self.command is None) == (self.dumps is None):
+            raise ValueError("give exactly one of `command` (writes the dumps into {out}) or `dumps`")
+        if self.command is not None and "{out}" not in self.command:
+            raise ValueError("the command must contain {out}, the directory the dumps are written to")
+        return self
+
+
+class GoldenTolerance(_Strict):
+    pattern: str = Field(description="fnmatch pattern on tensor names (module paths), e.g. '*.mlp*'.")
+    atol: float = Field(ge=0, description="Absolute tolerance.")
+    rtol: float = Field(ge=0, description="Relative tolerance (of the reference value).")
+
+
+class GoldenSpec(_Strict):
+    """Module/operator outputs of the candidate against golden reference dumps
+    (`harness.evidence.golden`): what a device team captures once on the reference and once on
+    the device (`harness golden capture`)."""
+
+    reference: GoldenSide = Field(description="The golden side (e.g. the reference GPU, or float32).")
+    candidate: GoldenSide = Field(description="The side under test (e.g. the plugin device).")
+    atol: float = Field(default=1e-5, ge=0, description="Absolute tolerance where no pattern matches.")
+    rtol: float = Field(default=1e-3, ge=0, description="Relative tolerance where no pattern matches.")
+    tolerances: list[GoldenTolerance] = Field(
+        default_factory=list, description="Per op/module tolerances; the first matching pattern wins."
+    )
+    expected_dtype_pairs: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="(reference, candidate) dtypes that are expected to differ, e.g. [float32, bfloat16]; "
+        "any other dtype difference fails.",
+    )
+    equal_nan: bool = Field(default=False, description="NaN in both sides counts as equal.")
+
+
 class Runbook(_Strict):
     name: str = Field(description="Runbook name, e.g. 'plugin-device'.")
     description: str = Field(default="", description="What this runbook validates.")
@@ -266,6 +317,7 @@ class Runbook(_Strict):
     accuracy: list[AccuracySuite] = Field(default_factory=list)
     performance: list[PerformanceSuite] = Field(default_factory=list)
     profiling: ProfilingSpec | None = None
+    golden: GoldenSpec | None = Field(default=None, description="Golden tensor comparison (accuracy step).")
     fallback_patterns: list[FallbackPattern] = Field(default_factory=list)
     recipes: list[RunbookPath] = Field(
         default_factory=list, description="Operator Recipes files (recipes/*.yaml) for the fallback scan."
