@@ -41,7 +41,7 @@ def test_paired_rule_on_known_samples():
 
 @needs_bench
 @pytest.mark.slow
-def test_an_injected_slowdown_is_detected_and_a_vs_a_is_not(loopback_server, tokenizer_dir, tmp_path, monkeypatch):
+def test_an_injected_slowdown_is_detected_and_a_vs_a_is_not(loopback_server, tokenizer_dir, tmp_path, monkeypatch):  # noqa: F811
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     tokenizer = tokenizer_dir
     suite = PerformanceSuite(name="ab", num_prompts=8, random_input_len=16, random_output_len=4, repetitions=2,
