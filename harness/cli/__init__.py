@@ -36,6 +36,7 @@ def _options(
 # Command modules register on import; keep this list the single place they are wired.
 from harness.cli import ci as _ci  # noqa: E402,F401
 from harness.cli import fetch as _fetch  # noqa: E402,F401
+from harness.cli import golden as _golden  # noqa: E402,F401
 from harness.cli import knowledge as _knowledge  # noqa: E402,F401
 from harness.cli import upgrade as _upgrade  # noqa: E402,F401
 from harness.cli import workflow as _workflow  # noqa: E402,F401

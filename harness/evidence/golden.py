@@ -9,22 +9,41 @@ The evidence file lists every name in the reference's order (the first mismatch 
 is usually where a port diverges), the worst offenders, shape/dtype mismatches and names
 missing on either side. torch is imported only when a comparison runs: it is an optional
 dependency of the harness.
+
+Dumps are made with `capture_outputs` (or `harness golden capture`): forward hooks on every
+module of a torch model save each module's output, in call order, to one safetensors file — what a
+device team runs once on the reference and once on the device. `run_golden` runs a runbook's
+`golden:` section (both captures, then the comparison) into a step's evidence; `golden_check`
+reads that evidence back into the check.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import importlib
+import importlib.util
 import json
 import math
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from harness.errors import InputError
+from harness.evidence.runbook import GoldenSide, GoldenSpec
 from harness.record.checks import Check, CheckStatus
+from harness.util.files import tail
 
 TORCH_SUFFIXES = {".pt", ".pth", ".bin"}
 DUMP_SUFFIXES = TORCH_SUFFIXES | {".safetensors"}
 WORST_LISTED = 10
+ORDER_KEY = "harness.order"  # safetensors metadata: the tensor names in capture (call) order
+REPORT = "golden.json"
 
 
 class TensorComparison(BaseModel):
@@ -34,6 +53,8 @@ class TensorComparison(BaseModel):
     shape_candidate: list[int]
     dtype_reference: str
     dtype_candidate: str
+    atol: float | None = None  # the tolerance this tensor was judged with (per-pattern or default)
+    rtol: float | None = None
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     mismatch_fraction: float | None = None
@@ -47,6 +68,9 @@ class GoldenReport(BaseModel):
     atol: float
     rtol: float
     equal_nan: bool
+    tolerances: list[tuple[str, float, float]] = []  # (pattern, atol, rtol), first match wins
+    expected_dtype_pairs: list[tuple[str, str]] = []
+    check_dtype: bool = True
     compared: int
     matched: int
     mismatched: list[str]
@@ -88,7 +112,11 @@ def _load_file(file: Path, prefix: str) -> dict[str, Any]:
             from safetensors import safe_open
 
             with safe_open(str(file), framework="pt") as handle:
-                content: Any = {key: handle.get_tensor(key) for key in handle.keys()}
+                keys = list(handle.keys())
+                order = json.loads((handle.metadata() or {}).get(ORDER_KEY, "[]"))
+                if sorted(order) == sorted(keys):  # safetensors sorts its keys; keep the call order
+                    keys = order
+                content: Any = {key: handle.get_tensor(key) for key in keys}
         else:
             # weights_only: a dump is data; never unpickle arbitrary objects from it.
             content = torch.load(file, map_location="cpu", weights_only=True)
@@ -128,6 +156,8 @@ def compare_tensors(
         shape_candidate=list(candidate.shape),
         dtype_reference=str(reference.dtype).removeprefix("torch."),
         dtype_candidate=str(candidate.dtype).removeprefix("torch."),
+        atol=atol,
+        rtol=rtol,
     )
     if reference.shape != candidate.shape:
         return TensorComparison(status="shape", **entry)
@@ -166,6 +196,15 @@ def compare_tensors(
     )
 
 
+def tolerance_for(name: str, tolerances: list[tuple[str, float, float]], atol: float,
+                  rtol: float) -> tuple[float, float]:
+    """(atol, rtol) for a tensor name: the first fnmatch pattern that matches it, else the defaults."""
+    for pattern, pattern_atol, pattern_rtol in tolerances:
+        if fnmatch.fnmatchcase(name, pattern):
+            return pattern_atol, pattern_rtol
+    return atol, rtol
+
+
 def compare_dumps(
     reference: str | Path,
     candidate: str | Path,
@@ -176,11 +215,17 @@ def compare_dumps(
     equal_nan: bool = False,
     check_dtype: bool = True,
     name: str = "golden",
+    tolerances: list[tuple[str, float, float]] | None = None,
+    expected_dtype_pairs: list[tuple[str, str]] | None = None,
 ) -> Check:
-    """Compare two dump sets; writes `<evidence_dir>/<name>.json` and returns the Check.
+    """Compare two dump sets; writes `<evidence_dir>/<name>.json` (a GoldenReport) and returns
+    its check (`golden_check`).
 
     Passed only when every reference name exists in the candidate with the same shape (and
-    dtype, with `check_dtype`) and is allclose; extra candidate names are listed, not failed.
+    dtype, with `check_dtype`, unless the pair is in `expected_dtype_pairs`, e.g.
+    ("float32", "bfloat16")) and is allclose under its tolerance: the first of `tolerances`
+    ((fnmatch pattern, atol, rtol)) matching the name, else `atol`/`rtol`. Extra candidate names
+    are listed, not failed.
     """
     reference, candidate, evidence_dir = Path(reference), Path(candidate), Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
@@ -198,11 +243,16 @@ def compare_dumps(
     except DumpError as exc:
         return _not_run(check_name, evidence, str(exc), reference, candidate)
 
-    results = [
-        compare_tensors(key, ref_tensors[key], cand_tensors[key], atol, rtol, equal_nan)
-        for key in ref_tensors
-        if key in cand_tensors
-    ]
+    tolerances = list(tolerances or [])
+    expected = {tuple(pair) for pair in expected_dtype_pairs or []}
+    results = []
+    for key in ref_tensors:
+        if key in cand_tensors:
+            key_atol, key_rtol = tolerance_for(key, tolerances, atol, rtol)
+            result = compare_tensors(key, ref_tensors[key], cand_tensors[key], key_atol, key_rtol, equal_nan)
+            if result.status == "dtype" and (result.dtype_reference, result.dtype_candidate) in expected:
+                result.status = "match"
+            results.append(result)
     missing_in_candidate = [key for key in ref_tensors if key not in cand_tensors]
     missing_in_reference = [key for key in cand_tensors if key not in ref_tensors]
     failing_statuses = {"mismatch", "shape"} | ({"dtype"} if check_dtype else set())
@@ -218,11 +268,14 @@ def compare_dumps(
         atol=atol,
         rtol=rtol,
         equal_nan=equal_nan,
+        tolerances=tolerances,
+        expected_dtype_pairs=sorted(expected),
+        check_dtype=check_dtype,
         compared=len(results),
         matched=sum(r.status == "match" or (r.status == "dtype" and not check_dtype) for r in results),
         mismatched=[r.name for r in results if r.status == "mismatch"],
         shape_mismatches=[r.name for r in results if r.status == "shape"],
-        dtype_mismatches=[r.name for r in results if r.dtype_reference != r.dtype_candidate],
+        dtype_mismatches=[r.name for r in results if r.status == "dtype"],
         missing_in_candidate=missing_in_candidate,
         missing_in_reference=missing_in_reference,
         first_mismatch=(failing[0].name if failing else None),
@@ -230,21 +283,34 @@ def compare_dumps(
         tensors=results,
     )
     evidence.write_text(report.model_dump_json(indent=2))
+    return golden_check(evidence, name=check_name)
 
+
+def golden_check(report_path: Path, name: str = "accuracy.golden") -> Check:
+    """The check of a comparison, read back from its report (`compare_dumps`' JSON): passed when
+    every reference tensor is present and within its tolerance, else failed naming the first op
+    that diverges (in the reference's dump order) and the worst offenders; `not_run` when the
+    dumps could not be read."""
+    data = json.loads(Path(report_path).read_text())
+    evidence = [str(report_path)]
+    if "error" in data:
+        return Check(name=name, status=CheckStatus.not_run, reason=data["error"], evidence=evidence)
+    report = GoldenReport.model_validate(data)
+    ranked = report.worst
     problems = []
     if report.mismatched:
-        problems.append(f"{len(report.mismatched)} of {len(results)} tensors outside atol={atol} rtol={rtol}")
+        problems.append(f"{len(report.mismatched)} of {report.compared} tensors outside their tolerance")
     if report.shape_mismatches:
         problems.append(f"{len(report.shape_mismatches)} shape mismatches")
-    if check_dtype and report.dtype_mismatches:
-        problems.append(f"{len(report.dtype_mismatches)} dtype mismatches")
-    if missing_in_candidate:
-        problems.append(f"{len(missing_in_candidate)} reference tensors missing in the candidate")
+    if report.check_dtype and report.dtype_mismatches:
+        problems.append(f"{len(report.dtype_mismatches)} unexpected dtype mismatches")
+    if report.missing_in_candidate:
+        problems.append(f"{len(report.missing_in_candidate)} reference tensors missing in the candidate")
     worst_lines = [
-        f"{r.name}: max abs {r.max_abs_err:.3g}, max rel {r.max_rel_err:.3g}, "
-        f"{100 * (r.mismatch_fraction or 0):.2f}% elements off, {r.tolerance_ratio:.3g}× tolerance"
+        f"{r.name}: max abs {_g(r.max_abs_err)}, max rel {_g(r.max_rel_err)}, "
+        f"{100 * (r.mismatch_fraction or 0):.2f}% elements off, {_g(r.tolerance_ratio)}× tolerance "
+        f"(atol {r.atol:g}, rtol {r.rtol:g})"
         for r in ranked[:5]
-        if r.status == "mismatch"
     ]
     metrics = {
         "compared": report.compared,
@@ -252,31 +318,44 @@ def compare_dumps(
         "mismatched": len(report.mismatched),
         "shape_mismatches": len(report.shape_mismatches),
         "dtype_mismatches": len(report.dtype_mismatches),
-        "missing_in_candidate": len(missing_in_candidate),
-        "missing_in_reference": len(missing_in_reference),
+        "missing_in_candidate": len(report.missing_in_candidate),
+        "missing_in_reference": len(report.missing_in_reference),
         "worst_tolerance_ratio": ranked[0].tolerance_ratio if ranked else None,
+        "worst_op": ranked[0].name if ranked else None,
     }
     if not problems:
+        pairs = ", ".join(f"{a}→{b}" for a, b in report.expected_dtype_pairs)
         return Check(
-            name=check_name,
+            name=name,
             status=CheckStatus.passed,
             reason=None,
-            detail=f"{len(results)} tensors allclose (atol={atol}, rtol={rtol})"
-            + (f"; {len(missing_in_reference)} extra in the candidate" if missing_in_reference else ""),
-            evidence=[str(evidence)],
+            detail="\n".join(
+                [f"{report.compared} tensors allclose (default atol={report.atol}, rtol={report.rtol}"
+                 + (f"; {len(report.tolerances)} per-op tolerances" if report.tolerances else "")
+                 + (f"; expected dtype pairs {pairs}" if pairs else "") + ")"
+                 + (f"; {len(report.missing_in_reference)} extra in the candidate"
+                    if report.missing_in_reference else ""),
+                 "closest to their tolerance:", *worst_lines]),
+            evidence=evidence,
             metrics=metrics,
         )
     reason = "; ".join(problems)
     if report.first_mismatch:
-        reason += f"; first in dump order: {report.first_mismatch}"
+        reason = f"first op that diverges: {report.first_mismatch}; " + reason
     return Check(
-        name=check_name,
+        name=name,
         status=CheckStatus.failed,
         reason=reason,
-        detail="\n".join(worst_lines + [f"missing in candidate: {k}" for k in missing_in_candidate[:10]]),
-        evidence=[str(evidence)],
+        detail="\n".join(["worst offenders:", *worst_lines]
+                         + [f"missing in candidate: {k}" for k in report.missing_in_candidate[:10]]),
+        evidence=evidence,
         metrics=metrics,
     )
+
+
+def _g(value: float | None) -> str:
+    """3 significant digits; None is a non-finite error (NaN or inf where the other side is finite)."""
+    return "inf" if value is None else f"{value:.3g}"
 
 
 def _not_run(check_name: str, evidence: Path, reason: str, reference: Path, candidate: Path) -> Check:
@@ -284,3 +363,155 @@ def _not_run(check_name: str, evidence: Path, reason: str, reference: Path, cand
         json.dumps({"reference": str(reference), "candidate": str(candidate), "error": reason}, indent=2)
     )
     return Check(name=check_name, status=CheckStatus.not_run, reason=reason, evidence=[str(evidence)])
+
+
+# --------------------------------------------------------------------------- capture
+
+
+def load_factory(spec: str, base_dir: Path | None = None) -> Callable[..., Any]:
+    """The callable named by `module:function` or `path/to/file.py:function` (a relative file is
+    resolved against `base_dir`, default the current directory). InputError when it cannot be found."""
+    target, _, attribute = spec.rpartition(":")
+    if not target or not attribute:
+        raise InputError(f"factory {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
+    if target.endswith(".py"):
+        path = Path(target) if Path(target).is_absolute() else (base_dir or Path.cwd()) / target
+        if not path.is_file():
+            raise InputError(f"factory {spec!r}: no such file {path}")
+        module_spec = importlib.util.spec_from_file_location(f"_harness_golden_{path.stem}", path)
+        module = importlib.util.module_from_spec(module_spec)  # type: ignore[arg-type]
+        module_spec.loader.exec_module(module)  # type: ignore[union-attr]
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise InputError(f"factory {spec!r}: cannot import {target}: {exc}") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise InputError(f"factory {spec!r}: {target} has no callable {attribute!r}")
+    return function
+
+
+def capture_outputs(model: Any, inputs: Any, out: str | Path, *, modules: list[str] | None = None) -> Path:
+    """Run `model(*inputs)` once (no grad) with a forward hook on every named module (or those
+    in `modules`), and save each output to `<out>/outputs.safetensors`, named by module path in
+    call order (a module called again gets `#2`, `#3`; tuple outputs get `/0`, `/1`; the root
+    module is `output`). `inputs` is a tuple of positional arguments or one tensor. Returns the
+    file. Tensors are saved as the model produced them (dtype kept), on the CPU."""
+    import torch
+    from safetensors.torch import save_file
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    saved: dict[str, Any] = {}
+    order: list[str] = []
+    calls: dict[str, int] = {}
+
+    def keep(name: str, value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            order.append(name)
+            saved[name] = value.detach().to("cpu").contiguous().clone()
+        elif isinstance(value, (tuple, list)):
+            for index, item in enumerate(value):
+                keep(f"{name}/{index}", item)
+
+    def hook_for(name: str) -> Callable[..., None]:
+        def hook(_module: Any, _args: Any, output: Any) -> None:
+            calls[name] = calls.get(name, 0) + 1
+            keep(name if calls[name] == 1 else f"{name}#{calls[name]}", output)
+        return hook
+
+    wanted = set(modules) if modules is not None else None
+    handles = [module.register_forward_hook(hook_for(name or "output"))
+               for name, module in model.named_modules() if wanted is None or name in wanted]
+    try:
+        with torch.no_grad():
+            model(*(inputs if isinstance(inputs, tuple) else (inputs,)))
+    finally:
+        for handle in handles:
+            handle.remove()
+    path = out / "outputs.safetensors"
+    save_file(saved, str(path), metadata={ORDER_KEY: json.dumps(order)})
+    return path
+
+
+# --------------------------------------------------------------------------- runbook section
+
+
+class GoldenSideRun(BaseModel):
+    """How one side's dumps were obtained (`golden/run.json`)."""
+
+    side: Literal["reference", "candidate"]
+    dumps: str  # relative to the golden evidence dir when captured into it
+    command: list[str] | None = None
+    exit_code: int | None = None
+    log: str | None = None  # relative to the golden evidence dir
+    error: str | None = None
+
+
+def run_golden(spec: GoldenSpec, evidence_dir: Path, *, cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+    """Produce both sides' dumps (commands write into `<evidence_dir>/<side>/`), then compare
+    them into `<evidence_dir>/golden.json` and draw `golden_error.png`; `run.json` records how
+    each side was obtained. Returns the commands run. A failing command is recorded, not raised."""
+    evidence_dir = Path(evidence_dir)
+    evidence_dir.mkdir(parents=True, exist_ok=True)
+    sides = [_produce(side, getattr(spec, side), evidence_dir, cwd, env) for side in ("reference", "candidate")]
+    (evidence_dir / "run.json").write_text(json.dumps([s.model_dump() for s in sides], indent=2) + "\n")
+    if not any(s.error for s in sides):
+        # Paths inside the evidence are relative to it (the step's staging dir is renamed away).
+        compare_dumps(*(evidence_dir / s.dumps for s in sides), evidence_dir, atol=spec.atol, rtol=spec.rtol,
+                      equal_nan=spec.equal_nan,
+                      tolerances=[(t.pattern, t.atol, t.rtol) for t in spec.tolerances],
+                      expected_dtype_pairs=[tuple(p) for p in spec.expected_dtype_pairs])
+        report = GoldenReport.model_validate_json((evidence_dir / REPORT).read_text())
+        report.reference, report.candidate = sides[0].dumps, sides[1].dumps
+        (evidence_dir / REPORT).write_text(report.model_dump_json(indent=2))
+        from harness.evidence.plots import (
+            plot_golden,  # matplotlib: only when there is something to draw
+        )
+
+        plot_golden(report, evidence_dir / "golden_error.png")
+    return [shlex.join(s.command) for s in sides if s.command]
+
+
+def _produce(side: str, spec: GoldenSide, evidence_dir: Path, cwd: Path, env: dict[str, str] | None) -> GoldenSideRun:
+    if spec.dumps is not None:
+        return GoldenSideRun(side=side, dumps=str(spec.dumps))  # type: ignore[arg-type]
+    out = evidence_dir / side
+    out.mkdir(parents=True, exist_ok=True)
+    command = [a.replace("{out}", str(out)) for a in shlex.split(spec.command or "")]
+    if command and command[0] in ("python", "python3"):
+        command[0] = sys.executable
+    log = evidence_dir / f"{side}.log"
+    run = GoldenSideRun(side=side, dumps=side, command=command, log=log.name)
+    try:
+        with log.open("wb") as handle:
+            done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, stdout=handle,
+                                  stderr=subprocess.STDOUT, timeout=spec.timeout_s, check=False)
+        run.exit_code = done.returncode
+        if done.returncode != 0:
+            last = [line for line in tail(log, 5) if line.strip()]
+            run.error = f"the {side} capture exited with code {done.returncode}: {last[-1] if last else '(no output)'}"
+    except subprocess.TimeoutExpired:
+        run.error = f"the {side} capture did not finish within {spec.timeout_s:g} s"
+    except OSError as exc:
+        run.error = f"the {side} capture could not start: {exc}"
+    return run
+
+
+def golden_evidence_check(evidence_dir: Path) -> Check:
+    """`accuracy.golden` from a `run_golden` evidence dir: a capture that failed fails the check
+    with its log tail; otherwise the comparison's check."""
+    evidence_dir = Path(evidence_dir)
+    sides = [GoldenSideRun.model_validate(s) for s in json.loads((evidence_dir / "run.json").read_text())]
+    failed = [s for s in sides if s.error]
+    if failed:
+        detail = "\n".join(f"--- {s.side} log tail ---\n" + "\n".join(tail(evidence_dir / s.log, 20))
+                           for s in failed if s.log)
+        return Check(name="accuracy.golden", status=CheckStatus.failed, reason="; ".join(s.error or "" for s in failed),
+                     detail=detail or None, evidence=[str(evidence_dir / s.log) for s in failed if s.log])
+    check = golden_check(evidence_dir / REPORT)
+    plot = evidence_dir / "golden_error.png"
+    if plot.is_file():
+        check.evidence.append(str(plot))
+    return check

@@ -27,6 +27,7 @@ import importlib.machinery
 import importlib.metadata
 import importlib.util
 import json
+import math
 import os
 import runpy
 import shlex
@@ -90,6 +91,8 @@ class PerfRun(BaseModel):
     baseline: str | None = None  # the evidence copy of the suite's baseline results
     baseline_source: str | None = None  # the suite's baseline as the runbook names it
     tolerance: float
+    reference: str | None = None  # the runbook reference server measured in the same run, by name
+    reference_results: str | None = None  # its repetitions (reference.jsonl), interleaved with ours
 
 
 # --------------------------------------------------------------------------- running
@@ -146,9 +149,15 @@ def bench_arguments(suite: PerformanceSuite, base_url: str, output_file: Path, *
 def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, *,
                     model: str | None = None, tokenizer: str | None = None,
                     python: str = sys.executable, env: dict[str, str] | None = None,
-                    timeout_s: float = 3600, registry: ProcessRegistry | None = None) -> PerfRun:
+                    timeout_s: float = 3600, registry: ProcessRegistry | None = None,
+                    reference_url: str | None = None, reference_model: str | None = None) -> PerfRun:
     """Run the suite's repetitions against a served model and write the evidence (see the
     module docstring); returns what `summary.json` says.
+
+    With `reference_url` (the suite's `reference` server, started by the caller) every
+    repetition runs on the candidate and then on the reference (A B A B …, `ref-rep-N.jsonl`,
+    collected in `reference.jsonl`), with bench_serving's `--output-details`, so the
+    comparison has every request's TTFT and inter-token latencies, not only each run's summary.
 
     `tokenizer` is a local tokenizer directory or file for bench_serving (random-ids needs one;
     without it bench_serving resolves the model name on the hub). `env` replaces the
@@ -178,27 +187,62 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
     package_root = str(Path(harness.__file__).resolve().parents[1])
     run_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, run_env.get("PYTHONPATH")]))
     commands: list[str] = []
-    records = []
+    records: dict[str, list[dict[str, Any]]] = {"rep": [], "ref-rep": []}
+    sides = [("rep", base_url, model)]
+    if reference_url is not None:
+        run.reference = suite.reference
+        sides.append(("ref-rep", reference_url, reference_model))
+    details = ["--output-details"] if reference_url is not None and "--output-details" not in suite.extra_args else []
     for repetition in range(1, suite.repetitions + 1):
-        output_file = evidence_dir / f"rep-{repetition}.jsonl"
-        command = [python, "-m", "harness.evidence.perf",
-                   *bench_arguments(suite, base_url, output_file, model=model, tokenizer=tokenizer)]
-        commands.append(shlex.join(command))
-        run.command = run.command or command
-        record, failure = _repetition(command, output_file, suite.num_prompts, run_env, timeout_s, registry)
-        if failure:
-            log = output_file.with_suffix(".log")
-            run.status, run.reason = "failed", f"repetition {repetition}: {failure}"
-            run.detail, run.evidence = "\n".join(tail(log)), [str(log), str(output_file)]
-            _write_command(evidence_dir, commands, run_env, env)
-            return _write_summary(run, evidence_dir)
-        records.append(record)
+        for prefix, url, served_model in sides:  # interleaved: candidate, reference, candidate, ...
+            output_file = evidence_dir / f"{prefix}-{repetition}.jsonl"
+            command = [python, "-m", "harness.evidence.perf",
+                       *bench_arguments(suite, url, output_file, model=served_model, tokenizer=tokenizer), *details]
+            commands.append(shlex.join(command))
+            run.command = run.command or command
+            record, failure = _repetition(command, output_file, suite.num_prompts, run_env, timeout_s, registry)
+            if failure:
+                log = output_file.with_suffix(".log")
+                side = "reference" if prefix == "ref-rep" else "candidate"
+                run.status, run.reason = "failed", f"{side} repetition {repetition}: {failure}"
+                run.detail, run.evidence = "\n".join(tail(log)), [str(log), str(output_file)]
+                _write_command(evidence_dir, commands, run_env, env)
+                return _write_summary(run, evidence_dir)
+            records[prefix].append(record)
     _write_command(evidence_dir, commands, run_env, env)
     results_file = evidence_dir / "results.jsonl"
-    results_file.write_text("".join(json.dumps(record) + "\n" for record in records))
-    run.repetitions = len(records)
+    results_file.write_text("".join(json.dumps(record) + "\n" for record in records["rep"]))
+    run.repetitions = len(records["rep"])
     run.evidence = [str(results_file), str(evidence_dir / "command.json")]
+    if reference_url is not None:
+        (evidence_dir / "reference.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records["ref-rep"]))
+        run.reference_results = "reference.jsonl"
+        run.evidence.insert(1, str(evidence_dir / "reference.jsonl"))
     return _write_summary(run, evidence_dir)
+
+
+# Per-request samples from bench_serving's --output-details: (key, label, unit, higher is better)
+REQUEST_METRICS = (("ttft_ms", "TTFT", "ms", False), ("tpot_ms", "TPOT", "ms", False),
+                   ("latency_ms", "E2E latency", "ms", False), ("output_throughput", "output throughput", "tok/s", True))
+
+
+def request_samples(record: dict[str, Any]) -> dict[str, list[float]] | None:
+    """Per-request samples of one bench_serving run written with --output-details, in request
+    order (the same prompts in every repetition, given the suite's seed): TTFT (ms), TPOT (ms,
+    mean inter-token latency after the first token, as bench_serving defines it), end-to-end
+    latency (ms, TTFT + the inter-token latencies) and output throughput (tok/s, output tokens
+    over the end-to-end latency). None when the record has no details."""
+    ttfts, itls, lens = record.get("ttfts"), record.get("itls"), record.get("output_lens")
+    if not isinstance(ttfts, list) or not isinstance(itls, list) or not isinstance(lens, list):
+        return None
+    samples: dict[str, list[float]] = {key: [] for key, *_ in REQUEST_METRICS}
+    for ttft, gaps, produced in zip(ttfts, itls, lens):
+        latency = float(ttft) + sum(gaps)
+        samples["ttft_ms"].append(1000 * float(ttft))
+        samples["tpot_ms"].append(1000 * sum(gaps) / (produced - 1) if produced > 1 else math.nan)
+        samples["latency_ms"].append(1000 * latency)
+        samples["output_throughput"].append(produced / latency if latency > 0 else math.nan)
+    return samples
 
 
 def _repetition(command: list[str], output_file: Path, num_prompts: int, env: dict[str, str],

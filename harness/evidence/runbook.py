@@ -170,6 +170,11 @@ class AccuracySuite(_Strict):
     )
     num_concurrent: int = Field(default=1, ge=1, description="Parallel requests lm-eval sends.")
     baseline: Baseline | None = Field(default=None, description="Reference results; no baseline means no gate.")
+    reference: str | None = Field(
+        default=None,
+        description="A server of the runbook's `references:` evaluated in the same run; its per-question "
+        "results are the paired baseline (when the suite has no recorded `baseline`).",
+    )
     gate: Literal["paired", "unpaired", "auto"] = Field(
         default="auto",
         description="paired (McNemar on the same questions), unpaired (bound against an aggregate), "
@@ -218,6 +223,13 @@ class PerformanceSuite(_Strict):
         default=0.05, ge=0, lt=1,
         description="Relative slowdown accepted on top of the measured noise (0.05 = 5 %).",
     )
+    reference: str | None = Field(
+        default=None,
+        description="A server of the runbook's `references:` measured in the same run: repetitions "
+        "alternate candidate, reference, candidate, reference, … and each request is compared with the "
+        "same request on the reference (harness.stats.performance.compare_paired_requests). Takes the "
+        "place of `baseline`.",
+    )
 
 
 class ProfilingSpec(_Strict):
@@ -235,6 +247,38 @@ class ProfilingSpec(_Strict):
     workload: str | None = Field(
         default=None, description="Performance suite whose requests run while profiling."
     )
+    command: str | None = Field(
+        default=None,
+        description="A command that writes torch-profiler Chrome traces into {out} while the workload "
+        "runs, instead of the server's profiling endpoints (e.g. a profiled run of the model's module "
+        "stack, or a device tool's exporter). Run from the runbook's directory with the runbook's env.",
+    )
+    reference_command: str | None = Field(
+        default=None,
+        description="Like `command`, for the reference (e.g. upstream on the reference device): the "
+        "performance step diffs the two traces.",
+    )
+    naming: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Overrides of harness.evidence.traces.TraceNaming for this device's event names "
+        "(e.g. device_categories: [cpu_op] when the device is the CPU).",
+    )
+    timeout_s: float = Field(default=600, gt=0, description="How long a trace command may run.")
+
+    @field_validator("command", "reference_command")
+    @classmethod
+    def _writes_into_out(cls, command: str | None) -> str | None:
+        if command is not None and "{out}" not in command:
+            raise ValueError("the command must contain {out}, the directory the traces are written to")
+        return command
+
+    @field_validator("naming")
+    @classmethod
+    def _valid_naming(cls, naming: dict[str, list[str]]) -> dict[str, list[str]]:
+        from harness.evidence.traces import TraceNaming  # pandas: only when a runbook overrides names
+
+        TraceNaming.model_validate(naming)
+        return naming
 
 
 class FallbackPattern(_Strict):
@@ -274,6 +318,57 @@ class AgentSpec(_Strict):
     request_timeout_s: float = Field(default=120, gt=0, description="Seconds one request may take.")
 
 
+class GoldenSide(_Strict):
+    """Where one side's tensor dumps come from: a command that writes them, or a directory (or
+    file) that already holds them."""
+
+    command: str | None = Field(
+        default=None,
+        description="Command that writes the dumps into {out} (a directory the harness chooses, inside "
+        "the evidence); run from the runbook's directory with the runbook's env. A leading `python` is "
+        "the harness's interpreter. E.g. 'python -m harness golden capture --factory stack.py:build "
+        "--dtype bfloat16 --out {out}'.",
+    )
+    dumps: RunbookPath | None = Field(
+        default=None, description="Existing dumps (a directory of .safetensors/.pt files, or one file)."
+    )
+    timeout_s: float = Field(default=600, gt=0, description="How long the command may run.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> GoldenSide:
+        if (self.command is None) == (self.dumps is None):
+            raise ValueError("give exactly one of `command` (writes the dumps into {out}) or `dumps`")
+        if self.command is not None and "{out}" not in self.command:
+            raise ValueError("the command must contain {out}, the directory the dumps are written to")
+        return self
+
+
+class GoldenTolerance(_Strict):
+    pattern: str = Field(description="fnmatch pattern on tensor names (module paths), e.g. '*.mlp*'.")
+    atol: float = Field(ge=0, description="Absolute tolerance.")
+    rtol: float = Field(ge=0, description="Relative tolerance (of the reference value).")
+
+
+class GoldenSpec(_Strict):
+    """Module/operator outputs of the candidate against golden reference dumps
+    (`harness.evidence.golden`): what a device team captures once on the reference and once on
+    the device (`harness golden capture`)."""
+
+    reference: GoldenSide = Field(description="The golden side (e.g. the reference GPU, or float32).")
+    candidate: GoldenSide = Field(description="The side under test (e.g. the plugin device).")
+    atol: float = Field(default=1e-5, ge=0, description="Absolute tolerance where no pattern matches.")
+    rtol: float = Field(default=1e-3, ge=0, description="Relative tolerance where no pattern matches.")
+    tolerances: list[GoldenTolerance] = Field(
+        default_factory=list, description="Per op/module tolerances; the first matching pattern wins."
+    )
+    expected_dtype_pairs: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="(reference, candidate) dtypes that are expected to differ, e.g. [float32, bfloat16]; "
+        "any other dtype difference fails.",
+    )
+    equal_nan: bool = Field(default=False, description="NaN in both sides counts as equal.")
+
+
 class Runbook(_Strict):
     name: str = Field(description="Runbook name, e.g. 'plugin-device'.")
     description: str = Field(default="", description="What this runbook validates.")
@@ -282,7 +377,13 @@ class Runbook(_Strict):
     smoke: SmokeSpec = Field(default_factory=SmokeSpec)
     accuracy: list[AccuracySuite] = Field(default_factory=list)
     performance: list[PerformanceSuite] = Field(default_factory=list)
+    references: dict[str, ServerSpec] = Field(
+        default_factory=dict,
+        description="Reference servers measured in the same run as the candidate (e.g. the previous plugin "
+        "release, or upstream on the reference device), by name; suites name one as `reference:`.",
+    )
     profiling: ProfilingSpec | None = None
+    golden: GoldenSpec | None = Field(default=None, description="Golden tensor comparison (accuracy step).")
     fallback_patterns: list[FallbackPattern] = Field(default_factory=list)
     recipes: list[RunbookPath] = Field(
         default_factory=list, description="Operator Recipes files (recipes/*.yaml) for the fallback scan."
@@ -298,6 +399,15 @@ class Runbook(_Strict):
         if duplicates:
             raise ValueError(f"duplicate suite name(s): {duplicates}")
         return suites
+
+    @model_validator(mode="after")
+    def _references_exist(self) -> "Runbook":
+        for kind, suites in (("accuracy", self.accuracy), ("performance", self.performance)):
+            for suite in suites:
+                if suite.reference is not None and suite.reference not in self.references:
+                    raise ValueError(f"{kind} suite {suite.name!r}: reference {suite.reference!r} is not in "
+                                     f"`references` (known: {sorted(self.references)})")
+        return self
 
     @field_validator("profiling")
     @classmethod

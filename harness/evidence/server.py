@@ -37,9 +37,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 import httpx
 import psutil
@@ -158,7 +159,7 @@ class ServedModel:
         self._record: dict = {}
 
     @classmethod
-    def from_runbook(cls, runbook: Runbook, evidence_dir: Path, **kwargs) -> "ServedModel":
+    def from_runbook(cls, runbook: Runbook, evidence_dir: Path, **kwargs) -> ServedModel:
         """The runbook's server with its environment (environment.env, then server.env)."""
         return cls(runbook.server, evidence_dir, env=runbook.environment.env, **kwargs)
 
@@ -454,6 +455,56 @@ def capture_profile(server: RunningServer, spec: ProfilingSpec, evidence_dir: Pa
         capture = ProfileCapture(ok=True, traces=traces, evidence=[str(p) for p in traces])
     evidence_dir.mkdir(parents=True, exist_ok=True)
     (evidence_dir / "profile.json").write_text(capture.model_dump_json(indent=2) + "\n")
+    return capture
+
+
+def capture_command_profile(command_template: str, spec: ProfilingSpec, evidence_dir: Path,
+                            workload: Callable[[], object] | None, *, cwd: Path, env: dict[str, str] | None = None,
+                            registry: ProcessRegistry | None = None, name: str = "profile") -> ProfileCapture:
+    """Run the runbook's trace-producing command (its `{out}` is `<evidence_dir>/traces`) while
+    `workload()` runs, and collect the Chrome traces it writes; the outcome goes to
+    `<evidence_dir>/<name>.json`, the command's output to `<name>.log`. A command that fails,
+    overruns `spec.timeout_s` or writes no trace is recorded with its log's last line."""
+    evidence_dir = Path(evidence_dir)
+    trace_dir = evidence_dir / "traces"
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    before = set(_trace_files(trace_dir))
+    command = [a.replace("{out}", str(trace_dir)) for a in shlex.split(command_template)]
+    if command and command[0] in ("python", "python3"):
+        command[0] = sys.executable
+    log_path = evidence_dir / f"{name}.log"
+    failure = None
+    with log_path.open("wb") as log:
+        try:
+            process = subprocess.Popen(command, cwd=cwd, env={**os.environ, **(env or {})}, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            failure = f"the trace command could not start: {exc}"
+        else:
+            if registry is not None:
+                registry.add(process, "trace command", command)
+            try:
+                if workload is not None:
+                    workload()
+                code = process.wait(timeout=spec.timeout_s)
+                if code != 0:
+                    failure = f"the trace command exited with code {code}"
+            except subprocess.TimeoutExpired:
+                failure = f"the trace command did not finish within {spec.timeout_s:g} s"
+            finally:
+                stop_group(process, grace_s=2)
+                if registry is not None:
+                    registry.remove(process)
+    traces = [p for p in _trace_files(trace_dir) if p not in before]
+    if failure is None and not traces:
+        failure = f"the trace command wrote no .json/.json.gz trace into {trace_dir}"
+    if failure:
+        last = [line for line in tail(log_path, 5) if line.strip()]
+        capture = ProfileCapture(ok=False, reason=f"{failure}: {last[-1] if last else '(no output)'}", traces=[],
+                                 evidence=[str(log_path)])
+    else:
+        capture = ProfileCapture(ok=True, traces=traces, evidence=[str(p) for p in traces])
+    (evidence_dir / f"{name}.json").write_text(capture.model_dump_json(indent=2) + "\n")
     return capture
 
 

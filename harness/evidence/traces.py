@@ -450,6 +450,13 @@ def trace_check(path: str | Path, evidence_dir: Path, naming: TraceNaming | None
         return Check(name=name, status=CheckStatus.not_run, reason=str(exc)), None
     report = analyze_trace(trace, naming, source=str(path))
     files = write_trace_evidence(report, evidence_dir)
+    return report_check(report, [str(path), *map(str, files)], name=name), report
+
+
+def report_check(report: TraceReport, evidence: list[str], name: str = "profile.trace") -> Check:
+    """The check of an analysed trace: passed with the time split (µs) as metrics and the top
+    kernels as detail; failed when it holds no complete events; inconclusive without device events."""
+    path = report.source
     everything = [r for r in report.split if r.stream == "all"]
     metrics = {"device_events": report.device_events, "host_ops": report.host_ops,
                "launch_gap_median_us": report.launch_gaps.median_us}
@@ -460,5 +467,6 @@ def trace_check(path: str | Path, evidence_dir: Path, naming: TraceNaming | None
         status, reason = CheckStatus.failed, f"{path}: the trace has no complete ('X') events"
     elif report.device_events == 0:
         status, reason = CheckStatus.inconclusive, report.notes[0]
-    return Check(name=name, status=status, reason=reason, evidence=[str(path), *map(str, files)],
-                 metrics=metrics), report
+    top = "\n".join(f"{k.name}: {k.count} calls, {k.total_us / 1000:,.1f} ms" for k in report.top_kernels[:10])
+    return Check(name=name, status=status, reason=reason, evidence=evidence, metrics=metrics,
+                 detail=f"top kernels by total time:\n{top}" if top else None)

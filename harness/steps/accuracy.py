@@ -1,17 +1,22 @@
-"""Step 4 — accuracy: the runbook's suites (lm-eval against the served model) compared with
-their baselines under the accuracy decision rule (`harness.stats.accuracy`)."""
+"""Step 4 — accuracy: module and operator outputs against golden dumps (the runbook's `golden:`
+section, `harness.evidence.golden`; no server needed), then the runbook's suites (lm-eval against
+the served model) compared with their baselines under the accuracy decision rule
+(`harness.stats.accuracy`)."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.errors import HarnessError
 from harness.evidence.accuracy import run_runbook_accuracy
-from harness.evidence.runbook import Runbook
+from harness.evidence.golden import golden_evidence_check, run_golden
+from harness.evidence.runbook import Runbook, load_runbook
 from harness.evidence.server import RunningServer
 from harness.record.checks import Check, CheckStatus
-from harness.record.models import Draft
+from harness.record.models import Draft, RunInputs
 from harness.stats.accuracy import AccuracyDecision
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
@@ -19,6 +24,7 @@ from harness.steps.served import ServedStep, server_log_tail
 from harness.util.files import tail
 
 ACCURACY = "accuracy"
+GOLDEN = "golden"
 LOG_TAIL_LINES = 40
 
 
@@ -34,6 +40,24 @@ class AccuracyStep(ServedStep):
 
     def skip_reason(self, runbook: Runbook) -> str | None:
         return None if runbook.accuracy else "the runbook defines no accuracy suites"
+
+    def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
+        # Golden dumps need no server: compared before it starts, and whether it starts or not.
+        try:
+            runbook = load_runbook(ctx.inputs.runbook) if ctx.inputs.runbook else None
+        except HarnessError:
+            runbook = None  # the served part reports the unusable runbook
+        if runbook is None or runbook.golden is None:
+            return {}, []
+        ctx.progress("accuracy: capturing and comparing golden tensors")
+        commands = run_golden(runbook.golden, ctx.evidence_dir / GOLDEN, cwd=runbook.source.resolve().parent,
+                              env=runbook.environment.env)
+        return {}, [f"(cd {shlex.quote(str(runbook.source.resolve().parent))} && {c})" for c in commands]
+
+    def judge_static(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
+        if not (evidence_dir / GOLDEN / "run.json").is_file():
+            return []
+        return [golden_evidence_check(evidence_dir / GOLDEN)]
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("accuracy: evaluating the runbook's suites")

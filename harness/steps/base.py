@@ -247,7 +247,8 @@ def execute_step(step: Step, ctx_factory: Callable[[Path], StepContext], run: Ru
         verdict=overall(checks),
         checks=checks,
         facts=collected.facts,
-        commands=collected.commands,
+        # Runners name the staging dir, which is renamed into place: reproduce from the final paths.
+        commands=[c.replace(str(staging), str(final_dir)) for c in collected.commands],
         environment=environment(ctx),
         draft=step.draft(ctx, collected.facts, checks),
     )

@@ -13,16 +13,26 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.evidence.fallback import FallbackHit, ScanRecord, read_scan, run_fallback_scan
+from harness.evidence.fallback import (
+    FallbackHit,
+    ScanRecord,
+    read_scan,
+    run_fallback_scan,
+)
 from harness.evidence.runbook import Runbook
-from harness.evidence.server import ProfileCapture, RunningServer, capture_profile
+from harness.evidence.server import (
+    ProfileCapture,
+    RunningServer,
+    capture_command_profile,
+    capture_profile,
+)
 from harness.evidence.smoke import read_exchanges, run_smoke
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import Draft
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
 from harness.steps.interface import smoke_checks
-from harness.steps.served import ServedStep
+from harness.steps.served import ServedStep, runbook_dir
 
 WORKLOAD, PROFILE, FALLBACK = "workload", "profile", "fallback"
 
@@ -45,8 +55,12 @@ class OperatorsStep(ServedStep):
             run_smoke(served, runbook.smoke, ctx.evidence_dir / WORKLOAD)
             ran.append(True)
 
-        if runbook.profiling is not None:
-            capture_profile(server, runbook.profiling, ctx.evidence_dir / PROFILE, workload)
+        profiling = runbook.profiling
+        if profiling is not None and profiling.command:
+            capture_command_profile(profiling.command, profiling, ctx.evidence_dir / PROFILE, lambda: workload(server),
+                                    cwd=runbook_dir(runbook), env=runbook.environment.env, registry=ctx.processes)
+        elif profiling is not None:
+            capture_profile(server, profiling, ctx.evidence_dir / PROFILE, workload)
         if not ran:  # no profiling, or the profiler refused to start before the traffic
             workload(server)
         return []
@@ -67,7 +81,8 @@ class OperatorsStep(ServedStep):
             checks.append(profile_check(ProfileCapture.model_validate_json(profile.read_text())))
         scanned = read_scan(evidence_dir / FALLBACK)
         if scanned is not None:
-            checks += fallback_checks(*scanned, evidence_dir / FALLBACK / "fallback_hits.jsonl")
+            checks += fallback_checks(*scanned, evidence_dir / FALLBACK / "fallback_hits.jsonl",
+                                      host_is_device=runbook.environment.device.split(":")[0].lower() == "cpu")
         return checks
 
 
@@ -81,10 +96,13 @@ def profile_check(capture: ProfileCapture) -> Check:
                  metrics={"traces": len(capture.traces), "bytes": sum(p.stat().st_size for p in present)})
 
 
-def fallback_checks(hits: list[FallbackHit], record: ScanRecord, hits_file: Path) -> list[Check]:
+def fallback_checks(hits: list[FallbackHit], record: ScanRecord, hits_file: Path, *,
+                    host_is_device: bool = False) -> list[Check]:
     """fallback.log and fallback.trace from a scan: any error-severity hit fails; warnings are
     listed in the detail; what could not be scanned is `not run` (a trace that is not a
-    trace fails)."""
+    trace fails). With `host_is_device` (the runbook's device is the CPU) a trace without
+    device events is judged on its fallback/compile-failure patterns: host operators are the
+    device's own there, not fallbacks."""
     log_hits = [h for h in hits if h.source == "log"]
     trace_hits = [h for h in hits if h.source == "trace"]
     if record.logs:
@@ -101,6 +119,11 @@ def fallback_checks(hits: list[FallbackHit], record: ScanRecord, hits_file: Path
         checks.append(Check(name="fallback.trace", evidence=record.traces,
                             status=CheckStatus.not_run if missing else CheckStatus.failed,
                             reason=f"{problems[0]['error']}{more}"))
+    elif record.device_events == 0 and not trace_hits and host_is_device:
+        check = _hits_check("fallback.trace", trace_hits, record.traces, hits_file)
+        check.detail = ("the runbook's device is the CPU: host operators are the device's own, so only the "
+                        "fallback and compile-failure patterns apply; none matched")
+        checks.append(check)
     elif record.device_events == 0 and not trace_hits:
         checks.append(not_run("fallback.trace", "the trace holds no device events (a CPU-only profile?)",
                               evidence=record.traces))

@@ -17,7 +17,13 @@ from typing import Any, ClassVar
 
 from harness.errors import HarnessError, InputError
 from harness.evidence.runbook import Runbook, load_runbook
-from harness.evidence.server import RunningServer, ServedModel, ServerStartError, failure_check, log_tail
+from harness.evidence.server import (
+    RunningServer,
+    ServedModel,
+    ServerStartError,
+    failure_check,
+    log_tail,
+)
 from harness.record.checks import Check, not_run, unusable
 from harness.record.models import RunInputs
 from harness.steps.base import Collected, Step, StepContext, runner_failure
@@ -150,6 +156,11 @@ def evidence_runbook(evidence_dir: Path, inputs: RunInputs) -> Runbook:
     """The runbook as copied into the evidence; its relative paths resolve against the
     original's directory, as they did when the step ran."""
     return load_runbook(evidence_dir / RUNBOOK_COPY, base_dir=Path(inputs.runbook).parent)
+
+
+def runbook_dir(runbook: Runbook) -> Path:
+    """Where a runbook's commands (golden captures, trace commands) run: its own directory."""
+    return runbook.source.resolve().parent if runbook.source else Path.cwd()
 
 
 def server_log_tail(evidence_dir: Path) -> str | None:

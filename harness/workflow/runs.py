@@ -336,6 +336,11 @@ def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str,
                 f"run {run_id}: {step.slug} cannot be approved: {blocked.name} did not run because an input is "
                 f"unusable ({blocked.reason}); fix the input, then reject the step to rerun it"
             )
+        if step.verdict == "failed" and not (text or "").strip():
+            raise HarnessError(
+                f"run {run_id}: {step.slug} failed its checks; approving it anyway needs --note saying why "
+                f"(the report marks it \"approved despite failed checks\")"
+            )
     elif not (text or "").strip():
         raise HarnessError("--reason must say why the step is rejected")
     decision = GateDecision(

@@ -64,7 +64,7 @@ def test_divergence_lists_worst_offenders_shapes_and_missing(tmp_path):
     check = compare_dumps(reference, candidate, tmp_path / "evidence", atol=1e-5, rtol=1e-3)
     assert check.status is CheckStatus.failed
     assert "2 of 3 tensors outside" in check.reason and "1 reference tensors missing" in check.reason
-    assert "first in dump order: 01_attn/out" in check.reason
+    assert "first op that diverges: 01_attn/out" in check.reason
     report = read_evidence(check)
     assert report["missing_in_candidate"] == ["00_embed"]
     assert report["missing_in_reference"] == ["00_embed_extra"]
@@ -91,7 +91,7 @@ def test_single_files_with_shape_and_dtype_differences(tmp_path):
 
     strict = compare_dumps(tmp_path / "ref.safetensors", tmp_path / "cand.pt", tmp_path / "e1", atol=1e-2, rtol=1e-2)
     assert strict.status is CheckStatus.failed
-    assert "1 shape mismatches" in strict.reason and "1 dtype mismatches" in strict.reason
+    assert "1 shape mismatches" in strict.reason and "1 unexpected dtype mismatches" in strict.reason
     report = read_evidence(strict)
     assert report["shape_mismatches"] == ["mlp"] and report["dtype_mismatches"] == ["embed"]
 

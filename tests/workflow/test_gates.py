@@ -56,7 +56,16 @@ def test_run_stops_at_first_gate_then_reject_and_approve_to_the_end(project):
     assert (project.reports("kv1") / "evidence/02-interface/smoke/smoke.jsonl").is_file()
 
     for _ in range(4):
-        project.cli("approve", "kv1", "--by", "alice")
+        waiting = project.status("kv1")
+        step = next(s for s in waiting["steps"] if s["slug"] == waiting["waiting_at"])
+        if step["verdict"] == "failed":  # approving failed checks needs a note, and the report says so
+            refused = project.cli("approve", "kv1", "--by", "alice", check=False)
+            assert refused.returncode == 2 and "needs --note" in refused.stderr and "Traceback" not in refused.stderr
+            project.cli("approve", "kv1", "--by", "alice", "--note", "known upstream break, tracked")
+            report = (project.reports("kv1") / f"{step['slug']}.md").read_text()
+            assert "**Approved despite failed checks**: known upstream break, tracked" in report
+        else:
+            project.cli("approve", "kv1", "--by", "alice")
     status = project.status("kv1")
     assert status["state"] == "finished"
     for step in status["steps"]:
