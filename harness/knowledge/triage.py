@@ -8,7 +8,9 @@ Three kinds of feature, ranked by risk (highest first):
                       that replaces them, else the upstream owner and status
     platform_surface  changes to SRTPlatform / DeviceMixin and the hook registry a plugin is
                       expected to follow even when nothing breaks (methods added, changed or
-                      removed), grouped by the word their names share
+                      removed), grouped by the word their names share; server arguments the
+                      new release gives per-device defaults; new deprecation shims, with their
+                      removal horizon (harness.knowledge.surface)
     upstream_change   everything else: by commit when both upstreams are git (subject and PR
                       number as the name), else by module and kind of change
 
@@ -25,6 +27,13 @@ from pydantic import BaseModel, Field
 
 from harness.knowledge.feature_diff import FeatureDiff, SymbolChange
 from harness.knowledge.findings import Finding, Status
+from harness.knowledge.index import load_index
+from harness.knowledge.surface import (
+    SERVER_ARGS,
+    deprecation_shims,
+    platform_defaults,
+    server_arg_fields,
+)
 from harness.knowledge.upstream import UpstreamSource
 
 FeatureKind = Literal["impacted", "platform_surface", "upstream_change"]
@@ -63,7 +72,8 @@ def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: Up
         if change.symbol in covered or (change.detail or "").removeprefix("from ") in covered:
             continue
         (surface if change.symbol.startswith((*PLATFORM_CLASSES, HOOK_POINTS)) else rest).append(change)
-    features = impacted + _surface(surface) + _other(rest, commit_of)
+    extras = _server_arg_defaults(diff, old, new) + _shims(old, new) if old is not None and new is not None else []
+    features = impacted + _surface(surface) + extras + _other(rest, commit_of)
     seen: Counter = Counter()
     for feature in features:  # ids are unique: a second "x" becomes "x-2"
         seen[feature.id] += 1
@@ -167,6 +177,45 @@ def _surface(changes: list[SymbolChange]) -> list[Feature]:
             why=f"platform surface the plugin is expected to follow ({', '.join(f'{n} {k}' for k, n in kinds.items())}); "
                 f"the plugin overrides none of it yet: {names}"[:400],
             targets=sorted(c.symbol for c in members), changes=len(members),
+        ))
+    return features
+
+
+def _server_arg_defaults(diff: FeatureDiff, old: UpstreamSource, new: UpstreamSource) -> list[Feature]:
+    """Server arguments the new release sets per device and the old one did not: an
+    out-of-tree device gets whatever the in-tree devices' branches leave it."""
+    old_fields, new_fields = server_arg_fields(load_index(old)), server_arg_fields(load_index(new))
+    before, after = platform_defaults(old, old_fields), platform_defaults(new, new_fields)
+    added = {name: places for name, places in after.items() if name not in before}
+    if not added:
+        return []
+    sets = {f.target.rsplit(".", 1)[-1] for f in diff.findings if f.kind == "server_arg" and f.target}
+    names = ", ".join(f"{name}{' (new argument)' if name not in old_fields else ''} at {places[0]}"
+                      for name, places in added.items())
+    ours = sorted(sets & set(added))
+    return [Feature(
+        id="server-args-platform-defaults", title=f"ServerArgs: per-device defaults ({len(added)} arguments)",
+        kind="platform_surface", risk=20, changes=len(added), targets=[f"{SERVER_ARGS}.{name}" for name in added],
+        why=(f"upstream now sets these per device: {names}; "
+             + (f"the plugin sets {', '.join(ours)}" if ours else "the plugin sets none of them")
+             + ": decide its device's defaults (apply_server_args_defaults)")[:600],
+    )]
+
+
+def _shims(old: UpstreamSource, new: UpstreamSource) -> list[Feature]:
+    """Deprecation shims of the platform classes / hook registry new in `new`, with the names
+    they still serve and when upstream says they go."""
+    before = deprecation_shims(old)
+    features = []
+    for path, shim in deprecation_shims(new).items():
+        if path in before and before[path].message == shim.message:
+            continue
+        serves = f" serves {', '.join(shim.legacy)}" if shim.legacy else ""
+        features.append(Feature(
+            id=_slug(f"deprecated-{_short(path)}"), title=f"{_short(path)}{serves} with a deprecation warning",
+            kind="platform_surface", risk=25 if shim.horizon[0].isdigit() else 20, changes=1,
+            targets=sorted({path, *(f"{_owner(path)}.{name}" for name in shim.legacy)}),
+            why=f"{_short(path)} ({shim.where}){serves} until removal ({shim.horizon}): \"{shim.message}\""[:600],
         ))
     return features
 
