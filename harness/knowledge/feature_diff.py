@@ -273,7 +273,8 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
         finding.defined_in = after.ref.path
     finding.risk = risk_of(dep, status)
     if dep.hook_type == "REPLACE" and status == Status.body_changed:
-        finding.detail = f"upstream body changed: the plugin's REPLACE copy is stale; {finding.detail}"
+        finding.detail = (f"upstream body changed under the plugin's REPLACE hook: a copy of it would be stale "
+                          f"(`harness port` tells whether the hook copies it, and merges); {finding.detail}")
     if dep.kind == "patch" and dep.how in ("setattr", "assign") and status == Status.moved:
         # Unlike HookRegistry, a plain setattr does not propagate: rebinding the name in the
         # re-exporting module leaves the defining module (and its callers) unpatched.

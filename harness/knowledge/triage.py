@@ -139,7 +139,7 @@ def _why(members: list[Finding]) -> str:
         return f"only in a dead module ({where}): delete or revive it"
     reasons = {
         Status.deprecated: f"works through upstream's legacy shim, with a deprecation warning, until upstream removes it ({kind} at {where})",
-        Status.body_changed: (f"the plugin's REPLACE copy at {where} is stale" if top.hook_type == "REPLACE"
+        Status.body_changed: (f"upstream changed what the plugin's REPLACE hook at {where} replaces: stale if the hook copies it (harness port)" if top.hook_type == "REPLACE"
                               else f"upstream changed the body its {kind} at {where} wraps: review the behaviour it relies on"),
         Status.signature_changed: f"the signature its {kind} at {where} relies on changed; the plugin's use still fits",
         Status.moved: f"its {kind} at {where} still resolves through a re-export: retarget it",
