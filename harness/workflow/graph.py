@@ -24,8 +24,7 @@ from harness.record.layout import RunLayout, utc_now
 from harness.record.models import GateDecision, RunInputs, RunState
 from harness.record.trajectory import decision_event
 from harness.steps import WORKFLOW
-from harness.steps.base import load_result
-from harness.steps.base import Step, StepContext, execute_step
+from harness.steps.base import Step, StepContext, execute_step, load_result
 from harness.steps.drafting import commit_approved
 
 

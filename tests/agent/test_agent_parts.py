@@ -120,3 +120,23 @@ def test_port_json_is_the_agents_starting_point(tmp_path):
                          rejection="keep the guard", previous_patch="+x\n")
     assert "## Starting point: the re-port tool's merges and conflicts" in task and "+<<<<<<< plugin" in task
     assert "def f():" in task and "Reviewer's reason: keep the guard" in task and "```diff\n+x\n```" in task
+
+
+def test_a_plugins_own_skill_overrides_the_shipped_one_and_its_lessons_follow_it(tmp_path):
+    from harness.steps.skills import SKILLS_DIR, step_skill
+
+    path, body = step_skill("performance", tmp_path)
+    assert path == SKILLS_DIR / "performance" / "SKILL.md" and "candidate optimisations" in body
+    own = tmp_path / ".harness" / "skills" / "performance"
+    own.mkdir(parents=True)
+    (own / "LESSONS.md").write_text("- graph capture first on this device\n")
+    path, body = step_skill("performance", tmp_path)
+    assert path == SKILLS_DIR / "performance" / "SKILL.md"
+    assert body.rstrip().endswith("- graph capture first on this device") and "candidate optimisations" in body
+    (own / "SKILL.md").write_text("---\nname: performance\ndescription: ours\n---\n\nOur rules.\n")
+    path, body = step_skill("performance", tmp_path)
+    assert path == own / "SKILL.md" and body.startswith("\nOur rules.") and "candidate optimisations" not in body
+    assert "graph capture first" in body
+    (own / "SKILL.md").write_text("no front matter\n")
+    with pytest.raises(HarnessError, match=r"SKILL.md:1: a skill starts with front matter"):
+        step_skill("performance", tmp_path)

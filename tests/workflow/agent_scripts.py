@@ -85,4 +85,4 @@ def wander(turns: int) -> list[dict]:
 
 def write_up(summary: str) -> list[dict]:
     """A write-up step's draft (alignment, operators, accuracy, performance): straight to finish."""
-    return [{"tool_calls": [call("finish", summary=summary)]}]
+    return [call("finish", summary=summary)]

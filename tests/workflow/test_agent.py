@@ -95,6 +95,8 @@ def test_the_agent_ports_kv_pool_factory_a_reject_reaches_attempt_2_and_approval
         out = example.start(llm.base_url)
         assert f"LLM: model scripted at {llm.base_url} (from --llm-base-url, --llm-model)" in out
 
+        alignment = json.loads((example.reports(RUN) / "evidence" / "01-alignment" / "step.json").read_text())
+        assert alignment["draft"]["status"] == "drafted" and alignment["draft"]["summary"] == "landing points"
         step = example.interface()
         by_name = checks(step)
         assert by_name["interface.override_signatures"]["status"] == "passed", by_name

@@ -68,7 +68,9 @@ def test_run_stops_at_first_gate_then_reject_and_approve_to_the_end(project):
             project.cli("approve", "kv1", "--by", "alice")
     status = project.status("kv1")
     assert status["state"] == "finished"
-    for step in status["steps"]:
+    *steps, knowledge = status["steps"]  # no LLM endpoint: the write-back gate did not wait
+    assert knowledge["gate"]["decision"] == "skip" and knowledge["gate_decision"].endswith("no LLM endpoint configured")
+    for step in steps:
         assert step["gate"]["decision"] == "approve" and step["gate"]["valid"] is True
         assert step["approver"] == "alice" and step["automatic"] is False
         assert step["gate"]["evidence_hash"] == step["evidence_hash"]
@@ -95,7 +97,7 @@ def test_run_stops_at_first_gate_then_reject_and_approve_to_the_end(project):
     interface = status["steps"][1]
     assert interface["gate"]["valid"] is False
     assert interface["gate_decision"] == "approval invalidated: evidence changed"
-    assert all(s["gate"]["valid"] for s in status["steps"] if s["slug"] != "02-interface")
+    assert all(s["gate"]["valid"] for s in status["steps"][:5] if s["slug"] != "02-interface")
     human = project.cli("status", "kv1", check=False)
     assert human.returncode == 1
     assert "approval invalidated: evidence changed" in human.stdout
@@ -111,7 +113,7 @@ def test_run_stops_at_first_gate_then_reject_and_approve_to_the_end(project):
     status = project.status("kv1")
     assert status["state"] == "waiting" and status["waiting_at"] == "02-interface"
     assert status["steps"][1]["attempt"] == 2 and status["steps"][0]["gate"]["valid"] is True
-    assert [s["verdict"] for s in status["steps"][2:]] == ["pending"] * 3
+    assert [s["verdict"] for s in status["steps"][2:]] == ["pending"] * 4  # knowledge too: it reruns last
     assert not (reports / "05-performance.md").exists()
 
 
@@ -134,7 +136,8 @@ def test_auto_approve_runs_to_the_end_and_says_so(project):
     assert (project.reports("auto") / "evidence/04-accuracy/accuracy/gsm8k-mini/samples.jsonl").is_file()
     assert verdicts["performance"]["checks"][0]["status"] == "not_run"
     assert "no performance suites" in verdicts["performance"]["checks"][0]["reason"]
-    assert all(s["automatic"] and s["approver"] == "auto-approve" for s in status["steps"])
+    assert all(s["automatic"] and s["approver"] == "auto-approve" for s in status["steps"][:5])
+    assert status["steps"][5]["gate"]["decision"] == "skip"  # knowledge: nothing to approve, never auto-approved
     reports = project.reports("auto")
     assert "approved (automatic)" in (reports / "summary.md").read_text()
     for slug in STEPS:

@@ -22,11 +22,11 @@ OVERRIDE = "Operators, as this plugin team wants them: name the recipe first."
 def knowledge(summary: str) -> list[dict]:
     """The write-back: a conflict in the Platform Map's curated notes, a lesson, then finish."""
     return [
-        {"tool_calls": [call("read_file", path="platform-map.yaml", start_line=1, end_line=5)]},
-        {"tool_calls": [call("replace_in_file", path="platform-map.yaml", old="  known_conflicts: []\n",
-                             new="  known_conflicts:\n  - get_mha/mla_kv_pool_cls gone in 0.5.23: get_kv_pool_cls(*, kind)\n")]},
-        {"tool_calls": [call("write_file", path=LESSON, content="- 2026-12: port factories to their successor.\n")]},
-        {"tool_calls": [call("finish", summary=summary)]},
+        call("read_file", path="platform-map.yaml", start_line=1, end_line=5),
+        call("replace_in_file", path="platform-map.yaml", old="  known_conflicts: []\n",
+                             new="  known_conflicts:\n  - get_mha/mla_kv_pool_cls gone in 0.5.23: get_kv_pool_cls(*, kind)\n"),
+        call("write_file", path=LESSON, content="- 2026-12: port factories to their successor.\n"),
+        call("finish", summary=summary),
     ]
 
 
@@ -41,8 +41,8 @@ def test_every_step_drafts_and_the_knowledge_gate_commits_only_on_approval(tmp_p
                                             "GIT_COMMITTER_NAME": "eng", "GIT_COMMITTER_EMAIL": "e@x"})
     example.before = snapshot(example.plugin)
     runbook_before = example.runbook.read_bytes()
-    alignment = [{"tool_calls": [call("write_file", path=LANDING, content="| get_kv_pool_cls | platform factory |\n")]},
-                 {"tool_calls": [call("finish", summary="get_kv_pool_cls lands on the platform factory")]}]
+    alignment = [call("write_file", path=LANDING, content="| get_kv_pool_cls | platform factory |\n"),
+                 call("finish", summary="get_kv_pool_cls lands on the platform factory")]
     script = (alignment + kv_port("ported") + write_up("operators: no fallback") + write_up("accuracy: not run")
               + write_up("performance: no candidates") + knowledge("first write-back") + knowledge("second write-back"))
     with ScriptedLLM(script) as llm:
