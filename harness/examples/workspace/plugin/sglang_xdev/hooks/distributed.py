@@ -7,8 +7,8 @@ from sglang_xdev.hooks.targets import PARALLEL_STATE
 
 
 def xccl_all_reduce(self, input_):
-    # Copy of upstream GroupCoordinator.all_reduce (0.5.17) with the NCCL branch
-    # swapped for xccl.
+    # Replaces upstream GroupCoordinator.all_reduce with the vendor's xccl path
+    # (written for the device, not a copy: `harness port` calls it not_a_copy).
     if self.world_size == 1:
         return input_
     return self.device_communicator.all_reduce(input_)

@@ -6,7 +6,7 @@ from sglang_xdev.hooks.targets import UTILS
 
 @plugin_hook(UTILS + ".get_available_gpu_memory", type=HookType.REPLACE)
 def get_available_xdev_memory(device, gpu_id, distributed=False, empty_cache=True, cpu_group=None):
-    # Copy of upstream get_available_gpu_memory (0.5.17), reading xdev counters.
+    # Replaces upstream get_available_gpu_memory (0.5.17): reads xdev counters.
     if empty_cache:
         runtime.empty_cache()
     return runtime.total_memory(gpu_id) / (1 << 30)
