@@ -11,12 +11,18 @@ from pathlib import Path
 
 from harness.knowledge.feature_diff import FeatureDiff, diff_upstreams
 from harness.knowledge.platform_map import PlatformMap, map_plugin
-from harness.knowledge.upstream import UpstreamSource, resolve_upstream
+from harness.knowledge.upstream import UpstreamSource, cache_dir, resolve_upstream
+
+
+def resolve(spec: str) -> UpstreamSource:
+    """`resolve_upstream(spec)`, cached per process and wheel cache (HARNESS_CACHE_DIR may change
+    within one process: a release absent from the new cache must not come from the old one).
+    HarnessError on a bad or unreachable spec."""
+    return _resolve(spec, str(cache_dir()))
 
 
 @lru_cache(maxsize=8)
-def resolve(spec: str) -> UpstreamSource:
-    """`resolve_upstream(spec)`, cached per process. HarnessError on a bad or unreachable spec."""
+def _resolve(spec: str, cache: str) -> UpstreamSource:
     return resolve_upstream(spec)
 
 
@@ -30,14 +36,14 @@ def platform_map(plugin: Path, upstream: UpstreamSource) -> PlatformMap:
     return _platform_map(str(plugin), upstream.spec)
 
 
-_diffs: dict[tuple[str, str, str | None], FeatureDiff] = {}
+_diffs: dict[tuple[str, str, str | None], FeatureDiff] = {}  # by content, not by spec
 
 
 def feature_diff(old: UpstreamSource, new: UpstreamSource, plugin: Path | None,
                  progress: Callable[[str], None] | None = None) -> FeatureDiff:
     """The Feature Diff old → new (judging `plugin`'s dependencies when given), cached per
-    (old spec, new spec, plugin); `progress` gets "label done/total" lines."""
-    key = (old.spec, new.spec, str(plugin) if plugin else None)
+    (old content, new content, plugin); `progress` gets "label done/total" lines."""
+    key = (old.fingerprint, new.fingerprint, str(plugin) if plugin else None)
     if key not in _diffs:
         counted = (lambda label, done, total: progress(f"{label} {done}/{total}")) if progress else None
         _diffs[key] = diff_upstreams(old, new, plugin, progress=counted)

@@ -131,4 +131,4 @@ def test_a_step_not_run_for_an_unusable_input_cannot_be_approved(project):
 
     runbook.write_text(runbook.read_text().replace("comand:", "command:"))
     project.cli("reject", "u", "--by", "alice", "--reason", "runbook fixed")
-    assert project.cli("approve", "u", "--by", "alice").returncode == 0
+    assert project.cli("approve", "u", "--by", "alice", "--note", "runbook fixed").returncode == 0

@@ -190,7 +190,7 @@ def test_later_gate_refused_while_an_earlier_approval_is_invalidated(project):
     assert (runs / "01-alignment.attempt-1/step.json").read_bytes() == edited, "the edited evidence is kept"
     assert (runs / "02-interface.attempt-1.reopened-1/step.json").is_file()
     project.cli("approve", "inv", "--by", "alice")
-    project.cli("approve", "inv", "--by", "alice")
+    project.cli("approve", "inv", "--by", "alice", "--note", "the fixture's upstream break, tracked")
     status = project.status("inv")
     assert status["waiting_at"] == "03-operators"
     assert all(s["gate"]["valid"] for s in status["steps"][:2])
