@@ -13,6 +13,7 @@ from harness.cli.workflow import (
     WorkspaceOpt,
     _progress,
     _runs_workspace,
+    checked_runbook,
     plugin_commit,
     validate_plugin,
 )
@@ -40,9 +41,6 @@ def upgrade(
     and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
     features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
     from harness.agent.config import describe, resolve_settings
-    from harness.evidence.inputs import (
-        check_runbook,  # cost: the workflow loads only for the commands that use it
-    )
     from harness.evidence.runbook import load_runbook
     from harness.workflow.upgrade import (
         from_spec_of,
@@ -58,12 +56,7 @@ def upgrade(
         raise HarnessError("--github-summary: GITHUB_STEP_SUMMARY is not set (it is, inside a GitHub Actions job)")
     ws = _runs_workspace(workspace)
     plugin_path = validate_plugin(plugin)
-    runbook_path = None
-    if runbook is not None:
-        runbook_path = runbook.expanduser().resolve()
-        if not runbook_path.is_file():
-            raise HarnessError(f"runbook {runbook_path} does not exist")
-        check_runbook(runbook_path)
+    runbook_path = checked_runbook(runbook)
     agent = None
     if through == "interface":
         agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)

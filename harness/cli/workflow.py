@@ -144,6 +144,20 @@ def absolute_spec(spec: str) -> str:
     return spec
 
 
+def checked_runbook(runbook: Path | None) -> Path | None:
+    """The runbook as an absolute path, checked like a step will read it (harness.evidence.inputs);
+    HarnessError `file:line: field: message` on the first problem. None stays None."""
+    from harness.evidence.inputs import check_runbook  # cost: the evidence models
+
+    if runbook is None:
+        return None
+    path = runbook.expanduser().resolve()
+    if not path.is_file():
+        raise HarnessError(f"runbook {path} does not exist")
+    check_runbook(path)
+    return path
+
+
 def _check_feature_file(feature: str, feature_dirs: list[Path]) -> None:
     """A feature named by file (path, or ID in the feature dirs) must validate, reported as
     `file:line: field: message`, before anything else runs."""
@@ -194,7 +208,6 @@ def run(
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
     # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
     from harness.agent.config import describe, resolve_settings
-    from harness.evidence.inputs import check_runbook
     from harness.evidence.runbook import load_runbook
     from harness.knowledge.features import resolve_feature
     from harness.knowledge.sources import resolve
@@ -219,12 +232,7 @@ def run(
             raise HarnessError(f"run {run_id!r} already exists; pick another --run-id or `harness resume {run_id}`")
     plugin_path = validate_plugin(plugin)
     # Fail fast: every input a step reads is checked before anything runs or is recorded.
-    runbook_path = None
-    if runbook is not None:
-        runbook_path = runbook.expanduser().resolve()
-        if not runbook_path.is_file():
-            raise HarnessError(f"runbook {runbook_path} does not exist")
-        check_runbook(runbook_path)
+    runbook_path = checked_runbook(runbook)
     feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
     _check_feature_file(feature, feature_dirs)
     agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)

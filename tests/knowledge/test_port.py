@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 from knowledge_support import git, harness, harness_json, write_tree
+from real_releases import real_releases
 
-from harness.errors import HarnessError
 from harness.knowledge.index import load_index
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
@@ -30,12 +29,7 @@ INDEX_K = f"{POOL}.DSATokenToKVPool.get_index_k_continuous"
 
 @pytest.fixture(scope="module")
 def releases():
-    try:
-        return resolve_upstream(FROM), resolve_upstream(TO)
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
+    return real_releases(FROM, TO)
 
 
 def upstream_text(source, target: str, name: str | None = None) -> str:

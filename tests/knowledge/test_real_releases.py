@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from knowledge_support import by_target, harness, harness_json, write_tree
-
-from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
+from real_releases import real_releases
 
 EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "harness" / "examples" / "workspace" / "plugin"
 INTERFACE = "sglang.srt.platforms.interface.SRTPlatform"
@@ -20,12 +18,7 @@ pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def releases():
-    try:
-        return resolve_upstream("sglang==0.5.11"), resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
+    return real_releases("sglang==0.5.11", "sglang==0.5.17", "sglang==0.5.23")
 
 
 def test_diff_of_real_releases_finds_the_real_breakage(releases, tmp_path):

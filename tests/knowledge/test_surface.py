@@ -6,21 +6,20 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from real_releases import real_releases
 
-from harness.errors import HarnessError
 from harness.knowledge.index import load_index
-from harness.knowledge.surface import deprecation_shims, platform_defaults, server_arg_fields
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
+from harness.knowledge.surface import (
+    deprecation_shims,
+    platform_defaults,
+    server_arg_fields,
+)
+from harness.knowledge.upstream import resolve_upstream
 
 
 @pytest.fixture(scope="module")
 def releases():
-    try:
-        return resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
+    return real_releases("sglang==0.5.17", "sglang==0.5.23")
 
 
 @pytest.mark.network

@@ -15,10 +15,9 @@ import git
 import pytest
 import yaml
 from agent_scripts import escapes, kv_port, wander, write_up
+from real_releases import real_releases
 from workflow_support import REPO_ROOT, Project, loopback_runbook
 
-from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
 from harness.testing.llm import ScriptedLLM
 
 EXAMPLE = REPO_ROOT / "harness" / "examples" / "workspace"
@@ -28,12 +27,7 @@ RUN = "agent"
 
 @pytest.fixture(scope="module")
 def releases():
-    try:
-        return resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
+    return real_releases("sglang==0.5.17", "sglang==0.5.23")
 
 
 class Example(Project):
