@@ -11,7 +11,7 @@ Monte-Carlo (numpy, seeded). Model of one per-request latency, on the log scale:
     log y = prompt effect (shared by both sides: same prompt)
           + run effect (one per bench_serving run: machine load, clocks; sd sigma_run)
           + request noise (sd sigma_req) + log(1 + slowdown) on the candidate.
-Repetitions alternate A B A B, so each candidate run is paired with the next reference run.
+Repetitions alternate A B, B A, A B, …: each candidate run is paired with the adjacent reference run.
 Two machines: quiet (sigma_run 0.02, sigma_req 0.05: a dedicated box) and loaded (sigma_run
 0.25, sigma_req 0.10: the 2 shared CI cores with other jobs, as measured on this machine, where
 the same engine's TTFT doubled between back-to-back runs). "false alarm" = outcome failed on A vs

@@ -160,8 +160,9 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
     module docstring); returns what `summary.json` says.
 
     With `reference_url` (the suite's `reference` server, started by the caller) every
-    repetition runs on the candidate and then on the reference (A B A B …, `ref-rep-N.jsonl`,
-    collected in `reference.jsonl`), with bench_serving's `--output-details`, so the
+    repetition runs on both, interleaved and counterbalanced: A B, B A, A B, … (candidate first in
+    odd repetitions, the reference first in even ones, so going first or second favours neither;
+    `ref-rep-N.jsonl`, collected in `reference.jsonl`), with bench_serving's `--output-details`, so the
     comparison has every request's TTFT and inter-token latencies, not only each run's summary.
 
     `tokenizer` is a local tokenizer directory or file for bench_serving (random-ids needs one;
@@ -197,9 +198,9 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
         run.reference = suite.reference
         sides.append(("ref-rep", reference_url, reference_model))
     details = ["--output-details"] if reference_url is not None and "--output-details" not in suite.extra_args else []
-    planned: list[tuple[str, int, Path, list[str]]] = []  # interleaved: candidate, reference, candidate, ...
+    planned: list[tuple[str, int, Path, list[str]]] = []  # interleaved, counterbalanced: A B, B A, A B, ...
     for repetition in range(1, suite.repetitions + 1):
-        for prefix, url, served_model in sides:
+        for prefix, url, served_model in (sides if repetition % 2 else sides[::-1]):
             output_file = evidence_dir / f"{prefix}-{repetition}.jsonl"
             output_file.unlink(missing_ok=True)  # bench_serving appends
             output_file.with_suffix(".log").unlink(missing_ok=True)

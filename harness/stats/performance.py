@@ -176,8 +176,8 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
-PAIRED_RULE = ("same-run A/B, paired per request, interval over repetitions: for each pair of interleaved "
-               "repetitions (A B A B …) the mean log ratio candidate/reference over the same prompts, then a "
+PAIRED_RULE = ("same-run A/B, paired per request, interval over repetitions: for each pair of interleaved, "
+               "counterbalanced repetitions (A B, B A, A B, …) the mean log ratio candidate/reference over the same prompts, then a "
                "t interval at 1 − 2·alpha over those per-repetition means (repetitions − 1 degrees of freedom, so "
                "run-to-run noise counts in full), non-inferiority at the tolerance; fewer than "
                "3 repetitions per side cannot decide")
@@ -189,8 +189,9 @@ def compare_paired_requests(metric: Metric, candidate: list[list[float]], refere
     """Non-inferiority of candidate vs reference for one per-request metric, measured in the same run.
 
     `candidate[k][i]` and `reference[k][i]` are request i of repetition k on each side: the same
-    prompt, the repetitions alternating A B A B, so prompt length cancels in the ratio and slow
-    machine drift mostly does. Model, on the log scale: log(c/r) for request i of repetition k =
+    prompt, the repetitions interleaved and counterbalanced (A B, B A, A B, …), so prompt length
+    cancels in the ratio, slow machine drift mostly does, and an advantage of going first or
+    second cancels over each two pairs. Model, on the log scale: log(c/r) for request i of repetition k =
     delta + run effect of repetition pair k (load, clocks: shared by its requests) + request noise.
     The requests of one repetition are therefore not independent evidence; the independent units
     are the repetition pairs. Each pair's mean log ratio u_k gets the one-sample t interval
