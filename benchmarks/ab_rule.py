@@ -66,8 +66,8 @@ def main() -> None:
     print(f"{'machine':8} {'sigma_run':>9} {'sigma_req':>9} {'false alarm A/A':>16} {'P(pass) A/A':>12} "
           f"{'P(inconclusive) A/A':>20} {'smallest slowdown failed at power 0.9':>38}")
     for name, (sigma_run, sigma_req) in MACHINES.items():
-        design = dict(prompts=args.prompts, repetitions=args.repetitions, sigma_run=sigma_run,
-                      sigma_req=sigma_req, tolerance=args.tolerance)
+        design = {"prompts": args.prompts, "repetitions": args.repetitions, "sigma_run": sigma_run,
+                  "sigma_req": sigma_req, "tolerance": args.tolerance}
         outcomes = [simulate(rng, 0.0, **design) for _ in range(args.reps)]
         false_alarm = outcomes.count("failed") / args.reps
         passed = outcomes.count("passed") / args.reps
