@@ -15,6 +15,7 @@ Evidence per suite, under `<evidence_dir>/<suite>/`:
   lm_eval.log     what lm-eval printed and logged
   gate.json       the decision rule's numbers and the rule used (the file name is the
                   runbook's: its `gate:` key picks the pairing)
+  accuracy.png    the difference with its interval against the margin (with matplotlib)
   run.json        endpoint, versions, chunks evaluated, timings; what was measured, or the
                   error that stopped it (`error`: not_run | failed, with the reason)
   inputs.json     sha256 and size of every local data file and of the baseline samples used
@@ -53,6 +54,7 @@ from pydantic import BaseModel
 
 import harness
 from harness.errors import HarnessError, InputError
+from harness.evidence.plots import plot_accuracy
 from harness.evidence.runbook import AccuracySuite, Api, Runbook
 from harness.stats.accuracy import AccuracyDecision, paired_mean_test, paired_test, unpaired_test, vacuity
 from harness.stats.sequential import sequential_design, sequential_paired_test
@@ -471,7 +473,20 @@ def run_accuracy_suite(
     except AccuracyFailed as exc:
         run_record["error"] = {"status": "failed", "reason": str(exc)}
     (out / "run.json").write_text(json.dumps(run_record, indent=2, default=str))
+    if run_record["error"] is None and (out / "gate.json").is_file():
+        _plot_decision(AccuracyDecision.model_validate_json((out / "gate.json").read_text()), suite.name,
+                       out / ACCURACY_PLOT)
     return out
+
+
+ACCURACY_PLOT = "accuracy.png"
+
+
+def _plot_decision(result: AccuracyDecision, suite_name: str, path: Path) -> None:
+    """accuracy.png: the difference candidate − baseline with its interval against the margin,
+    in points."""
+    plot_accuracy(100 * result.difference, 100 * result.ci_low, 100 * result.ci_high, 100 * result.margin,
+                  f"{suite_name}: {result.outcome} ({round(100 * result.ci_level)}% CI; {result.rule})", path)
 
 
 def _run_and_decide(

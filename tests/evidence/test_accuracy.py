@@ -238,6 +238,8 @@ def test_reference_server_in_the_same_run_is_the_paired_baseline(data):
     assert "simple_evaluate(" in (evidence / "reproduce.py").read_text()
     run = json.loads((data["root"] / "evidence" / "ref-drop" / "run.json").read_text())
     assert run["reference"]["name"] == "previous" and run["reference"]["score"] == 1.0
+    plot = data["root"] / "evidence" / "ref-drop" / "accuracy.png"  # the difference, its interval, the margin
+    assert plot.read_bytes().startswith(b"\x89PNG") and str(plot) in drop.evidence
 
     missing = run_accuracy_suite(suite(data, "ref-missing", reference="previous"),
                                  Endpoint(base_url="http://127.0.0.1:9", model="m"), data["root"] / "evidence",
