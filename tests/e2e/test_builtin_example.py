@@ -36,7 +36,7 @@ def test_the_builtin_example_decides_every_step(tmp_path):
         pytest.skip(f"not run: bench_serving needs {', '.join(missing_bench_packages())}")
     done = subprocess.run([sys.executable, "-m", "harness", "run", "--auto-approve", "--run-id", "example",
                            "--workspace", str(tmp_path)], capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT)
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, cwd=REPO_ROOT, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     evidence = tmp_path / "reports" / "example" / "evidence"
     steps = {d.name: json.loads((d / "step.json").read_text()) for d in sorted(evidence.iterdir())
