@@ -15,11 +15,15 @@ Evidence per suite, under `<evidence_dir>/<suite>/`:
   lm_eval.log     what lm-eval printed and logged
   gate.json       the decision rule's numbers and the rule used (the file name is the
                   runbook's: its `gate:` key picks the pairing)
+  accuracy.png    the difference with its interval against the margin (with matplotlib)
   run.json        endpoint, versions, chunks evaluated, timings; what was measured, or the
                   error that stopped it (`error`: not_run | failed, with the reason)
   inputs.json     sha256 and size of every local data file and of the baseline samples used
   baseline_samples.jsonl  a copy of the per-sample baseline the rule compared against (it
                   reads this copy), so the verdict can be reproduced from the evidence alone
+  reference/      with a `reference:` server and no recorded baseline: the same evaluation
+                  against the reference, evaluated in this run (its samples.jsonl, results.json,
+                  reproduce.py, lm_eval.log); its samples are the paired baseline
 
 Any lm-eval error or an endpoint that errors is recorded as `failed` with the reason; a missing
 package, task or data file as `not_run` (`unusable_input` when an input of the suite is at fault:
@@ -40,7 +44,7 @@ import platform
 import re
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +54,7 @@ from pydantic import BaseModel
 
 import harness
 from harness.errors import HarnessError, InputError
+from harness.evidence.plots import plot_accuracy
 from harness.evidence.runbook import AccuracySuite, Api, Runbook
 from harness.stats.accuracy import AccuracyDecision, paired_mean_test, paired_test, unpaired_test, vacuity
 from harness.stats.sequential import sequential_design, sequential_paired_test
@@ -426,9 +431,14 @@ def run_accuracy_suite(
     evidence_dir: str | Path,
     *,
     looks: Sequence[int] | None = None,
+    reference: Endpoint | str | None = None,
 ) -> Path:
     """Evaluate one suite against the endpoint and apply the decision rule; the evidence goes
     under evidence_dir/suite.name, which is returned (see the module docstring for the files).
+
+    `reference` is the suite's reference server (started by the caller), or why it is not
+    there: when the suite records no `baseline`, the same questions are evaluated on it in this
+    run and its per-question results are the paired baseline.
 
     With `suite.sequential` and a per-sample baseline, the baseline's questions are evaluated in
     chunks ending at `looks` (cumulative counts; default DEFAULT_SEQUENTIAL_LOOKS equal chunks)
@@ -450,14 +460,33 @@ def run_accuracy_suite(
         "error": None,
     }
     try:
-        _run_and_decide(suite, endpoint, out, log_path, run_record, looks)
+        if suite.baseline is None and suite.reference is not None:
+            run_record["reference"] = {"name": suite.reference}
+            if not isinstance(reference, Endpoint):
+                raise AccuracyNotRun(reference or f"reference server {suite.reference} was not started")
+            run_record["reference"] |= {"url": reference.url(), "model": reference.model}
+        _run_and_decide(suite, endpoint, out, log_path, run_record, looks,
+                        reference if isinstance(reference, Endpoint) and suite.baseline is None else None)
     except (AccuracyNotRun, HarnessError) as exc:
         run_record["error"] = {"status": "not_run", "reason": str(exc),
                                "unusable_input": isinstance(exc, (UnusableInput, InputError))}
     except AccuracyFailed as exc:
         run_record["error"] = {"status": "failed", "reason": str(exc)}
     (out / "run.json").write_text(json.dumps(run_record, indent=2, default=str))
+    if run_record["error"] is None and (out / "gate.json").is_file():
+        _plot_decision(AccuracyDecision.model_validate_json((out / "gate.json").read_text()), suite.name,
+                       out / ACCURACY_PLOT)
     return out
+
+
+ACCURACY_PLOT = "accuracy.png"
+
+
+def _plot_decision(result: AccuracyDecision, suite_name: str, path: Path) -> None:
+    """accuracy.png: the difference candidate − baseline with its interval against the margin,
+    in points."""
+    plot_accuracy(100 * result.difference, 100 * result.ci_low, 100 * result.ci_high, 100 * result.margin,
+                  f"{suite_name}: {result.outcome} ({round(100 * result.ci_level)}% CI; {result.rule})", path)
 
 
 def _run_and_decide(
@@ -467,10 +496,13 @@ def _run_and_decide(
     log_path: Path,
     run_record: dict[str, Any],
     looks: Sequence[int] | None,
+    reference: Endpoint | None = None,
 ) -> None:
     task = prepare_task(suite, out)
     baseline = suite.baseline
     paired = baseline is not None and baseline.samples is not None and suite.gate != "unpaired"
+    if reference is not None and suite.gate == "unpaired":
+        raise UnusableInput("a reference server gives per-question results: its gate is paired, not 'unpaired'")
     baseline_samples = _record_inputs(suite, out)  # the evidence copy: decide on exactly what it holds
 
     chunk_results: list[dict[str, Any]] = []
@@ -506,6 +538,14 @@ def _run_and_decide(
     available = _dataset_size(chunk_results[0], task.name)
     if available is not None:
         measured["dataset_questions"] = available
+    if reference is not None:
+        reference_rows = _evaluate_reference(suite, reference, task, out / REFERENCE_DIR, key,
+                                             [r.doc_id for r in records])
+        run_record["reference"]["score"] = sum(r.score for r in reference_rows) / len(reference_rows)
+        base_rows, cand_rows = pair_with_baseline(records, {r.doc_id: r for r in reference_rows})
+        measured["unpaired_questions"] = len(records) - len(cand_rows)
+        (out / "gate.json").write_text(decide_samples(base_rows, cand_rows, suite).model_dump_json(indent=2))
+        return
     if baseline is None:
         return
     if result is None:
@@ -526,6 +566,31 @@ def _run_and_decide(
                 vacuous=samples_vacuity(None, records, baseline_score=baseline.score),
             )
     (out / "gate.json").write_text(result.model_dump_json(indent=2))
+
+
+REFERENCE_DIR = "reference"
+
+
+def _evaluate_reference(suite: AccuracySuite, reference: Endpoint, task: PreparedTask, out: Path, key: str,
+                        doc_ids: list[int]) -> list[SampleRecord]:
+    """The suite's questions evaluated on the reference server (the same task, arguments and
+    doc ids as the candidate's), its evidence under `out`; its per-question records for `key`."""
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / "lm_eval.log"
+    log_path.write_text("")
+    arguments = _evaluate_arguments(suite, reference, task, doc_ids)
+    (out / "reproduce.py").write_text(reproduce_script(arguments, task))
+    try:
+        results = _run_lm_eval(arguments, task, log_path)
+    except AccuracyFailed as exc:
+        raise AccuracyFailed(f"on the reference server {suite.reference}: {exc}") from None
+    if key not in results["results"][task.name]:
+        raise AccuracyFailed(f"the reference server's run reported no {key!r}")
+    records = sample_records(results, task.name, key)
+    _write_results(out, [results], task, records)
+    if not records:
+        raise AccuracyFailed(f"the reference server {suite.reference} answered no question")
+    return records
 
 
 BASELINE_COPY = "baseline_samples.jsonl"
@@ -617,11 +682,17 @@ def _write_results(
     (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))
 
 
-def run_runbook_accuracy(runbook: Runbook, server: Any, evidence_dir: str | Path) -> list[Path]:
+def run_runbook_accuracy(runbook: Runbook, server: Any, evidence_dir: str | Path,
+                         references: Mapping[str, Any] | None = None) -> list[Path]:
     """Every accuracy suite of the runbook against a running server (`RunningServer`: base_url,
-    model); returns each suite's evidence dir."""
-    return [
-        run_accuracy_suite(suite, Endpoint(base_url=server.base_url, model=server.model,
-                                           api=runbook.accuracy_api(suite)), evidence_dir)
-        for suite in runbook.accuracy
-    ]
+    model); returns each suite's evidence dir. `references` maps a reference server's name to
+    the running server, or to why it did not start (for suites that take their baseline from it)."""
+    paths = []
+    for suite in runbook.accuracy:
+        api = runbook.accuracy_api(suite)
+        started = (references or {}).get(suite.reference) if suite.reference else None
+        reference = (started if isinstance(started, str) or started is None
+                     else Endpoint(base_url=started.base_url, model=started.model, api=api))
+        paths.append(run_accuracy_suite(suite, Endpoint(base_url=server.base_url, model=server.model, api=api),
+                                        evidence_dir, reference=reference))
+    return paths

@@ -2,10 +2,12 @@
 
     run_performance(suite, base_url, evidence_dir / "perf" / suite.name, tokenizer=tokenizer_dir)
 
-Each repetition is one bench_serving subprocess (`python -m harness.evidence.perf <args>`, which
-is `python -m sglang.bench_serving <args>` plus the torchvision fallback below) with the runbook
-suite's arguments and `--output-file rep-N.jsonl`; its JSON line is kept verbatim. `results.jsonl`
-collects one line per repetition — the file a later run names as its `baseline`;
+Each repetition is one bench_serving run (`python -m harness.evidence.perf <args>`, which is
+`python -m sglang.bench_serving <args>` plus the torchvision fallback below) with the runbook
+suite's arguments and `--output-file rep-N.jsonl` (its output in `rep-N.log`); its JSON line is
+kept verbatim. All repetitions of a suite run one after the other in one launcher process
+(`bench.log`), because importing bench_serving costs ~12 s of CPU, more than a small suite's
+requests. `results.jsonl` collects one line per repetition — the file a later run names as its `baseline`;
 `baseline.jsonl` is a copy of the suite's baseline; `command.json` holds the exact command
 lines; `summary.json` says what happened (measured, failed or not run, with the reason). The
 performance step reads its checks back from these files (`harness.steps.performance`), comparing
@@ -22,6 +24,7 @@ torchvision for text datasets, and any call into the placeholder raises.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
@@ -36,6 +39,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 import types
 import warnings
 from pathlib import Path
@@ -57,6 +61,7 @@ SGLANG_REQUIREMENT = "sglang==0.5.23"
 # bench_serving's output fields the performance step compares (harness.stats.performance.METRICS)
 RESULT_FIELDS = ("output_throughput", "total_throughput", "request_throughput", "median_ttft_ms", "p99_ttft_ms",
                  "median_tpot_ms", "p99_tpot_ms", "median_itl_ms", "p99_itl_ms")
+LAUNCHER_PREFIX = "[harness.evidence.perf]"  # how the launcher's own lines in the logs begin
 
 
 def bench_requirements() -> list[str]:
@@ -155,14 +160,15 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
     module docstring); returns what `summary.json` says.
 
     With `reference_url` (the suite's `reference` server, started by the caller) every
-    repetition runs on the candidate and then on the reference (A B A B …, `ref-rep-N.jsonl`,
-    collected in `reference.jsonl`), with bench_serving's `--output-details`, so the
+    repetition runs on both, interleaved and counterbalanced: A B, B A, A B, … (candidate first in
+    odd repetitions, the reference first in even ones, so going first or second favours neither;
+    `ref-rep-N.jsonl`, collected in `reference.jsonl`), with bench_serving's `--output-details`, so the
     comparison has every request's TTFT and inter-token latencies, not only each run's summary.
 
     `tokenizer` is a local tokenizer directory or file for bench_serving (random-ids needs one;
     without it bench_serving resolves the model name on the hub). `env` replaces the
     subprocess environment (default: this process's). Each repetition may take `timeout_s`.
-    `registry` records each bench_serving process in the run's record while it runs.
+    `registry` records the bench_serving process in the run's record while it runs.
     """
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
@@ -186,30 +192,43 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
     # The launcher lives in this package; make it importable whatever the interpreter's cwd.
     package_root = str(Path(harness.__file__).resolve().parents[1])
     run_env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, run_env.get("PYTHONPATH")]))
-    commands: list[str] = []
     records: dict[str, list[dict[str, Any]]] = {"rep": [], "ref-rep": []}
     sides = [("rep", base_url, model)]
     if reference_url is not None:
         run.reference = suite.reference
         sides.append(("ref-rep", reference_url, reference_model))
     details = ["--output-details"] if reference_url is not None and "--output-details" not in suite.extra_args else []
+    planned: list[tuple[str, int, Path, list[str]]] = []  # interleaved, counterbalanced: A B, B A, A B, ...
     for repetition in range(1, suite.repetitions + 1):
-        for prefix, url, served_model in sides:  # interleaved: candidate, reference, candidate, ...
+        for prefix, url, served_model in (sides if repetition % 2 else sides[::-1]):
             output_file = evidence_dir / f"{prefix}-{repetition}.jsonl"
-            command = [python, "-m", "harness.evidence.perf",
-                       *bench_arguments(suite, url, output_file, model=served_model, tokenizer=tokenizer), *details]
-            commands.append(shlex.join(command))
-            run.command = run.command or command
-            record, failure = _repetition(command, output_file, suite.num_prompts, run_env, timeout_s, registry)
-            if failure:
-                log = output_file.with_suffix(".log")
-                side = "reference" if prefix == "ref-rep" else "candidate"
-                run.status, run.reason = "failed", f"{side} repetition {repetition}: {failure}"
-                run.detail, run.evidence = "\n".join(tail(log)), [str(log), str(output_file)]
-                _write_command(evidence_dir, commands, run_env, env)
-                return _write_summary(run, evidence_dir)
-            records[prefix].append(record)
-    _write_command(evidence_dir, commands, run_env, env)
+            output_file.unlink(missing_ok=True)  # bench_serving appends
+            output_file.with_suffix(".log").unlink(missing_ok=True)
+            planned.append((prefix, repetition, output_file,
+                            [*bench_arguments(suite, url, output_file, model=served_model, tokenizer=tokenizer),
+                             *details]))
+    # Each repetition alone: `python -m harness.evidence.perf <args>`. All of them run in one
+    # process, one after the other, so sglang's imports (~12 s) are paid once, not per repetition.
+    commands = [shlex.join([python, "-m", "harness.evidence.perf", *args]) for *_, args in planned]
+    run.command = [python, "-m", "harness.evidence.perf", *sequence_arguments([args for *_, args in planned])]
+    launcher_log = evidence_dir / "bench.log"
+    stopped = _run_once(run.command, launcher_log, run_env, timeout_s * len(planned), registry)
+    _write_command(evidence_dir, commands, run.command, run_env, env)
+    for prefix, repetition, output_file, _ in planned:
+        record, failure = _repetition_record(output_file, suite.num_prompts)
+        if failure:
+            log = output_file.with_suffix(".log")
+            side = ("reference " if prefix == "ref-rep" else "candidate ") if reference_url is not None else ""
+            if stopped and not log.is_file():  # the launcher itself failed before this repetition
+                failure, log = f"{stopped}: {_last_line(launcher_log)}", launcher_log
+            run.status, run.reason = "failed", f"{side}repetition {repetition}: {failure}"
+            run.detail, run.evidence = "\n".join(tail(log)), [str(log), str(output_file)]
+            return _write_summary(run, evidence_dir)
+        records[prefix].append(record)
+    if stopped:  # every repetition wrote its result, yet the process failed (e.g. on exit)
+        run.status, run.reason = "failed", f"{stopped}: {_last_line(launcher_log)}"
+        run.detail, run.evidence = "\n".join(tail(launcher_log)), [str(launcher_log)]
+        return _write_summary(run, evidence_dir)
     results_file = evidence_dir / "results.jsonl"
     results_file.write_text("".join(json.dumps(record) + "\n" for record in records["rep"]))
     run.repetitions = len(records["rep"])
@@ -245,16 +264,12 @@ def request_samples(record: dict[str, Any]) -> dict[str, list[float]] | None:
     return samples
 
 
-def _repetition(command: list[str], output_file: Path, num_prompts: int, env: dict[str, str],
-                timeout_s: float, registry: ProcessRegistry | None) -> tuple[dict[str, Any] | None, str | None]:
-    """One bench_serving run: its JSON record, or why there is none / why it does not count."""
-    output_file.unlink(missing_ok=True)  # bench_serving appends
-    log_path = output_file.with_suffix(".log")
-    failure = _run_once(command, log_path, env, timeout_s, registry)
-    if failure:
-        return None, f"{failure}: {_last_line(log_path)}"
+def _repetition_record(output_file: Path, num_prompts: int) -> tuple[dict[str, Any] | None, str | None]:
+    """One bench_serving run's JSON record, or why there is none / why it does not count."""
     if not output_file.is_file():
-        return None, f"bench_serving wrote no result to {output_file.name}"
+        log = output_file.with_suffix(".log")
+        said = f": {_last_line(log)}" if log.is_file() else ""
+        return None, f"bench_serving wrote no result to {output_file.name}{said}"
     try:
         record = load_bench_results(output_file)[-1]
     except HarnessError as exc:
@@ -290,19 +305,22 @@ def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
-    lines = [line for line in tail(path, 5) if line.strip()]
+    """The last line bench_serving printed (the launcher's own lines skipped)."""
+    lines = [line for line in tail(path, 8) if line.strip() and not line.startswith(LAUNCHER_PREFIX)]
     return lines[-1][:limit] if lines else "(no output)"
 
 
-def _write_command(evidence_dir: Path, commands: list[str], run_env: dict[str, str],
+def _write_command(evidence_dir: Path, commands: list[str], launched: list[str], run_env: dict[str, str],
                    env: dict[str, str] | None) -> None:
     overrides = {k: v for k, v in run_env.items() if os.environ.get(k) != v} if env is not None else {}
     (evidence_dir / "command.json").write_text(json.dumps({
         "commands": commands,
+        "launched": shlex.join(launched),
         "env_overrides": overrides,
         "PYTHONPATH": run_env.get("PYTHONPATH"),
-        "note": "harness.evidence.perf runs `python -m sglang.bench_serving` with these arguments; "
-                "see the log for whether torchvision had to be replaced by a placeholder.",
+        "note": "each of `commands` runs one repetition: `python -m sglang.bench_serving` with these "
+                "arguments; `launched` ran them all, in this order, in one process (bench.log); see each "
+                "repetition's log for whether torchvision had to be replaced by a placeholder.",
     }, indent=2) + "\n")
 
 
@@ -419,18 +437,98 @@ def _prepare_torchvision() -> str:
     return why
 
 
-def main(argv: list[str]) -> None:
-    """`python -m harness.evidence.perf <bench_serving args>`: bench_serving, torchvision-proof."""
-    torchvision = _prepare_torchvision()
-    if torchvision != "real":
-        print(f"[harness.evidence.perf] {torchvision}: sglang's imports of it get a placeholder",
-              file=sys.stderr, flush=True)
-    warnings.filterwarnings("ignore", message=".*sglang.bench_serving.*deprecated", category=FutureWarning)
+SEQUENCE_SEPARATOR = "---"  # between the argument lists of repetitions run in one launcher process
+
+
+def sequence_arguments(runs: list[list[str]]) -> list[str]:
+    """The launcher's arguments for several bench_serving runs, one after the other."""
+    joined: list[str] = []
+    for args in runs:
+        joined += [SEQUENCE_SEPARATOR, *args] if joined else args
+    return joined
+
+
+def _split_sequence(argv: list[str]) -> list[list[str]]:
+    runs: list[list[str]] = [[]]
+    for arg in argv:
+        if arg == SEQUENCE_SEPARATOR:
+            runs.append([])
+        else:
+            runs[-1].append(arg)
+    return runs
+
+
+def _option(args: list[str], flag: str) -> str | None:
+    return args[args.index(flag) + 1] if flag in args[:-1] else None
+
+
+def _bench_once(argv: list[str]) -> str | None:
+    """One bench_serving run in this process (sglang.bench_serving's own command-line entry);
+    why it failed, or None."""
+    from sglang.benchmark.serving import cli_main
+
     sys.argv = ["sglang.bench_serving", *argv]
     started = time.monotonic()
-    runpy.run_module("sglang.bench_serving", run_name="__main__", alter_sys=True)
-    print(f"[harness.evidence.perf] bench_serving took {time.monotonic() - started:.1f} s, imports included",
-          file=sys.stderr, flush=True)
+    try:
+        cli_main()
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            return f"bench_serving exited with {exc.code}"
+    except Exception:  # noqa: BLE001 - reported in the repetition's log, and the sequence stops
+        traceback.print_exc()
+        return "bench_serving raised (traceback above)"
+    finally:
+        print(f"{LAUNCHER_PREFIX} bench_serving run took {time.monotonic() - started:.1f} s",
+              file=sys.stderr, flush=True)
+    output, prompts = _option(argv, "--output-file"), _option(argv, "--num-prompts")
+    if output and prompts:  # a run whose requests failed makes the following ones pointless
+        try:
+            completed = int(json.loads(Path(output).read_text().splitlines()[-1]).get("completed", 0))
+        except (OSError, ValueError, IndexError, AttributeError):
+            return f"bench_serving wrote no readable result to {output}"
+        if completed < int(prompts):
+            return f"{int(prompts) - completed} of {prompts} requests failed"
+    return None
+
+
+def main(argv: list[str]) -> None:
+    """`python -m harness.evidence.perf <bench_serving args>`: bench_serving, torchvision-proof.
+    With several argument lists separated by `---`, the runs go one after the other in this
+    process (sglang imported once), each printing to its `--output-file`'s `.log`; the first run
+    that fails stops the sequence (exit 1)."""
+    torchvision = _prepare_torchvision()
+    if torchvision != "real":
+        print(f"{LAUNCHER_PREFIX} {torchvision}: sglang's imports of it get a placeholder",
+              file=sys.stderr, flush=True)
+    warnings.filterwarnings("ignore", message=".*sglang.bench_serving.*deprecated", category=FutureWarning)
+    runs = _split_sequence(argv)
+    if len(runs) == 1:
+        sys.argv = ["sglang.bench_serving", *argv]
+        started = time.monotonic()
+        runpy.run_module("sglang.bench_serving", run_name="__main__", alter_sys=True)
+        print(f"{LAUNCHER_PREFIX} bench_serving took {time.monotonic() - started:.1f} s, imports included",
+              file=sys.stderr, flush=True)
+        return
+    started = time.monotonic()
+    import sglang.benchmark.serving  # noqa: F401 - the imports, once
+    print(f"{LAUNCHER_PREFIX} importing bench_serving took {time.monotonic() - started:.1f} s", flush=True)
+    for number, args in enumerate(runs, 1):
+        output = _option(args, "--output-file")
+        log_path = Path(output).with_suffix(".log") if output else None
+        with contextlib.ExitStack() as stack:
+            if log_path is not None:
+                log = stack.enter_context(log_path.open("a"))
+                if torchvision != "real":
+                    print(f"{LAUNCHER_PREFIX} {torchvision}: sglang's imports of it get a placeholder", file=log)
+                stack.enter_context(contextlib.redirect_stdout(log))
+                stack.enter_context(contextlib.redirect_stderr(log))
+            failure = _bench_once(args)
+            if failure:
+                print(f"{LAUNCHER_PREFIX} {failure}", file=sys.stderr, flush=True)
+        print(f"{LAUNCHER_PREFIX} run {number} of {len(runs)} ({log_path or 'no log'}): {failure or 'done'}",
+              flush=True)
+        if failure:
+            sys.exit(1)
 
 
 if __name__ == "__main__":

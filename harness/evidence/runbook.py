@@ -226,9 +226,9 @@ class PerformanceSuite(_Strict):
     reference: str | None = Field(
         default=None,
         description="A server of the runbook's `references:` measured in the same run: repetitions "
-        "alternate candidate, reference, candidate, reference, … and each request is compared with the "
-        "same request on the reference (harness.stats.performance.compare_paired_requests). Takes the "
-        "place of `baseline`.",
+        "alternate, counterbalanced (candidate reference, reference candidate, …), and each request is "
+        "compared with the same request on the reference (harness.stats.performance.compare_paired_requests). "
+        "Takes the place of `baseline`.",
     )
 
 

@@ -468,7 +468,7 @@ def capture_command_profile(command_template: str, spec: ProfilingSpec, evidence
     evidence_dir = Path(evidence_dir)
     trace_dir = evidence_dir / "traces"
     trace_dir.mkdir(parents=True, exist_ok=True)
-    before = set(_trace_files(trace_dir))
+    before = {p: p.stat().st_mtime_ns for p in _trace_files(trace_dir)}  # a rewritten file counts as new
     command = [a.replace("{out}", str(trace_dir)) for a in shlex.split(command_template)]
     if command and command[0] in ("python", "python3"):
         command[0] = sys.executable
@@ -495,7 +495,7 @@ def capture_command_profile(command_template: str, spec: ProfilingSpec, evidence
                 stop_group(process, grace_s=2)
                 if registry is not None:
                     registry.remove(process)
-    traces = [p for p in _trace_files(trace_dir) if p not in before]
+    traces = [p for p in _trace_files(trace_dir) if before.get(p) != p.stat().st_mtime_ns]
     if failure is None and not traces:
         failure = f"the trace command wrote no .json/.json.gz trace into {trace_dir}"
     if failure:

@@ -176,10 +176,12 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
-PAIRED_RULE = ("same-run A/B, paired per request: the mean log ratio candidate/reference over the same "
-               "prompts in interleaved repetitions (A B A B …), one-sample t interval at 1 − 2·alpha, "
-               "non-inferiority at the tolerance; when the ratio drifts between repetitions (one-way ANOVA "
-               "at alpha) the interval is taken over the repetitions' means instead")
+PAIRED_RULE = ("same-run A/B, paired per request, interval over repetitions: for each pair of interleaved, "
+               "counterbalanced repetitions (A B, B A, A B, …) the mean log ratio candidate/reference over the same prompts, then a "
+               "t interval at 1 − 2·alpha over those per-repetition means (repetitions − 1 degrees of freedom, so "
+               "run-to-run noise counts in full), non-inferiority at the tolerance; fewer than "
+               "3 repetitions per side cannot decide")
+MIN_PAIRED_REPETITIONS = 3  # with 2, the interval has 1 degree of freedom: t = 6.3 at alpha 0.05
 
 
 def compare_paired_requests(metric: Metric, candidate: list[list[float]], reference: list[list[float]], *,
@@ -187,14 +189,23 @@ def compare_paired_requests(metric: Metric, candidate: list[list[float]], refere
     """Non-inferiority of candidate vs reference for one per-request metric, measured in the same run.
 
     `candidate[k][i]` and `reference[k][i]` are request i of repetition k on each side: the same
-    prompt, sent back to back (the repetitions alternate A B A B), so machine drift and prompt
-    length cancel in the ratio. The log ratios of all pairs get a one-sample t interval
-    (scipy `ttest_1samp`, two-sided 1 − 2·alpha, i.e. one-sided alpha at each end); the decision
-    is `compare_metric`'s: throughput passes when the lower end of the ratio is ≥ 1 − tolerance
-    and fails when the upper end is below it, latency mirrors that with 1 + tolerance. Pairs with
-    a non-positive or missing value on either side are dropped. Sources: the paired t interval on
-    log ratios is the standard analysis of a crossover comparison of a multiplicative effect
-    (e.g. Senn, *Cross-over Trials in Clinical Research*, 2002, ch. 3).
+    prompt, the repetitions interleaved and counterbalanced (A B, B A, A B, …), so prompt length
+    cancels in the ratio, slow machine drift mostly does, and an advantage of going first or
+    second cancels over each two pairs. Model, on the log scale: log(c/r) for request i of repetition k =
+    delta + run effect of repetition pair k (load, clocks: shared by its requests) + request noise.
+    The requests of one repetition are therefore not independent evidence; the independent units
+    are the repetition pairs. Each pair's mean log ratio u_k gets the one-sample t interval
+    (scipy `ttest_1samp`, two-sided 1 − 2·alpha, i.e. one-sided alpha at each end) with K − 1
+    degrees of freedom. For a balanced design this is exactly the interval for the fixed mean of
+    the one-way random-effects (mixed) model — Var(mean of u) = (sigma_run² + sigma_req²/n) / K
+    estimated by the between-pair mean square — so its coverage holds whatever the run-to-run
+    noise (Searle, Casella & McCulloch, *Variance Components*, 1992, §3.3–3.5; for the crossover
+    view of the log ratio, Senn, *Cross-over Trials in Clinical Research*, 2002, ch. 3). The
+    decision is `compare_metric`'s: throughput passes when the lower end of the ratio is
+    ≥ 1 − tolerance and fails when the upper end is below it; latency mirrors that with
+    1 + tolerance. With fewer than MIN_PAIRED_REPETITIONS repetition pairs the result is
+    `inconclusive` — the design cannot decide — with the per-request estimate shown. Pairs with a
+    non-positive or missing value on either side are dropped.
     """
     by_rep = [[(c, r) for c, r in zip(cand_rep, ref_rep) if c > 0 and r > 0 and math.isfinite(c) and math.isfinite(r)]
               for cand_rep, ref_rep in zip(candidate, reference)]
@@ -203,47 +214,35 @@ def compare_paired_requests(metric: Metric, candidate: list[list[float]], refere
     cand_values, ref_values = [c for c, _ in pairs] or [math.nan], [r for _, r in pairs] or [math.nan]
     common = {"metric": metric.key, "baseline": spread_of(ref_values), "candidate": spread_of(cand_values),
               "confidence": 1 - 2 * alpha, "limit": limit, "ratio_low": None, "ratio_high": None}
-    if len(pairs) < 2:
+    means = [_mean([math.log(c / r) for c, r in rep]) for rep in by_rep if rep]
+    if not means:
         return Comparison(**common, ratio=math.nan, outcome="inconclusive",
-                          reason=f"{metric.label}: {len(pairs)} request pair(s) with values on both sides; need 2 or more")
-    logs = [math.log(c / r) for c, r in pairs]
-    estimate = _mean(logs)
+                          reason=f"{metric.label}: no request pair with values on both sides")
+    estimate = _mean(means)
     ratio = math.exp(estimate)
-    variance = _variance(logs)
-    if variance > 0:
-        interval = stats.ttest_1samp(logs, 0.0).confidence_interval(confidence_level=1 - 2 * alpha)
+    change = (f"{metric.label} {_percent(ratio - 1)} vs the reference (geometric mean over {len(pairs)} request "
+              f"pairs in {len(means)} repetition pair(s); medians {_fmt(spread_of(cand_values).median)} vs "
+              f"{_fmt(spread_of(ref_values).median)} {metric.unit})")
+    numbers: dict[str, Any] = {
+        "ratio": ratio, "pairs": len(pairs), "limit": limit, "repetitions": len(means),
+        "candidate_median": spread_of(cand_values).median, "reference_median": spread_of(ref_values).median,
+        "ratio_per_repetition": [round(math.exp(m), 3) for m in means]}
+    per_rep = ", ".join(f"{math.exp(m):.2f}" for m in means)
+    if len(means) < MIN_PAIRED_REPETITIONS:
+        return Comparison(**common, ratio=ratio, outcome="inconclusive", numbers=numbers,
+                          reason=f"{change}: the design cannot decide: {len(means)} repetition pair(s) "
+                                 f"(ratio {per_rep}) leave too few degrees of freedom for the run-to-run noise; "
+                                 f"set repetitions to {MIN_PAIRED_REPETITIONS} or more")
+    spread = math.sqrt(_variance(means))
+    if spread > 0:
+        interval = stats.ttest_1samp(means, 0.0).confidence_interval(confidence_level=1 - 2 * alpha)
         low, high = math.exp(float(interval.low)), math.exp(float(interval.high))
     else:
         low = high = ratio
     common.update(ratio_low=low, ratio_high=high)
-    change = (f"{metric.label} {_percent(ratio - 1)} vs the reference (geometric mean over {len(pairs)} request "
-              f"pairs; medians {_fmt(spread_of(cand_values).median)} vs {_fmt(spread_of(ref_values).median)} {metric.unit})")
-    numbers = {"ratio": ratio, "ratio_low": low, "ratio_high": high, "pairs": len(pairs), "limit": limit,
-               "repetitions": len(candidate), "candidate_median": spread_of(cand_values).median,
-               "reference_median": spread_of(ref_values).median,
-               "log_ratio_sd": math.sqrt(variance)}
-    text = f"{100 * (1 - 2 * alpha):.0f}% CI of the ratio [{low:.3f}, {high:.3f}], limit {limit:.3f}"
-    # Requests of one repetition share its conditions (load, clocks): if the ratio moved between
-    # repetitions more than the requests' own scatter explains (one-way ANOVA of the log ratios by
-    # repetition, scipy f_oneway), the per-request interval would understate the noise.
-    groups = [[math.log(c / r) for c, r in rep] for rep in by_rep if len(rep) >= 2]
-    if len(groups) >= 2:
-        drift = stats.f_oneway(*groups)
-        numbers["drift_p"] = float(drift.pvalue) if math.isfinite(drift.pvalue) else None
-        numbers["ratio_per_repetition"] = [round(math.exp(_mean(g)), 3) for g in groups]
-        if math.isfinite(drift.pvalue) and drift.pvalue < alpha:
-            # Then the repetitions, not the requests, are the independent units: t interval of
-            # the per-repetition mean log ratios (R − 1 degrees of freedom).
-            means = [_mean(g) for g in groups]
-            if _variance(means) > 0:
-                interval = stats.ttest_1samp(means, 0.0).confidence_interval(confidence_level=1 - 2 * alpha)
-                low, high = math.exp(float(interval.low)), math.exp(float(interval.high))
-            common.update(ratio_low=low, ratio_high=high)
-            numbers |= {"ratio_low": low, "ratio_high": high}
-            per_rep = ", ".join(f"{math.exp(m):.2f}" for m in means)
-            text = (f"the ratio moved between repetitions ({per_rep}; ANOVA p={drift.pvalue:.2g}), so the interval "
-                    f"is taken over repetitions: {100 * (1 - 2 * alpha):.0f}% CI [{low:.3f}, {high:.3f}], "
-                    f"limit {limit:.3f}")
+    numbers |= {"ratio_low": low, "ratio_high": high, "log_ratio_sd_between_repetitions": spread}
+    text = (f"ratio per repetition {per_rep}; {100 * (1 - 2 * alpha):.0f}% CI of the ratio [{low:.3f}, {high:.3f}], "
+            f"limit {limit:.3f}")
     worst, best = (low, high) if metric.higher_is_better else (high, low)
     beyond = (lambda r: r < limit) if metric.higher_is_better else (lambda r: r > limit)
     if beyond(best):
@@ -253,11 +252,10 @@ def compare_paired_requests(metric: Metric, candidate: list[list[float]], refere
         return Comparison(**common, ratio=ratio, outcome="passed", numbers=numbers,
                           reason=f"{change}: within the {tolerance:.0%} tolerance; {text}")
     distance = abs(estimate - math.log(limit))
-    needed = None if "ANOVA" in text else next((n for n in range(3, 10_001)
-                   if float(stats.t.ppf(1 - alpha, n - 1)) * math.sqrt(variance / n) < distance), None)
-    numbers["pairs_needed"] = needed
-    more = (f"; about {needed} request pairs would decide it (raise num_prompts or repetitions)" if needed
-            else "; more repetitions, or a quieter machine, would decide it" if "ANOVA" in text
-            else "; the estimate sits on the limit")
-    return Comparison(**common, ratio=ratio, outcome="inconclusive", numbers=numbers,
+    needed = next((k for k in range(len(means) + 1, 101)
+                   if float(stats.t.ppf(1 - alpha, k - 1)) * spread / math.sqrt(k) < distance), None)
+    numbers["repetitions_needed"] = needed
+    more = (f"; about {needed} repetitions per side would decide it" if needed
+            else "; the estimate sits on the limit, or the machine is too noisy: more repetitions will not settle it soon")
+    return Comparison(**common, ratio=ratio, outcome="inconclusive", numbers=numbers, repetitions_needed=needed,
                       reason=f"{change}: the noise straddles the {tolerance:.0%} tolerance; {text}{more}")

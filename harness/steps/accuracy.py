@@ -5,6 +5,7 @@ the served model) compared with their baselines under the accuracy decision rule
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 from pathlib import Path
@@ -20,7 +21,7 @@ from harness.record.models import Draft, RunInputs
 from harness.stats.accuracy import AccuracyDecision
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
-from harness.steps.served import ServedStep, server_log_tail
+from harness.steps.served import ServedStep, server_log_tail, start_reference
 from harness.util.files import tail
 
 ACCURACY = "accuracy"
@@ -62,7 +63,12 @@ class AccuracyStep(ServedStep):
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("accuracy: evaluating the runbook's suites")
         out = ctx.evidence_dir / ACCURACY
-        run_runbook_accuracy(runbook, server, out)
+        with contextlib.ExitStack() as stack:
+            started: dict[str, RunningServer | str] = {}
+            for suite in runbook.accuracy:  # a reference stands in for a baseline the suite does not record
+                if suite.reference is not None and suite.baseline is None:
+                    start_reference(ctx, runbook, suite.reference, started, stack)
+            run_runbook_accuracy(runbook, server, out, references=started)
         scripts = sorted(out.rglob("reproduce.py"))
         final = ctx.run.evidence_dir(ctx.slug)
         return [f"python {(final / p.relative_to(ctx.evidence_dir)).relative_to(ctx.run.workspace.root)}"
@@ -87,8 +93,9 @@ def suite_checks(accuracy_dir: Path, suites: list[str], server_log: str | None =
 
 def suite_check(suite_dir: Path) -> Check:
     """`accuracy.<suite>`, read back from a suite's evidence (run.json, gate.json): the decision
-    rule's outcome and numbers, `not_run` without a baseline (with what was measured), or the
-    error that stopped the evaluation (with lm-eval's log tail)."""
+    rule's outcome and numbers (against the recorded baseline, or the reference server evaluated
+    in the same run), `not_run` without a baseline (with what was measured), or the error that
+    stopped the evaluation (with lm-eval's log tail)."""
     run: dict[str, Any] = json.loads((suite_dir / "run.json").read_text())
     name = f"accuracy.{run['suite']['name']}"
     evidence = [str(p) for p in sorted(suite_dir.rglob("*")) if p.is_file()]
@@ -114,4 +121,9 @@ def suite_check(suite_dir: Path) -> Check:
             reason += f" That is more than the {available} questions the data set holds."
         else:
             reason += f" The data set holds {available}; raise `limit` to use more."
+    reference = run.get("reference")
+    if reference and "score" in reference:
+        metrics["reference"] = reference["name"]
+        reason += (f" Baseline: reference server {reference['name']} ({reference['model']}), evaluated on the same "
+                   f"questions in this run.")
     return Check(name=name, status=CheckStatus(result.outcome), reason=reason, metrics=metrics, evidence=evidence)

@@ -25,8 +25,6 @@ from harness.evidence.runbook import Runbook
 from harness.evidence.server import (
     ProfileCapture,
     RunningServer,
-    ServedModel,
-    ServerStartError,
     capture_command_profile,
     capture_profile,
 )
@@ -55,7 +53,7 @@ from harness.stats.performance import (
 )
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
-from harness.steps.served import ServedStep, runbook_dir
+from harness.steps.served import ServedStep, runbook_dir, start_reference
 
 PERF = "perf"
 PROFILE = "profile"
@@ -84,7 +82,7 @@ class PerformanceStep(ServedStep):
                 out = ctx.evidence_dir / PERF / suite.name
                 reference = None
                 if suite.reference:
-                    reference = self._reference(ctx, runbook, suite.reference, started, references)
+                    reference = start_reference(ctx, runbook, suite.reference, started, references)
                     if isinstance(reference, str):  # it did not start: the suite cannot be compared
                         out.mkdir(parents=True, exist_ok=True)
                         (out / "summary.json").write_text(PerfRun(
@@ -102,20 +100,6 @@ class PerformanceStep(ServedStep):
                     _plot_requests(out)
             commands += self._profile(ctx, runbook, server, env)
         return commands
-
-    def _reference(self, ctx: StepContext, runbook: Runbook, name: str, started: dict[str, RunningServer | str],
-                   stack: contextlib.ExitStack) -> RunningServer | str:
-        """The named reference server, started once per step (kept up for every suite naming it),
-        or why it did not start."""
-        if name not in started:
-            ctx.progress(f"performance: starting reference server {name}")
-            served = ServedModel(runbook.references[name], ctx.evidence_dir / f"reference-{name}",
-                                 env=runbook.environment.env, registry=ctx.processes, progress=ctx.progress)
-            try:
-                started[name] = stack.enter_context(served)
-            except ServerStartError as exc:
-                started[name] = f"reference server {name} did not start: {exc}"
-        return started[name]
 
     def _profile(self, ctx: StepContext, runbook: Runbook, server: RunningServer, env: dict[str, str]) -> list[str]:
         """A trace taken during the profiling workload (the engine's profiler endpoints, or the

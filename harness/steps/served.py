@@ -9,6 +9,7 @@ written to the facts, so the report says which engine was measured.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 from abc import abstractmethod
@@ -156,6 +157,21 @@ def evidence_runbook(evidence_dir: Path, inputs: RunInputs) -> Runbook:
     """The runbook as copied into the evidence; its relative paths resolve against the
     original's directory, as they did when the step ran."""
     return load_runbook(evidence_dir / RUNBOOK_COPY, base_dir=Path(inputs.runbook).parent)
+
+
+def start_reference(ctx: StepContext, runbook: Runbook, name: str, started: dict[str, RunningServer | str],
+                    stack: contextlib.ExitStack) -> RunningServer | str:
+    """The runbook's reference server `name`, started once per step (kept up on `stack` for
+    every suite naming it; its record under `reference-<name>/`), or why it did not start."""
+    if name not in started:
+        ctx.progress(f"{ctx.slug}: starting reference server {name}")
+        served = ServedModel(runbook.references[name], ctx.evidence_dir / f"reference-{name}",
+                             env=runbook.environment.env, registry=ctx.processes, progress=ctx.progress)
+        try:
+            started[name] = stack.enter_context(served)
+        except ServerStartError as exc:
+            started[name] = f"reference server {name} did not start: {exc}"
+    return started[name]
 
 
 def runbook_dir(runbook: Runbook) -> Path:

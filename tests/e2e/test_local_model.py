@@ -19,8 +19,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNBOOK = REPO_ROOT / "harness" / "examples" / "workspace" / "runbook.yaml"
 
 
-def test_bundled_gsm8k_data_and_baseline_are_reproducible():
-    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "make_gsm8k_mini.py"), "--check"],
+@pytest.mark.parametrize("generator", ["make_gsm8k_mini.py", "make_longbench_mini.py"])
+def test_bundled_data_and_baseline_are_reproducible(generator):
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / generator), "--check"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 
@@ -30,9 +31,11 @@ def test_example_runbook_serves_the_local_model_offline():
     assert runbook.server.command.startswith("python -m harness.evidence.local_model serve")
     assert runbook.server.model == local_model.SERVED_MODEL_NAME
     assert runbook.environment.env["HF_HUB_OFFLINE"] == "1"
-    [suite] = runbook.accuracy
-    assert suite.task == "gsm8k" and suite.baseline.samples.is_file()
-    assert all(path.is_file() for path in suite.data_files.values())
+    gsm8k, longbench = runbook.accuracy
+    assert gsm8k.task == "gsm8k" and gsm8k.baseline.samples.is_file()
+    assert longbench.task == "longbench_hotpotqa" and longbench.baseline is None
+    assert longbench.reference in runbook.references  # its baseline: the reference server, same run
+    assert all(path.is_file() for suite in (gsm8k, longbench) for path in suite.data_files.values())
 
 
 def test_missing_model_package_is_one_clear_error(monkeypatch, capsys):

@@ -92,7 +92,7 @@ def test_smoke_emits_tokens_deterministically(served, runbook: Runbook):
 def test_gsm8k_through_lm_eval_and_the_paired_gate(served, runbook: Runbook):
     server, evidence = served
     suite = runbook.accuracy[0]
-    run_runbook_accuracy(runbook, server, evidence / "accuracy")
+    run_runbook_accuracy(runbook.model_copy(update={"accuracy": [suite]}), server, evidence / "accuracy")
     [check] = suite_checks(evidence / "accuracy", [suite.name])
 
     # The gate ran (whatever it decided) on the baseline's questions, with the paired rule.
@@ -115,6 +115,34 @@ def test_gsm8k_through_lm_eval_and_the_paired_gate(served, runbook: Runbook):
     assert results["task"]["dataset_path"] == "json"
     assert results["task"]["include"].endswith("gsm8k.yaml")  # lm-eval's built-in definition
     assert "simple_evaluate(" in (out / "reproduce.py").read_text()
+
+
+def test_longbench_scored_by_lm_evals_metric_against_a_reference_in_the_same_run(served, runbook: Runbook):
+    """The example's LongBench suite: lm-eval's built-in longbench_hotpotqa task on the bundled
+    LongBench-format rows, scored by its own QA-F1, with its reference server's answers on the
+    same questions as the paired baseline (here the same engine: A vs A, so nothing is lost)."""
+    server, evidence = served
+    suite = next(s for s in runbook.accuracy if s.task.startswith("longbench_"))
+    run_runbook_accuracy(runbook.model_copy(update={"accuracy": [suite]}), server, evidence / "accuracy",
+                         references={suite.reference: server})
+    [check] = suite_checks(evidence / "accuracy", [suite.name])
+    assert check.status is not CheckStatus.failed and check.status is not CheckStatus.not_run, check.label()
+    assert check.metrics["metric"] == "score,none" and check.metrics["reference"] == suite.reference
+    assert check.metrics["losses"] == 0 and check.metrics["wins"] == 0  # greedy: the same answers
+    out = evidence / "accuracy" / suite.name
+    rows = [json.loads(line) for line in suite.data_files["test"].read_text().splitlines()]
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert len(samples) == len(rows) == check.metrics["n"]
+    assert [s["target"] for s in samples] == [str(r["answers"]) for r in rows]
+    # lm-eval's own metric (longbench metrics.get_qa_f1_with_score): F1 of the answer's tokens
+    from lm_eval.tasks.longbench.metrics import get_qa_f1_with_score
+
+    assert [s["score"] for s in samples] == [get_qa_f1_with_score(r, [s["response"]])["score"]
+                                             for r, s in zip(rows, samples)]
+    assert any(s["score"] > 0 for s in samples)  # the model finds some answers in the passages
+    assert (out / "reference" / "samples.jsonl").is_file() and (out / "accuracy.png").is_file()
+    results = json.loads((out / "results.json").read_text())
+    assert results["task"]["include"].endswith("longbench/hotpotqa.yaml")
 
 
 def test_launcher_prepared_the_engines_tokenizer(served):

@@ -214,6 +214,40 @@ def test_runbook_suites_attach_the_server_log_on_failure(loopback_runbook, loopb
     assert "--- server log tail ---" in check.detail
 
 
+def test_reference_server_in_the_same_run_is_the_paired_baseline(data):
+    """No recorded baseline: the suite's reference server answers the same questions in the same
+    run and the paired rule compares question by question (a candidate that drops 30 % fails; the
+    same engine passes); a reference that did not start leaves the suite not run, saying why."""
+    verdicts = {}
+    with serve(data["root"], "ref-engine", data["test"], "--wrong-rate", "0") as reference:
+        ref = Endpoint(base_url=reference.base_url, model=reference.model, max_retries=2, request_timeout_s=30)
+        for name, wrong in (("ref-same", "0"), ("ref-drop", "0.3")):
+            with serve(data["root"], name, data["test"], "--wrong-rate", wrong) as server:
+                endpoint = Endpoint(base_url=server.base_url, model=server.model, max_retries=2, request_timeout_s=30)
+                out = run_accuracy_suite(suite(data, name, reference="previous"), endpoint,
+                                         data["root"] / "evidence", reference=ref)
+            verdicts[name] = suite_check(out)
+    same, drop = verdicts["ref-same"], verdicts["ref-drop"]
+    assert same.status is CheckStatus.passed, same.reason
+    assert same.metrics["losses"] == 0 and same.metrics["n"] == QUESTIONS and same.metrics["reference"] == "previous"
+    assert "reference server previous (loopback-model), evaluated on the same questions in this run" in same.reason
+    assert drop.status is CheckStatus.failed, drop.reason
+    assert drop.metrics["losses"] >= 10 and drop.metrics["paired"] is True
+    evidence = data["root"] / "evidence" / "ref-drop" / "reference"
+    assert len((evidence / "samples.jsonl").read_text().splitlines()) == QUESTIONS
+    assert "simple_evaluate(" in (evidence / "reproduce.py").read_text()
+    run = json.loads((data["root"] / "evidence" / "ref-drop" / "run.json").read_text())
+    assert run["reference"]["name"] == "previous" and run["reference"]["score"] == 1.0
+    plot = data["root"] / "evidence" / "ref-drop" / "accuracy.png"  # the difference, its interval, the margin
+    assert plot.read_bytes().startswith(b"\x89PNG") and str(plot) in drop.evidence
+
+    missing = run_accuracy_suite(suite(data, "ref-missing", reference="previous"),
+                                 Endpoint(base_url="http://127.0.0.1:9", model="m"), data["root"] / "evidence",
+                                 reference="reference server previous did not start: exited with code 1")
+    check = suite_check(missing)
+    assert check.status is CheckStatus.not_run and "previous did not start" in check.reason
+
+
 def test_baseline_in_lm_eval_samples_format(tmp_path):
     """A baseline logged by lm-eval itself (--log_samples): one row per question and filter."""
     rows = []

@@ -10,7 +10,6 @@ comparison (float32 reference vs bfloat16 candidate) and its profiler trace.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import torch
@@ -132,7 +131,7 @@ def profile(dtype: torch.dtype, out: Path, iterations: int = 3, batch: int = 8) 
         with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
             for _ in range(iterations):
                 model(inputs)
-    path = out / f"stack-{str(dtype).removeprefix('torch.')}-{int(time.time() * 1000)}.trace.json"
+    path = out / f"stack-{str(dtype).removeprefix('torch.')}.trace.json"  # a stable name: reruns replace it
     prof.export_chrome_trace(str(path))
     return path
 
