@@ -23,9 +23,30 @@ def cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+_POINTS = ("difference", "ci_low", "ci_high", "margin")  # accuracy differences, as fractions
+
+
+def measure(value: Any, key: str) -> str:
+    """A measurement rounded to what it means, by its metric name: accuracies in % and their
+    differences in points (to 0.1), milliseconds to 0.1, throughputs and p-values to 3
+    significant digits, other floats to 4; ints, bools and text as they are."""
+    if not isinstance(value, float):
+        return "" if value is None else str(value)
+    name = key.lower()
+    if "accuracy" in name and 0 <= value <= 1:
+        return f"{100 * value:.1f} %"
+    if name in _POINTS and abs(value) <= 1:
+        return f"{100 * value:+.1f} pt" if name != "margin" else f"{100 * value:.1f} pt"
+    if name.endswith("_ms") or "_ms_" in name:
+        return f"{value:.1f}"
+    if "throughput" in name or name.startswith("p_") or name in ("alpha", "ci_level"):
+        return f"{value:.3g}"
+    return f"{value:.4g}"
+
+
 @cache
 def environment() -> Environment:
-    """The shared environment (built once per process). Filters: `cell`."""
+    """The shared environment (built once per process). Filters: `cell`, `measure`."""
     env = Environment(
         loader=FileSystemLoader([str(d) for d in TEMPLATE_DIRS]),
         undefined=StrictUndefined,
@@ -35,6 +56,7 @@ def environment() -> Environment:
         autoescape=False,
     )
     env.filters["cell"] = cell
+    env.filters["measure"] = measure
     return env
 
 
