@@ -210,8 +210,10 @@ def port_command(
     from harness.knowledge.drift import declared_baseline
     from harness.knowledge.port import apply_ports, port_plugin, write_port_report
 
+    if not plugin.is_dir():  # before any release is downloaded
+        raise HarnessError(f"plugin path '{plugin}' is not a directory")
     if from_spec == "auto":
-        old, note = declared_baseline(plugin) if plugin.is_dir() else (None, None)
+        old, note = declared_baseline(plugin)
         if old is None:
             raise HarnessError(f"--from auto: {note or f'{plugin} declares no sglang version'}; pass --from SPEC")
     else:
