@@ -121,20 +121,30 @@ def compare_metric(metric: Metric, candidate: list[float], baseline: list[float]
     common.update(ratio_low=low, ratio_high=high)
     numbers |= {"ratio_low": low, "ratio_high": high, "welch_df": df}
     text = f"{100 * (1 - 2 * alpha):.0f}% CI of the ratio [{low:.3f}, {high:.3f}], limit {limit:.3f}"
-    worst, best = (low, high) if metric.higher_is_better else (high, low)
-    beyond = (lambda r: r < limit) if metric.higher_is_better else (lambda r: r > limit)
-    if beyond(best):
-        return Comparison(**common, ratio=ratio, outcome="failed", numbers=numbers,
-                          reason=f"{change}: worse than the {tolerance:.0%} tolerance beyond the noise; {text}")
-    if not beyond(worst):
-        return Comparison(**common, ratio=ratio, outcome="passed", numbers=numbers,
-                          reason=f"{change}: within the {tolerance:.0%} tolerance; {text}")
+    decided = _decided(metric, (low, high), limit, tolerance)
+    if decided is not None:
+        return Comparison(**common, ratio=ratio, outcome=decided[0], numbers=numbers,
+                          reason=f"{change}: {decided[1]}; {text}")
     needed = _repetitions_to_decide(estimate, math.log(limit), var_c, var_b, alpha)
     more = (f"; about {needed} repetitions per side would decide it"
             if needed else "; the estimate sits on the limit, more repetitions will not settle it soon")
     numbers["repetitions_needed"] = needed
     return Comparison(**common, ratio=ratio, outcome="inconclusive", numbers=numbers, repetitions_needed=needed,
                       reason=f"{change}: the noise straddles the {tolerance:.0%} tolerance; {text}{more}")
+
+
+def _decided(metric: Metric, interval: tuple[float, float], limit: float,
+             tolerance: float) -> tuple[Literal["failed", "passed"], str] | None:
+    """("failed" | "passed", why) when the ratio's interval lies wholly beyond / within the
+    limit; None when it straddles it."""
+    low, high = interval
+    worst, best = (low, high) if metric.higher_is_better else (high, low)
+    beyond = (lambda r: r < limit) if metric.higher_is_better else (lambda r: r > limit)
+    if beyond(best):
+        return "failed", f"worse than the {tolerance:.0%} tolerance beyond the noise"
+    if not beyond(worst):
+        return "passed", f"within the {tolerance:.0%} tolerance"
+    return None
 
 
 def _repetitions_to_decide(estimate: float, log_limit: float, var_c: float, var_b: float,
@@ -243,14 +253,10 @@ def compare_paired_requests(metric: Metric, candidate: list[list[float]], refere
     numbers |= {"ratio_low": low, "ratio_high": high, "log_ratio_sd_between_repetitions": spread}
     text = (f"ratio per repetition {per_rep}; {100 * (1 - 2 * alpha):.0f}% CI of the ratio [{low:.3f}, {high:.3f}], "
             f"limit {limit:.3f}")
-    worst, best = (low, high) if metric.higher_is_better else (high, low)
-    beyond = (lambda r: r < limit) if metric.higher_is_better else (lambda r: r > limit)
-    if beyond(best):
-        return Comparison(**common, ratio=ratio, outcome="failed", numbers=numbers,
-                          reason=f"{change}: worse than the {tolerance:.0%} tolerance beyond the noise; {text}")
-    if not beyond(worst):
-        return Comparison(**common, ratio=ratio, outcome="passed", numbers=numbers,
-                          reason=f"{change}: within the {tolerance:.0%} tolerance; {text}")
+    decided = _decided(metric, (low, high), limit, tolerance)
+    if decided is not None:
+        return Comparison(**common, ratio=ratio, outcome=decided[0], numbers=numbers,
+                          reason=f"{change}: {decided[1]}; {text}")
     distance = abs(estimate - math.log(limit))
     needed = next((k for k in range(len(means) + 1, 101)
                    if float(stats.t.ppf(1 - alpha, k - 1)) * spread / math.sqrt(k) < distance), None)
