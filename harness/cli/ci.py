@@ -44,6 +44,12 @@ jobs:
           python-version: "3.11"
       - name: Install harness
         run: python -m pip install {install}
+      - name: SGLang release cache
+        uses: actions/cache@v4
+        with:
+          path: ~/.cache/harness
+          key: harness-cache-${{{{ github.run_id }}}}
+          restore-keys: harness-cache-
       - name: harness upgrade
         id: upgrade
         shell: bash
@@ -59,7 +65,11 @@ jobs:
         uses: actions/upload-artifact@v4
         with:
           name: harness-reports
-          path: reports/
+          # the runs' journals and evidence too: an engineer approves from this artifact
+          path: |
+            reports/
+            .harness/runs/
+          include-hidden-files: true
           if-no-files-found: ignore
       - name: Open or update the upgrade issue
         if: steps.upgrade.outputs.exit == '1'
@@ -80,13 +90,34 @@ jobs:
 """
 
 
+def default_install(source: Path) -> str:
+    """pip arguments that install this harness in a CI job: `git+URL@COMMIT` of the git checkout
+    at `source` when its `origin` is a network URL. HarnessError when there is none (a PyPI
+    project named `harness` exists and is not this tool, so there is no safe default)."""
+    import git  # cost: gitpython, only for `ci init`
+
+    how = "pass --install with the pip arguments that install this tool in the job, e.g. 'git+https://host/org/harness@v0.1'"
+    try:
+        repo = git.Repo(source, search_parent_directories=True)
+        url, commit = repo.remotes.origin.url, repo.head.commit.hexsha
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, AttributeError, ValueError):
+        raise HarnessError(f"this harness ({source}) is not a git checkout with an origin a CI job can reach; {how}") from None
+    if not re.match(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:", url):
+        raise HarnessError(f"this harness's origin {url} is not reachable from a CI job; {how}")
+    return f"git+{url if '://' in url else 'ssh://' + url.replace(':', '/', 1)}@{commit}"
+
+
 def workflow_text(schedule: str, install: str) -> str:
     """The workflow file for `schedule` (five cron fields) installing harness with `install`
     (pip arguments). HarnessError for a schedule that is not five cron fields."""
+    return _TEMPLATE.format(schedule=_cron(schedule), install=install)
+
+
+def _cron(schedule: str) -> str:
     fields = schedule.split()
     if len(fields) != 5 or not all(_CRON_FIELD.match(f) for f in fields):
         raise HarnessError(f"--schedule {schedule!r}: give five cron fields, e.g. \"0 6 * * *\"")
-    return _TEMPLATE.format(schedule=" ".join(fields), install=install)
+    return " ".join(fields)
 
 
 @ci.command("init")
@@ -94,7 +125,8 @@ def init(
     github: bool = typer.Option(False, "--github", help="Write a GitHub Actions workflow (the one CI supported)."),
     schedule: str = typer.Option("0 6 * * *", "--schedule", metavar="CRON", help="When to check for a release (UTC)."),
     plugin: Path = typer.Option(Path("."), "--plugin", help="The plugin repo to write into."),
-    install: str = typer.Option("harness", "--install", help="pip arguments that install harness in the job."),
+    install: str | None = typer.Option(None, "--install", help="pip arguments that install harness in the job "
+                                       "(default: git+ORIGIN@COMMIT of this harness's checkout)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing workflow file."),
 ) -> None:
     """Write .github/workflows/sglang-upgrade.yml into the plugin repo: on schedule and by hand it runs
@@ -105,8 +137,9 @@ def init(
     if not root.is_dir():
         raise HarnessError(f"plugin repo {root} is not a directory")
     target = root / WORKFLOW
-    text = workflow_text(schedule, install)
+    _cron(schedule)
     if target.exists() and not force:
         raise HarnessError(f"{target} exists; pass --force to overwrite it")
+    text = workflow_text(schedule, install or default_install(Path(__file__).resolve().parent))
     write_atomic(target, text)
     out.print(f"Wrote {target} (schedule \"{' '.join(schedule.split())}\"); commit it to turn the bot on.")

@@ -44,7 +44,8 @@ def _ci(*args: str) -> subprocess.CompletedProcess:
 
 def test_ci_init_writes_a_workflow_that_passes_actionlint(project, tmp_path):
     repo = project.plugin
-    proc = _ci("init", "--github", "--plugin", str(repo), "--schedule", "15 3 * * 1-5")
+    proc = _ci("init", "--github", "--plugin", str(repo), "--schedule", "15 3 * * 1-5",
+               "--install", "git+https://git.example/org/harness@v0.1")
     target = repo / ".github/workflows/sglang-upgrade.yml"
     assert f"Wrote {target}" in proc.stdout
     assert _actionlint(target) == []
@@ -56,7 +57,11 @@ def test_ci_init_writes_a_workflow_that_passes_actionlint(project, tmp_path):
     runs = "\n".join(s.get("run", "") for s in steps)
     assert "harness upgrade --plugin . --github-summary" in runs
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
-    assert upload["with"]["path"] == "reports/" and upload["if"] == "always()"
+    assert "python -m pip install git+https://git.example/org/harness@v0.1" in runs
+    # the runs travel with the reports (engineers approve from the artifact); releases are cached
+    assert upload["with"]["path"].split() == ["reports/", ".harness/runs/"] and upload["if"] == "always()"
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"] == "~/.cache/harness"
     issue = steps[-1]
     assert issue["if"] == "steps.upgrade.outputs.exit == '1'" and issue["env"]["GH_TOKEN"] == "${{ github.token }}"
     assert "gh issue create --title" in issue["run"] and "gh issue comment" in issue["run"]
@@ -74,6 +79,29 @@ def test_ci_init_refuses_to_overwrite_without_force(project):
     one_line_error(_ci("init", "--github", "--plugin", str(project.plugin)),
                    f"{target} exists; pass --force to overwrite it")
     assert target.read_text() == "name: mine\n"
-    assert _ci("init", "--github", "--plugin", str(project.plugin), "--force").returncode == 0
+    assert _ci("init", "--github", "--plugin", str(project.plugin), "--force", "--install", "harness-tool").returncode == 0
     assert "harness upgrade --plugin ." in target.read_text()
     one_line_error(_ci("init", "--github", "--plugin", str(project.plugin), "--force", "--schedule", "daily"), "--schedule 'daily': give five cron fields")
+
+
+def test_the_default_install_is_this_checkout_never_the_pypi_namesake(tmp_path):
+    """PyPI's `harness` is another project: the job installs this checkout's origin at its
+    commit, and without a reachable origin there is no default."""
+    import git
+
+    from harness.cli.ci import default_install
+    from harness.errors import HarnessError
+
+    repo = git.Repo.init(tmp_path / "harness")
+    (tmp_path / "harness" / "README.md").write_text("x\n")
+    repo.index.add(["README.md"])
+    commit = repo.index.commit("init").hexsha
+    with pytest.raises(HarnessError, match="not a git checkout with an origin a CI job can reach; pass --install"):
+        default_install(tmp_path / "harness")
+    repo.create_remote("origin", str(tmp_path / "elsewhere"))
+    with pytest.raises(HarnessError, match="is not reachable from a CI job; pass --install"):
+        default_install(tmp_path / "harness")
+    repo.remotes.origin.set_url("https://git.example/org/harness.git")
+    assert default_install(tmp_path / "harness") == f"git+https://git.example/org/harness.git@{commit}"
+    repo.remotes.origin.set_url("git@git.example:org/harness.git")
+    assert default_install(tmp_path / "harness") == f"git+ssh://git@git.example/org/harness.git@{commit}"
