@@ -200,12 +200,14 @@ def _feature_run(workspace: Workspace, feature: Feature, plugin: Path, from_spec
 
 def _feature_view(workspace: Workspace, feature: Feature, view: RunView, reused: bool) -> UpgradeFeature:
     ref = "" if workspace.root == Path.cwd().resolve() else f" --workspace {workspace.root}"
+    waiting = next((s for s in view.steps if s.slug == view.waiting_at), None)
+    note = ' --note "..."' if waiting is not None and waiting.verdict == "failed" else ""  # approve demands one
     return UpgradeFeature(
         id=feature.id, title=feature.title, risk=feature.risk, why=feature.why, targets=feature.targets,
         breaking=feature.breaking, run_id=view.run_id, state=view.state, reused=reused,
         verdicts={s.slug: s.verdict for s in view.steps if s.attempt is not None},
         report=f"../{view.run_id}/summary.md",
-        approve=f"harness approve {view.run_id} --by YOUR_NAME{ref}" if view.state == "waiting" else None,
+        approve=f"harness approve {view.run_id} --by YOUR_NAME{ref}{note}" if view.state == "waiting" else None,
     )
 
 

@@ -60,13 +60,14 @@ def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
     for feature in doc["features"]:  # one run each, at its first gate
         assert feature["state"] == "waiting" and list(feature["verdicts"]) == ["01-alignment"]
         assert (workspace / "reports" / feature["run_id"] / "01-alignment.md").is_file()
-        assert feature["approve"] == f"harness approve {feature['run_id']} --by YOUR_NAME --workspace {workspace}"
+        note = ' --note "..."' if feature["verdicts"]["01-alignment"] == "failed" else ""  # approve demands one
+        assert feature["approve"] == f"harness approve {feature['run_id']} --by YOUR_NAME --workspace {workspace}{note}"
     assert "feature 1/" in first.stderr and "diffing sglang==0.5.17 → sglang==0.5.23" in first.stderr
 
     summary = (workspace / "reports/upgrade-0.5.17-to-0.5.23/summary.md").read_text()
     assert "**Impacted features are waiting for review.**" in summary
     assert f"[{threads['run_id']}](../{threads['run_id']}/summary.md)" in summary
-    assert f"`harness approve {kv['run_id']} --by YOUR_NAME --workspace {workspace}`" in summary
+    assert f"`{kv['approve']}`" in summary
     assert "## Migration checklist" in summary and "- [ ] `sglang.srt.platforms.interface.SRTPlatform.support_cuda_graph`" in summary
     assert f"- features: {len(features)}" in summary
     assert step_summary.read_text() == summary
