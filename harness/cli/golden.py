@@ -25,17 +25,41 @@ def capture(
     out: Path = typer.Option(..., help="Directory the dumps are written to (outputs.safetensors)."),
     dtype: str = typer.Option("float32", help=f"Model and input dtype: {', '.join(DTYPES)}."),
     device: str = typer.Option("cpu", help="torch device, e.g. cpu, cuda:0, or the plugin's device."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing OUT/outputs.safetensors."),
 ) -> None:
     """Run the factory's model once with a forward hook on every module and save each output,
-    in call order, to OUT/outputs.safetensors."""
+    in call order, to OUT/outputs.safetensors (with the dtype, device, torch version and factory
+    in its metadata). The factory returns (model, inputs): inputs a tensor, a tuple of
+    positional arguments or a dict of keyword arguments."""
     if dtype not in DTYPES:
         raise InputError(f"--dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
+    target = out / "outputs.safetensors"
+    if target.exists() and not force:
+        raise InputError(f"{target} exists (a golden is captured once); pass --force to replace it")
     try:
         import torch
     except ImportError:
         raise InputError("torch is not installed (pip install torch==2.13.0)") from None
     from harness.evidence.golden import capture_outputs, load_factory
 
-    model, inputs = load_factory(factory)(dtype=getattr(torch, dtype), device=device)
-    path = capture_outputs(model, inputs, out)
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError) as exc:  # "Torch not compiled with CUDA enabled", a bad name
+        raise InputError(f"--device {device}: not usable with this torch {torch.__version__}: {_first_line(exc)}") from None
+    build = load_factory(factory)
+    try:
+        model, inputs = build(dtype=getattr(torch, dtype), device=device)
+    except Exception as exc:  # noqa: BLE001 — the user's code: one line, not its traceback
+        raise InputError(f"factory {factory} failed: {type(exc).__name__}: {_first_line(exc)}") from None
+    provenance = {"harness.dtype": dtype, "harness.device": device, "harness.torch": torch.__version__,
+                  "harness.factory": factory}
+    try:
+        path = capture_outputs(model, inputs, out, provenance=provenance)
+    except Exception as exc:  # noqa: BLE001 — the model's forward on the factory's inputs
+        raise InputError(f"the model's forward failed on the factory's inputs ({type(inputs).__name__}): "
+                         f"{type(exc).__name__}: {_first_line(exc)}") from None
     typer.echo(f"{path}")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]

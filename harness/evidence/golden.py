@@ -392,17 +392,19 @@ def load_factory(spec: str, base_dir: Path | None = None) -> Callable[..., Any]:
     return function
 
 
-def capture_outputs(model: Any, inputs: Any, out: str | Path, *, modules: list[str] | None = None) -> Path:
+def capture_outputs(model: Any, inputs: Any, out: str | Path, *, modules: list[str] | None = None,
+                    provenance: dict[str, str] | None = None) -> Path:
     """Run `model(*inputs)` once (no grad) with a forward hook on every named module (or those
     in `modules`), and save each output to `<out>/outputs.safetensors`, named by module path in
     call order (a module called again gets `#2`, `#3`; tuple outputs get `/0`, `/1`; the root
-    module is `output`). `inputs` is a tuple of positional arguments or one tensor. Returns the
-    file. Tensors are saved as the model produced them (dtype kept), on the CPU."""
+    module is `output`). `inputs` is a tuple of positional arguments, a dict of keyword
+    arguments or one tensor. `provenance` (e.g. dtype, device, torch version, factory) goes
+    into the file's metadata. Returns the file. Tensors are saved as the model produced them
+    (dtype kept), on the CPU; nothing is written when the forward raises."""
     import torch
     from safetensors.torch import save_file
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     saved: dict[str, Any] = {}
     order: list[str] = []
     calls: dict[str, int] = {}
@@ -426,12 +428,19 @@ def capture_outputs(model: Any, inputs: Any, out: str | Path, *, modules: list[s
                for name, module in model.named_modules() if wanted is None or name in wanted]
     try:
         with torch.no_grad():
-            model(*(inputs if isinstance(inputs, tuple) else (inputs,)))
+            if isinstance(inputs, dict):
+                model(**inputs)
+            else:
+                model(*(inputs if isinstance(inputs, tuple) else (inputs,)))
     finally:
         for handle in handles:
             handle.remove()
+    out.mkdir(parents=True, exist_ok=True)
     path = out / "outputs.safetensors"
-    save_file(saved, str(path), metadata={ORDER_KEY: json.dumps(order)})
+    save_file(saved, str(path), metadata={**(provenance or {}), ORDER_KEY: json.dumps(order)})
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)  # a dump is shared between teams, like any other file
     return path
 
 

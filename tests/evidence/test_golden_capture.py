@@ -132,3 +132,53 @@ def test_capture_command_rejects_bad_input_in_one_line(tmp_path):
                            "--out", str(tmp_path)], check=False, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "expected MODULE:FUNCTION or FILE.py:FUNCTION" in done.stderr
+
+
+def test_capture_command_keeps_a_golden_and_says_what_went_wrong_in_one_line(tmp_path):
+    """A captured golden is not replaced without --force and records what it holds; the user's
+    factory or forward failing, or a device this torch lacks, is one line and writes nothing."""
+    (tmp_path / "fac.py").write_text(textwrap.dedent('''
+        import torch
+
+        def make(dtype, device):
+            torch.manual_seed(0)
+            return torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).to(dtype), (torch.randn(2, 4, dtype=dtype),)
+
+        def keywords(dtype, device):
+            model, (x,) = make(dtype, device)
+            return model, {"input": x}
+
+        def wrong(dtype, device):
+            model, (x,) = make(dtype, device)
+            return model, ({"x": x},)
+
+        def broken(dtype, device):
+            raise ValueError("no weights here")
+        '''))
+
+    def capture(name: str, out: str, *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "harness", "golden", "capture", "--factory", f"fac.py:{name}",
+                               "--out", out, *extra], check=False, capture_output=True, text=True, cwd=tmp_path)
+
+    def one_line(done: subprocess.CompletedProcess, fragment: str) -> None:
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        [line] = done.stderr.strip().splitlines()
+        assert fragment in line, line
+
+    assert capture("make", "g").returncode == 0
+    from safetensors import safe_open
+    with safe_open(str(tmp_path / "g/outputs.safetensors"), "pt") as handle:
+        meta = handle.metadata()
+    assert meta["harness.dtype"] == "float32" and meta["harness.factory"] == "fac.py:make"
+    assert meta["harness.torch"] == torch.__version__ and meta["harness.device"] == "cpu"
+    before = (tmp_path / "g/outputs.safetensors").read_bytes()
+    one_line(capture("make", "g", "--dtype", "bfloat16"), "exists (a golden is captured once); pass --force")
+    assert (tmp_path / "g/outputs.safetensors").read_bytes() == before
+    assert capture("make", "g", "--dtype", "bfloat16", "--force").returncode == 0
+    assert capture("keywords", "kw").returncode == 0  # a dict of inputs: keyword arguments
+
+    one_line(capture("wrong", "w"), "the model's forward failed on the factory's inputs (tuple): TypeError")
+    one_line(capture("broken", "b"), "factory fac.py:broken failed: ValueError: no weights here")
+    if not torch.cuda.is_available():
+        one_line(capture("make", "c", "--device", "cuda:0"), "--device cuda:0: not usable with this torch")
+    assert not any((tmp_path / d).exists() for d in ("w", "b", "c"))
