@@ -306,7 +306,7 @@ def features(
         table.add_column(column, overflow="ellipsis", no_wrap=column != "detail")
     for row in shown:
         table.add_row(row["id"], row["kind"], "" if row["risk"] is None else str(row["risk"]),
-                      row["status"], row["where"], row["detail"][:120])
+                      "" if row["status"] == row["kind"] else row["status"], row["where"], row["detail"])
     out.print(table)
     if len(shown) < len(rows):
         out.print(f"({len(rows) - len(shown)} more; --limit 0 shows all)")

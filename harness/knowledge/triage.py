@@ -79,7 +79,12 @@ def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: Up
         seen[feature.id] += 1
         if seen[feature.id] > 1:
             feature.id = f"{feature.id}-{seen[feature.id]}"
-    return sorted(features, key=lambda f: (-f.risk, -f.changes, f.id))
+    # upstream's own tests are no porting work: after everything else of the same risk
+    return sorted(features, key=lambda f: (-f.risk, _is_test(f), -f.changes, f.id))
+
+
+def _is_test(feature: Feature) -> bool:
+    return bool(re.search(r"(^|[.-])tests?([.-]|$)|(^|[.-])test_", feature.id))
 
 
 # ----------------------------------------------------------------------------- impacted
