@@ -476,6 +476,11 @@ def _print_view(ws: Workspace, view) -> None:
     for step in view.steps:
         gate = step.gate.label + (f" — {step.gate.by}, {step.gate.at}" if step.gate.by else "")
         out.print(f"  {step.slug:<15} {step.verdict:<13} gate: {gate}")
+        if step.gate.note or step.gate.reason:
+            out.print(f"      {'note' if step.gate.note else 'reason'}: {step.gate.note or step.gate.reason}")
+        draft = _draft_problem(ws.root, step)
+        if draft:
+            out.print(f"      [yellow]draft: {draft}[/yellow]")
         for check in step.checks:
             reason = f": {check.reason}" if check.reason else ""
             out.print(f"      {check.name}: {check.status.value.replace('_', ' ')}{reason}")
@@ -501,6 +506,19 @@ def _print_view(ws: Workspace, view) -> None:
     if view.evidence_root:
         out.print(f"  evidence: {view.evidence_root} (on this workspace's disk); run state: {view.state_store}")
     out.print(f"  summary: {Path(ws.root, 'reports', view.run_id, 'summary.md')}")
+
+
+def _draft_problem(root: Path, step) -> str | None:
+    """The step's draft status when the agent was asked and did not deliver (endpoint down,
+    budget spent); None when it drafted, or when no endpoint is configured (said once, at start)."""
+    from harness.agent.config import NOT_CONFIGURED
+    from harness.steps.base import load_result
+
+    result = load_result(root / step.evidence_dir) if step.evidence_dir else None
+    draft = result.draft if result else None
+    if draft is None or draft.status == "drafted" or (draft.reason or "") == NOT_CONFIGURED:
+        return None
+    return f"{draft.status.replace('_', ' ')}: {draft.reason}"
 
 
 def _print_commits(ws: Workspace, view, steps: list) -> None:
