@@ -162,6 +162,6 @@ def test_failed_requests_fail_the_run_with_the_log(loopback_server, tokenizer_di
         result = run_performance(suite, server.base_url, tmp_path / "perf", tokenizer=str(tokenizer_dir))
     (check,) = result.checks
     assert check.status is CheckStatus.failed
-    assert re.fullmatch(r"candidate repetition 1: [1-7] of 8 requests failed", check.reason), check.reason
+    assert re.fullmatch(r"repetition 1: [1-7] of 8 requests failed", check.reason), check.reason
     assert check.detail and check.evidence[0].endswith("rep-1.log")
     assert not (tmp_path / "perf" / "rep-2.jsonl").exists()  # stops at the first broken repetition
