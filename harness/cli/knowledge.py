@@ -229,7 +229,8 @@ def port_command(
         raise typer.Exit(report.exit_code)
     from rich.table import Table
 
-    table = Table(title=f"Copies of upstream functions, {report.from_label} → {report.to_label}")
+    table = Table(title=f"REPLACE hooks and patched functions, {report.from_label} → {report.to_label} "
+                        f"(a copy: similarity ≥ {report.threshold})")
     for column in ("status", "target", "copy", "where", "similar", "needs"):
         table.add_column(column, overflow="fold")
     for p in report.ports:

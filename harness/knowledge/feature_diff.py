@@ -344,7 +344,7 @@ def migration_step(finding: Finding) -> str:
         Status.never_applied: "register the hook while the plugin loads (the entry point's callable), not inside another hook",
         Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it: the base no longer defines it, so upstream calls it at most through a legacy shim",
         Status.signature_changed: "update to the new signature" + (f" ({finding.detail})" if finding.detail else ""),
-        Status.body_changed: "re-copy the upstream body and re-apply the plugin's changes" if finding.hook_type == "REPLACE" else "review the upstream body change for behaviour the hook relies on",
+        Status.body_changed: "`harness port` merges upstream's change into the hook if it copies the upstream body; if it is the plugin's own code, check it still does what upstream now does" if finding.hook_type == "REPLACE" else "review the upstream body change for behaviour the hook relies on",
         Status.inherited: f"retarget to `{finding.defined_in}` (the old path still resolves through inheritance)",
         Status.moved: f"retarget to `{finding.defined_in}` (the old path still resolves through a re-export)",
         Status.unknown: "make the target checkable (a static string on a class in the upstream source) or verify it by hand",

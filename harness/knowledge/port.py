@@ -541,7 +541,8 @@ def apply_ports(report: PortReport) -> str | None:
             conflicted = sum(1 for p in merged if p.status == "conflict")
             message = f"Re-port {len(merged)} copies of upstream functions from {report.from_label} to {report.to_label}"
             if conflicted:
-                message += f"\n\n{conflicted} still carry conflict markers to resolve."
+                message += (f"\n\n{conflicted} {'copy still carries' if conflicted == 1 else 'copies still carry'} "
+                            "conflict markers to resolve.")
             work.git.commit("-q", "-m", message, env={"GIT_AUTHOR_NAME": "harness port", "GIT_AUTHOR_EMAIL": "harness@localhost",
                                                      "GIT_COMMITTER_NAME": "harness port", "GIT_COMMITTER_EMAIL": "harness@localhost"})
         finally:

@@ -138,11 +138,11 @@ def completion(request: dict[str, Any], step: dict[str, Any], turn: int) -> dict
 
 def main() -> None:
     """Serve a script file (JSON list) until killed; prints the base URL on stdout."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--script", type=Path, required=True)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--record", type=Path)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--script", type=Path, required=True, help="JSON list of replies, one per request (above).")
+    parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (loopback by default).")
+    parser.add_argument("--port", type=int, default=0, help="Port; 0 picks a free one (the URL is printed).")
+    parser.add_argument("--record", type=Path, help="Append every request body to this file, one JSON line each.")
     args = parser.parse_args()
     llm = ScriptedLLM(json.loads(args.script.read_text()), args.record, args.host, args.port)
     print(llm.base_url, flush=True)

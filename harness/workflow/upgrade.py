@@ -90,7 +90,9 @@ def to_spec_of(given: str, progress: Progress) -> str:
     if given != "latest":
         return given
     progress("asking the package index for the newest sglang release")
-    return f"sglang=={latest_release()}"
+    latest = f"sglang=={latest_release()}"
+    progress(f"resolving --to latest: {latest}")
+    return latest
 
 
 def _version(spec: str) -> Version | None:

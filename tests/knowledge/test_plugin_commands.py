@@ -91,7 +91,7 @@ def test_diff_gives_each_dependency_one_status(upstream_repo, plugin_dir, tmp_pa
     assert any("drop finished requests" in c for c in findings[f"{SCHED}.update_running"]["commits"])
     assert any("get_kv_pool_cls" in c for c in kv_pool["commits"])
     markdown = (tmp_path / "feature-diff.md").read_text()
-    assert "Migration checklist" in markdown and "re-copy the upstream body" in markdown
+    assert "Migration checklist" in markdown and "`harness port` merges upstream's change into the hook" in markdown
     changes = yaml.safe_load((tmp_path / "feature-diff.yaml").read_text())["changes"]
     kinds = {(c["symbol"], c["change"]) for c in changes}
     assert ("sglang.srt.platforms.interface.SRTPlatform.get_kv_pool_cls", "added") in kinds
