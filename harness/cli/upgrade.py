@@ -98,6 +98,8 @@ def _print(report) -> None:
         out.print(f"        run {feature.run_id}: {feature.state} ({verdicts}){reused}")
         if feature.approve:
             out.print(f"        {feature.approve}")
+    for feature in report.dead:
+        out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why} (no run: dead modules only)")
     for feature in report.unchecked:
         out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why} (not run)")
     out.print(f"Summary: {report.summary}")

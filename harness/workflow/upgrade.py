@@ -69,6 +69,7 @@ class UpgradeReport(BaseModel):
     through_note: str | None = None  # why a later step did not run
     features: list[UpgradeFeature] = Field(default_factory=list)
     unchecked: list[UpgradeFeature] = Field(default_factory=list)  # could not be decided statically
+    dead: list[UpgradeFeature] = Field(default_factory=list)  # only in modules SGLang never loads: no run
     checklist: list[str] = Field(default_factory=list)
     totals: dict[str, int] = Field(default_factory=dict)
     summary: str | None = None  # path of summary.md
@@ -147,6 +148,9 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     impacted = [f for f in group_features(diff, old, new) if f.kind == "impacted"]
     runnable = [f for f in impacted if any(not (x.status.value == "unknown" or x.unverified) for x in f.findings)]
     unchecked = [f for f in impacted if f not in runnable]
+    # a dependency only dead modules hold breaks nothing SGLang loads: listed, no review to start
+    dead = [f for f in runnable if not any(x.live for x in f.findings)]
+    runnable = [f for f in runnable if f not in dead]
     drive = through == "interface" and agent is not None
     note = f"interface: not run: {NOT_CONFIGURED}" if through == "interface" and agent is None else None
     features = []
@@ -157,9 +161,9 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     outcome: UpgradeOutcome = "waiting_for_review" if features else "unverified" if unchecked else "nothing_impacted"
     report = UpgradeReport(
         **base, outcome=outcome, exit_code=EXIT[outcome], through_note=note, features=features,
-        unchecked=[_not_run(f) for f in unchecked], checklist=diff.checklist(),
+        unchecked=[_not_run(f) for f in unchecked], dead=[_not_run(f) for f in dead], checklist=diff.checklist(),
         totals={"features": len(features), "breaking": sum(f.breaking for f in features),
-                "reused_runs": sum(f.reused for f in features), "unchecked": len(unchecked),
+                "reused_runs": sum(f.reused for f in features), "unchecked": len(unchecked), "dead_only": len(dead),
                 "impacted_dependencies": len(diff.impacted), "upstream_changes": len(diff.changes)},
     )
     return _write(workspace, report)
