@@ -135,33 +135,31 @@ def open_checkpointer(workspace: Workspace) -> Iterator[BaseCheckpointSaver]:
     """The workspace's LangGraph checkpointer (created when absent), closed on exit: the shared
     database when HARNESS_STATE_URL is set, else the workspace's SQLite file. StateUnreadable
     (one line) when the state file is corrupt; HarnessError when the database is unreachable."""
-    url = state_url()
-    if url:
-        with _postgres(url) as saver:
-            yield saver
-        return
-    path = workspace.state_db
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn, saver = _connect(path)
-    try:
+    with _checkpointer(workspace, create=True) as saver:
+        assert saver is not None  # create=True always opens one
         yield saver
-    finally:
-        conn.close()
 
 
 @contextmanager
 def existing_checkpointer(workspace: Workspace) -> Iterator[BaseCheckpointSaver | None]:
     """Like `open_checkpointer`, for reading only: None when there is no state file (nothing is
     created). StateUnreadable when it is corrupt."""
+    with _checkpointer(workspace, create=False) as saver:
+        yield saver
+
+
+@contextmanager
+def _checkpointer(workspace: Workspace, *, create: bool) -> Iterator[BaseCheckpointSaver | None]:
     url = state_url()
     if url:
         with _postgres(url) as saver:
             yield saver
         return
     path = workspace.state_db
-    if not path.is_file():
+    if not create and not path.is_file():
         yield None
         return
+    path.parent.mkdir(parents=True, exist_ok=True)
     conn, saver = _connect(path)
     try:
         yield saver

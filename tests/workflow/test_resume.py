@@ -7,23 +7,9 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
-from workflow_support import loopback_runbook
-
-
-def _wait_for(predicate, what: str, limit_s: float = 60) -> None:
-    # Bounded poll for an external process to reach a state; not a timing assertion.
-    deadline = time.monotonic() + limit_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.1)
-
-
-def _tree_digest(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+from workflow_support import loopback_runbook, tree_bytes, wait_for
 
 
 def _alive(pid: int) -> bool:
@@ -40,7 +26,7 @@ def test_sigkill_mid_step_then_resume(project):
     slow = loopback_runbook(project.root / "slow.yaml", "--latency-ms", "1500")
     project.cli(*project.run_args("--run-id", "crash", runbook=slow))
     alignment_dir = project.reports("crash") / "evidence/01-alignment"
-    alignment_before = _tree_digest(alignment_dir)
+    alignment_before = tree_bytes(alignment_dir)
 
     approving = subprocess.Popen(
         project.command("approve", "crash", "--by", "alice"),
@@ -48,7 +34,7 @@ def test_sigkill_mid_step_then_resume(project):
     )
     staging = project.reports("crash") / "evidence/.staging/02-interface.attempt-1"
     smoke_log = staging / "smoke/smoke.jsonl"
-    _wait_for(lambda: smoke_log.is_file() and smoke_log.stat().st_size > 0, "the smoke test to be under way")
+    wait_for(lambda: smoke_log.is_file() and smoke_log.stat().st_size > 0, "the smoke test to be under way")
     server_pid = json.loads((staging / "server/server.json").read_text())["pid"]
     # while it runs, nobody else may advance the run, and status says who is on it and what runs
     status = project.status("crash")
@@ -76,7 +62,7 @@ def test_sigkill_mid_step_then_resume(project):
     journal = project.journal("crash")
     starts = [(e["step"], e["attempt"]) for e in journal if e["event"] == "step_started"]
     assert starts == [("01-alignment", 1), ("02-interface", 1), ("02-interface", 1)]
-    assert _tree_digest(alignment_dir) == alignment_before  # finished evidence untouched
+    assert tree_bytes(alignment_dir) == alignment_before  # finished evidence untouched
     status = project.status("crash")
     assert status["steps"][0]["gate"]["valid"] is True  # so its approval still counts
     assert status["waiting_at"] == "02-interface"

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
-from pathlib import Path
 
 import psycopg
 import pytest
 from postgres_cluster import Cluster
-from workflow_support import loopback_runbook, one_line_error
+from workflow_support import loopback_runbook, one_line_error, tree_bytes, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -29,19 +27,6 @@ def shared(project, cluster, monkeypatch) -> str:
     monkeypatch.setenv("HARNESS_STATE_URL", url)
     project.env = {**project.env, "HARNESS_STATE_URL": url}
     return url
-
-
-def _wait_for(predicate, what: str, limit_s: float = 60) -> None:
-    # Bounded poll for an external process to reach a state; not a timing assertion.
-    deadline = time.monotonic() + limit_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.1)
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_run_in_postgres_then_approve_from_another_process(project, shared):
@@ -94,14 +79,14 @@ def test_kill_9_during_a_step_then_resume(project, shared):
     approving = subprocess.Popen(project.command("approve", "crash", "--by", "alice"),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=project.env)
     smoke_log = project.reports("crash") / "evidence/.staging/02-interface.attempt-1/smoke/smoke.jsonl"
-    _wait_for(lambda: smoke_log.is_file() and smoke_log.stat().st_size > 0, "the smoke test to be under way")
+    wait_for(lambda: smoke_log.is_file() and smoke_log.stat().st_size > 0, "the smoke test to be under way")
     status = project.status("crash")
     assert status["state"] == "running" and status["running"].startswith(f"harness pid {approving.pid} on ")
     approving.send_signal(signal.SIGKILL)
     approving.wait()
 
     # the database dropped the killed process's lock with its connection
-    _wait_for(lambda: project.status("crash")["state"] == "interrupted", "the lock to be released")
+    wait_for(lambda: project.status("crash")["state"] == "interrupted", "the lock to be released")
     resumed = project.cli("resume", "crash")
     assert "Waiting at the 02-interface gate" in resumed.stdout
     starts = [(e["step"], e["attempt"]) for e in project.journal("crash") if e["event"] == "step_started"]
@@ -118,7 +103,7 @@ def test_database_down_is_one_line_and_loses_nothing(project, monkeypatch):
         project.cli(*project.run_args("--run-id", "kept"))
     finally:
         own.stop()
-    before = _files(project.workspace)
+    before = tree_bytes(project.workspace)
 
     # a real process (no traceback), then the other commands in-process (faster, same handling)
     for args, real in ((("approve", "kept", "--by", "alice"), True), (("status", "kept"), False),
@@ -129,7 +114,7 @@ def test_database_down_is_one_line_and_loses_nothing(project, monkeypatch):
     proc = project.cli(*project.run_args("--run-id", "new"), check=False)
     assert proc.returncode == 2 and not project.reports("new").exists()
     one_line_error(proc, "is unreachable")
-    assert _files(project.workspace) == before  # journal, evidence and reports as they were
+    assert tree_bytes(project.workspace) == before  # journal, evidence and reports as they were
 
     monkeypatch.setenv("HARNESS_STATE_URL", "mysql://x@127.0.0.1/db")
     one_line_error(project.cli("status", "kept", check=False), "only postgresql://")

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import yaml
@@ -270,3 +271,17 @@ def one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("harness: error: "), proc.stderr
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
+
+
+def wait_for(predicate, what: str, limit_s: float = 60) -> None:
+    """Bounded poll for an external process to reach a state; not a timing assertion."""
+    deadline = time.monotonic() + limit_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.1)
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (relative POSIX path -> bytes): a tree compared before and after."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
