@@ -33,7 +33,9 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, TypedDict
+
+import msgspec
 
 TABLE_FILE = Path(__file__).parent / "data" / "external_members.json"
 CACHE_VERSION = 2  # 2: instance attributes
@@ -223,11 +225,14 @@ class ExternalMembers:
     # ------------------------------------------------------------------ storage
 
     def _cached_entries(self) -> dict[str, dict]:
+        """The disk cache: entries of the shape the probe writes (a file or an entry of another
+        shape, torn or planted, is dropped and asked again)."""
         if self._entries is None:
             try:
-                self._entries = json.loads(self.cache_file.read_text())
-            except (OSError, ValueError):
-                self._entries = {}
+                entries = _CACHE_DECODER.decode(self.cache_file.read_bytes())
+            except (OSError, msgspec.DecodeError):
+                entries = {}
+            self._entries = {path: entry for path, entry in entries.items() if _MEMBERS_KEYS <= entry.keys() or _ERROR_KEYS <= entry.keys()}
         return self._entries
 
     def _remember(self, answers: dict[str, dict]) -> None:
@@ -248,6 +253,24 @@ class ExternalMembers:
             except (OSError, ValueError, KeyError):
                 self._table = {}
         return self._table
+
+
+class _Entry(TypedDict, total=False):
+    """One cached answer, as PROBE_SOURCE's `describe` writes it: members, or `error`."""
+
+    stamps: list[tuple[str, int]]
+    names: list[str]
+    dist: str
+    version: str
+    meta: str
+    all: list[str]
+    instance: list[str]
+    error: str
+
+
+_MEMBERS_KEYS = {"stamps", "names", "dist", "version"}
+_ERROR_KEYS = {"stamps", "error"}
+_CACHE_DECODER = msgspec.json.Decoder(dict[str, _Entry])
 
 
 def describe_here(paths: Iterable[str]) -> dict[str, dict]:
@@ -299,6 +322,7 @@ def _to_members(path: str, entry: dict, entries: dict[str, dict], shipped: bool,
         return f"the shipped member table ({version})" if shipped else f"the installed {version}"
 
     meta = entries.get(entry["meta"]) if entry.get("meta") else None
+    meta = meta if meta is not None and "names" in meta else None  # an error entry lists nothing
     return Members(
         path=path,
         names=frozenset(entry["names"]),

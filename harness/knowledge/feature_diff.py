@@ -1,18 +1,19 @@
 """The Feature Diff between two upstream versions, and what it means for one plugin.
 
 Files are compared by content hash first; only files that changed are parsed (and those
-tables are cached per version), so a whole-release diff costs what actually changed.
+tables are cached per version), so a whole-release diff costs what actually changed. The symbol
+changes are cached per pair of versions as msgpack data (never a pickle: see harness.knowledge.index).
 """
 
 from __future__ import annotations
 
-import pickle
 import re
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
+import msgspec
 from pydantic import BaseModel, Field
 
 from harness.knowledge.findings import Finding, Status
@@ -119,18 +120,21 @@ def diff_upstreams(
 
 # ----------------------------------------------------------------------------- upstream changes
 
-_DIFF_CACHE_VERSION = 2
+_DIFF_CACHE_VERSION = 3  # 3: msgpack, not pickle
+# A cached SymbolChange: its fields in order, with their types, so decoding checks each row.
+_ChangeRow = NamedTuple("_ChangeRow", [(name, info.annotation) for name, info in SymbolChange.model_fields.items()])
+_DIFF_DECODER = msgspec.msgpack.Decoder(tuple[dict[str, int], list[_ChangeRow]])
 
 
 def _upstream_changes(old_index: SymbolIndex, new_index: SymbolIndex, progress) -> tuple[dict[str, int], list[SymbolChange]]:
-    """Symbol changes between two versions; cached per pair of fingerprints (they never change)."""
+    """Symbol changes between two versions; cached per pair of fingerprints (they never change).
+    A cache file that does not decode as that (torn, planted) is recomputed and replaced."""
     old, new = old_index.source, new_index.source
-    cache_file = cache_dir() / "diffs" / f"{old.fingerprint}--{new.fingerprint}.v{INDEX_CACHE_VERSION}.{_DIFF_CACHE_VERSION}.pickle"
+    cache_file = cache_dir() / "diffs" / f"{old.fingerprint}--{new.fingerprint}.v{INDEX_CACHE_VERSION}.{_DIFF_CACHE_VERSION}.msgpack"
     try:
-        files, rows = pickle.loads(cache_file.read_bytes())
-        fields = list(SymbolChange.model_fields)
-        return files, [SymbolChange.model_construct(**dict(zip(fields, row))) for row in rows]
-    except (FileNotFoundError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        files, rows = _DIFF_DECODER.decode(cache_file.read_bytes())
+        return files, [SymbolChange.model_construct(**row._asdict()) for row in rows]
+    except (OSError, msgspec.DecodeError):
         pass
     changed = sorted(p for p in old.files.keys() & new.files.keys() if old.files[p] != new.files[p])
     removed = sorted(old.files.keys() - new.files.keys())
@@ -144,9 +148,9 @@ def _upstream_changes(old_index: SymbolIndex, new_index: SymbolIndex, progress) 
     changes = _symbol_changes(old_index, new_index, changed, removed, added)
     files = {"changed": len(changed), "added": len(added), "removed": len(removed), "unchanged": len(old.files) - len(changed) - len(removed)}
     cache_file.parent.mkdir(parents=True, exist_ok=True)
-    rows = [tuple(getattr(c, f) for f in SymbolChange.model_fields) for c in changes]
+    rows = [_ChangeRow(*(getattr(c, f) for f in SymbolChange.model_fields)) for c in changes]
     tmp = cache_file.with_suffix(".tmp")
-    tmp.write_bytes(pickle.dumps((files, rows), protocol=pickle.HIGHEST_PROTOCOL))
+    tmp.write_bytes(msgspec.msgpack.encode((files, rows)))
     tmp.replace(cache_file)
     return files, changes
 

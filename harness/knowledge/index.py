@@ -29,14 +29,15 @@ Resolution never recurses in Python: lookups run on an explicit stack, so an imp
 any length resolves and a cycle is reported as one.
 
 Modules are parsed lazily — a plugin check touches a few dozen of a release's thousands —
-and every parsed table is cached per source fingerprint, so the second run parses nothing.
+and every parsed table is cached per source fingerprint, so the second run parses nothing. The
+cache is msgpack data checked against its types on the way in, never a pickle: a cache dir may
+be shared or restored by CI, and a planted or torn file can only be rejected and rebuilt.
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-import pickle
 import re
 import tempfile
 import types
@@ -47,11 +48,22 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable, Generator, NamedTuple
 
+import msgspec
+
 from harness.knowledge.external import ExternalMembers, display
-from harness.knowledge.symbols import ClassInfo, FunctionInfo, InstanceAttributes, ModuleTable, extract_module, instance_attributes
+from harness.knowledge.symbols import (
+    ClassInfo,
+    FunctionInfo,
+    InstanceAttributes,
+    ModuleTable,
+    decode_table,
+    encode_table,
+    extract_module,
+    instance_attributes,
+)
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-CACHE_VERSION = 10  # bump when ModuleTable's shape or extraction rules change
+CACHE_VERSION = 11  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle)
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
 
 
@@ -137,7 +149,7 @@ class SymbolIndex:
                 parent = parent.rpartition(".")[0]
         self.namespace_packages -= {name for name, (_, pkg) in self.files.items() if pkg}
         self._tables: dict[str, ModuleTable] = {}
-        # Cached tables stay pickled until asked for: a check touches a few dozen of thousands.
+        # Cached tables stay encoded until asked for: a check touches a few dozen of thousands.
         self._blobs: dict[str, bytes] = {}
         self._definitions: dict[str, list[str]] | None = None
         self._instance_attributes: dict[str, InstanceAttributes] = {}
@@ -146,7 +158,7 @@ class SymbolIndex:
         self._outside_seen: dict[str, None] = {}  # outside bases met so far: asked together
         self._cycle_hits = 0  # answers shaped by a cycle are not memoised
         self._dirty = False
-        self._cache_file = cache_dir() / "index" / f"{source.fingerprint}.v{CACHE_VERSION}.pickle"
+        self.cache_file = cache_dir() / "index" / f"{source.fingerprint}.v{CACHE_VERSION}.msgpack"
         if use_cache:
             self._load_cache()
 
@@ -159,7 +171,10 @@ class SymbolIndex:
         """The parsed module, or None for a namespace package / a module not in this tree."""
         table = self._tables.get(name)
         if table is None and name in self._blobs:
-            table = self._tables[name] = pickle.loads(self._blobs[name])
+            try:
+                table = self._tables[name] = decode_table(self._blobs[name])
+            except msgspec.DecodeError:  # a torn or planted table is parsed again, never trusted
+                del self._blobs[name]
         if table is None and name in self.files:
             relpath, is_package = self.files[name]
             table = extract_module(name, relpath, (self.source.root / relpath).read_bytes(), is_package)
@@ -184,7 +199,7 @@ class SymbolIndex:
 
         with ProcessPoolExecutor(max_workers=workers) if use_pool else nullcontext() as pool:
             for blobs in (pool.map if use_pool else map)(_extract_chunk, root, chunks):
-                # Tables arrive pickled and stay so until asked for: the parent has less to
+                # Tables arrive encoded and stay so until asked for: the parent has less to
                 # do while the workers parse.
                 self._blobs.update(blobs)
                 self._dirty = True
@@ -194,28 +209,30 @@ class SymbolIndex:
         return len(todo)
 
     def save(self) -> None:
+        """Write what was parsed to `cache_file` (msgpack, atomically), if anything was."""
         if not self._dirty:
             return
         for name, table in self._tables.items():
             if name not in self._blobs:
-                self._blobs[name] = pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL)
-        self._cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self._cache_file.parent, suffix=".tmp")
+                self._blobs[name] = encode_table(table)
+        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.cache_file.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            cached = {"blobs": self._blobs, "definitions": self._definitions, "instances": self._instance_attributes}
-            pickle.dump(cached, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, self._cache_file)
+            handle.write(_ENCODER.encode(_CacheFile(self._blobs, self._definitions, self._instance_attributes)))
+        os.replace(tmp, self.cache_file)
         self._dirty = False
 
     def _load_cache(self) -> None:
         try:
-            with open(self._cache_file, "rb") as handle:
-                cached = pickle.load(handle)
-            self._blobs, self._definitions, self._instance_attributes = cached["blobs"], cached["definitions"], cached["instances"]
+            cached = _CACHE_DECODER.decode(self.cache_file.read_bytes())
         except FileNotFoundError:
-            pass
-        except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError):
-            self._blobs, self._definitions, self._instance_attributes = {}, None, {}  # a torn cache is rebuilt, never trusted
+            return
+        except (OSError, msgspec.DecodeError):
+            self._dirty = True  # a torn or planted cache is rebuilt, never trusted
+            return
+        # only this source's modules: a table under any other name is no answer of this tree
+        self._blobs = {name: blob for name, blob in cached.blobs.items() if name in self.files}
+        self._definitions, self._instance_attributes = cached.definitions, cached.instances
 
     def modules_defining(self, name: str) -> list[str]:
         """Modules that may define `name` (a `def name` / `class name` at any depth, possibly
@@ -666,12 +683,22 @@ def _c3_merge(ref: Ref, sequences: list[list[Ref]]) -> list[Ref] | None:
                     in_tails[seq[positions[n]]] -= 1
 
 
+class _CacheFile(msgspec.Struct, array_like=True):
+    """One index cache file: each module's table still encoded (decoded when asked for), the
+    definition scan, and the instance attributes worked out so far."""
+
+    blobs: dict[str, bytes]
+    definitions: dict[str, list[str]] | None
+    instances: dict[str, InstanceAttributes]
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+_CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
+
+
 def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, bytes]:
     base = Path(root)
-    return {
-        name: pickle.dumps(extract_module(name, relpath, (base / relpath).read_bytes(), is_package), protocol=pickle.HIGHEST_PROTOCOL)
-        for name, relpath, is_package in chunk
-    }
+    return {name: encode_table(extract_module(name, relpath, (base / relpath).read_bytes(), is_package)) for name, relpath, is_package in chunk}
 
 
 _BUILTIN_NAMES = set(dir(builtins))

@@ -2,7 +2,8 @@
 
 Extraction reads only the statements that bind names at module and class level (including
 those under `if`/`try`/`with`, which run at import time) and skips `if TYPE_CHECKING:` bodies,
-which never run. Everything here is plain data so a table pickles small and loads fast.
+which never run. Everything here is plain data so a table encodes small and decodes fast, as
+data: `encode_table`/`decode_table` (msgpack) never run code, whatever bytes they are given.
 
 A module-level call that builds a class is a class too: `X = namedtuple("X", "a b")`,
 `make_dataclass`, `msgspec.defstruct`, `type(name, bases, ns)`, the functional `Enum` API, and a
@@ -20,6 +21,8 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import msgspec
 
 _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.M)
 
@@ -84,6 +87,21 @@ class ModuleTable:
     getattr_names: tuple[str, ...] | None = None  # all it can answer, when its code says so
     imports: list[str] = field(default_factory=list)  # absolute module names imported anywhere
     error: str | None = None  # set when the file does not parse
+
+
+_ENCODER = msgspec.msgpack.Encoder()
+_TABLE_DECODER = msgspec.msgpack.Decoder(ModuleTable)
+
+
+def encode_table(table: ModuleTable) -> bytes:
+    """`table` as msgpack bytes (what the symbol-index cache stores per module)."""
+    return _ENCODER.encode(table)
+
+
+def decode_table(blob: bytes) -> ModuleTable:
+    """The ModuleTable `encode_table` made. Bytes that are not one, torn or planted, raise
+    msgspec.DecodeError (types are checked field by field); nothing in them is ever run."""
+    return _TABLE_DECODER.decode(blob)
 
 
 def signature_text(params: tuple[Param, ...]) -> str:

@@ -6,7 +6,10 @@ A SPEC is one of
   PATH             a directory holding the `sglang/` package (or `python/sglang/`, as in the repo).
 
 Releases and git trees are unpacked once into a content-addressed cache and reused; a plain
-directory is read in place.
+directory is read in place. What the cache holds is data read against its expected shape: a
+release record names a fingerprint only (its tree is always `src/<fingerprint>`), a manifest lists
+plain relative paths inside `sglang/`; a file that is not that is ignored and rebuilt, so a shared
+or CI-restored cache can never point harness outside it.
 """
 
 from __future__ import annotations
@@ -25,10 +28,15 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from harness.errors import HarnessError
 
 UNREACHABLE = "cannot reach the package index"
 RELEASE_SPEC = re.compile(r"^sglang\s*==\s*(?P<version>[0-9][0-9A-Za-z.+\-]*)$")
+_RELEASE_FINGERPRINT = re.compile(r"release-[0-9a-f]{20}")
+# A module's path under the source root: `sglang/` then plain names (no `..`, `.`, empty parts).
+_MODULE_PATH = re.compile(r"sglang(?:/(?!\.\.?/)[^/\0\\]+)*/(?!\.\.?/)[^/\0\\]+\.pyi?")
 
 
 def cache_dir() -> Path:
@@ -87,26 +95,42 @@ def resolve_upstream(spec: str) -> UpstreamSource:
 def cached_release(version: str) -> UpstreamSource | None:
     """The release `version` if it is already in the wheel cache, else None (nothing is
     downloaded)."""
-    record = cache_dir() / "releases" / f"sglang-{version}.json"
+    fingerprint = _recorded_release(version)
+    if fingerprint is None:
+        return None
+    root = cache_dir() / "src" / fingerprint
+    return _with_manifest(UpstreamSource(f"sglang=={version}", "release", f"sglang=={version}", root, fingerprint, version))
+
+
+def _recorded_release(version: str) -> str | None:
+    """The fingerprint the wheel cache records for release `version`, when its unpacked tree
+    (`src/<fingerprint>`) is complete; None for no record, or one that is not a record
+    (unreadable, another shape, a fingerprint that is not `release-<20 hex>`)."""
     try:
-        info = json.loads(record.read_text())
-    except (OSError, ValueError):
+        info = _RELEASE_RECORD.decode((cache_dir() / "releases" / f"sglang-{version}.json").read_bytes())
+    except (OSError, msgspec.DecodeError):
         return None
-    root = Path(info["root"])
-    if not (root / ".complete").exists():
+    if not _RELEASE_FINGERPRINT.fullmatch(info.fingerprint):
         return None
-    return _with_manifest(UpstreamSource(f"sglang=={version}", "release", f"sglang=={version}", root, info["fingerprint"], version))
+    return info.fingerprint if (cache_dir() / "src" / info.fingerprint / ".complete").is_file() else None
+
+
+class _ReleaseRecord(msgspec.Struct):
+    """releases/sglang-<version>.json. Its `root`, written for harness versions that read it,
+    is never read: the tree is always src/<fingerprint>, so a record cannot point elsewhere."""
+
+    fingerprint: str
+
+
+_RELEASE_RECORD = msgspec.json.Decoder(_ReleaseRecord)
 
 
 def _release_source(spec: str, version: str) -> UpstreamSource:
+    fingerprint = _recorded_release(version)
+    if fingerprint is not None:
+        root = cache_dir() / "src" / fingerprint
+        return _with_manifest(UpstreamSource(spec, "release", f"sglang=={version}", root, fingerprint, version))
     record = cache_dir() / "releases" / f"sglang-{version}.json"
-    if record.exists():
-        info = json.loads(record.read_text())
-        root = Path(info["root"])
-        if (root / ".complete").exists():
-            return _with_manifest(
-                UpstreamSource(spec, "release", f"sglang=={version}", root, info["fingerprint"], version)
-            )
     with tempfile.TemporaryDirectory(prefix="harness-wheel-") as tmp:
         wheel = _download_wheel(version, Path(tmp))
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -144,9 +168,11 @@ def _download_wheel(version: str, dest: Path) -> Path:
 
 
 def _extract_wheel_source(wheel: Path, dest: Path) -> None:
+    """The wheel's `sglang/**.py` files into `dest`. A member whose name is not a plain path
+    inside sglang/ (`..`, absolute, `.` parts) is left out rather than renamed into the tree."""
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.namelist():
-            if member.startswith("sglang/") and member.endswith((".py", ".pyi")):
+            if _MODULE_PATH.fullmatch(member):
                 archive.extract(member, dest)
 
 
@@ -225,7 +251,9 @@ def _unpack_atomically(target: Path, fill) -> None:
     try:
         fill(staging)
         (staging / ".complete").touch()
-        if target.exists():
+        if target.is_symlink() or target.is_file():
+            target.unlink()  # a planted link is replaced, what it points at left alone
+        elif target.exists():
             shutil.rmtree(target)
         staging.rename(target)
     finally:
@@ -246,13 +274,13 @@ def _walk_py(root: Path):
 def _with_manifest(source: UpstreamSource) -> UpstreamSource:
     """Attach the per-file content hashes, cached per fingerprint (they never change for it)."""
     manifest_file = cache_dir() / "manifests" / f"{source.fingerprint}.json"
-    if manifest_file.exists():
-        try:
-            files = json.loads(manifest_file.read_text())
-        except json.JSONDecodeError:
-            files = None
-        if files is not None:
-            return _replace_files(source, files)
+    try:
+        files = _MANIFEST.decode(manifest_file.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        files = None
+    # a path that is not a plain one under sglang/ would make the index read outside the tree
+    if files is not None and all(_MODULE_PATH.fullmatch(rel) for rel in files):
+        return _replace_files(source, files)
     files = {}
     for rel, _ in _walk_py(source.root):
         with open(source.root / rel, "rb") as handle:
@@ -262,6 +290,9 @@ def _with_manifest(source: UpstreamSource) -> UpstreamSource:
     tmp.write_text(json.dumps(files))
     tmp.replace(manifest_file)
     return _replace_files(source, files)
+
+
+_MANIFEST = msgspec.json.Decoder(dict[str, str])
 
 
 def _replace_files(source: UpstreamSource, files: dict[str, str]) -> UpstreamSource:
