@@ -57,7 +57,7 @@ def main() -> None:
         index = load_index(new)
         return [index.table(name) for name in index.files]
 
-    timed(f"  ... and unpickle all {len(new.files)} module tables", materialise)
+    timed(f"  ... and decode all {len(new.files)} module tables", materialise)
     shutil.rmtree(cache / "index")
     findings = timed(f"check example plugin vs {args.new}, cold (lazy index)", lambda: map_plugin(EXAMPLE_PLUGIN, new).findings)
     timed(f"check example plugin vs {args.new}, cached", lambda: map_plugin(EXAMPLE_PLUGIN, resolve_upstream(args.new)).findings)

@@ -35,8 +35,8 @@ from harness.errors import HarnessError
 UNREACHABLE = "cannot reach the package index"
 RELEASE_SPEC = re.compile(r"^sglang\s*==\s*(?P<version>[0-9][0-9A-Za-z.+\-]*)$")
 _RELEASE_FINGERPRINT = re.compile(r"release-[0-9a-f]{20}")
-# A module's path under the source root: `sglang/` then plain names (no `..`, `.`, empty parts).
-_MODULE_PATH = re.compile(r"sglang(?:/(?!\.\.?/)[^/\0\\]+)*/(?!\.\.?/)[^/\0\\]+\.pyi?")
+# A path under the source root inside `sglang/`: plain names only (no `..`, `.`, empty parts).
+_PACKAGE_PATH = re.compile(r"sglang(?:/(?!\.\.?(?:/|$))[^/\0\\]+)+")
 
 
 def cache_dir() -> Path:
@@ -172,7 +172,7 @@ def _extract_wheel_source(wheel: Path, dest: Path) -> None:
     inside sglang/ (`..`, absolute, `.` parts) is left out rather than renamed into the tree."""
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.namelist():
-            if _MODULE_PATH.fullmatch(member):
+            if _is_module_path(member):
                 archive.extract(member, dest)
 
 
@@ -279,7 +279,7 @@ def _with_manifest(source: UpstreamSource) -> UpstreamSource:
     except (OSError, msgspec.DecodeError):
         files = None
     # a path that is not a plain one under sglang/ would make the index read outside the tree
-    if files is not None and all(_MODULE_PATH.fullmatch(rel) for rel in files):
+    if files is not None and all(map(_is_module_path, files)):
         return _replace_files(source, files)
     files = {}
     for rel, _ in _walk_py(source.root):
@@ -293,6 +293,11 @@ def _with_manifest(source: UpstreamSource) -> UpstreamSource:
 
 
 _MANIFEST = msgspec.json.Decoder(dict[str, str])
+
+
+def _is_module_path(rel: str) -> bool:
+    """`rel` names a .py/.pyi file inside sglang/ by plain names: joined to a root it stays there."""
+    return rel.endswith((".py", ".pyi")) and _PACKAGE_PATH.fullmatch(rel) is not None
 
 
 def _replace_files(source: UpstreamSource, files: dict[str, str]) -> UpstreamSource:
