@@ -79,8 +79,8 @@ class KnowledgeStep(Step):
                 shutil.copyfile(source, target)
         facts["changed"] = changed
         facts["links"] = links
-        return Collected(facts=facts, commands=[f"git -C {shlex.quote(str(sandbox.root))} diff "
-                                                f"{sandbox.record.base_commit}"])
+        diff = f"git -C {shlex.quote(str(sandbox.root))} diff {sandbox.record.base_commit}"
+        return Collected(facts=facts, commands=[diff])
 
     def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         facts = read_facts(evidence_dir)
