@@ -9,9 +9,11 @@ upstream sources and the plugin checks."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.agent.sandbox import Refused, Sandbox
@@ -97,15 +99,12 @@ class Toolbox:
     def _search(self, pattern: str, path: str = ".") -> ToolResult:
         regex = re.compile(pattern)
         base = self.sandbox.resolve(path)
-        root = self.sandbox.root.resolve()
-        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file() and ".git" not in p.parts)
+        root = Path(os.path.realpath(self.sandbox.root))
         hits = []
-        for file in files:
-            if not file.resolve().is_relative_to(root):  # a symlink inside that leads out
-                continue
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
+        for file in [base] if base.is_file() else _walk(base):
+            try:  # a symlink that leads out or into git metadata is skipped, as a read of it is refused
+                text = self.sandbox.resolve(file.relative_to(root).as_posix()).read_text(encoding="utf-8")
+            except (Refused, UnicodeDecodeError, OSError):
                 continue
             for number, line in enumerate(text.splitlines(), 1):
                 if regex.search(line):
@@ -125,19 +124,34 @@ class Toolbox:
         if count != 1:
             return ToolResult(f"error: `old` occurs {count} times in {path}; it must occur exactly once")
         file.write_text(text.replace(old, new, 1), encoding="utf-8")
-        return ToolResult(f"replaced 1 occurrence in {path}")
+        return ToolResult(f"replaced 1 occurrence in {path}" + self._ignored_note(file))
 
     def _write_file(self, path: str, content: str) -> ToolResult:
         file = self.sandbox.resolve(path)
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(content, encoding="utf-8")
-        return ToolResult(f"wrote {len(content)} characters to {path}")
+        return ToolResult(f"wrote {len(content)} characters to {path}" + self._ignored_note(file))
+
+    def _ignored_note(self, file: Path) -> str:
+        if not self.sandbox.ignored(file):
+            return ""
+        return ("; note: git ignores this path, so it is not part of the patch, the approved commit or what "
+                "run_check checks: put the change in a tracked file")
 
     def _run_check(self) -> ToolResult:
         return ToolResult(_cut(self.run_check()))
 
     def _finish(self, summary: str) -> ToolResult:
         return ToolResult("finished", finished=True)
+
+
+def _walk(base: Path) -> list[Path]:
+    """The files under `base`, sorted; symlinked directories and `.git` are not entered."""
+    files = []
+    for top, dirs, names in os.walk(base, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d.casefold() != ".git")
+        files += [Path(top, name) for name in names]
+    return sorted(files)
 
 
 def _cut(text: str) -> str:

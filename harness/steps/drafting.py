@@ -46,9 +46,9 @@ def sandbox_dir(run: RunLayout, slug: str, attempt: int) -> Path:
 
 
 def run_step_agent(ctx: StepContext, findings: list[Finding], extra: list[str] | None = None,
-                   step: str | None = None) -> tuple[dict[str, Any], Path | None]:
-    """Run the agent for the step's task; returns (the `agent` facts, the sandbox root or None
-    when no sandbox was made). Writes TRANSCRIPT and PATCH into the step's evidence. `extra`:
+                   step: str | None = None) -> tuple[dict[str, Any], Sandbox | None]:
+    """Run the agent for the step's task; returns (the `agent` facts, the sandbox or None when
+    no sandbox was made). Writes TRANSCRIPT and PATCH into the step's evidence. `extra`:
     more sections of the starting context (a write-up's facts and checks); `step`: the skill
     and branch name when it is not the slug's (the knowledge write-back)."""
     settings = ctx.inputs.agent
@@ -57,7 +57,7 @@ def run_step_agent(ctx: StepContext, findings: list[Finding], extra: list[str] |
     step = step or ctx.slug.split("-", 1)[1]
     sandbox = Sandbox.create(ctx.plugin, sandbox_dir(ctx.run, ctx.slug, ctx.attempt), ctx.inputs.run_id, step,
                              ctx.attempt)
-    return run_in_sandbox(sandbox, ctx, step, findings, extra or []), sandbox.root
+    return run_in_sandbox(sandbox, ctx, step, findings, extra or []), sandbox
 
 
 def run_in_sandbox(sandbox: Sandbox, ctx: StepContext, step: str, findings: list[Finding],
@@ -72,7 +72,7 @@ def run_in_sandbox(sandbox: Sandbox, ctx: StepContext, step: str, findings: list
                          previous_patch=previous_patch(ctx.run, ctx.slug, ctx.attempt), extra=extra)
     successors = {f.target: f.successor for f in findings if f.successor}
     toolbox = Toolbox(sandbox, upstream_source_tool(ctx.old_upstream, ctx.upstream, successors),
-                      lambda: check_json(sandbox.root, ctx.upstream))
+                      lambda: committed_check(sandbox, ctx.upstream))
     ctx.progress(f"agent: {settings.model} drafting {step} in {sandbox.root}")
     outcome = run_agent(settings, SYSTEM, task, toolbox, ctx.evidence_dir / TRANSCRIPT)
     patch = sandbox.diff()
@@ -238,6 +238,13 @@ def check_json(plugin: Path, upstream: UpstreamSource) -> str:
                        "findings": [f.model_dump(mode="json", include={"kind", "target", "status", "breaking", "live", "file",
                                                                         "line", "successor", "detail"}) for f in bad]},
                       indent=1)
+
+
+def committed_check(sandbox: Sandbox, upstream: UpstreamSource) -> str:
+    """`check_json` of exactly what an approval would commit (`Sandbox.committable`): a fix in
+    a git-ignored file must not pass a check the committed change fails."""
+    with sandbox.committable() as tree:
+        return check_json(tree, upstream)
 
 
 def previous_patch(run: RunLayout, slug: str, attempt: int) -> str | None:

@@ -8,6 +8,8 @@ starts and emits tokens, greedy decoding repeats, streaming delivers the same te
 from __future__ import annotations
 
 import json
+import shlex
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -54,28 +56,32 @@ class InterfaceStep(ServedStep):
             ctx.progress("re-porting copies of upstream functions")
             facts.update(_collect_ports(ctx, ctx.plugin, PORT))
             commands.append(f"harness port --plugin {ctx.plugin} --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --json")
-        # The agent drafts the port in a sandbox; the static checks then judge the patched worktree.
+        # The agent drafts the port in a sandbox; the static checks then judge exactly what an approval
+        # commits (a checkout of the sandbox's index: a git-ignored file the port needs is not in it).
         try:
-            facts["agent"], worktree = run_step_agent(ctx, findings or [])
+            facts["agent"], sandbox = run_step_agent(ctx, findings or [])
         except Exception as exc:  # noqa: BLE001 — no sandbox or skill: the deterministic checks still run
-            facts["agent"], worktree = {"status": "not_run", "reason": f"the agent could not start: {exc}"}, None
+            facts["agent"], sandbox = {"status": "not_run", "reason": f"the agent could not start: {exc}"}, None
         facts["checked"] = "the plugin checkout"
-        if worktree is not None and facts["agent"]["changed"] and "knowledge_error" not in facts:
-            facts["checked"] = f"the agent's worktree (branch {facts['agent']['branch']})"
-            commands[0] = f"harness check --plugin {worktree} --upstream {ctx.upstream.spec}"
-            try:
-                findings = list(map_plugin(worktree, ctx.upstream, commit=False).findings)
-            except Exception as exc:  # noqa: BLE001 — e.g. the patch broke pyproject.toml: the check says so
-                facts["knowledge_error"] = f"the agent's worktree cannot be checked: {str(exc).splitlines()[0]}"
-        if "knowledge_error" not in facts and findings is not None:
-            findings.sort(key=lambda f: (f.kind, f.target, f.file or "", f.line or 0))
-            ctx.write_json(STATIC, [f.model_dump(mode="json") for f in findings])
-            facts["static_counts"] = _counts(findings)
-        if ctx.old_upstream is not None and facts["checked"] != "the plugin checkout":
-            # The copies the gate approves are the patched ones: judge those.
-            ctx.progress("re-porting copies in the agent's worktree")
-            facts.update(_collect_ports(ctx, worktree, PORT_PATCHED))
-            commands.append(f"harness port --plugin {worktree} --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --json")
+        patched = sandbox is not None and facts["agent"]["changed"] and "knowledge_error" not in facts
+        with sandbox.committable() if patched else nullcontext(ctx.plugin) as tree:
+            if patched:
+                facts["checked"] = f"the agent's worktree as an approval commits it (branch {facts['agent']['branch']})"
+                commands[0] = f"harness check --plugin {shlex.quote(str(sandbox.root))} --upstream {ctx.upstream.spec}"
+                try:
+                    findings = list(map_plugin(tree, ctx.upstream, commit=False).findings)
+                except Exception as exc:  # noqa: BLE001 — e.g. the patch broke pyproject.toml: the check says so
+                    facts["knowledge_error"] = f"the agent's worktree cannot be checked: {str(exc).splitlines()[0]}"
+            if "knowledge_error" not in facts and findings is not None:
+                findings.sort(key=lambda f: (f.kind, f.target, f.file or "", f.line or 0))
+                ctx.write_json(STATIC, [f.model_dump(mode="json") for f in findings])
+                facts["static_counts"] = _counts(findings)
+            if ctx.old_upstream is not None and patched:
+                # The copies the gate approves are the patched ones: judge those.
+                ctx.progress("re-porting copies in the agent's worktree")
+                facts.update(_collect_ports(ctx, tree, PORT_PATCHED))
+                commands.append(f"harness port --plugin {shlex.quote(str(sandbox.root))} --from {ctx.old_upstream.spec} "
+                                f"--to {ctx.upstream.spec} --json")
         ctx.progress("smoke test: starting the runbook's server")
         return facts, commands
 

@@ -12,6 +12,8 @@ nothing runs and the gate is skipped, with that reason journaled (`skip_gate`)."
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from typing import Any
 import yaml
 
 from harness.agent.config import NOT_CONFIGURED
-from harness.agent.sandbox import Sandbox
+from harness.agent.sandbox import Refused, Sandbox
 from harness.errors import HarnessError
 from harness.evidence.recipes import load_recipes
 from harness.evidence.runbook import load_runbook
@@ -32,6 +34,9 @@ PLATFORM_MAP = "platform-map.yaml"  # where `harness map` writes it in the plugi
 SEEDED = ".harness/knowledge"  # copies of knowledge files that live outside the plugin
 AFTER = "knowledge/after"  # evidence: each changed knowledge file as the patch leaves it
 KNOWLEDGE_PREFIXES = (PLATFORM_MAP, ".harness/")
+# Refused in a knowledge file's name: its merge hint is pasted into a shell (quoted, but a name
+# needing quotes is not a knowledge file's); control characters would also garble the report.
+UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f$`;&|<>()*?\[\]{}!\\'\"~#]")
 
 
 class KnowledgeStep(Step):
@@ -58,14 +63,24 @@ class KnowledgeStep(Step):
         except Exception as exc:  # noqa: BLE001 — no sandbox: the gate says why, the run goes on
             facts["agent"] = {"status": "not_run", "reason": f"the agent could not start: {str(exc).splitlines()[0]}"}
             return Collected(facts=facts)
-        changed = [line[6:] for line in facts["agent"]["diff"].splitlines() if line.startswith("+++ b/")]
+        changed = sandbox.changed()  # from git: a file's content can forge a `+++ b/` line of the patch
+        after = (ctx.evidence_dir / AFTER).resolve()
+        links = []  # changed paths that are symlinks or lead through one: never followed, refused by the judge
         for rel in changed:  # what the judge validates: the files as the patch leaves them
-            source = sandbox.root / rel
-            if source.is_file():
-                (ctx.evidence_dir / AFTER / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, ctx.evidence_dir / AFTER / rel)
+            try:
+                source = sandbox.resolve(rel)
+            except Refused:
+                links.append(rel)
+                continue
+            if (sandbox.root / rel).is_symlink():
+                links.append(rel)
+            elif source.is_file() and (target := (after / rel).resolve()).is_relative_to(after):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
         facts["changed"] = changed
-        return Collected(facts=facts, commands=[f"git -C {sandbox.root} diff {sandbox.record.base_commit}"])
+        facts["links"] = links
+        diff = f"git -C {shlex.quote(str(sandbox.root))} diff {sandbox.record.base_commit}"
+        return Collected(facts=facts, commands=[diff])
 
     def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         facts = read_facts(evidence_dir)
@@ -76,11 +91,15 @@ class KnowledgeStep(Step):
         if not changed:
             return [Check(name="knowledge.patch", status=CheckStatus.not_run,
                           reason="the agent proposed no change to the knowledge files")]
-        outside = [rel for rel in changed if not rel.startswith(KNOWLEDGE_PREFIXES)]
-        scope = (f"the patch changes files that are not knowledge files: {', '.join(outside)}" if outside
-                 else f"{len(changed)} knowledge file(s) changed, nothing else")
-        checks = [Check(name="knowledge.scope", status=CheckStatus.failed if outside else CheckStatus.passed,
-                        reason=scope, evidence=[agent.get("patch") or ""])]
+        problems = []
+        for rels, what in (([r for r in changed if not r.startswith(KNOWLEDGE_PREFIXES)], "files that are not knowledge files"),
+                           ([r for r in changed if UNSAFE_NAME.search(r)], "file names with shell syntax or control characters"),
+                           (facts.get("links", []), "symlinks (not followed)")):
+            if rels:
+                problems.append(f"the patch changes {what}: {', '.join(map(repr, rels))}")
+        checks = [Check(name="knowledge.scope", status=CheckStatus.failed if problems else CheckStatus.passed,
+                        reason="; ".join(problems) or f"{len(changed)} knowledge file(s) changed, nothing else",
+                        evidence=[agent.get("patch") or ""])]
         problems = [problem for rel in changed if (problem := validate(evidence_dir / AFTER / rel, rel,
                                                                         facts.get("files", {}).get(rel)))]
         checks.append(Check(name="knowledge.files", status=CheckStatus.failed if problems else CheckStatus.passed,
