@@ -20,7 +20,7 @@ The transcript is the log, one JSON object a line, each with `type` and `at` (ep
 - `request`: `turn`, `model`, `sent` (how many messages the request holds) and `messages`, only
   those new since the previous request (the first holds the system prompt and the task), so
   concatenating the `messages` of the request lines 1..n gives request n as sent; the first line
-  also holds `tools`.
+  also holds `tools` (every request sends the same).
 - `response`: `turn`, `response` (the chat.completion as received), `tokens` (`reported`,
   `estimated`, `counted`), `elapsed_s`.
 - `tool`: `turn`, `id`, `name`, `arguments`, `result`, `refused`, `elapsed_s`.
@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
+from pydantic import BaseModel
 
 from harness.agent.tools import TOOLS, Toolbox, ToolResult
 from harness.record.models import AgentSettings
@@ -118,30 +119,39 @@ def run_agent(settings: AgentSettings, system: str, task: str, toolbox: Toolbox,
             try:
                 response = _ask(client, deadline, model=settings.model, messages=messages, tools=TOOLS,
                                 timeout=deadline)
-            except (openai.APIError, _DeadlinePassed) as exc:
+            except (openai.APIError, _DeadlinePassed, ValueError) as exc:  # ValueError: a body the SDK cannot parse
                 _line(log, "error", turn=turn, error=type(exc).__name__, message=str(exc),
                       elapsed_s=time.monotonic() - sent)
                 if isinstance(exc, (_DeadlinePassed, openai.APITimeoutError)) and deadline < settings.request_timeout_s:
                     return end(failed, f"{wall_out} waiting for the LLM endpoint {where}", turns=turn - 1)
                 if isinstance(exc, _DeadlinePassed):
                     return end(failed, f"the LLM endpoint {where} did not answer within {deadline:g} s", turns=turn - 1)
+                if not isinstance(exc, openai.APIError):
+                    return end(failed, f"the LLM endpoint {where} answered without a chat completion message "
+                                       f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+                               turns=turn - 1)
                 return end(failed, endpoint_failure(exc, settings), turns=turn - 1)
-            choices = getattr(response, "choices", None) or []
-            message = getattr(choices[0], "message", None) if choices else None
+            choices = getattr(response, "choices", None)
+            message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
+            if not isinstance(message, ChatCompletionMessage):  # the SDK does not validate what it parses
+                _line(log, "response", turn=turn, response=_dump(response), elapsed_s=time.monotonic() - sent)
+                return end(failed, f"the LLM endpoint {where} answered without a chat completion message",
+                           turns=turn - 1)
+            raw_calls = message.tool_calls if isinstance(message.tool_calls, list) else []
+            calls = [_call(raw, f"call_{turn}_{i}") for i, raw in enumerate(raw_calls)]
+            content = message.content if isinstance(message.content, str) else json.dumps(message.content, default=str)
+            assistant = {"role": "assistant", "content": content if message.content is not None else "",
+                         **({"tool_calls": [{"id": c.id, "type": "function", "function": {
+                             "name": c.name, "arguments": c.arguments}} for c in calls]} if calls else {})}
             reported = getattr(getattr(response, "usage", None), "total_tokens", None)
             reported = reported if isinstance(reported, int) else 0
-            guess = (_chars(messages) + _chars([message] if message else [])) // CHARS_PER_TOKEN
+            guess = (_chars(messages) + _chars([assistant])) // CHARS_PER_TOKEN
             tokens += max(reported, guess)
             estimated = estimated or guess > reported
-            _line(log, "response", turn=turn, response=response.model_dump(mode="json", warnings=False),
+            _line(log, "response", turn=turn, response=_dump(response),
                   tokens={"reported": reported, "estimated": guess, "counted": max(reported, guess)},
                   elapsed_s=time.monotonic() - sent)
-            if message is None:
-                return end(failed, f"the LLM endpoint {where} answered without a message (no choices)", turns=turn - 1)
-            calls = [_call(raw, f"call_{turn}_{i}") for i, raw in enumerate(getattr(message, "tool_calls", None) or [])]
-            messages.append({"role": "assistant", "content": message.content or "", **({"tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in calls]} if calls else {})})
+            messages.append(assistant)
             if not calls:
                 messages.append({"role": "user", "content": NUDGE})
             for call in calls:
@@ -157,8 +167,8 @@ def run_agent(settings: AgentSettings, system: str, task: str, toolbox: Toolbox,
                     summary = json.loads(call.arguments or "{}").get("summary")
                     return end("finished", summary=None if summary is None else str(summary), turns=turn)
             if tokens >= settings.max_tokens:
-                how = (f" (estimated: the endpoint reported no usage, counted as {CHARS_PER_TOKEN} characters a token)"
-                       if estimated else "")
+                how = (f" (estimated at {CHARS_PER_TOKEN} characters a token where the endpoint reported less usage"
+                       " or none)" if estimated else "")
                 return end("not_finished", f"token budget ({settings.max_tokens} tokens) ran out: {tokens} used{how}",
                            turns=turn)
         return end("not_finished", f"turn budget ({settings.max_turns} turns) ran out", turns=settings.max_turns)
@@ -207,17 +217,20 @@ def _no_name() -> ToolResult:
                       + ", ".join(t["function"]["name"] for t in TOOLS))
 
 
-def _chars(messages: list[Any]) -> int:
-    """Characters of the text in `messages` (dicts as sent, or the SDK's message objects): the
-    contents and the tool calls' names and arguments."""
+def _chars(messages: list[dict[str, Any]]) -> int:
+    """Characters of the text in `messages` (as sent): the contents and the tool calls' names
+    and arguments."""
     total = 0
     for message in messages:
-        message = message if isinstance(message, dict) else message.model_dump(warnings=False)
-        total += len(str(message.get("content") or ""))
-        for call in message.get("tool_calls") or []:
-            function = (call or {}).get("function") or {}
-            total += len(str(function.get("name") or "")) + len(str(function.get("arguments") or ""))
+        total += len(message.get("content") or "")
+        for call in message.get("tool_calls", []):
+            total += len(call["function"]["name"]) + len(call["function"]["arguments"])
     return total
+
+
+def _dump(response: Any) -> Any:
+    """The response as JSON data for the transcript, whatever the SDK made of the body."""
+    return response.model_dump(mode="json", warnings=False) if isinstance(response, BaseModel) else response
 
 
 def endpoint_failure(exc: openai.APIError, settings: AgentSettings) -> str:

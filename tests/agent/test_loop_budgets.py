@@ -27,7 +27,7 @@ TRICKLE_FOR_S = 40  # and stops after this long, so a loop without a deadline st
 
 class RawEndpoint:
     """An HTTP endpoint on 127.0.0.1 that answers its n-th request by `replies[n]` (the last one
-    repeats): a dict is a response body sent at once (200); "silent" reads the request and never
+    repeats): a dict (or bytes) is a response body sent at once (200); "silent" reads the request and never
     answers; "trickle_headers" / "trickle_body" send the headers / the body one byte every GAP_S;
     ("429", seconds) answers HTTP 429 with that `retry-after`. `requests` holds the bodies seen."""
 
@@ -59,8 +59,8 @@ class RawEndpoint:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def answer(self, out, reply: Any) -> None:
-        if isinstance(reply, dict):
-            body = json.dumps(reply).encode()
+        if isinstance(reply, (dict, bytes)):
+            body = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
             out.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         elif isinstance(reply, tuple):
             body = b'{"error": {"message": "slow down"}}'
@@ -167,8 +167,8 @@ def test_tokens_are_counted_locally_when_the_endpoint_reports_no_usage(tmp_path)
         outcome = run_agent(settings(endpoint.base_url, max_turns=8), "s", "t", toolbox(tmp_path), tmp_path / "t.jsonl")
     assert outcome.status == "not_finished" and outcome.turns == 2 and len(endpoint.requests) == 2
     assert outcome.tokens > 200_000 and outcome.tokens_estimated
-    assert outcome.reason == (f"token budget (200000 tokens) ran out: {outcome.tokens} used (estimated: the endpoint "
-                              "reported no usage, counted as 4 characters a token)")
+    assert outcome.reason == (f"token budget (200000 tokens) ran out: {outcome.tokens} used (estimated at 4 characters a "
+                              "token where the endpoint reported less usage or none)")
     end = lines(tmp_path / "t.jsonl")[-1]
     assert end["tokens"] == outcome.tokens and end["tokens_estimated"] is True
 
@@ -236,8 +236,11 @@ def test_malformed_tool_calls_and_a_numeric_finish_summary_never_raise(tmp_path)
 
 
 @pytest.mark.timeout(60)
-def test_a_response_without_a_message_is_one_line(tmp_path):
-    with RawEndpoint([{**no_usage({"content": "x"}, 1), "choices": []}]) as endpoint:
+@pytest.mark.parametrize("body", [{**no_usage({"content": "x"}, 1), "choices": []}, b"not json", b"[1, 2]",
+                                  {"choices": [{"message": "hi"}]}], ids=["no-choices", "text", "list", "text-message"])
+def test_a_response_without_a_message_is_one_line(tmp_path, body):
+    with RawEndpoint([body]) as endpoint:
         outcome = run_agent(settings(endpoint.base_url), "s", "t", toolbox(tmp_path), tmp_path / "t.jsonl")
     assert outcome.status == "not_run"
-    assert outcome.reason == f"the LLM endpoint {endpoint.base_url} answered without a message (no choices)"
+    assert outcome.reason.startswith(f"the LLM endpoint {endpoint.base_url} answered without a chat completion message")
+    assert "\n" not in outcome.reason
