@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from harness.agent.sandbox import Refused, Sandbox
 
 MAX_RESULT_CHARS = 20_000  # one tool result; the rest is cut with a note, so a big file cannot eat the budget
 MAX_MATCHES = 200
+SEARCH_TIMEOUT_S = 10.0  # one search call, all files together
 
 
 def _schema(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -85,7 +88,7 @@ class Toolbox:
             return ToolResult(str(exc), refused=True)
         except TypeError as exc:  # missing or unexpected arguments
             return ToolResult(f"error: bad arguments for {name}: {exc}")
-        except (OSError, UnicodeDecodeError, re.error) as exc:
+        except (OSError, UnicodeDecodeError, regex.error) as exc:
             return ToolResult(f"error: {type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 — e.g. the knowledge engine failing: the model hears it, the run goes on
             return ToolResult(f"error: {name} failed: {type(exc).__name__}: {exc}")
@@ -97,7 +100,10 @@ class Toolbox:
         return ToolResult(_cut("\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(start, end + 1)) or "(empty)"))
 
     def _search(self, pattern: str, path: str = ".") -> ToolResult:
-        regex = re.compile(pattern)
+        # The `regex` package takes a timeout per match: a catastrophic pattern from the model
+        # cannot hold the loop past its wall-clock budget (`re` has no way to stop a match).
+        compiled = regex.compile(pattern)
+        deadline = time.monotonic() + SEARCH_TIMEOUT_S
         base = self.sandbox.resolve(path)
         root = Path(os.path.realpath(self.sandbox.root))
         hits = []
@@ -107,7 +113,13 @@ class Toolbox:
             except (Refused, UnicodeDecodeError, OSError):
                 continue
             for number, line in enumerate(text.splitlines(), 1):
-                if regex.search(line):
+                try:
+                    found = compiled.search(line, timeout=max(0.0, deadline - time.monotonic()))
+                except TimeoutError:
+                    return ToolResult(f"error: search stopped after {SEARCH_TIMEOUT_S:g} s at "
+                                      f"{file.relative_to(root).as_posix()}:{number} (the pattern backtracks too "
+                                      f"much; use a simpler one); {len(hits)} matches before that")
+                if found:
                     hits.append(f"{file.relative_to(root).as_posix()}:{number}: {line.strip()}")
         shown = hits[:MAX_MATCHES] + ([f"... {len(hits) - MAX_MATCHES} more"] if len(hits) > MAX_MATCHES else [])
         return ToolResult(_cut("\n".join(shown)) if hits else "no matches")

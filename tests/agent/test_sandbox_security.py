@@ -232,3 +232,23 @@ def test_a_file_name_with_shell_syntax_is_refused_and_the_merge_hint_is_quoted(t
                                                      "changed": [evil, "platform-map.yaml"], "files": {}}))
     scope = {c.name: c for c in KnowledgeStep().judge(evidence, None)}["knowledge.scope"]
     assert scope.status.value == "failed" and "LESSONS$(id>X).md" in scope.reason
+
+
+@pytest.mark.timeout(120)
+def test_a_catastrophic_search_pattern_is_stopped_by_the_search_deadline(tmp_path, monkeypatch):
+    """`(a|aa)+$` against a long run of `a` and one `!` backtracks exponentially: with `re` one
+    call ran for minutes against a 10 s wall budget; the search deadline stops it and says so."""
+    import time
+
+    import harness.agent.tools as tools
+
+    plugin = make_plugin(tmp_path, "worktree")
+    (plugin / "pkg" / "data.py").write_text("ok = 1\nX = '" + "a" * 45 + "!'\n")
+    commit_all(git.Repo(plugin), "data")
+    sandbox = Sandbox.create(plugin, tmp_path / "run" / "sandbox" / "02-interface-1", "r", "interface", 1)
+    monkeypatch.setattr(tools, "SEARCH_TIMEOUT_S", 1.0)
+    started = time.monotonic()
+    result = toolbox(sandbox).call("search", json.dumps({"pattern": "(a|aa)+$", "path": "pkg"}))
+    assert time.monotonic() - started < 30
+    assert result.text.startswith("error: search stopped after 1 s at pkg/data.py:2"), result.text
+    assert toolbox(sandbox).call("search", json.dumps({"pattern": "ok = 1"})).text == "pkg/data.py:1: ok = 1"
