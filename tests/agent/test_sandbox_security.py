@@ -240,7 +240,7 @@ def test_a_catastrophic_search_pattern_is_stopped_by_the_search_deadline(tmp_pat
     call ran for minutes against a 10 s wall budget; the search deadline stops it and says so."""
     import time
 
-    import harness.agent.tools as tools
+    from harness.agent import tools
 
     plugin = make_plugin(tmp_path, "worktree")
     (plugin / "pkg" / "data.py").write_text("ok = 1\nX = '" + "a" * 45 + "!'\n")
