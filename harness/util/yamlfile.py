@@ -112,26 +112,24 @@ def parse_yaml(text: str, path: Path) -> tuple[Any, yaml.Node | None]:
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
+    return node.value if isinstance(node, yaml.SequenceNode) else []
 
 
 def _check_aliases(root: yaml.Node, path: Path) -> None:
     """Refuse a node graph that is not a tree of bounded size: an alias is the same node object
     as its anchor, so a node reached twice is an alias; count the nodes the document expands to
-    (each distinct node once, bottom-up, so the bomb itself is never expanded) and find cycles.
-    Iterative: the graph may be deeper than Python's stack."""
-    expanded: dict[int, int] = {}  # id(node) -> nodes in its expansion
+    (each distinct collection once, bottom-up, so the bomb itself is never expanded; a scalar
+    is one node) and find cycles. Iterative: the graph may be deeper than Python's stack."""
+    expanded: dict[int, int] = {}  # id(collection node) -> nodes in its expansion
     on_path: set[int] = set()
-    distinct = 0
+    distinct = 1  # nodes as written (each alias one), counted as their parents are reached
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
         key = id(node)
         if done:
             on_path.discard(key)
-            expanded[key] = 1 + sum(expanded[id(child)] for child in _children(node))
+            expanded[key] = 1 + sum(expanded.get(id(child), 1) for child in _children(node))
             if expanded[key] - distinct > MAX_ALIAS_EXPANSION:
                 raise YamlError(path, node.start_mark.line + 1, f"aliases expand this document past "
                                 f"{MAX_ALIAS_EXPANSION} extra nodes (refused: an alias bomb?)")
@@ -140,10 +138,12 @@ def _check_aliases(root: yaml.Node, path: Path) -> None:
             raise YamlError(path, node.start_mark.line + 1, "an alias refers to a node that contains it")
         if key in expanded:
             continue
-        distinct += 1
+        children = _children(node)
+        distinct += len(children)
         on_path.add(key)
         stack.append((node, True))
-        stack.extend((child, False) for child in reversed(_children(node)) if id(child) not in expanded)
+        stack.extend((child, False) for child in reversed(children)
+                     if not isinstance(child, yaml.ScalarNode) and id(child) not in expanded)
 
 
 def _reject_duplicate_keys(node: yaml.Node, path: Path) -> None:
