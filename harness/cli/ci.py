@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import unicodedata
 from pathlib import Path
 
 import typer
 
 from harness.cli import app
 from harness.cli.console import out
+from harness.cli.paths import resolved
 from harness.errors import HarnessError
 from harness.util.files import write_atomic
 
@@ -38,14 +42,19 @@ jobs:
     runs-on: ubuntu-latest
     timeout-minutes: 60
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
+      # Actions are pinned to the commits their release tags named (tag in the comment): a moved
+      # tag cannot change what runs here. The checkout keeps no token: no step pushes with git,
+      # and the one step that needs the API gets GH_TOKEN explicitly.
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2
+        with:
+          persist-credentials: false
+      - uses: actions/setup-python@0b93645e9fea7318ecaed2b359559ac225c90a2b # v5.3.0
         with:
           python-version: "3.11"
       - name: Install harness
-        run: python -m pip install {install}
+        run: {install_run}
       - name: SGLang release cache
-        uses: actions/cache@v4
+        uses: actions/cache@1bd1e32a3bdc45362d1e726936510720a7c30a8d # v4.2.0
         with:
           path: ~/.cache/harness
           key: harness-cache-${{{{ github.run_id }}}}
@@ -62,7 +71,7 @@ jobs:
           if [ "$code" -ne 0 ] && [ "$code" -ne 1 ] && [ "$code" -ne 3 ]; then exit "$code"; fi
       - name: Keep the reports
         if: always()
-        uses: actions/upload-artifact@v4
+        uses: actions/upload-artifact@b4b15b8c7c6ac21ea08fcf65892d2ee8c75cf6ee # v4.4.3
         with:
           name: harness-reports
           # the runs' journals and evidence too: an engineer approves from this artifact
@@ -109,8 +118,30 @@ def default_install(source: Path) -> str:
 
 def workflow_text(schedule: str, install: str) -> str:
     """The workflow file for `schedule` (five cron fields) installing harness with `install`
-    (pip arguments). HarnessError for a schedule that is not five cron fields."""
-    return _TEMPLATE.format(schedule=_cron(schedule), install=install)
+    (pip arguments, split as a shell would). HarnessError for a schedule that is not five cron
+    fields, or an `install` that is not one line of pip arguments (`install_command`)."""
+    # A JSON string is a YAML double-quoted scalar: no `: `, `#` or quote in it can end the value
+    return _TEMPLATE.format(schedule=_cron(schedule), install_run=json.dumps(install_command(install)))
+
+
+def install_command(install: str) -> str:
+    """The job's shell line `python -m pip install ARGS`, each of `install`'s arguments quoted
+    (shlex) so pip receives them as written and the shell runs nothing else. HarnessError for
+    a value that is empty, not one line (a newline or other control character would add a YAML
+    step or hide text), holds a GitHub expression `${{` (expanded before the shell runs), or
+    does not split (an unbalanced quote)."""
+    bad = next((c for c in install if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")), None)
+    if bad is not None:
+        raise HarnessError(f"--install holds the control character {bad!r}: give pip arguments on one line")
+    if "${{" in install:
+        raise HarnessError("--install holds '${{', which GitHub would expand as an expression: give plain pip arguments")
+    try:
+        args = shlex.split(install)
+    except ValueError as exc:
+        raise HarnessError(f"--install {install!r}: {exc}") from None
+    if not args:
+        raise HarnessError("--install is empty: give the pip arguments that install harness in the job")
+    return f"python -m pip install {shlex.join(args)}"
 
 
 def _cron(schedule: str) -> str:
@@ -133,11 +164,13 @@ def init(
     `harness upgrade --plugin . --github-summary`, uploads reports/, and on exit 1 opens or updates one issue."""
     if not github:
         raise HarnessError("name the CI to set up: --github (the only one supported)")
-    root = plugin.expanduser().resolve()
+    root = resolved(plugin, "plugin repo")
     if not root.is_dir():
         raise HarnessError(f"plugin repo {root} is not a directory")
     target = root / WORKFLOW
     _cron(schedule)
+    if install is not None:
+        install_command(install)  # a bad value is refused before anything is looked up or written
     if target.exists() and not force:
         raise HarnessError(f"{target} exists; pass --force to overwrite it")
     text = workflow_text(schedule, install or default_install(Path(__file__).resolve().parent))

@@ -1,4 +1,9 @@
-"""Progress and messages go to stderr, so `--json` output on stdout stays one clean document."""
+"""Progress and messages go to stderr, so `--json` output on stdout stays one clean document.
+
+Neither console reads rich markup: what the commands print holds text people and the agent
+supplied (approvers, notes, reasons, findings such as `list[int]`, paths), and `[/]` or
+`[link=...]` in it must show as typed, not restyle the line or raise MarkupError. Styles are
+given as `style=` or `Text.assemble` parts instead."""
 
 from __future__ import annotations
 
@@ -7,26 +12,27 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 # Logs and CI pipes are not terminals; without a width, rich folds tables at 80 columns.
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+err = Console(stderr=True, markup=False, width=None if sys.stderr.isatty() else 200)
 # What a command reports (tables, verdicts) goes to stdout, so `> file` keeps it; progress and
 # errors go to stderr.
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+out = Console(markup=False, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
 @contextmanager
 def step(message: str):
     """A spinner for work of unknown length (downloading a wheel, scanning a plugin)."""
-    with err.status(message):
+    with err.status(Text(message)):  # a str status is parsed as markup whatever the console says
         yield
-    err.print(f"[dim]✓ {message}[/dim]")
+    err.print(f"✓ {message}", style="dim")
 
 
 @contextmanager
 def counted():
     """Yields a callback(label, done, total) that drives one progress bar per label."""
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=False) as progress:
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=False) as progress:
         tasks: dict[str, int] = {}
 
         def update(label: str, done: int, total: int) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.text import Text
 
 from harness.cli import app
 from harness.cli.console import counted, out, step
@@ -156,15 +157,15 @@ def check_command(
         if platform_map.baseline or baseline_note:
             out.print(f"baseline: {platform_map.baseline} (overrides of base methods removed since then are breaking)" if platform_map.baseline else f"note: {baseline_note}")
         if breaking:
-            out.print(f"[red]FAIL[/red]: {len(breaking)} live dependencies break on {source.label}")
+            out.print(Text.assemble(("FAIL", "red"), f": {len(breaking)} live dependencies break on {source.label}"))
         elif nothing:
-            out.print("[yellow]NOTHING CHECKED[/yellow]: " + ("no live plugin module could be read" if not readable_live else "no live module depends on sglang"))
+            out.print(Text.assemble(("NOTHING CHECKED", "yellow"), ": " + ("no live plugin module could be read" if not readable_live else "no live module depends on sglang")))
         elif unreadable:
-            out.print(f"[yellow]INCOMPLETE[/yellow]: {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks")
+            out.print(Text.assemble(("INCOMPLETE", "yellow"), f": {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks"))
         elif unverified:
-            out.print(f"[yellow]UNVERIFIED[/yellow]: {len(unverified)} live dependencies could not be decided statically on {source.label}; nothing else is broken")
+            out.print(Text.assemble(("UNVERIFIED", "yellow"), f": {len(unverified)} live dependencies could not be decided statically on {source.label}; nothing else is broken"))
         else:
-            out.print(f"[green]PASS[/green]: every live dependency resolves on {source.label}")
+            out.print(Text.assemble(("PASS", "green"), f": every live dependency resolves on {source.label}"))
     if not breaking and (unreadable or nothing):
         what = ("; ".join(f"{f.file}: {f.detail}" for f in unreadable[:3]) if unreadable
                 else "no live plugin module could be read" if not readable_live

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from harness.cli import app
 from harness.cli.console import err, out
@@ -54,7 +55,7 @@ def upgrade(
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if github_summary else None
     if github_summary and not summary_file:
         raise HarnessError("--github-summary: GITHUB_STEP_SUMMARY is not set (it is, inside a GitHub Actions job)")
-    ws = _runs_workspace(workspace)
+    ws = _runs_workspace(workspace, writes=True)
     plugin_path = validate_plugin(plugin)
     runbook_path = checked_runbook(runbook)
     agent = None
@@ -66,7 +67,7 @@ def upgrade(
         def progress(message: str) -> None:
             # the long parts always get a line (a CI log shows where the time went)
             if message.startswith(("feature ", "reusing ", "resolving ", "diffing ")):
-                err.print(f"[dim]{utc_now()}[/dim] {message}")
+                err.print(Text.assemble((utc_now(), "dim"), " ", message))
             update(message)
 
         from_spec = from_spec_of(plugin_path, from_)

@@ -6,6 +6,7 @@ command on a workspace's runs first stops what a killed harness left running the
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -15,9 +16,11 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from harness.cli import app
 from harness.cli.console import err, out
+from harness.cli.paths import resolved
 from harness.errors import HarnessError
 from harness.knowledge.upstream import RELEASE_SPEC, UNREACHABLE, cache_dir
 from harness.record.layout import Workspace, check_run_id, utc_now
@@ -38,19 +41,31 @@ WorkspaceOpt = typer.Option(
 )
 
 
-def _workspace(path: Path | None) -> Workspace:
-    root = (path or Path.cwd()).resolve()
+def _workspace(path: Path | None, *, writes: bool = False) -> Workspace:
+    """The workspace at `path` (default: the current directory), resolved. HarnessError when it
+    cannot be resolved (a symlink loop), is not a directory, cannot be read, or — with `writes`,
+    for a command that records runs — cannot hold `.harness/` (e.g. /proc)."""
+    root = resolved(path or Path.cwd(), "workspace")
     if not root.is_dir():
         raise HarnessError(f"workspace {root} is not a directory")
-    return Workspace(root)
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise HarnessError(f"workspace {root} is not readable (permission denied)")
+    ws = Workspace(root)
+    if writes:
+        try:
+            ws.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HarnessError(f"workspace {root} cannot hold run state: cannot create {exc.filename or ws.runs_dir}: "
+                               f"{exc.strerror or exc}; nothing was recorded") from None
+    return ws
 
 
-def _runs_workspace(path: Path | None) -> Workspace:
-    """The workspace of a command on its runs, after stopping every process a killed harness
-    left running there (said on stderr)."""
+def _runs_workspace(path: Path | None, *, writes: bool = False) -> Workspace:
+    """The workspace of a command on its runs (`writes`: one that starts or rebuilds runs), after
+    stopping every process a killed harness left running there (said on stderr)."""
     from harness.record.processes import sweep_workspace
 
-    ws = _workspace(path)
+    ws = _workspace(path, writes=writes)
     for run_id, record in sweep_workspace(ws):
         err.print(f"stopped an orphan of run {run_id} (its harness process {record.owner_pid} is gone): "
                   f"{record.describe()}")
@@ -65,14 +80,14 @@ def _progress(what: str) -> Iterator:
     quick command prints nothing extra."""
     terminal = err.is_terminal
     last_line = [time.monotonic()]
-    with err.status(what) as status:
+    with err.status(Text(what)) as status:  # a str status is parsed as markup: Text keeps it text
 
         def update(message: str) -> None:
             now = time.monotonic()
             if message.startswith("step ") or (not terminal and now - last_line[0] >= LOG_LINE_EVERY_S):
-                err.print(f"[dim]{utc_now()}[/dim] {message}")
+                err.print(Text.assemble((utc_now(), "dim"), " ", message))
                 last_line[0] = now
-            status.update(message)
+            status.update(Text(message))
 
         yield update
 
@@ -88,7 +103,7 @@ def validate_plugin(path: Path) -> Path:
     """A plugin is a project declaring sglang.srt.platforms / sglang.srt.plugins entry points."""
     from harness.knowledge.plugin_repo import PLATFORM_GROUP, PLUGIN_GROUP, read_entry_points  # cost: tomllib, the knowledge records
 
-    path = path.expanduser().resolve()
+    path = resolved(path, "plugin path")
     if not path.is_dir():
         raise HarnessError(f"plugin path {path} is not a directory")
     if not read_entry_points(path):
@@ -151,8 +166,8 @@ def checked_runbook(runbook: Path | None) -> Path | None:
 
     if runbook is None:
         return None
-    path = runbook.expanduser().resolve()
-    if not path.is_file():
+    path = resolved(runbook, "runbook")
+    if not path.exists():  # anything else there (a FIFO, a directory) is refused by the reader, by name
         raise HarnessError(f"runbook {path} does not exist")
     check_runbook(path)
     return path
@@ -164,7 +179,8 @@ def _check_feature_file(feature: str, feature_dirs: list[Path]) -> None:
     from harness.knowledge.features import feature_files, load_feature_file  # cost: the knowledge models
 
     as_path = Path(feature)
-    path = as_path if as_path.suffix in (".yaml", ".yml") and as_path.is_file() else feature_files(feature_dirs).get(feature)
+    named = as_path.suffix in (".yaml", ".yml") and as_path.exists()  # a FIFO or directory too: refused by name
+    path = as_path if named else feature_files(feature_dirs).get(feature)
     if path is not None:
         load_feature_file(path)
 
@@ -215,7 +231,7 @@ def run(
     from harness.record.pins import pin_of
     from harness.workflow.runs import check_workspace, start_run
 
-    ws = _runs_workspace(workspace)
+    ws = _runs_workspace(workspace, writes=True)
     builtin = plugin is None and upstream is None
     if builtin:
         plugin = EXAMPLE_WORKSPACE / "plugin"
@@ -265,8 +281,8 @@ def run(
         agent=agent,
         created_at=utc_now(),
     )
-    out.print(f"Run [bold]{inputs.run_id}[/bold]: feature {spec.id} ({spec.source.replace('_', ' ')}), "
-              f"upstream {new.label}" + (f" from {old.label}" if old else ""))
+    out.print(Text.assemble("Run ", (inputs.run_id, "bold"), f": feature {spec.id} ({spec.source.replace('_', ' ')}), "
+                            f"upstream {new.label}" + (f" from {old.label}" if old else "")))
     out.print(describe(agent))
     with _progress("running") as progress:
         view = start_run(ws, inputs, progress)
@@ -435,7 +451,7 @@ def repair(
     """Rebuild the resume state (LangGraph's checkpoints) of RUN, or of every run, from the runs' journals,
     after .harness/state.sqlite was lost, emptied or corrupted. A corrupt file is moved aside, not deleted.
     Says what it cannot rebuild (exit 1)."""
-    ws = _runs_workspace(workspace)
+    ws = _runs_workspace(workspace, writes=True)
     if run_id is not None:
         ws.run(run_id).require()
     from harness.workflow.runs import repair as repair_runs  # cost: LangGraph
@@ -468,7 +484,7 @@ def _print_view(ws: Workspace, view) -> None:
     from harness.record.pins import pin_lines  # cost: the knowledge engine (pins resolve upstreams)
 
     inputs = view.inputs
-    out.print(f"Run [bold]{view.run_id}[/bold] — feature {inputs.feature.id} — {_state_line(view)}")
+    out.print(Text.assemble("Run ", (view.run_id, "bold"), f" — feature {inputs.feature.id} — {_state_line(view)}"))
     for note in inputs.notes:
         out.print(f"  note: {note}")
     for line in pin_lines(inputs):
@@ -480,22 +496,24 @@ def _print_view(ws: Workspace, view) -> None:
             out.print(f"      {'note' if step.gate.note else 'reason'}: {step.gate.note or step.gate.reason}")
         draft = _draft_problem(ws.root, step)
         if draft:
-            out.print(f"      [yellow]draft: {draft}[/yellow]")
+            out.print(f"      draft: {draft}", style="yellow")
         for check in step.checks:
             reason = f": {check.reason}" if check.reason else ""
             out.print(f"      {check.name}: {check.status.value.replace('_', ' ')}{reason}")
         if step.evidence_hash:
             out.print(f"      evidence {step.evidence_hash}")
         if step.gate.valid is False:
-            out.print(f"      [red]approval invalidated: evidence changed[/red] (approved {step.gate.evidence_hash})")
+            out.print(Text.assemble("      ", ("approval invalidated: evidence changed", "red"),
+                                    f" (approved {step.gate.evidence_hash})"))
         elif step.evidence_changed:
-            out.print("      [red]evidence changed since the step produced it[/red]")
+            out.print("      evidence changed since the step produced it", style="red")
     if view.resume_lost:
         approvals = sum(1 for s in view.steps if s.gate.decision == "approve")
         where = f"waits at the {view.waiting_at} gate" if view.waiting_at else _state_line(view)
-        out.print(f"  [red]resume state gone[/red]: {view.resume.note}. Still holds: the journal, evidence and reports "
-                  f"({approvals} approval{'s' if approvals != 1 else ''}; the run {where}). "
-                  f"Rebuild it: harness repair {view.run_id}{_cli_ref(ws)}")
+        out.print(Text.assemble("  ", ("resume state gone", "red"),
+                                f": {view.resume.note}. Still holds: the journal, evidence and reports "
+                                f"({approvals} approval{'s' if approvals != 1 else ''}; the run {where}). "
+                                f"Rebuild it: harness repair {view.run_id}{_cli_ref(ws)}"))
     if view.torn_journal_lines:
         out.print(f"  note: {view.torn_journal_lines} torn journal line(s) ignored (a kill mid-write)")
     for process in view.processes:
@@ -536,7 +554,8 @@ def _print_commits(ws: Workspace, view, steps: list) -> None:
             out.print(f"{step.slug}: the approved patch is commit {record.committed[:12]} on branch {record.branch}; "
                       f"merge it with: {sandbox.merge_hint()}")
         elif record.commit_error:
-            out.print(f"[red]{step.slug}: the approved patch was not committed[/red]: {record.commit_error}")
+            out.print(Text.assemble((f"{step.slug}: the approved patch was not committed", "red"),
+                                    f": {record.commit_error}"))
 
 
 def _print_outcome(ws: Workspace, view) -> None:
@@ -544,7 +563,7 @@ def _print_outcome(ws: Workspace, view) -> None:
     run_id, ref = view.run_id, _cli_ref(ws)
     if view.state == "waiting":
         step = view.step(view.waiting_at)
-        out.print(f"\nWaiting at the [bold]{step.slug}[/bold] gate (verdict: {step.verdict}).")
+        out.print(Text.assemble("\nWaiting at the ", (step.slug, "bold"), f" gate (verdict: {step.verdict})."))
         out.print(f"Review {ws.root / step.report}, then:")
         out.print(f"  harness approve {run_id} --by YOUR_NAME --note \"...\"{ref}")
         out.print(f"  harness reject {run_id} --by YOUR_NAME --reason \"...\"{ref}")

@@ -91,7 +91,7 @@ def resolve_feature(
     commit range A..B on a git `new`, or a symbol of the Feature Diff old → new. HarnessError
     when it is none of these."""
     as_path = Path(feature_id)
-    if as_path.suffix in (".yaml", ".yml") and as_path.is_file():
+    if as_path.suffix in (".yaml", ".yml") and as_path.exists():  # not is_file: a FIFO or directory is refused by name
         return load_feature_file(as_path)
     files = feature_files(feature_dirs)
     if feature_id in files:
