@@ -56,7 +56,10 @@ jobs:
       - name: SGLang release cache
         uses: actions/cache@1bd1e32a3bdc45362d1e726936510720a7c30a8d # v4.2.0
         with:
-          path: ~/.cache/harness
+          # the release cache only: data that is checked on load (never code, never a model)
+          path: |
+            ~/.cache/harness
+            !~/.cache/harness/models
           key: harness-cache-${{{{ github.run_id }}}}
           restore-keys: harness-cache-
       - name: harness upgrade

@@ -28,7 +28,13 @@ from harness.evidence.runbook import load_runbook
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import Draft, RunInputs, StepResult
 from harness.steps.base import Collected, Step, StepContext, load_result, read_facts
-from harness.steps.drafting import agent_draft, checks_context, run_in_sandbox, sandbox_dir
+from harness.steps.drafting import (
+    agent_draft,
+    checks_context,
+    run_in_sandbox,
+    sandbox_dir,
+)
+from harness.util.yamlfile import parse_yaml, read_yaml_text
 
 PLATFORM_MAP = "platform-map.yaml"  # where `harness map` writes it in the plugin
 SEEDED = ".harness/knowledge"  # copies of knowledge files that live outside the plugin
@@ -150,15 +156,15 @@ def validate(path: Path, rel: str, origin: str | None) -> str | None:
         return None  # deleted: the patch shows it
     try:
         if rel == PLATFORM_MAP:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = parse_yaml(read_yaml_text(path, "the Platform Map"), path)[0]
             if not isinstance(data, dict) or not isinstance(data.get("curated"), dict):
                 return f"{rel}: not a Platform Map with a `curated:` mapping"
         elif rel.startswith(f"{SEEDED}/runbook/"):
             load_runbook(path, base_dir=Path(origin).parent if origin else path.parent)
         elif rel.startswith(f"{SEEDED}/recipes/"):
             load_recipes(path)
-        elif rel.endswith((".yaml", ".yml")):
-            yaml.safe_load(path.read_text(encoding="utf-8"))
+        elif rel.endswith((".yaml", ".yml")):  # the agent's YAML: bounded like any input (size, aliases)
+            parse_yaml(read_yaml_text(path, "knowledge file"), path)
     except HarnessError as exc:
         return f"{rel}: {exc}"
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
