@@ -118,9 +118,10 @@ def _done_node(run: RunLayout):
 
 
 def commit_owed(run: RunLayout, slug: str, attempt: int) -> bool:
-    """Whether approving the step's attempt owes a commit: its agent drafted a patch in a
-    sandbox (what `commit_approved` commits)."""
-    return (run.evidence_dir(slug) / PATCH).is_file() and Sandbox.load(sandbox_dir(run, slug, attempt)) is not None
+    """Whether approving the step's attempt owes a commit: its agent drafted a change (a
+    non-empty patch) in a sandbox, which `commit_approved` commits."""
+    patch = run.evidence_dir(slug) / PATCH
+    return patch.is_file() and patch.stat().st_size > 0 and Sandbox.load(sandbox_dir(run, slug, attempt)) is not None
 
 
 def settle_commits(run: RunLayout) -> None:

@@ -22,8 +22,9 @@ from test_agent import Example, releases  # noqa: F401  (releases: the real rele
 from test_errors import _read_only_prefix
 from workflow_support import one_line_error
 
-from harness.record.processes import ProcessRecord
+from harness.record.processes import ProcessRecord, ProcessRegistry
 from harness.testing.llm import ScriptedLLM
+from harness.util.processes import marked_env
 from harness.util.processes import start_time as process_start_time
 
 RUN = "rec"
@@ -284,3 +285,42 @@ def test_a_kill_right_after_an_approval_still_commits_the_approved_patch(tmp_pat
     assert [(d["step"], d["attempt"], d["error"]) for d in done] == [("02-interface", 1, None)]
     assert done[0]["commit"] == repo.commit(branch).hexsha
     assert example.status(AGENT_RUN)["commits_owed"] == []
+
+
+def test_members_of_a_group_whose_leader_is_gone_are_signalled_only_with_the_marker(tmp_path):
+    # The leader (started as harness starts processes) forks a worker that keeps the marker and
+    # one started without it (anything the group id now names that harness cannot prove is its own).
+    leader = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import os, subprocess, sys
+        sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+        marked = subprocess.Popen(sleep)
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_PROCESS"}
+        unmarked = subprocess.Popen(sleep, env=env)
+        print(marked.pid, unmarked.pid, flush=True)
+        sys.stdin.read()
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True, env=marked_env())
+    marked, unmarked = map(int, leader.stdout.readline().split())
+    registry = ProcessRegistry(tmp_path)
+    record = registry.add(leader, "engine", ["leader"])
+    owner = subprocess.Popen([sys.executable, "-c", "pass"])
+    owner_start = process_start_time(owner.pid)
+    owner.wait()
+    (tmp_path / f"{leader.pid}.json").write_text(
+        record.model_copy(update={"owner_pid": owner.pid, "owner_start_time": owner_start}).model_dump_json())
+    leader.stdin.close()
+    leader.wait()
+    try:
+        [stopped] = registry.sweep()
+        assert stopped.pid == leader.pid
+        deadline = time.monotonic() + 10  # bounded poll: SIGKILL is delivered asynchronously
+        while Path(f"/proc/{marked}").exists() and "Z" not in Path(f"/proc/{marked}/stat").read_text().split()[2]:
+            assert time.monotonic() < deadline, "the marked worker survived"
+            time.sleep(0.05)
+        assert Path(f"/proc/{unmarked}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z", \
+            "a member without the marker was signalled"
+    finally:
+        for pid in (marked, unmarked):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
