@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import psutil
 
-
 MARKER_VAR = "HARNESS_PROCESS"
 _MARKER = secrets.token_hex(16)  # this harness process's: every process it starts carries it
 
@@ -110,9 +109,9 @@ def _live_members(pgid: int, marker: str | None = None) -> list[int]:
     members = []
     for process in psutil.process_iter(["status"]):
         try:
-            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
-                if marker is None or marker_of(process.pid) == marker:
-                    members.append(process.pid)
+            if (os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE
+                    and (marker is None or marker_of(process.pid) == marker)):
+                members.append(process.pid)
         except (OSError, psutil.Error):
             continue
     return members

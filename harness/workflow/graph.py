@@ -23,10 +23,10 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from harness.agent.sandbox import Sandbox
 from harness.errors import HarnessError
 from harness.record.gates import AUTO_APPROVER, AUTO_NOTE, attempt_of, last_rejection
 from harness.record.layout import RunLayout, utc_now
-from harness.agent.sandbox import Sandbox
 from harness.record.models import GateDecision, RunInputs, RunState
 from harness.record.trajectory import decision_event
 from harness.steps import WORKFLOW
