@@ -32,7 +32,8 @@ DEFAULT_FROM = "sglang==0.5.17"
 DEFAULT_FEATURE = "kv-pool-factory"
 
 # Exit codes of `status` beyond 0 and 2 (bad input)
-EVIDENCE_CHANGED = 1  # an approval is invalidated, or evidence changed since its step produced it
+EVIDENCE_CHANGED = 1  # an approval is invalidated, evidence changed since its step produced it, or the run record
+                      # (journal chain, run.json, runbook) changed since the run started
 RESUME_STATE_GONE = 3  # an unfinished run's resume state is missing or unreadable: `harness repair`
 LOG_LINE_EVERY_S = 5.0  # non-terminal output: at most one progress line this often, besides step starts
 
@@ -355,6 +356,8 @@ def status(
             table.add_column(column)
         for v in views:
             state = _state_line(v) + "".join(f"; {s.slug} evidence changed" for s in v.tampered)
+            if v.record_changed:
+                state += "; run record changed"
             if v.resume_lost:
                 state += f"; resume state gone (harness repair {v.run_id})"
             if v.processes:
@@ -377,7 +380,7 @@ def status(
 def _status_exit(views: list) -> None:
     """Exit EVIDENCE_CHANGED when a step's evidence is not what was produced or approved (the
     run's sign-off is void); else RESUME_STATE_GONE when an unfinished run needs `harness repair`."""
-    if any(v.tampered for v in views):
+    if any(v.tampered or v.record_changed for v in views):
         raise typer.Exit(EVIDENCE_CHANGED)
     if any(v.resume_lost for v in views):
         raise typer.Exit(RESUME_STATE_GONE)
@@ -514,8 +517,15 @@ def _print_view(ws: Workspace, view) -> None:
                                 f": {view.resume.note}. Still holds: the journal, evidence and reports "
                                 f"({approvals} approval{'s' if approvals != 1 else ''}; the run {where}). "
                                 f"Rebuild it: harness repair {view.run_id}{_cli_ref(ws)}"))
+    for change in view.record_changed:
+        out.print(Text.assemble("  ", ("run record changed", "red"), f": {change}"))
+    for slug in view.commits_owed:
+        out.print(f"  note: the approved patch of {slug} is not committed yet; the next approve, reject or resume "
+                  f"commits it")
     if view.torn_journal_lines:
-        out.print(f"  note: {view.torn_journal_lines} torn journal line(s) ignored (a kill mid-write)")
+        out.print(f"  note: {view.torn_journal_lines} torn journal line(s) ignored (a kill mid-write, or not events)")
+    if view.reports_stale:
+        out.print(f"  note: {view.reports_stale}", style="yellow")
     for process in view.processes:
         owner = (f"started by harness pid {process.owner_pid}, which is running" if process.owner_running
                  else f"an orphan of harness pid {process.owner_pid} that could not be stopped")

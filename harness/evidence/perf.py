@@ -53,7 +53,7 @@ from harness.errors import HarnessError, InputError
 from harness.evidence.runbook import PerformanceSuite
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
-from harness.util.processes import group_alive, kill_group, signal_group
+from harness.util.processes import group_alive, kill_group, marked_env, signal_group
 
 # sglang itself goes in with --no-deps (its full requirements are CUDA-only); the rest is the
 # `bench` extra. torch must already be there (the CPU wheel will do).
@@ -284,7 +284,7 @@ def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s
               registry: ProcessRegistry | None) -> str | None:
     """Run one bench_serving process in its own process group, output to `log_path`; the failure, if any."""
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=marked_env(env),
                                    start_new_session=True)
         if registry is not None:
             registry.add(process, "bench_serving", command)

@@ -51,7 +51,7 @@ from harness.evidence.runbook import Api, ProfilingSpec, Runbook, ServerSpec
 from harness.record.checks import Check, CheckStatus
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
-from harness.util.processes import in_session, listeners, start_time, stop_group
+from harness.util.processes import in_session, listeners, marked_env, start_time, stop_group
 
 LOG_TAIL_LINES = 30
 HEALTH_PROGRESS_S = 10.0  # how often a health wait says it is still waiting
@@ -214,7 +214,7 @@ class ServedModel:
         try:
             process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                env={**os.environ, **self.env_overrides}, start_new_session=True,
+                env=marked_env({**os.environ, **self.env_overrides}), start_new_session=True,
             )
         except OSError as exc:
             self._close_logs()
@@ -476,7 +476,7 @@ def capture_command_profile(command_template: str, spec: ProfilingSpec, evidence
     failure = None
     with log_path.open("wb") as log:
         try:
-            process = subprocess.Popen(command, cwd=cwd, env={**os.environ, **(env or {})}, stdout=log,
+            process = subprocess.Popen(command, cwd=cwd, env=marked_env({**os.environ, **(env or {})}), stdout=log,
                                        stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
             failure = f"the trace command could not start: {exc}"

@@ -16,17 +16,18 @@ Evidence lives beside the reports so a report set is self-contained and its link
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.record.trajectory import Trajectory, fold
 
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 def utc_now() -> str:
@@ -37,7 +38,7 @@ def utc_now() -> str:
 def check_run_id(run_id: str) -> str:
     """`run_id` if it is a valid run id (letters, digits, '.', '_', '-'; at most 100), else
     HarnessError."""
-    if not _RUN_ID.match(run_id):
+    if not _RUN_ID.fullmatch(run_id):  # not match(...$): `$` also matches before a final newline
         raise HarnessError(
             f"invalid run id {run_id!r}: use letters, digits, '.', '_' and '-' (at most 100)"
         )
@@ -131,37 +132,96 @@ class RunLayout:
     def log(self, event: str, **fields: object) -> None:
         """Append one journal line; fsync so a SIGKILL right after still leaves it on disk. A
         line torn by an earlier kill (no final newline) is closed first, so it cannot swallow
-        this one."""
+        this one. In a chained journal (every run started since chaining; `trajectory`'s
+        docstring) the line carries `prev`, the sha256 of the line before it; a legacy journal
+        stays unchained."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"at": utc_now(), "event": event, **fields}, sort_keys=True)
         with open(self.journal, "a+b") as fh:
-            fh.seek(0, os.SEEK_END)
-            torn = False
-            if fh.tell():
-                fh.seek(-1, os.SEEK_END)
-                torn = fh.read(1) != b"\n"
+            fh.seek(0)
+            existing = fh.read()
+            lines = [raw for raw in existing.split(b"\n") if raw.strip()]
+            if not lines or self._chained(lines):
+                fields["prev"] = line_hash(lines[-1]) if lines else CHAIN_START
+            line = json.dumps({"at": utc_now(), "event": event, **fields}, sort_keys=True)
+            torn = bool(existing) and not existing.endswith(b"\n")
             fh.write((b"\n" if torn else b"") + line.encode() + b"\n")
             fh.flush()
             os.fsync(fh.fileno())
 
     def trajectory(self) -> Trajectory:
-        """The journal folded into each step's record and decisions."""
-        events, torn = self._read_journal()
-        return fold(events, torn)
+        """The journal folded into each step's record and decisions; in a chained journal only
+        the lines up to its first break (`Trajectory.broken` says where)."""
+        read = self.read_journal()
+        return fold(read.events, read.torn, read.broken)
 
     def journal_events(self) -> list[dict]:
-        """Every journal line, oldest first."""
-        return self._read_journal()[0]
+        """Every journal line that is an object, oldest first (up to a chain break)."""
+        return self.read_journal().events
 
-    def _read_journal(self) -> tuple[list[dict], int]:
+    def chained(self) -> bool:
+        """Whether run.json says the journal is chained (every run started since chaining)."""
+        try:
+            return json.loads(self.run_json.read_text(encoding="utf-8")).get("journal") == "chained"
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    def _chained(self, lines: list[bytes]) -> bool:
+        """A journal is chained when run.json says so or its first line carries `prev`: stripping
+        the chain from every line is detected by the first, from run.json by its pin."""
+        if self.chained():
+            return True
+        try:
+            first = json.loads(lines[0])
+        except ValueError:
+            return False
+        return isinstance(first, dict) and "prev" in first
+
+    def read_journal(self) -> JournalRead:
+        """The journal's object lines, the lines skipped (torn by a kill mid-write, or not JSON
+        objects) and, for a chained journal, where its chain breaks (None: intact). Lines after
+        a break are not returned: nothing past it can be trusted."""
         if not self.journal.is_file():
-            return [], 0
-        events, torn = [], 0
-        for line in self.journal.read_text(encoding="utf-8", errors="replace").splitlines():
-            if not line.strip():
-                continue
+            return JournalRead()
+        data = self.journal.read_bytes()
+        lines = [(n, raw) for n, raw in enumerate(data.split(b"\n"), 1) if raw.strip()]
+        chained = bool(lines) and self._chained([raw for _, raw in lines])
+        read, previous, previous_n = JournalRead(chained=chained), None, 0
+        for n, raw in lines:
             try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                torn += 1  # a line torn by a kill mid-write; the rest of the journal still counts
-        return events, torn
+                event = json.loads(raw)
+            except ValueError:
+                event = None  # a line torn by a kill mid-write; in a chain the next line covers it
+            if chained and event is not None:
+                expected = line_hash(previous) if previous is not None else CHAIN_START
+                found = event.get("prev") if isinstance(event, dict) else None
+                if found != expected:
+                    what = "carries no chain hash" if found is None else (
+                        "is not the journal's first line" if previous is None else
+                        f"does not follow line {previous_n} (one of them was edited, or a line between them "
+                        f"removed or inserted)")
+                    read.broken = f"{self.journal} line {n} {what}"
+                    break
+            previous, previous_n = raw, n
+            if isinstance(event, dict):
+                read.events.append(event)
+            else:
+                read.torn += 1
+        return read
+
+
+CHAIN_START = ""  # the `prev` of a chained journal's first line
+
+
+def line_hash(line: bytes) -> str:
+    """sha256 (hex) of one journal line's bytes, without its newline: the next line's `prev`."""
+    return hashlib.sha256(line).hexdigest()
+
+
+@dataclass
+class JournalRead:
+    """What `RunLayout.read_journal` found."""
+
+    events: list[dict] = field(default_factory=list)
+    torn: int = 0  # lines skipped: torn by a kill, or JSON that is not an object
+    broken: str | None = None  # chained journals: where the chain breaks
+    chained: bool = False

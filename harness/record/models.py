@@ -62,6 +62,9 @@ class RunInputs(BaseModel):
     agent: AgentSettings | None = None  # the LLM endpoint the drafts use; None: not configured
     notes: list[str] = Field(default_factory=list)  # what the run wants a reader told up front
     created_at: str
+    # "chained": every journal line carries the hash of the line before it (runs started since
+    # chaining; harness.record.trajectory); "plain": a legacy journal
+    journal: Literal["plain", "chained"] = "plain"
 
 
 DraftStatus = Literal["drafted", "not_run", "not_finished"]
@@ -239,6 +242,11 @@ class RunView(BaseModel):
     state_store: str | None = None
     processes: list[ProcessView] = Field(default_factory=list)
     torn_journal_lines: int = 0
+    # what changed in the run record since it started (harness.record.pins.record_changes): a
+    # broken journal chain, an edited run.json or runbook; no decision is taken while any remain
+    record_changed: list[str] = Field(default_factory=list)
+    commits_owed: list[str] = Field(default_factory=list)  # approved steps whose commit the next command makes
+    reports_stale: str | None = None  # `status` could not re-render the reports: why
 
     def step(self, slug: str) -> StepView:
         return next(s for s in self.steps if s.slug == slug)

@@ -5,9 +5,14 @@ killed with SIGKILL, or the machine lost power): any later command on the worksp
 (`sweep`), and `status` lists what is still alive.
 
 A recorded group is signalled only while it provably is the one started: its leader has the
-recorded start time (a recycled pid never matches), or the leader is gone and members of its
-group remain (a group id is never reused while the group exists). Groups whose harness is still
-running belong to it and are left alone.
+recorded start time (a recycled pid never matches) and carries the marker recorded with it (the
+HARNESS_PROCESS token of `harness.util.processes.marked_env`, which no process harness did not
+start has), or the leader is gone and members carrying the marker remain (only they are
+signalled). A planted or stale record naming another process of the user stops nothing. The
+leader's executable is not compared: launch wrappers exec into the engine (`exec python -m ...`),
+so it legitimately changes; start time and marker are what survive exec. Groups whose harness
+is still running belong to it and are left alone; records without a marker (written before
+markers existed) are never signalled.
 """
 
 from __future__ import annotations
@@ -20,7 +25,14 @@ from pydantic import BaseModel
 
 from harness.record.layout import Workspace, utc_now
 from harness.util.files import write_atomic
-from harness.util.processes import kill_recorded_group, recorded_group_alive, running, start_time, wait_group_gone
+from harness.util.processes import (
+    kill_recorded_group,
+    own_marker,
+    recorded_group_alive,
+    running,
+    start_time,
+    wait_group_gone,
+)
 
 Role = str  # "engine", "bench_serving", ...
 
@@ -36,6 +48,7 @@ class ProcessRecord(BaseModel):
     owner_pid: int
     owner_start_time: float | None
     started_at: str
+    marker: str | None = None  # the HARNESS_PROCESS token its environment carries (marked_env)
 
     @property
     def owner_running(self) -> bool:
@@ -45,7 +58,7 @@ class ProcessRecord(BaseModel):
     @property
     def alive(self) -> bool:
         """Whether its group still has members."""
-        return recorded_group_alive(self.pid, self.pid, self.start_time)
+        return recorded_group_alive(self.pid, self.pid, self.start_time, self.marker)
 
     def describe(self) -> str:
         """One line: `engine pid 123 (02-interface): python -m ...`."""
@@ -64,11 +77,12 @@ class ProcessRegistry:
         return self.directory / f"{pid}.json"
 
     def add(self, process: subprocess.Popen, role: Role, command: list[str]) -> ProcessRecord:
-        """Record a just-started process group (its leader `process`, in a session of its own)."""
+        """Record a just-started process group (its leader `process`, in a session of its own,
+        started with `harness.util.processes.marked_env`)."""
         me = os.getpid()
         record = ProcessRecord(role=role, step=self.step, command=[str(c) for c in command], pid=process.pid,
                                start_time=start_time(process.pid), owner_pid=me, owner_start_time=start_time(me),
-                               started_at=utc_now())
+                               started_at=utc_now(), marker=own_marker())
         write_atomic(self._path(process.pid), record.model_dump_json(indent=2) + "\n")
         return record
 
@@ -95,8 +109,8 @@ class ProcessRegistry:
         for path, record in self.records():
             if record.owner_running:
                 continue  # its harness still runs it
-            if kill_recorded_group(record.pid, record.pid, record.start_time):
-                wait_group_gone(record.pid, 5)
+            if kill_recorded_group(record.pid, record.pid, record.start_time, record.marker):
+                wait_group_gone(record.pid, 5, record.marker)
                 stopped.append(record)
             if not record.alive:
                 path.unlink(missing_ok=True)

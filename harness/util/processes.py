@@ -1,18 +1,48 @@
 """Process groups: every process the harness starts (an engine, bench_serving) runs in its own
 session, so it and whatever it forks can be stopped as one group. psutil identifies processes
 (start times survive `exec`, so a recycled pid is never mistaken for ours), and says who listens
-on a port."""
+on a port.
+
+Every such process is started with `marked_env`: its environment carries harness's marker
+(HARNESS_PROCESS, a random token of the harness process that started it), which its forks and
+exec'd programs inherit. A recorded group is signalled only when its members carry the recorded
+marker, so a record naming any other process of the user (planted, or stale) never kills it."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import psutil
+
+MARKER_VAR = "HARNESS_PROCESS"
+_MARKER = secrets.token_hex(16)  # this harness process's: every process it starts carries it
+
+
+def marked_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`env` (default: this process's environment) plus harness's marker: the environment of every
+    process the harness starts and records (`harness.record.processes`)."""
+    return {**(os.environ if env is None else env), MARKER_VAR: _MARKER}
+
+
+def own_marker() -> str:
+    """The marker `marked_env` gives the processes this harness process starts."""
+    return _MARKER
+
+
+def marker_of(pid: int) -> str | None:
+    """The marker in the environment `pid` runs with; None when it has none, is gone, or its
+    environment cannot be read (another user's process)."""
+    try:
+        return psutil.Process(pid).environ().get(MARKER_VAR)
+    except psutil.Error:
+        return None
 
 
 def start_time(pid: int) -> float | None:
@@ -74,45 +104,68 @@ def kill_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def _live_members(pgid: int) -> list[int]:
+def _live_members(pgid: int, marker: str | None = None) -> list[int]:
+    """The live members of group `pgid`; with `marker`, only those carrying it."""
     members = []
     for process in psutil.process_iter(["status"]):
         try:
-            if os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE:
+            if (os.getpgid(process.pid) == pgid and process.info["status"] != psutil.STATUS_ZOMBIE
+                    and (marker is None or marker_of(process.pid) == marker)):
                 members.append(process.pid)
         except (OSError, psutil.Error):
             continue
     return members
 
 
-def recorded_group_alive(pid: int, pgid: int, recorded_start: float | None) -> bool:
-    """Whether the group a process recorded earlier (possibly by another, killed harness) is
-    still there: its leader `pid` is that very process (same start time), or the leader is gone
-    and members of group `pgid` remain. The kernel never hands out a pid still in use as a group
-    id, so members of a group whose leader is gone are the ones we started; a live leader with
-    another start time is a recycled pid and not ours. Zombies (exited, not yet reaped) are gone."""
-    if recorded_start is None or pgid <= 1:
-        return False
+def _recorded_leader(pid: int, recorded_start: float | None, marker: str | None) -> str:
+    """What a recorded group's leader is now: "ours" (the very process: same start time, still
+    running, carrying the recorded marker), "gone" (exited: only marked members may be left) or
+    "other" (a recycled pid, or a process without the marker: never ours)."""
+    if recorded_start is None or marker is None or pid <= 1:
+        return "other"
     current = start_time(pid)
-    if current is not None and current != recorded_start:
-        return False
-    return running(pid, recorded_start) or bool(_live_members(pgid))
+    if current is None:
+        return "gone"
+    if current != recorded_start:
+        return "other"
+    if not running(pid, recorded_start):
+        return "gone"  # a zombie: exited, not yet reaped
+    return "ours" if marker_of(pid) == marker else "other"
 
 
-def kill_recorded_group(pid: int, pgid: int, recorded_start: float | None) -> bool:
-    """SIGKILL the group `pgid` of a process recorded earlier if it is still ours
-    (`recorded_group_alive`). Returns whether it was signalled; anything unproven is left alone."""
-    if not recorded_group_alive(pid, pgid, recorded_start):
-        return False
-    signal_group(pgid, signal.SIGKILL)
-    return True
+def recorded_group_alive(pid: int, pgid: int, recorded_start: float | None, marker: str | None) -> bool:
+    """Whether the group a process recorded earlier (possibly by another, killed harness) is
+    still there: its leader `pid` is that very process (same start time and marker), or the
+    leader is gone and members of group `pgid` carrying the marker remain. A live leader with
+    another start time or without the marker is not ours; zombies are gone."""
+    leader = _recorded_leader(pid, recorded_start, marker)
+    return leader == "ours" or (leader == "gone" and pgid > 1 and bool(_live_members(pgid, marker)))
 
 
-def wait_group_gone(pgid: int, limit_s: float) -> bool:
-    """Wait up to `limit_s` seconds for every member of group `pgid` to exit (SIGKILL is
-    delivered asynchronously); returns whether the group is gone."""
+def kill_recorded_group(pid: int, pgid: int, recorded_start: float | None, marker: str | None) -> bool:
+    """SIGKILL what is still ours of a group recorded earlier: the whole group while its leader
+    is ours, else only the members carrying the marker (never a group whose leader is gone as a
+    whole: its id may be shared with processes that are not ours). Returns whether anything was
+    signalled; anything unproven is left alone."""
+    leader = _recorded_leader(pid, recorded_start, marker)
+    if leader == "ours":
+        signal_group(pgid, signal.SIGKILL)
+        return True
+    members = _live_members(pgid, marker) if leader == "gone" and pgid > 1 else []
+    for member in members:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return bool(members)
+
+
+def wait_group_gone(pgid: int, limit_s: float, marker: str | None = None) -> bool:
+    """Wait up to `limit_s` seconds for every member of group `pgid` (with `marker`, every
+    member carrying it) to exit (SIGKILL is delivered asynchronously); returns whether they are
+    gone."""
     deadline = time.monotonic() + limit_s
-    while _live_members(pgid):
+    while _live_members(pgid, marker):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)

@@ -35,7 +35,8 @@ _set_up: set[str] = set()  # URLs whose tables this process has created or check
 
 
 class StateUnreadable(HarnessError):
-    """The state file exists but SQLite cannot read it (garbage, truncated, malformed)."""
+    """The state file exists but SQLite cannot read it (garbage, truncated, malformed, or not a
+    file at all)."""
 
     def __init__(self, path: Path, problem: str):
         super().__init__(f"state file {path} is corrupt ({problem}); the runs' journals and evidence are intact: "
@@ -156,9 +157,11 @@ def _checkpointer(workspace: Workspace, *, create: bool) -> Iterator[BaseCheckpo
             yield saver
         return
     path = workspace.state_db
-    if not create and not path.is_file():
+    if not create and not path.exists():
         yield None
         return
+    if path.exists() and not path.is_file():  # a directory, a FIFO...: SQLite would fail deep inside ("unable to open")
+        raise StateUnreadable(path, "not a file")
     path.parent.mkdir(parents=True, exist_ok=True)
     conn, saver = _connect(path)
     try:

@@ -8,6 +8,11 @@ which reads its new attempt number and the reason from the journal. Only when no
 decided yet does a gate `interrupt()`. So the journal alone steers the graph: a gate re-executed
 on resume, or a graph rebuilt from the journal after its checkpoints were lost, repeats nothing
 and asks nothing twice. A gate that auto-approves journals its own decision.
+
+An approval of a drafted step owes the commit of its patch: the approve line says so
+(`commit: "pending"`), and the commit is journaled (`commit_done`) once made. A kill in between
+leaves it owed, and the next command that advances the run makes it (`settle_commits`), since
+the graph, placed from the journal, does not pass that gate again.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from harness.agent.sandbox import Sandbox
 from harness.errors import HarnessError
 from harness.record.gates import AUTO_APPROVER, AUTO_NOTE, attempt_of, last_rejection
 from harness.record.layout import RunLayout, utc_now
@@ -25,7 +31,7 @@ from harness.record.models import GateDecision, RunInputs, RunState
 from harness.record.trajectory import decision_event
 from harness.steps import WORKFLOW
 from harness.steps.base import Step, StepContext, execute_step, load_result
-from harness.steps.drafting import commit_approved
+from harness.steps.drafting import PATCH, commit_approved, sandbox_dir
 
 
 def gate_name(step: Step) -> str:
@@ -83,7 +89,8 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
         if decision is None and auto_approve:
             decision = GateDecision(decision="approve", by=AUTO_APPROVER, at=utc_now(), note=AUTO_NOTE,
                                     automatic=True, evidence_hash=record.evidence_hash, attempt=record.attempt)
-            run.log(decision.decision, **decision_event(decision, slug))
+            run.log(decision.decision, **decision_event(decision, slug,
+                                                        commit_owed=commit_owed(run, slug, record.attempt)))
         if decision is None:
             # Resumed with the reviewer's decision, which is journaled by then; the journal is
             # what counts, the value handed back only wakes the graph.
@@ -92,8 +99,11 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
             decision = run.trajectory().decision(slug)
             if decision is None:
                 raise HarnessError(f"run {run.run_id}: the {slug} gate was resumed without a journaled decision")
-        if decision.decision == "approve":  # the approved draft goes onto its branch (idempotent)
-            commit_approved(run, slug, record.attempt, decision.by, decision.automatic)
+        if decision.decision == "approve":  # the approved draft goes onto its branch
+            if slug not in run.trajectory().commits_owed:
+                # an approval journaled before commits were recorded as owed (idempotent)
+                commit_approved(run, slug, record.attempt, decision.by, decision.automatic)
+            settle_commits(run)
         return Command(goto=step.name if decision.decision == "reject" else following)
 
     return gate
@@ -105,3 +115,25 @@ def _done_node(run: RunLayout):
         return {}
 
     return done
+
+
+def commit_owed(run: RunLayout, slug: str, attempt: int) -> bool:
+    """Whether approving the step's attempt owes a commit: its agent drafted a change (a
+    non-empty patch) in a sandbox, which `commit_approved` commits."""
+    patch = run.evidence_dir(slug) / PATCH
+    return patch.is_file() and patch.stat().st_size > 0 and Sandbox.load(sandbox_dir(run, slug, attempt)) is not None
+
+
+def settle_commits(run: RunLayout) -> None:
+    """Make every commit an approval owes and journal its outcome (`commit_done`: the commit,
+    or the error): called by the gate right after an approval, and by the next command that
+    advances the run when a kill came in between."""
+    for slug, approval in run.trajectory().commits_owed.items():
+        commit_approved(run, slug, approval.attempt, approval.by, approval.automatic)
+        sandbox = Sandbox.load(sandbox_dir(run, slug, approval.attempt))
+        committed = sandbox.record.committed if sandbox else None
+        if committed or sandbox is None:
+            error = None if committed else "its sandbox is gone"
+        else:
+            error = sandbox.record.commit_error or "nothing was committed"
+        run.log("commit_done", step=slug, attempt=approval.attempt, commit=committed, error=error)

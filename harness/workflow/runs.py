@@ -34,13 +34,13 @@ from harness.record.models import (
     RunView,
     StepView,
 )
-from harness.record.pins import pin_lines, verify_pins
+from harness.record.pins import RUN_JSON, content_pin, file_pins, pin_lines, record_changes, verify_pins
 from harness.record.processes import ProcessRecord, ProcessRegistry
 from harness.record.trajectory import Position, decision_event
 from harness.report.render import step_report, summary
 from harness.steps import KNOWLEDGE, WORKFLOW
 from harness.steps.base import load_result
-from harness.util.files import ensure_writable, tree_files, write_atomic
+from harness.util.files import ensure_writable, is_write_error, tree_files, write_atomic
 from harness.workflow.checkpointer import (
     StateUnreadable,
     advisory_holder,
@@ -51,7 +51,7 @@ from harness.workflow.checkpointer import (
     state_location,
     state_url,
 )
-from harness.workflow.graph import build_graph, gate_name
+from harness.workflow.graph import build_graph, commit_owed, gate_name, settle_commits
 
 Progress = Callable[[str], None]
 SLUGS = [step.slug for step in WORKFLOW]
@@ -189,9 +189,33 @@ def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lamb
             f"run {inputs.run_id!r} already exists; pick another --run-id or `harness resume {inputs.run_id}`"
         )
     check_workspace(workspace, inputs.run_id)
-    write_atomic(run.run_json, inputs.model_dump_json(indent=2) + "\n")
-    run.log("run_started", feature=inputs.feature.id)
+    inputs = inputs.model_copy(update={"journal": "chained"})
+    text = inputs.model_dump_json(indent=2) + "\n"
+    # the record is evidence: run.json and the files that decide what later steps run are pinned
+    pins = {RUN_JSON: content_pin(text.encode()), **file_pins(_decisive_files(inputs))}
+    write_atomic(run.run_json, text)
+    run.log("run_started", feature=inputs.feature.id, pins=pins)
     return _advance(run, inputs, {"run_id": inputs.run_id}, progress, place=False)
+
+
+def _decisive_files(inputs: RunInputs) -> list[str]:
+    """The files besides run.json that decide what the run's steps run: its runbook and the
+    recipes the runbook names (absolute paths)."""
+    from harness.evidence.runbook import load_runbook  # cost: the evidence models
+
+    if not inputs.runbook:
+        return []
+    return [inputs.runbook, *(str(recipe) for recipe in load_runbook(inputs.runbook).recipes)]
+
+
+def verify_record(run: RunLayout) -> None:
+    """Refuse (HarnessError, one line) to decide on or advance a run whose record changed since
+    it started: its journal's chain is broken, or run.json, its runbook or a recipe is not what
+    was pinned. Nothing is recorded."""
+    changed = record_changes(run)
+    if changed:
+        more = f" (and {len(changed) - 1} more change(s): `harness status {run.run_id}`)" if len(changed) > 1 else ""
+        raise HarnessError(f"run {run.run_id}: its record changed: {changed[0]}{more}; nothing was decided")
 
 
 def check_workspace(workspace: Workspace, run_id: str | None = None) -> None:
@@ -213,6 +237,10 @@ def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m:
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
+        verify_record(run)
+        if run.trajectory().commits_owed:  # an approval whose commit a kill cut off
+            _writable(workspace, run_id)
+            settle_commits(run)
         view = view_of(run, inputs)
         if view.state != "interrupted":
             return view  # at a gate or finished: nothing to redo
@@ -240,8 +268,10 @@ def decide(
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
+        verify_record(run)
         _writable(workspace, run_id)
         _require_resume_state(workspace, run, inputs)
+        settle_commits(run)  # an earlier approval's commit a kill cut off comes first
         if step is not None and not approve:
             view = view_of(run, inputs)
             if step != view.waiting_at:
@@ -354,7 +384,10 @@ def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str,
     )
     verify_pins(inputs)  # before the decision is recorded: the next step reads the upstreams
     _catch_up(run, inputs)  # the graph waits at this gate before the decision moves it on
-    run.log(decision.decision, **decision_event(decision, step.slug))  # the record first, the graph second
+    # the record first, the graph second: an approval owing a commit says so, so a kill before
+    # the commit leaves it owed to the next command (graph.settle_commits)
+    run.log(decision.decision, **decision_event(decision, step.slug,
+                                                commit_owed=approve and commit_owed(run, step.slug, step.attempt)))
     return _advance(run, inputs, Command(resume=decision.model_dump(mode="json")), progress, place=False)
 
 
@@ -401,6 +434,9 @@ def _repair_run(workspace: Workspace, run_id: str) -> Repaired:
         inputs = load_inputs(run)
     except HarnessError as exc:
         return Repaired(run_id=run_id, outcome="failed", detail=f"cannot rebuild: {exc}")
+    changed = record_changes(run)
+    if changed:
+        return Repaired(run_id=run_id, outcome="failed", detail=f"cannot rebuild: its record changed: {changed[0]}")
     if not run.journal.is_file():
         return Repaired(run_id=run_id, outcome="failed",
                         detail=f"cannot rebuild: its journal {run.journal} is gone, and with it the record of "
@@ -447,7 +483,14 @@ def run_status(workspace: Workspace, run_id: str, *, render: bool = False) -> Ru
                                    "state_store": state_location(workspace),
                                    "processes": [_process_view(r) for r in ProcessRegistry(run.processes_dir).alive()]})
     if render and view.running is None:
-        _render(run, view)
+        try:
+            _render(run, view)
+        except OSError as exc:
+            if not is_write_error(exc):
+                raise
+            # status still says where the run stands; only the report files are behind
+            view = view.model_copy(update={"reports_stale": f"could not re-render the reports in {run.reports_dir}: "
+                                                            f"{exc.strerror or exc}"})
     return view
 
 
@@ -552,4 +595,6 @@ def view_of(run: RunLayout, inputs: RunInputs, *, running: str | None = None) ->
         inputs=inputs,
         steps=steps,
         torn_journal_lines=trajectory.torn_lines,
+        record_changed=record_changes(run),
+        commits_owed=list(trajectory.commits_owed),
     )

@@ -76,7 +76,8 @@ def test_read_only_reports_are_one_line_and_leave_the_run_intact(project):
     if prefix is None:
         pytest.skip("cannot make a directory read-only here (root without mount namespaces)")
     try:
-        for args in (("status", "ro"), ("approve", "ro", "--by", "alice"), project.run_args("--run-id", "ro2")):
+        # (`status` still prints, saying it could not re-render: test_record_security)
+        for args in (("approve", "ro", "--by", "alice"), project.run_args("--run-id", "ro2")):
             proc = subprocess.run([*prefix, *project.command(*args)], capture_output=True, text=True, env=project.env,
                                   timeout=240)
             assert proc.returncode == 2, proc.stderr

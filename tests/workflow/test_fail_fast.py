@@ -115,20 +115,16 @@ def test_a_bad_feature_file_names_file_line_and_field(project):
     nothing_created(project)
 
 
-def test_a_step_not_run_for_an_unusable_input_cannot_be_approved(project):
+def test_a_runbook_edited_under_the_run_is_refused_until_restored(project):
+    # The runbook decides what the next steps run: it is pinned at `run` (test_record_security).
     runbook = loopback_runbook(project.root / "edited.yaml")
     project.cli(*project.run_args("--run-id", "u", runbook=runbook))
-    runbook.write_text(runbook.read_text().replace("command:", "comand:"))  # edited under the run
-    project.cli("approve", "u", "--by", "alice")
-    interface = project.status("u")["steps"][1]
-    smoke = next(c for c in interface["checks"] if c["name"] == "interface.smoke")
-    assert smoke["status"] == "not_run" and smoke["unusable_input"] is True
-    assert smoke["reason"].startswith("runbook unusable: ")
+    original = runbook.read_text()
+    runbook.write_text(original.replace("command:", "comand:"))  # edited under the run
     refused = project.cli("approve", "u", "--by", "alice", check=False)
-    one_line_error(refused, "02-interface cannot be approved: interface.smoke did not run because an input is "
-                            "unusable (runbook unusable: ", "fix the input, then reject the step to rerun it")
+    one_line_error(refused, f"{runbook} changed under this run", "restore it, or start a new run")
+    status = project.cli("status", "u", "--json", check=False)
+    assert status.returncode == 1 and json.loads(status.stdout)["waiting_at"] == "01-alignment", "nothing was decided"
+    runbook.write_text(original)
+    assert project.cli("approve", "u", "--by", "alice").returncode == 0
     assert project.status("u")["waiting_at"] == "02-interface"
-
-    runbook.write_text(runbook.read_text().replace("comand:", "command:"))
-    project.cli("reject", "u", "--by", "alice", "--reason", "runbook fixed")
-    assert project.cli("approve", "u", "--by", "alice", "--note", "runbook fixed").returncode == 0

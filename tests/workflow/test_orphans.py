@@ -19,6 +19,7 @@ import yaml
 from workflow_support import REPO_ROOT, loopback_runbook
 
 from harness.record.processes import ProcessRecord, ProcessRegistry
+from harness.util.processes import marked_env, own_marker
 from harness.util.processes import start_time as process_start_time
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs /proc")
@@ -120,7 +121,7 @@ def test_workers_whose_leader_exited_are_stopped(tmp_path):
         worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         print(worker.pid, flush=True)
         sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True, env=marked_env())
     worker = int(leader.stdout.readline())
     registry = ProcessRegistry(tmp_path)
     record = registry.add(leader, "engine", ["leader"])
@@ -140,8 +141,9 @@ def test_workers_whose_leader_exited_are_stopped(tmp_path):
 
 def test_recycled_pid_is_never_killed(tmp_path):
     # A live process group leader whose start time differs from the recorded one: the pid was
-    # reused by an unrelated process, which must survive.
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    # reused by an unrelated process, which must survive (even one harness started).
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True,
+                                 env=marked_env())
     try:
         owner_pid, owner_start = _dead_owner()
         start = process_start_time(bystander.pid)
@@ -150,7 +152,7 @@ def test_recycled_pid_is_never_killed(tmp_path):
             (tmp_path / f"{bystander.pid}.json").write_text(ProcessRecord(
                 role="engine", command=[sys.executable, "-c", "import time; time.sleep(60)"],  # even the same command
                 pid=bystander.pid, start_time=start_time, owner_pid=owner_pid, owner_start_time=owner_start,
-                started_at="2026-01-01T00:00:00Z").model_dump_json())
+                started_at="2026-01-01T00:00:00Z", marker=own_marker()).model_dump_json())
 
         record(start - 1)
         assert ProcessRegistry(tmp_path).sweep() == []
