@@ -128,3 +128,28 @@ def test_a_runbook_edited_under_the_run_is_refused_until_restored(project):
     runbook.write_text(original)
     assert project.cli("approve", "u", "--by", "alice").returncode == 0
     assert project.status("u")["waiting_at"] == "02-interface"
+
+@needs_lm_eval
+def test_a_step_not_run_for_an_unusable_input_cannot_be_approved(project, tmp_path):
+    # The baseline samples are data the runbook names, not the runbook: deleted under the run, the
+    # accuracy step cannot judge, and its gate refuses an approval of that.
+    baseline = tmp_path / "baseline.jsonl"
+    baseline.write_text((EXAMPLE_DATA / "gsm8k_mini_baseline.jsonl").read_text())
+    runbook = accuracy_runbook(project, baseline={"samples": str(baseline)})
+    project.cli(*project.run_args("--run-id", "u", runbook=runbook))
+    project.cli("approve", "u", "--by", "alice", "--note", "alignment read")
+    project.cli("approve", "u", "--by", "alice", "--note", "interface read")
+    baseline.unlink()
+    project.cli("approve", "u", "--by", "alice", "--note", "operators read", check=False)
+    status = project.status("u")
+    assert status["waiting_at"] == "04-accuracy"
+    unusable = [c for c in status["steps"][3]["checks"] if c["unusable_input"]]
+    assert unusable and unusable[0]["status"] == "not_run", status["steps"][3]["checks"]
+    refused = project.cli("approve", "u", "--by", "alice", "--note", "ok", check=False)
+    one_line_error(refused, "04-accuracy cannot be approved: ", "did not run because an input is unusable",
+                   "fix the input, then reject the step to rerun it")
+    assert project.status("u")["waiting_at"] == "04-accuracy"
+
+    baseline.write_text((EXAMPLE_DATA / "gsm8k_mini_baseline.jsonl").read_text())
+    project.cli("reject", "u", "--by", "alice", "--reason", "baseline restored")
+    assert not [c for c in project.status("u")["steps"][3]["checks"] if c["unusable_input"]]
