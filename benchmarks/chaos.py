@@ -21,7 +21,7 @@ starts from a saved state of the world, restored in place before every trial:
     repair    at the 05-performance gate, .harness/state.sqlite deleted (late, to keep trials short)
 
 Kill points. `line k`: SIGKILL right after the journal gains the command's k-th new line, for
-every k the command writes when not killed. The journal's size is polled every 0.5 ms; the
+every k the command writes when not killed. The journal's size is polled every 0.5 ms (os.stat); the
 residual race is that poll plus the scheduler, during which the command runs on (a few ms on an
 idle machine, more on a loaded one): kills that land after a further line are counted as
 `overshoot`. `random`: uniform in [0, D], D the command's reference (unkilled) duration.
@@ -255,6 +255,25 @@ def journal_lines(path: Path) -> int:
         return 0
 
 
+def grown_by(path: Path, lines: int):
+    """A condition for World.kill_when: the journal holds `lines` more lines than now. It stats
+    the file and reads it only when the size changed, so the poll takes little from the command."""
+    base, size = journal_lines(path), -1
+
+    def condition() -> bool:
+        nonlocal size
+        try:
+            now = path.stat().st_size
+        except FileNotFoundError:
+            return False
+        if now == size:
+            return False
+        size = now
+        return journal_lines(path) - base >= lines
+
+    return condition
+
+
 def _command(argv: list[str], env: dict[str, str], log: str) -> None:
     """In a fork server child: `harness ARGV` with this environment, output to `log`."""
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -318,7 +337,7 @@ class World:
         self._log_number = 0
         os.environ["COLUMNS"] = "200"  # the fork server's console width (it inherits this environment)
         self.forks = multiprocessing.get_context("forkserver")
-        self.forks.set_forkserver_preload(["harness.cli", *[m.name for m in pkgutil.walk_packages(
+        self.forks.set_forkserver_preload(["__main__", "harness.cli", *[m.name for m in pkgutil.walk_packages(
             [str(REPO / "harness")], "harness.") if not m.name.startswith(("harness.testing", "harness.__main__"))]])
 
     def scenarios(self) -> dict[str, Scenario]:
@@ -490,10 +509,11 @@ def agent_trial(world: World, scenario: Scenario, line: int | None = None, at_s:
     world.restore(scenario.snapshot)
     env = world.env(uuid.uuid4().hex)
     base = journal_lines(world.journal)
+    reached = grown_by(world.journal, line or 0)
     started = time.monotonic()
     process = world.start(scenario.argv, env)
     if line is not None:
-        world.kill_when(process, lambda: journal_lines(world.journal) - base >= line)
+        world.kill_when(process, reached)
     else:
         process.join(at_s)
         if process.is_alive():
