@@ -150,7 +150,8 @@ def run_args(run_id: str, runbook: str | None) -> list[str]:
 
 def example_trial(workspace: Path, run_id: str, kill_at: float | None, runbook: str | None, timeout_s: float) -> dict:
     token = uuid.uuid4().hex
-    env = {**os.environ, MARKER: token}
+    # this checkout's harness, not whichever one the interpreter would find
+    env = {**os.environ, MARKER: token, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     started = time.monotonic()
     process = subprocess.Popen(harness(workspace, *run_args(run_id, runbook)), env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -198,7 +199,6 @@ def example_trial(workspace: Path, run_id: str, kill_at: float | None, runbook: 
     return result
 
 
-
 def example_main(args: argparse.Namespace) -> int:
     """The old mode: `harness run --auto-approve` of the built-in example, killed uniformly in
     time, then `harness resume`; real `python -m harness` processes throughout."""
@@ -231,6 +231,11 @@ def example_main(args: argparse.Namespace) -> int:
           f"(kills left {sum(r.get('left_running', 0) for r in results)} engine/bench_serving processes running; "
           f"the next command stopped them)")
     print(f"staging dirs left: {sum(r['staging_left'] for r in results)}")
+    failed = sum(not r["completed"] or bool(r["evidence_lost_or_changed"]) or r["orphans_left"] > 0 or r["staging_left"]
+                 for r in results)
+    if results:
+        print(f"failed kills: {failed} of {len(results)}; 95 % upper bound on the per-kill failure probability: "
+              f"{upper_bound(failed, len(results)):.3f}")
     if recoveries:
         print(f"median recovery time: {statistics.median(recoveries):.2f} s "
               f"(min {min(recoveries):.2f}, max {max(recoveries):.2f}; `harness resume` to the next journal event)")
@@ -249,6 +254,7 @@ def upper_bound(failures: int, n: int) -> float:
 
 
 def journal_lines(path: Path) -> int:
+    """Complete lines in the journal (0 before it exists)."""
     try:
         return path.read_bytes().count(b"\n")
     except FileNotFoundError:
@@ -303,6 +309,8 @@ class AgentLLM(ScriptedLLM):
 
 @dataclass
 class Scenario:
+    """A command under test and the saved world it starts from."""
+
     command: str
     snapshot: str  # the saved world it starts from
     argv: list[str]
@@ -331,7 +339,7 @@ class World:
         runbook = yaml.safe_load(self.project.runbook.read_text())
         runbook["agent"] = {"max_retries": 0, "request_timeout_s": 30}
         self.project.runbook.write_text(yaml.safe_dump(runbook))
-        self.run_argv = [*self.project.run_args("--run-id", RUN_ID, "--llm-base-url", llm_url, "--llm-model", "scripted")]
+        self.run_argv = self.project.run_args("--run-id", RUN_ID, "--llm-base-url", llm_url, "--llm-model", "scripted")
         self.logs = base / "logs"
         self.logs.mkdir()
         self._log_number = 0
@@ -341,6 +349,7 @@ class World:
             [str(REPO / "harness")], "harness.") if not m.name.startswith(("harness.testing", "harness.__main__"))]])
 
     def scenarios(self) -> dict[str, Scenario]:
+        """The commands under test, by name (module docstring)."""
         decide = ["--by", "chaos"]
         return {
             "run": Scenario("run", "fresh", self.run_argv),
@@ -363,13 +372,21 @@ class World:
     def prepare(self) -> None:
         """Save the states the scenarios start from (one run, driven and killed on purpose)."""
         env = self.env("prepare")
+
+        def must(argv: list[str]) -> None:
+            process = self.start(argv, env)
+            process.join()
+            if process.exitcode != 0:
+                raise SystemExit(f"chaos: preparing the world: harness {argv[0]} exited {process.exitcode}, "
+                                 f"see {process.log}")
+
         self.save("fresh")
-        self.call(self.run_argv, env)
+        must(self.run_argv)
         self.save("gate-1")
-        self.call(["approve", RUN_ID, "--by", "chaos", "--note", "to gate 2"], env)
+        must(["approve", RUN_ID, "--by", "chaos", "--note", "to gate 2"])
         self.save("gate-2")
         for gate in (3, 4, 5):
-            self.call(["approve", RUN_ID, "--by", "chaos", "--note", f"to gate {gate}"], env)
+            must(["approve", RUN_ID, "--by", "chaos", "--note", f"to gate {gate}"])
         (self.workspace / ".harness" / "state.sqlite").unlink()
         self.save("state-lost-5")
         self.restore("gate-1")
@@ -384,6 +401,7 @@ class World:
         return {**self.project.env, MARKER: token}
 
     def start(self, argv: list[str], env: dict[str, str]) -> multiprocessing.Process:
+        """Start `harness ARGV --workspace WS` in the fork server; its output goes to `.log`."""
         self._log_number += 1
         log = self.logs / f"{self._log_number:05d}-{argv[0]}.log"
         process = self.forks.Process(target=_command, args=([*argv, "--workspace", str(self.workspace)], env, str(log)))
@@ -410,6 +428,7 @@ class World:
         process.join()
 
     def status(self, env: dict[str, str]) -> tuple[int, dict | None]:
+        """`harness status RUN --json`: (exit code, the document or None)."""
         code, out = self.call(["status", RUN_ID, "--json"], env)
         try:
             return code, json.loads(out[out.index("{"):])
