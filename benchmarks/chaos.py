@@ -3,7 +3,7 @@ user would, check that nothing was lost, and report the per-kill failure bound t
 Prints figures; asserts nothing; exits 0.
 
     python benchmarks/chaos.py                                # every command: 2 kills at each line, 2 at random
-    python benchmarks/chaos.py --quick                        # every command once at each line (a few minutes)
+    python benchmarks/chaos.py --quick                        # every command once at each line, engine up (~2-4 min)
     python benchmarks/chaos.py --trials 5 --commands approve,reject
     python benchmarks/chaos.py --example --trials 5 [--runbook R]   # the old mode: the built-in example's
                                                                     # `run --auto-approve`, killed uniformly in time
@@ -24,7 +24,10 @@ Kill points. `line k`: SIGKILL right after the journal gains the command's k-th 
 every k the command writes when not killed. The journal's size is polled every 0.5 ms (os.stat); the
 residual race is that poll plus the scheduler, during which the command runs on (a few ms on an
 idle machine, more on a loaded one): kills that land after a further line are counted as
-`overshoot`. `random`: uniform in [0, D], D the command's reference (unkilled) duration.
+`overshoot`. `engine` (the commands that serve the model: approve, reject, resume): SIGKILL as
+soon as the command has recorded a process it started (.harness/runs/<run>/processes/), so the
+loopback engine is up and left behind. `random`: uniform in [0, D], D the command's reference
+(unkilled) duration.
 
 After a kill, what a user does: `harness status`; `repair` when it says the resume state is gone,
 `resume` when the run is interrupted, the command again when the run was never recorded; then
@@ -314,6 +317,7 @@ class Scenario:
     command: str
     snapshot: str  # the saved world it starts from
     argv: list[str]
+    serves: bool = False  # runs 02-interface, whose smoke test starts the loopback engine
 
 
 class World:
@@ -353,9 +357,9 @@ class World:
         decide = ["--by", "chaos"]
         return {
             "run": Scenario("run", "fresh", self.run_argv),
-            "approve": Scenario("approve", "gate-1", ["approve", RUN_ID, *decide, "--note", "chaos approval"]),
-            "reject": Scenario("reject", "gate-2", ["reject", RUN_ID, *decide, "--reason", "chaos: try again"]),
-            "resume": Scenario("resume", "interrupted-2", ["resume", RUN_ID]),
+            "approve": Scenario("approve", "gate-1", ["approve", RUN_ID, *decide, "--note", "chaos approval"], True),
+            "reject": Scenario("reject", "gate-2", ["reject", RUN_ID, *decide, "--reason", "chaos: try again"], True),
+            "resume": Scenario("resume", "interrupted-2", ["resume", RUN_ID], True),
             "repair": Scenario("repair", "state-lost-5", ["repair", RUN_ID]),
         }
 
@@ -520,19 +524,24 @@ def invariants(world: World, env: dict[str, str], journal_at_kill: list[dict], e
     return failures
 
 
-def agent_trial(world: World, scenario: Scenario, line: int | None = None, at_s: float | None = None,
-                check: bool = True) -> dict:
-    """Restore the scenario's world, run its command, SIGKILL it right after the journal's
-    `line`-th new line or at `at_s` s (neither: the reference, never killed), then, with
-    `check`, recover and check the invariants."""
+def agent_trial(world: World, scenario: Scenario, kind: str = "reference", line: int | None = None,
+                at_s: float | None = None, check: bool = True) -> dict:
+    """Restore the scenario's world, run its command, SIGKILL it by `kind` ("line": right after
+    the journal's `line`-th new line; "engine": once it recorded a process it started;
+    "random": at `at_s` s; "reference": never), then, with `check`, recover and check the
+    invariants."""
     world.restore(scenario.snapshot)
     env = world.env(uuid.uuid4().hex)
     base = journal_lines(world.journal)
     reached = grown_by(world.journal, line or 0)
+    records = world.journal.parent / "processes"
+    recorded = len(list(records.glob("*.json")))
     started = time.monotonic()
     process = world.start(scenario.argv, env)
-    if line is not None:
+    if kind == "line":
         world.kill_when(process, reached)
+    elif kind == "engine":
+        world.kill_when(process, lambda: len(list(records.glob("*.json"))) > recorded)
     else:
         process.join(at_s)
         if process.is_alive():
@@ -543,8 +552,7 @@ def agent_trial(world: World, scenario: Scenario, line: int | None = None, at_s:
     written = journal_lines(world.journal) - base
     events = journal(world.workspace, RUN_ID)
     result: dict[str, Any] = {
-        "command": scenario.command, "kind": "reference" if line is None and at_s is None else
-        "line" if line is not None else "random", "line": line, "at_s": at_s, "killed": killed,
+        "command": scenario.command, "kind": kind, "line": line, "at_s": at_s, "killed": killed,
         "exit": process.exitcode, "seconds": round(seconds, 3), "lines": written,
         "overshoot": line is not None and killed and written > line,
         "new_events": [e.get("event") for e in events[len(events) - written:]] if written else [],
@@ -586,14 +594,16 @@ def agent_main(args: argparse.Namespace) -> int:
             print(f"{command}: reference {reference['seconds']:.2f} s, journal lines {reference['new_events']}, "
                   f"failures {'not checked (--quick)' if args.quick else reference['failures'] or 'none'}", flush=True)
             kills = [("line", k, None) for _ in range(trials) for k in range(1, reference["lines"] + 1)]
+            kills += [("engine", None, None) for _ in range(trials if scenario.serves else 0)]
             # --quick: random kills only where no journal line gives a kill point (repair)
             randoms = 0 if args.quick and reference["lines"] else trials
             kills += [("random", None, rng.uniform(0.0, reference["seconds"])) for _ in range(randoms)]
             for kind, line, at_s in kills:
-                result = agent_trial(world, scenario, line=line, at_s=at_s)
+                result = agent_trial(world, scenario, kind, line=line, at_s=at_s)
                 results.append(result)
-                where = f"line {line}" if kind == "line" else f"at {at_s:.2f} s"
+                where = f"at line {line}" if kind == "line" else "with the engine up" if kind == "engine" else f"at {at_s:.2f} s"
                 print(f"  {command} killed {where}: {'killed' if result['killed'] else 'not killed (ended first)'}"
+                      f"{' leaving ' + str(result['left_running']) + ' process(es)' if result['left_running'] else ''}"
                       f"{' (overshoot)' if result['overshoot'] else ''}, journal {result['new_events']}, "
                       f"recovery {' '.join(result['recovery'])} in {result['recovery_s']} s: "
                       f"{'; '.join(result['failures']) or 'ok'}", flush=True)
@@ -639,7 +649,7 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=2,
                         help="kills per journal line and random kills, per command (--example: killed runs; default 2)")
     parser.add_argument("--quick", action="store_true",
-                        help="one kill per journal line, random kills only for a command that writes none; "
+                        help="one kill per journal line and with the engine up, random kills only for a command that writes none; "
                              "references timed, not checked")
     parser.add_argument("--example", action="store_true",
                         help="the old mode: kill `harness run --auto-approve` of the built-in example uniformly in time")
