@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,10 +54,13 @@ def _workspace(path: Path | None, *, writes: bool = False) -> Workspace:
         raise HarnessError(f"workspace {root} is not readable (permission denied)")
     ws = Workspace(root)
     if writes:
+        # A probe directory in the deepest of .harness/runs, .harness, the root that exists: a
+        # command that then fails on other input leaves the workspace as it found it.
+        where = next(d for d in (ws.runs_dir, ws.harness_dir, root) if d.is_dir())
         try:
-            ws.runs_dir.mkdir(parents=True, exist_ok=True)
+            os.rmdir(tempfile.mkdtemp(prefix=".probe-", dir=where))
         except OSError as exc:
-            raise HarnessError(f"workspace {root} cannot hold run state: cannot create {exc.filename or ws.runs_dir}: "
+            raise HarnessError(f"workspace {root} cannot hold run state: cannot create {ws.runs_dir}: "
                                f"{exc.strerror or exc}; nothing was recorded") from None
     return ws
 
