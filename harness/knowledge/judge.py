@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from harness.knowledge.external import display
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
-from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, LOADERS, CallShape, Dependency, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, LOADERS, CallShape, Catch, Dependency, PluginScan, is_upstream
 from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
@@ -64,6 +64,8 @@ class Judge:
         self.version = upstream_version(index.source)
         self._asts: dict[str, ast.Module | None] = {}
         self._failing: dict[str, Finding | None] = {}
+        self._in_try: dict[tuple[str, Catch], list[Dependency]] | None = None
+        self._raw_findings: dict[int, Finding | None] = {}
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this
@@ -530,6 +532,15 @@ class Judge:
         if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
             outcome = "caught"
             finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
+        earlier = self.fails_before(dep) if outcome == "runs" and finding.status is not Status.ok else None
+        if earlier is not None:
+            # the try body stops at the earlier failure: this statement never runs
+            failed, handler = earlier
+            outcome = "caught"
+            finding.guard = Guard(
+                condition=f"except {', '.join(sorted(handler.exceptions))}: {failed.target} (line {failed.line}) fails first in the try at line {handler.line}",
+                line=handler.line, outcome="caught",
+            )
         if outcome != "runs" or not finding.live:
             finding.breaking = False
         if outcome in ("skipped", "caught"):
@@ -537,6 +548,40 @@ class Judge:
         if not finding.live:
             finding.risk //= 4
         return finding
+
+    def fails_before(self, dep: Dependency) -> tuple[Finding, Catch] | None:
+        """An earlier statement of the same `try` body that certainly raises on this upstream,
+        with the handler that catches its error: (its finding, the handler), or None. Earlier
+        means: the same module and function, a smaller line, and under the guards `dep` is
+        under (it runs whenever `dep` would), with those guards not false here."""
+        if not dep.catches:
+            return None
+        if self._in_try is None:
+            self._in_try = {}
+            for other in self.scan.dependencies:
+                for catch in other.catches:
+                    self._in_try.setdefault((other.module, catch), []).append(other)
+        for position, catch in enumerate(dep.catches):
+            for other in self._in_try.get((dep.module, catch), []):
+                if other.line >= dep.line or other.enclosing != dep.enclosing or other.kind not in _ERRORS_BY_KIND:
+                    continue
+                if dep.guards[: len(other.guards)] != other.guards or any(self.evaluate(g.cond) is not True for g in other.guards):
+                    continue
+                failed = self._raw(other)
+                if failed is None or failed.status not in _FAILING or not failed.breaking:
+                    continue
+                # the error leaves this try's body; the innermost handler of it catches it
+                handler = next((c for c in reversed(other.catches) if c.handles(_ERRORS_BY_KIND[other.kind])), None)
+                if handler is not None and handler in dep.catches[: position + 1]:
+                    return failed, handler
+        return None
+
+    def _raw(self, dep: Dependency) -> Finding | None:
+        """The finding before guards and handlers, judged once per dependency."""
+        key = id(dep)
+        if key not in self._raw_findings:
+            self._raw_findings[key] = self.judge(dep)
+        return self._raw_findings[key]
 
     def evaluate(self, cond: tuple) -> bool | None:
         """A guard condition on this upstream: True, False or None (not decided)."""
