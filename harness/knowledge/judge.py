@@ -450,8 +450,24 @@ class Judge:
             return Finding(**self.base(dep, target), status=Status.deprecated, successor=caller, successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
                            detail=detail, risk=risk_of(dep, Status.deprecated))
         successor = find_successor(target, self.index)
+        # evidence that upstream calls (or called) the method: a base member close in name or
+        # naming it, or its base on the release the plugin was written against
+        renamed = successor is not None and successor[0].rsplit(".", 1)[0] == first.path
+        before = self.baseline.judge(dep) if self.baseline is not None else None
+        was_called = before is not None and before.status not in (Status.not_on_base, Status.extension, Status.unknown)
+        used_at = self.scan.attribute_uses.get(dep.member)
+        if not renamed and not was_called and (used_at is not None or self.baseline is not None):
+            why = (f"the plugin calls it itself ({used_at})" if used_at
+                   else f"{self.baseline.index.source.label}, the release the plugin declares, did not define it either")
+            return Finding(**self.base(dep, target), status=Status.extension, breaking=False,
+                           detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: {why}")
+        if was_called:
+            detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
+                      f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
+        else:
+            detail = f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it"
         return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
-                       detail=f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it", risk=risk_of(dep, Status.not_on_base))
+                       detail=detail, risk=risk_of(dep, Status.not_on_base))
 
     def legacy_shim(self, mro: list[Ref], name: str) -> tuple[str, str] | None:
         """A method of a base that still calls `name` on the instance by name: `getattr(self,
@@ -815,6 +831,7 @@ def risk_of(dep: Dependency, status: Status) -> int:
         Status.missing: 90,
         Status.never_applied: 88,
         Status.not_on_base: 85,
+        Status.extension: 5,
         Status.signature_changed: 60,
         Status.body_changed: 40,
         Status.deprecated: 35,
