@@ -177,23 +177,27 @@ class Judge:
         fields (dataclasses: the MRO's dataclass fields, bases first). None for anything else
         (an outside base's __init__, pydantic, which ignores unknown keywords)."""
         mro = self.index.mro(ref)
-        for cls in mro:
+        for position, cls in enumerate(mro):
             info = self.index.class_info(cls) if cls.kind == "class" else None
             if info is not None and info.members.get("__init__") == "def":
                 init = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.__init__"))
                 return (init.params if init else None), True, f"{cls.path}.__init__"
+            if info is not None and _is_dataclass(info):
+                # @dataclass writes __init__ into the class: it replaces any a parent wrote
+                infos = [self.index.class_info(c) for c in mro[position:] if c.kind == "class"]
+                if any(i is None or i.open_members for i in infos):
+                    return None, False, ref.path
+                fields: dict[str, tuple[bool, bool]] = {}
+                for base in reversed(infos):  # dataclasses.fields: bases first, in reverse MRO
+                    if _is_dataclass(base):
+                        fields.update({name: (default, base.keyword_only) for name, default in base.fields})
+                return _field_params(fields), False, f"{cls.path}.__init__ (synthesised by @dataclass)"
             if info is None:
                 break
         outside = {base.path for base in mro if base.kind != "class"}
         infos = [self.index.class_info(cls) for cls in mro if cls.kind == "class"]
         if any(info is None or info.open_members for info in infos):
             return None, False, ref.path
-        if any(d.rsplit(".", 1)[-1] == "dataclass" for d in infos[0].decorators):
-            fields: dict[str, tuple[bool, bool]] = {}
-            for info in reversed(infos):
-                if any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators):
-                    fields.update({name: (default, info.keyword_only) for name, default in info.fields})
-            return _field_params(fields), False, f"{ref.path}.__init__ (synthesised by @dataclass)"
         if outside & {"msgspec.Struct", "typing.NamedTuple()", "typing_extensions.NamedTuple()"} and not infos[0].decorators:
             fields = {name: (default, infos[0].keyword_only) for info in reversed(infos) for name, default in info.fields}
             return _field_params(fields), False, f"{ref.path}.__init__ (synthesised from its fields)"
@@ -383,14 +387,14 @@ class Judge:
         if dep.access == "override":
             return self._override_signature(dep, ref, target, defined_in)
         params = None
-        if dep.call is not None and ref.kind == "function":
+        if dep.call is not None and dep.member == "__init__":
+            # what super().__init__ runs: the first written __init__ or the one @dataclass generated
+            params, bound, defined_in = self.init_params(first)
+        elif dep.call is not None and ref.kind == "function":
             info = self.index.function_info(ref)
             if info is not None:
                 params = info.params
                 bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
-        elif dep.call is not None and dep.member == "__init__":  # a synthesised __init__ of an upstream base
-            params, _, defined_in = self.init_params(first)
-            bound = False
         problem = bind_problem(params, dep.call, bound) if params is not None else None
         if problem is not None:
             certain, message = problem
@@ -655,6 +659,11 @@ def import_failure(dep: Dependency) -> str:
 def _field_params(fields: dict[str, tuple[bool, bool]]) -> tuple[Param, ...]:
     """Parameters of an __init__ synthesised from fields {name: (has default, keyword only)}."""
     return tuple(Param(name, "kwonly" if keyword_only else "pos", "…" if default else None) for name, (default, keyword_only) in fields.items())
+
+
+def _is_dataclass(info) -> bool:
+    """Decorated with @dataclass / @dataclasses.dataclass(...) (which generates __init__)."""
+    return any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators)
 
 
 def _undecided(resolution: Resolution) -> bool:
