@@ -152,6 +152,7 @@ class SymbolIndex:
         # Cached tables stay encoded until asked for: a check touches a few dozen of thousands.
         self._blobs: dict[str, bytes] = {}
         self._definitions: dict[str, list[str]] | None = None
+        self._registered: dict[str, str] | None = None  # not cached: one regex pass when a lookup needs it
         self._instance_attributes: dict[str, InstanceAttributes] = {}
         self._mros: dict[Ref, tuple[list[Ref], tuple[str, ...]]] = {}
         self._external = external
@@ -247,6 +248,25 @@ class SymbolIndex:
             self._definitions = definitions
             self._dirty = True
         return self._definitions.get(name, [])
+
+    def registered_on_others(self, name: str) -> str | None:
+        """Where upstream code registers `name` on an object it was handed (not `self`):
+        `layer.register_parameter("name", …)` (or register_buffer / add_module /
+        register_module) or `setattr(layer, "name", …)`, as quantization methods do in
+        create_weights(layer, …). "relpath:line" of the first, or None. One regex pass over
+        the sources on first use, kept for this index."""
+        if self._registered is None:
+            found: dict[str, str] = {}
+            for module, (relpath, _) in sorted(self.files.items()):
+                text = (self.source.root / relpath).read_bytes()
+                if b"register_" not in text and b"setattr" not in text and b"add_module" not in text:
+                    continue
+                for match in _REGISTRATION.finditer(text):
+                    receiver, attr = match.group("receiver") or match.group("setattr_receiver"), match.group("name") or match.group("setattr_name")
+                    if receiver not in (b"self", b"cls") and attr.decode() not in found:
+                        found[attr.decode()] = f"{relpath}:{text.count(NEWLINE, 0, match.start()) + 1}"
+            self._registered = found
+        return self._registered.get(name)
 
     # ------------------------------------------------------------------ resolution
 
@@ -713,6 +733,11 @@ _FACTORY_BASES = {f"{module}.{name}" for module in ("typing", "typing_extensions
 # a string or comment only adds a candidate module, which the caller verifies by parsing.
 _DEFINITION = re.compile(rb"def[ \t]+(\w+)")
 _CLASS_DEFINITION = re.compile(rb"class[ \t]+(\w+)")
+NEWLINE = b"\n"
+_REGISTRATION = re.compile(
+    rb"(?P<receiver>\w+)\.(?:register_parameter|register_buffer|add_module|register_module)\(\s*[\"'](?P<name>\w+)[\"']"
+    rb"|\bsetattr\(\s*(?P<setattr_receiver>\w+)\s*,\s*[\"'](?P<setattr_name>\w+)[\"']"
+)
 
 
 def load_index(source: UpstreamSource) -> SymbolIndex:

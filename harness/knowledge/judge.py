@@ -66,6 +66,7 @@ class Judge:
         self._failing: dict[str, Finding | None] = {}
         self._in_try: dict[tuple[str, Catch], list[Dependency]] | None = None
         self._raw_findings: dict[int, Finding | None] = {}
+        self._handed: dict[str, str | None] = {}
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this
@@ -347,6 +348,12 @@ class Judge:
                 return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
                                   note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
             dynamic.extend(attributes.dynamic)
+        handed = next((found for cls in classes for found in [self.hands_itself_over(cls)] if found), None)
+        where = self.index.registered_on_others(name) if handed else None
+        if where is not None:
+            cls = next(c for c in classes if self.hands_itself_over(c) == handed)
+            return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                              note=f"registered on the instance at run time by the code it is handed to ({handed}): {where}")
         # outside bases set instance attributes in their own __init__ (nn.Module: `training`, …)
         outside = list(dict.fromkeys(base.path for cls in classes for base in self.index.mro(cls) if base.kind == "external" and base.path not in _NO_MEMBERS))
         for path, members in self.index.external.lookup(outside).items():
@@ -501,6 +508,29 @@ class Judge:
                         table = self.index.table(cls.module)
                         return f"{cls.path}.{method.name}", f"{table.path}:{call.lineno}"
         return None
+
+    def hands_itself_over(self, cls: Ref) -> str | None:
+        """Where a method of this upstream class passes its instance to other code (a call with
+        `self` as an argument, as a layer calls quant_method.create_weights(self, …)), which may
+        register members on it: "Class.method (line n)", or None."""
+        if cls.path not in self._handed:
+            self._handed[cls.path] = None
+            info = self.index.class_info(cls) if cls.kind == "class" else None
+            tree = self._ast(cls.module) if info is not None else None
+            name = cls.qualname.rsplit(".", 1)[-1]
+            node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
+            for method in (m for m in (node.body if node else []) if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                receiver = (method.args.posonlyargs + method.args.args)[:1]
+                if not receiver:
+                    continue
+                for call in (c for c in ast.walk(method) if isinstance(c, ast.Call)):
+                    values = [*call.args, *(kw.value for kw in call.keywords)]
+                    if any(isinstance(v, ast.Name) and v.id == receiver[0].arg for v in values):
+                        self._handed[cls.path] = f"{cls.qualname}.{method.name} (line {call.lineno})"
+                        break
+                if self._handed[cls.path]:
+                    break
+        return self._handed[cls.path]
 
     def _ast(self, module: str) -> ast.Module | None:
         if module not in self._asts:
