@@ -53,6 +53,7 @@ MODEL_REGISTRY = "sglang.srt.models.registry.ModelRegistry"
 EXTERNAL_MODEL_ENV = "SGLANG_EXTERNAL_MODEL_PACKAGE"
 _IMPORTS_SGLANG = re.compile(r"^\s*(?:from|import)\s+sglang\b", re.M)
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
+_DISCOVERY = {"iter_modules", "walk_packages", "listdir", "scandir", "iterdir", "glob", "rglob", "walk"}
 _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
 
 # ----------------------------------------------------------------------------- values
@@ -444,6 +445,8 @@ class _Scanner:
                     return OPAQUE
             if isinstance(owner, dict) and node.func.attr == "items" and not values:
                 return [list(item) for item in owner.items()]
+            if isinstance(owner, dict) and node.func.attr in ("keys", "values") and not values:
+                return list(getattr(owner, node.func.attr)())
             if isinstance(owner, _Version) and node.func.attr == "startswith":
                 return OPAQUE
         # a plugin helper whose body is one `return <expression>` (e.g. a version check)
@@ -619,6 +622,8 @@ class _Scanner:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._expressions(module, stmt.iter, ctx)
             iterable = self.const(module, stmt.iter, env)
+            if isinstance(iterable, dict):  # iterating a dict gives its keys
+                iterable = list(iterable)
             if isinstance(iterable, list):
                 for element in iterable:
                     self._block(module, stmt.body, replace(ctx, env={**env, **_bind(stmt.target, element)}))
@@ -878,6 +883,9 @@ class _Scanner:
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             if self.const(module, call.args[0], env) == EXTERNAL_MODEL_ENV:
                 self._model_package(module, self.const(module, call.args[1], env), ctx)
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "set" and call.args and (dotted(call.func.value) or "").rsplit(".", 1)[-1] == EXTERNAL_MODEL_ENV:
+            # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(...) writes the variable (srt/environ.py)
+            self._model_package(module, self.const(module, call.args[0], env), ctx)
         if qualified in (f"{MODEL_REGISTRY}.register", "sglang.srt.models.registry.import_model_classes") and call.args:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
@@ -894,9 +902,11 @@ class _Scanner:
     def _dynamic_import(self, module: str, call: ast.Call, ctx: _Context) -> None:
         target = self.const(module, call.args[0], ctx.env)
         if not isinstance(target, str):
-            # e.g. auto-discovery over pkgutil.iter_modules(__path__): any submodule may load
-            package = module if self.files[module][1] else module.rpartition(".")[0]
-            self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
+            # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
+            # a name from elsewhere (a registry entry's module_path) says nothing about which
+            if self._discovers(module):
+                package = module if self.files[module][1] else module.rpartition(".")[0]
+                self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
             return
         if target.startswith("."):
             package = self.const(module, _arg(call, 1, "package"), ctx.env)
@@ -907,6 +917,15 @@ class _Scanner:
         self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
         if is_upstream(target):
             self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
+
+    def _discovers(self, module: str) -> bool:
+        """Whether the module lists files or modules (pkgutil.iter_modules / walk_packages,
+        os.listdir / scandir, glob, Path.iterdir): the names it imports may be any of them."""
+        tree = self.tree(module)
+        return any(
+            isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in _DISCOVERY
+            for node in (ast.walk(tree) if tree else [])
+        )
 
     def _model_package(self, module: str, package, ctx: _Context) -> None:
         """An external model package: SGLang imports each of its direct submodules
