@@ -473,6 +473,13 @@ class SymbolIndex:
             if self._in_upstream(binding.target):
                 return _Step(Outcome.missing, note=f"{module} imports {binding.target}, which is not in this upstream (ImportError)")
             return _Step(Outcome.resolved, Ref("external", "", binding.target), note=f"imported from outside the upstream source ({binding.target})")
+        if binding.kind == "alias" and binding.target == attr:
+            # `X = X` (a back-compat alias block) rebinds what X was: the class or def above it
+            table = self.table(module)
+            if table is not None and attr in table.classes:
+                return _Step(Outcome.resolved, Ref("class", module, attr))
+            if table is not None and attr in table.functions:
+                return _Step(Outcome.resolved, Ref("function", module, attr))
         if binding.kind == "alias":
             found = yield from self._g_in_scope(module, binding.target)
             if found.outcome is Outcome.resolved or found.cycle:

@@ -216,6 +216,7 @@ class _Scanner:
         self.trees: dict[str, ast.Module | None] = {}
         self.dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # module -> (imported, enclosing functions)
         self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
+        self.none_fallbacks: dict[tuple[str, str], Cond] = {}  # (module, imported path) -> "the import resolves"
         self._future_annotations: set[str] = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._relfiles: dict[str, str] = {}
@@ -525,6 +526,10 @@ class _Scanner:
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, op, right = node.left, node.ops[0], node.comparators[0]
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                named = env.get(left.id) if isinstance(left, ast.Name) else None
+                fallback = self.none_fallbacks.get((module, named.path)) if isinstance(named, _Named) else None
+                if fallback is not None and fallback[1]:
+                    return fallback if isinstance(op, ast.IsNot) else ("not", fallback)
                 inner = self.condition(module, left, env, depth + 1)
                 if inner[0] in ("hasattr", "module"):
                     return inner if isinstance(op, ast.IsNot) else ("not", inner)
@@ -707,6 +712,15 @@ class _Scanner:
             # HAS_X = True in the body, HAS_X = False in a handler: HAS_X means "the imports resolve"
             for name in _flag_names(stmt):
                 ctx.env[name] = _Condition(succeeded)
+        # `try: from sglang.x import f` / `except ImportError: f = None`: f is the upstream
+        # name wherever it is used (guarded by `f is not None`), not an unknown value
+        fallbacks = {name for handler in stmt.handlers for name in _none_assigned(handler.body)}
+        others = {name for handler in stmt.handlers for name in _assigned_in_all(handler.body)} - fallbacks
+        for name, path in _imported_names(self, module, stmt.body).items():
+            if name not in others:
+                ctx.env[name] = _Named(path)
+            if name in fallbacks and catches_import:  # `name is not None` means "the import resolved"
+                self.none_fallbacks[(module, path)] = ("imports", tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
         for node in stmt.body:
             for name in _assigned_in(node):
                 ctx.env.setdefault(name, OPAQUE)
@@ -1279,6 +1293,26 @@ def _string_version_compare(cond: Cond) -> bool:
     if cond[0] == "version":
         return not cond[3]
     return cond[0] in ("and", "or", "not") and any(_string_version_compare(c) for c in cond[1:])
+
+
+def _none_assigned(body: list[ast.stmt]) -> set[str]:
+    """Names a handler body sets to None (`f = None`, `f = g = None`)."""
+    return {
+        target.id for stmt in body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+        for target in stmt.targets if isinstance(target, ast.Name)
+    }
+
+
+def _imported_names(scanner: _Scanner, module: str, body: list[ast.stmt]) -> dict[str, str]:
+    """{local name: dotted path} of the imports a `try` body makes at its own level."""
+    names: dict[str, str] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            names.update({alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else alias.name.split(".")[0] for alias in stmt.names})
+        elif isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, scanner.files[module][1], stmt.level, stmt.module)
+            names.update({alias.asname or alias.name: f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*" and base})
+    return names
 
 
 def _upstream_imports(scanner: _Scanner, module: str, body: list[ast.stmt]) -> list[tuple[str, str | None]]:
