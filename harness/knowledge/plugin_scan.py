@@ -411,6 +411,9 @@ class _Scanner:
             }
         if isinstance(node, ast.Call):
             return self._const_call(module, node, env, depth)
+        if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
+            loaded = self.const(module, node.slice, env, depth + 1)
+            return _Named(loaded) if isinstance(loaded, str) and is_upstream(loaded) else OPAQUE
         if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
             cond = self.condition(module, node, env, depth + 1)
             return cond[1] if cond[0] == "const" else _Condition(cond) if cond[0] != "undecided" else OPAQUE
@@ -423,6 +426,13 @@ class _Scanner:
         if name.endswith("import_module") and args:
             imported = self.const(module, args[0], env, depth + 1)
             return _Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
+        if qualified == "sys.modules.get" and args:
+            # the module if something imported it, else None: on a release without it, always None
+            loaded = self.const(module, args[0], env, depth + 1)
+            if isinstance(loaded, str) and is_upstream(loaded):
+                self.none_fallbacks[(module, loaded)] = ("module", loaded)
+                return _Named(loaded)
+            return OPAQUE
         if qualified in ("importlib.metadata.version", "importlib_metadata.version") and args:
             return _Version(parsed=False) if self.const(module, args[0], env, depth + 1) == "sglang" else OPAQUE
         if (qualified in _VERSION_PARSERS or name.rsplit(".", 1)[-1] in ("parse_version", "Version", "LooseVersion")) and len(args) == 1:
@@ -1017,12 +1027,19 @@ class _Scanner:
             (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
             None,
         ) if tree else None
+        if isinstance(node, ast.Call):
+            # a factory call, register(target, make_hook(cfg), …): the hook is what it returns
+            made = _returned_function(definition) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            return (f"{path}.{made.name}", made) if made is not None else (None, None)
         return path, definition
 
     def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: _Context) -> None:
         env = ctx.env
         if isinstance(target, ast.Attribute):
             owner = self.qualify(module, dotted(target.value), env)
+            if isinstance(target.value, ast.Subscript):  # sys.modules["sglang.x"].name = …
+                loaded = self.const(module, target.value, env)
+                owner = loaded.path if isinstance(loaded, _Named) else None
             if is_upstream(owner):
                 value = self.qualify(module, dotted(stmt.value), env) if getattr(stmt, "value", None) is not None else None
                 self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=None if is_upstream(value) else value)
@@ -1293,6 +1310,23 @@ def _string_version_compare(cond: Cond) -> bool:
     if cond[0] == "version":
         return not cond[3]
     return cond[0] in ("and", "or", "not") and any(_string_version_compare(c) for c in cond[1:])
+
+
+def _returned_function(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The nested function a factory returns when every `return` in it returns that one
+    function by name (the closure a `make_hook(cfg)` builds), else None."""
+    nested = {n.name: n for n in factory.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    returns, stack = [], list(factory.body)
+    while stack:  # the factory's own returns, not those of the functions it defines
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    names = {r.value.id for r in returns if isinstance(r.value, ast.Name)}
+    if len(names) == 1 and len(returns) == sum(1 for r in returns if isinstance(r.value, ast.Name)) and next(iter(names)) in nested:
+        return nested[next(iter(names))]
+    return None
 
 
 def _none_assigned(body: list[ast.stmt]) -> set[str]:
