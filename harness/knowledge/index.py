@@ -259,12 +259,16 @@ class SymbolIndex:
             found: dict[str, str] = {}
             for module, (relpath, _) in sorted(self.files.items()):
                 text = (self.source.root / relpath).read_bytes()
-                if b"register_" not in text and b"setattr" not in text and b"add_module" not in text:
-                    continue
-                for match in _REGISTRATION.finditer(text):
-                    receiver, attr = match.group("receiver") or match.group("setattr_receiver"), match.group("name") or match.group("setattr_name")
+                found_here = []
+                if b"register_" in text or b"add_module" in text:
+                    for match in _REGISTRATION.finditer(text):
+                        before = _RECEIVER.search(text, max(0, match.start() - 64), match.start())
+                        found_here.append((before.group(1) if before else b"self", match.group(1), match.start()))
+                if b"setattr(" in text:
+                    found_here += [(match.group(1), match.group(2), match.start()) for match in _SETATTR.finditer(text)]
+                for receiver, attr, start in sorted(found_here, key=lambda item: item[2]):
                     if receiver not in (b"self", b"cls") and attr.decode() not in found:
-                        found[attr.decode()] = f"{relpath}:{text.count(NEWLINE, 0, match.start()) + 1}"
+                        found[attr.decode()] = f"{relpath}:{text.count(NEWLINE, 0, start) + 1}"
             self._registered = found
         return self._registered.get(name)
 
@@ -741,10 +745,10 @@ _FACTORY_BASES = {f"{module}.{name}" for module in ("typing", "typing_extensions
 _DEFINITION = re.compile(rb"def[ \t]+(\w+)")
 _CLASS_DEFINITION = re.compile(rb"class[ \t]+(\w+)")
 NEWLINE = b"\n"
-_REGISTRATION = re.compile(
-    rb"(?P<receiver>\w+)\.(?:register_parameter|register_buffer|add_module|register_module)\(\s*[\"'](?P<name>\w+)[\"']"
-    rb"|\bsetattr\(\s*(?P<setattr_receiver>\w+)\s*,\s*[\"'](?P<setattr_name>\w+)[\"']"
-)
+# two regexes, each starting with a literal: an alternation of both is 50x slower on 68 MB
+_REGISTRATION = re.compile(rb"\.(?:register_parameter|register_buffer|add_module|register_module)\(\s*[\"'](\w+)[\"']")
+_SETATTR = re.compile(rb"setattr\(\s*(\w+)\s*,\s*[\"'](\w+)[\"']")
+_RECEIVER = re.compile(rb"(\w+)$")
 
 
 def load_index(source: UpstreamSource) -> SymbolIndex:
