@@ -80,7 +80,7 @@ def test_dependencies_after_a_caught_failing_import_are_caught(upstreams, tmp_pa
 
 
 def test_a_failure_the_handler_does_not_catch_still_breaks(upstreams, tmp_path):
-    old, new = upstreams
+    _, new = upstreams
     root = plugin(tmp_path, {
         "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
         "tao/__init__.py": """

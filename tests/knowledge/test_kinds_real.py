@@ -110,7 +110,7 @@ def test_plugin_private_platform_method_on_both_releases(releases, tmp_path):
 def test_members_registered_by_quant_methods(releases, tmp_path):
     # 0.5.23 layers/linear.py ReplicatedLinear: self.quant_method.create_weights(self, ...);
     # layers/quantization/unquant.py: layer.register_parameter("weight", ...), ("w13_weight", ...)
-    code, doc = check(tmp_path, {
+    _, doc = check(tmp_path, {
         "pyproject.toml": ENTRY.format("pd"),
         "pd/__init__.py": """
             from sglang.srt.layers.linear import ReplicatedLinear
