@@ -207,6 +207,8 @@ class Judge:
     def _judge_hook(self, dep: Dependency) -> Finding:
         if dep.target is None:
             return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        if not is_upstream(dep.target) and dep.target.replace(":", ".").split(".")[0] in {m.split(".")[0] for m in self.scan.modules}:
+            return self._plugin_hook(dep)
         resolution = assembled_field(self.index, self.index.resolve_hook_target(dep.target))
         if not resolution.ok:
             if _undecided(resolution):
@@ -234,6 +236,29 @@ class Judge:
             finding.detail = message
             finding.risk = risk_of(dep, Status.signature_changed)
         return finding
+
+    def _plugin_hook(self, dep: Dependency) -> Finding:
+        """A hook on the plugin's own code (`pkg.mod.Class.method`): no upstream dependency; it
+        must name a method of one of the plugin's classes (HookRegistry skips it otherwise)."""
+        dotted_target = dep.target.replace(":", ".")
+        owner, _, member = dotted_target.rpartition(".")
+        cls = self.scan.classes.get(owner)
+        if cls is None:  # a module-level function, or something the scan does not list
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"a hook on the plugin's own {dotted_target}, not a class member the scan lists; not checked")
+        mro = self.upstream_mro(owner)
+        classes = self.scan.classes
+        plugin_classes = [classes[ref.qualname] for ref in c3(Ref("class", "", owner), lambda ref: [Ref("class", "", b) for b in classes[ref.qualname].bases if b in classes])]
+        defining = next((c for c in plugin_classes if member in c.methods or member in c.names), None)
+        if defining is not None:
+            return Finding(**self.base(dep), status=Status.ok, detail=f"a hook on the plugin's own {defining.path}.{member} ({defining.file}:{defining.line})")
+        inherited = self.lookup(mro, member, instance=False) if not self.missing_bases(mro) else None
+        if inherited is not None and inherited.ok:
+            return Finding(**self.base(dep), status=Status.ok, defined_in=_defined_in(inherited),
+                           detail=f"a hook on the plugin's own {owner}, whose {member!r} comes from {inherited.owner or _defined_in(inherited)}")
+        if inherited is None or _undecided(inherited) or any(c.dynamic for c in plugin_classes):
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"a hook on the plugin's own {owner}: whether it has {member!r} is not decided")
+        return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                       detail=f"the plugin's own {owner} ({cls.file}:{cls.line}) defines no {member!r}: HookRegistry logs it and skips the hook")
 
     def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool, str] | None:
         """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry

@@ -107,3 +107,59 @@ def test_names_rebound_to_themselves_are_plain_classes(upstreams, tmp_path):
     code, doc = check(root, old)
     assert code == 0, [f for f in doc["findings"] if f["status"] != "ok"]
     assert not [f for f in doc["findings"] if f["status"] != "ok"]
+
+
+def test_hooks_on_the_plugins_own_classes_are_not_upstream_unknowns(upstreams, tmp_path):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"own": "own:register"}),
+        "own/__init__.py": """
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+
+            class Engine:
+                def step(self, batch):
+                    return batch
+
+
+            def _around(original_fn, self, batch):
+                return original_fn(self, batch)
+
+
+            def register():
+                HookRegistry.register("own.Engine.step", _around, HookType.AROUND)
+                HookRegistry.register("own:Engine.stop", _around, HookType.AROUND)
+            """,
+    })
+    _, doc = check(root, old)
+    hooks = {f["line"]: f for f in doc["findings"] if f["kind"] == "hook"}
+    assert hooks[14]["status"] == "ok" and "plugin's own" in hooks[14]["detail"], hooks[14]
+    assert hooks[15]["status"] == "missing" and "stop" in hooks[15]["detail"], hooks[15]
+    assert not [f for f in doc["findings"] if "not part of this upstream" in (f["detail"] or "")]
+
+
+def test_a_hook_on_a_method_the_plugin_class_inherits_from_upstream(upstreams, tmp_path):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"own": "own:register"}),
+        "own/__init__.py": """
+            from sglang.srt.layers.sampler import Sampler
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+
+            class XSampler(Sampler):
+                pass
+
+
+            def _around(original_fn, *args, **kwargs):
+                return original_fn(*args, **kwargs)
+
+
+            def register():
+                HookRegistry.register("own.XSampler.forward", _around, HookType.AROUND)
+            """,
+    })
+    code, doc = check(root, old)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    assert hook["status"] == "ok" and "Sampler" in hook["detail"], hook
+    assert code == 0
