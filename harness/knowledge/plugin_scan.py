@@ -602,9 +602,9 @@ class _Scanner:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 uses.setdefault(node.attr, f"{self.relfile(module)}:{node.lineno}")
-            elif isinstance(node, ast.Call) and dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2:
-                if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-                    uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
+            elif (isinstance(node, ast.Call) and dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2
+                  and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+                uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
 
     def _block(self, module: str, body: list[ast.stmt], ctx: _Context) -> None:
         """Walk statements in order; each sees the bindings and early-exit guards before it."""
