@@ -614,6 +614,11 @@ class _Scanner:
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                 # `if not hasattr(X, "y"): return` guards the rest of the block
                 ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True),))
+            exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
+            imports = tuple(_upstream_imports(self, module, stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
+            if imports and any(h.type is None or _exception_names([h.type]) & IMPORT_ERRORS for h in exits):
+                # `try: import x / except ImportError: return`: the rest runs only when the imports resolve
+                ctx = replace(ctx, guards=ctx.guards + (GuardCond(("imports", imports), f"the imports at line {stmt.lineno} succeed", stmt.lineno),))
 
     def _statement(self, module: str, stmt: ast.stmt, ctx: _Context) -> None:
         env = ctx.env

@@ -103,3 +103,31 @@ def test_a_failure_the_handler_does_not_catch_still_breaks(upstreams, tmp_path):
     assert code == 1
     imports = [f for f in doc["findings"] if f["kind"] == "import"]
     assert imports and imports[0]["breaking"] is True  # ValueError does not catch the ImportError
+
+
+def test_statements_after_a_handler_that_returns_are_skipped_when_the_import_fails(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": """
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+
+            def _gemm(a, b):
+                return a
+
+
+            def register():
+                try:
+                    import sglang.srt.layers.quantization.fp8_utils  # noqa: F401
+                except ImportError:
+                    return
+                HookRegistry.register("sglang.srt.layers.quantization.fp8_utils.fp8_gemm", _gemm, HookType.REPLACE)
+            """,
+    })
+    code, doc = check(root, old)
+    assert code == 0, [f for f in doc["findings"] if f["status"] != "ok"]
+    code, doc = check(root, new)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    assert hook["status"] == "missing" and hook["guard"]["outcome"] == "skipped" and not hook["breaking"], hook
+    assert code == 0
