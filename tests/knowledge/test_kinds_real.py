@@ -1,4 +1,4 @@
-"""The finding kinds of issue 18 on real SGLang release wheels (0.5.17, 0.5.23): exception
+"""The finding kinds of issue 18 on real SGLang release wheels (0.5.11 to 0.5.23): exception
 scope, generated constructors, plugin-private platform methods, members set at run time,
 none-fallback imports and self-aliases, factory-made hooks and sys.modules patches. Each
 plugin here is small and shaped like the field cases; the upstream lines are cited."""
@@ -17,7 +17,7 @@ ENTRY = '[project]\nname = "{0}"\nversion = "0.1"\n[project.entry-points."sglang
 
 @pytest.fixture(scope="module")
 def releases():
-    return real_releases("sglang==0.5.17", "sglang==0.5.23")
+    return real_releases("sglang==0.5.11", "sglang==0.5.17", "sglang==0.5.19", "sglang==0.5.23")
 
 
 def check(tmp_path, files: dict[str, str], version: str) -> tuple[int, dict]:
@@ -26,8 +26,9 @@ def check(tmp_path, files: dict[str, str], version: str) -> tuple[int, dict]:
     return harness_json("check", "--plugin", str(root), "--upstream", f"sglang=={version}", "--baseline", "none")
 
 
-def test_exception_scope_on_the_real_torchao_removal(releases, tmp_path):
-    # 0.5.17 sglang/srt/layers/torchao_utils.py:32 apply_torchao_config_to_model; gone in 0.5.23
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.17", "0.5.19", "0.5.23"])
+def test_exception_scope_on_the_real_torchao_removal(releases, tmp_path, version):
+    # 0.5.11 / 0.5.17 sglang/srt/layers/torchao_utils.py apply_torchao_config_to_model; gone from 0.5.19 on
     code, doc = check(tmp_path, {
         "pyproject.toml": ENTRY.format("tao"),
         "tao/__init__.py": """
@@ -46,14 +47,18 @@ def test_exception_scope_on_the_real_torchao_removal(releases, tmp_path):
             def register():
                 pass
             """,
-    }, "0.5.23")
+    }, version)
     patch = next(f for f in doc["findings"] if f["kind"] == "patch")
-    assert patch["status"] == "missing" and patch["guard"]["outcome"] == "caught" and not patch["breaking"]
+    if version in ("0.5.11", "0.5.17"):
+        assert patch["status"] == "ok" and patch["guard"] is None
+    else:
+        assert patch["status"] == "missing" and patch["guard"]["outcome"] == "caught" and not patch["breaking"]
     assert code == 0
 
 
-def test_generated_constructor_of_eagle_draft_input(releases, tmp_path):
-    # 0.5.23 speculative/eagle_info.py: @dataclass class EagleDraftInput(SpecInput), SpecInput.__init__(self, spec_input_type)
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_generated_constructor_of_eagle_draft_input(releases, tmp_path, version):
+    # speculative/eagle_info.py: @dataclass class EagleDraftInput(SpecInput), SpecInput.__init__(self, spec_input_type)
     code, doc = check(tmp_path, {
         "pyproject.toml": ENTRY.format("spec"),
         "spec/__init__.py": """
@@ -71,7 +76,7 @@ def test_generated_constructor_of_eagle_draft_input(releases, tmp_path):
             def register():
                 pass
             """,
-    }, "0.5.23")
+    }, version)
     assert [f["line"] for f in doc["findings"] if f["kind"] == "call" and f["breaking"]] == [9]
     assert code == 1
 
