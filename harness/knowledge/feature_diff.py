@@ -63,7 +63,8 @@ class FeatureDiff(BaseModel):
 
     @property
     def impacted(self) -> list[Finding]:
-        return [f for f in self.findings if f.status != Status.ok]
+        """Findings with something to port (a plugin's own platform method is not one)."""
+        return [f for f in self.findings if f.status not in (Status.ok, Status.extension)]
 
     def change_counts(self, depth: int = 3) -> list[tuple[str, Counter]]:
         """Changes per package (first `depth` components), biggest first — the diff at a glance."""
@@ -290,9 +291,9 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
 def _judge_member_pair(dep: Dependency, finding: Finding | None, old: Judge, new: Judge) -> Finding | None:
     """Overrides and self./super() members: gone from the bases, or their base signature changed."""
     before = old.judge(dep)
-    if finding is None:  # not an upstream member on the new side
+    if finding is None or finding.status is Status.extension:  # not an upstream member on the new side
         if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
-            return None
+            return finding and new.apply_conditions(finding, dep)  # the plugin's own method on both sides
         if new.missing_bases(new.upstream_mro(dep.plugin_class)):
             return None  # the base itself is gone (or its import fails): that finding says so
         finding = before.model_copy(update={
@@ -347,6 +348,7 @@ def migration_step(finding: Finding) -> str:
         Status.deprecated: "port to " + (f"`{finding.successor}`" if finding.successor else "the new interface") + " before the legacy shim is removed (it still works, with a warning)",
         Status.never_applied: "register the hook while the plugin loads (the entry point's callable), not inside another hook",
         Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it: the base no longer defines it, so upstream calls it at most through a legacy shim",
+        Status.extension: "nothing to port: the plugin's own method, which no upstream base declares or calls",
         Status.signature_changed: "update to the new signature" + (f" ({finding.detail})" if finding.detail else ""),
         Status.body_changed: "`harness port` merges upstream's change into the hook if it copies the upstream body; if it is the plugin's own code, check it still does what upstream now does" if finding.hook_type == "REPLACE" else "review the upstream body change for behaviour the hook relies on",
         Status.inherited: f"retarget to `{finding.defined_in}` (the old path still resolves through inheritance)",

@@ -25,7 +25,7 @@ from packaging.version import InvalidVersion, Version
 from harness.knowledge.external import display
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
-from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, LOADERS, CallShape, Dependency, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, LOADERS, CallShape, Catch, Dependency, PluginScan, is_upstream
 from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
@@ -64,6 +64,9 @@ class Judge:
         self.version = upstream_version(index.source)
         self._asts: dict[str, ast.Module | None] = {}
         self._failing: dict[str, Finding | None] = {}
+        self._in_try: dict[tuple[str, Catch], list[Dependency]] | None = None
+        self._raw_findings: dict[int, Finding | None] = {}
+        self._handed: dict[str, str | None] = {}
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this
@@ -175,23 +178,27 @@ class Judge:
         fields (dataclasses: the MRO's dataclass fields, bases first). None for anything else
         (an outside base's __init__, pydantic, which ignores unknown keywords)."""
         mro = self.index.mro(ref)
-        for cls in mro:
+        for position, cls in enumerate(mro):
             info = self.index.class_info(cls) if cls.kind == "class" else None
             if info is not None and info.members.get("__init__") == "def":
                 init = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.__init__"))
                 return (init.params if init else None), True, f"{cls.path}.__init__"
+            if info is not None and _is_dataclass(info):
+                # @dataclass writes __init__ into the class: it replaces any a parent wrote
+                infos = [self.index.class_info(c) for c in mro[position:] if c.kind == "class"]
+                if any(i is None or i.open_members for i in infos):
+                    return None, False, ref.path
+                fields: dict[str, tuple[bool, bool]] = {}
+                for base in reversed(infos):  # dataclasses.fields: bases first, in reverse MRO
+                    if _is_dataclass(base):
+                        fields.update({name: (default, base.keyword_only) for name, default in base.fields})
+                return _field_params(fields), False, f"{cls.path}.__init__ (synthesised by @dataclass)"
             if info is None:
                 break
         outside = {base.path for base in mro if base.kind != "class"}
         infos = [self.index.class_info(cls) for cls in mro if cls.kind == "class"]
         if any(info is None or info.open_members for info in infos):
             return None, False, ref.path
-        if any(d.rsplit(".", 1)[-1] == "dataclass" for d in infos[0].decorators):
-            fields: dict[str, tuple[bool, bool]] = {}
-            for info in reversed(infos):
-                if any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators):
-                    fields.update({name: (default, info.keyword_only) for name, default in info.fields})
-            return _field_params(fields), False, f"{ref.path}.__init__ (synthesised by @dataclass)"
         if outside & {"msgspec.Struct", "typing.NamedTuple()", "typing_extensions.NamedTuple()"} and not infos[0].decorators:
             fields = {name: (default, infos[0].keyword_only) for info in reversed(infos) for name, default in info.fields}
             return _field_params(fields), False, f"{ref.path}.__init__ (synthesised from its fields)"
@@ -200,6 +207,8 @@ class Judge:
     def _judge_hook(self, dep: Dependency) -> Finding:
         if dep.target is None:
             return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        if not is_upstream(dep.target) and dep.target.replace(":", ".").split(".")[0] in {m.split(".")[0] for m in self.scan.modules}:
+            return self._plugin_hook(dep)
         resolution = assembled_field(self.index, self.index.resolve_hook_target(dep.target))
         if not resolution.ok:
             if _undecided(resolution):
@@ -227,6 +236,29 @@ class Judge:
             finding.detail = message
             finding.risk = risk_of(dep, Status.signature_changed)
         return finding
+
+    def _plugin_hook(self, dep: Dependency) -> Finding:
+        """A hook on the plugin's own code (`pkg.mod.Class.method`): no upstream dependency; it
+        must name a method of one of the plugin's classes (HookRegistry skips it otherwise)."""
+        dotted_target = dep.target.replace(":", ".")
+        owner, _, member = dotted_target.rpartition(".")
+        cls = self.scan.classes.get(owner)
+        if cls is None:  # a module-level function, or something the scan does not list
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"a hook on the plugin's own {dotted_target}, not a class member the scan lists; not checked")
+        mro = self.upstream_mro(owner)
+        classes = self.scan.classes
+        plugin_classes = [classes[ref.qualname] for ref in c3(Ref("class", "", owner), lambda ref: [Ref("class", "", b) for b in classes[ref.qualname].bases if b in classes])]
+        defining = next((c for c in plugin_classes if member in c.methods or member in c.names), None)
+        if defining is not None:
+            return Finding(**self.base(dep), status=Status.ok, detail=f"a hook on the plugin's own {defining.path}.{member} ({defining.file}:{defining.line})")
+        inherited = self.lookup(mro, member, instance=False) if not self.missing_bases(mro) else None
+        if inherited is not None and inherited.ok:
+            return Finding(**self.base(dep), status=Status.ok, defined_in=_defined_in(inherited),
+                           detail=f"a hook on the plugin's own {owner}, whose {member!r} comes from {inherited.owner or _defined_in(inherited)}")
+        if inherited is None or _undecided(inherited) or any(c.dynamic for c in plugin_classes):
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"a hook on the plugin's own {owner}: whether it has {member!r} is not decided")
+        return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                       detail=f"the plugin's own {owner} ({cls.file}:{cls.line}) defines no {member!r}: HookRegistry logs it and skips the hook")
 
     def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool, str] | None:
         """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry
@@ -341,6 +373,12 @@ class Judge:
                 return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
                                   note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
             dynamic.extend(attributes.dynamic)
+        handed = next((found for cls in classes for found in [self.hands_itself_over(cls)] if found), None)
+        where = self.index.registered_on_others(name) if handed else None
+        if where is not None:
+            cls = next(c for c in classes if self.hands_itself_over(c) == handed)
+            return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                              note=f"registered on the instance at run time by the code it is handed to ({handed}): {where}")
         # outside bases set instance attributes in their own __init__ (nn.Module: `training`, …)
         outside = list(dict.fromkeys(base.path for cls in classes for base in self.index.mro(cls) if base.kind == "external" and base.path not in _NO_MEMBERS))
         for path, members in self.index.external.lookup(outside).items():
@@ -381,14 +419,14 @@ class Judge:
         if dep.access == "override":
             return self._override_signature(dep, ref, target, defined_in)
         params = None
-        if dep.call is not None and ref.kind == "function":
+        if dep.call is not None and dep.member == "__init__":
+            # what super().__init__ runs: the first written __init__ or the one @dataclass generated
+            params, bound, defined_in = self.init_params(first)
+        elif dep.call is not None and ref.kind == "function":
             info = self.index.function_info(ref)
             if info is not None:
                 params = info.params
                 bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
-        elif dep.call is not None and dep.member == "__init__":  # a synthesised __init__ of an upstream base
-            params, _, defined_in = self.init_params(first)
-            bound = False
         problem = bind_problem(params, dep.call, bound) if params is not None else None
         if problem is not None:
             certain, message = problem
@@ -448,8 +486,24 @@ class Judge:
             return Finding(**self.base(dep, target), status=Status.deprecated, successor=caller, successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
                            detail=detail, risk=risk_of(dep, Status.deprecated))
         successor = find_successor(target, self.index)
+        # evidence that upstream calls (or called) the method: a base member close in name or
+        # naming it, or its base on the release the plugin was written against
+        renamed = successor is not None and successor[0].rsplit(".", 1)[0] == first.path
+        before = self.baseline.judge(dep) if self.baseline is not None else None
+        was_called = before is not None and before.status not in (Status.not_on_base, Status.extension, Status.unknown)
+        used_at = self.scan.attribute_uses.get(dep.member)
+        if not renamed and not was_called and (used_at is not None or self.baseline is not None):
+            why = (f"the plugin calls it itself ({used_at})" if used_at
+                   else f"{self.baseline.index.source.label}, the release the plugin declares, did not define it either")
+            return Finding(**self.base(dep, target), status=Status.extension, breaking=False,
+                           detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: {why}")
+        if was_called:
+            detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
+                      f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
+        else:
+            detail = f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it"
         return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
-                       detail=f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it", risk=risk_of(dep, Status.not_on_base))
+                       detail=detail, risk=risk_of(dep, Status.not_on_base))
 
     def legacy_shim(self, mro: list[Ref], name: str) -> tuple[str, str] | None:
         """A method of a base that still calls `name` on the instance by name: `getattr(self,
@@ -479,6 +533,29 @@ class Judge:
                         table = self.index.table(cls.module)
                         return f"{cls.path}.{method.name}", f"{table.path}:{call.lineno}"
         return None
+
+    def hands_itself_over(self, cls: Ref) -> str | None:
+        """Where a method of this upstream class passes its instance to other code (a call with
+        `self` as an argument, as a layer calls quant_method.create_weights(self, …)), which may
+        register members on it: "Class.method (line n)", or None."""
+        if cls.path not in self._handed:
+            self._handed[cls.path] = None
+            info = self.index.class_info(cls) if cls.kind == "class" else None
+            tree = self._ast(cls.module) if info is not None else None
+            name = cls.qualname.rsplit(".", 1)[-1]
+            node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
+            for method in (m for m in (node.body if node else []) if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                receiver = (method.args.posonlyargs + method.args.args)[:1]
+                if not receiver:
+                    continue
+                for call in (c for c in ast.walk(method) if isinstance(c, ast.Call)):
+                    values = [*call.args, *(kw.value for kw in call.keywords)]
+                    if any(isinstance(v, ast.Name) and v.id == receiver[0].arg for v in values):
+                        self._handed[cls.path] = f"{cls.qualname}.{method.name} (line {call.lineno})"
+                        break
+                if self._handed[cls.path]:
+                    break
+        return self._handed[cls.path]
 
     def _ast(self, module: str) -> ast.Module | None:
         if module not in self._asts:
@@ -530,6 +607,15 @@ class Judge:
         if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
             outcome = "caught"
             finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
+        earlier = self.fails_before(dep) if outcome == "runs" and finding.status is not Status.ok else None
+        if earlier is not None:
+            # the try body stops at the earlier failure: this statement never runs
+            failed, handler = earlier
+            outcome = "caught"
+            finding.guard = Guard(
+                condition=f"except {', '.join(sorted(handler.exceptions))}: {failed.target} (line {failed.line}) fails first in the try at line {handler.line}",
+                line=handler.line, outcome="caught",
+            )
         if outcome != "runs" or not finding.live:
             finding.breaking = False
         if outcome in ("skipped", "caught"):
@@ -537,6 +623,40 @@ class Judge:
         if not finding.live:
             finding.risk //= 4
         return finding
+
+    def fails_before(self, dep: Dependency) -> tuple[Finding, Catch] | None:
+        """An earlier statement of the same `try` body that certainly raises on this upstream,
+        with the handler that catches its error: (its finding, the handler), or None. Earlier
+        means: the same module and function, a smaller line, and under the guards `dep` is
+        under (it runs whenever `dep` would), with those guards not false here."""
+        if not dep.catches:
+            return None
+        if self._in_try is None:
+            self._in_try = {}
+            for other in self.scan.dependencies:
+                for catch in other.catches:
+                    self._in_try.setdefault((other.module, catch), []).append(other)
+        for position, catch in enumerate(dep.catches):
+            for other in self._in_try.get((dep.module, catch), []):
+                if other.line >= dep.line or other.enclosing != dep.enclosing or other.kind not in _ERRORS_BY_KIND:
+                    continue
+                if dep.guards[: len(other.guards)] != other.guards or any(self.evaluate(g.cond) is not True for g in other.guards):
+                    continue
+                failed = self._raw(other)
+                if failed is None or failed.status not in _FAILING or not failed.breaking:
+                    continue
+                # the error leaves this try's body; the innermost handler of it catches it
+                handler = next((c for c in reversed(other.catches) if c.handles(_ERRORS_BY_KIND[other.kind])), None)
+                if handler is not None and handler in dep.catches[: position + 1]:
+                    return failed, handler
+        return None
+
+    def _raw(self, dep: Dependency) -> Finding | None:
+        """The finding before guards and handlers, judged once per dependency."""
+        key = id(dep)
+        if key not in self._raw_findings:
+            self._raw_findings[key] = self.judge(dep)
+        return self._raw_findings[key]
 
     def evaluate(self, cond: tuple) -> bool | None:
         """A guard condition on this upstream: True, False or None (not decided)."""
@@ -594,6 +714,11 @@ def import_failure(dep: Dependency) -> str:
 def _field_params(fields: dict[str, tuple[bool, bool]]) -> tuple[Param, ...]:
     """Parameters of an __init__ synthesised from fields {name: (has default, keyword only)}."""
     return tuple(Param(name, "kwonly" if keyword_only else "pos", "…" if default else None) for name, (default, keyword_only) in fields.items())
+
+
+def _is_dataclass(info) -> bool:
+    """Decorated with @dataclass / @dataclasses.dataclass(...) (which generates __init__)."""
+    return any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators)
 
 
 def _undecided(resolution: Resolution) -> bool:
@@ -770,6 +895,7 @@ def risk_of(dep: Dependency, status: Status) -> int:
         Status.missing: 90,
         Status.never_applied: 88,
         Status.not_on_base: 85,
+        Status.extension: 5,
         Status.signature_changed: 60,
         Status.body_changed: 40,
         Status.deprecated: 35,

@@ -163,6 +163,8 @@ class PluginScan:
     platforms: list[str] = field(default_factory=list)  # paths of plugin classes deriving from SRTPlatform / DeviceMixin
     platform_class_paths: list[str] = field(default_factory=list)  # returned by activate()
     dependencies: list[Dependency] = field(default_factory=list)
+    # attribute names the plugin reads anywhere (`x.name`, getattr(x, "name")) -> first "file:line"
+    attribute_uses: dict[str, str] = field(default_factory=dict)
 
     @property
     def live_modules(self) -> list[str]:

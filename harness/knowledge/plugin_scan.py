@@ -53,6 +53,7 @@ MODEL_REGISTRY = "sglang.srt.models.registry.ModelRegistry"
 EXTERNAL_MODEL_ENV = "SGLANG_EXTERNAL_MODEL_PACKAGE"
 _IMPORTS_SGLANG = re.compile(r"^\s*(?:from|import)\s+sglang\b", re.M)
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
+_DISCOVERY = {"iter_modules", "walk_packages", "listdir", "scandir", "iterdir", "glob", "rglob", "walk"}
 _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
 
 # ----------------------------------------------------------------------------- values
@@ -215,6 +216,7 @@ class _Scanner:
         self.trees: dict[str, ast.Module | None] = {}
         self.dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # module -> (imported, enclosing functions)
         self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
+        self.none_fallbacks: dict[tuple[str, str], Cond] = {}  # (module, imported path) -> "the import resolves"
         self._future_annotations: set[str] = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._relfiles: dict[str, str] = {}
@@ -409,6 +411,9 @@ class _Scanner:
             }
         if isinstance(node, ast.Call):
             return self._const_call(module, node, env, depth)
+        if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
+            loaded = self.const(module, node.slice, env, depth + 1)
+            return _Named(loaded) if isinstance(loaded, str) and is_upstream(loaded) else OPAQUE
         if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
             cond = self.condition(module, node, env, depth + 1)
             return cond[1] if cond[0] == "const" else _Condition(cond) if cond[0] != "undecided" else OPAQUE
@@ -421,6 +426,13 @@ class _Scanner:
         if name.endswith("import_module") and args:
             imported = self.const(module, args[0], env, depth + 1)
             return _Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
+        if qualified == "sys.modules.get" and args:
+            # the module if something imported it, else None: on a release without it, always None
+            loaded = self.const(module, args[0], env, depth + 1)
+            if isinstance(loaded, str) and is_upstream(loaded):
+                self.none_fallbacks[(module, loaded)] = ("module", loaded)
+                return _Named(loaded)
+            return OPAQUE
         if qualified in ("importlib.metadata.version", "importlib_metadata.version") and args:
             return _Version(parsed=False) if self.const(module, args[0], env, depth + 1) == "sglang" else OPAQUE
         if (qualified in _VERSION_PARSERS or name.rsplit(".", 1)[-1] in ("parse_version", "Version", "LooseVersion")) and len(args) == 1:
@@ -444,6 +456,8 @@ class _Scanner:
                     return OPAQUE
             if isinstance(owner, dict) and node.func.attr == "items" and not values:
                 return [list(item) for item in owner.items()]
+            if isinstance(owner, dict) and node.func.attr in ("keys", "values") and not values:
+                return list(getattr(owner, node.func.attr)())
             if isinstance(owner, _Version) and node.func.attr == "startswith":
                 return OPAQUE
         # a plugin helper whose body is one `return <expression>` (e.g. a version check)
@@ -522,6 +536,10 @@ class _Scanner:
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, op, right = node.left, node.ops[0], node.comparators[0]
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                named = env.get(left.id) if isinstance(left, ast.Name) else None
+                fallback = self.none_fallbacks.get((module, named.path)) if isinstance(named, _Named) else None
+                if fallback is not None and fallback[1]:
+                    return fallback if isinstance(op, ast.IsNot) else ("not", fallback)
                 inner = self.condition(module, left, env, depth + 1)
                 if inner[0] in ("hasattr", "module"):
                     return inner if isinstance(op, ast.IsNot) else ("not", inner)
@@ -580,6 +598,13 @@ class _Scanner:
         if tree is None:
             return
         self._block(module, tree.body, _Context(env={}))
+        uses = self.scan.attribute_uses
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                uses.setdefault(node.attr, f"{self.relfile(module)}:{node.lineno}")
+            elif (isinstance(node, ast.Call) and dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2
+                  and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+                uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
 
     def _block(self, module: str, body: list[ast.stmt], ctx: _Context) -> None:
         """Walk statements in order; each sees the bindings and early-exit guards before it."""
@@ -589,6 +614,11 @@ class _Scanner:
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                 # `if not hasattr(X, "y"): return` guards the rest of the block
                 ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True),))
+            exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
+            imports = tuple(_upstream_imports(self, module, stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
+            if imports and any(h.type is None or _exception_names([h.type]) & IMPORT_ERRORS for h in exits):
+                # `try: import x / except ImportError: return`: the rest runs only when the imports resolve
+                ctx = replace(ctx, guards=ctx.guards + (GuardCond(("imports", imports), f"the imports at line {stmt.lineno} succeed", stmt.lineno),))
 
     def _statement(self, module: str, stmt: ast.stmt, ctx: _Context) -> None:
         env = ctx.env
@@ -612,6 +642,8 @@ class _Scanner:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._expressions(module, stmt.iter, ctx)
             iterable = self.const(module, stmt.iter, env)
+            if isinstance(iterable, dict):  # iterating a dict gives its keys
+                iterable = list(iterable)
             if isinstance(iterable, list):
                 for element in iterable:
                     self._block(module, stmt.body, replace(ctx, env={**env, **_bind(stmt.target, element)}))
@@ -695,6 +727,15 @@ class _Scanner:
             # HAS_X = True in the body, HAS_X = False in a handler: HAS_X means "the imports resolve"
             for name in _flag_names(stmt):
                 ctx.env[name] = _Condition(succeeded)
+        # `try: from sglang.x import f` / `except ImportError: f = None`: f is the upstream
+        # name wherever it is used (guarded by `f is not None`), not an unknown value
+        fallbacks = {name for handler in stmt.handlers for name in _none_assigned(handler.body)}
+        others = {name for handler in stmt.handlers for name in _assigned_in_all(handler.body)} - fallbacks
+        for name, path in _imported_names(self, module, stmt.body).items():
+            if name not in others:
+                ctx.env[name] = _Named(path)
+            if name in fallbacks and catches_import:  # `name is not None` means "the import resolved"
+                self.none_fallbacks[(module, path)] = ("imports", tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
         for node in stmt.body:
             for name in _assigned_in(node):
                 ctx.env.setdefault(name, OPAQUE)
@@ -871,6 +912,9 @@ class _Scanner:
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             if self.const(module, call.args[0], env) == EXTERNAL_MODEL_ENV:
                 self._model_package(module, self.const(module, call.args[1], env), ctx)
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "set" and call.args and (dotted(call.func.value) or "").rsplit(".", 1)[-1] == EXTERNAL_MODEL_ENV:
+            # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(...) writes the variable (srt/environ.py)
+            self._model_package(module, self.const(module, call.args[0], env), ctx)
         if qualified in (f"{MODEL_REGISTRY}.register", "sglang.srt.models.registry.import_model_classes") and call.args:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
@@ -887,9 +931,11 @@ class _Scanner:
     def _dynamic_import(self, module: str, call: ast.Call, ctx: _Context) -> None:
         target = self.const(module, call.args[0], ctx.env)
         if not isinstance(target, str):
-            # e.g. auto-discovery over pkgutil.iter_modules(__path__): any submodule may load
-            package = module if self.files[module][1] else module.rpartition(".")[0]
-            self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
+            # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
+            # a name from elsewhere (a registry entry's module_path) says nothing about which
+            if self._discovers(module):
+                package = module if self.files[module][1] else module.rpartition(".")[0]
+                self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
             return
         if target.startswith("."):
             package = self.const(module, _arg(call, 1, "package"), ctx.env)
@@ -900,6 +946,15 @@ class _Scanner:
         self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
         if is_upstream(target):
             self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
+
+    def _discovers(self, module: str) -> bool:
+        """Whether the module lists files or modules (pkgutil.iter_modules / walk_packages,
+        os.listdir / scandir, glob, Path.iterdir): the names it imports may be any of them."""
+        tree = self.tree(module)
+        return any(
+            isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in _DISCOVERY
+            for node in (ast.walk(tree) if tree else [])
+        )
 
     def _model_package(self, module: str, package, ctx: _Context) -> None:
         """An external model package: SGLang imports each of its direct submodules
@@ -977,12 +1032,19 @@ class _Scanner:
             (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
             None,
         ) if tree else None
+        if isinstance(node, ast.Call):
+            # a factory call, register(target, make_hook(cfg), …): the hook is what it returns
+            made = _returned_function(definition) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            return (f"{path}.{made.name}", made) if made is not None else (None, None)
         return path, definition
 
     def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: _Context) -> None:
         env = ctx.env
         if isinstance(target, ast.Attribute):
             owner = self.qualify(module, dotted(target.value), env)
+            if isinstance(target.value, ast.Subscript):  # sys.modules["sglang.x"].name = …
+                loaded = self.const(module, target.value, env)
+                owner = loaded.path if isinstance(loaded, _Named) else None
             if is_upstream(owner):
                 value = self.qualify(module, dotted(stmt.value), env) if getattr(stmt, "value", None) is not None else None
                 self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=None if is_upstream(value) else value)
@@ -1253,6 +1315,43 @@ def _string_version_compare(cond: Cond) -> bool:
     if cond[0] == "version":
         return not cond[3]
     return cond[0] in ("and", "or", "not") and any(_string_version_compare(c) for c in cond[1:])
+
+
+def _returned_function(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The nested function a factory returns when every `return` in it returns that one
+    function by name (the closure a `make_hook(cfg)` builds), else None."""
+    nested = {n.name: n for n in factory.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    returns, stack = [], list(factory.body)
+    while stack:  # the factory's own returns, not those of the functions it defines
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    names = {r.value.id for r in returns if isinstance(r.value, ast.Name)}
+    if len(names) == 1 and len(returns) == sum(1 for r in returns if isinstance(r.value, ast.Name)) and next(iter(names)) in nested:
+        return nested[next(iter(names))]
+    return None
+
+
+def _none_assigned(body: list[ast.stmt]) -> set[str]:
+    """Names a handler body sets to None (`f = None`, `f = g = None`)."""
+    return {
+        target.id for stmt in body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+        for target in stmt.targets if isinstance(target, ast.Name)
+    }
+
+
+def _imported_names(scanner: _Scanner, module: str, body: list[ast.stmt]) -> dict[str, str]:
+    """{local name: dotted path} of the imports a `try` body makes at its own level."""
+    names: dict[str, str] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            names.update({alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else alias.name.split(".")[0] for alias in stmt.names})
+        elif isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, scanner.files[module][1], stmt.level, stmt.module)
+            names.update({alias.asname or alias.name: f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*" and base})
+    return names
 
 
 def _upstream_imports(scanner: _Scanner, module: str, body: list[ast.stmt]) -> list[tuple[str, str | None]]:

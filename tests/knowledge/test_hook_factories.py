@@ -1,0 +1,82 @@
+"""Factory-made hooks and sys.modules patches (issue 18 kinds 7 and 8):
+- `HookRegistry.register(target, make_hook(cfg), AROUND)`: the hook is the closure the factory
+  returns, judged against the wrapper's call, not the factory's own signature;
+- a patch reached through `sys.modules.get("sglang.x")` on a module the release does not have
+  never happens: it is reported (missing), not silently dropped."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory)
+
+
+def test_a_hook_made_by_a_factory_is_the_function_it_returns(upstreams, tmp_path):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa:register"}),
+        "fa/__init__.py": """
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+
+            def make_hook(config=None):
+                greedy = bool(config)
+
+                def _forward(original_fn, self, logits, *args, **kwargs):
+                    return original_fn(self, logits, *args, **kwargs) if greedy else logits
+
+                return _forward
+
+
+            def make_bad_hook(config=None):
+                def _too_narrow(original_fn, self):
+                    return original_fn(self)
+
+                return _too_narrow
+
+
+            def register():
+                HookRegistry.register("sglang.srt.layers.sampler.Sampler.forward", make_hook({"x": 1}), HookType.AROUND)
+                HookRegistry.register("sglang.srt.layers.sampler.Sampler.forward", make_bad_hook(), HookType.AROUND)
+            """,
+    })
+    code, doc = check(root, old)
+    hooks = {f["line"]: f for f in doc["findings"] if f["kind"] == "hook"}
+    assert hooks[21]["status"] == "ok", hooks[21]
+    assert hooks[22]["status"] == "signature_changed" and "_too_narrow" in hooks[22]["detail"], hooks[22]
+    assert hooks[22]["breaking"] and code == 1
+
+
+def test_a_patch_through_sys_modules_on_a_module_gone_is_reported(upstreams, tmp_path):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"sm": "sm:register"}),
+        "sm/__init__.py": """
+            import sys
+
+
+            def _skip(model, torchao_config, filter_fn=None):
+                return model
+
+
+            def register():
+                sys.modules["sglang.srt.layers.quantization.fp8_utils"].fp8_gemm = _skip
+                module = sys.modules.get("sglang.srt.layers.torchao_utils")
+                if module is None:
+                    return
+                module.apply_torchao_config_to_model = _skip
+            """,
+    })
+    code, doc = check(root, old)
+    assert code == 0, doc["findings"]
+    code, doc = check(root, new)
+    patches = {f["line"]: f for f in doc["findings"] if f["kind"] == "patch"}
+    skipped = patches[13]
+    assert skipped["status"] == "missing" and skipped["target"] == "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model"
+    assert skipped["guard"]["outcome"] == "skipped" and not skipped["breaking"]
+    # sys.modules[...] of a module never imported raises KeyError
+    assert patches[9]["status"] == "missing" and patches[9]["breaking"]

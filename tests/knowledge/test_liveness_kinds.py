@@ -1,0 +1,153 @@
+"""Liveness (issue 18 kind 5): which plugin modules SGLang loads decides what can break it.
+- `importlib.import_module(x)` with an `x` the scan cannot evaluate loads one module, not
+  every module of the package (only auto-discovery over the package's own files does that);
+- an external model package named through SGLang's settings object
+  (`envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)`) is loaded module by module;
+- names built from the plugin's own constants (f-string, str.format, % over a tuple, the keys
+  of a dict, a list of pairs) load those modules."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+
+ENVIRON = {
+    "sglang/srt/environ.py": """
+        class EnvStr:
+            def __init__(self, default):
+                self.default = default
+
+            def get(self):
+                return self.default
+
+            def set(self, value):
+                self.default = value
+
+        class Envs:
+            SGLANG_EXTERNAL_MODEL_PACKAGE = EnvStr("")
+
+        envs = Envs()
+        """,
+    "sglang/srt/models/llama.py": """
+        from torch import nn
+
+        class LlamaForCausalLM(nn.Module):
+            pass
+        """,
+}
+
+TORCHAO_IMPORT = "import sglang.srt.layers.torchao_utils as torchao_utils\n"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory, old=ENVIRON, new=ENVIRON)
+
+
+def live_of(doc: dict, fragment: str) -> set[bool]:
+    return {f["live"] for f in doc["findings"] if fragment in (f["file"] or "")}
+
+
+def test_a_computed_import_module_does_not_make_the_package_live(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ko": "ko:register"}),
+        "ko/__init__.py": """
+            import importlib
+            import pkgutil
+
+
+            def register():
+                from ko.ops import registry
+
+                registry.apply_all()
+                for info in pkgutil.iter_modules(__path__):
+                    importlib.import_module(f"{__name__}.{info.name}")
+            """,
+        "ko/discovered.py": TORCHAO_IMPORT,
+        "ko/ops/__init__.py": "",
+        "ko/ops/registry.py": """
+            import importlib
+
+            _REPLACEMENTS = {}
+
+
+            def apply_all():
+                for rep in _REPLACEMENTS.values():
+                    module = importlib.import_module(rep.module_path)
+                    setattr(module, rep.name, rep.impl)
+            """,
+        "ko/ops/legacy.py": TORCHAO_IMPORT,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ko/ops/legacy.py") == {False}, doc["findings"]
+    # auto-discovery over the package's own modules still loads each of them
+    assert live_of(doc, "ko/discovered.py") == {True}
+    assert code == 1
+
+
+def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
+        "ext/__init__.py": """
+            def register():
+                import ext.models  # noqa: F401
+            """,
+        "ext/models/__init__.py": """
+            from sglang.srt.environ import envs
+
+            if not envs.SGLANG_EXTERNAL_MODEL_PACKAGE.get():
+                envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)
+            """,
+        "ext/models/tiny.py": """
+            import sglang.srt.layers.torchao_utils as torchao_utils
+            from sglang.srt.models.llama import LlamaForCausalLM
+
+
+            class Tiny(LlamaForCausalLM):
+                pass
+
+
+            EntryClass = [Tiny]
+            """,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {True}, doc["findings"]
+    assert code == 1
+
+
+def test_modules_named_from_plugin_constants_are_live(upstreams, tmp_path):
+    _, new = upstreams
+    files = {
+        "pyproject.toml": pyproject(plugins={"ven": "ven:register"}),
+        "ven/__init__.py": """
+            import importlib
+
+            _ALWAYS = ("alpha",)
+            _OPTIONAL = {"beta": "fused sampler", "gamma": "paged kv"}
+            _PAIRS = [("delta", True)]
+            _MORE = {"epsilon": 1}
+
+
+            def register():
+                for backend in _ALWAYS:
+                    importlib.import_module(f"ven.backends.{backend}.patch")
+                for backend in _OPTIONAL:
+                    importlib.import_module("ven.backends.{}.patch".format(backend))
+                for backend, enabled in _PAIRS:
+                    if enabled:
+                        importlib.import_module("ven.backends.%s.patch" % backend)
+                for backend in _MORE.keys():
+                    importlib.import_module("ven.backends." + backend + ".patch")
+            """,
+        "ven/backends/__init__.py": "",
+    }
+    for backend in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta"):
+        files[f"ven/backends/{backend}/__init__.py"] = ""
+        files[f"ven/backends/{backend}/patch.py"] = TORCHAO_IMPORT
+    code, doc = check(plugin(tmp_path, files), new)
+    for backend in ("alpha", "beta", "gamma", "delta", "epsilon"):
+        assert live_of(doc, f"ven/backends/{backend}/patch.py") == {True}, backend
+    assert live_of(doc, "ven/backends/zeta/patch.py") == {False}
+    assert code == 1
