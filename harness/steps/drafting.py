@@ -169,7 +169,7 @@ def findings_context(findings: list[Finding]) -> str:
     """One line per live finding that is not ok (what the plugin must change), with successors."""
     lines = []
     for f in findings:
-        if not f.live or f.status is Status.ok:
+        if not f.live or f.status in (Status.ok, Status.extension):  # an extension is the plugin's own: nothing to port
             continue
         line = f"- {f.kind} `{f.target}` at {f.file}:{f.line}: {f.status.value}"
         if f.successor:
