@@ -1,4 +1,4 @@
-"""The Agent Skills of the steps: `skills/<step>/SKILL.md` at the top of the repository, each with
+"""The Agent Skills of the steps: `harness/skills/<step>/SKILL.md`, shipped in the package, each with
 front matter (`name`, `description`) and then the step's decision rules in prose. Rules the code
 applies are kept in the skill's one fenced ```yaml block, so the AI drafter and the code read
 the same rules from the same file."""
@@ -14,7 +14,7 @@ import yaml
 
 from harness.errors import HarnessError
 
-SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+SKILLS_DIR = Path(__file__).resolve().parents[1] / "skills"  # inside the package: a wheel ships it
 PLUGIN_SKILLS = Path(".harness") / "skills"  # a plugin's own skills, inside its repository
 LESSONS = "LESSONS.md"  # beside a plugin's skill: lessons the knowledge write-back added
 _FRONT_MATTER = re.compile(r"\A---\n(?P<meta>.*?)\n---\n", re.DOTALL)
