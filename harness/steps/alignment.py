@@ -10,15 +10,16 @@ Map, and the landing decision with a confidence and its reason.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
 from harness.knowledge.findings import Finding
 from harness.knowledge.platform_map import write_platform_map
+from harness.knowledge.sources import feature_diff, platform_map
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import Draft, RunInputs
-from harness.knowledge.sources import feature_diff, platform_map
 from harness.steps import symbols
 from harness.steps.base import Collected, Step, StepContext, read_facts, runner_failure
 from harness.steps.drafting import write_up_draft
@@ -83,11 +84,10 @@ class AlignmentStep(Step):
         ctx.write_text("hunks.diff", hunks)
         landing = self._landing(feature.symbols, found, unlocated)
         ctx.write_json("landing.json", landing)
-        commands = [f"harness map --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        plugin, upstream = shlex.quote(str(ctx.plugin)), shlex.quote(ctx.upstream.spec)  # printed to be pasted
+        commands = [f"harness map --plugin {plugin} --upstream {upstream}"]
         if ctx.old_upstream is not None:
-            commands.append(
-                f"harness diff --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --plugin {ctx.plugin}"
-            )
+            commands.append(f"harness diff --from {shlex.quote(ctx.old_upstream.spec)} --to {upstream} --plugin {plugin}")
         facts.update(landing=landing, located=located, removed=removed, unlocated=unlocated,
                      changes=[_dump(c) for c in changes], has_hunks=bool(hunks.strip()))
         return Collected(facts=facts, commands=commands)

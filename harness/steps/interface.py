@@ -50,12 +50,14 @@ class InterfaceStep(ServedStep):
             raise  # bad input (unreachable source, not a plugin): the user must fix it
         except Exception as exc:  # noqa: BLE001 — engine missing or broken: not run, with the reason
             facts["knowledge_error"] = runner_failure("interface", exc, "knowledge engine").reason
-        commands = [f"harness check --plugin {ctx.plugin} --upstream {ctx.upstream.spec}"]
+        plugin, upstream = shlex.quote(str(ctx.plugin)), shlex.quote(ctx.upstream.spec)  # printed to be pasted
+        commands = [f"harness check --plugin {plugin} --upstream {upstream}"]
         if ctx.old_upstream is not None:
             # Before the agent: its starting point is these merges and conflicts (port.json).
             ctx.progress("re-porting copies of upstream functions")
             facts.update(_collect_ports(ctx, ctx.plugin, PORT))
-            commands.append(f"harness port --plugin {ctx.plugin} --from {ctx.old_upstream.spec} --to {ctx.upstream.spec} --json")
+            commands.append(f"harness port --plugin {plugin} --from {shlex.quote(ctx.old_upstream.spec)} "
+                            f"--to {upstream} --json")
         # The agent drafts the port in a sandbox; the static checks then judge exactly what an approval
         # commits (a checkout of the sandbox's index: a git-ignored file the port needs is not in it).
         try:
@@ -67,7 +69,7 @@ class InterfaceStep(ServedStep):
         with sandbox.committable() if patched else nullcontext(ctx.plugin) as tree:
             if patched:
                 facts["checked"] = f"the agent's worktree as an approval commits it (branch {facts['agent']['branch']})"
-                commands[0] = f"harness check --plugin {shlex.quote(str(sandbox.root))} --upstream {ctx.upstream.spec}"
+                commands[0] = f"harness check --plugin {shlex.quote(str(sandbox.root))} --upstream {upstream}"
                 try:
                     findings = list(map_plugin(tree, ctx.upstream, commit=False).findings)
                 except Exception as exc:  # noqa: BLE001 — e.g. the patch broke pyproject.toml: the check says so
@@ -80,8 +82,8 @@ class InterfaceStep(ServedStep):
                 # The copies the gate approves are the patched ones: judge those.
                 ctx.progress("re-porting copies in the agent's worktree")
                 facts.update(_collect_ports(ctx, tree, PORT_PATCHED))
-                commands.append(f"harness port --plugin {shlex.quote(str(sandbox.root))} --from {ctx.old_upstream.spec} "
-                                f"--to {ctx.upstream.spec} --json")
+                commands.append(f"harness port --plugin {shlex.quote(str(sandbox.root))} "
+                                f"--from {shlex.quote(ctx.old_upstream.spec)} --to {upstream} --json")
         ctx.progress("smoke test: starting the runbook's server")
         return facts, commands
 
