@@ -87,7 +87,8 @@ class AlignmentStep(Step):
         plugin, upstream = shlex.quote(str(ctx.plugin)), shlex.quote(ctx.upstream.spec)  # printed to be pasted
         commands = [f"harness map --plugin {plugin} --upstream {upstream}"]
         if ctx.old_upstream is not None:
-            commands.append(f"harness diff --from {shlex.quote(ctx.old_upstream.spec)} --to {upstream} --plugin {plugin}")
+            commands.append(f"harness diff --from {shlex.quote(ctx.old_upstream.spec)} --to {upstream} "
+                            f"--plugin {plugin}")
         facts.update(landing=landing, located=located, removed=removed, unlocated=unlocated,
                      changes=[_dump(c) for c in changes], has_hunks=bool(hunks.strip()))
         return Collected(facts=facts, commands=commands)
