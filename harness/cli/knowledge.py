@@ -46,7 +46,7 @@ def _finding_rows(findings: list[Finding], title: str) -> None:
     for f in findings:
         style = "red" if f.breaking else ("yellow" if f.status.value != "ok" else "")
         table.add_row(
-            f"[{style}]{f.status.value}[/{style}]" if style else f.status.value,
+            Text(f.status.value, style=style),
             f.kind,
             f.hook_type or "",
             f.target,
@@ -241,7 +241,7 @@ def port_command(
             needs.append(f"signature {p.signature_change.before} -> {p.signature_change.after}" + ("" if p.signature_change.copy_fits else " (copy stale)"))
         if p.successor:
             needs.append(f"successor {p.successor}")
-        table.add_row(f"[{style}]{p.status}[/{style}]" if style else p.status, p.target, p.plugin_function or "", f"{p.file}:{p.line}",
+        table.add_row(Text(p.status, style=style), p.target, p.plugin_function or "", f"{p.file}:{p.line}",
                       f"{p.similarity:.2f}" + (f" (better: {p.best_match})" if p.best_match else ""), "; ".join(needs))
     out.print(table)
     written = write_port_report(report, out_dir or Path.cwd())
