@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -265,6 +266,8 @@ def decide(
     every step after it runs again once it is approved. HarnessError on a decision the run's
     state does not allow (with what to do instead), and before anything is recorded when the
     run cannot be written or its resume state is gone (`harness repair`)."""
+    plain_text(by, "--by", lines=False)
+    plain_text(text, "--note" if approve else "--reason", lines=True)
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with _exclusive(run):
@@ -279,6 +282,20 @@ def decide(
         elif step is not None:
             raise HarnessError("--step is for reject only: approve decides the gate the run waits at")
         return _decide_locked(run, inputs, approve=approve, by=by, text=text, progress=progress)
+
+
+def plain_text(text: str | None, option: str, *, lines: bool) -> None:
+    """Refuse what a person says at a gate when it would act on a terminal or a report instead of
+    reading as text: control characters (terminal escape sequences, carriage returns, bells),
+    invisible format characters (bidi overrides, zero-width), and in `--by` any line break or tab
+    (it names one person, on one line of `status` and the reports). HarnessError naming the
+    option and the character; newlines and tabs are kept in notes and reasons (`lines`)."""
+    for ch in text or "":
+        if lines and ch in "\n\t":
+            continue
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            raise HarnessError(f"{option} holds the control character {ch!r} (U+{ord(ch):04X}): say it in plain "
+                               f"text; nothing was decided")
 
 
 def _require_resume_state(workspace: Workspace, run: RunLayout, inputs: RunInputs) -> None:

@@ -110,6 +110,7 @@ def test_check_fails_only_on_live_breakage(upstream_repo, plugin_dir):
     assert code == 1 and doc["passed"] is False
     plain = harness("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v2")
     assert plain.returncode == 1 and "FAIL" in plain.stdout and "init_threads_binding" in plain.stdout  # the report is on stdout
+    assert "missing" in plain.stdout and "[red]" not in plain.stdout and "[/" not in plain.stdout  # styled, not markup
 
 
 def test_bad_inputs_give_one_line_and_nonzero_exit(upstream_repo, plugin_dir, tmp_path):

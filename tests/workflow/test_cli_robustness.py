@@ -31,6 +31,24 @@ def test_markup_in_decisions_is_printed_as_text(project):
     assert project.cli("status", subprocess_=True).returncode == 0
 
 
+@pytest.mark.parametrize(("option", "text"), [
+    ("--by", "eve\x1b]0;pwned\x07\x1b[2J"),  # sets the window title, clears the screen
+    ("--by", "eve\nalice"),  # one person, one line of status and the reports
+    ("--note", "\x1b[1Ahidden"),  # moves the cursor over the lines status printed before
+    ("--note", "ok\u202eevil"),  # a bidi override reverses what follows
+])
+def test_control_characters_in_decisions_are_refused(project, option, text):
+    """Terminal escape sequences and invisible format characters in what a person says at a gate
+    would act on every later `status` instead of reading as text: refused, nothing decided."""
+    project.cli(*project.run_args("--run-id", "r"))
+    by, note = (text, "read") if option == "--by" else ("alice", text)
+    refused = project.cli("approve", "r", "--by", by, "--note", note, check=False)
+    one_line_error(refused, f"{option} holds the control character", "nothing was decided")
+    assert project.status("r")["waiting_at"] == "01-alignment"
+    notes = project.cli("approve", "r", "--by", "alice", "--note", "line one\nline two\tend")  # plain text is fine
+    assert notes.returncode == 0
+
+
 def _subprocess(project, *args: str, workspace: Path | str | None = None) -> subprocess.CompletedProcess:
     """`python -m harness ARGS` as a real process (main()'s error handling is the point), with a
     time limit: a hang fails the test instead of stalling the suite."""
