@@ -114,15 +114,21 @@ def _sparse(path: Path, size: int) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
-def test_feature_file_that_is_not_a_regular_file(project, kind):
-    path = project.workspace / "features" / "odd.yaml"
+def _odd_file(path: Path, kind: str) -> Path:
+    """`path` made a FIFO (no writer: a plain read waits forever), a link to /dev/zero (endless)
+    or a directory."""
     if kind == "fifo":
         _fifo(path)
     elif kind == "dev-zero":
         path.symlink_to("/dev/zero")
     else:
         path.mkdir()
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
+def test_feature_file_that_is_not_a_regular_file(project, kind):
+    path = _odd_file(project.workspace / "features" / "odd.yaml", kind)
     for feature in ("odd", str(path)):  # by ID in features/, and by path
         one_line_error(_feature_run(project, feature), str(path), "not a regular file")
 
@@ -162,13 +168,7 @@ def test_feature_file_that_is_not_utf8(project):
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
 def test_runbook_that_is_not_a_regular_file(project, kind):
-    path = project.root / "odd-runbook.yaml"
-    if kind == "fifo":
-        _fifo(path)
-    elif kind == "dev-zero":
-        path.symlink_to("/dev/zero")
-    else:
-        path.mkdir()
+    path = _odd_file(project.root / "odd-runbook.yaml", kind)
     args = project.run_args("--run-id", "rb")
     args[args.index(str(project.runbook))] = str(path)
     one_line_error(_subprocess(project, *args), str(path.resolve()), "not a regular file")
