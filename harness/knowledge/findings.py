@@ -78,6 +78,8 @@ class Finding(BaseModel):
     guard: Guard | None = None
     risk: int = 0  # higher = look first
     commits: list[str] = Field(default_factory=list)  # "sha subject", git sources only
+    # `diff`/`features`/`upgrade` only: already broken on --from, so not an impact of the upgrade
+    preexisting: bool = False
 
     @model_validator(mode="after")
     def _breaking_by_default(self) -> "Finding":
