@@ -91,7 +91,7 @@ def test_a_name_imported_in_the_copys_body_is_bound_despite_a_conflict(upstreams
 
 def test_a_name_neither_the_copy_nor_its_module_binds_is_still_undefined(upstreams, tmp_path):
     # `Phases` is bound nowhere the copy can see: still listed, with upstream's import when it has one
-    code, entry = port(copy_plugin(tmp_path, phase_alias="Phases.ALL"), *upstreams)
+    _, entry = port(copy_plugin(tmp_path, phase_alias="Phases.ALL"), *upstreams)
     assert [u["name"] for u in entry["undefined_names"]] == ["Phases"], entry
 
 
@@ -133,5 +133,5 @@ def test_real_release_check_cuda_graph_backend_copy(tmp_path):
                 )
             ''',
     })
-    code, entry = port(root, "sglang==0.5.17", "sglang==0.5.23")
+    _, entry = port(root, "sglang==0.5.17", "sglang==0.5.23")
     assert entry["status"] == "conflict" and entry["undefined_names"] == [], entry

@@ -43,7 +43,7 @@ def hook_plugin(tmp_path):
 def test_diff_marks_what_the_base_already_broke(upstreams, tmp_path):
     old, new = upstreams
     root = hook_plugin(tmp_path)
-    code, doc = harness_json("diff", "--from", old, "--to", new, "--plugin", str(root), "--out", str(tmp_path / "diff"))
+    _, doc = harness_json("diff", "--from", old, "--to", new, "--plugin", str(root), "--out", str(tmp_path / "diff"))
     findings = by_target(doc["findings"])
     before, upgrade = findings[f"{SAMPLER}._attach_logprobs_to_output"], findings[TORCHAO]
     assert before["status"] == upgrade["status"] == "missing"
@@ -76,7 +76,7 @@ def test_real_release_sampler_hook_preexisting_torchao_broken_by_upgrade(tmp_pat
     # 0.5.17 sglang/srt/layers/torchao_utils.py:32 apply_torchao_config_to_model; the module is gone in 0.5.23.
     real_releases("sglang==0.5.17", "sglang==0.5.23")
     root = hook_plugin(tmp_path)
-    code, doc = harness_json("diff", "--from", "sglang==0.5.17", "--to", "sglang==0.5.23", "--plugin", str(root), "--out", str(tmp_path / "diff"))
+    _, doc = harness_json("diff", "--from", "sglang==0.5.17", "--to", "sglang==0.5.23", "--plugin", str(root), "--out", str(tmp_path / "diff"))
     findings = by_target(doc["findings"])
     assert findings[f"{SAMPLER}._attach_logprobs_to_output"]["preexisting"] is True
     assert findings[TORCHAO]["preexisting"] is False and findings[TORCHAO]["breaking"] is True
