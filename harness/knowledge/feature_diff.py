@@ -260,12 +260,12 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
         return _judge_member_pair(dep, finding, old, new)
     if finding is None:
         return None
-    if finding.status in (Status.missing, Status.not_on_base):
+    if finding.status in (Status.missing, Status.not_on_base) and dep.kind != "registry_key":  # a key's successor is a close key
         successor = find_successor(finding.target, new.index, preferred=added)
         if successor:
             finding.successor, finding.successor_reason = successor
         return new.apply_conditions(finding, dep)
-    if finding.status not in (Status.ok, Status.inherited) or dep.kind in ("file", "entry_point", "model", "call"):
+    if finding.status not in (Status.ok, Status.inherited) or dep.kind in ("file", "entry_point", "model", "call", "registry_key"):
         return new.apply_conditions(finding, dep)
     before = _resolve(dep, finding.target, old.index)
     after = _resolve(dep, finding.target, new.index)

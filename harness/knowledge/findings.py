@@ -42,6 +42,7 @@ Kind = Literal[
     "import",  # import sglang.x / from sglang.x import y
     "reference",  # attribute access through an upstream module, class or enum
     "call",  # a call to an upstream function or class with the arguments it passes
+    "registry_key",  # a string key read from an upstream dict / registry: X["key"]
     "patch",  # setattr / assignment / in-place edit of an upstream attribute
     "attention_backend",
     "kernel",
