@@ -22,6 +22,8 @@ from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import dotted
 
+# Above this many candidate modules a name is too common to scan (each is parsed): calls unsure.
+MAX_MODULES = 60
 # The platform object upstream code calls platform methods on; an instance of this class.
 PLATFORM_INSTANCE = "current_platform"
 PLATFORM_CLASS = "sglang.srt.platforms.interface.SRTPlatform"
@@ -73,13 +75,19 @@ def call_sites(index: SymbolIndex, ref: Ref) -> CallSites:
 def _find(index: SymbolIndex, ref: Ref) -> CallSites:
     owner, _, name = ref.qualname.rpartition(".")
     info = index.function_info(ref)
-    if ref.kind != "function" or info is None or "." in owner:
-        return CallSites()
+    if ref.kind != "function" or info is None or "." in owner or name.startswith("__"):
+        return CallSites()  # a dunder is called by Python itself (against_calls keeps its verdict)
     decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
     static, classmethod_ = "staticmethod" in decorators, "classmethod" in decorators
     owner_ref = Ref("class", ref.module, owner) if owner else None
     result = CallSites()
-    for module in index.modules_calling(name, bare=not owner):
+    candidates = index.modules_calling(name, bare=not owner)
+    if len(candidates) > MAX_MODULES:
+        # a name called all over the release (forward, get, run): too costly to place every call
+        relpath = index.files[ref.module][0]
+        result.unsure.append(CallSite(relpath, info.lineno, f"{len(candidates)} modules call a '.{name}(': not scanned", CallShape(0, (), True, True), True))
+        return result
+    for module in candidates:
         tree = parsed(index, module)
         if tree is None:
             continue

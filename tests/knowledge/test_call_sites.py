@@ -311,3 +311,14 @@ def test_real_release_get_device_uuid_always_passed(tmp_path, version):
     assert finding["breaking"] is False, finding
     if version == "0.5.23":
         assert "sglang/srt/entrypoints/engine.py:794" in finding["detail"], finding["detail"]
+
+
+def test_a_name_called_all_over_the_release_is_not_scanned(upstreams, monkeypatch):
+    # each candidate module is parsed: past the cap the calls are unsure and a verdict stands as it was
+    import harness.knowledge.callsites as callsites
+
+    monkeypatch.setattr(callsites, "MAX_MODULES", 0)
+    _, new = upstreams
+    index = load_index(resolve_upstream(new))
+    sites = call_sites(index, index.resolve(f"{WU}.filter_files").ref)
+    assert sites.calls == [] and "not scanned" in sites.unsure[0].receiver
