@@ -315,7 +315,7 @@ def test_real_release_get_device_uuid_always_passed(tmp_path, version):
 
 def test_a_name_called_all_over_the_release_is_not_scanned(upstreams, monkeypatch):
     # each candidate module is parsed: past the cap the calls are unsure and a verdict stands as it was
-    import harness.knowledge.callsites as callsites
+    from harness.knowledge import callsites
 
     monkeypatch.setattr(callsites, "MAX_MODULES", 0)
     _, new = upstreams
