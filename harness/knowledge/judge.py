@@ -331,7 +331,8 @@ class Judge:
         if found is None:
             return None
         target = f"{dep.target}[{dep.name!r}]"
-        own = next((d for d in self.scan.dependencies if d.name == dep.name and d.kind in REGISTRATION_KINDS and d is not dep), None)
+        own = next((d for d in self.scan.dependencies if d.name == dep.name and d is not dep and (
+            d.kind in REGISTRATION_KINDS or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target))), None)
         if dep.name in found.keys:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")
         if own is not None:

@@ -1067,7 +1067,7 @@ class _Scanner:
             owner = self.qualify(module, dotted(target.value), env)
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
-                self._dependency("patch", owner, module, stmt, ctx, how="item-assign")
+                self._dependency("patch", owner, module, stmt, ctx, how="item-assign", name=key if isinstance(key, str) else None)
             if isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith("sglang."):
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
             if isinstance(key, str) and key == EXTERNAL_MODEL_ENV and (dotted(target.value) or "").endswith("environ"):

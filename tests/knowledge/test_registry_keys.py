@@ -108,6 +108,23 @@ def test_keys_put_in_anywhere_are_there(upstreams, tmp_path):
     assert code == 0 and not [f for f in doc["findings"] if f["kind"] == "registry_key"], doc["findings"]
 
 
+def test_a_key_the_plugin_puts_in_itself_is_there(upstreams, tmp_path):
+    _, new, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"own": "own:register"}),
+        "own/__init__.py": """
+            from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS
+
+
+            def register():
+                ATTENTION_BACKENDS["own_backend"] = object
+                return ATTENTION_BACKENDS["own_backend"]
+            """,
+    })
+    code, doc = check(root, new)
+    assert code == 0 and not [f for f in doc["findings"] if f["kind"] == "registry_key"], doc["findings"]
+
+
 def test_computed_keys_make_an_absent_key_undecided(upstreams, tmp_path):
     _, _, computed = upstreams
     root = key_plugin(tmp_path, ["dual_chunk_flash_attn"])
