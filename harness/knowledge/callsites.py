@@ -16,14 +16,18 @@ the same name on a receiver the index cannot place is `unsure`: it may or may no
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from dataclasses import dataclass, field
+
+import msgspec
 
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import dotted
 
 # Above this many candidate modules a name is too common to scan (each is parsed): calls unsure.
-MAX_MODULES = 60
+MAX_MODULES = 16
 # The platform object upstream code calls platform methods on; an instance of this class.
 PLATFORM_INSTANCE = "current_platform"
 PLATFORM_CLASS = "sglang.srt.platforms.interface.SRTPlatform"
@@ -68,8 +72,19 @@ def call_sites(index: SymbolIndex, ref: Ref) -> CallSites:
     business: an empty `calls` with an empty `unsure` means no call was found)."""
     memo = index.memo.setdefault("call_sites", {})
     if ref not in memo:
-        memo[ref] = _find(index, ref)
+        key = f"call_sites:{ref.kind}:{ref.module}:{ref.qualname}"
+        blob = index.cached_analysis(key)
+        try:
+            memo[ref] = _DECODER.decode(blob) if blob is not None else None
+        except msgspec.DecodeError:  # torn or planted: recomputed, never trusted
+            memo[ref] = None
+        if memo[ref] is None:
+            memo[ref] = _find(index, ref)
+            index.store_analysis(key, msgspec.msgpack.encode(memo[ref]))
     return memo[ref]
+
+
+_DECODER = msgspec.msgpack.Decoder(CallSites)
 
 
 def _find(index: SymbolIndex, ref: Ref) -> CallSites:
@@ -92,7 +107,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
         if tree is None:
             continue
         relpath = index.files[module][0]
-        for node, enclosing in _calls_and_references(tree, name):
+        for node, enclosing in _calls_and_references(tree, name, _lines_naming(index.sources()[module], name)):
             site = _classify(index, module, node, enclosing, ref, owner_ref, name, static, classmethod_)
             if site is None:
                 continue
@@ -117,13 +132,35 @@ def parsed(index: SymbolIndex, module: str) -> ast.Module | None:
     return trees[module]
 
 
-def _calls_and_references(tree: ast.Module, name: str):
+def _lines_naming(text: bytes, name: str) -> list[int]:
+    """Line numbers (1-based, sorted) where `name` occurs as a word in `text`."""
+    pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    lines, line, last = [], 1, 0
+    for match in pattern.finditer(text):
+        line += text.count(b"\n", last, match.start())
+        last = match.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _calls_and_references(tree: ast.Module, name: str, lines: list[int]):
     """(node, enclosing class qualname or None) for every call of `….name(…)` / `name(…)` and
-    every other load of `….name` (a bound method passed on as a value)."""
+    every other load of `….name` (a bound method passed on as a value). Only nodes spanning one
+    of `lines` (where the name occurs) are walked: a release module is large, its mentions few."""
     called: set[int] = set()
+
+    def spans_a_mention(node: ast.AST) -> bool:
+        start = getattr(node, "lineno", None)
+        if start is None:
+            return True
+        at = bisect.bisect_left(lines, start)
+        return at < len(lines) and lines[at] <= (node.end_lineno or start)
 
     def visit(node: ast.AST, cls: str | None):
         for child in ast.iter_child_nodes(node):
+            if not spans_a_mention(child):
+                continue
             inner = cls
             if isinstance(child, ast.ClassDef):
                 inner = f"{cls}.{child.name}" if cls else child.name

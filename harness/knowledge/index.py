@@ -63,7 +63,7 @@ from harness.knowledge.symbols import (
 )
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-CACHE_VERSION = 11  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle)
+CACHE_VERSION = 12  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses)
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
 
 
@@ -158,6 +158,7 @@ class SymbolIndex:
         self._dot_calls: dict[str, list[str]] | None = None
         # Analyses built on this index keep their per-release answers here (call sites, their parsed modules).
         self.memo: dict[str, dict] = {}
+        self._analyses: dict[str, bytes] = {}  # and those worth keeping, encoded, in the cache file
         self._instance_attributes: dict[str, InstanceAttributes] = {}
         self._mros: dict[Ref, tuple[list[Ref], tuple[str, ...]]] = {}
         self._external = external
@@ -224,7 +225,7 @@ class SymbolIndex:
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.cache_file.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(_ENCODER.encode(_CacheFile(self._blobs, self._definitions, self._instance_attributes)))
+            handle.write(_ENCODER.encode(_CacheFile(self._blobs, self._definitions, self._instance_attributes, self._analyses)))
         os.replace(tmp, self.cache_file)
         self._dirty = False
 
@@ -239,6 +240,7 @@ class SymbolIndex:
         # only this source's modules: a table under any other name is no answer of this tree
         self._blobs = {name: blob for name, blob in cached.blobs.items() if name in self.files}
         self._definitions, self._instance_attributes = cached.definitions, cached.instances
+        self._analyses = cached.analyses
 
     def modules_defining(self, name: str) -> list[str]:
         """Modules that may define `name` (a `def name` / `class name` at any depth, possibly
@@ -270,6 +272,16 @@ class SymbolIndex:
             return list(found)
         needle = name.encode() + b"("
         return sorted(set(found) | {module for module, text in self.sources().items() if needle in text})
+
+    def cached_analysis(self, key: str) -> bytes | None:
+        """What `store_analysis` kept under `key` for this release (from the cache file), or None.
+        The caller decodes it with its own typed decoder and recomputes on a DecodeError."""
+        return self._analyses.get(key)
+
+    def store_analysis(self, key: str, blob: bytes) -> None:
+        """Keep an analysis answer (msgpack bytes) with the index: saved with the cache file."""
+        self._analyses[key] = blob
+        self._dirty = True
 
     def sources(self) -> dict[str, bytes]:
         """Every module's source (module -> bytes), read once on first use and kept for this
@@ -750,6 +762,7 @@ class _CacheFile(msgspec.Struct, array_like=True):
     blobs: dict[str, bytes]
     definitions: dict[str, list[str]] | None
     instances: dict[str, InstanceAttributes]
+    analyses: dict[str, bytes] = {}  # answers of analyses built on the index (call sites, registry keys), still encoded
 
 
 _ENCODER = msgspec.msgpack.Encoder()

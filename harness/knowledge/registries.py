@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+import msgspec
+
 from harness.knowledge.callsites import parsed
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.symbols import dotted
@@ -39,8 +41,22 @@ def registry_keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
     literal or `dict()`). Memoised per index."""
     memo = index.memo.setdefault("registry_keys", {})
     if ref not in memo:
-        memo[ref] = _keys(index, ref)
+        key = f"registry_keys:{ref.kind}:{ref.module}:{ref.qualname}"
+        blob = index.cached_analysis(key)
+        try:
+            memo[ref] = _DECODER.decode(blob) if blob is not None else _UNSET
+        except msgspec.DecodeError:  # torn or planted: recomputed, never trusted
+            memo[ref] = _UNSET
+        if memo[ref] is _UNSET:
+            memo[ref] = _keys(index, ref)
+            index.store_analysis(key, msgspec.msgpack.encode(memo[ref]))
     return memo[ref]
+
+
+_UNSET = object()
+
+
+_DECODER = msgspec.msgpack.Decoder(RegistryKeys | None)
 
 
 def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:

@@ -12,7 +12,7 @@ from knowledge_support import by_target
 from real_releases import real_releases
 
 from harness.knowledge.callsites import call_sites
-from harness.knowledge.index import load_index
+from harness.knowledge.index import SymbolIndex, load_index
 from harness.knowledge.upstream import resolve_upstream
 
 WU = "sglang.srt.model_loader.weight_utils"
@@ -313,12 +313,25 @@ def test_real_release_get_device_uuid_always_passed(tmp_path, version):
         assert "sglang/srt/entrypoints/engine.py:794" in finding["detail"], finding["detail"]
 
 
+def test_call_sites_are_kept_with_the_index(upstreams, tmp_path):
+    # a second check of the release reads the calls from the index cache, not the sources
+    _, new = upstreams
+    source = resolve_upstream(new)
+    index = load_index(source)
+    ref = index.resolve(f"{WU}.filter_files").ref
+    first = call_sites(index, ref)
+    index.save()
+    again = load_index(source)
+    assert again.cached_analysis(f"call_sites:function:{WU}:filter_files") is not None
+    assert call_sites(again, ref) == first and again._sources is None
+
+
 def test_a_name_called_all_over_the_release_is_not_scanned(upstreams, monkeypatch):
     # each candidate module is parsed: past the cap the calls are unsure and a verdict stands as it was
     from harness.knowledge import callsites
 
     monkeypatch.setattr(callsites, "MAX_MODULES", 0)
     _, new = upstreams
-    index = load_index(resolve_upstream(new))
+    index = SymbolIndex(resolve_upstream(new), use_cache=False)  # not the answer an earlier check kept
     sites = call_sites(index, index.resolve(f"{WU}.filter_files").ref)
     assert sites.calls == [] and "not scanned" in sites.unsure[0].receiver
