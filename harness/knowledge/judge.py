@@ -923,6 +923,8 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind)
     if sites.unsure or failing:
         unplaced = ", ".join(f"{s.where} ({s.receiver})" for s in sites.unsure[:4])
         return certain, f"{message}; upstream calls checked: {checked or 'none found'}" + (f"; calls of the same name not placed: {unplaced}" if unplaced else "")
+    if certain and _called_implicitly(index, ref):
+        return certain, f"{message}; upstream calls checked: {checked or 'none found'}, but it is also called in ways a source scan cannot see"
     if sites.calls:
         return False, f"{message}; but every upstream call of it binds: {checked}"
     if certain and (not _never_called(index, ref) or bind(_fullest_call(index, ref)) is not None):
@@ -942,17 +944,19 @@ def _fullest_call(index: SymbolIndex, ref: Ref) -> CallSite:
     return CallSite("", 0, "", CallShape(len(positional), keywords, False, False), method)
 
 
-def _never_called(index: SymbolIndex, ref: Ref) -> bool:
-    """Nothing upstream can call `ref` unseen by the call-site scan: not a dunder; no class in
-    its owner's MRO outside the source (a framework base such as torch.nn.Module calls members
-    like `forward` itself); its name in no string literal of the release (getattr by name); a
-    method never named as `.name` without a call (passed on as a value); a function named in
-    no other module (imported to be passed on)."""
+def _called_implicitly(index: SymbolIndex, ref: Ref) -> bool:
+    """Python or a framework calls it without naming it: a dunder, or a member of a class with a
+    base outside the source (torch.nn.Module.__call__ runs `forward`)."""
     owner, _, name = ref.qualname.rpartition(".")
-    if name.startswith("__"):
-        return False
-    if owner and any(klass.kind != "class" for klass in index.mro(Ref("class", ref.module, owner))):
-        return False
+    return name.startswith("__") or bool(owner and any(klass.kind != "class" for klass in index.mro(Ref("class", ref.module, owner))))
+
+
+def _never_called(index: SymbolIndex, ref: Ref) -> bool:
+    """Nothing upstream can call `ref` unseen by the call-site scan (which found no call): its
+    name in no string literal of the release (getattr by name); a method never named as `.name`
+    without a call (passed on as a value); a function named in no other module (imported to be
+    passed on). Callers rule out implicit calls first (_called_implicitly)."""
+    owner, _, name = ref.qualname.rpartition(".")
     quoted = (f'"{name}"'.encode(), f"'{name}'".encode())
     sources = index.sources()
     if any(q in text for text in sources.values() for q in quoted):

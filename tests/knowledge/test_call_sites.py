@@ -89,6 +89,18 @@ NEW_LOADER = {
             def prepare(self, batch, flag=False):
                 return super().prepare(batch, flag=flag)
         """,
+    "sglang/srt/layers/head.py": """
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def forward(self, x, scale=1.0):
+                return x
+
+
+        def project(head, x):
+            return Head.forward(head, x, 2.0)
+        """,
 }
 
 
@@ -181,6 +193,23 @@ def test_method_calls_through_self_and_super_and_not_another_classs_own(upstream
     assert prepare["status"] == "signature_changed" and prepare["breaking"] is False, prepare
     assert "every upstream call of it binds" in prepare["detail"] and "scheduler.py:26" in prepare["detail"], prepare["detail"]
     assert code == 1
+
+
+def test_a_member_a_framework_calls_keeps_its_verdict(upstreams, tmp_path):
+    # Head is a torch.nn.Module: head(x) runs forward without naming it, so the one call found
+    # (head.py:10, which passes scale) does not clear a hook that requires scale
+    _, new = upstreams
+    root = hooks_plugin(tmp_path, """
+            def fwd(self, x, scale):
+                return x
+
+
+            def register():
+                HookRegistry.register("sglang.srt.layers.head.Head.forward", fwd, HookType.REPLACE)
+            """)
+    _, doc = check(root, new)
+    finding = by_target(doc["findings"])["sglang.srt.layers.head.Head.forward"]
+    assert finding["breaking"] is True and "head.py:10" in finding["detail"] and "cannot see" in finding["detail"], finding
 
 
 def test_the_index_lists_calls_with_their_shapes(upstreams):
