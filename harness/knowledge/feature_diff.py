@@ -16,7 +16,7 @@ from typing import Callable, Literal, NamedTuple
 import msgspec
 from pydantic import BaseModel, Field
 
-from harness.knowledge.findings import Finding, Status
+from harness.knowledge.findings import BREAKING, Finding, Status
 from harness.knowledge.index import CACHE_VERSION as INDEX_CACHE_VERSION
 from harness.knowledge.index import Resolution, SymbolIndex, load_index, module_name
 from harness.knowledge.judge import (
@@ -63,8 +63,14 @@ class FeatureDiff(BaseModel):
 
     @property
     def impacted(self) -> list[Finding]:
-        """Findings with something to port (a plugin's own platform method is not one)."""
-        return [f for f in self.findings if f.status not in (Status.ok, Status.extension)]
+        """What the upgrade does to the plugin: findings with something to port that --from
+        allowed (a plugin's own platform method is not one, nor a dependency already broken on --from)."""
+        return [f for f in self.findings if f.status not in (Status.ok, Status.extension) and not f.preexisting]
+
+    @property
+    def preexisting(self) -> list[Finding]:
+        """Dependencies already broken on --from and still not fine on --to: listed apart."""
+        return [f for f in self.findings if f.preexisting]
 
     def change_counts(self, depth: int = 3) -> list[tuple[str, Counter]]:
         """Changes per package (first `depth` components), biggest first — the diff at a glance."""
@@ -75,7 +81,8 @@ class FeatureDiff(BaseModel):
         return sorted(per.items(), key=lambda item: -sum(item[1].values()))
 
     def checklist(self) -> list[str]:
-        return [migration_step(f) for f in self.findings if f.status != Status.ok]
+        """One migration step per impact of the upgrade (preexisting problems are listed apart)."""
+        return [migration_step(f) for f in self.findings if f.status != Status.ok and not f.preexisting]
 
 
 def diff_upstreams(
@@ -106,7 +113,11 @@ def diff_upstreams(
         prefetch(old_index, scan)
         added_symbols = {c.symbol for c in changes if c.change in ("added", "moved")}
         old_judge, new_judge = Judge(old_index, scan), Judge(new_index, scan)
-        findings = [f for f in (_judge_pair(dep, old_judge, new_judge, added_symbols) for dep in dependencies(scan)) if f is not None and reported(f)]
+        findings = []
+        for dep in dependencies(scan):
+            finding = _judge_pair(dep, old_judge, new_judge, added_symbols)
+            if finding is not None and reported(finding):
+                findings.append(_mark_preexisting(finding, dep, old_judge))
         if old.kind == "git" and new.kind == "git" and old.git_repo == new.git_repo:
             for finding in findings:
                 if finding.status != Status.ok:
@@ -249,12 +260,12 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
         return _judge_member_pair(dep, finding, old, new)
     if finding is None:
         return None
-    if finding.status in (Status.missing, Status.not_on_base):
+    if finding.status in (Status.missing, Status.not_on_base) and dep.kind != "registry_key":  # a key's successor is a close key
         successor = find_successor(finding.target, new.index, preferred=added)
         if successor:
             finding.successor, finding.successor_reason = successor
         return new.apply_conditions(finding, dep)
-    if finding.status not in (Status.ok, Status.inherited) or dep.kind in ("file", "entry_point", "model", "call"):
+    if finding.status not in (Status.ok, Status.inherited) or dep.kind in ("file", "entry_point", "model", "call", "registry_key"):
         return new.apply_conditions(finding, dep)
     before = _resolve(dep, finding.target, old.index)
     after = _resolve(dep, finding.target, new.index)
@@ -286,6 +297,22 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
         finding.risk = risk_of(dep, Status.signature_changed)
         finding.detail = f"the patch rebinds a re-export only; {after.ref.module} and its callers keep the original; {finding.detail}"
     return new.apply_conditions(finding, dep)
+
+
+def _mark_preexisting(finding: Finding, dep: Dependency, old: Judge) -> Finding:
+    """A dependency that --from already broke (missing, not on the base, never applied, or a
+    certain misfit) is `preexisting`: the plugin's problem before the upgrade, not its impact."""
+    if finding.status in (Status.ok, Status.extension):
+        return finding
+    before = old.judge(dep)
+    if before is None:
+        return finding
+    before = old.apply_conditions(before, dep)
+    if before.breaking or before.status in BREAKING:
+        finding.preexisting = True
+        finding.detail = (f"already {before.status.value}{' and breaking' if before.breaking else ''} on {old.index.source.label} "
+                          f"(before the upgrade); {finding.detail or ''}").rstrip("; ")
+    return finding
 
 
 def _judge_member_pair(dep: Dependency, finding: Finding | None, old: Judge, new: Judge) -> Finding | None:

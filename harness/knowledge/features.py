@@ -201,7 +201,7 @@ def _grouped_rows(diff, old: UpstreamSource, new: UpstreamSource) -> list[dict]:
 
     rows = []
     for feature in group_features(diff, old, new):
-        status = "breaking" if feature.breaking else "unverified" if feature.unverified else (
+        status = "preexisting" if feature.kind == "preexisting" else "breaking" if feature.breaking else "unverified" if feature.unverified else (
             "impacted" if feature.kind == "impacted" else feature.kind.replace("_", " "))
         top = feature.findings[0] if feature.findings else None
         rows.append({

@@ -42,6 +42,7 @@ Kind = Literal[
     "import",  # import sglang.x / from sglang.x import y
     "reference",  # attribute access through an upstream module, class or enum
     "call",  # a call to an upstream function or class with the arguments it passes
+    "registry_key",  # a string key read from an upstream dict / registry: X["key"]
     "patch",  # setattr / assignment / in-place edit of an upstream attribute
     "attention_backend",
     "kernel",
@@ -78,6 +79,8 @@ class Finding(BaseModel):
     guard: Guard | None = None
     risk: int = 0  # higher = look first
     commits: list[str] = Field(default_factory=list)  # "sha subject", git sources only
+    # `diff`/`features`/`upgrade` only: already broken on --from, so not an impact of the upgrade
+    preexisting: bool = False
 
     @model_validator(mode="after")
     def _breaking_by_default(self) -> "Finding":

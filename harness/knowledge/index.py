@@ -63,7 +63,7 @@ from harness.knowledge.symbols import (
 )
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-CACHE_VERSION = 11  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle)
+CACHE_VERSION = 12  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses)
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
 
 
@@ -153,6 +153,12 @@ class SymbolIndex:
         self._blobs: dict[str, bytes] = {}
         self._definitions: dict[str, list[str]] | None = None
         self._registered: dict[str, str] | None = None  # not cached: one regex pass when a lookup needs it
+        # Call-site pre-filter, built on first use (see modules_calling); not cached on disk.
+        self._sources: dict[str, bytes] | None = None
+        self._dot_calls: dict[str, list[str]] | None = None
+        # Analyses built on this index keep their per-release answers here (call sites, their parsed modules).
+        self.memo: dict[str, dict] = {}
+        self._analyses: dict[str, bytes] = {}  # and those worth keeping, encoded, in the cache file
         self._instance_attributes: dict[str, InstanceAttributes] = {}
         self._mros: dict[Ref, tuple[list[Ref], tuple[str, ...]]] = {}
         self._external = external
@@ -219,7 +225,7 @@ class SymbolIndex:
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.cache_file.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(_ENCODER.encode(_CacheFile(self._blobs, self._definitions, self._instance_attributes)))
+            handle.write(_ENCODER.encode(_CacheFile(self._blobs, self._definitions, self._instance_attributes, self._analyses)))
         os.replace(tmp, self.cache_file)
         self._dirty = False
 
@@ -234,6 +240,7 @@ class SymbolIndex:
         # only this source's modules: a table under any other name is no answer of this tree
         self._blobs = {name: blob for name, blob in cached.blobs.items() if name in self.files}
         self._definitions, self._instance_attributes = cached.definitions, cached.instances
+        self._analyses = cached.analyses
 
     def modules_defining(self, name: str) -> list[str]:
         """Modules that may define `name` (a `def name` / `class name` at any depth, possibly
@@ -248,6 +255,40 @@ class SymbolIndex:
             self._definitions = definitions
             self._dirty = True
         return self._definitions.get(name, [])
+
+    def modules_calling(self, name: str, bare: bool = False) -> list[str]:
+        """Modules whose source may call `name`: `.name(` anywhere (a method, or a function
+        through its module) and, with `bare`, also `name(` (a function imported by name). The
+        sources are read once, on first use, and `.name(` is one regex pass over them; `name(`
+        is a substring test per module. Callers verify a candidate by parsing it."""
+        if self._dot_calls is None:
+            dot_calls: dict[str, list[str]] = {}
+            for module, text in self.sources().items():
+                for found in set(_DOT_CALL.findall(text)):
+                    dot_calls.setdefault(found.decode(), []).append(module)
+            self._dot_calls = dot_calls
+        found = self._dot_calls.get(name, [])
+        if not bare:
+            return list(found)
+        needle = name.encode() + b"("
+        return sorted(set(found) | {module for module, text in self.sources().items() if needle in text})
+
+    def cached_analysis(self, key: str) -> bytes | None:
+        """What `store_analysis` kept under `key` for this release (from the cache file), or None.
+        The caller decodes it with its own typed decoder and recomputes on a DecodeError."""
+        return self._analyses.get(key)
+
+    def store_analysis(self, key: str, blob: bytes) -> None:
+        """Keep an analysis answer (msgpack bytes) with the index: saved with the cache file."""
+        self._analyses[key] = blob
+        self._dirty = True
+
+    def sources(self) -> dict[str, bytes]:
+        """Every module's source (module -> bytes), read once on first use and kept for this
+        index: the text pre-filters of call sites and registries search it."""
+        if self._sources is None:
+            self._sources = {module: (self.source.root / relpath).read_bytes() for module, (relpath, _) in sorted(self.files.items())}
+        return self._sources
 
     def registered_on_others(self, name: str) -> str | None:
         """Where upstream code registers `name` on an object it was handed (not `self`):
@@ -721,6 +762,7 @@ class _CacheFile(msgspec.Struct, array_like=True):
     blobs: dict[str, bytes]
     definitions: dict[str, list[str]] | None
     instances: dict[str, InstanceAttributes]
+    analyses: dict[str, bytes] = {}  # answers of analyses built on the index (call sites, registry keys), still encoded
 
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -749,6 +791,8 @@ NEWLINE = b"\n"
 _REGISTRATION = re.compile(rb"\.(?:register_parameter|register_buffer|add_module|register_module)\(\s*[\"'](\w+)[\"']")
 _SETATTR = re.compile(rb"setattr\(\s*(\w+)\s*,\s*[\"'](\w+)[\"']")
 _RECEIVER = re.compile(rb"(\w+)$")
+# `.name(`: literal-led, so one pass over a release is ~0.3 s (an unanchored `(\w+)\(` is 20x that)
+_DOT_CALL = re.compile(rb"\.(\w+)[ \t]*\(")
 
 
 def load_index(source: UpstreamSource) -> SymbolIndex:

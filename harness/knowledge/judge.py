@@ -22,10 +22,12 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from harness.knowledge.callsites import CallSite, call_sites
 from harness.knowledge.external import display
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, LOADERS, CallShape, Catch, Dependency, PluginScan, is_upstream
+from harness.knowledge.registries import registry_keys
 from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
@@ -33,7 +35,9 @@ _ERRORS_BY_KIND = {"import": IMPORT_ERRORS, "reference": ATTRIBUTE_ERRORS, "call
 _FAILING = {Status.missing, Status.signature_changed, Status.unknown}
 # Plain uses of upstream (as opposed to the plugin's integration points: hooks, overrides,
 # patches, registrations) are many; they are listed only when something is wrong with them.
-USAGE_KINDS = {"import", "reference", "call", "subclass"}
+USAGE_KINDS = {"import", "reference", "call", "subclass", "registry_key"}
+# Plugin registrations under a name: a key the plugin registers itself is there when it reads it.
+REGISTRATION_KINDS = {"attention_backend", "kernel", "model"}
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
 # the instance (torch/nn/modules/module.py), which instance_attributes lists
 _REGISTERED_NAMES_ONLY = {"torch.nn.Module", "torch.nn.modules.module.Module"}
@@ -282,10 +286,19 @@ class Judge:
         if problem is None:
             return None
         certain, message = problem
-        return certain, (
+        problem = certain, (
             f"{dep.hook_type} hook {dep.hook}{signature_text(dep.params)} cannot take what the wrapper passes "
             f"{signature_text(expected)} for {resolution.ref.path}: {message}"
         )
+        # The wrapper hands the hook what the call passed (self included for a method called
+        # through an instance), after original_fn / result.
+        extra = 1 if prefix else 0
+
+        def bind(site: CallSite):
+            shape = CallShape(site.shape.positional + extra + (1 if site.bound else 0), site.shape.keywords, site.shape.star_args, site.shape.star_kwargs)
+            return bind_problem(dep.params, shape, False)
+
+        return against_calls(self.index, resolution.ref, problem, bind)
 
     def _judge_model(self, dep: Dependency) -> Finding:
         resolution = self.index.resolve(dep.target)
@@ -306,6 +319,33 @@ class Judge:
                 for finding in [self._judge_import(dep)] if finding.status is Status.missing
             ), None)
         return self._failing[module]
+
+    def _judge_registry_key(self, dep: Dependency) -> Finding | None:
+        """`X["key"]` on an upstream module-level dict: the key must be one upstream puts in it
+        (harness.knowledge.registries); anything else subscripted (a class, a sequence) is not
+        a registry and gives no finding."""
+        resolution = resolve_dependency(dep, self.index)
+        if not resolution.ok or resolution.ref.kind != "value":
+            return None  # the name itself: its import or reference says so
+        found = registry_keys(self.index, resolution.ref)
+        if found is None:
+            return None
+        target = f"{dep.target}[{dep.name!r}]"
+        own = next((d for d in self.scan.dependencies if d.name == dep.name and d is not dep and (
+            d.kind in REGISTRATION_KINDS or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target))), None)
+        if dep.name in found.keys:
+            return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")
+        if own is not None:
+            return Finding(**self.base(dep, target), status=Status.ok, detail=f"the plugin registers {dep.name!r} itself ({own.file}:{own.line})")
+        known = ", ".join(sorted(found.keys)[:12]) + (" …" if len(found.keys) > 12 else "")
+        if found.open:
+            return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                           detail=f"{dep.name!r} is not among the keys upstream puts in {dep.target} ({known}), but {found.open[0]}")
+        successor = difflib.get_close_matches(dep.name, list(found.keys), n=1)
+        return Finding(**self.base(dep, target), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                       detail=f"{dep.target} has no key {dep.name!r} in {self.index.source.label} (KeyError when read); its keys: {known}",
+                       successor=f"{dep.target}[{successor[0]!r}]" if successor else None,
+                       successor_reason="a close key of the same registry" if successor else None)
 
     def _judge_target(self, dep: Dependency) -> Finding:
         """Patches and registrations: the target must resolve."""
@@ -442,6 +482,8 @@ class Judge:
         info = self.index.function_info(ref)
         problem = signature_incompatibility(info.params, dep.params or (), positional_only=1 if dep.bound else 0) if info else None
         if problem:
+            # the calls upstream makes of the base method reach the override
+            problem = against_calls(self.index, ref, problem, lambda site: bind_problem(dep.params or (), site.shape, site.bound and bool(dep.bound)))
             certain, message = problem
             detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
             return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
@@ -861,6 +903,68 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
         return None
     certain = [p for p in problems if p[0]]
     return (certain or problems)[0]
+
+
+def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind) -> tuple[bool, str]:
+    """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
+    by the calls the release makes of `ref` (harness.knowledge.callsites); `bind(site)` is
+    bind_problem for one call. Certain when a call upstream makes cannot bind (that path raises
+    TypeError); not breaking when every call binds and nothing else may call it; otherwise the
+    problem as it was. The detail names the calls checked (file:line)."""
+    certain, message = problem
+    sites = call_sites(index, ref)
+    failing = [(site, found) for site in sites.calls if (found := bind(site)) is not None]
+    sure = [(site, why) for site, (is_certain, why) in failing if is_certain]
+    if sure:
+        site, why = sure[0]
+        more = f" (and {len(sure) - 1} more call(s): {', '.join(s.where for s, _ in sure[1:5])})" if len(sure) > 1 else ""
+        return True, f"{message}; upstream calls it at {site.describe()}: {why}, a TypeError on that path{more}"
+    checked = ", ".join(s.describe() for s in sites.calls[:6]) + (f" and {len(sites.calls) - 6} more" if len(sites.calls) > 6 else "")
+    if sites.unsure or failing:
+        unplaced = ", ".join(f"{s.where} ({s.receiver})" for s in sites.unsure[:4])
+        return certain, f"{message}; upstream calls checked: {checked or 'none found'}" + (f"; calls of the same name not placed: {unplaced}" if unplaced else "")
+    if certain and _called_implicitly(index, ref):
+        return certain, f"{message}; upstream calls checked: {checked or 'none found'}, but it is also called in ways a source scan cannot see"
+    if sites.calls:
+        return False, f"{message}; but every upstream call of it binds: {checked}"
+    if certain and (not _never_called(index, ref) or bind(_fullest_call(index, ref)) is not None):
+        # called in ways a source scan cannot see (nn.Module.__call__, a dunder, by name), or
+        # no call could ever bind (the wrapper's own arguments do not fit)
+        return problem
+    return False, f"{message}; but nothing in {index.source.label} calls it (no call, reference or name string found)"
+
+
+def _fullest_call(index: SymbolIndex, ref: Ref) -> CallSite:
+    """A call of `ref` passing every parameter it has (through an instance, for a method): what
+    any caller could pass. A callable that cannot take even this one fails whoever calls it."""
+    info = index.function_info(ref)
+    method = "." in ref.qualname and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
+    positional = [p for p in info.params if p.kind in ("posonly", "pos")][1 if method else 0 :]
+    keywords = tuple(p.name for p in info.params if p.kind == "kwonly")
+    return CallSite("", 0, "", CallShape(len(positional), keywords, False, False), method)
+
+
+def _called_implicitly(index: SymbolIndex, ref: Ref) -> bool:
+    """Python or a framework calls it without naming it: a dunder, or a member of a class with a
+    base outside the source (torch.nn.Module.__call__ runs `forward`)."""
+    owner, _, name = ref.qualname.rpartition(".")
+    return name.startswith("__") or bool(owner and any(klass.kind != "class" for klass in index.mro(Ref("class", ref.module, owner))))
+
+
+def _never_called(index: SymbolIndex, ref: Ref) -> bool:
+    """Nothing upstream can call `ref` unseen by the call-site scan (which found no call): its
+    name in no string literal of the release (getattr by name); a method never named as `.name`
+    without a call (passed on as a value); a function named in no other module (imported to be
+    passed on). Callers rule out implicit calls first (_called_implicitly)."""
+    owner, _, name = ref.qualname.rpartition(".")
+    quoted = (f'"{name}"'.encode(), f"'{name}'".encode())
+    sources = index.sources()
+    if any(q in text for text in sources.values() for q in quoted):
+        return False
+    if owner:
+        uncalled = re.compile(rb"\." + re.escape(name.encode()) + rb"\b(?![ \t]*\()")
+        return not any(uncalled.search(text) for text in sources.values() if b"." + name.encode() in text)
+    return not any(name.encode() in text for module, text in sources.items() if module != ref.module)
 
 
 def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tuple[bool, str] | None:

@@ -834,6 +834,19 @@ class _Scanner:
                     chain = chain.value
                     inner_chains.add(id(chain))
                 self._attribute(module, child, ctx)
+            elif isinstance(child, ast.Subscript) and isinstance(child.ctx, ast.Load):
+                self._registry_key(module, child, ctx)
+
+    def _registry_key(self, module: str, node: ast.Subscript, ctx: _Context) -> None:
+        """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
+        when upstream's registry no longer holds it); the judge decides whether X is a registry."""
+        expression = dotted(node.value)
+        if expression is None or expression.split(".")[0] == ctx.self_name:
+            return
+        path = self.qualify(module, expression, ctx.env)
+        key = self.const(module, node.slice, ctx.env)
+        if is_upstream(path) and isinstance(key, str):
+            self._dependency("registry_key", path, module, node, ctx, expression=ast.unparse(node), name=key)
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: _Context) -> None:
         if ctx.self_name:
@@ -1054,7 +1067,7 @@ class _Scanner:
             owner = self.qualify(module, dotted(target.value), env)
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
-                self._dependency("patch", owner, module, stmt, ctx, how="item-assign")
+                self._dependency("patch", owner, module, stmt, ctx, how="item-assign", name=key if isinstance(key, str) else None)
             if isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith("sglang."):
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
             if isinstance(key, str) and key == EXTERNAL_MODEL_ENV and (dotted(target.value) or "").endswith("environ"):

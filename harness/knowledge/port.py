@@ -210,8 +210,9 @@ def _port_one(dep, copy: _Copy, scan: PluginScan, old_index: SymbolIndex, new_in
     merged, conflicts = merge_file(copy.text, base, theirs, labels=(f"plugin {copy.path}", f"upstream {old_index.source.label}", f"upstream {new_index.source.label}"))
     port.status, port.conflicts, port.merged = ("conflict" if conflicts else "clean"), conflicts, merged
     port.patch = _file_patch(trees[copy.file].lines, copy, merged)
-    # a conflicted text does not parse: what upstream's side needs is listed instead
-    needs = merged if not conflicts else theirs
+    # A conflicted text does not parse: what it needs is read from the merge with each conflict
+    # resolved to upstream's side, so the copy's own clean lines (an import in its body) still bind.
+    needs = merged if not conflicts else _parsable(merge_file(copy.text, base, theirs, favour="theirs")[0], theirs)
     port.undefined_names = _undefined(needs, trees[copy.file].bound, after.module, new_index)
     port.signature_change = _signature_change(before.info, after.info, _params_of(merged) if not conflicts else copy.params)
     return port
@@ -378,9 +379,11 @@ def _best_release(copy: _Copy, dep: Dependency, from_similarity: float, indexes:
 # ----------------------------------------------------------------------------- merge
 
 
-def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str] = ("ours", "base", "theirs")) -> tuple[str, int]:
+def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str] = ("ours", "base", "theirs"),
+               favour: Literal["ours", "theirs"] | None = None) -> tuple[str, int]:
     """Three-way merge by `git merge-file -p` (through GitPython): (merged text, number of
-    conflict hunks; 0 when clean). Raises HarnessError when git itself fails."""
+    conflict hunks; 0 when clean). With `favour`, conflicts are resolved to that side (git's
+    --ours/--theirs) instead of being marked. Raises HarnessError when git itself fails."""
     import git  # cost: gitpython loads only when a merge runs
 
     with tempfile.TemporaryDirectory(prefix="harness-merge-") as tmp:
@@ -390,12 +393,21 @@ def merge_file(ours: str, base: str, theirs: str, labels: tuple[str, str, str] =
             path.write_text(text, encoding="utf-8")
             paths.append(str(path))
         status, merged, stderr = git.Git().merge_file(
-            "-p", "-L", labels[0], "-L", labels[1], "-L", labels[2], *paths,
+            "-p", *([f"--{favour}"] if favour else []), "-L", labels[0], "-L", labels[1], "-L", labels[2], *paths,
             with_extended_output=True, with_exceptions=False, strip_newline_in_stdout=False,
         )
     if status < 0 or stderr.strip():
         raise HarnessError(f"git merge-file failed ({status}): {stderr.strip()}")
     return merged, status
+
+
+def _parsable(text: str, fallback: str) -> str:
+    """`text` when it parses as Python, else `fallback`."""
+    try:
+        ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        return fallback
+    return text
 
 
 def _file_patch(lines: list[str], copy: _Copy, merged: str) -> str:

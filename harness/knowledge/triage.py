@@ -13,6 +13,8 @@ Three kinds of feature, ranked by risk (highest first):
                       removal horizon (harness.knowledge.surface)
     upstream_change   everything else: by commit when both upstreams are git (subject and PR
                       number as the name), else by module and kind of change
+    preexisting       the plugin's dependencies already broken on the old upstream, grouped as
+                      `impacted` is: the plugin's problems, listed apart, not the upgrade's work
 
 Each feature carries a one-line `why` it matters to this plugin.
 """
@@ -36,7 +38,7 @@ from harness.knowledge.surface import (
 )
 from harness.knowledge.upstream import UpstreamSource
 
-FeatureKind = Literal["impacted", "platform_surface", "upstream_change"]
+FeatureKind = Literal["impacted", "platform_surface", "upstream_change", "preexisting"]
 
 PLATFORM_CLASSES = ("sglang.srt.platforms.interface.SRTPlatform.", "sglang.srt.platforms.device_mixin.DeviceMixin.")
 HOOK_POINTS = "sglang.srt.plugins."
@@ -73,14 +75,15 @@ def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: Up
             continue
         (surface if change.symbol.startswith((*PLATFORM_CLASSES, HOOK_POINTS)) else rest).append(change)
     extras = _server_arg_defaults(diff, old, new) + _shims(old, new) if old is not None and new is not None else []
-    features = impacted + _surface(surface) + extras + _other(rest, commit_of)
+    features = impacted + _surface(surface) + extras + _other(rest, commit_of) + _impacted(diff.preexisting, "preexisting")
     seen: Counter = Counter()
     for feature in features:  # ids are unique: a second "x" becomes "x-2"
         seen[feature.id] += 1
         if seen[feature.id] > 1:
             feature.id = f"{feature.id}-{seen[feature.id]}"
-    # upstream's own tests are no porting work: after everything else of the same risk
-    return sorted(features, key=lambda f: (-f.risk, _is_test(f), -f.changes, f.id))
+    # upstream's own tests are no porting work: after everything else of the same risk;
+    # problems the old release already had come last, apart from the upgrade's work
+    return sorted(features, key=lambda f: (f.kind == "preexisting", -f.risk, _is_test(f), -f.changes, f.id))
 
 
 def _is_test(feature: Feature) -> bool:
@@ -90,7 +93,7 @@ def _is_test(feature: Feature) -> bool:
 # ----------------------------------------------------------------------------- impacted
 
 
-def _impacted(findings: list[Finding]) -> list[Feature]:
+def _impacted(findings: list[Finding], kind: FeatureKind = "impacted") -> list[Feature]:
     groups: dict[tuple, list[Finding]] = defaultdict(list)
     for finding in findings:
         if finding.commits:
@@ -114,7 +117,7 @@ def _impacted(findings: list[Finding]) -> list[Feature]:
             title = f"{_short(key[1])}: {names} {members[0].status.value.replace('_', ' ')}"
             slug = f"{key[1].rsplit('.', 1)[-1]}-{'-'.join(t.rsplit('.', 1)[-1] for t in targets[:2])}"
         features.append(Feature(
-            id=_slug(slug), title=title, kind="impacted", risk=max(f.risk for f in members), why=_why(members),
+            id=_slug(slug), title=title, kind=kind, risk=max(f.risk for f in members), why=_why(members),
             targets=sorted({*targets, *(f.successor for f in members if f.successor)}),
             breaking=any(f.breaking for f in members), unverified=any(f.unverified for f in members),
             findings=members, changes=len(members), commit=key[1] if key[0] == "commit" else None,
@@ -130,6 +133,8 @@ def _why(members: list[Finding]) -> str:
     top = members[0]
     where = f"{top.file}:{top.line}" + (f" (+{len(members) - 1} more)" if len(members) > 1 else "")
     kind = f"{top.kind}{' ' + top.hook_type if top.hook_type else ''}"
+    if all(f.preexisting for f in members):
+        return f"already broken before the upgrade: its {kind} at {where} fails on the old release too ({top.status.value})"
     if any(f.breaking for f in members):
         top = next(f for f in members if f.breaking)
         what = {

@@ -1,0 +1,234 @@
+"""Call sites: where an upstream release calls a function or method, and how.
+
+A hook or patch replaces what upstream calls, so whether it works depends on the calls upstream
+makes, not only on the target's signature: a REPLACE hook that lacks a keyword the new release
+passes fails on that call (TypeError), and an override that makes an optional parameter required
+is fine when every caller passes it. This module finds, for one resolved target, the calls of it
+in the release: `self.m(…)` / `cls.m(…)` in a class whose MRO reaches the target for `m`,
+`super().m(…)`, `Cls.m(…)`, `mod.f(…)`, `f(…)` where the name is bound to the target, and
+`current_platform.m(…)` for platform methods; each with the arity and keywords it passes.
+
+It stays lazy: only modules the index's pre-filter (`SymbolIndex.modules_calling`) says mention
+`.m(` (or `f(` for a module-level function) are parsed, once per index. A call or reference of
+the same name on a receiver the index cannot place is `unsure`: it may or may not reach the target.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+
+import msgspec
+
+from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.plugin_repo import CallShape
+from harness.knowledge.symbols import dotted
+
+# Above this many candidate modules a name is too common to scan (each is parsed): calls unsure.
+MAX_MODULES = 16
+# The platform object upstream code calls platform methods on; an instance of this class.
+PLATFORM_INSTANCE = "current_platform"
+PLATFORM_CLASS = "sglang.srt.platforms.interface.SRTPlatform"
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One upstream call: where (relpath:line), through what (`self`, `super()`, a class, module or
+    bare name, `current_platform`), the arguments it passes, and whether the callee gets
+    self/cls implicitly (`bound`)."""
+
+    path: str
+    line: int
+    receiver: str
+    shape: CallShape
+    bound: bool
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def describe(self) -> str:
+        """`path:line (2 positional, allow_patterns=)`."""
+        parts = [f"{self.shape.positional} positional"] + [f"{k}=" for k in self.shape.keywords]
+        parts += ["*args"] * self.shape.star_args + ["**kwargs"] * self.shape.star_kwargs
+        return f"{self.where} ({', '.join(parts)})"
+
+
+@dataclass
+class CallSites:
+    """The calls that reach the target (`calls`) and those of the same name the index cannot
+    place (`unsure`: another receiver, or the method referenced without a call)."""
+
+    calls: list[CallSite] = field(default_factory=list)
+    unsure: list[CallSite] = field(default_factory=list)
+
+
+def call_sites(index: SymbolIndex, ref: Ref) -> CallSites:
+    """The upstream calls of the function or method `ref` (Ref kind "function") in `index`'s
+    release, sorted by file and line. Memoised per index. A target that is not a function, or
+    a method of a nested class, has no call sites listed (everything unsure is the caller's
+    business: an empty `calls` with an empty `unsure` means no call was found)."""
+    memo = index.memo.setdefault("call_sites", {})
+    if ref not in memo:
+        key = f"call_sites:{ref.kind}:{ref.module}:{ref.qualname}"
+        blob = index.cached_analysis(key)
+        try:
+            memo[ref] = _DECODER.decode(blob) if blob is not None else None
+        except msgspec.DecodeError:  # torn or planted: recomputed, never trusted
+            memo[ref] = None
+        if memo[ref] is None:
+            memo[ref] = _find(index, ref)
+            index.store_analysis(key, msgspec.msgpack.encode(memo[ref]))
+    return memo[ref]
+
+
+_DECODER = msgspec.msgpack.Decoder(CallSites)
+
+
+def _find(index: SymbolIndex, ref: Ref) -> CallSites:
+    owner, _, name = ref.qualname.rpartition(".")
+    info = index.function_info(ref)
+    if ref.kind != "function" or info is None or "." in owner or name.startswith("__"):
+        return CallSites()  # a dunder is called by Python itself (against_calls keeps its verdict)
+    decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+    static, classmethod_ = "staticmethod" in decorators, "classmethod" in decorators
+    owner_ref = Ref("class", ref.module, owner) if owner else None
+    result = CallSites()
+    candidates = index.modules_calling(name, bare=not owner)
+    if len(candidates) > MAX_MODULES:
+        # a name called all over the release (forward, get, run): too costly to place every call
+        relpath = index.files[ref.module][0]
+        result.unsure.append(CallSite(relpath, info.lineno, f"{len(candidates)} modules call a '.{name}(': not scanned", CallShape(0, (), True, True), True))
+        return result
+    for module in candidates:
+        tree = parsed(index, module)
+        if tree is None:
+            continue
+        relpath = index.files[module][0]
+        for node, enclosing in _calls_and_references(tree, name, _lines_naming(index.sources()[module], name)):
+            site = _classify(index, module, node, enclosing, ref, owner_ref, name, static, classmethod_)
+            if site is None:
+                continue
+            found, receiver, bound = site
+            shape = _shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
+            entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound)
+            (result.calls if found and isinstance(node, ast.Call) else result.unsure).append(entry)
+    for sites in (result.calls, result.unsure):
+        sites.sort(key=lambda s: (s.path, s.line))
+    return result
+
+
+def parsed(index: SymbolIndex, module: str) -> ast.Module | None:
+    """The module's AST (None: not in this tree, or it does not parse). Memoised per index."""
+    trees = index.memo.setdefault("call_site_trees", {})
+    if module not in trees:
+        text = index.sources().get(module)
+        try:
+            trees[module] = ast.parse(text) if text is not None else None
+        except (SyntaxError, ValueError):  # a file this Python cannot parse calls nothing we can see
+            trees[module] = None
+    return trees[module]
+
+
+def _lines_naming(text: bytes, name: str) -> list[int]:
+    """Line numbers (1-based, sorted) where `name` occurs as a word in `text`."""
+    pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    lines, line, last = [], 1, 0
+    for match in pattern.finditer(text):
+        line += text.count(b"\n", last, match.start())
+        last = match.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _calls_and_references(tree: ast.Module, name: str, lines: list[int]):
+    """(node, enclosing class qualname or None) for every call of `….name(…)` / `name(…)` and
+    every other load of `….name` (a bound method passed on as a value). Only nodes spanning one
+    of `lines` (where the name occurs) are walked: a release module is large, its mentions few."""
+    called: set[int] = set()
+
+    def spans_a_mention(node: ast.AST) -> bool:
+        start = getattr(node, "lineno", None)
+        if start is None:
+            return True
+        at = bisect.bisect_left(lines, start)
+        return at < len(lines) and lines[at] <= (node.end_lineno or start)
+
+    def visit(node: ast.AST, cls: str | None):
+        for child in ast.iter_child_nodes(node):
+            if not spans_a_mention(child):
+                continue
+            inner = cls
+            if isinstance(child, ast.ClassDef):
+                inner = f"{cls}.{child.name}" if cls else child.name
+            if isinstance(child, ast.Call):
+                func = child.func
+                if (isinstance(func, ast.Attribute) and func.attr == name) or (isinstance(func, ast.Name) and func.id == name):
+                    called.add(id(func))
+                    yield child, cls
+            elif isinstance(child, ast.Attribute) and child.attr == name and isinstance(child.ctx, ast.Load) and id(child) not in called:
+                yield child, cls
+            yield from visit(child, inner)
+
+    yield from visit(tree, None)
+
+
+def _classify(index, module, node, enclosing, ref, owner_ref, name, static, classmethod_):
+    """(reaches the target, receiver text, bound) for one call or reference, or None when it
+    certainly does not reach the target (another class's own method, another function)."""
+    func = node.func if isinstance(node, ast.Call) else node
+    if isinstance(func, ast.Name):  # a bare name: what the module binds it to
+        if owner_ref is not None:
+            return None
+        found = index.resolve_in_scope(module, name)
+        return (True, name, False) if found.ok and found.ref == ref else None
+    receiver = func.value
+    implicit = not static  # through an instance (or a class, for a classmethod) self/cls comes implicitly
+    if owner_ref is None:  # a module-level function reached through its module
+        text = dotted(receiver)
+        found = index.resolve_in_scope(module, f"{text}.{name}") if text else None
+        if found is not None and found.ok:
+            return (True, text, False) if found.ref == ref else None
+        return False, text or ast.unparse(receiver), False
+    if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and enclosing:
+        definer = _first_definer(index, Ref("class", module, enclosing), name, after_self=False)
+        return (True, receiver.id, implicit) if definer == owner_ref else None
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super" and enclosing:
+        definer = _first_definer(index, Ref("class", module, enclosing), name, after_self=True)
+        return (True, "super()", implicit) if definer == owner_ref else None
+    text = dotted(receiver) if not isinstance(receiver, ast.Call) else None
+    if text and text.rsplit(".", 1)[-1] == PLATFORM_INSTANCE:
+        platform = index.resolve(PLATFORM_CLASS)
+        if platform.ok and platform.ref.kind == "class":
+            return (True, text, implicit) if _first_definer(index, platform.ref, name, after_self=False) == owner_ref else None
+    if text:
+        found = index.resolve_in_scope(module, text)
+        if found.ok and found.ref.kind == "class":
+            definer = _first_definer(index, found.ref, name, after_self=False)
+            # through the class: a plain method gets self explicitly, a classmethod gets cls implicitly
+            return (True, text, classmethod_) if definer == owner_ref else None
+        if found.ok and found.ref.kind == "module":
+            return None  # a module's own function of that name, not a method
+    return False, text or ast.unparse(receiver), implicit
+
+
+def _first_definer(index: SymbolIndex, cls: Ref, name: str, after_self: bool) -> Ref | None:
+    """The class in `cls`'s MRO (after `cls` itself for super()) whose body defines `name`."""
+    mro = index.mro(cls)
+    for klass in mro[1:] if after_self else mro:
+        info = index.class_info(klass) if klass.kind == "class" else None
+        if info is not None and name in info.members:
+            return klass
+    return None
+
+
+def _shape(call: ast.Call) -> CallShape:
+    return CallShape(
+        sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+        tuple(kw.arg for kw in call.keywords if kw.arg),
+        any(isinstance(a, ast.Starred) for a in call.args),
+        any(kw.arg is None for kw in call.keywords),
+    )

@@ -1,0 +1,160 @@
+"""String-keyed registries: a key the plugin reads from an upstream dict (`ATTENTION_BACKENDS["dsa"]`)
+is a dependency like a name: ok where upstream puts the key in (its literal, a store, a registration
+decorator called with it), missing and breaking where nothing does (KeyError), unknown where upstream
+adds keys computed at run time (issue 18 kind 11, what-to-build 6, F39)."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target, harness_json
+from real_releases import real_releases
+
+REG = "sglang.srt.layers.attention.attention_registry"
+BACKENDS = f"{REG}.ATTENTION_BACKENDS"
+
+REGISTRY_OLD = """
+    ATTENTION_BACKENDS = {"torch_native": None}
+    KERNELS = dict(fused_moe=None)
+
+    def register_attention_backend(name):
+        def decorator(fn):
+            ATTENTION_BACKENDS[name] = fn
+            return fn
+        return decorator
+
+
+    @register_attention_backend("dual_chunk_flash_attn")
+    def create_dual_chunk(runner):
+        return None
+    """
+REGISTRY_NEW = """
+    ATTENTION_BACKENDS = {"torch_native": None}
+    KERNELS = dict(fused_moe=None)
+
+    def register_attention_backend(name):
+        def decorator(fn):
+            ATTENTION_BACKENDS[name] = fn
+            return fn
+        return decorator
+    """
+ELSEWHERE = {  # keys put in from another module: a store, update, and a registration call
+    "sglang/srt/layers/attention/triton_backend.py": """
+        from sglang.srt.layers.attention import attention_registry as reg
+        from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS, register_attention_backend
+
+        ATTENTION_BACKENDS["triton"] = object
+        reg.ATTENTION_BACKENDS.update({"fa3": object})
+        register_attention_backend("aiter")(object)
+        """,
+}
+OPEN = {  # one more module adds a computed key: a key not found is undecided then
+    "sglang/srt/layers/attention/dynamic.py": """
+        from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS
+
+        for name in ("a", "b"):
+            ATTENTION_BACKENDS[name + "_x"] = object
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    old, new = upstream_pair(tmp_path_factory, old={f"{REG.replace('.', '/')}.py": REGISTRY_OLD, **ELSEWHERE},
+                             new={f"{REG.replace('.', '/')}.py": REGISTRY_NEW, **ELSEWHERE})
+    _, computed = upstream_pair(tmp_path_factory, new={f"{REG.replace('.', '/')}.py": REGISTRY_NEW, **ELSEWHERE, **OPEN})
+    return old, new, computed
+
+
+def key_plugin(tmp_path, keys: list[str], kernels: bool = True):
+    reads = "\n".join(f"    _ = ATTENTION_BACKENDS[{k!r}]" for k in keys)
+    kernel_read = '    _ = KERNELS["fused_moe"]' if kernels else ""
+    return plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"chunk": "chunk:register"}),
+        "chunk/__init__.py": f"""
+from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS, register_attention_backend
+{"from sglang.srt.layers.attention.attention_registry import KERNELS" if kernels else ""}
+
+
+def register():
+{reads}
+{kernel_read}
+
+    @register_attention_backend("chunk_own")
+    def _create(runner):
+        return None
+
+    _ = ATTENTION_BACKENDS["chunk_own"]
+""",
+    })
+
+
+def test_a_key_upstream_drops_is_missing_and_breaking(upstreams, tmp_path):
+    old, new, _ = upstreams
+    root = key_plugin(tmp_path, ["dual_chunk_flash_attn"])
+    code, doc = check(root, old)
+    assert code == 0 and not [f for f in doc["findings"] if f["kind"] == "registry_key"], doc["findings"]
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[f"{BACKENDS}['dual_chunk_flash_attn']"]
+    assert finding["status"] == "missing" and finding["breaking"] is True and finding["line"] == 6, finding
+    assert "KeyError" in finding["detail"] and "torch_native" in finding["detail"]
+    assert code == 1
+
+
+def test_keys_put_in_anywhere_are_there(upstreams, tmp_path):
+    _, new, _ = upstreams
+    root = key_plugin(tmp_path, ["torch_native", "triton", "fa3", "aiter"])
+    code, doc = check(root, new)
+    assert code == 0 and not [f for f in doc["findings"] if f["kind"] == "registry_key"], doc["findings"]
+
+
+def test_a_key_the_plugin_puts_in_itself_is_there(upstreams, tmp_path):
+    _, new, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"own": "own:register"}),
+        "own/__init__.py": """
+            from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS
+
+
+            def register():
+                ATTENTION_BACKENDS["own_backend"] = object
+                return ATTENTION_BACKENDS["own_backend"]
+            """,
+    })
+    code, doc = check(root, new)
+    assert code == 0 and not [f for f in doc["findings"] if f["kind"] == "registry_key"], doc["findings"]
+
+
+def test_computed_keys_make_an_absent_key_undecided(upstreams, tmp_path):
+    _, _, computed = upstreams
+    root = key_plugin(tmp_path, ["dual_chunk_flash_attn"])
+    code, doc = check(root, computed)
+    finding = by_target(doc["findings"])[f"{BACKENDS}['dual_chunk_flash_attn']"]
+    assert finding["status"] == "unknown" and not finding["breaking"] and "dynamic.py:4" in finding["detail"], finding
+    assert code == 3
+
+
+def test_diff_lists_the_dropped_key(upstreams, tmp_path):
+    old, new, _ = upstreams
+    root = key_plugin(tmp_path, ["dual_chunk_flash_attn", "triton"])
+    _, doc = harness_json("diff", "--from", old, "--to", new, "--plugin", str(root), "--out", str(tmp_path / "diff"))
+    keys = [f for f in doc["findings"] if f["kind"] == "registry_key"]
+    assert [(f["target"], f["status"], f["preexisting"]) for f in keys] == [(f"{BACKENDS}['dual_chunk_flash_attn']", "missing", False)]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.17", "0.5.23"])
+def test_real_release_attention_backend_keys(tmp_path, version):
+    # attention_registry.py ATTENTION_BACKENDS = {} filled by @register_attention_backend(name): 0.5.17 :284
+    # registers "dual_chunk_flash_attn"; 0.5.23 does not (dual_chunk_flashattention_backend.py deleted).
+    # "flashinfer" is registered on every release (0.5.17 :42).
+    real_releases(f"sglang=={version}")
+    root = key_plugin(tmp_path, ["dual_chunk_flash_attn", "flashinfer"], kernels=False)
+    code, doc = check(root, f"sglang=={version}", "--baseline", "none")
+    keys = {f["target"]: f for f in doc["findings"] if f["kind"] == "registry_key"}
+    if version == "0.5.23":
+        assert list(keys) == [f"{BACKENDS}['dual_chunk_flash_attn']"] and keys[f"{BACKENDS}['dual_chunk_flash_attn']"]["breaking"], keys
+        assert code == 1
+    else:
+        assert keys == {} and code == 0, keys
