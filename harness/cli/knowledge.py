@@ -103,6 +103,8 @@ def diff_command(
     out.print(f"{diff.files['changed']} files changed, {diff.files['added']} added, {diff.files['removed']} removed; {len(diff.changes)} symbol changes")
     if plugin is not None:
         _finding_rows(diff.impacted, f"Plugin impact {old.label} → {new.label}")
+        if diff.preexisting:  # not the upgrade's doing: broken on the older release already
+            _finding_rows(diff.preexisting, f"Already broken on {old.label}, before the upgrade")
     out.print(f"wrote {' and '.join(str(p) for p in written)}" if written else "no files written (pass --out DIR to write feature-diff.yaml and .md)")
 
 
