@@ -70,18 +70,7 @@ def call_sites(index: SymbolIndex, ref: Ref) -> CallSites:
     release, sorted by file and line. Memoised per index. A target that is not a function, or
     a method of a nested class, has no call sites listed (everything unsure is the caller's
     business: an empty `calls` with an empty `unsure` means no call was found)."""
-    memo = index.memo.setdefault("call_sites", {})
-    if ref not in memo:
-        key = f"call_sites:{ref.kind}:{ref.module}:{ref.qualname}"
-        blob = index.cached_analysis(key)
-        try:
-            memo[ref] = _DECODER.decode(blob) if blob is not None else None
-        except msgspec.DecodeError:  # torn or planted: recomputed, never trusted
-            memo[ref] = None
-        if memo[ref] is None:
-            memo[ref] = _find(index, ref)
-            index.store_analysis(key, msgspec.msgpack.encode(memo[ref]))
-    return memo[ref]
+    return index.analysis("call_sites", ref, _DECODER, lambda: _find(index, ref))
 
 
 _DECODER = msgspec.msgpack.Decoder(CallSites)

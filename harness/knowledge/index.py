@@ -46,7 +46,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Callable, Generator, NamedTuple
+from typing import Any, Callable, Generator, NamedTuple
 
 import msgspec
 
@@ -274,14 +274,26 @@ class SymbolIndex:
         return sorted(set(found) | {module for module, text in self.sources().items() if needle in text})
 
     def cached_analysis(self, key: str) -> bytes | None:
-        """What `store_analysis` kept under `key` for this release (from the cache file), or None.
-        The caller decodes it with its own typed decoder and recomputes on a DecodeError."""
+        """The msgpack bytes `analysis` kept under `key` for this release (from the cache file), or None."""
         return self._analyses.get(key)
 
-    def store_analysis(self, key: str, blob: bytes) -> None:
-        """Keep an analysis answer (msgpack bytes) with the index: saved with the cache file."""
-        self._analyses[key] = blob
-        self._dirty = True
+    def analysis(self, name: str, ref: Ref, decoder: msgspec.msgpack.Decoder, compute: Callable[[], Any]) -> Any:
+        """The answer of analysis `name` (e.g. "call_sites") for `ref`: memoised per index, kept
+        with the cache file as typed msgpack, and recomputed with `compute()` when absent or when
+        `decoder` refuses the bytes (torn or planted: never trusted)."""
+        memo = self.memo.setdefault(name, {})
+        if ref not in memo:
+            key = f"{name}:{ref.kind}:{ref.module}:{ref.qualname}"
+            blob = self._analyses.get(key)
+            try:
+                memo[ref] = decoder.decode(blob) if blob is not None else compute()
+            except msgspec.DecodeError:
+                memo[ref] = compute()
+                blob = None
+            if blob is None:
+                self._analyses[key] = msgspec.msgpack.encode(memo[ref])
+                self._dirty = True
+        return memo[ref]
 
     def sources(self) -> dict[str, bytes]:
         """Every module's source (module -> bytes), read once on first use and kept for this

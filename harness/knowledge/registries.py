@@ -39,21 +39,8 @@ def registry_keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
     """The keys of the module-level dict `ref` (a Ref of kind "value") in `index`'s release, or
     None when `ref` is not a dict this module can read (not a module-level name bound to a dict
     literal or `dict()`). Memoised per index."""
-    memo = index.memo.setdefault("registry_keys", {})
-    if ref not in memo:
-        key = f"registry_keys:{ref.kind}:{ref.module}:{ref.qualname}"
-        blob = index.cached_analysis(key)
-        try:
-            memo[ref] = _DECODER.decode(blob) if blob is not None else _UNSET
-        except msgspec.DecodeError:  # torn or planted: recomputed, never trusted
-            memo[ref] = _UNSET
-        if memo[ref] is _UNSET:
-            memo[ref] = _keys(index, ref)
-            index.store_analysis(key, msgspec.msgpack.encode(memo[ref]))
-    return memo[ref]
+    return index.analysis("registry_keys", ref, _DECODER, lambda: _keys(index, ref))
 
-
-_UNSET = object()
 
 
 _DECODER = msgspec.msgpack.Decoder(RegistryKeys | None)
