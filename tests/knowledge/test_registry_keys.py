@@ -13,21 +13,6 @@ from real_releases import real_releases
 REG = "sglang.srt.layers.attention.attention_registry"
 BACKENDS = f"{REG}.ATTENTION_BACKENDS"
 
-REGISTRY_OLD = """
-    ATTENTION_BACKENDS = {"torch_native": None}
-    KERNELS = dict(fused_moe=None)
-
-    def register_attention_backend(name):
-        def decorator(fn):
-            ATTENTION_BACKENDS[name] = fn
-            return fn
-        return decorator
-
-
-    @register_attention_backend("dual_chunk_flash_attn")
-    def create_dual_chunk(runner):
-        return None
-    """
 REGISTRY_NEW = """
     ATTENTION_BACKENDS = {"torch_native": None}
     KERNELS = dict(fused_moe=None)
@@ -37,6 +22,13 @@ REGISTRY_NEW = """
             ATTENTION_BACKENDS[name] = fn
             return fn
         return decorator
+    """
+# the older release also registers a backend that the newer one dropped
+REGISTRY_OLD = REGISTRY_NEW + """
+
+    @register_attention_backend("dual_chunk_flash_attn")
+    def create_dual_chunk(runner):
+        return None
     """
 ELSEWHERE = {  # keys put in from another module: a store, update, and a registration call
     "sglang/srt/layers/attention/triton_backend.py": """
