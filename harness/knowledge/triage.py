@@ -39,6 +39,10 @@ from harness.knowledge.surface import (
 from harness.knowledge.upstream import UpstreamSource
 
 FeatureKind = Literal["impacted", "platform_surface", "upstream_change", "preexisting"]
+# When the plugin fails on the new release (issue 19's ranking): at import or plugin load
+# (SGLang skips the whole plugin), at engine start for every model, on one model or feature
+# path, or never (a warning).
+FailsAt = Literal["import", "startup", "path", "never"]
 
 PLATFORM_CLASSES = ("sglang.srt.platforms.interface.SRTPlatform.", "sglang.srt.platforms.device_mixin.DeviceMixin.")
 HOOK_POINTS = "sglang.srt.plugins."
@@ -61,6 +65,10 @@ class Feature(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     changes: int = 0  # upstream symbol changes behind it
     commit: str | None = None  # "sha subject" when grouped by commit
+    fails_at: FailsAt | None = None  # None: not decided (upstream changes, platform surface)
+    fails_reason: str | None = None  # one line: why it fails then
+    proof: str | None = None  # the upstream call site that proves it ("path/file.py:line")
+    sites: list[str] = Field(default_factory=list)  # every plugin site it touches, "file:line"
 
 
 def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: UpstreamSource | None = None) -> list[Feature]:
