@@ -285,10 +285,10 @@ def test_an_override_requiring_what_every_caller_passes_is_fine(platform_upstrea
 
 @pytest.mark.network
 @pytest.mark.slow
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.17", "0.5.23"])
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.17", "0.5.23"])
 def test_real_release_filter_duplicate_safetensors_files(tmp_path, version):
-    # 0.5.11 / 0.5.17 weight_utils.filter_duplicate_safetensors_files(hf_weights_files, hf_folder, index_file),
-    # called positionally (0.5.17 loader.py:531, :3962); 0.5.23 weight_utils.py:757 adds allow_patterns=None and
+    # 0.5.11 / 0.5.14 / 0.5.17 weight_utils.filter_duplicate_safetensors_files(hf_weights_files, hf_folder, index_file),
+    # called positionally (0.5.14 weight_utils.py:642, loader.py:510, :2975; 0.5.17 loader.py:531, :3962); 0.5.23 weight_utils.py:757 adds allow_patterns=None and
     # loader.py:568 passes it -> the 3-parameter REPLACE hook is a TypeError there.
     real_releases(f"sglang=={version}")
     root = hooks_plugin(tmp_path, """
@@ -310,10 +310,11 @@ def test_real_release_filter_duplicate_safetensors_files(tmp_path, version):
 
 @pytest.mark.network
 @pytest.mark.slow
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.17", "0.5.23"])
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.17", "0.5.23"])
 def test_real_release_get_device_uuid_always_passed(tmp_path, version):
-    # DeviceMixin.get_device_uuid(self, device_id=0) (0.5.17 device_mixin.py:186, 0.5.23 :199); 0.5.23 calls it
-    # positionally only (engine.py:794, :835, weight_cache/daemon.py:181, ...); 0.5.17 not at all.
+    # DeviceMixin.get_device_uuid(self, device_id=0) (0.5.14 device_mixin.py:182, 0.5.17 :186, 0.5.23 :199); 0.5.23
+    # calls it positionally only (engine.py:794, :835, weight_cache/daemon.py:181, ...); 0.5.14 only on another
+    # class's own method (checkpoint_engine_worker.py:77), 0.5.17 not at all.
     real_releases(f"sglang=={version}")
     root = plugin(tmp_path, {
         "pyproject.toml": pyproject(platforms={"dev": "dev:activate"}),

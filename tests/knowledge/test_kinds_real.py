@@ -17,7 +17,7 @@ ENTRY = '[project]\nname = "{0}"\nversion = "0.1"\n[project.entry-points."sglang
 
 @pytest.fixture(scope="module")
 def releases():
-    return real_releases("sglang==0.5.11", "sglang==0.5.17", "sglang==0.5.19", "sglang==0.5.23")
+    return real_releases("sglang==0.5.11", "sglang==0.5.14", "sglang==0.5.17", "sglang==0.5.19", "sglang==0.5.23")
 
 
 def check(tmp_path, files: dict[str, str], version: str) -> tuple[int, dict]:
@@ -26,9 +26,9 @@ def check(tmp_path, files: dict[str, str], version: str) -> tuple[int, dict]:
     return harness_json("check", "--plugin", str(root), "--upstream", f"sglang=={version}", "--baseline", "none")
 
 
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.17", "0.5.19", "0.5.23"])
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.17", "0.5.19", "0.5.23"])
 def test_exception_scope_on_the_real_torchao_removal(releases, tmp_path, version):
-    # 0.5.11 / 0.5.17 sglang/srt/layers/torchao_utils.py apply_torchao_config_to_model; gone from 0.5.19 on
+    # 0.5.11 / 0.5.14 (:32) / 0.5.17 sglang/srt/layers/torchao_utils.py apply_torchao_config_to_model; gone from 0.5.19 on
     code, doc = check(tmp_path, {
         "pyproject.toml": ENTRY.format("tao"),
         "tao/__init__.py": """
@@ -49,7 +49,7 @@ def test_exception_scope_on_the_real_torchao_removal(releases, tmp_path, version
             """,
     }, version)
     patch = next(f for f in doc["findings"] if f["kind"] == "patch")
-    if version in ("0.5.11", "0.5.17"):
+    if version in ("0.5.11", "0.5.14", "0.5.17"):
         assert patch["status"] == "ok" and patch["guard"] is None
     else:
         assert patch["status"] == "missing" and patch["guard"]["outcome"] == "caught" and not patch["breaking"]

@@ -136,11 +136,11 @@ def test_diff_lists_the_dropped_key(upstreams, tmp_path):
 
 @pytest.mark.network
 @pytest.mark.slow
-@pytest.mark.parametrize("version", ["0.5.11", "0.5.17", "0.5.23"])
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.17", "0.5.23"])
 def test_real_release_attention_backend_keys(tmp_path, version):
-    # attention_registry.py ATTENTION_BACKENDS = {} filled by @register_attention_backend(name): 0.5.17 :284
-    # registers "dual_chunk_flash_attn"; 0.5.23 does not (dual_chunk_flashattention_backend.py deleted).
-    # "flashinfer" is registered on every release (0.5.17 :42).
+    # attention_registry.py ATTENTION_BACKENDS = {} filled by @register_attention_backend(name): 0.5.14 :243 and
+    # 0.5.17 :284 register "dual_chunk_flash_attn"; 0.5.23 does not (dual_chunk_flashattention_backend.py deleted).
+    # "flashinfer" is registered on every release (0.5.14 :34, 0.5.17 :42).
     real_releases(f"sglang=={version}")
     root = key_plugin(tmp_path, ["dual_chunk_flash_attn", "flashinfer"], kernels=False)
     code, doc = check(root, f"sglang=={version}", "--baseline", "none")
