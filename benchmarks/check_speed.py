@@ -95,7 +95,9 @@ AREAS = {
 MODEL_MODULES = ("llama", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_v2", "mixtral", "gemma3_causal")
 # sglang's own pinned dependencies that are light enough to install beside the venv for the oracle
 RUNTIME_PACKAGES = ("transformers", "tokenizers", "huggingface-hub", "xgrammar", "einops", "setproctitle", "uvloop", "partial_json_parser")
-KINDS = ("import", "reference", "call", "subclass", "hook", "override")
+# "try": a line inside `try: … except (ImportError, AttributeError)`: whatever the oracle says, the
+# handler catches it, so it must never be flagged breaking (issue 18, exception scope).
+KINDS = ("import", "reference", "call", "subclass", "hook", "override", "registry_key", "try")
 
 
 def log(message: str) -> None:
@@ -401,6 +403,11 @@ def _probe_evaluate(spec: dict) -> tuple[bool, str, str]:
         if form in ("attr-module", "attr-class", "enum"):
             _probe_chain(mod, spec["path"])
             return True, "", ""
+        if form == "key":  # the registry as the loaded modules filled it (decorators included)
+            mapping = _probe_chain(mod, spec["path"])
+            if spec["item"] in mapping:
+                return True, "", ""
+            return False, f"{spec['path']}[{spec['item']!r}] is not registered", ""
         if form in ("call", "ctor"):
             signature = _probe_signature(_probe_chain(mod, spec["path"]))
             if signature is None:
@@ -750,6 +757,50 @@ def build_pool(harvest: dict) -> dict[str, dict]:
     return pool
 
 
+def registry_candidates(*src_roots: Path) -> dict[tuple[str, str], set[str]]:
+    """(module, dict name) -> string keys either release writes into a module-level dict of that
+    module: the literal's keys, `NAME["k"] = …` in the module, and `@register_…("k")` decorators of
+    the module when it holds exactly one such dict (SGLang's attention_registry.py shape). Only a
+    candidate list: the oracle (`key in dict` at run time) decides each key."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for root in src_roots:
+        for path in sorted((root / "sglang" / "srt").rglob("*.py")):
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            dicts = {}
+            for stmt in tree.body:
+                target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else stmt.target if isinstance(stmt, ast.AnnAssign) else None
+                if isinstance(target, ast.Name) and isinstance(getattr(stmt, "value", None), ast.Dict) and target.id.isupper():
+                    dicts[target.id] = {k.value for k in stmt.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            if not dicts:
+                continue
+            for node in ast.walk(tree):
+                stored = isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                if stored and node.value.id in dicts and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                    dicts[node.value.id].add(node.slice.value)
+                if len(dicts) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    for deco in node.decorator_list:
+                        if isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name) and deco.func.id.startswith("register") and deco.args and isinstance(deco.args[0], ast.Constant) and isinstance(deco.args[0].value, str):
+                            next(iter(dicts.values())).add(deco.args[0].value)
+            for name, keys in dicts.items():
+                found[(module, name)] |= keys
+    return found
+
+
+def add_registry_keys(pool: dict[str, dict], harvest: dict, candidates: dict[tuple[str, str], set[str]]) -> None:
+    """Registry-key reads (`NAME["k"]`) for the candidate keys of modules the old runtime imports."""
+    for (module, name), keys in sorted(candidates.items()):
+        if harvest.get(module, {}).get("import") != "ok" or name not in harvest[module]["names"]:
+            continue
+        for item in _capped(sorted(keys), 12, f"{module}.{name}"):
+            spec = {"kind": "registry_key", "form": "key", "module": module, "path": name, "item": item}
+            spec["key"] = ref_key(spec)
+            pool[spec["key"]] = spec
+
+
 def super_shape(params: list) -> dict:
     """`super().m(...)` forwarding an override's own parameters (self excluded)."""
     rest = params[1:]
@@ -840,6 +891,7 @@ class Ref:
     style: str = ""  # how the line is written (decorator, f-string, colon, ...)
     risk: str = ""  # works, but an override lacks parameters the base now allows / a shim serves it
     anchor: "Ref | None" = None  # the import this line depends on (same file)
+    caught: bool = False  # inside try/except (ImportError, AttributeError): never breaking
 
     @property
     def ambiguous(self) -> bool:
@@ -850,11 +902,11 @@ class Ref:
     @property
     def primary(self) -> bool:
         """Broken, and not merely because the import it depends on is broken."""
-        return self.status == "broken" and not (self.anchor is not None and self.anchor.status == "broken")
+        return self.status == "broken" and not self.caught and not (self.anchor is not None and self.anchor.status == "broken")
 
     @property
     def kind(self) -> str:
-        return self.spec["kind"]
+        return "try" if self.caught else self.spec["kind"]
 
     @property
     def form(self) -> str:
@@ -873,6 +925,8 @@ class Ref:
             return f"{s['module']}.{s['cls']}.{s['member']}"
         if s["form"] == "platform":
             return f"sglang.srt.platforms.interface.SRTPlatform.{s['member']}"
+        if s["form"] == "key":
+            return f"{s['module']}.{s['path']}[{s['item']!r}]"
         return f"{s['module']}.{s['path']}"
 
 
@@ -1146,6 +1200,47 @@ class Sampler:
                 mb.block([(f"def {fn}():", None), (f"    return {local}.{member}", ref)])
         return len(mb.refs) - before
 
+    def unit_registry_key(self, mb: ModuleBuilder, module: str, broken: bool) -> int:
+        """`from M import REGISTRY`, then `REGISTRY["key"]` in a function (the plugin looks up an
+        upstream backend / op by name). Modules without a registry: any module that has one."""
+        registries = [m for m in sorted(self.index) if self.index[m]["key"]]
+        if not registries:
+            return 0
+        module = module if self.index[module]["key"] else self.rng.choice(registries)
+        key = self.pick(self.index[module]["key"], broken, limit=1)
+        if key is None:
+            return 0
+        before = len(mb.refs)
+        bound = self.bind_from(mb, module, self.pool[key]["path"])
+        if bound is None:
+            return 0
+        local, anchor = bound
+        ref = self.ref(key, anchor)
+        fn = mb.fresh(f"lookup_{snake(ref.spec['item'])}")
+        mb.block([(f"def {fn}():", None), (f"    return {local}[{ref.spec['item']!r}]", ref)])
+        return len(mb.refs) - before
+
+    def unit_try(self, mb: ModuleBuilder, module: str, broken: bool) -> int:
+        """A module-level `try:` holding an import and a use of what it imported (an attribute of
+        the imported class), handled by `except (ImportError, AttributeError)`: whatever breaks in
+        it is caught, so no line of it is breaking."""
+        keys = [k for k in self.index[module]["from"] if self.pool[k]["t"] == "class" and not mb.has(("from", module, self.pool[k]["name"]))]
+        key = self.pick(keys, broken, limit=2)
+        if key is None:
+            return 0
+        ref = self.ref(key)
+        ref.caught = True
+        local = mb.fresh(f"try_{ref.spec['name']}")
+        lines = [("try:", None), (f"    from {module} import {ref.spec['name']} as {local}", ref)]
+        attr_key = self.pick(self.index[module][("attr-class", ref.spec["name"])], None if ref.status == "broken" else broken, limit=2)
+        if attr_key:
+            attr = self.ref(attr_key, ref)
+            attr.caught = True
+            lines.append((f"    {mb.fresh('_TRY_' + snake(attr.spec['path']).upper())} = {local}.{attr.spec['path'].split('.', 1)[1]}", attr))
+        lines += [("except (ImportError, AttributeError):", None), (f"    {local} = None", None)]
+        mb.block(lines)
+        return sum(1 for _, r in lines if r is not None)
+
     def write_call(self, mb: ModuleBuilder, ref: Ref, callee: str) -> int:
         """A wrapper whose body calls `callee` with the spec's positionals and keyword arguments,
         forwarding its own parameters (as plugin code passes variables, not literals)."""
@@ -1309,8 +1404,10 @@ def generate_plugin(sampler: Sampler, out: Path, n_modules: int, n_refs: int, rn
     body: list[ModuleBuilder] = []
     subpackages: set[str] = set()
     body_refs_target = n_refs - sum(len(b.refs) for b in builders)
-    kind_share = {"import": 0.30, "reference": 0.26, "call": 0.16, "subclass": 0.28}
+    kind_share = {"import": 0.28, "reference": 0.24, "call": 0.15, "subclass": 0.26, "try": 0.04, "registry_key": 0.03}
     units = {
+        "try": lambda mb, m, b: sampler.unit_try(mb, m, b),
+        "registry_key": lambda mb, m, b: sampler.unit_registry_key(mb, m, b),
         "import": lambda mb, m, b: sampler.unit_from(mb, m, b),
         "reference": lambda mb, m, b: (sampler.unit_alias if rng.random() < 0.4 else sampler.unit_class_attrs)(mb, m, b),
         "call": lambda mb, m, b: sampler.unit_call(mb, m, b),
@@ -1661,10 +1758,13 @@ def score(flags: set, truth: dict) -> dict:
     for where, ref in truth.items():
         row = table[ref.kind]
         row["refs"] += 1
-        row["broken"] += ref.status == "broken"
+        row["broken"] += ref.status == "broken" and not ref.caught  # a caught line has nothing to recall
+        row["caught_broken"] += ref.status == "broken" and ref.caught
         row["primary"] += ref.primary
         if where in flags:
-            if ref.status == "broken":
+            if ref.caught:  # handled: flagging it breaking is wrong whatever the oracle says
+                row["fp"] += 1
+            elif ref.status == "broken":
                 row["hit"] += 1
                 row["primary_hit"] += ref.primary
             elif ref.ambiguous:
@@ -1816,6 +1916,7 @@ def main(argv: list[str] | None = None) -> None:
         imported = sum(1 for v in harvest.values() if v.get("import") == "ok")
         log(f"harvest: {imported}/{len(harvest)} modules of {old.label} import in this runtime")
         pool = build_pool(harvest)
+        add_registry_keys(pool, harvest, registry_candidates(old.src_root, new.src_root))
         verdicts = oracle_verdicts(pool, (old, new), args.cache)
         rng = random.Random(args.seed)
         sampler = Sampler(pool, verdicts, harvest, rng, args.break_share)
@@ -1944,6 +2045,8 @@ def report(args, old, new, harvest, sampler, stats, truth, loader, builders, par
             line += f" |          {cells(pyright['score']['table'][kind])}"
         print(line)
     print("   (rec = recall on all breaking lines; prim = recall on primary breakages, i.e. without lines that fail only because the import they use fails)")
+    caught = harness_score["table"]["try"]
+    print(f"   (try = lines inside try/except (ImportError, AttributeError): {caught['caught_broken']} of {caught['refs']} fail on {new.label} but are caught; every flag on them is a false positive)")
     at_risk = sum(r.ambiguous for r in refs)
     print(f"   overrides only at risk (base gained optional parameters they lack; flagging them is not counted): {at_risk} in the plugin, flagged by harness {harness_score['table']['all']['at_risk']}" + (f", pyright {pyright['score']['table']['all']['at_risk']}" if pyright else ""))
     print(f"   flagged lines that carry no reference: harness {harness_score['off_reference']}" + (f", pyright {pyright['score']['off_reference']}" if pyright else ""))
