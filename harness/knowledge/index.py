@@ -174,6 +174,10 @@ class SymbolIndex:
     def module_exists(self, name: str) -> bool:
         return name in self.files or name in self.namespace_packages
 
+    def is_parsed(self, name: str) -> bool:
+        """Whether `name`'s table is at hand (parsed or cached): reading it costs no parse."""
+        return name in self._tables or name in self._blobs
+
     def table(self, name: str) -> ModuleTable | None:
         """The parsed module, or None for a namespace package / a module not in this tree."""
         table = self._tables.get(name)
@@ -198,9 +202,13 @@ class SymbolIndex:
         if not todo:
             return 0
         workers = workers or os.cpu_count() or 1
-        chunks = [todo[i : i + 64] for i in range(0, len(todo), 64)]
+        step = max(8, min(64, len(todo) // (workers * 4) + 1))  # enough chunks to keep every worker busy to the end
+        chunks = [todo[i : i + step] for i in range(0, len(todo), step)]
         done = 0
-        use_pool = workers > 1 and len(todo) >= 200  # below that a pool costs more than it saves
+        # below ~1.5 MB of source a pool costs more than it saves (SGLang's large modules make
+        # a byte count, not a module count, the measure)
+        size = sum((self.source.root / relpath).stat().st_size for _, relpath, _ in todo)
+        use_pool = workers > 1 and size >= 1_500_000
         root = [str(self.source.root)] * len(chunks)
         from concurrent.futures import ProcessPoolExecutor  # cost: multiprocessing loads only for a pool
 
