@@ -1105,7 +1105,7 @@ def prefetch(index: SymbolIndex, scan: PluginScan, rounds: int = 6) -> None:
     needed: set[str] = set()
     pairs: set[tuple[str, str]] = set()  # (module, name) the judging looks up
     for dep in scan.dependencies:
-        for text in (dep.target, dep.name):
+        for text in (dep.target, dep.name, *_upstream_bases(scan, dep.plugin_class)):
             if is_upstream(text):
                 parts = text.replace(":", ".").split(".")
                 needed.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
@@ -1115,6 +1115,17 @@ def prefetch(index: SymbolIndex, scan: PluginScan, rounds: int = 6) -> None:
         pairs, more = _sources_of(index, pairs)
         if not more or not index.index_all(only=more):
             break
+
+
+def _upstream_bases(scan: PluginScan, plugin_class: str | None, seen: frozenset[str] = frozenset()) -> list[str]:
+    """The upstream bases of a plugin class, through its plugin bases."""
+    cls = scan.classes.get(plugin_class) if plugin_class else None
+    if cls is None or plugin_class in seen:
+        return []
+    found = []
+    for base in cls.bases:
+        found += _upstream_bases(scan, base, seen | {plugin_class}) if base in scan.classes else [base] if is_upstream(base) else []
+    return found
 
 
 def _sources_of(index: SymbolIndex, pairs: set[tuple[str, str]]) -> tuple[set[tuple[str, str]], set[str]]:
