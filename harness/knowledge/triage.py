@@ -132,6 +132,8 @@ def _impacted(findings: list[Finding], when: Callable[[Finding], FailureTime], c
     for finding in findings:
         groups[_change_key(finding)].append(finding)
     signatures = {c.symbol: c.detail for c in changes if c.change == "signature_changed" and c.detail}
+    # moved-from and moved-to modules (or classes), each named by the shortest tail no other has
+    tails = _tails({p for key, members in groups.items() if key[0] == "move" for p in (key[1], *(_moved(f)[0] for f in members))})
     features = []
     for key, members in groups.items():
         members.sort(key=lambda f: (-f.risk, f.file or "", f.line or 0))
@@ -139,11 +141,13 @@ def _impacted(findings: list[Finding], when: Callable[[Finding], FailureTime], c
         if key[0] == "commit":
             title, slug = key[1].split(" ", 1)[-1], key[1].split(" ", 1)[-1]
         elif key[0] == "move":
-            old, new = key[1], key[2]
-            names = sorted({t[len(old) + 1:] for t in targets if t.startswith(old + ".")})
-            before, after = _apart(old, new)
-            title = f"{before} → {after}" + (f": {', '.join(names)}" if names else "")
-            slug = f"{old.rsplit('.', 1)[-1]}-to-{new.rsplit('.', 1)[-1]}" if names else new.rsplit(".", 1)[-1]
+            new = key[1]
+            olds = sorted({_moved(f)[0] for f in members})
+            names = sorted({f.target[len(_moved(f)[0]) + 1:] for f in members if f.target != _moved(f)[0]})
+            title = f"{', '.join(tails[old] for old in olds)} → {tails[new]}" + (f": {', '.join(names)}" if names else "")
+            # one name moved or renamed is known by it; a family by where it went
+            slug = (f"{olds[0].rsplit('.', 1)[-1]}-to-{new.rsplit('.', 1)[-1]}" if len(names) > 1
+                    else (names or [new.rsplit(".", 1)[-1]])[0])
         elif key[0] == "target":
             target = key[1]
             signature = _signature_delta(signatures.get(target) or signatures.get(f"{target}.__init__"))
@@ -167,20 +171,27 @@ def _impacted(findings: list[Finding], when: Callable[[Finding], FailureTime], c
 
 def _change_key(finding: Finding) -> tuple:
     """The upstream change a finding comes from: its commit (git upstreams); a move or rename,
-    as (old prefix, new prefix) once the names they share at the end are dropped — every name
-    moved from one module (or class) to one other is one key; the one function that changed
+    by where it went (`_moved`: every name moved into one module or class, a renamed class with
+    its methods, the methods one new method replaces); the one function that changed
     (signature, body, deprecation); else what was removed (or is unknown), by its owner."""
     if finding.commits:
         return ("commit", finding.commits[0])
     if finding.successor and finding.successor != finding.target:
-        old, new = finding.target.split("."), finding.successor.split(".")
-        while len(old) > 1 and len(new) > 1 and old[-1] == new[-1]:
-            old.pop()
-            new.pop()
-        return ("move", ".".join(old), ".".join(new))
+        return ("move", _moved(finding)[1])
     if finding.status in _PER_TARGET:
         return ("target", finding.target, finding.status.value)
     return ("owner", _owner(finding.target), _status_class(finding.status))
+
+
+def _moved(finding: Finding) -> tuple[str, str]:
+    """(old prefix, new prefix) of a move or rename: target and successor less the names they
+    share at the end — `a.elementwise.f` → `a.norm_rope.f` gives (a.elementwise, a.norm_rope),
+    `a.B.m` → `a.C.m` gives (a.B, a.C), `a.B` → `a.C` itself."""
+    old, new = finding.target.split("."), (finding.successor or finding.target).split(".")
+    while len(old) > 1 and len(new) > 1 and old[-1] == new[-1]:
+        old.pop()
+        new.pop()
+    return ".".join(old), ".".join(new)
 
 
 def _signature_delta(detail: str | None) -> str | None:
@@ -208,13 +219,17 @@ def _param_names(signature: str) -> list[str]:
     return names
 
 
-def _apart(old: str, new: str) -> tuple[str, str]:
-    """The shortest tails (two components at least) of two dotted paths that tell them apart."""
-    a, b = old.split("."), new.split(".")
-    for size in range(2, max(len(a), len(b)) + 1):
-        if a[-size:] != b[-size:]:
-            return ".".join(a[-size:]), ".".join(b[-size:])
-    return old, new
+def _tails(paths: set[str]) -> dict[str, str]:
+    """Each dotted path's shortest tail (two components at least) that no other path shares:
+    `dsv4.elementwise` unless another module is also `….dsv4.elementwise`."""
+    found = {}
+    for path in paths:
+        parts = path.split(".")
+        size = min(2, len(parts))
+        while size < len(parts) and any(other != path and other.split(".")[-size:] == parts[-size:] for other in paths):
+            size += 1
+        found[path] = ".".join(parts[-size:])
+    return found
 
 
 def _site_order(site: str) -> tuple[str, int]:

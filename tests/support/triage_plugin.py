@@ -26,7 +26,7 @@ from pathlib import Path
 from sglang_api import DEVICE_MIXIN, HOOK_REGISTRY
 
 STABLE_OPS = 40  # upstream op modules the plugin wraps, unchanged between the versions
-PLUGIN_OPS = 80  # plugin op modules (two per upstream op module)
+PLUGIN_OPS = 96  # plugin op modules (two or three per upstream op module)
 CHANGED_BODIES = 3  # hooked upstream functions whose body changes (warnings)
 MOE_MODELS = ("deepseek_v4", "qwen3_moe", "mixtral")
 FAMILY = ("fused_rope_inplace", "fused_q_norm_rope", "fused_k_norm_rope_flashmla", "fused_norm_rope_inplace")
@@ -192,6 +192,14 @@ def _versioned(new: bool) -> dict[str, str]:
         def initialize_model_parallel(tensor_model_parallel_size=1):
             global _TP
             _TP = init_model_parallel_group([[0]], 0, "gloo", use_message_queue_broadcaster=True)
+        """
+    if not new:  # gone from the new release, with its call
+        files["sglang/srt/distributed/parallel_state.py"] += """
+            ensure_model_parallel_initialized(tensor_model_parallel_size)
+
+
+        def ensure_model_parallel_initialized(tensor_model_parallel_size):
+            pass
         """
     quant = ", quant_method" if new else ""
     files["sglang/srt/layers/moe/layer.py"] = f"""
