@@ -29,6 +29,7 @@ STABLE_OPS = 40  # upstream op modules the plugin wraps, unchanged between the v
 PLUGIN_OPS = 96  # plugin op modules (two or three per upstream op module)
 CHANGED_BODIES = 3  # hooked upstream functions whose body changes (warnings)
 MOE_MODELS = ("deepseek_v4", "qwen3_moe", "mixtral")
+# the first three are in the real 0.5.17 elementwise.py (:109, :140, :260) and 0.5.23 norm_rope.py
 FAMILY = ("fused_rope_inplace", "fused_q_norm_rope", "fused_k_norm_rope_flashmla", "fused_norm_rope_inplace")
 
 OLD_FAMILY_MODULE = "sglang/kernels/ops/attention/dsv4/elementwise.py"
@@ -370,6 +371,46 @@ def plugin_files() -> dict[str, str]:
             f"def xpu_config_{j}(size):\n    return Op{i}Config(size, dtype=None).build()\n{hook}"
         )
     files["xpu_plugin/ops/__init__.py"] = "".join(f"from xpu_plugin.ops import {m}  # noqa: F401\n" for m in op_modules)
+    return files
+
+
+def real_plugin_files(release: Path, modules: int = 100) -> dict[str, str]:
+    """A plugin of `modules` modules over a real release tree (`release`/sglang/…): each wraps
+    one public module-level function of sglang/srt/layers (sorted, so the same release gives
+    the same plugin), plus the moved kernel family and the MoE factory hook of 0.5.17 → 0.5.23.
+    Raises ValueError when the release has too few such functions."""
+    import ast
+
+    picked: list[tuple[str, str]] = []
+    for path in sorted((release / "sglang" / "srt" / "layers").rglob("*.py")):
+        if len(picked) == modules:
+            break
+        try:
+            tree = ast.parse(path.read_text(errors="replace"))
+        except SyntaxError:
+            continue
+        name = next((n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")), None)
+        if name is not None:
+            module = ".".join(path.relative_to(release).with_suffix("").parts).removesuffix(".__init__")
+            picked.append((module, name))
+    if len(picked) < modules:
+        raise ValueError(f"{release}: only {len(picked)} modules of sglang/srt/layers define a public function")
+    files = {
+        "pyproject.toml": '[project]\nname = "bench-plugin"\nversion = "0.1"\n'
+                          '[project.entry-points."sglang.srt.plugins"]\nbench = "bench_plugin.plugin:load"\n',
+        "bench_plugin/__init__.py": "",
+        "bench_plugin/plugin.py": "from bench_plugin import kernels, ops  # noqa: F401\n\n\ndef load():\n    return None\n",
+        "bench_plugin/kernels.py": (
+            "from sglang.srt.plugins.hook_registry import HookType, plugin_hook\n\n\n"
+            '@plugin_hook("sglang.srt.layers.moe.fused_moe_triton.layer.create_moe_dispatcher", type=HookType.REPLACE)\n'
+            "def create_moe_dispatcher(moe_runner_config):\n"
+            f"    from {OLD_FAMILY_MODULE[:-3].replace('/', '.')} import {', '.join(FAMILY[:3])}  # noqa: F401\n"
+            "    return None\n"
+        ),
+        "bench_plugin/ops/__init__.py": "".join(f"from bench_plugin.ops import op_{i}  # noqa: F401\n" for i in range(len(picked))),
+    }
+    for i, (module, name) in enumerate(picked):
+        files[f"bench_plugin/ops/op_{i}.py"] = f"from {module} import {name}\n\n\ndef xpu_{name}(*args, **kwargs):\n    return {name}(*args, **kwargs)\n"
     return files
 
 
