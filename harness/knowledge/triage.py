@@ -1,7 +1,7 @@
 """Features a person can triage: the Feature Diff regrouped into units an engineer ports.
 
 A whole-release diff has tens of thousands of changed symbols; a plugin depends on a handful.
-Three kinds of feature, ranked by risk (highest first):
+Kinds of feature (ranked by risk, highest first, after the impacted ones that fail):
 
     impacted          the plugin's impacted dependencies, one feature per upstream change a
                       person decides once, listing every plugin site: the commit that changed
@@ -85,7 +85,10 @@ class Feature(BaseModel):
 
 
 def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: UpstreamSource | None = None) -> list[Feature]:
-    """The diff's features, highest risk first (ties: more changes first, then id). With two
+    """The diff's features: impacted ones by when the plugin fails (import, startup — more
+    models stopped first —, path, undecided, never; failure_time needs `old` and `new` to walk
+    upstream callers, else only import-time failures are decided), the rest with the warnings;
+    then highest risk first (ties: more changes first, then id); preexisting ones last. With two
     git upstreams of one repository, upstream changes are grouped by the commit that touched them."""
     both = old is not None and new is not None
     commit_of = _commit_of_files(old, new) if both else {}
@@ -150,7 +153,8 @@ def _impacted(findings: list[Finding], when: Callable[[Finding], FailureTime], c
                     else (names or [new.rsplit(".", 1)[-1]])[0])
         elif key[0] == "target":
             target = key[1]
-            signature = _signature_delta(signatures.get(target) or signatures.get(f"{target}.__init__"))
+            signature = (_signature_delta(signatures.get(target) or signatures.get(f"{target}.__init__"))
+                         if members[0].status is Status.signature_changed else None)
             title = f"{_short(target)}: {members[0].status.value.replace('_', ' ')}" + (f" ({signature})" if signature else "")
             slug = f"{_owner(target).rsplit('.', 1)[-1]}-{target.rsplit('.', 1)[-1]}"
         else:
