@@ -22,6 +22,7 @@ attribute of unknown type) leaves the answer undecided rather than guessing.
 from __future__ import annotations
 
 import ast
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
@@ -205,54 +206,45 @@ def _callers(index: SymbolIndex, node: Ref) -> tuple[list[tuple[str, Ref | None]
 
 
 def _constructions(index: SymbolIndex, cls: Ref) -> tuple[list[tuple[str, Ref | None]], str | None]:
-    """Where `cls` is constructed: calls `Name(…)` / `mod.Name(…)` that resolve to it."""
+    """Where `cls` is constructed: `Name(…)` / `mod.Name(…)` that resolve to it in their module.
+    Read from the source text, not parsed: the candidate modules are model files, large, and a
+    walk meets many of them."""
     name = cls.qualname.rsplit(".", 1)[-1]
     candidates = index.modules_calling(name, bare=True)
     if len(candidates) > MAX_MODULES:
         return [], f"{len(candidates)} modules call a '{name}(': not scanned"
+    pattern = re.compile(rb"^(?P<head>[^\n#]*?)(?<![\w.])(?P<call>(?:\w+\.)*" + re.escape(name.encode()) + rb")[ \t]*\(", re.MULTILINE)
     found = []
     for module in candidates:
-        tree = parsed(index, module)
-        if tree is None:
-            continue
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
-            text = dotted(node.func)
-            if not text or text.rsplit(".", 1)[-1] != name:
-                continue
-            resolved = index.resolve_in_scope(module, text)
+        text = index.sources()[module]
+        relpath = index.files[module][0]
+        for match in pattern.finditer(text):
+            if re.search(rb"\b(class|def)[ \t]+$", match.group("head")):
+                continue  # the class statement itself, or a def of that name
+            resolved = index.resolve_in_scope(module, match.group("call").decode())
             if resolved.ok and resolved.ref == cls:
-                relpath = index.files[module][0]
-                found.append((f"{relpath}:{node.lineno}", _enclosing(index, relpath, node.lineno)))
+                line = text.count(b"\n", 0, match.start()) + 1
+                found.append((f"{relpath}:{line}", _enclosing(index, relpath, line)))
     return found, None
 
 
 def _enclosing(index: SymbolIndex, relpath: str, line: int) -> Ref | None:
-    """The module-level function or class method whose body holds `line` (None: module level)."""
+    """The module-level function or class method whose body holds `line` (None: module level),
+    from the index's table of the module (no parse)."""
     modules = index.memo.setdefault("module_of_relpath", {})
     if not modules:
         modules.update({rel: module for module, (rel, _) in index.files.items()})
     module = modules.get(relpath)
-    if module is None:
+    table = index.table(module) if module is not None else None
+    if table is None:
         return None
-    spans = index.memo.setdefault("function_spans", {})
-    if module not in spans:
-        tree = parsed(index, module)
-        spans[module] = list(_function_spans(tree.body, "")) if tree is not None else []
     inner = None
-    for start, end, qualname in spans[module]:
-        if start <= line <= end and (inner is None or start >= inner[0]):
-            inner = (start, qualname)
+    for qualname, info in table.functions.items():
+        if qualname.count(".") <= 1 and info.lineno <= line <= info.end_lineno and (inner is None or info.lineno >= inner[0]):
+            inner = (info.lineno, qualname)
+    if inner is not None and "." in inner[1] and inner[1].split(".")[0] not in table.classes:
+        return None  # a function nested in a function: its outer one is not known here
     return Ref("function", module, inner[1]) if inner else None
-
-
-def _function_spans(body: list[ast.stmt], prefix: str):
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node.lineno, node.end_lineno or node.lineno, f"{prefix}{node.name}"
-        elif isinstance(node, ast.ClassDef) and not prefix:  # methods of module-level classes
-            yield from _function_spans(node.body, f"{node.name}.")
 
 
 def _defined_at(index: SymbolIndex, ref: Ref) -> str | None:
