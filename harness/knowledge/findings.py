@@ -81,6 +81,10 @@ class Finding(BaseModel):
     commits: list[str] = Field(default_factory=list)  # "sha subject", git sources only
     # `diff`/`features`/`upgrade` only: already broken on --from, so not an impact of the upgrade
     preexisting: bool = False
+    # where the plugin site runs (at import, inside `runs_in`, only after hooks were applied) and the
+    # plugin callable that runs it (a hook's, patch's or override's own callable): when it fails (triage)
+    scope: Literal["module", "function", "runtime"] | None = None
+    runs_in: str | None = None
 
     @model_validator(mode="after")
     def _breaking_by_default(self) -> "Finding":

@@ -83,7 +83,9 @@ class Judge:
     def base(self, dep: Dependency, target: str | None = None) -> dict[str, Any]:
         return dict(
             kind=dep.kind, target=target or dep.target or dep.expression or "?", live=dep.live,
-            file=dep.file, line=dep.line, hook_type=dep.hook_type,
+            file=dep.file, line=dep.line, hook_type=dep.hook_type, scope=dep.scope,
+            runs_in=dep.hook if dep.kind in ("hook", "patch") and dep.hook else f"{dep.plugin_class}.{dep.member}" if dep.kind == "override" and dep.plugin_class
+            else dep.enclosing[-1] if dep.enclosing else None,
         )
 
     def judge(self, dep: Dependency) -> Finding | None:

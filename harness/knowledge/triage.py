@@ -1,11 +1,13 @@
 """Features a person can triage: the Feature Diff regrouped into units an engineer ports.
 
 A whole-release diff has tens of thousands of changed symbols; a plugin depends on a handful.
-Three kinds of feature, ranked by risk (highest first):
+Kinds of feature (ranked by risk, highest first, after the impacted ones that fail):
 
-    impacted          the plugin's impacted dependencies, grouped by the upstream change behind
-                      them: the commit that changed them (git upstreams), else the successor
-                      that replaces them, else the upstream owner and status
+    impacted          the plugin's impacted dependencies, one feature per upstream change a
+                      person decides once, listing every plugin site: the commit that changed
+                      them (git upstreams), else a move or rename (every name from one old
+                      module or class to one new one: a family), else the one function whose
+                      signature or body changed, else the upstream owner of what was removed
     platform_surface  changes to SRTPlatform / DeviceMixin and the hook registry a plugin is
                       expected to follow even when nothing breaks (methods added, changed or
                       removed), grouped by the word their names share; server arguments the
@@ -16,20 +18,26 @@ Three kinds of feature, ranked by risk (highest first):
     preexisting       the plugin's dependencies already broken on the old upstream, grouped as
                       `impacted` is: the plugin's problems, listed apart, not the upgrade's work
 
-Each feature carries a one-line `why` it matters to this plugin.
+Each feature carries a one-line `why` it matters to this plugin. Impacted features also say when
+the plugin fails on the new release (harness.knowledge.failure_time: at import, at engine start,
+on a path, or never), with the reason and the upstream call site that proves it; they are
+ranked by that first (import, startup — the more models stopped the earlier —, path, undecided,
+never), then by risk.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from harness.knowledge.failure_time import FailureTime, entry_points_of, failure_time
 from harness.knowledge.feature_diff import FeatureDiff, SymbolChange
 from harness.knowledge.findings import Finding, Status
-from harness.knowledge.index import load_index
+from harness.knowledge.index import SymbolIndex, load_index
 from harness.knowledge.surface import (
     SERVER_ARGS,
     deprecation_shims,
@@ -48,6 +56,10 @@ PLATFORM_CLASSES = ("sglang.srt.platforms.interface.SRTPlatform.", "sglang.srt.p
 HOOK_POINTS = "sglang.srt.plugins."
 # Words too common in platform method names to name a feature by.
 _STOPWORDS = {"get", "set", "cls", "fn", "is", "support", "supports", "default", "init", "the", "of", "to"}
+# Statuses one function's change explains by itself: one feature per target, every site listed.
+_PER_TARGET = {Status.signature_changed, Status.body_changed, Status.deprecated, Status.moved, Status.inherited}
+# Ranking by when it fails: a feature that fails earlier, for more of the engine, comes first.
+_FAILS_ORDER = {"import": 0, "startup": 1, "path": 2, None: 3, "never": 4}
 _SURFACE_RISK = {"removed": 30, "signature_changed": 30, "moved": 25, "moved_to_base": 25, "added": 20, "body_changed": 10}
 
 
@@ -69,29 +81,43 @@ class Feature(BaseModel):
     fails_reason: str | None = None  # one line: why it fails then
     proof: str | None = None  # the upstream call site that proves it ("path/file.py:line")
     sites: list[str] = Field(default_factory=list)  # every plugin site it touches, "file:line"
+    hits: int = 0  # models or paths it stops (ranks features failing at the same time)
 
 
 def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: UpstreamSource | None = None) -> list[Feature]:
-    """The diff's features, highest risk first (ties: more changes first, then id). With two
+    """The diff's features: impacted ones by when the plugin fails (import, startup — more
+    models stopped first —, path, undecided, never; failure_time needs `old` and `new` to walk
+    upstream callers, else only import-time failures are decided), the rest with the warnings;
+    then highest risk first (ties: more changes first, then id); preexisting ones last. With two
     git upstreams of one repository, upstream changes are grouped by the commit that touched them."""
-    commit_of = _commit_of_files(old, new) if old is not None and new is not None else {}
-    impacted = _impacted(diff.impacted)
+    both = old is not None and new is not None
+    commit_of = _commit_of_files(old, new) if both else {}
+    old_index, new_index = (load_index(old), load_index(new)) if both else (None, None)
+    entries = entry_points_of(diff.findings)
+
+    def when(finding: Finding) -> FailureTime:
+        return failure_time(finding, entries, new_index, old_index)
+
+    impacted = _impacted(diff.impacted, when, diff.changes)
     covered = {t for f in impacted for t in f.targets}
+    covered |= {f"{t}.__init__" for t in covered}  # a constructor's change is its class's
     surface, rest = [], []
     for change in diff.changes:
         if change.symbol in covered or (change.detail or "").removeprefix("from ") in covered:
             continue
         (surface if change.symbol.startswith((*PLATFORM_CLASSES, HOOK_POINTS)) else rest).append(change)
-    extras = _server_arg_defaults(diff, old, new) + _shims(old, new) if old is not None and new is not None else []
-    features = impacted + _surface(surface) + extras + _other(rest, commit_of) + _impacted(diff.preexisting, "preexisting")
+    extras = _server_arg_defaults(diff, old, new, old_index, new_index) + _shims(old, new) if both else []
+    features = impacted + _surface(surface) + extras + _other(rest, commit_of) + _impacted(diff.preexisting, when, diff.changes, "preexisting")
     seen: Counter = Counter()
     for feature in features:  # ids are unique: a second "x" becomes "x-2"
         seen[feature.id] += 1
         if seen[feature.id] > 1:
             feature.id = f"{feature.id}-{seen[feature.id]}"
-    # upstream's own tests are no porting work: after everything else of the same risk;
-    # problems the old release already had come last, apart from the upgrade's work
-    return sorted(features, key=lambda f: (f.kind == "preexisting", -f.risk, _is_test(f), -f.changes, f.id))
+    # impacted features by when they fail (the rest rank with the warnings); upstream's own
+    # tests are no porting work: after everything else of the same risk; problems the old
+    # release already had come last, apart from the upgrade's work
+    return sorted(features, key=lambda f: (f.kind == "preexisting", _FAILS_ORDER[f.fails_at] if f.kind == "impacted" else 4,
+                                           -f.hits, -f.risk, _is_test(f), -f.changes, f.id))
 
 
 def _is_test(feature: Feature) -> bool:
@@ -101,36 +127,118 @@ def _is_test(feature: Feature) -> bool:
 # ----------------------------------------------------------------------------- impacted
 
 
-def _impacted(findings: list[Finding], kind: FeatureKind = "impacted") -> list[Feature]:
+def _impacted(findings: list[Finding], when: Callable[[Finding], FailureTime], changes: list[SymbolChange],
+              kind: FeatureKind = "impacted") -> list[Feature]:
+    """One feature per upstream change behind `findings` (see the module docstring), with when
+    it fails: its earliest-failing member's time, reason and proof."""
     groups: dict[tuple, list[Finding]] = defaultdict(list)
     for finding in findings:
-        if finding.commits:
-            key = ("commit", finding.commits[0])
-        elif finding.successor:
-            key = ("successor", finding.successor)
-        else:
-            key = ("owner", _owner(finding.target), _status_class(finding.status))
-        groups[key].append(finding)
+        groups[_change_key(finding)].append(finding)
+    signatures = {c.symbol: c.detail for c in changes if c.change == "signature_changed" and c.detail}
+    # moved-from and moved-to modules (or classes), each named by the shortest tail no other has
+    tails = _tails({p for key, members in groups.items() if key[0] == "move" for p in (key[1], *(_moved(f)[0] for f in members))})
     features = []
     for key, members in groups.items():
         members.sort(key=lambda f: (-f.risk, f.file or "", f.line or 0))
         targets = sorted({f.target for f in members})
         if key[0] == "commit":
             title, slug = key[1].split(" ", 1)[-1], key[1].split(" ", 1)[-1]
-        elif key[0] == "successor":
-            title = f"{_short(key[1])} replaces {', '.join(_short(t) for t in targets)}"
-            slug = key[1].rsplit(".", 1)[-1]
+        elif key[0] == "move":
+            new = key[1]
+            olds = sorted({_moved(f)[0] for f in members})
+            names = sorted({f.target[len(_moved(f)[0]) + 1:] for f in members if f.target != _moved(f)[0]})
+            title = f"{', '.join(tails[old] for old in olds)} → {tails[new]}" + (f": {', '.join(names)}" if names else "")
+            # one name moved or renamed is known by it; a family by where it went
+            slug = (f"{olds[0].rsplit('.', 1)[-1]}-to-{new.rsplit('.', 1)[-1]}" if len(names) > 1
+                    else (names or [new.rsplit(".", 1)[-1]])[0])
+        elif key[0] == "target":
+            target = key[1]
+            signature = (_signature_delta(signatures.get(target) or signatures.get(f"{target}.__init__"))
+                         if members[0].status is Status.signature_changed else None)
+            title = f"{_short(target)}: {members[0].status.value.replace('_', ' ')}" + (f" ({signature})" if signature else "")
+            slug = f"{_owner(target).rsplit('.', 1)[-1]}-{target.rsplit('.', 1)[-1]}"
         else:
             names = ", ".join(t.rsplit(".", 1)[-1] for t in targets)
             title = f"{_short(key[1])}: {names} {members[0].status.value.replace('_', ' ')}"
             slug = f"{key[1].rsplit('.', 1)[-1]}-{'-'.join(t.rsplit('.', 1)[-1] for t in targets[:2])}"
+        time = min((when(f) for f in members), key=lambda t: (_FAILS_ORDER[t.fails_at], -t.hits))
         features.append(Feature(
-            id=_slug(slug), title=title, kind=kind, risk=max(f.risk for f in members), why=_why(members),
+            id=_slug(slug), title=title[:200], kind=kind, risk=max(f.risk for f in members), why=_why(members),
             targets=sorted({*targets, *(f.successor for f in members if f.successor)}),
             breaking=any(f.breaking for f in members), unverified=any(f.unverified for f in members),
             findings=members, changes=len(members), commit=key[1] if key[0] == "commit" else None,
+            fails_at=time.fails_at, fails_reason=time.reason[:400], proof=time.proof, hits=time.hits,
+            sites=sorted({f"{f.file}:{f.line}" for f in members if f.file}, key=_site_order),
         ))
     return features
+
+
+def _change_key(finding: Finding) -> tuple:
+    """The upstream change a finding comes from: its commit (git upstreams); a move or rename,
+    by where it went (`_moved`: every name moved into one module or class, a renamed class with
+    its methods, the methods one new method replaces); the one function that changed
+    (signature, body, deprecation); else what was removed (or is unknown), by its owner."""
+    if finding.commits:
+        return ("commit", finding.commits[0])
+    if finding.successor and finding.successor != finding.target:
+        return ("move", _moved(finding)[1])
+    if finding.status in _PER_TARGET:
+        return ("target", finding.target, finding.status.value)
+    return ("owner", _owner(finding.target), _status_class(finding.status))
+
+
+def _moved(finding: Finding) -> tuple[str, str]:
+    """(old prefix, new prefix) of a move or rename: target and successor less the names they
+    share at the end — `a.elementwise.f` → `a.norm_rope.f` gives (a.elementwise, a.norm_rope),
+    `a.B.m` → `a.C.m` gives (a.B, a.C), `a.B` → `a.C` itself."""
+    old, new = finding.target.split("."), (finding.successor or finding.target).split(".")
+    while len(old) > 1 and len(new) > 1 and old[-1] == new[-1]:
+        old.pop()
+        new.pop()
+    return ".".join(old), ".".join(new)
+
+
+def _signature_delta(detail: str | None) -> str | None:
+    """"use_custom_allreduce removed, quant_method added" from a diff's "(old params) -> (new
+    params)"; the detail itself, clipped, when the parameter names did not change."""
+    if not detail or " -> " not in detail:
+        return None
+    before, after = (_param_names(side) for side in detail.split(" -> ", 1))
+    delta = [f"{name} removed" for name in before if name not in after] + [f"{name} added" for name in after if name not in before]
+    return ", ".join(delta) if delta else detail[:100]
+
+
+def _param_names(signature: str) -> list[str]:
+    """Parameter names of "(a, b: int = f(1, 2), *, c)": commas inside brackets do not split."""
+    names, depth, start = [], 0, 0
+    text = signature.strip().removeprefix("(").removesuffix(")")
+    for at, char in enumerate(text + ","):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            name = re.match(r"\s*\**(\w+)", text[start:at])
+            if name:
+                names.append(name.group(1))
+            start = at + 1
+    return names
+
+
+def _tails(paths: set[str]) -> dict[str, str]:
+    """Each dotted path's shortest tail (two components at least) that no other path shares:
+    `dsv4.elementwise` unless another module is also `….dsv4.elementwise`."""
+    found = {}
+    for path in paths:
+        parts = path.split(".")
+        size = min(2, len(parts))
+        while size < len(parts) and any(other != path and other.split(".")[-size:] == parts[-size:] for other in paths):
+            size += 1
+        found[path] = ".".join(parts[-size:])
+    return found
+
+
+def _site_order(site: str) -> tuple[str, int]:
+    file, _, line = site.rpartition(":")
+    return file, int(line) if line.isdigit() else 0
 
 
 def _status_class(status: Status) -> str:
@@ -200,10 +308,11 @@ def _surface(changes: list[SymbolChange]) -> list[Feature]:
     return features
 
 
-def _server_arg_defaults(diff: FeatureDiff, old: UpstreamSource, new: UpstreamSource) -> list[Feature]:
+def _server_arg_defaults(diff: FeatureDiff, old: UpstreamSource, new: UpstreamSource,
+                         old_index: SymbolIndex, new_index: SymbolIndex) -> list[Feature]:
     """Server arguments the new release sets per device and the old one did not: an
     out-of-tree device gets whatever the in-tree devices' branches leave it."""
-    old_fields, new_fields = server_arg_fields(load_index(old)), server_arg_fields(load_index(new))
+    old_fields, new_fields = server_arg_fields(old_index), server_arg_fields(new_index)
     before, after = platform_defaults(old, old_fields), platform_defaults(new, new_fields)
     added = {name: places for name, places in after.items() if name not in before}
     if not added:

@@ -30,7 +30,8 @@ def test_features_groups_what_the_plugin_ports_ranked_by_risk(project):
     project.cli("run", "--feature", "get-kv-pool-cls", "--plugin", str(project.plugin), "--upstream", str(project.new),
                 "--from", str(project.old), "--runbook", str(project.runbook), "--run-id", "grouped")
     feature = project.status("grouped")["inputs"]["feature"]
-    assert feature["name"] == "SRTPlatform.get_kv_pool_cls replaces SRTPlatform.get_mha_kv_pool_cls"
+    # titled old → new (issue 19: one feature per upstream change, never "X replaces X")
+    assert feature["name"] == "SRTPlatform.get_mha_kv_pool_cls → SRTPlatform.get_kv_pool_cls"
     assert feature["symbols"] == top["targets"]
     # --flat: one row per symbol, as before
     flat = json.loads(project.cli("features", "--from", str(project.old), "--to", str(project.new),
