@@ -272,8 +272,8 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
     if not before.ok:
         finding.detail = f"did not resolve before the upgrade; {finding.detail or 'resolves now'}"
         return new.apply_conditions(finding, dep)
-    if dep.kind == "server_arg":
-        return new.apply_conditions(finding, dep)  # set on the instance: where it is declared does not matter
+    if dep.kind in ("server_arg", "field"):
+        return new.apply_conditions(finding, dep)  # set on / read from the instance: where it is declared does not matter
     aspects = _compare(before, after, old.index, new.index)
     if dep.kind in ("import", "reference"):
         aspects.pop("body", None)  # the plugin names it; a changed body is upstream's business

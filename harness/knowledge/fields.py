@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -130,6 +132,49 @@ def field_resolution(judge: Judge, class_path: str, attr: str) -> Resolution | N
     return found
 
 
+def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:
+    """An upstream subclass of `owner` that declares `attr` (in its body or on self), or None:
+    an object annotated as `owner` may be one (`pool: KVCache` holding an MHATokenToKVPool), so
+    a field only a subclass declares is not certainly missing. Subclasses are found by the class
+    headers in the sources (no module is parsed unless it defines one), then checked by MRO."""
+    headers = _class_headers(index)
+    names, queue = {owner.qualname.rsplit(".", 1)[-1]}, [owner.qualname.rsplit(".", 1)[-1]]
+    modules: set[str] = set()
+    while queue:  # subclasses by name, transitively; the MRO check below drops namesakes
+        base = queue.pop()
+        for module, name, bases in headers:
+            if base in bases and name not in names:
+                names.add(name)
+                queue.append(name)
+                modules.add(module)
+            elif base in bases:
+                modules.add(module)
+    for module in sorted(modules):
+        table = index.table(module)
+        for qualname, info in (table.classes.items() if table else ()):
+            cls = Ref("class", module, qualname)
+            if qualname.rsplit(".", 1)[-1] not in names or cls == owner or owner not in index.mro(cls):
+                continue
+            if attr in info.members or attr in index.instance_attributes(cls).names:
+                return cls.path
+    return None
+
+
+_HEADER = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+_HEADERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _class_headers(index: SymbolIndex) -> list[tuple[str, str, set[str]]]:
+    """(module, class name, names in its base list) of every class header in the release, by
+    one regex pass over the sources, kept per index."""
+    if index not in _HEADERS:
+        _HEADERS[index] = [
+            (module, match.group(1).decode(), set(re.findall(r"\w+", match.group(2).decode(errors="replace"))))
+            for module, text in index.sources().items() for match in _HEADER.finditer(text)
+        ]
+    return _HEADERS[index]
+
+
 def field_present(judge: Judge, class_path: str, attr: str) -> bool | None:
     """`hasattr(v, attr)` for `v` an instance of `class_path` on this upstream: True, False, or
     None when not decided."""
@@ -137,6 +182,8 @@ def field_present(judge: Judge, class_path: str, attr: str) -> bool | None:
         return None  # the plugin sets it itself somewhere: whether it did by then is a run-time matter
     found = field_resolution(judge, class_path, attr)
     if found is None or found.outcome is Outcome.undecided:
+        return None
+    if not found.ok and subclass_declaring(judge.index, judge.index.resolve(class_path).ref, attr):
         return None
     return found.ok
 
@@ -162,6 +209,10 @@ def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
     if own is not None:
         return Finding(**base, status=Status.ok, detail=f"the plugin sets {attr!r} on it itself ({own.file}:{own.line})")
     where = f"{dep.expression or attr} reads {class_path}.{attr}"
+    subclass = subclass_declaring(judge.index, judge.index.resolve(class_path).ref, attr) if found.outcome is Outcome.missing else None
+    if subclass is not None:
+        return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{where}: {class_path} does not declare it, but its subclass {subclass} does, and the object may be one")
     if found.outcome is Outcome.undecided:
         return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown), detail=f"{where}: not decided: {found.note}")
     return Finding(**base, status=Status.missing, risk=risk_of(dep, Status.missing),
