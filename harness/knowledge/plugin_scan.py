@@ -916,7 +916,7 @@ class _Scanner:
         if value is None:
             value, attr = node.value, node.attr
         instance = self._instance(module, value, ctx.env)
-        if instance is None or (how == WRITE and node is not value and isinstance(node, ast.Attribute) and value.id == "server_args"):
+        if instance is None or (how == WRITE and isinstance(node, ast.Attribute) and value.id == "server_args"):
             return  # `server_args.x = …`: the server_arg kind judges it
         self._dependency(
             "field", f"{instance.path}.{attr}" if instance.path else None, module, node, ctx,
