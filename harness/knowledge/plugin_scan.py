@@ -918,6 +918,7 @@ class _Scanner:
         instance = self._instance(module, value, ctx.env)
         if instance is None or (how == WRITE and isinstance(node, ast.Attribute) and value.id == "server_args"):
             return  # `server_args.x = …`: the server_arg kind judges it
+        # hook / member carry the function and its parameter until finish() names the class
         self._dependency(
             "field", f"{instance.path}.{attr}" if instance.path else None, module, node, ctx,
             expression=ast.unparse(node), name=attr, how=how, hook=instance.function, member=instance.param,
@@ -1188,7 +1189,7 @@ class _Scanner:
                 found = class_of(dep.hook, dep.member)
                 if found is None:
                     continue
-                dep.target = f"{found}.{dep.name}"
+                dep.target, dep.hook, dep.member = f"{found}.{dep.name}", None, None
             if any("field-of-param" in repr(g.cond) for g in dep.guards):
                 dep.guards = tuple(replace(g, cond=rewrite(g.cond)) for g in dep.guards)
             kept.append(dep)
