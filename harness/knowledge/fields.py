@@ -29,7 +29,7 @@ import msgspec
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex
 from harness.knowledge.plugin_repo import Dependency
-from harness.knowledge.symbols import dotted
+from harness.knowledge.symbols import dotted, resolve_relative
 
 if TYPE_CHECKING:
     from harness.knowledge.judge import Judge
@@ -66,11 +66,12 @@ def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None
     """The upstream class the upstream `function` annotates its parameter `param` with (its
     definition path), or None when it does not annotate it with one class. The annotations of
     a function are read once per release and cached with the index."""
-    annotations = index.analysis("param_annotations", function, _ANNOTATIONS, lambda: _annotations(index, function))
+    annotations = index.analysis("parameter_annotations", function, _ANNOTATIONS, lambda: _annotations(index, function))
     expression = annotations.get(param)
     if expression is None:
         return None
-    found = index.resolve_in_scope(function.module, expression)
+    # an absolute path when the name comes from an `if TYPE_CHECKING:` import (not in the module at run time)
+    found = index.resolve(expression) if "." in expression and index.module_exists(expression.split(".")[0]) else index.resolve_in_scope(function.module, expression)
     return found.ref.path if found.ok and found.ref.kind == "class" else None
 
 
@@ -84,12 +85,30 @@ def _annotations(index: SymbolIndex, function: Ref) -> dict[str, str]:
     node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno == info.lineno), None)
     if node is None:
         return {}
+    typing_only = _type_checking_imports(tree, function.module, table.is_package)
     args = node.args
     found = {}
     for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
         expression = annotation_class(arg.annotation)
         if expression:
-            found[arg.arg] = expression
+            head, _, rest = expression.partition(".")
+            found[arg.arg] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
+    return found
+
+
+def _type_checking_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """{local name: absolute dotted path} of what `if TYPE_CHECKING:` blocks import: annotations
+    name them, though the module does not bind them at run time."""
+    found: dict[str, str] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.If) and (dotted(stmt.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING"):
+            continue
+        for inner in stmt.body:
+            if isinstance(inner, ast.ImportFrom):
+                base = resolve_relative(module, is_package, inner.level, inner.module)
+                found.update({alias.asname or alias.name: f"{base}.{alias.name}" for alias in inner.names if alias.name != "*"})
+            elif isinstance(inner, ast.Import):
+                found.update({alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else alias.name.split(".")[0] for alias in inner.names})
     return found
 
 
@@ -111,14 +130,16 @@ def field_resolution(judge: Judge, class_path: str, attr: str) -> Resolution | N
     found = judge.lookup(mro, attr, instance=True)
     if found.ok:
         return found
-    # a class whose fields are computed at import, from namespace classes (0.5.23 ServerArgs)
+    # a class whose fields are computed at import, from namespace classes (0.5.23 ServerArgs);
+    # judge imports this module, hence the late import
     from harness.knowledge.judge import assembled_field
 
-    assembled = assembled_field(index, index.resolve(f"{owner.ref.path}.{attr}"))
+    plain = index.resolve(f"{owner.ref.path}.{attr}")
+    assembled = assembled_field(index, plain)
     if assembled.ok:
         return assembled
     if found.outcome is not Outcome.undecided:
-        return found
+        return _set_from_outside(index, attr, found)
     # Judge.lookup stops at a class body it cannot list; what the methods assign on self still counts
     dynamic = []
     for cls in (c for c in mro if c.kind == "class"):
@@ -127,9 +148,40 @@ def field_resolution(judge: Judge, class_path: str, attr: str) -> Resolution | N
             return Resolution(attr, Ref("value", cls.module, f"{cls.qualname}.{attr}"), owner=cls.path,
                               note=f"assigned on self in {cls.path} (line {attributes.names[attr]})")
         dynamic.extend(attributes.dynamic)
-    if assembled.note and assembled.note != found.note and "neither in the body" in assembled.note and not dynamic:
-        return assembled  # certain: the assembled class's fields are listed and none is `attr`
+    if assembled is not plain and not dynamic:
+        return _set_from_outside(index, attr, assembled)  # the assembled class's fields are listed and none is `attr`
     return found
+
+
+def _set_from_outside(index: SymbolIndex, attr: str, missing: Resolution) -> Resolution:
+    """`missing`, unless upstream code sets `attr` on some object other than `self` (`forward_batch.x
+    = …` in a worker, `setattr(layer, "x", …)`): an instance may then carry it on that path, so
+    the read is undecided."""
+    where = _outside_writes(index).get(attr) or index.registered_on_others(attr)
+    if where is None:
+        return missing
+    return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but upstream sets {attr!r} on other objects at run time ({where})")
+
+
+_OUTSIDE_WRITE = re.compile(rb"(?<![\w.])((?:\w+\.)+)(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
+_WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _outside_writes(index: SymbolIndex) -> dict[str, str]:
+    """{attribute: "relpath:line"} of the first `a.b.attr = …` upstream writes through a receiver
+    other than self / cls (test modules aside), by one regex pass over the sources, kept per index."""
+    if index not in _WRITES:
+        found: dict[str, str] = {}
+        for module, text in index.sources().items():
+            if ".test." in f".{module}." or ".tests." in f".{module}.":
+                continue
+            for match in _OUTSIDE_WRITE.finditer(text):
+                receiver, attr = match.group(1), match.group(2).decode()
+                if receiver not in (b"self.", b"cls.") and attr not in found:
+                    line = text.count(b"\n", 0, match.start()) + 1
+                    found[attr] = f"{index.files[module][0]}:{line}"
+        _WRITES[index] = found
+    return _WRITES[index]
 
 
 def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:

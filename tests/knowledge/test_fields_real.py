@@ -1,6 +1,6 @@
-"""Fields of upstream objects on real SGLang releases (issue 18 kind 12): ForwardBatch lost its
-pool fields after 0.5.11, ServerArgs replaced `cuda_graph_bs` by `cuda_graph_bs_decode` (and
-0.5.23 assembles its fields from namespace classes). Each read is judged against the class as
+"""Fields of upstream objects on real SGLang releases (issue 18 kind 12): ForwardBatch lost
+fields release by release after 0.5.11, ServerArgs replaced `cuda_graph_bs` by
+`cuda_graph_bs_decode` (and 0.5.23 assembles its fields from namespace classes). Each read is judged against the class as
 that release declares it; a plugin that reads only fields its base release declares is green
 there."""
 
@@ -19,7 +19,7 @@ from sglang.srt.plugins.hook_registry import HookRegistry, HookType
 
 
 def pools(fb: ForwardBatch):
-    return fb.token_to_kv_pool, fb.req_to_token_pool, fb.seq_lens
+    return fb.token_to_kv_pool, fb.out_cache_loc_swa, fb.all_extend_in_batch, fb.can_run_dp_cuda_graph, fb.seq_lens
 
 
 def graph_sizes(server_args):
@@ -28,7 +28,7 @@ def graph_sizes(server_args):
 
 def before_forward(self, forward_batch, skip_attn_backend_init=False):
     # the class comes from ModelRunner.forward's own annotation (forward_batch: ForwardBatch)
-    return forward_batch.token_to_kv_pool
+    return forward_batch.out_cache_loc_swa
 
 
 def register():
@@ -39,8 +39,8 @@ from sglang.srt.model_executor.forward_batch_info import ForwardBatch
 
 
 def graph_sizes(server_args, fb: ForwardBatch):
-    if hasattr(fb, "token_to_kv_pool"):
-        return fb.token_to_kv_pool
+    if hasattr(fb, "out_cache_loc_swa"):
+        return fb.out_cache_loc_swa
     return server_args.cuda_graph_bs_decode, server_args.disable_cuda_graph, fb.batch_size, fb.seq_lens
 
 
@@ -60,32 +60,42 @@ def _fields(tmp_path, body: str, version: str) -> tuple[int, dict[tuple[int, str
     return code, {(f["line"], f["target"]): f for f in doc["findings"] if f["kind"] == "field"}
 
 
+def _statuses(fields: dict) -> dict[tuple[int, str], str]:
+    return {key: f["status"] for key, f in fields.items()}
+
+
 def test_fields_dropped_after_the_base_release(releases, tmp_path):
-    # 0.5.11 declares all three: forward_batch_info.py:373 `req_to_token_pool: ReqToTokenPool = None`,
-    # :374 `token_to_kv_pool: KVCache = None`; server_args.py:636 `cuda_graph_bs: Optional[List[int]] = None`
+    # 0.5.11 declares every one: forward_batch_info.py:302 out_cache_loc_swa, :374 token_to_kv_pool,
+    # :393 all_extend_in_batch, :394 can_run_dp_cuda_graph; server_args.py:636 cuda_graph_bs
     code, fields = _fields(tmp_path, PLUGIN, "0.5.11")
     assert fields == {} and code == 0, fields
-    # 0.5.14 dropped both pools from ForwardBatch (forward_batch_info.py:336 keeps only a comment) and
-    # renamed cuda_graph_bs to cuda_graph_bs_decode (server_args.py:1947); but ServerArgs also sets
-    # attributes by computed name (server_args.py:2754 `setattr(self, attr, "dsv4")`): undecided there
+    # 0.5.14 dropped out_cache_loc_swa and token_to_kv_pool from ForwardBatch (forward_batch_info.py:336
+    # keeps a comment) and keeps all_extend_in_batch / can_run_dp_cuda_graph (:389, :390); but upstream
+    # still sets token_to_kv_pool on other objects (speculative/frozen_kv_mtp_cuda_graph_runner.py:316),
+    # and ServerArgs sets attributes by computed name (server_args.py:2754 `setattr(self, attr, "dsv4")`,
+    # cuda_graph_bs became cuda_graph_bs_decode at :1947): those two are undecided
     code, fields = _fields(tmp_path, PLUGIN, "0.5.14")
-    assert fields[(6, f"{FB}.token_to_kv_pool")]["status"] == "missing" and fields[(6, f"{FB}.token_to_kv_pool")]["breaking"]
-    assert fields[(6, f"{FB}.req_to_token_pool")]["status"] == "missing"
-    assert fields[(15, f"{FB}.token_to_kv_pool")]["status"] == "missing"  # through the hook's upstream annotation
-    assert fields[(10, f"{SA}.cuda_graph_bs")]["status"] == "unknown" and "computed name" in fields[(10, f"{SA}.cuda_graph_bs")]["detail"]
-    assert (6, f"{FB}.seq_lens") not in fields and (10, f"{SA}.tp_size") not in fields
-    assert code == 1
-    # 0.5.17: the same (forward_batch_info.py:426 a comment; server_args.py:8578 `setattr(self, field, value)`)
+    assert _statuses(fields) == {
+        (6, f"{FB}.out_cache_loc_swa"): "missing", (15, f"{FB}.out_cache_loc_swa"): "missing",  # the hook's upstream annotation
+        (6, f"{FB}.token_to_kv_pool"): "unknown", (10, f"{SA}.cuda_graph_bs"): "unknown"}
+    assert "sets 'token_to_kv_pool' on other objects" in fields[(6, f"{FB}.token_to_kv_pool")]["detail"]
+    assert "computed name" in fields[(10, f"{SA}.cuda_graph_bs")]["detail"]
+    assert fields[(6, f"{FB}.out_cache_loc_swa")]["breaking"] and fields[(15, f"{FB}.out_cache_loc_swa")]["breaking"] and code == 1
+    # 0.5.17 also dropped all_extend_in_batch (can_run_dp_cuda_graph stays, forward_batch_info.py:478);
+    # server_args.py:8578 `setattr(self, field, value)`; multi_layer_eagle_worker_v2.py:635 sets token_to_kv_pool
     code, fields = _fields(tmp_path, PLUGIN, "0.5.17")
-    assert {key for key, f in fields.items() if f["status"] == "missing"} == {
-        (6, f"{FB}.token_to_kv_pool"), (6, f"{FB}.req_to_token_pool"), (15, f"{FB}.token_to_kv_pool")}
-    assert fields[(10, f"{SA}.cuda_graph_bs")]["status"] == "unknown" and code == 1
-    # 0.5.23 assembles ServerArgs from namespace classes (server_args.py:551 msgspec.defstruct), none
-    # of which declares cuda_graph_bs (arg_groups/fields/exec_.py:640 declares cuda_graph_bs_decode)
+    assert _statuses(fields) == {
+        (6, f"{FB}.out_cache_loc_swa"): "missing", (15, f"{FB}.out_cache_loc_swa"): "missing", (6, f"{FB}.all_extend_in_batch"): "missing",
+        (6, f"{FB}.token_to_kv_pool"): "unknown", (10, f"{SA}.cuda_graph_bs"): "unknown"}
+    assert code == 1
+    # 0.5.23 dropped can_run_dp_cuda_graph too, and assembles ServerArgs from namespace classes
+    # (server_args.py:551 msgspec.defstruct), none of which declares cuda_graph_bs (ExecGraph declares
+    # cuda_graph_bs_decode, arg_groups/fields/exec_.py:640)
     code, fields = _fields(tmp_path, PLUGIN, "0.5.23")
-    assert {key for key, f in fields.items() if f["status"] == "missing"} == {
-        (6, f"{FB}.token_to_kv_pool"), (6, f"{FB}.req_to_token_pool"), (15, f"{FB}.token_to_kv_pool"), (10, f"{SA}.cuda_graph_bs")}
-    assert all(f["breaking"] for f in fields.values()) and code == 1
+    assert _statuses(fields) == {
+        (6, f"{FB}.out_cache_loc_swa"): "missing", (15, f"{FB}.out_cache_loc_swa"): "missing", (6, f"{FB}.all_extend_in_batch"): "missing",
+        (6, f"{FB}.can_run_dp_cuda_graph"): "missing", (10, f"{SA}.cuda_graph_bs"): "missing", (6, f"{FB}.token_to_kv_pool"): "unknown"}
+    assert all(f["breaking"] for f in fields.values() if f["status"] == "missing") and code == 1
 
 
 def test_a_plugin_written_for_the_newer_releases(releases, tmp_path):
@@ -93,7 +103,7 @@ def test_a_plugin_written_for_the_newer_releases(releases, tmp_path):
     # arg_groups/fields/exec_.py:640 (0.5.23); disable_cuda_graph likewise; the hasattr guard is false there
     for version in ("0.5.14", "0.5.17", "0.5.23"):
         code, fields = _fields(tmp_path, NEWER, version)
-        guarded = fields[(6, f"{FB}.token_to_kv_pool")]
+        guarded = fields[(6, f"{FB}.out_cache_loc_swa")]
         assert guarded["status"] == "missing" and guarded["guard"]["outcome"] == "skipped" and not guarded["breaking"], version
         assert len(fields) == 1 and code == 0, (version, fields)
     # on 0.5.11 the newer field is missing, but the function returns before it: hasattr is true there
