@@ -139,7 +139,7 @@ def field_resolution(judge: Judge, class_path: str, attr: str) -> Resolution | N
     if assembled.ok:
         return assembled
     if found.outcome is not Outcome.undecided:
-        return _set_from_outside(index, attr, found)
+        return _uncertain(index, owner.ref, attr, found)
     # Judge.lookup stops at a class body it cannot list; what the methods assign on self still counts
     dynamic = []
     for cls in (c for c in mro if c.kind == "class"):
@@ -149,39 +149,45 @@ def field_resolution(judge: Judge, class_path: str, attr: str) -> Resolution | N
                               note=f"assigned on self in {cls.path} (line {attributes.names[attr]})")
         dynamic.extend(attributes.dynamic)
     if assembled is not plain and not dynamic:
-        return _set_from_outside(index, attr, assembled)  # the assembled class's fields are listed and none is `attr`
+        return _uncertain(index, owner.ref, attr, assembled)  # the assembled class's fields are listed and none is `attr`
     return found
 
 
-def _set_from_outside(index: SymbolIndex, attr: str, missing: Resolution) -> Resolution:
-    """`missing`, unless upstream code sets `attr` on some object other than `self` (`forward_batch.x
-    = …` in a worker, `setattr(layer, "x", …)`): an instance may then carry it on that path, so
-    the read is undecided."""
-    where = _outside_writes(index).get(attr) or index.registered_on_others(attr)
+def _uncertain(index: SymbolIndex, owner: Ref, attr: str, missing: Resolution) -> Resolution:
+    """`missing`, unless an instance may carry `attr` all the same: a subclass of `owner`
+    declares it (the object may be one), or upstream code sets it on objects other than `self`
+    (`forward_batch.x = …` in a worker, `setattr(layer, "x", …)`: on that path it is there).
+    Then the read is undecided, with the evidence."""
+    subclass = subclass_declaring(index, owner, attr)
+    if subclass is not None:
+        return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but its subclass {subclass} declares it, and the object may be one")
+    where = _outside_write(index, attr) or index.registered_on_others(attr)
     if where is None:
         return missing
     return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but upstream sets {attr!r} on other objects at run time ({where})")
 
 
-_OUTSIDE_WRITE = re.compile(rb"(?<![\w.])((?:\w+\.)+)(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 _WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _outside_writes(index: SymbolIndex) -> dict[str, str]:
-    """{attribute: "relpath:line"} of the first `a.b.attr = …` upstream writes through a receiver
-    other than self / cls (test modules aside), by one regex pass over the sources, kept per index."""
-    if index not in _WRITES:
-        found: dict[str, str] = {}
+def _outside_write(index: SymbolIndex, attr: str) -> str | None:
+    """"relpath:line" of the first `a.b.attr = …` upstream writes through a receiver other
+    than self / cls (test modules aside), or None. The sources that mention `attr` at all are
+    searched, once per index and name."""
+    found = _WRITES.setdefault(index, {})
+    if attr not in found:
+        needle = attr.encode()
+        write = re.compile(rb"\." + re.escape(needle) + rb"[ \t]*(?::[^=\n]*)?=(?!=)")
+        found[attr] = None
         for module, text in index.sources().items():
-            if ".test." in f".{module}." or ".tests." in f".{module}.":
+            if needle not in text or ".test." in f".{module}." or ".tests." in f".{module}.":
                 continue
-            for match in _OUTSIDE_WRITE.finditer(text):
-                receiver, attr = match.group(1), match.group(2).decode()
-                if receiver not in (b"self.", b"cls.") and attr not in found:
-                    line = text.count(b"\n", 0, match.start()) + 1
-                    found[attr] = f"{index.files[module][0]}:{line}"
-        _WRITES[index] = found
-    return _WRITES[index]
+            match = next((m for m in write.finditer(text) if _receiver(text, m.start()) not in (b"self", b"cls", b"")), None)
+            if match is not None:
+                line = text.count(b"\n", 0, match.start()) + 1
+                found[attr] = f"{index.files[module][0]}:{line}"
+                break
+    return found[attr]
 
 
 def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:
@@ -189,18 +195,15 @@ def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:
     an object annotated as `owner` may be one (`pool: KVCache` holding an MHATokenToKVPool), so
     a field only a subclass declares is not certainly missing. Subclasses are found by the class
     headers in the sources (no module is parsed unless it defines one), then checked by MRO."""
-    headers = _class_headers(index)
     names, queue = {owner.qualname.rsplit(".", 1)[-1]}, [owner.qualname.rsplit(".", 1)[-1]]
     modules: set[str] = set()
     while queue:  # subclasses by name, transitively; the MRO check below drops namesakes
         base = queue.pop()
-        for module, name, bases in headers:
-            if base in bases and name not in names:
+        for module, name in _subclass_headers(index, base):
+            modules.add(module)
+            if name not in names:
                 names.add(name)
                 queue.append(name)
-                modules.add(module)
-            elif base in bases:
-                modules.add(module)
     for module in sorted(modules):
         table = index.table(module)
         for qualname, info in (table.classes.items() if table else ()):
@@ -212,19 +215,44 @@ def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:
     return None
 
 
-_HEADER = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
+def _receiver(text: bytes, end: int) -> bytes:
+    """The dotted expression written right before `text[end]` (the `a.b` of `a.b.attr`)."""
+    start = end
+    while start > 0 and (_word(text[start - 1 : start]) or text[start - 1 : start] == b"."):
+        start -= 1
+    return text[start:end]
+
+
 _HEADERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _class_headers(index: SymbolIndex) -> list[tuple[str, str, set[str]]]:
-    """(module, class name, names in its base list) of every class header in the release, by
-    one regex pass over the sources, kept per index."""
-    if index not in _HEADERS:
-        _HEADERS[index] = [
-            (module, match.group(1).decode(), set(re.findall(r"\w+", match.group(2).decode(errors="replace"))))
-            for module, text in index.sources().items() for match in _HEADER.finditer(text)
-        ]
-    return _HEADERS[index]
+def _subclass_headers(index: SymbolIndex, base: str) -> list[tuple[str, str]]:
+    """(module, class name) of every class header that names `base` among its bases: each
+    mention of `base` in the sources is checked for an open `class X(` just before it. Once per
+    index and name."""
+    found = _HEADERS.setdefault(index, {})
+    if base not in found:
+        needle = base.encode()
+        headers = []
+        for module, text in index.sources().items():
+            position = text.find(needle)
+            while position != -1:
+                end = position + len(needle)
+                whole_word = not _word(text[position - 1 : position]) and not _word(text[end : end + 1])
+                header = _OPEN_HEADER.search(text, max(0, position - 300), position) if whole_word else None
+                if header is not None:
+                    headers.append((module, header.group(1).decode()))
+                position = text.find(needle, end)
+        found[base] = headers
+    return found[base]
+
+
+# a class header whose base list is still open where the search window ends
+_OPEN_HEADER = re.compile(rb"(?:^|\n)[ \t]*class[ \t]+(\w+)[ \t]*\([^)]*$")
+
+
+def _word(char: bytes) -> bool:
+    return char.isalnum() or char == b"_"
 
 
 def field_present(judge: Judge, class_path: str, attr: str) -> bool | None:
@@ -234,8 +262,6 @@ def field_present(judge: Judge, class_path: str, attr: str) -> bool | None:
         return None  # the plugin sets it itself somewhere: whether it did by then is a run-time matter
     found = field_resolution(judge, class_path, attr)
     if found is None or found.outcome is Outcome.undecided:
-        return None
-    if not found.ok and subclass_declaring(judge.index, judge.index.resolve(class_path).ref, attr):
         return None
     return found.ok
 
@@ -261,10 +287,6 @@ def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
     if own is not None:
         return Finding(**base, status=Status.ok, detail=f"the plugin sets {attr!r} on it itself ({own.file}:{own.line})")
     where = f"{dep.expression or attr} reads {class_path}.{attr}"
-    subclass = subclass_declaring(judge.index, judge.index.resolve(class_path).ref, attr) if found.outcome is Outcome.missing else None
-    if subclass is not None:
-        return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
-                       detail=f"{where}: {class_path} does not declare it, but its subclass {subclass} does, and the object may be one")
     if found.outcome is Outcome.undecided:
         return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown), detail=f"{where}: not decided: {found.note}")
     return Finding(**base, status=Status.missing, risk=risk_of(dep, Status.missing),
