@@ -260,7 +260,8 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
         return _judge_member_pair(dep, finding, old, new)
     if finding is None:
         return None
-    if finding.status in (Status.missing, Status.not_on_base) and dep.kind != "registry_key":  # a key's successor is a close key
+    # a key's successor is a close key; a field has none (a same-named member elsewhere is no evidence)
+    if finding.status in (Status.missing, Status.not_on_base) and dep.kind not in ("registry_key", "field"):
         successor = find_successor(finding.target, new.index, preferred=added)
         if successor:
             finding.successor, finding.successor_reason = successor
