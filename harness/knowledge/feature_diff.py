@@ -260,7 +260,8 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
         return _judge_member_pair(dep, finding, old, new)
     if finding is None:
         return None
-    if finding.status in (Status.missing, Status.not_on_base) and dep.kind != "registry_key":  # a key's successor is a close key
+    # a key's successor is a close key; a field has none (a same-named member elsewhere is no evidence)
+    if finding.status in (Status.missing, Status.not_on_base) and dep.kind not in ("registry_key", "field"):
         successor = find_successor(finding.target, new.index, preferred=added)
         if successor:
             finding.successor, finding.successor_reason = successor
@@ -272,8 +273,8 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
     if not before.ok:
         finding.detail = f"did not resolve before the upgrade; {finding.detail or 'resolves now'}"
         return new.apply_conditions(finding, dep)
-    if dep.kind == "server_arg":
-        return new.apply_conditions(finding, dep)  # set on the instance: where it is declared does not matter
+    if dep.kind in ("server_arg", "field"):
+        return new.apply_conditions(finding, dep)  # set on / read from the instance: where it is declared does not matter
     aspects = _compare(before, after, old.index, new.index)
     if dep.kind in ("import", "reference"):
         aspects.pop("body", None)  # the plugin names it; a changed body is upstream's business

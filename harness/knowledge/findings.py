@@ -43,6 +43,7 @@ Kind = Literal[
     "reference",  # attribute access through an upstream module, class or enum
     "call",  # a call to an upstream function or class with the arguments it passes
     "registry_key",  # a string key read from an upstream dict / registry: X["key"]
+    "field",  # an attribute read on an instance of an upstream class (forward_batch.token_to_kv_pool)
     "patch",  # setattr / assignment / in-place edit of an upstream attribute
     "attention_backend",
     "kernel",

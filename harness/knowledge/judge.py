@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness.knowledge.callsites import CallSite, call_sites
 from harness.knowledge.external import display
+from harness.knowledge.fields import field_present, judge_field
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.plugin_repo import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, LOADERS, CallShape, Catch, Dependency, PluginScan, is_upstream
@@ -31,11 +32,11 @@ from harness.knowledge.registries import registry_keys
 from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
-_ERRORS_BY_KIND = {"import": IMPORT_ERRORS, "reference": ATTRIBUTE_ERRORS, "call": CALL_ERRORS, "subclass": ATTRIBUTE_ERRORS | CALL_ERRORS}
+_ERRORS_BY_KIND = {"import": IMPORT_ERRORS, "reference": ATTRIBUTE_ERRORS, "call": CALL_ERRORS, "subclass": ATTRIBUTE_ERRORS | CALL_ERRORS, "field": ATTRIBUTE_ERRORS}
 _FAILING = {Status.missing, Status.signature_changed, Status.unknown}
 # Plain uses of upstream (as opposed to the plugin's integration points: hooks, overrides,
 # patches, registrations) are many; they are listed only when something is wrong with them.
-USAGE_KINDS = {"import", "reference", "call", "subclass", "registry_key"}
+USAGE_KINDS = {"import", "reference", "call", "subclass", "registry_key", "field"}
 # Plugin registrations under a name: a key the plugin registers itself is there when it reads it.
 REGISTRATION_KINDS = {"attention_backend", "kernel", "model"}
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
@@ -71,6 +72,7 @@ class Judge:
         self._in_try: dict[tuple[str, Catch], list[Dependency]] | None = None
         self._raw_findings: dict[int, Finding | None] = {}
         self._handed: dict[str, str | None] = {}
+        self.field_writes: dict[str, Dependency] | None = None  # fields.py: the fields the plugin sets itself
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this
@@ -321,6 +323,9 @@ class Judge:
                 for finding in [self._judge_import(dep)] if finding.status is Status.missing
             ), None)
         return self._failing[module]
+
+    def _judge_field(self, dep: Dependency) -> Finding | None:
+        return judge_field(self, dep)
 
     def _judge_registry_key(self, dep: Dependency) -> Finding | None:
         """`X["key"]` on an upstream module-level dict: the key must be one upstream puts in it
@@ -718,6 +723,8 @@ class Judge:
         if op == "hasattr":
             resolution = self.index.resolve(f"{cond[1]}.{cond[2]}")
             return True if resolution.ok and not _undecided(resolution) else (None if _undecided(resolution) else False)
+        if op == "field":  # hasattr(v, "x") on an instance of an upstream class
+            return field_present(self, cond[1], cond[2])
         if op == "module":
             return self.index.module_exists(cond[1])
         if op == "imports":

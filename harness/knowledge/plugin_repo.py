@@ -63,7 +63,7 @@ LOADERS: tuple[str, ...] = ("platform_class", "platform", "plugins", "model_pack
 
 
 # A guard condition, independent of any upstream version; `platform_map` evaluates it. Forms:
-#   ("hasattr", path, name) ("module", path) ("imports", ((module, name | None), ...))
+#   ("hasattr", path, name) ("field", upstream class path, name: hasattr on an instance) ("module", path) ("imports", ((module, name | None), ...))
 #   ("version", op, literal, parsed) ("not", c) ("and", c, ...) ("or", c, ...) ("const", bool) ("undecided",)
 Cond = tuple
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.knowledge.fields import SERVER_ARGS, WRITE, annotation_class, parameter_class
 from harness.knowledge.index import Ref, SymbolIndex, c3
 from harness.knowledge.plugin_repo import (
     IMPORT_ERRORS,
@@ -78,6 +79,18 @@ class _Version:
     """The running SGLang version: `sglang.__version__` (parsed=False) or a parsed Version."""
 
     parsed: bool
+
+
+@dataclass(frozen=True)
+class _Instance:
+    """A variable holding an instance of an upstream class (kind 12, see fields.py): `path` is
+    the class the plugin annotates it with, or None while it is the unannotated parameter
+    `param` of the plugin function `function` (finish() asks the upstream function that one
+    stands in for)."""
+
+    path: str | None
+    function: str | None = None
+    param: str | None = None
 
 
 @dataclass(frozen=True)
@@ -525,6 +538,9 @@ class _Scanner:
             if name in ("hasattr", "getattr") and len(node.args) >= 2:
                 owner = self.qualify(module, dotted(node.args[0]), env)
                 attr = self.const(module, node.args[1], env, depth + 1)
+                instance = self._instance(module, node.args[0], env)
+                if instance is not None and isinstance(attr, str):
+                    return ("field", instance.path, attr) if instance.path else ("field-of-param", instance.function, instance.param, attr)
                 if is_upstream(owner) and isinstance(attr, str):
                     return ("hasattr", owner, attr)
                 return ("undecided",)
@@ -694,6 +710,8 @@ class _Scanner:
                 if isinstance(target, ast.Name):
                     if isinstance(stmt, ast.AugAssign):
                         env[target.id] = OPAQUE
+                    elif isinstance(stmt, ast.AnnAssign) and is_upstream(annotated := self.qualify(module, annotation_class(stmt.annotation), env)):
+                        env[target.id] = _Instance(annotated)  # `x: ServerArgs = …`
                     else:
                         env[target.id] = self.const(module, stmt.value, env)
                         if target.id == "EntryClass" and not ctx.functions:
@@ -762,6 +780,16 @@ class _Scanner:
             if method is not None and method.line == node.lineno:
                 self_name = params[0].name if params and method.bound else None
                 inner = replace(inner, self_name=self_name, method=method)
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+            if arg.arg == inner.self_name:
+                continue
+            annotated = annotation_class(arg.annotation)
+            if annotated is None:
+                local[arg.arg] = _Instance(None, path, arg.arg)
+            else:
+                qualified = self.qualify(module, annotated, ctx.env)
+                if is_upstream(qualified):
+                    local[arg.arg] = _Instance(qualified)
         self._block(module, node.body, inner)
 
     def _function_path(self, module: str, node: ast.AST, ctx: _Context) -> str:
@@ -849,6 +877,11 @@ class _Scanner:
             self._dependency("registry_key", path, module, node, ctx, expression=ast.unparse(node), name=key)
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: _Context) -> None:
+        if isinstance(node.ctx, ast.Load):
+            innermost = node
+            while isinstance(innermost.value, ast.Attribute):
+                innermost = innermost.value
+            self._field(module, innermost, ctx)
         if ctx.self_name:
             innermost = node
             while isinstance(innermost.value, ast.Attribute):
@@ -864,6 +897,32 @@ class _Scanner:
         path = self.qualify(module, expression, ctx.env)
         if is_upstream(path):
             self._dependency("reference", path, module, node, ctx, expression=expression, name=self.qualify(module, head, ctx.env))
+
+    def _instance(self, module: str, node: ast.AST, env: dict) -> _Instance | None:
+        """The upstream instance a variable holds, with evidence (see _Instance); `server_args`
+        not bound to anything the scan knows is SGLang's ServerArgs (as writes to it are)."""
+        if not isinstance(node, ast.Name):
+            return None
+        value = env.get(node.id, OPAQUE)
+        if isinstance(value, _Instance):
+            return value
+        if node.id == "server_args" and value is OPAQUE and self.qualify(module, node.id, env) is None:
+            return _Instance(SERVER_ARGS)
+        return None
+
+    def _field(self, module: str, node: ast.AST, ctx: _Context, value: ast.AST | None = None, attr: str | None = None, how: str | None = None) -> None:
+        """A read (or, with how=WRITE, a write) of field `attr` of the upstream instance `value`
+        holds; `node` is the `v.x` attribute itself when value and attr are not given."""
+        if value is None:
+            value, attr = node.value, node.attr
+        instance = self._instance(module, value, ctx.env)
+        if instance is None or (how == WRITE and isinstance(node, ast.Attribute) and value.id == "server_args"):
+            return  # `server_args.x = …`: the server_arg kind judges it
+        # hook / member carry the function and its parameter until finish() names the class
+        self._dependency(
+            "field", f"{instance.path}.{attr}" if instance.path else None, module, node, ctx,
+            expression=ast.unparse(node), name=attr, how=how, hook=instance.function, member=instance.param,
+        )
 
     def _self_reference(self, node: ast.Attribute, ctx: _Context, call: CallShape | None = None) -> bool:
         """Record `self.x` / `super().x` / `cls.x` / `type(self).x` in a method: the subclass
@@ -907,6 +966,8 @@ class _Scanner:
             if is_upstream(owner) and isinstance(attr, str):
                 value = self.qualify(module, dotted(call.args[2]), env) if len(call.args) > 2 else None
                 self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=None if is_upstream(value) else value)
+            elif isinstance(attr, str) and self._instance(module, call.args[0], env) is not None:
+                self._field(module, call, ctx, call.args[0], attr, how=WRITE)
             elif ctx.cls is not None and isinstance(call.args[0], ast.Name) and call.args[0].id == ctx.self_name:
                 if isinstance(attr, str):
                     ctx.cls.names.add(attr)
@@ -918,6 +979,8 @@ class _Scanner:
             attr = self.const(module, call.args[1], env)
             if is_upstream(owner) and isinstance(attr, str):
                 self._dependency("reference", f"{owner}.{attr}", module, call, ctx, expression=ast.unparse(call))
+            elif isinstance(attr, str):
+                self._field(module, call, ctx, call.args[0], attr)
             return
         if name.endswith(("import_module", "__import__")) and call.args:
             self._dynamic_import(module, call, ctx)
@@ -1063,6 +1126,8 @@ class _Scanner:
                 self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=None if is_upstream(value) else value)
             elif dotted(target.value) in ("server_args", "args") and owner is None:
                 self._dependency("server_arg", f"sglang.srt.server_args.ServerArgs.{target.attr}", module, stmt, ctx, name=target.attr)
+            else:  # `v.x += 1` reads x first
+                self._field(module, target, ctx, how=None if isinstance(stmt, ast.AugAssign) else WRITE)
         elif isinstance(target, ast.Subscript):
             owner = self.qualify(module, dotted(target.value), env)
             key = self.const(module, target.slice, env)
@@ -1097,6 +1162,61 @@ class _Scanner:
         for ep in self.scan.entry_points:
             self._entry_point_dependency(ep)
         self._class_dependencies()
+        self._parameter_fields()
+
+    def _parameter_fields(self) -> None:
+        """Fields read on an unannotated parameter of a hook or an override: the class is what
+        the upstream function it stands in for annotates the same-named parameter with; with no
+        such evidence the reads are no dependencies (and `hasattr` on them stays undecided)."""
+        classes: dict[tuple[str, str], str | None] = {}
+
+        def class_of(function: str, param: str) -> str | None:
+            if (function, param) not in classes:
+                classes[function, param] = self._parameter_class(function, param)
+            return classes[function, param]
+
+        def rewrite(cond: Cond) -> Cond:
+            if cond[0] == "field-of-param":
+                found = class_of(cond[1], cond[2])
+                return ("field", found, cond[3]) if found else ("undecided",)
+            if cond[0] in ("not", "and", "or"):
+                return (cond[0], *(rewrite(c) for c in cond[1:]))
+            return cond
+
+        kept = []
+        for dep in self.scan.dependencies:
+            if dep.kind == "field" and dep.target is None:
+                found = class_of(dep.hook, dep.member)
+                if found is None:
+                    continue
+                dep.target, dep.hook, dep.member = f"{found}.{dep.name}", None, None
+            if any("field-of-param" in repr(g.cond) for g in dep.guards):
+                dep.guards = tuple(replace(g, cond=rewrite(g.cond)) for g in dep.guards)
+            kept.append(dep)
+        self.scan.dependencies[:] = kept
+
+    def _parameter_class(self, function: str, param: str) -> str | None:
+        """The upstream class of parameter `param` of the plugin function `function`: annotated
+        on the same-named parameter of the upstream function it hooks or overrides; else
+        ServerArgs for `server_args`; else None."""
+        upstream = []
+        target = self.hook_callables.get(function)
+        if target:
+            found = self.index.resolve_hook_target(target)
+            if found.ok and found.ref.kind == "function":
+                upstream.append(found.ref)
+        owner, _, method = function.rpartition(".")
+        if owner in self.scan.classes:
+            for base in self.upstream_bases(owner):
+                found = self.index.resolve(f"{base}.{method}")
+                if found.ok and found.ref.kind == "function":
+                    upstream.append(found.ref)
+                    break
+        for ref in upstream:
+            found = parameter_class(self.index, ref, param)
+            if found:
+                return found
+        return SERVER_ARGS if param == "server_args" else None
 
     def _runs_in_hooks(self) -> dict[str, str]:
         """Plugin functions that run only when a hooked upstream function is called: the hook
@@ -1256,7 +1376,15 @@ def _bind(target: ast.AST, value) -> dict:
 
 
 def _assigned(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    """Names an assignment target binds: `v.x = …` and `v[k] = …` rebind nothing (v keeps
+    what it held)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _assigned(element)]
+    if isinstance(target, ast.Starred):
+        return _assigned(target.value)
+    return []
 
 
 def _assigned_in(stmt: ast.stmt) -> list[str]:

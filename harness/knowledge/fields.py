@@ -1,0 +1,303 @@
+"""Fields of upstream objects the plugin reads (`forward_batch.token_to_kv_pool`,
+`server_args.cuda_graph_bs`): issue 18, kind 12.
+
+The scan records a read of `v.x` only when the class of `v` is known with evidence: the plugin's
+own annotation (`def f(fb: ForwardBatch)`, `x: ServerArgs = …`), the same-named parameter of
+the upstream function a hook or an override stands in for (its annotation says what upstream
+passes), or `server_args` (SGLang's name for its ServerArgs everywhere). A read is a dependency
+`field` on `<Class>.<x>`; `getattr(v, "x", default)` is none, `hasattr(v, "x")` guards it.
+
+A field is there when the class or a base declares it as Python finds it on an instance: a
+class-body annotation or assignment (dataclass / msgspec / pydantic fields, `__slots__`), a
+method or property, `self.x = …` / `setattr(self, "x", …)` in any method, or a field of the
+namespace classes a computed class is assembled from (0.5.23 ServerArgs). It is undecided when
+a class defines `__getattr__`/`__getattribute__`, sets attributes under computed names, or has
+a base outside the index (see Judge.lookup, which answers the same question for `self.x`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from harness.knowledge.findings import Finding, Status
+from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex
+from harness.knowledge.plugin_repo import Dependency
+from harness.knowledge.symbols import dotted, resolve_relative
+
+if TYPE_CHECKING:
+    from harness.knowledge.judge import Judge
+
+SERVER_ARGS = "sglang.srt.server_args.ServerArgs"
+# Writes the plugin makes itself: a field it sets is there when it reads it back.
+WRITE = "write"
+_ANNOTATIONS = msgspec.msgpack.Decoder(dict[str, str])
+
+
+def annotation_class(node: ast.AST | None) -> str | None:
+    """The one class an annotation names, as a dotted source expression: `X`, `mod.X`,
+    `"X"`, `Optional[X]`, `X | None`, `Union[X, None]`; None for anything else (a union of
+    classes, a generic container, no annotation)."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return annotation_class(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [side for side in (node.left, node.right) if not (isinstance(side, ast.Constant) and side.value is None)]
+        return annotation_class(sides[0]) if len(sides) == 1 else None
+    if isinstance(node, ast.Subscript):
+        wrapper = (dotted(node.value) or "").rsplit(".", 1)[-1]
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        elements = [e for e in elements if not (isinstance(e, ast.Constant) and e.value is None)]
+        return annotation_class(elements[0]) if wrapper in ("Optional", "Union") and len(elements) == 1 else None
+    return dotted(node)
+
+
+def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None:
+    """The upstream class the upstream `function` annotates its parameter `param` with (its
+    definition path), or None when it does not annotate it with one class. The annotations of
+    a function are read once per release and cached with the index."""
+    annotations = index.analysis("parameter_annotations", function, _ANNOTATIONS, lambda: _annotations(index, function))
+    expression = annotations.get(param)
+    if expression is None:
+        return None
+    # an absolute path when the name comes from an `if TYPE_CHECKING:` import (not in the module at run time)
+    found = index.resolve(expression) if "." in expression and index.module_exists(expression.split(".")[0]) else index.resolve_in_scope(function.module, expression)
+    return found.ref.path if found.ok and found.ref.kind == "class" else None
+
+
+def _annotations(index: SymbolIndex, function: Ref) -> dict[str, str]:
+    info = index.function_info(function)
+    table = index.table(function.module)
+    if info is None or table is None:
+        return {}
+    name = function.qualname.rsplit(".", 1)[-1]
+    tree = _tree(str(index.source.root / table.path))
+    node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno == info.lineno), None)
+    if node is None:
+        return {}
+    typing_only = _type_checking_imports(tree, function.module, table.is_package)
+    args = node.args
+    found = {}
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        expression = annotation_class(arg.annotation)
+        if expression:
+            head, _, rest = expression.partition(".")
+            found[arg.arg] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
+    return found
+
+
+def _type_checking_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """{local name: absolute dotted path} of what `if TYPE_CHECKING:` blocks import: annotations
+    name them, though the module does not bind them at run time."""
+    found: dict[str, str] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.If) and (dotted(stmt.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING"):
+            continue
+        for inner in stmt.body:
+            if isinstance(inner, ast.ImportFrom):
+                base = resolve_relative(module, is_package, inner.level, inner.module)
+                found.update({alias.asname or alias.name: f"{base}.{alias.name}" for alias in inner.names if alias.name != "*"})
+            elif isinstance(inner, ast.Import):
+                found.update({alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else alias.name.split(".")[0] for alias in inner.names})
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _tree(path: str) -> ast.Module:
+    """A parsed upstream module: the hooks and overrides of one plugin often stand in for
+    several methods of the same class."""
+    return ast.parse(Path(path).read_bytes())
+
+
+def field_resolution(judge: Judge, class_path: str, attr: str) -> Resolution | None:
+    """`attr` on an instance of the upstream class `class_path` (see the module doc), or None
+    when `class_path` is not an upstream class on this release (its import says so)."""
+    index = judge.index
+    owner = index.resolve(class_path)
+    if not owner.ok or owner.ref.kind != "class":
+        return None
+    mro = index.mro(owner.ref)
+    found = judge.lookup(mro, attr, instance=True)
+    if found.ok:
+        return found
+    # a class whose fields are computed at import, from namespace classes (0.5.23 ServerArgs);
+    # judge imports this module, hence the late import
+    from harness.knowledge.judge import assembled_field
+
+    plain = index.resolve(f"{owner.ref.path}.{attr}")
+    assembled = assembled_field(index, plain)
+    if assembled.ok:
+        return assembled
+    if found.outcome is not Outcome.undecided:
+        return _uncertain(index, owner.ref, attr, found)
+    # Judge.lookup stops at a class body it cannot list; what the methods assign on self still counts
+    dynamic = []
+    for cls in (c for c in mro if c.kind == "class"):
+        attributes = index.instance_attributes(cls)
+        if attr in attributes.names:
+            return Resolution(attr, Ref("value", cls.module, f"{cls.qualname}.{attr}"), owner=cls.path,
+                              note=f"assigned on self in {cls.path} (line {attributes.names[attr]})")
+        dynamic.extend(attributes.dynamic)
+    if assembled is not plain and not dynamic:
+        return _uncertain(index, owner.ref, attr, assembled)  # the assembled class's fields are listed and none is `attr`
+    return found
+
+
+def _uncertain(index: SymbolIndex, owner: Ref, attr: str, missing: Resolution) -> Resolution:
+    """`missing`, unless an instance may carry `attr` all the same: a subclass of `owner`
+    declares it (the object may be one), or upstream code sets it on objects other than `self`
+    (`forward_batch.x = …` in a worker, `setattr(layer, "x", …)`: on that path it is there).
+    Then the read is undecided, with the evidence."""
+    subclass = subclass_declaring(index, owner, attr)
+    if subclass is not None:
+        return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but its subclass {subclass} declares it, and the object may be one")
+    where = _outside_write(index, attr) or index.registered_on_others(attr)
+    if where is None:
+        return missing
+    return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but upstream sets {attr!r} on other objects at run time ({where})")
+
+
+_WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _outside_write(index: SymbolIndex, attr: str) -> str | None:
+    """"relpath:line" of the first `a.b.attr = …` upstream writes through a receiver other
+    than self / cls (test modules aside), or None. The sources that mention `attr` at all are
+    searched, once per index and name."""
+    found = _WRITES.setdefault(index, {})
+    if attr not in found:
+        needle = attr.encode()
+        write = re.compile(rb"\." + re.escape(needle) + rb"[ \t]*(?::[^=\n]*)?=(?!=)")
+        found[attr] = None
+        for module, text in index.sources().items():
+            if needle not in text or ".test." in f".{module}." or ".tests." in f".{module}.":
+                continue
+            match = next((m for m in write.finditer(text) if _receiver(text, m.start()) not in (b"self", b"cls", b"")), None)
+            if match is not None:
+                line = text.count(b"\n", 0, match.start()) + 1
+                found[attr] = f"{index.files[module][0]}:{line}"
+                break
+    return found[attr]
+
+
+def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:
+    """An upstream subclass of `owner` that declares `attr` (in its body or on self), or None:
+    an object annotated as `owner` may be one (`pool: KVCache` holding an MHATokenToKVPool), so
+    a field only a subclass declares is not certainly missing. Subclasses are found by the class
+    headers in the sources (no module is parsed unless it defines one), then checked by MRO."""
+    names, queue = {owner.qualname.rsplit(".", 1)[-1]}, [owner.qualname.rsplit(".", 1)[-1]]
+    modules: set[str] = set()
+    while queue:  # subclasses by name, transitively; the MRO check below drops namesakes
+        base = queue.pop()
+        for module, name in _subclass_headers(index, base):
+            modules.add(module)
+            if name not in names:
+                names.add(name)
+                queue.append(name)
+    for module in sorted(modules):
+        table = index.table(module)
+        for qualname, info in (table.classes.items() if table else ()):
+            cls = Ref("class", module, qualname)
+            if qualname.rsplit(".", 1)[-1] not in names or cls == owner or owner not in index.mro(cls):
+                continue
+            if attr in info.members or attr in index.instance_attributes(cls).names:
+                return cls.path
+    return None
+
+
+def _receiver(text: bytes, end: int) -> bytes:
+    """The dotted expression written right before `text[end]` (the `a.b` of `a.b.attr`)."""
+    start = end
+    while start > 0 and (_word(text[start - 1 : start]) or text[start - 1 : start] == b"."):
+        start -= 1
+    return text[start:end]
+
+
+_HEADERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _subclass_headers(index: SymbolIndex, base: str) -> list[tuple[str, str]]:
+    """(module, class name) of every class header that names `base` among its bases: each
+    mention of `base` in the sources is checked for an open `class X(` just before it. Once per
+    index and name."""
+    found = _HEADERS.setdefault(index, {})
+    if base not in found:
+        needle = base.encode()
+        headers = []
+        for module, text in index.sources().items():
+            position = text.find(needle)
+            while position != -1:
+                end = position + len(needle)
+                whole_word = not _word(text[position - 1 : position]) and not _word(text[end : end + 1])
+                header = _OPEN_HEADER.search(text, max(0, position - 300), position) if whole_word else None
+                if header is not None:
+                    headers.append((module, header.group(1).decode()))
+                position = text.find(needle, end)
+        found[base] = headers
+    return found[base]
+
+
+# a class header whose base list is still open where the search window ends
+_OPEN_HEADER = re.compile(rb"(?:^|\n)[ \t]*class[ \t]+(\w+)[ \t]*\([^)]*$")
+
+
+def _word(char: bytes) -> bool:
+    return char.isalnum() or char == b"_"
+
+
+def field_present(judge: Judge, class_path: str, attr: str) -> bool | None:
+    """`hasattr(v, attr)` for `v` an instance of `class_path` on this upstream: True, False, or
+    None when not decided."""
+    if _written(judge).get(f"{class_path}.{attr}"):
+        return None  # the plugin sets it itself somewhere: whether it did by then is a run-time matter
+    found = field_resolution(judge, class_path, attr)
+    if found is None or found.outcome is Outcome.undecided:
+        return None
+    return found.ok
+
+
+def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
+    """A read of a field of an upstream object: ok where the class declares it (or the plugin
+    sets it itself), missing (AttributeError when read) where it certainly does not, unknown
+    with the reason otherwise. Writes give no finding: Python creates the attribute (the
+    server_arg kind judges writes to ServerArgs)."""
+    if dep.how == WRITE or dep.target is None:
+        return None
+    from harness.knowledge.judge import risk_of
+
+    class_path, _, attr = dep.target.rpartition(".")
+    base = judge.base(dep)
+    found = field_resolution(judge, class_path, attr)
+    if found is None:
+        return None
+    if found.ok:
+        defined_in = found.ref.path if found.ref.module else found.owner
+        return Finding(**base, status=Status.ok, defined_in=defined_in, detail=found.note)
+    own = _written(judge).get(dep.target)
+    if own is not None:
+        return Finding(**base, status=Status.ok, detail=f"the plugin sets {attr!r} on it itself ({own.file}:{own.line})")
+    where = f"{dep.expression or attr} reads {class_path}.{attr}"
+    if found.outcome is Outcome.undecided:
+        return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown), detail=f"{where}: not decided: {found.note}")
+    return Finding(**base, status=Status.missing, risk=risk_of(dep, Status.missing),
+                   detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}; AttributeError when read)")
+
+
+def _written(judge: Judge) -> dict[str, Dependency]:
+    """`<Class>.<field>` -> a plugin site that sets it (a field write, or a server-arg write)."""
+    if judge.field_writes is None:
+        judge.field_writes = {
+            dep.target: dep for dep in judge.scan.dependencies
+            if dep.target and (dep.kind == "field" and dep.how == WRITE or dep.kind == "server_arg")
+        }
+    return judge.field_writes
