@@ -13,22 +13,20 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from wheel_support import EXAMPLE_PLUGIN_PATH, REPO_ROOT, build_wheel, clean_env, fresh_venv, install_wheel, leaks
+from wheel_support import (
+    EXAMPLE_PLUGIN_PATH,
+    REPO_ROOT,
+    build_wheel,
+    clean_env,
+    example_releases,
+    fresh_venv,
+    install_wheel,
+    leaks,
+)
 
 import harness
-from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
 
 pytestmark = pytest.mark.slow
-
-
-def _releases() -> None:
-    try:  # the real wheels, from the wheel cache or the index
-        resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
 
 
 def test_the_wheel_ships_every_file_the_package_holds(tmp_path):
@@ -45,7 +43,7 @@ def test_the_wheel_ships_every_file_the_package_holds(tmp_path):
 
 
 def test_run_and_upgrade_from_the_installed_wheel(tmp_path):
-    _releases()
+    example_releases()
     python = fresh_venv(tmp_path / "venv")
     install_wheel(python, build_wheel(tmp_path / "build"))
     venv = tmp_path / "venv"
