@@ -91,6 +91,9 @@ def upgrade(
     raise typer.Exit(report.exit_code)
 
 
+_WHEN = {"import": "fails at import: ", "startup": "fails at engine start: ", "path": "fails on a path: "}
+
+
 def _print(report) -> None:
     if report.outcome == "up_to_date":
         out.print(f"Up to date: {report.to_spec} is not newer than {report.from_spec}.")
@@ -104,7 +107,7 @@ def _print(report) -> None:
     if report.through_note:
         out.print(f"  {report.through_note}")
     for feature in report.features:
-        when = f"fails at {feature.fails_at}: " if feature.fails_at not in (None, "never") else ""
+        when = _WHEN.get(feature.fails_at or "never", "")
         out.print(f"  [{feature.risk:>3}] {feature.id}: {when}{feature.fails_reason or feature.why}")
         if feature.run_id is None:
             out.print(f"        no run yet: {feature.start}")
