@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from harness.agent.config import NOT_CONFIGURED
 from harness.errors import HarnessError
 from harness.knowledge.features import FeatureSpec
 from harness.knowledge.plugin_repo import declared_sglang, plugin_module_files
 from harness.knowledge.sources import feature_diff, resolve
-from harness.knowledge.triage import FailsAt, Feature, group_features
+from harness.knowledge.triage import FailsAt, Feature, FeatureKind, group_features
 from harness.knowledge.upstream import RELEASE_SPEC, latest_release
 from harness.record.layout import Workspace, check_run_id, utc_now
 from harness.record.models import AgentSettings, RunInputs, RunView
@@ -53,7 +53,7 @@ class UpgradeFeature(BaseModel):
 
     id: str
     title: str
-    kind: str = "impacted"  # triage's kind: "impacted", or "preexisting" (already broken on --from)
+    kind: FeatureKind = "impacted"  # "preexisting": already broken on --from
     risk: int
     why: str
     targets: list[str]
@@ -72,6 +72,7 @@ class UpgradeFeature(BaseModel):
     approve: str | None = None  # the command that approves the gate it waits at
     start: str | None = None  # the one command that starts its run (state "not_started")
 
+    @computed_field  # in upgrade.json too: what a reader of the JSON sorts and filters by
     @property
     def severity(self) -> Severity:
         """blocker: fails at import or engine start; path: breaks a model/feature path (or breaks,

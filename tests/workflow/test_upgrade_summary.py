@@ -73,6 +73,8 @@ def test_a_large_upgrade_summary_is_one_screen_blockers_first():
 def test_the_json_carries_when_each_feature_fails():
     doc = _report().model_dump()
     blocker = doc["features"][0]
-    assert (blocker["fails_at"], blocker["proof"], blocker["sites"][0]) == (
-        "startup", "sglang/srt/distributed/parallel_state.py:1432", "xdev/distributed.py:40")
+    assert (blocker["severity"], blocker["fails_at"], blocker["proof"], blocker["sites"][0]) == (
+        "blocker", "startup", "sglang/srt/distributed/parallel_state.py:1432", "xdev/distributed.py:40")
+    assert [f["severity"] for f in doc["features"][1:3]] == ["blocker", "path"]
+    assert doc["features"][-1]["severity"] == "warning"
     assert [f["kind"] for f in doc["preexisting"]] == ["preexisting"]
