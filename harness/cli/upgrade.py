@@ -34,9 +34,9 @@ def upgrade(
                                             "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then the runbook's agent.base_url)."),
     llm_model: str | None = typer.Option(None, "--llm-model", help="With --through interface: the agent's model "
                                          "(default: $HARNESS_LLM_MODEL, then agent.model)."),
-    runs: int = typer.Option(10, "--runs", help="Start review runs for the first N features (blockers first); "
+    runs: int = typer.Option(10, "--runs", metavar="N", help="Start review runs for the first N features (blockers first); "
                              "the rest are listed with the command that starts each."),
-    feature: list[str] = typer.Option([], "--feature", help="Start the run of this feature only (repeatable): the "
+    feature: list[str] = typer.Option([], "--feature", metavar="ID", help="Start the run of this feature only (repeatable): the "
                                       "command the summary lists for a feature beyond --runs."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with a `features` list)."),
     github_summary: bool = typer.Option(False, "--github-summary", help="Also append the summary to $GITHUB_STEP_SUMMARY."),
