@@ -91,7 +91,8 @@ def upgrade(
     raise typer.Exit(report.exit_code)
 
 
-_WHEN = {"import": "fails at import: ", "startup": "fails at engine start: ", "path": "fails on a path: "}
+_WHEN = {"import": "fails at import: ", "startup": "fails at engine start: ", "path": "fails on a path: ",
+         "undecided": "when it fails: not decided; "}
 
 
 def _print(report) -> None:
@@ -107,7 +108,7 @@ def _print(report) -> None:
     if report.through_note:
         out.print(f"  {report.through_note}")
     for feature in report.features:
-        when = _WHEN.get(feature.fails_at or "never", "")
+        when = _WHEN.get(feature.fails_at or ("undecided" if feature.breaking else "never"), "")
         out.print(f"  [{feature.risk:>3}] {feature.id}: {when}{feature.fails_reason or feature.why}")
         if feature.run_id is None:
             out.print(f"        no run yet: {feature.start}")

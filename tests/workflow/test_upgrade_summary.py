@@ -58,6 +58,7 @@ def test_a_large_upgrade_summary_is_one_screen_blockers_first():
     assert ("  run [upgrade-0.5.23-feature-0-abc](../upgrade-0.5.23-feature-0-abc/summary.md): waiting, 01-alignment "
             "failed · `harness approve upgrade-0.5.23-feature-0-abc --by YOUR_NAME --note \"...\"`") in lines
     assert "fails at import: xdev.moe imports the removed fused_moe_triton.layer" in summary
+    assert "(`feature-2`, risk 88): fails on a path: MoE models: reason 2" in summary
     assert "  no run yet: `harness upgrade --plugin . --from sglang==0.5.17 --to sglang==0.5.23 --feature feature-1`" in lines
     # long lists are cut: the rest is in details.md
     assert f"- … {38 - SHOWN} more in [details.md](details.md)" in lines
@@ -68,6 +69,14 @@ def test_a_large_upgrade_summary_is_one_screen_blockers_first():
     assert not re.search(r"\]\((?!https?://)", issue)  # nothing relative: it would not resolve in an issue
     assert "run `upgrade-0.5.23-feature-0-abc`: waiting" in issue
     assert f"- … {38 - SHOWN} more in `reports/upgrade-0.5.17-to-0.5.23/details.md`" in issue
+
+
+def test_a_breakage_triage_did_not_time_is_said_so_never_called_a_blocker():
+    report = _report()
+    report.features[2] = _feature(2, why="its hook at xdev/hooks.py:3 will not resolve")  # fails_at None
+    summary = render_summary(report)
+    assert "(`feature-2`, risk 88): when it fails: not decided; its hook at xdev/hooks.py:3 will not resolve" in summary
+    assert summary.index("`feature-2`") > summary.index("## Breaks a model or feature path")
 
 
 def test_the_json_carries_when_each_feature_fails():
