@@ -25,7 +25,8 @@ _CRON_FIELD = re.compile(r"^[0-9*,/\-A-Za-z]+$")
 _TEMPLATE = """\
 # Written by `harness ci init --github`: follows SGLang releases. On schedule (and by hand), it runs
 # `harness upgrade` on this plugin, publishes the summary on the job page, keeps reports/ as an
-# artifact, and opens (or updates) one issue per version pair while features wait for review.
+# artifact, and opens (or updates) one issue per version pair while features wait for review,
+# linking to this run's page and artifact.
 name: SGLang upgrade
 
 on:
@@ -73,6 +74,7 @@ jobs:
           # 0: up to date or nothing impacted; 1: features wait for review; 3: some targets unchecked
           if [ "$code" -ne 0 ] && [ "$code" -ne 1 ] && [ "$code" -ne 3 ]; then exit "$code"; fi
       - name: Keep the reports
+        id: reports
         if: always()
         uses: actions/upload-artifact@b4b15b8c7c6ac21ea08fcf65892d2ee8c75cf6ee # v4.4.3
         with:
@@ -88,16 +90,28 @@ jobs:
         shell: bash
         env:
           GH_TOKEN: ${{{{ github.token }}}}
+          ARTIFACT_URL: ${{{{ steps.reports.outputs.artifact-url }}}}
         run: |
-          summary=$(ls -d reports/upgrade-*-to-*/summary.md | head -n 1)
-          pair=$(basename "$(dirname "$summary")" | sed -e 's/^upgrade-//' -e 's/-to-/ -> /')
+          # issue.md is the summary without relative links (they do not resolve in an issue):
+          # the body links to this run's page and its artifact instead. Only the upgrade's
+          # folder holds one (a feature run's folder may also match upgrade-*-to-*)
+          folder=$(dirname "$(ls reports/upgrade-*-to-*/issue.md | head -n 1)")
+          pair=$(basename "$folder" | sed -e 's/^upgrade-//' -e 's/-to-/ -> /')
           title="SGLang upgrade $pair: features wait for review"
+          run_url="$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID"
+          body="$RUNNER_TEMP/upgrade-issue.md"
+          {{
+            echo "Workflow run: $run_url"
+            echo "Reports and review runs (artifact \\`harness-reports\\`): ${{ARTIFACT_URL:-$run_url}}"
+            echo
+            cat "$folder/issue.md"
+          }} > "$body"
           number=$(gh issue list --state open --limit 100 --json number,title \\
             --jq ".[] | select(.title == \\"$title\\") | .number" | head -n 1)
           if [ -n "$number" ]; then
-            gh issue comment "$number" --body-file "$summary"
+            gh issue comment "$number" --body-file "$body"
           else
-            gh issue create --title "$title" --body-file "$summary"
+            gh issue create --title "$title" --body-file "$body"
           fi
 """
 

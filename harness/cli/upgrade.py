@@ -34,12 +34,16 @@ def upgrade(
                                             "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, then the runbook's agent.base_url)."),
     llm_model: str | None = typer.Option(None, "--llm-model", help="With --through interface: the agent's model "
                                          "(default: $HARNESS_LLM_MODEL, then agent.model)."),
+    runs: int = typer.Option(10, "--runs", metavar="N", help="Start review runs for the first N features (blockers first); "
+                             "the rest are listed with the command that starts each."),
+    feature: list[str] = typer.Option([], "--feature", metavar="ID", help="Start the run of this feature only (repeatable): the "
+                                      "command the summary lists for a feature beyond --runs."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with a `features` list)."),
     github_summary: bool = typer.Option(False, "--github-summary", help="Also append the summary to $GITHUB_STEP_SUMMARY."),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
-    """Diff the plugin's SGLang against a newer release, start one run per impacted feature (to its first gate)
-    and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
+    """Diff the plugin's SGLang against a newer release, start review runs (to their first gate) for the first
+    --runs features, blockers first, and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
     features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
     from harness.agent.config import describe, resolve_settings
     from harness.evidence.runbook import load_runbook
@@ -65,18 +69,21 @@ def upgrade(
     with _progress("upgrade") as update:
 
         def progress(message: str) -> None:
-            # the long parts always get a line (a CI log shows where the time went)
+            # the long parts always get a line (a CI log shows where the time went); update()
+            # would print a second one for a message after a long silence
             if message.startswith(("feature ", "reusing ", "resolving ", "diffing ")):
                 err.print(Text.assemble((utc_now(), "dim"), " ", message))
-            update(message)
+            else:
+                update(message)
 
         from_spec = from_spec_of(plugin_path, from_)
         to_spec = to_spec_of(to, progress)
         report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
-                             plugin_commit=plugin_commit(plugin_path), agent=agent, progress=progress)
+                             plugin_commit=plugin_commit(plugin_path), agent=agent, runs=runs, only=feature,
+                             progress=progress)
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
-            handle.write(render_summary(report))
+            handle.write(render_summary(report, links=False))  # relative links do not resolve on a job page
     if as_json:
         out.print_json(report.model_dump_json())
     else:
@@ -84,25 +91,39 @@ def upgrade(
     raise typer.Exit(report.exit_code)
 
 
+_WHEN = {"import": "fails at import: ", "startup": "fails at engine start: ", "path": "fails on a path: ",
+         "undecided": "when it fails: not decided; "}
+
+
 def _print(report) -> None:
     if report.outcome == "up_to_date":
         out.print(f"Up to date: {report.to_spec} is not newer than {report.from_spec}.")
         return
-    out.print(f"Upgrade {report.from_spec} → {report.to_spec}: {len(report.features)} impacted feature(s), "
-              f"{report.totals.get('breaking', 0)} breaking, {len(report.unchecked)} not decidable statically")
+    counts = report.severity_counts()
+    started = sum(f.run_id is not None for f in report.features)
+    out.print(f"Upgrade {report.from_spec} → {report.to_spec}: {len(report.features)} feature(s) to review "
+              f"({counts['blocker']} blocker(s), {counts['path']} break a path, {counts['warning']} warning(s)), "
+              f"{started} review run(s) started, {len(report.preexisting)} already broken on {report.from_spec}, "
+              f"{len(report.unchecked)} not decidable statically")
     if report.through_note:
         out.print(f"  {report.through_note}")
     for feature in report.features:
+        when = _WHEN.get(feature.fails_at or ("undecided" if feature.breaking else "never"), "")
+        out.print(f"  [{feature.risk:>3}] {feature.id}: {when}{feature.fails_reason or feature.why}")
+        if feature.run_id is None:
+            out.print(f"        no run yet: {feature.start}")
+            continue
         verdicts = ", ".join(f"{slug} {verdict}" for slug, verdict in feature.verdicts.items())
         reused = "; reused the existing run (same plugin content and target)" if feature.reused else ""
-        out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why}")
         out.print(f"        run {feature.run_id}: {feature.state} ({verdicts}){reused}")
         if feature.approve:
             out.print(f"        {feature.approve}")
+    for feature in report.preexisting:
+        out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why} (already broken on {report.from_spec}: no run)")
     for feature in report.dead:
         out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why} (no run: dead modules only)")
     for feature in report.unchecked:
         out.print(f"  [{feature.risk:>3}] {feature.id}: {feature.why} (not run)")
     out.print(f"Summary: {report.summary}")
     if report.features:
-        err.print("Impacted features are waiting for review (exit 1).")
+        err.print("Features are waiting for review (exit 1).")

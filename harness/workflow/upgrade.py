@@ -1,6 +1,8 @@
 """The upgrade bot: from the SGLang release a plugin declares to a newer one, find what breaks,
-group it into features, start one run per impacted feature (driven to its first gate), and
-publish one report.
+group it into features, start review runs (each driven to its first gate) for the first N
+features in triage order — blockers first — and publish one report: summary.md (one screen),
+details.md (every feature, the checklist, totals), issue.md (the summary without relative links,
+for an issue or a job summary) and upgrade.json.
 
 Idempotent: a feature's run id is made from the target version, the feature and a fingerprint
 of the plugin's files, so a rerun on the same plugin content and target reuses its runs (a run
@@ -9,20 +11,22 @@ a killed process left mid-step is resumed); a changed plugin gets new runs."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from harness.agent.config import NOT_CONFIGURED
 from harness.errors import HarnessError
 from harness.knowledge.features import FeatureSpec
 from harness.knowledge.plugin_repo import declared_sglang, plugin_module_files
 from harness.knowledge.sources import feature_diff, resolve
-from harness.knowledge.triage import Feature, group_features
+from harness.knowledge.triage import FailsAt, Feature, FeatureKind, group_features
 from harness.knowledge.upstream import RELEASE_SPEC, latest_release
 from harness.record.layout import Workspace, check_run_id, utc_now
 from harness.record.models import AgentSettings, RunInputs, RunView
@@ -36,24 +40,48 @@ Through = Literal["alignment", "interface"]
 UpgradeOutcome = Literal["up_to_date", "nothing_impacted", "waiting_for_review", "unverified"]
 EXIT = {"up_to_date": 0, "nothing_impacted": 0, "waiting_for_review": 1, "unverified": 3}
 BOT = "harness upgrade --through interface"
+SHOWN = 8  # rows per list in summary.md: one screen; details.md has them all
+DEFAULT_RUNS = 10  # review runs started per upgrade (the CLI's --runs default): a team reads the top first
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
+Severity = Literal["blocker", "path", "warning"]
+
+
 class UpgradeFeature(BaseModel):
-    """One impacted feature of the upgrade and where its run stands."""
+    """One feature of the upgrade (triage's Feature) and where its review run stands."""
 
     id: str
     title: str
+    kind: FeatureKind = "impacted"  # "preexisting": already broken on --from
     risk: int
     why: str
     targets: list[str]
     breaking: bool
-    run_id: str | None = None  # None: not run (nothing to check statically)
-    state: str  # the run's state (waiting, finished, …), or "not_run"
+    fails_at: FailsAt | None = None  # when the plugin fails (triage); None: not decided
+    fails_reason: str | None = None
+    proof: str | None = None  # the upstream call site that proves it, "path/file.py:line"
+    sites: list[str] = Field(default_factory=list)  # the plugin sites it touches, "file:line"
+    run_id: str | None = None  # None: no run (not started yet, or nothing to review)
+    # the run's state (waiting, finished, …); "not_started": beyond --runs, `start` starts it;
+    # "not_run": no review run applies (undecidable, dead modules only, or preexisting)
+    state: str
     verdicts: dict[str, str] = Field(default_factory=dict)  # step slug -> verdict, for the steps that ran
     reused: bool = False  # the run existed: same plugin content and target
     report: str | None = None  # the run's summary.md, relative to the upgrade's folder
     approve: str | None = None  # the command that approves the gate it waits at
+    start: str | None = None  # the one command that starts its run (state "not_started")
+
+    @computed_field  # in upgrade.json too: what a reader of the JSON sorts and filters by
+    @property
+    def severity(self) -> Severity:
+        """blocker: fails at import or engine start; path: breaks a model/feature path (or breaks,
+        when not decided); warning: never fails."""
+        if self.fails_at in ("import", "startup"):
+            return "blocker"
+        if self.fails_at == "path" or (self.fails_at is None and self.breaking):
+            return "path"
+        return "warning"
 
 
 class UpgradeReport(BaseModel):
@@ -67,13 +95,25 @@ class UpgradeReport(BaseModel):
     exit_code: int
     through: Through
     through_note: str | None = None  # why a later step did not run
+    runs: int = DEFAULT_RUNS  # --runs: review runs started for the first N features
+    # every feature a review decides, in triage order (blockers first); those beyond --runs have
+    # no run yet: state "not_started" and the command that starts one
     features: list[UpgradeFeature] = Field(default_factory=list)
     unchecked: list[UpgradeFeature] = Field(default_factory=list)  # could not be decided statically
     dead: list[UpgradeFeature] = Field(default_factory=list)  # only in modules SGLang never loads: no run
+    preexisting: list[UpgradeFeature] = Field(default_factory=list)  # already broken on --from: no run
     checklist: list[str] = Field(default_factory=list)
     totals: dict[str, int] = Field(default_factory=dict)
     summary: str | None = None  # path of summary.md
+    details: str | None = None  # path of details.md
     generated_at: str
+
+    def severity_counts(self) -> dict[Severity, int]:
+        """How many features of `features` are blockers, break a path, or only warn."""
+        counts: dict[Severity, int] = {"blocker": 0, "path": 0, "warning": 0}
+        for feature in self.features:
+            counts[feature.severity] += 1
+        return counts
 
 
 def from_spec_of(plugin: Path, given: str) -> str:
@@ -121,21 +161,31 @@ def plugin_fingerprint(plugin: Path) -> str:
 
 def upgrade_dir(workspace: Workspace, from_spec: str, to_spec: str) -> Path:
     """reports/upgrade-<from>-to-<to>/ under the workspace."""
-    return workspace.root / "reports" / f"upgrade-{_label(from_spec)}-to-{_label(to_spec)}"
+    return workspace.root / _folder(from_spec, to_spec)
+
+
+def _folder(from_spec: str, to_spec: str) -> str:
+    return f"reports/upgrade-{_label(from_spec)}-to-{_label(to_spec)}"
 
 
 def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str, *, through: Through = "alignment",
                 runbook: Path | None = None, plugin_commit: str | None = None, agent: AgentSettings | None = None,
+                runs: int = DEFAULT_RUNS, only: list[str] | None = None,
                 progress: Progress = lambda m: None) -> UpgradeReport:
-    """Diff `from_spec` → `to_spec` with the plugin, start (or reuse) one run per impacted feature
-    up to its first gate, write summary.md and upgrade.json; returns the report. With
+    """Diff `from_spec` → `to_spec` with the plugin, start (or reuse) a run, up to its first gate,
+    for each of the first `runs` features in triage order (or, with `only`, for exactly the
+    features of those ids), write summary.md, details.md, issue.md and upgrade.json; returns the
+    report. A feature whose run exists from an earlier upgrade is always reported with it. With
     `through="interface"` and an `agent`, each run goes on through the interface step (the
     agent's draft, checked on its worktree) and waits at the interface gate; the alignment gate
-    is then approved by the bot, in its name, so the journal and report say who passed it."""
+    is then approved by the bot, in its name, so the journal and report say who passed it.
+    HarnessError for `runs` below 0, or an `only` id that is not a feature with a review to start."""
+    if runs < 0:
+        raise HarnessError(f"--runs {runs}: give 0 or more review runs to start")
     fingerprint = plugin_fingerprint(plugin)
     old_v, new_v = _version(from_spec), _version(to_spec)
     base = {"plugin": str(plugin), "plugin_fingerprint": fingerprint, "from_spec": from_spec, "to_spec": to_spec,
-            "through": through, "generated_at": utc_now()}
+            "through": through, "runs": runs, "generated_at": utc_now()}
     if old_v is not None and new_v is not None and new_v <= old_v:
         return UpgradeReport(**base, outcome="up_to_date", exit_code=0)
     check_workspace(workspace)  # before any run is recorded: writable, state store reachable
@@ -145,38 +195,83 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     new = resolve(to_spec)
     progress(f"diffing {old.label} → {new.label} with the plugin")
     diff = feature_diff(old, new, plugin, progress)
-    impacted = [f for f in group_features(diff, old, new) if f.kind == "impacted"]
+    grouped = group_features(diff, old, new)
+    impacted = [f for f in grouped if f.kind == "impacted"]
+    # already broken on --from: not this upgrade's doing, listed apart and never reviewed as its work
+    preexisting = [f for f in grouped if f.kind == "preexisting"]
     runnable = [f for f in impacted if any(not (x.status.value == "unknown" or x.unverified) for x in f.findings)]
     unchecked = [f for f in impacted if f not in runnable]
     # a dependency only dead modules hold breaks nothing SGLang loads: listed, no review to start
     dead = [f for f in runnable if not any(x.live for x in f.findings)]
     runnable = [f for f in runnable if f not in dead]
+    wanted = _wanted(runnable, unchecked + dead + preexisting, runs, only)
     drive = through == "interface" and agent is not None
     note = f"interface: not run: {NOT_CONFIGURED}" if through == "interface" and agent is None else None
-    features = []
-    for index, feature in enumerate(runnable, 1):
-        progress(f"feature {index}/{len(runnable)}: {feature.id}")
-        features.append(_feature_run(workspace, feature, plugin, from_spec, to_spec, fingerprint, runbook,
-                                     plugin_commit, agent if drive else None, progress))
+    start = _start_command(workspace, plugin, from_spec, to_spec, through)
+    run_ids = {f.id: _run_id(to_spec, f, fingerprint) for f in runnable}
+    # an earlier upgrade's run (a larger --runs, or --feature) stays reported: reruns agree
+    to_run = [f for f in runnable if f.id in wanted or workspace.run(run_ids[f.id]).exists()]
+    done: dict[str, UpgradeFeature] = {}
+    for index, feature in enumerate(to_run, 1):
+        progress(f"feature {index}/{len(to_run)}: {feature.id}")
+        done[feature.id] = _feature_run(workspace, feature, run_ids[feature.id], plugin, from_spec, to_spec,
+                                        fingerprint, runbook, plugin_commit, agent if drive else None, progress)
+    features = [done.get(f.id) or _not_run(f, "not_started", start=f"{start} --feature {shlex.quote(f.id)}")
+                for f in runnable]
+    started = [f for f in features if f.run_id is not None]
     outcome: UpgradeOutcome = "waiting_for_review" if features else "unverified" if unchecked else "nothing_impacted"
     report = UpgradeReport(
         **base, outcome=outcome, exit_code=EXIT[outcome], through_note=note, features=features,
-        unchecked=[_not_run(f) for f in unchecked], dead=[_not_run(f) for f in dead], checklist=diff.checklist(),
-        totals={"features": len(features), "breaking": sum(f.breaking for f in features),
-                "reused_runs": sum(f.reused for f in features), "unchecked": len(unchecked), "dead_only": len(dead),
+        unchecked=[_not_run(f) for f in unchecked], dead=[_not_run(f) for f in dead],
+        preexisting=[_not_run(f) for f in preexisting], checklist=diff.checklist(),
+        totals={"features": len(features), "breaking": sum(f.breaking for f in features), "runs": len(started),
+                "not_started": len(features) - len(started), "reused_runs": sum(f.reused for f in features),
+                "unchecked": len(unchecked), "dead_only": len(dead), "preexisting": len(preexisting),
                 "impacted_dependencies": len(diff.impacted), "upstream_changes": len(diff.changes)},
     )
     return _write(workspace, report)
+
+
+def _wanted(runnable: list[Feature], unrunnable: list[Feature], runs: int, only: list[str] | None) -> set[str]:
+    """The ids of the features to start runs for: `only`, checked, else the first `runs`."""
+    if not only:
+        return {f.id for f in runnable[:runs]}
+    ids = {f.id for f in runnable}
+    for name in only:
+        if name in ids:
+            continue
+        other = next((f for f in unrunnable if f.id == name), None)
+        if other is not None:
+            raise HarnessError(f"--feature {name}: has no review run to start ({_no_run_reason(other)})")
+        raise HarnessError(f"--feature {name}: not a feature of this upgrade (its summary.md lists them)")
+    return set(only)
+
+
+def _no_run_reason(feature: Feature) -> str:
+    if feature.kind == "preexisting":
+        return "already broken on the release it upgrades from"
+    if not any(x.live for x in feature.findings):
+        return "only modules SGLang never imports depend on it"
+    return "it cannot be decided statically: check it by hand"
+
+
+def _start_command(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str, through: Through) -> str:
+    """`harness upgrade` for this upgrade, as typed where the bot ran (paths relative to its cwd)."""
+    cwd = Path.cwd().resolve()
+    where = os.path.relpath(plugin, cwd) if plugin.is_relative_to(cwd) else str(plugin)
+    ref = "" if workspace.root == cwd else f" --workspace {shlex.quote(str(workspace.root))}"
+    how = " --through interface" if through == "interface" else ""
+    return (f"harness upgrade --plugin {shlex.quote(where)} --from {shlex.quote(from_spec)} "
+            f"--to {shlex.quote(to_spec)}{how}{ref}")
 
 
 def _run_id(to_spec: str, feature: Feature, fingerprint: str) -> str:
     return check_run_id(f"upgrade-{_label(to_spec)}-{feature.id}"[:82] + f"-{fingerprint[:12]}")
 
 
-def _feature_run(workspace: Workspace, feature: Feature, plugin: Path, from_spec: str, to_spec: str, fingerprint: str,
-                 runbook: Path | None, plugin_commit: str | None, agent: AgentSettings | None,
+def _feature_run(workspace: Workspace, feature: Feature, run_id: str, plugin: Path, from_spec: str, to_spec: str,
+                 fingerprint: str, runbook: Path | None, plugin_commit: str | None, agent: AgentSettings | None,
                  progress: Progress) -> UpgradeFeature:
-    run_id = _run_id(to_spec, feature, fingerprint)
     reused = workspace.run(run_id).exists()
     if reused:
         progress(f"reusing run {run_id} (same plugin content and target)")
@@ -208,28 +303,35 @@ def _feature_view(workspace: Workspace, feature: Feature, view: RunView, reused:
     ref = "" if workspace.root == Path.cwd().resolve() else f" --workspace {workspace.root}"
     waiting = next((s for s in view.steps if s.slug == view.waiting_at), None)
     note = ' --note "..."' if waiting is not None and waiting.verdict == "failed" else ""  # approve demands one
-    return UpgradeFeature(
-        id=feature.id, title=feature.title, risk=feature.risk, why=feature.why, targets=feature.targets,
-        breaking=feature.breaking, run_id=view.run_id, state=view.state, reused=reused,
-        verdicts={s.slug: s.verdict for s in view.steps if s.attempt is not None},
-        report=f"../{view.run_id}/summary.md",
-        approve=f"harness approve {view.run_id} --by YOUR_NAME{ref}{note}" if view.state == "waiting" else None,
-    )
+    return _not_run(feature, view.state).model_copy(update={
+        "run_id": view.run_id, "reused": reused, "report": f"../{view.run_id}/summary.md",
+        "verdicts": {s.slug: s.verdict for s in view.steps if s.attempt is not None},
+        "approve": f"harness approve {view.run_id} --by YOUR_NAME{ref}{note}" if view.state == "waiting" else None,
+    })
 
 
-def _not_run(feature: Feature) -> UpgradeFeature:
-    return UpgradeFeature(id=feature.id, title=feature.title, risk=feature.risk, why=feature.why,
-                          targets=feature.targets, breaking=feature.breaking, state="not_run")
+def _not_run(feature: Feature, state: str = "not_run", start: str | None = None) -> UpgradeFeature:
+    return UpgradeFeature(id=feature.id, title=feature.title, kind=feature.kind, risk=feature.risk, why=feature.why,
+                          targets=feature.targets, breaking=feature.breaking, fails_at=feature.fails_at,
+                          fails_reason=feature.fails_reason, proof=feature.proof, sites=feature.sites, state=state,
+                          start=start)
 
 
 def _write(workspace: Workspace, report: UpgradeReport) -> UpgradeReport:
     folder = upgrade_dir(workspace, report.from_spec, report.to_spec)
-    report = report.model_copy(update={"summary": str(folder / "summary.md")})
+    report = report.model_copy(update={"summary": str(folder / "summary.md"), "details": str(folder / "details.md")})
     write_atomic(folder / "summary.md", render_summary(report))
+    write_atomic(folder / "details.md", render("upgrade-details.md.j2", report=report))
+    write_atomic(folder / "issue.md", render_summary(report, links=False))
     write_atomic(folder / "upgrade.json", report.model_dump_json(indent=2) + "\n")
     return report
 
 
-def render_summary(report: UpgradeReport) -> str:
-    """The upgrade's summary.md (also what --github-summary appends to the job summary)."""
-    return render("upgrade.md.j2", report=report)
+def render_summary(report: UpgradeReport, *, links: bool = True) -> str:
+    """The upgrade's summary.md, one screen: counts, the blockers, the features that break a
+    path, warnings, then what has no run (preexisting, undecidable, dead-only), each list cut
+    at SHOWN rows with the rest in details.md. `links=False`: issue.md, for a GitHub issue or
+    job summary, where relative links do not resolve — files are named by their path in the
+    workspace (the workflow's artifact) instead."""
+    return render("upgrade.md.j2", report=report, links=links, shown=SHOWN,
+                  folder=_folder(report.from_spec, report.to_spec))
