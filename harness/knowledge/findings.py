@@ -43,6 +43,7 @@ Kind = Literal[
     "reference",  # attribute access through an upstream module, class or enum
     "call",  # a call to an upstream function or class with the arguments it passes
     "registry_key",  # a string key read from an upstream dict / registry: X["key"]
+    "architecture",  # a model-architecture string upstream rewrites to / lists, that the plugin registers, tests or adds
     "patch",  # setattr / assignment / in-place edit of an upstream attribute
     "attention_backend",
     "kernel",

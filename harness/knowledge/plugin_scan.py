@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.knowledge.architectures import ARCHITECTURE
 from harness.knowledge.index import Ref, SymbolIndex, c3
 from harness.knowledge.plugin_repo import (
     IMPORT_ERRORS,
@@ -836,6 +837,8 @@ class _Scanner:
                 self._attribute(module, child, ctx)
             elif isinstance(child, ast.Subscript) and isinstance(child.ctx, ast.Load):
                 self._registry_key(module, child, ctx)
+            elif isinstance(child, ast.Compare):
+                self._architecture_use(module, child, ctx)
 
     def _registry_key(self, module: str, node: ast.Subscript, ctx: _Context) -> None:
         """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
@@ -932,6 +935,7 @@ class _Scanner:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
+            self._architecture_use(module, call, ctx)
             if is_upstream(owner) and self._is_upstream_value(owner):
                 self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}")
                 return
@@ -981,6 +985,30 @@ class _Scanner:
             path = self.qualify(module, dotted(element), ctx.env)
             if path:
                 self._dependency("model", MODEL_REGISTRY, module, stmt, ctx, name=path)
+                # registered under its class's __name__ (registry.py import_model_classes)
+                self._dependency("architecture", f"{MODEL_REGISTRY}.models", module, stmt, ctx, name=path.rsplit(".", 1)[-1], how="registers")
+
+    def _architecture_use(self, module: str, node: ast.Compare | ast.Call, ctx: _Context) -> None:
+        """Architecture strings the plugin tests (`archs[0] == "X"`, `"X" in SOME_ARCHS`) or adds
+        to an upstream table (`multimodal_model_archs.append("X")`): each depends on upstream
+        still saying it (harness.knowledge.architectures). Only where the other side is about
+        architectures (its text says "arch"), and only CamelCase strings."""
+        if isinstance(node, ast.Call):  # only into upstream's tables: the plugin's own are its business
+            sides, strings, how = [node.func.value], node.args, "adds"
+            if not is_upstream(self.qualify(module, dotted(node.func.value), ctx.env)):
+                return
+        else:
+            sides, strings, how = [node.left, *node.comparators], [node.left, *node.comparators], "tests"
+        table = next((s for s in sides if "arch" in ast.unparse(s).lower() and not isinstance(s, ast.Constant)), None)
+        if table is None:
+            return
+        path = self.qualify(module, dotted(table), ctx.env)
+        target = path if is_upstream(path) and self._is_upstream_value(path) else f"{MODEL_REGISTRY}.models"
+        for side in strings:
+            value = self.const(module, side, ctx.env)
+            for name in value if isinstance(value, (list, tuple, set, frozenset)) else [value]:
+                if isinstance(name, str) and ARCHITECTURE.match(name):
+                    self._dependency("architecture", target, module, node, ctx, name=name, how=how, expression=ast.unparse(node)[:120])
 
     def _is_upstream_value(self, path: str) -> bool:
         ref = self.upstream_ref(path)
@@ -1068,6 +1096,8 @@ class _Scanner:
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
                 self._dependency("patch", owner, module, stmt, ctx, how="item-assign", name=key if isinstance(key, str) else None)
+                if owner == f"{MODEL_REGISTRY}.models" and isinstance(key, str):
+                    self._dependency("architecture", owner, module, stmt, ctx, name=key, how="registers")
             if isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith("sglang."):
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
             if isinstance(key, str) and key == EXTERNAL_MODEL_ENV and (dotted(target.value) or "").endswith("environ"):
