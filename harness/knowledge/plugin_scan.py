@@ -992,18 +992,22 @@ class _Scanner:
         """Architecture strings the plugin tests (`archs[0] == "X"`, `"X" in SOME_ARCHS`) or adds
         to an upstream table (`multimodal_model_archs.append("X")`): each depends on upstream
         still saying it (harness.knowledge.architectures). Only where the other side is about
-        architectures (its text says "arch"), and only CamelCase strings."""
+        model architectures (`….architectures`, `model_arch…`, or an upstream table named "…arch…":
+        a GPU arch is not one), and only CamelCase strings."""
         if isinstance(node, ast.Call):  # only into upstream's tables: the plugin's own are its business
             sides, strings, how = [node.func.value], node.args, "adds"
-            if not is_upstream(self.qualify(module, dotted(node.func.value), ctx.env)):
-                return
         else:
             sides, strings, how = [node.left, *node.comparators], [node.left, *node.comparators], "tests"
-        table = next((s for s in sides if "arch" in ast.unparse(s).lower() and not isinstance(s, ast.Constant)), None)
-        if table is None:
+
+        def upstream_table(side) -> str | None:
+            path = self.qualify(module, dotted(side), ctx.env)
+            return path if is_upstream(path) and "arch" in path.rsplit(".", 1)[-1].lower() and self._is_upstream_value(path) else None
+
+        tables = [upstream_table(s) for s in sides]
+        about = [t is not None or (how == "tests" and any(w in ast.unparse(s).lower() for w in ("architectures", "model_arch"))) for s, t in zip(sides, tables)]
+        if not any(about):
             return
-        path = self.qualify(module, dotted(table), ctx.env)
-        target = path if is_upstream(path) and self._is_upstream_value(path) else f"{MODEL_REGISTRY}.models"
+        target = next((t for t in tables if t), f"{MODEL_REGISTRY}.models")
         for side in strings:
             value = self.const(module, side, ctx.env)
             for name in value if isinstance(value, (list, tuple, set, frozenset)) else [value]:
