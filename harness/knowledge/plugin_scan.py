@@ -700,7 +700,7 @@ class _Scanner:
                         if target.id == "EntryClass" and not ctx.functions:
                             self._entry_class(module, stmt, ctx)
                 else:
-                    env.update({n: OPAQUE for n in _assigned(target)})
+                    env.update({n: OPAQUE for n in _bound(target)})
             return
         if isinstance(stmt, ast.Delete):
             return
@@ -990,7 +990,7 @@ class _Scanner:
 
     def _architecture_use(self, module: str, node: ast.Compare | ast.Call, ctx: _Context) -> None:
         """Architecture strings the plugin tests (`archs[0] == "X"`, `"X" in SOME_ARCHS`) or adds
-        to an upstream table (`multimodal_model_archs.append("X")`): each depends on upstream
+        to an upstream table (`multimodal_model_archs.append("X")`, `ModelRegistry.models.update({"X": …})`): each depends on upstream
         still saying it (harness.knowledge.architectures). Only where the other side is about
         model architectures (`….architectures`, `model_arch…`, or an upstream table named "…arch…":
         a GPU arch is not one), and only CamelCase strings."""
@@ -1001,6 +1001,8 @@ class _Scanner:
 
         def upstream_table(side) -> str | None:
             path = self.qualify(module, dotted(side), ctx.env)
+            if path == f"{MODEL_REGISTRY}.models":  # ModelRegistry.models.update({"X": cls})
+                return path
             return path if is_upstream(path) and "arch" in path.rsplit(".", 1)[-1].lower() and self._is_upstream_value(path) else None
 
         tables = [upstream_table(s) for s in sides]
@@ -1009,7 +1011,7 @@ class _Scanner:
             return
         target = next((t for t in tables if t), f"{MODEL_REGISTRY}.models")
         for side in strings:
-            value = self.const(module, side, ctx.env)
+            value = [self.const(module, k, ctx.env) for k in side.keys] if isinstance(side, ast.Dict) else self.const(module, side, ctx.env)
             for name in value if isinstance(value, (list, tuple, set, frozenset)) else [value]:
                 if isinstance(name, str) and ARCHITECTURE.match(name):
                     self._dependency("architecture", target, module, node, ctx, name=name, how=how, expression=ast.unparse(node)[:120])
@@ -1291,6 +1293,16 @@ def _bind(target: ast.AST, value) -> dict:
 
 def _assigned(target: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _bound(target: ast.AST) -> list[str]:
+    """Names an assignment target rebinds: `a, *b = …` binds a and b; `x.y = …` / `x[k] = …`
+    set an attribute or item and leave x bound to what it was (so later uses still resolve)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound(element)]
+    return _bound(target.value) if isinstance(target, ast.Starred) else []
 
 
 def _assigned_in(stmt: ast.stmt) -> list[str]:

@@ -148,12 +148,14 @@ def test_a_model_put_in_the_registry_by_hand_is_judged_the_same(upstreams, tmp_p
             def register():
                 ModelRegistry.models["OldDraftForCausalLMMTP"] = object
                 ModelRegistry.models["AcmeInventedForCausalLM"] = object
+                ModelRegistry.models.update({"LegacyVLForConditionalGeneration": object})
             """,
     })
     _, doc = check(root, new, "--baseline", old)
     found = _archs(doc)
-    assert list(found) == [f"{MODELS}['OldDraftForCausalLMMTP']"] and found[f"{MODELS}['OldDraftForCausalLMMTP']"]["line"] == 5, found
-    assert found[f"{MODELS}['OldDraftForCausalLMMTP']"]["status"] == "missing"
+    assert sorted(found) == [f"{MODELS}['LegacyVLForConditionalGeneration']", f"{MODELS}['OldDraftForCausalLMMTP']"], found
+    assert found[f"{MODELS}['OldDraftForCausalLMMTP']"]["line"] == 5 and found[f"{MODELS}['LegacyVLForConditionalGeneration']"]["line"] == 7, found
+    assert {f["status"] for f in found.values()} == {"missing"}
 
 
 def test_on_its_base_release_every_architecture_is_there(upstreams, tmp_path):
