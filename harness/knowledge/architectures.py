@@ -34,6 +34,8 @@ from harness.knowledge.symbols import dotted
 ARCHITECTURE = re.compile(r"^[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*$")
 _COLLECTIONS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _BUILDERS = {"frozenset", "set", "tuple", "list", "dict"}
+# `EntryClass = X` / `EntryClass = [X, Y]` at module level (registry.py import_model_classes reads it)
+_ENTRY_CLASS = re.compile(rb"^EntryClass\s*(?::[^=]*)?=\s*(\[[^\]]*\]|\([^)]*\)|[\w.]+)", re.MULTILINE)
 
 
 class Place(msgspec.Struct, frozen=True):
@@ -57,7 +59,7 @@ _DECODER = msgspec.msgpack.Decoder(list[Place])
 def places(index: SymbolIndex, architecture: str) -> list[Place]:
     """Every place `index`'s release says `architecture` (sorted by kind of place, then file:line).
     Memoised and cached with the index."""
-    return index.analysis("architectures.v2", Ref("value", "", architecture), _DECODER, lambda: _places(index, architecture))
+    return index.analysis("architectures.v4", Ref("value", "", architecture), _DECODER, lambda: _places(index, architecture))
 
 
 def tables_named(index: SymbolIndex, name: str) -> bool:
@@ -153,42 +155,60 @@ def _runtime_sources(index: SymbolIndex) -> dict[str, bytes]:
 def _places(index: SymbolIndex, architecture: str) -> list[Place]:
     bare, quoted = architecture.encode(), (f'"{architecture}"'.encode(), f"'{architecture}'".encode())
     found: list[Place] = []
+    definition = f"class {architecture}".encode()
     for module, text in _runtime_sources(index).items():
-        if bare in text and any(q in text for q in quoted):
+        if bare not in text:
+            continue
+        if any(q in text for q in quoted):
             found += _in_module(index, module, architecture)
-    for module in index.modules_defining(architecture):
-        if module.startswith("sglang.srt.models."):
+        if definition in text and module.startswith("sglang.srt.models."):
             found += _entry(index, module, architecture)
     return sorted(set(found), key=lambda p: (_ORDER[p.how], p.where, p.name))
 
 
-def _parents(index: SymbolIndex, module: str, tree: ast.Module) -> dict[ast.AST, ast.AST]:
-    memo = index.memo.setdefault("architecture_parents", {})
+@dataclass
+class _Module:
+    """One parsed module, walked once: its parent links, its CamelCase string constants (value ->
+    nodes) and its collection assignments (name, line, names its value refers to)."""
+
+    parents: dict[ast.AST, ast.AST]
+    constants: dict[str, list[ast.Constant]]
+    tables: list[tuple[str, int, frozenset[str]]]
+
+
+def _module(index: SymbolIndex, module: str) -> _Module | None:
+    memo = index.memo.setdefault("architecture_modules", {})
     if module not in memo:
-        memo[module] = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        tree = parsed(index, module)
+        if tree is None:
+            memo[module] = None
+            return None
+        parents: dict[ast.AST, ast.AST] = {}
+        constants: dict[str, list[ast.Constant]] = {}
+        tables = []
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and ARCHITECTURE.match(node.value):
+                constants.setdefault(node.value, []).append(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and (name := _table_name(node)) and _is_collection(node.value):
+                tables.append((name, node.lineno, frozenset(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))))
+        memo[module] = _Module(parents, constants, tables)
     return memo[module]
 
 
 def _in_module(index: SymbolIndex, module: str, architecture: str) -> list[Place]:
-    tree = parsed(index, module)
-    if tree is None:
+    walked = _module(index, module)
+    if walked is None:
         return []
-    parents = _parents(index, module, tree)
     relpath = index.files[module][0]
     found: list[Place] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and node.value == architecture and not isinstance(parents.get(node), (ast.Expr, ast.JoinedStr)):
-            found += _classify(node, parents, f"{relpath}:{node.lineno}", architecture)
+    for node in walked.constants.get(architecture, []):
+        if not isinstance(walked.parents.get(node), (ast.Expr, ast.JoinedStr)):
+            found += _classify(node, walked.parents, f"{relpath}:{node.lineno}", architecture)
     # a table spliced into another (`{*SWA_SINK_ARCHS, …}`, `A + B`) lists its entries too
     tables = {p.name for p in found if p.how == "table"}
-    while True:
-        more = {
-            (name, node.lineno) for node in ast.walk(tree)
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and (name := _table_name(node)) and name not in tables and _is_collection(node.value)
-            and any(isinstance(n, ast.Name) and n.id in tables for n in ast.walk(node.value))
-        }
-        if not more:
-            break
+    while more := {(name, line) for name, line, names in walked.tables if name not in tables and names & tables}:
         tables |= {name for name, _ in more}
         found += [Place("table", name, f"{relpath}:{line}") for name, line in more]
     return found
@@ -218,17 +238,15 @@ def _classify(node: ast.Constant, parents: dict, where: str, architecture: str) 
 
 
 def _entry(index: SymbolIndex, module: str, architecture: str) -> list[Place]:
-    """Upstream's own model class `architecture`, when its module lists it in EntryClass."""
-    tree = parsed(index, module)
-    if tree is None:
+    """Upstream's own model class `architecture`, when its module lists it in EntryClass (read
+    from the text: model modules are large and this is all that is needed of them)."""
+    text = _runtime_sources(index)[module]
+    entry = _ENTRY_CLASS.search(text)
+    defined = re.search(rb"^class[ \t]+" + re.escape(architecture.encode()) + rb"\b", text, re.MULTILINE)
+    if entry is None or defined is None or not re.search(rb"\b" + re.escape(architecture.encode()) + rb"\b", entry.group(1)):
         return []
-    classes = {n.name: n.lineno for n in tree.body if isinstance(n, ast.ClassDef)}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EntryClass" for t in stmt.targets):
-            names = {dotted(e) for e in (stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value])}
-            if architecture in names and architecture in classes:
-                return [Place("entry", module, f"{index.files[module][0]}:{classes[architecture]}")]
-    return []
+    line = text.count(b"\n", 0, defined.start()) + 1
+    return [Place("entry", module, f"{index.files[module][0]}:{line}")]
 
 
 def _writes_architectures(target: ast.AST) -> bool:
