@@ -62,18 +62,14 @@ def places(index: SymbolIndex, architecture: str) -> list[Place]:
     return index.analysis("architectures.v4", Ref("value", "", architecture), _DECODER, lambda: _places(index, architecture))
 
 
-def tables_named(index: SymbolIndex, name: str) -> bool:
-    """Whether the release still assigns a collection to `name` anywhere (a substring pre-filter,
-    then the parse)."""
-    memo = index.memo.setdefault("architecture_tables", {})
-    if name not in memo:
-        needles = (f"{name} = ".encode(), f"{name}: ".encode())
-        memo[name] = any(
-            isinstance(node, (ast.Assign, ast.AnnAssign)) and _table_name(node) == name and _is_collection(node.value)
-            for module, text in _runtime_sources(index).items() if any(n in text for n in needles)
-            for node in ast.walk(parsed(index, module) or ast.Module(body=[], type_ignores=[]))
-        )
-    return memo[name]
+def _table_exists(index: SymbolIndex, name: str) -> bool:
+    """Whether the release still assigns a collection to `name` anywhere in sglang.srt."""
+    needles = (f"{name} = ".encode(), f"{name}: ".encode())
+    return any(
+        table == name
+        for module, text in _runtime_sources(index).items() if any(n in text for n in needles)
+        for table, _, _ in getattr(_module(index, module), "tables", [])
+    )
 
 
 @dataclass
@@ -110,7 +106,7 @@ def judge(index: SymbolIndex, reference: SymbolIndex | None, architecture: str, 
                             f"(it did at {place.where}){f'; they become {instead!r} now' if instead else ''}")
         elif (place.how == "table" and _about_architectures(place.name) and place.name not in own_tables
               and not any(p.how == "table" and p.name == place.name for p in now)
-              and (not now or tables_named(index, place.name))):  # a table gone as a whole was refactored away
+              and (not now or _table_exists(index, place.name))):  # a table gone as a whole was refactored away
             lost.append(f"no longer lists {architecture!r} in {place.name} (it did at {place.where}): the code path it switches on is gone for it")
     if not now:
         lost.append(f"{label} names {architecture!r} nowhere (the reference did at {before[0].where})")
