@@ -255,6 +255,9 @@ def _location(index: SymbolIndex, module: str, qualname: str) -> str | None:
 
 def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Finding | None:
     """One status per plugin dependency, from how its target changed between the versions."""
+    if dep.kind == "architecture":  # judged against --from: what it produced or listed
+        finding = new.judge_architecture(dep, reference=old.index)
+        return new.apply_conditions(finding, dep) if finding is not None else None
     finding = new.judge(dep)
     if dep.kind in ("override", "subclass"):
         return _judge_member_pair(dep, finding, old, new)

@@ -44,6 +44,7 @@ Kind = Literal[
     "call",  # a call to an upstream function or class with the arguments it passes
     "registry_key",  # a string key read from an upstream dict / registry: X["key"]
     "field",  # an attribute read on an instance of an upstream class (forward_batch.token_to_kv_pool)
+    "architecture",  # a model-architecture string upstream rewrites to / lists, that the plugin registers, tests or adds
     "patch",  # setattr / assignment / in-place edit of an upstream attribute
     "attention_backend",
     "kernel",

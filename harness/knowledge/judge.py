@@ -22,6 +22,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from harness.knowledge import architectures
 from harness.knowledge.callsites import CallSite, call_sites
 from harness.knowledge.external import display
 from harness.knowledge.fields import field_present, judge_field
@@ -36,7 +37,7 @@ _ERRORS_BY_KIND = {"import": IMPORT_ERRORS, "reference": ATTRIBUTE_ERRORS, "call
 _FAILING = {Status.missing, Status.signature_changed, Status.unknown}
 # Plain uses of upstream (as opposed to the plugin's integration points: hooks, overrides,
 # patches, registrations) are many; they are listed only when something is wrong with them.
-USAGE_KINDS = {"import", "reference", "call", "subclass", "registry_key", "field"}
+USAGE_KINDS = {"import", "reference", "call", "subclass", "registry_key", "field", "architecture"}
 # Plugin registrations under a name: a key the plugin registers itself is there when it reads it.
 REGISTRATION_KINDS = {"attention_backend", "kernel", "model"}
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
@@ -354,6 +355,22 @@ class Judge:
                        successor=f"{dep.target}[{successor[0]!r}]" if successor else None,
                        successor_reason="a close key of the same registry" if successor else None)
 
+    def _judge_architecture(self, dep: Dependency) -> Finding | None:
+        return self.judge_architecture(dep)
+
+    def judge_architecture(self, dep: Dependency, reference: SymbolIndex | None = None) -> Finding | None:
+        """A model-architecture string the plugin registers, tests or adds: does this upstream
+        still produce / list it where `reference` (default: the plugin's baseline) did
+        (harness.knowledge.architectures)? None for an architecture upstream never names."""
+        reference = reference or (self.baseline.index if self.baseline else None)
+        own = {d.target.rsplit(".", 1)[-1] for d in self.scan.dependencies if d.kind == "architecture" and d.how == "adds" and d.name == dep.name}
+        verdict = architectures.judge(self.index, reference, dep.name, own)
+        if verdict is None:
+            return None
+        status = Status(verdict.status)
+        return Finding(**self.base(dep, f"{dep.target}[{dep.name!r}]"), status=status, breaking=False, risk=risk_of(dep, status),
+                       defined_in=verdict.defined_in, detail=verdict.detail, successor=verdict.successor, successor_reason=verdict.successor_reason)
+
     def _judge_target(self, dep: Dependency) -> Finding:
         """Patches and registrations: the target must resolve."""
         if dep.target is None:
@@ -635,7 +652,7 @@ class Judge:
 
     def apply_conditions(self, finding: Finding, dep: Dependency) -> Finding:
         """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
-        if finding.status in BREAKING:
+        if finding.status in BREAKING and dep.kind != "architecture":  # a lost architecture falls back; the load never fails
             finding.breaking = True
         if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
             finding.status, finding.breaking = Status.never_applied, True

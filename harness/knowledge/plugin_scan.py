@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.knowledge.architectures import ARCHITECTURE
 from harness.knowledge.fields import SERVER_ARGS, WRITE, annotation_class, parameter_class
 from harness.knowledge.index import Ref, SymbolIndex, c3
 from harness.knowledge.plugin_repo import (
@@ -864,6 +865,8 @@ class _Scanner:
                 self._attribute(module, child, ctx)
             elif isinstance(child, ast.Subscript) and isinstance(child.ctx, ast.Load):
                 self._registry_key(module, child, ctx)
+            elif isinstance(child, ast.Compare):
+                self._architecture_use(module, child, ctx)
 
     def _registry_key(self, module: str, node: ast.Subscript, ctx: _Context) -> None:
         """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
@@ -995,6 +998,7 @@ class _Scanner:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
+            self._architecture_use(module, call, ctx)
             if is_upstream(owner) and self._is_upstream_value(owner):
                 self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}")
                 return
@@ -1044,6 +1048,36 @@ class _Scanner:
             path = self.qualify(module, dotted(element), ctx.env)
             if path:
                 self._dependency("model", MODEL_REGISTRY, module, stmt, ctx, name=path)
+                # registered under its class's __name__ (registry.py import_model_classes)
+                self._dependency("architecture", f"{MODEL_REGISTRY}.models", module, stmt, ctx, name=path.rsplit(".", 1)[-1], how="registers")
+
+    def _architecture_use(self, module: str, node: ast.Compare | ast.Call, ctx: _Context) -> None:
+        """Architecture strings the plugin tests (`archs[0] == "X"`, `"X" in SOME_ARCHS`) or adds
+        to an upstream table (`multimodal_model_archs.append("X")`, `ModelRegistry.models.update({"X": …})`): each depends on upstream
+        still saying it (harness.knowledge.architectures). Only where the other side is about
+        model architectures (`….architectures`, `model_arch…`, or an upstream table named "…arch…":
+        a GPU arch is not one), and only CamelCase strings."""
+        if isinstance(node, ast.Call):  # only into upstream's tables: the plugin's own are its business
+            sides, strings, how = [node.func.value], node.args, "adds"
+        else:
+            sides, strings, how = [node.left, *node.comparators], [node.left, *node.comparators], "tests"
+
+        def upstream_table(side) -> str | None:
+            path = self.qualify(module, dotted(side), ctx.env)
+            if path == f"{MODEL_REGISTRY}.models":  # ModelRegistry.models.update({"X": cls})
+                return path
+            return path if is_upstream(path) and "arch" in path.rsplit(".", 1)[-1].lower() and self._is_upstream_value(path) else None
+
+        tables = [upstream_table(s) for s in sides]
+        about = [t is not None or (how == "tests" and any(w in ast.unparse(s).lower() for w in ("architectures", "model_arch"))) for s, t in zip(sides, tables)]
+        if not any(about):
+            return
+        target = next((t for t in tables if t), f"{MODEL_REGISTRY}.models")
+        for side in strings:
+            value = [self.const(module, k, ctx.env) for k in side.keys] if isinstance(side, ast.Dict) else self.const(module, side, ctx.env)
+            for name in value if isinstance(value, (list, tuple, set, frozenset)) else [value]:
+                if isinstance(name, str) and ARCHITECTURE.match(name):
+                    self._dependency("architecture", target, module, node, ctx, name=name, how=how, expression=ast.unparse(node)[:120])
 
     def _is_upstream_value(self, path: str) -> bool:
         ref = self.upstream_ref(path)
@@ -1133,6 +1167,8 @@ class _Scanner:
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
                 self._dependency("patch", owner, module, stmt, ctx, how="item-assign", name=key if isinstance(key, str) else None)
+                if owner == f"{MODEL_REGISTRY}.models" and isinstance(key, str):
+                    self._dependency("architecture", owner, module, stmt, ctx, name=key, how="registers")
             if isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith("sglang."):
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
             if isinstance(key, str) and key == EXTERNAL_MODEL_ENV and (dotted(target.value) or "").endswith("environ"):
