@@ -13,10 +13,13 @@ Prints figures; asserts nothing (issue 7, Acceptance, third bullet). What it doe
    with their parameters, constants, enum members.
 2. Oracle. Every candidate reference built from that harvest (an import, an attribute through a
    module/class/enum, a call with keyword arguments, an override / `super()` call / `self.` member of
-   an upstream base, a hook target, a platform override) is *executed* against each release in a
-   subprocess: `importlib.import_module` + `getattr`, `inspect.signature(...).bind(...)` with exactly
-   the arguments the generated line passes, `inspect.getattr_static` on the base, the hook registry's
-   own `pkgutil.resolve_name` + `getattr`, the platform class built mixin-first as Python builds it.
+   an upstream base, a hook target, a platform override; issue 18's kinds: a registry read by key,
+   a field of a dataclass read through an annotated parameter, lines inside a caught `try`) is
+   *executed* against each release in a subprocess: `importlib.import_module` + `getattr`,
+   `inspect.signature(...).bind(...)` with exactly the arguments the generated line passes,
+   `inspect.getattr_static` on the base, the hook registry's own `pkgutil.resolve_name` + `getattr`,
+   the platform class built mixin-first as Python builds it, `key in REGISTRY` once the modules
+   filled it, `dataclasses.fields(cls)`.
    A reference is kept only when it works on the old release and, on the new one, either works or
    fails for an upstream reason (its module fails with ModuleNotFoundError naming that very sglang
    module and the file is gone). Verdicts are cached per release and reference.
@@ -97,7 +100,7 @@ MODEL_MODULES = ("llama", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_
 RUNTIME_PACKAGES = ("transformers", "tokenizers", "huggingface-hub", "xgrammar", "einops", "setproctitle", "uvloop", "partial_json_parser")
 # "try": a line inside `try: … except (ImportError, AttributeError)`: whatever the oracle says, the
 # handler catches it, so it must never be flagged breaking (issue 18, exception scope).
-KINDS = ("import", "reference", "call", "subclass", "hook", "override", "registry_key", "try")
+KINDS = ("import", "reference", "call", "subclass", "hook", "override", "registry_key", "field", "try")
 
 
 def log(message: str) -> None:
@@ -403,6 +406,15 @@ def _probe_evaluate(spec: dict) -> tuple[bool, str, str]:
         if form in ("attr-module", "attr-class", "enum"):
             _probe_chain(mod, spec["path"])
             return True, "", ""
+        if form == "field":  # a dataclass's fields are what its instances have (on both releases)
+            import dataclasses
+
+            cls = _probe_chain(mod, spec["path"])
+            if not dataclasses.is_dataclass(cls):
+                raise TypeError(f"{spec['path']} is not a dataclass here: its instance fields are not known")
+            if spec["field"] in {f.name for f in dataclasses.fields(cls)} or hasattr(cls, spec["field"]):
+                return True, "", ""
+            return False, f"{spec['path']} has no field {spec['field']!r}", ""
         if form == "key":  # the registry as the loaded modules filled it (decorators included)
             mapping = _probe_chain(mod, spec["path"])
             if spec["item"] in mapping:
@@ -790,6 +802,35 @@ def registry_candidates(*src_roots: Path) -> dict[tuple[str, str], set[str]]:
     return found
 
 
+def dataclass_candidates(*src_roots: Path) -> dict[tuple[str, str], set[str]]:
+    """(module, class) -> annotated names in the body of a module-level `@dataclass` class, in
+    either release: candidate fields only; the oracle decides each on the loaded class."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for root in src_roots:
+        for path in sorted((root / "sglang" / "srt").rglob("*.py")):
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            for node in tree.body:
+                decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list] if isinstance(node, ast.ClassDef) else []
+                if any((d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) == "dataclass" for d in decorators):
+                    found[(module, node.name)] |= {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    return found
+
+
+def add_fields(pool: dict[str, dict], harvest: dict, candidates: dict[tuple[str, str], set[str]]) -> None:
+    """Field reads (`obj.f` on a parameter annotated with the dataclass) of modules the old runtime imports."""
+    for (module, cls), names in sorted(candidates.items()):
+        if harvest.get(module, {}).get("import") != "ok" or cls not in harvest[module]["names"]:
+            continue
+        for name in _capped(sorted(names), 12, f"{module}.{cls}"):
+            spec = {"kind": "field", "form": "field", "module": module, "path": cls, "field": name}
+            spec["key"] = ref_key(spec)
+            pool[spec["key"]] = spec
+
+
 def add_registry_keys(pool: dict[str, dict], harvest: dict, candidates: dict[tuple[str, str], set[str]]) -> None:
     """Registry-key reads (`NAME["k"]`) for the candidate keys of modules the old runtime imports."""
     for (module, name), keys in sorted(candidates.items()):
@@ -927,6 +968,8 @@ class Ref:
             return f"sglang.srt.platforms.interface.SRTPlatform.{s['member']}"
         if s["form"] == "key":
             return f"{s['module']}.{s['path']}[{s['item']!r}]"
+        if s["form"] == "field":
+            return f"{s['module']}.{s['path']}.{s['field']}"
         return f"{s['module']}.{s['path']}"
 
 
@@ -1220,6 +1263,26 @@ class Sampler:
         mb.block([(f"def {fn}():", None), (f"    return {local}[{ref.spec['item']!r}]", ref)])
         return len(mb.refs) - before
 
+    def unit_field(self, mb: ModuleBuilder, module: str, broken: bool) -> int:
+        """`from M import Cls`, then `def f(obj: Cls): return obj.field` (a hook or helper reading
+        a field of an upstream object it is handed). Modules without a dataclass: any that has one."""
+        holders = [m for m in sorted(self.index) if self.index[m]["field"]]
+        if not holders:
+            return 0
+        module = module if self.index[module]["field"] else self.rng.choice(holders)
+        key = self.pick(self.index[module]["field"], broken, limit=1)
+        if key is None:
+            return 0
+        before = len(mb.refs)
+        bound = self.bind_from(mb, module, self.pool[key]["path"])
+        if bound is None:
+            return 0
+        local, anchor = bound
+        ref = self.ref(key, anchor)
+        fn = mb.fresh(f"read_{snake(ref.spec['field'])}")
+        mb.block([(f"def {fn}(obj: {local}):", None), (f"    return obj.{ref.spec['field']}", ref)])
+        return len(mb.refs) - before
+
     def unit_try(self, mb: ModuleBuilder, module: str, broken: bool) -> int:
         """A module-level `try:` holding an import and a use of what it imported (an attribute of
         the imported class), handled by `except (ImportError, AttributeError)`: whatever breaks in
@@ -1404,8 +1467,9 @@ def generate_plugin(sampler: Sampler, out: Path, n_modules: int, n_refs: int, rn
     body: list[ModuleBuilder] = []
     subpackages: set[str] = set()
     body_refs_target = n_refs - sum(len(b.refs) for b in builders)
-    kind_share = {"import": 0.28, "reference": 0.24, "call": 0.15, "subclass": 0.26, "try": 0.04, "registry_key": 0.03}
+    kind_share = {"import": 0.27, "reference": 0.23, "call": 0.14, "subclass": 0.25, "try": 0.04, "registry_key": 0.03, "field": 0.04}
     units = {
+        "field": lambda mb, m, b: sampler.unit_field(mb, m, b),
         "try": lambda mb, m, b: sampler.unit_try(mb, m, b),
         "registry_key": lambda mb, m, b: sampler.unit_registry_key(mb, m, b),
         "import": lambda mb, m, b: sampler.unit_from(mb, m, b),
@@ -1917,6 +1981,7 @@ def main(argv: list[str] | None = None) -> None:
         log(f"harvest: {imported}/{len(harvest)} modules of {old.label} import in this runtime")
         pool = build_pool(harvest)
         add_registry_keys(pool, harvest, registry_candidates(old.src_root, new.src_root))
+        add_fields(pool, harvest, dataclass_candidates(old.src_root, new.src_root))
         verdicts = oracle_verdicts(pool, (old, new), args.cache)
         rng = random.Random(args.seed)
         sampler = Sampler(pool, verdicts, harvest, rng, args.break_share)

@@ -135,6 +135,8 @@ class Members:
     meta_source: str | None = None
     exported: frozenset[str] | None = None  # a module's __all__
     instance_names: frozenset[str] | None = None  # set on every instance by __init__ (None: unknown)
+    dist: str | None = None  # the distribution that answered ("Python" for the standard library)
+    version: str | None = None  # its version
 
     def describe(self) -> str:
         return f"members of {display(self.path)} from {self.source}"
@@ -332,4 +334,6 @@ def _to_members(path: str, entry: dict, entries: dict[str, dict], shipped: bool,
         meta_source=source(meta) if meta else None,
         exported=frozenset(entry["all"]) if "all" in entry else None,
         instance_names=frozenset(entry["instance"]) if "instance" in entry else None,
+        dist=entry["dist"],
+        version=entry["version"],
     )

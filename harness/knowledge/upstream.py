@@ -168,12 +168,50 @@ def _download_wheel(version: str, dest: Path) -> Path:
 
 
 def _extract_wheel_source(wheel: Path, dest: Path) -> None:
-    """The wheel's `sglang/**.py` files into `dest`. A member whose name is not a plain path
-    inside sglang/ (`..`, absolute, `.` parts) is left out rather than renamed into the tree."""
+    """The wheel's `sglang/**.py` files and its METADATA (what the release requires) into
+    `dest`. A member whose name is not a plain path inside sglang/ (`..`, absolute, `.` parts)
+    is left out rather than renamed into the tree."""
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.namelist():
-            if _is_module_path(member):
+            if _is_module_path(member) or _WHEEL_METADATA.fullmatch(member):
                 archive.extract(member, dest)
+
+
+_WHEEL_METADATA = re.compile(r"sglang-[A-Za-z0-9_.+]+\.dist-info/METADATA")
+
+
+def release_requirements(source: UpstreamSource) -> dict[str, str]:
+    """Distribution (canonical name) -> version specifier the upstream requires of it, from the
+    release wheel's METADATA (`Requires-Dist`, extras and other platforms left out) or a
+    `pyproject.toml` beside `sglang/` ([project] dependencies). Empty when neither is there
+    (a release unpacked before harness kept its METADATA, a git tree)."""
+    from email.parser import Parser
+
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    lines: list[str] = []
+    metadata = next(iter(sorted(source.root.glob("sglang-*.dist-info/METADATA"))), None)
+    if metadata is not None:
+        lines = Parser().parsestr(metadata.read_text(errors="replace"), headersonly=True).get_all("Requires-Dist") or []
+    elif (source.root / "pyproject.toml").is_file():
+        import tomllib
+
+        try:
+            lines = tomllib.loads((source.root / "pyproject.toml").read_text()).get("project", {}).get("dependencies", [])
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+            lines = []
+    found: dict[str, str] = {}
+    for line in lines:
+        try:
+            requirement = Requirement(str(line))
+        except InvalidRequirement:
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        if requirement.specifier:
+            found[canonicalize_name(requirement.name)] = str(requirement.specifier)
+    return found
 
 
 # ----------------------------------------------------------------------------- git

@@ -194,6 +194,9 @@ def test_wheel_members_outside_the_package_are_not_extracted(tmp_path):
         archive.writestr("sglang/../../evil.py", "boom\n")
         archive.writestr("/sglang/abs.py", "boom\n")
         archive.writestr("sglang/srt/../../sglang/shadow.py", "boom\n")
+        archive.writestr("sglang-0.0.0.dist-info/METADATA", "Name: sglang\nRequires-Dist: torch==2.9.1\n")  # kept: what the release requires
+        archive.writestr("sglang-0.0.0.dist-info/../../METADATA", "boom\n")
+        archive.writestr("sglang-0.0.0.dist-info/RECORD", "")
     dest = tmp_path / "dest"
     dest.mkdir()
 
@@ -201,3 +204,5 @@ def test_wheel_members_outside_the_package_are_not_extracted(tmp_path):
 
     extracted = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py"))
     assert extracted == ["dest/sglang/__init__.py", "dest/sglang/srt/ok.py"]
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".py" and p.name != wheel.name) == [
+        "dest/sglang-0.0.0.dist-info/METADATA"]
