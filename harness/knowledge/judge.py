@@ -1048,7 +1048,7 @@ _CLOSE_NAME = 0.85  # difflib ratio that, with an alike short body, makes a rena
 # the text of strings and comments (an f-string's text is a token of its own from Python 3.12 on)
 _TEXT_TOKENS = {tokenize.STRING, tokenize.COMMENT, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
 _RENAMING = re.compile(r"renam|replac|deprecat|formerly|previously|legacy|alias|instead|supersed|moved|backward|compat", re.IGNORECASE)
-_WIDE_NAME = 30  # a name defined in more modules than this (forward, __init__) is too common to search by content
+_WIDE_NAME = 30  # a name defined in more modules than this (forward, __init__) is searched for in its family only
 
 
 class _Shape(NamedTuple):
@@ -1093,6 +1093,13 @@ def _shape(target: str, index: SymbolIndex, old: SymbolIndex | None) -> _Shape |
                    if any(x is not None and ".".join(parts[:i]) in x.files for x in (old, index))), None)
     if module is None:
         return None
+    # a module gone from both compared trees: its lower-case segments under a package are
+    # modules by Python's naming convention (a class is CapWords)
+    while any(x is not None and (x.files.get(module, ("", False))[1] or module in x.namespace_packages) for x in (old, index)):
+        following = parts[len(module.split("."))]
+        if following is parts[-1] or not following[:1].islower():
+            break
+        module = f"{module}.{following}"
     rest = parts[len(module.split(".")):]
     before = old.resolve(target) if old is not None else None
     ref = before.ref if before is not None and before.ok and before.ref.kind == "function" else None
@@ -1163,10 +1170,10 @@ def _mention(index: SymbolIndex, ref: Ref, info: FunctionInfo, name: str) -> int
 def _wrapped(index: SymbolIndex, old: SymbolIndex, ref: Ref, name: str) -> tuple[str, str] | None:
     """The old body was a thin wrapper (at most _SHORT_BODY statements) that called a function
     of the same name (or without its leading underscore) which the new release still has."""
-    node = _function_node(old, ref)
-    if node is None:
+    found = _function_node(old, ref)
+    if found is None:
         return None
-    body = _without_docstring(node.body)
+    body = _without_docstring(found[0].body)
     if len(body) > _SHORT_BODY:
         return None
     for call in (n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call)):
@@ -1225,25 +1232,28 @@ def _renamed_in_place(index: SymbolIndex, old: SymbolIndex, shape: _Shape, conta
     owners = dict.fromkeys([container, *([shape.ref.path.rsplit(".", 1)[0]] if shape.kind == "method" else [])])
     candidates = [(f"{owner}.{member}", ref, member) for owner in owners for ref, info, member in _members(index, owner)
                   if member != name and info is not None and not old.resolve(f"{owner}.{member}").ok]
-    return _most_alike(index, old, shape.ref, name, candidates, "on the same " + ("class" if shape.kind == "method" else "module"))
+    return _most_alike(index, old, shape.ref, name, candidates, "a new member of the same " + ("class" if shape.kind == "method" else "module"))
 
 
 def _renamed_elsewhere(index: SymbolIndex, old: SymbolIndex, shape: _Shape, target: str, name: str) -> tuple[str, str] | None:
-    """A function or method of the same name (or with / without a leading underscore) defined
-    anywhere, new on the release, with a body like the old one (a method that became a
-    function keeps its body)."""
+    """A function or method of the same name (or with / without a leading underscore), new on
+    the release, defined anywhere (in the module family only for a name many modules define),
+    with a body like the old one: a method that became a function, or went to a renamed class,
+    keeps its body."""
     candidates = []
-    for short in dict.fromkeys([name, name.lstrip("_"), "_" + name]):
+    for short in dict.fromkeys(n for n in (name, name.lstrip("_"), "_" + name) if n):
         modules = index.modules_defining(short)
-        if not short or len(modules) > _WIDE_NAME:
-            continue
+        if len(modules) > _WIDE_NAME:
+            modules = [m for m in modules if _same_family(shape.module, m)][:_WIDE_NAME]
         for module in modules:
             table = index.table(module)
             for qualname in table.functions if table else ():
                 path = f"{module}.{qualname}"
+                # new on the release: code alike that was there before (another backend's
+                # all_reduce) is a sibling, not where the old one went
                 if qualname.rsplit(".", 1)[-1] == short and qualname.count(".") <= 1 and path != target and not old.resolve(path).ok:
                     candidates.append((path, Ref("function", module, qualname), short))
-    return _most_alike(index, old, shape.ref, name, candidates, "elsewhere")
+    return _most_alike(index, old, shape.ref, name, candidates, "the same name, new elsewhere")
 
 
 def _most_alike(index: SymbolIndex, old: SymbolIndex, ref: Ref, name: str, candidates: list[tuple[str, Ref, str]], where: str) -> tuple[str, str] | None:
@@ -1263,7 +1273,7 @@ def _most_alike(index: SymbolIndex, old: SymbolIndex, ref: Ref, name: str, candi
         return None  # two equally alike: no telling which
     score, _, path, candidate = scored[0]
     location = f"{index.table(candidate.module).path}:{index.function_info(candidate).lineno}"
-    return path, f"new {where} ({location}) with a body {score:.0%} like the old one ({old.source.label}), the way git detects a rename"
+    return path, f"{where} ({location}) with a body {score:.0%} like the old one ({old.source.label}), the way git detects a rename"
 
 
 def _misspelt(index: SymbolIndex, container: str, name: str) -> tuple[str, str] | None:
@@ -1274,7 +1284,7 @@ def _misspelt(index: SymbolIndex, container: str, name: str) -> tuple[str, str] 
     close = [member for _, _, member in _members(index, container, mro=True) if _one_edit(name, member)]
     if len(close) != 1:
         return None
-    return f"{container}.{close[0]}", f"{name} is one edit from {close[0]} on {container}: a misspelling"
+    return f"{container}.{close[0]}", f"{name} is one character from {close[0]} on {container}: a misspelling, or a leading underscore added or dropped"
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -1347,17 +1357,18 @@ def _same_family(a: str, b: str) -> bool:
     return False
 
 
-def _function_node(index: SymbolIndex, ref: Ref) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _function_node(index: SymbolIndex, ref: Ref) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]] | None:
+    """The function's AST and its source lines (dedented), or None."""
     info = index.function_info(ref)
     table = index.table(ref.module)
     if info is None or table is None:
         return None
-    lines = (index.source.root / table.path).read_text(errors="replace").splitlines()[info.lineno - 1 : info.end_lineno]
+    lines = textwrap.dedent("\n".join((index.source.root / table.path).read_text(errors="replace").splitlines()[info.lineno - 1 : info.end_lineno]))
     try:
-        node = ast.parse(textwrap.dedent("\n".join(lines))).body[0]
+        node = ast.parse(lines).body[0]
     except (SyntaxError, IndexError):
         return None
-    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    return (node, lines.splitlines()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -1366,14 +1377,14 @@ def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def _body_lines(index: SymbolIndex, ref: Ref) -> list[str] | None:
-    """The function's body as normalised lines (ast.unparse: no comments, docstring or layout),
-    memoised on the index; None when it is not a parsable function."""
+    """The function's body as git compares it, line by line, stripped of indentation, blank and
+    comment lines and the docstring; memoised on the index; None when it is not a parsable function."""
     memo = index.memo.setdefault("successor-bodies", {})
     if ref.path not in memo:
-        node = _function_node(index, ref)
-        memo[ref.path] = None if node is None else [
-            line.strip() for stmt in _without_docstring(node.body) for line in ast.unparse(stmt).splitlines() if line.strip()
-        ]
+        found = _function_node(index, ref)
+        body = _without_docstring(found[0].body) if found else []
+        memo[ref.path] = [line.strip() for line in found[1][body[0].lineno - 1 : body[-1].end_lineno]
+                          if line.strip() and not line.strip().startswith("#")] if body else None
     return memo[ref.path]
 
 
