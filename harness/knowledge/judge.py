@@ -1088,6 +1088,7 @@ def find_successor(target: str, index: SymbolIndex, old: SymbolIndex | None = No
 
 
 def _shape(target: str, index: SymbolIndex, old: SymbolIndex | None) -> _Shape | None:
+    """What the target names (see _Shape), or None when no compared tree has its module."""
     parts = target.split(".")
     module = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
                    if any(x is not None and ".".join(parts[:i]) in x.files for x in (old, index))), None)
@@ -1096,9 +1097,10 @@ def _shape(target: str, index: SymbolIndex, old: SymbolIndex | None) -> _Shape |
     # a module gone from both compared trees: its lower-case segments under a package are
     # modules by Python's naming convention (a class is CapWords)
     while any(x is not None and (x.files.get(module, ("", False))[1] or module in x.namespace_packages) for x in (old, index)):
-        following = parts[len(module.split("."))]
-        if following is parts[-1] or not following[:1].islower():
+        depth = len(module.split("."))
+        if depth >= len(parts) - 1 or not parts[depth][:1].islower():
             break
+        following = parts[depth]
         module = f"{module}.{following}"
     rest = parts[len(module.split(".")):]
     before = old.resolve(target) if old is not None else None
@@ -1311,6 +1313,9 @@ def _same_tail_in_family(index: SymbolIndex, old: SymbolIndex | None, shape: _Sh
     candidates = []
     for module in index.modules_defining(name):
         if module != shape.module and not _same_family(shape.module, module):
+            continue
+        # a method's class (or a subclass) names the old owner: read before parsing, which costs more
+        if shape.kind == "method" and shape.owner.encode() not in (index.source.root / index.files[module][0]).read_bytes():
             continue
         table = index.table(module)
         if table is None:

@@ -214,6 +214,7 @@ def test_a_file_renamed_in_git_history_carries_its_functions(tmp_path):
     git(repo, "tag", "v2")
     root = hooks_plugin(tmp_path, ["sglang.srt.distributed.vmm_utils.check_drv"])
     code, doc = harness_json("diff", "--from", f"{repo}@v1", "--to", f"{repo}@v2", "--plugin", str(root), "--out", str(tmp_path / "out"))
+    assert code == 0, doc
     finding = by_target(doc["findings"])["sglang.srt.distributed.vmm_utils.check_drv"]
     assert finding["successor"] == "sglang.srt.utils.cuda_vmm_utils.check_drv"
     assert "git diff -M" in finding["successor_reason"] and "cuda_vmm_utils.py" in finding["successor_reason"]
