@@ -1136,7 +1136,10 @@ def _mentioned_in(index: SymbolIndex, old: SymbolIndex | None, container: str, n
     """A public member of the class / module whose docstring, comments or strings name the old
     one (code that merely uses a name is no evidence: `self.forward_cuda(...)` in forward_hip
     calls it, it does not replace it). Across two releases only a mention that is new counts."""
-    for ref, info, member in _members(index, container):
+    members = _members(index, container)
+    if not members or not any(name in line for line in _source_lines(index, members[0][0].module)):
+        return None
+    for ref, info, member in members:
         if member.startswith("_") or member == name or info is None:
             continue
         line = _mention(index, ref, info, name)
@@ -1156,8 +1159,7 @@ def _mention(index: SymbolIndex, ref: Ref, info: FunctionInfo, name: str) -> int
     """The line where a string or comment of the function names `name`: the whole string (the
     legacy name a shim looks up), or a word in text that speaks of a rename or deprecation (a
     comment that merely mentions it is no evidence); None if there is none."""
-    table = index.table(ref.module)
-    lines = (index.source.root / table.path).read_text(errors="replace").splitlines()[info.lineno - 1 : info.end_lineno]
+    lines = _source_lines(index, ref.module)[info.lineno - 1 : info.end_lineno]
     word = re.compile(rf"\b{re.escape(name)}\b")
     if not any(word.search(line) for line in lines):
         return None
@@ -1354,10 +1356,12 @@ def _same_family(a: str, b: str) -> bool:
     """Modules of one family: one lies in the other's parent package (a move sideways, into a
     subpackage or out of one: sglang.srt.layers.elementwise -> sglang.srt.layers.norm_rope,
     sglang.srt.disaggregation.encode_receiver -> sglang.srt.disaggregation.encoder.receiver),
-    and that package is at least three deep (sglang.srt.X), so the shared root is no family."""
+    and that package is at least three deep (sglang.srt.X), so the shared root is no family; or
+    one lies in the other, a package (a name its __init__ re-exported, still defined in its
+    submodule: sglang.srt.distributed -> sglang.srt.distributed.parallel_state)."""
     for x, y in ((a, b), (b, a)):
         parent = x.rpartition(".")[0]
-        if parent.count(".") >= 2 and y.startswith(parent + "."):
+        if (parent.count(".") >= 2 and y.startswith(parent + ".")) or (x.count(".") >= 2 and y.startswith(x + ".")):
             return True
     return False
 
@@ -1365,15 +1369,23 @@ def _same_family(a: str, b: str) -> bool:
 def _function_node(index: SymbolIndex, ref: Ref) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]] | None:
     """The function's AST and its source lines (dedented), or None."""
     info = index.function_info(ref)
-    table = index.table(ref.module)
-    if info is None or table is None:
+    if info is None:
         return None
-    lines = textwrap.dedent("\n".join((index.source.root / table.path).read_text(errors="replace").splitlines()[info.lineno - 1 : info.end_lineno]))
+    lines = textwrap.dedent("\n".join(_source_lines(index, ref.module)[info.lineno - 1 : info.end_lineno]))
     try:
         node = ast.parse(lines).body[0]
     except (SyntaxError, IndexError):
         return None
     return (node, lines.splitlines()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _source_lines(index: SymbolIndex, module: str) -> list[str]:
+    """The module's source lines, read once per index (memoised), [] when it has no file."""
+    memo = index.memo.setdefault("successor-lines", {})
+    if module not in memo:
+        table = index.table(module)
+        memo[module] = (index.source.root / table.path).read_text(errors="replace").splitlines() if table else []
+    return memo[module]
 
 
 def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:

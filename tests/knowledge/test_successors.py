@@ -50,6 +50,11 @@ OLD = {
             x = x + residual
             return x * weight
         """,
+    "sglang/srt/distributed/__init__.py": "from sglang.srt.distributed.parallel_state import *\n",
+    "sglang/srt/distributed/parallel_state.py": """
+        def get_pp_rank():
+            return 0
+        """,
     "sglang/srt/managers/scheduler.py": """
         class Scheduler:
             def get_next_batch(self):
@@ -103,6 +108,17 @@ NEW = {
             def dispatch_forward(self):
                 return self.forward_native
         """,
+    # the package stops re-exporting what its submodule still defines
+    "sglang/srt/distributed/__init__.py": "from sglang.srt.distributed.parallel_state import *\n",
+    "sglang/srt/distributed/parallel_state.py": """
+        __all__ = ["get_tp_rank"]
+
+        def get_tp_rank():
+            return 0
+
+        def get_pp_rank():
+            return 0
+        """,
     # the function moved within sglang.srt.layers, and changed
     "sglang/srt/layers/norm_rope.py": """
         def fused_add_rmsnorm(x, residual, weight, eps, *, inplace=False):
@@ -132,7 +148,7 @@ NEW = {
         """,
 }
 
-TARGETS = [f"{COMPRESSOR}.forward_cuda", f"{OP}.dispatch_forward", "sglang.srt.layers.elementwise.fused_add_rmsnorm",
+TARGETS = [f"{COMPRESSOR}.forward_cuda", f"{OP}.dispatch_forward", "sglang.srt.layers.elementwise.fused_add_rmsnorm", "sglang.srt.distributed.get_pp_rank",
            f"{SCHED}._refresh_batch", f"{SCHED}.get_load", f"{SCHED}.update_stats", f"{SCHED}.poll"]
 
 
@@ -166,6 +182,8 @@ def test_diff_names_successors_only_with_evidence(upstreams, tmp_path):
     # the same function in the same package family (sglang.srt.layers), though its body changed
     moved = successor["sglang.srt.layers.elementwise.fused_add_rmsnorm"]
     assert moved[0] == "sglang.srt.layers.norm_rope.fused_add_rmsnorm" and "family of sglang.srt.layers.elementwise" in moved[1]
+    # the package's submodule still defines the name it no longer re-exports
+    assert successor["sglang.srt.distributed.get_pp_rank"][0] == "sglang.srt.distributed.parallel_state.get_pp_rank"
     # no evidence, no successor: a close name on the new base (forward_kda, 0.87 alike), a close
     # new name with another body (get_lora), a comment that merely mentions the old name, and
     # the same method name on a class of an unrelated package (multimodal_gen's CustomOp)

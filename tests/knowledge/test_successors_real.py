@@ -29,6 +29,10 @@ RIGHT = {
     # another package, the same body
     "sglang.srt.compilation.weak_ref_tensor.weak_ref_tensors": (
         "sglang.srt.model_executor.runner_backend_utils.weak_ref_tensor.weak_ref_tensors", "100% like the old one"),
+    # re-exported by distributed/__init__.py:2 (`from ...parallel_state import *`) until 0.5.23's
+    # parallel_state.py:3555 `__all__` left it out; parallel_state.py:3228 still defines it
+    "sglang.srt.distributed.get_pipeline_model_parallel_rank": (
+        "sglang.srt.distributed.parallel_state.get_pipeline_model_parallel_rank", "family of sglang.srt.distributed"),
     # model_runner.py:1276-1279 (0.5.17) only called numa_utils.init_threads_binding, which 0.5.23 keeps
     "sglang.srt.model_executor.model_runner.ModelRunner.init_threads_binding": (
         "sglang.srt.utils.numa_utils.init_threads_binding", "only called numa_utils.init_threads_binding"),
