@@ -111,11 +111,10 @@ def diff_upstreams(
         scan = scan_plugin(Path(plugin), new_index, entries)
         prefetch(new_index, scan)
         prefetch(old_index, scan)
-        added_symbols = {c.symbol for c in changes if c.change in ("added", "moved")}
         old_judge, new_judge = Judge(old_index, scan), Judge(new_index, scan)
         findings = []
         for dep in dependencies(scan):
-            finding = _judge_pair(dep, old_judge, new_judge, added_symbols)
+            finding = _judge_pair(dep, old_judge, new_judge)
             if finding is not None and reported(finding):
                 findings.append(_mark_preexisting(finding, dep, old_judge))
         if old.kind == "git" and new.kind == "git" and old.git_repo == new.git_repo:
@@ -253,7 +252,7 @@ def _location(index: SymbolIndex, module: str, qualname: str) -> str | None:
 # ----------------------------------------------------------------------------- plugin impact
 
 
-def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Finding | None:
+def _judge_pair(dep: Dependency, old: Judge, new: Judge) -> Finding | None:
     """One status per plugin dependency, from how its target changed between the versions."""
     if dep.kind == "architecture":  # judged against --from: what it produced or listed
         finding = new.judge_architecture(dep, reference=old.index)
@@ -265,9 +264,8 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge, added: set[str]) -> Fin
         return None
     # a key's successor is a close key; a field has none (a same-named member elsewhere is no evidence)
     if finding.status in (Status.missing, Status.not_on_base) and dep.kind not in ("registry_key", "field"):
-        successor = find_successor(finding.target, new.index, preferred=added)
-        if successor:
-            finding.successor, finding.successor_reason = successor
+        # with --from known, the evidence of a successor is weighed again (the new side alone knew less)
+        finding.successor, finding.successor_reason = find_successor(finding.target, new.index, old.index) or (None, None)
         return new.apply_conditions(finding, dep)
     if finding.status not in (Status.ok, Status.inherited) or dep.kind in ("file", "entry_point", "model", "call", "registry_key"):
         return new.apply_conditions(finding, dep)
@@ -332,9 +330,6 @@ def _judge_member_pair(dep: Dependency, finding: Finding | None, old: Judge, new
             "detail": f"{dep.member} was defined on {before.defined_in} in {old.index.source.label}; {new.index.source.label} no longer defines it, so upstream no longer calls the override",
             "risk": risk_of(dep, Status.not_on_base),
         })
-        successor = find_successor(finding.target, new.index)
-        if successor:
-            finding.successor, finding.successor_reason = successor
     elif finding.status is Status.ok and before is not None and before.defined_in and finding.defined_in:
         old_info = _function(old.index, before.defined_in)
         new_info = _function(new.index, finding.defined_in)
@@ -342,6 +337,8 @@ def _judge_member_pair(dep: Dependency, finding: Finding | None, old: Judge, new
             finding.status = Status.signature_changed
             finding.detail = f"base signature changed ({signature_text(old_info.params)} -> {signature_text(new_info.params)}); the plugin's use still fits"
             finding.risk = risk_of(dep, Status.signature_changed)
+    if finding.status in (Status.missing, Status.not_on_base):  # with --from known, its evidence is weighed again
+        finding.successor, finding.successor_reason = find_successor(finding.target, new.index, old.index) or (None, None)
     return new.apply_conditions(finding, dep)
 
 

@@ -190,7 +190,7 @@ def _port_one(dep, copy: _Copy, scan: PluginScan, old_index: SymbolIndex, new_in
     best = _best_release(copy, dep, similarity, others)
     if after is None:
         resolution = _resolve(new_index, dep)
-        successor = find_successor(dep.target, new_index)
+        successor = find_successor(dep.target, new_index, old_index)
         detail = f"does not resolve on {new_index.source.label}: {resolution.note}" if resolution.note else f"not a function on {new_index.source.label}"
         return Port(**common, status="missing", similarity=similarity, copy_of=old_index.source.label if similarity >= SIMILARITY_THRESHOLD else None,
                     best_match=best, successor=successor and successor[0], successor_reason=successor and successor[1], detail=detail)
