@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from harness.cli import app
-from harness.cli.console import err, out
+from harness.cli.console import err, out, print_json
 from harness.cli.workflow import (
     WorkspaceOpt,
     _progress,
@@ -85,7 +85,7 @@ def upgrade(
         with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(render_summary(report, links=False))  # relative links do not resolve on a job page
     if as_json:
-        out.print_json(report.model_dump_json())
+        print_json(report.model_dump_json())
     else:
         _print(report)
     raise typer.Exit(report.exit_code)

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.cli import app
-from harness.cli.console import err, out
+from harness.cli.console import err, out, print_json
 from harness.cli.paths import resolved
 from harness.errors import HarnessError
 from harness.knowledge.upstream import RELEASE_SPEC, UNREACHABLE, cache_dir
@@ -318,7 +318,7 @@ def features(
         old, new = resolve(from_), resolve(to)
         rows = candidates(old, new, plugin_path, [ws.root / "features"], progress, flat=flat)
     if as_json:
-        out.print_json(json.dumps(rows))
+        print_json(json.dumps(rows))
         return
     shown = rows if limit <= 0 else rows[:limit]
     table = Table(title=f"{'Changed symbols' if flat else 'Features'} {from_} → {to}")
@@ -349,7 +349,7 @@ def status(
 
         views = [run_status(ws, rid) for rid in ws.run_ids()]
         if as_json:
-            out.print_json(json.dumps([v.model_dump(mode="json") for v in views]))
+            print_json(json.dumps([v.model_dump(mode="json") for v in views]))
             _status_exit(views)
             return
         if not views:
@@ -375,7 +375,7 @@ def status(
 
     view = run_status(ws, run_id, render=True)
     if as_json:
-        out.print_json(view.model_dump_json())
+        print_json(view.model_dump_json())
     else:
         _print_view(ws, view)
     _status_exit([view])

@@ -32,14 +32,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Literal
 
+import msgspec
 from pydantic import BaseModel, Field
 
 from harness.knowledge.failure_time import FailureTime, entry_points_of, failure_time
 from harness.knowledge.feature_diff import FeatureDiff, SymbolChange
 from harness.knowledge.findings import Finding, Status
-from harness.knowledge.index import SymbolIndex, load_index
+from harness.knowledge.index import Ref, SymbolIndex, load_index
 from harness.knowledge.surface import (
     SERVER_ARGS,
+    Shim,
     deprecation_shims,
     platform_defaults,
     server_arg_fields,
@@ -106,7 +108,10 @@ def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: Up
         if change.symbol in covered or (change.detail or "").removeprefix("from ") in covered:
             continue
         (surface if change.symbol.startswith((*PLATFORM_CLASSES, HOOK_POINTS)) else rest).append(change)
-    extras = _server_arg_defaults(diff, old, new, old_index, new_index) + _shims(old, new) if both else []
+    extras = _server_arg_defaults(diff, old_index, new_index) + _shims(old_index, new_index) if both else []
+    if both:  # what the surface and the call walks computed is kept with the index caches
+        old_index.save()
+        new_index.save()
     features = impacted + _surface(surface) + extras + _other(rest, commit_of) + _impacted(diff.preexisting, when, diff.changes, "preexisting")
     seen: Counter = Counter()
     for feature in features:  # ids are unique: a second "x" becomes "x-2"
@@ -308,12 +313,11 @@ def _surface(changes: list[SymbolChange]) -> list[Feature]:
     return features
 
 
-def _server_arg_defaults(diff: FeatureDiff, old: UpstreamSource, new: UpstreamSource,
-                         old_index: SymbolIndex, new_index: SymbolIndex) -> list[Feature]:
+def _server_arg_defaults(diff: FeatureDiff, old_index: SymbolIndex, new_index: SymbolIndex) -> list[Feature]:
     """Server arguments the new release sets per device and the old one did not: an
     out-of-tree device gets whatever the in-tree devices' branches leave it."""
     old_fields, new_fields = server_arg_fields(old_index), server_arg_fields(new_index)
-    before, after = platform_defaults(old, old_fields), platform_defaults(new, new_fields)
+    before, after = _defaults(old_index, old_fields), _defaults(new_index, new_fields)
     added = {name: places for name, places in after.items() if name not in before}
     if not added:
         return []
@@ -330,12 +334,27 @@ def _server_arg_defaults(diff: FeatureDiff, old: UpstreamSource, new: UpstreamSo
     )]
 
 
-def _shims(old: UpstreamSource, new: UpstreamSource) -> list[Feature]:
-    """Deprecation shims of the platform classes / hook registry new in `new`, with the names
-    they still serve and when upstream says they go."""
-    before = deprecation_shims(old)
+# Both read a few hundred upstream files with `ast` (the costliest part of triage): kept with
+# the release's index cache, keyed by a stand-in ref for the whole release.
+_RELEASE = Ref("module", "sglang", "")
+_DEFAULTS = msgspec.msgpack.Decoder(dict[str, list[str]])
+_SHIMS = msgspec.msgpack.Decoder(dict[str, Shim])
+
+
+def _defaults(index: SymbolIndex, fields: set[str]) -> dict[str, list[str]]:
+    return index.analysis("platform_defaults", _RELEASE, _DEFAULTS, lambda: platform_defaults(index.source, fields))
+
+
+def _shims_of(index: SymbolIndex) -> dict[str, Shim]:
+    return index.analysis("deprecation_shims", _RELEASE, _SHIMS, lambda: deprecation_shims(index.source))
+
+
+def _shims(old_index: SymbolIndex, new_index: SymbolIndex) -> list[Feature]:
+    """Deprecation shims of the platform classes / hook registry new in the new release, with
+    the names they still serve and when upstream says they go."""
+    before = _shims_of(old_index)
     features = []
-    for path, shim in deprecation_shims(new).items():
+    for path, shim in _shims_of(new_index).items():
         if path in before and before[path].message == shim.message:
             continue
         serves = f" serves {', '.join(shim.legacy)}" if shim.legacy else ""
