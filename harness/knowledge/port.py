@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from harness.errors import HarnessError
 from harness.knowledge.index import Resolution, SymbolIndex, load_index
-from harness.knowledge.judge import find_successor
+from harness.knowledge.successors import find_successor
 from harness.knowledge.plugin_repo import Dependency, PluginScan
 from harness.knowledge.plugin_scan import scan_plugin
 from harness.knowledge.symbols import (
