@@ -1245,32 +1245,25 @@ class Sampler:
 
     def unit_registry_key(self, mb: ModuleBuilder, module: str, broken: bool) -> int:
         """`from M import REGISTRY`, then `REGISTRY["key"]` in a function (the plugin looks up an
-        upstream backend / op by name). Modules without a registry: any module that has one."""
-        registries = [m for m in sorted(self.index) if self.index[m]["key"]]
-        if not registries:
-            return 0
-        module = module if self.index[module]["key"] else self.rng.choice(registries)
-        key = self.pick(self.index[module]["key"], broken, limit=1)
-        if key is None:
-            return 0
-        before = len(mb.refs)
-        bound = self.bind_from(mb, module, self.pool[key]["path"])
-        if bound is None:
-            return 0
-        local, anchor = bound
-        ref = self.ref(key, anchor)
-        fn = mb.fresh(f"lookup_{snake(ref.spec['item'])}")
-        mb.block([(f"def {fn}():", None), (f"    return {local}[{ref.spec['item']!r}]", ref)])
-        return len(mb.refs) - before
+        upstream backend / op by name)."""
+        return self._unit_on_name(mb, module, broken, "key", lambda local, spec: (
+            f"lookup_{snake(spec['item'])}", "", f"{local}[{spec['item']!r}]"))
 
     def unit_field(self, mb: ModuleBuilder, module: str, broken: bool) -> int:
         """`from M import Cls`, then `def f(obj: Cls): return obj.field` (a hook or helper reading
-        a field of an upstream object it is handed). Modules without a dataclass: any that has one."""
-        holders = [m for m in sorted(self.index) if self.index[m]["field"]]
+        a field of an upstream object it is handed)."""
+        return self._unit_on_name(mb, module, broken, "field", lambda local, spec: (
+            f"read_{snake(spec['field'])}", f"obj: {local}", f"obj.{spec['field']}"))
+
+    def _unit_on_name(self, mb: ModuleBuilder, module: str, broken: bool, form: str, write) -> int:
+        """`from M import NAME`, then a function returning an expression on it: `write(local,
+        spec)` gives (function name, parameters, expression). A module without references of
+        `form`: any module that has some."""
+        holders = [m for m in sorted(self.index) if self.index[m][form]]
         if not holders:
             return 0
-        module = module if self.index[module]["field"] else self.rng.choice(holders)
-        key = self.pick(self.index[module]["field"], broken, limit=1)
+        module = module if self.index[module][form] else self.rng.choice(holders)
+        key = self.pick(self.index[module][form], broken, limit=1)
         if key is None:
             return 0
         before = len(mb.refs)
@@ -1279,8 +1272,8 @@ class Sampler:
             return 0
         local, anchor = bound
         ref = self.ref(key, anchor)
-        fn = mb.fresh(f"read_{snake(ref.spec['field'])}")
-        mb.block([(f"def {fn}(obj: {local}):", None), (f"    return obj.{ref.spec['field']}", ref)])
+        name, params, expression = write(local, ref.spec)
+        mb.block([(f"def {mb.fresh(name)}({params}):", None), (f"    return {expression}", ref)])
         return len(mb.refs) - before
 
     def unit_try(self, mb: ModuleBuilder, module: str, broken: bool) -> int:

@@ -18,10 +18,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-import pytest
-
-from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
+from real_releases import real_releases
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # What a wheel is built from: a `pip install git+URL` clone holds these (and tests/, docs, … that
@@ -105,9 +102,4 @@ EXAMPLE_PLUGIN_PATH = ("import pathlib, harness; "
 def example_releases() -> None:
     """The example's releases (0.5.17, 0.5.23) from the wheel cache or the index; skips the test
     when the index cannot be reached and they are not cached."""
-    try:
-        resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
+    real_releases("sglang==0.5.17", "sglang==0.5.23")

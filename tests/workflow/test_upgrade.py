@@ -14,10 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from real_releases import real_releases
 from workflow_support import REPO_ROOT, one_line_error
 
-from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
 from harness.testing.llm import ScriptedLLM
 
 EXAMPLE_PLUGIN = REPO_ROOT / "harness" / "examples" / "workspace" / "plugin"
@@ -31,12 +30,7 @@ def _harness(args: list[str], env: dict) -> subprocess.CompletedProcess:
 @pytest.mark.network
 @pytest.mark.slow
 def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
-    try:  # the real wheels, from the wheel cache or the index
-        resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
+    real_releases("sglang==0.5.17", "sglang==0.5.23")  # from the wheel cache or the index
     workspace = tmp_path / "ws"
     workspace.mkdir()
     step_summary = tmp_path / "step-summary.md"
@@ -213,12 +207,7 @@ def test_runs_beyond_the_top_n_start_on_demand(tmp_path):
     """--runs N starts the first N features' runs (triage order, blockers first) and lists each
     other feature with the one command that starts its run; that command starts exactly the run
     a larger --runs would have, and a rerun reports every run that exists, starting none."""
-    try:
-        resolve_upstream("sglang==0.5.17"), resolve_upstream("sglang==0.5.23")
-    except HarnessError as exc:
-        if UNREACHABLE in str(exc):
-            pytest.skip(str(exc))
-        raise
+    real_releases("sglang==0.5.17", "sglang==0.5.23")
     workspace = tmp_path / "ws"
     workspace.mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "200"}
