@@ -37,7 +37,6 @@ be shared or restored by CI, and a planted or torn file can only be rejected and
 from __future__ import annotations
 
 import builtins
-import functools
 import os
 import re
 import tempfile
@@ -96,7 +95,6 @@ class Resolution:
     note: str | None = None  # why it is missing / undecided, or what a resolved answer rests on
     outcome: Outcome | None = None  # None: resolved when `ref` is given, else missing
     provenance: str | None = None  # who listed the outside members consulted
-    drift: bool = False  # undecided only because an outside package here is not the version the release requires
 
     def __post_init__(self):
         if self.outcome is None:
@@ -116,7 +114,6 @@ class _Step(NamedTuple):
     note: str | None = None
     provenance: str | None = None
     cycle: bool = False  # undecided because the lookup came back to itself
-    drift: bool = False  # undecided only for an outside package's version (Resolution.drift)
 
 
 class _Call(NamedTuple):
@@ -433,7 +430,7 @@ class SymbolIndex:
     def _resolution(self, target: str, call: _Call) -> Resolution:
         step = self._run(call)
         ref = step.ref if step.outcome is Outcome.resolved else None
-        return Resolution(target, ref, step.owner, step.note, step.outcome, step.provenance, step.drift)
+        return Resolution(target, ref, step.owner, step.note, step.outcome, step.provenance)
 
     def _run(self, call: _Call):
         stack: list[tuple[Generator, tuple | None]] = []
@@ -705,7 +702,7 @@ class SymbolIndex:
         metaclasses.append("builtins.type")
         answers = self.external.lookup([*outside, *metaclasses], also=self._outside_candidates())
         consulted: list[str] = []
-        drifts: list[str] = []
+        drifts: list[str] = []  # outside packages here of another version than the release requires
         for path in outside:
             members = answers[path]
             if members is None:
@@ -717,9 +714,8 @@ class SymbolIndex:
             if members.meta and attr in members.meta_names:
                 source = f"members of {display(members.meta)}, the metaclass of {display(path)}, from {members.meta_source}"
                 return _Step(Outcome.resolved, Ref("external", "", f"{members.meta}.{attr}"), owner=members.meta, note=source, provenance=source)
-            drift = self.version_drift(members, attr)
+            drift = self.version_drift(members)
             if drift:
-                notes.append(drift)
                 drifts.append(drift)
         for meta in upstream_metaclasses:
             found = yield _Call(("k", meta.path, attr), self._g_class_member, (meta, attr))
@@ -735,18 +731,18 @@ class SymbolIndex:
                 return _Step(Outcome.resolved, Ref("external", "", f"{path}.{attr}"), owner=path, note=members.describe(), provenance=members.describe())
         provenance = "; ".join(consulted) or None
         if notes:
-            return _Step(Outcome.undecided, note="; ".join(dict.fromkeys(notes)), provenance=provenance, drift=len(drifts) == len(notes))
+            return _Step(Outcome.undecided, note="; ".join(dict.fromkeys(notes)), provenance=provenance)
         checked = f" (nor has any outside base: {provenance})" if provenance else ""
-        return _Step(Outcome.missing, note=f"{ref.path} has no attribute {attr!r}{checked}", provenance=provenance)
+        versions = f"; beware: {'; '.join(dict.fromkeys(drifts))}" if drifts else ""
+        return _Step(Outcome.missing, note=f"{ref.path} has no attribute {attr!r}{checked}{versions}", provenance=provenance)
 
-    def version_drift(self, members: Members, attr: str) -> str | None:
-        """Why `attr`, absent from an outside package's member list, may still be a member in
-        the release's world: the version that answered does not satisfy what the release
-        requires of that distribution (the engine runs with the required one: sglang 0.5.23 pins
-        transformers==5.19.0 while 5.24.0 may be installed here), and that package's source
-        still names `attr` somewhere (a name it never mentions is taken to be no member of any
-        version: hook targets upstream removed from an nn.Module stay certain). None otherwise."""
-        if members.dist in (None, "Python") or members.version is None or not _names_anywhere(members.dist, attr):
+    def version_drift(self, members: Members) -> str | None:
+        """Why an outside package's member list may not be the release's, or None: the version
+        that answered does not satisfy what the release requires of that distribution (the
+        engine runs with the required one: sglang 0.5.23 pins transformers==5.19.0 while 5.24.0
+        may be installed here). Said beside a `missing` verdict, which it does not change: a
+        name the installed version lacks is still most likely absent from its neighbours."""
+        if members.dist in (None, "Python") or members.version is None:
             return None
         from packaging.specifiers import SpecifierSet
         from packaging.utils import canonicalize_name
@@ -760,7 +756,7 @@ class SymbolIndex:
                 return None
         except InvalidVersion:
             pass
-        return f"{self.source.label} requires {members.dist}{wanted} and {members.dist} {members.version} answered"
+        return f"{self.source.label} requires {members.dist}{wanted}, {members.dist} {members.version} answered"
 
     def _outside_candidates(self):
         """Outside bases met so far, then those the parsed modules' classes name directly
@@ -782,44 +778,9 @@ class SymbolIndex:
             return _Step(Outcome.undecided, note=f"members of {ref.path} are unknown (not importable by {self.external.python}, not in the shipped member table)")
         if attr in members.names or attr in members.meta_names:
             return _Step(Outcome.resolved, found, note=members.describe(), provenance=members.describe())
-        drift = self.version_drift(members, attr)
-        if drift:
-            return _Step(Outcome.undecided, note=f"{ref.path} has no attribute {attr!r} in {members.source}, but {drift}", provenance=members.describe(), drift=True)
-        return _Step(Outcome.missing, note=f"{ref.path} has no attribute {attr!r} ({members.describe()})", provenance=members.describe())
-
-
-@functools.cache
-def _package_source(dist: str) -> bytes:
-    """Every .py file an installed distribution ships, concatenated (read once, only when an
-    outside member is in doubt; ~50 MB for torch or transformers)."""
-    import importlib.metadata
-
-    try:
-        files = importlib.metadata.files(dist) or []
-    except importlib.metadata.PackageNotFoundError:
-        return b""
-    chunks = []
-    for file in files:
-        if str(file).endswith(".py"):
-            try:
-                chunks.append(file.locate().read_bytes())
-            except OSError:
-                continue
-    return b"\n".join(chunks)
-
-
-@functools.cache
-def _names_anywhere(dist: str, name: str) -> bool:
-    """Whether `name` occurs as a whole word in the distribution's source (bytes.find, then the
-    neighbours checked: a regex over 50 MB is ~100x slower)."""
-    source, needle = _package_source(dist), name.encode()
-    at = source.find(needle)
-    while at != -1:
-        before, after = source[at - 1 : at], source[at + len(needle) : at + len(needle) + 1]
-        if not (before.isalnum() or before == b"_") and not (after.isalnum() or after == b"_"):
-            return True
-        at = source.find(needle, at + 1)
-    return False
+        drift = self.version_drift(members)
+        versions = f"; beware: {drift}" if drift else ""
+        return _Step(Outcome.missing, note=f"{ref.path} has no attribute {attr!r} ({members.describe()}){versions}", provenance=members.describe())
 
 
 def _c3_merge(ref: Ref, sequences: list[list[Ref]]) -> list[Ref] | None:

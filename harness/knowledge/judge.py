@@ -482,9 +482,7 @@ class Judge:
         target = f"{first.path}.{dep.member}"
         where = f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}"
         if ref is None:
-            # a method of the plugin's own over an outside base of another version: as before,
-            # its own (what the other version's base declares cannot be checked either way)
-            if found.outcome is Outcome.undecided and not (found.drift and dep.access == "override"):
+            if found.outcome is Outcome.undecided:
                 return Finding(**self.base(dep, target), status=Status.unknown, detail=f"{where}: not decided: {found.note}")
             if dep.access == "override":
                 if dep.kind == "override":
