@@ -182,23 +182,37 @@ class SymbolIndex:
     def table(self, name: str) -> ModuleTable | None:
         """The parsed module, or None for a namespace package / a module not in this tree."""
         table = self._tables.get(name)
+        if table is None and name not in self._blobs and name in self.files and self._same_file(name) in _SAME_FILE:
+            self._blobs[name] = _SAME_FILE[self._same_file(name)]  # parsed for another release
+            self._dirty = True
         if table is None and name in self._blobs:
             try:
                 table = self._tables[name] = decode_table(self._blobs[name])
+                _SAME_FILE.setdefault(self._same_file(name), self._blobs[name])
             except msgspec.DecodeError:  # a torn or planted table is parsed again, never trusted
                 del self._blobs[name]
         if table is None and name in self.files:
             relpath, is_package = self.files[name]
             table = extract_module(name, relpath, (self.source.root / relpath).read_bytes(), is_package)
             self._tables[name] = table
+            _SAME_FILE[self._same_file(name)] = encode_table(table)
             self._dirty = True
         return table
+
+    def _same_file(self, name: str) -> tuple[str, str]:
+        """The key of `name`'s file in _SAME_FILE: its path and content hash (the manifest's)."""
+        relpath = self.files[name][0]
+        return relpath, self.source.files.get(relpath) or f"unhashed:{self.source.fingerprint}"
 
     def index_all(
         self, workers: int | None = None, progress: Callable[[int, int], None] | None = None, only: set[str] | None = None
     ) -> int:
         """Parse every module (or those in `only`) not parsed yet, in parallel; returns how many."""
         names = sorted(self.files) if only is None else sorted(only & self.files.keys())
+        for name in names:  # what another release in this process parsed already
+            if name not in self._tables and name not in self._blobs and self._same_file(name) in _SAME_FILE:
+                self._blobs[name] = _SAME_FILE[self._same_file(name)]
+                self._dirty = True
         todo = [(name, *self.files[name]) for name in names if name not in self._tables and name not in self._blobs]
         if not todo:
             return 0
@@ -218,6 +232,7 @@ class SymbolIndex:
                 # Tables arrive encoded and stay so until asked for: the parent has less to
                 # do while the workers parse.
                 self._blobs.update(blobs)
+                _SAME_FILE.update((self._same_file(name), blob) for name, blob in blobs.items())
                 self._dirty = True
                 done += len(blobs)
                 if progress:
@@ -817,6 +832,12 @@ class _CacheFile(msgspec.Struct, array_like=True):
 
 _ENCODER = msgspec.msgpack.Encoder()
 _CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
+
+
+# A file's table depends only on its path and content, so two releases in one process (`check`
+# with its baseline, `diff`, `upgrade`) parse each unchanged file once: (relpath, content hash)
+# -> encoded table. Most of a release's files are unchanged from the one before.
+_SAME_FILE: dict[tuple[str, str], bytes] = {}
 
 
 def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, bytes]:
