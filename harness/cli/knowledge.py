@@ -33,6 +33,14 @@ def _upstream(spec: str):
         return resolve_upstream(spec)
 
 
+def _plugin_dir(plugin: Path | None) -> None:
+    """Bad input before any release is resolved (a download can take minutes): one line."""
+    from harness.errors import HarnessError
+
+    if plugin is not None and not plugin.is_dir():
+        raise HarnessError(f"plugin path '{plugin}' is not a directory")
+
+
 def _emit(payload: dict) -> None:
     print(json.dumps(payload, indent=2, default=str))
 
@@ -68,6 +76,7 @@ def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out_dir: Option
     plugin repo, beside its pyproject.toml, where the curated notes are kept)."""
     from harness.knowledge.platform_map import map_plugin, write_platform_map
 
+    _plugin_dir(plugin)
     source = _upstream(upstream)
     with step(f"mapping {plugin}"):
         platform_map = map_plugin(plugin, source, entries=entry)
@@ -93,6 +102,7 @@ def diff_command(
     written only with --out."""
     from harness.knowledge.feature_diff import diff_upstreams, write_feature_diff
 
+    _plugin_dir(plugin)
     old, new = _upstream(from_spec), _upstream(to_spec)
     with counted() as progress:
         diff = diff_upstreams(old, new, plugin, progress=progress, entries=entry)
@@ -126,6 +136,7 @@ def check_command(
     dependency could not be decided statically. Dead modules are reported, not failed."""
     from harness.knowledge.drift import check_plugin, declared_baseline
 
+    _plugin_dir(plugin)
     source = _upstream(upstream)
     baseline_note = None
     if baseline == "auto":

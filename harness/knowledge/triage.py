@@ -255,6 +255,8 @@ def _why(members: list[Finding]) -> str:
     where = f"{top.file}:{top.line}" + (f" (+{len(members) - 1} more)" if len(members) > 1 else "")
     kind = f"{top.kind}{' ' + top.hook_type if top.hook_type else ''}"
     if all(f.preexisting for f in members):
+        if not any(f.live for f in members):  # missing on the old release too, but nothing loads it
+            return f"already {top.status.value.replace('_', ' ')} before the upgrade, only in a dead module: its {kind} at {where} (nothing loads it)"
         return f"already broken before the upgrade: its {kind} at {where} fails on the old release too ({top.status.value})"
     if any(f.breaking for f in members):
         top = next(f for f in members if f.breaking)

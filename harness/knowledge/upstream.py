@@ -265,7 +265,8 @@ def _tree_has(tree, path: str) -> bool:
 
 def _path_source(spec: str, path: Path) -> UpstreamSource:
     if not path.exists():
-        raise HarnessError(f"upstream path {str(path)!r} does not exist")
+        hint = f" (a release is written sglang=={spec})" if re.fullmatch(r"v?\d+(\.\d+)+\S*", spec) else ""
+        raise HarnessError(f"upstream path {str(path)!r} does not exist{hint}")
     candidates = [path / "sglang", path / "python" / "sglang"]
     if path.name == "sglang":
         candidates.insert(0, path)

@@ -182,7 +182,7 @@ def test_the_generated_workflow_runs_end_to_end(tmp_path):
     summary = first.summary.read_text()
     assert summary.startswith("# SGLang upgrade sglang==0.5.17 → sglang==0.5.23")
     assert "feature(s) to review" in summary and "## Already broken on sglang==0.5.17" in summary
-    assert "`can-run`" in summary  # the preexisting feature is listed apart, not lost
+    assert "`cudagraphrunner-can-run`" in summary  # the preexisting feature is listed apart, not lost
     assert not RELATIVE_LINK.findall(summary)
 
     # the artifact: the upgrade's reports and every review run, to approve from

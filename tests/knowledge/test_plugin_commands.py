@@ -135,13 +135,17 @@ def test_bad_inputs_give_one_line_and_nonzero_exit(upstream_repo, plugin_dir, tm
         (("check", "--plugin", str(broken), "--upstream", f"{upstream_repo}@v1"), "malformed TOML"),
         (("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v9"), "unknown git ref"),
         (("diff", "--from", "/nowhere", "--to", f"{upstream_repo}@v2"), "does not exist"),
+        (("check", "--plugin", str(plugin_dir), "--upstream", "0.5.23"), "does not exist (a release is written sglang==0.5.23)"),
+        # the plugin path is checked before any release is fetched: no download, no progress line
+        (("check", "--plugin", "/no/such/plugin", "--upstream", "sglang==9.9.9"), "plugin path '/no/such/plugin' is not a directory"),
+        (("diff", "--plugin", "/no/such/plugin", "--from", "sglang==9.9.8", "--to", "sglang==9.9.9"), "is not a directory"),
     ]
     for args, message in cases:
         proc = harness(*args)
         assert proc.returncode == 2, (args, proc.stderr)
         lines = [line for line in proc.stderr.splitlines() if line.startswith("harness: error:")]
         assert len(lines) == 1 and message in lines[0], proc.stderr
-        assert "Traceback" not in proc.stderr
+        assert "Traceback" not in proc.stderr and "9.9.9" not in proc.stderr.replace(message, ""), proc.stderr
 
 
 def test_tricky_patterns_are_judged_like_the_runtime_would(upstream_repo, tricky_plugin_dir):

@@ -54,11 +54,11 @@ def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
     # the legacy graph runner's hook target was already gone on 0.5.17: not the upgrade's doing
     # (preexisting), so no feature to review and no run, but listed apart — in upgrade.json, the
     # summary and the CLI output — never silently dropped
-    assert doc["dead"] == [] and "can-run" not in features
+    assert doc["dead"] == [] and "cudagraphrunner-can-run" not in features
     # ranked by when the plugin fails (issue 19): the hook ModelRunner.__init__ no longer calls first
     assert doc["features"][0]["id"] == "init-threads-binding" and doc["features"][0]["fails_at"] == "startup"
     (can_run,) = doc["preexisting"]
-    assert (can_run["id"], can_run["kind"], can_run["state"], can_run["run_id"]) == ("can-run", "preexisting", "not_run", None)
+    assert (can_run["id"], can_run["kind"], can_run["state"], can_run["run_id"]) == ("cudagraphrunner-can-run", "preexisting", "not_run", None)
     assert doc["totals"]["preexisting"] == 1
     assert len(features) <= doc["runs"] == 10  # the default --runs: every feature here gets its run
     for feature in doc["features"]:  # one run each, at its first gate
@@ -86,7 +86,7 @@ def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
     details = (folder / "details.md").read_text()
     assert "## Migration checklist" in details
     assert "- [ ] `sglang.srt.platforms.interface.SRTPlatform.support_cuda_graph`" in details
-    assert f"- features: {len(features)}" in details and "`can-run`" in details
+    assert f"- features: {len(features)}" in details and "`cudagraphrunner-can-run`" in details
     # the job summary is issue.md: the same account without relative links (they do not resolve there)
     issue = (folder / "issue.md").read_text()
     assert step_summary.read_text() == issue and "](" not in issue
@@ -98,7 +98,7 @@ def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
     assert again.returncode == 1, again.stderr
     assert sorted(p.name for p in (workspace / ".harness/runs").iterdir()) == runs
     assert again.stdout.count("reused the existing run (same plugin content and target)") == len(features)
-    assert "can-run: already broken before the upgrade" in again.stdout
+    assert "cudagraphrunner-can-run: already missing before the upgrade, only in a dead module" in again.stdout
     assert "(already broken on sglang==0.5.17: no run)" in again.stdout
     assert f"run {threads['run_id']}: waiting (01-alignment " in again.stdout
 
@@ -248,7 +248,7 @@ def test_runs_beyond_the_top_n_start_on_demand(tmp_path):
 
     # bad input: one error line (after the progress lines of the diff that tells), nothing started
     for extra, error in ((["--feature", "no-such-feature"], "--feature no-such-feature: not a feature of this upgrade"),
-                         (["--feature", "can-run"], "--feature can-run: has no review run to start (already broken"),
+                         (["--feature", "cudagraphrunner-can-run"], "--feature cudagraphrunner-can-run: has no review run to start (already broken"),
                          (["--runs", "-1"], "--runs -1: give 0 or more review runs to start")):
         bad = _harness([*args, *extra], env)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
