@@ -769,36 +769,41 @@ def build_pool(harvest: dict) -> dict[str, dict]:
     return pool
 
 
-def registry_candidates(*src_roots: Path) -> dict[tuple[str, str], set[str]]:
-    """(module, dict name) -> string keys either release writes into a module-level dict of that
-    module: the literal's keys, `NAME["k"] = …` in the module, and `@register_…("k")` decorators of
-    the module when it holds exactly one such dict (SGLang's attention_registry.py shape). Only a
-    candidate list: the oracle (`key in dict` at run time) decides each key."""
-    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+def _release_trees(*src_roots: Path):
+    """(module, ast) of every sglang/srt module of the releases that parses."""
     for root in src_roots:
         for path in sorted((root / "sglang" / "srt").rglob("*.py")):
             try:
                 tree = ast.parse(path.read_text(encoding="utf-8"))
             except (OSError, SyntaxError, ValueError):
                 continue
-            module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-            dicts = {}
-            for stmt in tree.body:
-                target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else stmt.target if isinstance(stmt, ast.AnnAssign) else None
-                if isinstance(target, ast.Name) and isinstance(getattr(stmt, "value", None), ast.Dict) and target.id.isupper():
-                    dicts[target.id] = {k.value for k in stmt.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-            if not dicts:
-                continue
-            for node in ast.walk(tree):
-                stored = isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
-                if stored and node.value.id in dicts and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-                    dicts[node.value.id].add(node.slice.value)
-                if len(dicts) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                    for deco in node.decorator_list:
-                        if isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name) and deco.func.id.startswith("register") and deco.args and isinstance(deco.args[0], ast.Constant) and isinstance(deco.args[0].value, str):
-                            next(iter(dicts.values())).add(deco.args[0].value)
-            for name, keys in dicts.items():
-                found[(module, name)] |= keys
+            yield ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__"), tree
+
+
+def registry_candidates(*src_roots: Path) -> dict[tuple[str, str], set[str]]:
+    """(module, dict name) -> string keys either release writes into a module-level dict of that
+    module: the literal's keys, `NAME["k"] = …` in the module, and `@register_…("k")` decorators of
+    the module when it holds exactly one such dict (SGLang's attention_registry.py shape). Only a
+    candidate list: the oracle (`key in dict` at run time) decides each key."""
+    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for module, tree in _release_trees(*src_roots):
+        dicts = {}
+        for stmt in tree.body:
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else stmt.target if isinstance(stmt, ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and isinstance(getattr(stmt, "value", None), ast.Dict) and target.id.isupper():
+                dicts[target.id] = {k.value for k in stmt.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        if not dicts:
+            continue
+        for node in ast.walk(tree):
+            stored = isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+            if stored and node.value.id in dicts and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                dicts[node.value.id].add(node.slice.value)
+            if len(dicts) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                for deco in node.decorator_list:
+                    if isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name) and deco.func.id.startswith("register") and deco.args and isinstance(deco.args[0], ast.Constant) and isinstance(deco.args[0].value, str):
+                        next(iter(dicts.values())).add(deco.args[0].value)
+        for name, keys in dicts.items():
+            found[(module, name)] |= keys
     return found
 
 
@@ -806,38 +811,22 @@ def dataclass_candidates(*src_roots: Path) -> dict[tuple[str, str], set[str]]:
     """(module, class) -> annotated names in the body of a module-level `@dataclass` class, in
     either release: candidate fields only; the oracle decides each on the loaded class."""
     found: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for root in src_roots:
-        for path in sorted((root / "sglang" / "srt").rglob("*.py")):
-            try:
-                tree = ast.parse(path.read_text(encoding="utf-8"))
-            except (OSError, SyntaxError, ValueError):
-                continue
-            module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-            for node in tree.body:
-                decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list] if isinstance(node, ast.ClassDef) else []
-                if any((d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) == "dataclass" for d in decorators):
-                    found[(module, node.name)] |= {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    for module, tree in _release_trees(*src_roots):
+        for node in tree.body:
+            decorators = [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list] if isinstance(node, ast.ClassDef) else []
+            if any((d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) == "dataclass" for d in decorators):
+                found[(module, node.name)] |= {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
     return found
 
 
-def add_fields(pool: dict[str, dict], harvest: dict, candidates: dict[tuple[str, str], set[str]]) -> None:
-    """Field reads (`obj.f` on a parameter annotated with the dataclass) of modules the old runtime imports."""
-    for (module, cls), names in sorted(candidates.items()):
-        if harvest.get(module, {}).get("import") != "ok" or cls not in harvest[module]["names"]:
-            continue
-        for name in _capped(sorted(names), 12, f"{module}.{cls}"):
-            spec = {"kind": "field", "form": "field", "module": module, "path": cls, "field": name}
-            spec["key"] = ref_key(spec)
-            pool[spec["key"]] = spec
-
-
-def add_registry_keys(pool: dict[str, dict], harvest: dict, candidates: dict[tuple[str, str], set[str]]) -> None:
-    """Registry-key reads (`NAME["k"]`) for the candidate keys of modules the old runtime imports."""
-    for (module, name), keys in sorted(candidates.items()):
+def add_named(pool: dict[str, dict], harvest: dict, candidates: dict[tuple[str, str], set[str]], kind: str, form: str, item: str) -> None:
+    """One reference per candidate (`item`: the key or field) of a name the old runtime's module
+    defines: registry-key reads (`NAME["k"]`), field reads (`obj.f` on an annotated parameter)."""
+    for (module, name), items in sorted(candidates.items()):
         if harvest.get(module, {}).get("import") != "ok" or name not in harvest[module]["names"]:
             continue
-        for item in _capped(sorted(keys), 12, f"{module}.{name}"):
-            spec = {"kind": "registry_key", "form": "key", "module": module, "path": name, "item": item}
+        for value in _capped(sorted(items), 12, f"{module}.{name}"):
+            spec = {"kind": kind, "form": form, "module": module, "path": name, item: value}
             spec["key"] = ref_key(spec)
             pool[spec["key"]] = spec
 
@@ -1973,8 +1962,8 @@ def main(argv: list[str] | None = None) -> None:
         imported = sum(1 for v in harvest.values() if v.get("import") == "ok")
         log(f"harvest: {imported}/{len(harvest)} modules of {old.label} import in this runtime")
         pool = build_pool(harvest)
-        add_registry_keys(pool, harvest, registry_candidates(old.src_root, new.src_root))
-        add_fields(pool, harvest, dataclass_candidates(old.src_root, new.src_root))
+        add_named(pool, harvest, registry_candidates(old.src_root, new.src_root), "registry_key", "key", "item")
+        add_named(pool, harvest, dataclass_candidates(old.src_root, new.src_root), "field", "field", "field")
         verdicts = oracle_verdicts(pool, (old, new), args.cache)
         rng = random.Random(args.seed)
         sampler = Sampler(pool, verdicts, harvest, rng, args.break_share)
