@@ -14,3 +14,9 @@ class HarnessError(Exception):
 class InputError(HarnessError):
     """An input file the run depends on (runbook, recipes, feature file, baseline, data) is
     unusable. A step that could not run because of one says so, and its gate refuses approval."""
+
+
+class Signalled(SystemExit):
+    """SIGTERM / SIGHUP unwinding the process like Ctrl-C (exit code 128 + signal). Code that
+    runs a library's own command-line entry in this process and catches its SystemExit (bench_serving's
+    cli_main) must let this one through, or a cancelled job would carry on."""

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, Signalled
 from harness.util.files import is_write_error, write_error_line
 
 app = typer.Typer(
@@ -43,7 +43,7 @@ from harness.cli import workflow as _workflow  # noqa: E402,F401
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
+    raise Signalled(128 + signum)
 
 
 def main() -> None:

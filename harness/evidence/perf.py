@@ -49,7 +49,7 @@ from packaging.requirements import Requirement
 from pydantic import BaseModel, Field
 
 import harness
-from harness.errors import HarnessError, InputError
+from harness.errors import HarnessError, InputError, Signalled
 from harness.evidence.runbook import PerformanceSuite
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
@@ -471,6 +471,8 @@ def _bench_once(argv: list[str]) -> str | None:
     started = time.monotonic()
     try:
         cli_main()
+    except Signalled:
+        raise
     except SystemExit as exc:
         if exc.code not in (None, 0):
             return f"bench_serving exited with {exc.code}"

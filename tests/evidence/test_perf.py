@@ -165,3 +165,24 @@ def test_failed_requests_fail_the_run_with_the_log(loopback_server, tokenizer_di
     assert re.fullmatch(r"repetition 1: [1-7] of 8 requests failed", check.reason), check.reason
     assert check.detail and check.evidence[0].endswith("rep-1.log")
     assert not (tmp_path / "perf" / "rep-2.jsonl").exists()  # stops at the first broken repetition
+
+
+def test_a_signal_during_bench_serving_unwinds_the_run(monkeypatch):
+    """bench_serving runs in this process and its own SystemExit is read as a failed run; the
+    SystemExit harness raises on SIGTERM/SIGHUP must not be (else a cancelled job carries on)."""
+    import sys
+    import types
+
+    from harness.errors import Signalled
+    from harness.evidence import perf
+
+    def exits(code):
+        def cli_main():
+            raise (Signalled if code == 129 else SystemExit)(code)
+        return cli_main
+
+    monkeypatch.setitem(sys.modules, "sglang.benchmark.serving", types.SimpleNamespace(cli_main=exits(3)))
+    assert perf._bench_once(["--num-prompts", "1"]) == "bench_serving exited with 3"
+    monkeypatch.setitem(sys.modules, "sglang.benchmark.serving", types.SimpleNamespace(cli_main=exits(129)))
+    with pytest.raises(Signalled):
+        perf._bench_once(["--num-prompts", "1"])
