@@ -1,45 +1,53 @@
 """The `harness` command line. Each command group lives in its own module and registers
-itself on `app`; `main` turns a HarnessError into one line on stderr and a non-zero exit."""
+itself on `base.app`; `main` turns a HarnessError into one line on stderr and a non-zero exit."""
 
 from __future__ import annotations
 
+import importlib
 import json
-import os
 import signal
 import sys
 
 import typer
 
+from harness.cli import base
 from harness.errors import HarnessError, Signalled
 from harness.util.files import is_write_error, write_error_line
 
-app = typer.Typer(
-    name="harness",
-    help="Port upstream SGLang features into an out-of-tree plugin, with evidence.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
-@app.callback()
-def _options(
-    state_url: str | None = typer.Option(
-        None, "--state-url", metavar="URL",
-        help="Shared run state: postgresql://… (default: $HARNESS_STATE_URL, else the workspace's SQLite file).",
-    ),
-) -> None:
-    """Options for every command (given before the command name)."""
-    if state_url:
-        os.environ["HARNESS_STATE_URL"] = state_url  # read where the state is opened, as from the environment
+# The modules that register commands on `app`, and which command each registers: `main` imports
+# only the module of the command invoked (a cached `check` is mostly start-up, and the workflow
+# and upgrade commands import the run records, LangGraph and rich's markdown), every module for
+# help or an unknown name. tests/architecture checks this table against the registrations.
+COMMANDS: dict[str, str] = {
+    "ci": "ci", "fetch": "fetch", "golden": "golden",
+    "map": "knowledge", "diff": "knowledge", "check": "knowledge", "index": "knowledge", "port": "knowledge",
+    "upgrade": "upgrade",
+    "run": "workflow", "features": "workflow", "status": "workflow", "approve": "workflow", "reject": "workflow",
+    "resume": "workflow", "repair": "workflow",
+}
 
 
-# Command modules register on import; keep this list the single place they are wired.
-from harness.cli import ci as _ci  # noqa: E402,F401
-from harness.cli import fetch as _fetch  # noqa: E402,F401
-from harness.cli import golden as _golden  # noqa: E402,F401
-from harness.cli import knowledge as _knowledge  # noqa: E402,F401
-from harness.cli import upgrade as _upgrade  # noqa: E402,F401
-from harness.cli import workflow as _workflow  # noqa: E402,F401
+def load_commands(argv: list[str] | None = None) -> typer.Typer:
+    """Register the commands `argv` (the arguments after `harness`) invokes, or all of them
+    when `argv` is None or names none; returns the app."""
+    name = None
+    args = list(argv or [])
+    while args and name is None:
+        arg = args.pop(0)
+        if arg == "--state-url":  # the one option before the command that takes a value
+            args = args[1:]
+        elif not arg.startswith("-"):
+            name = arg
+    modules = [COMMANDS[name]] if argv is not None and name in COMMANDS else sorted(set(COMMANDS.values()))
+    for module in modules:
+        importlib.import_module(f"harness.cli.{module}")
+    return base.app
+
+
+def __getattr__(name: str):
+    if name == "app":  # `from harness.cli import app` (tests, CliRunner): every command
+        return load_commands()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:
@@ -53,7 +61,7 @@ def main() -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _exit_on_signal)
     try:
-        app()
+        load_commands(sys.argv[1:])()
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         if "--json" in sys.argv[1:]:  # a JSON reader in CI gets a document, not empty input

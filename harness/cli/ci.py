@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli import app
+from harness.cli.base import app
 from harness.cli.console import out
 from harness.cli.paths import resolved
 from harness.errors import HarnessError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from harness.cli import app
+from harness.cli.base import app
 from harness.cli.console import step
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from harness.cli import app
+from harness.cli.base import app
 from harness.errors import InputError
 
 golden_app = typer.Typer(help="Golden tensors: capture module outputs for the accuracy step's comparison.",

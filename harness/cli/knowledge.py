@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from harness.cli import app
+from harness.cli.base import app
 from harness.cli.console import counted, out, step
 from harness.knowledge.findings import Finding
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from harness.cli import app
+from harness.cli.base import app
 from harness.cli.console import err, out, print_json
 from harness.cli.workflow import (
     WorkspaceOpt,

@@ -19,7 +19,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from harness.cli import app
+from harness.cli.base import app
 from harness.cli.console import err, out, print_json
 from harness.cli.paths import resolved
 from harness.errors import HarnessError

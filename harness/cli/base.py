@@ -1,0 +1,26 @@
+"""The `harness` Typer app and the options every command takes; command modules register on it."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+app = typer.Typer(
+    name="harness",
+    help="Port upstream SGLang features into an out-of-tree plugin, with evidence.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+@app.callback()
+def _options(
+    state_url: str | None = typer.Option(
+        None, "--state-url", metavar="URL",
+        help="Shared run state: postgresql://… (default: $HARNESS_STATE_URL, else the workspace's SQLite file).",
+    ),
+) -> None:
+    """Options for every command (given before the command name)."""
+    if state_url:
+        os.environ["HARNESS_STATE_URL"] = state_url  # read where the state is opened, as from the environment
