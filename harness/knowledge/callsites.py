@@ -96,7 +96,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
         if tree is None:
             continue
         relpath = index.files[module][0]
-        for node, enclosing in _calls_and_references(tree, name, _lines_naming(index.sources()[module], name)):
+        for node, enclosing in _calls_and_references(tree, name, lines_naming(index.sources()[module], name)):
             site = _classify(index, module, node, enclosing, ref, owner_ref, name, static, classmethod_)
             if site is None:
                 continue
@@ -121,7 +121,7 @@ def parsed(index: SymbolIndex, module: str) -> ast.Module | None:
     return trees[module]
 
 
-def _lines_naming(text: bytes, name: str) -> list[int]:
+def lines_naming(text: bytes, name: str) -> list[int]:
     """Line numbers (1-based, sorted) where `name` occurs as a word in `text`."""
     pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
     lines, line, last = [], 1, 0

@@ -42,7 +42,6 @@ import re
 import tempfile
 import types
 from collections import Counter
-from contextlib import nullcontext
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -217,26 +216,23 @@ class SymbolIndex:
         if not todo:
             return 0
         workers = workers or os.cpu_count() or 1
-        step = max(8, min(64, len(todo) // (workers * 4) + 1))  # enough chunks to keep every worker busy to the end
+        step = max(2, min(64, len(todo) // (workers * 4) + 1))  # enough chunks to keep every worker busy to the end
         chunks = [todo[i : i + step] for i in range(0, len(todo), step)]
         done = 0
-        # below ~1.5 MB of source a pool costs more than it saves (SGLang's large modules make
-        # a byte count, not a module count, the measure)
+        # below ~0.3 MB of source (a few mid-sized modules) shipping the work costs more than it
+        # saves; the pool itself is started once per process (see _parse_pool)
         size = sum((self.source.root / relpath).stat().st_size for _, relpath, _ in todo)
-        use_pool = workers > 1 and size >= 1_500_000
+        pool = _parse_pool(workers) if workers > 1 and size >= 300_000 else None
         root = [str(self.source.root)] * len(chunks)
-        from concurrent.futures import ProcessPoolExecutor  # cost: multiprocessing loads only for a pool
-
-        with ProcessPoolExecutor(max_workers=workers) if use_pool else nullcontext() as pool:
-            for blobs in (pool.map if use_pool else map)(_extract_chunk, root, chunks):
-                # Tables arrive encoded and stay so until asked for: the parent has less to
-                # do while the workers parse.
-                self._blobs.update(blobs)
-                _SAME_FILE.update((self._same_file(name), blob) for name, blob in blobs.items())
-                self._dirty = True
-                done += len(blobs)
-                if progress:
-                    progress(done, len(todo))
+        for blobs in (pool.map if pool is not None else map)(_extract_chunk, root, chunks):
+            # Tables arrive encoded and stay so until asked for: the parent has less to
+            # do while the workers parse.
+            self._blobs.update(blobs)
+            _SAME_FILE.update((self._same_file(name), blob) for name, blob in blobs.items())
+            self._dirty = True
+            done += len(blobs)
+            if progress:
+                progress(done, len(todo))
         return len(todo)
 
     def save(self) -> None:
@@ -838,6 +834,21 @@ _CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
 # with its baseline, `diff`, `upgrade`) parse each unchanged file once: (relpath, content hash)
 # -> encoded table. Most of a release's files are unchanged from the one before.
 _SAME_FILE: dict[tuple[str, str], bytes] = {}
+
+
+_POOL: dict[int, Any] = {}  # workers -> the ProcessPoolExecutor that parses for this process
+
+
+def _parse_pool(workers: int):
+    """One process pool per process, started on first use and kept: a cold check parses in
+    several small batches (prefetch rounds, successor candidates), and starting a pool for each
+    cost more than the batch. Its workers only read files, so forking them early is safe;
+    concurrent.futures joins them at exit."""
+    if workers not in _POOL:
+        from concurrent.futures import ProcessPoolExecutor  # cost: multiprocessing loads only for a pool
+
+        _POOL[workers] = ProcessPoolExecutor(max_workers=workers)
+    return _POOL[workers]
 
 
 def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, bytes]:

@@ -17,11 +17,13 @@ registration function are parsed.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from dataclasses import dataclass, field
 
 import msgspec
 
-from harness.knowledge.callsites import parsed
+from harness.knowledge.callsites import lines_naming, parsed
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.symbols import dotted
 
@@ -65,17 +67,14 @@ def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
     registrations = _registration_functions(tree, name)
     for function in registrations:
         _registration_calls(index, ref, Ref("function", ref.module, function), registrations[function], result)
-    # every module that may store into the dict; the defining module always
-    candidates = {ref.module}.union(*(_mentioning(index, f"{name}{tail}") for tail in ("[", ".update(", ".setdefault(")))
+    # every module that may store into the dict (its name as a word before `[`, `.update(`,
+    # `.setdefault(`); the defining module always
+    store = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"[ \t]*(?:\[|\.update\(|\.setdefault\()")
+    needle = name.encode()
+    candidates = {ref.module} | {module for module, source in index.sources().items() if needle in source and store.search(source)}
     for module in sorted(candidates):
         _stores(index, module, ref, registrations, result)
     return result
-
-
-def _mentioning(index: SymbolIndex, text: str) -> set[str]:
-    """Modules whose source contains `text` (a substring test per module)."""
-    needle = text.encode()
-    return {module for module, source in index.sources().items() if needle in source}
 
 
 def _dict_keys(node: ast.Dict, where: str, how: str, result: RegistryKeys) -> None:
@@ -138,7 +137,7 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
 
     # stores under a registration function's own parameter are its calls' keys (read above)
     inside = {id(n) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and module == registry.module and f.name in registrations for n in ast.walk(f)}
-    for node in ast.walk(tree):
+    for node in _near(tree, lines_naming(index.sources()[module], registry.qualname)):
         where = f"{relpath}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and id(node) not in inside and is_registry(node.value):
             if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
@@ -153,3 +152,16 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
                 _dict_keys(first, where, f"{registry.qualname}.update({{…}})", result)
             else:
                 result.open.append(f"{ast.unparse(node)[:80]} at {where} adds keys computed at run time")
+
+
+def _near(tree: ast.AST, lines: list[int]):
+    """Every node of `tree` whose lines span one of `lines` (sorted; where the registry is named):
+    a store names it, and a release module is large, its mentions few."""
+    for child in ast.iter_child_nodes(tree):
+        start = getattr(child, "lineno", None)
+        if start is not None:
+            at = bisect.bisect_left(lines, start)
+            if at == len(lines) or lines[at] > (child.end_lineno or start):
+                continue
+        yield child
+        yield from _near(child, lines)
