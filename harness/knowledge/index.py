@@ -268,8 +268,7 @@ class SymbolIndex:
         cached with the index. Callers verify a candidate by parsing it."""
         if self._definitions is None:
             definitions: dict[str, list[str]] = {}
-            for module, (relpath, _) in sorted(self.files.items()):
-                text = (self.source.root / relpath).read_bytes()
+            for module, text in self.sources().items():
                 for found in set(_DEFINITION.findall(text)) | set(_CLASS_DEFINITION.findall(text)):
                     definitions.setdefault(found.decode(), []).append(module)
             self._definitions = definitions
@@ -316,8 +315,9 @@ class SymbolIndex:
         return memo[ref]
 
     def sources(self) -> dict[str, bytes]:
-        """Every module's source (module -> bytes), read once on first use and kept for this
-        index: the text pre-filters of call sites and registries search it."""
+        """Every module's source (module -> bytes, sorted by module), read once on first use and
+        kept for this index: every text pre-filter (definitions, call sites, registries,
+        registrations) searches it, so a release is read from disk once."""
         if self._sources is None:
             self._sources = {module: (self.source.root / relpath).read_bytes() for module, (relpath, _) in sorted(self.files.items())}
         return self._sources
@@ -330,8 +330,8 @@ class SymbolIndex:
         the sources on first use, kept for this index."""
         if self._registered is None:
             found: dict[str, str] = {}
-            for module, (relpath, _) in sorted(self.files.items()):
-                text = (self.source.root / relpath).read_bytes()
+            for module, text in self.sources().items():
+                relpath = self.files[module][0]
                 found_here = []
                 if b"register_" in text or b"add_module" in text:
                     for match in _REGISTRATION.finditer(text):
