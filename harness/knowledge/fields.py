@@ -161,7 +161,10 @@ def _uncertain(index: SymbolIndex, owner: Ref, attr: str, missing: Resolution) -
     subclass = subclass_declaring(index, owner, attr)
     if subclass is not None:
         return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but its subclass {subclass} declares it, and the object may be one")
-    where = _outside_write(index, attr) or index.registered_on_others(attr)
+    # an object of one runtime (sglang.srt) is never handed to another's code (sglang.multimodal_gen)
+    parts = owner.module.split(".")
+    runtime = ".".join(parts[:2]) if len(parts) > 2 else parts[0]
+    where = _outside_write(index, attr, runtime) or index.registered_on_others(attr, runtime)
     if where is None:
         return missing
     return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but upstream sets {attr!r} on other objects at run time ({where})")
@@ -170,24 +173,24 @@ def _uncertain(index: SymbolIndex, owner: Ref, attr: str, missing: Resolution) -
 _WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _outside_write(index: SymbolIndex, attr: str) -> str | None:
+def _outside_write(index: SymbolIndex, attr: str, within: str) -> str | None:
     """"relpath:line" of the first `a.b.attr = …` upstream writes through a receiver other
-    than self / cls (test modules aside), or None. The sources that mention `attr` at all are
-    searched, once per index and name."""
+    than self / cls, in a module under the package `within` (test modules aside), or None. The
+    sources that mention `attr` at all are searched, once per index, package and name."""
     found = _WRITES.setdefault(index, {})
-    if attr not in found:
+    if (within, attr) not in found:
         needle = attr.encode()
         write = re.compile(rb"\." + re.escape(needle) + rb"[ \t]*(?::[^=\n]*)?=(?!=)")
-        found[attr] = None
+        found[within, attr] = None
         for module, text in index.sources().items():
-            if needle not in text or ".test." in f".{module}." or ".tests." in f".{module}.":
+            if not module.startswith(within + ".") or needle not in text or ".test." in f".{module}." or ".tests." in f".{module}.":
                 continue
             match = next((m for m in write.finditer(text) if _receiver(text, m.start()) not in (b"self", b"cls", b"")), None)
             if match is not None:
                 line = text.count(b"\n", 0, match.start()) + 1
-                found[attr] = f"{index.files[module][0]}:{line}"
+                found[within, attr] = f"{index.files[module][0]}:{line}"
                 break
-    return found[attr]
+    return found[within, attr]
 
 
 def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:

@@ -151,7 +151,7 @@ class SymbolIndex:
         # Cached tables stay encoded until asked for: a check touches a few dozen of thousands.
         self._blobs: dict[str, bytes] = {}
         self._definitions: dict[str, list[str]] | None = None
-        self._registered: dict[str, str] | None = None  # not cached: one regex pass when a lookup needs it
+        self._registered: dict[str, list[tuple[str, str]]] | None = None  # not cached: one regex pass when a lookup needs it
         # Call-site pre-filter, built on first use (see modules_calling); not cached on disk.
         self._sources: dict[str, bytes] | None = None
         self._dot_calls: dict[str, list[str]] | None = None
@@ -322,14 +322,15 @@ class SymbolIndex:
             self._sources = {module: (self.source.root / relpath).read_bytes() for module, (relpath, _) in sorted(self.files.items())}
         return self._sources
 
-    def registered_on_others(self, name: str) -> str | None:
+    def registered_on_others(self, name: str, within: str | None = None) -> str | None:
         """Where upstream code registers `name` on an object it was handed (not `self`):
         `layer.register_parameter("name", …)` (or register_buffer / add_module /
         register_module) or `setattr(layer, "name", …)`, as quantization methods do in
-        create_weights(layer, …). "relpath:line" of the first, or None. One regex pass over
-        the sources on first use, kept for this index."""
+        create_weights(layer, …). "relpath:line" of the first (in a module under the package
+        `within`, when given), or None. One regex pass over the sources on first use, kept for
+        this index."""
         if self._registered is None:
-            found: dict[str, str] = {}
+            found: dict[str, list[tuple[str, str]]] = {}
             for module, text in self.sources().items():
                 relpath = self.files[module][0]
                 found_here = []
@@ -340,10 +341,10 @@ class SymbolIndex:
                 if b"setattr(" in text:
                     found_here += [(match.group(1), match.group(2), match.start()) for match in _SETATTR.finditer(text)]
                 for receiver, attr, start in sorted(found_here, key=lambda item: item[2]):
-                    if receiver not in (b"self", b"cls") and attr.decode() not in found:
-                        found[attr.decode()] = f"{relpath}:{text.count(NEWLINE, 0, start) + 1}"
+                    if receiver not in (b"self", b"cls"):
+                        found.setdefault(attr.decode(), []).append((module, f"{relpath}:{text.count(NEWLINE, 0, start) + 1}"))
             self._registered = found
-        return self._registered.get(name)
+        return next((where for module, where in self._registered.get(name, []) if within is None or module.startswith(within + ".")), None)
 
     # ------------------------------------------------------------------ resolution
 

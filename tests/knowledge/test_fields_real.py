@@ -111,3 +111,23 @@ def test_a_plugin_written_for_the_newer_releases(releases, tmp_path):
     newer = fields[(7, f"{SA}.cuda_graph_bs_decode")]
     assert set(fields) == {(7, f"{SA}.cuda_graph_bs_decode")} and newer["status"] == "missing"
     assert newer["guard"]["outcome"] == "skipped" and not newer["breaking"] and code == 0
+
+
+RUNTIMES = """
+from sglang.srt.model_executor.model_runner_components.ngram_embedding_manager import NgramEmbeddingManager
+
+
+def read_k(manager: NgramEmbeddingManager):
+    return manager.k, manager.table
+"""
+
+
+def test_writes_in_another_runtime_of_the_package_are_no_evidence(releases, tmp_path):
+    # 0.5.23's NgramEmbeddingManager (model_runner_components/ngram_embedding_manager.py:25) declares
+    # `table` but no `k`; the only `.k = …` on a handed object is in sglang.multimodal_gen
+    # (runtime/layers/kvcache/qvg_packed_cache.py:212), a separate runtime whose code never
+    # receives an srt object: the read is missing, not undecided
+    code, fields = _fields(tmp_path, RUNTIMES, "0.5.23")
+    target = "sglang.srt.model_executor.model_runner_components.ngram_embedding_manager.NgramEmbeddingManager"
+    assert _statuses(fields) == {(5, f"{target}.k"): "missing"}, fields
+    assert "multimodal_gen" not in fields[(5, f"{target}.k")]["detail"] and code == 1
