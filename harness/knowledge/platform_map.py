@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.knowledge.findings import Finding
-from harness.knowledge.index import SymbolIndex, load_index
-from harness.knowledge.judge import Judge, dependencies, prefetch, reported
-from harness.knowledge.plugin_scan import scan_plugin
-from harness.knowledge.symbols import signature_text
 from harness.knowledge.upstream import UpstreamSource
+
+if TYPE_CHECKING:
+    from harness.knowledge.index import SymbolIndex
 
 
 # ----------------------------------------------------------------------------- the map
@@ -61,6 +60,12 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
     `baseline`, the upstream the plugin was written against, also tells which subclass methods
     override a base method that is gone. Raises HarnessError for a plugin path that is not a
     plugin (see scan_plugin)."""
+    # cost: the engine loads only when a map is built (`check` with unchanged inputs reads its last verdict)
+    from harness.knowledge.index import load_index
+    from harness.knowledge.judge import Judge, dependencies, prefetch, reported
+    from harness.knowledge.plugin_scan import scan_plugin
+    from harness.knowledge.symbols import signature_text
+
     index = index or load_index(upstream)
     scan = scan_plugin(Path(plugin), index, entries)
     prefetch(index, scan)
