@@ -7,7 +7,6 @@ import sys
 import time
 from pathlib import Path
 
-
 REPO = Path(__file__).resolve().parents[2]
 # the command line's script: the probe subprocess runs `python SCRIPT _probe TASK.json`, with the same
 # sys.path[0] (benchmarks/) as the benchmark itself

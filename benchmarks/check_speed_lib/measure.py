@@ -78,7 +78,7 @@ def seed_release(version: str, wheel: Path | None, harness_path: Path, bench_cac
         print(json.dumps({"root": str(source.root), "manifest_seconds": time.perf_counter() - start}))
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script, version, str(wheel or "")], capture_output=True, text=True, env=harness_env(harness_path, seed), cwd=tempfile.gettempdir())
+    proc = subprocess.run([sys.executable, "-c", script, version, str(wheel or "")], check=False, capture_output=True, text=True, env=harness_env(harness_path, seed), cwd=tempfile.gettempdir())
     if proc.returncode != 0:
         raise RuntimeError(f"could not prepare sglang=={version} for harness: {proc.stderr.strip()[-800:]}")
     info = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -108,7 +108,7 @@ def run_check(plugin_root: Path, version: str, harness_path: Path, cache: Path) 
     workdir = tempfile.mkdtemp(prefix="bench-cwd-")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(command, capture_output=True, text=True, env=harness_env(harness_path, cache), cwd=workdir, timeout=1800)
+    proc = subprocess.run(command, check=False, capture_output=True, text=True, env=harness_env(harness_path, cache), cwd=workdir, timeout=1800)
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -126,6 +126,6 @@ def time_startup(harness_path: Path, repeat: int) -> float:
     runs = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "harness", "--help"], capture_output=True, env=harness_env(harness_path, Path(tempfile.gettempdir())), cwd=tempfile.gettempdir())
+        subprocess.run([sys.executable, "-m", "harness", "--help"], check=False, capture_output=True, env=harness_env(harness_path, Path(tempfile.gettempdir())), cwd=tempfile.gettempdir())
         runs.append(time.perf_counter() - start)
     return median(runs)

@@ -18,7 +18,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .common import AREAS, MODEL_MODULES, ORACLE_VERSION, RUNTIME_PACKAGES, SCRIPT, log, stable_hash
+from .common import (
+    AREAS,
+    MODEL_MODULES,
+    ORACLE_VERSION,
+    RUNTIME_PACKAGES,
+    SCRIPT,
+    log,
+    stable_hash,
+)
 
 
 @dataclass
@@ -49,7 +57,7 @@ def run_probe(release: Release, mode: str, units: list[str], cache: Path, extra:
         with open(log_path, "a") as log_file:
             proc = subprocess.Popen([sys.executable, str(SCRIPT), "_probe", str(task_file)], stdout=subprocess.PIPE, stderr=log_file, text=True, env=env, cwd=tempfile.gettempdir(), start_new_session=True)
             lines: queue.Queue = queue.Queue()
-            threading.Thread(target=lambda: ([lines.put(line) for line in proc.stdout], lines.put(None)), daemon=True).start()
+            threading.Thread(target=lambda lines=lines, proc=proc: ([lines.put(line) for line in proc.stdout], lines.put(None)), daemon=True).start()
             current, first = None, True
             while True:
                 try:
@@ -114,7 +122,7 @@ def prepare_runtime(version: str, wheel: Path | None, cache: Path) -> Path | Non
         if not missing:
             break
         log(f"  runtime {version}: pip install --no-deps --target {target} {' '.join(map(str, missing))}")
-        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", "--target", str(target), *map(str, missing)], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", "--target", str(target), *map(str, missing)], check=False, capture_output=True, text=True)
         if proc.returncode != 0:
             log(f"  runtime {version}: pip failed, the oracle runs on the venv alone: {proc.stderr.strip()[-300:]}")
             break
@@ -122,9 +130,9 @@ def prepare_runtime(version: str, wheel: Path | None, cache: Path) -> Path | Non
         for dist in metadata.distributions(path=[str(target)]):
             for line in dist.requires or []:
                 requirement = Requirement(line)
-                if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                    if not satisfied(requirement, [str(target), *sys.path]) and requirement.name.lower() not in ("torch", "triton", "numpy"):
-                        wanted.append(requirement)
+                applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
+                if applies and not satisfied(requirement, [str(target), *sys.path]) and requirement.name.lower() not in ("torch", "triton", "numpy"):
+                    wanted.append(requirement)
     (target / ".complete").touch()
     return target
 

@@ -12,8 +12,16 @@ from pathlib import Path
 
 from .common import AREAS
 from .oracle import Release, ref_key, run_probe
-from .sampler import COMMON_MODULES, HOOK_TYPES, ModuleBuilder, Ref, SUBPACKAGES, Sampler, render_params, snake
-
+from .sampler import (
+    COMMON_MODULES,
+    HOOK_TYPES,
+    SUBPACKAGES,
+    ModuleBuilder,
+    Ref,
+    Sampler,
+    render_params,
+    snake,
+)
 
 HOOK_BODIES = {
     "AROUND": ("(original_fn, *args, **kwargs)", "return original_fn(*args, **kwargs)"),

@@ -115,7 +115,7 @@ def _probe_describe_class(cls) -> dict:
     info = {"enum": isinstance(cls, enum.EnumMeta), "members": {}, "init_params": None, "subclassable": False}
     try:
         names = dir(cls)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a class whose dir() raises: no members
         names = []
     enum_members = set(getattr(cls, "__members__", {}) or {}) if info["enum"] else set()
     for name in names:
@@ -148,7 +148,7 @@ def _probe_describe_class(cls) -> dict:
         try:
             type("_BenchProbeSubclass", (cls,), {"__module__": "benchdev_probe"})
             info["subclassable"] = True
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - a class that refuses subclassing stays subclassable=False
             pass
     return info
 
@@ -177,7 +177,7 @@ def _probe_harvest(name: str) -> dict:
             if where == "defined" and kind == "class":
                 try:
                     info["classes"][attr] = _probe_describe_class(obj)
-                except Exception:  # noqa: BLE001 - a class the runtime cannot introspect is left out
+                except Exception:  # noqa: BLE001, S110 - a class the runtime cannot introspect is left out
                     pass
             elif where == "defined":
                 info["functions"][attr] = {"params": _probe_params(obj)}

@@ -15,8 +15,24 @@ import tempfile
 from pathlib import Path
 
 from .common import DEFAULT_WHEELS, REPO, log
-from .measure import cold_cache, loadavg, run_check, seed_release, time_parse, time_startup
-from .oracle import Release, add_named, build_pool, dataclass_candidates, load_or_harvest, oracle_verdicts, prepare_runtime, registry_candidates
+from .measure import (
+    cold_cache,
+    loadavg,
+    run_check,
+    seed_release,
+    time_parse,
+    time_startup,
+)
+from .oracle import (
+    Release,
+    add_named,
+    build_pool,
+    dataclass_candidates,
+    load_or_harvest,
+    oracle_verdicts,
+    prepare_runtime,
+    registry_candidates,
+)
 from .plugin import generate_plugin, loader_check
 from .report import report, write_results
 from .results import Results, Timings

@@ -58,7 +58,7 @@ class Ref:
     at_import: bool = False  # executes when the module is imported (a failure there fails the import)
     style: str = ""  # how the line is written (decorator, f-string, colon, ...)
     risk: str = ""  # works, but an override lacks parameters the base now allows / a shim serves it
-    anchor: "Ref | None" = None  # the import this line depends on (same file)
+    anchor: Ref | None = None  # the import this line depends on (same file)
     caught: bool = False  # inside try/except (ImportError, AttributeError): never breaking
 
     @property
@@ -489,7 +489,7 @@ class Sampler:
                 lines.append(('        raise NotImplementedError("benchdev")', None))
         overridden = {self.pool[k]["member"] for k in chosen}
         for n in range(self.rng.randint(1 if break_self else 0, 2)):
-            self_key = self.pick(self.index[module][("self", cls)], True if (break_self and n == 0) else False)
+            self_key = self.pick(self.index[module][("self", cls)], bool(break_self and n == 0))
             if not self_key or self.pool[self_key]["member"] in overridden:
                 continue
             overridden.add(self.pool[self_key]["member"])

@@ -120,7 +120,7 @@ def run_pyright(plugin_root: Path, release: Release, probe: tuple[str, str], wor
     }
     (run_dir / "pyrightconfig.json").write_text(json.dumps(config, indent=2))
     start = time.perf_counter()
-    proc = subprocess.run([pyright, "--outputjson", "-p", str(run_dir / "pyrightconfig.json")], capture_output=True, text=True, cwd=run_dir)
+    proc = subprocess.run([pyright, "--outputjson", "-p", str(run_dir / "pyrightconfig.json")], check=False, capture_output=True, text=True, cwd=run_dir)
     seconds = time.perf_counter() - start
     try:
         report = json.loads(proc.stdout)
@@ -144,7 +144,7 @@ def probe_modules(old: Release, new: Release) -> tuple[str, str]:
         return {".".join(p.relative_to(root).with_suffix("").parts) for p in base.rglob("*.py") if p.name != "__init__.py"}
 
     old_modules, new_modules = modules(old.src_root), modules(new.src_root)
-    return sorted(old_modules - new_modules)[0], sorted(new_modules - old_modules)[0]
+    return min(old_modules - new_modules), min(new_modules - old_modules)
 
 
 def pyright_flags(old_run: dict, new_run: dict) -> set:

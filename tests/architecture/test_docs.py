@@ -26,13 +26,13 @@ def _slug(heading: str) -> str:
 
 
 def _anchors(page: Path) -> set[str]:
-    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
-    return {_slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, flags=re.M)}
+    text = re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+    return {_slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, flags=re.MULTILINE)}
 
 
 def _prose(page: Path) -> str:
     """The page without its fenced code blocks (commands, diagrams)."""
-    return re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+    return re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
 
 
 def test_the_readme_stays_under_10_kb():
