@@ -1,4 +1,4 @@
-"""Layers run one way: no module imports from a layer above its own (README, "Architecture").
+"""Layers run one way: no module imports from a layer above its own (docs/architecture.md).
 In-function imports count too: they are how an upward import hides."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def layer_of(module: str) -> int:
         for prefix in prefixes:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
                 best, rank = prefix, index
-    assert rank is not None, f"{module} is in no layer: add it to LAYERS and the README diagram"
+    assert rank is not None, f"{module} is in no layer: add it to LAYERS and the diagram in docs/architecture.md"
     return rank
 
 
