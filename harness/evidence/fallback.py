@@ -200,13 +200,21 @@ def _host_ops(path: Path, events: list[dict[str, Any]], device: list[dict[str, A
 HITS = "fallback_hits.jsonl"
 
 
+class TraceProblem(BaseModel):
+    """A trace the scan could not read."""
+
+    path: str
+    missing: bool  # absent (not run), rather than unreadable (failed)
+    error: str
+
+
 class ScanRecord(BaseModel):
     """What the scan covered (`scan.json`), so the operators step can judge it from the evidence."""
 
     logs: list[str]  # scanned
     missing_logs: list[str]  # given but absent
     traces: list[str]  # given
-    trace_problems: list[dict[str, Any]]  # {path, missing: bool, error}
+    trace_problems: list[TraceProblem]
     device_events: int
 
 
@@ -228,13 +236,13 @@ def run_fallback_scan(runbook: Runbook, *, logs: list[Path], traces: list[Path],
 
     present_logs = [Path(p) for p in logs if Path(p).is_file()]
     hits = [hit for path in present_logs for hit in scan_log(path, runbook.fallback_patterns, recipes)]
-    problems: list[dict[str, Any]] = []
+    problems: list[TraceProblem] = []
     device_events = 0
     for path in traces:
         try:
             trace_hits, count = scan_trace(Path(path), runbook.fallback_patterns, recipes)
         except TraceError as exc:
-            problems.append({"path": str(path), "missing": isinstance(exc, TraceMissing), "error": str(exc)})
+            problems.append(TraceProblem(path=str(path), missing=isinstance(exc, TraceMissing), error=str(exc)))
             continue
         hits += trace_hits
         device_events += count
@@ -267,10 +275,10 @@ def fallback_checks(hits: list[FallbackHit], record: ScanRecord, hits_file: Path
         checks.append(not_run("fallback.trace", "no trace was captured"))
     elif problems and len(problems) == len(record.traces):
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        missing = all(p["missing"] for p in problems)
+        missing = all(p.missing for p in problems)
         checks.append(Check(name="fallback.trace", evidence=record.traces,
                             status=CheckStatus.not_run if missing else CheckStatus.failed,
-                            reason=f"{problems[0]['error']}{more}"))
+                            reason=f"{problems[0].error}{more}"))
     elif record.device_events == 0 and not trace_hits and host_is_device:
         check = _hits_check("fallback.trace", trace_hits, record.traces, hits_file)
         check.detail = ("the runbook's device is the CPU: host operators are the device's own, so only the "
@@ -282,7 +290,7 @@ def fallback_checks(hits: list[FallbackHit], record: ScanRecord, hits_file: Path
     else:
         check = _hits_check("fallback.trace", trace_hits, record.traces, hits_file)
         if problems:
-            check.detail = "\n".join(filter(None, [check.detail, *(p["error"] for p in problems)]))
+            check.detail = "\n".join(filter(None, [check.detail, *(p.error for p in problems)]))
         checks.append(check)
     return checks
 
