@@ -84,12 +84,16 @@ class SuiteRecord(BaseModel):
 
 
 class EndpointRecord(BaseModel):
+    """The endpoint evaluated (its full completions URL)."""
+
     url: str
     model: str
     api: Api
 
 
 class Versions(BaseModel):
+    """What evaluated it."""
+
     harness: str
     lm_eval: str
     python: str
@@ -121,6 +125,8 @@ class ReferenceRecord(BaseModel):
 
 
 class Measured(BaseModel):
+    """What the candidate scored."""
+
     metric: str  # the 'metric,filter' key gated on
     score: float  # mean over the questions evaluated
     n: int
