@@ -150,12 +150,12 @@ class AccuracyRun(BaseModel):
 
     @classmethod
     def read(cls, suite_dir: Path) -> AccuracyRun:
-        """The suite's record (OSError when it is missing). Read with `json`, which takes the
-        NaN and Infinity it writes (an empty run's score, an unreachable sequential boundary)."""
-        return cls.model_validate(json.loads((Path(suite_dir) / RUN_RECORD).read_text()))
+        """The suite's record (OSError when it is missing)."""
+        return cls.model_validate_json((Path(suite_dir) / RUN_RECORD).read_text())
 
     def write(self, suite_dir: Path) -> None:
-        """Write `run.json` (python-mode dump through `json`, so NaN and Infinity stay numbers)."""
+        """Write `run.json` as it always was: through `json`, so NaN and Infinity (an empty run's
+        score, an unreachable sequential boundary) stay numbers rather than becoming null."""
         (Path(suite_dir) / RUN_RECORD).write_text(json.dumps(self.model_dump(exclude_unset=True), indent=2,
                                                              default=str))
 
