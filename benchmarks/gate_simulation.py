@@ -40,7 +40,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.stats.accuracy import paired_p_values, tango_z  # noqa: E402
+from harness.stats.proportions import paired_p_values, tango_z  # noqa: E402
 from harness.stats.sequential import sequential_decisions, sequential_design  # noqa: E402
 
 P0 = 0.55

@@ -40,7 +40,7 @@ def capture(
         import torch
     except ImportError:
         raise InputError("torch is not installed (pip install torch==2.13.0)") from None
-    from harness.evidence.golden import capture_outputs, load_factory
+    from harness.evidence.tensor_capture import capture_outputs, load_factory
 
     try:
         torch.empty(0, device=device)

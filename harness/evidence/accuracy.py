@@ -1,11 +1,5 @@
-"""Accuracy evidence: lm-eval against a served endpoint, then the accuracy decision rule.
-
-lm-eval runs through its Python API (`lm_eval.simple_evaluate`) with `local-completions` or
-`local-chat-completions` and `tokenizer_backend=None`, so nothing is downloaded for the model.
-When a suite names local `data_files`, a task YAML is written that `include:`s the built-in
-task by absolute path (lm-eval 0.4.13 resolves includes relative to the including file, or
-absolute) and points `dataset_path: json` at the files; a TaskManager with `include_path`
-picks it up, so the built-in prompt, filters and metrics are used unchanged, offline.
+"""Accuracy evidence: lm-eval against a served endpoint (`harness.evidence.lmeval`), then the
+accuracy decision rule (`harness.stats.accuracy.decide`).
 
 Evidence per suite, under `<evidence_dir>/<suite>/`:
   samples.jsonl   one row per question: doc_id, question_hash, target, response, score, correct
@@ -27,395 +21,143 @@ Evidence per suite, under `<evidence_dir>/<suite>/`:
 
 Any lm-eval error or an endpoint that errors is recorded as `failed` with the reason; a missing
 package, task or data file as `not_run` (`unusable_input` when an input of the suite is at fault:
-its gate then refuses approval). Nothing here raises for those. The accuracy step reads
-its checks back from these files (`harness.steps.accuracy.suite_check`).
+its gate then refuses approval). Nothing here raises for those. `suite_check` reads the
+check back from these files.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import importlib.metadata
-import importlib.util
 import json
-import logging
 import math
 import platform
-import re
 import time
-import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 import harness
 from harness.errors import HarnessError, InputError
+from harness.evidence.accuracy_baseline import (
+    baseline_doc_ids,
+    decide_samples,
+    load_baseline_samples,
+    pair_with_baseline,
+    record_inputs,
+)
+from harness.evidence.lmeval import (
+    AccuracyFailed,
+    AccuracyNotRun,
+    Endpoint,
+    PreparedTask,
+    SampleRecord,
+    UnusableInput,
+    evaluate_arguments,
+    lm_eval_version,
+    metric_key,
+    prepare_task,
+    reproduce_script,
+    run_lm_eval,
+    sample_records,
+)
 from harness.evidence.plots import plot_accuracy
 from harness.evidence.runbook import AccuracySuite, Api, Runbook
-from harness.stats.accuracy import AccuracyDecision, paired_mean_test, paired_test, unpaired_test, vacuity
-from harness.stats.sequential import sequential_design, sequential_paired_test
-from harness.util.files import file_record
+from harness.evidence.runner import Runner
+from harness.record.checks import Check, CheckStatus
+from harness.stats.accuracy import AccuracyDecision, decide, more_questions_advice
+from harness.stats.sequential import SequentialDesign, sequential_design
+from harness.util.files import tail
 
 DEFAULT_SEQUENTIAL_LOOKS = 4
-_AGGREGATE_KEYS = {"name", "alias", "sample_len", "samples"}
+LOG_TAIL_LINES = 40
+RUN_RECORD = "run.json"
+GATE = "gate.json"
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """Where the served model answers: the server root (http://host:port) and the model name."""
+class SuiteRecord(BaseModel):
+    """The runbook suite as it was run (its every key is kept; the checks read its name)."""
 
-    base_url: str
-    model: str
-    api: Api = "completions"
-    request_timeout_s: int = 300
-    max_retries: int = 3
+    model_config = ConfigDict(extra="allow")
 
-    def url(self) -> str:
-        root = re.sub(r"/v1(/(chat/)?completions)?/?$", "", self.base_url.rstrip("/"))
-        return root + ("/v1/chat/completions" if self.api == "chat" else "/v1/completions")
-
-
-class SampleRecord(BaseModel):
-    doc_id: int
-    question_hash: str  # sha256 of the question text (or of lm-eval's doc hash when no `question`)
-    doc_hash: str | None = None
-    target: str
-    response: str
-    filtered: str | None = None  # the answer lm-eval's filter extracted
-    score: float
-    correct: bool | None = None  # None when the metric is not right/wrong (e.g. F1)
-
-
-class AccuracyNotRun(Exception):
-    """Something needed to run is missing; recorded as `not_run`."""
-
-
-class UnusableInput(AccuracyNotRun):
-    """An input of the suite (data file, baseline, task name, its pairing) is unusable; recorded
-    as `not_run` with `unusable_input`, so the step's gate refuses approval."""
-
-
-class AccuracyFailed(Exception):
-    """lm-eval or the endpoint failed; recorded as `failed`."""
-
-
-# ------------------------------------------------------------------------- task setup
-
-
-@dataclass
-class PreparedTask:
     name: str
-    include_path: Path | None  # directory holding the generated task YAML
-    config: dict[str, Any]  # what the YAML says (or the built-in task's name)
 
 
-def prepare_task(suite: AccuracySuite, work_dir: Path) -> PreparedTask:
-    """The built-in task as is, or a YAML including it with the dataset pointed at local files."""
-    if not suite.data_files:
-        return PreparedTask(name=suite.task, include_path=None, config={"task": suite.task})
-    missing = [f"{split}: {path}" for split, path in suite.data_files.items() if not Path(path).is_file()]
-    if missing:
-        raise UnusableInput(f"data file(s) not found: {', '.join(missing)}")
-    builtin = builtin_task_yaml(suite.task)
-    name = "harness_" + re.sub(r"\W+", "_", suite.name)
-    config = {
-        "include": str(builtin),
-        "task": name,
-        "dataset_path": "json",
-        "dataset_name": None,
-        "dataset_kwargs": {"data_files": {split: str(Path(p).resolve()) for split, p in suite.data_files.items()}},
-    }
-    task_dir = work_dir / "task"
-    task_dir.mkdir(parents=True, exist_ok=True)
-    (task_dir / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    return PreparedTask(name=name, include_path=task_dir, config=config)
+class EndpointRecord(BaseModel):
+    """The endpoint evaluated (its full completions URL)."""
+
+    url: str
+    model: str
+    api: Api
 
 
-def builtin_task_yaml(task: str) -> Path:
-    """The YAML file defining a built-in lm-eval task.
+class Versions(BaseModel):
+    """What evaluated it."""
 
-    A plain text search: indexing every built-in task with TaskManager() takes 20 s or more,
-    and the generated YAML includes this file by path, so lm-eval never needs that index. Nor is
-    lm-eval imported (2 s): `harness run` checks task names before step 1.
-    """
-    spec = importlib.util.find_spec("lm_eval")  # optional (the `eval` extra)
-    if spec is None or not spec.submodule_search_locations:
-        raise AccuracyNotRun("lm-eval is not installed; pip install 'lm-eval==0.4.13'")
-    pattern = re.compile(rf"^task:\s*['\"]?{re.escape(task)}['\"]?\s*$", re.MULTILINE)
-    root = Path(spec.submodule_search_locations[0]) / "tasks"
-    # Tasks usually live in a folder named after their prefix (gsm8k/, longbench/): look there first.
-    likely = root / task.split("_")[0]
-    candidates = (
-        [*sorted(likely.rglob("*.yaml")), *sorted(root.rglob("*.yaml"))]
-        if likely.is_dir()
-        else sorted(root.rglob("*.yaml"))
-    )
-    for path in candidates:
-        if pattern.search(path.read_text(errors="replace")):
-            return path.resolve()
-    raise UnusableInput(f"lm-eval {_lm_eval_version()} has no built-in task named {task!r}")
+    harness: str
+    lm_eval: str
+    python: str
 
 
-class _TaskLoader(yaml.SafeLoader):
-    """Reads lm-eval task YAML, whose `!function` tags name Python callables, as plain data."""
+class Chunk(BaseModel):
+    """One lm-eval call: all questions, or one sequential look's."""
+
+    label: str
+    questions: int
+    seconds: float
 
 
-_TaskLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+class RunError(BaseModel):
+    """What stopped the evaluation: `not_run` (a missing package, task or input) or `failed`."""
+
+    status: Literal["not_run", "failed"]
+    reason: str
+    unusable_input: bool = False  # an input of the suite is at fault: the gate refuses approval
 
 
-def task_metrics(task: str) -> tuple[list[str], list[str]] | None:
-    """(metric names, filter names) a built-in lm-eval task reports — the two halves of a
-    'metric,filter' key — read from its YAML (and one `include`d YAML), with 'none' as the only
-    filter of a task without a filter_list. None when lm-eval is not installed or the YAML does
-    not say (e.g. metrics computed by a `process_results` function); AccuracyNotRun subclass
-    UnusableInput for an unknown task."""
-    try:
-        path = builtin_task_yaml(task)
-    except UnusableInput:
-        raise
-    except AccuracyNotRun:
-        return None
-    config = yaml.load(path.read_text(errors="replace"), Loader=_TaskLoader) or {}
-    include = config.get("include")
-    if isinstance(include, str) and (path.parent / include).is_file():
-        config = {**(yaml.load((path.parent / include).read_text(errors="replace"), Loader=_TaskLoader) or {}),
-                  **config}
-    metrics = [m.get("metric") for m in config.get("metric_list") or [] if isinstance(m, dict)]
-    if not metrics or not all(isinstance(m, str) for m in metrics):
-        return None
-    filters = [f.get("name") for f in config.get("filter_list") or [] if isinstance(f, dict)] or ["none"]
-    return metrics, [f for f in filters if isinstance(f, str)]
+class ReferenceRecord(BaseModel):
+    """The reference server a suite without a recorded baseline was compared with."""
+
+    name: str
+    url: str | None = None
+    model: str | None = None
+    score: float | None = None  # its mean score on the same questions, once evaluated
 
 
-# -------------------------------------------------------------------------- lm-eval
+class Measured(BaseModel):
+    """What the candidate scored."""
+
+    metric: str  # the 'metric,filter' key gated on
+    score: float  # mean over the questions evaluated
+    n: int
+    dataset_questions: int | None = None  # in the task's evaluation split, as lm-eval counted them
+    unpaired_questions: int | None = None  # evaluated but not in the baseline: not decided on
 
 
-def _evaluate_arguments(
-    suite: AccuracySuite, endpoint: Endpoint, task: PreparedTask, doc_ids: Sequence[int] | None
-) -> dict[str, Any]:
-    """Keyword arguments for simple_evaluate (task_manager added by the caller)."""
-    model_args = {
-        "base_url": endpoint.url(),
-        "model": endpoint.model,
-        "tokenizer_backend": None,  # no tokenizer download; requests go as strings
-        "tokenized_requests": False,
-        "num_concurrent": suite.num_concurrent,
-        "max_retries": endpoint.max_retries,
-        "timeout": endpoint.request_timeout_s,
-    }
-    arguments: dict[str, Any] = {
-        "model": "local-chat-completions" if endpoint.api == "chat" else "local-completions",
-        "model_args": model_args,
-        "tasks": [task.name],
-        "num_fewshot": suite.num_fewshot,
-        "log_samples": True,
-        "apply_chat_template": endpoint.api == "chat",
-        "gen_kwargs": suite.gen_kwargs or None,
-    }
-    if doc_ids is not None:
-        arguments["samples"] = {task.name: list(doc_ids)}
-    elif suite.limit is not None:
-        arguments["limit"] = suite.limit
-    return arguments
+class AccuracyRun(BaseModel):
+    """`run.json`: endpoint, versions, chunks evaluated, timings; what was measured, or the error
+    that stopped it. Written with exclude_unset: optional keys appear once reached, as before."""
 
+    suite: SuiteRecord
+    endpoint: EndpointRecord
+    versions: Versions
+    chunks: list[Chunk]
+    error: RunError | None
+    reference: ReferenceRecord | None = None
+    sequential_design: SequentialDesign | None = None
+    note: str | None = None
+    measured: Measured | None = None
 
-def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
-    """A standalone Python script that repeats the simple_evaluate call (same arguments, same task
-    config)."""
-    include = f"include_path={str(task.include_path)!r}, include_defaults=False" if task.include_path else ""
-    lines = [
-        f"# Reproduces this accuracy run (harness {harness.__version__}, lm-eval {_lm_eval_version()}).",
-        "import json",
-        "",
-        "import lm_eval",
-        "from lm_eval.tasks import TaskManager",
-        "",
-        "results = lm_eval.simple_evaluate(",
-        *(f"    {key}={value!r}," for key, value in arguments.items()),
-        f"    task_manager=TaskManager({include}),",
-        ")",
-        "print(json.dumps(results['results'], indent=2, default=str))",
-        "",
-    ]
-    return "\n".join(lines)
+    @classmethod
+    def read(cls, suite_dir: Path) -> AccuracyRun:
+        """The suite's record (OSError when it is missing)."""
+        return cls.model_validate_json((Path(suite_dir) / RUN_RECORD).read_text())
 
-
-def _lm_eval_version() -> str:
-    try:
-        return importlib.metadata.version("lm_eval")  # optional (the `eval` extra)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-@contextlib.contextmanager
-def _captured_output(log_path: Path) -> Iterator[None]:
-    """Send lm-eval's logging, progress bars and prints to the evidence log."""
-    with log_path.open("a") as log:
-        handler = logging.StreamHandler(log)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        loggers = [logging.getLogger(name) for name in ("lm_eval", "lm-eval")]
-        for logger in loggers:
-            logger.addHandler(handler)
-        try:
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                yield
-        finally:
-            for logger in loggers:
-                logger.removeHandler(handler)
-
-
-def _run_lm_eval(arguments: dict[str, Any], task: PreparedTask, log_path: Path) -> dict[str, Any]:
-    try:
-        import lm_eval  # optional (the `eval` extra)
-        from lm_eval.tasks import TaskManager
-    except ImportError as exc:
-        raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
-    with _captured_output(log_path):
-        try:
-            # The generated YAML includes the built-in one by path: no need to index the defaults.
-            manager = (
-                TaskManager(include_path=str(task.include_path), include_defaults=False)
-                if task.include_path
-                else TaskManager()
-            )
-            results = lm_eval.simple_evaluate(**arguments, task_manager=manager)
-        except ImportError as exc:  # a task's own extra dependencies (e.g. lm_eval[longbench])
-            traceback.print_exc()
-            raise AccuracyNotRun(f"lm-eval task {task.name} cannot load: {_first_line(exc)}") from exc
-        except Exception as exc:  # noqa: BLE001 - any lm-eval or endpoint error is evidence
-            traceback.print_exc()
-            raise AccuracyFailed(f"lm-eval failed: {type(exc).__name__}: {_first_line(exc)}") from exc
-    if not results or task.name not in results.get("results", {}):
-        raise AccuracyFailed(f"lm-eval returned no results for task {task.name}")
-    return results
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else repr(exc)
-
-
-def metric_key(results: dict[str, Any], task_name: str, requested: str | None) -> str:
-    """The 'metric,filter' key gated on: the requested one, or the task's first metric."""
-    available = [k for k in results["results"][task_name] if k not in _AGGREGATE_KEYS and "_stderr" not in k]
-    if requested is None:
-        if not available:
-            raise AccuracyFailed(f"lm-eval reported no metric for task {task_name}")
-        return available[0]
-    if requested not in available:
-        raise AccuracyFailed(f"metric {requested!r} not reported by {task_name}; available: {', '.join(available)}")
-    return requested
-
-
-def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
-    """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
-    KeyError/ValueError on rows lacking the metric."""
-    metric, _, filter_name = key.partition(",")
-    records = []
-    for row in results["samples"][task_name]:
-        if filter_name and row.get("filter") != filter_name:
-            continue
-        doc = row.get("doc") or {}
-        question = doc.get("question") if isinstance(doc, dict) else None
-        digest_source = question if isinstance(question, str) else str(row.get("doc_hash", row["doc_id"]))
-        score = float(row[metric])
-        responses = row.get("resps") or [[""]]
-        filtered = row.get("filtered_resps") or [None]
-        records.append(
-            SampleRecord(
-                doc_id=int(row["doc_id"]),
-                question_hash=hashlib.sha256(digest_source.encode()).hexdigest(),
-                doc_hash=row.get("doc_hash"),
-                target=str(row.get("target", "")),
-                response=str(responses[0][0] if responses and responses[0] else ""),
-                filtered=None if filtered[0] is None else str(filtered[0]),
-                score=score,
-                correct=bool(score) if score in (0.0, 1.0) else None,
-            )
-        )
-    return sorted(records, key=lambda r: r.doc_id)
-
-
-# ------------------------------------------------------------------------- baseline
-
-
-def load_baseline_samples(path: Path, key: str) -> dict[int, SampleRecord]:
-    """Per-question baseline results by doc_id: a harness samples.jsonl, or lm-eval's own
-    samples JSONL (rows with doc_id, filter and the metric)."""
-    metric, _, filter_name = key.partition(",")
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise UnusableInput(f"cannot read baseline samples {path}: {exc.strerror or exc}") from None
-    rows: dict[int, SampleRecord] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if "score" in row and "question_hash" in row:  # harness format
-                record = SampleRecord.model_validate(row)
-            else:  # lm-eval format
-                if filter_name and row.get("filter", filter_name) != filter_name:
-                    continue
-                record = sample_records({"samples": {"t": [row]}}, "t", key)[0]
-        except (ValueError, KeyError, IndexError) as exc:
-            raise UnusableInput(f"{path}:{number}: not a per-sample row with doc_id and {metric!r}: {exc}") from None
-        rows[record.doc_id] = record
-    if not rows:
-        raise UnusableInput(f"baseline samples {path} hold no rows for {key}")
-    return rows
-
-
-def pair_with_baseline(
-    candidate: list[SampleRecord], baseline: dict[int, SampleRecord]
-) -> tuple[list[SampleRecord], list[SampleRecord]]:
-    """Questions present on both sides, in doc_id order; a question whose text differs between
-    the two runs means different data, which no paired test may compare."""
-    pairs = [(baseline[r.doc_id], r) for r in candidate if r.doc_id in baseline]
-    if not pairs:
-        raise UnusableInput("the baseline samples share no doc_id with this run")
-    differing = [c.doc_id for b, c in pairs if b.question_hash != c.question_hash]
-    if differing:
-        raise UnusableInput(
-            f"baseline and candidate questions differ for doc_id {differing[:5]}: not the same data set"
-        )
-    return [b for b, _ in pairs], [c for _, c in pairs]
-
-
-def samples_vacuity(baseline: list[SampleRecord] | None, candidate: list[SampleRecord],
-                    baseline_score: float | None = None) -> str | None:
-    """Why these samples measured nothing (0 vs 0, outputs all empty or all the same), or None.
-    `baseline_score` stands in for an aggregate baseline without samples."""
-    return vacuity(
-        [r.score for r in baseline] if baseline is not None else [baseline_score] if baseline_score is not None else None,
-        [r.score for r in candidate],
-        baseline_outputs=[r.response for r in baseline] if baseline is not None else None,
-        candidate_outputs=[r.response for r in candidate],
-    )
-
-
-def decide_samples(baseline: list[SampleRecord], candidate: list[SampleRecord], suite: AccuracySuite) -> AccuracyDecision:
-    """The paired decision rule on the same questions (`baseline[i]`, `candidate[i]`): right/wrong
-    metrics get the McNemar/Tango rule, continuous scores the paired t rule; a measurement of
-    nothing (`samples_vacuity`) is never passed."""
-    vacuous = samples_vacuity(baseline, candidate)
-    if all(r.correct is not None for r in baseline + candidate):
-        return paired_test(
-            [bool(r.correct) for r in baseline],
-            [bool(r.correct) for r in candidate],
-            margin=suite.margin,
-            alpha=suite.alpha,
-            vacuous=vacuous,
-        )
-    return paired_mean_test(
-        [r.score for r in baseline], [r.score for r in candidate], margin=suite.margin, alpha=suite.alpha,
-        vacuous=vacuous,
-    )
+    def write(self, suite_dir: Path) -> None:
+        """Write `run.json` as it always was: through `json`, so NaN and Infinity (an empty run's
+        score, an unreachable sequential boundary) stay numbers rather than becoming null."""
+        (Path(suite_dir) / RUN_RECORD).write_text(json.dumps(self.model_dump(exclude_unset=True), indent=2,
+                                                             default=str))
 
 
 # The name the field cases (../shared/field-cases/F11) import; "gate" is the runbook's key.
@@ -433,50 +175,68 @@ def run_accuracy_suite(
     looks: Sequence[int] | None = None,
     reference: Endpoint | str | None = None,
 ) -> Path:
-    """Evaluate one suite against the endpoint and apply the decision rule; the evidence goes
-    under evidence_dir/suite.name, which is returned (see the module docstring for the files).
-
-    `reference` is the suite's reference server (started by the caller), or why it is not
-    there: when the suite records no `baseline`, the same questions are evaluated on it in this
-    run and its per-question results are the paired baseline.
-
-    With `suite.sequential` and a per-sample baseline, the baseline's questions are evaluated in
-    chunks ending at `looks` (cumulative counts; default DEFAULT_SEQUENTIAL_LOOKS equal chunks)
-    and evaluation stops at the first look where the group-sequential rule decides.
-    """
+    """`AccuracyRunner.run` into `evidence_dir/suite.name`, which is returned."""
     out = Path(evidence_dir) / suite.name
-    out.mkdir(parents=True, exist_ok=True)
-    log_path = out / "lm_eval.log"
-    log_path.write_text("")
-    run_record: dict[str, Any] = {
-        "suite": suite.model_dump(mode="json"),
-        "endpoint": {"url": endpoint.url(), "model": endpoint.model, "api": endpoint.api},
-        "versions": {
-            "harness": harness.__version__,
-            "lm_eval": _lm_eval_version(),
-            "python": platform.python_version(),
-        },
-        "chunks": [],
-        "error": None,
-    }
-    try:
-        if suite.baseline is None and suite.reference is not None:
-            run_record["reference"] = {"name": suite.reference}
-            if not isinstance(reference, Endpoint):
-                raise AccuracyNotRun(reference or f"reference server {suite.reference} was not started")
-            run_record["reference"] |= {"url": reference.url(), "model": reference.model}
-        _run_and_decide(suite, endpoint, out, log_path, run_record, looks,
-                        reference if isinstance(reference, Endpoint) and suite.baseline is None else None)
-    except (AccuracyNotRun, HarnessError) as exc:
-        run_record["error"] = {"status": "not_run", "reason": str(exc),
-                               "unusable_input": isinstance(exc, (UnusableInput, InputError))}
-    except AccuracyFailed as exc:
-        run_record["error"] = {"status": "failed", "reason": str(exc)}
-    (out / "run.json").write_text(json.dumps(run_record, indent=2, default=str))
-    if run_record["error"] is None and (out / "gate.json").is_file():
-        _plot_decision(AccuracyDecision.model_validate_json((out / "gate.json").read_text()), suite.name,
-                       out / ACCURACY_PLOT)
+    AccuracyRunner().run(suite, out, endpoint=endpoint, looks=looks, reference=reference)
     return out
+
+
+class AccuracyRunner(Runner[AccuracySuite, AccuracyRun]):
+    """One runbook suite evaluated by lm-eval against a served endpoint, then the accuracy
+    decision rule; the `accuracy.<suite>` check."""
+
+    name = "accuracy"
+    spec = AccuracySuite
+    record = AccuracyRun
+    summary = RUN_RECORD
+
+    def run(self, spec: AccuracySuite, evidence_dir: Path, *, endpoint: Endpoint,
+            looks: Sequence[int] | None = None, reference: Endpoint | str | None = None) -> AccuracyRun:
+        """Evaluate the suite against the endpoint and apply the decision rule; the evidence goes
+        under `evidence_dir` (see the module docstring for the files).
+
+        `reference` is the suite's reference server (started by the caller), or why it is not
+        there: when the suite records no `baseline`, the same questions are evaluated on it in
+        this run and its per-question results are the paired baseline.
+
+        With `suite.sequential` and a per-sample baseline, the baseline's questions are evaluated
+        in chunks ending at `looks` (cumulative counts; default DEFAULT_SEQUENTIAL_LOOKS equal
+        chunks) and evaluation stops at the first look where the group-sequential rule decides.
+        """
+        suite = spec  # the runbook's name for it
+        out = Path(evidence_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        log_path = out / "lm_eval.log"
+        log_path.write_text("")
+        run_record = AccuracyRun(
+            suite=SuiteRecord.model_validate(suite.model_dump(mode="json")),
+            endpoint=EndpointRecord(url=endpoint.url(), model=endpoint.model, api=endpoint.api),
+            versions=Versions(harness=harness.__version__, lm_eval=lm_eval_version(),
+                              python=platform.python_version()),
+            chunks=[],
+            error=None,
+        )
+        try:
+            if suite.baseline is None and suite.reference is not None:
+                run_record.reference = ReferenceRecord(name=suite.reference)
+                if not isinstance(reference, Endpoint):
+                    raise AccuracyNotRun(reference or f"reference server {suite.reference} was not started")
+                run_record.reference.url, run_record.reference.model = reference.url(), reference.model
+            _run_and_decide(suite, endpoint, out, log_path, run_record, looks,
+                            reference if isinstance(reference, Endpoint) and suite.baseline is None else None)
+        except (AccuracyNotRun, HarnessError) as exc:
+            run_record.error = RunError(status="not_run", reason=str(exc),
+                                        unusable_input=isinstance(exc, (UnusableInput, InputError)))
+        except AccuracyFailed as exc:
+            run_record.error = RunError(status="failed", reason=str(exc))
+        run_record.write(out)
+        if run_record.error is None and (out / GATE).is_file():
+            _plot_decision(AccuracyDecision.model_validate_json((out / GATE).read_text()), suite.name,
+                           out / ACCURACY_PLOT)
+        return run_record
+
+    def checks(self, record: AccuracyRun, evidence_dir: Path, spec: AccuracySuite) -> list[Check]:
+        return [_suite_check(record, evidence_dir)]
 
 
 ACCURACY_PLOT = "accuracy.png"
@@ -494,7 +254,7 @@ def _run_and_decide(
     endpoint: Endpoint,
     out: Path,
     log_path: Path,
-    run_record: dict[str, Any],
+    run_record: AccuracyRun,
     looks: Sequence[int] | None,
     reference: Endpoint | None = None,
 ) -> None:
@@ -503,21 +263,21 @@ def _run_and_decide(
     paired = baseline is not None and baseline.samples is not None and suite.gate != "unpaired"
     if reference is not None and suite.gate == "unpaired":
         raise UnusableInput("a reference server gives per-question results: its gate is paired, not 'unpaired'")
-    baseline_samples = _record_inputs(suite, out)  # the evidence copy: decide on exactly what it holds
+    baseline_samples = record_inputs(suite, out)  # the evidence copy: decide on exactly what it holds
 
     chunk_results: list[dict[str, Any]] = []
 
     def evaluate(doc_ids: Sequence[int] | None, label: str) -> tuple[str, list[SampleRecord]]:
-        arguments = _evaluate_arguments(suite, endpoint, task, doc_ids)
+        arguments = evaluate_arguments(suite, endpoint, task, doc_ids)
         # Written before running, so a failed run can be reproduced too.
         (out / "reproduce.py").write_text(reproduce_script(arguments, task))
         started = time.monotonic()
-        results = _run_lm_eval(arguments, task, log_path)
+        results = run_lm_eval(arguments, task, log_path)
         chunk_results.append(results)
         key = metric_key(results, task.name, suite.metric)
         records = sample_records(results, task.name, key)
-        run_record["chunks"].append(
-            {"label": label, "questions": len(records), "seconds": round(time.monotonic() - started, 2)}
+        run_record.chunks.append(
+            Chunk(label=label, questions=len(records), seconds=round(time.monotonic() - started, 2))
         )
         return key, records
 
@@ -525,47 +285,39 @@ def _run_and_decide(
     if suite.sequential and paired:
         key, records, result = _run_sequential(suite, baseline_samples, evaluate, looks, run_record)
         # One call over every question evaluated reproduces the whole evidence.
-        arguments = _evaluate_arguments(suite, endpoint, task, [r.doc_id for r in records])
+        arguments = evaluate_arguments(suite, endpoint, task, [r.doc_id for r in records])
         (out / "reproduce.py").write_text(reproduce_script(arguments, task))
     else:
         if suite.sequential:
-            run_record["note"] = "sequential evaluation needs a per-sample baseline; evaluated all questions at once"
+            run_record.note = "sequential evaluation needs a per-sample baseline; evaluated all questions at once"
         key, records = evaluate(None, "all")
     _write_results(out, chunk_results, task, records)
     score = sum(r.score for r in records) / len(records) if records else math.nan
-    measured: dict[str, Any] = {"metric": key, "score": score, "n": len(records)}
-    run_record["measured"] = measured
+    measured = run_record.measured = Measured(metric=key, score=score, n=len(records))
     available = _dataset_size(chunk_results[0], task.name)
     if available is not None:
-        measured["dataset_questions"] = available
+        measured.dataset_questions = available
     if reference is not None:
         reference_rows = _evaluate_reference(suite, reference, task, out / REFERENCE_DIR, key,
                                              [r.doc_id for r in records])
-        run_record["reference"]["score"] = sum(r.score for r in reference_rows) / len(reference_rows)
+        run_record.reference.score = sum(r.score for r in reference_rows) / len(reference_rows)
         base_rows, cand_rows = pair_with_baseline(records, {r.doc_id: r for r in reference_rows})
-        measured["unpaired_questions"] = len(records) - len(cand_rows)
-        (out / "gate.json").write_text(decide_samples(base_rows, cand_rows, suite).model_dump_json(indent=2))
+        measured.unpaired_questions = len(records) - len(cand_rows)
+        (out / GATE).write_text(decide_samples(base_rows, cand_rows, suite).model_dump_json(indent=2))
         return
     if baseline is None:
         return
     if result is None:
         if paired:
             base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline_samples, key))
-            measured["unpaired_questions"] = len(records) - len(cand_rows)  # not in the baseline: not decided on
+            measured.unpaired_questions = len(records) - len(cand_rows)  # not in the baseline: not decided on
             result = decide_samples(base_rows, cand_rows, suite)
         else:
             if baseline.score is None:
                 raise UnusableInput("gate 'unpaired' needs baseline.score and baseline.n")
-            result = unpaired_test(
-                round(sum(r.score for r in records)),
-                len(records),
-                baseline.score,
-                baseline.n,
-                margin=suite.margin,
-                alpha=suite.alpha,
-                vacuous=samples_vacuity(None, records, baseline_score=baseline.score),
-            )
-    (out / "gate.json").write_text(result.model_dump_json(indent=2))
+            result = decide([r.score for r in records], baseline_score=baseline.score, baseline_n=baseline.n,
+                            candidate_outputs=[r.response for r in records], margin=suite.margin, alpha=suite.alpha)
+    (out / GATE).write_text(result.model_dump_json(indent=2))
 
 
 REFERENCE_DIR = "reference"
@@ -578,10 +330,10 @@ def _evaluate_reference(suite: AccuracySuite, reference: Endpoint, task: Prepare
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / "lm_eval.log"
     log_path.write_text("")
-    arguments = _evaluate_arguments(suite, reference, task, doc_ids)
+    arguments = evaluate_arguments(suite, reference, task, doc_ids)
     (out / "reproduce.py").write_text(reproduce_script(arguments, task))
     try:
-        results = _run_lm_eval(arguments, task, log_path)
+        results = run_lm_eval(arguments, task, log_path)
     except AccuracyFailed as exc:
         raise AccuracyFailed(f"on the reference server {suite.reference}: {exc}") from None
     if key not in results["results"][task.name]:
@@ -591,34 +343,6 @@ def _evaluate_reference(suite: AccuracySuite, reference: Endpoint, task: Prepare
     if not records:
         raise AccuracyFailed(f"the reference server {suite.reference} answered no question")
     return records
-
-
-BASELINE_COPY = "baseline_samples.jsonl"
-INPUTS_RECORD = "inputs.json"
-
-
-def _record_inputs(suite: AccuracySuite, out: Path) -> Path | None:
-    """Put what the verdict depends on into the evidence: the sha256 of every data file (so the
-    evidence hash changes when one does) and a copy of the baseline samples, returned for the
-    decision rule to read. None when the suite has no per-sample baseline."""
-    record: dict[str, Any] = {"data_files": {}, "baseline_samples": None}
-    for split, path in sorted(suite.data_files.items()):
-        try:
-            record["data_files"][split] = file_record(Path(path))
-        except OSError as exc:
-            raise UnusableInput(f"cannot read data file {path}: {exc.strerror or exc}") from None
-    copy = None
-    if suite.baseline is not None and suite.baseline.samples is not None:
-        source = Path(suite.baseline.samples)
-        try:
-            data = source.read_bytes()
-        except OSError as exc:
-            raise UnusableInput(f"cannot read baseline samples {source}: {exc.strerror or exc}") from None
-        copy = out / BASELINE_COPY
-        copy.write_bytes(data)
-        record["baseline_samples"] = {**file_record(copy), "path": str(source.resolve()), "copy": BASELINE_COPY}
-    (out / INPUTS_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    return copy
 
 
 def _dataset_size(results: dict[str, Any], task_name: str) -> int | None:
@@ -632,10 +356,10 @@ def _run_sequential(
     baseline_path: Path,
     evaluate: Callable[[Sequence[int] | None, str], tuple[str, list[SampleRecord]]],
     looks: Sequence[int] | None,
-    run_record: dict[str, Any],
+    run_record: AccuracyRun,
 ) -> tuple[str, list[SampleRecord], AccuracyDecision]:
     """Evaluate the baseline's questions chunk by chunk until the sequential rule decides."""
-    doc_ids = sorted(_baseline_doc_ids(baseline_path))
+    doc_ids = sorted(baseline_doc_ids(baseline_path))
     if suite.limit is not None:
         doc_ids = doc_ids[: suite.limit]
     if looks is None:
@@ -644,7 +368,7 @@ def _run_sequential(
     if looks[-1] > len(doc_ids):
         raise UnusableInput(f"sequential looks end at {looks[-1]} questions, the baseline has {len(doc_ids)}")
     design = sequential_design(looks, alpha=suite.alpha)
-    run_record["sequential_design"] = design.model_dump()
+    run_record.sequential_design = design
     records: list[SampleRecord] = []
     start = 0
     for look_number, end in enumerate(looks, 1):
@@ -654,20 +378,10 @@ def _run_sequential(
         base_rows, cand_rows = pair_with_baseline(records, load_baseline_samples(baseline_path, key))
         if any(r.correct is None for r in base_rows + cand_rows):
             raise UnusableInput(f"sequential rule needs right/wrong scores; {key} is continuous")
-        result = sequential_paired_test(
-            [bool(r.correct) for r in base_rows], [bool(r.correct) for r in cand_rows], design, margin=suite.margin,
-            vacuous=samples_vacuity(base_rows, cand_rows),
-        )
+        result = decide_samples(base_rows, cand_rows, suite, design)
         if result.outcome != "inconclusive" or result.sequential.next_look is None:
             break
     return key, records, result
-
-
-def _baseline_doc_ids(path: Path) -> set[int]:
-    try:
-        return {int(json.loads(line)["doc_id"]) for line in Path(path).read_text().splitlines() if line.strip()}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UnusableInput(f"cannot read doc ids from baseline samples {path}: {exc}") from None
 
 
 def _write_results(
@@ -696,3 +410,59 @@ def run_runbook_accuracy(runbook: Runbook, server: Any, evidence_dir: str | Path
         paths.append(run_accuracy_suite(suite, Endpoint(base_url=server.base_url, model=server.model, api=api),
                                         evidence_dir, reference=reference))
     return paths
+
+
+# ---------------------------------------------------------------------------- checks
+
+
+def suite_checks(accuracy_dir: Path, suites: list[str], server_log: str | None = None) -> list[Check]:
+    """One check per suite, in runbook order; a failed or not-run suite carries the server's
+    log tail (`server_log`) after its own."""
+    checks = []
+    for name in suites:
+        check = suite_check(accuracy_dir / name)
+        if check.status in (CheckStatus.failed, CheckStatus.not_run) and server_log:
+            check.detail = f"{check.detail or ''}\n--- server log tail ---\n{server_log}".strip()
+        checks.append(check)
+    return checks
+
+
+def suite_check(suite_dir: Path) -> Check:
+    """`accuracy.<suite>`, read back from a suite's evidence (run.json, gate.json): the decision
+    rule's outcome and numbers (against the recorded baseline, or the reference server evaluated
+    in the same run), `not_run` without a baseline (with what was measured), or the error that
+    stopped the evaluation (with lm-eval's log tail)."""
+    return _suite_check(AccuracyRun.read(suite_dir), suite_dir)
+
+
+def _suite_check(run: AccuracyRun, suite_dir: Path) -> Check:
+    name = f"accuracy.{run.suite.name}"
+    evidence = [str(p) for p in sorted(suite_dir.rglob("*")) if p.is_file()]
+    error = run.error
+    if error:
+        detail = "\n".join(tail(suite_dir / "lm_eval.log", LOG_TAIL_LINES)) or None
+        return Check(name=name, status=CheckStatus(error.status), reason=error.reason, detail=detail,
+                     evidence=evidence, unusable_input=error.unusable_input)
+    measured = run.measured
+    if measured is None:
+        raise HarnessError(f"{suite_dir / RUN_RECORD} records neither an error nor a measurement")
+    metrics: dict[str, Any] = measured.model_dump(include={"metric", "score", "n", "unpaired_questions"},
+                                                  exclude_unset=True)
+    gate = suite_dir / GATE
+    if not gate.is_file():
+        return Check(name=name, status=CheckStatus.not_run, evidence=evidence, metrics=metrics,
+                     reason=f"no baseline in the runbook: measured {measured.metric} = {measured.score:.4f} "
+                            f"on {measured.n} questions, not gated")
+    result = AccuracyDecision.model_validate_json(gate.read_text())
+    metrics.update(result.model_dump(exclude={"summary"}))
+    reason = result.summary.removeprefix(f"{result.outcome}: ")  # the check's status already says it
+    available = measured.dataset_questions
+    if result.more_questions is not None and available is not None:
+        metrics["dataset_questions"] = available
+    reason += more_questions_advice(result, available)
+    reference = run.reference
+    if reference and reference.score is not None:
+        metrics["reference"] = reference.name
+        reason += (f" Baseline: reference server {reference.name} ({reference.model}), evaluated on the same "
+                   f"questions in this run.")
+    return Check(name=name, status=CheckStatus(result.outcome), reason=reason, metrics=metrics, evidence=evidence)

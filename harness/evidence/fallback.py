@@ -8,7 +8,7 @@ Evidence: the server's logs and torch-profiler Chrome traces (`.json` / `.json.g
   any device work.
 Each hit names the operator, the file and line (or trace event), and the recipe that says what
 to use instead. Hits go to `fallback_hits.jsonl` and what was scanned to `scan.json`; the
-operators step reads its checks back from them (`harness.steps.operators.fallback_checks`).
+checks are read back from them (`fallback_checks`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from pydantic import BaseModel
 
 from harness.evidence.recipes import LoadedRecipe, Recipes
 from harness.evidence.runbook import FallbackPattern, Runbook
+from harness.evidence.runner import Runner
 from harness.evidence.traces import TraceError, TraceMissing, load_trace
+from harness.record.checks import Check, CheckStatus, not_run
 
 # Platform-independent signals, tried after the runbook's and the recipes' own patterns.
 BUILTIN_PATTERNS = [
@@ -195,13 +197,24 @@ def _host_ops(path: Path, events: list[dict[str, Any]], device: list[dict[str, A
     return hits
 
 
+HITS = "fallback_hits.jsonl"
+
+
+class TraceProblem(BaseModel):
+    """A trace the scan could not read."""
+
+    path: str
+    missing: bool  # absent (not run), rather than unreadable (failed)
+    error: str
+
+
 class ScanRecord(BaseModel):
     """What the scan covered (`scan.json`), so the operators step can judge it from the evidence."""
 
     logs: list[str]  # scanned
     missing_logs: list[str]  # given but absent
     traces: list[str]  # given
-    trace_problems: list[dict[str, Any]]  # {path, missing: bool, error}
+    trace_problems: list[TraceProblem]
     device_events: int
 
 
@@ -219,17 +232,17 @@ def run_fallback_scan(runbook: Runbook, *, logs: list[Path], traces: list[Path],
     recipes = recipes if recipes is not None else Recipes.load(runbook.recipes)
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
-    out = evidence_dir / "fallback_hits.jsonl"
+    out = evidence_dir / HITS
 
     present_logs = [Path(p) for p in logs if Path(p).is_file()]
     hits = [hit for path in present_logs for hit in scan_log(path, runbook.fallback_patterns, recipes)]
-    problems: list[dict[str, Any]] = []
+    problems: list[TraceProblem] = []
     device_events = 0
     for path in traces:
         try:
             trace_hits, count = scan_trace(Path(path), runbook.fallback_patterns, recipes)
         except TraceError as exc:
-            problems.append({"path": str(path), "missing": isinstance(exc, TraceMissing), "error": str(exc)})
+            problems.append(TraceProblem(path=str(path), missing=isinstance(exc, TraceMissing), error=str(exc)))
             continue
         hits += trace_hits
         device_events += count
@@ -243,11 +256,80 @@ def run_fallback_scan(runbook: Runbook, *, logs: list[Path], traces: list[Path],
     return FallbackScan(hits=hits, record=record, evidence=out)
 
 
-def read_scan(evidence_dir: Path) -> tuple[list[FallbackHit], ScanRecord] | None:
-    """The hits and the scan record written by `run_fallback_scan`; None when it did not run."""
-    evidence_dir = Path(evidence_dir)
-    if not (evidence_dir / "scan.json").is_file():
-        return None
-    hits = [FallbackHit.model_validate_json(line)
-            for line in (evidence_dir / "fallback_hits.jsonl").read_text().splitlines() if line.strip()]
-    return hits, ScanRecord.model_validate_json((evidence_dir / "scan.json").read_text())
+def fallback_checks(hits: list[FallbackHit], record: ScanRecord, hits_file: Path, *,
+                    host_is_device: bool = False) -> list[Check]:
+    """fallback.log and fallback.trace from a scan: any error-severity hit fails; warnings are
+    listed in the detail; what could not be scanned is `not run` (a trace that is not a
+    trace fails). With `host_is_device` (the runbook's device is the CPU) a trace without
+    device events is judged on its fallback/compile-failure patterns: host operators are the
+    device's own there, not fallbacks."""
+    log_hits = [h for h in hits if h.source == "log"]
+    trace_hits = [h for h in hits if h.source == "trace"]
+    if record.logs:
+        checks = [_hits_check("fallback.log", log_hits, record.logs, hits_file)]
+    else:
+        given = ", ".join(record.missing_logs) or "none given"
+        checks = [not_run("fallback.log", f"no server log to scan ({given})")]
+    problems = record.trace_problems
+    if not record.traces:
+        checks.append(not_run("fallback.trace", "no trace was captured"))
+    elif problems and len(problems) == len(record.traces):
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        missing = all(p.missing for p in problems)
+        checks.append(Check(name="fallback.trace", evidence=record.traces,
+                            status=CheckStatus.not_run if missing else CheckStatus.failed,
+                            reason=f"{problems[0].error}{more}"))
+    elif record.device_events == 0 and not trace_hits and host_is_device:
+        check = _hits_check("fallback.trace", trace_hits, record.traces, hits_file)
+        check.detail = ("the runbook's device is the CPU: host operators are the device's own, so only the "
+                        "fallback and compile-failure patterns apply; none matched")
+        checks.append(check)
+    elif record.device_events == 0 and not trace_hits:
+        checks.append(not_run("fallback.trace", "the trace holds no device events (a CPU-only profile?)",
+                              evidence=record.traces))
+    else:
+        check = _hits_check("fallback.trace", trace_hits, record.traces, hits_file)
+        if problems:
+            check.detail = "\n".join(filter(None, [check.detail, *(p.error for p in problems)]))
+        checks.append(check)
+    return checks
+
+
+def _hits_check(name: str, hits: list[FallbackHit], scanned: list[str], hits_file: Path) -> Check:
+    errors = [h for h in hits if h.severity == "error"]
+    by_op: dict[str, int] = defaultdict(int)
+    for hit in hits:
+        by_op[hit.op or "(unknown op)"] += hit.count
+    detail = "\n".join(
+        f"{h.severity}: {h.op or '(unknown op)'} at {h.where()}: {h.text}"
+        + (f" -> {h.instead} [{h.recipe_file}#{h.recipe}]" if h.instead else "")
+        for h in hits) or None
+    metrics = {"errors": len(errors), "warnings": sum(h.severity == "warning" for h in hits),
+               "by_op": dict(by_op)}
+    evidence = [str(hits_file), *scanned]
+    if errors:
+        ops = sorted({h.op or "(unknown op)" for h in errors})
+        return Check(name=name, status=CheckStatus.failed, evidence=evidence, detail=detail, metrics=metrics,
+                     reason=f"{len(errors)} fallback/compile-failure hit(s): {', '.join(ops)}")
+    return Check(name=name, status=CheckStatus.passed, evidence=evidence, detail=detail, metrics=metrics)
+
+
+class FallbackRunner(Runner[Runbook, ScanRecord]):
+    """The scan of a stopped server's logs and its traces with the runbook's patterns and
+    recipes; the `fallback.log` and `fallback.trace` checks."""
+
+    name = "fallback"
+    spec = Runbook
+    record = ScanRecord
+    summary = "scan.json"
+
+    def run(self, spec: Runbook, evidence_dir: Path, *, logs: list[Path], traces: list[Path],
+            recipes: Recipes | None = None) -> ScanRecord:
+        return run_fallback_scan(spec, logs=logs, traces=traces, evidence_dir=evidence_dir, recipes=recipes).record
+
+    def checks(self, record: ScanRecord, evidence_dir: Path, spec: Runbook) -> list[Check]:
+        """As `fallback_checks`; the runbook's device says whether host operators are the device's."""
+        hits_file = evidence_dir / HITS
+        hits = [FallbackHit.model_validate_json(line) for line in hits_file.read_text().splitlines() if line.strip()]
+        return fallback_checks(hits, record, hits_file,
+                               host_is_device=spec.environment.device.split(":")[0].lower() == "cpu")

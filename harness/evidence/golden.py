@@ -10,40 +10,36 @@ is usually where a port diverges), the worst offenders, shape/dtype mismatches a
 missing on either side. torch is imported only when a comparison runs: it is an optional
 dependency of the harness.
 
-Dumps are made with `capture_outputs` (or `harness golden capture`): forward hooks on every
-module of a torch model save each module's output, in call order, to one safetensors file — what a
-device team runs once on the reference and once on the device. `run_golden` runs a runbook's
-`golden:` section (both captures, then the comparison) into a step's evidence; `golden_check`
-reads that evidence back into the check.
+Dumps are made with `harness.evidence.tensor_capture` (or `harness golden capture`).
+`GoldenRunner` runs a runbook's `golden:` section (both captures, then the comparison) into a
+step's evidence; `golden_check` reads the comparison back into the check.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import importlib
-import importlib.util
 import json
 import math
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
-from harness.errors import InputError
 from harness.evidence.runbook import GoldenSide, GoldenSpec
+from harness.evidence.runner import Runner
+from harness.evidence.tensor_capture import ORDER_KEY
 from harness.record.checks import Check, CheckStatus
 from harness.util.files import tail
 
 TORCH_SUFFIXES = {".pt", ".pth", ".bin"}
 DUMP_SUFFIXES = TORCH_SUFFIXES | {".safetensors"}
 WORST_LISTED = 10
-ORDER_KEY = "harness.order"  # safetensors metadata: the tensor names in capture (call) order
 REPORT = "golden.json"
+RUN_RECORD = "run.json"
 
 
 class TensorComparison(BaseModel):
@@ -365,85 +361,6 @@ def _not_run(check_name: str, evidence: Path, reason: str, reference: Path, cand
     return Check(name=check_name, status=CheckStatus.not_run, reason=reason, evidence=[str(evidence)])
 
 
-# --------------------------------------------------------------------------- capture
-
-
-def load_factory(spec: str, base_dir: Path | None = None) -> Callable[..., Any]:
-    """The callable named by `module:function` or `path/to/file.py:function` (a relative file is
-    resolved against `base_dir`, default the current directory). InputError when it cannot be found."""
-    target, _, attribute = spec.rpartition(":")
-    if not target or not attribute:
-        raise InputError(f"factory {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
-    if target.endswith(".py"):
-        path = Path(target) if Path(target).is_absolute() else (base_dir or Path.cwd()) / target
-        if not path.is_file():
-            raise InputError(f"factory {spec!r}: no such file {path}")
-        module_spec = importlib.util.spec_from_file_location(f"_harness_golden_{path.stem}", path)
-        module = importlib.util.module_from_spec(module_spec)  # type: ignore[arg-type]
-        module_spec.loader.exec_module(module)  # type: ignore[union-attr]
-    else:
-        try:
-            module = importlib.import_module(target)
-        except ImportError as exc:
-            raise InputError(f"factory {spec!r}: cannot import {target}: {exc}") from None
-    function = getattr(module, attribute, None)
-    if not callable(function):
-        raise InputError(f"factory {spec!r}: {target} has no callable {attribute!r}")
-    return function
-
-
-def capture_outputs(model: Any, inputs: Any, out: str | Path, *, modules: list[str] | None = None,
-                    provenance: dict[str, str] | None = None) -> Path:
-    """Run `model(*inputs)` once (no grad) with a forward hook on every named module (or those
-    in `modules`), and save each output to `<out>/outputs.safetensors`, named by module path in
-    call order (a module called again gets `#2`, `#3`; tuple outputs get `/0`, `/1`; the root
-    module is `output`). `inputs` is a tuple of positional arguments, a dict of keyword
-    arguments or one tensor. `provenance` (e.g. dtype, device, torch version, factory) goes
-    into the file's metadata. Returns the file. Tensors are saved as the model produced them
-    (dtype kept), on the CPU; nothing is written when the forward raises."""
-    import torch
-    from safetensors.torch import save_file
-
-    out = Path(out)
-    saved: dict[str, Any] = {}
-    order: list[str] = []
-    calls: dict[str, int] = {}
-
-    def keep(name: str, value: Any) -> None:
-        if isinstance(value, torch.Tensor):
-            order.append(name)
-            saved[name] = value.detach().to("cpu").contiguous().clone()
-        elif isinstance(value, (tuple, list)):
-            for index, item in enumerate(value):
-                keep(f"{name}/{index}", item)
-
-    def hook_for(name: str) -> Callable[..., None]:
-        def hook(_module: Any, _args: Any, output: Any) -> None:
-            calls[name] = calls.get(name, 0) + 1
-            keep(name if calls[name] == 1 else f"{name}#{calls[name]}", output)
-        return hook
-
-    wanted = set(modules) if modules is not None else None
-    handles = [module.register_forward_hook(hook_for(name or "output"))
-               for name, module in model.named_modules() if wanted is None or name in wanted]
-    try:
-        with torch.no_grad():
-            if isinstance(inputs, dict):
-                model(**inputs)
-            else:
-                model(*(inputs if isinstance(inputs, tuple) else (inputs,)))
-    finally:
-        for handle in handles:
-            handle.remove()
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "outputs.safetensors"
-    save_file(saved, str(path), metadata={**(provenance or {}), ORDER_KEY: json.dumps(order)})
-    umask = os.umask(0)
-    os.umask(umask)
-    path.chmod(0o666 & ~umask)  # a dump is shared between teams, like any other file
-    return path
-
-
 # --------------------------------------------------------------------------- runbook section
 
 
@@ -458,29 +375,12 @@ class GoldenSideRun(BaseModel):
     error: str | None = None
 
 
-def run_golden(spec: GoldenSpec, evidence_dir: Path, *, cwd: Path, env: dict[str, str] | None = None) -> list[str]:
-    """Produce both sides' dumps (commands write into `<evidence_dir>/<side>/`), then compare
-    them into `<evidence_dir>/golden.json` and draw `golden_error.png`; `run.json` records how
-    each side was obtained. Returns the commands run. A failing command is recorded, not raised."""
-    evidence_dir = Path(evidence_dir)
-    evidence_dir.mkdir(parents=True, exist_ok=True)
-    sides = [_produce(side, getattr(spec, side), evidence_dir, cwd, env) for side in ("reference", "candidate")]
-    (evidence_dir / "run.json").write_text(json.dumps([s.model_dump() for s in sides], indent=2) + "\n")
-    if not any(s.error for s in sides):
-        # Paths inside the evidence are relative to it (the step's staging dir is renamed away).
-        compare_dumps(*(evidence_dir / s.dumps for s in sides), evidence_dir, atol=spec.atol, rtol=spec.rtol,
-                      equal_nan=spec.equal_nan,
-                      tolerances=[(t.pattern, t.atol, t.rtol) for t in spec.tolerances],
-                      expected_dtype_pairs=[tuple(p) for p in spec.expected_dtype_pairs])
-        report = GoldenReport.model_validate_json((evidence_dir / REPORT).read_text())
-        report.reference, report.candidate = sides[0].dumps, sides[1].dumps
-        (evidence_dir / REPORT).write_text(report.model_dump_json(indent=2))
-        from harness.evidence.plots import (
-            plot_golden,  # matplotlib: only when there is something to draw
-        )
+class GoldenRun(RootModel[list[GoldenSideRun]]):
+    """`golden/run.json`: how the reference's and the candidate's dumps were obtained."""
 
-        plot_golden(report, evidence_dir / "golden_error.png")
-    return [shlex.join(s.command) for s in sides if s.command]
+    def commands(self) -> list[str]:
+        """The capture commands run, as shell lines."""
+        return [shlex.join(side.command) for side in self.root if side.command]
 
 
 def _produce(side: str, spec: GoldenSide, evidence_dir: Path, cwd: Path, env: dict[str, str] | None) -> GoldenSideRun:
@@ -508,12 +408,8 @@ def _produce(side: str, spec: GoldenSide, evidence_dir: Path, cwd: Path, env: di
     return run
 
 
-def golden_evidence_check(evidence_dir: Path) -> Check:
-    """`accuracy.golden` from a `run_golden` evidence dir: a capture that failed fails the check
-    with its log tail; otherwise the comparison's check."""
-    evidence_dir = Path(evidence_dir)
-    sides = [GoldenSideRun.model_validate(s) for s in json.loads((evidence_dir / "run.json").read_text())]
-    failed = [s for s in sides if s.error]
+def _evidence_check(run: GoldenRun, evidence_dir: Path) -> Check:
+    failed = [s for s in run.root if s.error]
     if failed:
         detail = "\n".join(f"--- {s.side} log tail ---\n" + "\n".join(tail(evidence_dir / s.log, 20))
                            for s in failed if s.log)
@@ -524,3 +420,41 @@ def golden_evidence_check(evidence_dir: Path) -> Check:
     if plot.is_file():
         check.evidence.append(str(plot))
     return check
+
+
+class GoldenRunner(Runner[GoldenSpec, GoldenRun]):
+    """The runbook's `golden:` section: both sides' dumps (captured by their commands, or
+    given), compared tensor by tensor; the `accuracy.golden` check."""
+
+    name = "golden"
+    spec = GoldenSpec
+    record = GoldenRun
+    summary = RUN_RECORD
+
+    def run(self, spec: GoldenSpec, evidence_dir: Path, *, cwd: Path, env: dict[str, str] | None = None) -> GoldenRun:
+        """Produce both sides' dumps (commands, run in `cwd` with `env` added, write into
+        `<evidence_dir>/<side>/`), then compare them into `<evidence_dir>/golden.json` and draw
+        `golden_error.png`; `run.json` records how each side was obtained. A failing command is
+        recorded, not raised."""
+        evidence_dir = Path(evidence_dir)
+        evidence_dir.mkdir(parents=True, exist_ok=True)
+        sides = [_produce(side, getattr(spec, side), evidence_dir, cwd, env) for side in ("reference", "candidate")]
+        (evidence_dir / RUN_RECORD).write_text(json.dumps(GoldenRun(sides).model_dump(mode="json"), indent=2) + "\n")
+        if not any(s.error for s in sides):
+            # Paths inside the evidence are relative to it (the step's staging dir is renamed away).
+            compare_dumps(*(evidence_dir / s.dumps for s in sides), evidence_dir, atol=spec.atol, rtol=spec.rtol,
+                          equal_nan=spec.equal_nan,
+                          tolerances=[(t.pattern, t.atol, t.rtol) for t in spec.tolerances],
+                          expected_dtype_pairs=[tuple(p) for p in spec.expected_dtype_pairs])
+            report = GoldenReport.model_validate_json((evidence_dir / REPORT).read_text())
+            report.reference, report.candidate = sides[0].dumps, sides[1].dumps
+            (evidence_dir / REPORT).write_text(report.model_dump_json(indent=2))
+            from harness.evidence.plots import (
+                plot_golden,  # matplotlib: only when there is something to draw
+            )
+
+            plot_golden(report, evidence_dir / "golden_error.png")
+        return GoldenRun(sides)
+
+    def checks(self, record: GoldenRun, evidence_dir: Path, spec: GoldenSpec) -> list[Check]:
+        return [_evidence_check(record, evidence_dir)]

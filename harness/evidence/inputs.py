@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
+from harness.evidence.lmeval import UnusableInput, task_metrics
 from harness.evidence.perf import load_bench_results
 from harness.evidence.recipes import load_recipes
 from harness.evidence.runbook import AccuracySuite, Runbook, load_runbook
@@ -47,8 +48,6 @@ def check_runbook(path: Path) -> Runbook:
 
 
 def _check_accuracy(suite: AccuracySuite, at) -> None:
-    from harness.evidence.accuracy import UnusableInput, task_metrics  # cost: scipy, statsmodels
-
     questions: list[str | None] | None = None
     for split, data in suite.data_files.items():
         if not Path(data).is_file():

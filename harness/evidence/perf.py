@@ -10,38 +10,30 @@ kept verbatim. All repetitions of a suite run one after the other in one launche
 requests. `results.jsonl` collects one line per repetition — the file a later run names as its `baseline`;
 `baseline.jsonl` is a copy of the suite's baseline; `command.json` holds the exact command
 lines; `summary.json` says what happened (measured, failed or not run, with the reason). The
-performance step reads its checks back from these files (`harness.steps.performance`), comparing
-them with `harness.stats.performance`.
+checks are read back from these files (`harness.evidence.performance`), comparing them with
+`harness.stats.performance`.
 
 Installing bench_serving without SGLang's CUDA stack: `pip install --no-deps sglang==0.5.23`
 plus the `bench` extra of this package (its list is read from the installed package's
 metadata). That chain also reaches `torchvision` (sglang's model-config modules import it at
 top level), and PyPI's torchvision links libtorch_cuda, so it cannot load beside a CPU torch.
-`python -m harness.evidence.perf` therefore runs bench_serving with a placeholder `torchvision`
-for sglang's own imports only when the real one does not import; bench_serving never calls
-torchvision for text datasets, and any call into the placeholder raises.
+`python -m harness.evidence.perf` (`harness.evidence.bench_launcher`) therefore runs bench_serving
+with a placeholder `torchvision` for sglang's own imports only when the real one does not
+import; bench_serving never calls torchvision for text datasets, and any call into the
+placeholder raises.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.abc
-import importlib.machinery
 import importlib.metadata
-import importlib.util
 import json
 import math
 import os
-import runpy
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import time
-import traceback
-import types
-import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,7 +41,8 @@ from packaging.requirements import Requirement
 from pydantic import BaseModel, Field
 
 import harness
-from harness.errors import HarnessError, InputError, Signalled
+from harness.errors import HarnessError, InputError
+from harness.evidence.bench_launcher import LAUNCHER_PREFIX, sequence_arguments
 from harness.evidence.runbook import PerformanceSuite
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
@@ -61,7 +54,6 @@ SGLANG_REQUIREMENT = "sglang==0.5.23"
 # bench_serving's output fields the performance step compares (harness.stats.performance.METRICS)
 RESULT_FIELDS = ("output_throughput", "total_throughput", "request_throughput", "median_ttft_ms", "p99_ttft_ms",
                  "median_tpot_ms", "p99_tpot_ms", "median_itl_ms", "p99_itl_ms")
-LAUNCHER_PREFIX = "[harness.evidence.perf]"  # how the launcher's own lines in the logs begin
 
 
 def bench_requirements() -> list[str]:
@@ -187,7 +179,7 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
             f"sglang is not installed (missing {', '.join(missing)}); install: {install}"
             if SGLANG_REQUIREMENT in missing else
             f"bench_serving's dependencies are missing ({', '.join(missing)}); install: {install}")
-        return _write_summary(run, evidence_dir)
+        return write_summary(run, evidence_dir)
 
     # The launcher lives in this package; make it importable whatever the interpreter's cwd.
     package_root = str(Path(harness.__file__).resolve().parents[1])
@@ -223,12 +215,12 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
                 failure, log = f"{stopped}: {_last_line(launcher_log)}", launcher_log
             run.status, run.reason = "failed", f"{side}repetition {repetition}: {failure}"
             run.detail, run.evidence = "\n".join(tail(log)), [str(log), str(output_file)]
-            return _write_summary(run, evidence_dir)
+            return write_summary(run, evidence_dir)
         records[prefix].append(record)
     if stopped:  # every repetition wrote its result, yet the process failed (e.g. on exit)
         run.status, run.reason = "failed", f"{stopped}: {_last_line(launcher_log)}"
         run.detail, run.evidence = "\n".join(tail(launcher_log)), [str(launcher_log)]
-        return _write_summary(run, evidence_dir)
+        return write_summary(run, evidence_dir)
     results_file = evidence_dir / "results.jsonl"
     results_file.write_text("".join(json.dumps(record) + "\n" for record in records["rep"]))
     run.repetitions = len(records["rep"])
@@ -237,7 +229,7 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
         (evidence_dir / "reference.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records["ref-rep"]))
         run.reference_results = "reference.jsonl"
         run.evidence.insert(1, str(evidence_dir / "reference.jsonl"))
-    return _write_summary(run, evidence_dir)
+    return write_summary(run, evidence_dir)
 
 
 # Per-request samples from bench_serving's --output-details: (key, label, unit, higher is better)
@@ -324,7 +316,8 @@ def _write_command(evidence_dir: Path, commands: list[str], launched: list[str],
     }, indent=2) + "\n")
 
 
-def _write_summary(run: PerfRun, evidence_dir: Path) -> PerfRun:
+def write_summary(run: PerfRun, evidence_dir: Path) -> PerfRun:
+    """Write `run` as the suite's `summary.json`; returns it."""
     (evidence_dir / "summary.json").write_text(run.model_dump_json(indent=2) + "\n")
     return run
 
@@ -357,181 +350,7 @@ def load_bench_results(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-# --------------------------------------------------------------------------- launcher
+if __name__ == "__main__":  # the launcher the repetitions run (`python -m harness.evidence.perf`)
+    from harness.evidence.bench_launcher import main
 
-
-def _install_torchvision_placeholder() -> None:
-    """Make sglang's top-level `import torchvision` work when the real one cannot load.
-
-    Only imports made by sglang modules get the placeholder, so transformers and datasets keep
-    seeing torchvision as absent; every call into it raises."""
-    class Placeholder:
-        def __init__(self, path: str):
-            self._path = path
-
-        def __getattr__(self, name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return Placeholder(f"{self._path}.{name}")
-
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
-            raise RuntimeError(f"{self._path} was called, but torchvision is not usable here "
-                               "(harness.evidence.perf put a placeholder in its place)")
-
-        def __mro_entries__(self, bases: tuple) -> tuple:
-            return (object,)
-
-    class PlaceholderModule(types.ModuleType):
-        def __getattr__(self, name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return Placeholder(f"{self.__name__}.{name}")
-
-    import_machinery = ("<frozen", os.path.dirname(importlib.__file__))
-
-    def importer_module() -> str:
-        """Name of the module whose import statement (or find_spec call) is being served."""
-        frame = sys._getframe(2)
-        while frame is not None and frame.f_code.co_filename.startswith(import_machinery):
-            frame = frame.f_back
-        return frame.f_globals.get("__name__", "") if frame is not None else ""
-
-    class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-            if name.split(".")[0] == "torchvision" and importer_module().startswith(("sglang", "torchvision")):
-                return importlib.machinery.ModuleSpec(name, self, is_package=True)
-            return None
-
-        def create_module(self, spec: Any) -> types.ModuleType:
-            return PlaceholderModule(spec.name)
-
-        def exec_module(self, module: types.ModuleType) -> None:
-            module.__path__ = []
-
-    # transformers caches whether torchvision exists, some of it while it is imported: have it
-    # cache "no" (a None entry in sys.modules makes find_spec answer None), so it never reaches
-    # for the placeholder or a broken real one.
-    sys.modules["torchvision"] = None
-    try:
-        from transformers.utils import import_utils
-
-        import_utils.is_torchvision_available()
-    finally:
-        del sys.modules["torchvision"]
-    sys.meta_path.insert(0, Finder())
-
-
-def _prepare_torchvision() -> str:
-    """'real' when torchvision imports, else install the placeholder and say why."""
-    if importlib.util.find_spec("torchvision") is not None:
-        try:
-            import torchvision  # noqa: F401
-            return "real"
-        except Exception as exc:  # PyPI's CUDA build raises RuntimeError beside a CPU torch
-            for name in [n for n in sys.modules if n.split(".")[0] == "torchvision"]:
-                del sys.modules[name]
-            why = f"torchvision does not import ({type(exc).__name__}: {exc})"
-    else:
-        why = "torchvision is not installed"
-    _install_torchvision_placeholder()
-    return why
-
-
-SEQUENCE_SEPARATOR = "---"  # between the argument lists of repetitions run in one launcher process
-
-
-def sequence_arguments(runs: list[list[str]]) -> list[str]:
-    """The launcher's arguments for several bench_serving runs, one after the other."""
-    joined: list[str] = []
-    for args in runs:
-        joined += [SEQUENCE_SEPARATOR, *args] if joined else args
-    return joined
-
-
-def _split_sequence(argv: list[str]) -> list[list[str]]:
-    runs: list[list[str]] = [[]]
-    for arg in argv:
-        if arg == SEQUENCE_SEPARATOR:
-            runs.append([])
-        else:
-            runs[-1].append(arg)
-    return runs
-
-
-def _option(args: list[str], flag: str) -> str | None:
-    return args[args.index(flag) + 1] if flag in args[:-1] else None
-
-
-def _bench_once(argv: list[str]) -> str | None:
-    """One bench_serving run in this process (sglang.bench_serving's own command-line entry);
-    why it failed, or None."""
-    from sglang.benchmark.serving import cli_main
-
-    sys.argv = ["sglang.bench_serving", *argv]
-    started = time.monotonic()
-    try:
-        cli_main()
-    except Signalled:
-        raise
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            return f"bench_serving exited with {exc.code}"
-    except Exception:  # noqa: BLE001 - reported in the repetition's log, and the sequence stops
-        traceback.print_exc()
-        return "bench_serving raised (traceback above)"
-    finally:
-        print(f"{LAUNCHER_PREFIX} bench_serving run took {time.monotonic() - started:.1f} s",
-              file=sys.stderr, flush=True)
-    output, prompts = _option(argv, "--output-file"), _option(argv, "--num-prompts")
-    if output and prompts:  # a run whose requests failed makes the following ones pointless
-        try:
-            completed = int(json.loads(Path(output).read_text().splitlines()[-1]).get("completed", 0))
-        except (OSError, ValueError, IndexError, AttributeError):
-            return f"bench_serving wrote no readable result to {output}"
-        if completed < int(prompts):
-            return f"{int(prompts) - completed} of {prompts} requests failed"
-    return None
-
-
-def main(argv: list[str]) -> None:
-    """`python -m harness.evidence.perf <bench_serving args>`: bench_serving, torchvision-proof.
-    With several argument lists separated by `---`, the runs go one after the other in this
-    process (sglang imported once), each printing to its `--output-file`'s `.log`; the first run
-    that fails stops the sequence (exit 1)."""
-    torchvision = _prepare_torchvision()
-    if torchvision != "real":
-        print(f"{LAUNCHER_PREFIX} {torchvision}: sglang's imports of it get a placeholder",
-              file=sys.stderr, flush=True)
-    warnings.filterwarnings("ignore", message=".*sglang.bench_serving.*deprecated", category=FutureWarning)
-    runs = _split_sequence(argv)
-    if len(runs) == 1:
-        sys.argv = ["sglang.bench_serving", *argv]
-        started = time.monotonic()
-        runpy.run_module("sglang.bench_serving", run_name="__main__", alter_sys=True)
-        print(f"{LAUNCHER_PREFIX} bench_serving took {time.monotonic() - started:.1f} s, imports included",
-              file=sys.stderr, flush=True)
-        return
-    started = time.monotonic()
-    import sglang.benchmark.serving  # noqa: F401 - the imports, once
-    print(f"{LAUNCHER_PREFIX} importing bench_serving took {time.monotonic() - started:.1f} s", flush=True)
-    for number, args in enumerate(runs, 1):
-        output = _option(args, "--output-file")
-        log_path = Path(output).with_suffix(".log") if output else None
-        with contextlib.ExitStack() as stack:
-            if log_path is not None:
-                log = stack.enter_context(log_path.open("a"))
-                if torchvision != "real":
-                    print(f"{LAUNCHER_PREFIX} {torchvision}: sglang's imports of it get a placeholder", file=log)
-                stack.enter_context(contextlib.redirect_stdout(log))
-                stack.enter_context(contextlib.redirect_stderr(log))
-            failure = _bench_once(args)
-            if failure:
-                print(f"{LAUNCHER_PREFIX} {failure}", file=sys.stderr, flush=True)
-        print(f"{LAUNCHER_PREFIX} run {number} of {len(runs)} ({log_path or 'no log'}): {failure or 'done'}",
-              flush=True)
-        if failure:
-            sys.exit(1)
-
-
-if __name__ == "__main__":
     main(sys.argv[1:])

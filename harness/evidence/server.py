@@ -21,8 +21,7 @@ A server that exits early, never gets healthy or is not the one started raises
 `ServerStartError`, a HarnessError whose one-line message names the reason and the log; the
 failure is recorded in the server's record (`server.json`: `start_failure`, or `lost` for one
 that exited mid-step), and `failure_check` reads the `failed` Check with the last log lines back
-from there. `capture_profile` drives the engine's profiler endpoints from the runbook's
-profiling section and records the traces in `profile.json`.
+from there. Profiling a running server: `harness.evidence.profile`.
 """
 
 from __future__ import annotations
@@ -47,14 +46,67 @@ import psutil
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
-from harness.evidence.runbook import Api, ProfilingSpec, Runbook, ServerSpec
+from harness.evidence.runbook import Api, Runbook, ServerSpec
 from harness.record.checks import Check, CheckStatus
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
-from harness.util.processes import in_session, listeners, marked_env, start_time, stop_group
+from harness.util.processes import (
+    in_session,
+    listeners,
+    marked_env,
+    start_time,
+    stop_group,
+)
 
 LOG_TAIL_LINES = 30
 HEALTH_PROGRESS_S = 10.0  # how often a health wait says it is still waiting
+
+
+class EngineIdentity(BaseModel):
+    """Who answered on the server's port (`server.json`'s `identity`)."""
+
+    pid: int
+    start_time: float | None = None  # kernel start time of `pid` (with it, a recycled pid is never taken for ours)
+    listener_pid: int
+    program: list[str]  # command line of the listening process
+    models: list[Any] | None = None  # /v1/models ids as the server answered; None where it does not answer
+    server_info: dict[str, Any] | None = None  # the identifying keys of /get_server_info (SGLang)
+
+
+class ServerRecord(BaseModel):
+    """`server.json`: what was started, when it was healthy, who answered, how it ended. Fields
+    appear as the lifecycle reaches them (written with exclude_unset, as they always were);
+    times are Unix seconds."""
+
+    command: list[str]
+    env_overrides: dict[str, str] | None = None
+    host: str | None = None
+    port: int | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    proc_start_time: float | None = None
+    started_at: float | None = None
+    health_endpoint: str | None = None
+    ready_after_s: float | None = None
+    identity: EngineIdentity | None = None
+    start_failure: str | None = None  # never healthy, or not the one started (nothing is served)
+    start_exit_code: int | None = None
+    lost: str | None = None  # exited mid-step
+    killed: bool | None = None  # SIGKILLed after the grace period
+    exit_code: int | None = None
+    stopped_at: float | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> ServerRecord | None:
+        """The record at `path`; None when it is missing or not a server record."""
+        try:
+            return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def write(self, path: Path) -> None:
+        """Write the fields reached so far to `path`."""
+        path.write_text(json.dumps(self.model_dump(mode="json", exclude_unset=True), indent=2) + "\n")
 
 
 class ServerStartError(HarnessError):
@@ -156,7 +208,7 @@ class ServedModel:
         self.progress = progress or (lambda message: None)
         self.server: RunningServer | None = None
         self._logs: list[IO[bytes]] = []
-        self._record: dict = {}
+        self._record = ServerRecord(command=[])
 
     @classmethod
     def from_runbook(cls, runbook: Runbook, evidence_dir: Path, **kwargs) -> ServedModel:
@@ -223,10 +275,9 @@ class ServedModel:
             self.registry.add(process, "engine", command)
         # pid + its kernel start time identify this server even after its command execs into
         # another program; a later process uses them to stop an orphan (never a recycled pid).
-        self._record = {"command": command, "env_overrides": self.env_overrides, "host": host,
-                        "port": port, "pid": process.pid, "pgid": process.pid,
-                        "proc_start_time": start_time(process.pid),
-                        "started_at": time.time(), "health_endpoint": self.spec.health_endpoint}
+        self._record = ServerRecord(command=command, env_overrides=self.env_overrides, host=host, port=port,
+                                    pid=process.pid, pgid=process.pid, proc_start_time=start_time(process.pid),
+                                    started_at=time.time(), health_endpoint=self.spec.health_endpoint)
         self._write_record(record_path)
         url_host = f"[{host}]" if ":" in host else host
         return RunningServer(
@@ -237,7 +288,7 @@ class ServedModel:
 
     def _refuse(self, record_path: Path, command: list[str], reason: str) -> None:
         """Nothing was started: record why and raise."""
-        self._record = {"command": command, "start_failure": reason}
+        self._record = ServerRecord(command=command, start_failure=reason)
         self._write_record(record_path)
         raise ServerStartError(reason, failure_check(record_path))
 
@@ -257,7 +308,7 @@ class ServedModel:
                 try:
                     response = client.get(url)
                     if response.status_code == 200:
-                        self._record["ready_after_s"] = round(time.monotonic() - started, 3)
+                        self._record.ready_after_s = round(time.monotonic() - started, 3)
                         self._write_record(server.record_path)
                         return
                     last_answer = f"HTTP {response.status_code}"
@@ -292,19 +343,18 @@ class ServedModel:
             self._fail(server, f"is not the only process listening on {server.host}:{server.port}: "
                        f"{foreign[0].describe()} listens there too, so its answers could be measured instead "
                        f"of the engine started (pid {server.pid})")
-        self._record["identity"] = self._identity(server, ours[0].pid)
+        self._record.identity = self._identity(server, ours[0].pid)
         self._write_record(server.record_path)
 
-    def _identity(self, server: RunningServer, listener: int) -> dict[str, Any]:
+    def _identity(self, server: RunningServer, listener: int) -> EngineIdentity:
         """pid, start time and program of the listening process, and what the server says it
         serves (/v1/models, /get_server_info; None where it does not answer)."""
         try:
             program = psutil.Process(listener).cmdline()
         except psutil.Error:
             program = []
-        identity: dict[str, Any] = {"pid": server.pid, "start_time": start_time(server.pid),
-                                    "listener_pid": listener, "program": program,
-                                    "models": None, "server_info": None}
+        identity = EngineIdentity(pid=server.pid, start_time=start_time(server.pid), listener_pid=listener,
+                                  program=program, models=None, server_info=None)
         with httpx.Client(base_url=server.base_url, timeout=10.0, trust_env=False) as client:
             for path, key in (("/v1/models", "models"), ("/get_server_info", "server_info")):
                 try:
@@ -313,9 +363,9 @@ class ServedModel:
                 except (httpx.HTTPError, ValueError):
                     body = None
                 if key == "models" and isinstance(body, dict):
-                    identity[key] = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)]
+                    identity.models = [m.get("id") for m in body.get("data", []) if isinstance(m, dict)]
                 elif key == "server_info" and isinstance(body, dict):
-                    identity[key] = {k: body[k] for k in _SERVER_INFO_KEYS if k in body}
+                    identity.server_info = {k: body[k] for k in _SERVER_INFO_KEYS if k in body}
         return identity
 
     def confirm_alive(self) -> None:
@@ -326,7 +376,7 @@ class ServedModel:
             return
         code = server.process.returncode
         reason = f"server exited with code {code} during the step; nothing it served after that is evidence"
-        self._record.update(lost=reason, start_exit_code=code)
+        self._record.lost, self._record.start_exit_code = reason, code
         self._write_record(server.record_path)
         raise ServerStartError(f"{reason}; log: {server.stderr_path}", failure_check(server.record_path))
 
@@ -336,9 +386,9 @@ class ServedModel:
                      if line.strip()), "")
         self.stop()
         reason = f"server {what}"
-        self._record["start_failure"] = reason
+        self._record.start_failure = reason
         if exit_code is not None:
-            self._record["start_exit_code"] = exit_code
+            self._record.start_exit_code = exit_code
         self._write_record(server.record_path)
         hint = f"; last log line: {last.strip()[:200]}" if last else ""
         raise ServerStartError(f"{reason}; log: {server.stderr_path}{hint}", failure_check(server.record_path))
@@ -350,18 +400,18 @@ class ServedModel:
         if server is None:
             return None
         process = server.process
-        if "exit_code" in self._record:  # already stopped: never signal a pgid that may be reused
+        if "exit_code" in self._record.model_fields_set:  # already stopped: never signal a pgid that may be reused
             return process.returncode
         try:
             code, killed = stop_group(process, self.spec.shutdown_grace_s)
             if killed:
-                self._record["killed"] = True
+                self._record.killed = True
         finally:
             self._close_logs()
         if self.registry is not None:
             self.registry.remove(process)
-        self._record["exit_code"] = code
-        self._record["stopped_at"] = time.time()
+        self._record.exit_code = code
+        self._record.stopped_at = time.time()
         self._write_record(server.record_path)
         return code
 
@@ -371,7 +421,7 @@ class ServedModel:
         self._logs = []
 
     def _write_record(self, path: Path) -> None:
-        path.write_text(json.dumps(self._record, indent=2) + "\n")
+        self._record.write(path)
 
 
 # What identifies an SGLang server in /get_server_info (the whole answer is its every argument).
@@ -386,141 +436,16 @@ def failure_check(record_path: Path, name: str | None = None) -> Check | None:
     """The `<name>.start` check read back from a server record: `failed` with the reason, the
     exit code and the log tail when the server never became healthy, was not the one started, or
     exited mid-step (`lost`); else None."""
-    try:
-        record = json.loads(Path(record_path).read_text())
-    except (OSError, ValueError):
+    record = ServerRecord.read(record_path)
+    if record is None or not (record.start_failure or record.lost):
         return None
-    reason = record.get("start_failure") or record.get("lost")
-    if not reason:
-        return None
+    reason = record.start_failure or record.lost
     stem = Path(record_path).stem
     logs = [Path(record_path).with_name(f"{stem}.{kind}.log") for kind in ("stderr", "stdout")]
     present = [p for p in logs if p.is_file()]
-    exit_code = record.get("start_exit_code")
-    return Check(name=f"{name or stem}.{'start' if record.get('start_failure') else 'alive'}",
+    exit_code = record.start_exit_code
+    return Check(name=f"{name or stem}.{'start' if record.start_failure else 'alive'}",
                  status=CheckStatus.failed, reason=reason,
-                 detail=log_tail(present) if "pid" in record else None,
+                 detail=log_tail(present) if record.pid is not None else None,
                  evidence=[str(p) for p in (*present, record_path)],
                  metrics={"exit_code": exit_code} if exit_code is not None else {})
-
-
-class ProfileCapture(BaseModel):
-    """What `capture_profile` recorded (also in `profile.json`): the traces, or why there are none."""
-
-    ok: bool
-    reason: str | None = None
-    traces: list[Path]
-    evidence: list[str]
-
-
-def capture_profile(server: RunningServer, spec: ProfilingSpec, evidence_dir: Path,
-                    workload: Callable[[RunningServer], object], *, wait_s: float = 120) -> ProfileCapture:
-    """Trigger the engine's profiler the way the runbook says (SGLang: POST /start_profile with
-    output_dir and num_steps, traffic, /stop_profile), and collect the trace files it writes.
-
-    Traces go to `spec.trace_dir` or `<evidence_dir>/traces`; the outcome is written to
-    `<evidence_dir>/profile.json`. A refused start or a trace that never appears within
-    `wait_s` seconds is recorded with the endpoint's answer."""
-    evidence_dir = Path(evidence_dir)
-    trace_dir = Path(spec.trace_dir or evidence_dir / "traces")
-    trace_dir.mkdir(parents=True, exist_ok=True)
-    before = set(_trace_files(trace_dir))
-    body: dict[str, object] = {"output_dir": str(trace_dir), "activities": spec.activities}
-    if spec.num_steps:
-        body["num_steps"] = spec.num_steps
-    traces: list[Path] = []
-    with httpx.Client(base_url=server.base_url, timeout=wait_s, trust_env=False) as client:
-        try:
-            started = client.post(spec.start_endpoint, json=body)
-            refused = None if started.status_code == 200 else (
-                f"{spec.start_endpoint} answered HTTP {started.status_code}: {started.text.strip()[:200]}")
-        except httpx.HTTPError as exc:
-            refused = f"{spec.start_endpoint} failed: {exc}"
-        if refused is None:
-            workload(server)
-            # With num_steps the engine may already have stopped and written the trace; then this
-            # answers "not in progress", which is fine. Otherwise it flushes what was recorded.
-            try:
-                stopped = client.post(spec.stop_endpoint)
-                answer = f"{spec.stop_endpoint} answered HTTP {stopped.status_code}: {stopped.text.strip()[:200]}"
-            except httpx.HTTPError as exc:
-                answer = f"{spec.stop_endpoint} failed: {exc}"
-            traces = _wait_for_traces(trace_dir, before, time.monotonic() + wait_s)
-    if refused is not None:
-        capture = ProfileCapture(ok=False, reason=refused, traces=[], evidence=[str(server.stderr_path)])
-    elif not traces:
-        capture = ProfileCapture(ok=False, traces=[], evidence=[str(server.stderr_path)],
-                                 reason=f"no trace appeared in {trace_dir} within {wait_s:g}s ({answer})")
-    else:
-        capture = ProfileCapture(ok=True, traces=traces, evidence=[str(p) for p in traces])
-    evidence_dir.mkdir(parents=True, exist_ok=True)
-    (evidence_dir / "profile.json").write_text(capture.model_dump_json(indent=2) + "\n")
-    return capture
-
-
-def capture_command_profile(command_template: str, spec: ProfilingSpec, evidence_dir: Path,
-                            workload: Callable[[], object] | None, *, cwd: Path, env: dict[str, str] | None = None,
-                            registry: ProcessRegistry | None = None, name: str = "profile") -> ProfileCapture:
-    """Run the runbook's trace-producing command (its `{out}` is `<evidence_dir>/traces`) while
-    `workload()` runs, and collect the Chrome traces it writes; the outcome goes to
-    `<evidence_dir>/<name>.json`, the command's output to `<name>.log`. A command that fails,
-    overruns `spec.timeout_s` or writes no trace is recorded with its log's last line."""
-    evidence_dir = Path(evidence_dir)
-    trace_dir = evidence_dir / "traces"
-    trace_dir.mkdir(parents=True, exist_ok=True)
-    before = {p: p.stat().st_mtime_ns for p in _trace_files(trace_dir)}  # a rewritten file counts as new
-    command = [a.replace("{out}", str(trace_dir)) for a in shlex.split(command_template)]
-    if command and command[0] in ("python", "python3"):
-        command[0] = sys.executable
-    log_path = evidence_dir / f"{name}.log"
-    failure = None
-    with log_path.open("wb") as log:
-        try:
-            process = subprocess.Popen(command, cwd=cwd, env=marked_env({**os.environ, **(env or {})}), stdout=log,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
-        except OSError as exc:
-            failure = f"the trace command could not start: {exc}"
-        else:
-            if registry is not None:
-                registry.add(process, "trace command", command)
-            try:
-                if workload is not None:
-                    workload()
-                code = process.wait(timeout=spec.timeout_s)
-                if code != 0:
-                    failure = f"the trace command exited with code {code}"
-            except subprocess.TimeoutExpired:
-                failure = f"the trace command did not finish within {spec.timeout_s:g} s"
-            finally:
-                stop_group(process, grace_s=2)
-                if registry is not None:
-                    registry.remove(process)
-    traces = [p for p in _trace_files(trace_dir) if before.get(p) != p.stat().st_mtime_ns]
-    if failure is None and not traces:
-        failure = f"the trace command wrote no .json/.json.gz trace into {trace_dir}"
-    if failure:
-        last = [line for line in tail(log_path, 5) if line.strip()]
-        capture = ProfileCapture(ok=False, reason=f"{failure}: {last[-1] if last else '(no output)'}", traces=[],
-                                 evidence=[str(log_path)])
-    else:
-        capture = ProfileCapture(ok=True, traces=traces, evidence=[str(p) for p in traces])
-    (evidence_dir / f"{name}.json").write_text(capture.model_dump_json(indent=2) + "\n")
-    return capture
-
-
-def _trace_files(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.iterdir() if p.name.endswith((".json", ".json.gz")))
-
-
-def _wait_for_traces(directory: Path, before: set[Path], deadline: float) -> list[Path]:
-    """New trace files, once their sizes stop changing (exporting a trace takes a while)."""
-    sizes: dict[Path, int] = {}
-    while True:
-        new = [p for p in _trace_files(directory) if p not in before]
-        current = {p: p.stat().st_size for p in new}
-        if new and current == sizes and all(current.values()):
-            return new
-        sizes = current
-        if time.monotonic() >= deadline:
-            return [p for p in new if current.get(p)]
-        time.sleep(0.2)

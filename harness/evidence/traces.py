@@ -27,12 +27,13 @@ import json
 import re
 import zlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import HarnessError
+from harness.evidence.runner import Runner
 from harness.record.checks import Check, CheckStatus
 
 SPLIT_CLASSES = ("communication", "memcpy", "compute")
@@ -441,18 +442,6 @@ def write_diff_evidence(diff: TraceDiff, evidence_dir: Path, stem: str = "trace_
     return [json_path, md_path]
 
 
-def trace_check(path: str | Path, evidence_dir: Path, naming: TraceNaming | None = None,
-                name: str = "profile.trace") -> tuple[Check, TraceReport | None]:
-    """Analyse one trace into evidence files; a missing or unreadable trace is `not_run` with the reason."""
-    try:
-        trace = load_trace(path)
-    except HarnessError as exc:
-        return Check(name=name, status=CheckStatus.not_run, reason=str(exc)), None
-    report = analyze_trace(trace, naming, source=str(path))
-    files = write_trace_evidence(report, evidence_dir)
-    return report_check(report, [str(path), *map(str, files)], name=name), report
-
-
 def report_check(report: TraceReport, evidence: list[str], name: str = "profile.trace") -> Check:
     """The check of an analysed trace: passed with the time split (µs) as metrics and the top
     kernels as detail; failed when it holds no complete events; inconclusive without device events."""
@@ -470,3 +459,34 @@ def report_check(report: TraceReport, evidence: list[str], name: str = "profile.
     top = "\n".join(f"{k.name}: {k.count} calls, {k.total_us / 1000:,.1f} ms" for k in report.top_kernels[:10])
     return Check(name=name, status=status, reason=reason, evidence=evidence, metrics=metrics,
                  detail=f"top kernels by total time:\n{top}" if top else None)
+
+
+class TraceRunner(Runner[TraceNaming, TraceReport]):
+    """One trace analysed into `trace_summary.json` / `.md` (and, when a reference trace was
+    diffed against it, `trace_diff.json` beside them): the `performance.trace` check."""
+
+    name = "traces"
+    spec = TraceNaming
+    record = TraceReport
+    summary = "trace_summary.json"
+    check_name: ClassVar[str] = "performance.trace"
+
+    def run(self, spec: TraceNaming, evidence_dir: Path, *, trace: Path, source: str | None = None) -> TraceReport:
+        """Analyse `trace` (HarnessError when it cannot be read); `source` names it in the
+        report (default: its path)."""
+        report = analyze_trace(load_trace(trace), spec, source=source or str(trace))
+        write_trace_evidence(report, evidence_dir)
+        return report
+
+    def checks(self, record: TraceReport, evidence_dir: Path, spec: TraceNaming) -> list[Check]:
+        evidence = [str(evidence_dir / record.source), *(str(p) for p in sorted(evidence_dir.glob("trace_*"))
+                                                         if p.suffix in (".json", ".md", ".png"))]
+        check = report_check(record, evidence, name=self.check_name)
+        diff_file = evidence_dir / "trace_diff.json"
+        if diff_file.is_file():
+            diff = TraceDiff.model_validate_json(diff_file.read_text())
+            changes = "\n".join(f"{d.name}: {d.status}, {d.delta_us / 1000:+,.1f} ms "
+                                f"({d.before_count} → {d.after_count} calls)" for d in diff.kernels[:10])
+            check.detail = f"{check.detail or ''}\n\nagainst the reference trace (largest changes):\n{changes}".strip()
+            check.metrics["diff_total_ms"] = round(sum(diff.split_delta_us.values()) / 1000, 1)
+        return [check]

@@ -1,7 +1,7 @@
 """Group-sequential accuracy decisions: evaluate in chunks and stop at the first look where the
 paired rule decides.
 
-The Tango score statistic (`harness.stats.accuracy.tango_z`) is compared at planned looks with
+The Tango score statistic (`harness.stats.proportions.tango_z`) is compared at planned looks with
 Lan–DeMets alpha-spending boundaries (O'Brien–Fleming- or Pocock-type), the same boundary for
 passing and for failing, each computed as non-binding so either error rate stays ≤ alpha. No
 mainstream Python library computes these boundaries; they come from recursive numerical
@@ -10,6 +10,7 @@ integration here and are checked against published tables in the tests.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field
 from scipy import optimize, stats
 
 from harness.errors import HarnessError
-from harness.stats.accuracy import (
+from harness.stats.decision import (
     DEFAULT_ALPHA,
     DEFAULT_MARGIN,
     AccuracyDecision,
@@ -27,6 +28,8 @@ from harness.stats.accuracy import (
     Spending,
     check_parameters,
     decision,
+)
+from harness.stats.proportions import (
     paired_counts,
     questions_to_decide,
     tango_interval,
@@ -119,7 +122,7 @@ def sequential_design(
     """Plan looks at the given cumulative question counts; information is taken ∝ questions.
     HarnessError unless the counts are positive and increasing."""
     looks = [int(x) for x in looks]
-    if not looks or looks[0] <= 0 or any(b <= a for a, b in zip(looks, looks[1:], strict=False)):
+    if not looks or looks[0] <= 0 or any(b <= a for a, b in itertools.pairwise(looks)):
         raise HarnessError(f"sequential looks must be increasing positive question counts, got {looks}")
     check_parameters(0.0, alpha)
     fractions = [x / looks[-1] for x in looks]

@@ -6,27 +6,29 @@ the served model) compared with their baselines under the accuracy decision rule
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.errors import HarnessError
-from harness.evidence.accuracy import run_runbook_accuracy
-from harness.evidence.golden import golden_evidence_check, run_golden
+from harness.evidence.accuracy import run_runbook_accuracy, suite_checks
+from harness.evidence.golden import GoldenRunner
 from harness.evidence.runbook import Runbook, load_runbook
 from harness.evidence.server import RunningServer
-from harness.record.checks import Check, CheckStatus
+from harness.record.checks import Check
 from harness.record.models import Draft, RunInputs
-from harness.stats.accuracy import AccuracyDecision
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
-from harness.steps.served import ServedStep, server_log_tail, start_reference
-from harness.util.files import tail
+from harness.steps.served import (
+    ServedStep,
+    evidence_runbook,
+    runbook_dir,
+    server_log_tail,
+    start_reference,
+)
 
 ACCURACY = "accuracy"
 GOLDEN = "golden"
-LOG_TAIL_LINES = 40
 
 
 class AccuracyStep(ServedStep):
@@ -51,14 +53,19 @@ class AccuracyStep(ServedStep):
         if runbook is None or runbook.golden is None:
             return {}, []
         ctx.progress("accuracy: capturing and comparing golden tensors")
-        commands = run_golden(runbook.golden, ctx.evidence_dir / GOLDEN, cwd=runbook.source.resolve().parent,
-                              env=runbook.environment.env)
-        return {}, [f"(cd {shlex.quote(str(runbook.source.resolve().parent))} && {c})" for c in commands]
+        run = GoldenRunner().run(runbook.golden, ctx.evidence_dir / GOLDEN, cwd=runbook_dir(runbook),
+                                 env=runbook.environment.env)
+        return {}, [f"(cd {shlex.quote(str(runbook_dir(runbook)))} && {c})" for c in run.commands()]
 
     def judge_static(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
-        if not (evidence_dir / GOLDEN / "run.json").is_file():
+        golden = GoldenRunner()
+        record = golden.read(evidence_dir / GOLDEN)
+        if record is None:
             return []
-        return [golden_evidence_check(evidence_dir / GOLDEN)]
+        spec = evidence_runbook(evidence_dir, inputs).golden
+        if spec is None:
+            raise HarnessError("the runbook copied into the evidence has no golden section, yet golden ran")
+        return golden.checks(record, evidence_dir / GOLDEN, spec)
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("accuracy: evaluating the runbook's suites")
@@ -77,53 +84,3 @@ class AccuracyStep(ServedStep):
     def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
         return suite_checks(evidence_dir / ACCURACY, [s.name for s in runbook.accuracy],
                             server_log_tail(evidence_dir))
-
-
-def suite_checks(accuracy_dir: Path, suites: list[str], server_log: str | None = None) -> list[Check]:
-    """One check per suite, in runbook order; a failed or not-run suite carries the server's
-    log tail (`server_log`) after its own."""
-    checks = []
-    for name in suites:
-        check = suite_check(accuracy_dir / name)
-        if check.status in (CheckStatus.failed, CheckStatus.not_run) and server_log:
-            check.detail = f"{check.detail or ''}\n--- server log tail ---\n{server_log}".strip()
-        checks.append(check)
-    return checks
-
-
-def suite_check(suite_dir: Path) -> Check:
-    """`accuracy.<suite>`, read back from a suite's evidence (run.json, gate.json): the decision
-    rule's outcome and numbers (against the recorded baseline, or the reference server evaluated
-    in the same run), `not_run` without a baseline (with what was measured), or the error that
-    stopped the evaluation (with lm-eval's log tail)."""
-    run: dict[str, Any] = json.loads((suite_dir / "run.json").read_text())
-    name = f"accuracy.{run['suite']['name']}"
-    evidence = [str(p) for p in sorted(suite_dir.rglob("*")) if p.is_file()]
-    error = run.get("error")
-    if error:
-        detail = "\n".join(tail(suite_dir / "lm_eval.log", LOG_TAIL_LINES)) or None
-        return Check(name=name, status=CheckStatus(error["status"]), reason=error["reason"], detail=detail,
-                     evidence=evidence, unusable_input=error.get("unusable_input", False))
-    measured = run["measured"]
-    metrics: dict[str, Any] = {k: measured[k] for k in ("metric", "score", "n", "unpaired_questions") if k in measured}
-    gate = suite_dir / "gate.json"
-    if not gate.is_file():
-        return Check(name=name, status=CheckStatus.not_run, evidence=evidence, metrics=metrics,
-                     reason=f"no baseline in the runbook: measured {measured['metric']} = {measured['score']:.4f} "
-                            f"on {measured['n']} questions, not gated")
-    result = AccuracyDecision.model_validate_json(gate.read_text())
-    metrics.update(result.model_dump(exclude={"summary"}))
-    reason = result.summary.removeprefix(f"{result.outcome}: ")  # the check's status already says it
-    available = measured.get("dataset_questions")
-    if result.more_questions is not None and available is not None:
-        metrics["dataset_questions"] = available
-        if result.n + result.more_questions > available:
-            reason += f" That is more than the {available} questions the data set holds."
-        else:
-            reason += f" The data set holds {available}; raise `limit` to use more."
-    reference = run.get("reference")
-    if reference and "score" in reference:
-        metrics["reference"] = reference["name"]
-        reason += (f" Baseline: reference server {reference['name']} ({reference['model']}), evaluated on the same "
-                   f"questions in this run.")
-    return Check(name=name, status=CheckStatus(result.outcome), reason=reason, metrics=metrics, evidence=evidence)

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.errors import HarnessError
-from harness.evidence.runbook import Runbook, SmokeSpec
+from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
-from harness.evidence.smoke import Exchange, read_exchanges, run_smoke
+from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.platform_map import map_plugin
 from harness.knowledge.port import Port, port_plugin
@@ -227,76 +227,3 @@ def _counts(findings: list[Finding]) -> dict[str, int]:
         key = f"{f.kind}:{f.status.value}"
         counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items()))
-
-
-def smoke_checks(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> list[Check]:
-    """The smoke checks (responses, non_empty, determinism, streaming), from the recorded
-    exchanges alone (`run_smoke`'s smoke.jsonl)."""
-    first = [r for r in records if r.purpose == "first"]
-    answered = [r for r in first if r.ok]
-    failures = [r for r in first if not r.ok]
-    checks = []
-
-    if failures:
-        checks.append(Check(name="smoke.responses", status=CheckStatus.failed, evidence=evidence,
-                            reason=f"{len(failures)} of {len(first)} requests failed; first: "
-                                   f"{failures[0].error}",
-                            metrics={"requests": len(first), "failed": len(failures)}))
-    else:
-        checks.append(Check(name="smoke.responses", status=CheckStatus.passed, evidence=evidence,
-                            metrics={"requests": len(first)}))
-
-    if not answered:
-        checks.append(Check(name="smoke.non_empty", status=CheckStatus.not_run, evidence=evidence,
-                            reason="no request returned a completion"))
-    else:
-        empty = [r for r in answered if not r.text.strip()]
-        checks.append(Check(
-            name="smoke.non_empty", evidence=evidence,
-            status=CheckStatus.failed if empty else CheckStatus.passed,
-            reason=f"{len(empty)} of {len(answered)} completions are empty (first prompt: "
-                   f"{empty[0].prompt!r})" if empty else None,
-            metrics={"completions": len(answered), "empty": len(empty)}))
-
-    checks.append(_determinism(records, spec, evidence))
-    checks.append(_streaming(records, spec, evidence))
-    return checks
-
-
-def _determinism(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> Check:
-    name = "smoke.determinism"
-    if not spec.determinism:
-        return Check(name=name, status=CheckStatus.not_run, reason="disabled in the runbook")
-    first = {r.prompt: r for r in records if r.purpose == "first" and r.ok}
-    pairs = [(first[r.prompt], r) for r in records if r.purpose == "repeat" and r.ok and r.prompt in first]
-    if not pairs:
-        return Check(name=name, status=CheckStatus.not_run, evidence=evidence,
-                     reason="no prompt was answered twice")
-    differing = [a for a, b in pairs if a.text != b.text]
-    if differing:
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason=f"{len(differing)} of {len(pairs)} prompts gave different text at "
-                            f"temperature 0 (first: {differing[0].prompt!r})",
-                     metrics={"pairs": len(pairs), "differing": len(differing)})
-    return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics={"pairs": len(pairs)})
-
-
-def _streaming(records: list[Exchange], spec: SmokeSpec, evidence: list[str]) -> Check:
-    name = "smoke.streaming"
-    if not spec.streaming:
-        return Check(name=name, status=CheckStatus.not_run, reason="disabled in the runbook")
-    streamed = next((r for r in records if r.purpose == "stream"), None)
-    if streamed is None or not streamed.ok:
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason=f"streamed request failed: {streamed.error if streamed else 'not sent'}")
-    chunks = len(streamed.response) - 1
-    if not streamed.text.strip():
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason="stream delivered no text", metrics={"chunks": chunks})
-    # Compare with the plain reply only where greedy decoding proved repeatable for this prompt.
-    replies = {r.text for r in records if r.prompt == streamed.prompt and r.purpose != "stream" and r.ok}
-    if len(replies) == 1 and spec.determinism and streamed.text not in replies:
-        return Check(name=name, status=CheckStatus.failed, evidence=evidence,
-                     reason="streamed text differs from the non-streamed reply at temperature 0",
-                     metrics={"chunks": chunks})
-    return Check(name=name, status=CheckStatus.passed, evidence=evidence, metrics={"chunks": chunks})

@@ -10,17 +10,19 @@ written to the facts, so the report says which engine was measured.
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 from abc import abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pydantic import BaseModel
 
 from harness.errors import HarnessError, InputError
 from harness.evidence.runbook import Runbook, load_runbook
 from harness.evidence.server import (
     RunningServer,
     ServedModel,
+    ServerRecord,
     ServerStartError,
     failure_check,
     log_tail,
@@ -32,6 +34,33 @@ from harness.steps.base import Collected, Step, StepContext, runner_failure
 SERVED = "served.json"
 RUNBOOK_COPY = "runbook.yaml"
 SERVER_DIR = "server"
+
+
+class RunnerError(BaseModel):
+    """A runner that raised while the server was up (`served.json`'s `runner_error`)."""
+
+    reason: str
+    detail: str | None = None
+    unusable_input: bool = False  # an input file was at fault: the gate refuses approval
+
+
+class ServedState(BaseModel):
+    """`served.json`: what stopped the step's serving part, if anything; `{}` when nothing did.
+    At most one field is set; written with exclude_unset, so older files read back the same."""
+
+    unavailable: str | None = None  # no runbook given
+    unusable: str | None = None  # the runbook no longer loads
+    skipped: str | None = None  # the runbook asks nothing of this step
+    start_failed: bool = False  # the server's own record (server.json) says why
+    runner_error: RunnerError | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> ServedState:
+        """The state at `path`; a missing or unreadable file reads as a runner error."""
+        try:
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls(runner_error=RunnerError(reason=f"{path.name} is missing or unreadable", detail=None))
 
 
 class ServedStep(Step):
@@ -47,15 +76,12 @@ class ServedStep(Step):
 
     def collect(self, ctx: StepContext) -> Collected:
         facts, commands = self.collect_static(ctx)
-        state: dict[str, Any] = {}
-        runbook, why_not = _read_runbook(ctx.inputs)
-        if runbook is None:
-            state.update(why_not)
-        else:
+        runbook, state = _read_runbook(ctx.inputs)
+        if runbook is not None:
             ctx.write_text(RUNBOOK_COPY, Path(ctx.inputs.runbook).read_text(encoding="utf-8"))
             skip = self.skip_reason(runbook)
             if skip:
-                state["skipped"] = skip
+                state.skipped = skip
             else:
                 served = ServedModel.from_runbook(runbook, ctx.evidence_dir / SERVER_DIR, registry=ctx.processes,
                                                   progress=ctx.progress)
@@ -70,15 +96,15 @@ class ServedStep(Step):
                         served.confirm_alive()
                     self.after_serving(ctx, runbook, list(server.log_paths))
                 except ServerStartError:
-                    state["start_failed"] = True  # the server's record says why
+                    state.start_failed = True  # the server's record says why
                 except Exception as exc:  # noqa: BLE001 — any runner failure is recorded, not passed
                     check = runner_failure(self.check_name, exc)
-                    state["runner_error"] = {"reason": check.reason, "detail": check.detail,
-                                             "unusable_input": isinstance(exc, InputError)}
+                    state.runner_error = RunnerError(reason=check.reason or "", detail=check.detail,
+                                                     unusable_input=isinstance(exc, InputError))
                 engine = _identity(ctx.evidence_dir / SERVER_DIR / "server.json")
                 if engine:
                     facts["engine"] = engine
-        ctx.write_json(SERVED, state)
+        ctx.write_json(SERVED, state.model_dump(mode="json", exclude_unset=True))
         return Collected(facts=facts, commands=commands)
 
     def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
@@ -111,46 +137,42 @@ class ServedStep(Step):
     def judge_serving(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         """What serving the model showed: a not-run or failed check when it could not be served,
         else the step's `judge_served` checks."""
-        state = _read_json(evidence_dir / SERVED)
-        if "unusable" in state:
-            return [unusable(self.check_name, state["unusable"])]
-        if "unavailable" in state:
-            return [not_run(self.check_name, state["unavailable"])]
-        if "skipped" in state:
-            return [not_run(self.check_name, state["skipped"])]
-        if "runner_error" in state:
-            error = state["runner_error"]
-            return [not_run(self.check_name, error["reason"], detail=error["detail"],
-                            unusable_input=error.get("unusable_input", False))]
-        if state.get("start_failed"):
+        state = ServedState.read(evidence_dir / SERVED)
+        if state.unusable is not None:
+            return [unusable(self.check_name, state.unusable)]
+        if state.unavailable is not None:
+            return [not_run(self.check_name, state.unavailable)]
+        if state.skipped is not None:
+            return [not_run(self.check_name, state.skipped)]
+        if state.runner_error is not None:
+            error = state.runner_error
+            return [not_run(self.check_name, error.reason, detail=error.detail, unusable_input=error.unusable_input)]
+        if state.start_failed:
             started = failure_check(evidence_dir / SERVER_DIR / "server.json")
             return [started or not_run(self.check_name, "the server did not start and left no record")]
         checks = self.judge_served(evidence_dir, evidence_runbook(evidence_dir, inputs))
         return checks or [not_run(self.check_name, "the runbook defines nothing for this step")]
 
 
-def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, dict[str, str]]:
-    """The run's runbook, or why there is none: {"unavailable": ...} when none was given,
-    {"unusable": ...} when it no longer loads (edited after `run` checked it)."""
+def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, ServedState]:
+    """The run's runbook and a fresh state, or None and why there is none: `unavailable` when
+    none was given, `unusable` when it no longer loads (edited after `run` checked it)."""
     if not inputs.runbook:
-        return None, {"unavailable": "no runbook given (--runbook)"}
+        return None, ServedState(unavailable="no runbook given (--runbook)")
     try:
-        return load_runbook(inputs.runbook), {}
+        return load_runbook(inputs.runbook), ServedState()
     except HarnessError as exc:
-        return None, {"unusable": f"runbook unusable: {exc}"}
+        return None, ServedState(unusable=f"runbook unusable: {exc}")
 
 
 def _identity(record_path: Path) -> dict[str, Any] | None:
     """What the report shows of the engine that was measured: its identity from server.json."""
-    try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    record = ServerRecord.read(record_path)
+    if record is None or record.identity is None:
         return None
-    identity = record.get("identity")
-    if not isinstance(identity, dict):
-        return None
-    return {"pid": identity.get("pid"), "program": " ".join(identity.get("program") or record.get("command", [])),
-            "models": identity.get("models"), "port": record.get("port")}
+    identity = record.identity
+    return {"pid": identity.pid, "program": " ".join(identity.program or record.command),
+            "models": identity.models, "port": record.port}
 
 
 def evidence_runbook(evidence_dir: Path, inputs: RunInputs) -> Runbook:
@@ -184,10 +206,3 @@ def server_log_tail(evidence_dir: Path) -> str | None:
     logs = [evidence_dir / SERVER_DIR / f"server.{kind}.log" for kind in ("stderr", "stdout")]
     present = [p for p in logs if p.is_file()]
     return log_tail(present) if present else None
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"runner_error": {"reason": f"{path.name} is missing or unreadable", "detail": None}}

@@ -21,17 +21,25 @@ import httpx
 import pytest
 
 from harness.errors import HarnessError
-from harness.evidence.accuracy import run_runbook_accuracy
-from harness.evidence.local_model import SERVED_MODEL_NAME, prepare_tokenizer, require_engine, tokenizer_dir
-from harness.evidence.perf import bench_install, load_bench_results, missing_bench_packages, run_performance
+from harness.evidence.accuracy import run_runbook_accuracy, suite_checks
+from harness.evidence.local_model import (
+    SERVED_MODEL_NAME,
+    prepare_tokenizer,
+    require_engine,
+    tokenizer_dir,
+)
+from harness.evidence.perf import (
+    bench_install,
+    load_bench_results,
+    missing_bench_packages,
+    run_performance,
+)
+from harness.evidence.performance import suite_checks as performance_checks
 from harness.evidence.runbook import Runbook, load_runbook
 from harness.evidence.server import ServedModel
-from harness.evidence.smoke import read_exchanges, run_smoke
+from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
 from harness.record.checks import CheckStatus
 from harness.stats.performance import summarize
-from harness.steps.accuracy import suite_checks
-from harness.steps.interface import smoke_checks
-from harness.steps.performance import suite_checks as performance_checks
 
 pytestmark = pytest.mark.slow
 

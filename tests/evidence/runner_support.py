@@ -1,5 +1,5 @@
 """A runner's evidence judged the way its step judges it: collect with the evidence runner,
-then read the checks back with the step's own judge functions (a module of its own, not
+then read the checks back with the runner's own check functions (a module of its own, not
 conftest, so test modules can import it)."""
 
 from __future__ import annotations
@@ -7,14 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.evidence.fallback import run_fallback_scan
+from harness.evidence.fallback import fallback_checks, run_fallback_scan
 from harness.evidence.perf import load_bench_results, run_performance
-from harness.evidence.smoke import read_exchanges, run_smoke
+from harness.evidence.performance import suite_checks
+from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
 from harness.record.checks import overall
 from harness.stats.performance import summarize
-from harness.steps.interface import smoke_checks
-from harness.steps.operators import fallback_checks
-from harness.steps.performance import suite_checks
 
 
 def smoke(server, spec, evidence_dir: Path) -> SimpleNamespace:

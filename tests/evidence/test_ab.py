@@ -15,10 +15,10 @@ from harness.evidence.perf import (
     request_samples,
     run_performance,
 )
+from harness.evidence.performance import suite_checks
 from harness.evidence.runbook import PerformanceSuite
 from harness.record.checks import CheckStatus
 from harness.stats.performance import Metric, compare_paired_requests
-from harness.steps.performance import suite_checks
 
 needs_bench = pytest.mark.skipif(bool(missing_bench_packages()),
                                  reason=f"bench_serving not installed here: {missing_bench_packages()}")

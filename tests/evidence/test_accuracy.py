@@ -10,11 +10,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.evidence.accuracy import Endpoint, load_baseline_samples, run_accuracy_suite, run_runbook_accuracy
-from harness.steps.accuracy import suite_check, suite_checks
-from harness.record.checks import CheckStatus
+from harness.evidence.accuracy import (
+    Endpoint,
+    load_baseline_samples,
+    run_accuracy_suite,
+    run_runbook_accuracy,
+    suite_check,
+    suite_checks,
+)
 from harness.evidence.runbook import AccuracySuite, Baseline, load_runbook
 from harness.evidence.server import ServedModel
+from harness.record.checks import CheckStatus
 
 pytest.importorskip("lm_eval")
 

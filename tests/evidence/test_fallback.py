@@ -9,16 +9,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from runner_support import fallback_scan as run_fallback_scan
 
 from harness.errors import HarnessError
-from harness.record.checks import CheckStatus
 from harness.evidence.fallback import scan_log
-from harness.evidence.traces import load_trace
+from harness.evidence.profile import capture_profile, profile_check
 from harness.evidence.recipes import Recipes, load_recipes
 from harness.evidence.runbook import ProfilingSpec, load_runbook
-from harness.evidence.server import capture_profile
-from harness.steps.operators import profile_check
-from runner_support import fallback_scan as run_fallback_scan
+from harness.evidence.traces import load_trace
+from harness.record.checks import CheckStatus
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_RUNBOOK = REPO_ROOT / "runbooks" / "plugin-device.yaml"

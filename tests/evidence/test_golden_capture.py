@@ -15,14 +15,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 from harness.errors import HarnessError
-from harness.evidence.golden import (
-    capture_outputs,
-    golden_evidence_check,
-    load_dumps,
-    load_factory,
-    run_golden,
-)
+from harness.evidence.golden import GoldenRunner, load_dumps
 from harness.evidence.runbook import load_runbook
+from harness.evidence.tensor_capture import capture_outputs, load_factory
 from harness.record.checks import CheckStatus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,9 +78,9 @@ def test_runbook_section_float32_vs_bfloat16_with_per_op_tolerances(tmp_path):
           tolerances: [{{pattern: "*norm*", atol: 0.05, rtol: 0.02}}]
         """))
     evidence = tmp_path / "evidence"
-    commands = run_golden(runbook.golden, evidence, cwd=tmp_path)
+    commands = GoldenRunner().run(runbook.golden, evidence, cwd=tmp_path).commands()
     assert len(commands) == 2 and "bfloat16" in commands[1]
-    check = golden_evidence_check(evidence)
+    (check,) = GoldenRunner().judge(evidence, runbook.golden)
     assert check.status is CheckStatus.passed, check.reason
     assert check.metrics["compared"] == 26 and check.metrics["dtype_mismatches"] == 0
     norms = [t for t in json.loads((evidence / "golden.json").read_text())["tensors"] if "norm" in t["name"]]
@@ -98,8 +93,8 @@ def test_runbook_section_float32_vs_bfloat16_with_per_op_tolerances(tmp_path):
                                                    update={"command": None, "dumps": evidence / "reference"}),
                                                "candidate": runbook.golden.candidate.model_copy(
                                                    update={"command": None, "dumps": evidence / "candidate"})})
-    run_golden(strict, tmp_path / "strict", cwd=tmp_path)
-    failed = golden_evidence_check(tmp_path / "strict")
+    GoldenRunner().run(strict, tmp_path / "strict", cwd=tmp_path)
+    (failed,) = GoldenRunner().judge(tmp_path / "strict", strict)
     assert failed.status is CheckStatus.failed and "26 unexpected dtype mismatches" in failed.reason
 
 
@@ -109,8 +104,8 @@ def test_a_failing_capture_fails_with_its_log(tmp_path):
           reference: {{command: "{sys.executable} -m harness golden capture --factory nowhere.py:build --out {{out}}"}}
           candidate: {{dumps: cand}}
         """))
-    run_golden(runbook.golden, tmp_path / "ev", cwd=tmp_path)
-    check = golden_evidence_check(tmp_path / "ev")
+    GoldenRunner().run(runbook.golden, tmp_path / "ev", cwd=tmp_path)
+    (check,) = GoldenRunner().judge(tmp_path / "ev", runbook.golden)
     assert check.status is CheckStatus.failed
     assert "reference capture exited with code 2" in check.reason and "no such file" in check.reason
     assert "reference log tail" in check.detail

@@ -127,7 +127,7 @@ def test_several_problems_are_counted(tmp_path):
 
 def test_margin_zero_selects_the_exact_mcnemar_rule(tmp_path):
     from harness.evidence.accuracy import SampleRecord, decide_samples
-    from harness.stats.accuracy import RULE_EXACT_MCNEMAR
+    from harness.stats.proportions import RULE_EXACT_MCNEMAR
 
     suite = _load(tmp_path, VALID.replace("limit: 200", "limit: 200\n    margin: 0")).accuracy[0]
     assert suite.margin == 0

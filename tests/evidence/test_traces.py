@@ -13,9 +13,17 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from harness.errors import HarnessError
+from harness.evidence.traces import (
+    TraceNaming,
+    analyze_trace,
+    diff_traces,
+    load_trace,
+    report_check,
+    union_length,
+    write_diff_evidence,
+    write_trace_evidence,
+)
 from harness.record.checks import CheckStatus
-from harness.evidence.traces import (TraceNaming, analyze_trace, diff_traces, load_trace, trace_check,
-                                     union_length, write_diff_evidence)
 
 HOST, DEVICE = 1, 0
 
@@ -143,7 +151,8 @@ def test_real_cpu_profiler_trace_json_and_gz(tmp_path):
     assert report.device_events == 0 and report.split == []
     assert "no device events" in report.notes[0]
 
-    check, _ = trace_check(packed, tmp_path / "evidence")
+    write_trace_evidence(analyze_trace(load_trace(packed), source=str(packed)), tmp_path / "evidence")
+    check = report_check(report, [])
     assert check.status is CheckStatus.inconclusive and "no device events" in check.reason
     summary = json.loads((tmp_path / "evidence" / "trace_summary.json").read_text())
     assert summary["top_operators"][0]["name"] == report.top_operators[0].name
@@ -191,7 +200,8 @@ def test_loopback_profile_trace_through_the_http_surface(loopback_server, tmp_pa
     (trace_path,) = trace_dir.glob("*.trace.json.gz")
 
     xdev = TraceNaming(runtime_categories=["privateuse1_runtime"], launch_patterns=[r"^xdev\w*Launch|Async$"])
-    check, report = trace_check(trace_path, tmp_path / "evidence", xdev)
+    report = analyze_trace(load_trace(trace_path), xdev, source=str(trace_path))
+    check = report_check(report, [])
     assert check.status is CheckStatus.passed, check.label()
     kinds = {k.kind for k in report.top_kernels}
     assert kinds == {"compute", "memcpy", "communication"}  # xccl all-reduce counted as communication
@@ -205,8 +215,6 @@ def test_missing_and_corrupt_traces_are_clear(tmp_path):
     missing = tmp_path / "nope.trace.json.gz"
     with pytest.raises(HarnessError, match="trace not found: .*nope.trace.json.gz"):
         load_trace(missing)
-    check, report = trace_check(missing, tmp_path / "evidence")
-    assert check.status is CheckStatus.not_run and report is None and "trace not found" in check.reason
 
     truncated = tmp_path / "cut.trace.json.gz"
     truncated.write_bytes(gzip.compress(json.dumps(synthetic_trace()).encode())[:40])
@@ -220,10 +228,10 @@ def test_missing_and_corrupt_traces_are_clear(tmp_path):
 
     wrong_shape = tmp_path / "shape.json"
     wrong_shape.write_text(json.dumps({"events": []}))
-    check, _ = trace_check(wrong_shape, tmp_path / "evidence")
-    assert check.status is CheckStatus.not_run and "no traceEvents list" in check.reason
+    with pytest.raises(HarnessError, match="no traceEvents list"):
+        load_trace(wrong_shape)
 
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"traceEvents": []}))
-    check, _ = trace_check(empty, tmp_path / "evidence")
+    check = report_check(analyze_trace(load_trace(empty)), [])
     assert check.status is CheckStatus.failed and "no complete" in check.reason

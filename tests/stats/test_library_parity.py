@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.stats.accuracy import newcombe_interval, paired_mean_test, wilson_interval
 from harness.stats.performance import METRICS, compare_metric
+from harness.stats.proportions import newcombe_interval, paired_mean_test
 
 
 def wilson_formula(successes: float, n: int, z: float) -> tuple[float, float]:
@@ -31,11 +31,10 @@ def newcombe_formula(c1: float, n1: int, c0: float, n0: int, z: float) -> tuple[
 
 @pytest.mark.parametrize("n", [1, 7, 20, 200, 1319])
 @pytest.mark.parametrize("alpha", [0.025, 0.05, 0.1])
-def test_wilson_and_newcombe_equal_the_formulas(n, alpha):
+def test_newcombe_equals_the_formula_built_from_wilson_intervals(n, alpha):
     z = stats.norm.isf(alpha)
     for successes in sorted({0, 1, n // 3, n // 2 + 0.5, n - 1, n}):
         if 0 <= successes <= n:
-            assert wilson_interval(successes, n, z) == pytest.approx(wilson_formula(successes, n, z), abs=1e-12)
             for baseline in (0, n // 4, 0.55 * n, n):
                 assert newcombe_interval(successes, n, baseline, n, z) == pytest.approx(
                     newcombe_formula(successes, n, baseline, n, z), abs=1e-12)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.evidence.accuracy import SampleRecord, decide_samples, gate_samples, samples_vacuity
+from harness.evidence.accuracy import SampleRecord, decide_samples, gate_samples
 from harness.evidence.runbook import AccuracySuite
-from harness.stats.accuracy import unpaired_test, vacuity
-from harness.stats.sequential import sequential_design, sequential_paired_test
+from harness.stats.accuracy import decide, vacuity
+from harness.stats.sequential import sequential_design
 
 SUITE = AccuracySuite(name="gsm8k", task="gsm8k", metric="exact_match,strict-match", gate="paired", margin=0.02,
                       alpha=0.05)
@@ -60,22 +60,19 @@ def test_continuous_scores_take_the_same_rule():
 
 def test_sequential_path_never_passes_a_vacuous_measurement():
     design = sequential_design([50, 100])
-    base, cand = records([0.0] * 100), records([0.0] * 100)
-    result = sequential_paired_test([False] * 100, [False] * 100, design, margin=0.02,
-                                    vacuous=samples_vacuity(base, cand))
+    result = decide([0.0] * 100, [0.0] * 100, candidate_outputs=[f"a{i}" for i in range(100)], design=design)
     assert result.outcome == "inconclusive" and result.vacuous
     assert result.sequential is not None
 
 
 def test_unpaired_path_zero_aggregate_and_degenerate_outputs():
-    zero = unpaired_test(0, 200, 0.0, 200, vacuous=samples_vacuity(None, records([0.0] * 200), baseline_score=0.0))
+    texts = [f"answer text {i}" for i in range(200)]
+    zero = decide([0.0] * 200, baseline_score=0.0, baseline_n=200, candidate_outputs=texts)
     assert zero.outcome == "inconclusive" and "0 vs 0" in zero.vacuous and not zero.paired
-    same = records([1.0] * 200, ["42"] * 200)
-    result = unpaired_test(200, 200, 0.5, 200, vacuous=samples_vacuity(None, same, baseline_score=0.5))
+    result = decide([1.0] * 200, baseline_score=0.5, baseline_n=200, candidate_outputs=["42"] * 200)
     assert result.outcome == "inconclusive" and "every candidate output is the same text" in result.vacuous
     # a measurement of something is untouched: 100 % measured vs 50 % recorded passes
-    assert unpaired_test(200, 200, 0.5, 200, vacuous=samples_vacuity(None, records([1.0] * 200), 0.5)).outcome \
-        == "passed"
+    assert decide([1.0] * 200, baseline_score=0.5, baseline_n=200, candidate_outputs=texts).outcome == "passed"
 
 
 def test_a_real_measurement_is_not_vacuous():

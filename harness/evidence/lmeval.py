@@ -1,0 +1,310 @@
+"""lm-eval against a served endpoint: the task it runs, the call, and its per-question records.
+
+lm-eval runs through its Python API (`lm_eval.simple_evaluate`) with `local-completions` or
+`local-chat-completions` and `tokenizer_backend=None`, so nothing is downloaded for the model.
+When a suite names local `data_files`, a task YAML is written that `include:`s the built-in
+task by absolute path (lm-eval 0.4.13 resolves includes relative to the including file, or
+absolute) and points `dataset_path: json` at the files; a TaskManager with `include_path`
+picks it up, so the built-in prompt, filters and metrics are used unchanged, offline.
+
+The accuracy runner (`harness.evidence.accuracy`) drives these and applies the decision rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import importlib.util
+import logging
+import re
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+import harness
+from harness.evidence.runbook import AccuracySuite, Api
+
+_AGGREGATE_KEYS = {"name", "alias", "sample_len", "samples"}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the served model answers: the server root (http://host:port) and the model name."""
+
+    base_url: str
+    model: str
+    api: Api = "completions"
+    request_timeout_s: int = 300
+    max_retries: int = 3
+
+    def url(self) -> str:
+        root = re.sub(r"/v1(/(chat/)?completions)?/?$", "", self.base_url.rstrip("/"))
+        return root + ("/v1/chat/completions" if self.api == "chat" else "/v1/completions")
+
+
+class SampleRecord(BaseModel):
+    doc_id: int
+    question_hash: str  # sha256 of the question text (or of lm-eval's doc hash when no `question`)
+    doc_hash: str | None = None
+    target: str
+    response: str
+    filtered: str | None = None  # the answer lm-eval's filter extracted
+    score: float
+    correct: bool | None = None  # None when the metric is not right/wrong (e.g. F1)
+
+
+class AccuracyNotRun(Exception):
+    """Something needed to run is missing; recorded as `not_run`."""
+
+
+class UnusableInput(AccuracyNotRun):
+    """An input of the suite (data file, baseline, task name, its pairing) is unusable; recorded
+    as `not_run` with `unusable_input`, so the step's gate refuses approval."""
+
+
+class AccuracyFailed(Exception):
+    """lm-eval or the endpoint failed; recorded as `failed`."""
+
+
+# ------------------------------------------------------------------------- task setup
+
+
+@dataclass
+class PreparedTask:
+    name: str
+    include_path: Path | None  # directory holding the generated task YAML
+    config: dict[str, Any]  # what the YAML says (or the built-in task's name)
+
+
+def prepare_task(suite: AccuracySuite, work_dir: Path) -> PreparedTask:
+    """The built-in task as is, or a YAML including it with the dataset pointed at local files."""
+    if not suite.data_files:
+        return PreparedTask(name=suite.task, include_path=None, config={"task": suite.task})
+    missing = [f"{split}: {path}" for split, path in suite.data_files.items() if not Path(path).is_file()]
+    if missing:
+        raise UnusableInput(f"data file(s) not found: {', '.join(missing)}")
+    builtin = builtin_task_yaml(suite.task)
+    name = "harness_" + re.sub(r"\W+", "_", suite.name)
+    config = {
+        "include": str(builtin),
+        "task": name,
+        "dataset_path": "json",
+        "dataset_name": None,
+        "dataset_kwargs": {"data_files": {split: str(Path(p).resolve()) for split, p in suite.data_files.items()}},
+    }
+    task_dir = work_dir / "task"
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return PreparedTask(name=name, include_path=task_dir, config=config)
+
+
+def builtin_task_yaml(task: str) -> Path:
+    """The YAML file defining a built-in lm-eval task.
+
+    A plain text search: indexing every built-in task with TaskManager() takes 20 s or more,
+    and the generated YAML includes this file by path, so lm-eval never needs that index. Nor is
+    lm-eval imported (2 s): `harness run` checks task names before step 1.
+    """
+    spec = importlib.util.find_spec("lm_eval")  # optional (the `eval` extra)
+    if spec is None or not spec.submodule_search_locations:
+        raise AccuracyNotRun("lm-eval is not installed; pip install 'lm-eval==0.4.13'")
+    pattern = re.compile(rf"^task:\s*['\"]?{re.escape(task)}['\"]?\s*$", re.MULTILINE)
+    root = Path(spec.submodule_search_locations[0]) / "tasks"
+    # Tasks usually live in a folder named after their prefix (gsm8k/, longbench/): look there first.
+    likely = root / task.split("_")[0]
+    candidates = (
+        [*sorted(likely.rglob("*.yaml")), *sorted(root.rglob("*.yaml"))]
+        if likely.is_dir()
+        else sorted(root.rglob("*.yaml"))
+    )
+    for path in candidates:
+        if pattern.search(path.read_text(errors="replace")):
+            return path.resolve()
+    raise UnusableInput(f"lm-eval {lm_eval_version()} has no built-in task named {task!r}")
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """Reads lm-eval task YAML, whose `!function` tags name Python callables, as plain data."""
+
+
+_TaskLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def task_metrics(task: str) -> tuple[list[str], list[str]] | None:
+    """(metric names, filter names) a built-in lm-eval task reports — the two halves of a
+    'metric,filter' key — read from its YAML (and one `include`d YAML), with 'none' as the only
+    filter of a task without a filter_list. None when lm-eval is not installed or the YAML does
+    not say (e.g. metrics computed by a `process_results` function); AccuracyNotRun subclass
+    UnusableInput for an unknown task."""
+    try:
+        path = builtin_task_yaml(task)
+    except UnusableInput:
+        raise
+    except AccuracyNotRun:
+        return None
+    config = yaml.load(path.read_text(errors="replace"), Loader=_TaskLoader) or {}
+    include = config.get("include")
+    if isinstance(include, str) and (path.parent / include).is_file():
+        config = {**(yaml.load((path.parent / include).read_text(errors="replace"), Loader=_TaskLoader) or {}),
+                  **config}
+    metrics = [m.get("metric") for m in config.get("metric_list") or [] if isinstance(m, dict)]
+    if not metrics or not all(isinstance(m, str) for m in metrics):
+        return None
+    filters = [f.get("name") for f in config.get("filter_list") or [] if isinstance(f, dict)] or ["none"]
+    return metrics, [f for f in filters if isinstance(f, str)]
+
+
+# -------------------------------------------------------------------------- lm-eval
+
+
+def evaluate_arguments(
+    suite: AccuracySuite, endpoint: Endpoint, task: PreparedTask, doc_ids: Sequence[int] | None
+) -> dict[str, Any]:
+    """Keyword arguments for simple_evaluate (task_manager added by the caller)."""
+    model_args = {
+        "base_url": endpoint.url(),
+        "model": endpoint.model,
+        "tokenizer_backend": None,  # no tokenizer download; requests go as strings
+        "tokenized_requests": False,
+        "num_concurrent": suite.num_concurrent,
+        "max_retries": endpoint.max_retries,
+        "timeout": endpoint.request_timeout_s,
+    }
+    arguments: dict[str, Any] = {
+        "model": "local-chat-completions" if endpoint.api == "chat" else "local-completions",
+        "model_args": model_args,
+        "tasks": [task.name],
+        "num_fewshot": suite.num_fewshot,
+        "log_samples": True,
+        "apply_chat_template": endpoint.api == "chat",
+        "gen_kwargs": suite.gen_kwargs or None,
+    }
+    if doc_ids is not None:
+        arguments["samples"] = {task.name: list(doc_ids)}
+    elif suite.limit is not None:
+        arguments["limit"] = suite.limit
+    return arguments
+
+
+def reproduce_script(arguments: dict[str, Any], task: PreparedTask) -> str:
+    """A standalone Python script that repeats the simple_evaluate call (same arguments, same task
+    config)."""
+    include = f"include_path={str(task.include_path)!r}, include_defaults=False" if task.include_path else ""
+    lines = [
+        f"# Reproduces this accuracy run (harness {harness.__version__}, lm-eval {lm_eval_version()}).",
+        "import json",
+        "",
+        "import lm_eval",
+        "from lm_eval.tasks import TaskManager",
+        "",
+        "results = lm_eval.simple_evaluate(",
+        *(f"    {key}={value!r}," for key, value in arguments.items()),
+        f"    task_manager=TaskManager({include}),",
+        ")",
+        "print(json.dumps(results['results'], indent=2, default=str))",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def lm_eval_version() -> str:
+    try:
+        return importlib.metadata.version("lm_eval")  # optional (the `eval` extra)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@contextlib.contextmanager
+def _captured_output(log_path: Path) -> Iterator[None]:
+    """Send lm-eval's logging, progress bars and prints to the evidence log."""
+    with log_path.open("a") as log:
+        handler = logging.StreamHandler(log)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        loggers = [logging.getLogger(name) for name in ("lm_eval", "lm-eval")]
+        for logger in loggers:
+            logger.addHandler(handler)
+        try:
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                yield
+        finally:
+            for logger in loggers:
+                logger.removeHandler(handler)
+
+
+def run_lm_eval(arguments: dict[str, Any], task: PreparedTask, log_path: Path) -> dict[str, Any]:
+    try:
+        import lm_eval  # optional (the `eval` extra)
+        from lm_eval.tasks import TaskManager
+    except ImportError as exc:
+        raise AccuracyNotRun(f"lm-eval is not installed ({exc}); pip install 'lm-eval==0.4.13'") from None
+    with _captured_output(log_path):
+        try:
+            # The generated YAML includes the built-in one by path: no need to index the defaults.
+            manager = (
+                TaskManager(include_path=str(task.include_path), include_defaults=False)
+                if task.include_path
+                else TaskManager()
+            )
+            results = lm_eval.simple_evaluate(**arguments, task_manager=manager)
+        except ImportError as exc:  # a task's own extra dependencies (e.g. lm_eval[longbench])
+            traceback.print_exc()
+            raise AccuracyNotRun(f"lm-eval task {task.name} cannot load: {_first_line(exc)}") from exc
+        except Exception as exc:  # any lm-eval or endpoint error is evidence
+            traceback.print_exc()
+            raise AccuracyFailed(f"lm-eval failed: {type(exc).__name__}: {_first_line(exc)}") from exc
+    if not results or task.name not in results.get("results", {}):
+        raise AccuracyFailed(f"lm-eval returned no results for task {task.name}")
+    return results
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else repr(exc)
+
+
+def metric_key(results: dict[str, Any], task_name: str, requested: str | None) -> str:
+    """The 'metric,filter' key gated on: the requested one, or the task's first metric."""
+    available = [k for k in results["results"][task_name] if k not in _AGGREGATE_KEYS and "_stderr" not in k]
+    if requested is None:
+        if not available:
+            raise AccuracyFailed(f"lm-eval reported no metric for task {task_name}")
+        return available[0]
+    if requested not in available:
+        raise AccuracyFailed(f"metric {requested!r} not reported by {task_name}; available: {', '.join(available)}")
+    return requested
+
+
+def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
+    """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
+    KeyError/ValueError on rows lacking the metric."""
+    metric, _, filter_name = key.partition(",")
+    records = []
+    for row in results["samples"][task_name]:
+        if filter_name and row.get("filter") != filter_name:
+            continue
+        doc = row.get("doc") or {}
+        question = doc.get("question") if isinstance(doc, dict) else None
+        digest_source = question if isinstance(question, str) else str(row.get("doc_hash", row["doc_id"]))
+        score = float(row[metric])
+        responses = row.get("resps") or [[""]]
+        filtered = row.get("filtered_resps") or [None]
+        records.append(
+            SampleRecord(
+                doc_id=int(row["doc_id"]),
+                question_hash=hashlib.sha256(digest_source.encode()).hexdigest(),
+                doc_hash=row.get("doc_hash"),
+                target=str(row.get("target", "")),
+                response=str(responses[0][0] if responses and responses[0] else ""),
+                filtered=None if filtered[0] is None else str(filtered[0]),
+                score=score,
+                correct=bool(score) if score in (0.0, 1.0) else None,
+            )
+        )
+    return sorted(records, key=lambda r: r.doc_id)
+
