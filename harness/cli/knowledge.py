@@ -222,7 +222,8 @@ def port_command(
     stale signature remains, 2 on bad input."""
     from harness.errors import HarnessError
     from harness.knowledge.drift import declared_baseline
-    from harness.knowledge.port import apply_ports, port_plugin, write_port_report
+    from harness.knowledge.port import port_plugin
+    from harness.knowledge.port_apply import apply_ports, write_port_report
 
     if not plugin.is_dir():  # before any release is downloaded
         raise HarnessError(f"plugin path '{plugin}' is not a directory")
