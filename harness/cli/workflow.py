@@ -232,9 +232,7 @@ def run(
     from harness.evidence.runbook import load_runbook
     from harness.knowledge.features import resolve_feature
     from harness.knowledge.sources import resolve
-    from harness.record.models import RunInputs
-    from harness.record.pins import pin_of
-    from harness.workflow.runs import check_workspace, start_run
+    from harness.workflow.runs import check_workspace, new_inputs, start_run
 
     ws = _runs_workspace(workspace, writes=True)
     builtin = plugin is None and upstream is None
@@ -272,20 +270,9 @@ def run(
             old = resolve(from_)
         progress(f"resolving feature {feature}")
         spec = resolve_feature(feature, feature_dirs, old, new, plugin_path, progress)
-    inputs = RunInputs(
-        run_id=run_id or _new_run_id(ws, spec.id),
-        feature=spec,
-        plugin=str(plugin_path),
-        plugin_commit=plugin_commit(plugin_path),
-        upstream=upstream,
-        from_upstream=from_,
-        upstream_pin=pin_of(new),
-        from_pin=pin_of(old) if old else None,
-        runbook=str(runbook_path) if runbook_path else None,
-        auto_approve=auto_approve,
-        agent=agent,
-        created_at=utc_now(),
-    )
+    inputs = new_inputs(run_id or _new_run_id(ws, spec.id), spec, plugin_path, upstream, from_,
+                        plugin_commit=plugin_commit(plugin_path), runbook=runbook_path, agent=agent,
+                        auto_approve=auto_approve)
     out.print(Text.assemble("Run ", (inputs.run_id, "bold"), f": feature {spec.id} ({spec.source.replace('_', ' ')}), "
                             f"upstream {new.label}" + (f" from {old.label}" if old else "")))
     out.print(describe(agent))
@@ -461,7 +448,7 @@ def repair(
     ws = _runs_workspace(workspace, writes=True)
     if run_id is not None:
         ws.run(run_id).require()
-    from harness.workflow.runs import repair as repair_runs  # cost: LangGraph
+    from harness.workflow.resume import repair as repair_runs  # cost: LangGraph
 
     moved, results = repair_runs(ws, run_id)
     if moved is not None:

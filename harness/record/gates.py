@@ -1,18 +1,77 @@
 """The rules of the human gate, in one place: which attempt a step is on, what reason it reruns
-with, and whether an approval still counts.
+with, whether an approval still counts, which decisions a gate takes by itself, and when a
+person's decision is refused.
 
 An approval is bound to the hash of the evidence it approved: when the evidence on disk no
 longer hashes to it, the approval is invalidated (`status` exits 1, later gates refuse).
+
+Every rule here is a pure function of the typed record (`RunView`, `StepRecord`, `GateDecision`,
+`ResumeView`): it returns the decision to journal, or a `Refusal` saying why nothing may be
+decided. `harness.workflow.runs` raises a refusal as a one-line HarnessError, before anything is
+recorded; the LangGraph gate nodes journal what `automatic_decision` returns.
 """
 
 from __future__ import annotations
 
-from harness.record.models import GateDecision, GateView, StepRecord
+import unicodedata
+from typing import Literal
+
+from pydantic import BaseModel
+
+from harness.errors import HarnessError
+from harness.record.models import (
+    GateDecision,
+    GateView,
+    ResumeView,
+    RunView,
+    StepRecord,
+    StepView,
+)
 
 AUTO_APPROVER = "auto-approve"
 AUTO_NOTE = "approved automatically (--auto-approve); nobody reviewed this evidence"
 INVALIDATED = "approval invalidated: evidence changed"
 SENDS_BACK = ("reject", "reopen")
+
+RefusalRule = Literal[
+    "control_character",  # --by, --note or --reason would act on a terminal or report
+    "record_changed",  # the journal chain, run.json, its runbook or a recipe changed since the start
+    "resume_state_gone",  # the state file is unreadable, or a waiting run's checkpoint is missing
+    "step_on_approve",  # --step names a step to reopen: reject only
+    "not_waiting",  # no gate to decide: the run finished, or stopped mid-step
+    "no_decider",  # --by is blank
+    "earlier_invalidated",  # an earlier approval no longer covers its evidence
+    "evidence_changed",  # the waiting step's evidence changed since the step produced it
+    "unusable_input",  # a check did not run because an input is unusable
+    "failed_without_note",  # approving failed checks needs a --note saying why
+    "no_reason",  # a rejection needs a --reason
+    "unknown_step",  # reopening a step the run does not have
+    "mid_step",  # reopening while the run stopped mid-step
+    "not_approved",  # reopening a step that has no approval
+]
+
+
+class Refusal(BaseModel):
+    """Why a gate decision is refused: the rule, and the one line the user reads (with what to
+    do instead). Nothing is recorded."""
+
+    rule: RefusalRule
+    message: str
+
+    def error(self) -> HarnessError:
+        """The refusal as the error the CLI prints (exit 2)."""
+        return HarnessError(self.message)
+
+
+class Reopening(BaseModel):
+    """A rejection of an earlier, approved step (`harness reject --step`): the decision to
+    journal, and the steps after it that ran (their evidence is superseded, their records reset)."""
+
+    decision: GateDecision
+    later: list[StepView]
+
+
+# --------------------------------------------------------------------------- where a gate stands
 
 
 def attempt_of(history: list[GateDecision]) -> int:
@@ -48,3 +107,155 @@ def gate_view(history: list[GateDecision], current: GateDecision | None, record:
     valid = current.evidence_hash == evidence_hash
     label = INVALIDATED if not valid else "approved (automatic)" if current.automatic else "approved"
     return GateView(decision="approve", valid=valid, **fields, label=label)
+
+
+# --------------------------------------------------------------------------- what a gate decides by itself
+
+
+def automatic_decision(record: StepRecord, *, skip: str | None, auto_approve: bool, at: str) -> GateDecision | None:
+    """What a gate nobody has decided yet decides by itself, on the step's current `record`:
+    a skip when the step has nothing to decide (`skip`: `Step.skip_gate`'s reason; never taken
+    as an approval), else an approval under --auto-approve, else None (it waits for a person).
+    `at`: the UTC time to stamp it with."""
+    if skip is not None:
+        return GateDecision(decision="skip", by="harness", at=at, reason=skip,
+                            evidence_hash=record.evidence_hash, attempt=record.attempt)
+    if auto_approve:
+        return GateDecision(decision="approve", by=AUTO_APPROVER, at=at, note=AUTO_NOTE, automatic=True,
+                            evidence_hash=record.evidence_hash, attempt=record.attempt)
+    return None
+
+
+# --------------------------------------------------------------------------- when a person's decision is refused
+
+
+def plain_text(text: str | None, option: str, *, lines: bool) -> Refusal | None:
+    """Refuse what a person says at a gate when it would act on a terminal or a report instead of
+    reading as text: control characters (terminal escape sequences, carriage returns, bells),
+    invisible format characters (bidi overrides, zero-width), and in `--by` any line break or tab
+    (it names one person, on one line of `status` and the reports). The refusal names the
+    option and the character; newlines and tabs are kept in notes and reasons (`lines`)."""
+    for ch in text or "":
+        if lines and ch in "\n\t":
+            continue
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            return Refusal(rule="control_character",
+                           message=f"{option} holds the control character {ch!r} (U+{ord(ch):04X}): say it in "
+                                   f"plain text; nothing was decided")
+    return None
+
+
+def record_refusal(run_id: str, changed: list[str]) -> Refusal | None:
+    """Refuse to decide on or advance a run whose record changed since it started (`changed`:
+    `harness.record.pins.record_changes`, one line each, first shown)."""
+    if not changed:
+        return None
+    more = f" (and {len(changed) - 1} more change(s): `harness status {run_id}`)" if len(changed) > 1 else ""
+    return Refusal(rule="record_changed",
+                   message=f"run {run_id}: its record changed: {changed[0]}{more}; nothing was decided")
+
+
+def resume_state_refusal(run_id: str, resume: ResumeView, *, waiting: bool) -> Refusal | None:
+    """A decision needs a readable state file, and a run waiting at a gate (`waiting`) its
+    checkpoint: refuse, pointing at `harness repair`, otherwise. A run stopped mid-step is
+    `resume`d from the journal, a finished one reopened from it: neither needs the checkpoint."""
+    if resume.state == "corrupt" or (resume.state == "missing" and waiting):
+        return Refusal(rule="resume_state_gone",
+                       message=f"run {run_id}: its resume state is gone ({resume.note}); its sign-off record "
+                               f"(journal, evidence, reports) is intact: `harness repair {run_id}` rebuilds the "
+                               f"resume state from it")
+    return None
+
+
+def step_refusal(*, approve: bool, step: str | None) -> Refusal | None:
+    """`--step` (a step to reopen) goes with a rejection only."""
+    if step is not None and approve:
+        return Refusal(rule="step_on_approve",
+                       message="--step is for reject only: approve decides the gate the run waits at")
+    return None
+
+
+def decision_at_gate(view: RunView, *, approve: bool, by: str, text: str | None, at: str) -> GateDecision | Refusal:
+    """The decision on the gate the run waits at (`text`: the note of an approval, the reason of
+    a rejection), or why it is refused: the run waits at no gate, nobody is named, or — for an
+    approval — an earlier approval is invalidated, the step's evidence changed since it was
+    produced, a check could not run on an unusable input, or the step failed and no note says
+    why; a rejection needs a reason. `at`: the UTC time to stamp it with."""
+    run_id = view.run_id
+    if view.state != "waiting":
+        what = {
+            "finished": "it has finished",
+            "interrupted": f"it stopped mid-step; `harness resume {run_id}` first",
+        }
+        return Refusal(rule="not_waiting",
+                       message=f"run {run_id} is not waiting at a gate: {what.get(view.state, view.state)}")
+    if not by.strip():
+        return Refusal(rule="no_decider", message="--by must name who decides")
+    step = view.step(view.waiting_at)
+    if approve:
+        earlier = next((s for s in view.invalidated if s.number < step.number), None)
+        if earlier is not None:
+            return Refusal(
+                rule="earlier_invalidated",
+                message=f"run {run_id}: the approval of {earlier.slug} is invalidated (its evidence changed after "
+                        f"approval: approved {earlier.gate.evidence_hash}, now {earlier.evidence_hash}); "
+                        f"no later gate can be approved until it is resolved: restore its approved evidence, or "
+                        f"reject {earlier.slug} to rerun it (harness reject {run_id} --step {earlier.slug} "
+                        f"--by NAME --reason TEXT)",
+            )
+        if step.evidence_changed:
+            return Refusal(
+                rule="evidence_changed",
+                message=f"run {run_id}: evidence of {step.slug} changed since the step produced it; "
+                        f"reject it to rerun the step instead of approving altered evidence",
+            )
+        blocked = next((c for c in step.checks if c.unusable_input), None)
+        if blocked is not None:
+            return Refusal(
+                rule="unusable_input",
+                message=f"run {run_id}: {step.slug} cannot be approved: {blocked.name} did not run because an "
+                        f"input is unusable ({blocked.reason}); fix the input, then reject the step to rerun it",
+            )
+        if step.verdict == "failed" and not (text or "").strip():
+            return Refusal(
+                rule="failed_without_note",
+                message=f"run {run_id}: {step.slug} failed its checks; approving it anyway needs --note saying why "
+                        f"(the report marks it \"approved despite failed checks\")",
+            )
+    elif not (text or "").strip():
+        return Refusal(rule="no_reason", message="--reason must say why the step is rejected")
+    return GateDecision(
+        decision="approve" if approve else "reject",
+        by=by.strip(),
+        at=at,
+        evidence_hash=step.evidence_hash,
+        attempt=step.attempt,
+        note=(text or None) if approve else None,
+        reason=None if approve else text.strip(),
+    )
+
+
+def reopening(view: RunView, slug: str, *, by: str, reason: str | None, at: str) -> Reopening | Refusal:
+    """The rejection of `slug`, an earlier step than the gate the run waits at (or a step of a
+    finished run), or why it is refused: no such step, the run stopped mid-step, nobody is named,
+    no reason is given, or the step has no approval to take back. `at`: the UTC time to stamp
+    it with."""
+    run_id = view.run_id
+    known = [s.slug for s in view.steps]
+    if slug not in known:
+        return Refusal(rule="unknown_step", message=f"unknown step {slug!r}; the steps are {', '.join(known)}")
+    if view.state not in ("waiting", "finished"):
+        return Refusal(rule="mid_step", message=f"run {run_id} stopped mid-step; `harness resume {run_id}` first")
+    if not by.strip():
+        return Refusal(rule="no_decider", message="--by must name who decides")
+    if not (reason or "").strip():
+        return Refusal(rule="no_reason", message="--reason must say why the step is rejected")
+    index = known.index(slug)
+    target = view.steps[index]
+    if target.gate.decision != "approve":
+        return Refusal(rule="not_approved",
+                       message=f"run {run_id}: {slug} has no approval to reject; only an approved step behind the "
+                               f"gate the run waits at can be reopened")
+    decision = GateDecision(decision="reopen", by=by.strip(), at=at, evidence_hash=target.evidence_hash,
+                            attempt=target.attempt, reason=reason.strip())
+    return Reopening(decision=decision, later=[s for s in view.steps[index + 1:] if s.attempt is not None])

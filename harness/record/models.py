@@ -223,7 +223,7 @@ class ProcessView(BaseModel):
 
 
 class RunView(BaseModel):
-    """A run as it stands: built in one place (`harness.workflow.runs.view_of`) from run.json,
+    """A run as it stands: built in one place (`harness.workflow.views.view_of`) from run.json,
     the journal, each step.json and the evidence on disk; `status` adds the resume cache and
     the processes still alive."""
 

@@ -7,7 +7,8 @@ it resumes the graph): approve goes on to the next step, reject loops back to th
 which reads its new attempt number and the reason from the journal. Only when nobody has
 decided yet does a gate `interrupt()`. So the journal alone steers the graph: a gate re-executed
 on resume, or a graph rebuilt from the journal after its checkpoints were lost, repeats nothing
-and asks nothing twice. A gate that auto-approves journals its own decision.
+and asks nothing twice. A gate that skips or auto-approves journals its own decision
+(`harness.record.gates.automatic_decision`).
 
 An approval of a drafted step owes the commit of its patch: the approve line says so
 (`commit: "pending"`), and the commit is journaled (`commit_done`) once made. A kill in between
@@ -25,9 +26,9 @@ from langgraph.types import Command, interrupt
 
 from harness.agent.sandbox import Sandbox
 from harness.errors import HarnessError
-from harness.record.gates import AUTO_APPROVER, AUTO_NOTE, attempt_of, last_rejection
+from harness.record.gates import attempt_of, automatic_decision, last_rejection
 from harness.record.layout import RunLayout, utc_now
-from harness.record.models import GateDecision, RunInputs, RunState
+from harness.record.models import RunInputs, RunState
 from harness.record.trajectory import decision_event
 from harness.steps import WORKFLOW
 from harness.steps.base import Step, StepContext, execute_step, load_result
@@ -80,17 +81,13 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
         trajectory = run.trajectory()
         record = trajectory.record(slug)
         decision = trajectory.decision(slug)
-        result = load_result(run.evidence_dir(slug)) if decision is None else None
-        skip = step.skip_gate(result) if result is not None else None
-        if skip is not None:  # nothing to decide: journaled with its reason, never as an approval
-            decision = GateDecision(decision="skip", by="harness", at=utc_now(), reason=skip,
-                                    evidence_hash=record.evidence_hash, attempt=record.attempt)
-            run.log(decision.decision, **decision_event(decision, slug))
-        if decision is None and auto_approve:
-            decision = GateDecision(decision="approve", by=AUTO_APPROVER, at=utc_now(), note=AUTO_NOTE,
-                                    automatic=True, evidence_hash=record.evidence_hash, attempt=record.attempt)
-            run.log(decision.decision, **decision_event(decision, slug,
-                                                        commit_owed=commit_owed(run, slug, record.attempt)))
+        if decision is None:  # a skip (nothing to decide) or --auto-approve is journaled like a person's
+            result = load_result(run.evidence_dir(slug))
+            skip = step.skip_gate(result) if result is not None else None
+            decision = automatic_decision(record, skip=skip, auto_approve=auto_approve, at=utc_now())
+            if decision is not None:
+                owed = decision.decision == "approve" and commit_owed(run, slug, record.attempt)
+                run.log(decision.decision, **decision_event(decision, slug, commit_owed=owed))
         if decision is None:
             # Resumed with the reviewer's decision, which is journaled by then; the journal is
             # what counts, the value handed back only wakes the graph.

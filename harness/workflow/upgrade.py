@@ -29,11 +29,17 @@ from harness.knowledge.sources import feature_diff, resolve
 from harness.knowledge.triage import FailsAt, Feature, FeatureKind, group_features
 from harness.knowledge.upstream import RELEASE_SPEC, latest_release
 from harness.record.layout import Workspace, check_run_id, utc_now
-from harness.record.models import AgentSettings, RunInputs, RunView
-from harness.record.pins import pin_of
+from harness.record.models import AgentSettings, RunView
 from harness.util.files import write_atomic
 from harness.util.templates import render
-from harness.workflow.runs import check_workspace, decide, resume_run, run_status, start_run
+from harness.workflow.runs import (
+    check_workspace,
+    decide,
+    new_inputs,
+    resume_run,
+    run_status,
+    start_run,
+)
 
 Progress = Callable[[str], None]
 Through = Literal["alignment", "interface"]
@@ -278,15 +284,11 @@ def _feature_run(workspace: Workspace, feature: Feature, run_id: str, plugin: Pa
         view = resume_run(workspace, run_id, progress)  # a no-op unless a killed process left it mid-step
         view = run_status(workspace, run_id)
     else:
-        inputs = RunInputs(
-            run_id=run_id,
-            feature=FeatureSpec(id=feature.id, source="feature_diff", name=feature.title, description=feature.why,
-                                symbols=feature.targets),
-            plugin=str(plugin), plugin_commit=plugin_commit, upstream=to_spec, from_upstream=from_spec,
-            upstream_pin=pin_of(resolve(to_spec)), from_pin=pin_of(resolve(from_spec)),
-            runbook=str(runbook) if runbook else None, created_at=utc_now(), agent=agent,
-            notes=[f"started by `harness upgrade` {from_spec} → {to_spec} (plugin content {fingerprint})"],
-        )
+        spec = FeatureSpec(id=feature.id, source="feature_diff", name=feature.title, description=feature.why,
+                           symbols=feature.targets)
+        inputs = new_inputs(run_id, spec, plugin, to_spec, from_spec, plugin_commit=plugin_commit,
+                            runbook=runbook, agent=agent,
+                            notes=[f"started by `harness upgrade` {from_spec} → {to_spec} (plugin content {fingerprint})"])
         view = start_run(workspace, inputs, progress)
     if agent is not None and view.waiting_at is not None and view.waiting_at.endswith("-alignment"):
         if view.inputs.agent is None:  # a run an earlier `upgrade` started without an agent

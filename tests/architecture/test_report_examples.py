@@ -12,7 +12,7 @@ import pytest
 from harness.record.layout import Workspace
 from harness.steps import STEPS
 from harness.steps.base import load_result
-from harness.workflow.runs import load_inputs, reports, view_of
+from harness.workflow.views import load_inputs, reports, view_of
 
 EXAMPLES = Workspace(Path(__file__).resolve().parents[2] / "reports" / "examples")
 
