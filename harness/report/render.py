@@ -1,7 +1,7 @@
 """Render a run's reports from the data handed in: a step's result (its step.json), its view
 (gate, history, evidence hash) and the run's inputs; the summary from the RunView.
 
-Rendering returns text; the caller writes it (`harness.workflow.runs`). Rendering twice from the
+Rendering returns text; the caller writes it (`harness.workflow.views.write_reports`). Rendering twice from the
 same data gives the same bytes, so any report can be deleted and regenerated, and the committed
 examples (`reports/examples/`) can be checked against what the code renders now.
 """
