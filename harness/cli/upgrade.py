@@ -9,15 +9,15 @@ import typer
 from rich.text import Text
 
 from harness.cli.base import app
-from harness.cli.console import err, out, print_json
-from harness.cli.workflow import (
+from harness.cli.common import (
     WorkspaceOpt,
-    _progress,
-    _runs_workspace,
     checked_runbook,
+    open_runs_workspace,
     plugin_commit,
+    progress_lines,
     validate_plugin,
 )
+from harness.cli.console import err, out, print_json
 from harness.errors import HarnessError
 from harness.record.layout import utc_now
 
@@ -59,14 +59,14 @@ def upgrade(
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY") if github_summary else None
     if github_summary and not summary_file:
         raise HarnessError("--github-summary: GITHUB_STEP_SUMMARY is not set (it is, inside a GitHub Actions job)")
-    ws = _runs_workspace(workspace, writes=True)
+    ws = open_runs_workspace(workspace, writes=True)
     plugin_path = validate_plugin(plugin)
     runbook_path = checked_runbook(runbook)
     agent = None
     if through == "interface":
         agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)
         err.print(describe(agent))
-    with _progress("upgrade") as update:
+    with progress_lines("upgrade") as update:
 
         def progress(message: str) -> None:
             # the long parts always get a line (a CI log shows where the time went); update()

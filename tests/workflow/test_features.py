@@ -113,7 +113,7 @@ def test_commit_range_on_a_git_upstream(project):
 
 
 def test_example_feature_files_load_and_bad_ones_say_what_is_wrong(tmp_path):
-    from harness.cli.workflow import DEFAULT_FEATURE, EXAMPLE_WORKSPACE
+    from harness.cli.common import DEFAULT_FEATURE, EXAMPLE_WORKSPACE
     from harness.errors import HarnessError
     from harness.knowledge.features import feature_files, load_feature_file
 

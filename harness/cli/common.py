@@ -1,0 +1,206 @@
+"""What the workflow commands and `upgrade` share: the built-in example's defaults, the
+--workspace option and workspace checks, progress lines, and plugin / SPEC / runbook checks
+that turn bad input into one line."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import typer
+from rich.text import Text
+
+from harness.cli.console import err
+from harness.cli.paths import resolved
+from harness.errors import HarnessError
+from harness.knowledge.upstream import RELEASE_SPEC, UNREACHABLE, cache_dir
+from harness.record.layout import Workspace, utc_now
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLE_WORKSPACE = EXAMPLES / "workspace"
+DEFAULT_UPSTREAM = "sglang==0.5.23"
+DEFAULT_FROM = "sglang==0.5.17"
+DEFAULT_FEATURE = "kv-pool-factory"
+
+# Exit codes of `status` beyond 0 and 2 (bad input)
+EVIDENCE_CHANGED = 1  # an approval is invalidated, evidence changed since its step produced it, or the run record
+                      # (journal chain, run.json, runbook) changed since the run started
+RESUME_STATE_GONE = 3  # an unfinished run's resume state is missing or unreadable: `harness repair`
+LOG_LINE_EVERY_S = 5.0  # non-terminal output: at most one progress line this often, besides step starts
+
+WorkspaceOpt = typer.Option(
+    None, "--workspace", "-w", help="Workspace holding .harness/ state and reports/ (default: current dir)."
+)
+
+
+def open_workspace(path: Path | None, *, writes: bool = False) -> Workspace:
+    """The workspace at `path` (default: the current directory), resolved. HarnessError when it
+    cannot be resolved (a symlink loop), is not a directory, cannot be read, or — with `writes`,
+    for a command that records runs — cannot hold `.harness/` (e.g. /proc)."""
+    root = resolved(path or Path.cwd(), "workspace")
+    if not root.is_dir():
+        raise HarnessError(f"workspace {root} is not a directory")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise HarnessError(f"workspace {root} is not readable (permission denied)")
+    ws = Workspace(root)
+    if writes:
+        # A probe directory in the deepest of .harness/runs, .harness, the root that exists: a
+        # command that then fails on other input leaves the workspace as it found it.
+        where = next(d for d in (ws.runs_dir, ws.harness_dir, root) if d.is_dir())
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".probe-", dir=where))
+        except OSError as exc:
+            raise HarnessError(f"workspace {root} cannot hold run state: cannot create {ws.runs_dir}: "
+                               f"{exc.strerror or exc}; nothing was recorded") from None
+    return ws
+
+
+def open_runs_workspace(path: Path | None, *, writes: bool = False) -> Workspace:
+    """The workspace of a command on its runs (`writes`: one that starts or rebuilds runs), after
+    stopping every process a killed harness left running there (said on stderr)."""
+    from harness.record.processes import sweep_workspace
+
+    ws = open_workspace(path, writes=writes)
+    for run_id, record in sweep_workspace(ws):
+        err.print(f"stopped an orphan of run {run_id} (its harness process {record.owner_pid} is gone): "
+                  f"{record.describe()}")
+    return ws
+
+
+@contextmanager
+def progress_lines(what: str) -> Iterator:
+    """A spinner on stderr for the slow parts; each step's start is also printed as a line. A
+    log or CI pipe shows no spinner: there a message becomes a line once LOG_LINE_EVERY_S seconds
+    passed without one (a health wait reports every 10 s), so a long wait is never silent and a
+    quick command prints nothing extra."""
+    terminal = err.is_terminal
+    last_line = [time.monotonic()]
+    with err.status(Text(what)) as status:  # a str status is parsed as markup: Text keeps it text
+
+        def update(message: str) -> None:
+            now = time.monotonic()
+            if message.startswith("step ") or (not terminal and now - last_line[0] >= LOG_LINE_EVERY_S):
+                err.print(Text.assemble((utc_now(), "dim"), " ", message))
+                last_line[0] = now
+            status.update(Text(message))
+
+        yield update
+
+
+def cli_ref(workspace: Workspace) -> str:
+    return "" if workspace.root == Path.cwd().resolve() else f" --workspace {workspace.root}"
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def validate_plugin(path: Path) -> Path:
+    """A plugin is a project declaring sglang.srt.platforms / sglang.srt.plugins entry points."""
+    from harness.knowledge.plugin_repo import (  # cost: tomllib, the knowledge records
+        PLATFORM_GROUP,
+        PLUGIN_GROUP,
+        read_entry_points,
+    )
+
+    path = resolved(path, "plugin path")
+    if not path.is_dir():
+        raise HarnessError(f"plugin path {path} is not a directory")
+    if not read_entry_points(path):
+        raise HarnessError(
+            f"plugin path {path} is not an SGLang plugin: no {PLATFORM_GROUP} or {PLUGIN_GROUP} "
+            "entry points in pyproject.toml, setup.cfg or setup.py"
+        )
+    return path
+
+
+def plugin_commit(path: Path) -> str | None:
+    """The plugin checkout's HEAD (12 hex), marked when it has uncommitted changes; None outside git."""
+    import git  # cost: gitpython loads only for `run`
+
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+        head = repo.head.commit.hexsha[:12]
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
+        return None
+    return f"{head} (with uncommitted changes)" if repo.git.status("--porcelain", "--", str(path)) else head
+
+
+def default_source(spec: str) -> str:
+    """The real release, from the wheel cache or the index; offline with nothing cached, one line
+    on how to fill the cache."""
+    from harness.knowledge.sources import resolve  # cost: the knowledge engine
+
+    try:
+        resolve(spec)
+        return spec
+    except HarnessError as exc:
+        if UNREACHABLE not in str(exc):
+            raise
+        raise HarnessError(
+            f"{exc}, and {spec} is not in the wheel cache {cache_dir()}: on a machine that reaches the index, "
+            f"run `harness fetch {DEFAULT_UPSTREAM} {DEFAULT_FROM}` and copy that cache here, or point "
+            f"HARNESS_CACHE_DIR at a pre-filled one"
+        ) from None
+
+
+def absolute_spec(spec: str) -> str:
+    """An upstream spec that means the same from any directory: PATH and PATH@REF get an
+    absolute PATH (the run records it, and later commands may run elsewhere, with --workspace);
+    a release spec is kept."""
+    if RELEASE_SPEC.match(spec.strip()):
+        return spec
+    path = Path(spec).expanduser()
+    if path.exists():
+        return str(path.resolve())
+    head, at, ref = spec.rpartition("@")
+    if at and head and Path(head).expanduser().is_dir():
+        return f"{Path(head).expanduser().resolve()}@{ref}"
+    return spec
+
+
+def checked_runbook(runbook: Path | None) -> Path | None:
+    """The runbook as an absolute path, checked like a step will read it (harness.evidence.inputs);
+    HarnessError `file:line: field: message` on the first problem. None stays None."""
+    from harness.evidence.inputs import check_runbook  # cost: the evidence models
+
+    if runbook is None:
+        return None
+    path = resolved(runbook, "runbook")
+    if not path.exists():  # anything else there (a FIFO, a directory) is refused by the reader, by name
+        raise HarnessError(f"runbook {path} does not exist")
+    check_runbook(path)
+    return path
+
+
+def check_feature_file(feature: str, feature_dirs: list[Path]) -> None:
+    """A feature named by file (path, or ID in the feature dirs) must validate, reported as
+    `file:line: field: message`, before anything else runs."""
+    from harness.knowledge.features import (  # cost: the knowledge models
+        feature_files,
+        load_feature_file,
+    )
+
+    as_path = Path(feature)
+    named = as_path.suffix in (".yaml", ".yml") and as_path.exists()  # a FIFO or directory too: refused by name
+    path = as_path if named else feature_files(feature_dirs).get(feature)
+    if path is not None:
+        load_feature_file(path)
+
+
+def new_run_id(workspace: Workspace, feature_id: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", feature_id.split(".")[-1]).strip("-").lower()[:40] or "run"
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    run_id, n = f"{slug}-{stamp}", 1
+    while workspace.run(run_id).exists():
+        n += 1
+        run_id = f"{slug}-{stamp}-{n}"
+    return run_id
+
+
+# --------------------------------------------------------------------------- commands
