@@ -28,15 +28,23 @@ from harness.knowledge.external import display
 from harness.knowledge.fields import field_present, judge_field
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
+from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_repo import (
-    ATTRIBUTE_ERRORS,
-    CALL_ERRORS,
-    IMPORT_ERRORS,
     LOADERS,
+    AllOf,
+    AnyOf,
     CallShape,
     Catch,
+    Cond,
+    Const,
     Dependency,
+    FieldPresent,
+    HasAttr,
+    ImportsResolve,
+    ModuleExists,
+    Not,
     PluginScan,
+    VersionCompare,
     is_upstream,
 )
 from harness.knowledge.registries import registry_keys
@@ -44,13 +52,7 @@ from harness.knowledge.successors import find_successor
 from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
-_ERRORS_BY_KIND = {"import": IMPORT_ERRORS, "reference": ATTRIBUTE_ERRORS, "call": CALL_ERRORS, "subclass": ATTRIBUTE_ERRORS | CALL_ERRORS, "field": ATTRIBUTE_ERRORS}
 _FAILING = {Status.missing, Status.signature_changed, Status.unknown}
-# Plain uses of upstream (as opposed to the plugin's integration points: hooks, overrides,
-# patches, registrations) are many; they are listed only when something is wrong with them.
-USAGE_KINDS = {"import", "reference", "call", "subclass", "registry_key", "field", "architecture"}
-# Plugin registrations under a name: a key the plugin registers itself is there when it reads it.
-REGISTRATION_KINDS = {"attention_backend", "kernel", "model"}
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
 # the instance (torch/nn/modules/module.py), which instance_attributes lists
 _REGISTERED_NAMES_ONLY = {"torch.nn.Module", "torch.nn.modules.module.Module"}
@@ -58,8 +60,9 @@ _NO_MEMBERS = {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing
 
 
 def reported(finding: Finding) -> bool:
-    """Whether a finding belongs in the map / check output (see USAGE_KINDS)."""
-    return finding.status is not Status.ok or finding.kind not in USAGE_KINDS
+    """Whether a finding belongs in the map / check output: plain uses of upstream only when
+    something is wrong with them (KindSpec.usage)."""
+    return finding.status is not Status.ok or not profile().spec(finding.kind).usage
 
 
 def dependencies(scan: PluginScan) -> list[Dependency]:
@@ -351,7 +354,7 @@ class Judge:
             return None
         target = f"{dep.target}[{dep.name!r}]"
         own = next((d for d in self.scan.dependencies if d.name == dep.name and d is not dep and (
-            d.kind in REGISTRATION_KINDS or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target))), None)
+            profile().spec(d.kind).registration or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target))), None)
         if dep.name in found.keys:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")
         if own is not None:
@@ -679,7 +682,7 @@ class Judge:
                 outcome, deciding = "undecided", guard
         if deciding is not None:
             finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
-        errors = _ERRORS_BY_KIND.get(dep.kind, set())
+        errors = profile().spec(dep.kind).errors
         catch = next((c for c in reversed(dep.catches) if c.handles(errors)), None)
         if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
             outcome = "caught"
@@ -715,7 +718,8 @@ class Judge:
                     self._in_try.setdefault((other.module, catch), []).append(other)
         for position, catch in enumerate(dep.catches):
             for other in self._in_try.get((dep.module, catch), []):
-                if other.line >= dep.line or other.enclosing != dep.enclosing or other.kind not in _ERRORS_BY_KIND:
+                errors = profile().spec(other.kind).errors
+                if other.line >= dep.line or other.enclosing != dep.enclosing or not errors:
                     continue
                 if dep.guards[: len(other.guards)] != other.guards or any(self.evaluate(g.cond) is not True for g in other.guards):
                     continue
@@ -723,7 +727,7 @@ class Judge:
                 if failed is None or failed.status not in _FAILING or not failed.breaking:
                     continue
                 # the error leaves this try's body; the innermost handler of it catches it
-                handler = next((c for c in reversed(other.catches) if c.handles(_ERRORS_BY_KIND[other.kind])), None)
+                handler = next((c for c in reversed(other.catches) if c.handles(errors)), None)
                 if handler is not None and handler in dep.catches[: position + 1]:
                     return failed, handler
         return None
@@ -735,29 +739,29 @@ class Judge:
             self._raw_findings[key] = self.judge(dep)
         return self._raw_findings[key]
 
-    def evaluate(self, cond: tuple) -> bool | None:
+    def evaluate(self, cond: Cond) -> bool | None:
         """A guard condition on this upstream: True, False or None (not decided)."""
-        op = cond[0]
-        if op == "const":
-            return cond[1]
-        if op == "not":
-            value = self.evaluate(cond[1])
+        if isinstance(cond, Const):
+            return cond.value
+        if isinstance(cond, Not):
+            value = self.evaluate(cond.cond)
             return None if value is None else not value
-        if op in ("and", "or"):
-            values = [self.evaluate(c) for c in cond[1:]]
-            if op == "and":
-                return False if False in values else (None if None in values else True)
+        if isinstance(cond, AllOf):
+            values = [self.evaluate(c) for c in cond.conds]
+            return False if False in values else (None if None in values else True)
+        if isinstance(cond, AnyOf):
+            values = [self.evaluate(c) for c in cond.conds]
             return True if True in values else (None if None in values else False)
-        if op == "hasattr":
-            resolution = self.index.resolve(f"{cond[1]}.{cond[2]}")
+        if isinstance(cond, HasAttr):
+            resolution = self.index.resolve(f"{cond.owner}.{cond.name}")
             return True if resolution.ok and not _undecided(resolution) else (None if _undecided(resolution) else False)
-        if op == "field":  # hasattr(v, "x") on an instance of an upstream class
-            return field_present(self, cond[1], cond[2])
-        if op == "module":
-            return self.index.module_exists(cond[1])
-        if op == "imports":
+        if isinstance(cond, FieldPresent):  # hasattr(v, "x") on an instance of an upstream class
+            return field_present(self, cond.cls, cond.name)
+        if isinstance(cond, ModuleExists):
+            return self.index.module_exists(cond.path)
+        if isinstance(cond, ImportsResolve):
             results = []
-            for module, name in cond[1]:
+            for module, name in cond.imports:
                 if not self.index.module_exists(module):
                     results.append(False)
                 elif name is not None:
@@ -766,9 +770,9 @@ class Judge:
                 else:
                     results.append(True)
             return False if False in results else (None if None in results else True)
-        if op == "version":
-            return compare_version(self.version, cond[1], cond[2], cond[3])
-        return None
+        if isinstance(cond, VersionCompare):
+            return compare_version(self.version, cond.op, cond.literal, cond.parsed)
+        return None  # Undecided, and a ParamFieldPresent the scan could not place
 
 
 _IMPORT_COST = {
