@@ -22,7 +22,6 @@ from harness.knowledge.index import Resolution, SymbolIndex, load_index, module_
 from harness.knowledge.judge import (
     Judge,
     dependencies,
-    find_successor,
     inherited_from,
     prefetch,
     reported,
@@ -111,12 +110,13 @@ def diff_upstreams(
         scan = scan_plugin(Path(plugin), new_index, entries)
         prefetch(new_index, scan)
         prefetch(old_index, scan)
-        old_judge, new_judge = Judge(old_index, scan), Judge(new_index, scan)
+        old_judge, new_judge = Judge(old_index, scan, successors=False), Judge(new_index, scan)
         findings = []
         for dep in dependencies(scan):
             finding = _judge_pair(dep, old_judge, new_judge)
             if finding is not None and reported(finding):
                 findings.append(_mark_preexisting(finding, dep, old_judge))
+        new_judge.fill_successors()
         if old.kind == "git" and new.kind == "git" and old.git_repo == new.git_repo:
             for finding in findings:
                 if finding.status != Status.ok:
@@ -265,8 +265,7 @@ def _judge_pair(dep: Dependency, old: Judge, new: Judge) -> Finding | None:
     # a key's successor is a close key; a field has none (a same-named member elsewhere is no evidence)
     if finding.status in (Status.missing, Status.not_on_base) and dep.kind not in ("registry_key", "field"):
         # with --from known, the evidence of a successor is weighed again (the new side alone knew less)
-        finding.successor, finding.successor_reason = find_successor(finding.target, new.index, old.index) or (None, None)
-        return new.apply_conditions(finding, dep)
+        return new.apply_conditions(new.successor_for(finding, finding.target, old.index), dep)
     if finding.status not in (Status.ok, Status.inherited) or dep.kind in ("file", "entry_point", "model", "call", "registry_key"):
         return new.apply_conditions(finding, dep)
     before = _resolve(dep, finding.target, old.index)
@@ -338,7 +337,7 @@ def _judge_member_pair(dep: Dependency, finding: Finding | None, old: Judge, new
             finding.detail = f"base signature changed ({signature_text(old_info.params)} -> {signature_text(new_info.params)}); the plugin's use still fits"
             finding.risk = risk_of(dep, Status.signature_changed)
     if finding.status in (Status.missing, Status.not_on_base):  # with --from known, its evidence is weighed again
-        finding.successor, finding.successor_reason = find_successor(finding.target, new.index, old.index) or (None, None)
+        new.successor_for(finding, finding.target, old.index)
     return new.apply_conditions(finding, dep)
 
 

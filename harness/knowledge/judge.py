@@ -48,7 +48,7 @@ from harness.knowledge.plugin_repo import (
     is_upstream,
 )
 from harness.knowledge.registries import registry_keys
-from harness.knowledge.successors import find_successor
+from harness.knowledge.successors import find_successor, find_successors
 from harness.knowledge.symbols import EMPTY_BODIES, Param, dotted, signature_text
 from harness.knowledge.upstream import UpstreamSource
 
@@ -75,12 +75,16 @@ def dependencies(scan: PluginScan) -> list[Dependency]:
 class Judge:
     """Judges a plugin's dependencies against one upstream index."""
 
-    def __init__(self, index: SymbolIndex, scan: PluginScan, baseline: SymbolIndex | None = None):
+    def __init__(self, index: SymbolIndex, scan: PluginScan, baseline: SymbolIndex | None = None, successors: bool = True):
         """`baseline`: the upstream the plugin was written against (its declared version); it
-        tells an override of a base method that is gone from the plugin's own methods."""
+        tells an override of a base method that is gone from the plugin's own methods.
+        `successors`: False for a judge whose findings are only compared (a baseline's), which
+        then names none. Successors are searched when `fill_successors` runs, all together."""
         self.index = index
         self.scan = scan
-        self.baseline = Judge(baseline, scan) if baseline is not None else None
+        self.baseline = Judge(baseline, scan, successors=False) if baseline is not None else None
+        # finding id -> (finding, target, the older index the search compares with)
+        self._successors: dict[int, tuple[Finding, str, SymbolIndex | None]] | None = {} if successors else None
         self.version = upstream_version(index.source)
         self._asts: dict[str, ast.Module | None] = {}
         self._failing: dict[str, Finding | None] = {}
@@ -104,6 +108,28 @@ class Judge:
             runs_in=dep.hook if dep.kind in ("hook", "patch") and dep.hook else f"{dep.plugin_class}.{dep.member}" if dep.kind == "override" and dep.plugin_class
             else dep.enclosing[-1] if dep.enclosing else None,
         )
+
+    def successor_for(self, finding: Finding, target: str, old: SymbolIndex | None = None) -> Finding:
+        """Ask for the successor of `target` on `finding` (replacing an earlier ask); it is named
+        by `fill_successors`. `old` defaults to the baseline's index."""
+        if self._successors is not None:
+            self._successors[id(finding)] = (finding, target, old or (self.baseline.index if self.baseline is not None else None))
+        return finding
+
+    def fill_successors(self) -> None:
+        """Name the successors asked for, searching them per compared release in one batch (its
+        modules parsed together, see find_successors)."""
+        asked, self._successors = self._successors or {}, {} if self._successors is not None else None
+        by_old: dict[int, list[tuple[Finding, str]]] = {}
+        olds: dict[int, SymbolIndex | None] = {}
+        for finding, target, old in asked.values():
+            by_old.setdefault(id(old), []).append((finding, target))
+            olds[id(old)] = old
+        for key, wanted in by_old.items():
+            found = find_successors([target for _, target in wanted], self.index, olds[key])
+            for finding, target in wanted:
+                if finding.successor is None:  # one named on the spot (the dotted form of a target) stands
+                    finding.successor, finding.successor_reason = found.get(target.replace(":", ".")) or (None, None)
 
     def judge(self, dep: Dependency) -> Finding | None:
         handler = getattr(self, f"_judge_{dep.kind}", None)
@@ -533,11 +559,10 @@ class Judge:
         before = self.baseline.judge(dep) if self.baseline is not None else None
         if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
             return None
-        successor = find_successor(before.target, self.index, self.baseline.index if self.baseline is not None else None)
         detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
                   f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
-        return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0],
-                       successor_reason=successor and successor[1], detail=detail, risk=risk_of(dep, Status.not_on_base))
+        return self.successor_for(Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, detail=detail,
+                                          risk=risk_of(dep, Status.not_on_base)), before.target)
 
     def _init_override(self, dep: Dependency, target: str) -> Finding | None:
         """A subclass `__init__` against the base's (written or synthesised). Reported, never
@@ -650,12 +675,11 @@ class Judge:
 
     def _missing(self, dep: Dependency, note: str | None, target: str | None = None, successor_of: str | None = None) -> Finding:
         target = target or dep.target
-        successor = find_successor(successor_of or target, self.index, self.baseline.index if self.baseline is not None else None)
         detail = note or "does not resolve"
         if dep.kind == "import":
             detail += "; " + import_failure(dep)
-        return Finding(**self.base(dep, target), status=Status.missing, breaking=True, successor=successor and successor[0],
-                       successor_reason=successor and successor[1], detail=detail, risk=risk_of(dep, Status.missing))
+        return self.successor_for(Finding(**self.base(dep, target), status=Status.missing, breaking=True, detail=detail,
+                                          risk=risk_of(dep, Status.missing)), successor_of or target)
 
     def _resolved_fields(self, target: str, resolution: Resolution) -> dict[str, Any]:
         if _undecided(resolution):

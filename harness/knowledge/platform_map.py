@@ -67,6 +67,7 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
     baseline_index = load_index(baseline) if baseline is not None and baseline.fingerprint != upstream.fingerprint else None
     judge = Judge(index, scan, baseline_index)
     judged = [f for f in (judge(dep) for dep in dependencies(scan)) if f is not None]
+    judge.fill_successors()
     index.save()
     if baseline_index is not None:
         baseline_index.save()
