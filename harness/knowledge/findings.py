@@ -54,6 +54,9 @@ Kind = Literal[
     "file",  # a plugin file that could not be read or parsed
 ]
 
+# sglang.srt.plugins.hook_registry.HookType: how a hook wraps its target (_wrap_fn)
+HookType = Literal["BEFORE", "AFTER", "AROUND", "REPLACE"]
+
 GuardOutcome = Literal["runs", "skipped", "caught", "undecided"]
 
 
@@ -73,7 +76,8 @@ class Finding(BaseModel):
     live: bool = True  # imported, transitively, when SGLang loads the plugin
     file: str | None = None  # plugin file, relative to the plugin root
     line: int | None = None
-    hook_type: str | None = None  # BEFORE | AFTER | AROUND | REPLACE
+    # a HookType; a name the plugin passes that is none of them stays as written, upper-cased
+    hook_type: HookType | str | None = None
     successor: str | None = None  # likely replacement for missing / not_on_base / deprecated
     successor_reason: str | None = None  # why that successor was chosen
     defined_in: str | None = None  # where the target is defined now (module or Class)

@@ -15,16 +15,14 @@ from pathlib import Path
 from typing import Literal
 
 from harness.errors import HarnessError
+from harness.knowledge.findings import HookType, Kind
+from harness.knowledge.kinds import profile
 from harness.knowledge.symbols import Param
 
 PLATFORM_GROUP = "sglang.srt.platforms"
 PLUGIN_GROUP = "sglang.srt.plugins"
 PLATFORM_BASES = ("sglang.srt.platforms.interface.SRTPlatform", "sglang.srt.platforms.device_mixin.DeviceMixin")
 _SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
-# the exception classes a failure of each kind raises, and those that also catch it
-IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
-ATTRIBUTE_ERRORS = {"AttributeError", "Exception", "BaseException"}
-CALL_ERRORS = {"TypeError", "Exception", "BaseException"}
 
 Scope = Literal["module", "function", "runtime"]
 
@@ -62,10 +60,86 @@ Loader = Literal["platform_class", "platform", "plugins", "model_package", "entr
 LOADERS: tuple[str, ...] = ("platform_class", "platform", "plugins", "model_package", "entry")
 
 
-# A guard condition, independent of any upstream version; `platform_map` evaluates it. Forms:
-#   ("hasattr", path, name) ("field", upstream class path, name: hasattr on an instance) ("module", path) ("imports", ((module, name | None), ...))
-#   ("version", op, literal, parsed) ("not", c) ("and", c, ...) ("or", c, ...) ("const", bool) ("undecided",)
-Cond = tuple
+# A guard condition, independent of any upstream version; the judge evaluates it against one.
+# Frozen dataclasses (not tuples): two conditions are equal only when they are the same form.
+
+
+@dataclass(frozen=True)
+class HasAttr:
+    """`hasattr(owner, name)` (or `name in dir(owner)`, `owner.name is not None`) on an upstream module or class."""
+
+    owner: str
+    name: str
+
+
+@dataclass(frozen=True)
+class FieldPresent:
+    """`hasattr(v, name)` on an instance of the upstream class `cls` (fields.field_present)."""
+
+    cls: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ParamFieldPresent:
+    """`hasattr(param, name)` on an unannotated parameter of a plugin function; the scan's
+    finish() rewrites it to FieldPresent once it knows the class (or Undecided)."""
+
+    function: str
+    param: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ModuleExists:
+    """`importlib.util.find_spec(path)`, `sys.modules.get(path) is not None`."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ImportsResolve:
+    """The upstream imports a `try` body makes all resolve: (module, name | None) each."""
+
+    imports: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class VersionCompare:
+    """`<running SGLang version> <op> literal`; `parsed`: compared as versions, else as strings."""
+
+    op: Literal["<", "<=", ">", ">=", "==", "!="]
+    literal: str
+    parsed: bool
+
+
+@dataclass(frozen=True)
+class Not:
+    cond: Cond
+
+
+@dataclass(frozen=True)
+class AllOf:
+    conds: tuple[Cond, ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    conds: tuple[Cond, ...]
+
+
+@dataclass(frozen=True)
+class Const:
+    value: bool
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A test the scan cannot read as a condition on upstream."""
+
+
+Cond = HasAttr | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const | Undecided
+UNDECIDED = Undecided()
 
 
 @dataclass(frozen=True)
@@ -82,8 +156,9 @@ class Catch:
     exceptions: frozenset[str]  # exception class names; "*" for a bare except
     line: int
 
-    def handles(self, kinds: set[str]) -> bool:
-        return "*" in self.exceptions or bool(self.exceptions & kinds)
+    def handles(self, errors: frozenset[str]) -> bool:
+        """Whether it catches any of `errors` (a KindSpec's); a bare except catches anything."""
+        return "*" in self.exceptions or bool(self.exceptions & errors)
 
 
 @dataclass(frozen=True)
@@ -98,7 +173,7 @@ class CallShape:
 class Dependency:
     """One thing in the plugin that needs an upstream symbol to exist (and keep its shape)."""
 
-    kind: str  # a findings.Kind
+    kind: Kind
     target: str | None  # absolute dotted path; None when a hook target could not be evaluated
     module: str
     file: str
@@ -106,7 +181,7 @@ class Dependency:
     live: bool = False
     scope: Scope = "module"  # runs at import, inside a function, or only after hooks were applied
     scope_reason: str | None = None
-    hook_type: str | None = None
+    hook_type: HookType | str | None = None  # as Finding.hook_type
     hook: str | None = None  # the plugin callable's path: the hook's, or the one a patch sets
     params: tuple[Param, ...] | None = None  # the plugin callable's signature (hook, override)
     bound: bool = False  # params start with self/cls that the runtime passes
@@ -175,7 +250,8 @@ class PluginScan:
 
 
 def is_upstream(path: str | None) -> bool:
-    return bool(path) and (path == "sglang" or path.startswith("sglang."))
+    """Whether a dotted path names the upstream package or something in it (kinds.profile)."""
+    return profile().is_upstream(path)
 
 
 def read_entry_points(root: Path) -> list[EntryPoint]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.knowledge.findings import Finding
+from harness.knowledge.kinds import profile
 from harness.knowledge.platform_map import write_platform_map
 from harness.knowledge.sources import feature_diff, platform_map
 from harness.record.checks import Check, CheckStatus, not_run
@@ -25,9 +26,9 @@ from harness.steps.base import Collected, Step, StepContext, read_facts, runner_
 from harness.steps.drafting import write_up_draft
 from harness.steps.skills import skill_rules
 
-# The landing rules are the alignment skill's (skills/alignment/SKILL.md), not this code's.
+# The landing rules are the alignment skill's (skills/alignment/SKILL.md), not this code's;
+# what each kind of dependency lands as is the kind's (harness.knowledge.kinds).
 RULES = skill_rules("alignment")
-LANDING_KIND: dict[str, str] = RULES["landing_kinds"]
 PLATFORM_BASES: tuple[str, ...] = tuple(RULES["platform_bases"])
 
 
@@ -166,7 +167,7 @@ class AlignmentStep(Step):
         (or a parent / child of it), or when the engine names the symbol as its successor."""
         points = [
             {
-                "landing": LANDING_KIND.get(f.kind, f.kind),
+                "landing": profile().spec(f.kind).landing or f.kind,
                 "kind": f.kind,
                 "target": f.target,
                 "file": f.file,

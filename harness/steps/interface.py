@@ -18,6 +18,7 @@ from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
 from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
 from harness.knowledge.findings import Finding, Status
+from harness.knowledge.kinds import profile
 from harness.knowledge.platform_map import map_plugin
 from harness.knowledge.port import Port, port_plugin
 from harness.knowledge.sources import platform_map
@@ -27,7 +28,6 @@ from harness.steps.base import StepContext, read_facts, runner_failure
 from harness.steps.drafting import PORT, agent_draft, run_step_agent
 from harness.steps.served import ServedStep
 
-TARGET_KINDS = {"hook", "patch", "kernel", "attention_backend", "server_arg"}
 STATIC = "static_findings.json"
 # `harness port --json`'s document of the agent's worktree, when the agent changed it
 PORT_PATCHED = "port-patched.json"
@@ -111,7 +111,8 @@ class InterfaceStep(ServedStep):
 def targets_check(findings: list[Finding], upstream: str) -> Check:
     """interface.targets_resolve: every live hook / patch target resolves on `upstream` (a
     label); one that could not be evaluated statically makes it inconclusive, never a pass."""
-    live = [f for f in findings if f.live and f.kind in TARGET_KINDS]
+    targets = profile().kinds_where("target")  # hooks, patches, registrations, server args
+    live = [f for f in findings if f.live and f.kind in targets]
     missing = [f for f in live if f.breaking]  # a target a version guard skips need not resolve
     if not live:
         return not_run("interface.targets_resolve", "the plugin registers no live hook or patch targets")

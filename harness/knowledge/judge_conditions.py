@@ -1,0 +1,149 @@
+"""What decides whether a status breaks the plugin: liveness, the guards a dependency sits under
+(evaluated on the judged upstream), the handlers around it, an earlier failure in the same `try`,
+and hook timing."""
+
+from __future__ import annotations
+
+from harness.knowledge.fields import field_present
+from harness.knowledge.findings import BREAKING, Finding, Guard, Status
+from harness.knowledge.index import SymbolIndex
+from harness.knowledge.judge_resolution import compare_version, is_undecided
+from harness.knowledge.kinds import profile
+from harness.knowledge.plugin_repo import (
+    AllOf,
+    AnyOf,
+    Catch,
+    Cond,
+    Const,
+    Dependency,
+    FieldPresent,
+    HasAttr,
+    ImportsResolve,
+    ModuleExists,
+    Not,
+    PluginScan,
+    VersionCompare,
+)
+from harness.knowledge.risk import risk_of
+
+_FAILING = {Status.missing, Status.signature_changed, Status.unknown}
+
+
+class Conditions:
+    """The Judge's guards and handlers (a mixin of Judge, which provides `judge` and the index)."""
+
+    index: SymbolIndex
+    scan: PluginScan
+    version: str | None
+    _in_try: dict[tuple[str, Catch], list[Dependency]] | None
+    _raw_findings: dict[int, Finding | None]
+
+    def apply_conditions(self, finding: Finding, dep: Dependency) -> Finding:
+        """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
+        if finding.status in BREAKING and dep.kind != "architecture":  # a lost architecture falls back; the load never fails
+            finding.breaking = True
+        if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
+            finding.status, finding.breaking = Status.never_applied, True
+            finding.detail = dep.scope_reason
+            finding.risk = risk_of(dep, Status.never_applied)
+        outcome, deciding = "runs", (dep.guards[-1] if dep.guards else None)
+        for guard in dep.guards:
+            value = self.evaluate(guard.cond)
+            if value is False:
+                outcome, deciding = "skipped", guard
+                break
+            if value is None and outcome == "runs":
+                outcome, deciding = "undecided", guard
+        if deciding is not None:
+            finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
+        errors = profile().spec(dep.kind).errors
+        catch = next((c for c in reversed(dep.catches) if c.handles(errors)), None)
+        if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
+            outcome = "caught"
+            finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
+        earlier = self.fails_before(dep) if outcome == "runs" and finding.status is not Status.ok else None
+        if earlier is not None:
+            # the try body stops at the earlier failure: this statement never runs
+            failed, handler = earlier
+            outcome = "caught"
+            finding.guard = Guard(
+                condition=f"except {', '.join(sorted(handler.exceptions))}: {failed.target} (line {failed.line}) fails first in the try at line {handler.line}",
+                line=handler.line, outcome="caught",
+            )
+        if outcome != "runs" or not finding.live:
+            finding.breaking = False
+        if outcome in ("skipped", "caught"):
+            finding.risk //= 4  # nothing to port on this version
+        if not finding.live:
+            finding.risk //= 4
+        return finding
+
+    def fails_before(self, dep: Dependency) -> tuple[Finding, Catch] | None:
+        """An earlier statement of the same `try` body that certainly raises on this upstream,
+        with the handler that catches its error: (its finding, the handler), or None. Earlier
+        means: the same module and function, a smaller line, and under the guards `dep` is
+        under (it runs whenever `dep` would), with those guards not false here."""
+        if not dep.catches:
+            return None
+        if self._in_try is None:
+            self._in_try = {}
+            for other in self.scan.dependencies:
+                for catch in other.catches:
+                    self._in_try.setdefault((other.module, catch), []).append(other)
+        for position, catch in enumerate(dep.catches):
+            for other in self._in_try.get((dep.module, catch), []):
+                errors = profile().spec(other.kind).errors
+                if other.line >= dep.line or other.enclosing != dep.enclosing or not errors:
+                    continue
+                if dep.guards[: len(other.guards)] != other.guards or any(self.evaluate(g.cond) is not True for g in other.guards):
+                    continue
+                failed = self._raw(other)
+                if failed is None or failed.status not in _FAILING or not failed.breaking:
+                    continue
+                # the error leaves this try's body; the innermost handler of it catches it
+                handler = next((c for c in reversed(other.catches) if c.handles(errors)), None)
+                if handler is not None and handler in dep.catches[: position + 1]:
+                    return failed, handler
+        return None
+
+    def _raw(self, dep: Dependency) -> Finding | None:
+        """The finding before guards and handlers, judged once per dependency."""
+        key = id(dep)
+        if key not in self._raw_findings:
+            self._raw_findings[key] = self.judge(dep)
+        return self._raw_findings[key]
+
+    def evaluate(self, cond: Cond) -> bool | None:
+        """A guard condition on this upstream: True, False or None (not decided)."""
+        if isinstance(cond, Const):
+            return cond.value
+        if isinstance(cond, Not):
+            value = self.evaluate(cond.cond)
+            return None if value is None else not value
+        if isinstance(cond, AllOf):
+            values = [self.evaluate(c) for c in cond.conds]
+            return False if False in values else (None if None in values else True)
+        if isinstance(cond, AnyOf):
+            values = [self.evaluate(c) for c in cond.conds]
+            return True if True in values else (None if None in values else False)
+        if isinstance(cond, HasAttr):
+            resolution = self.index.resolve(f"{cond.owner}.{cond.name}")
+            return True if resolution.ok and not is_undecided(resolution) else (None if is_undecided(resolution) else False)
+        if isinstance(cond, FieldPresent):  # hasattr(v, "x") on an instance of an upstream class
+            return field_present(self, cond.cls, cond.name)
+        if isinstance(cond, ModuleExists):
+            return self.index.module_exists(cond.path)
+        if isinstance(cond, ImportsResolve):
+            results = []
+            for module, name in cond.imports:
+                if not self.index.module_exists(module):
+                    results.append(False)
+                elif name is not None:
+                    resolution = self.index.resolve(f"{module}.{name}")
+                    results.append(None if is_undecided(resolution) else resolution.ok)
+                else:
+                    results.append(True)
+            return False if False in results else (None if None in results else True)
+        if isinstance(cond, VersionCompare):
+            return compare_version(self.version, cond.op, cond.literal, cond.parsed)
+        return None  # Undecided, and a ParamFieldPresent the scan could not place

@@ -1,0 +1,282 @@
+"""Judging overrides and subclass members: the plugin class's C3 MRO over upstream classes,
+member lookup along it (class bodies, instance attributes, outside bases, run-time registration),
+override signatures, methods gone from the bases and the shims that still call them."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from harness.knowledge.external import display
+from harness.knowledge.findings import Finding, Status
+from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
+from harness.knowledge.plugin_repo import Dependency, PluginScan, is_upstream
+from harness.knowledge.risk import risk_of
+from harness.knowledge.signatures import against_calls, bind_problem, signature_incompatibility
+from harness.knowledge.successors import find_successor
+from harness.knowledge.symbols import dotted, signature_text
+
+if TYPE_CHECKING:
+    from harness.knowledge.judge import Judge
+
+# torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
+# the instance (torch/nn/modules/module.py), which instance_attributes lists
+_REGISTERED_NAMES_ONLY = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+_NO_MEMBERS = {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
+
+
+class MemberJudging:
+    """The Judge's override and subclass checks (a mixin of Judge, which provides the index,
+    the scan, the baseline judge and the shared finding builders)."""
+
+    index: SymbolIndex
+    scan: PluginScan
+    baseline: Judge | None
+    _asts: dict[str, ast.Module | None]
+    _handed: dict[str, str | None]
+
+    def upstream_mro(self, plugin_class: str) -> list[Ref]:
+        """The upstream classes (and outside bases) in the plugin class's C3 MRO, in order."""
+        classes = self.scan.classes
+
+        def bases(ref: Ref) -> list[Ref]:  # a plugin class (module "")
+            found = []
+            for base in classes[ref.qualname].bases:
+                if base in classes:
+                    found.append(Ref("class", "", base))
+                elif is_upstream(base):
+                    resolved = self.index.resolve(base)
+                    found.append(resolved.ref if resolved.ok and resolved.ref.kind == "class" else Ref("dynamic", "", base))
+                else:  # an outside base the plugin names itself, or one the scan could not name
+                    found.append(Ref("dynamic" if base.startswith("?") else "external", "", base.lstrip("?")))
+            return found
+
+        linear = c3(Ref("class", "", plugin_class), bases, lambda ref: self.index.mro(ref) if ref.module else None)
+        return [ref for ref in linear if ref.module != "" or ref.kind != "class"]
+
+    @staticmethod
+    def missing_bases(mro: list[Ref]) -> list[str]:
+        """Upstream bases named by the plugin's classes that do not resolve on this upstream."""
+        return [ref.path for ref in mro if ref.kind == "dynamic" and not ref.module and is_upstream(ref.path)]
+
+    def lookup(self, mro: list[Ref], name: str, instance: bool) -> Resolution:
+        """`name` looked up along an upstream MRO (in the plugin class's C3 order); instance
+        lookups also see the attributes those classes assign on self, and a `__getattr__`."""
+        classes = [cls for cls in mro if cls.kind == "class"]
+        for cls in classes:  # class bodies first: the merged order decides between bases
+            info = self.index.class_info(cls)
+            if info is not None and name in info.members:
+                return self.index.member(cls, name)
+        undecided = None
+        for cls in classes:  # then outside bases and metaclasses, through the index
+            found = self.index.member(cls, name)
+            if found.ok:
+                return found
+            undecided = undecided or (found if found.outcome is Outcome.undecided else None)
+        # bases the plugin class names itself outside upstream (the index answers for those of upstream classes)
+        covered = {base for cls in classes for base in self.index.mro(cls)}
+        unknown_bases = [cls.path for cls in mro if cls.kind in ("dynamic", "external") and cls not in covered and cls.path not in _NO_MEMBERS]
+        if undecided is None and unknown_bases:
+            undecided = Resolution(name, None, outcome=Outcome.undecided, note=f"the plugin class also derives from {', '.join(unknown_bases)}, outside the upstream source")
+        if undecided is not None or not instance:
+            return undecided or Resolution(name, None, note=f"no class in the MRO defines {name!r}")
+        dynamic: list[str] = []
+        for cls in classes:
+            attributes = self.index.instance_attributes(cls)
+            if name in attributes.names:
+                return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                                  note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
+            dynamic.extend(attributes.dynamic)
+        handed = next((found for cls in classes for found in [self.hands_itself_over(cls)] if found), None)
+        where = self.index.registered_on_others(name) if handed else None
+        if where is not None:
+            cls = next(c for c in classes if self.hands_itself_over(c) == handed)
+            return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                              note=f"registered on the instance at run time by the code it is handed to ({handed}): {where}")
+        # outside bases set instance attributes in their own __init__ (nn.Module: `training`, …)
+        outside = list(dict.fromkeys(base.path for cls in classes for base in self.index.mro(cls) if base.kind == "external" and base.path not in _NO_MEMBERS))
+        for path, members in self.index.external.lookup(outside).items():
+            if members is not None and members.instance_names is not None:
+                if name in members.instance_names:
+                    return Resolution(name, Ref("external", "", f"{path}.{name}"), owner=path,
+                                      note=f"set on every instance by {display(path)}.__init__ ({members.source})")
+            elif not path.endswith("()") and not path.startswith("@"):
+                dynamic.append(f"what {display(path)}.__init__ sets on instances is not known")
+        hook = next((found for cls in classes for found in [self.index.member(cls, "__getattr__")] if found.ok), None)
+        if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY:
+            dynamic.append(f"{hook.owner} defines __getattr__")
+        if dynamic:
+            return Resolution(name, None, outcome=Outcome.undecided, note="; ".join(dynamic))
+        return Resolution(name, None, note=f"no class in the MRO defines or assigns {name!r}")
+
+    def _judge_member(self, dep: Dependency) -> Finding | None:
+        mro = self.upstream_mro(dep.plugin_class)
+        first = next((c for c in mro if c.kind == "class"), None)
+        if first is None or self.missing_bases(mro):
+            return None  # an upstream base that does not resolve: its import or reference says so
+        found = self.lookup(mro, dep.member, dep.access in ("instance", "super"))
+        ref, owner = found.ref, found.owner
+        # named after the plugin class's first upstream base, so the key stays put when the
+        # member moves between upstream bases; defined_in says which one defines it
+        target = f"{first.path}.{dep.member}"
+        where = f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}"
+        if ref is None:
+            if found.outcome is Outcome.undecided:
+                return Finding(**self.base(dep, target), status=Status.unknown, detail=f"{where}: not decided: {found.note}")
+            if dep.access == "override":
+                if dep.kind == "override":
+                    return self._not_on_base(dep, mro, first, target)
+                return self._dropped_override(dep, target)
+            detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases ({found.note}; AttributeError when it runs)"
+            return self._missing(dep, detail, target=target)
+        defined_in = ref.path if ref.module and ref.kind != "external" else display(owner) if owner else None
+        if dep.access == "override":
+            return self._override_signature(dep, ref, target, defined_in)
+        params = None
+        if dep.call is not None and dep.member == "__init__":
+            # what super().__init__ runs: the first written __init__ or the one @dataclass generated
+            params, bound, defined_in = self.init_params(first)
+        elif dep.call is not None and ref.kind == "function":
+            info = self.index.function_info(ref)
+            if info is not None:
+                params = info.params
+                bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
+        problem = bind_problem(params, dep.call, bound) if params is not None else None
+        if problem is not None:
+            certain, message = problem
+            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
+                           detail=f"{where}: {defined_in}{signature_text(params)}: {message}", risk=risk_of(dep, Status.signature_changed))
+        return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _override_signature(self, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:
+        if dep.member == "__init__":
+            return self._init_override(dep, target)
+        if ref.kind != "function":  # e.g. a property over a base class attribute
+            return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
+        info = self.index.function_info(ref)
+        problem = signature_incompatibility(info.params, dep.params or (), positional_only=1 if dep.bound else 0) if info else None
+        if problem:
+            # the calls upstream makes of the base method reach the override
+            problem = against_calls(self.index, ref, problem, lambda site: bind_problem(dep.params or (), site.shape, site.bound and bool(dep.bound)))
+            certain, message = problem
+            detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
+            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
+        return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _dropped_override(self, dep: Dependency, target: str) -> Finding | None:
+        """A subclass method no upstream base defines: the plugin's own, unless the base it was
+        written against defined it (then upstream stopped calling it)."""
+        before = self.baseline.judge(dep) if self.baseline is not None else None
+        if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
+            return None
+        detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
+                  f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
+        return self.successor_for(Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, detail=detail,
+                                          risk=risk_of(dep, Status.not_on_base)), before.target)
+
+    def _init_override(self, dep: Dependency, target: str) -> Finding | None:
+        """A subclass `__init__` against the base's (written or synthesised). Reported, never
+        breaking: it fails only where upstream constructs the class (a factory returning it, a
+        REPLACE hook), which is not traced; the plugin constructing it itself is fine."""
+        mro = self.upstream_mro(dep.plugin_class)
+        first = next((c for c in mro if c.kind == "class"), None)
+        params, bound, what = self.init_params(first) if first else (None, False, "")
+        if params is None:
+            return None
+        # a written __init__ lists self; a synthesised one does not, so self goes from the override
+        override = dep.params if bound else (dep.params or ())[1:]
+        problem = signature_incompatibility(params, override or (), positional_only=1 if bound else 0)
+        if problem is None:
+            return None
+        detail = (f"base {what}{signature_text(params)} vs {dep.name}.__init__{signature_text(dep.params or ())}: {problem[1]}; "
+                  "this breaks where upstream constructs the class (e.g. a platform factory returns it), not where the plugin does")
+        return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=False, defined_in=what, detail=detail,
+                       risk=risk_of(dep, Status.signature_changed) // 2)
+
+    def _not_on_base(self, dep: Dependency, mro: list[Ref], first: Ref, target: str) -> Finding:
+        shim = self.legacy_shim(mro, dep.member)
+        if shim is not None:
+            caller, where = shim
+            detail = f"{dep.member} is no longer declared on the platform bases; {caller} ({where}) still calls it through a legacy shim, with a deprecation warning"
+            return Finding(**self.base(dep, target), status=Status.deprecated, successor=caller, successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
+                           detail=detail, risk=risk_of(dep, Status.deprecated))
+        successor = find_successor(target, self.index, self.baseline.index if self.baseline is not None else None)
+        # evidence that upstream calls (or called) the method: a base member close in name or
+        # naming it, or its base on the release the plugin was written against
+        renamed = successor is not None and successor[0].rsplit(".", 1)[0] == first.path
+        before = self.baseline.judge(dep) if self.baseline is not None else None
+        was_called = before is not None and before.status not in (Status.not_on_base, Status.extension, Status.unknown)
+        used_at = self.scan.attribute_uses.get(dep.member)
+        if not renamed and not was_called and (used_at is not None or self.baseline is not None):
+            why = (f"the plugin calls it itself ({used_at})" if used_at
+                   else f"{self.baseline.index.source.label}, the release the plugin declares, did not define it either")
+            return Finding(**self.base(dep, target), status=Status.extension, breaking=False,
+                           detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: {why}")
+        if was_called:
+            detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
+                      f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
+        else:
+            detail = f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it"
+        return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
+                       detail=detail, risk=risk_of(dep, Status.not_on_base))
+
+    def legacy_shim(self, mro: list[Ref], name: str) -> tuple[str, str] | None:
+        """A method of a base that still calls `name` on the instance by name: `getattr(self,
+        "name")` / `hasattr(self, "name")`, directly or through a table of legacy names (as
+        0.5.23's SRTPlatform.get_kv_pool_cls does with _LEGACY_KV_POOL_HOOKS)."""
+        for cls in mro:
+            if cls.kind != "class":
+                continue
+            tree = self._ast(cls.module)
+            info = self.index.class_info(cls)
+            if tree is None or info is None:
+                continue
+            tables = {
+                target.id
+                for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(target, ast.Name)
+                if any(isinstance(n, ast.Constant) and n.value == name for n in ast.walk(stmt.value))
+            }
+            class_node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
+            for method in (n for n in (class_node.body if class_node else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                names_used = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
+                for call in (n for n in ast.walk(method) if isinstance(n, ast.Call) and dotted(n.func) in ("getattr", "hasattr") and len(n.args) >= 2):
+                    on_self = isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
+                    key = call.args[1]
+                    direct = isinstance(key, ast.Constant) and key.value == name
+                    if on_self and (direct or (not isinstance(key, ast.Constant) and tables & names_used)):
+                        table = self.index.table(cls.module)
+                        return f"{cls.path}.{method.name}", f"{table.path}:{call.lineno}"
+        return None
+
+    def hands_itself_over(self, cls: Ref) -> str | None:
+        """Where a method of this upstream class passes its instance to other code (a call with
+        `self` as an argument, as a layer calls quant_method.create_weights(self, …)), which may
+        register members on it: "Class.method (line n)", or None."""
+        if cls.path not in self._handed:
+            self._handed[cls.path] = None
+            info = self.index.class_info(cls) if cls.kind == "class" else None
+            tree = self._ast(cls.module) if info is not None else None
+            name = cls.qualname.rsplit(".", 1)[-1]
+            node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
+            for method in (m for m in (node.body if node else []) if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                receiver = (method.args.posonlyargs + method.args.args)[:1]
+                if not receiver:
+                    continue
+                for call in (c for c in ast.walk(method) if isinstance(c, ast.Call)):
+                    values = [*call.args, *(kw.value for kw in call.keywords)]
+                    if any(isinstance(v, ast.Name) and v.id == receiver[0].arg for v in values):
+                        self._handed[cls.path] = f"{cls.qualname}.{method.name} (line {call.lineno})"
+                        break
+                if self._handed[cls.path]:
+                    break
+        return self._handed[cls.path]
+
+    def _ast(self, module: str) -> ast.Module | None:
+        if module not in self._asts:
+            table = self.index.table(module)
+            try:
+                self._asts[module] = ast.parse((self.index.source.root / table.path).read_bytes()) if table else None
+            except (SyntaxError, ValueError, OSError):
+                self._asts[module] = None
+        return self._asts[module]

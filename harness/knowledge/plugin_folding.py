@@ -1,0 +1,421 @@
+"""Constant folding and guard conditions for the plugin scan: what a name, an expression or a
+test in the plugin means, independent of any upstream version. A value the folder cannot know
+is OPAQUE; a test on upstream becomes a Cond (plugin_repo) that the judge evaluates against one
+upstream (`hasattr`, version comparisons, `try/except ImportError` flags)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.knowledge.fields import SERVER_ARGS
+from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.plugin_ast import assigned, flag_names, upstream_imports
+from harness.knowledge.plugin_repo import (
+    UNDECIDED,
+    AllOf,
+    AnyOf,
+    Cond,
+    Const,
+    FieldPresent,
+    GuardCond,
+    HasAttr,
+    ImportsResolve,
+    ModuleExists,
+    Not,
+    ParamFieldPresent,
+    Undecided,
+    VersionCompare,
+    is_upstream,
+)
+from harness.knowledge.symbols import dotted, function_params
+
+_VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
+
+# ----------------------------------------------------------------------------- values
+
+
+class _Opaque:
+    """A value the constant folder cannot know (a call result, a parameter)."""
+
+
+OPAQUE = _Opaque()
+
+
+@dataclass(frozen=True)
+class Named:
+    """A name the folder can identify but not evaluate: a module, a function, a class."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class RunningVersion:
+    """The running SGLang version: `sglang.__version__` (parsed=False) or a parsed Version."""
+
+    parsed: bool
+
+
+@dataclass(frozen=True)
+class VersionLiteral:
+    """A version string parsed by the plugin (`Version("0.5.20")`): compared as a version."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A variable holding an instance of an upstream class (kind 12, see fields.py): `path` is
+    the class the plugin annotates it with, or None while it is the unannotated parameter
+    `param` of the plugin function `function` (finish() asks the upstream function that one
+    stands in for)."""
+
+    path: str | None
+    function: str | None = None
+    param: str | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A boolean whose value depends on the upstream (e.g. `HAS_X = hasattr(...)`)."""
+
+    cond: Cond
+
+
+def bind(target: ast.AST, value) -> dict:
+    """What a `for` target binds to one folded element (unpacking a list of the right length)."""
+    if isinstance(target, ast.Name):
+        return {target.id: value}
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, list) and len(value) == len(target.elts):
+        bound: dict = {}
+        for element, item in zip(target.elts, value):
+            bound.update(bind(element, item))
+        return bound
+    return {name: OPAQUE for name in assigned(target)}
+
+
+def string_version_compare(cond: Cond) -> bool:
+    """Whether the condition compares `sglang.__version__` as a string somewhere."""
+    return any(not c.parsed for c in leaves(cond) if isinstance(c, VersionCompare))
+
+
+def on_param(cond: Cond) -> bool:
+    """Whether the condition tests a field of an unannotated parameter (ParamFieldPresent)."""
+    return any(isinstance(c, ParamFieldPresent) for c in leaves(cond))
+
+
+def leaves(cond: Cond) -> list[Cond]:
+    """The conditions under Not / AllOf / AnyOf."""
+    if isinstance(cond, Not):
+        return leaves(cond.cond)
+    if isinstance(cond, (AllOf, AnyOf)):
+        return [leaf for c in cond.conds for leaf in leaves(c)]
+    return [cond]
+
+
+# ----------------------------------------------------------------------------- folding
+
+
+class Folding:
+    """The scanner's constant folder (a mixin: the scanner provides `tree` and `table`)."""
+
+    files: dict[str, tuple[Path, bool]]
+    index: SymbolIndex
+    none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve]  # (module, imported path) -> "the import resolves"
+
+    def qualify(self, module: str, expression: str | None, env: dict | None = None, _seen: frozenset = frozenset()) -> str | None:
+        """The absolute dotted path a name in `module` refers to (plugin or upstream), or None
+        for a local value; `env` holds what a function body bound (imports, parameters)."""
+        if not expression or (module, expression) in _seen:
+            return None
+        _seen = _seen | {(module, expression)}
+        head, _, rest = expression.partition(".")
+        if env is not None and head in env:
+            local = env[head]
+            if not isinstance(local, Named):
+                return None
+            return f"{local.path}.{rest}" if rest else local.path
+        binding = self.table(module).names.get(head)
+        if binding is None:
+            return None
+        if binding.kind in ("def", "class", "value"):
+            base = f"{module}.{head}"
+        elif binding.kind == "module":
+            base = binding.target
+        elif binding.kind == "from":
+            source_module, name = binding.target.split(":")
+            base = f"{source_module}.{name}"
+            if source_module in self.files and base not in self.files:
+                # a name re-exported through another plugin module: follow it there
+                base = self.qualify(source_module, name, None, _seen) or base
+        elif binding.kind == "alias":
+            base = self.qualify(module, binding.target, None, _seen) or binding.target
+        else:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def upstream_ref(self, dotted_path: str | None) -> Ref | None:
+        if not is_upstream(dotted_path):
+            return None
+        return self.index.resolve(dotted_path).ref
+
+    # ------------------------------------------------------------- constant folding
+
+    def const(self, module: str, node: ast.AST | None, env: dict, depth: int = 0):
+        if node is None or depth > 20:
+            return OPAQUE
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                value = env[node.id]
+                owner, _, attr = value.path.rpartition(".") if isinstance(value, Named) else ("", "", "")
+                if owner in self.files and f"{owner}.{attr}" not in self.files:  # a plugin constant imported locally
+                    return self.module_constant(owner, attr, depth + 1)
+                return value
+            if node.id == "__name__":
+                return module
+            if node.id == "__package__":
+                return module if self.files[module][1] else module.rpartition(".")[0]
+            return self.module_constant(module, node.id, depth + 1)
+        if isinstance(node, ast.Attribute):
+            owner = self.qualify(module, dotted(node.value), env)
+            if owner in self.files:
+                return self.module_constant(owner, node.attr, depth + 1)
+            if owner == "sglang" and node.attr == "__version__" or f"{owner}.{node.attr}" == "sglang.version.__version__":
+                return RunningVersion(parsed=False)
+            return Named(f"{owner}.{node.attr}") if owner else OPAQUE
+        if isinstance(node, ast.JoinedStr):
+            pieces = []
+            for value in node.values:
+                if isinstance(value, ast.FormattedValue):
+                    piece = self.const(module, value.value, env, depth + 1)
+                    if not isinstance(piece, (str, int)) or value.format_spec is not None:
+                        return OPAQUE
+                    pieces.append(str(piece))
+                else:
+                    pieces.append(str(value.value))
+            return "".join(pieces)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
+            if isinstance(left, str) and isinstance(right, str):
+                return left + right
+            if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+                return [*left, *right]
+            return OPAQUE
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            fmt, args = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
+            if isinstance(fmt, str) and isinstance(args, (str, int, float, list)):
+                try:
+                    return fmt % (tuple(args) if isinstance(args, list) else args)
+                except (TypeError, ValueError):
+                    return OPAQUE
+            return OPAQUE
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return [self.const(module, element, env, depth + 1) for element in node.elts]
+        if isinstance(node, ast.Dict):
+            return {
+                self.const(module, key, env, depth + 1): self.const(module, value, env, depth + 1)
+                for key, value in zip(node.keys, node.values)
+                if key is not None
+            }
+        if isinstance(node, ast.Call):
+            return self._const_call(module, node, env, depth)
+        if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
+            loaded = self.const(module, node.slice, env, depth + 1)
+            return Named(loaded) if isinstance(loaded, str) and is_upstream(loaded) else OPAQUE
+        if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
+            cond = self.condition(module, node, env, depth + 1)
+            if isinstance(cond, Const):
+                return cond.value
+            return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
+        return OPAQUE
+
+    def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
+        name = dotted(node.func) or ""
+        qualified = self.qualify(module, name, env) or name
+        args = node.args
+        if name.endswith("import_module") and args:
+            imported = self.const(module, args[0], env, depth + 1)
+            return Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
+        if qualified == "sys.modules.get" and args:
+            # the module if something imported it, else None: on a release without it, always None
+            loaded = self.const(module, args[0], env, depth + 1)
+            if isinstance(loaded, str) and is_upstream(loaded):
+                self.none_fallbacks[(module, loaded)] = ModuleExists(loaded)
+                return Named(loaded)
+            return OPAQUE
+        if qualified in ("importlib.metadata.version", "importlib_metadata.version") and args:
+            return RunningVersion(parsed=False) if self.const(module, args[0], env, depth + 1) == "sglang" else OPAQUE
+        if (qualified in _VERSION_PARSERS or name.rsplit(".", 1)[-1] in ("parse_version", "Version", "LooseVersion")) and len(args) == 1:
+            inner = self.const(module, args[0], env, depth + 1)
+            if isinstance(inner, RunningVersion):
+                return RunningVersion(parsed=True)
+            return VersionLiteral(inner) if isinstance(inner, str) else OPAQUE
+        if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
+            cond = self.condition(module, node, env, depth + 1)
+            return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
+        if isinstance(node.func, ast.Attribute):
+            owner = self.const(module, node.func.value, env, depth + 1)
+            values = [self.const(module, arg, env, depth + 1) for arg in args]
+            if isinstance(owner, str) and node.func.attr == "join" and len(values) == 1 and isinstance(values[0], list):
+                if all(isinstance(part, str) for part in values[0]):
+                    return owner.join(values[0])
+            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in values):
+                try:
+                    return owner.format(*values)
+                except (IndexError, KeyError):
+                    return OPAQUE
+            if isinstance(owner, dict) and node.func.attr == "items" and not values:
+                return [list(item) for item in owner.items()]
+            if isinstance(owner, dict) and node.func.attr in ("keys", "values") and not values:
+                return list(getattr(owner, node.func.attr)())
+            if isinstance(owner, RunningVersion) and node.func.attr == "startswith":
+                return OPAQUE
+        # a plugin helper whose body is one `return <expression>` (e.g. a version check)
+        function = self._plugin_function(qualified) if qualified else None
+        if function is not None and depth < 10:
+            fmodule, fnode = function
+            body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
+                for kw in node.keywords:
+                    if kw.arg:
+                        local[kw.arg] = self.const(module, kw.value, env, depth + 1)
+                for p in function_params(fnode.args):
+                    local.setdefault(p.name, OPAQUE)
+                return self.const(fmodule, body[0].value, local, depth + 1)
+        return OPAQUE
+
+    def _plugin_function(self, path: str) -> tuple[str, ast.FunctionDef] | None:
+        module, _, name = path.rpartition(".")
+        if module not in self.files:
+            return None
+        tree = self.tree(module)
+        for stmt in tree.body if tree else []:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                return module, stmt
+        return None
+
+    def module_constant(self, module: str, name: str, depth: int):
+        if module not in self.files or depth > 20:
+            return OPAQUE
+        tree = self.tree(module)
+        for stmt in tree.body if tree else []:
+            if isinstance(stmt, ast.Try) and name in flag_names(stmt):
+                imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
+                if imports:
+                    return Condition(ImportsResolve(imports))
+        for stmt in reversed(tree.body if tree else []):  # the last module-level binding wins
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                return self.const(module, stmt.value, {}, depth)
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+                return self.const(module, stmt.value, {}, depth)
+        binding = self.table(module).names.get(name)
+        if binding is not None and binding.kind == "from":
+            source_module, source_name = binding.target.split(":")
+            if source_module in self.files:
+                return self.module_constant(source_module, source_name, depth + 1)
+            if binding.target == "sglang:__version__" or binding.target == "sglang.version:__version__":
+                return RunningVersion(parsed=False)
+        qualified = self.qualify(module, name)
+        return Named(qualified) if qualified else OPAQUE
+
+    # ------------------------------------------------------------- guard conditions
+
+    def condition(self, module: str, node: ast.AST, env: dict, depth: int = 0) -> Cond:
+        """A guard's test as a version-independent condition (see Cond)."""
+        if depth > 20:
+            return UNDECIDED
+        if isinstance(node, ast.BoolOp):
+            conds = tuple(self.condition(module, v, env, depth + 1) for v in node.values)
+            return AllOf(conds) if isinstance(node.op, ast.And) else AnyOf(conds)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return Not(self.condition(module, node.operand, env, depth + 1))
+        if isinstance(node, ast.Call):
+            name = dotted(node.func) or ""
+            qualified = self.qualify(module, name, env) or name
+            if name in ("hasattr", "getattr") and len(node.args) >= 2:
+                owner = self.qualify(module, dotted(node.args[0]), env)
+                attr = self.const(module, node.args[1], env, depth + 1)
+                instance = self._instance(module, node.args[0], env)
+                if instance is not None and isinstance(attr, str):
+                    return FieldPresent(instance.path, attr) if instance.path else ParamFieldPresent(instance.function, instance.param, attr)
+                if is_upstream(owner) and isinstance(attr, str):
+                    return HasAttr(owner, attr)
+                return UNDECIDED
+            if name == "callable" and len(node.args) == 1:
+                return self.condition(module, node.args[0], env, depth + 1) if isinstance(node.args[0], ast.Call) else UNDECIDED
+            if qualified.endswith("util.find_spec") and node.args:
+                path = self.const(module, node.args[0], env, depth + 1)
+                return ModuleExists(path) if isinstance(path, str) and is_upstream(path) else UNDECIDED
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, op, right = node.left, node.ops[0], node.comparators[0]
+            if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                named = env.get(left.id) if isinstance(left, ast.Name) else None
+                fallback = self.none_fallbacks.get((module, named.path)) if isinstance(named, Named) else None
+                if fallback is not None and (fallback.imports if isinstance(fallback, ImportsResolve) else True):
+                    return fallback if isinstance(op, ast.IsNot) else Not(fallback)
+                inner = self.condition(module, left, env, depth + 1)
+                if isinstance(inner, (HasAttr, ModuleExists)):
+                    return inner if isinstance(op, ast.IsNot) else Not(inner)
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ast.Call) and dotted(right.func) in ("dir", "vars"):
+                attr = self.const(module, left, env, depth + 1)
+                owner = self.qualify(module, dotted(right.args[0]), env) if right.args else None
+                if isinstance(attr, str) and is_upstream(owner):
+                    cond = HasAttr(owner, attr)
+                    return cond if isinstance(op, ast.In) else Not(cond)
+            version = self._version_compare(module, left, op, right, env, depth)
+            if version is not None:
+                return version
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:  # a <= v < b
+            parts = []
+            operands = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                parts.append(self.condition(module, ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]]), env, depth + 1))
+            return AllOf(tuple(parts))
+        if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
+            return Const(False)
+        value = self.const(module, node, env, depth + 1) if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant)) else OPAQUE
+        if isinstance(value, Condition):
+            return value.cond
+        if isinstance(value, bool):
+            return Const(value)
+        return UNDECIDED
+
+    def _version_compare(self, module, left, op, right, env, depth) -> Cond | None:
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        symbol = ops.get(type(op))
+        if symbol is None:
+            return None
+        a, b = self.const(module, left, env, depth + 1), self.const(module, right, env, depth + 1)
+        flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+        if isinstance(b, RunningVersion):
+            a, b, symbol = b, a, flipped[symbol]
+        if not isinstance(a, RunningVersion):
+            return None
+        literal = b.text if isinstance(b, VersionLiteral) else b
+        if not isinstance(literal, str):
+            return UNDECIDED
+        # sglang.__version__ compared with a plain string is a *string* comparison in Python
+        return VersionCompare(symbol, literal, a.parsed or isinstance(b, VersionLiteral))
+
+    def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False) -> GuardCond:
+        cond = self.condition(module, test, env)
+        text = ast.unparse(test)
+        if string_version_compare(cond):
+            text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
+        return GuardCond(Not(cond) if negate else cond, f"not ({text})" if negate else text, test.lineno)
+
+    def _instance(self, module: str, node: ast.AST, env: dict) -> Instance | None:
+        """The upstream instance a variable holds, with evidence (see Instance); `server_args`
+        not bound to anything the scan knows is SGLang's ServerArgs (as writes to it are)."""
+        if not isinstance(node, ast.Name):
+            return None
+        value = env.get(node.id, OPAQUE)
+        if isinstance(value, Instance):
+            return value
+        if node.id == "server_args" and value is OPAQUE and self.qualify(module, node.id, env) is None:
+            return Instance(SERVER_ARGS)
+        return None

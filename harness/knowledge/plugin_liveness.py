@@ -1,0 +1,80 @@
+"""The plugin's roots (what SGLang's loader imports first) and liveness: which plugin modules are
+imported, transitively, when SGLang loads the plugin, and by which loader."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.errors import HarnessError
+from harness.knowledge.plugin_repo import PLATFORM_GROUP, PluginScan, Root
+
+if TYPE_CHECKING:
+    from harness.knowledge.plugin_scan import Scanner
+
+
+def plugin_roots(scan: PluginScan, scanner: Scanner, entries: list[str]) -> list[Root]:
+    roots: list[Root] = []
+    for ep in scan.entry_points:
+        module, _, attr = ep.value.partition(":")
+        roots.append(Root(module, f"entry point {ep.group}:{ep.name}", "platform" if ep.group == PLATFORM_GROUP else "plugins"))
+        if ep.group == PLATFORM_GROUP and module in scanner.files:
+            for path in scanner.returned_class_paths(module, attr.split(".")[0]):
+                scan.platform_class_paths.append(path)
+                class_module = scanner.module_of(path)
+                if class_module:
+                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class"))
+    for module in entries:
+        if module not in scanner.files:
+            raise HarnessError(f"--entry {module}: no such module in {scan.root}")
+        if scanner.files[module][1]:  # a package: SGLang imports each of its modules (import_model_classes)
+            roots += [Root(module, "--entry (a package)", "model_package"), Root(f"{module}.*", f"a module of --entry {module}", "model_package")]
+        else:
+            roots.append(Root(module, "--entry", "entry"))
+    if not roots:
+        importing = [name for name in scanner.files if scanner.imports_sglang(name)]
+        roots = [Root(name, "imports sglang (no entry points)", "entry") for name in importing]
+        # a package whose modules define EntryClass is an external model package: SGLang imports
+        # every module in it (sglang/srt/models/registry.py import_model_classes)
+        for package in sorted({name.rpartition(".")[0] for name in importing if "EntryClass" in scanner.table(name).names}):
+            roots.append(Root(f"{package}.*", f"a module of {package}, an external model package (its modules define EntryClass)", "model_package"))
+    return roots
+
+
+def mark_live(scan: PluginScan, scanner: Scanner) -> None:
+    """Live = imported when SGLang loads the roots, by Python's rules: importing `a.b.c` runs
+    `a`, `a.b` and `a.b.c` (namespace packages have nothing to run); `from a import b` imports
+    the submodule `a.b` when there is one; `import_module` and auto-discovery load by name.
+    The same walk over what runs while the plugin loads (module bodies and the entry callables)
+    records which loader imports each module then."""
+    for root in scan.roots:
+        walk_imports(scan, [root.module], scanner.imports_of, lambda module: module.live, lambda module: setattr(module, "live", True))
+    entry_callables = {f"{m}.{a.split('.')[0]}" for ep in scan.entry_points for m, _, a in [ep.value.partition(":")]}
+    for root in scan.roots:
+        walk_imports(
+            scan, [root.module], lambda name: scanner.load_time_imports(name, entry_callables),
+            lambda module, loader=root.loader: loader in module.loaded_by, lambda module, loader=root.loader: module.loaded_by.add(loader),
+        )
+    for dep in scan.dependencies:
+        module = scan.modules.get(dep.module)
+        dep.live = module.live if module else True
+        dep.loaded_by = frozenset(module.loaded_by) if module else frozenset()
+
+
+def walk_imports(scan: PluginScan, start: list[str], imports_of, seen, mark) -> None:
+    queue = [name for module in start for name in with_parents(module)]
+    while queue:
+        name = queue.pop()
+        if name.endswith(".*"):  # every direct submodule (pkgutil.iter_modules over a package)
+            queue.extend(m for m in scan.modules if m.rpartition(".")[0] == name[:-2])
+            continue
+        module = scan.modules.get(name)
+        if module is None or seen(module):
+            continue
+        mark(module)
+        for imported in imports_of(name):
+            queue.extend(with_parents(imported))
+
+
+def with_parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]

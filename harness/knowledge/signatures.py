@@ -1,0 +1,153 @@
+"""Whether a callable fits: a call's arguments against parameters (as inspect.Signature.bind),
+an override or hook against the base it stands in for, and a signature problem against the calls
+the release actually makes (harness.knowledge.callsites)."""
+
+from __future__ import annotations
+
+import re
+
+from harness.knowledge.callsites import CallSite, call_sites
+from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.plugin_repo import CallShape
+from harness.knowledge.symbols import Param
+
+
+def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ...], positional_only: int = 0) -> tuple[bool, str] | None:
+    """Why `override` cannot stand in for `base` (every call valid for base must be valid for
+    it), or None. Returns (certain, why): certain when *every* call fails with a TypeError,
+    not only calls that use an optional parameter or pass an argument by a renamed keyword.
+    The first `positional_only` parameters of base are always passed by position (self, a
+    hook's original_fn or result)."""
+    def positional(params):
+        return [p for p in params if p.kind in ("posonly", "pos")]
+
+    base_pos, over_pos = positional(base), positional(override)
+    over_names = {p.name: p for p in override}
+    base_names = {p.name for p in base}
+    has_var = any(p.kind == "var" for p in override)
+    has_varkw = any(p.kind == "varkw" for p in override)
+    base_var = any(p.kind == "var" for p in base)
+    base_varkw = any(p.kind == "varkw" for p in base)
+    problems: list[tuple[bool, str]] = []
+    for i, param in enumerate(base_pos):
+        if i >= len(over_pos):
+            if has_var:
+                continue
+            if i < positional_only:
+                problems.append((True, f"takes {len(over_pos)} positional arguments, every call passes at least {positional_only}"))
+            elif param.name in over_names and over_names[param.name].kind == "kwonly":
+                problems.append((False, f"takes {param.name!r} only by keyword"))
+            else:
+                problems.append((param.default is None, f"drops positional parameter {param.name!r}"))
+        else:
+            if i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
+                problems.append((False, f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"))
+            if i >= positional_only and over_pos[i].default is None and param.default is not None:
+                # upstream defines the default so that its calls can leave the argument out
+                problems.append((True, f"{over_pos[i].name!r} is required where the base's {param.name!r} is optional: calls that leave it out fail"))
+    generic = base_var and base_varkw  # a base taking (*args, **kwargs) says nothing about its calls
+    for param in base:
+        if param.kind == "kwonly" and param.name not in over_names and not has_varkw:
+            problems.append((param.default is None, f"does not accept keyword {param.name!r}"))
+        if param.kind == "var" and not has_var and not generic:
+            problems.append((False, "does not accept *args"))
+        if param.kind == "varkw" and not has_varkw and not generic:
+            problems.append((False, "does not accept **kwargs"))
+    for param in over_pos[len(base_pos) :]:
+        if param.default is None and param.name not in base_names:
+            problems.append((not (base_var or base_varkw), f"adds required parameter {param.name!r}"))
+    for param in override:
+        if param.kind == "kwonly" and param.default is None and param.name not in base_names:
+            problems.append((not base_varkw, f"adds required keyword {param.name!r}"))
+    if not problems:
+        return None
+    certain = [p for p in problems if p[0]]
+    return (certain or problems)[0]
+
+
+def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind) -> tuple[bool, str]:
+    """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
+    by the calls the release makes of `ref` (harness.knowledge.callsites); `bind(site)` is
+    bind_problem for one call. Certain when a call upstream makes cannot bind (that path raises
+    TypeError); not breaking when every call binds and nothing else may call it; otherwise the
+    problem as it was. The detail names the calls checked (file:line)."""
+    certain, message = problem
+    sites = call_sites(index, ref)
+    failing = [(site, found) for site in sites.calls if (found := bind(site)) is not None]
+    sure = [(site, why) for site, (is_certain, why) in failing if is_certain]
+    if sure:
+        site, why = sure[0]
+        more = f" (and {len(sure) - 1} more call(s): {', '.join(s.where for s, _ in sure[1:5])})" if len(sure) > 1 else ""
+        return True, f"{message}; upstream calls it at {site.describe()}: {why}, a TypeError on that path{more}"
+    checked = ", ".join(s.describe() for s in sites.calls[:6]) + (f" and {len(sites.calls) - 6} more" if len(sites.calls) > 6 else "")
+    if sites.unsure or failing:
+        unplaced = ", ".join(f"{s.where} ({s.receiver})" for s in sites.unsure[:4])
+        return certain, f"{message}; upstream calls checked: {checked or 'none found'}" + (f"; calls of the same name not placed: {unplaced}" if unplaced else "")
+    if certain and _called_implicitly(index, ref):
+        return certain, f"{message}; upstream calls checked: {checked or 'none found'}, but it is also called in ways a source scan cannot see"
+    if sites.calls:
+        return False, f"{message}; but every upstream call of it binds: {checked}"
+    if certain and (not _never_called(index, ref) or bind(_fullest_call(index, ref)) is not None):
+        # called in ways a source scan cannot see (nn.Module.__call__, a dunder, by name), or
+        # no call could ever bind (the wrapper's own arguments do not fit)
+        return problem
+    return False, f"{message}; but nothing in {index.source.label} calls it (no call, reference or name string found)"
+
+
+def _fullest_call(index: SymbolIndex, ref: Ref) -> CallSite:
+    """A call of `ref` passing every parameter it has (through an instance, for a method): what
+    any caller could pass. A callable that cannot take even this one fails whoever calls it."""
+    info = index.function_info(ref)
+    method = "." in ref.qualname and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
+    positional = [p for p in info.params if p.kind in ("posonly", "pos")][1 if method else 0 :]
+    keywords = tuple(p.name for p in info.params if p.kind == "kwonly")
+    return CallSite("", 0, "", CallShape(len(positional), keywords, False, False), method)
+
+
+def _called_implicitly(index: SymbolIndex, ref: Ref) -> bool:
+    """Python or a framework calls it without naming it: a dunder, or a member of a class with a
+    base outside the source (torch.nn.Module.__call__ runs `forward`)."""
+    owner, _, name = ref.qualname.rpartition(".")
+    return name.startswith("__") or bool(owner and any(klass.kind != "class" for klass in index.mro(Ref("class", ref.module, owner))))
+
+
+def _never_called(index: SymbolIndex, ref: Ref) -> bool:
+    """Nothing upstream can call `ref` unseen by the call-site scan (which found no call): its
+    name in no string literal of the release (getattr by name); a method never named as `.name`
+    without a call (passed on as a value); a function named in no other module (imported to be
+    passed on). Callers rule out implicit calls first (_called_implicitly)."""
+    owner, _, name = ref.qualname.rpartition(".")
+    quoted = (f'"{name}"'.encode(), f"'{name}'".encode())
+    sources = index.sources()
+    if any(q in text for text in sources.values() for q in quoted):
+        return False
+    if owner:
+        uncalled = re.compile(rb"\." + re.escape(name.encode()) + rb"\b(?![ \t]*\()")
+        return not any(uncalled.search(text) for text in sources.values() if b"." + name.encode() in text)
+    return not any(name.encode() in text for module, text in sources.items() if module != ref.module)
+
+
+def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tuple[bool, str] | None:
+    """Whether a call with this shape binds to `params` (as inspect.Signature.bind would);
+    `bound` drops the first parameter (self/cls). Returns (certain, why) or None. With `*args`
+    or `**kwargs` unpacked at the call site only the explicit keywords are certain."""
+    params = params[1:] if bound and params and params[0].kind in ("pos", "posonly") else params
+    names = {p.name: p for p in params}
+    positional = [p for p in params if p.kind in ("posonly", "pos")]
+    takes_var = any(p.kind == "var" for p in params)
+    takes_varkw = any(p.kind == "varkw" for p in params)
+    for keyword in call.keywords:
+        param = names.get(keyword)
+        if (param is None or param.kind in ("posonly", "var", "varkw")) and not takes_varkw:
+            return True, f"unexpected keyword argument {keyword!r}"
+        if param is not None and param in positional[: call.positional]:
+            return True, f"multiple values for argument {keyword!r} (passed by position and by keyword)"
+    if call.positional > len(positional) and not takes_var:
+        return True, f"takes {len(positional)} positional arguments, the call passes {call.positional}"
+    if call.star_args or call.star_kwargs:
+        return None
+    supplied = {p.name for p in positional[: call.positional]} | set(call.keywords)
+    missing = [p.name for p in params if p.default is None and p.kind in ("posonly", "pos", "kwonly") and p.name not in supplied]
+    if missing:
+        return True, f"missing required argument {missing[0]!r}"
+    return None
