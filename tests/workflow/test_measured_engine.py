@@ -78,11 +78,11 @@ def test_an_engine_that_dies_mid_step_fails_it_with_its_log(project):
 
 def test_health_waits_print_progress_lines_in_logs(project, monkeypatch):
     """Where stderr is a log (CI), a slow engine start prints lines while it waits, not nothing."""
-    import harness.cli.workflow as workflow_cli
+    import harness.cli.common as cli_common
     import harness.evidence.server as server_module
 
     monkeypatch.setattr(server_module, "HEALTH_PROGRESS_S", 0.3)  # 10 s in real use
-    monkeypatch.setattr(workflow_cli, "LOG_LINE_EVERY_S", 0.2)  # 5 s in real use
+    monkeypatch.setattr(cli_common, "LOG_LINE_EVERY_S", 0.2)  # 5 s in real use
     slow = loopback_runbook(project.root / "slow-start.yaml", "--startup-delay-s", "1.5")
     proc = project.cli(*project.run_args("--run-id", "w", "--auto-approve", runbook=slow))
     waits = [line for line in proc.stderr.splitlines() if "waiting for http://127.0.0.1:" in line]
