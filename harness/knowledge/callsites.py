@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.plugin_ast import call_shape
 from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import dotted
 
@@ -101,7 +102,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
             if site is None:
                 continue
             found, receiver, bound = site
-            shape = _shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
+            shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
             entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound)
             (result.calls if found and isinstance(node, ast.Call) else result.unsure).append(entry)
     for sites in (result.calls, result.unsure):
@@ -212,12 +213,3 @@ def _first_definer(index: SymbolIndex, cls: Ref, name: str, after_self: bool) ->
         if info is not None and name in info.members:
             return klass
     return None
-
-
-def _shape(call: ast.Call) -> CallShape:
-    return CallShape(
-        sum(1 for a in call.args if not isinstance(a, ast.Starred)),
-        tuple(kw.arg for kw in call.keywords if kw.arg),
-        any(isinstance(a, ast.Starred) for a in call.args),
-        any(kw.arg is None for kw in call.keywords),
-    )
