@@ -72,7 +72,9 @@ def check_parameters(margin: float, alpha: float) -> None:
         raise HarnessError(f"accuracy alpha must be in (0, 0.5), got {alpha}")
 
 
-def _outcome(p_non_inferior: float, p_drop: float, alpha: float) -> Outcome:
+def outcome_of(p_non_inferior: float, p_drop: float, alpha: float) -> Outcome:
+    """passed when non-inferiority is shown at `alpha`, failed when a drop beyond the margin is,
+    else inconclusive."""
     if p_non_inferior <= alpha:
         return "passed"
     if p_drop <= alpha:

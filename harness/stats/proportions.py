@@ -28,9 +28,9 @@ from harness.stats.decision import (
     DEFAULT_MARGIN,
     SUGGESTION_POWER,
     AccuracyDecision,
-    Outcome,
     check_parameters,
     decision,
+    outcome_of,
 )
 
 RULE_EXACT_MCNEMAR = "paired exact McNemar (conditional binomial on discordant pairs), margin 0"
@@ -120,14 +120,6 @@ def paired_counts(baseline: Sequence[bool], candidate: Sequence[bool]) -> tuple[
     return len(base), int(base.sum()), int((base & ~cand).sum()), int((~base & cand).sum())
 
 
-def _outcome(p_non_inferior: float, p_drop: float, alpha: float) -> Outcome:
-    if p_non_inferior <= alpha:
-        return "passed"
-    if p_drop <= alpha:
-        return "failed"
-    return "inconclusive"
-
-
 def paired_test_from_counts(
     n: int,
     baseline_correct: int,
@@ -151,7 +143,7 @@ def paired_test_from_counts(
     candidate_correct = baseline_correct - losses + wins
     p_non_inferior, p_drop = (float(p) for p in paired_p_values(n, wins, losses, margin))
     low, high = tango_interval(n, wins, losses, alpha)
-    outcome = _outcome(p_non_inferior, p_drop, alpha)
+    outcome = outcome_of(p_non_inferior, p_drop, alpha)
     z = float(tango_z(n, wins, losses, -margin))
     return decision(
         outcome=outcome,
@@ -224,7 +216,7 @@ def paired_mean_test(
         statistic = float(tango_z(n, 0, 0, -margin)) if mean == 0 else math.copysign(math.inf, mean + margin)
         p_non_inferior, p_drop = float(stats.norm.sf(statistic)), float(stats.norm.cdf(statistic))
         low, high = tango_interval(n, 0, 0, alpha) if mean == 0 else (mean, mean)
-    outcome = _outcome(p_non_inferior, p_drop, alpha)
+    outcome = outcome_of(p_non_inferior, p_drop, alpha)
     return decision(
         outcome=outcome,
         vacuous=vacuous,
@@ -301,7 +293,7 @@ def unpaired_test(
     low, high = newcombe_interval(*counts, stats.norm.isf(alpha))
     p_non_inferior = _newcombe_p(0, margin, counts)
     p_drop = _newcombe_p(1, margin, counts)
-    outcome = _outcome(p_non_inferior, p_drop, alpha)
+    outcome = outcome_of(p_non_inferior, p_drop, alpha)
     p1, p0 = candidate_correct / candidate_n, baseline_score
     return decision(
         outcome=outcome,
