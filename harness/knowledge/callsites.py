@@ -111,15 +111,9 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
 
 
 def parsed(index: SymbolIndex, module: str) -> ast.Module | None:
-    """The module's AST (None: not in this tree, or it does not parse). Memoised per index."""
-    trees = index.memo.setdefault("call_site_trees", {})
-    if module not in trees:
-        text = index.sources().get(module)
-        try:
-            trees[module] = ast.parse(text) if text is not None else None
-        except (SyntaxError, ValueError):  # a file this Python cannot parse calls nothing we can see
-            trees[module] = None
-    return trees[module]
+    """The module's AST (None: not in this tree, or it does not parse), shared with every other
+    analysis of the module (ModuleTables.tree)."""
+    return index.tree(module)
 
 
 def lines_naming(text: bytes, name: str) -> list[int]:

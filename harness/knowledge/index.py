@@ -172,8 +172,10 @@ class SymbolIndex(ModuleTables):
             raise ValueError(f"{ref.path} is not an upstream class")
         found = self._instance_attributes.get(ref.path)
         if found is None:
-            table = self.table(ref.module)
-            found = instance_attributes((self.source.root / table.path).read_bytes(), info)
+            tree = self.tree(ref.module)
+            if tree is None:
+                raise SyntaxError(f"{ref.module} does not parse")
+            found = instance_attributes(tree, info)
             self._instance_attributes[ref.path] = found
             self._dirty = True
         return found

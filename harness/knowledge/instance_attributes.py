@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import ast
 
-from harness.knowledge.symbol_records import ClassInfo, InstanceAttributes, dotted, parse_source
+from harness.knowledge.symbol_records import ClassInfo, InstanceAttributes, dotted
 
 
-def instance_attributes(source: bytes, info: ClassInfo) -> InstanceAttributes:
+def instance_attributes(tree: ast.Module, info: ClassInfo) -> InstanceAttributes:
     """What the methods of one class body assign on their instance (`self.x = …`, annotated,
     augmented, tuple and starred targets, loop and `with` targets, `setattr(self, "x", …)`), and
     why more may exist (`setattr` with a computed name, `self.__dict__` / `vars(self)` writes, a
-    `__getattr__`/`__getattribute__`). Parses the module again: asked for a few classes only,
+    `__getattr__`/`__getattribute__`), from the module's `tree`: asked for a few classes only,
     so extraction does not walk every function body. A class made by a call has no method
-    bodies: nothing. Raises SyntaxError/ValueError if the source does not parse."""
+    bodies: nothing."""
     name = info.qualname.rsplit(".", 1)[-1]
-    node = next((n for n in ast.walk(parse_source(source)) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
     names: dict[str, int] = {}
     dynamic: list[str] = []
     for method in node.body if node else ():

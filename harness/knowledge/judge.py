@@ -18,7 +18,6 @@ judge_resolution (readings of a resolution shared by them), risk, prefetch.
 
 from __future__ import annotations
 
-import ast
 import difflib
 from typing import Any
 
@@ -81,7 +80,6 @@ class Judge(MemberJudging, Conditions):
         # finding id -> (finding, target, the older index the search compares with)
         self._successors: dict[int, tuple[Finding, str, SymbolIndex | None]] | None = {} if successors else None
         self.version = upstream_version(index.source)
-        self._asts: dict[str, ast.Module | None] = {}
         self._failing: dict[str, Finding | None] = {}
         self._in_try: dict[tuple[str, Catch], list[Dependency]] | None = None
         self._raw_findings: dict[int, Finding | None] = {}

@@ -32,7 +32,6 @@ class MemberJudging:
     index: SymbolIndex
     scan: PluginScan
     baseline: Judge | None
-    _asts: dict[str, ast.Module | None]
     _handed: dict[str, str | None]
 
     def upstream_mro(self, plugin_class: str) -> list[Ref]:
@@ -273,10 +272,7 @@ class MemberJudging:
         return self._handed[cls.path]
 
     def _ast(self, module: str) -> ast.Module | None:
-        if module not in self._asts:
-            table = self.index.table(module)
-            try:
-                self._asts[module] = ast.parse((self.index.source.root / table.path).read_bytes()) if table else None
-            except (SyntaxError, ValueError, OSError):
-                self._asts[module] = None
-        return self._asts[module]
+        try:
+            return self.index.tree(module)
+        except OSError:  # a file gone since the manifest was read has nothing to say
+            return None

@@ -9,9 +9,11 @@ be shared or restored by CI, and a planted or torn file can only be rejected and
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import tempfile
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +26,7 @@ from harness.knowledge.symbols import (
     decode_table,
     encode_table,
     extract_module,
+    parse_source,
 )
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
@@ -93,11 +96,31 @@ class ModuleTables:
                 del self._blobs[name]
         if table is None and name in self.files:
             relpath, is_package = self.files[name]
-            table = extract_module(name, relpath, (self.source.root / relpath).read_bytes(), is_package)
+            source = (self.source.root / relpath).read_bytes()
+            table = extract_module(name, relpath, source, is_package, tree=self._tree(name, source))
             self._tables[name] = table
             _SAME_FILE[self._same_file(name)] = encode_table(table)
             self._dirty = True
         return table
+
+    def tree(self, name: str) -> ast.Module | None:
+        """The module's AST; None for a module not in this tree or one that does not parse.
+        Every analysis that walks a whole module (the table, call sites, registries, instance
+        attributes, signatures) asks here, so a module is parsed once per process while it is
+        in use (see _TREES), whichever asks first and for whichever release."""
+        if name not in self.files:
+            return None
+        return self._tree(name, None)
+
+    def _tree(self, name: str, source: bytes | None) -> ast.Module | None:
+        key = self._same_file(name)
+        if key not in _TREES:
+            source = source or (self.source.root / self.files[name][0]).read_bytes()
+            try:
+                _TREES.put(key, parse_source(source), len(source))
+            except (SyntaxError, ValueError):  # the caller says what a module that does not parse means
+                _TREES.put(key, None, len(source))
+        return _TREES.get(key)
 
     def _same_file(self, name: str) -> tuple[str, str]:
         """The key of `name`'s file in _SAME_FILE: its path and content hash (the manifest's)."""
@@ -267,6 +290,35 @@ _CACHE_DECODER = msgspec.msgpack.Decoder(_CacheFile)
 # -> encoded table. Most of a release's files are unchanged from the one before.
 _SAME_FILE: dict[tuple[str, str], bytes] = {}
 
+
+class _TreeCache:
+    """Parsed modules, least recently used first, keyed like _SAME_FILE: the table, the
+    call-site and registry walks and the judge's signature reads of one module share one parse
+    (a cold check parsed ~140 modules twice). An AST takes ~25x its source's size in memory,
+    so the cache is bounded by the sources' size: 8 MB of source is about 200 MB of trees."""
+
+    def __init__(self, max_source_bytes: int = 8_000_000):
+        self.max_source_bytes = max_source_bytes
+        self._trees: OrderedDict[tuple[str, str], tuple[ast.Module | None, int]] = OrderedDict()
+        self._size = 0
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._trees
+
+    def get(self, key: tuple[str, str]) -> ast.Module | None:
+        self._trees.move_to_end(key)
+        return self._trees[key][0]
+
+    def put(self, key: tuple[str, str], tree: ast.Module | None, size: int) -> None:
+        """Keep `tree`, parsed from `size` bytes of source, dropping the least recently used."""
+        self._trees[key] = (tree, size)
+        self._size += size
+        while self._size > self.max_source_bytes and len(self._trees) > 1:
+            _, (_, dropped) = self._trees.popitem(last=False)
+            self._size -= dropped
+
+
+_TREES = _TreeCache()
 
 _POOL: dict[int, Any] = {}  # workers -> the ProcessPoolExecutor that parses for this process
 
