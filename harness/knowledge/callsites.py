@@ -128,22 +128,26 @@ def lines_naming(text: bytes, name: str) -> list[int]:
     return lines
 
 
+def spans(node: ast.AST, lines: list[int]) -> bool:
+    """Whether `node`'s lines hold one of `lines` (sorted); a node without lines may hold any.
+    A decorated def or class starts at its first decorator, above its `lineno`."""
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    start = min([start, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    at = bisect.bisect_left(lines, start)
+    return at < len(lines) and lines[at] <= (node.end_lineno or start)
+
+
 def _calls_and_references(tree: ast.Module, name: str, lines: list[int]):
     """(node, enclosing class qualname or None) for every call of `….name(…)` / `name(…)` and
     every other load of `….name` (a bound method passed on as a value). Only nodes spanning one
     of `lines` (where the name occurs) are walked: a release module is large, its mentions few."""
     called: set[int] = set()
 
-    def spans_a_mention(node: ast.AST) -> bool:
-        start = getattr(node, "lineno", None)
-        if start is None:
-            return True
-        at = bisect.bisect_left(lines, start)
-        return at < len(lines) and lines[at] <= (node.end_lineno or start)
-
     def visit(node: ast.AST, cls: str | None):
         for child in ast.iter_child_nodes(node):
-            if not spans_a_mention(child):
+            if not spans(child, lines):
                 continue
             inner = cls
             if isinstance(child, ast.ClassDef):

@@ -17,13 +17,12 @@ registration function are parsed.
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from dataclasses import dataclass, field
 
 import msgspec
 
-from harness.knowledge.callsites import lines_naming, parsed
+from harness.knowledge.callsites import lines_naming, parsed, spans
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.symbols import dotted
 
@@ -107,7 +106,7 @@ def _registration_calls(index: SymbolIndex, registry: Ref, function: Ref, param:
         if tree is None:
             continue
         relpath = index.files[module][0]
-        for node in ast.walk(tree):
+        for node in _near(tree, lines_naming(index.sources()[module], function.qualname)):
             if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)) or (dotted(node.func) or "").rsplit(".", 1)[-1] != function.qualname:
                 continue
             found = index.resolve_in_scope(module, dotted(node.func))
@@ -155,13 +154,11 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
 
 
 def _near(tree: ast.AST, lines: list[int]):
-    """Every node of `tree` whose lines span one of `lines` (sorted; where the registry is named):
-    a store names it, and a release module is large, its mentions few."""
+    """Every node of `tree` whose lines span one of `lines` (sorted; where the registry or its
+    registration function is named): a store or call names it, and a release module is large,
+    its mentions few."""
     for child in ast.iter_child_nodes(tree):
-        start = getattr(child, "lineno", None)
-        if start is not None:
-            at = bisect.bisect_left(lines, start)
-            if at == len(lines) or lines[at] > (child.end_lineno or start):
-                continue
+        if not spans(child, lines):
+            continue
         yield child
         yield from _near(child, lines)

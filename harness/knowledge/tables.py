@@ -335,6 +335,13 @@ def _parse_pool(workers: int):
     return _POOL[workers]
 
 
+def stop_parse_pools() -> None:
+    """Stop the parse pools' idle workers now (a process about to leave with os._exit would
+    otherwise leave them waiting on a queue whose write end they share)."""
+    while _POOL:
+        _POOL.popitem()[1].shutdown(wait=True, cancel_futures=True)
+
+
 def _extract_chunk(root: str, chunk: list[tuple[str, str, bool]]) -> dict[str, bytes]:
     base = Path(root)
     return {name: encode_table(extract_module(name, relpath, (base / relpath).read_bytes(), is_package)) for name, relpath, is_package in chunk}
