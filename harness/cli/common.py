@@ -101,19 +101,19 @@ def cli_ref(workspace: Workspace) -> str:
 
 
 def validate_plugin(path: Path) -> Path:
-    """A plugin is a project declaring sglang.srt.platforms / sglang.srt.plugins entry points."""
-    from harness.knowledge.plugin_repo import (  # cost: tomllib, the knowledge records
-        PLATFORM_GROUP,
-        PLUGIN_GROUP,
-        read_entry_points,
-    )
+    """A plugin is a project declaring the engine's entry points (sglang.srt.platforms /
+    sglang.srt.plugins for SGLang; vllm.platform_plugins, vllm.general_plugins, … for vLLM)."""
+    # cost: tomllib, the knowledge records
+    from harness.knowledge.kinds import profile
+    from harness.knowledge.plugin_repo import read_entry_points
 
     path = resolved(path, "plugin path")
     if not path.is_dir():
         raise HarnessError(f"plugin path {path} is not a directory")
     if not read_entry_points(path):
+        engine = profile()
         raise HarnessError(
-            f"plugin path {path} is not an SGLang plugin: no {PLATFORM_GROUP} or {PLUGIN_GROUP} "
+            f"plugin path {path} is not an {engine.display} plugin: no {' or '.join(engine.groups)} "
             "entry points in pyproject.toml, setup.cfg or setup.py"
         )
     return path
