@@ -268,9 +268,9 @@ def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list
             data = tomllib.loads(pyproject.read_text())
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
             raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
-        groups = data.get("project", {}).get("entry-points", {})
+        tables = data.get("project", {}).get("entry-points", {})
         for group in groups:
-            table = groups.get(group) if isinstance(groups, dict) else None
+            table = tables.get(group) if isinstance(tables, dict) else None
             if table is not None and not isinstance(table, dict):
                 raise HarnessError(f'{pyproject}: [project.entry-points."{group}"] must be a table of name = "module:attr"')
             for name, value in (table or {}).items():
