@@ -419,16 +419,19 @@ def _plugin_engine(root: Path) -> tuple[EngineProfile | None, str]:
         declared = read_entry_points(root, engine.groups)
         if declared:
             return engine, f"entry point {declared[0].group}"
-    counts = dict.fromkeys(ENGINES.values(), 0)
-    pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+({'|'.join(re.escape(e.package) for e in ENGINES.values())})\b", re.MULTILINE)
+    counts = dict.fromkeys(ENGINES, 0)
+    packages = {engine.package: name for name, engine in ENGINES.items()}
+    pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+({'|'.join(map(re.escape, packages))})\b", re.MULTILINE)
     for path, _ in plugin_module_files(root).values():
         try:
             text = path.read_text(errors="replace")
         except OSError:
             continue
-        for package in {match for match in pattern.findall(text)}:
-            counts[next(e for e in ENGINES.values() if e.package == package)] += 1
-    best = max(counts, key=counts.__getitem__)
-    if counts[best] == 0 or list(counts.values()).count(counts[best]) > 1:
+        for package in set(pattern.findall(text)):
+            counts[packages[package]] += 1
+    most = max(counts.values())
+    leaders = [name for name, count in counts.items() if count == most]
+    if most == 0 or len(leaders) > 1:
         return None, ""
-    return best, f"{counts[best]} of its modules import {best.package}"
+    best = ENGINES[leaders[0]]
+    return best, f"{most} of its modules import {best.package}"
