@@ -12,15 +12,12 @@ import typer
 from rich.text import Text
 
 from harness.cli.base import app
+from harness.cli.common import ENGINE, use_plugin_engine
 from harness.cli.console import counted, out, step
 from harness.knowledge.findings import Finding
 
 PLUGIN = typer.Option(..., "--plugin", help="Path to the plugin repo (with its pyproject.toml).")
 UPSTREAM = typer.Option(..., "--upstream", help="sglang==X.Y.Z | vllm==X.Y.Z | PATH@REF (git) | PATH (dir holding sglang/ or vllm/).")
-ENGINE = typer.Option(
-    None, "--engine", metavar="sglang|vllm",
-    help="The upstream engine; default: the one the plugin's entry points name, else the package its modules import most, else the --upstream release's.",
-)
 JSON = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables; write no files unless --out is given.")
 OUT = typer.Option(None, "--out", help="Directory for the YAML + markdown files.")
 ENTRY = typer.Option(
@@ -28,21 +25,6 @@ ENTRY = typer.Option(
     help="A module the engine loads without an entry point (e.g. an external model package); repeatable. "
     "Default when the plugin declares no entry points: every module that imports the engine's package.",
 )
-
-
-def _use_engine(ctx: typer.Context, plugin: Path | None, spec: str | None, engine: str | None) -> None:
-    """Read the plugin as a plugin of its engine (kinds.use_engine) until the command returns.
-    HarnessError (one line) for a spec of the other engine."""
-    from harness.knowledge.kinds import use_engine
-    from harness.knowledge.plugin_repo import detect_engine
-
-    chosen = detect_engine(plugin, spec, engine) if plugin is not None else None
-    if chosen is None:  # no plugin: the spec's release names the engine, else --engine
-        from harness.knowledge.kinds import engine_named, engine_of_spec
-
-        chosen = engine_named(engine) if engine else engine_of_spec(spec)
-    if chosen is not None:
-        ctx.with_resource(use_engine(chosen))
 
 
 def _upstream(spec: str):
@@ -97,7 +79,7 @@ def map_command(ctx: typer.Context, plugin: Path = PLUGIN, upstream: str = UPSTR
     from harness.knowledge.platform_map import map_plugin, write_platform_map
 
     _plugin_dir(plugin)
-    _use_engine(ctx, plugin, upstream, engine)
+    use_plugin_engine(ctx, plugin, upstream, engine)
     source = _upstream(upstream)
     with step(f"mapping {plugin}"):
         platform_map = map_plugin(plugin, source, entries=entry)
@@ -126,8 +108,8 @@ def diff_command(
     from harness.knowledge.feature_diff import diff_upstreams, write_feature_diff
 
     _plugin_dir(plugin)
-    _use_engine(ctx, plugin, from_spec, engine)
-    _use_engine(ctx, plugin, to_spec, engine)
+    use_plugin_engine(ctx, plugin, from_spec, engine)
+    use_plugin_engine(ctx, plugin, to_spec, engine)
     old, new = _upstream(from_spec), _upstream(to_spec)
     with counted() as progress:
         diff = diff_upstreams(old, new, plugin, progress=progress, entries=entry)
@@ -165,7 +147,7 @@ def check_command(
     from harness.knowledge.kinds import profile
 
     _plugin_dir(plugin)
-    _use_engine(ctx, plugin, upstream, engine)
+    use_plugin_engine(ctx, plugin, upstream, engine)
     source = _upstream(upstream)
     baseline_note = None
     if baseline == "auto":
@@ -223,7 +205,7 @@ def index_command(ctx: typer.Context, upstream: str = typer.Argument(..., help="
     """Parse every module of an upstream version into the symbol-index cache."""
     from harness.knowledge.index import load_index
 
-    _use_engine(ctx, None, upstream, engine)
+    use_plugin_engine(ctx, None, upstream, engine)
     source = _upstream(upstream)
     start = time.perf_counter()
     index = load_index(source)
@@ -261,8 +243,8 @@ def port_command(
 
     if not plugin.is_dir():  # before any release is downloaded
         raise HarnessError(f"plugin path '{plugin}' is not a directory")
-    _use_engine(ctx, plugin, None if from_spec == "auto" else from_spec, engine)
-    _use_engine(ctx, plugin, to_spec, engine)
+    use_plugin_engine(ctx, plugin, None if from_spec == "auto" else from_spec, engine)
+    use_plugin_engine(ctx, plugin, to_spec, engine)
     if from_spec == "auto":
         old, note = declared_baseline(plugin)
         if old is None:
