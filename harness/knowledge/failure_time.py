@@ -77,7 +77,7 @@ def failure_time(finding: Finding, entries: dict[str, Finding], new: SymbolIndex
             return FailureTime(None, f"undecided: cannot be decided statically ({_clip(finding.detail)})")
         return FailureTime("never", _warning(finding))
     if finding.kind == "entry_point" or (finding.scope == "module" and finding.kind not in _CALLED_BY_UPSTREAM):
-        return FailureTime("import", f"at plugin load: {finding.file}:{finding.line} runs when the plugin is imported, and SGLang "
+        return FailureTime("import", f"at plugin load: {finding.file}:{finding.line} runs when the plugin is imported, and {profile().display} "
                            "skips the whole plugin on the error", _loader_line(new))
     entry = finding if finding.kind in _CALLED_BY_UPSTREAM else _entry(finding.runs_in, entries)
     if entry is None:

@@ -20,6 +20,7 @@ from harness.knowledge.findings import HookType, Kind
 from harness.knowledge.kinds import (
     ENGINES,
     LOADERS,
+    SGLANG,
     EngineProfile,
     Loader,
     engine_named,
@@ -401,7 +402,7 @@ def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override:
     else:
         engine, why = _plugin_engine(Path(plugin_root))
         if engine is None:
-            engine, why = spec_engine or ENGINES["sglang"], ""
+            engine, why = spec_engine or SGLANG, ""
     if spec_engine is not None and spec_engine is not engine:
         raise HarnessError(
             f"--upstream {upstream_spec.strip()} is a {spec_engine.display} release, but the plugin is read as a "

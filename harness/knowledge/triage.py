@@ -261,7 +261,7 @@ def _why(members: list[Finding]) -> str:
         what = {
             Status.missing: "will not resolve (ImportError / AttributeError; a hook is skipped)",
             Status.not_on_base: "is no longer called by upstream",
-            Status.never_applied: "is registered after SGLang applies hooks",
+            Status.never_applied: f"is registered after {profile().display} applies hooks",
         }.get(top.status, top.status.value.replace("_", " "))
         return f"breaks the plugin: its {top.kind} at {top.file}:{top.line} {what}"
     if any(f.unverified for f in members):
