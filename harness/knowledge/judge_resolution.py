@@ -35,15 +35,19 @@ def defined_path(resolution: Resolution) -> str | None:
 
 
 def upstream_version(source: UpstreamSource) -> str | None:
-    """The upstream version of a source: the release's, else `__version__` in <package>/version.py."""
+    """The upstream version of a source: the release's, else `__version__` in <package>/version.py,
+    or in _version.py, which vLLM's version.py imports it from (written by its build)."""
     if source.kind == "release" and source.version:
         return source.version
-    try:
-        text = (source.package_dir / "version.py").read_text()
-    except OSError:
-        return None
-    match = re.search(r"""__version__\s*=\s*["']([^"']+)["']""", text)
-    return match.group(1) if match else None
+    for name in ("version.py", "_version.py"):
+        try:
+            text = (source.package_dir / name).read_text()
+        except OSError:
+            continue
+        match = re.search(r"""__version__\s*=\s*(?:version\s*=\s*)?["']([^"']+)["']""", text)
+        if match:
+            return match.group(1)
+    return None
 
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}

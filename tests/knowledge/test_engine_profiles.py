@@ -118,3 +118,44 @@ def test_check_on_vllm_0221_flags_what_is_newer(vllm_0221):
     assert (override["status"], override["file"], override["line"]) == ("not_on_base", "xdev_vllm/platform.py", 19)
     assert found[f"{WORKER}.init_device"]["status"] == "ok"
     assert doc["breaking"] == 2
+
+
+# ----------------------------------------------------------------------------- vLLM trees (offline)
+
+VLLM_TREE = {
+    "vllm/__init__.py": "",
+    "vllm/version.py": "from ._version import __version__\n",
+    "vllm/_version.py": "__version__ = version = '0.27.1'\n",
+    "vllm/platforms/__init__.py": "",
+    "vllm/platforms/interface.py": (
+        "import enum\n\n\nclass PlatformEnum(enum.Enum):\n    OOT = enum.auto()\n\n\n"
+        "class Platform:\n    device_name: str\n\n    @classmethod\n    def get_device_name(cls, device_id: int = 0) -> str:\n        raise NotImplementedError\n\n"
+        "    @classmethod\n    def check_and_update_config(cls, vllm_config) -> None:\n        pass\n\n"
+        "    @classmethod\n    def is_cumem_allocator_available(cls) -> bool:\n        return False\n"
+    ),
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/gpu_worker.py": "class Worker:\n    def init_device(self):\n        pass\n\n    def handle_ft_command(self, command):\n        pass\n",
+    "vllm/entrypoints/__init__.py": "",
+    "vllm/entrypoints/generate/__init__.py": "",
+    "vllm/entrypoints/generate/base/__init__.py": "",
+    "vllm/entrypoints/generate/base/serving.py": "class ServeContext:\n    pass\n",
+}
+
+
+def test_a_directory_and_a_git_tree_holding_vllm_are_upstreams(tmp_path):
+    import subprocess
+
+    write_tree(tmp_path / "repo", VLLM_TREE)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path / "repo")], check=True)
+    subprocess.run(["git", "-C", str(tmp_path / "repo"), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path / "repo"), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "vllm"], check=True)
+    for spec in (str(tmp_path / "repo"), f"{tmp_path / 'repo'}@main"):
+        code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", spec, "--baseline", "none")
+        assert code == 1, doc
+        found = by_target(doc["findings"])
+        assert (found[SERVE_CONTEXT]["status"], found[SERVE_CONTEXT]["line"]) == ("missing", 4), spec
+        assert found[f"{WORKER}.handle_ft_command"]["status"] == "ok"
+    # read as an SGLang plugin, the same tree holds no sglang/ package: one line
+    proc = harness("check", "--plugin", str(PLUGIN), "--upstream", str(tmp_path / "repo"), "--engine", "sglang")
+    assert proc.returncode == 2 and "holds no sglang/ package" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
