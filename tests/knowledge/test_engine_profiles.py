@@ -123,7 +123,7 @@ def test_check_on_vllm_0221_flags_what_is_newer(vllm_0221):
 # ----------------------------------------------------------------------------- vLLM trees (offline)
 
 VLLM_TREE = {
-    "vllm/__init__.py": "",
+    "vllm/__init__.py": "from .version import __version__\n",
     "vllm/version.py": "from ._version import __version__\n",
     "vllm/_version.py": "__version__ = version = '0.27.1'\n",
     "vllm/platforms/__init__.py": "",
@@ -159,3 +159,19 @@ def test_a_directory_and_a_git_tree_holding_vllm_are_upstreams(tmp_path):
     # read as an SGLang plugin, the same tree holds no sglang/ package: one line
     proc = harness("check", "--plugin", str(PLUGIN), "--upstream", str(tmp_path / "repo"), "--engine", "sglang")
     assert proc.returncode == 2 and "holds no sglang/ package" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_a_vllm_version_guard_is_folded_against_the_upstream(tmp_path):
+    write_tree(tmp_path, {**{f"up/{path}": text for path, text in VLLM_TREE.items()}, "plugin/pyproject.toml": (
+        '[project]\nname = "guarded"\nversion = "0"\n\n[project.entry-points."vllm.general_plugins"]\nguarded = "guarded:apply"\n'
+    ), "plugin/guarded/__init__.py": (
+        "import vllm\nfrom packaging.version import Version\nfrom vllm.v1.worker.gpu_worker import Worker\n\n\n"
+        "def _step(self):\n    return None\n\n\n"
+        "def apply():\n    if Version(vllm.__version__) >= Version('0.30.0'):\n        Worker.future_step = _step\n"
+        "    if Version(vllm.__version__) < Version('0.30.0'):\n        Worker.init_device = _step\n"
+    )})
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"))
+    assert code == 0, doc
+    found = by_target(doc["findings"])
+    assert found[f"{WORKER}.future_step"]["guard"]["outcome"] == "skipped"
+    assert found[f"{WORKER}.init_device"]["status"] == "ok"
