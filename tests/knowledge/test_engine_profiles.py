@@ -175,3 +175,17 @@ def test_a_vllm_version_guard_is_folded_against_the_upstream(tmp_path):
     found = by_target(doc["findings"])
     assert found[f"{WORKER}.future_step"]["guard"]["outcome"] == "skipped"
     assert found[f"{WORKER}.init_device"]["status"] == "ok"
+
+
+def test_upgrade_of_a_vllm_plugin_between_two_trees(tmp_path):
+    old = {path: text for path, text in VLLM_TREE.items() if "generate" not in path}
+    old.update({"vllm/_version.py": "__version__ = version = '0.22.1'\n", "vllm/entrypoints/openai/__init__.py": "",
+                "vllm/entrypoints/openai/engine/__init__.py": "", "vllm/entrypoints/openai/engine/serving.py": "class ServeContext:\n    pass\n"})
+    write_tree(tmp_path / "old", old)
+    write_tree(tmp_path / "new", VLLM_TREE)
+    (tmp_path / "ws").mkdir()
+    code, doc = harness_json("upgrade", "--plugin", str(PLUGIN), "--from", str(tmp_path / "old"), "--to", str(tmp_path / "new"),
+                             "--runs", "0", "--workspace", str(tmp_path / "ws"))
+    assert code == 1, doc
+    moved = next(f for f in doc["features"] if SERVE_CONTEXT in f["targets"])
+    assert moved["breaking"] and moved["fails_at"] == "import" and "vLLM skips the whole plugin" in moved["fails_reason"], moved
