@@ -134,7 +134,7 @@ def validate_plugin(path: Path) -> Path:
     if not any(read_entry_points(path, engine.groups) for engine in ENGINES.values()):
         engine = profile()
         raise HarnessError(
-            f"plugin path {path} is not an {engine.display} plugin: no {' or '.join(engine.groups)} "
+            f"plugin path {path} is not {engine.article} {engine.display} plugin: no {' or '.join(engine.groups)} "
             "entry points in pyproject.toml, setup.cfg or setup.py"
         )
     return path

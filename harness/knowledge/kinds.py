@@ -57,6 +57,7 @@ class EngineProfile:
 
     name: str  # what --engine takes: "sglang"
     display: str  # in messages: "SGLang"
+    article: str  # before `display` in messages: "an SGLang plugin", "a vLLM plugin"
     package: str  # the top-level import name, e.g. "sglang"
     distribution: str  # the pip name of its releases (and of a plugin's requirement on it)
     source_prefixes: tuple[str, ...]  # where the package sits in a repo or wheel, first match wins
@@ -131,6 +132,7 @@ _PLAIN_KINDS = (
 SGLANG = EngineProfile(
     name="sglang",
     display="SGLang",
+    article="an",
     package="sglang",
     distribution="sglang",
     source_prefixes=("sglang", "python/sglang"),
@@ -184,6 +186,7 @@ SGLANG = EngineProfile(
 VLLM = EngineProfile(
     name="vllm",
     display="vLLM",
+    article="a",
     package="vllm",
     distribution="vllm",
     source_prefixes=("vllm",),

@@ -405,8 +405,8 @@ def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override:
             engine, why = spec_engine or SGLANG, ""
     if spec_engine is not None and spec_engine is not engine:
         raise HarnessError(
-            f"--upstream {upstream_spec.strip()} is a {spec_engine.display} release, but the plugin is read as a "
-            f"{engine.display} plugin ({why}): pass a {engine.distribution}==X spec, or --engine {spec_engine.name}"
+            f"--upstream {upstream_spec.strip()} is {spec_engine.article} {spec_engine.display} release, but the plugin is read as "
+            f"{engine.article} {engine.display} plugin ({why}): pass a {engine.distribution}==X spec, or --engine {spec_engine.name}"
         )
     return engine
 

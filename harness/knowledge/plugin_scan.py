@@ -92,7 +92,7 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     if not scan.roots:
         engine = profile()
         raise HarnessError(
-            f"{root}: not an {engine.display} plugin: no {' or '.join(repr(g) for g in engine.groups)} entry points, no --entry, "
+            f"{root}: not {engine.article} {engine.display} plugin: no {' or '.join(repr(g) for g in engine.groups)} entry points, no --entry, "
             f"and no module that imports {engine.package}: nothing to check"
         )
     scanner.finish()
