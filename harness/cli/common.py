@@ -100,20 +100,41 @@ def cli_ref(workspace: Workspace) -> str:
 # --------------------------------------------------------------------------- inputs
 
 
+ENGINE = typer.Option(
+    None, "--engine", metavar="sglang|vllm",
+    help="The upstream engine; default: the one the plugin's entry points name, else the package its modules import most, else the --upstream release's.",
+)
+
+
+def use_plugin_engine(ctx: typer.Context, plugin: Path | None, spec: str | None, engine: str | None) -> None:
+    """Read the plugin as a plugin of its engine (kinds.use_engine) until the command returns.
+    HarnessError (one line) for a spec of the other engine."""
+    from harness.knowledge.kinds import use_engine
+    from harness.knowledge.plugin_repo import detect_engine
+
+    chosen = detect_engine(plugin, spec, engine) if plugin is not None else None
+    if chosen is None:  # no plugin: the spec's release names the engine, else --engine
+        from harness.knowledge.kinds import engine_named, engine_of_spec
+
+        chosen = engine_named(engine) if engine else engine_of_spec(spec)
+    if chosen is not None:
+        ctx.with_resource(use_engine(chosen))
+
+
 def validate_plugin(path: Path) -> Path:
-    """A plugin is a project declaring sglang.srt.platforms / sglang.srt.plugins entry points."""
-    from harness.knowledge.plugin_repo import (  # cost: tomllib, the knowledge records
-        PLATFORM_GROUP,
-        PLUGIN_GROUP,
-        read_entry_points,
-    )
+    """A plugin is a project declaring the engine's entry points (sglang.srt.platforms /
+    sglang.srt.plugins for SGLang; vllm.platform_plugins, vllm.general_plugins, … for vLLM)."""
+    # cost: tomllib, the knowledge records
+    from harness.knowledge.kinds import ENGINES, profile
+    from harness.knowledge.plugin_repo import read_entry_points
 
     path = resolved(path, "plugin path")
     if not path.is_dir():
         raise HarnessError(f"plugin path {path} is not a directory")
-    if not read_entry_points(path):
+    if not any(read_entry_points(path, engine.groups) for engine in ENGINES.values()):
+        engine = profile()
         raise HarnessError(
-            f"plugin path {path} is not an SGLang plugin: no {PLATFORM_GROUP} or {PLUGIN_GROUP} "
+            f"plugin path {path} is not {engine.article} {engine.display} plugin: no {' or '.join(engine.groups)} "
             "entry points in pyproject.toml, setup.cfg or setup.py"
         )
     return path

@@ -9,7 +9,7 @@ from harness.cli.console import step
 
 
 @app.command()
-def fetch(specs: list[str] = typer.Argument(..., metavar="SPEC...", help="Releases to cache, e.g. sglang==0.5.23.")) -> None:
+def fetch(specs: list[str] = typer.Argument(..., metavar="SPEC...", help="Releases to cache, e.g. sglang==0.5.23, vllm==0.27.1.")) -> None:
     """Download and unpack upstream releases into the wheel cache (~/.cache/harness, moved by
     HARNESS_CACHE_DIR), so `run`, `check`, `map` and `diff` work on them offline."""
     from harness.knowledge.upstream import cache_dir, resolve_upstream  # cost: the knowledge engine

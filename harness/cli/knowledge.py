@@ -12,17 +12,18 @@ import typer
 from rich.text import Text
 
 from harness.cli.base import app
+from harness.cli.common import ENGINE, use_plugin_engine
 from harness.cli.console import counted, out, step
 from harness.knowledge.findings import Finding
 
 PLUGIN = typer.Option(..., "--plugin", help="Path to the plugin repo (with its pyproject.toml).")
-UPSTREAM = typer.Option(..., "--upstream", help="sglang==X.Y.Z | PATH@REF (git) | PATH (dir holding sglang/).")
+UPSTREAM = typer.Option(..., "--upstream", help="sglang==X.Y.Z | vllm==X.Y.Z | PATH@REF (git) | PATH (dir holding sglang/ or vllm/).")
 JSON = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables; write no files unless --out is given.")
 OUT = typer.Option(None, "--out", help="Directory for the YAML + markdown files.")
 ENTRY = typer.Option(
     None, "--entry",
-    help="A module SGLang loads without an entry point (e.g. an external model package); repeatable. "
-    "Default when the plugin declares no entry points: every module that imports sglang.",
+    help="A module the engine loads without an entry point (e.g. an external model package); repeatable. "
+    "Default when the plugin declares no entry points: every module that imports the engine's package.",
 )
 
 
@@ -71,12 +72,14 @@ def _roots_line(roots: list[dict[str, str]]) -> str:
 
 
 @app.command("map")
-def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out_dir: Optional[Path] = OUT, entry: Optional[list[str]] = ENTRY, as_json: bool = JSON) -> None:
+def map_command(ctx: typer.Context, plugin: Path = PLUGIN, upstream: str = UPSTREAM, out_dir: Optional[Path] = OUT, entry: Optional[list[str]] = ENTRY, as_json: bool = JSON,
+                engine: str | None = ENGINE) -> None:
     """Write the Platform Map of a plugin against one upstream version (default: into the
     plugin repo, beside its pyproject.toml, where the curated notes are kept)."""
     from harness.knowledge.platform_map import map_plugin, write_platform_map
 
     _plugin_dir(plugin)
+    use_plugin_engine(ctx, plugin, upstream, engine)
     source = _upstream(upstream)
     with step(f"mapping {plugin}"):
         platform_map = map_plugin(plugin, source, entries=entry)
@@ -91,18 +94,22 @@ def map_command(plugin: Path = PLUGIN, upstream: str = UPSTREAM, out_dir: Option
 
 @app.command("diff")
 def diff_command(
+    ctx: typer.Context,
     from_spec: str = typer.Option(..., "--from", help="Older upstream SPEC."),
     to_spec: str = typer.Option(..., "--to", help="Newer upstream SPEC."),
     plugin: Optional[Path] = typer.Option(None, "--plugin", help="Judge this plugin's dependencies too."),
     out_dir: Optional[Path] = OUT,
     entry: Optional[list[str]] = ENTRY,
     as_json: bool = JSON,
+    engine: str | None = ENGINE,
 ) -> None:
     """Feature Diff between two upstream versions (and its impact on a plugin); files are
     written only with --out."""
     from harness.knowledge.feature_diff import diff_upstreams, write_feature_diff
 
     _plugin_dir(plugin)
+    use_plugin_engine(ctx, plugin, from_spec, engine)
+    use_plugin_engine(ctx, plugin, to_spec, engine)
     old, new = _upstream(from_spec), _upstream(to_spec)
     with counted() as progress:
         diff = diff_upstreams(old, new, plugin, progress=progress, entries=entry)
@@ -120,23 +127,27 @@ def diff_command(
 
 @app.command("check")
 def check_command(
+    ctx: typer.Context,
     plugin: Path = PLUGIN,
     upstream: str = UPSTREAM,
     entry: Optional[list[str]] = ENTRY,
     baseline: str = typer.Option(
         "auto", "--baseline",
         help="The upstream the plugin was written against, to tell an override of a base method that is gone from the "
-        "plugin's own: auto (the sglang version it declares, if in the wheel cache), none, or a SPEC.",
+        "plugin's own: auto (the upstream version it declares, if in the wheel cache), none, or a SPEC.",
     ),
     as_json: bool = JSON,
+    engine: str | None = ENGINE,
 ) -> None:
-    """Drift verdict for CI: exit 1 if the plugin, as SGLang loads it, breaks on this upstream
+    """Drift verdict for CI: exit 1 if the plugin, as its engine loads it, breaks on this upstream
     (a live import, reference, hook target, override or patch that will not resolve or fit);
     2 if a live plugin file cannot be read or nothing could be checked; 3 if some live
     dependency could not be decided statically. Dead modules are reported, not failed."""
     from harness.knowledge.drift import check_plugin, declared_baseline
+    from harness.knowledge.kinds import profile
 
     _plugin_dir(plugin)
+    use_plugin_engine(ctx, plugin, upstream, engine)
     source = _upstream(upstream)
     baseline_note = None
     if baseline == "auto":
@@ -172,7 +183,7 @@ def check_command(
         if breaking:
             out.print(Text.assemble(("FAIL", "red"), f": {len(breaking)} live dependencies break on {source.label}"))
         elif nothing:
-            out.print(Text.assemble(("NOTHING CHECKED", "yellow"), ": " + ("no live plugin module could be read" if not readable_live else "no live module depends on sglang")))
+            out.print(Text.assemble(("NOTHING CHECKED", "yellow"), ": " + ("no live plugin module could be read" if not readable_live else f"no live module depends on {profile().package}")))
         elif unreadable:
             out.print(Text.assemble(("INCOMPLETE", "yellow"), f": {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks"))
         elif unverified:
@@ -182,17 +193,19 @@ def check_command(
     if not breaking and (unreadable or nothing):
         what = ("; ".join(f"{f.file}: {f.detail}" for f in unreadable[:3]) if unreadable
                 else "no live plugin module could be read" if not readable_live
-                else f"nothing to check: no live module depends on sglang ({_roots_line(platform_map.roots)})")
+                else f"nothing to check: no live module depends on {profile().package} ({_roots_line(platform_map.roots)})")
         print(f"harness: error: {what}", file=sys.stderr)
     # 1: will break; 2: bad input; 3: could not be verified (distinct, so CI can choose)
     raise typer.Exit(1 if breaking else 2 if (unreadable or nothing) else 3 if unverified else 0)
 
 
 @app.command("index")
-def index_command(upstream: str = typer.Argument(..., help="Upstream SPEC to index in full (warms the cache)."), as_json: bool = JSON) -> None:
+def index_command(ctx: typer.Context, upstream: str = typer.Argument(..., help="Upstream SPEC to index in full (warms the cache)."), as_json: bool = JSON,
+                  engine: str | None = ENGINE) -> None:
     """Parse every module of an upstream version into the symbol-index cache."""
     from harness.knowledge.index import load_index
 
+    use_plugin_engine(ctx, None, upstream, engine)
     source = _upstream(upstream)
     start = time.perf_counter()
     index = load_index(source)
@@ -209,12 +222,14 @@ def index_command(upstream: str = typer.Argument(..., help="Upstream SPEC to ind
 
 @app.command("port")
 def port_command(
+    ctx: typer.Context,
     plugin: Path = PLUGIN,
-    from_spec: str = typer.Option(..., "--from", help="The upstream SPEC the plugin's copies were taken from, or 'auto' (the sglang version the plugin declares, if in the wheel cache)."),
+    from_spec: str = typer.Option(..., "--from", help="The upstream SPEC the plugin's copies were taken from, or 'auto' (the upstream version the plugin declares, if in the wheel cache)."),
     to_spec: str = typer.Option(..., "--to", help="The upstream SPEC to port the copies to."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Directory for port.md (default: none with --json, else the current directory)."),
     apply: bool = typer.Option(False, "--apply", help="Commit the merges (conflicts marked) on a new branch of the plugin's git repository, through a temporary worktree; prints the branch."),
     as_json: bool = JSON,
+    engine: str | None = ENGINE,
 ) -> None:
     """Re-port stale copies: carry upstream's change into each REPLACE hook or patched
     function that copies an upstream function, by a three-way merge (git merge-file). Exit 0
@@ -222,15 +237,18 @@ def port_command(
     stale signature remains, 2 on bad input."""
     from harness.errors import HarnessError
     from harness.knowledge.drift import declared_baseline
+    from harness.knowledge.kinds import profile
     from harness.knowledge.port import port_plugin
     from harness.knowledge.port_apply import apply_ports, write_port_report
 
     if not plugin.is_dir():  # before any release is downloaded
         raise HarnessError(f"plugin path '{plugin}' is not a directory")
+    use_plugin_engine(ctx, plugin, None if from_spec == "auto" else from_spec, engine)
+    use_plugin_engine(ctx, plugin, to_spec, engine)
     if from_spec == "auto":
         old, note = declared_baseline(plugin)
         if old is None:
-            raise HarnessError(f"--from auto: {note or f'{plugin} declares no sglang version'}; pass --from SPEC")
+            raise HarnessError(f"--from auto: {note or f'{plugin} declares no {profile().distribution} version'}; pass --from SPEC")
     else:
         old = _upstream(from_spec)
     new = _upstream(to_spec)

@@ -1,4 +1,4 @@
-"""`harness upgrade`: what a CI bot runs when SGLang publishes a release."""
+"""`harness upgrade`: what a CI bot runs when the upstream engine (SGLang, vLLM) publishes a release."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from rich.text import Text
 
 from harness.cli.base import app
 from harness.cli.common import (
+    ENGINE,
     WorkspaceOpt,
     checked_runbook,
     open_runs_workspace,
     plugin_commit,
     progress_lines,
+    use_plugin_engine,
     validate_plugin,
 )
 from harness.cli.console import err, out, print_json
@@ -24,6 +26,7 @@ from harness.record.layout import utc_now
 
 @app.command()
 def upgrade(
+    ctx: typer.Context,
     plugin: Path = typer.Option(..., "--plugin", help="Plugin checkout."),
     from_: str = typer.Option("auto", "--from", help="Upstream the plugin targets (auto: what it declares)."),
     to: str = typer.Option("latest", "--to", help="Target upstream (latest: the newest final release on pip's index)."),
@@ -41,8 +44,9 @@ def upgrade(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with a `features` list)."),
     github_summary: bool = typer.Option(False, "--github-summary", help="Also append the summary to $GITHUB_STEP_SUMMARY."),
     workspace: Path | None = WorkspaceOpt,
+    engine: str | None = ENGINE,
 ) -> None:
-    """Diff the plugin's SGLang against a newer release, start review runs (to their first gate) for the first
+    """Diff the plugin's upstream (SGLang, vLLM) against a newer release, start review runs (to their first gate) for the first
     --runs features, blockers first, and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
     features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
     from harness.agent.config import describe, resolve_settings
@@ -61,6 +65,8 @@ def upgrade(
         raise HarnessError("--github-summary: GITHUB_STEP_SUMMARY is not set (it is, inside a GitHub Actions job)")
     ws = open_runs_workspace(workspace, writes=True)
     plugin_path = validate_plugin(plugin)
+    use_plugin_engine(ctx, plugin_path, None if from_ == "auto" else from_, engine)
+    use_plugin_engine(ctx, plugin_path, None if to == "latest" else to, engine)
     runbook_path = checked_runbook(runbook)
     agent = None
     if through == "interface":

@@ -17,6 +17,7 @@ from harness.cli.common import (
     DEFAULT_FEATURE,
     DEFAULT_FROM,
     DEFAULT_UPSTREAM,
+    ENGINE,
     EVIDENCE_CHANGED,
     EXAMPLE_WORKSPACE,
     RESUME_STATE_GONE,
@@ -30,6 +31,7 @@ from harness.cli.common import (
     open_workspace,
     plugin_commit,
     progress_lines,
+    use_plugin_engine,
     validate_plugin,
 )
 from harness.cli.console import out, print_json
@@ -40,12 +42,13 @@ from harness.record.layout import check_run_id
 
 @app.command()
 def run(
+    ctx: typer.Context,
     feature: str | None = typer.Option(
         None, "--feature", "-f",
         help="Feature file (path or ID in features/), Feature Diff symbol, or commit range A..B.",
     ),
     plugin: Path | None = typer.Option(None, "--plugin", help="Plugin checkout (default: the built-in example)."),
-    upstream: str | None = typer.Option(None, "--upstream", help="Target upstream: sglang==X, PATH@REF or PATH."),
+    upstream: str | None = typer.Option(None, "--upstream", help="Target upstream: sglang==X, vllm==X, PATH@REF or PATH."),
     from_: str | None = typer.Option(None, "--from", help="Older upstream the plugin was written for."),
     runbook: Path | None = typer.Option(None, "--runbook", help="Validation Runbook (YAML)."),
     run_id: str | None = typer.Option(None, "--run-id", help="Name of the run (default: feature + time)."),
@@ -85,6 +88,9 @@ def run(
         if ws.run(run_id).exists():
             raise HarnessError(f"run {run_id!r} already exists; pick another --run-id or `harness resume {run_id}`")
     plugin_path = validate_plugin(plugin)
+    # the engine the plugin declares, as each step reads it (workflow.graph): no --engine to record
+    use_plugin_engine(ctx, plugin_path, upstream, None)
+    use_plugin_engine(ctx, plugin_path, from_, None)
     # Fail fast: every input a step reads is checked before anything runs or is recorded.
     runbook_path = checked_runbook(runbook)
     feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
@@ -120,13 +126,15 @@ def run(
 
 @app.command()
 def features(
-    from_: str = typer.Option(..., "--from", help="Older upstream: sglang==X, PATH@REF or PATH."),
+    ctx: typer.Context,
+    from_: str = typer.Option(..., "--from", help="Older upstream: sglang==X, vllm==X, PATH@REF or PATH."),
     to: str = typer.Option(..., "--to", help="Newer upstream."),
     plugin: Path | None = typer.Option(None, "--plugin", help="Plugin, to rank what it depends on first."),
     limit: int = typer.Option(40, "--limit", help="Rows to show (0: all)."),
     flat: bool = typer.Option(False, "--flat", help="One row per changed symbol instead of grouped features."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
     workspace: Path | None = WorkspaceOpt,
+    engine: str | None = ENGINE,
 ) -> None:
     """List the features between two upstreams a person triages: the plugin's impacted dependencies grouped by
     the upstream change behind them, platform-surface changes, then other upstream changes by commit or module;
@@ -136,6 +144,8 @@ def features(
 
     ws = open_workspace(workspace)
     plugin_path = validate_plugin(plugin) if plugin else None
+    use_plugin_engine(ctx, plugin_path, from_, engine)
+    use_plugin_engine(ctx, plugin_path, to, engine)
     with progress_lines(f"diffing {from_} → {to}") as progress:
         old, new = resolve(from_), resolve(to)
         rows = candidates(old, new, plugin_path, [ws.root / "features"], progress, flat=flat)

@@ -28,6 +28,7 @@ import msgspec
 
 from harness.knowledge.callsites import parsed
 from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.kinds import profile
 from harness.knowledge.symbols import dotted
 
 # CamelCase identifiers: the shape of an architecture (a model class name)
@@ -63,7 +64,7 @@ def places(index: SymbolIndex, architecture: str) -> list[Place]:
 
 
 def _table_exists(index: SymbolIndex, name: str) -> bool:
-    """Whether the release still assigns a collection to `name` anywhere in sglang.srt."""
+    """Whether the release still assigns a collection to `name` anywhere in its serving runtime."""
     needles = (f"{name} = ".encode(), f"{name}: ".encode())
     return any(
         table == name
@@ -140,11 +141,11 @@ _ORDER = {"rewrite": 0, "table": 1, "rewritten": 2, "entry": 3, "named": 4}
 
 
 def _runtime_sources(index: SymbolIndex) -> dict[str, bytes]:
-    """The sources of sglang.srt (the serving runtime: the only code that picks and switches on a
-    model architecture; half the release's bytes)."""
+    """The sources of the serving runtime (EngineProfile.runtime, sglang.srt: the only code that
+    picks and switches on a model architecture; half the release's bytes)."""
     memo = index.memo.setdefault("architecture_sources", {})
     if not memo:
-        memo.update((module, text) for module, text in index.sources().items() if module.startswith("sglang.srt."))
+        memo.update((module, text) for module, text in index.sources().items() if module.startswith(profile().runtime + "."))
     return memo
 
 
@@ -157,7 +158,7 @@ def _places(index: SymbolIndex, architecture: str) -> list[Place]:
             continue
         if any(q in text for q in quoted):
             found += _in_module(index, module, architecture)
-        if definition in text and module.startswith("sglang.srt.models."):
+        if definition in text and module.startswith(profile().models):
             found += _entry(index, module, architecture)
     return sorted(set(found), key=lambda p: (_ORDER[p.how], p.where, p.name))
 

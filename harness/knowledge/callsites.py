@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 import msgspec
 
 from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import call_shape
 from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import dotted
 
 # Above this many candidate modules a name is too common to scan (each is parsed): calls unsure.
 MAX_MODULES = 16
-# The platform object upstream code calls platform methods on; an instance of this class.
+# The platform object upstream code calls platform methods on; an instance of the profile's platform interface.
 PLATFORM_INSTANCE = "current_platform"
-PLATFORM_CLASS = "sglang.srt.platforms.interface.SRTPlatform"
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def _classify(index, module, node, enclosing, ref, owner_ref, name, static, clas
         return (True, "super()", implicit) if definer == owner_ref else None
     text = dotted(receiver) if not isinstance(receiver, ast.Call) else None
     if text and text.rsplit(".", 1)[-1] == PLATFORM_INSTANCE:
-        platform = index.resolve(PLATFORM_CLASS)
+        platform = index.resolve(profile().platform_bases[0])
         if platform.ok and platform.ref.kind == "class":
             return (True, text, implicit) if _first_definer(index, platform.ref, name, after_self=False) == owner_ref else None
     if text:

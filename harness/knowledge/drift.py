@@ -13,8 +13,9 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from harness.knowledge.kinds import profile
 from harness.knowledge.platform_map import PlatformMap, map_plugin
-from harness.knowledge.plugin_repo import declared_sglang, plugin_module_files
+from harness.knowledge.plugin_repo import declared_version, plugin_module_files
 from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release
 
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
@@ -43,13 +44,14 @@ def check_plugin(plugin: Path, upstream: UpstreamSource, entries: list[str] | No
 def declared_baseline(plugin: Path) -> tuple[UpstreamSource | None, str | None]:
     """(the release the plugin declares, if it is in the wheel cache; a note when it is not).
     Nothing is downloaded: `harness fetch` puts a release in the cache."""
-    version = declared_sglang(Path(plugin))
+    version = declared_version(Path(plugin))
     if version is None:
         return None, None
     release = cached_release(version)
     if release is None:
-        return None, (f"the plugin declares sglang {version}, which is not in the wheel cache: overrides of base methods "
-                      f"removed since then are not told from the plugin's own (`harness fetch sglang=={version}`, or --baseline)")
+        dist = profile().distribution
+        return None, (f"the plugin declares {dist} {version}, which is not in the wheel cache: overrides of base methods "
+                      f"removed since then are not told from the plugin's own (`harness fetch {dist}=={version}`, or --baseline)")
     return release, None
 
 
@@ -71,5 +73,5 @@ def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str], base
             digest.update(f"{path}\0absent\n".encode())
     python = os.environ.get("HARNESS_PYTHON") or sys.executable
     site = sysconfig.get_paths()["purelib"]
-    digest.update(f"{upstream.content_fingerprint}\0{baseline}\0{entries}\0{python}\0{os.stat(site).st_mtime_ns}".encode())
+    digest.update(f"{profile().name}\0{upstream.content_fingerprint}\0{baseline}\0{entries}\0{python}\0{os.stat(site).st_mtime_ns}".encode())
     return digest.hexdigest()

@@ -5,7 +5,7 @@ A breaking finding fails when its plugin site runs:
     import    a site at module level of a live plugin module (or the entry point itself): SGLang's
               loader imports each entry point inside `try/except Exception` and skips the *whole*
               plugin (sglang/srt/plugins/__init__.py, `load_plugins_by_group`, 0.5.23:79-84)
-    startup   a site upstream reaches from a startup root (STARTUP_ROOTS) for every model, or from
+    startup   a site upstream reaches from a startup root (EngineProfile.startup_roots) for every model, or from
               the construction of the models that build it (the model loader constructs the
               model's EntryClass dynamically, so a model class's __init__ ends the walk)
     path      a site upstream reaches only from a model's forward or another path no root reaches
@@ -30,25 +30,11 @@ from typing import Literal
 from harness.knowledge.callsites import MAX_MODULES, call_sites, parsed
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.kinds import profile
 from harness.knowledge.symbols import dotted
 
-# Upstream functions that run when the engine starts, whatever the model (0.5.23 file:line).
-STARTUP_ROOTS: dict[str, str] = {
-    "sglang.srt.entrypoints.http_server.launch_server": "the HTTP server starts",  # entrypoints/http_server.py:3125
-    "sglang.srt.entrypoints.engine.Engine.__init__": "the engine starts",  # entrypoints/engine.py:248
-    "sglang.srt.entrypoints.engine._set_envs_and_config": "the engine starts",  # entrypoints/engine.py:1878
-    "sglang.srt.managers.scheduler.run_scheduler_process": "each scheduler process starts",  # managers/scheduler.py:6310
-    "sglang.srt.managers.scheduler.Scheduler.__init__": "the scheduler starts",  # managers/scheduler.py:447
-    "sglang.srt.managers.data_parallel_controller.run_data_parallel_controller_process": "the DP controller starts",  # :948
-    "sglang.srt.managers.tp_worker.TpModelWorker.__init__": "each TP worker starts",  # managers/tp_worker.py:280
-    "sglang.srt.model_executor.model_runner.ModelRunner.__init__": "the model runner starts",  # model_runner.py:323
-    "sglang.srt.distributed.parallel_state.init_distributed_environment": "process groups are set up",  # parallel_state.py:2468
-    "sglang.srt.distributed.parallel_state.initialize_model_parallel": "process groups are set up",  # parallel_state.py:2566
-}
-MODELS = "sglang.srt.models."  # a model's module: its classes run only when that model is served
 MAX_DEPTH = 8
 MAX_FUNCTIONS = 200
-LOADER_MODULE = "sglang.srt.plugins"  # its loader imports each entry point (load_plugins_by_group)
 
 # Sites that fail where upstream calls their target, not where they are written: a hook or
 # override is called in place of it, and a patch (setattr / assignment) or a kernel-table entry
@@ -91,7 +77,7 @@ def failure_time(finding: Finding, entries: dict[str, Finding], new: SymbolIndex
             return FailureTime(None, f"undecided: cannot be decided statically ({_clip(finding.detail)})")
         return FailureTime("never", _warning(finding))
     if finding.kind == "entry_point" or (finding.scope == "module" and finding.kind not in _CALLED_BY_UPSTREAM):
-        return FailureTime("import", f"at plugin load: {finding.file}:{finding.line} runs when the plugin is imported, and SGLang "
+        return FailureTime("import", f"at plugin load: {finding.file}:{finding.line} runs when the plugin is imported, and {profile().display} "
                            "skips the whole plugin on the error", _loader_line(new))
     entry = finding if finding.kind in _CALLED_BY_UPSTREAM else _entry(finding.runs_in, entries)
     if entry is None:
@@ -131,7 +117,7 @@ def _upstream_time(entry: Finding, finding: Finding, new: SymbolIndex | None, ol
         chain = " → ".join(_short(p) for p in reversed(reach.chain))
         return FailureTime("startup", f"at engine start, for every model: {chain}{lost}{via}", reach.proof, 1000)
     if reach.reached == "models":
-        names = ", ".join(m.removeprefix(MODELS) for m in reach.models)
+        names = ", ".join(m.removeprefix(profile().models) for m in reach.models)
         return FailureTime("startup", f"at engine start, building {len(reach.models)} model(s): {names}{lost}{via}", reach.proof,
                            len(reach.models))
     if reach.reached == "path":
@@ -157,14 +143,14 @@ def _walk(index: SymbolIndex, target: Ref) -> Reach:
     model_proof = None
     while queue:
         node, chain, proof = queue.popleft()
-        if node.path in STARTUP_ROOTS:
+        if node.path in profile().startup_roots:
             return Reach("startup", chain, proof)
-        if node.module.startswith(MODELS):
+        if node.module.startswith(profile().models):
             if node.kind == "class" or node.qualname.endswith(".__init__"):
                 models.add(node.module)
                 model_proof = model_proof or proof
             else:  # the target itself a model's: its definition proves the path
-                paths.setdefault(f"the {node.module.removeprefix(MODELS)} model ({_short(node.path)})", proof or _defined_at(index, node))
+                paths.setdefault(f"the {node.module.removeprefix(profile().models)} model ({_short(node.path)})", proof or _defined_at(index, node))
             continue
         if len(chain) > MAX_DEPTH or len(seen) > MAX_FUNCTIONS:
             unsure.append(f"the walk stopped at {_short(node.path)} (bound)")
@@ -255,12 +241,13 @@ def _defined_at(index: SymbolIndex, ref: Ref) -> str | None:
 def _loader_line(index: SymbolIndex | None) -> str | None:
     """`sglang/srt/plugins/__init__.py:LINE` of the loader's `ep.load()` inside a `try` that
     catches Exception (what skips the whole plugin), in the release; None when it has none."""
-    tree = parsed(index, LOADER_MODULE) if index is not None else None
+    loader = profile().plugin_loader_module
+    tree = parsed(index, loader) if index is not None else None
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Try) and any(h.type is None or dotted(h.type) in ("Exception", "BaseException") for h in node.handlers):
             for inner in (n for statement in node.body for n in ast.walk(statement)):
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "load":
-                    return f"{index.files[LOADER_MODULE][0]}:{inner.lineno}"
+                    return f"{index.files[loader][0]}:{inner.lineno}"
     return None
 
 

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.errors import HarnessError
+from harness.knowledge.kinds import profile
 from harness.knowledge.upstream import UpstreamSource
 from harness.util.yamlfile import load_yaml_model
 
@@ -151,9 +152,15 @@ def _commit_range(feature_id: str, new: UpstreamSource) -> FeatureSpec:
         subjects = repo.git.log("--format=%h %s", f"{start}..{end or 'HEAD'}").splitlines()
     except git.GitCommandError:
         raise HarnessError(f"commit range {feature_id!r}: unknown revision in {new.git_repo}") from None
-    paths = sorted({n.removeprefix("python/") for n in names if n.endswith(".py") and "sglang/" in n})
+    engine = profile()
+    # the package's path inside the repo ("python/sglang" in SGLang's): paths are kept relative to its parent
+    repo_parts = tuple(prefix.removesuffix(engine.package) for prefix in engine.source_prefixes if prefix != engine.package)
+    paths = sorted({
+        next((n.removeprefix(part) for part in repo_parts if n.startswith(part)), n)
+        for n in names if n.endswith(".py") and f"{engine.package}/" in n
+    })
     if not paths:
-        raise HarnessError(f"commit range {feature_id!r} touches no sglang Python files")
+        raise HarnessError(f"commit range {feature_id!r} touches no {engine.package} Python files")
     return FeatureSpec(
         id=feature_id,
         source="commit_range",

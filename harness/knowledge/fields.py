@@ -34,7 +34,6 @@ from harness.knowledge.symbols import dotted, resolve_relative
 if TYPE_CHECKING:
     from harness.knowledge.judge import Judge
 
-SERVER_ARGS = "sglang.srt.server_args.ServerArgs"
 # Writes the plugin makes itself: a field it sets is there when it reads it back.
 WRITE = "write"
 _ANNOTATIONS = msgspec.msgpack.Decoder(dict[str, str])

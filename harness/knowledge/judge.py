@@ -138,7 +138,7 @@ class Judge(MemberJudging, Conditions):
         return Finding(**self.base(dep), status=Status.unknown, detail=f"{dep.file} {dep.expression}; nothing in it was checked")
 
     def _judge_entry_point(self, dep: Dependency) -> Finding:
-        detail = f"{dep.name} = {dep.expression}: SGLang's ep.load() fails, logs it and skips the plugin"
+        detail = f"{dep.name} = {dep.expression}: {profile().display}'s ep.load() fails, logs it and skips the plugin"
         missing = "defines no" in (dep.expression or "")
         status = Status.missing if missing else Status.unknown
         return Finding(**self.base(dep), status=status, breaking=missing, detail=detail)

@@ -10,16 +10,9 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from harness.knowledge.index import Outcome, Resolution, SymbolIndex
+from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_repo import LOADERS, Dependency
 from harness.knowledge.upstream import UpstreamSource
-
-_IMPORT_COST = {
-    "platform_class": "the platform class cannot be loaded: SGLang's _load_platform_class (pkgutil.resolve_name, outside any try) raises and the server does not start",
-    "platform": "the platform plugin's entry point fails to load: SGLang logs it and falls back to another platform (or raises when SGLANG_PLATFORM selects it)",
-    "plugins": "SGLang's load_plugins_by_group logs it and skips the whole plugin",
-    "model_package": "SGLang's import_model_classes logs a warning and skips this model module",
-    "entry": "the module fails to import",
-}
 
 
 def import_failure(dep: Dependency) -> str:
@@ -29,7 +22,7 @@ def import_failure(dep: Dependency) -> str:
     loader = next((loader for loader in LOADERS if loader in dep.loaded_by), None)
     if loader is None:
         return f"ImportError when {dep.module} is first imported (from a function, after the plugin loaded)"
-    return f"ImportError when {dep.module} is imported: {_IMPORT_COST[loader]}"
+    return f"ImportError when {dep.module} is imported: {profile().load_failures.get(loader, 'the module fails to import')}"
 
 
 def is_undecided(resolution: Resolution) -> bool:
@@ -42,15 +35,19 @@ def defined_path(resolution: Resolution) -> str | None:
 
 
 def upstream_version(source: UpstreamSource) -> str | None:
-    """The SGLang version of a source: the release's, else `__version__` in sglang/version.py."""
+    """The upstream version of a source: the release's, else `__version__` in <package>/version.py,
+    or in _version.py, which vLLM's version.py imports it from (written by its build)."""
     if source.kind == "release" and source.version:
         return source.version
-    try:
-        text = (source.package_dir / "version.py").read_text()
-    except OSError:
-        return None
-    match = re.search(r"""__version__\s*=\s*["']([^"']+)["']""", text)
-    return match.group(1) if match else None
+    for name in ("version.py", "_version.py"):
+        try:
+            text = (source.package_dir / name).read_text()
+        except OSError:
+            continue
+        match = re.search(r"""__version__\s*=\s*(?:version\s*=\s*)?["']([^"']+)["']""", text)
+        if match:
+            return match.group(1)
+    return None
 
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}

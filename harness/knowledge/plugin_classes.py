@@ -9,11 +9,11 @@ import ast
 from dataclasses import replace
 from pathlib import Path
 
-from harness.knowledge.fields import SERVER_ARGS, parameter_class
+from harness.knowledge.fields import parameter_class
 from harness.knowledge.index import Ref, SymbolIndex, c3
+from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_folding import on_param
 from harness.knowledge.plugin_repo import (
-    PLATFORM_BASES,
     UNDECIDED,
     AllOf,
     AnyOf,
@@ -109,7 +109,8 @@ class PluginClasses:
             found = parameter_class(self.index, ref, param)
             if found:
                 return found
-        return SERVER_ARGS if param == "server_args" else None
+        engine = profile()
+        return engine.server_args if engine.server_args and param == engine.server_args_names[0] else None
 
     def _runs_in_hooks(self) -> dict[str, str]:
         """Plugin functions that run only when a hooked upstream function is called: the hook
@@ -214,7 +215,8 @@ class PluginClasses:
     def _derives_from_platform(self, path: str) -> bool:
         for base in self.upstream_bases(path):
             ref = self.upstream_ref(base)
-            if base in PLATFORM_BASES or (ref is not None and ref.kind == "class" and any(cls.path in PLATFORM_BASES for cls in self.index.mro(ref))):
+            bases = profile().platform_bases
+            if base in bases or (ref is not None and ref.kind == "class" and any(cls.path in bases for cls in self.index.mro(ref))):
                 return True
         return False
 

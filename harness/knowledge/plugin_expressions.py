@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.knowledge.architectures import ARCHITECTURE
 from harness.knowledge.fields import WRITE
 from harness.knowledge.findings import Kind
+from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import arg, call_shape, returned_function
 from harness.knowledge.plugin_folding import OPAQUE, Named
 from harness.knowledge.plugin_repo import (
@@ -26,9 +27,6 @@ from harness.knowledge.plugin_repo import (
 )
 from harness.knowledge.symbols import dotted, function_params, resolve_relative
 
-HOOK_REGISTRY = "sglang.srt.plugins.hook_registry.HookRegistry"
-MODEL_REGISTRY = "sglang.srt.models.registry.ModelRegistry"
-EXTERNAL_MODEL_ENV = "SGLANG_EXTERNAL_MODEL_PACKAGE"
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
 _DISCOVERY = {"iter_modules", "walk_packages", "listdir", "scandir", "iterdir", "glob", "rglob", "walk"}
 
@@ -160,10 +158,12 @@ class Expressions:
         qualified = self.qualify(module, name, env) or name
         if ctx.self_name and isinstance(call.func, ast.Attribute) and self._self_reference(call.func, ctx, call_shape(call)):
             self._self_calls.add(id(call.func))
-        if qualified == f"{HOOK_REGISTRY}.register" or name.endswith("HookRegistry.register"):
+        engine = profile()
+        hooks = engine.hook_registry
+        if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
             self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), ctx)
             return
-        if name.endswith("register_attention_backend") and call.args:
+        if "attention_backend" in engine.kinds and name.endswith("register_attention_backend") and call.args:
             backend = self.const(module, call.args[0], env)
             self._dependency("attention_backend", qualified, module, call, ctx, name=backend if isinstance(backend, str) else "?")
             return
@@ -193,12 +193,13 @@ class Expressions:
             self._dynamic_import(module, call, ctx)
             return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
-            if self.const(module, call.args[0], env) == EXTERNAL_MODEL_ENV:
+            if engine.external_model_env and self.const(module, call.args[0], env) == engine.external_model_env:
                 self._model_package(module, self.const(module, call.args[1], env), ctx)
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "set" and call.args and (dotted(call.func.value) or "").rsplit(".", 1)[-1] == EXTERNAL_MODEL_ENV:
+        if (engine.external_model_env and isinstance(call.func, ast.Attribute) and call.func.attr == "set" and call.args
+                and (dotted(call.func.value) or "").rsplit(".", 1)[-1] == engine.external_model_env):
             # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(...) writes the variable (srt/environ.py)
             self._model_package(module, self.const(module, call.args[0], env), ctx)
-        if qualified in (f"{MODEL_REGISTRY}.register", "sglang.srt.models.registry.import_model_classes") and call.args:
+        if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
@@ -241,19 +242,22 @@ class Expressions:
         )
 
     def _model_package(self, module: str, package, ctx: Context) -> None:
-        """An external model package: SGLang imports each of its direct submodules
+        """An external model package: the engine imports each of its direct submodules
         (sglang/srt/models/registry.py import_model_classes)."""
         if isinstance(package, str) and package in self.files:
             self.dynamic_imports.setdefault(module, []).extend([(package, ctx.functions), (f"{package}.*", ctx.functions)])
 
     def _entry_class(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
+        registry = profile().model_registry
+        if registry is None:
+            return
         value = stmt.value
         for element in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
             path = self.qualify(module, dotted(element), ctx.env)
             if path:
-                self._dependency("model", MODEL_REGISTRY, module, stmt, ctx, name=path)
+                self._dependency("model", registry, module, stmt, ctx, name=path)
                 # registered under its class's __name__ (registry.py import_model_classes)
-                self._dependency("architecture", f"{MODEL_REGISTRY}.models", module, stmt, ctx, name=path.rsplit(".", 1)[-1], how="registers")
+                self._dependency("architecture", f"{registry}.models", module, stmt, ctx, name=path.rsplit(".", 1)[-1], how="registers")
 
     def _architecture_use(self, module: str, node: ast.Compare | ast.Call, ctx: Context) -> None:
         """Architecture strings the plugin tests (`archs[0] == "X"`, `"X" in SOME_ARCHS`) or adds
@@ -265,10 +269,11 @@ class Expressions:
             sides, strings, how = [node.func.value], node.args, "adds"
         else:
             sides, strings, how = [node.left, *node.comparators], [node.left, *node.comparators], "tests"
+        models = f"{profile().model_registry}.models" if profile().model_registry else None
 
         def upstream_table(side) -> str | None:
             path = self.qualify(module, dotted(side), ctx.env)
-            if path == f"{MODEL_REGISTRY}.models":  # ModelRegistry.models.update({"X": cls})
+            if models and path == models:  # ModelRegistry.models.update({"X": cls})
                 return path
             return path if is_upstream(path) and "arch" in path.rsplit(".", 1)[-1].lower() and self._is_upstream_value(path) else None
 
@@ -276,7 +281,9 @@ class Expressions:
         about = [t is not None or (how == "tests" and any(w in ast.unparse(s).lower() for w in ("architectures", "model_arch"))) for s, t in zip(sides, tables)]
         if not any(about):
             return
-        target = next((t for t in tables if t), f"{MODEL_REGISTRY}.models")
+        target = next((t for t in tables if t), models)
+        if target is None:
+            return
         for side in strings:
             value = [self.const(module, k, ctx.env) for k in side.keys] if isinstance(side, ast.Dict) else self.const(module, side, ctx.env)
             for name in value if isinstance(value, (list, tuple, set, frozenset)) else [value]:
@@ -292,7 +299,8 @@ class Expressions:
         args = [self.const(module, arg, ctx.env) for arg in call.args[:2]]
         if len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 2:
             args = args[0]
-        if len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith("sglang.") and "." not in args[1]:
+        prefix = profile().kernel_key_prefix
+        if prefix and len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith(prefix) and "." not in args[1]:
             self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}")
 
     def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: Context) -> None:
@@ -354,6 +362,7 @@ class Expressions:
 
     def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
+        engine = profile()
         if isinstance(target, ast.Attribute):
             owner = self.qualify(module, dotted(target.value), env)
             if isinstance(target.value, ast.Subscript):  # sys.modules["sglang.x"].name = …
@@ -362,8 +371,8 @@ class Expressions:
             if is_upstream(owner):
                 value = self.qualify(module, dotted(stmt.value), env) if getattr(stmt, "value", None) is not None else None
                 self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=None if is_upstream(value) else value)
-            elif dotted(target.value) in ("server_args", "args") and owner is None:
-                self._dependency("server_arg", f"sglang.srt.server_args.ServerArgs.{target.attr}", module, stmt, ctx, name=target.attr)
+            elif engine.server_args and dotted(target.value) in engine.server_args_names and owner is None:
+                self._dependency("server_arg", f"{engine.server_args}.{target.attr}", module, stmt, ctx, name=target.attr)
             else:  # `v.x += 1` reads x first
                 self._field(module, target, ctx, how=None if isinstance(stmt, ast.AugAssign) else WRITE)
         elif isinstance(target, ast.Subscript):
@@ -371,11 +380,11 @@ class Expressions:
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
                 self._dependency("patch", owner, module, stmt, ctx, how="item-assign", name=key if isinstance(key, str) else None)
-                if owner == f"{MODEL_REGISTRY}.models" and isinstance(key, str):
+                if engine.model_registry and owner == f"{engine.model_registry}.models" and isinstance(key, str):
                     self._dependency("architecture", owner, module, stmt, ctx, name=key, how="registers")
-            if isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith("sglang."):
+            if engine.kernel_key_prefix and isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith(engine.kernel_key_prefix):
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
-            if isinstance(key, str) and key == EXTERNAL_MODEL_ENV and (dotted(target.value) or "").endswith("environ"):
+            if isinstance(key, str) and key == engine.external_model_env and (dotted(target.value) or "").endswith("environ"):
                 self._model_package(module, self.const(module, stmt.value, env), ctx)
 
     def _dependency(self, kind: Kind, target: str | None, module: str, node: ast.AST, ctx: Context, **fields) -> None:

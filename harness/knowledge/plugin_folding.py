@@ -9,8 +9,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.knowledge.fields import SERVER_ARGS
 from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import assigned, flag_names, upstream_imports
 from harness.knowledge.plugin_repo import (
     UNDECIDED,
@@ -52,7 +52,7 @@ class Named:
 
 @dataclass(frozen=True)
 class RunningVersion:
-    """The running SGLang version: `sglang.__version__` (parsed=False) or a parsed Version."""
+    """The running upstream version: `sglang.__version__` (parsed=False) or a parsed Version."""
 
     parsed: bool
 
@@ -183,7 +183,7 @@ class Folding:
             owner = self.qualify(module, dotted(node.value), env)
             if owner in self.files:
                 return self.module_constant(owner, node.attr, depth + 1)
-            if owner == "sglang" and node.attr == "__version__" or f"{owner}.{node.attr}" == "sglang.version.__version__":
+            if f"{owner}.{node.attr}" in profile().version_reads:
                 return RunningVersion(parsed=False)
             return Named(f"{owner}.{node.attr}") if owner else OPAQUE
         if isinstance(node, ast.JoinedStr):
@@ -247,7 +247,7 @@ class Folding:
                 return Named(loaded)
             return OPAQUE
         if qualified in ("importlib.metadata.version", "importlib_metadata.version") and args:
-            return RunningVersion(parsed=False) if self.const(module, args[0], env, depth + 1) == "sglang" else OPAQUE
+            return RunningVersion(parsed=False) if self.const(module, args[0], env, depth + 1) == profile().distribution else OPAQUE
         if (qualified in _VERSION_PARSERS or name.rsplit(".", 1)[-1] in ("parse_version", "Version", "LooseVersion")) and len(args) == 1:
             inner = self.const(module, args[0], env, depth + 1)
             if isinstance(inner, RunningVersion):
@@ -317,7 +317,7 @@ class Folding:
             source_module, source_name = binding.target.split(":")
             if source_module in self.files:
                 return self.module_constant(source_module, source_name, depth + 1)
-            if binding.target == "sglang:__version__" or binding.target == "sglang.version:__version__":
+            if binding.target.replace(":", ".") in profile().version_reads:
                 return RunningVersion(parsed=False)
         qualified = self.qualify(module, name)
         return Named(qualified) if qualified else OPAQUE
@@ -409,13 +409,15 @@ class Folding:
         return GuardCond(Not(cond) if negate else cond, f"not ({text})" if negate else text, test.lineno)
 
     def _instance(self, module: str, node: ast.AST, env: dict) -> Instance | None:
-        """The upstream instance a variable holds, with evidence (see Instance); `server_args`
-        not bound to anything the scan knows is SGLang's ServerArgs (as writes to it are)."""
+        """The upstream instance a variable holds, with evidence (see Instance); the engine's
+        settings name (`server_args`) not bound to anything the scan knows is its settings
+        class (SGLang's ServerArgs), as writes to it are."""
         if not isinstance(node, ast.Name):
             return None
         value = env.get(node.id, OPAQUE)
         if isinstance(value, Instance):
             return value
-        if node.id == "server_args" and value is OPAQUE and self.qualify(module, node.id, env) is None:
-            return Instance(SERVER_ARGS)
+        engine = profile()
+        if engine.server_args and node.id == engine.server_args_names[0] and value is OPAQUE and self.qualify(module, node.id, env) is None:
+            return Instance(engine.server_args)
         return None

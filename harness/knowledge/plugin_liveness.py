@@ -1,12 +1,13 @@
-"""The plugin's roots (what SGLang's loader imports first) and liveness: which plugin modules are
-imported, transitively, when SGLang loads the plugin, and by which loader."""
+"""The plugin's roots (what the engine's loader imports first) and liveness: which plugin modules are
+imported, transitively, when the engine loads the plugin, and by which loader."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
-from harness.knowledge.plugin_repo import PLATFORM_GROUP, PluginScan, Root
+from harness.knowledge.kinds import profile
+from harness.knowledge.plugin_repo import PluginScan, Root
 
 if TYPE_CHECKING:
     from harness.knowledge.plugin_scan import Scanner
@@ -14,10 +15,12 @@ if TYPE_CHECKING:
 
 def plugin_roots(scan: PluginScan, scanner: Scanner, entries: list[str]) -> list[Root]:
     roots: list[Root] = []
+    engine = profile()
     for ep in scan.entry_points:
         module, _, attr = ep.value.partition(":")
-        roots.append(Root(module, f"entry point {ep.group}:{ep.name}", "platform" if ep.group == PLATFORM_GROUP else "plugins"))
-        if ep.group == PLATFORM_GROUP and module in scanner.files:
+        loader = engine.entry_points.get(ep.group, "plugins")
+        roots.append(Root(module, f"entry point {ep.group}:{ep.name}", loader))
+        if loader == "platform" and module in scanner.files:
             for path in scanner.returned_class_paths(module, attr.split(".")[0]):
                 scan.platform_class_paths.append(path)
                 class_module = scanner.module_of(path)
@@ -26,13 +29,13 @@ def plugin_roots(scan: PluginScan, scanner: Scanner, entries: list[str]) -> list
     for module in entries:
         if module not in scanner.files:
             raise HarnessError(f"--entry {module}: no such module in {scan.root}")
-        if scanner.files[module][1]:  # a package: SGLang imports each of its modules (import_model_classes)
+        if scanner.files[module][1]:  # a package: the engine imports each of its modules (import_model_classes)
             roots += [Root(module, "--entry (a package)", "model_package"), Root(f"{module}.*", f"a module of --entry {module}", "model_package")]
         else:
             roots.append(Root(module, "--entry", "entry"))
     if not roots:
-        importing = [name for name in scanner.files if scanner.imports_sglang(name)]
-        roots = [Root(name, "imports sglang (no entry points)", "entry") for name in importing]
+        importing = [name for name in scanner.files if scanner.imports_upstream(name)]
+        roots = [Root(name, f"imports {engine.package} (no entry points)", "entry") for name in importing]
         # a package whose modules define EntryClass is an external model package: SGLang imports
         # every module in it (sglang/srt/models/registry.py import_model_classes)
         for package in sorted({name.rpartition(".")[0] for name in importing if "EntryClass" in scanner.table(name).names}):
@@ -41,7 +44,7 @@ def plugin_roots(scan: PluginScan, scanner: Scanner, entries: list[str]) -> list
 
 
 def mark_live(scan: PluginScan, scanner: Scanner) -> None:
-    """Live = imported when SGLang loads the roots, by Python's rules: importing `a.b.c` runs
+    """Live = imported when the engine loads the roots, by Python's rules: importing `a.b.c` runs
     `a`, `a.b` and `a.b.c` (namespace packages have nothing to run); `from a import b` imports
     the submodule `a.b` when there is one; `import_module` and auto-discovery load by name.
     The same walk over what runs while the plugin loads (module bodies and the entry callables)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import configparser
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +17,18 @@ from typing import Literal
 
 from harness.errors import HarnessError
 from harness.knowledge.findings import HookType, Kind
-from harness.knowledge.kinds import profile
+from harness.knowledge.kinds import (
+    ENGINES,
+    LOADERS,
+    SGLANG,
+    EngineProfile,
+    Loader,
+    engine_named,
+    engine_of_spec,
+    profile,
+)
 from harness.knowledge.symbols import Param
 
-PLATFORM_GROUP = "sglang.srt.platforms"
-PLUGIN_GROUP = "sglang.srt.plugins"
-PLATFORM_BASES = ("sglang.srt.platforms.interface.SRTPlatform", "sglang.srt.platforms.device_mixin.DeviceMixin")
 _SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
 
 Scope = Literal["module", "function", "runtime"]
@@ -52,12 +59,7 @@ class Root:
     loader: Loader  # what imports it, which decides what an ImportError there costs
 
 
-# Who imports a root, most costly failure first (sglang/srt/platforms/__init__.py, plugins/__init__.py,
-# models/registry.py in 0.5.23): the platform class outside any try (the server does not start); a
-# platform entry point (the platform is not activated); a general plugin (logged, the whole plugin
-# skipped); an external model package (logged, that model module skipped); a root the user named.
-Loader = Literal["platform_class", "platform", "plugins", "model_package", "entry"]
-LOADERS: tuple[str, ...] = ("platform_class", "platform", "plugins", "model_package", "entry")
+__all__ = ["LOADERS", "Loader"]  # kinds.py keeps them (engine data); read here by the judge
 
 
 # A guard condition, independent of any upstream version; the judge evaluates it against one.
@@ -254,10 +256,12 @@ def is_upstream(path: str | None) -> bool:
     return profile().is_upstream(path)
 
 
-def read_entry_points(root: Path) -> list[EntryPoint]:
-    """SGLang entry points declared in pyproject.toml, setup.cfg or setup.py.
+def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list[EntryPoint]:
+    """The engine's entry points (`groups`, default the profile's) declared in pyproject.toml,
+    setup.cfg or setup.py.
 
     Raises HarnessError for a malformed pyproject.toml / setup.cfg."""
+    groups = profile().groups if groups is None else groups
     found: list[EntryPoint] = []
     pyproject = root / "pyproject.toml"
     if pyproject.exists():
@@ -265,9 +269,9 @@ def read_entry_points(root: Path) -> list[EntryPoint]:
             data = tomllib.loads(pyproject.read_text())
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
             raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
-        groups = data.get("project", {}).get("entry-points", {})
-        for group in (PLATFORM_GROUP, PLUGIN_GROUP):
-            table = groups.get(group) if isinstance(groups, dict) else None
+        tables = data.get("project", {}).get("entry-points", {})
+        for group in groups:
+            table = tables.get(group) if isinstance(tables, dict) else None
             if table is not None and not isinstance(table, dict):
                 raise HarnessError(f'{pyproject}: [project.entry-points."{group}"] must be a table of name = "module:attr"')
             for name, value in (table or {}).items():
@@ -280,21 +284,21 @@ def read_entry_points(root: Path) -> list[EntryPoint]:
         except configparser.Error as exc:
             raise HarnessError(f"{setup_cfg}: malformed: {str(exc).splitlines()[0]}") from None
         if parser.has_section("options.entry_points"):
-            for group in (PLATFORM_GROUP, PLUGIN_GROUP):
+            for group in groups:
                 for line in parser.get("options.entry_points", group, fallback="").splitlines():
                     if "=" in line:
                         name, value = (part.strip() for part in line.split("=", 1))
                         found.append(EntryPoint(group, name, value.replace(" ", ""), "setup.cfg"))
     setup_py = root / "setup.py"
     if setup_py.exists():
-        found.extend(_setup_py_entry_points(setup_py))
+        found.extend(_setup_py_entry_points(setup_py, groups))
     return found
 
 
-def declared_sglang(root: Path) -> str | None:
-    """The SGLang version a plugin declares it targets: the pin or the lower bound of its
-    `sglang` requirement (pyproject dependencies, setup.cfg install_requires, setup.py
-    install_requires, requirements*.txt), or None."""
+def declared_version(root: Path) -> str | None:
+    """The upstream version a plugin declares it targets: the pin or the lower bound of its
+    requirement on the profile's distribution (pyproject dependencies, setup.cfg
+    install_requires, setup.py install_requires, requirements*.txt), or None."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     texts: list[str] = []
@@ -324,7 +328,7 @@ def declared_sglang(root: Path) -> str | None:
             requirement = Requirement(text.split("#")[0].strip())
         except InvalidRequirement:
             continue
-        if requirement.name.lower() != "sglang":
+        if requirement.name.lower() != profile().distribution:
             continue
         for spec in sorted(requirement.specifier, key=lambda s: s.operator != "=="):
             if spec.operator in ("==", ">=", "~=", "==="):
@@ -332,7 +336,10 @@ def declared_sglang(root: Path) -> str | None:
     return None
 
 
-def _setup_py_entry_points(setup_py: Path) -> list[EntryPoint]:
+declared_sglang = declared_version  # the name callers used while SGLang was the only engine
+
+
+def _setup_py_entry_points(setup_py: Path, groups: tuple[str, ...]) -> list[EntryPoint]:
     try:
         tree = ast.parse(setup_py.read_bytes())
     except (SyntaxError, ValueError, OSError):
@@ -342,7 +349,7 @@ def _setup_py_entry_points(setup_py: Path) -> list[EntryPoint]:
         if isinstance(node, ast.keyword) and node.arg == "entry_points" and isinstance(node.value, ast.Dict):
             for key, value in zip(node.value.keys, node.value.values):
                 group = key.value if isinstance(key, ast.Constant) else None
-                if group in (PLATFORM_GROUP, PLUGIN_GROUP) and isinstance(value, (ast.List, ast.Tuple)):
+                if group in groups and isinstance(value, (ast.List, ast.Tuple)):
                     for element in value.elts:
                         if isinstance(element, ast.Constant) and "=" in str(element.value):
                             name, spec = (p.strip() for p in str(element.value).split("=", 1))
@@ -377,3 +384,55 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
             if parts:
                 modules[".".join(parts)] = (Path(dirpath) / filename, is_package)
     return modules
+
+
+# ----------------------------------------------------------------------------- which engine
+
+
+def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override: str | None = None) -> EngineProfile:
+    """The engine a plugin is read against: `override` (--engine) when given; else the engine
+    whose entry-point groups the plugin declares (vllm.* -> vLLM, sglang.* -> SGLang); else the
+    package its modules import most; else the one `upstream_spec` names (`vllm==X`); else SGLang.
+
+    HarnessError (one line) when `upstream_spec` is a release of another engine than the one
+    chosen, or `override` names no engine."""
+    spec_engine = engine_of_spec(upstream_spec)
+    if override:
+        engine, why = engine_named(override), f"--engine {override}"
+    else:
+        engine, why = _plugin_engine(Path(plugin_root))
+        if engine is None:
+            engine, why = spec_engine or SGLANG, ""
+    if spec_engine is not None and spec_engine is not engine:
+        raise HarnessError(
+            f"--upstream {upstream_spec.strip()} is {spec_engine.article} {spec_engine.display} release, but the plugin is read as "
+            f"{engine.article} {engine.display} plugin ({why}): pass a {engine.distribution}==X spec, or --engine {spec_engine.name}"
+        )
+    return engine
+
+
+def _plugin_engine(root: Path) -> tuple[EngineProfile | None, str]:
+    """The engine the plugin's entry points name, else the one its modules import most, with
+    the reason in words; (None, "") when neither tells."""
+    if not root.is_dir():
+        return None, ""
+    for engine in ENGINES.values():
+        declared = read_entry_points(root, engine.groups)
+        if declared:
+            return engine, f"entry point {declared[0].group}"
+    counts = dict.fromkeys(ENGINES, 0)
+    packages = {engine.package: name for name, engine in ENGINES.items()}
+    pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+({'|'.join(map(re.escape, packages))})\b", re.MULTILINE)
+    for path, _ in plugin_module_files(root).values():
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for package in set(pattern.findall(text)):
+            counts[packages[package]] += 1
+    most = max(counts.values())
+    leaders = [name for name, count in counts.items() if count == most]
+    if most == 0 or len(leaders) > 1:
+        return None, ""
+    best = ENGINES[leaders[0]]
+    return best, f"{most} of its modules import {best.package}"

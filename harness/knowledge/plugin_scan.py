@@ -46,8 +46,6 @@ from harness.knowledge.plugin_expressions import Context, Expressions
 from harness.knowledge.plugin_folding import OPAQUE, Condition, Folding, Instance, Named, bind
 from harness.knowledge.plugin_liveness import mark_live, plugin_roots, with_parents
 from harness.knowledge.plugin_repo import (
-    PLATFORM_GROUP,
-    PLUGIN_GROUP,
     UNDECIDED,
     Catch,
     Cond,
@@ -67,7 +65,6 @@ from harness.knowledge.plugin_repo import (
 )
 from harness.knowledge.symbols import ModuleTable, dotted, extract_module, function_params, resolve_relative
 
-_IMPORTS_UPSTREAM = re.compile(rf"^\s*(?:from|import)\s+{re.escape(profile().package)}\b", re.M)
 
 # ----------------------------------------------------------------------------- scanning
 
@@ -75,7 +72,7 @@ _IMPORTS_UPSTREAM = re.compile(rf"^\s*(?:from|import)\s+{re.escape(profile().pac
 def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None) -> PluginScan:
     """Read a plugin checkout: its modules, roots, liveness, classes and every dependency.
 
-    `entries` names root modules for plugins that SGLang reaches without entry points (e.g.
+    `entries` names root modules for plugins that the engine reaches without entry points (e.g.
     an external model package). Raises HarnessError when `root` is not a directory, a
     packaging file is malformed, or there is nothing that could be a plugin."""
     root = Path(root).resolve()
@@ -93,9 +90,10 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
         scanner.scan_module(name)
     scan.roots = plugin_roots(scan, scanner, entries or [])
     if not scan.roots:
+        engine = profile()
         raise HarnessError(
-            f"{root}: not an SGLang plugin: no '{PLATFORM_GROUP}' or '{PLUGIN_GROUP}' entry points, no --entry, "
-            "and no module that imports sglang: nothing to check"
+            f"{root}: not {engine.article} {engine.display} plugin: no {' or '.join(repr(g) for g in engine.groups)} entry points, no --entry, "
+            f"and no module that imports {engine.package}: nothing to check"
         )
     scanner.finish()
     mark_live(scan, scanner)
@@ -177,12 +175,13 @@ class Scanner(Expressions, PluginClasses, Folding):
     def imports_of(self, module: str) -> list[str]:
         return [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
 
-    def imports_sglang(self, module: str) -> bool:
-        """Whether the module imports sglang; for a file that does not parse, by its text."""
+    def imports_upstream(self, module: str) -> bool:
+        """Whether the module imports the engine's package; for a file that does not parse, by its text."""
         if self.scan.modules[module].error is None:
             return any(is_upstream(m) for m in self.table(module).imports)
+        imports = re.compile(rf"^\s*(?:from|import)\s+{re.escape(profile().package)}\b", re.MULTILINE)
         try:
-            return bool(_IMPORTS_UPSTREAM.search(self.files[module][0].read_text(errors="replace")))
+            return bool(imports.search(self.files[module][0].read_text(errors="replace")))
         except OSError:
             return False
 

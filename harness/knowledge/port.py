@@ -44,7 +44,7 @@ from harness.knowledge.symbols import (
     function_params,
     signature_text,
 )
-from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release
+from harness.knowledge.upstream import UpstreamSource, cached_release, cached_versions
 
 # Below this share of matching normalised tokens the plugin function is its own code, not a
 # copy: a copy with a few device lines changed scores well above 0.8, a hand-written
@@ -352,8 +352,8 @@ def _other_releases(old: UpstreamSource, new: UpstreamSource) -> list[SymbolInde
     """Indexes of the releases in the wheel cache, the from- and to-version first."""
     indexes = [load_index(old), load_index(new)]
     seen = {old.fingerprint, new.fingerprint}
-    for record in sorted((cache_dir() / "releases").glob("sglang-*.json")):
-        release = cached_release(record.stem.removeprefix("sglang-"))
+    for version in cached_versions():
+        release = cached_release(version)
         if release is not None and release.fingerprint not in seen:
             seen.add(release.fingerprint)
             indexes.append(load_index(release))

@@ -18,6 +18,7 @@ from collections import Counter
 from typing import NamedTuple
 
 from harness.knowledge.index import Ref, SymbolIndex, module_name
+from harness.knowledge.kinds import profile
 from harness.knowledge.symbols import FunctionInfo, dotted
 
 #
@@ -391,12 +392,13 @@ def _same_family(a: str, b: str) -> bool:
     """Modules of one family: one lies in the other's parent package (a move sideways, into a
     subpackage or out of one: sglang.srt.layers.elementwise -> sglang.srt.layers.norm_rope,
     sglang.srt.disaggregation.encode_receiver -> sglang.srt.disaggregation.encoder.receiver),
-    and that package is at least three deep (sglang.srt.X), so the shared root is no family; or
-    one lies in the other, a package (a name its __init__ re-exported, still defined in its
-    submodule: sglang.srt.distributed -> sglang.srt.distributed.parallel_state)."""
+    and that package lies inside the serving runtime's (sglang.srt.X, vllm.X), so the shared root
+    is no family; or one lies in the other, a package (a name its __init__ re-exported, still
+    defined in its submodule: sglang.srt.distributed -> sglang.srt.distributed.parallel_state)."""
+    depth = profile().runtime.count(".") + 1
     for x, y in ((a, b), (b, a)):
         parent = x.rpartition(".")[0]
-        if (parent.count(".") >= 2 and y.startswith(parent + ".")) or (x.count(".") >= 2 and y.startswith(x + ".")):
+        if (parent.count(".") >= depth and y.startswith(parent + ".")) or (x.count(".") >= depth and y.startswith(x + ".")):
             return True
     return False
 

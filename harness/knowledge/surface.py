@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.knowledge.index import SymbolIndex
+from harness.knowledge.kinds import profile
 from harness.knowledge.symbols import dotted
 from harness.knowledge.upstream import UpstreamSource
 
-SERVER_ARGS = "sglang.srt.server_args.ServerArgs"
 _DEFAULT_FILES = ("srt/server_args.py", "srt/arg_groups/", "srt/platforms/", "srt/hardware_backend/")
 _SHIM_FILES = ("srt/platforms/interface.py", "srt/platforms/device_mixin.py", "srt/plugins/")
 _GENERIC_PLATFORM_FILES = {"interface.py", "device_mixin.py", "__init__.py"}
@@ -53,7 +53,9 @@ def server_arg_fields(index: SymbolIndex) -> set[str]:
     class is assembled from namespace classes at import (0.5.23: `defstruct(..., namespace=
     vars(ServerArgs))` over the arg_groups classes its module imports), their fields. Empty
     when the release has no ServerArgs."""
-    owner = index.resolve(SERVER_ARGS)
+    if profile().server_args is None:
+        return set()
+    owner = index.resolve(profile().server_args)
     info = index.class_info(owner.ref) if owner.ok and owner.ref.kind == "class" else None
     if info is None:
         return set()

@@ -39,8 +39,8 @@ from harness.knowledge.failure_time import FailureTime, entry_points_of, failure
 from harness.knowledge.feature_diff import FeatureDiff, SymbolChange
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Ref, SymbolIndex, load_index
+from harness.knowledge.kinds import profile
 from harness.knowledge.surface import (
-    SERVER_ARGS,
     Shim,
     deprecation_shims,
     platform_defaults,
@@ -54,8 +54,6 @@ FeatureKind = Literal["impacted", "platform_surface", "upstream_change", "preexi
 # path, or never (a warning).
 FailsAt = Literal["import", "startup", "path", "never"]
 
-PLATFORM_CLASSES = ("sglang.srt.platforms.interface.SRTPlatform.", "sglang.srt.platforms.device_mixin.DeviceMixin.")
-HOOK_POINTS = "sglang.srt.plugins."
 # Words too common in platform method names to name a feature by.
 _STOPWORDS = {"get", "set", "cls", "fn", "is", "support", "supports", "default", "init", "the", "of", "to"}
 # Statuses one function's change explains by itself: one feature per target, every site listed.
@@ -107,7 +105,7 @@ def group_features(diff: FeatureDiff, old: UpstreamSource | None = None, new: Up
     for change in diff.changes:
         if change.symbol in covered or (change.detail or "").removeprefix("from ") in covered:
             continue
-        (surface if change.symbol.startswith((*PLATFORM_CLASSES, HOOK_POINTS)) else rest).append(change)
+        (surface if change.symbol.startswith(_plugin_surface()) else rest).append(change)
     extras = _server_arg_defaults(diff, old_index, new_index) + _shims(old_index, new_index) if both else []
     if both:  # what the surface and the call walks computed is kept with the index caches
         old_index.save()
@@ -263,7 +261,7 @@ def _why(members: list[Finding]) -> str:
         what = {
             Status.missing: "will not resolve (ImportError / AttributeError; a hook is skipped)",
             Status.not_on_base: "is no longer called by upstream",
-            Status.never_applied: "is registered after SGLang applies hooks",
+            Status.never_applied: f"is registered after {profile().display} applies hooks",
         }.get(top.status, top.status.value.replace("_", " "))
         return f"breaks the plugin: its {top.kind} at {top.file}:{top.line} {what}"
     if any(f.unverified for f in members):
@@ -296,7 +294,8 @@ def _surface(changes: list[SymbolChange]) -> list[Feature]:
     for change in changes:
         shared = [w for w in words[change.symbol] if counts[w] > 1]
         topic = max(shared, key=lambda w: (counts[w], len(w)), default=change.symbol.rsplit(".", 1)[-1])
-        owner = "hook registry" if change.symbol.startswith(HOOK_POINTS) else _short(_owner(change.symbol))
+        hook_points = profile().hook_points
+        owner = "hook registry" if hook_points and change.symbol.startswith(hook_points) else _short(_owner(change.symbol))
         groups[f"{owner}|{topic}"].append(change)
     features = []
     for key, members in groups.items():
@@ -329,7 +328,7 @@ def _server_arg_defaults(diff: FeatureDiff, old_index: SymbolIndex, new_index: S
     ours = sorted(sets & set(added))
     return [Feature(
         id="server-args-platform-defaults", title=f"ServerArgs: per-device defaults ({len(added)} arguments)",
-        kind="platform_surface", risk=20, changes=len(added), targets=[f"{SERVER_ARGS}.{name}" for name in added],
+        kind="platform_surface", risk=20, changes=len(added), targets=[f"{profile().server_args}.{name}" for name in added],
         why=(f"upstream now sets these per device: {names}; "
              + (f"the plugin sets {', '.join(ours)}" if ours else "the plugin sets none of them")
              + ": decide its device's defaults (apply_server_args_defaults)")[:600],
@@ -338,17 +337,27 @@ def _server_arg_defaults(diff: FeatureDiff, old_index: SymbolIndex, new_index: S
 
 # Both read a few hundred upstream files with `ast` (the costliest part of triage): kept with
 # the release's index cache, keyed by a stand-in ref for the whole release.
-_RELEASE = Ref("module", "sglang", "")
 _DEFAULTS = msgspec.msgpack.Decoder(dict[str, list[str]])
 _SHIMS = msgspec.msgpack.Decoder(dict[str, Shim])
 
 
+def _release() -> Ref:
+    """The stand-in ref for the whole release: its package's module."""
+    return Ref("module", profile().package, "")
+
+
+def _plugin_surface() -> tuple[str, ...]:
+    """Prefixes of the symbols plugins build on: the platform classes' members, the hook points."""
+    engine = profile()
+    return (*(f"{base}." for base in engine.platform_bases), *((engine.hook_points,) if engine.hook_points else ()))
+
+
 def _defaults(index: SymbolIndex, fields: set[str]) -> dict[str, list[str]]:
-    return index.analysis("platform_defaults", _RELEASE, _DEFAULTS, lambda: platform_defaults(index.source, fields))
+    return index.analysis("platform_defaults", _release(), _DEFAULTS, lambda: platform_defaults(index.source, fields))
 
 
 def _shims_of(index: SymbolIndex) -> dict[str, Shim]:
-    return index.analysis("deprecation_shims", _RELEASE, _SHIMS, lambda: deprecation_shims(index.source))
+    return index.analysis("deprecation_shims", _release(), _SHIMS, lambda: deprecation_shims(index.source))
 
 
 def _shims(old_index: SymbolIndex, new_index: SymbolIndex) -> list[Feature]:
@@ -392,7 +401,7 @@ def _other(changes: list[SymbolChange], commit_of: dict[str, str]) -> list[Featu
             continue
         verb = second.replace("_", " ")
         features.append(Feature(
-            id=_slug(f"{first.removeprefix('sglang.')}-{second}"), title=f"{first}: {len(members)} {verb}",
+            id=_slug(f"{first.removeprefix(profile().package + '.')}-{second}"), title=f"{first}: {len(members)} {verb}",
             kind="upstream_change", risk=0, changes=len(members),
             why=f"{len(members)} symbol(s) {verb} in {first}; the plugin does not depend on them",
             targets=sorted(c.symbol for c in members),

@@ -1,14 +1,17 @@
-"""One notion of "an upstream SGLang version", whatever the user points at.
+"""One notion of "an upstream engine version" (SGLang, vLLM: kinds.EngineProfile), whatever the
+user points at.
 
 A SPEC is one of
-  sglang==0.5.19   a release: the wheel from the package index (it carries the full source),
+  sglang==0.5.19   a release: the wheel from the package index (it carries the full source;
+  vllm==0.27.1     of vLLM's 300 MB wheel only `vllm/**.py` and METADATA are unpacked),
   PATH@REF         a git clone at a tag / branch / commit, read without touching its work tree,
-  PATH             a directory holding the `sglang/` package (or `python/sglang/`, as in the repo).
+  PATH             a directory holding the package (`sglang/`, or `python/sglang/` as in SGLang's
+                   repo; `vllm/`): the engine in force (kinds.profile) says which.
 
 Releases and git trees are unpacked once into a content-addressed cache and reused; a plain
 directory is read in place. What the cache holds is data read against its expected shape: a
-release record names a fingerprint only (its tree is always `src/<fingerprint>`), a manifest lists
-plain relative paths inside `sglang/`; a file that is not that is ignored and rebuilt, so a shared
+release record (`releases/<dist>-<version>.json`) names a fingerprint only (its tree is always
+`src/<fingerprint>`), a manifest lists plain relative paths inside the package; a file that is not that is ignored and rebuilt, so a shared
 or CI-restored cache can never point harness outside it.
 """
 
@@ -31,12 +34,15 @@ from pathlib import Path
 import msgspec
 
 from harness.errors import HarnessError
+from harness.knowledge.kinds import ENGINES, EngineProfile, profile
 
 UNREACHABLE = "cannot reach the package index"
-RELEASE_SPEC = re.compile(r"^sglang\s*==\s*(?P<version>[0-9][0-9A-Za-z.+\-]*)$")
+RELEASE_SPEC = re.compile(
+    rf"^(?P<dist>{'|'.join(re.escape(e.distribution) for e in ENGINES.values())})\s*==\s*(?P<version>[0-9][0-9A-Za-z.+\-]*)$"
+)
 _RELEASE_FINGERPRINT = re.compile(r"release-[0-9a-f]{20}")
-# A path under the source root inside `sglang/`: plain names only (no `..`, `.`, empty parts).
-_PACKAGE_PATH = re.compile(r"sglang(?:/(?!\.\.?(?:/|$))[^/\0\\]+)+")
+# A path under the source root inside the package: plain names only (no `..`, `.`, empty parts).
+_PACKAGE_PATH = {e.package: re.compile(rf"{re.escape(e.package)}(?:/(?!\.\.?(?:/|$))[^/\0\\]+)+") for e in ENGINES.values()}
 
 
 def cache_dir() -> Path:
@@ -50,18 +56,19 @@ class UpstreamSource:
     spec: str  # as the user gave it
     kind: str  # "release" | "git" | "path"
     label: str  # short human name: "sglang==0.5.23", "repo@v0.5.23 (abc1234)", a path
-    root: Path  # the directory that contains the `sglang/` package
+    root: Path  # the directory that contains the package (`sglang/`, `vllm/`)
     fingerprint: str  # identifies the content; keys the symbol-index cache
     version: str | None = None  # release version or git ref
     git_repo: Path | None = None
     git_commit: str | None = None
     repo_prefix: str = ""  # path of `root` inside the git repo ("python/" in SGLang's own repo)
     files: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    """relative path of every .py file under root/sglang -> content hash (blake2b-128)."""
+    """relative path of every .py file under root/<package> -> content hash (blake2b-128)."""
+    package: str = field(default_factory=lambda: profile().package)  # the engine's import name
 
     @property
     def package_dir(self) -> Path:
-        return self.root / "sglang"
+        return self.root / self.package
 
     @property
     def content_fingerprint(self) -> str:
@@ -76,38 +83,56 @@ class UpstreamSource:
 
 
 def resolve_upstream(spec: str) -> UpstreamSource:
+    """The source a SPEC names (see the module docstring): a release of the engine its
+    distribution names, a git tree or directory holding the package of the engine in force.
+    HarnessError (one line) for a spec that names nothing."""
     spec = spec.strip()
     match = RELEASE_SPEC.match(spec)
     if match:
-        return _release_source(spec, match["version"])
+        return _release_source(spec, match["version"], _engine_of(match["dist"]))
+    engine = profile()
     if "@" in spec:
         path_part, ref = spec.rsplit("@", 1)
         if path_part and Path(path_part).expanduser().is_dir():
-            return _git_source(spec, Path(path_part).expanduser(), ref)
-    if spec.startswith("sglang") and not Path(spec).exists():
-        raise HarnessError(f"upstream spec {spec!r}: write a release as sglang==X.Y.Z")
-    return _path_source(spec, Path(spec).expanduser())
+            return _git_source(spec, Path(path_part).expanduser(), ref, engine)
+    named = next((e for e in ENGINES.values() if spec.startswith(e.distribution)), None)
+    if named is not None and not Path(spec).exists():
+        raise HarnessError(f"upstream spec {spec!r}: write a release as {named.distribution}==X.Y.Z")
+    return _path_source(spec, Path(spec).expanduser(), engine)
+
+
+def _engine_of(distribution: str) -> EngineProfile:
+    return next(e for e in ENGINES.values() if e.distribution == distribution)
 
 
 # ----------------------------------------------------------------------------- releases
 
 
-def cached_release(version: str) -> UpstreamSource | None:
-    """The release `version` if it is already in the wheel cache, else None (nothing is
-    downloaded)."""
-    fingerprint = _recorded_release(version)
+def cached_release(version: str, engine: EngineProfile | None = None) -> UpstreamSource | None:
+    """The release `version` of `engine` (default: the one in force) if it is already in the
+    wheel cache, else None (nothing is downloaded)."""
+    engine = engine or profile()
+    fingerprint = _recorded_release(version, engine)
     if fingerprint is None:
         return None
     root = cache_dir() / "src" / fingerprint
-    return _with_manifest(UpstreamSource(f"sglang=={version}", "release", f"sglang=={version}", root, fingerprint, version))
+    spec = engine.release_spec(version)
+    return _with_manifest(UpstreamSource(spec, "release", spec, root, fingerprint, version, package=engine.package))
 
 
-def _recorded_release(version: str) -> str | None:
+def cached_versions(engine: EngineProfile | None = None) -> list[str]:
+    """Versions of `engine` (default: the one in force) whose release records the wheel cache
+    holds, in file-name order (not checked: cached_release tells a complete one)."""
+    prefix = f"{(engine or profile()).distribution}-"
+    return [record.stem.removeprefix(prefix) for record in sorted((cache_dir() / "releases").glob(f"{prefix}*.json"))]
+
+
+def _recorded_release(version: str, engine: EngineProfile) -> str | None:
     """The fingerprint the wheel cache records for release `version`, when its unpacked tree
     (`src/<fingerprint>`) is complete; None for no record, or one that is not a record
     (unreadable, another shape, a fingerprint that is not `release-<20 hex>`)."""
     try:
-        info = _RELEASE_RECORD.decode((cache_dir() / "releases" / f"sglang-{version}.json").read_bytes())
+        info = _RELEASE_RECORD.decode((cache_dir() / "releases" / f"{engine.distribution}-{version}.json").read_bytes())
     except (OSError, msgspec.DecodeError):
         return None
     if not _RELEASE_FINGERPRINT.fullmatch(info.fingerprint):
@@ -116,7 +141,7 @@ def _recorded_release(version: str) -> str | None:
 
 
 class _ReleaseRecord(msgspec.Struct):
-    """releases/sglang-<version>.json. Its `root`, written for harness versions that read it,
+    """releases/<dist>-<version>.json. Its `root`, written for harness versions that read it,
     is never read: the tree is always src/<fingerprint>, so a record cannot point elsewhere."""
 
     fingerprint: str
@@ -125,65 +150,78 @@ class _ReleaseRecord(msgspec.Struct):
 _RELEASE_RECORD = msgspec.json.Decoder(_ReleaseRecord)
 
 
-def _release_source(spec: str, version: str) -> UpstreamSource:
-    fingerprint = _recorded_release(version)
+def _release_source(spec: str, version: str, engine: EngineProfile) -> UpstreamSource:
+    label = engine.release_spec(version)
+    fingerprint = _recorded_release(version, engine)
     if fingerprint is not None:
         root = cache_dir() / "src" / fingerprint
-        return _with_manifest(UpstreamSource(spec, "release", f"sglang=={version}", root, fingerprint, version))
-    record = cache_dir() / "releases" / f"sglang-{version}.json"
+        return _with_manifest(UpstreamSource(spec, "release", label, root, fingerprint, version, package=engine.package))
+    record = cache_dir() / "releases" / f"{engine.distribution}-{version}.json"
     with tempfile.TemporaryDirectory(prefix="harness-wheel-") as tmp:
-        wheel = _download_wheel(version, Path(tmp))
-        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        wheel = _download_wheel(label, Path(tmp))
+        digest = _file_digest(wheel)
         root = cache_dir() / "src" / f"release-{digest[:20]}"
         if not (root / ".complete").exists():
-            _unpack_atomically(root, lambda dest: _extract_wheel_source(wheel, dest))
+            _unpack_atomically(root, lambda dest: _extract_wheel_source(wheel, dest, engine))
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(json.dumps({"root": str(root), "fingerprint": f"release-{digest[:20]}"}))
-    return _with_manifest(UpstreamSource(spec, "release", f"sglang=={version}", root, f"release-{digest[:20]}", version))
+    return _with_manifest(UpstreamSource(spec, "release", label, root, f"release-{digest[:20]}", version, package=engine.package))
 
 
-def _download_wheel(version: str, dest: Path) -> Path:
+def _file_digest(path: Path) -> str:
+    """sha256 of a file read in chunks (a vLLM wheel is 300 MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _download_wheel(release: str, dest: Path) -> Path:
+    """The wheel of `release` ("dist==version") downloaded into `dest`; HarnessError (one line)
+    when the index lacks it or cannot be reached."""
+    dist = release.split("==", 1)[0]
     base = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", "-d", str(dest)]
     attempts = [
-        [f"sglang=={version}"],
+        [release],
         # The wheel is tagged for one CPython; its Python source is the same for all of them.
-        ["--python-version", "3.11", "--platform", "manylinux_2_34_x86_64", "--platform", "manylinux_2_28_x86_64", "--platform", "any", f"sglang=={version}"],
+        ["--python-version", "3.11", "--platform", "manylinux_2_34_x86_64", "--platform", "manylinux_2_28_x86_64", "--platform", "any", release],
     ]
     error = ""
     for extra in attempts:
         proc = subprocess.run(base + extra, capture_output=True, text=True)
-        wheels = sorted(dest.glob("sglang-*.whl"))
+        wheels = sorted(dest.glob(f"{dist}-*.whl"))
         if proc.returncode == 0 and wheels:
             return wheels[0]
         error = proc.stderr + proc.stdout
     available = re.search(r"\(from versions: ([^)]*)\)", error)
     known = [v.strip() for v in available.group(1).split(",") if v.strip() != "none"] if available else []
     if known:
-        raise HarnessError(f"sglang=={version}: no such release on the package index (latest known: {', '.join(known[-5:])})")
-    # pip says "from versions: none" both offline and when the index has no sglang at all
+        raise HarnessError(f"{release}: no such release on the package index (latest known: {', '.join(known[-5:])})")
+    # pip says "from versions: none" both offline and when the index has no such package at all
     if available or re.search(r"(?i)(connection|resolve|network|timed out|unreachable|Max retries)", error):
-        raise HarnessError(f"sglang=={version}: {UNREACHABLE} to download the release wheel")
+        raise HarnessError(f"{release}: {UNREACHABLE} to download the release wheel")
     last = next((line for line in reversed(error.strip().splitlines()) if line.strip()), "no output")
-    raise HarnessError(f"sglang=={version}: pip download failed: {last.strip()}")
+    raise HarnessError(f"{release}: pip download failed: {last.strip()}")
 
 
-def _extract_wheel_source(wheel: Path, dest: Path) -> None:
-    """The wheel's `sglang/**.py` files and its METADATA (what the release requires) into
-    `dest`. A member whose name is not a plain path inside sglang/ (`..`, absolute, `.` parts)
-    is left out rather than renamed into the tree."""
+def _extract_wheel_source(wheel: Path, dest: Path, engine: EngineProfile | None = None) -> None:
+    """The wheel's `<package>/**.py` files and its METADATA (what the release requires) into
+    `dest`; native libraries and data are left in the wheel. A member whose name is not a plain
+    path inside the package (`..`, absolute, `.` parts) is left out rather than renamed into the tree.
+    `engine`: the release's (default: the one in force)."""
+    engine = engine or profile()
+    metadata = re.compile(rf"{re.escape(engine.distribution)}-[A-Za-z0-9_.+]+\.dist-info/METADATA")
     with zipfile.ZipFile(wheel) as archive:
         for member in archive.namelist():
-            if _is_module_path(member) or _WHEEL_METADATA.fullmatch(member):
+            if _is_module_path(member, engine.package) or metadata.fullmatch(member):
                 archive.extract(member, dest)
-
-
-_WHEEL_METADATA = re.compile(r"sglang-[A-Za-z0-9_.+]+\.dist-info/METADATA")
 
 
 def release_requirements(source: UpstreamSource) -> dict[str, str]:
     """Distribution (canonical name) -> version specifier the upstream requires of it, from the
     release wheel's METADATA (`Requires-Dist`, extras and other platforms left out) or a
-    `pyproject.toml` beside `sglang/` ([project] dependencies). Empty when neither is there
+    `pyproject.toml` beside the package ([project] dependencies). Empty when neither is there
     (a release unpacked before harness kept its METADATA, a git tree)."""
     from email.parser import Parser
 
@@ -191,7 +229,7 @@ def release_requirements(source: UpstreamSource) -> dict[str, str]:
     from packaging.utils import canonicalize_name
 
     lines: list[str] = []
-    metadata = next(iter(sorted(source.root.glob("sglang-*.dist-info/METADATA"))), None)
+    metadata = next(iter(sorted(source.root.glob(f"{source.package}-*.dist-info/METADATA"))), None)
     if metadata is not None:
         lines = Parser().parsestr(metadata.read_text(errors="replace"), headersonly=True).get_all("Requires-Dist") or []
     elif (source.root / "pyproject.toml").is_file():
@@ -217,7 +255,7 @@ def release_requirements(source: UpstreamSource) -> dict[str, str]:
 # ----------------------------------------------------------------------------- git
 
 
-def _git_source(spec: str, repo_path: Path, ref: str) -> UpstreamSource:
+def _git_source(spec: str, repo_path: Path, ref: str, engine: EngineProfile) -> UpstreamSource:
     import git  # gitpython; imported here so a plain `harness --help` stays fast
 
     try:
@@ -228,9 +266,9 @@ def _git_source(spec: str, repo_path: Path, ref: str) -> UpstreamSource:
         commit = repo.commit(ref)
     except (git.BadName, ValueError, git.GitCommandError):
         raise HarnessError(f"{repo_path}: unknown git ref {ref!r}") from None
-    prefix = next((p for p in ("sglang", "python/sglang") if _tree_has(commit.tree, p)), None)
+    prefix = next((p for p in engine.source_prefixes if _tree_has(commit.tree, p)), None)
     if prefix is None:
-        raise HarnessError(f"{repo_path}@{ref}: no sglang/ or python/sglang/ package in that commit")
+        raise HarnessError(f"{repo_path}@{ref}: no {' or '.join(p + '/' for p in engine.source_prefixes)} package in that commit")
     fingerprint = f"git-{commit.tree[prefix].hexsha[:20]}"
     extracted = cache_dir() / "src" / fingerprint
     if not (extracted / ".complete").exists():
@@ -244,11 +282,11 @@ def _git_source(spec: str, repo_path: Path, ref: str) -> UpstreamSource:
                     tar.extractall(dest, filter="data")
 
         _unpack_atomically(extracted, archive_into)
-    root = extracted / prefix[: -len("sglang")]
+    repo_prefix = prefix[: -len(engine.package)]
+    root = extracted / repo_prefix
     label = f"{repo_path.name}@{ref} ({commit.hexsha[:7]})"
-    repo_prefix = prefix[: -len("sglang")]
     return _with_manifest(
-        UpstreamSource(spec, "git", label, root, fingerprint, ref, repo_path.resolve(), commit.hexsha, repo_prefix)
+        UpstreamSource(spec, "git", label, root, fingerprint, ref, repo_path.resolve(), commit.hexsha, repo_prefix, package=engine.package)
     )
 
 
@@ -263,21 +301,21 @@ def _tree_has(tree, path: str) -> bool:
 # ----------------------------------------------------------------------------- plain directory
 
 
-def _path_source(spec: str, path: Path) -> UpstreamSource:
+def _path_source(spec: str, path: Path, engine: EngineProfile) -> UpstreamSource:
     if not path.exists():
-        hint = f" (a release is written sglang=={spec})" if re.fullmatch(r"v?\d+(\.\d+)+\S*", spec) else ""
+        hint = f" (a release is written {engine.distribution}=={spec})" if re.fullmatch(r"v?\d+(\.\d+)+\S*", spec) else ""
         raise HarnessError(f"upstream path {str(path)!r} does not exist{hint}")
-    candidates = [path / "sglang", path / "python" / "sglang"]
-    if path.name == "sglang":
+    candidates = [path / prefix for prefix in engine.source_prefixes]
+    if path.name == engine.package:
         candidates.insert(0, path)
     package = next((c for c in candidates if c.is_dir()), None)
     if package is None:
-        raise HarnessError(f"upstream path {str(path)!r} holds no sglang/ package")
+        raise HarnessError(f"upstream path {str(path)!r} holds no {engine.package}/ package")
     root = package.parent.resolve()
     stat_key = hashlib.blake2b(digest_size=10)
-    for rel, st in _walk_py(root):
+    for rel, st in _walk_py(root, engine.package):
         stat_key.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return _with_manifest(UpstreamSource(spec, "path", str(root), root, f"path-{stat_key.hexdigest()}"))
+    return _with_manifest(UpstreamSource(spec, "path", str(root), root, f"path-{stat_key.hexdigest()}", package=engine.package))
 
 
 # ----------------------------------------------------------------------------- shared
@@ -300,9 +338,9 @@ def _unpack_atomically(target: Path, fill) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _walk_py(root: Path):
+def _walk_py(root: Path, package: str):
     base = len(str(root)) + 1
-    for dirpath, dirnames, filenames in os.walk(root / "sglang"):
+    for dirpath, dirnames, filenames in os.walk(root / package):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         for name in sorted(filenames):
             if name.endswith(".py"):
@@ -317,11 +355,11 @@ def _with_manifest(source: UpstreamSource) -> UpstreamSource:
         files = _MANIFEST.decode(manifest_file.read_bytes())
     except (OSError, msgspec.DecodeError):
         files = None
-    # a path that is not a plain one under sglang/ would make the index read outside the tree
-    if files is not None and all(map(_is_module_path, files)):
+    # a path that is not a plain one under the package would make the index read outside the tree
+    if files is not None and all(_is_module_path(rel, source.package) for rel in files):
         return _replace_files(source, files)
     files = {}
-    for rel, _ in _walk_py(source.root):
+    for rel, _ in _walk_py(source.root, source.package):
         with open(source.root / rel, "rb") as handle:
             files[rel] = hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
     manifest_file.parent.mkdir(parents=True, exist_ok=True)
@@ -334,9 +372,9 @@ def _with_manifest(source: UpstreamSource) -> UpstreamSource:
 _MANIFEST = msgspec.json.Decoder(dict[str, str])
 
 
-def _is_module_path(rel: str) -> bool:
-    """`rel` names a .py/.pyi file inside sglang/ by plain names: joined to a root it stays there."""
-    return rel.endswith((".py", ".pyi")) and _PACKAGE_PATH.fullmatch(rel) is not None
+def _is_module_path(rel: str, package: str) -> bool:
+    """`rel` names a .py/.pyi file inside `package`/ by plain names: joined to a root it stays there."""
+    return rel.endswith((".py", ".pyi")) and _PACKAGE_PATH[package].fullmatch(rel) is not None
 
 
 def _replace_files(source: UpstreamSource, files: dict[str, str]) -> UpstreamSource:
@@ -346,21 +384,23 @@ def _replace_files(source: UpstreamSource, files: dict[str, str]) -> UpstreamSou
 # ----------------------------------------------------------------------------- the newest release
 
 
-def latest_release() -> str:
-    """The newest final sglang release on the package index pip is configured for (pip's own
-    `index versions`, so PIP_INDEX_URL, pip.conf and extra indexes count as for any install).
-    HarnessError (one line) when the index cannot be reached or lists no final release."""
+def latest_release(engine: EngineProfile | None = None) -> str:
+    """The newest final release of `engine` (default: the one in force) on the package index pip
+    is configured for (pip's own `index versions`, so PIP_INDEX_URL, pip.conf and extra indexes
+    count as for any install). HarnessError (one line) when the index cannot be reached or lists
+    no final release."""
     from packaging.version import InvalidVersion, Version
 
+    dist = (engine or profile()).distribution
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", "sglang", "--disable-pip-version-check"],
+        [sys.executable, "-m", "pip", "index", "versions", dist, "--disable-pip-version-check"],
         capture_output=True, text=True, check=False,
     )
     where = os.environ.get("PIP_INDEX_URL") or "pip's configured index"
     listed = re.search(r"^Available versions:(.*)$", proc.stdout, re.MULTILINE)
     if proc.returncode != 0 or not listed:
         last = next((line.strip() for line in reversed((proc.stderr + proc.stdout).splitlines()) if line.strip()), "no output")
-        raise HarnessError(f"{UNREACHABLE} ({where}) to find the newest sglang release ({last}); pass --to sglang==X")
+        raise HarnessError(f"{UNREACHABLE} ({where}) to find the newest {dist} release ({last}); pass --to {dist}==X")
     versions = []
     for text in listed.group(1).split(","):
         try:
@@ -370,5 +410,5 @@ def latest_release() -> str:
         if not (version.is_prerelease or version.is_devrelease):
             versions.append(version)
     if not versions:
-        raise HarnessError(f"the package index ({where}) lists no final sglang release; pass --to sglang==X")
+        raise HarnessError(f"the package index ({where}) lists no final {dist} release; pass --to {dist}==X")
     return str(max(versions))

@@ -202,8 +202,11 @@ class AlignmentStep(Step):
             ))
         suggestion = None
         if uncovered:
-            on_platform = any(s.startswith(PLATFORM_BASES) for s in uncovered)
-            suggestion = "a platform factory method override" if on_platform else "a hook on the upstream symbol"
+            engine = profile()
+            on_platform = any(s.startswith((*PLATFORM_BASES, *engine.platform_bases)) for s in uncovered)
+            # an engine without a hook registry (vLLM) is changed out of tree by assigning over the symbol
+            elsewhere = "a hook on the upstream symbol" if engine.hook_registry else "a patch of the upstream symbol"
+            suggestion = "a platform factory method override" if on_platform else elsewhere
             dead = " (only dead plugin code touches it)" if points and not live else ""
             reasons.append(f"no live plugin code for {', '.join(uncovered)}{dead}; candidate: {suggestion}")
         if unlocated:

@@ -19,6 +19,7 @@ the graph, placed from the journal, does not pass that gate again.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -68,7 +69,13 @@ def _step_node(step: Step, run: RunLayout, inputs: RunInputs, progress: Callable
             return StepContext(run, inputs, slug, attempt, reason, evidence_dir, progress)
 
         progress(f"step {step.number} {step.name} (attempt {attempt})")
-        execute_step(step, context, run, attempt)
+        # imported here: loading the graph stays cheap
+        from harness.knowledge.kinds import use_engine
+        from harness.knowledge.plugin_repo import detect_engine
+
+        # the steps read the plugin as `check` does: as a plugin of the engine it declares
+        with use_engine(detect_engine(Path(inputs.plugin), inputs.upstream)):
+            execute_step(step, context, run, attempt)
         return {}
 
     return node

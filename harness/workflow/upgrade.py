@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field, computed_field
 from harness.agent.config import NOT_CONFIGURED
 from harness.errors import HarnessError
 from harness.knowledge.features import FeatureSpec
-from harness.knowledge.plugin_repo import declared_sglang, plugin_module_files
+from harness.knowledge.kinds import profile
+from harness.knowledge.plugin_repo import declared_version, plugin_module_files
 from harness.knowledge.sources import feature_diff, resolve
 from harness.knowledge.triage import FailsAt, Feature, FeatureKind, group_features
 from harness.knowledge.upstream import RELEASE_SPEC, latest_release
@@ -123,21 +124,21 @@ class UpgradeReport(BaseModel):
 
 
 def from_spec_of(plugin: Path, given: str) -> str:
-    """--from: `auto` reads the plugin's declared SGLang (a pin, or the lower bound of a range)."""
+    """--from: `auto` reads the plugin's declared upstream (a pin, or the lower bound of a range)."""
     if given != "auto":
         return given
-    version = declared_sglang(plugin)
+    version = declared_version(plugin)
     if version is None:
-        raise HarnessError("cannot tell which SGLang the plugin targets; pass --from")
-    return f"sglang=={version}"
+        raise HarnessError(f"cannot tell which {profile().display} the plugin targets; pass --from")
+    return profile().release_spec(version)
 
 
 def to_spec_of(given: str, progress: Progress) -> str:
     """--to: `latest` asks the package index pip is configured for."""
     if given != "latest":
         return given
-    progress("asking the package index for the newest sglang release")
-    latest = f"sglang=={latest_release()}"
+    progress(f"asking the package index for the newest {profile().distribution} release")
+    latest = profile().release_spec(latest_release())
     progress(f"resolving --to latest: {latest}")
     return latest
 
