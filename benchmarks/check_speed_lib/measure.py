@@ -102,9 +102,10 @@ def cold_cache(*seeds: Path) -> Path:
     return cache
 
 
-def run_check(plugin_root: Path, version: str, harness_path: Path, cache: Path) -> dict:
-    """One `harness check --json` as CI runs it; wall time includes interpreter start-up."""
-    command = [sys.executable, "-m", "harness", "check", "--plugin", str(plugin_root), "--upstream", f"sglang=={version}", "--json"]
+def run_check(plugin_root: Path, version: str, harness_path: Path, cache: Path, distribution: str = "sglang") -> dict:
+    """One `harness check --json` against `distribution==version`, as CI runs it; wall time
+    includes interpreter start-up."""
+    command = [sys.executable, "-m", "harness", "check", "--plugin", str(plugin_root), "--upstream", f"{distribution}=={version}", "--json"]
     workdir = tempfile.mkdtemp(prefix="bench-cwd-")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()

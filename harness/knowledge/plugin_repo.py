@@ -258,7 +258,8 @@ def is_upstream(path: str | None) -> bool:
 
 def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list[EntryPoint]:
     """The engine's entry points (`groups`, default the profile's) declared in pyproject.toml,
-    setup.cfg or setup.py.
+    setup.cfg or setup.py, or, for an unpacked wheel or an installed tree that has none of
+    those, in its `*.dist-info` / `*.egg-info` entry_points.txt (what importlib.metadata reads).
 
     Raises HarnessError for a malformed pyproject.toml / setup.cfg."""
     groups = profile().groups if groups is None else groups
@@ -292,7 +293,23 @@ def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list
     setup_py = root / "setup.py"
     if setup_py.exists():
         found.extend(_setup_py_entry_points(setup_py, groups))
+    declared = {(ep.group, ep.name) for ep in found}  # a checkout's build metadata repeats its packaging files
+    for metadata in sorted([*root.glob("*.dist-info"), *root.glob("*.egg-info")]):
+        found.extend(ep for ep in _metadata_entry_points(metadata / "entry_points.txt", root, groups) if (ep.group, ep.name) not in declared)
     return found
+
+
+def _metadata_entry_points(path: Path, root: Path, groups: tuple[str, ...]) -> list[EntryPoint]:
+    """The entry points of `groups` in one entry_points.txt (INI: `[group]`, `name = value`);
+    one that cannot be read or parsed declares none."""
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+    parser.optionxform = str  # entry-point names keep their case
+    try:
+        parser.read_string(path.read_text(errors="replace"))
+    except (OSError, configparser.Error):
+        return []
+    relative = str(path.relative_to(root))
+    return [EntryPoint(group, name, value.replace(" ", ""), relative) for group in groups if parser.has_section(group) for name, value in parser.items(group)]
 
 
 def declared_version(root: Path) -> str | None:
@@ -323,6 +340,8 @@ def declared_version(root: Path) -> str | None:
         pass
     for requirements in sorted(root.glob("requirements*.txt")):
         texts += requirements.read_text(errors="replace").splitlines()
+    for metadata in sorted(root.glob("*.dist-info/METADATA")):  # an unpacked wheel or installed tree
+        texts += [line.split(":", 1)[1].split(";")[0] for line in metadata.read_text(errors="replace").splitlines() if line.startswith("Requires-Dist:")]
     for text in texts:
         try:
             requirement = Requirement(text.split("#")[0].strip())
