@@ -278,15 +278,35 @@ class Folding:
         if function is not None and depth < 10:
             fmodule, fnode = function
             body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
+            for kw in node.keywords:
+                if kw.arg:
+                    local[kw.arg] = self.const(module, kw.value, env, depth + 1)
+            for p in function_params(fnode.args):
+                local.setdefault(p.name, OPAQUE)
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
-                for kw in node.keywords:
-                    if kw.arg:
-                        local[kw.arg] = self.const(module, kw.value, env, depth + 1)
-                for p in function_params(fnode.args):
-                    local.setdefault(p.name, OPAQUE)
                 return self.const(fmodule, body[0].value, local, depth + 1)
+            return self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
+
+    def _version_helper(self, module: str, function: ast.FunctionDef, local: dict, depth: int):
+        """A helper longer than one return whose one comparison of the running version decides it
+        (vllm-ascend utils.py vllm_version_is: an environment override, then `import vllm;
+        v = vllm.__version__; return Version(v) == Version(target)`): that comparison, with the
+        call's arguments; the override is taken as unset. OPAQUE for anything else."""
+        env = dict(local)
+        statements = [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.Assign, ast.Return))]
+        for stmt in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
+            if isinstance(stmt, ast.Import):
+                env.update({a.asname or a.name.split(".")[0]: Named(a.name if a.asname else a.name.split(".")[0]) for a in stmt.names})
+            elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                  and isinstance(self.const(module, stmt.value, env, depth + 1), RunningVersion)):
+                env[stmt.targets[0].id] = RunningVersion(parsed=False)
+        found = [
+            cond for stmt in statements if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Compare)
+            for cond in [self.condition(module, stmt.value, env, depth + 1)] if isinstance(cond, VersionCompare)
+        ]
+        return Condition(found[0]) if len(found) == 1 else OPAQUE
 
     def _plugin_function(self, path: str) -> tuple[str, ast.FunctionDef] | None:
         module, _, name = path.rpartition(".")
