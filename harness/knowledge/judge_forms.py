@@ -116,14 +116,14 @@ def judge_named_class(judge: Judge, dep: Dependency) -> Finding | None:
     what = f"{dep.member} {dep.expression!r}"
     loader = engine.named_classes.loader.rsplit(".", 1)[-1] or "the loader"
     if is_upstream(dep.target):
-        return _upstream_named(judge, dep, what, loader, slot_known=dep.how != "return" or slot is not None)
+        return _upstream_named(judge, dep, what, loader)
     module = dep.expression.partition(":")[0] if ":" in dep.expression else dep.expression.rpartition(".")[0]
     if module not in judge.scan.modules:
         return judge._missing(dep, f"{what}: no module {module} in the plugin; {loader} raises ModuleNotFoundError when upstream needs it")
     if dep.hook is None:
         return judge._missing(dep, f"{what}: {module} defines no {dep.target.rsplit('.', 1)[-1]!r}; {loader} raises AttributeError when upstream needs it")
     if is_upstream(dep.hook):  # the plugin module re-exports an upstream class
-        return _upstream_named(judge, dep, what, loader, slot_known=True, path=dep.hook)
+        return _upstream_named(judge, dep, what, loader, path=dep.hook)
     cls = judge.scan.classes.get(dep.hook)
     where = f"{cls.file}:{cls.line}" if cls else dep.hook
     if dep.name is None or cls is None:
@@ -131,7 +131,7 @@ def judge_named_class(judge: Judge, dep: Dependency) -> Finding | None:
     base = judge.index.resolve(dep.name)
     if not base.ok:
         status = Status.unknown if is_undecided(base) else Status.missing
-        return Finding(**judge.base(dep), status=status, breaking=False, risk=risk_of(dep, status), defined_in=dep.name,
+        return Finding(**judge.base(dep), status=status, risk=risk_of(dep, status), defined_in=dep.name,
                        detail=f"{what}: the class it must derive from, {dep.name}, does not resolve in {judge.index.source.label}: {base.note}")
     mro = judge.upstream_mro(dep.hook)
     if any(ref.path == base.ref.path for ref in mro):
@@ -142,17 +142,14 @@ def judge_named_class(judge: Judge, dep: Dependency) -> Finding | None:
     return Finding(**judge.base(dep), status=Status.ok, defined_in=dep.name, detail=detail, risk=0 if unsure else 40)
 
 
-def _upstream_named(judge: Judge, dep: Dependency, what: str, loader: str, slot_known: bool, path: str | None = None) -> Finding:
+def _upstream_named(judge: Judge, dep: Dependency, what: str, loader: str, path: str | None = None) -> Finding:
     """A string naming an upstream class: it must still resolve there (a dependency like a name)."""
     path = path or dep.target
     resolution = judge.index.resolve(path)
     if not resolution.ok:
         if is_undecided(resolution):
             return Finding(**judge.base(dep, path), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
-        finding = judge._missing(dep, f"{what}: {resolution.note}; {loader} raises when upstream needs it", target=path)
-        if not slot_known:  # a method upstream no longer calls: its override's finding says so
-            finding.breaking = False
-        return finding
+        return judge._missing(dep, f"{what}: {resolution.note}; {loader} raises when upstream needs it", target=path)
     detail = f"{what} resolves to {defined_path(resolution)}"
     if dep.name and resolution.ref.kind == "class" and all(ref.path != dep.name for ref in judge.index.mro(resolution.ref)):
         detail += f", which does not derive from {dep.name}"

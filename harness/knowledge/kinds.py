@@ -44,6 +44,9 @@ class KindSpec:
     target: bool = False  # step 2 (interface) checks that its live targets resolve on the target upstream
     registration: bool = False  # registers under a name: a key the plugin registers itself is there when it reads it
     landing: str | None = None  # what it lands as in alignment reports (None: the kind's own name)
+    # its failure is a silent fallback to upstream's own behaviour, never an exception: it never
+    # breaks the plugin (a lost architecture, a replacement registered under a dead key)
+    falls_back: bool = False
 
 
 # Who imports a plugin root, most costly failure first. Both engines load plugins the same way
@@ -130,12 +133,15 @@ _PLAIN_KINDS = (
     KindSpec("call", usage=True, errors=CALL_ERRORS),
     KindSpec("registry_key", usage=True),
     KindSpec("field", usage=True, errors=ATTRIBUTE_ERRORS),
-    KindSpec("architecture", usage=True),
+    KindSpec("architecture", usage=True, falls_back=True),
     KindSpec("patch", target=True, landing="patch"),
     KindSpec("server_arg", target=True),
     KindSpec("model", registration=True),
     KindSpec("entry_point", landing="entry point"),
     KindSpec("file"),
+    # forms an engine names in its profile (EngineProfile.replacements / named_classes); none for SGLang
+    KindSpec("custom_op", falls_back=True, landing="custom op registration"),
+    KindSpec("named_class", landing="class named by qualified name"),
 )
 
 # sglang/srt/platforms/__init__.py, sglang/srt/plugins/__init__.py, sglang/srt/models/registry.py (0.5.23)
@@ -209,11 +215,7 @@ VLLM = EngineProfile(
     },
     platform_bases=("vllm.platforms.interface.Platform",),
     runtime="vllm",
-    kinds=_table(
-        *_PLAIN_KINDS,
-        KindSpec("custom_op", registration=True, landing="custom op registration"),
-        KindSpec("named_class", landing="class named by qualified name"),
-    ),
+    kinds=_table(*_PLAIN_KINDS),
     load_failures={
         "platform_class": "the platform class cannot be loaded: vLLM's resolve_obj_by_qualname (outside any try) raises and the server does not start",
         "named_class": "a class the platform names by qualified name cannot be loaded: vLLM's resolve_obj_by_qualname (outside any try) raises when it needs it and the server does not start",

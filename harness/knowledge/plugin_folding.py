@@ -215,11 +215,12 @@ class Folding:
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return [self.const(module, element, env, depth + 1) for element in node.elts]
         if isinstance(node, ast.Dict):
-            return {
-                self.const(module, key, env, depth + 1): self.const(module, value, env, depth + 1)
-                for key, value in zip(node.keys, node.values)
-                if key is not None
-            }
+            folded = {}
+            for key, value in zip(node.keys, node.values):
+                if key is not None:
+                    # a tuple key folds to a list: key the dict by the tuple, as Python does
+                    folded[_hashable(self.const(module, key, env, depth + 1))] = self.const(module, value, env, depth + 1)
+            return folded
         if isinstance(node, ast.Call):
             return self._const_call(module, node, env, depth)
         if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
@@ -441,3 +442,15 @@ class Folding:
         if engine.server_args and node.id == engine.server_args_names[0] and value is OPAQUE and self.qualify(module, node.id, env) is None:
             return Instance(engine.server_args)
         return None
+
+
+def _hashable(value):
+    """A folded value usable as a dict key: lists (folded tuples) become tuples; anything else
+    unhashable is OPAQUE."""
+    if isinstance(value, list):
+        value = tuple(_hashable(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return OPAQUE
+    return value
