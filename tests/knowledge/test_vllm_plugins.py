@@ -320,25 +320,27 @@ def test_the_fixture_is_green_on_the_release_it_was_written_for(vllm_0221):
 
 @pytest.mark.network
 @pytest.mark.slow
-def test_check_on_0271_flags_moved_removed_renamed_and_changed_names(vllm_0271):
+def test_check_on_0271_flags_moved_removed_renamed_and_changed_names(vllm_0221, vllm_0271):
+    """Against the 0.22.1 baseline the plugin declares (successors are searched from it)."""
     code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.27.1")
     assert code == 1, doc
     found = by_target(doc["findings"])
+    imports = {f["target"]: f for f in doc["findings"] if f["kind"] == "import"}
 
-    def where(target):
-        f = found[target]
+    def where(target, kinds=found):
+        f = kinds[target]
         return f["kind"], f["status"], f["file"], f["line"], f["breaking"]
 
     # moved: the FLA ops went to vllm/third_party/flash_linear_attention
     moved = "vllm.model_executor.layers.fla.ops.chunk_gated_delta_rule"
-    assert where(moved) == ("import", "missing", "vllm_xdev/ops/fla.py", 3, True)
-    assert found[moved]["successor"] == "vllm.third_party.flash_linear_attention.ops.chunk.chunk_gated_delta_rule"
+    assert where(moved, imports) == ("import", "missing", "vllm_xdev/ops/fla.py", 3, True)
+    assert imports[moved]["successor"] == "vllm.third_party.flash_linear_attention.ops.chunk.chunk_gated_delta_rule"
     # removed
-    assert where("vllm.v1.worker.cp_utils.get_total_cp_world_size") == ("import", "missing", "vllm_xdev/patch/patch_block_table.py", 4, True)
+    assert where("vllm.v1.worker.cp_utils.get_total_cp_world_size", imports) == ("import", "missing", "vllm_xdev/patch/patch_block_table.py", 4, True)
     # renamed (private -> public, same module)
     renamed = "vllm.utils.torch_utils._nvfp4_split_data_scale"
-    assert where(renamed) == ("import", "missing", "vllm_xdev/ops/nvfp4.py", 3, True)
-    assert found[renamed]["successor"] == "vllm.utils.torch_utils.nvfp4_split_data_scale"
+    assert where(renamed, imports) == ("import", "missing", "vllm_xdev/ops/nvfp4.py", 3, True)
+    assert imports[renamed]["successor"] == "vllm.utils.torch_utils.nvfp4_split_data_scale"
     # signatures: a call, an override upstream calls with a new keyword, a super() call
     assert where("vllm.utils.torch_utils.async_tensor_h2d") == ("call", "signature_changed", "vllm_xdev/worker/model_runner.py", 10, True)
     assert where("vllm.v1.attention.backend.AttentionBackend.supports_combination") == ("subclass", "signature_changed", "vllm_xdev/attention/backend.py", 31, True)
