@@ -116,14 +116,16 @@ class Registrations:
 
     def _strings(self, module: str, node: ast.AST, env: dict) -> list[str]:
         """The strings an expression may evaluate to: a constant, both arms of `a if c else b`,
-        `x or y`, and every value of a constant dict it indexes (`backend_map[key]`)."""
+        `x or y`, and every value of a constant dict it indexes (`backend_map[key]`,
+        `backend_map.get(key, default)`)."""
         if isinstance(node, ast.IfExp):
             return self._strings(module, node.body, env) + self._strings(module, node.orelse, env)
         if isinstance(node, ast.BoolOp):
             return [s for value in node.values for s in self._strings(module, value, env)]
-        if isinstance(node, ast.Subscript):
-            table = self.const(module, node.value, env)
-            return [v for v in table.values() if isinstance(v, str)] if isinstance(table, dict) else []
+        if isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
+            table = self.const(module, node.value if isinstance(node, ast.Subscript) else node.func.value, env)
+            default = self._strings(module, node.args[1], env) if isinstance(node, ast.Call) and len(node.args) > 1 else []
+            return [v for v in table.values() if isinstance(v, str)] + default if isinstance(table, dict) else []
         value = self.const(module, node, env)
         return [value] if isinstance(value, str) else []
 
