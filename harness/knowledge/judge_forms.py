@@ -118,10 +118,10 @@ def judge_named_class(judge: Judge, dep: Dependency) -> Finding | None:
     if is_upstream(dep.target):
         return _upstream_named(judge, dep, what, loader)
     module = dep.expression.partition(":")[0] if ":" in dep.expression else dep.expression.rpartition(".")[0]
-    if module not in judge.scan.modules:
-        return judge._missing(dep, f"{what}: no module {module} in the plugin; {loader} raises ModuleNotFoundError when upstream needs it")
-    if dep.hook is None:
-        return judge._missing(dep, f"{what}: {module} defines no {dep.target.rsplit('.', 1)[-1]!r}; {loader} raises AttributeError when upstream needs it")
+    if module not in judge.scan.modules or dep.hook is None:  # the plugin's own: no upstream successor to look for
+        detail = (f"{what}: no module {module} in the plugin; {loader} raises ModuleNotFoundError" if module not in judge.scan.modules
+                  else f"{what}: {module} defines no {dep.target.rsplit('.', 1)[-1]!r}; {loader} raises AttributeError")
+        return Finding(**judge.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing), detail=f"{detail} when upstream needs it")
     if is_upstream(dep.hook):  # the plugin module re-exports an upstream class
         return _upstream_named(judge, dep, what, loader, path=dep.hook)
     cls = judge.scan.classes.get(dep.hook)
