@@ -50,6 +50,8 @@ Kind = Literal[
     "kernel",
     "server_arg",
     "model",  # a model class registered through EntryClass or ModelRegistry
+    "custom_op",  # a plugin class registered to replace an upstream class by its name (vLLM CustomOp.register_oot)
+    "named_class",  # a class handed to upstream by qualified name ("pkg.mod.Class": a worker, an attention backend)
     "entry_point",  # the callable an entry point names
     "file",  # a plugin file that could not be read or parsed
 ]

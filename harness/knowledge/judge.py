@@ -27,6 +27,7 @@ from harness.knowledge.fields import judge_field
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.judge_conditions import Conditions
+from harness.knowledge.judge_forms import judge_named_class, judge_replacement
 from harness.knowledge.judge_members import MemberJudging
 from harness.knowledge.judge_resolution import (
     assembled_field,
@@ -387,6 +388,12 @@ class Judge(MemberJudging, Conditions):
                        detail=f"{dep.target} has no key {dep.name!r} in {self.index.source.label} (KeyError when read); its keys: {known}",
                        successor=f"{dep.target}[{successor[0]!r}]" if successor else None,
                        successor_reason="a close key of the same registry" if successor else None)
+
+    def _judge_custom_op(self, dep: Dependency) -> Finding | None:
+        return judge_replacement(self, dep)
+
+    def _judge_named_class(self, dep: Dependency) -> Finding | None:
+        return judge_named_class(self, dep)
 
     def _judge_architecture(self, dep: Dependency) -> Finding | None:
         return self.judge_architecture(dep)

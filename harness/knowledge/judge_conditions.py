@@ -40,7 +40,7 @@ class Conditions:
 
     def apply_conditions(self, finding: Finding, dep: Dependency) -> Finding:
         """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
-        if finding.status in BREAKING and dep.kind != "architecture":  # a lost architecture falls back; the load never fails
+        if finding.status in BREAKING and not profile().spec(dep.kind).falls_back:  # e.g. a lost architecture: the load never fails
             finding.breaking = True
         if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
             finding.status, finding.breaking = Status.never_applied, True

@@ -17,6 +17,12 @@ from typing import Literal
 
 from harness.errors import HarnessError
 from harness.knowledge.findings import Kind
+from harness.knowledge.forms import (
+    ModelRegistration,
+    NamedClass,
+    NamedClasses,
+    ReplacementRegistry,
+)
 
 # the exception classes a failure of each kind raises, and those that also catch it
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -38,6 +44,9 @@ class KindSpec:
     target: bool = False  # step 2 (interface) checks that its live targets resolve on the target upstream
     registration: bool = False  # registers under a name: a key the plugin registers itself is there when it reads it
     landing: str | None = None  # what it lands as in alignment reports (None: the kind's own name)
+    # its failure is a silent fallback to upstream's own behaviour, never an exception: it never
+    # breaks the plugin (a lost architecture, a replacement registered under a dead key)
+    falls_back: bool = False
 
 
 # Who imports a plugin root, most costly failure first. Both engines load plugins the same way
@@ -84,6 +93,10 @@ class EngineProfile:
     # upstream functions that run when the engine starts, whatever the model (failure_time)
     startup_roots: dict[str, str] = field(default_factory=dict)
     models: str = ""  # the package of the model modules: their classes run only when that model is served
+    # registration forms beyond imports and patches (harness.knowledge.forms); None / empty: none
+    replacements: ReplacementRegistry | None = None
+    model_registration: ModelRegistration | None = None
+    named_classes: NamedClasses = field(default_factory=NamedClasses)
 
     def spec(self, kind: str) -> KindSpec:
         """The kind's spec; a kind this engine does not know gets the defaults (no errors,
@@ -120,12 +133,15 @@ _PLAIN_KINDS = (
     KindSpec("call", usage=True, errors=CALL_ERRORS),
     KindSpec("registry_key", usage=True),
     KindSpec("field", usage=True, errors=ATTRIBUTE_ERRORS),
-    KindSpec("architecture", usage=True),
+    KindSpec("architecture", usage=True, falls_back=True),
     KindSpec("patch", target=True, landing="patch"),
     KindSpec("server_arg", target=True),
     KindSpec("model", registration=True),
     KindSpec("entry_point", landing="entry point"),
     KindSpec("file"),
+    # forms an engine names in its profile (EngineProfile.replacements / named_classes); none for SGLang
+    KindSpec("custom_op", falls_back=True, landing="custom op registration"),
+    KindSpec("named_class", landing="class named by qualified name"),
 )
 
 # sglang/srt/platforms/__init__.py, sglang/srt/plugins/__init__.py, sglang/srt/models/registry.py (0.5.23)
@@ -202,6 +218,7 @@ VLLM = EngineProfile(
     kinds=_table(*_PLAIN_KINDS),
     load_failures={
         "platform_class": "the platform class cannot be loaded: vLLM's resolve_obj_by_qualname (outside any try) raises and the server does not start",
+        "named_class": "a class the platform names by qualified name cannot be loaded: vLLM's resolve_obj_by_qualname (outside any try) raises when it needs it and the server does not start",
         "platform": "the platform plugin fails to load: vLLM logs it and falls back to another platform",
         "plugins": "vLLM's load_plugins_by_group logs it and skips the whole plugin",
         "model_package": "vLLM's model registry fails to import this model module when it is served",
@@ -222,6 +239,35 @@ VLLM = EngineProfile(
         "vllm.distributed.parallel_state.initialize_model_parallel": "process groups are set up",  # parallel_state.py:1746
     },
     models="vllm.model_executor.models.",
+    model_registry="vllm.model_executor.models.registry.ModelRegistry",
+    # vllm/model_executor/custom_op.py (0.27.1): register_oot :339, CustomOp.__new__ :109 (looks up
+    # cls.__name__), PluggableLayer.register_oot :84, dispatch_forward :174 (OOT -> forward_oot ->
+    # forward_native by default)
+    replacements=ReplacementRegistry(
+        method="register_oot",
+        bases=("vllm.model_executor.custom_op.CustomOp", "vllm.model_executor.custom_op.PluggableLayer"),
+        name_keyword="name",
+        class_keyword="_decorated_op_cls",
+        fallback="vLLM instantiates its own class, whose forward_oot falls back to forward_native on the plugin's device",
+    ),
+    # vllm/model_executor/models/registry.py :1057 _ModelRegistry.register_model (0.27.1)
+    model_registration=ModelRegistration(registry="vllm.model_executor.models.registry.ModelRegistry", method="register_model"),
+    # vllm/platforms/interface.py (0.27.1) methods returning qualified names; the files resolving them
+    named_classes=NamedClasses(
+        returns={
+            "get_attn_backend_cls": NamedClass("attention backend", "vllm.v1.attention.backend.AttentionBackend", "vllm/v1/attention/selector.py:194"),
+            "get_device_communicator_cls": NamedClass("device communicator", "vllm.distributed.device_communicators.base_device_communicator.DeviceCommunicatorBase", "vllm/distributed/parallel_state.py:504"),
+            "get_punica_wrapper": NamedClass("punica wrapper", "vllm.lora.punica_wrapper.punica_base.PunicaWrapperBase", "vllm/lora/punica_wrapper/punica_selector.py:15"),
+            "get_compile_backend": NamedClass("compile backend", "vllm.compilation.compiler_interface.CompilerInterface", "vllm/compilation/backends.py:119"),
+            "get_pass_manager_cls": NamedClass("pass manager", None, "vllm/compilation/backends.py:852"),
+            "get_static_graph_wrapper_cls": NamedClass("static graph wrapper", None, "vllm/compilation/backends.py:668"),
+        },
+        attributes={
+            "worker_cls": NamedClass("worker class", "vllm.v1.worker.worker_base.WorkerBase", "vllm/v1/worker/worker_base.py:251"),
+            "scheduler_cls": NamedClass("scheduler class", "vllm.v1.core.sched.interface.SchedulerInterface", "vllm/config/scheduler.py:191"),
+        },
+        loader="vllm.utils.import_utils.resolve_obj_by_qualname",
+    ),
 )
 
 ENGINES: dict[str, EngineProfile] = {engine.name: engine for engine in (SGLANG, VLLM)}

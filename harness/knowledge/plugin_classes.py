@@ -52,6 +52,7 @@ class PluginClasses:
         self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path)]
         for ep in self.scan.entry_points:
             self._entry_point_dependency(ep)
+        self.resolve_named_classes()
         self._class_dependencies()
         self._parameter_fields()
 

@@ -112,6 +112,9 @@ class Expressions:
         if head == ctx.self_name:
             return
         path = self.qualify(module, expression, ctx.env)
+        replacements = profile().replacements
+        if replacements and node.attr == replacements.method:
+            return  # `X.register_oot`: its custom_op dependency judges it
         if is_upstream(path):
             self._dependency("reference", path, module, node, ctx, expression=expression, name=self.qualify(module, head, ctx.env))
 
@@ -201,6 +204,8 @@ class Expressions:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
+        self._replacement_call(module, call, ctx)
+        self._model_registration(module, call, ctx)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
             self._architecture_use(module, call, ctx)
@@ -304,6 +309,7 @@ class Expressions:
             self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}")
 
     def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: Context) -> None:
+        self._replacement_decorator(module, owner, decorator, ctx)
         if not isinstance(decorator, ast.Call):
             return
         name = dotted(decorator.func) or ""
@@ -364,6 +370,7 @@ class Expressions:
         env = ctx.env
         engine = profile()
         if isinstance(target, ast.Attribute):
+            self._named_class_attribute(module, target, stmt, ctx)
             owner = self.qualify(module, dotted(target.value), env)
             if isinstance(target.value, ast.Subscript):  # sys.modules["sglang.x"].name = …
                 loaded = self.const(module, target.value, env)

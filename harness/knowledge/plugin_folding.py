@@ -215,11 +215,12 @@ class Folding:
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             return [self.const(module, element, env, depth + 1) for element in node.elts]
         if isinstance(node, ast.Dict):
-            return {
-                self.const(module, key, env, depth + 1): self.const(module, value, env, depth + 1)
-                for key, value in zip(node.keys, node.values)
-                if key is not None
-            }
+            folded = {}
+            for key, value in zip(node.keys, node.values):
+                if key is not None:
+                    # a tuple key folds to a list: key the dict by the tuple, as Python does
+                    folded[_hashable(self.const(module, key, env, depth + 1))] = self.const(module, value, env, depth + 1)
+            return folded
         if isinstance(node, ast.Call):
             return self._const_call(module, node, env, depth)
         if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
@@ -278,15 +279,35 @@ class Folding:
         if function is not None and depth < 10:
             fmodule, fnode = function
             body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
+            for kw in node.keywords:
+                if kw.arg:
+                    local[kw.arg] = self.const(module, kw.value, env, depth + 1)
+            for p in function_params(fnode.args):
+                local.setdefault(p.name, OPAQUE)
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
-                for kw in node.keywords:
-                    if kw.arg:
-                        local[kw.arg] = self.const(module, kw.value, env, depth + 1)
-                for p in function_params(fnode.args):
-                    local.setdefault(p.name, OPAQUE)
                 return self.const(fmodule, body[0].value, local, depth + 1)
+            return self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
+
+    def _version_helper(self, module: str, function: ast.FunctionDef, local: dict, depth: int):
+        """A helper longer than one return whose one comparison of the running version decides it
+        (vllm-ascend utils.py vllm_version_is: an environment override, then `import vllm;
+        v = vllm.__version__; return Version(v) == Version(target)`): that comparison, with the
+        call's arguments; the override is taken as unset. OPAQUE for anything else."""
+        env = dict(local)
+        statements = [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.Assign, ast.Return))]
+        for stmt in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
+            if isinstance(stmt, ast.Import):
+                env.update({a.asname or a.name.split(".")[0]: Named(a.name if a.asname else a.name.split(".")[0]) for a in stmt.names})
+            elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                  and isinstance(self.const(module, stmt.value, env, depth + 1), RunningVersion)):
+                env[stmt.targets[0].id] = RunningVersion(parsed=False)
+        found = [
+            cond for stmt in statements if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Compare)
+            for cond in [self.condition(module, stmt.value, env, depth + 1)] if isinstance(cond, VersionCompare)
+        ]
+        return Condition(found[0]) if len(found) == 1 else OPAQUE
 
     def _plugin_function(self, path: str) -> tuple[str, ast.FunctionDef] | None:
         module, _, name = path.rpartition(".")
@@ -421,3 +442,15 @@ class Folding:
         if engine.server_args and node.id == engine.server_args_names[0] and value is OPAQUE and self.qualify(module, node.id, env) is None:
             return Instance(engine.server_args)
         return None
+
+
+def _hashable(value):
+    """A folded value usable as a dict key: lists (folded tuples) become tuples; anything else
+    unhashable is OPAQUE."""
+    if isinstance(value, list):
+        value = tuple(_hashable(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return OPAQUE
+    return value

@@ -26,6 +26,9 @@ def plugin_roots(scan: PluginScan, scanner: Scanner, entries: list[str]) -> list
                 class_module = scanner.module_of(path)
                 if class_module:
                     roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class"))
+    if roots:  # classes the plugin names by qualified name are imported when upstream needs them
+        platform_classes = [path.replace(":", ".") for path in scan.platform_class_paths]
+        roots += [Root(module, why, loader) for module, why, loader in scanner.named_class_roots(platform_classes)]
     for module in entries:
         if module not in scanner.files:
             raise HarnessError(f"--entry {module}: no such module in {scan.root}")

@@ -45,6 +45,7 @@ from harness.knowledge.plugin_classes import PluginClasses
 from harness.knowledge.plugin_expressions import Context, Expressions
 from harness.knowledge.plugin_folding import OPAQUE, Condition, Folding, Instance, Named, bind
 from harness.knowledge.plugin_liveness import mark_live, plugin_roots, with_parents
+from harness.knowledge.plugin_registrations import Registrations
 from harness.knowledge.plugin_repo import (
     UNDECIDED,
     Catch,
@@ -100,7 +101,7 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     return scan
 
 
-class Scanner(Expressions, PluginClasses, Folding):
+class Scanner(Expressions, Registrations, PluginClasses, Folding):
     """Reads every module of one plugin checkout into a PluginScan."""
 
     def __init__(self, root: Path, files: dict[str, tuple[Path, bool]], index: SymbolIndex, scan: PluginScan):
@@ -322,6 +323,8 @@ class Scanner(Expressions, PluginClasses, Folding):
             return
         if isinstance(stmt, ast.Delete):
             return
+        if isinstance(stmt, ast.Return):
+            self._named_class_return(module, stmt, ctx)
         for child in ast.iter_child_nodes(stmt):
             if not isinstance(child, ast.stmt):
                 self._expressions(module, child, ctx)

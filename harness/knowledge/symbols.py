@@ -377,8 +377,8 @@ def _getattr_names(function: ast.FunctionDef | ast.AsyncFunctionDef, tables) -> 
     answered: set[str] = set()
     looked_up: dict[str, set[str]] = {}  # local -> keys of the table it was .get() from
     for stmt in function.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue  # docstring
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue  # docstring, a local import
         if isinstance(stmt, ast.Raise):
             return tuple(sorted(answered))
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -406,6 +406,8 @@ def _getattr_names(function: ast.FunctionDef | ast.AsyncFunctionDef, tables) -> 
                     if table is None:
                         return None
                     answered |= table
+                    if stmt.orelse and isinstance(stmt.orelse[-1], ast.Raise):
+                        return tuple(sorted(answered))  # `if name in T: … else: raise` (vllm/__init__.py)
                     continue
         return None
     return None

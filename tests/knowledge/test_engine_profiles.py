@@ -95,6 +95,7 @@ def test_check_on_vllm_0271_flags_the_moved_import(vllm_0271):
         "entry point vllm.platform_plugins:xdev",
         "platform class xdev_vllm.platform.XPlatform returned by xdev_vllm:register",
         "entry point vllm.general_plugins:xdev_patches",
+        "worker_cls xdev_vllm.worker.XWorker named by the platform class (xdev_vllm/platform.py:16)",
     ]
     found = by_target(doc["findings"])
     moved = found[SERVE_CONTEXT]

@@ -1,0 +1,367 @@
+"""vLLM plugin forms (issue 21): CustomOp.register_oot replacements, ModelRegistry.register_model,
+classes handed to vLLM by qualified name (platform methods, worker_cls / scheduler_cls) and
+vllm_version_is-style version guards.
+
+Offline: a small vLLM-shaped upstream tree. Real releases: tests/fixtures/vllm_xdev, a plugin
+shaped like vllm-ascend written for vLLM 0.22.1, checked against the 0.22.1 and 0.27.1 wheels
+(one module-scoped fixture each) and ported from one to the other."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from knowledge_support import by_target, harness_json, write_tree
+from real_releases import real_releases
+
+PLUGIN = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_xdev"
+CUSTOM_OP = "vllm.model_executor.custom_op.CustomOp"
+REGISTER = f"{CUSTOM_OP}.register_oot"
+
+# ----------------------------------------------------------------------------- a vLLM-shaped upstream
+
+UPSTREAM = {
+    "vllm/__init__.py": """
+        from .version import __version__
+        MODULE_ATTRS = {"ModelRegistry": ".model_executor.models:ModelRegistry"}
+
+        def __getattr__(name):
+            from importlib import import_module
+
+            if name in MODULE_ATTRS:
+                module_name, attr_name = MODULE_ATTRS[name].split(":")
+                return getattr(import_module(module_name, __package__), attr_name)
+            else:
+                raise AttributeError(name)
+        """,
+    "vllm/version.py": '__version__ = "0.30.0"\n',
+    "vllm/platforms/__init__.py": "",
+    "vllm/platforms/interface.py": """
+        import enum
+
+        class PlatformEnum(enum.Enum):
+            OOT = 1
+
+        class Platform:
+            @classmethod
+            def get_attn_backend_cls(cls, selected_backend, attn_selector_config, num_heads=None) -> str:
+                return ""
+
+            @classmethod
+            def check_and_update_config(cls, vllm_config) -> None:
+                pass
+        """,
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/custom_op.py": """
+        op_registry_oot = {}
+
+        class CustomOp:
+            @classmethod
+            def register(cls, name):
+                return lambda op_cls: op_cls
+
+            @classmethod
+            def register_oot(cls, _decorated_op_cls=None, name=None):
+                return _decorated_op_cls
+
+            def forward_oot(self, *args, **kwargs):
+                return self.forward_native(*args, **kwargs)
+        """,
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/activation.py": """
+        from vllm.model_executor.custom_op import CustomOp
+
+        @CustomOp.register("silu_and_mul_with_clamp")
+        class SiluAndMulWithClamp(CustomOp):
+            def forward_native(self, x):
+                return x
+
+        @CustomOp.register("silu_and_mul")
+        class SiluAndMul(CustomOp):
+            def forward_native(self, x):
+                return x
+
+        class FastSiluAndMul(SiluAndMul):
+            pass
+        """,
+    "vllm/model_executor/models/__init__.py": "from .registry import ModelRegistry\n",
+    "vllm/model_executor/models/registry.py": """
+        _TEXT_GENERATION_MODELS = {"LlamaForCausalLM": ("llama", "LlamaForCausalLM")}
+
+        class _ModelRegistry:
+            def register_model(self, model_arch, model_cls):
+                pass
+
+        ModelRegistry = _ModelRegistry()
+        """,
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/worker_base.py": """
+        class WorkerBase:
+            def init_device(self):
+                raise NotImplementedError
+        """,
+    "vllm/v1/attention/__init__.py": "",
+    "vllm/v1/attention/backend.py": """
+        class AttentionBackend:
+            @staticmethod
+            def get_name():
+                raise NotImplementedError
+        """,
+}
+
+
+def _plugin(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "plugin"
+    write_tree(root, {
+        "pyproject.toml": textwrap.dedent("""
+            [project]
+            name = "acme-vllm"
+            version = "0.1.0"
+
+            [project.entry-points."vllm.platform_plugins"]
+            acme = "acme:register"
+
+            [project.entry-points."vllm.general_plugins"]
+            acme_ops = "acme.ops:register_ops"
+            """),
+        "acme/__init__.py": "def register():\n    return 'acme.platform.AcmePlatform'\n",
+        **files,
+    })
+    return root
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("vllm-upstream")
+    write_tree(root, UPSTREAM)
+    return str(root)
+
+
+def _check(plugin: Path, upstream: str) -> tuple[int, dict]:
+    return harness_json("check", "--plugin", str(plugin), "--upstream", upstream, "--engine", "vllm", "--baseline", "none")
+
+
+def test_register_oot_keys_are_upstream_class_names(tmp_path, upstream):
+    """The key is `name=`, else the class register_oot is called on; it is live only when a
+    CustomOp subclass of that __name__ exists (a subclass that is not decorated counts). A dead
+    key is missing, never breaking (vLLM runs its own class), with the close names offered."""
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": "from vllm.platforms.interface import Platform\n\nclass AcmePlatform(Platform):\n    pass\n",
+        "acme/ops.py": """
+            from vllm.model_executor.custom_op import CustomOp
+            from vllm.model_executor.layers.activation import FastSiluAndMul, SiluAndMul
+
+            @SiluAndMul.register_oot
+            class AcmeSiluAndMul(SiluAndMul):
+                def forward_oot(self, x):
+                    return x
+
+            class AcmeFast(FastSiluAndMul):
+                pass
+
+            class AcmeClamp(CustomOp):
+                pass
+
+            def register_ops():
+                ops = {"FastSiluAndMul": AcmeFast, "SiluAndMulClamp": AcmeClamp}
+                for name, op_cls in ops.items():
+                    CustomOp.register_oot(_decorated_op_cls=op_cls, name=name)
+            """,
+    })
+    code, doc = _check(plugin, upstream)
+    found = by_target(doc["findings"])
+    silu = found["vllm.model_executor.layers.activation.SiluAndMul.register_oot['SiluAndMul']"]
+    assert (silu["kind"], silu["status"], silu["line"]) == ("custom_op", "ok", 4), silu
+    assert found[f"{REGISTER}['FastSiluAndMul']"]["status"] == "ok"
+    dead = found[f"{REGISTER}['SiluAndMulClamp']"]
+    assert (dead["status"], dead["breaking"], dead["file"], dead["line"]) == ("missing", False, "acme/ops.py", 18), dead
+    assert dead["successor"] == f"{REGISTER}['SiluAndMulWithClamp']" and "never used" in dead["detail"]
+    # the passthrough base forward_oot(*args, **kwargs) declares no signature
+    assert all(f["status"] == "ok" for f in doc["findings"] if f["target"].endswith(".forward_oot"))
+    assert code == 0, doc
+
+
+def test_named_classes_and_model_registrations(tmp_path, upstream):
+    """Qualified names a platform returns or assigns are plugin classes that must exist and derive
+    from what vLLM expects; strings naming vLLM classes must resolve. register_model's lazy
+    "pkg.mod:Class" names a plugin class; `from vllm import ModelRegistry` resolves through
+    vllm.__getattr__'s table."""
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": """
+            from vllm.platforms.interface import Platform
+
+            class AcmePlatform(Platform):
+                @classmethod
+                def get_attn_backend_cls(cls, selected_backend, attn_selector_config, num_heads=None):
+                    backends = {True: "acme.attention.AcmeMLABackend", False: "acme.attention.AcmeBackend"}
+                    return backends[attn_selector_config.use_mla]
+
+                @classmethod
+                def check_and_update_config(cls, vllm_config) -> None:
+                    parallel_config = vllm_config.parallel_config
+                    if parallel_config.worker_cls == "auto":
+                        parallel_config.worker_cls = "acme.worker.AcmeWorker"
+                    else:
+                        parallel_config.worker_cls = "vllm.v1.worker.gpu_worker.Worker"
+            """,
+        "acme/attention.py": """
+            from vllm.v1.attention.backend import AttentionBackend
+
+            class AcmeBackend(AttentionBackend):
+                @staticmethod
+                def get_name():
+                    return "CUSTOM"
+            """,
+        "acme/worker.py": "class AcmeWorker:\n    def init_device(self):\n        pass\n",
+        "acme/ops.py": """
+            from vllm import ModelRegistry
+
+            def register_ops():
+                ModelRegistry.register_model("AcmeForCausalLM", "acme.models:AcmeForCausalLM")
+            """,
+    })
+    code, doc = _check(plugin, upstream)
+    found = by_target(doc["findings"])
+    assert found["acme.attention.AcmeBackend"]["status"] == "ok"
+    mla = found["acme.attention.AcmeMLABackend"]
+    assert (mla["kind"], mla["status"], mla["breaking"], mla["line"]) == ("named_class", "missing", True, 7), mla
+    assert "defines no 'AcmeMLABackend'" in mla["detail"]
+    worker = found["acme.worker.AcmeWorker"]
+    assert worker["status"] == "ok" and "does not derive from vllm.v1.worker.worker_base.WorkerBase" in worker["detail"] and worker["risk"] > 0
+    gone = found["vllm.v1.worker.gpu_worker.Worker"]
+    assert (gone["status"], gone["file"], gone["line"]) == ("missing", "acme/platform.py", 15), gone
+    model = found["acme.models.AcmeForCausalLM"]
+    assert (model["status"], model["breaking"]) == ("missing", True) and "no module acme.models" in model["detail"]
+    assert "vllm.ModelRegistry" not in found  # resolved through vllm.__getattr__ (MODULE_ATTRS)
+    assert {r["why"].split(" ")[0] for r in doc["roots"]} >= {"get_attn_backend_cls()", "worker_cls"}
+    assert code == 1
+
+
+def test_a_version_helper_guards_what_it_compares(tmp_path, upstream):
+    """vllm-ascend's vllm_version_is: an env override, then Version(vllm.__version__) == Version(v);
+    folded like a version comparison, so each branch is judged only where it runs."""
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": "from vllm.platforms.interface import Platform\n\nclass AcmePlatform(Platform):\n    pass\n",
+        "acme/utils.py": """
+            import os
+
+            from packaging.version import Version
+
+            def vllm_version_is(target):
+                if os.getenv("VLLM_VERSION") is not None:
+                    version = os.getenv("VLLM_VERSION")
+                else:
+                    import vllm
+
+                    version = vllm.__version__
+                return Version(version) == Version(target)
+            """,
+        "acme/ops.py": """
+            from acme.utils import vllm_version_is
+
+            if vllm_version_is("0.30.0"):
+                from vllm.model_executor.layers.activation import SiluAndMul as Op
+            else:
+                from vllm.model_executor.layers.activation import GeluAndMul as Op
+
+            def register_ops():
+                return Op
+            """,
+    })
+    code, doc = _check(plugin, upstream)
+    gelu = by_target(doc["findings"])["vllm.model_executor.layers.activation.GeluAndMul"]
+    assert gelu["guard"] == {"condition": "not (vllm_version_is('0.30.0'))", "line": 3, "outcome": "skipped"}
+    assert not gelu["breaking"] and code == 0, doc
+
+
+# ----------------------------------------------------------------------------- real vLLM releases
+
+
+def _release(tmp_path_factory, spec: str):
+    """One release per module, in the cache the CLI runs of the tests read (isolated_cache)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HARNESS_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "harness-cache"))
+        return real_releases(spec)[0]
+
+
+@pytest.fixture(scope="module")
+def vllm_0221(tmp_path_factory):
+    return _release(tmp_path_factory, "vllm==0.22.1")
+
+
+@pytest.fixture(scope="module")
+def vllm_0271(tmp_path_factory):
+    return _release(tmp_path_factory, "vllm==0.27.1")
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_the_fixture_is_green_on_the_release_it_was_written_for(vllm_0221):
+    code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.22.1")
+    assert code == 0 and doc["breaking"] == 0, [f for f in doc["findings"] if f["breaking"]]
+    found = by_target(doc["findings"])
+    for key in ("RMSNorm", "GemmaRMSNorm", "GeluAndMul", "QuickGELU"):
+        assert found[f"{REGISTER}[{key!r}]"]["status"] == "ok"
+    fused = found[f"{REGISTER}['FusedMoE']"]
+    assert (fused["status"], fused["defined_in"]) == ("ok", "vllm.model_executor.layers.fused_moe.layer.FusedMoE")
+    for named, base in (("vllm_xdev.worker.worker.XdevWorker", "vllm.v1.worker.worker_base.WorkerBase"),
+                        ("vllm_xdev.attention.mla.XdevMLABackend", "vllm.v1.attention.backend.AttentionBackend"),
+                        ("vllm_xdev.core.scheduler.XdevScheduler", "vllm.v1.core.sched.interface.SchedulerInterface"),
+                        ("vllm_xdev.models.qwen3.XdevQwen3ForCausalLM", None)):
+        assert (found[named]["kind"], found[named]["status"], found[named]["defined_in"]) == ("named_class", "ok", base), found[named]
+    # the branch for newer vLLM is skipped on 0.22.1, not reported as broken
+    newer = found["vllm.model_executor.layers.fused_moe.MoERunner"]
+    assert (newer["guard"]["outcome"], newer["breaking"]) == ("skipped", False)
+    whys = [r["why"] for r in doc["roots"]]
+    assert "worker_cls vllm_xdev.worker.worker.XdevWorker named by the platform class (vllm_xdev/platform.py:35)" in whys
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_check_on_0271_flags_moved_removed_renamed_and_changed_names(vllm_0221, vllm_0271):
+    """Against the 0.22.1 baseline the plugin declares (successors are searched from it)."""
+    code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.27.1")
+    assert code == 1, doc
+    found = by_target(doc["findings"])
+    imports = {f["target"]: f for f in doc["findings"] if f["kind"] == "import"}
+
+    def where(target, kinds=found):
+        f = kinds[target]
+        return f["kind"], f["status"], f["file"], f["line"], f["breaking"]
+
+    # moved: the FLA ops went to vllm/third_party/flash_linear_attention
+    moved = "vllm.model_executor.layers.fla.ops.chunk_gated_delta_rule"
+    assert where(moved, imports) == ("import", "missing", "vllm_xdev/ops/fla.py", 3, True)
+    assert imports[moved]["successor"] == "vllm.third_party.flash_linear_attention.ops.chunk.chunk_gated_delta_rule"
+    # removed
+    assert where("vllm.v1.worker.cp_utils.get_total_cp_world_size", imports) == ("import", "missing", "vllm_xdev/patch/patch_block_table.py", 4, True)
+    # renamed (private -> public, same module)
+    renamed = "vllm.utils.torch_utils._nvfp4_split_data_scale"
+    assert where(renamed, imports) == ("import", "missing", "vllm_xdev/ops/nvfp4.py", 3, True)
+    assert imports[renamed]["successor"] == "vllm.utils.torch_utils.nvfp4_split_data_scale"
+    # signatures: a call, an override upstream calls with a new keyword, a super() call
+    assert where("vllm.utils.torch_utils.async_tensor_h2d") == ("call", "signature_changed", "vllm_xdev/worker/model_runner.py", 10, True)
+    assert where("vllm.v1.attention.backend.AttentionBackend.supports_combination") == ("subclass", "signature_changed", "vllm_xdev/attention/backend.py", 31, True)
+    assert where("vllm.v1.worker.gpu_worker.Worker.start_weight_update")[1:] == ("signature_changed", "vllm_xdev/worker/worker_v2.py", 8, True)
+    # a vLLM class the platform names by qualified name, gone in 0.27.1 (split into two backends)
+    sparse = "vllm.v1.attention.backends.mla.flashinfer_mla_sparse.FlashInferMLASparseBackend"
+    assert where(sparse)[:4] == ("named_class", "missing", "vllm_xdev/platform.py", 43)
+    # FusedMoE's replacement is registered only under vllm_version_is("0.22.1"): skipped here,
+    # while the else branch's RoutedExperts registration replaces the 0.27.1 class
+    fused = found[f"{REGISTER}['FusedMoE']"]
+    assert (fused["status"], fused["guard"]["outcome"], fused["breaking"]) == ("missing", "skipped", False)
+    assert found[f"{REGISTER}['RoutedExperts']"]["defined_in"] == "vllm.model_executor.layers.fused_moe.routed_experts.RoutedExperts"
+    assert doc["breaking"] == 6
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_port_carries_the_upstream_change_into_the_stale_copy(vllm_0221, vllm_0271):
+    code, doc = harness_json("port", "--plugin", str(PLUGIN), "--from", "vllm==0.22.1", "--to", "vllm==0.27.1", "--json")
+    port = next(p for p in doc["ports"] if p["target"] == "vllm.forward_context.DPMetadata.make")
+    assert (port["status"], port["copy_of"], port["file"], port["line"]) == ("clean", "vllm==0.22.1", "vllm_xdev/patch/patch_forward_context.py", 9), port
+    assert "or parallel_config.use_sequence_parallel_moe" in port["merged"]
+    assert 'DPMetadata(num_tokens_across_dp_cpu.to("cpu"))' in port["merged"]  # the device edit stays
+    assert code == 1  # the removed get_total_cp_world_size has nothing to port to
