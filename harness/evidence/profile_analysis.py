@@ -25,13 +25,14 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from harness.evidence import intervals as iv
 from harness.evidence.recipes import Recipes, normalize_op
+from harness.evidence.runner import Runner
 from harness.evidence.trace_stream import (
     EventColumns,
     RankId,
@@ -40,6 +41,7 @@ from harness.evidence.trace_stream import (
     read_columns,
 )
 from harness.evidence.traces import TraceError, TraceNaming
+from harness.record.checks import Check, CheckStatus
 
 _FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<function>.+)$")  # torch's python_function names
 _LIBRARY = re.compile(r"(^|/)(torch|site-packages|dist-packages|threading\.py|multiprocessing)(/|$)")
@@ -673,3 +675,116 @@ def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
         shares=shares, fallback_ops=[f for r in ranks for f in r.fallback],
         compile_ms=sum(r.compile_us for r in ranks) / 1e3, step_ms=step_ms,
         op_step_ms={n: [float(v) for v in totals[n]] for n in top}, notes=notes)
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def _change(name: str, candidate: list[list[float]], reference: list[list[float]], level: float) -> Change:
+    """Candidate minus reference: one value per run when both sides have >= 2 runs, else one
+    per profiled step; Welch's interval (statsmodels); 'within noise' when it holds 0 or the
+    samples cannot give one."""
+    from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+
+    if len(candidate) >= 2 and len(reference) >= 2:
+        a, b, samples = [float(np.mean(r)) for r in candidate], [float(np.mean(r)) for r in reference], "repetitions"
+    else:
+        a, b, samples = [v for r in candidate for v in r], [v for r in reference for v in r], "steps"
+    low = high = None
+    if len(a) >= 2 and len(b) >= 2 and (np.var(a) + np.var(b)) > 0:
+        low, high = CompareMeans(DescrStatsW(np.array(a)), DescrStatsW(np.array(b))).tconfint_diff(
+            alpha=1 - level, usevar="unequal")
+        low, high = float(low), float(high)
+    verdict: Literal["faster", "slower", "within noise"] = "within noise"
+    if low is not None and high is not None and not low <= 0 <= high:
+        verdict = "slower" if low > 0 else "faster"
+    mean_a, mean_b = float(np.mean(a)) if a else 0.0, float(np.mean(b)) if b else 0.0
+    return Change(name=name, reference_ms=mean_b, candidate_ms=mean_a, delta_ms=mean_a - mean_b, ci_low_ms=low,
+                  ci_high_ms=high, samples=samples, verdict=verdict)
+
+
+def diff_profiles(candidates: list[ProfileAnalysis], references: list[ProfileAnalysis], *,
+                  level: float = 0.95, top: int = 20) -> ProfileDiff:
+    """Per-stage active time per step and per-op time per step, candidate runs against reference
+    runs (each a ProfileAnalysis of one run's traces), with `level` intervals; the `top` ops by
+    the size of their change."""
+    def values(runs: list[ProfileAnalysis], table: str, name: str) -> list[list[float]]:
+        return [getattr(run, table).get(name) or [0.0] for run in runs]
+
+    stages = sorted({s for run in candidates + references for s in run.step_ms},
+                    key=lambda s: int(s[2:]) if s[2:].isdigit() else 0)
+    ops = sorted({o for run in candidates + references for o in run.op_step_ms})
+    op_changes = [_change(o, values(candidates, "op_step_ms", o), values(references, "op_step_ms", o), level)
+                  for o in ops]
+    op_changes.sort(key=lambda c: -abs(c.delta_ms))
+    return ProfileDiff(level=level, ops=op_changes[:top],
+                       stages=[_change(s, values(candidates, "step_ms", s), values(references, "step_ms", s), level)
+                               for s in stages])
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+def render_profile(analysis: ProfileAnalysis) -> str:
+    """A ProfileAnalysis as markdown (profile_analysis.md), from templates/profile_analysis.md.j2."""
+    from harness.util.templates import render
+
+    return render("profile_analysis.md.j2", a=analysis)
+
+
+def write_profile_evidence(analysis: ProfileAnalysis, evidence_dir: Path, stem: str = "profile_analysis") -> list[Path]:
+    """Write `<stem>.json` and `<stem>.md` under evidence_dir; returns both paths."""
+    evidence_dir = Path(evidence_dir)
+    evidence_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"
+    json_path.write_text(analysis.model_dump_json(indent=2) + "\n")
+    md_path.write_text(render_profile(analysis))
+    return [json_path, md_path]
+
+
+def profile_check(analysis: ProfileAnalysis, evidence: list[str], name: str = "performance.profile") -> Check:
+    """The analysis as a check: passed with the stage, wait-chain, balance and share figures as
+    metrics and the findings as detail (they are leads for the write-up, not a verdict on the
+    port); a diff against the reference that is slower beyond noise fails it."""
+    metrics: dict[str, object] = {"ranks": len(analysis.ranks), "stages": len(analysis.stages),
+                                  "slowest_stage": analysis.slowest_stage, "wait_root": analysis.wait_chain.root,
+                                  "compile_ms": round(analysis.compile_ms, 1), "findings": len(analysis.findings),
+                                  **{f"{k}_share": round(v, 4) for k, v in analysis.shares.model_dump().items()}}
+    if analysis.balance is not None:
+        metrics |= {"observed_split": analysis.balance.observed, "proposed_split": analysis.balance.proposed,
+                    "balance_gain_share": round(analysis.balance.gain_share, 4)}
+    lines = [f"{f.kind} on {f.rank}: {f.summary}" + (f" [{f.file}:{f.line} {f.function}]" if f.file else "")
+             for f in analysis.findings]
+    status, reason = CheckStatus.passed, None
+    slower = [c for c in (analysis.diff.stages if analysis.diff else []) if c.verdict == "slower"]
+    if slower:
+        status = CheckStatus.failed
+        reason = "slower than the reference beyond noise: " + ", ".join(
+            f"{c.name} {c.delta_ms:+,.2f} ms/step [{c.ci_low_ms:+,.2f}, {c.ci_high_ms:+,.2f}]" for c in slower)
+    return Check(name=name, status=status, reason=reason, evidence=evidence, metrics=metrics,
+                 detail="\n".join(lines) or None)
+
+
+class ProfileAnalysisRunner(Runner[TraceNaming, ProfileAnalysis]):
+    """Every trace a capture produced, analysed together (`profile_analysis.json` / `.md`), with
+    a diff against the reference run's traces when given: the `performance.profile` check."""
+
+    name = "profile_analysis"
+    spec = TraceNaming
+    record = ProfileAnalysis
+    summary = "profile_analysis.json"
+    check_name: ClassVar[str] = "performance.profile"
+
+    def run(self, spec: TraceNaming, evidence_dir: Path, *, traces: list[Path],
+            references: list[list[Path]] | None = None, recipes: Recipes | None = None) -> ProfileAnalysis:
+        """Analyse `traces` (one run's per-rank traces) and diff against each reference run
+        in `references`; HarnessError when a trace cannot be read."""
+        analysis = analyze_profile(traces, spec, recipes=recipes)
+        if references:
+            analysis.diff = diff_profiles([analysis], [analyze_profile(r, spec, recipes=recipes) for r in references])
+        write_profile_evidence(analysis, evidence_dir)
+        return analysis
+
+    def checks(self, record: ProfileAnalysis, evidence_dir: Path, spec: TraceNaming) -> list[Check]:
+        evidence = [str(evidence_dir / f"profile_analysis.{suffix}") for suffix in ("json", "md")]
+        return [profile_check(record, evidence, name=self.check_name)]
