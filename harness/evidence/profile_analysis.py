@@ -188,14 +188,15 @@ class _Keys:
     work: np.ndarray  # compute or copy on the device
     copy: np.ndarray
     comm: np.ndarray
-    receive: np.ndarray
+    receive: np.ndarray  # time in it is waiting for the peer
+    receive_span: np.ndarray  # one receive, posted to completed (the serialised-receive check)
     blocking: np.ndarray
     host: np.ndarray  # host time on a thread (operators, frames; not step markers, not async comm spans)
     op: np.ndarray  # host operators
     step: np.ndarray
     compile: np.ndarray
     copy_op: np.ndarray
-    launch: np.ndarray
+    launch: np.ndarray  # kernel launches
     user_frame: np.ndarray
     layer: list[str | None]
 
@@ -207,7 +208,10 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
     layer_re, copy_op_re = _search(naming.layer_patterns), _search(naming.copy_op_patterns)
     launch_re = _search(naming.launch_patterns)
     device_cats = set(naming.host_op_categories if host_is_device else naming.device_categories)
-    receive_cats = set(naming.annotation_categories if host_is_device else naming.device_categories)
+    # the host as the device: gloo's receive spans are annotations, and its recv_ operator can
+    # itself block until the data arrives
+    receive_cats = set(naming.annotation_categories + naming.host_op_categories if host_is_device
+                       else naming.device_categories)
     annotation, python = set(naming.annotation_categories), set(naming.python_categories)
     rows: dict[str, list[bool]] = defaultdict(list)
     layers: list[str | None] = []
@@ -219,7 +223,9 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
         rows["comm"].append(device and comm)
         rows["copy"].append(copy)
         rows["work"].append(device and not comm)
-        rows["receive"].append(cat in receive_cats and comm and bool(recv_re.search(name)))
+        receive = comm and bool(recv_re.search(name))
+        rows["receive"].append(cat in receive_cats and receive)
+        rows["receive_span"].append(receive and cat in (annotation if host_is_device else device_cats))
         rows["blocking"].append(bool(block_re.search(name)))
         is_step = cat in annotation and bool(step_re.search(name))
         rows["step"].append(is_step)
@@ -228,7 +234,9 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
         rows["op"].append(cat in naming.host_op_categories)
         rows["compile"].append(bool(compile_re.search(name)))
         rows["copy_op"].append(cat in naming.host_op_categories and bool(copy_op_re.search(name)))
-        rows["launch"].append(cat in naming.runtime_categories and bool(launch_re.search(name)))
+        # a kernel launch (a fallback's copy back to the device launches a copy, never a kernel)
+        rows["launch"].append(cat in naming.runtime_categories and bool(launch_re.search(name))
+                              and not copy_re.search(name))
         frame = _FRAME.match(name) if cat in python else None
         rows["user_frame"].append(bool(frame) and not _LIBRARY.search(frame["file"]) and not name.startswith("<"))
         layer = None
@@ -338,7 +346,7 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
         on = frames_mask & (tid == thread)
         frames[thread] = _Frames(ts[on], end[on], [columns.keys[k][1] for k in key[on].tolist()])
 
-    findings = _receive_findings(label, ts, end, tid, receives_mask, work, frames)
+    findings = _receive_findings(label, ts, end, tid, keys.receive_span[key], work, frames)
     findings += _gap_findings(label, busy, waiting, window, ts, tid, keys, key, frames)
     exposed = iv.length(iv.subtract(comm, work)) if not host_is_device else 0.0
     if span and exposed / span >= FINDING_SHARE:
@@ -373,7 +381,7 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
                  waiting=waiting, blocked=blocked, split=split, layers=layers,
                  compile_us=iv.length(iv.merge(ts[keys.compile[key]], end[keys.compile[key]])),
                  op_totals={k: list(map(float, v)) for k, v in op_totals.items()}, threads=threads,
-                 findings=findings, fallback=fallback, receives=int(receives_mask.sum()))
+                 findings=findings, fallback=fallback, receives=int(keys.receive_span[key].sum()))
 
 
 def _receive_findings(label: str, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, receives: np.ndarray,
@@ -463,7 +471,7 @@ def _fallback_ops(label: str, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, 
     found: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0])
     for thread in np.unique(tid[ops]).tolist():
         on = tid == thread
-        copy_starts = np.sort(ts[on & copies])
+        copy_starts = iv.merge(ts[on & copies], end[on & copies])[0]  # a copy_ inside _to_copy is one copy
         launch_starts = np.sort(ts[on & launches])
         op_ts, op_end, op_key = ts[on & ops], end[on & ops], key[on & ops]
         n_copies = np.searchsorted(copy_starts, op_end) - np.searchsorted(copy_starts, op_ts)

@@ -42,8 +42,8 @@ def _stage(rank: int, layers: list[int], out: str, serialised: bool, port: int) 
     class DecoderLayer(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.up = nn.Linear(HIDDEN, 4 * HIDDEN)
-            self.down = nn.Linear(4 * HIDDEN, HIDDEN)
+            self.up = nn.Linear(HIDDEN, 8 * HIDDEN)
+            self.down = nn.Linear(8 * HIDDEN, HIDDEN)
 
         def forward(self, hidden: torch.Tensor, residual: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             residual = hidden + residual
