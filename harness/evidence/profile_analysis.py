@@ -189,7 +189,8 @@ class _Keys:
     copy: np.ndarray
     comm: np.ndarray
     receive: np.ndarray  # time in it is waiting for the peer
-    receive_span: np.ndarray  # one receive, posted to completed (the serialised-receive check)
+    receive_post: np.ndarray  # one receive as the host posted it (gloo's: posted to completed)
+    receive_done: np.ndarray  # the same receive on the device, to its completion
     blocking: np.ndarray
     host: np.ndarray  # host time on a thread (operators, frames; not step markers, not async comm spans)
     op: np.ndarray  # host operators
@@ -204,6 +205,7 @@ class _Keys:
 def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: bool) -> _Keys:
     comm_re, copy_re = _search(naming.communication_patterns), _search(naming.memcpy_patterns)
     recv_re, block_re = _search(naming.receive_patterns), _search(naming.blocking_patterns)
+    send_re = _search(naming.send_patterns)
     step_re, compile_re = _search(naming.step_patterns), _search(naming.compile_patterns)
     layer_re, copy_op_re = _search(naming.layer_patterns), _search(naming.copy_op_patterns)
     launch_re = _search(naming.launch_patterns)
@@ -213,6 +215,7 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
     receive_cats = set(naming.annotation_categories + naming.host_op_categories if host_is_device
                        else naming.device_categories)
     annotation, python = set(naming.annotation_categories), set(naming.python_categories)
+    on_device = set(naming.device_annotation_categories)
     rows: dict[str, list[bool]] = defaultdict(list)
     layers: list[str | None] = []
     for cat, name in keys:
@@ -225,7 +228,9 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
         rows["work"].append(device and not comm)
         receive = comm and bool(recv_re.search(name))
         rows["receive"].append(cat in receive_cats and receive)
-        rows["receive_span"].append(receive and cat in (annotation if host_is_device else device_cats))
+        one_receive = receive and not send_re.search(name)
+        rows["receive_post"].append(one_receive and cat in annotation and cat not in on_device)
+        rows["receive_done"].append(one_receive and not host_is_device and (cat in on_device or cat in device_cats))
         rows["blocking"].append(bool(block_re.search(name)))
         is_step = cat in annotation and bool(step_re.search(name))
         rows["step"].append(is_step)
@@ -332,12 +337,12 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
              "wait": iv.length(blocked)}
 
     # a layer's cost per step: its median call times its calls per step (one slow call is noise)
-    calls: dict[str, list[float]] = defaultdict(list)
-    layer_of = keys.layer
-    for k, d in zip(key.tolist(), dur.tolist()) if any(layer_of) else ():
-        if layer_of[k] is not None:
-            calls[layer_of[k]].append(d)
-    layers = {name: float(np.median(durations)) * len(durations) / len(steps) for name, durations in calls.items()}
+    layers = {}
+    for layer_key in (k for k, name in enumerate(keys.layer) if name is not None):
+        durations = dur[key == layer_key]
+        if durations.size:
+            name = keys.layer[layer_key]
+            layers[name] = layers.get(name, 0.0) + float(np.median(durations)) * durations.size / len(steps)
 
     # per-thread user frames (locations for the findings)
     frames_mask = keys.user_frame[key]
@@ -346,7 +351,7 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
         on = frames_mask & (tid == thread)
         frames[thread] = _Frames(ts[on], end[on], [columns.keys[k][1] for k in key[on].tolist()])
 
-    findings = _receive_findings(label, ts, end, tid, keys.receive_span[key], work, frames)
+    findings = _receive_findings(label, ts, end, tid, keys.receive_post[key], keys.receive_done[key], work, frames)
     findings += _gap_findings(label, busy, blocked, window, ts, tid, keys, key, frames)
     exposed = iv.length(iv.subtract(comm, work)) if not host_is_device else 0.0
     if span and exposed / span >= FINDING_SHARE:
@@ -363,15 +368,15 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
                 f"of the window without blocking, {thread.op_ms:,.1f} ms of it in operators: it spins"
                 + (f" (mostly in {thread.top_frame})" if thread.top_frame else "")))
 
-    op_totals: dict[str, list[float]] = {}
+    op_totals: dict[str, np.ndarray] = {}
     step_starts = np.array([s for s, _ in steps])
-    for name_key in np.unique(key[device]).tolist():
-        on = device & (key == name_key)
-        which = np.clip(np.searchsorted(step_starts, ts[on], side="right") - 1, 0, len(steps) - 1)
-        totals = np.bincount(which, weights=dur[on], minlength=len(steps))
-        name = columns.keys[name_key][1]
-        previous = op_totals.get(name)
-        op_totals[name] = (totals + previous) if previous is not None else totals  # type: ignore[assignment]
+    names, which_name = np.unique(key[device], return_inverse=True)
+    which_step = np.clip(np.searchsorted(step_starts, ts[device], side="right") - 1, 0, len(steps) - 1)
+    table = np.bincount(which_name * len(steps) + which_step, weights=dur[device],
+                        minlength=names.size * len(steps)).reshape(names.size, len(steps))
+    for row, name_key in enumerate(names.tolist()):
+        name = columns.keys[name_key][1]  # one name may come under several categories
+        op_totals[name] = op_totals[name] + table[row] if name in op_totals else table[row]
     fallback = [] if host_is_device else _fallback_ops(label, ts, end, tid, key, keys, columns, recipes)
     findings += [Finding(kind="fallback", rank=label, metrics={"calls": f.count, "host_ms": f.host_ms},
                          summary=f"{f.op}: {f.count} call(s) ran on the CPU between copies ({f.copies} copies), "
@@ -381,15 +386,20 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
                  waiting=waiting, blocked=blocked, split=split, layers=layers,
                  compile_us=iv.length(iv.merge(ts[keys.compile[key]], end[keys.compile[key]])),
                  op_totals={k: list(map(float, v)) for k, v in op_totals.items()}, threads=threads,
-                 findings=findings, fallback=fallback, receives=int(keys.receive_span[key].sum()))
+                 findings=findings, fallback=fallback, receives=int(keys.receive_post[key].sum()))
 
 
-def _receive_findings(label: str, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, receives: np.ndarray,
-                      work: iv.Intervals, frames: dict[int, _Frames]) -> list[Finding]:
+def _receive_findings(label: str, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, posts: np.ndarray,
+                      done: np.ndarray, work: iv.Intervals, frames: dict[int, _Frames]) -> list[Finding]:
     """Serialised receives: two receives of one batch (same user frame, or no work between them)
-    where the first completed before the second was posted — `irecv A; wait A; irecv B`."""
-    order = np.argsort(ts[receives], kind="stable")
-    starts, ends, threads = ts[receives][order], end[receives][order], tid[receives][order]
+    where the first completed before the second was posted — `irecv A; wait A; irecv B`. A receive
+    spans its host post (gloo's annotation: post to completion) to its completion on the device
+    (the k-th device receive is the k-th posted: one stream runs them in order)."""
+    order = np.argsort(ts[posts], kind="stable")
+    starts, ends, threads = ts[posts][order], end[posts][order], tid[posts][order]
+    completions = np.sort(end[done])
+    if completions.size == starts.size and completions.size:
+        ends = np.maximum(ends, completions)
     pairs = serial = 0
     first_serial: tuple[int, float] | None = None
     for i in range(len(starts) - 1):

@@ -67,11 +67,17 @@ class TraceNaming(BaseModel):
     annotation_categories: list[str] = Field(
         default=["user_annotation", "gpu_user_annotation"],
         description="Event `cat`s of record_function ranges (steps; gloo/nccl collectives as spans).")
+    device_annotation_categories: list[str] = Field(
+        default=["gpu_user_annotation"],
+        description="Annotation `cat`s that sit on a device stream (a record_function range as the device ran it).")
     python_categories: list[str] = Field(
         default=["python_function"], description="Event `cat`s of Python frames (with_stack=True).")
     receive_patterns: list[str] = Field(
         default=[r"recv"],
         description="Regexes on communication event names that receive from a peer (the pipeline's waits).")
+    send_patterns: list[str] = Field(
+        default=[r"send"],
+        description="Regexes on communication names that send (NCCL's SendRecv kernel does both: not one receive).")
     blocking_patterns: list[str] = Field(
         default=[r"built-in method wait\b", r"\bsleep\b", r"Synchronize$", r"c10d::wait", r"wait_tensor"],
         description="Regexes on host events that block the thread (not busy time).")
@@ -89,7 +95,7 @@ class TraceNaming(BaseModel):
         description="Host operators that copy a tensor between devices (a CPU fallback copies in and out).")
 
     def model_post_init(self, _context: Any) -> None:
-        for field in ("memcpy_patterns", "communication_patterns", "launch_patterns", "receive_patterns",
+        for field in ("memcpy_patterns", "communication_patterns", "launch_patterns", "receive_patterns", "send_patterns",
                       "blocking_patterns", "layer_patterns", "step_patterns", "compile_patterns", "copy_op_patterns"):
             for pattern in getattr(self, field):
                 try:
