@@ -302,7 +302,7 @@ class _Frames:
 
 
 def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, host_is_device: bool,
-                  recipes: Recipes | None) -> _Rank:
+                  recipes: Recipes | None, check_fallback: bool) -> _Rank:
     keys = _classify(columns.keys, naming, host_is_device)
     ts = np.frombuffer(columns.ts, dtype=float) if len(columns.ts) else np.empty(0)
     dur = np.frombuffer(columns.dur, dtype=float) if len(columns.dur) else np.empty(0)
@@ -377,7 +377,7 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
     for row, name_key in enumerate(names.tolist()):
         name = columns.keys[name_key][1]  # one name may come under several categories
         op_totals[name] = op_totals[name] + table[row] if name in op_totals else table[row]
-    fallback = [] if host_is_device else _fallback_ops(label, ts, end, tid, key, keys, columns, recipes)
+    fallback = _fallback_ops(label, ts, end, tid, key, keys, columns, recipes) if check_fallback else []
     findings += [Finding(kind="fallback", rank=label, metrics={"calls": f.count, "host_ms": f.host_ms},
                          summary=f"{f.op}: {f.count} call(s) ran on the CPU between copies ({f.copies} copies), "
                                  f"{f.host_ms:,.2f} ms; " + (f"recipe {f.recipe}" if f.recipe else "no recipe"))
@@ -643,7 +643,10 @@ def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
     if not has_device:
         notes.append(f"no events in the device categories ({', '.join(naming.device_categories)}): the host's "
                      "operators are analysed as the device")
-    ranks = [_analyze_rank(t, c, naming, host_is_device, recipes) for t, c in zip(ranks_in, columns)]
+    # A CPU fallback is looked for unless the naming declares the host the device: a plugin
+    # device without a profiler plugin writes no device events, only its dispatch on the host.
+    check_fallback = not device_cats & set(naming.host_op_categories)
+    ranks = [_analyze_rank(t, c, naming, host_is_device, recipes, check_fallback) for t, c in zip(ranks_in, columns)]
     del columns
     by_stage: dict[int, list[_Rank]] = defaultdict(list)
     for rank in ranks:

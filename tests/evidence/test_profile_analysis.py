@@ -177,3 +177,19 @@ def test_op_names_lose_their_overload():
     assert normalize_op("torch.ops.sgl_kernel.rmsnorm.default") == "rmsnorm"
     assert normalize_op("xdev_ops.rms_norm") == "rmsnorm"
     assert normalize_op("sgl_kernel::silu_and_mul") == "siluandmul"
+
+
+def test_a_device_without_device_events_still_shows_its_fallback(tmp_path):
+    # A PrivateUse1 device with no profiler plugin: only its dispatch on the host is traced.
+    events = [
+        _event("aten::mm", "cpu_op", 0, 50),
+        _event("aten::silu", "cpu_op", 100, 300),
+        _event("aten::_to_copy", "cpu_op", 110, 40), _event("aten::copy_", "cpu_op", 112, 30),
+        _event("aten::silu", "cpu_op", 160, 100),
+        _event("aten::copy_", "cpu_op", 300, 50),
+    ]
+    (tmp_path / "toy.json").write_text(json.dumps({"traceEvents": events}))
+    analysis = analyze_profile([tmp_path])
+    assert analysis.host_is_device and [f.op for f in analysis.fallback_ops] == ["silu"]
+    declared = TraceNaming(device_categories=["cpu_op"])  # the CPU is the device: nothing falls back
+    assert analyze_profile([tmp_path], declared).fallback_ops == []
