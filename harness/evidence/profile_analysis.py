@@ -304,10 +304,7 @@ class _Frames:
 def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, host_is_device: bool,
                   recipes: Recipes | None, check_fallback: bool) -> _Rank:
     keys = _classify(columns.keys, naming, host_is_device)
-    ts = np.frombuffer(columns.ts, dtype=float) if len(columns.ts) else np.empty(0)
-    dur = np.frombuffer(columns.dur, dtype=float) if len(columns.dur) else np.empty(0)
-    key = np.frombuffer(columns.key, dtype=np.int64) if len(columns.key) else np.empty(0, dtype=np.int64)
-    tid = np.frombuffer(columns.tid, dtype=np.int64) if len(columns.tid) else np.empty(0, dtype=np.int64)
+    ts, dur, key, tid = columns.ts, columns.dur, columns.key, columns.tid
     end = ts + dur
     label = trace.rank.label
     if ts.size == 0:
@@ -571,16 +568,12 @@ def best_split(layer_ms: list[float], fixed_ms: list[float]) -> list[int]:
         return [count] if stages == 1 else []
     prefix = np.concatenate([[0.0], np.cumsum(layer_ms)])
     if math.comb(count - 1, stages - 1) <= EXHAUSTIVE_SPLITS:
-        best, best_key = None, None
-        for cuts in itertools.combinations(range(1, count), stages - 1):
-            bounds = (0, *cuts, count)
-            times = sorted((fixed_ms[s] + prefix[bounds[s + 1]] - prefix[bounds[s]] for s in range(stages)),
-                           reverse=True)
-            key = tuple(round(t, 9) for t in times)
-            if best_key is None or key < best_key:
-                best, best_key = bounds, key
-        assert best is not None
-        return [best[s + 1] - best[s] for s in range(stages)]
+        cuts = np.array(list(itertools.combinations(range(1, count), stages - 1)), dtype=np.int64)
+        bounds = np.hstack([np.zeros((len(cuts), 1), dtype=np.int64), cuts, np.full((len(cuts), 1), count)])
+        times = np.asarray(fixed_ms) + prefix[bounds[:, 1:]] - prefix[bounds[:, :-1]]
+        ranked = np.round(-np.sort(-times, axis=1), 9)  # each split's stage times, slowest first
+        best = bounds[np.lexsort(ranked.T[::-1])[0]]
+        return [int(b) for b in np.diff(best)]
     # dynamic programming on (slowest, sum of squares) for large layouts
     inf = (math.inf, math.inf)
     table = [[inf] * (count + 1) for _ in range(stages + 1)]

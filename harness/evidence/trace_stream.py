@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import gzip
 import io
+import operator
 import re
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 import ijson
+import numpy as np
 from pydantic import BaseModel
 
 from harness.evidence.traces import TraceError, TraceMissing
@@ -136,63 +139,75 @@ def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
     return ranks
 
 
-def iter_events(path: Path) -> Iterator[dict[str, Any]]:
-    """The trace's events one at a time (plain or gzip; `{"traceEvents": [...]}` or a bare
-    array); TraceError when the file is not a JSON trace."""
+@contextmanager
+def events_of(path: Path) -> Iterator[Iterator[dict[str, Any]]]:
+    """The trace's events as an iterator, one at a time (plain or gzip; `{"traceEvents": [...]}`
+    or a bare array), valid inside the `with`; TraceError when the file is not a JSON trace."""
     with open_trace(path) as handle:
         try:
             first = handle.read(64).lstrip()[:1]
             handle.seek(0)
-            prefix = "item" if first == b"[" else "traceEvents.item"
-            yield from ijson.items(handle, prefix, use_float=True)
+            yield ijson.items(handle, "item" if first == b"[" else "traceEvents.item", use_float=True)
         except ijson.JSONError as exc:
             raise TraceError(f"{path}: not a JSON trace; the file is not a JSON Chrome trace: {exc}") from None
         except (OSError, EOFError, zlib.error) as exc:
             raise TraceError(f"{path}: cannot read the trace: {exc}") from None
 
 
+def iter_events(path: Path) -> Iterator[dict[str, Any]]:
+    """The trace's events one at a time (see `events_of`)."""
+    with events_of(path) as events:
+        yield from events
+
+
 class EventColumns:
     """The complete ('X') events of one trace as columns: ts and dur (µs, float64), the thread
-    (index into `threads`) and the kind key (index into `keys`, a (cat, name) pair), plus the
-    threads' names from the trace's metadata events."""
+    (index into `threads`, a (pid, tid) pair) and the kind key (index into `keys`, a (cat, name)
+    pair), plus the threads' names from the trace's metadata events."""
 
-    def __init__(self) -> None:
-        self.ts, self.dur = array("d"), array("d")
-        self.tid, self.key = array("l"), array("l")
-        self.keys: list[tuple[str, str]] = []
-        self.threads: list[tuple[Any, Any]] = []  # (pid, tid)
-        self.thread_names: dict[tuple[Any, Any], str] = {}
-        self.events = 0
+    def __init__(self, ts: np.ndarray, dur: np.ndarray, tid: np.ndarray, key: np.ndarray,
+                 keys: list[tuple[str, str]], threads: list[tuple[Any, Any]],
+                 thread_names: dict[tuple[Any, Any], str]):
+        self.ts, self.dur, self.tid, self.key = ts, dur, tid, key
+        self.keys, self.threads, self.thread_names = keys, threads, thread_names
 
 
 def read_columns(path: Path) -> EventColumns:
-    """One streaming pass over a trace into EventColumns (TraceError as `iter_events`)."""
-    columns = EventColumns()
+    """One streaming pass over a trace into EventColumns (TraceError as `iter_events`). The loop
+    is the analysis' per-event cost, so it does one dictionary lookup per event: (cat, name,
+    pid, tid) together, split into keys and threads once at the end."""
+    combos: dict[tuple[Any, Any, Any, Any], int] = {}
+    ts, dur, combo = array("d"), array("d"), array("l")
+    ts_append, dur_append, combo_append = ts.append, dur.append, combo.append
+    thread_names: dict[tuple[Any, Any], str] = {}
+    identity = operator.itemgetter("cat", "name", "pid", "tid")
+    with events_of(path) as events:
+        for event in events:
+            phase = event.get("ph")
+            if phase == "X":
+                try:  # one C call for the four fields every profiler event has
+                    what, start = identity(event), event["ts"]
+                except KeyError:
+                    what, start = (event.get("cat", ""), event.get("name", ""), event.get("pid"),
+                                   event.get("tid")), event.get("ts")
+                    if start is None:
+                        continue
+                index = combos.get(what)
+                if index is None:
+                    index = combos[what] = len(combos)
+                ts_append(start)
+                dur_append(event.get("dur") or 0.0)
+                combo_append(index)
+            elif phase == "M" and event.get("name") == "thread_name":
+                thread_names[(event.get("pid"), event.get("tid"))] = str((event.get("args") or {}).get("name", ""))
     key_ids: dict[tuple[str, str], int] = {}
     thread_ids: dict[tuple[Any, Any], int] = {}
-    ts_append, dur_append = columns.ts.append, columns.dur.append
-    tid_append, key_append = columns.tid.append, columns.key.append
-    for event in iter_events(path):
-        columns.events += 1
-        phase = event.get("ph")
-        if phase == "X":
-            ts = event.get("ts")
-            if ts is None:
-                continue
-            kind = (event.get("cat") or "", event.get("name") or "")
-            key = key_ids.get(kind)
-            if key is None:
-                key = key_ids[kind] = len(columns.keys)
-                columns.keys.append((str(kind[0]), str(kind[1])))
-            thread = (event.get("pid"), event.get("tid"))
-            tid = thread_ids.get(thread)
-            if tid is None:
-                tid = thread_ids[thread] = len(columns.threads)
-                columns.threads.append(thread)
-            ts_append(ts)
-            dur_append(event.get("dur") or 0.0)
-            tid_append(tid)
-            key_append(key)
-        elif phase == "M" and event.get("name") == "thread_name":
-            columns.thread_names[(event.get("pid"), event.get("tid"))] = str((event.get("args") or {}).get("name", ""))
-    return columns
+    combo_key, combo_thread = np.empty(len(combos), dtype=np.int64), np.empty(len(combos), dtype=np.int64)
+    for (cat, name, pid, tid), index in combos.items():
+        combo_key[index] = key_ids.setdefault((str(cat or ""), str(name or "")), len(key_ids))
+        combo_thread[index] = thread_ids.setdefault((pid, tid), len(thread_ids))
+    which = np.frombuffer(combo, dtype=np.int64) if len(combo) else np.empty(0, dtype=np.int64)
+    return EventColumns(ts=np.frombuffer(ts, dtype=float) if len(ts) else np.empty(0),
+                        dur=np.frombuffer(dur, dtype=float) if len(dur) else np.empty(0),
+                        tid=combo_thread[which], key=combo_key[which], keys=list(key_ids),
+                        threads=list(thread_ids), thread_names=thread_names)
