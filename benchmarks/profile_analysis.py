@@ -36,8 +36,8 @@ def _write_rank(path: Path, pp: int, ranks: int, target_bytes: int, gzipped: boo
     pid, host, stream, comm = 1000 + pp, 1000 + pp, 7, 20
     written = 0
     with opener(path) as out:
-        head = ('{"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": %d}, '
-                '"deviceProperties": [], "traceEvents": [\n' % (pp, ranks))
+        head = (f'{{"schemaVersion": 1, "distributedInfo": {{"backend": "nccl", "rank": {pp}, "world_size": {ranks}}}, '
+                '"deviceProperties": [], "traceEvents": [\n')
         out.write(head)
         written += len(head)
         lines = [f'{{"ph": "M", "name": "thread_name", "pid": {pid}, "tid": {host}, "args": {{"name": "scheduler"}}}}']
