@@ -23,7 +23,8 @@ import itertools
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -269,8 +270,6 @@ class _Rank:
     threads: list[ThreadStats]
     findings: list[Finding]
     fallback: list[FallbackOp]
-    receives: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def active_per_step(self) -> list[float]:
@@ -333,13 +332,16 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
              "idle": max(span - busy_us, 0.0), "window": span, "work": iv.length(work),
              "wait": iv.length(blocked)}
 
-    # a layer's cost per step: its median call times its calls per step (one slow call is noise)
+    # a layer's cost per step: its median call times its calls per step (one slow call is noise);
+    # a call costs its host time where the host is the device, else its launches' device time
+    device_cost = None if host_is_device else _launched_device_time(columns, keys, device)
     layers = {}
     for layer_key in (k for k, name in enumerate(keys.layer) if name is not None):
-        durations = dur[key == layer_key]
-        if durations.size:
+        calls = np.flatnonzero(key == layer_key)
+        if calls.size:
+            durations = dur[calls] if device_cost is None else device_cost(ts[calls], end[calls], tid[calls])
             name = keys.layer[layer_key]
-            layers[name] = layers.get(name, 0.0) + float(np.median(durations)) * durations.size / len(steps)
+            layers[name] = layers.get(name, 0.0) + float(np.median(durations)) * calls.size / len(steps)
 
     # per-thread user frames (locations for the findings)
     frames_mask = keys.user_frame[key]
@@ -383,7 +385,38 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
                  waiting=waiting, blocked=blocked, split=split, layers=layers,
                  compile_us=iv.length(iv.merge(ts[keys.compile[key]], end[keys.compile[key]])),
                  op_totals={k: list(map(float, v)) for k, v in op_totals.items()}, threads=threads,
-                 findings=findings, fallback=fallback, receives=int(keys.receive_post[key].sum()))
+                 findings=findings, fallback=fallback)
+
+
+def _launched_device_time(columns: EventColumns, keys: _Keys,
+                          device: np.ndarray) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """For host spans (start, end, thread): the device time of the work launched inside each,
+    matched launch -> device event by correlation id."""
+    correlation, key, ts, dur, tid = columns.correlation, columns.key, columns.ts, columns.dur, columns.tid
+    on_device = device & (correlation >= 0)
+    ids, first = np.unique(correlation[on_device], return_inverse=True)
+    per_id = np.bincount(first, weights=dur[on_device], minlength=ids.size)
+    launches = (~device) & (correlation >= 0) & ~keys.op[key]
+    launched = correlation[launches]
+    cost = np.zeros(launched.size)
+    if ids.size:
+        position = np.clip(np.searchsorted(ids, launched), 0, ids.size - 1)
+        hit = ids[position] == launched
+        cost[hit] = per_id[position[hit]]
+    by_thread = {}
+    for thread in np.unique(tid[launches]).tolist():
+        mine = tid[launches] == thread
+        order = np.argsort(ts[launches][mine], kind="stable")
+        by_thread[thread] = (ts[launches][mine][order], np.concatenate([[0.0], np.cumsum(cost[mine][order])]))
+
+    def spans(starts: np.ndarray, ends: np.ndarray, threads: np.ndarray) -> np.ndarray:
+        out = np.zeros(starts.size)
+        for thread, (times, total) in by_thread.items():
+            mine = threads == thread
+            out[mine] = total[np.searchsorted(times, ends[mine])] - total[np.searchsorted(times, starts[mine])]
+        return out
+
+    return spans
 
 
 def _receive_findings(label: str, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, posts: np.ndarray,

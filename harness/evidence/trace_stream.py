@@ -165,10 +165,11 @@ class EventColumns:
     (index into `threads`, a (pid, tid) pair) and the kind key (index into `keys`, a (cat, name)
     pair), plus the threads' names from the trace's metadata events."""
 
-    def __init__(self, ts: np.ndarray, dur: np.ndarray, tid: np.ndarray, key: np.ndarray,
+    def __init__(self, ts: np.ndarray, dur: np.ndarray, tid: np.ndarray, key: np.ndarray, correlation: np.ndarray,
                  keys: list[tuple[str, str]], threads: list[tuple[Any, Any]],
                  thread_names: dict[tuple[Any, Any], str]):
         self.ts, self.dur, self.tid, self.key = ts, dur, tid, key
+        self.correlation = correlation  # args.correlation (launch <-> device work), -1 where none
         self.keys, self.threads, self.thread_names = keys, threads, thread_names
 
 
@@ -177,8 +178,8 @@ def read_columns(path: Path) -> EventColumns:
     is the analysis' per-event cost, so it does one dictionary lookup per event: (cat, name,
     pid, tid) together, split into keys and threads once at the end."""
     combos: dict[tuple[Any, Any, Any, Any], int] = {}
-    ts, dur, combo = array("d"), array("d"), array("l")
-    ts_append, dur_append, combo_append = ts.append, dur.append, combo.append
+    ts, dur, combo, correlation = array("d"), array("d"), array("l"), array("q")
+    ts_append, dur_append, combo_append, correlation_append = ts.append, dur.append, combo.append, correlation.append
     thread_names: dict[tuple[Any, Any], str] = {}
     identity = operator.itemgetter("cat", "name", "pid", "tid")
     with events_of(path) as events:
@@ -198,6 +199,9 @@ def read_columns(path: Path) -> EventColumns:
                 ts_append(start)
                 dur_append(event.get("dur") or 0.0)
                 combo_append(index)
+                args = event.get("args")
+                link = args.get("correlation") if args else None
+                correlation_append(link if isinstance(link, int) else -1)
             elif phase == "M" and event.get("name") == "thread_name":
                 thread_names[(event.get("pid"), event.get("tid"))] = str((event.get("args") or {}).get("name", ""))
     key_ids: dict[tuple[str, str], int] = {}
@@ -209,5 +213,7 @@ def read_columns(path: Path) -> EventColumns:
     which = np.frombuffer(combo, dtype=np.int64) if len(combo) else np.empty(0, dtype=np.int64)
     return EventColumns(ts=np.frombuffer(ts, dtype=float) if len(ts) else np.empty(0),
                         dur=np.frombuffer(dur, dtype=float) if len(dur) else np.empty(0),
-                        tid=combo_thread[which], key=combo_key[which], keys=list(key_ids),
+                        tid=combo_thread[which], key=combo_key[which],
+                        correlation=np.frombuffer(correlation, dtype=np.int64) if len(correlation) else
+                        np.empty(0, dtype=np.int64), keys=list(key_ids),
                         threads=list(thread_ids), thread_names=thread_names)

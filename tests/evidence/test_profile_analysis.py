@@ -193,3 +193,28 @@ def test_a_device_without_device_events_still_shows_its_fallback(tmp_path):
     assert analysis.host_is_device and [f.op for f in analysis.fallback_ops] == ["silu"]
     declared = TraceNaming(device_categories=["cpu_op"])  # the CPU is the device: nothing falls back
     assert analyze_profile([tmp_path], declared).fallback_ops == []
+
+
+def test_on_a_device_a_layer_costs_the_device_time_it_launched(tmp_path):
+    # Two CUDA-like ranks: each layer's host frame is 10 µs of launching, its kernel 100 µs.
+    correlation = iter(range(1, 100))
+
+    def layer(number, start):
+        link = next(correlation)
+        return [_event(f"nn.Module: DecoderLayer_{number}", "python_function", start, 10),
+                _event("cudaLaunchKernel", "cuda_runtime", start + 2, 5, correlation=link),
+                _event("gemm_kernel", "kernel", start + 20, 100, tid=7, correlation=link)]
+
+    first = [_event("ProfilerStep#0", "user_annotation", 0, 500), *layer(0, 10),
+             _event("ncclDevKernel_SendRecv(ncclDevComm*)", "kernel", 130, 370, tid=9)]  # the token from PP1
+    second = [_event("ProfilerStep#0", "user_annotation", 0, 500),
+              _event("ncclDevKernel_SendRecv(ncclDevComm*)", "kernel", 0, 130, tid=9),  # waits for PP0
+              *layer(0, 130), *layer(1, 240), *layer(2, 350)]
+    for pp, events in enumerate((first, second)):
+        (tmp_path / f"gpu-TP-0-PP-{pp}.trace.json").write_text(json.dumps({"traceEvents": events}))
+    analysis = analyze_profile([tmp_path])
+    assert not analysis.host_is_device
+    assert analysis.balance.layer_ms == pytest.approx([0.1] * 4)
+    assert analysis.balance.observed == [1, 3] and analysis.balance.proposed == [2, 2]
+    assert [(e.waiter, e.waits_on) for e in analysis.wait_chain.edges] == [("PP0", "PP1"), ("PP1", "PP0")]
+    assert analysis.wait_chain.root == "PP1" and analysis.slowest_stage == "PP1"
