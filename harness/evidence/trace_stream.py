@@ -123,9 +123,13 @@ def trace_files(paths: Iterable[Path]) -> list[Path]:
 
 def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
     """Every trace under `paths` with its rank, ordered by (dp, pp, tp, ep); TraceError when two
-    traces claim the same rank."""
+    traces claim the same rank. Where some file names carry rank tokens, a file without any is
+    left out: SGLang's `merged-<id>` trace (--merge-profiles) repeats every rank's events."""
+    files = trace_files(paths)
+    if any(_RANK_TOKEN.search(p.name) for p in files):
+        files = [p for p in files if _RANK_TOKEN.search(p.name)]
     ranks = []
-    for path in trace_files(paths):
+    for path in files:
         header = read_header(path)
         ranks.append(RankTrace(path=path, rank=rank_of(path, header), header=header))
     ranks.sort(key=lambda r: (r.rank.dp, r.rank.pp, r.rank.tp, r.rank.ep, r.path.name))

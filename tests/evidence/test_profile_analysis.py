@@ -106,7 +106,11 @@ def test_ranks_come_from_sglang_names_or_distributed_info(pipelines, tmp_path):
     named = tmp_path / "named"
     named.mkdir()
     shutil.copy(ranks[0].path, named / "x-TP-1-PP-0-EP-1.trace.json.gz")
-    assert group_traces([named])[0].rank.label == "TP1-EP1-PP0"
+    shutil.copy(ranks[0].path, named / "merged-x.trace.json.gz")  # SGLang's merged trace: left out
+    assert [r.rank.label for r in group_traces([named])] == ["TP1-EP1-PP0"]
+    shutil.copy(ranks[0].path, named / "x-TP-1-PP-0-EP-1.json")
+    with pytest.raises(TraceError, match="both rank TP1-EP1-PP0"):
+        group_traces([named])
 
 
 def test_the_json_document_and_the_diff_within_noise(pipelines, four):
