@@ -24,7 +24,7 @@ from harness.util.files import is_write_error, write_error_line
 COMMANDS: dict[str, str] = {
     "ci": "ci", "fetch": "fetch", "golden": "golden",
     "map": "knowledge", "diff": "knowledge", "check": "knowledge", "index": "knowledge", "port": "knowledge",
-    "upgrade": "upgrade",
+    "upgrade": "upgrade", "profile": "profile",
     "run": "workflow", "features": "workflow", "status": "workflow", "approve": "workflow", "reject": "workflow",
     "resume": "workflow", "repair": "workflow",
 }

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from harness.evidence.recipes import LoadedRecipe, Recipes
 from harness.evidence.runbook import FallbackPattern, Runbook
 from harness.evidence.runner import Runner
-from harness.evidence.traces import TraceError, TraceMissing, load_trace
+from harness.evidence.traces import TraceError, TraceMissing, TraceNaming, load_trace
 from harness.record.checks import Check, CheckStatus, not_run
 
 # Platform-independent signals, tried after the runbook's and the recipes' own patterns.
@@ -38,7 +38,6 @@ BUILTIN_PATTERNS = [
                           r"backend and will fall back to run on the CPU"),
     FallbackPattern(name="fallback-line", severity="warning", regex=r"(?i)\bfall(?:ing|s)? ?back\b"),
 ]
-DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 TRACEBACK_LOOKBACK_LINES = 20  # a compile error names its kernel in the frames above it
 
 
@@ -125,13 +124,19 @@ def scan_log(path: Path, patterns: list[FallbackPattern], recipes: Recipes) -> l
     return hits
 
 
-def scan_trace(path: Path, patterns: list[FallbackPattern], recipes: Recipes) -> tuple[list[FallbackHit], int]:
-    """Hits in one trace and the number of device events it holds (0: nothing to judge)."""
+def scan_trace(path: Path, patterns: list[FallbackPattern], recipes: Recipes,
+               naming: TraceNaming | None = None) -> tuple[list[FallbackHit], int]:
+    """Hits in one trace and the number of device events it holds (0: nothing to judge). Device
+    events are `naming`'s device categories (the runbook's profiling naming: a plugin device's
+    own, e.g. PrivateUse1's), less the host's operator categories: where the host is the device
+    its operators are no fallback."""
+    naming = naming or TraceNaming()
+    categories = set(naming.device_categories) - set(naming.host_op_categories)
     events = [e for e in load_trace(path)["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X"]
-    device = [e for e in events if e.get("cat") in DEVICE_CATEGORIES]
+    device = [e for e in events if e.get("cat") in categories]
     hits = _pattern_hits(path, events, patterns, recipes)
     if device:
-        hits += _host_ops(path, events, device, recipes)
+        hits += _host_ops(path, events, device, recipes, categories | set(naming.host_op_categories))
     return hits, len(device)
 
 
@@ -158,12 +163,12 @@ def _pattern_hits(path: Path, events: list[dict[str, Any]], patterns: list[Fallb
 
 
 def _host_ops(path: Path, events: list[dict[str, Any]], device: list[dict[str, Any]],
-              recipes: Recipes) -> list[FallbackHit]:
+              recipes: Recipes, not_launches: set[str]) -> list[FallbackHit]:
     """Recipe ops whose host span contains no runtime launch of device work: they ran on the CPU."""
     correlations = {e.get("args", {}).get("correlation") for e in device} - {None}
     launches: dict[tuple[Any, Any], list[float]] = defaultdict(list)
     for event in events:
-        if event.get("cat") in DEVICE_CATEGORIES or event.get("cat") == "cpu_op":
+        if event.get("cat") in not_launches:  # device work and host operators launch nothing
             continue
         if event.get("args", {}).get("correlation") in correlations:
             launches[(event.get("pid"), event.get("tid"))].append(float(event.get("ts", 0)))
@@ -227,9 +232,10 @@ class FallbackScan(BaseModel):
 def run_fallback_scan(runbook: Runbook, *, logs: list[Path], traces: list[Path], evidence_dir: Path,
                       recipes: Recipes | None = None) -> FallbackScan:
     """Scan the logs and traces with the runbook's patterns and recipes (default: the runbook's
-    recipe files); write `fallback_hits.jsonl` (one hit per line) and `scan.json` (what was
+    recipe files), the traces' device events named by the runbook's profiling naming; write `fallback_hits.jsonl` (one hit per line) and `scan.json` (what was
     covered) under `evidence_dir`. Unreadable traces are recorded, not raised."""
     recipes = recipes if recipes is not None else Recipes.load(runbook.recipes)
+    naming = TraceNaming.model_validate(runbook.profiling.naming if runbook.profiling else {})
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
     out = evidence_dir / HITS
@@ -240,7 +246,7 @@ def run_fallback_scan(runbook: Runbook, *, logs: list[Path], traces: list[Path],
     device_events = 0
     for path in traces:
         try:
-            trace_hits, count = scan_trace(Path(path), runbook.fallback_patterns, recipes)
+            trace_hits, count = scan_trace(Path(path), runbook.fallback_patterns, recipes, naming)
         except TraceError as exc:
             problems.append(TraceProblem(path=str(path), missing=isinstance(exc, TraceMissing), error=str(exc)))
             continue

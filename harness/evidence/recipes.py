@@ -22,10 +22,15 @@ class _Strict(BaseModel):
 
 
 def normalize_op(name: str) -> str:
-    """Compare operator names across logs, traces and recipes: the last `::`/`.` component,
-    lower case, letters and digits only, without a trailing 'kernel'
-    ('sgl_kernel::silu_and_mul' → 'siluandmul', 'fused_moe_kernel' → 'fusedmoe')."""
-    last = re.split(r"::|\.", name.strip())[-1]
+    """Compare operator names across logs, traces and recipes: the name after the last `::`
+    without its overload (`aten::silu.out` → 'silu', torch's `ns::op.overload` schema names), or
+    a dotted path's last component (`torch.ops.<ns>.<op>.<overload>` → op); lower case, letters and digits only, without a trailing
+    'kernel' ('sgl_kernel::silu_and_mul' → 'siluandmul', 'fused_moe_kernel' → 'fusedmoe',
+    'xdev_ops.rms_norm' → 'rmsnorm')."""
+    name = name.strip()
+    if name.startswith("torch.ops.") and name.count(".") >= 3:  # torch.ops.<ns>.<op>[.<overload>]
+        name = "::".join(name.split(".")[2:4])
+    last = name.rsplit("::", 1)[1].split(".", 1)[0] if "::" in name else name.rsplit(".", 1)[-1]
     key = re.sub(r"[^a-z0-9]", "", last.lower())
     return key.removesuffix("kernel") or key
 
@@ -148,7 +153,7 @@ class Recipes:
                 self._by_name.setdefault(key, item)
 
     @classmethod
-    def load(cls, paths: list[Path]) -> "Recipes":
+    def load(cls, paths: list[Path]) -> Recipes:
         return cls([LoadedRecipe(recipe=r, file=p) for p in paths for r in load_recipes(p).recipes])
 
     def match(self, op: str | None) -> LoadedRecipe | None:

@@ -45,6 +45,7 @@ RUNNERS: dict[str, str] = {
     "smoke": "harness.evidence.smoke:SmokeRunner",
     "profile": "harness.evidence.profile:ProfileRunner",
     "traces": "harness.evidence.traces:TraceRunner",
+    "profile_analysis": "harness.evidence.profile_analysis:ProfileAnalysisRunner",
     "fallback": "harness.evidence.fallback:FallbackRunner",
     "accuracy": "harness.evidence.accuracy:AccuracyRunner",
     "performance": "harness.evidence.performance:PerformanceRunner",

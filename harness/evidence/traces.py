@@ -54,7 +54,7 @@ class TraceNaming(BaseModel):
         description="Regexes (searched, case-insensitive) on device event names that are memory copies.")
     communication_patterns: list[str] = Field(
         default=[r"nccl", r"rccl", r"hccl", r"xccl", r"all_?reduce", r"all_?gather", r"reduce_?scatter",
-                 r"all_?to_?all", r"broadcast", r"send_?recv", r"custom_all_reduce"],
+                 r"all_?to_?all", r"broadcast", r"send_?recv", r"custom_all_reduce", r"^c10d::", r"^gloo:"],
         description="Regexes (searched, case-insensitive) on device event names that are collectives.")
     runtime_categories: list[str] = Field(
         default=["cuda_runtime", "cuda_driver", "privateuse1_runtime", "privateuse1_driver", "xpu_runtime",
@@ -64,9 +64,39 @@ class TraceNaming(BaseModel):
         default=[r"Launch", r"MemcpyAsync", r"MemsetAsync"],
         description="Regexes on runtime event names that enqueue device work.")
     host_op_categories: list[str] = Field(default=["cpu_op"], description="Event `cat`s of host operators.")
+    annotation_categories: list[str] = Field(
+        default=["user_annotation", "gpu_user_annotation"],
+        description="Event `cat`s of record_function ranges (steps; gloo/nccl collectives as spans).")
+    device_annotation_categories: list[str] = Field(
+        default=["gpu_user_annotation"],
+        description="Annotation `cat`s that sit on a device stream (a record_function range as the device ran it).")
+    python_categories: list[str] = Field(
+        default=["python_function"], description="Event `cat`s of Python frames (with_stack=True).")
+    receive_patterns: list[str] = Field(
+        default=[r"recv"],
+        description="Regexes on communication event names that receive from a peer (the pipeline's waits).")
+    send_patterns: list[str] = Field(
+        default=[r"send"],
+        description="Regexes on communication names that send (NCCL's SendRecv kernel does both: not one receive).")
+    blocking_patterns: list[str] = Field(
+        default=[r"built-in method wait\b", r"\bsleep\b", r"Synchronize$", r"c10d::wait", r"wait_tensor"],
+        description="Regexes on host events that block the thread (not busy time).")
+    layer_patterns: list[str] = Field(
+        default=[r"DecoderLayer", r"TransformerBlock", r"(?<!\w)Block$", r"LayerWithMoE"],
+        description="Regexes on module class names (`nn.Module: <Class>_<n>` frames) that are one model layer.")
+    step_patterns: list[str] = Field(
+        default=[r"^ProfilerStep#\d+$"], description="Regexes on annotation names that mark one step.")
+    compile_patterns: list[str] = Field(
+        default=[r"Torch-Compiled Region", r"torch/_dynamo/", r"torch/_inductor/", r"CompiledFunction",
+                 r"[Gg]raph ?[Cc]apture", r"GraphCapture", r"capture_graph", r"compile_fx"],
+        description="Regexes on host event names that are compilation or graph capture, not steady state.")
+    copy_op_patterns: list[str] = Field(
+        default=[r"^aten::_to_copy$", r"^aten::copy_$", r"^aten::to$"],
+        description="Host operators that copy a tensor between devices (a CPU fallback copies in and out).")
 
     def model_post_init(self, _context: Any) -> None:
-        for field in ("memcpy_patterns", "communication_patterns", "launch_patterns"):
+        for field in ("memcpy_patterns", "communication_patterns", "launch_patterns", "receive_patterns", "send_patterns",
+                      "blocking_patterns", "layer_patterns", "step_patterns", "compile_patterns", "copy_op_patterns"):
             for pattern in getattr(self, field):
                 try:
                     re.compile(pattern)

@@ -2,7 +2,8 @@
 server measured in the same run (interleaved repetitions, per-request pairs) or a recorded
 baseline, with the measured noise taken into account (`harness.stats.performance`); and, with a
 `profiling` section, a trace of the workload: time split, top kernels, launch gaps, diff against
-the reference trace."""
+the reference trace; and every trace the capture wrote (one per rank) analysed together: stages,
+wait chain, balance plan, findings with code locations, shares (harness.evidence.profile_analysis)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import shlex
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.errors import HarnessError
 from harness.evidence.perf import PerfRun, write_summary
 from harness.evidence.performance import PerformanceRunner, suite_checks
 from harness.evidence.plots import plot_trace_split
@@ -20,6 +22,8 @@ from harness.evidence.profile import (
     capture_command_profile,
     trace_checks,
 )
+from harness.evidence.profile_analysis import ProfileAnalysisRunner
+from harness.evidence.recipes import Recipes
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
 from harness.evidence.traces import (
@@ -29,7 +33,7 @@ from harness.evidence.traces import (
     load_trace,
     write_diff_evidence,
 )
-from harness.record.checks import Check
+from harness.record.checks import Check, not_run
 from harness.record.models import Draft
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
@@ -37,6 +41,7 @@ from harness.steps.served import ServedStep, runbook_dir, start_reference
 
 PERF = "perf"
 PROFILE = "profile"
+ANALYSIS_ERROR = "profile_analysis.error"
 
 
 class PerformanceStep(ServedStep):
@@ -105,6 +110,7 @@ class PerformanceStep(ServedStep):
         report = TraceRunner().run(naming, out, trace=capture.traces[0],
                                    source=capture.traces[0].relative_to(out).as_posix())
         plot_trace_split(report, out / "trace_split.png")
+        references = []
         if spec.reference_command:
             reference = capture_command_profile(spec.reference_command, spec, out / "reference", None,
                                                 cwd=runbook_dir(runbook), env=runbook.environment.env,
@@ -113,10 +119,30 @@ class PerformanceStep(ServedStep):
                 diff = diff_traces(load_trace(reference.traces[0]), load_trace(capture.traces[0]), naming,
                                    before_name="reference", after_name="candidate")
                 write_diff_evidence(diff, out)
+                references.append(reference.traces)
+        # every rank's trace together: stages, wait chain, balance plan, findings, shares
+        ctx.progress(f"performance: analysing {len(capture.traces)} trace(s) together")
+        try:
+            ProfileAnalysisRunner().run(naming, out, traces=capture.traces, references=references,
+                                        recipes=Recipes.load(runbook.recipes) if runbook.recipes else None)
+        except HarnessError as exc:
+            (out / ANALYSIS_ERROR).write_text(f"{exc}\n")
         return commands
 
     def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
         checks = [check for suite in runbook.performance for check in suite_checks(evidence_dir / PERF / suite.name)]
         if runbook.profiling is not None:
-            checks.append(trace_checks(evidence_dir / PROFILE, TraceNaming.model_validate(runbook.profiling.naming)))
+            naming = TraceNaming.model_validate(runbook.profiling.naming)
+            checks.append(trace_checks(evidence_dir / PROFILE, naming))
+            checks += analysis_checks(evidence_dir / PROFILE, naming)
         return checks
+
+
+def analysis_checks(profile_dir: Path, naming: TraceNaming) -> list[Check]:
+    """`performance.profile` from the profile evidence: the multi-rank analysis, why it could
+    not be made, or nothing when no trace was taken (`performance.trace` says why)."""
+    error = profile_dir / ANALYSIS_ERROR
+    if error.is_file():
+        return [not_run(ProfileAnalysisRunner.check_name, f"the traces could not be analysed: {error.read_text().strip()}",
+                        evidence=[str(error)])]
+    return ProfileAnalysisRunner().judge(profile_dir, naming)

@@ -5,6 +5,7 @@ comparison (float32 reference vs bfloat16 candidate) and its profiler trace.
 
     python -m harness golden capture --factory golden/stack.py:build --dtype bfloat16 --out DIR
     python golden/stack.py profile --dtype bfloat16 --out DIR   # a torch-profiler Chrome trace
+    python golden/stack.py profile --stages 2 --out DIR          # one trace per pipeline stage
 """
 
 from __future__ import annotations
@@ -136,12 +137,79 @@ def profile(dtype: torch.dtype, out: Path, iterations: int = 3, batch: int = 8) 
     return path
 
 
+def profile_pipeline(dtype: torch.dtype, out: Path, stages: int, iterations: int = 3, batch: int = 8) -> list[Path]:
+    """The stack split into `stages` pipeline stages, one process each over torch.distributed
+    (gloo, loopback): stage p runs its contiguous share of the layers and sends the hidden
+    states on. Each rank writes a trace under SGLang's per-rank name `stack-<dtype>-TP-0-PP-<p>.trace.json`."""
+    import multiprocessing
+    import socket
+
+    from torch.profiler import ProfilerActivity, record_function
+    from torch.profiler import profile as torch_profile
+
+    if not 1 <= stages <= LAYERS:
+        raise SystemExit(f"--stages {stages}: between 1 and the stack's {LAYERS} layers")
+    with torch_profile(activities=[ProfilerActivity.CPU]):
+        pass  # the profiler's first start takes seconds: once here, inherited by the forked stages
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out.mkdir(parents=True, exist_ok=True)
+    name = str(dtype).removeprefix("torch.")
+
+    def stage(rank: int) -> None:
+        import os
+
+        import torch.distributed as dist
+
+        torch.set_num_threads(1)
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        dist.init_process_group("gloo", rank=rank, world_size=stages)
+        model, (hidden,) = build(dtype)
+        share = [LAYERS // stages + (p < LAYERS % stages) for p in range(stages)]
+        mine = model.layers[sum(share[:rank]):sum(share[:rank + 1])]
+        inputs = hidden.repeat(batch, 1, 1)
+
+        def step() -> None:
+            x = inputs if rank == 0 else torch.empty_like(inputs)
+            if rank > 0:
+                dist.recv(x, rank - 1)
+            for layer in mine:
+                x = layer(x)
+            if rank < stages - 1:
+                dist.send(x, rank + 1)
+            dist.barrier()
+
+        with torch.no_grad():
+            step()  # warm-up, outside the trace
+            with torch_profile(activities=[ProfilerActivity.CPU], with_stack=True) as prof:
+                for number in range(iterations):
+                    with record_function(f"ProfilerStep#{number}"):
+                        step()
+        prof.export_chrome_trace(str(out / f"stack-{name}-TP-0-PP-{rank}.trace.json"))
+        dist.destroy_process_group()
+
+    context = multiprocessing.get_context("fork")
+    processes = [context.Process(target=stage, args=(rank,)) for rank in range(stages)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
+    if any(p.exitcode for p in processes):
+        raise SystemExit(f"a pipeline stage failed: exit codes {[p.exitcode for p in processes]}")
+    return [out / f"stack-{name}-TP-0-PP-{rank}.trace.json" for rank in range(stages)]
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["profile"])
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument("--stages", type=int, default=1, help="pipeline stages, one process (and trace) each")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    print(profile(getattr(torch, args.dtype), args.out, args.iterations))
+    if args.stages > 1:
+        print("\n".join(map(str, profile_pipeline(getattr(torch, args.dtype), args.out, args.stages, args.iterations))))
+    else:
+        print(profile(getattr(torch, args.dtype), args.out, args.iterations))

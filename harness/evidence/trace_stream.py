@@ -1,0 +1,223 @@
+"""Per-rank Chrome traces read as a stream: a 60K-prefill step's trace is hundreds of MB per rank,
+so events are parsed one at a time (ijson's C backend) into compact columns, never a whole-file
+DOM; and a directory of per-rank traces is grouped by rank.
+
+    ranks = group_traces([Path("traces/")])        # [RankTrace], ordered by (dp, pp, tp, ep)
+    columns = read_columns(ranks[0].path)          # EventColumns: ts, dur, tid, key per 'X' event
+
+Ranks come from SGLang's per-rank file names (`<id>-TP-<t>-PP-<p>.trace.json.gz`, also `-DP-<d>`
+and `-EP-<e>`; sglang/srt/managers/scheduler_profiler_mixin.py) and, when a name carries none,
+from the trace's own `distributedInfo` (torch/profiler/profiler.py `_get_distributed_info`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import operator
+import re
+import zlib
+from array import array
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+import numpy as np
+from pydantic import BaseModel
+
+from harness.evidence.traces import TraceError, TraceMissing
+
+HEADER_BYTES = 1 << 20  # top-level fields torch writes before traceEvents (distributedInfo among them)
+_RANK_TOKEN = re.compile(r"(?<![A-Za-z])(TP|PP|DP|EP)-(\d+)")
+
+
+class RankId(BaseModel):
+    """Where a trace sits in the parallel layout (0 where the layout has no such axis)."""
+
+    tp: int = 0
+    pp: int = 0
+    dp: int = 0
+    ep: int = 0
+    rank: int | None = None  # the global rank, from distributedInfo
+
+    @property
+    def label(self) -> str:
+        """'PP2', 'TP1-PP2', 'DP1-TP0-PP3': the axes that are not all zero in this trace's name."""
+        parts = [f"{axis.upper()}{getattr(self, axis)}" for axis in ("dp", "tp", "ep") if getattr(self, axis)]
+        return "-".join([*parts, f"PP{self.pp}"])
+
+
+class RankTrace(BaseModel):
+    path: Path
+    rank: RankId
+    header: dict[str, Any]  # the trace's top-level fields other than traceEvents
+
+
+def open_trace(path: Path) -> IO[bytes]:
+    """The trace's bytes, decompressed when it is gzip (told by its magic, not its name);
+    TraceMissing when it cannot be opened."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 — returned to the caller, who closes it
+    except OSError as exc:
+        raise TraceMissing(f"trace not found: {path} (cannot read trace: {exc.strerror or exc})") from None
+    if handle.read(2) == b"\x1f\x8b":
+        handle.seek(0)
+        return gzip.GzipFile(fileobj=handle)  # type: ignore[return-value]
+    handle.seek(0)
+    return handle
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    """The top-level fields of a trace that come before `traceEvents` within its first MB
+    (torch writes distributedInfo, baseTimeNanoseconds and deviceProperties there); {} for the
+    bare-array form."""
+    with open_trace(path) as handle:
+        try:
+            head = handle.read(HEADER_BYTES)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceError(f"{path}: cannot read the trace: {exc}") from None
+    header: dict[str, Any] = {}
+    if not head.lstrip().startswith(b"{"):
+        return header
+    parser = ijson.kvitems(io.BytesIO(head.split(b'"traceEvents"', 1)[0].rstrip().rstrip(b",") + b"}"), "",
+                           use_float=True)
+    try:
+        for key, value in parser:
+            header[key] = value
+    except ijson.JSONError:
+        pass  # a header longer than HEADER_BYTES: what was read is what there is
+    return header
+
+
+def rank_of(path: Path, header: dict[str, Any]) -> RankId:
+    """The trace's place in the layout: SGLang's `-TP-<t>-PP-<p>` (`-DP-`, `-EP-`) name tokens,
+    else `distributedInfo.rank` taken as the pipeline stage when the name has no tokens."""
+    info = header.get("distributedInfo") or {}
+    global_rank = info.get("rank") if isinstance(info, dict) else None
+    tokens = {axis.lower(): int(number) for axis, number in _RANK_TOKEN.findall(path.name)}
+    if tokens:
+        return RankId(**tokens, rank=global_rank)
+    if isinstance(global_rank, int):
+        return RankId(pp=global_rank, rank=global_rank)
+    return RankId()
+
+
+def trace_files(paths: Iterable[Path]) -> list[Path]:
+    """The `.json` / `.json.gz` traces of files and directories (a directory: its own files,
+    sorted); HarnessError for a path that is neither, or a directory without traces."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            inside = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz")))
+            if not inside:
+                raise TraceMissing(f"{path}: no .json or .json.gz traces in the directory")
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise TraceMissing(f"trace not found: {path}")
+    return found
+
+
+def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
+    """Every trace under `paths` with its rank, ordered by (dp, pp, tp, ep); TraceError when two
+    traces claim the same rank. Where some file names carry rank tokens, a file without any is
+    left out: SGLang's `merged-<id>` trace (--merge-profiles) repeats every rank's events."""
+    files = trace_files(paths)
+    if any(_RANK_TOKEN.search(p.name) for p in files):
+        files = [p for p in files if _RANK_TOKEN.search(p.name)]
+    ranks = []
+    for path in files:
+        header = read_header(path)
+        ranks.append(RankTrace(path=path, rank=rank_of(path, header), header=header))
+    ranks.sort(key=lambda r: (r.rank.dp, r.rank.pp, r.rank.tp, r.rank.ep, r.path.name))
+    seen: dict[tuple[int, int, int, int], Path] = {}
+    for item in ranks:
+        key = (item.rank.dp, item.rank.pp, item.rank.tp, item.rank.ep)
+        if key in seen and len(ranks) > 1:
+            raise TraceError(f"{seen[key].name} and {item.path.name} are both rank {item.rank.label}: "
+                             "analyse one run's traces at a time")
+        seen[key] = item.path
+    return ranks
+
+
+@contextmanager
+def events_of(path: Path) -> Iterator[Iterator[dict[str, Any]]]:
+    """The trace's events as an iterator, one at a time (plain or gzip; `{"traceEvents": [...]}`
+    or a bare array), valid inside the `with`; TraceError when the file is not a JSON trace."""
+    with open_trace(path) as handle:
+        try:
+            first = handle.read(64).lstrip()[:1]
+            handle.seek(0)
+            yield ijson.items(handle, "item" if first == b"[" else "traceEvents.item", use_float=True)
+        except ijson.JSONError as exc:
+            raise TraceError(f"{path}: not a JSON trace; the file is not a JSON Chrome trace: {exc}") from None
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceError(f"{path}: cannot read the trace: {exc}") from None
+
+
+def iter_events(path: Path) -> Iterator[dict[str, Any]]:
+    """The trace's events one at a time (see `events_of`)."""
+    with events_of(path) as events:
+        yield from events
+
+
+class EventColumns:
+    """The complete ('X') events of one trace as columns: ts and dur (µs, float64), the thread
+    (index into `threads`, a (pid, tid) pair) and the kind key (index into `keys`, a (cat, name)
+    pair), plus the threads' names from the trace's metadata events."""
+
+    def __init__(self, ts: np.ndarray, dur: np.ndarray, tid: np.ndarray, key: np.ndarray, correlation: np.ndarray,
+                 keys: list[tuple[str, str]], threads: list[tuple[Any, Any]],
+                 thread_names: dict[tuple[Any, Any], str]):
+        self.ts, self.dur, self.tid, self.key = ts, dur, tid, key
+        self.correlation = correlation  # args.correlation (launch <-> device work), -1 where none
+        self.keys, self.threads, self.thread_names = keys, threads, thread_names
+
+
+def read_columns(path: Path) -> EventColumns:
+    """One streaming pass over a trace into EventColumns (TraceError as `iter_events`). The loop
+    is the analysis' per-event cost, so it does one dictionary lookup per event: (cat, name,
+    pid, tid) together, split into keys and threads once at the end."""
+    combos: dict[tuple[Any, Any, Any, Any], int] = {}
+    ts, dur, combo, correlation = array("d"), array("d"), array("l"), array("q")
+    ts_append, dur_append, combo_append, correlation_append = ts.append, dur.append, combo.append, correlation.append
+    thread_names: dict[tuple[Any, Any], str] = {}
+    identity = operator.itemgetter("cat", "name", "pid", "tid")
+    with events_of(path) as events:
+        for event in events:
+            phase = event.get("ph")
+            if phase == "X":
+                try:  # one C call for the four fields every profiler event has
+                    what, start = identity(event), event["ts"]
+                except KeyError:
+                    what, start = (event.get("cat", ""), event.get("name", ""), event.get("pid"),
+                                   event.get("tid")), event.get("ts")
+                    if start is None:
+                        continue
+                index = combos.get(what)
+                if index is None:
+                    index = combos[what] = len(combos)
+                ts_append(start)
+                dur_append(event.get("dur") or 0.0)
+                combo_append(index)
+                args = event.get("args")
+                link = args.get("correlation") if args else None
+                correlation_append(link if isinstance(link, int) else -1)
+            elif phase == "M" and event.get("name") == "thread_name":
+                thread_names[(event.get("pid"), event.get("tid"))] = str((event.get("args") or {}).get("name", ""))
+    key_ids: dict[tuple[str, str], int] = {}
+    thread_ids: dict[tuple[Any, Any], int] = {}
+    combo_key, combo_thread = np.empty(len(combos), dtype=np.int64), np.empty(len(combos), dtype=np.int64)
+    for (cat, name, pid, tid), index in combos.items():
+        combo_key[index] = key_ids.setdefault((str(cat or ""), str(name or "")), len(key_ids))
+        combo_thread[index] = thread_ids.setdefault((pid, tid), len(thread_ids))
+    which = np.frombuffer(combo, dtype=np.int64) if len(combo) else np.empty(0, dtype=np.int64)
+    return EventColumns(ts=np.frombuffer(ts, dtype=float) if len(ts) else np.empty(0),
+                        dur=np.frombuffer(dur, dtype=float) if len(dur) else np.empty(0),
+                        tid=combo_thread[which], key=combo_key[which],
+                        correlation=np.frombuffer(correlation, dtype=np.int64) if len(correlation) else
+                        np.empty(0, dtype=np.int64), keys=list(key_ids),
+                        threads=list(thread_ids), thread_names=thread_names)
