@@ -41,7 +41,7 @@ from harness.evidence.trace_stream import (
     group_traces,
     read_columns,
 )
-from harness.evidence.traces import TraceError, TraceNaming
+from harness.evidence.traces import TraceError, TraceNaming, write_evidence_pair
 from harness.record.checks import Check, CheckStatus
 
 _FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<function>.+)$")  # torch's python_function names
@@ -781,12 +781,7 @@ def render_profile(analysis: ProfileAnalysis) -> str:
 
 def write_profile_evidence(analysis: ProfileAnalysis, evidence_dir: Path, stem: str = "profile_analysis") -> list[Path]:
     """Write `<stem>.json` and `<stem>.md` under evidence_dir; returns both paths."""
-    evidence_dir = Path(evidence_dir)
-    evidence_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"
-    json_path.write_text(analysis.model_dump_json(indent=2) + "\n")
-    md_path.write_text(render_profile(analysis))
-    return [json_path, md_path]
+    return write_evidence_pair(analysis, render_profile(analysis), evidence_dir, stem)
 
 
 def profile_check(analysis: ProfileAnalysis, evidence: list[str], name: str = "performance.profile") -> Check:

@@ -452,24 +452,25 @@ def render_diff(diff: TraceDiff) -> str:
     return "".join(parts)
 
 
-def write_trace_evidence(report: TraceReport, evidence_dir: Path, stem: str = "trace_summary") -> list[Path]:
-    """Write `<stem>.json` and `<stem>.md` of a TraceReport under evidence_dir; returns both paths."""
+def write_evidence_pair(model: BaseModel, markdown: str, evidence_dir: Path, stem: str) -> list[Path]:
+    """Write `model` as `<stem>.json` and `markdown` as `<stem>.md` under evidence_dir (created
+    when absent); returns both paths."""
     evidence_dir = Path(evidence_dir)
     evidence_dir.mkdir(parents=True, exist_ok=True)
     json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"
-    json_path.write_text(report.model_dump_json(indent=2) + "\n")
-    md_path.write_text(render_report(report))
+    json_path.write_text(model.model_dump_json(indent=2) + "\n")
+    md_path.write_text(markdown)
     return [json_path, md_path]
+
+
+def write_trace_evidence(report: TraceReport, evidence_dir: Path, stem: str = "trace_summary") -> list[Path]:
+    """Write `<stem>.json` and `<stem>.md` of a TraceReport under evidence_dir; returns both paths."""
+    return write_evidence_pair(report, render_report(report), evidence_dir, stem)
 
 
 def write_diff_evidence(diff: TraceDiff, evidence_dir: Path, stem: str = "trace_diff") -> list[Path]:
     """Write `<stem>.json` and `<stem>.md` of a TraceDiff under evidence_dir; returns both paths."""
-    evidence_dir = Path(evidence_dir)
-    evidence_dir.mkdir(parents=True, exist_ok=True)
-    json_path, md_path = evidence_dir / f"{stem}.json", evidence_dir / f"{stem}.md"
-    json_path.write_text(diff.model_dump_json(indent=2) + "\n")
-    md_path.write_text(render_diff(diff))
-    return [json_path, md_path]
+    return write_evidence_pair(diff, render_diff(diff), evidence_dir, stem)
 
 
 def report_check(report: TraceReport, evidence: list[str], name: str = "profile.trace") -> Check:

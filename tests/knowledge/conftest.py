@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from knowledge_support import git, write_tree
+from real_releases import real_releases
 from sglang_api import DEVICE_MIXIN, HOOK_REGISTRY
 
 UPSTREAM_V1 = {
@@ -402,3 +403,21 @@ def isolated_cache(tmp_path_factory, monkeypatch):
     cache = tmp_path_factory.getbasetemp() / "harness-cache"
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
     return cache
+
+
+def _vllm_release(tmp_path_factory, spec: str):
+    """A real vLLM release, fetched once per session into the cache the CLI runs of the tests
+    read (isolated_cache)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HARNESS_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "harness-cache"))
+        return real_releases(spec)[0]
+
+
+@pytest.fixture(scope="session")
+def vllm_0221(tmp_path_factory):
+    return _vllm_release(tmp_path_factory, "vllm==0.22.1")
+
+
+@pytest.fixture(scope="session")
+def vllm_0271(tmp_path_factory):
+    return _vllm_release(tmp_path_factory, "vllm==0.27.1")

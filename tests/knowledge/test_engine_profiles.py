@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from knowledge_support import by_target, harness, harness_json, write_tree
-from real_releases import real_releases
 
 from harness.errors import HarnessError
 from harness.knowledge.kinds import ENGINES, SGLANG, VLLM, profile, use_engine
@@ -65,23 +64,6 @@ def test_a_spec_of_the_other_engine_is_one_line(tmp_path):
 
 
 # ----------------------------------------------------------------------------- real vLLM releases
-
-
-def _release(tmp_path_factory, spec: str):
-    """One release per module, in the cache the CLI runs of the tests read (isolated_cache)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HARNESS_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "harness-cache"))
-        return real_releases(spec)[0]
-
-
-@pytest.fixture(scope="module")
-def vllm_0221(tmp_path_factory):
-    return _release(tmp_path_factory, "vllm==0.22.1")
-
-
-@pytest.fixture(scope="module")
-def vllm_0271(tmp_path_factory):
-    return _release(tmp_path_factory, "vllm==0.27.1")
 
 
 @pytest.mark.network

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from knowledge_support import by_target, harness_json, write_tree
-from real_releases import real_releases
 
 PLUGIN = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_xdev"
 CUSTOM_OP = "vllm.model_executor.custom_op.CustomOp"
@@ -277,23 +276,6 @@ def test_a_version_helper_guards_what_it_compares(tmp_path, upstream):
 
 
 # ----------------------------------------------------------------------------- real vLLM releases
-
-
-def _release(tmp_path_factory, spec: str):
-    """One release per module, in the cache the CLI runs of the tests read (isolated_cache)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HARNESS_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "harness-cache"))
-        return real_releases(spec)[0]
-
-
-@pytest.fixture(scope="module")
-def vllm_0221(tmp_path_factory):
-    return _release(tmp_path_factory, "vllm==0.22.1")
-
-
-@pytest.fixture(scope="module")
-def vllm_0271(tmp_path_factory):
-    return _release(tmp_path_factory, "vllm==0.27.1")
 
 
 @pytest.mark.network
