@@ -26,7 +26,6 @@ from typing import Literal
 
 import msgspec
 
-from harness.knowledge.callsites import parsed
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
 from harness.knowledge.symbols import dotted
@@ -176,7 +175,7 @@ class _Module:
 def _module(index: SymbolIndex, module: str) -> _Module | None:
     memo = index.memo.setdefault("architecture_modules", {})
     if module not in memo:
-        tree = parsed(index, module)
+        tree = index.tree(module)
         if tree is None:
             memo[module] = None
             return None

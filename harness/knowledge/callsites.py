@@ -93,7 +93,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
         result.unsure.append(CallSite(relpath, info.lineno, f"{len(candidates)} modules call a '.{name}(': not scanned", CallShape(0, (), True, True), True))
         return result
     for module in candidates:
-        tree = parsed(index, module)
+        tree = index.tree(module)
         if tree is None:
             continue
         relpath = index.files[module][0]
@@ -108,12 +108,6 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
     for sites in (result.calls, result.unsure):
         sites.sort(key=lambda s: (s.path, s.line))
     return result
-
-
-def parsed(index: SymbolIndex, module: str) -> ast.Module | None:
-    """The module's AST (None: not in this tree, or it does not parse), shared with every other
-    analysis of the module (ModuleTables.tree)."""
-    return index.tree(module)
 
 
 def lines_naming(text: bytes, name: str) -> list[int]:

@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.knowledge.callsites import MAX_MODULES, call_sites, parsed
+from harness.knowledge.callsites import MAX_MODULES, call_sites
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
@@ -242,7 +242,7 @@ def _loader_line(index: SymbolIndex | None) -> str | None:
     """`sglang/srt/plugins/__init__.py:LINE` of the loader's `ep.load()` inside a `try` that
     catches Exception (what skips the whole plugin), in the release; None when it has none."""
     loader = profile().plugin_loader_module
-    tree = parsed(index, loader) if index is not None else None
+    tree = index.tree(loader) if index is not None else None
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Try) and any(h.type is None or dotted(h.type) in ("Exception", "BaseException") for h in node.handlers):
             for inner in (n for statement in node.body for n in ast.walk(statement)):

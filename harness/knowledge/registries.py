@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from harness.knowledge.callsites import lines_naming, parsed, spans
+from harness.knowledge.callsites import lines_naming, spans
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.symbols import dotted
 
@@ -48,7 +48,7 @@ _DECODER = msgspec.msgpack.Decoder(RegistryKeys | None)
 
 
 def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
-    tree = parsed(index, ref.module)
+    tree = index.tree(ref.module)
     if ref.kind != "value" or tree is None or "." in ref.qualname:
         return None
     name, relpath = ref.qualname, index.files[ref.module][0]
@@ -102,7 +102,7 @@ def _registration_functions(tree: ast.Module, name: str) -> dict[str, tuple[int,
 def _registration_calls(index: SymbolIndex, registry: Ref, function: Ref, param: tuple[int, str], result: RegistryKeys) -> None:
     position, keyword = param
     for module in index.modules_calling(function.qualname, bare=True):
-        tree = parsed(index, module)
+        tree = index.tree(module)
         if tree is None:
             continue
         relpath = index.files[module][0]
@@ -122,7 +122,7 @@ def _registration_calls(index: SymbolIndex, registry: Ref, function: Ref, param:
 
 def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict, result: RegistryKeys) -> None:
     """`X[k] = …`, `X.update(…)`, `X.setdefault(k, …)` in `module` on the registry."""
-    tree = parsed(index, module)
+    tree = index.tree(module)
     if tree is None:
         return
     relpath = index.files[module][0]
