@@ -758,7 +758,8 @@ def diff_profiles(candidates: list[ProfileAnalysis], references: list[ProfileAna
     def values(runs: list[ProfileAnalysis], table: str, name: str) -> list[list[float]]:
         return [getattr(run, table).get(name) or [0.0] for run in runs]
 
-    stages = sorted({s for run in candidates + references for s in run.step_ms},
+    # a stage is compared only where both sides have it (another layout has other stages)
+    stages = sorted({s for run in candidates for s in run.step_ms} & {s for run in references for s in run.step_ms},
                     key=lambda s: int(s[2:]) if s[2:].isdigit() else 0)
     ops = sorted({o for run in candidates + references for o in run.op_step_ms})
     op_changes = [_change(o, values(candidates, "op_step_ms", o), values(references, "op_step_ms", o), level)

@@ -121,7 +121,7 @@ def build(dtype: torch.dtype = torch.float32, device: str = "cpu", seed: int = 0
 
 def profile(dtype: torch.dtype, out: Path, iterations: int = 3, batch: int = 8) -> Path:
     """A real torch-profiler Chrome trace of `iterations` forward passes over a batch of inputs."""
-    from torch.profiler import ProfilerActivity
+    from torch.profiler import ProfilerActivity, record_function
     from torch.profiler import profile as torch_profile
 
     model, (hidden,) = build(dtype)
@@ -130,8 +130,9 @@ def profile(dtype: torch.dtype, out: Path, iterations: int = 3, batch: int = 8) 
     with torch.no_grad():
         model(inputs)  # warm-up, outside the trace
         with torch_profile(activities=[ProfilerActivity.CPU]) as prof:
-            for _ in range(iterations):
-                model(inputs)
+            for number in range(iterations):
+                with record_function(f"ProfilerStep#{number}"):  # steps: the analysis' samples
+                    model(inputs)
     path = out / f"stack-{str(dtype).removeprefix('torch.')}.trace.json"  # a stable name: reruns replace it
     prof.export_chrome_trace(str(path))
     return path
