@@ -26,7 +26,7 @@ class Status(str, Enum):
     deprecated = "deprecated"  # gone from the base, still called through an upstream compatibility shim
     missing = "missing"  # certain not to resolve at run time (ImportError / AttributeError)
     not_on_base = "not_on_base"  # an override of a method the upstream bases no longer define (upstream used to call it)
-    extension = "extension"  # a platform method of the plugin's own that no base declares (the plugin calls it itself)
+    extension = "extension"  # a name of the plugin's own on an upstream object: a platform method no base declares, a name a patch adds
     never_applied = "never_applied"  # a hook registered after SGLang applied hooks
     unknown = "unknown"  # could not be decided statically; the detail says why
 

@@ -19,13 +19,14 @@ judge_resolution (readings of a resolution shared by them), risk, prefetch.
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 from harness.knowledge import architectures
 from harness.knowledge.callsites import CallSite
 from harness.knowledge.fields import judge_field
 from harness.knowledge.findings import Finding, Status
-from harness.knowledge.index import Ref, Resolution, SymbolIndex, c3
+from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.judge_conditions import Conditions
 from harness.knowledge.judge_forms import judge_named_class, judge_replacement
 from harness.knowledge.judge_members import MemberJudging
@@ -93,7 +94,34 @@ class Judge(MemberJudging, Conditions):
         finding = self.judge(dep)
         if finding is None:
             return None
-        return self.apply_conditions(finding, dep)
+        finding = self.apply_conditions(finding, dep)
+        caller = self.uncalled_method(dep) if finding.breaking else None
+        if caller is not None:
+            finding.breaking, finding.risk = False, finding.risk // 4
+            finding.detail = f"{finding.detail or finding.status.value}; it runs only in {caller}, which nothing calls (no upstream base declares it; no code of the plugin or of {self.index.source.label} names it)"
+        return finding
+
+    def uncalled_method(self, dep: Dependency) -> str | None:
+        """The plugin method holding `dep` (its path) when nothing can call it, so the code cannot
+        fail: an undecorated method of a plugin class that no upstream base of it declares
+        (upstream would call that one), named nowhere in the plugin (`.m`, getattr, a string) nor
+        in the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
+        it. None otherwise."""
+        for path in dep.enclosing:
+            owner, _, name = path.rpartition(".")
+            cls = self.scan.classes.get(owner)
+            method = cls.methods.get(name) if cls is not None else None
+            # a decorator other than these may register the method and call it unnamed
+            if method is None or name.startswith("__") or {d.rsplit(".", 1)[-1] for d in method.decorators} - {"staticmethod", "classmethod"}:
+                continue
+            if name in self.scan.attribute_uses or name in self.scan.name_strings:
+                continue
+            mro = self.upstream_mro(owner)
+            if self.missing_bases(mro) or self.lookup(mro, name, instance=False).outcome is not Outcome.missing:
+                continue
+            if self._named_in_release(name) is None:
+                return path
+        return None
 
     def base(self, dep: Dependency, target: str | None = None) -> dict[str, Any]:
         return dict(
@@ -419,9 +447,51 @@ class Judge(MemberJudging, Conditions):
         if not resolution.ok:
             if is_undecided(resolution):
                 return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
-            return self._missing(dep, resolution.note)
+            return self._added_name(dep, resolution) or self._missing(dep, resolution.note)
         fields = self._resolved_fields(dep.target, resolution)
         return Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+
+    def _added_name(self, dep: Dependency, resolution: Resolution) -> Finding | None:
+        """A patch setting a name its upstream module or class does not have (`mod.Name = X`,
+        `setattr(mod, "Name", X)`): setting it cannot fail, so it is either the plugin adding a
+        name of its own or a replacement of one upstream removed (a dead patch: `missing`).
+        Evidence: the baseline release (had it: a replacement; lacked it too: an addition); the
+        release naming it nowhere while the plugin reads it itself or writes it as a string
+        (looked up by name later, as vllm/transformers_utils/config.py's _CONFIG_REGISTRY maps
+        model types to class names of vllm.transformers_utils.configs): an addition. A release
+        that still names it (moved elsewhere, still read): the replacement stays `missing`.
+        Otherwise `unknown` with the reason. None when the owner itself does not resolve, is
+        assembled from other classes (a value set on it is dropped), or for other patch forms."""
+        owner_path, _, name = dep.target.rpartition(".")
+        owner = self.index.resolve(owner_path)
+        if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not owner.ok or owner.ref.kind not in ("module", "class"):
+            return None
+        info = self.index.class_info(owner.ref) if owner.ref.kind == "class" else None
+        if owner.ref.kind == "class" and (info is None or info.open_members):
+            return None
+        what = f"{owner_path} has no {name!r} in {self.index.source.label}"
+        if self.baseline is not None:
+            before = self.baseline.index.resolve(dep.target)
+            if before.ok or is_undecided(before):
+                return None  # the plugin replaced what its own release had: upstream dropped it
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}, nor in {self.baseline.index.source.label} (the release the plugin declares): the patch adds a name of the plugin's own")
+        named = self._named_in_release(name)
+        if named is not None:
+            return None
+        used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)))
+                     if where is not None and where != f"{dep.file}:{dep.line}"), None)
+        if used is not None:
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}, and no code of it names {name!r}: the patch adds a name of the plugin's own, which it {used}")
+        return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{what}, and no code of it names {name!r}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
+                              "upstream dropped (dead); the release the plugin was written against (--baseline) tells")
+
+    def _named_in_release(self, name: str) -> str | None:
+        """The first module of the release whose source has `name` as a word, or None."""
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        return next((module for module, text in self.index.sources().items() if name.encode() in text and word.search(text)), None)
 
     # --------------------------------------------------------------- shared
 

@@ -5,8 +5,10 @@ override signatures, methods gone from the bases and the shims that still call t
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
+from harness.knowledge.callsites import CallSite
 from harness.knowledge.external import display
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
@@ -36,6 +38,11 @@ class MemberJudging:
 
     def upstream_mro(self, plugin_class: str) -> list[Ref]:
         """The upstream classes (and outside bases) in the plugin class's C3 MRO, in order."""
+        return [ref for ref in self.plugin_mro(plugin_class) if ref.module != "" or ref.kind != "class"]
+
+    def plugin_mro(self, plugin_class: str) -> list[Ref]:
+        """The plugin class's C3 MRO: its own classes (Ref module "", qualname their path) first,
+        then upstream classes and outside bases."""
         classes = self.scan.classes
 
         def bases(ref: Ref) -> list[Ref]:  # a plugin class (module "")
@@ -50,8 +57,7 @@ class MemberJudging:
                     found.append(Ref("dynamic" if base.startswith("?") else "external", "", base.lstrip("?")))
             return found
 
-        linear = c3(Ref("class", "", plugin_class), bases, lambda ref: self.index.mro(ref) if ref.module else None)
-        return [ref for ref in linear if ref.module != "" or ref.kind != "class"]
+        return c3(Ref("class", "", plugin_class), bases, lambda ref: self.index.mro(ref) if ref.module else None)
 
     @staticmethod
     def missing_bases(mro: list[Ref]) -> list[str]:
@@ -87,7 +93,7 @@ class MemberJudging:
                                   note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
             dynamic.extend(attributes.dynamic)
         handed = next((found for cls in classes for found in [self.hands_itself_over(cls)] if found), None)
-        where = self.index.registered_on_others(name) if handed else None
+        where = (self.index.registered_on_others(name) or self.assigned_on_others(name)) if handed else None
         if where is not None:
             cls = next(c for c in classes if self.hands_itself_over(c) == handed)
             return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
@@ -155,8 +161,14 @@ class MemberJudging:
         info = self.index.function_info(ref)
         problem = signature_incompatibility(info.params, dep.params or (), positional_only=1 if dep.bound else 0) if info else None
         if problem:
+            protocol = self._protocol_of(ref)
+            if protocol is not None:
+                # an interface declaration (vllm/model_executor/models/interfaces.py SupportsPP.forward):
+                # upstream checks it with isinstance and calls the model's own method
+                problem = False, f"{problem[1]}; the base is declared on {protocol}, a typing.Protocol: only a call upstream makes can fail"
             # the calls upstream makes of the base method reach the override
-            problem = against_calls(self.index, ref, problem, lambda site: bind_problem(dep.params or (), site.shape, site.bound and bool(dep.bound)))
+            problem = against_calls(self.index, ref, problem, lambda site: bind_problem(dep.params or (), site.shape, site.bound and bool(dep.bound)),
+                                    reaches=lambda site: self._reaches_override(dep, site))
             certain, message = problem
             if not certain and {p.kind for p in info.params[1:]} == {"var", "varkw"}:
                 # a (self, *args, **kwargs) base declares no signature (vLLM's CustomOp.forward_oot
@@ -166,6 +178,55 @@ class MemberJudging:
             detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
             return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    def _protocol_of(self, ref: Ref) -> str | None:
+        """The class declaring method `ref` when it is a typing Protocol (an interface), else None."""
+        owner = Ref("class", ref.module, ref.qualname.rpartition(".")[0])
+        protocol = any(base.kind == "external" and base.qualname in ("typing.Protocol", "typing_extensions.Protocol") for base in self.index.mro(owner))
+        return owner.path if protocol else None
+
+    def _reaches_override(self, dep: Dependency, site: CallSite) -> bool:
+        """Whether an upstream call of the base method can land on the plugin class's override:
+        never through `super()` (it runs the next class after the caller's, and the plugin's
+        classes come before every upstream one); through `self` only inside an upstream class of
+        the plugin class's MRO, in a method no class before it redefines (the plugin's own
+        `_maybe_apply_prompt_updates` replaces upstream's, calls and all). Other receivers may."""
+        if site.receiver == "super()":
+            return False
+        if site.receiver not in ("self", "cls"):
+            return True
+        enclosing = self._enclosing_method(site)
+        if enclosing is None:
+            return True
+        caller, method = enclosing
+        mro = self.plugin_mro(dep.plugin_class)
+        if caller not in mro:
+            return False
+        for cls in mro[: mro.index(caller)]:
+            own = self.scan.classes.get(cls.qualname) if cls.module == "" else None
+            info = self.index.class_info(cls) if cls.module and cls.kind == "class" else None
+            if (own is not None and (method in own.methods or method in own.names)) or (info is not None and method in info.members):
+                return False
+        return True
+
+    def _enclosing_method(self, site: CallSite) -> tuple[Ref, str] | None:
+        """(the upstream class, the method name) whose body holds the call at `site`, or None."""
+        module = next((name for name, (relpath, _) in self.index.files.items() if relpath == site.path), None)
+        tree = self.index.tree(module) if module else None
+        found = None
+
+        def visit(body: list[ast.stmt], qualname: str) -> None:
+            nonlocal found
+            for node in body:
+                if not (node.lineno <= site.line <= (node.end_lineno or node.lineno)):
+                    continue
+                if isinstance(node, ast.ClassDef):
+                    visit(node.body, f"{qualname}.{node.name}" if qualname else node.name)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and qualname:
+                    found = (Ref("class", module, qualname), node.name)
+
+        visit(tree.body if tree else [], "")
+        return found
 
     def _dropped_override(self, dep: Dependency, target: str) -> Finding | None:
         """A subclass method no upstream base defines: the plugin's own, unless the base it was
@@ -275,6 +336,20 @@ class MemberJudging:
                 if self._handed[cls.path]:
                     break
         return self._handed[cls.path]
+
+    def assigned_on_others(self, name: str) -> str | None:
+        """Where upstream code assigns `name` on an object other than self/cls (`layer.name = …`,
+        as vllm/model_executor/layers/quantization/fp8.py create_weights sets
+        layer.weight_block_size on the layer handed to it): "relpath:line" of the first, or None."""
+        pattern = re.compile(rb"^[ \t]*(\w+)\." + re.escape(name.encode()) + rb"[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+        for module, text in self.index.sources().items():
+            if b"." + name.encode() not in text:
+                continue
+            for match in pattern.finditer(text):
+                if match.group(1) not in (b"self", b"cls"):
+                    line = text.count(b"\n", 0, match.start()) + 1
+                    return f"{self.index.files[module][0]}:{line}"
+        return None
 
     def _ast(self, module: str) -> ast.Module | None:
         try:

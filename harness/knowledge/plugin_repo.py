@@ -242,6 +242,9 @@ class PluginScan:
     dependencies: list[Dependency] = field(default_factory=list)
     # attribute names the plugin reads anywhere (`x.name`, getattr(x, "name")) -> first "file:line"
     attribute_uses: dict[str, str] = field(default_factory=dict)
+    # identifier strings the plugin writes (a name looked up later, e.g. a config class in a
+    # registry of names) -> first "file:line"; not the name argument of a setattr
+    name_strings: dict[str, str] = field(default_factory=dict)
 
     @property
     def live_modules(self) -> list[str]:

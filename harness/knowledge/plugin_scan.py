@@ -216,13 +216,20 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if tree is None:
             return
         self._block(module, tree.body, Context(env={}))
-        uses = self.scan.attribute_uses
+        uses, strings = self.scan.attribute_uses, self.scan.name_strings
+        not_lookups: set[int] = set()  # setattr's name argument and docstrings: not a name looked up
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                not_lookups.add(id(node.value))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 uses.setdefault(node.attr, f"{self.relfile(module)}:{node.lineno}")
-            elif (isinstance(node, ast.Call) and dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2
-                  and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
-                uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
+            elif isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                if dotted(node.func) in ("getattr", "hasattr"):
+                    uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
+                elif dotted(node.func) == "setattr":
+                    not_lookups.add(id(node.args[1]))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier() and id(node) not in not_lookups:
+                strings.setdefault(node.value, f"{self.relfile(module)}:{node.lineno}")
 
     def _block(self, module: str, body: list[ast.stmt], ctx: Context) -> None:
         """Walk statements in order; each sees the bindings and early-exit guards before it."""

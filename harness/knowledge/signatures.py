@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from harness.knowledge.callsites import CallSite, call_sites
+from harness.knowledge.callsites import CallSite, CallSites, call_sites
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import Param
@@ -65,14 +65,20 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
     return (certain or problems)[0]
 
 
-def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind) -> tuple[bool, str]:
+def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None) -> tuple[bool, str]:
     """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
     by the calls the release makes of `ref` (harness.knowledge.callsites); `bind(site)` is
-    bind_problem for one call. Certain when a call upstream makes cannot bind (that path raises
-    TypeError); not breaking when every call binds and nothing else may call it; otherwise the
-    problem as it was. The detail names the calls checked (file:line)."""
+    bind_problem for one call; `reaches(site)`, when given, tells the calls that can land on the
+    callable (an override: not upstream's `super()` calls). Certain when a call upstream makes
+    cannot bind (that path raises TypeError); not breaking when every call binds and nothing else
+    may call it; otherwise the problem as it was. The detail names the calls checked (file:line)."""
     certain, message = problem
     sites = call_sites(index, ref)
+    if reaches is not None and (passed := [site for site in sites.calls if not reaches(site)]):
+        sites = CallSites([site for site in sites.calls if reaches(site)], sites.unsure)
+        message += f"; upstream calls that cannot reach it: {', '.join(f'{s.where} ({s.receiver})' for s in passed[:4])}"
+        if not sites.calls and not sites.unsure and not _called_implicitly(index, ref) and _never_called(index, ref):
+            return False, message
     failing = [(site, found) for site in sites.calls if (found := bind(site)) is not None]
     sure = [(site, why) for site, (is_certain, why) in failing if is_certain]
     if sure:

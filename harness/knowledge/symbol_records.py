@@ -143,9 +143,9 @@ def dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         parts.append(node.id)
         return ".".join(reversed(parts))
-    if isinstance(node, ast.Subscript):  # Generic[T] as a base
+    if isinstance(node, ast.Subscript) and not parts:  # Generic[T] as a base
         return dotted(node.value)
-    return None
+    return None  # `x[k].name`: an item's attribute, not one of `x`
 
 
 def body_fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> str:

@@ -90,17 +90,24 @@ def test_check_on_vllm_0271_flags_the_moved_import(vllm_0271):
 
 @pytest.mark.network
 @pytest.mark.slow
-def test_check_on_vllm_0221_flags_what_is_newer(vllm_0221):
-    code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.22.1", "--engine", "vllm")
+def test_check_on_vllm_0221_flags_what_is_newer(vllm_0221, vllm_0271):
+    code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.22.1", "--engine", "vllm", "--baseline", "none")
     assert code == 1, doc
     found = by_target(doc["findings"])
     assert SERVE_CONTEXT not in found  # a plain use that resolves is not listed
+    # setting a method 0.22.1 does not have cannot fail, and nothing in 0.22.1 names it: an
+    # addition or a dead replacement, which only the release the plugin was written for tells
     patch = found[f"{WORKER}.handle_ft_command"]
-    assert (patch["status"], patch["file"], patch["line"], patch["breaking"]) == ("missing", "xdev_vllm/patches.py", 20, True)
+    assert (patch["status"], patch["file"], patch["line"], patch["breaking"]) == ("unknown", "xdev_vllm/patches.py", 20, False)
+    assert "--baseline" in patch["detail"]
     override = found[f"{PLATFORM}.is_cumem_allocator_available"]
     assert (override["status"], override["file"], override["line"]) == ("not_on_base", "xdev_vllm/platform.py", 19)
     assert found[f"{WORKER}.init_device"]["status"] == "ok"
-    assert doc["breaking"] == 2
+    assert doc["breaking"] == 1
+    # written against 0.27.1, which has it: the patch replaces a method 0.22.1 lacks
+    code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.22.1", "--engine", "vllm", "--baseline", "vllm==0.27.1")
+    patch = by_target(doc["findings"])[f"{WORKER}.handle_ft_command"]
+    assert (patch["status"], patch["breaking"]) == ("missing", True) and code == 1
 
 
 # ----------------------------------------------------------------------------- vLLM trees (offline)

@@ -1,0 +1,344 @@
+"""A vLLM plugin on its own base release is red only for what really fails there (issue 21, with
+issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0.11.1 on vllm
+0.11.0), each on a small tree shaped like the release's code:
+- a patch that sets a name its upstream object does not have: an addition of the plugin's own
+  (`setattr(configs, "KimiK25Config", …)`, looked up later through the plugin's registry of
+  names), `unknown` without evidence, `missing` when the baseline had it or the release still
+  names it;
+- an override of a method declared on a typing Protocol (`SupportsPP.forward`): an interface,
+  breaking only through a call upstream makes;
+- upstream calls that cannot land on an override: `super().m(…)` in another upstream subclass,
+  `self.m(…)` inside a method the plugin class redefines;
+- `Base[T].method(self, …)` is a method call through a generic class, not a constructor call;
+- a member upstream assigns on the layer handed to it (`layer.weight_block_size = …` in
+  create_weights);
+- code inside a plugin method nothing calls (a leftover `is_hpu` override) cannot fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+from knowledge_support import by_target, harness_json, write_tree
+
+LINEAR = "vllm.model_executor.layers.linear"
+CONFIGS = "vllm.transformers_utils.configs"
+PROC = "vllm.model_executor.models.processing"
+
+UPSTREAM = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.11.0'\n",
+    "vllm/platforms/__init__.py": "current_platform = None\n",
+    "vllm/platforms/interface.py": """
+        import enum
+
+
+        class PlatformEnum(enum.Enum):
+            CUDA = enum.auto()
+            OOT = enum.auto()
+
+
+        class Platform:
+            _enum: PlatformEnum
+
+            def is_cuda(self) -> bool:
+                return self._enum == PlatformEnum.CUDA
+
+            @classmethod
+            def get_device_name(cls, device_id: int = 0) -> str:
+                raise NotImplementedError
+        """,
+    "vllm/transformers_utils/__init__.py": "",
+    "vllm/transformers_utils/configs/__init__.py": """
+        class ChatGLMConfig:
+            pass
+        """,
+    "vllm/transformers_utils/config.py": """
+        _CONFIG_REGISTRY = {"chatglm": "ChatGLMConfig"}
+
+
+        def get_config(model_type):
+            import vllm.transformers_utils.configs as configs
+
+            return getattr(configs, _CONFIG_REGISTRY[model_type])()
+        """,
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/linear.py": """
+        class LinearBase:
+            def __init__(self, quant_method):
+                self.quant_method = quant_method
+                self.quant_method.create_weights(self)
+
+
+        class ColumnParallelLinear(LinearBase):
+            def weight_loader(self, param):
+                assert hasattr(self, "weight_block_size")
+                return self.weight_block_size
+
+
+        class RowParallelLinear(LinearBase):
+            def weight_loader_v2(self, param):
+                return param
+
+
+        class ReplicatedLinear(LinearBase):
+            pass
+        """,
+    "vllm/model_executor/layers/quantization/__init__.py": "",
+    "vllm/model_executor/layers/quantization/fp8.py": """
+        class Fp8LinearMethod:
+            def create_weights(self, layer):
+                layer.weight_block_size = None
+        """,
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/interfaces.py": """
+        from typing import Protocol, runtime_checkable
+
+
+        @runtime_checkable
+        class SupportsPP(Protocol):
+            def forward(self, *, intermediate_tensors):
+                ...
+        """,
+    "vllm/model_executor/models/processing.py": """
+        from typing import Generic, TypeVar
+
+        _I = TypeVar("_I")
+
+
+        class BaseProcessor(Generic[_I]):
+            def __init__(self, info, dummy_inputs, *, cache=None):
+                self.info = info
+
+            def _validate(self, placeholders, counts):
+                pass
+
+
+        class OmniProcessor(BaseProcessor[int]):
+            def _validate(self, placeholders, counts, use_audio=False):
+                pass
+
+            def _apply(self, placeholders, counts):
+                self._validate(placeholders, counts, use_audio=True)
+
+
+        class InfoBase:
+            def frames(self, seq_len, counts, max_frames=4):
+                return max_frames
+
+            def max_tokens(self, seq_len, counts):
+                return self.frames(seq_len, counts, max_frames=2)
+
+
+        class Info3(InfoBase):
+            def frames(self, seq_len, counts):
+                return super().frames(seq_len, counts, max_frames=8)
+        """,
+}
+
+# the release the plugin was written against: ReplicatedLinear still had get_weights
+BASELINE = {
+    **UPSTREAM,
+    "vllm/version.py": "__version__ = '0.10.0'\n",
+    "vllm/model_executor/layers/linear.py": UPSTREAM["vllm/model_executor/layers/linear.py"] + """
+
+        def _weights(self):
+            return None
+
+
+        ReplicatedLinear.get_weights = _weights
+        """,
+}
+
+PLUGIN = {
+    "pyproject.toml": """
+        [project]
+        name = "kp"
+        version = "0.11.0"
+
+        [project.entry-points."vllm.platform_plugins"]
+        kp = "kp:register"
+
+        [project.entry-points."vllm.general_plugins"]
+        kp_models = "kp.models:load"
+        """,
+    "kp/__init__.py": """
+        def register():
+            import vllm.transformers_utils.config as config_module
+            import vllm.transformers_utils.configs as configs_module
+
+            from kp.configs import KConfig, KVisionConfig
+            from kp.registry import REGISTRY
+
+            config_module._CONFIG_REGISTRY = REGISTRY
+            setattr(configs_module, "KConfig", KConfig)
+            setattr(configs_module, "KVisionConfig", KVisionConfig)
+            return "kp.platform.KPlatform"
+        """,
+    "kp/registry.py": """
+        REGISTRY = {"chatglm": "ChatGLMConfig", "k": "KConfig"}
+        """,
+    "kp/configs.py": """
+        class KVisionConfig:
+            pass
+
+
+        class KConfig:
+            sub_configs = {"vision_config": KVisionConfig}
+        """,
+    "kp/platform.py": """
+        from vllm.platforms.interface import Platform, PlatformEnum
+
+
+        class KPlatform(Platform):
+            _enum = PlatformEnum.CUDA
+
+            def is_hpu(self) -> bool:
+                return self._enum == PlatformEnum.HPU
+
+            def is_kunlun(self) -> bool:
+                return self._enum == PlatformEnum.XPU
+        """,
+    "kp/linear.py": """
+        from vllm.model_executor.layers.linear import ColumnParallelLinear, ReplicatedLinear
+
+
+        def get_weights(self):
+            return self.weight
+
+
+        def _loader_v2(self, param):
+            return param
+
+
+        ReplicatedLinear.get_weights = get_weights
+        ColumnParallelLinear.weight_loader_v2 = _loader_v2
+
+
+        class KQKVLinear(ColumnParallelLinear):
+            def weight_loader(self, param):
+                block = self.weight_block_size
+                return self.no_such_member, block
+        """,
+    "kp/models.py": """
+        from vllm.model_executor.models.interfaces import SupportsPP
+        from vllm.model_executor.models.processing import BaseProcessor, InfoBase, OmniProcessor
+        from vllm.platforms import current_platform
+
+        import kp.linear  # noqa: F401
+
+
+        class KModel(SupportsPP):
+            def forward(self, input_ids, positions, intermediate_tensors=None):
+                return input_ids
+
+
+        class KProcessor(OmniProcessor):
+            def _apply(self, placeholders, counts):
+                self._validate(placeholders, counts)
+
+            def _validate(self, placeholders, counts):
+                BaseProcessor[int]._validate(self, placeholders, counts)
+
+
+        class KInfo3(InfoBase):
+            def frames(self, seq_len, counts):
+                return super().frames(seq_len, counts, max_frames=8)
+
+            def max_tokens(self, seq_len, counts):
+                return self.frames(seq_len, counts)
+
+
+        class KInfoStale(InfoBase):
+            def frames(self, seq_len, counts):
+                return 1
+
+
+        def load():
+            return current_platform.is_kunlun()
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    root = tmp_path_factory.mktemp("own-base")
+    write_tree(root / "up", UPSTREAM)
+    write_tree(root / "baseline", BASELINE)
+    write_tree(root / "plugin", PLUGIN)
+    return root
+
+
+@pytest.fixture(scope="module")
+def checked(trees):
+    code, doc = harness_json("check", "--plugin", str(trees / "plugin"), "--upstream", str(trees / "up"), "--baseline", "none")
+    return code, by_target(doc["findings"]), doc
+
+
+def test_a_patch_adding_a_name_the_plugin_looks_up_is_its_own(checked):
+    _, found, _ = checked
+    added = found[f"{CONFIGS}.KConfig"]
+    assert (added["status"], added["breaking"]) == ("extension", False), added
+    assert "kp/registry.py:1" in added["detail"]
+    # added, but read by nothing the scan sees, and no baseline: undecided, not breaking
+    for target in (f"{CONFIGS}.KVisionConfig", f"{LINEAR}.ReplicatedLinear.get_weights"):
+        assert (found[target]["status"], found[target]["breaking"]) == ("unknown", False), found[target]
+        assert "--baseline" in found[target]["detail"]
+    # a name the release still has elsewhere (RowParallelLinear.weight_loader_v2): a replacement gone from here
+    moved = found[f"{LINEAR}.ColumnParallelLinear.weight_loader_v2"]
+    assert (moved["status"], moved["breaking"]) == ("missing", True), moved
+
+
+def test_a_patch_over_what_the_baseline_had_stays_missing(trees):
+    code, doc = harness_json("check", "--plugin", str(trees / "plugin"), "--upstream", str(trees / "up"), "--baseline", str(trees / "baseline"))
+    found = by_target(doc["findings"])
+    replaced = found[f"{LINEAR}.ReplicatedLinear.get_weights"]
+    assert (replaced["status"], replaced["breaking"]) == ("missing", True), replaced
+    # the baseline lacked it too: an addition
+    added = found[f"{CONFIGS}.KVisionConfig"]
+    assert (added["status"], added["breaking"]) == ("extension", False), added
+    assert code == 1
+
+
+def test_an_override_of_a_protocol_method_breaks_only_through_a_call(checked):
+    _, found, _ = checked
+    forward = found["vllm.model_executor.models.interfaces.SupportsPP.forward"]
+    assert (forward["status"], forward["breaking"]) == ("signature_changed", False), forward
+    assert "typing.Protocol" in forward["detail"]
+
+
+def test_calls_that_cannot_reach_an_override_do_not_break_it(checked):
+    _, found, doc = checked
+    overrides = {(f["file"], f["line"]): f for f in doc["findings"] if f["kind"] == "subclass" and f["status"] == "signature_changed"}
+    # upstream's OmniProcessor._apply calls self._validate(…, use_audio=True), but KProcessor has its own _apply
+    validate = found[f"{PROC}.OmniProcessor._validate"]
+    assert not validate["breaking"] and "processing.py:" in validate["detail"] and "cannot reach" in validate["detail"], validate
+    # Info3's super().frames(…) runs InfoBase.frames; KInfo3 redefines max_tokens, the other caller
+    info3 = overrides[("kp/models.py", 22)]
+    assert not info3["breaking"] and "super()" in info3["detail"], info3
+    # KInfoStale keeps InfoBase.max_tokens, whose self.frames(…, max_frames=2) lands on its override
+    stale = overrides[("kp/models.py", 30)]
+    assert stale["breaking"] and "max_frames" in stale["detail"], stale
+
+
+def test_a_method_called_through_a_subscripted_generic_is_not_a_constructor_call(checked):
+    _, found, doc = checked
+    assert f"{PROC}.BaseProcessor" not in found, found.get(f"{PROC}.BaseProcessor")
+    assert not any(f["kind"] == "call" and f["breaking"] for f in doc["findings"]), [f for f in doc["findings"] if f["kind"] == "call"]
+
+
+def test_a_member_upstream_assigns_on_the_layer_handed_to_it(checked):
+    _, found, _ = checked
+    assert f"{LINEAR}.ColumnParallelLinear.weight_block_size" not in found or not found[f"{LINEAR}.ColumnParallelLinear.weight_block_size"]["breaking"]
+    gone = found[f"{LINEAR}.ColumnParallelLinear.no_such_member"]
+    assert (gone["status"], gone["breaking"]) == ("missing", True), gone
+
+
+def test_code_in_a_method_nothing_calls_cannot_fail(checked):
+    code, found, _ = checked
+    hpu = found["vllm.platforms.interface.PlatformEnum.HPU"]
+    assert hpu["status"] == "missing" and not hpu["breaking"] and "nothing calls" in hpu["detail"], hpu
+    # is_kunlun is called by the plugin (models.load): its missing enum member breaks
+    xpu = found["vllm.platforms.interface.PlatformEnum.XPU"]
+    assert xpu["status"] == "missing" and xpu["breaking"], xpu
+    assert code == 1
