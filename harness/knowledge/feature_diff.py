@@ -111,6 +111,7 @@ def diff_upstreams(
         prefetch(new_index, scan)
         prefetch(old_index, scan)
         old_judge, new_judge = Judge(old_index, scan, successors=False), Judge(new_index, scan)
+        new_judge.before = old_index  # a patch of a name --from lacked too adds it
         findings = []
         for dep in dependencies(scan):
             finding = _judge_pair(dep, old_judge, new_judge)

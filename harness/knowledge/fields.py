@@ -163,7 +163,7 @@ def _uncertain(index: SymbolIndex, owner: Ref, attr: str, missing: Resolution) -
     # an object of one runtime (sglang.srt) is never handed to another's code (sglang.multimodal_gen)
     parts = owner.module.split(".")
     runtime = ".".join(parts[:2]) if len(parts) > 2 else parts[0]
-    where = _outside_write(index, attr, runtime) or index.registered_on_others(attr, runtime)
+    where = outside_write(index, attr, runtime) or index.registered_on_others(attr, runtime)
     if where is None:
         return missing
     return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but upstream sets {attr!r} on other objects at run time ({where})")
@@ -172,7 +172,7 @@ def _uncertain(index: SymbolIndex, owner: Ref, attr: str, missing: Resolution) -
 _WRITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _outside_write(index: SymbolIndex, attr: str, within: str) -> str | None:
+def outside_write(index: SymbolIndex, attr: str, within: str) -> str | None:
     """"relpath:line" of the first `a.b.attr = …` upstream writes through a receiver other
     than self / cls, in a module under the package `within` (test modules aside), or None. The
     sources that mention `attr` at all are searched, once per index, package and name."""

@@ -79,6 +79,9 @@ class Judge(MemberJudging, Conditions):
         self.index = index
         self.scan = scan
         self.baseline = Judge(baseline, scan, successors=False) if baseline is not None else None
+        # the release a patch target is compared with, to tell an addition from a replacement of
+        # something dropped (_added_name): the baseline, or --from in a diff
+        self.before: SymbolIndex | None = baseline
         # finding id -> (finding, target, the older index the search compares with)
         self._successors: dict[int, tuple[Finding, str, SymbolIndex | None]] | None = {} if successors else None
         self.version = upstream_version(index.source)
@@ -455,12 +458,13 @@ class Judge(MemberJudging, Conditions):
         """A patch setting a name its upstream module or class does not have (`mod.Name = X`,
         `setattr(mod, "Name", X)`): setting it cannot fail, so it is either the plugin adding a
         name of its own or a replacement of one upstream removed (a dead patch: `missing`).
-        Evidence: the baseline release (had it: a replacement; lacked it too: an addition); the
+        Evidence: the earlier release, `before` (had it: a replacement; lacked it too: an addition); the
         release naming it nowhere while the plugin reads it itself or writes it as a string
         (looked up by name later, as vllm/transformers_utils/config.py's _CONFIG_REGISTRY maps
         model types to class names of vllm.transformers_utils.configs): an addition. A release
         that still names it (moved elsewhere, still read): the replacement stays `missing`.
-        Otherwise `unknown` with the reason. None when the owner itself does not resolve, is
+        Otherwise `unknown` with the reason where the engine's plugins add names by patching
+        (EngineProfile.patches_add_names), else `missing`. None when the owner itself does not resolve, is
         assembled from other classes (a value set on it is dropped), or for other patch forms."""
         owner_path, _, name = dep.target.rpartition(".")
         owner = self.index.resolve(owner_path)
@@ -470,12 +474,12 @@ class Judge(MemberJudging, Conditions):
         if owner.ref.kind == "class" and (info is None or info.open_members):
             return None
         what = f"{owner_path} has no {name!r} in {self.index.source.label}"
-        if self.baseline is not None:
-            before = self.baseline.index.resolve(dep.target)
+        if self.before is not None:
+            before = self.before.resolve(dep.target)
             if before.ok or is_undecided(before):
-                return None  # the plugin replaced what its own release had: upstream dropped it
+                return None  # the plugin replaced what the earlier release had: upstream dropped it
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
-                           detail=f"{what}, nor in {self.baseline.index.source.label} (the release the plugin declares): the patch adds a name of the plugin's own")
+                           detail=f"{what}, nor in {self.before.source.label}: the patch adds a name of the plugin's own")
         named = self._named_in_release(name)
         if named is not None:
             return None
@@ -484,6 +488,8 @@ class Judge(MemberJudging, Conditions):
         if used is not None:
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}, and no code of it names {name!r}: the patch adds a name of the plugin's own, which it {used}")
+        if not profile().patches_add_names:
+            return None
         return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                        detail=f"{what}, and no code of it names {name!r}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
                               "upstream dropped (dead); the release the plugin was written against (--baseline) tells")

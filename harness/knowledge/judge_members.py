@@ -5,11 +5,11 @@ override signatures, methods gone from the bases and the shims that still call t
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
 from harness.knowledge.callsites import CallSite
 from harness.knowledge.external import display
+from harness.knowledge.fields import outside_write
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.plugin_repo import Dependency, PluginScan, is_upstream
@@ -93,7 +93,7 @@ class MemberJudging:
                                   note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
             dynamic.extend(attributes.dynamic)
         handed = next((found for cls in classes for found in [self.hands_itself_over(cls)] if found), None)
-        where = (self.index.registered_on_others(name) or self.assigned_on_others(name)) if handed else None
+        where = self.index.registered_on_others(name) if handed else None
         if where is not None:
             cls = next(c for c in classes if self.hands_itself_over(c) == handed)
             return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
@@ -110,6 +110,13 @@ class MemberJudging:
         hook = next((found for cls in classes for found in [self.index.member(cls, "__getattr__")] if found.ok), None)
         if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY:
             dynamic.append(f"{hook.owner} defines __getattr__")
+        if handed:
+            # `layer.weight_block_size = …` in the code it is handed to (vllm/model_executor/layers/
+            # quantization/fp8.py create_weights): there on that path, so not certain either way
+            parts = classes[0].module.split(".")
+            written = outside_write(self.index, name, ".".join(parts[:2]) if len(parts) > 2 else parts[0])
+            if written is not None:
+                dynamic.append(f"upstream sets {name!r} on other objects at run time ({written}), and {handed} hands the instance to other code")
         if dynamic:
             return Resolution(name, None, outcome=Outcome.undecided, note="; ".join(dynamic))
         return Resolution(name, None, note=f"no class in the MRO defines or assigns {name!r}")
@@ -336,20 +343,6 @@ class MemberJudging:
                 if self._handed[cls.path]:
                     break
         return self._handed[cls.path]
-
-    def assigned_on_others(self, name: str) -> str | None:
-        """Where upstream code assigns `name` on an object other than self/cls (`layer.name = …`,
-        as vllm/model_executor/layers/quantization/fp8.py create_weights sets
-        layer.weight_block_size on the layer handed to it): "relpath:line" of the first, or None."""
-        pattern = re.compile(rb"^[ \t]*(\w+)\." + re.escape(name.encode()) + rb"[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
-        for module, text in self.index.sources().items():
-            if b"." + name.encode() not in text:
-                continue
-            for match in pattern.finditer(text):
-                if match.group(1) not in (b"self", b"cls"):
-                    line = text.count(b"\n", 0, match.start()) + 1
-                    return f"{self.index.files[module][0]}:{line}"
-        return None
 
     def _ast(self, module: str) -> ast.Module | None:
         try:

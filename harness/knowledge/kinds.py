@@ -97,6 +97,10 @@ class EngineProfile:
     replacements: ReplacementRegistry | None = None
     model_registration: ModelRegistration | None = None
     named_classes: NamedClasses = field(default_factory=NamedClasses)
+    # plugins extend upstream objects by patching (no registry to wrap through), adding names of
+    # their own: a patch of a name the release lacks, with no evidence either way, is undecided
+    # rather than a replacement of one upstream dropped (judge._added_name)
+    patches_add_names: bool = False
 
     def spec(self, kind: str) -> KindSpec:
         """The kind's spec; a kind this engine does not know gets the defaults (no errors,
@@ -268,6 +272,7 @@ VLLM = EngineProfile(
         },
         loader="vllm.utils.import_utils.resolve_obj_by_qualname",
     ),
+    patches_add_names=True,  # e.g. setattr(vllm.transformers_utils.configs, "KimiK25Config", …) in vllm-kunlun
 )
 
 ENGINES: dict[str, EngineProfile] = {engine.name: engine for engine in (SGLANG, VLLM)}
