@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from harness.knowledge.fields import annotation_class
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import call_shape
@@ -49,6 +50,12 @@ class CallSite:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
+
+    @property
+    def call_read(self) -> bool:
+        """A call whose arguments are all visible: not a reference passed on, not the placeholder
+        for calls left unscanned, no `*args` / `**kwargs` (their contents are not known)."""
+        return not (self.shape.star_args or self.shape.star_kwargs or self.receiver.endswith("(referenced, not called)"))
 
     def describe(self) -> str:
         """`path:line (2 positional, allow_patterns=)`."""
@@ -192,9 +199,37 @@ def _classify(index, module, node, enclosing, ref, owner_ref, name, static, clas
             definer = _first_definer(index, found.ref, name, after_self=False)
             # through the class: a plain method gets self explicitly, a classmethod gets cls implicitly
             return (True, text, classmethod_) if definer == owner_ref else None
-        if found.ok and found.ref.kind == "module":
-            return None  # a module's own function of that name, not a method
+        if found.ok and found.ref.kind in ("module", "external"):
+            return None  # a module's own function of that name, not a method; another library's object
+        held = _attribute_class(index, module, enclosing, text) if enclosing else None
+        if held is not None:  # `self.comm.send(…)` with `comm: Optional[Base]` declared on the class
+            mro = index.mro(owner_ref)
+            reaches = held in mro or owner_ref in index.mro(held)
+            return (True, text, implicit) if reaches else None
     return False, text or ast.unparse(receiver), implicit
+
+
+def _attribute_class(index: SymbolIndex, module: str, enclosing: str, text: str) -> Ref | None:
+    """The upstream class `self.<attr>` holds by its annotation in the enclosing class or a base
+    (`device_communicator: Optional[DeviceCommunicatorBase]` in the class body, or
+    `self.punica_wrapper: PunicaWrapperBase = …` in a method): an instance of it or of a
+    subclass. None when no annotation names one class."""
+    head, _, attr = text.partition(".")
+    if head != "self" or not attr or "." in attr:
+        return None
+    for klass in index.mro(Ref("class", module, enclosing)):
+        info = index.class_info(klass) if klass.kind == "class" else None
+        tree = index.tree(klass.module) if info is not None else None
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno), None) if tree else None
+        for stmt in ast.walk(node) if node is not None else ():
+            if isinstance(stmt, ast.AnnAssign) and (
+                (isinstance(stmt.target, ast.Name) and stmt.target.id == attr)
+                or (isinstance(stmt.target, ast.Attribute) and stmt.target.attr == attr and dotted(stmt.target.value) == "self")
+            ):
+                named = annotation_class(stmt.annotation)
+                found = index.resolve_in_scope(klass.module, named) if named else None
+                return found.ref if found is not None and found.ok and found.ref.kind == "class" else None
+    return None
 
 
 def _first_definer(index: SymbolIndex, cls: Ref, name: str, after_self: bool) -> Ref | None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import PluginScan, Root
+from harness.knowledge.plugin_repo import AnyOf, GuardCond, PluginScan, Root
 
 if TYPE_CHECKING:
     from harness.knowledge.plugin_scan import Scanner
@@ -28,7 +28,7 @@ def plugin_roots(scan: PluginScan, scanner: Scanner, entries: list[str]) -> list
                     roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class"))
     if roots:  # classes the plugin names by qualified name are imported when upstream needs them
         platform_classes = [path.replace(":", ".") for path in scan.platform_class_paths]
-        roots += [Root(module, why, loader) for module, why, loader in scanner.named_class_roots(platform_classes)]
+        roots += [Root(*named) for named in scanner.named_class_roots(platform_classes)]
     for module in entries:
         if module not in scanner.files:
             raise HarnessError(f"--entry {module}: no such module in {scan.root}")
@@ -52,8 +52,17 @@ def mark_live(scan: PluginScan, scanner: Scanner) -> None:
     the submodule `a.b` when there is one; `import_module` and auto-discovery load by name.
     The same walk over what runs while the plugin loads (module bodies and the entry callables)
     records which loader imports each module then."""
+    # modules only a conditional root reaches run only under its conditions (see Root.guards)
     for root in scan.roots:
-        walk_imports(scan, [root.module], scanner.imports_of, lambda module: module.live, lambda module: setattr(module, "live", True))
+        if not root.guards:
+            walk_imports(scan, [root.module], scanner.imports_of, lambda module: module.live, lambda module: setattr(module, "live", True))
+    unconditional = {name for name, module in scan.modules.items() if module.live}
+    only_when: dict[str, list[tuple[GuardCond, ...]]] = {}
+    for root in scan.roots:
+        if root.guards:
+            for name in _reached(scan, scanner, root.module) - unconditional:
+                scan.modules[name].live = True
+                only_when.setdefault(name, []).append(root.guards)
     entry_callables = {f"{m}.{a.split('.')[0]}" for ep in scan.entry_points for m, _, a in [ep.value.partition(":")]}
     for root in scan.roots:
         walk_imports(
@@ -64,6 +73,23 @@ def mark_live(scan: PluginScan, scanner: Scanner) -> None:
         module = scan.modules.get(dep.module)
         dep.live = module.live if module else True
         dep.loaded_by = frozenset(module.loaded_by) if module else frozenset()
+        if dep.module in only_when:
+            dep.guards = (_any_of(only_when[dep.module]),) + dep.guards
+
+
+def _reached(scan: PluginScan, scanner: Scanner, start: str) -> set[str]:
+    reached: set[str] = set()
+    walk_imports(scan, [start], scanner.imports_of, lambda module: module.name in reached, lambda module: reached.add(module.name))
+    return reached
+
+
+def _any_of(alternatives: list[tuple[GuardCond, ...]]) -> GuardCond:
+    """One guard from the conditional roots reaching a module (one GuardCond each): it runs
+    when any of them holds."""
+    guards = list(dict.fromkeys(g for alternative in alternatives for g in alternative))
+    if len(guards) == 1:
+        return guards[0]
+    return GuardCond(AnyOf(tuple(g.cond for g in guards)), " or ".join(g.text for g in guards), guards[0].line)
 
 
 def walk_imports(scan: PluginScan, start: list[str], imports_of, seen, mark) -> None:

@@ -12,7 +12,13 @@ from harness.knowledge.forms import QUALNAME
 from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import arg
 from harness.knowledge.plugin_folding import Named
-from harness.knowledge.plugin_repo import PluginScan, is_upstream
+from harness.knowledge.plugin_repo import (
+    AllOf,
+    Dependency,
+    GuardCond,
+    PluginScan,
+    is_upstream,
+)
 from harness.knowledge.symbols import dotted
 
 
@@ -140,9 +146,10 @@ class Registrations:
             if module in self.files and self.scan.modules[module].error is None:
                 dep.hook = self.qualify(module, name) or None
 
-    def named_class_roots(self, platform_classes: list[str]) -> list[tuple[str, str, str]]:
-        """(module, why, loader) for each plugin module a platform class (or a model registration)
-        names a class in: upstream imports it when it needs the class."""
+    def named_class_roots(self, platform_classes: list[str]) -> list[tuple[str, str, str, tuple[GuardCond, ...]]]:
+        """(module, why, loader, guards) for each plugin module a platform class (or a model
+        registration) names a class in: upstream imports it when it needs the class, and only
+        when the statement naming it runs (`guards`: its conditions as one, see _naming_guard)."""
         roots = []
         for dep in self.scan.dependencies:
             if dep.kind != "named_class" or is_upstream(dep.target):
@@ -151,9 +158,20 @@ class Registrations:
             owner = dep.plugin_class or (dep.enclosing[0].rsplit(".", 1)[0] if dep.enclosing else "")
             if module is None:
                 continue
+            guards = _naming_guard(dep)
             if dep.how == "model_registration":
-                roots.append((module, f"{dep.member} registered as {dep.expression} ({dep.file}:{dep.line})", "model_package"))
+                roots.append((module, f"{dep.member} registered as {dep.expression} ({dep.file}:{dep.line})", "model_package", guards))
             elif any(owner == p or owner.startswith(p + ".") for p in platform_classes):
-                roots.append((module, f"{dep.member} {dep.expression} named by the platform class ({dep.file}:{dep.line})", "named_class"))
+                roots.append((module, f"{dep.member} {dep.expression} named by the platform class ({dep.file}:{dep.line})", "named_class", guards))
         return roots
 
+
+def _naming_guard(dep: Dependency) -> tuple[GuardCond, ...]:
+    """The conditions a class is named under (`if use_v1: return "pkg.v1.Backend"`, an early
+    `return` before it, a version guard), as one guard for the code of the module it names,
+    which is imported only then; its text says which string and where. () when unconditional."""
+    texts = list(dict.fromkeys(g.text for g in dep.guards))
+    if not texts:
+        return ()
+    cond = dep.guards[0].cond if len(dep.guards) == 1 else AllOf(tuple(g.cond for g in dep.guards))
+    return (GuardCond(cond, f"{dep.expression!r} is named only when {' and '.join(texts)} ({dep.file}:{dep.line})", dep.line),)

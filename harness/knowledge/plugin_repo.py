@@ -57,6 +57,9 @@ class Root:
     module: str  # a module, or "pkg.*" for each direct submodule of pkg (pkgutil.iter_modules)
     why: str  # "entry point sglang.srt.plugins:xdev_hooks", "--entry", "imports sglang (no entry points)"
     loader: Loader  # what imports it, which decides what an ImportError there costs
+    # the conditions under which the engine imports it at all: a class the platform names only in
+    # one branch (`if use_v1: return "…v1…Backend"`) is imported only when that branch is taken
+    guards: tuple[GuardCond, ...] = ()
 
 
 __all__ = ["LOADERS", "Loader"]  # kinds.py keeps them (engine data); read here by the judge

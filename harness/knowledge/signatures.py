@@ -88,6 +88,9 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     checked = ", ".join(s.describe() for s in sites.calls[:6]) + (f" and {len(sites.calls) - 6} more" if len(sites.calls) > 6 else "")
     if sites.unsure or failing:
         unplaced = ", ".join(f"{s.where} ({s.receiver})" for s in sites.unsure[:4])
+        if not failing and all(site.call_read and bind(site) is None for site in sites.unsure):
+            # wherever the calls of that name land, each binds: none can raise TypeError
+            return False, f"{message}; but every upstream call of that name binds, placed or not: {checked or 'none placed'}; not placed: {unplaced}"
         return certain, f"{message}; upstream calls checked: {checked or 'none found'}" + (f"; calls of the same name not placed: {unplaced}" if unplaced else "")
     if certain and _called_implicitly(index, ref):
         return certain, f"{message}; upstream calls checked: {checked or 'none found'}, but it is also called in ways a source scan cannot see"
