@@ -12,7 +12,13 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
 - `Base[T].method(self, …)` is a method call through a generic class, not a constructor call;
 - a member upstream assigns on the layer handed to it (`layer.weight_block_size = …` in
   create_weights): undecided, as a field set from outside the class is;
-- code inside a plugin method nothing calls (a leftover `is_hpu` override) cannot fail.
+- code inside a plugin method nothing calls (a leftover `is_hpu` override) cannot fail;
+- a class the platform names only in one branch (`if use_v1: return "…v1…"` else the V0 backend,
+  whose imports the release dropped): its module is imported only then, so what it holds is
+  undecided, not breaking; a class named unconditionally stays breaking;
+- an override narrowing a parameter (`send(self, tensor, dst)` over `dst=None`) whose upstream
+  calls go through an attribute annotated with the base class (`device_communicator:
+  Optional[DeviceCommunicatorBase]`) and all pass it: those calls are placed, and bind.
 """
 
 from __future__ import annotations
@@ -60,6 +66,47 @@ UPSTREAM = {
             import vllm.transformers_utils.configs as configs
 
             return getattr(configs, _CONFIG_REGISTRY[model_type])()
+        """,
+    "vllm/attention/__init__.py": "",
+    "vllm/attention/backends/__init__.py": "",
+    "vllm/attention/backends/utils.py": """
+        def get_num_prefill_decode_query_kv_tokens(attn_metadata):
+            return 0
+        """,
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/attention/__init__.py": "",
+    "vllm/v1/attention/backend.py": """
+        class AttentionBackend:
+            @staticmethod
+            def get_name() -> str:
+                raise NotImplementedError
+        """,
+    "vllm/distributed/__init__.py": "",
+    "vllm/distributed/device_communicators/__init__.py": "",
+    "vllm/distributed/device_communicators/base_device_communicator.py": """
+        class DeviceCommunicatorBase:
+            def __init__(self, cpu_group, device=None):
+                self.cpu_group = cpu_group
+
+            def send(self, tensor, dst=None):
+                pass
+        """,
+    "vllm/distributed/parallel_state.py": """
+        from typing import Optional
+
+        import torch.distributed
+
+        from vllm.distributed.device_communicators.base_device_communicator import DeviceCommunicatorBase
+
+
+        class GroupCoordinator:
+            device_communicator: Optional[DeviceCommunicatorBase]
+
+            def send(self, tensor, dst):
+                self.device_communicator.send(tensor, dst)
+
+            def barrier(self, tensor):
+                torch.distributed.send(tensor)
         """,
     "vllm/model_executor/__init__.py": "",
     "vllm/model_executor/layers/__init__.py": "",
@@ -198,6 +245,44 @@ PLUGIN = {
 
             def is_kunlun(self) -> bool:
                 return self._enum == PlatformEnum.XPU
+
+            @classmethod
+            def get_attn_backend_cls(cls, selected_backend, head_size, dtype, kv_cache_dtype, block_size, use_v1, use_mla):
+                if use_v1:
+                    return "kp.attn_v1.KBackend"
+                return "kp.attn_v0.KBackendV0"
+
+            @classmethod
+            def get_device_communicator_cls(cls) -> str:
+                return "kp.comm.KCommunicator"
+        """,
+    "kp/attn_v1.py": """
+        from vllm.v1.attention.backend import AttentionBackend
+
+
+        class KBackend(AttentionBackend):
+            @staticmethod
+            def get_name() -> str:
+                return "K"
+        """,
+    "kp/attn_v0.py": """
+        from vllm.attention.backends.utils import compute_slot_mapping
+        from vllm.v1.attention.backend import AttentionBackend
+
+
+        class KBackendV0(AttentionBackend):
+            @staticmethod
+            def get_name() -> str:
+                return compute_slot_mapping.__name__
+        """,
+    "kp/comm.py": """
+        from vllm.distributed.device_communicators.base_device_communicator import DeviceCommunicatorBase
+        from vllm.distributed.parallel_state import get_world_group
+
+
+        class KCommunicator(DeviceCommunicatorBase):
+            def send(self, tensor, dst):
+                return get_world_group, tensor, dst
         """,
     "kp/linear.py": """
         from vllm.model_executor.layers.linear import ColumnParallelLinear, ReplicatedLinear
@@ -344,3 +429,21 @@ def test_code_in_a_method_nothing_calls_cannot_fail(checked):
     xpu = found["vllm.platforms.interface.PlatformEnum.XPU"]
     assert xpu["status"] == "missing" and xpu["breaking"], xpu
     assert code == 1
+
+
+def test_a_class_named_in_one_branch_is_imported_only_then(checked):
+    _, found, _ = checked
+    v0 = found["vllm.attention.backends.utils.compute_slot_mapping"]
+    assert (v0["status"], v0["breaking"]) == ("missing", False), v0
+    assert v0["guard"]["outcome"] == "undecided" and "not (use_v1)" in v0["guard"]["condition"], v0["guard"]
+    assert "kp/platform.py" in v0["guard"]["condition"], v0["guard"]
+    # named whatever the arguments: its module's failures break
+    world = found["vllm.distributed.parallel_state.get_world_group"]
+    assert (world["status"], world["breaking"], world["guard"]) == ("missing", True, None), world
+
+
+def test_calls_through_an_annotated_attribute_are_placed(checked):
+    _, found, _ = checked
+    send = found["vllm.distributed.device_communicators.base_device_communicator.DeviceCommunicatorBase.send"]
+    assert (send["status"], send["breaking"]) == ("signature_changed", False), send
+    assert "parallel_state.py:12" in send["detail"] and "binds" in send["detail"], send
