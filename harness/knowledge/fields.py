@@ -295,11 +295,19 @@ def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
                    detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}; AttributeError when read)")
 
 
+def written_by_plugin(judge: Judge, target: str) -> Dependency | None:
+    """The plugin site that sets `<Class>.<name>` itself, or None (see _written)."""
+    return _written(judge).get(target)
+
+
 def _written(judge: Judge) -> dict[str, Dependency]:
-    """`<Class>.<field>` -> a plugin site that sets it (a field write, or a server-arg write)."""
+    """`<Class>.<field>` -> a plugin site that sets it (a field write, a server-arg write, or a
+    patch setting the name on the class: `Parser._emit_delta = _emit_delta`, which the patched
+    methods then read through self)."""
     if judge.field_writes is None:
         judge.field_writes = {
             dep.target: dep for dep in judge.scan.dependencies
-            if dep.target and (dep.kind == "field" and dep.how == WRITE or dep.kind == "server_arg")
+            if dep.target and (dep.kind == "field" and dep.how == WRITE or dep.kind == "server_arg"
+                               or dep.kind == "patch" and dep.how in ("assign", "setattr"))
         }
     return judge.field_writes

@@ -40,7 +40,7 @@ from harness.knowledge.judge_resolution import (
     upstream_version,
 )
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import CallShape, Catch, Dependency, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import CallShape, Catch, Dependency, PluginClass, PluginScan, is_upstream
 from harness.knowledge.prefetch import prefetch
 from harness.knowledge.registries import registry_keys
 from harness.knowledge.risk import risk_of
@@ -90,6 +90,8 @@ class Judge(MemberJudging, Conditions):
         self._raw_findings: dict[int, Finding | None] = {}
         self._handed: dict[str, str | None] = {}
         self.field_writes: dict[str, Dependency] | None = None  # fields.py: the fields the plugin sets itself
+        self._grafts: dict[str, list[Dependency]] | None = None  # judge_members.grafted_onto: plugin methods patched onto upstream classes
+        self._subclasses: dict[str, list[PluginClass]] | None = None  # judge_members.plugin_subclass_defining: plugin classes by base
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this
@@ -481,23 +483,30 @@ class Judge(MemberJudging, Conditions):
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}, nor in {self.before.source.label}: the patch adds a name of the plugin's own")
         named = self._named_in_release(name)
-        if named is not None:
+        # where plugins add names by patching, a name only other modules use (another parser's
+        # own helper of the same name) says nothing of this owner: upstream would read a
+        # member of it in the owner's own module
+        if named is not None and (not profile().patches_add_names or self._named_in_release(name, owner.ref.module) is not None):
             return None
+        nowhere = f"no code of it names {name!r}" if named is None else f"the release names {name!r} only outside {owner.ref.module} (e.g. {named})"
         used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)))
                      if where is not None and where != f"{dep.file}:{dep.line}"), None)
         if used is not None:
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
-                           detail=f"{what}, and no code of it names {name!r}: the patch adds a name of the plugin's own, which it {used}")
+                           detail=f"{what}, and {nowhere}: the patch adds a name of the plugin's own, which it {used}")
         if not profile().patches_add_names:
             return None
         return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
-                       detail=f"{what}, and no code of it names {name!r}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
+                       detail=f"{what}, and {nowhere}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
                               "upstream dropped (dead); the release the plugin was written against (--baseline) tells")
 
-    def _named_in_release(self, name: str) -> str | None:
-        """The first module of the release whose source has `name` as a word, or None."""
+    def _named_in_release(self, name: str, module: str | None = None) -> str | None:
+        """The first module of the release (or `module` itself) whose source has `name` as a
+        word, or None."""
         word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-        return next((module for module, text in self.index.sources().items() if name.encode() in text and word.search(text)), None)
+        sources = self.index.sources()
+        texts = sources.items() if module is None else [(module, sources.get(module, b""))]
+        return next((found for found, text in texts if name.encode() in text and word.search(text)), None)
 
     # --------------------------------------------------------------- shared
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from harness.knowledge.callsites import CallSite
 from harness.knowledge.external import display
-from harness.knowledge.fields import outside_write
+from harness.knowledge.fields import outside_write, written_by_plugin
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
-from harness.knowledge.plugin_repo import Dependency, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import Dependency, PluginClass, PluginScan, is_upstream
 from harness.knowledge.risk import risk_of
 from harness.knowledge.signatures import against_calls, bind_problem, signature_incompatibility
 from harness.knowledge.successors import find_successor
@@ -35,6 +35,8 @@ class MemberJudging:
     scan: PluginScan
     baseline: Judge | None
     _handed: dict[str, str | None]
+    _grafts: dict[str, list[Dependency]] | None
+    _subclasses: dict[str, list[PluginClass]] | None
 
     def upstream_mro(self, plugin_class: str) -> list[Ref]:
         """The upstream classes (and outside bases) in the plugin class's C3 MRO, in order."""
@@ -121,6 +123,54 @@ class MemberJudging:
             return Resolution(name, None, outcome=Outcome.undecided, note="; ".join(dynamic))
         return Resolution(name, None, note=f"no class in the MRO defines or assigns {name!r}")
 
+    def grafted_onto(self, dep: Dependency, member: str) -> str | None:
+        """Where the plugin method holding `dep` is assigned onto upstream classes that have
+        `member` (`QwenGDN._forward_core = AscendGDN._forward_core`): "T.m (patched at
+        file:line)", self being a T there; None when it is not, or a target lacks `member`."""
+        if self._grafts is None:
+            self._grafts = {}
+            for patch in self.scan.dependencies:
+                if patch.kind == "patch" and patch.hook and patch.target and patch.how in ("assign", "setattr"):
+                    self._grafts.setdefault(patch.hook, []).append(patch)
+        patches = next((self._grafts[path] for path in reversed(dep.enclosing or self._method_at(dep)) if path in self._grafts), None)
+        if not patches:
+            return None
+        places = []
+        for patch in patches:
+            owner = self.index.resolve(patch.target.rpartition(".")[0])
+            if not owner.ok or owner.ref.kind != "class" or self.lookup(self.index.mro(owner.ref), member, True).ref is None:
+                return None
+            places.append(f"{patch.target} (patched at {patch.file}:{patch.line})")
+        return ", ".join(places)
+
+    def plugin_subclass_defining(self, plugin_class: str | None, member: str) -> PluginClass | None:
+        """A plugin class deriving (at any depth) from `plugin_class` that binds `member` in its
+        body or on self: code of the base reading it may run on such an instance."""
+        if plugin_class is None:
+            return None
+        if self._subclasses is None:
+            self._subclasses = {}
+            for cls in self.scan.classes.values():
+                for base in cls.bases:
+                    self._subclasses.setdefault(base, []).append(cls)
+        queue, seen = list(self._subclasses.get(plugin_class, [])), set()
+        while queue:
+            cls = queue.pop()
+            if cls.path in seen:
+                continue
+            seen.add(cls.path)
+            if member in cls.names or member in cls.methods:
+                return cls
+            queue.extend(self._subclasses.get(cls.path, []))
+        return None
+
+    def _method_at(self, dep: Dependency) -> tuple[str, ...]:
+        """The plugin class method holding a member reference (recorded per class, without
+        `enclosing`): the last one starting at or above its line."""
+        cls = self.scan.classes.get(dep.plugin_class or "")
+        starts = [m for m in cls.methods.values() if m.line <= dep.line] if cls is not None else []
+        return (f"{dep.plugin_class}.{max(starts, key=lambda m: m.line).name}",) if starts else ()
+
     def _judge_member(self, dep: Dependency) -> Finding | None:
         mro = self.upstream_mro(dep.plugin_class)
         first = next((c for c in mro if c.kind == "class"), None)
@@ -139,6 +189,21 @@ class MemberJudging:
                 if dep.kind == "override":
                     return self._not_on_base(dep, mro, first, target)
                 return self._dropped_override(dep, target)
+            own = next((w for c in mro for w in [written_by_plugin(self, f"{c.path}.{dep.member}")] if w is not None), None)
+            if own is not None and dep.access in ("instance", "class"):
+                return Finding(**self.base(dep, target), status=Status.ok, detail=f"{where}: the plugin sets {dep.member!r} on {first.path} itself ({own.file}:{own.line})")
+            # the class the code is written in (dep.name) may be a base of the one judged
+            sub = next((found for cls in dict.fromkeys((dep.plugin_class, dep.name)) for found in [self.plugin_subclass_defining(cls, dep.member)] if found),
+                       None) if dep.access in ("instance", "class") else None
+            if sub is not None:
+                return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                               detail=f"{where}: {dep.member!r} is not declared by {first.path} and its bases ({found.note}), but the plugin's subclass {sub.path} "
+                                      f"defines it ({sub.file}:{sub.line}): the instance may be one")
+            grafted = self.grafted_onto(dep, dep.member) if dep.access == "instance" else None
+            if grafted is not None:
+                return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                               detail=f"{where}: {dep.member!r} is not declared by {first.path} and its bases ({found.note}), but the method runs as {grafted}: "
+                                      "on those instances it is there; on instances of the plugin class itself it would not be")
             detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases ({found.note}; AttributeError when it runs)"
             return self._missing(dep, detail, target=target)
         defined_in = ref.path if ref.module and ref.kind != "external" else display(owner) if owner else None
