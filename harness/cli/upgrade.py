@@ -82,7 +82,7 @@ def upgrade(
             else:
                 update(message)
 
-        from_spec = from_spec_of(plugin_path, from_)
+        from_spec = from_spec_of(plugin_path, from_, to, progress)
         to_spec = to_spec_of(to, progress)
         report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
                              plugin_commit=plugin_commit(plugin_path), agent=agent, runs=runs, only=feature,

@@ -55,6 +55,7 @@ class KindSpec:
 # plugin (logged, the whole plugin skipped); an external model package (logged, that model module
 # skipped); a root the user named.
 Loader = Literal["platform_class", "platform", "plugins", "model_package", "entry"]
+PinForm = Literal["release", "commit"]  # what a pin file holds: a release tag, or a commit of upstream main
 LOADERS: tuple[Loader, ...] = ("platform_class", "platform", "plugins", "model_package", "entry")
 
 
@@ -101,6 +102,14 @@ class EngineProfile:
     # their own: a patch of a name the release lacks, with no evidence either way, is undecided
     # rather than a replacement of one upstream dropped (judge._added_name)
     patches_add_names: bool = False
+    # files (relative to the plugin root) whose whole content pins upstream: a release ("v0.23.0")
+    # or a commit of upstream main (plugin_repo.declared_pins reads them after the requirements)
+    pin_files: dict[str, PinForm] = field(default_factory=dict)
+    # the GitHub Actions workflow `ci init` writes for a plugin of this engine: its file name,
+    # its `name:`, and the prefix of its release-cache key
+    ci_workflow: str = "upgrade.yml"
+    ci_name: str = "upgrade"
+    ci_cache_key: str = "harness-cache-"
 
     def spec(self, kind: str) -> KindSpec:
         """The kind's spec; a kind this engine does not know gets the defaults (no errors,
@@ -194,6 +203,9 @@ SGLANG = EngineProfile(
     "sglang.srt.distributed.parallel_state.initialize_model_parallel": "process groups are set up",  # parallel_state.py:2566
     },
     models="sglang.srt.models.",
+    ci_workflow="sglang-upgrade.yml",
+    ci_name="SGLang upgrade",
+    ci_cache_key="harness-cache-",
 )
 
 # vllm/plugins/__init__.py (groups, load_plugins_by_group: `plugin.load()` in a try that logs and
@@ -273,6 +285,11 @@ VLLM = EngineProfile(
         loader="vllm.utils.import_utils.resolve_obj_by_qualname",
     ),
     patches_add_names=True,  # e.g. setattr(vllm.transformers_utils.configs, "KimiK25Config", …) in vllm-kunlun
+    # vllm-ascend (0.23.0.post1): its CI, docs (docs/source/conf.py) and the PR bot read these
+    pin_files={".github/vllm-release-tag.commit": "release", ".github/vllm-main-verified.commit": "commit"},
+    ci_workflow="vllm-upgrade.yml",
+    ci_name="vLLM upgrade",
+    ci_cache_key="harness-vllm-cache-",
 )
 
 ENGINES: dict[str, EngineProfile] = {engine.name: engine for engine in (SGLANG, VLLM)}

@@ -25,10 +25,10 @@ from harness.agent.config import NOT_CONFIGURED
 from harness.errors import HarnessError
 from harness.knowledge.features import FeatureSpec
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import declared_version, plugin_module_files
+from harness.knowledge.plugin_repo import declared_pins, plugin_module_files
 from harness.knowledge.sources import feature_diff, resolve
 from harness.knowledge.triage import FailsAt, Feature, FeatureKind, group_features
-from harness.knowledge.upstream import RELEASE_SPEC, latest_release
+from harness.knowledge.upstream import RELEASE_SPEC, latest_release, split_git_spec
 from harness.record.layout import Workspace, check_run_id, utc_now
 from harness.record.models import AgentSettings, RunView
 from harness.util.files import write_atomic
@@ -123,14 +123,25 @@ class UpgradeReport(BaseModel):
         return counts
 
 
-def from_spec_of(plugin: Path, given: str) -> str:
-    """--from: `auto` reads the plugin's declared upstream (a pin, or the lower bound of a range)."""
+def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Progress = lambda m: None) -> str:
+    """--from: `auto` reads what the plugin declares (plugin_repo.declared_pins): the commit of
+    upstream main it pins, in the repository of a `--to PATH@REF` (a main-to-main job), else the
+    first release it pins (a range: its lower bound). HarnessError (one line, naming the engine's
+    pip name) when it declares none."""
     if given != "auto":
         return given
-    version = declared_version(plugin)
-    if version is None:
-        raise HarnessError(f"cannot tell which {profile().display} the plugin targets; pass --from")
-    return profile().release_spec(version)
+    engine = profile()
+    pins = declared_pins(plugin)
+    git_to = split_git_spec(to) if to else None
+    pin = next((p for p in pins if p.form == "commit"), None) if git_to else None
+    pin = pin or next((p for p in pins if p.form == "release"), None)
+    if pin is None:
+        where = ", ".join(["requirements", "packaging metadata", *engine.pin_files, "docs conf.py", "version.py"])
+        raise HarnessError(f"no declared {engine.distribution} version in {plugin} ({where}): cannot tell which "
+                           f"{engine.display} the plugin targets; pass --from {engine.distribution}==X")
+    spec = f"{git_to[0]}@{pin.value}" if pin.form == "commit" else engine.release_spec(pin.value)
+    progress(f"--from auto: {spec} (declared in {pin.source})")
+    return spec
 
 
 def to_spec_of(given: str, progress: Progress) -> str:
