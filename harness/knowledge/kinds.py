@@ -105,11 +105,10 @@ class EngineProfile:
     # files (relative to the plugin root) whose whole content pins upstream: a release ("v0.23.0")
     # or a commit of upstream main (plugin_repo.declared_pins reads them after the requirements)
     pin_files: dict[str, PinForm] = field(default_factory=dict)
-    # the GitHub Actions workflow `ci init` writes for a plugin of this engine: its file name,
-    # its `name:`, and the prefix of its release-cache key
-    ci_workflow: str = "upgrade.yml"
-    ci_name: str = "upgrade"
+    # `ci init`'s workflow (`<name>-upgrade.yml`, "<display> upgrade"): its release-cache key
+    # prefix, and the feed of new releases its header names (None: it names none)
     ci_cache_key: str = "harness-cache-"
+    release_feed: str | None = None
 
     def spec(self, kind: str) -> KindSpec:
         """The kind's spec; a kind this engine does not know gets the defaults (no errors,
@@ -128,6 +127,11 @@ class EngineProfile:
     def groups(self) -> tuple[str, ...]:
         """The entry-point groups a plugin of this engine declares."""
         return tuple(self.entry_points)
+
+    @property
+    def ci_workflow(self) -> str:
+        """The file `ci init` writes under .github/workflows/."""
+        return f"{self.name}-upgrade.yml"
 
     def release_spec(self, version: str) -> str:
         """`dist==version`, the spec of one release."""
@@ -203,8 +207,6 @@ SGLANG = EngineProfile(
     "sglang.srt.distributed.parallel_state.initialize_model_parallel": "process groups are set up",  # parallel_state.py:2566
     },
     models="sglang.srt.models.",
-    ci_workflow="sglang-upgrade.yml",
-    ci_name="SGLang upgrade",
     ci_cache_key="harness-cache-",
 )
 
@@ -287,9 +289,8 @@ VLLM = EngineProfile(
     patches_add_names=True,  # e.g. setattr(vllm.transformers_utils.configs, "KimiK25Config", …) in vllm-kunlun
     # vllm-ascend (0.23.0.post1): its CI, docs (docs/source/conf.py) and the PR bot read these
     pin_files={".github/vllm-release-tag.commit": "release", ".github/vllm-main-verified.commit": "commit"},
-    ci_workflow="vllm-upgrade.yml",
-    ci_name="vLLM upgrade",
     ci_cache_key="harness-vllm-cache-",
+    release_feed="https://pypi.org/rss/project/vllm/releases.xml",
 )
 
 ENGINES: dict[str, EngineProfile] = {engine.name: engine for engine in (SGLANG, VLLM)}
