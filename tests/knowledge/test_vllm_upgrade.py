@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from knowledge_support import git, harness, harness_json, write_tree
+from knowledge_support import git, harness, write_tree
 
 from harness.errors import HarnessError
 from harness.knowledge.git_range import step_ends
@@ -22,6 +23,22 @@ from harness.workflow.upgrade import from_spec_of
 PLUGIN = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_tiny"
 SERVE_CONTEXT = "vllm.entrypoints.openai.engine.serving.ServeContext"
 HANDLE_FT = "vllm.v1.worker.gpu_worker.Worker.handle_ft_command"
+
+
+def _upgrade(*args: str) -> subprocess.CompletedProcess:
+    """`harness upgrade ARGS` in-process (the workflow modules load once per test session), with
+    main()'s handling of a HarnessError (one line, exit 2)."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    result = CliRunner().invoke(app, ["upgrade", *args])
+    stderr, code = result.stderr, result.exit_code
+    if isinstance(result.exception, HarnessError):
+        stderr, code = stderr + f"harness: error: {result.exception}\n", result.exception.exit_code
+    elif result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(args, code, result.stdout, stderr)
 
 
 # ----------------------------------------------------------------------------- --from auto
@@ -65,7 +82,7 @@ def test_from_auto_without_a_vllm_pin_names_vllm(tmp_path):
     with use_engine(VLLM), pytest.raises(HarnessError, match=rf"^no declared vllm version in {plugin} \(.*\.github/vllm-release-tag\.commit.*\): "
                                                              r"cannot tell which vLLM the plugin targets; pass --from vllm==X$"):
         from_spec_of(plugin, "auto")
-    proc = harness("upgrade", "--plugin", str(plugin), "--to", "vllm==0.27.1", "--workspace", str(tmp_path))
+    proc = _upgrade("--plugin", str(plugin), "--to", "vllm==0.27.1", "--workspace", str(tmp_path))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no declared vllm version in" in proc.stderr, proc.stderr
 
 
@@ -98,9 +115,10 @@ def test_to_latest_is_the_newest_final_vllm_release(tmp_path, monkeypatch):
         monkeypatch.setenv(key, value)
     plugin = _plugin(tmp_path, {"requirements.txt": "vllm==0.27.1\n"})
     try:
-        code, doc = harness_json("upgrade", "--plugin", str(plugin), "--workspace", str(tmp_path))
+        proc = _upgrade("--plugin", str(plugin), "--workspace", str(tmp_path), "--json")
     finally:
         server.shutdown()
+    code, doc = proc.returncode, json.loads(proc.stdout)
     # 0.28.0rc1 is a pre-release: the newest final one is what the plugin declares
     assert (code, doc["outcome"], doc["from_spec"], doc["to_spec"]) == (0, "up_to_date", "vllm==0.27.1", "vllm==0.27.1"), doc
     assert doc["engine"] == "vLLM"
@@ -161,6 +179,7 @@ def vllm_main(tmp_path_factory) -> tuple[Path, str, list[str]]:
 
 def test_a_main_range_in_one_commit_steps_names_the_commit_that_broke_each_finding(vllm_main, tmp_path):
     repo, base, shas = vllm_main
+    # the real CLI, once: its progress lines on stderr
     proc = harness("upgrade", "--plugin", str(PLUGIN), "--from", f"{repo}@{base}", "--to", f"{repo}@main",
                    "--step-commits", "1", "--runs", "0", "--workspace", str(tmp_path), "--json")
     assert proc.returncode == 1, proc.stderr
@@ -189,8 +208,9 @@ def test_a_main_range_in_n_steps_narrows_to_the_commits_touching_the_target(vllm
     shutil.copytree(PLUGIN, plugin)
     # vllm-ascend's pin of vLLM main: --from auto takes it, in the repository --to names
     write_tree(plugin, {".github/vllm-main-verified.commit": base + "\n"})
-    code, doc = harness_json("upgrade", "--plugin", str(plugin), "--to", f"{repo}@main", "--steps", "2", "--runs", "0",
-                             "--workspace", str(tmp_path))
+    proc = _upgrade("--plugin", str(plugin), "--to", f"{repo}@main", "--steps", "2", "--runs", "0",
+                    "--workspace", str(tmp_path), "--json")
+    code, doc = proc.returncode, json.loads(proc.stdout)
     assert code == 1 and doc["from_spec"] == f"{repo}@{base}", doc
     assert [(s["commits"], s["subject"]) for s in doc["steps"]] == [(3, "[Docs] tidy"), (2, "[Release] bump")]
     features = {t: f for f in doc["features"] for t in f["targets"]}
@@ -206,7 +226,7 @@ def test_steps_are_refused_on_anything_but_one_git_range(vllm_main, tmp_path):
         (["--from", f"{repo}@{base}", "--to", f"{repo}@main", "--steps", "0"], "--steps 0: give 1 or more"),
         (["--from", f"{repo}@{base}", "--to", f"{repo}@main", "--steps", "2", "--step-commits", "1"], "--steps and --step-commits: give one"),
     ):
-        proc = harness("upgrade", "--plugin", str(PLUGIN), *args, "--workspace", str(tmp_path))
+        proc = _upgrade("--plugin", str(PLUGIN), *args, "--workspace", str(tmp_path))
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "reports").exists()
 
