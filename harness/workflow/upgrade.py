@@ -335,7 +335,7 @@ def steps_through(old: UpstreamSource, new: UpstreamSource, plugin: Path, diff: 
         if end == len(commits) - 1:
             seen = set(wanted)
         else:
-            step_diff = feature_diff(old, resolve(spec), plugin)
+            step_diff = feature_diff(old, resolve(spec), plugin, progress)
             seen = {f.key for f in step_diff.impacted} & set(wanted)
         new_keys = sorted(seen - set(first_step))
         first_step.update(dict.fromkeys(new_keys, index))
