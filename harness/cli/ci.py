@@ -11,23 +11,25 @@ from pathlib import Path
 import typer
 
 from harness.cli.base import app
+from harness.cli.common import ENGINE
 from harness.cli.console import out
 from harness.cli.paths import resolved
 from harness.errors import HarnessError
+from harness.knowledge.kinds import SGLANG, EngineProfile
 from harness.util.files import write_atomic
 
 ci = typer.Typer(help="Set up CI for the plugin repo.", no_args_is_help=True)
 app.add_typer(ci, name="ci")
 
-WORKFLOW = Path(".github") / "workflows" / "sglang-upgrade.yml"
+WORKFLOWS = Path(".github") / "workflows"
 _CRON_FIELD = re.compile(r"^[0-9*,/\-A-Za-z]+$")
 
 _TEMPLATE = """\
-# Written by `harness ci init --github`: follows SGLang releases. On schedule (and by hand), it runs
+# Written by `harness ci init --github`: follows {follows}. On schedule (and by hand), it runs
 # `harness upgrade` on this plugin, publishes the summary on the job page, keeps reports/ as an
 # artifact, and opens (or updates) one issue per version pair while features wait for review,
 # linking to this run's page and artifact.
-name: SGLang upgrade
+{feed}name: {display} upgrade
 
 on:
   schedule:
@@ -54,15 +56,15 @@ jobs:
           python-version: "3.11"
       - name: Install harness
         run: {install_run}
-      - name: SGLang release cache
+      - name: {display} release cache
         uses: actions/cache@1bd1e32a3bdc45362d1e726936510720a7c30a8d # v4.2.0
         with:
           # the release cache only: data that is checked on load (never code, never a model)
           path: |
             ~/.cache/harness
             !~/.cache/harness/models
-          key: harness-cache-${{{{ github.run_id }}}}
-          restore-keys: harness-cache-
+          key: {cache_key}${{{{ github.run_id }}}}
+          restore-keys: {cache_key}
       - name: harness upgrade
         id: upgrade
         shell: bash
@@ -97,7 +99,7 @@ jobs:
           # folder holds one (a feature run's folder may also match upgrade-*-to-*)
           folder=$(dirname "$(ls reports/upgrade-*-to-*/issue.md | head -n 1)")
           pair=$(basename "$folder" | sed -e 's/^upgrade-//' -e 's/-to-/ -> /')
-          title="SGLang upgrade $pair: features wait for review"
+          title="{display} upgrade $pair: features wait for review"
           run_url="$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID"
           body="$RUNNER_TEMP/upgrade-issue.md"
           {{
@@ -133,12 +135,16 @@ def default_install(source: Path) -> str:
     return f"git+{url if '://' in url else 'ssh://' + url.replace(':', '/', 1)}@{commit}"
 
 
-def workflow_text(schedule: str, install: str) -> str:
-    """The workflow file for `schedule` (five cron fields) installing harness with `install`
-    (pip arguments, split as a shell would). HarnessError for a schedule that is not five cron
-    fields, or an `install` that is not one line of pip arguments (`install_command`)."""
+def workflow_text(schedule: str, install: str, engine: EngineProfile = SGLANG) -> str:
+    """The workflow file for a plugin of `engine` (its name in the workflow's name, job names,
+    cache key and issue title; its pip name and release feed in the header), for `schedule`
+    (five cron fields), installing harness with `install` (pip arguments, split as a shell
+    would). HarnessError for a schedule that is not five cron fields, or an `install` that is
+    not one line of pip arguments (`install_command`)."""
+    feed = f"# Releases: pip name `{engine.distribution}`, feed {engine.release_feed}\n" if engine.release_feed else ""
     # A JSON string is a YAML double-quoted scalar: no `: `, `#` or quote in it can end the value
-    return _TEMPLATE.format(schedule=_cron(schedule), install_run=json.dumps(install_command(install)))
+    return _TEMPLATE.format(schedule=_cron(schedule), install_run=json.dumps(install_command(install)), follows=f"{engine.display} releases", feed=feed,
+                            display=engine.display, cache_key=engine.ci_cache_key)
 
 
 def install_command(install: str) -> str:
@@ -176,20 +182,25 @@ def init(
     install: str | None = typer.Option(None, "--install", help="pip arguments that install harness in the job "
                                        "(default: git+ORIGIN@COMMIT of this harness's checkout)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing workflow file."),
+    engine: str | None = ENGINE,
 ) -> None:
-    """Write .github/workflows/sglang-upgrade.yml into the plugin repo: on schedule and by hand it runs
-    `harness upgrade --plugin . --github-summary`, uploads reports/, and on exit 1 opens or updates one issue."""
+    """Write .github/workflows/<engine>-upgrade.yml (sglang-upgrade.yml, vllm-upgrade.yml: the engine the plugin's
+    entry points name) into the plugin repo: on schedule and by hand it runs `harness upgrade --plugin . --github-summary`,
+    uploads reports/, and on exit 1 opens or updates one issue."""
+    from harness.knowledge.plugin_repo import detect_engine
+
     if not github:
         raise HarnessError("name the CI to set up: --github (the only one supported)")
     root = resolved(plugin, "plugin repo")
     if not root.is_dir():
         raise HarnessError(f"plugin repo {root} is not a directory")
-    target = root / WORKFLOW
+    chosen = detect_engine(root, None, engine)
+    target = root / WORKFLOWS / chosen.ci_workflow
     _cron(schedule)
     if install is not None:
         install_command(install)  # a bad value is refused before anything is looked up or written
     if target.exists() and not force:
         raise HarnessError(f"{target} exists; pass --force to overwrite it")
-    text = workflow_text(schedule, install or default_install(Path(__file__).resolve().parent))
+    text = workflow_text(schedule, install or default_install(Path(__file__).resolve().parent), chosen)
     write_atomic(target, text)
     out.print(f"Wrote {target} (schedule \"{' '.join(schedule.split())}\"); commit it to turn the bot on.")

@@ -41,6 +41,10 @@ def upgrade(
                              "the rest are listed with the command that starts each."),
     feature: list[str] = typer.Option([], "--feature", metavar="ID", help="Start the run of this feature only (repeatable): the "
                                       "command the summary lists for a feature beyond --runs."),
+    steps: int | None = typer.Option(None, "--steps", metavar="N", help="With --from PATH@REF1 --to PATH@REF2 (one git "
+                                     "repository): split the first-parent range into N steps, check the plugin at each, and name "
+                                     "the step (commit range) that introduced each feature. Each step is one more check."),
+    step_commits: int | None = typer.Option(None, "--step-commits", metavar="K", help="As --steps, one step per K commits."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with a `features` list)."),
     github_summary: bool = typer.Option(False, "--github-summary", help="Also append the summary to $GITHUB_STEP_SUMMARY."),
     workspace: Path | None = WorkspaceOpt,
@@ -77,16 +81,16 @@ def upgrade(
         def progress(message: str) -> None:
             # the long parts always get a line (a CI log shows where the time went); update()
             # would print a second one for a message after a long silence
-            if message.startswith(("feature ", "reusing ", "resolving ", "diffing ")):
+            if message.startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ")):
                 err.print(Text.assemble((utc_now(), "dim"), " ", message))
             else:
                 update(message)
 
-        from_spec = from_spec_of(plugin_path, from_)
+        from_spec = from_spec_of(plugin_path, from_, to, progress)
         to_spec = to_spec_of(to, progress)
         report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
                              plugin_commit=plugin_commit(plugin_path), agent=agent, runs=runs, only=feature,
-                             progress=progress)
+                             steps=steps, step_commits=step_commits, progress=progress)
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(render_summary(report, links=False))  # relative links do not resolve on a job page
@@ -101,6 +105,14 @@ _WHEN = {"import": "fails at import: ", "startup": "fails at engine start: ", "p
          "undecided": "when it fails: not decided; "}
 
 
+def _introduced(introduced) -> str:
+    """"step 2 (a..b): sha subject; sha subject (+3)", the commits touching its targets when known."""
+    what = "touching it" if introduced.touching else "in the range"
+    commits = "; ".join(c.short() for c in introduced.commits)
+    more = f" (+{introduced.more})" if introduced.more else ""
+    return f"step {introduced.step} ({introduced.range}), commits {what}: {commits}{more}"
+
+
 def _print(report) -> None:
     if report.outcome == "up_to_date":
         out.print(f"Up to date: {report.to_spec} is not newer than {report.from_spec}.")
@@ -113,9 +125,14 @@ def _print(report) -> None:
               f"{len(report.unchecked)} not decidable statically")
     if report.through_note:
         out.print(f"  {report.through_note}")
+    for step in report.steps:
+        new = f": {len(step.introduced)} finding(s) first seen" if step.introduced else ""
+        out.print(f"  step {step.index}/{len(report.steps)} {step.range} ({step.commits} commit(s)){new}")
     for feature in report.features:
         when = _WHEN.get(feature.fails_at or ("undecided" if feature.breaking else "never"), "")
         out.print(f"  [{feature.risk:>3}] {feature.id}: {when}{feature.fails_reason or feature.why}")
+        if feature.introduced:
+            out.print(f"        introduced in {_introduced(feature.introduced)}")
         if feature.run_id is None:
             out.print(f"        no run yet: {feature.start}")
             continue

@@ -55,6 +55,7 @@ class KindSpec:
 # plugin (logged, the whole plugin skipped); an external model package (logged, that model module
 # skipped); a root the user named.
 Loader = Literal["platform_class", "platform", "plugins", "model_package", "entry"]
+PinForm = Literal["release", "commit"]  # what a pin file holds: a release tag, or a commit of upstream main
 LOADERS: tuple[Loader, ...] = ("platform_class", "platform", "plugins", "model_package", "entry")
 
 
@@ -101,6 +102,13 @@ class EngineProfile:
     # their own: a patch of a name the release lacks, with no evidence either way, is undecided
     # rather than a replacement of one upstream dropped (judge._added_name)
     patches_add_names: bool = False
+    # files (relative to the plugin root) whose whole content pins upstream: a release ("v0.23.0")
+    # or a commit of upstream main (plugin_repo.declared_pins reads them after the requirements)
+    pin_files: dict[str, PinForm] = field(default_factory=dict)
+    # `ci init`'s workflow (`<name>-upgrade.yml`, "<display> upgrade"): its release-cache key
+    # prefix, and the feed of new releases its header names (None: it names none)
+    ci_cache_key: str = "harness-cache-"
+    release_feed: str | None = None
 
     def spec(self, kind: str) -> KindSpec:
         """The kind's spec; a kind this engine does not know gets the defaults (no errors,
@@ -119,6 +127,11 @@ class EngineProfile:
     def groups(self) -> tuple[str, ...]:
         """The entry-point groups a plugin of this engine declares."""
         return tuple(self.entry_points)
+
+    @property
+    def ci_workflow(self) -> str:
+        """The file `ci init` writes under .github/workflows/."""
+        return f"{self.name}-upgrade.yml"
 
     def release_spec(self, version: str) -> str:
         """`dist==version`, the spec of one release."""
@@ -194,6 +207,7 @@ SGLANG = EngineProfile(
     "sglang.srt.distributed.parallel_state.initialize_model_parallel": "process groups are set up",  # parallel_state.py:2566
     },
     models="sglang.srt.models.",
+    ci_cache_key="harness-cache-",
 )
 
 # vllm/plugins/__init__.py (groups, load_plugins_by_group: `plugin.load()` in a try that logs and
@@ -273,6 +287,10 @@ VLLM = EngineProfile(
         loader="vllm.utils.import_utils.resolve_obj_by_qualname",
     ),
     patches_add_names=True,  # e.g. setattr(vllm.transformers_utils.configs, "KimiK25Config", …) in vllm-kunlun
+    # vllm-ascend (0.23.0.post1): its CI, docs (docs/source/conf.py) and the PR bot read these
+    pin_files={".github/vllm-release-tag.commit": "release", ".github/vllm-main-verified.commit": "commit"},
+    ci_cache_key="harness-vllm-cache-",
+    release_feed="https://pypi.org/rss/project/vllm/releases.xml",
 )
 
 ENGINES: dict[str, EngineProfile] = {engine.name: engine for engine in (SGLANG, VLLM)}

@@ -23,6 +23,7 @@ from harness.knowledge.kinds import (
     SGLANG,
     EngineProfile,
     Loader,
+    PinForm,
     engine_named,
     engine_of_spec,
     profile,
@@ -318,47 +319,124 @@ def _metadata_entry_points(path: Path, root: Path, groups: tuple[str, ...]) -> l
     return [EntryPoint(group, name, value.replace(" ", ""), relative) for group in groups if parser.has_section(group) for name, value in parser.items(group)]
 
 
-def declared_version(root: Path) -> str | None:
-    """The upstream version a plugin declares it targets: the pin or the lower bound of its
-    requirement on the profile's distribution (pyproject dependencies, setup.cfg
-    install_requires, setup.py install_requires, requirements*.txt), or None."""
+@dataclass(frozen=True)
+class DeclaredPin:
+    """What a plugin declares it targets upstream, and where it says so."""
+
+    form: PinForm  # "release": `value` is a version; "commit": a commit of upstream main
+    value: str  # "0.23.0", or a commit sha
+    source: str  # "requirements.txt", "vllm_kunlun/platforms/version.py:2", ".github/vllm-release-tag.commit"
+
+
+# where plugins write the upstream version outside their requirements, besides the profile's
+# pin files: module files named so, and the docs' Sphinx config (vllm-ascend's myst_substitutions)
+_VERSION_FILES = ("version.py", "_version.py", "versions.py")
+_DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
+
+
+def declared_pins(root: Path) -> list[DeclaredPin]:
+    """Every pin of the profile's upstream the plugin declares, most authoritative first:
+
+    1. its requirement on the profile's distribution (pyproject dependencies, setup.cfg /
+       setup.py install_requires, requirements*.txt, an unpacked wheel's `*.dist-info/METADATA`
+       or a source tree's `*.egg-info/requires.txt` / PKG-INFO): the pin, or a range's lower bound;
+    2. the profile's pin files (vllm-ascend: `.github/vllm-release-tag.commit` holds `v0.23.0`,
+       `.github/vllm-main-verified.commit` a commit of vLLM main);
+    3. a string assigned to `pip_<package>_version` / `<package>_version` (any case) in the
+       docs' conf.py (vllm-ascend) or a plugin module named version.py (vllm-kunlun's
+       `vllm_kunlun/platforms/version.py`: `vllm_version = "0.9.2"`), as assignment or dict entry.
+    Unreadable files declare nothing."""
+    engine = profile()
+    pins = [DeclaredPin("release", version, where) for version, where in _required_versions(root, engine.distribution)]
+    for name, form in engine.pin_files.items():
+        try:
+            text = (root / name).read_text(errors="replace").strip()
+        except OSError:
+            continue
+        value = _release(text) if form == "release" else text if re.fullmatch(r"[0-9a-f]{7,40}", text) else None
+        if value:
+            pins.append(DeclaredPin(form, value, name))
+    files = [root / name for name in _DOCS_CONFIGS]
+    files += [path for path, _ in plugin_module_files(root).values() if path.name in _VERSION_FILES]
+    assigned = re.compile(rf"""["']?\b(pip_)?{re.escape(engine.package)}_version\b["']?\s*[:=]\s*["']([^"'\n]+)["']""", re.IGNORECASE)
+    for path in files:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        found = []
+        for match in assigned.finditer(text):
+            value = _release(match[2])
+            if value:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append((not match[1], line, DeclaredPin("release", value, f"{path.relative_to(root)}:{line}")))
+        pins += [pin for *_, pin in sorted(found)]  # the pip_ form (a version) before the bare one (may be a branch)
+    return pins
+
+
+def _release(text: str) -> str | None:
+    """A release version written as a version or a tag ("v0.23.0"); None for anything else (a branch)."""
+    from packaging.version import InvalidVersion, Version
+
+    text = text.strip().removeprefix("v")
+    try:
+        Version(text)
+    except InvalidVersion:
+        return None
+    return text if re.fullmatch(r"[0-9][0-9A-Za-z.+\-]*", text) else None
+
+
+def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
+    """(version, file) of each requirement on `distribution` that pins it or bounds it from below."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    texts: list[str] = []
+    texts: list[tuple[str, str]] = []
     try:
         data = tomllib.loads((root / "pyproject.toml").read_text())
-        texts += [str(r) for r in data.get("project", {}).get("dependencies", []) or []]
+        texts += [(str(r), "pyproject.toml") for r in data.get("project", {}).get("dependencies", []) or []]
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
         pass
     parser = configparser.ConfigParser()
     try:
         parser.read(root / "setup.cfg")
-        texts += parser.get("options", "install_requires", fallback="").splitlines()
+        texts += [(line, "setup.cfg") for line in parser.get("options", "install_requires", fallback="").splitlines()]
     except configparser.Error:
         pass
     try:
         tree = ast.parse((root / "setup.py").read_bytes())
         texts += [
-            e.value for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
+            (e.value, "setup.py") for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
             and isinstance(node.value, (ast.List, ast.Tuple)) for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
         ]
     except (OSError, SyntaxError, ValueError):
         pass
     for requirements in sorted(root.glob("requirements*.txt")):
-        texts += requirements.read_text(errors="replace").splitlines()
-    for metadata in sorted(root.glob("*.dist-info/METADATA")):  # an unpacked wheel or installed tree
-        texts += [line.split(":", 1)[1].split(";")[0] for line in metadata.read_text(errors="replace").splitlines() if line.startswith("Requires-Dist:")]
-    for text in texts:
+        texts += [(line, requirements.name) for line in requirements.read_text(errors="replace").splitlines()]
+    # an unpacked wheel or installed tree (METADATA), a source distribution (PKG-INFO, egg-info)
+    for metadata in sorted([*root.glob("*.dist-info/METADATA"), *root.glob("*.egg-info/PKG-INFO"), root / "PKG-INFO"]):
+        if metadata.is_file():
+            texts += [(line.split(":", 1)[1].split(";")[0], str(metadata.relative_to(root))) for line in
+                      metadata.read_text(errors="replace").splitlines() if line.startswith("Requires-Dist:")]
+    for requires in sorted(root.glob("*.egg-info/requires.txt")):
+        texts += [(line, str(requires.relative_to(root))) for line in requires.read_text(errors="replace").split("\n[", 1)[0].splitlines()]
+    found = []
+    for text, where in texts:
         try:
             requirement = Requirement(text.split("#")[0].strip())
         except InvalidRequirement:
             continue
-        if requirement.name.lower() != profile().distribution:
+        if requirement.name.lower() != distribution:
             continue
         for spec in sorted(requirement.specifier, key=lambda s: s.operator != "=="):
             if spec.operator in ("==", ">=", "~=", "==="):
-                return spec.version.rstrip(".*")
-    return None
+                found.append((spec.version.rstrip(".*"), where))
+                break
+    return found
+
+
+def declared_version(root: Path) -> str | None:
+    """The upstream release a plugin declares it targets (the first release of declared_pins), or None."""
+    return next((pin.value for pin in declared_pins(root) if pin.form == "release"), None)
 
 
 declared_sglang = declared_version  # the name callers used while SGLang was the only engine

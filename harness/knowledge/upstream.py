@@ -91,14 +91,21 @@ def resolve_upstream(spec: str) -> UpstreamSource:
     if match:
         return _release_source(spec, match["version"], _engine_of(match["dist"]))
     engine = profile()
-    if "@" in spec:
-        path_part, ref = spec.rsplit("@", 1)
-        if path_part and Path(path_part).expanduser().is_dir():
-            return _git_source(spec, Path(path_part).expanduser(), ref, engine)
+    git_spec = split_git_spec(spec)
+    if git_spec is not None:
+        return _git_source(spec, *git_spec, engine)
     named = next((e for e in ENGINES.values() if spec.startswith(e.distribution)), None)
     if named is not None and not Path(spec).exists():
         raise HarnessError(f"upstream spec {spec!r}: write a release as {named.distribution}==X.Y.Z")
     return _path_source(spec, Path(spec).expanduser(), engine)
+
+
+def split_git_spec(spec: str) -> tuple[Path, str] | None:
+    """(repository, ref) of a `PATH@REF` spec whose PATH is a directory; None for any other spec."""
+    path_part, at, ref = spec.strip().rpartition("@")
+    if at and path_part and Path(path_part).expanduser().is_dir():
+        return Path(path_part).expanduser(), ref
+    return None
 
 
 def _engine_of(distribution: str) -> EngineProfile:

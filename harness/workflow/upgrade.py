@@ -23,12 +23,19 @@ from pydantic import BaseModel, Field, computed_field
 
 from harness.agent.config import NOT_CONFIGURED
 from harness.errors import HarnessError
+from harness.knowledge.feature_diff import FeatureDiff
 from harness.knowledge.features import FeatureSpec
+from harness.knowledge.git_range import Commit, first_parent_commits, step_ends
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import declared_version, plugin_module_files
+from harness.knowledge.plugin_repo import declared_pins, plugin_module_files
 from harness.knowledge.sources import feature_diff, resolve
 from harness.knowledge.triage import FailsAt, Feature, FeatureKind, group_features
-from harness.knowledge.upstream import RELEASE_SPEC, latest_release
+from harness.knowledge.upstream import (
+    RELEASE_SPEC,
+    UpstreamSource,
+    latest_release,
+    split_git_spec,
+)
 from harness.record.layout import Workspace, check_run_id, utc_now
 from harness.record.models import AgentSettings, RunView
 from harness.util.files import write_atomic
@@ -55,6 +62,29 @@ _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 Severity = Literal["blocker", "path", "warning"]
 
 
+class UpgradeStep(BaseModel):
+    """One step of a git range split with --steps / --step-commits: the plugin checked against
+    upstream at its last commit."""
+
+    index: int  # 1-based
+    range: str  # "<previous step's end>..<this step's end>" (10-hex shas): what `git log`/`git bisect` take
+    upstream: str  # the spec it was checked at, "PATH@sha"
+    commits: int  # first-parent commits in the range
+    subject: str  # its last commit's subject
+    introduced: list[str] = Field(default_factory=list)  # keys of findings first seen at this step
+
+
+class Introduced(BaseModel):
+    """Where a feature's first finding first appears along the stepped range."""
+
+    step: int  # UpgradeStep.index
+    range: str  # the step's range
+    # the range's commits that touched its targets (`touching`), else the range's own, at most SHOWN
+    commits: list[Commit] = Field(default_factory=list)
+    touching: bool = False
+    more: int = 0  # commits of the range not listed
+
+
 class UpgradeFeature(BaseModel):
     """One feature of the upgrade (triage's Feature) and where its review run stands."""
 
@@ -78,6 +108,7 @@ class UpgradeFeature(BaseModel):
     report: str | None = None  # the run's summary.md, relative to the upgrade's folder
     approve: str | None = None  # the command that approves the gate it waits at
     start: str | None = None  # the one command that starts its run (state "not_started")
+    introduced: Introduced | None = None  # with --steps: the step of the range that introduced it
 
     @computed_field  # in upgrade.json too: what a reader of the JSON sorts and filters by
     @property
@@ -96,6 +127,7 @@ class UpgradeReport(BaseModel):
 
     plugin: str
     plugin_fingerprint: str
+    engine: str = "SGLang"  # the upstream engine's display name (kinds.EngineProfile.display)
     from_spec: str
     to_spec: str
     outcome: UpgradeOutcome
@@ -107,8 +139,9 @@ class UpgradeReport(BaseModel):
     # no run yet: state "not_started" and the command that starts one
     features: list[UpgradeFeature] = Field(default_factory=list)
     unchecked: list[UpgradeFeature] = Field(default_factory=list)  # could not be decided statically
-    dead: list[UpgradeFeature] = Field(default_factory=list)  # only in modules SGLang never loads: no run
+    dead: list[UpgradeFeature] = Field(default_factory=list)  # only in modules the engine never loads: no run
     preexisting: list[UpgradeFeature] = Field(default_factory=list)  # already broken on --from: no run
+    steps: list[UpgradeStep] = Field(default_factory=list)  # --steps / --step-commits: the range, step by step
     checklist: list[str] = Field(default_factory=list)
     totals: dict[str, int] = Field(default_factory=dict)
     summary: str | None = None  # path of summary.md
@@ -123,14 +156,25 @@ class UpgradeReport(BaseModel):
         return counts
 
 
-def from_spec_of(plugin: Path, given: str) -> str:
-    """--from: `auto` reads the plugin's declared upstream (a pin, or the lower bound of a range)."""
+def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Progress = lambda m: None) -> str:
+    """--from: `auto` reads what the plugin declares (plugin_repo.declared_pins): the commit of
+    upstream main it pins, in the repository of a `--to PATH@REF` (a main-to-main job), else the
+    first release it pins (a range: its lower bound). HarnessError (one line, naming the engine's
+    pip name) when it declares none."""
     if given != "auto":
         return given
-    version = declared_version(plugin)
-    if version is None:
-        raise HarnessError(f"cannot tell which {profile().display} the plugin targets; pass --from")
-    return profile().release_spec(version)
+    engine = profile()
+    pins = declared_pins(plugin)
+    git_to = split_git_spec(to) if to else None
+    pin = next((p for p in pins if p.form == "commit"), None) if git_to else None
+    pin = pin or next((p for p in pins if p.form == "release"), None)
+    if pin is None:
+        where = ", ".join(["requirements", "packaging metadata", *engine.pin_files, "docs conf.py", "version.py"])
+        raise HarnessError(f"no declared {engine.distribution} version in {plugin} ({where}): cannot tell which "
+                           f"{engine.display} the plugin targets; pass --from {engine.distribution}==X")
+    spec = f"{git_to[0]}@{pin.value}" if pin.form == "commit" else engine.release_spec(pin.value)
+    progress(f"--from auto: {spec} (declared in {pin.source})")
+    return spec
 
 
 def to_spec_of(given: str, progress: Progress) -> str:
@@ -177,8 +221,8 @@ def _folder(from_spec: str, to_spec: str) -> str:
 
 def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str, *, through: Through = "alignment",
                 runbook: Path | None = None, plugin_commit: str | None = None, agent: AgentSettings | None = None,
-                runs: int = DEFAULT_RUNS, only: list[str] | None = None,
-                progress: Progress = lambda m: None) -> UpgradeReport:
+                runs: int = DEFAULT_RUNS, only: list[str] | None = None, steps: int | None = None,
+                step_commits: int | None = None, progress: Progress = lambda m: None) -> UpgradeReport:
     """Diff `from_spec` → `to_spec` with the plugin, start (or reuse) a run, up to its first gate,
     for each of the first `runs` features in triage order (or, with `only`, for exactly the
     features of those ids), write summary.md, details.md, issue.md and upgrade.json; returns the
@@ -186,12 +230,21 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     `through="interface"` and an `agent`, each run goes on through the interface step (the
     agent's draft, checked on its worktree) and waits at the interface gate; the alignment gate
     is then approved by the bot, in its name, so the journal and report say who passed it.
-    HarnessError for `runs` below 0, or an `only` id that is not a feature with a review to start."""
+    With `steps` (N steps) or `step_commits` (a step per K commits) on two git refs of one
+    repository, the plugin is also checked at the end of each step of the first-parent range
+    (one check per step, each said on `progress`) and every feature names the step, commit range
+    and commits that introduced it (`steps_through`).
+    HarnessError for `runs` below 0, an `only` id that is not a feature with a review to start,
+    or steps asked of anything but two refs of one git repository."""
     if runs < 0:
         raise HarnessError(f"--runs {runs}: give 0 or more review runs to start")
+    stepped = steps is not None or step_commits is not None
+    if stepped:
+        _check_stepping(from_spec, to_spec, steps, step_commits)
     fingerprint = plugin_fingerprint(plugin)
     old_v, new_v = _version(from_spec), _version(to_spec)
-    base = {"plugin": str(plugin), "plugin_fingerprint": fingerprint, "from_spec": from_spec, "to_spec": to_spec,
+    base = {"plugin": str(plugin), "plugin_fingerprint": fingerprint, "engine": profile().display,
+            "from_spec": from_spec, "to_spec": to_spec,
             "through": through, "runs": runs, "generated_at": utc_now()}
     if old_v is not None and new_v is not None and new_v <= old_v:
         return UpgradeReport(**base, outcome="up_to_date", exit_code=0)
@@ -203,6 +256,7 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     progress(f"diffing {old.label} → {new.label} with the plugin")
     diff = feature_diff(old, new, plugin, progress)
     grouped = group_features(diff, old, new)
+    upgrade_steps, introduced = steps_through(old, new, plugin, diff, steps, step_commits, progress) if stepped else ([], {})
     impacted = [f for f in grouped if f.kind == "impacted"]
     # already broken on --from: not this upgrade's doing, listed apart and never reviewed as its work
     preexisting = [f for f in grouped if f.kind == "preexisting"]
@@ -225,18 +279,84 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
                                         fingerprint, runbook, plugin_commit, agent if drive else None, progress)
     features = [done.get(f.id) or _not_run(f, "not_started", start=f"{start} --feature {shlex.quote(f.id)}")
                 for f in runnable]
+    first_seen = {f.id: _first_seen(f, introduced) for f in grouped}
+    features = [f.model_copy(update={"introduced": first_seen.get(f.id)}) for f in features]
     started = [f for f in features if f.run_id is not None]
     outcome: UpgradeOutcome = "waiting_for_review" if features else "unverified" if unchecked else "nothing_impacted"
     report = UpgradeReport(
         **base, outcome=outcome, exit_code=EXIT[outcome], through_note=note, features=features,
-        unchecked=[_not_run(f) for f in unchecked], dead=[_not_run(f) for f in dead],
-        preexisting=[_not_run(f) for f in preexisting], checklist=diff.checklist(),
+        unchecked=[_not_run(f, introduced=first_seen.get(f.id)) for f in unchecked],
+        dead=[_not_run(f, introduced=first_seen.get(f.id)) for f in dead],
+        preexisting=[_not_run(f) for f in preexisting], steps=upgrade_steps, checklist=diff.checklist(),
         totals={"features": len(features), "breaking": sum(f.breaking for f in features), "runs": len(started),
                 "not_started": len(features) - len(started), "reused_runs": sum(f.reused for f in features),
                 "unchecked": len(unchecked), "dead_only": len(dead), "preexisting": len(preexisting),
                 "impacted_dependencies": len(diff.impacted), "upstream_changes": len(diff.changes)},
     )
     return _write(workspace, report)
+
+
+def _check_stepping(from_spec: str, to_spec: str, steps: int | None, step_commits: int | None) -> None:
+    """HarnessError (one line) unless exactly one of steps / step_commits is given, at least 1,
+    and both specs are refs of one git repository."""
+    if steps is not None and step_commits is not None:
+        raise HarnessError("--steps and --step-commits: give one (N steps, or a step per K commits)")
+    given = f"--steps {steps}" if steps is not None else f"--step-commits {step_commits}"
+    if (steps if steps is not None else step_commits) < 1:
+        raise HarnessError(f"{given}: give 1 or more")
+    old, new = split_git_spec(from_spec), split_git_spec(to_spec)
+    if old is None or new is None or old[0].resolve() != new[0].resolve():
+        raise HarnessError(f"{given}: splits a git range: give --from PATH@REF and --to PATH@REF of one upstream "
+                           f"repository (got --from {from_spec} --to {to_spec})")
+
+
+def steps_through(old: UpstreamSource, new: UpstreamSource, plugin: Path, diff: FeatureDiff, steps: int | None,
+                  step_commits: int | None, progress: Progress) -> tuple[list[UpgradeStep], dict[str, Introduced]]:
+    """The range old → new (two git sources of one repository) in steps along the first-parent
+    history: the plugin is checked (a Feature Diff from `old`) at each step's last commit, the
+    last step being `new` itself (`diff`, already made). Returns the steps, each with the keys
+    of the findings of `diff.impacted` first seen there, and, per such key, where it was
+    introduced: the step, its range, and the range's commits that touched the target (from
+    Finding.commits, `git log -L` of the target) or, when none did, the range's commits."""
+    commits = first_parent_commits(old.git_repo, old.git_commit, new.git_commit)
+    ends = step_ends(len(commits), steps, step_commits)
+    wanted = {f.key: f for f in diff.impacted}
+    first_step: dict[str, int] = {}
+    result: list[UpgradeStep] = []
+    spans: dict[int, list[Commit]] = {}
+    start = 0
+    previous = old.git_commit
+    for index, end in enumerate(ends, 1):
+        commit = commits[end]
+        span = spans[index] = commits[start:end + 1]
+        spec = f"{old.git_repo}@{commit.sha}"
+        progress(f"range step {index}/{len(ends)}: {commit.sha[:10]} ({len(span)} commit(s), "
+                 f"{commit.subject[:60]!r}): checking the plugin")
+        if end == len(commits) - 1:
+            seen = set(wanted)
+        else:
+            step_diff = feature_diff(old, resolve(spec), plugin, progress)
+            seen = {f.key for f in step_diff.impacted} & set(wanted)
+        new_keys = sorted(seen - set(first_step))
+        first_step.update(dict.fromkeys(new_keys, index))
+        result.append(UpgradeStep(index=index, range=f"{previous[:10]}..{commit.sha[:10]}", upstream=spec,
+                                  commits=len(span), subject=commit.subject, introduced=new_keys))
+        start, previous = end + 1, commit.sha
+    introduced = {}
+    for key, index in first_step.items():
+        span = spans[index]
+        touched = {line.split(" ", 1)[0] for line in wanted[key].commits}
+        touching = [c for c in span if c.sha[:10] in touched]
+        listed = touching or span
+        introduced[key] = Introduced(step=index, range=result[index - 1].range, commits=listed[:SHOWN],
+                                     touching=bool(touching), more=max(0, len(listed) - SHOWN))
+    return result, introduced
+
+
+def _first_seen(feature: Feature, introduced: dict[str, Introduced]) -> Introduced | None:
+    """The earliest step any of the feature's findings was introduced at (None: not stepped)."""
+    found = [introduced[f.key] for f in feature.findings if f.key in introduced]
+    return min(found, key=lambda i: i.step) if found else None
 
 
 def _wanted(runnable: list[Feature], unrunnable: list[Feature], runs: int, only: list[str] | None) -> set[str]:
@@ -258,7 +378,7 @@ def _no_run_reason(feature: Feature) -> str:
     if feature.kind == "preexisting":
         return "already broken on the release it upgrades from"
     if not any(x.live for x in feature.findings):
-        return "only modules SGLang never imports depend on it"
+        return f"only modules {profile().display} never imports depend on it"
     return "it cannot be decided statically: check it by hand"
 
 
@@ -313,11 +433,12 @@ def _feature_view(workspace: Workspace, feature: Feature, view: RunView, reused:
     })
 
 
-def _not_run(feature: Feature, state: str = "not_run", start: str | None = None) -> UpgradeFeature:
+def _not_run(feature: Feature, state: str = "not_run", start: str | None = None,
+             introduced: Introduced | None = None) -> UpgradeFeature:
     return UpgradeFeature(id=feature.id, title=feature.title, kind=feature.kind, risk=feature.risk, why=feature.why,
                           targets=feature.targets, breaking=feature.breaking, fails_at=feature.fails_at,
                           fails_reason=feature.fails_reason, proof=feature.proof, sites=feature.sites, state=state,
-                          start=start)
+                          start=start, introduced=introduced)
 
 
 def _write(workspace: Workspace, report: UpgradeReport) -> UpgradeReport:

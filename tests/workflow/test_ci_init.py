@@ -106,3 +106,43 @@ def test_the_default_install_is_this_checkout_never_the_pypi_namesake(tmp_path):
     assert default_install(tmp_path / "harness") == f"git+https://git.example/org/harness.git@{commit}"
     repo.remotes.origin.set_url("git@git.example:org/harness.git")
     assert default_install(tmp_path / "harness") == f"git+ssh://git@git.example/org/harness.git@{commit}"
+
+
+# sha256 of the SGLang workflow for the schedule and install below, as written before vLLM plugins
+# got their own: an SGLang plugin's workflow does not change by a byte
+SGLANG_WORKFLOW_SHA256 = "ab4c417103993a059588ead0de3dcfb3c14465ebb0a87732f06db17ec2f056ab"
+VLLM_PLUGIN = REPO_ROOT / "tests" / "fixtures" / "vllm_tiny"
+
+
+def test_the_sglang_workflow_is_unchanged_byte_for_byte():
+    import hashlib
+
+    from harness.cli.ci import workflow_text
+
+    text = workflow_text("0 6 * * *", "git+https://git.example/org/harness@v0.1")
+    assert hashlib.sha256(text.encode()).hexdigest() == SGLANG_WORKFLOW_SHA256
+
+
+def test_ci_init_on_a_vllm_plugin_names_vllm(tmp_path):
+    """The engine the plugin's entry points name (vllm.platform_plugins) names the workflow:
+    its file, name, cache step and key, issue title, and the pip name and release feed."""
+    repo = tmp_path / "plugin"
+    shutil.copytree(VLLM_PLUGIN, repo)
+    proc = _ci("init", "--github", "--plugin", str(repo), "--install", "git+https://git.example/org/harness@v0.1")
+    target = repo / ".github/workflows/vllm-upgrade.yml"
+    assert f"Wrote {target}" in proc.stdout, proc.stderr
+    assert not (repo / ".github/workflows/sglang-upgrade.yml").exists()
+    text = target.read_text()
+    assert "sglang" not in text.lower()
+    assert "# Releases: pip name `vllm`, feed https://pypi.org/rss/project/vllm/releases.xml\n" in text
+    workflow = yaml.safe_load(text)
+    assert workflow["name"] == "vLLM upgrade"
+    steps = workflow["jobs"]["upgrade"]["steps"]
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["name"] == "vLLM release cache"
+    assert (cache["with"]["key"], cache["with"]["restore-keys"]) == ("harness-vllm-cache-${{ github.run_id }}", "harness-vllm-cache-")
+    assert 'title="vLLM upgrade $pair: features wait for review"' in steps[-1]["run"]
+    # --engine overrides what the entry points say
+    assert _ci("init", "--github", "--plugin", str(repo), "--engine", "sglang", "--install", "x").returncode == 0
+    assert "name: SGLang upgrade" in (repo / ".github/workflows/sglang-upgrade.yml").read_text()
+    assert _actionlint(target) == []  # last: skips where actionlint is not installed
