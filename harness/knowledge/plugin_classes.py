@@ -173,16 +173,17 @@ class PluginClasses:
                         kind, None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound,
                         plugin_class=context, member=name, access="override", name=path,
                     ))
-                for member, access, line, shape in cls.self_refs:
-                    after = mro[position + 1 :] if access == "super" else mro
-                    if any(member in classes[k].methods or member in classes[k].names for k in after):
+                for ref in cls.self_refs:
+                    after = mro[position + 1 :] if ref.access == "super" else mro
+                    if any(ref.member in classes[k].methods or ref.member in classes[k].names for k in after):
                         continue
-                    if (cls.file, line, member, access) in seen:
+                    if (cls.file, ref.line, ref.member, ref.access) in seen:
                         continue
-                    seen.add((cls.file, line, member, access))
+                    seen.add((cls.file, ref.line, ref.member, ref.access))
                     self.scan.dependencies.append(Dependency(
-                        "subclass", None, cls.module, cls.file, line, scope="function", call=shape,
-                        plugin_class=context, member=member, access=access, name=path,
+                        "subclass", None, cls.module, cls.file, ref.line, scope="function", call=ref.call,
+                        plugin_class=context, member=ref.member, access=ref.access, name=path,
+                        guards=ref.guards, catches=ref.catches, enclosing=ref.enclosing,
                     ))
 
     def plugin_mro(self, path: str) -> list[str]:

@@ -23,6 +23,7 @@ from harness.knowledge.plugin_repo import (
     PluginClass,
     PluginScan,
     Scope,
+    SelfRef,
     is_upstream,
 )
 from harness.knowledge.symbols import dotted, function_params, resolve_relative
@@ -145,7 +146,7 @@ class Expressions:
         else:
             return False
         if isinstance(node.ctx, ast.Load):
-            ctx.cls.self_refs.append((node.attr, access, node.lineno, call))
+            ctx.cls.self_refs.append(SelfRef(node.attr, access, node.lineno, call, ctx.guards, ctx.catches, ctx.functions))
         elif access != "super":
             ctx.cls.names.add(node.attr)
         return True

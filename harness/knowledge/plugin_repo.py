@@ -221,6 +221,19 @@ class MethodDecl:
         return "staticmethod" not in {d.rsplit(".", 1)[-1] for d in self.decorators}
 
 
+@dataclass(frozen=True)
+class SelfRef:
+    """`self.x` / `super().x` / `cls.x` read in a method, with what it runs under."""
+
+    member: str
+    access: str  # instance | class | super
+    line: int
+    call: CallShape | None
+    guards: tuple[GuardCond, ...] = ()
+    catches: tuple[Catch, ...] = ()
+    enclosing: tuple[str, ...] = ()
+
+
 @dataclass
 class PluginClass:
     path: str  # dotted path in the plugin
@@ -231,7 +244,7 @@ class PluginClass:
     methods: dict[str, MethodDecl] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
     dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
-    self_refs: list[tuple[str, str, int, CallShape | None]] = field(default_factory=list)  # (member, access, line, call)
+    self_refs: list[SelfRef] = field(default_factory=list)
 
 
 @dataclass
