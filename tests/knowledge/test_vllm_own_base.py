@@ -16,6 +16,10 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
 - a class the platform names only in one branch (`if use_v1: return "…v1…"` else the V0 backend,
   whose imports the release dropped): its module is imported only then, so what it holds is
   undecided, not breaking; a class named unconditionally stays breaking;
+- what the plugin itself provides: a name its patch adds to a class that its patched methods read
+  through self; a plugin method grafted onto an upstream class (`QwenGDN._forward_core =
+  AscendGDN._forward_core`, vllm-ascend), whose self is then a QwenGDN; a member only a plugin
+  subclass defines; a self member read under `hasattr(self, …)`;
 - an override narrowing a parameter (`send(self, tensor, dst)` over `dst=None`) whose upstream
   calls go through an attribute annotated with the base class (`device_communicator:
   Optional[DeviceCommunicatorBase]`) and all pass it: those calls are placed, and bind.
@@ -107,6 +111,28 @@ UPSTREAM = {
 
             def barrier(self, tensor):
                 torch.distributed.send(tensor)
+        """,
+    "vllm/tool_parsers/__init__.py": "",
+    "vllm/tool_parsers/ds_parser.py": """
+        class DSParser:
+            def extract(self, text):
+                return text
+        """,
+    "vllm/tool_parsers/other_parser.py": """
+        class OtherParser:
+            def _convert_param_value(self, value):
+                return value
+        """,
+    "vllm/model_executor/layers/gdn.py": """
+        class GDNBase:
+            def __init__(self, prefix):
+                self.prefix = prefix
+
+
+        class QwenGDN(GDNBase):
+            def __init__(self, prefix):
+                super().__init__(prefix)
+                self.conv1d = None
         """,
     "vllm/model_executor/__init__.py": "",
     "vllm/model_executor/layers/__init__.py": "",
@@ -256,6 +282,52 @@ PLUGIN = {
             def get_device_communicator_cls(cls) -> str:
                 return "kp.comm.KCommunicator"
         """,
+    "kp/parser_patch.py": """
+        from vllm.tool_parsers.ds_parser import DSParser
+
+
+        def _convert_param_value(self: DSParser, value):
+            return value
+
+
+        def _emit_delta(self: DSParser, value):
+            return self._convert_param_value(value)
+
+
+        DSParser._convert_param_value = _convert_param_value
+        DSParser._emit_delta = _emit_delta
+        """,
+    "kp/gdn.py": """
+        from vllm.model_executor.layers.gdn import GDNBase, QwenGDN
+
+
+        class KGDN(GDNBase):
+            def _forward_core(self, x):
+                return self.conv1d(x)
+
+            def run(self, x):
+                return self._nz_view(x), self.state()
+
+            def sizes(self):
+                if hasattr(self, "output_sizes"):
+                    return self.output_sizes
+                return []
+
+            def state(self):
+                return self.no_such_state
+
+
+        class KGDNPlain(KGDN):
+            pass
+
+
+        class KGDNSub(KGDN):
+            def _nz_view(self, x):
+                return x
+
+
+        QwenGDN._forward_core = KGDN._forward_core
+        """,
     "kp/attn_v1.py": """
         from vllm.v1.attention.backend import AttentionBackend
 
@@ -304,6 +376,10 @@ PLUGIN = {
             def weight_loader(self, param):
                 block = self.weight_block_size
                 return self.no_such_member, block
+
+
+        import kp.gdn  # noqa: E402,F401
+        import kp.parser_patch  # noqa: E402,F401
         """,
     "kp/models.py": """
         from vllm.model_executor.models.interfaces import SupportsPP
@@ -447,3 +523,23 @@ def test_calls_through_an_annotated_attribute_are_placed(checked):
     send = found["vllm.distributed.device_communicators.base_device_communicator.DeviceCommunicatorBase.send"]
     assert (send["status"], send["breaking"]) == ("signature_changed", False), send
     assert "parallel_state.py:12" in send["detail"] and "binds" in send["detail"], send
+
+
+def test_what_the_plugin_provides_itself_is_not_missing(checked):
+    _, found, doc = checked
+    added = found["vllm.tool_parsers.ds_parser.DSParser._convert_param_value"]
+    assert (added["status"], added["breaking"]) == ("extension", False), added
+    assert "only outside vllm.tool_parsers.ds_parser" in added["detail"], added
+    # its patched _emit_delta reads it through self: set by the plugin, so no missing field
+    read = [f for f in doc["findings"] if f["kind"] == "field" and f["target"].endswith("DSParser._convert_param_value") and f["status"] != "ok"]
+    assert not read, read
+    gdn = {f["target"].rsplit(".", 1)[-1]: f for f in doc["findings"] if f["kind"] == "subclass" and f["file"] == "kp/gdn.py"}
+    # grafted onto QwenGDN, whose instances have conv1d
+    assert (gdn["conv1d"]["status"], gdn["conv1d"]["breaking"]) == ("unknown", False), gdn["conv1d"]
+    assert "QwenGDN._forward_core (patched at kp/gdn.py:" in gdn["conv1d"]["detail"], gdn["conv1d"]
+    # only the plugin's subclass defines it
+    assert (gdn["_nz_view"]["status"], gdn["_nz_view"]["breaking"]) == ("unknown", False) and "kp.gdn.KGDNSub" in gdn["_nz_view"]["detail"], gdn["_nz_view"]
+    # read under hasattr(self, ...): undecided, not breaking
+    assert not gdn["output_sizes"]["breaking"] and gdn["output_sizes"]["guard"]["condition"].startswith("hasattr(self"), gdn["output_sizes"]
+    # nothing provides it
+    assert (gdn["no_such_state"]["status"], gdn["no_such_state"]["breaking"]) == ("missing", True), gdn["no_such_state"]
