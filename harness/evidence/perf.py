@@ -375,8 +375,9 @@ def load_bench_results(path: str | Path) -> list[dict[str, Any]]:
             raise InputError(f"{path}:{number}: not a JSON line: {exc.msg}") from None
         if isinstance(record, dict):  # another client's name for a field (vLLM: total_token_throughput)
             for key, theirs in result_aliases().items():
-                if key not in record:
-                    record.update({key: record[name] for name in theirs if name in record})
+                found = [record[name] for name in theirs if name in record]
+                if key not in record and found:
+                    record[key] = found[0]
         missing = [key for key in RESULT_FIELDS if not isinstance(record.get(key), (int, float))]
         if not isinstance(record, dict) or missing:
             raise InputError(f"{path}:{number}: not a bench_serving result (missing {', '.join(missing)})")

@@ -37,7 +37,13 @@ from harness.record.checks import Check, not_run
 from harness.record.models import Draft
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
-from harness.steps.served import PROFILE, ServedStep, profiled_trace_dir, runbook_dir, start_reference
+from harness.steps.served import (
+    PROFILE,
+    ServedStep,
+    profiled_trace_dir,
+    runbook_dir,
+    start_reference,
+)
 
 PERF = "perf"
 ANALYSIS_ERROR = "profile_analysis.error"
