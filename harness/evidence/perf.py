@@ -1,4 +1,5 @@
-"""Performance evidence: `sglang.bench_serving`, repeated against a served model.
+"""Performance evidence: the engine's serving benchmark (`sglang.bench_serving`, or `vllm bench serve`
+for a vLLM runbook: harness.evidence.engines), repeated against a served model.
 
     run_performance(suite, base_url, evidence_dir / "perf" / suite.name, tokenizer=tokenizer_dir)
 
