@@ -27,7 +27,7 @@ class BenchClient:
     unset `backend` / `dataset_name`; every client takes the common flags perf.bench_arguments
     writes (--backend, --base-url, --dataset-name, --num-prompts, --seed, --random-*, ...)."""
 
-    display: str  # in messages and evidence: "sglang.bench_serving", "vllm bench serve"
+    display: str  # in messages and the process registry: "bench_serving", "vllm bench serve"
     distribution: str  # the distribution that must be installed in the benchmark's interpreter
     backend: str  # its --backend for an OpenAI-compatible completions server
     dataset: str  # its random-token dataset
@@ -106,7 +106,7 @@ SGLANG = Serving(
     version_key="sglang_version",
     # sglang/benchmark/serving.py (0.5.23): --output-file appends one JSON line per run,
     # --output-details adds ttfts / itls / output_lens
-    bench=BenchClient(display="sglang.bench_serving", distribution="sglang", backend="sglang-oai",
+    bench=BenchClient(display="bench_serving", distribution="sglang", backend="sglang-oai",
                       dataset="random-ids", details="--output-details", launcher=("-m", "harness.evidence.perf"),
                       sequenced=True),
     # sglang/srt/entrypoints/http_server.py /start_profile takes output_dir, num_steps, activities
