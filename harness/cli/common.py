@@ -185,9 +185,10 @@ def absolute_spec(spec: str) -> str:
     return spec
 
 
-def checked_runbook(runbook: Path | None) -> Path | None:
-    """The runbook as an absolute path, checked like a step will read it (harness.evidence.inputs);
-    HarnessError `file:line: field: message` on the first problem. None stays None."""
+def checked_runbook(runbook: Path | None, engine: str | None = None, plugin: Path | None = None) -> Path | None:
+    """The runbook as an absolute path, checked like a step will read it (harness.evidence.inputs),
+    and, with `engine`, that it serves the engine of `plugin`; HarnessError `file:line: field:
+    message` on the first problem. None stays None."""
     from harness.evidence.inputs import check_runbook  # cost: the evidence models
 
     if runbook is None:
@@ -195,7 +196,7 @@ def checked_runbook(runbook: Path | None) -> Path | None:
     path = resolved(runbook, "runbook")
     if not path.exists():  # anything else there (a FIFO, a directory) is refused by the reader, by name
         raise HarnessError(f"runbook {path} does not exist")
-    check_runbook(path)
+    check_runbook(path, engine, f"plugin {plugin.name}" if plugin else "the plugin")
     return path
 
 

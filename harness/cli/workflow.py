@@ -69,6 +69,7 @@ def run(
     from harness.agent.config import describe, resolve_settings
     from harness.evidence.runbook import load_runbook
     from harness.knowledge.features import resolve_feature
+    from harness.knowledge.kinds import profile
     from harness.knowledge.sources import resolve
     from harness.workflow.runs import check_workspace, new_inputs, start_run
 
@@ -92,7 +93,8 @@ def run(
     use_plugin_engine(ctx, plugin_path, upstream, None)
     use_plugin_engine(ctx, plugin_path, from_, None)
     # Fail fast: every input a step reads is checked before anything runs or is recorded.
-    runbook_path = checked_runbook(runbook)
+    # the runbook serves the plugin's engine (its benchmark client and profiler are that engine's)
+    runbook_path = checked_runbook(runbook, profile().name, plugin_path)
     feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
     check_feature_file(feature, feature_dirs)
     agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)

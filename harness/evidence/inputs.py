@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
+from harness.evidence.engines import serving
 from harness.evidence.lmeval import UnusableInput, task_metrics
 from harness.evidence.perf import load_bench_results
 from harness.evidence.recipes import load_recipes
@@ -23,15 +24,21 @@ from harness.evidence.runbook import AccuracySuite, Runbook, load_runbook
 from harness.util.yamlfile import YamlError, locate, parse_yaml
 
 
-def check_runbook(path: Path) -> Runbook:
-    """The runbook at `path`, once it and every file it names are usable; InputError
-    `file:line: field: message` for the first problem."""
+def check_runbook(path: Path, engine: str | None = None, plugin: str = "the plugin") -> Runbook:
+    """The runbook at `path`, once it and every file it names are usable, and (with `engine`,
+    the plugin's engine by name) it serves that engine; InputError `file:line: field: message`
+    for the first problem."""
     runbook = load_runbook(path)
     _, root = parse_yaml(Path(path).read_text(encoding="utf-8"), Path(path))
 
     def at(loc: tuple[Any, ...], message: str) -> YamlError:
         line, label = locate(root, loc)
         return YamlError(Path(path), line, message, label)
+
+    if engine is not None and runbook.environment.engine != engine:
+        ours = serving(engine)
+        raise at(("environment", "engine"), f"the runbook serves {runbook.environment.serving.display}, but "
+                 f"{plugin} is for {ours.display}: use a runbook with `engine: {engine}` and `{ours.version_key}`")
 
     for index, recipes in enumerate(runbook.recipes):
         if not Path(recipes).is_file():

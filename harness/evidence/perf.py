@@ -1,4 +1,5 @@
-"""Performance evidence: `sglang.bench_serving`, repeated against a served model.
+"""Performance evidence: the engine's serving benchmark (`sglang.bench_serving`, or `vllm bench serve`
+for a vLLM runbook: harness.evidence.engines), repeated against a served model.
 
     run_performance(suite, base_url, evidence_dir / "perf" / suite.name, tokenizer=tokenizer_dir)
 
@@ -43,6 +44,7 @@ from pydantic import BaseModel, Field
 import harness
 from harness.errors import HarnessError, InputError
 from harness.evidence.bench_launcher import LAUNCHER_PREFIX, sequence_arguments
+from harness.evidence.engines import SGLANG, BenchClient, Serving, result_aliases
 from harness.evidence.runbook import PerformanceSuite
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
@@ -100,6 +102,14 @@ def missing_bench_packages(python: str = sys.executable, env: dict[str, str] | N
     importlib.metadata in that interpreter, without importing anything)."""
     requirements = bench_requirements()
     names = [Requirement(r).name for r in requirements]
+    missing = set(missing_distributions(names, python, env))
+    return [req for req, name in zip(requirements, names, strict=True) if name in missing]
+
+
+def missing_distributions(names: list[str], python: str = sys.executable,
+                          env: dict[str, str] | None = None) -> list[str]:
+    """The distributions of `names` that `python` does not have (importlib.metadata in that
+    interpreter, nothing imported); HarnessError when the interpreter cannot be run."""
     probe = (
         "import importlib.metadata as m, json\n"
         f"names = {names!r}\n"
@@ -115,19 +125,20 @@ def missing_bench_packages(python: str = sys.executable, env: dict[str, str] | N
         done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=60,
                               env=env, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise HarnessError(f"cannot run the Python interpreter {python} for bench_serving: {exc}") from None
+        raise HarnessError(f"cannot run the Python interpreter {python} for the benchmark client: {exc}") from None
     if done.returncode != 0:
-        raise HarnessError(f"{python} failed to check for sglang: {done.stderr.strip().splitlines()[-1:]}")
-    missing = set(json.loads(done.stdout))
-    return [req for req, name in zip(requirements, names, strict=True) if name in missing]
+        raise HarnessError(f"{python} failed to check for {', '.join(names)}: {done.stderr.strip().splitlines()[-1:]}")
+    return list(json.loads(done.stdout))
 
 
 def bench_arguments(suite: PerformanceSuite, base_url: str, output_file: Path, *,
-                    model: str | None = None, tokenizer: str | None = None) -> list[str]:
-    """bench_serving's arguments for one repetition of the suite."""
-    args = ["--backend", suite.backend, "--base-url", base_url.rstrip("/"),
-            "--dataset-name", suite.dataset_name, "--num-prompts", str(suite.num_prompts),
-            "--seed", str(suite.seed), "--output-file", str(output_file), "--disable-tqdm"]
+                    model: str | None = None, tokenizer: str | None = None,
+                    client: BenchClient = SGLANG.bench) -> list[str]:
+    """The benchmark client's arguments for one repetition of the suite (the suite's unset
+    backend and dataset are the client's), writing its result to `output_file`."""
+    args = ["--backend", suite.backend or client.backend, "--base-url", base_url.rstrip("/"),
+            "--dataset-name", suite.dataset_name or client.dataset, "--num-prompts", str(suite.num_prompts),
+            "--seed", str(suite.seed), *client.output_args(output_file), "--disable-tqdm"]
     optional = {
         "--random-input-len": suite.random_input_len,
         "--random-output-len": suite.random_output_len,
@@ -147,14 +158,18 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
                     model: str | None = None, tokenizer: str | None = None,
                     python: str = sys.executable, env: dict[str, str] | None = None,
                     timeout_s: float = 3600, registry: ProcessRegistry | None = None,
-                    reference_url: str | None = None, reference_model: str | None = None) -> PerfRun:
-    """Run the suite's repetitions against a served model and write the evidence (see the
-    module docstring); returns what `summary.json` says.
+                    reference_url: str | None = None, reference_model: str | None = None,
+                    engine: Serving = SGLANG, version: str | None = None) -> PerfRun:
+    """Run the suite's repetitions against a served model with `engine`'s benchmark client
+    (`harness.evidence.engines`: SGLang's bench_serving through this module's launcher, all
+    repetitions in one process; vLLM's `vllm bench serve`, one process per repetition) and write
+    the evidence (see the module docstring); returns what `summary.json` says. A client that is
+    not installed is `not_run` with the reason (the engine's `version` named in it), never a number.
 
     With `reference_url` (the suite's `reference` server, started by the caller) every
     repetition runs on both, interleaved and counterbalanced: A B, B A, A B, … (candidate first in
     odd repetitions, the reference first in even ones, so going first or second favours neither;
-    `ref-rep-N.jsonl`, collected in `reference.jsonl`), with bench_serving's `--output-details`, so the
+    `ref-rep-N.jsonl`, collected in `reference.jsonl`), with the client's per-request details, so the
     comparison has every request's TTFT and inter-token latencies, not only each run's summary.
 
     `tokenizer` is a local tokenizer directory or file for bench_serving (random-ids needs one;
@@ -172,8 +187,12 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
             shutil.copyfile(suite.baseline, evidence_dir / "baseline.jsonl")
             run.baseline = "baseline.jsonl"
     run_env = dict(os.environ if env is None else env)
-    missing = missing_bench_packages(python, run_env)
-    if missing:
+    client = engine.bench
+    if not client.sequenced:  # another engine's client: its distribution is the whole requirement
+        if missing_distributions([client.distribution], python, run_env):
+            run.status, run.reason = "not_run", client.not_installed(version)
+            return write_summary(run, evidence_dir)
+    elif missing := missing_bench_packages(python, run_env):
         install = bench_install()
         run.status, run.reason = "not_run", (
             f"sglang is not installed (missing {', '.join(missing)}); install: {install}"
@@ -189,7 +208,7 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
     if reference_url is not None:
         run.reference = suite.reference
         sides.append(("ref-rep", reference_url, reference_model))
-    details = ["--output-details"] if reference_url is not None and "--output-details" not in suite.extra_args else []
+    details = [client.details] if reference_url is not None and client.details not in suite.extra_args else []
     planned: list[tuple[str, int, Path, list[str]]] = []  # interleaved, counterbalanced: A B, B A, A B, ...
     for repetition in range(1, suite.repetitions + 1):
         for prefix, url, served_model in (sides if repetition % 2 else sides[::-1]):
@@ -197,17 +216,27 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
             output_file.unlink(missing_ok=True)  # bench_serving appends
             output_file.with_suffix(".log").unlink(missing_ok=True)
             planned.append((prefix, repetition, output_file,
-                            [*bench_arguments(suite, url, output_file, model=served_model, tokenizer=tokenizer),
-                             *details]))
-    # Each repetition alone: `python -m harness.evidence.perf <args>`. All of them run in one
-    # process, one after the other, so sglang's imports (~12 s) are paid once, not per repetition.
-    commands = [shlex.join([python, "-m", "harness.evidence.perf", *args]) for *_, args in planned]
-    run.command = [python, "-m", "harness.evidence.perf", *sequence_arguments([args for *_, args in planned])]
-    launcher_log = evidence_dir / "bench.log"
-    stopped = _run_once(run.command, launcher_log, run_env, timeout_s * len(planned), registry)
-    _write_command(evidence_dir, commands, run.command, run_env, env)
+                            [*bench_arguments(suite, url, output_file, model=served_model, tokenizer=tokenizer,
+                                              client=client), *details]))
+    # Each repetition alone: `python <launcher> <args>`.
+    commands = [shlex.join([python, *client.launcher, *args]) for *_, args in planned]
+    if client.sequenced:
+        # All of them in one process, one after the other, so sglang's imports (~12 s) are paid
+        # once, not per repetition.
+        run.command = [python, *client.launcher, *sequence_arguments([args for *_, args in planned])]
+        launcher_log = evidence_dir / "bench.log"
+        stopped = _run_once(run.command, launcher_log, run_env, timeout_s * len(planned), registry, client.display)
+    else:  # one process per repetition, its output in `<rep>.log`; the first failure stops the rest
+        run.command, stopped = [python, *client.launcher, *planned[0][3]], None
+        for *_, output_file, args in planned:
+            launcher_log = output_file.with_suffix(".log")
+            stopped = _run_once([python, *client.launcher, *args], launcher_log, run_env, timeout_s, registry,
+                                client.display)
+            if stopped:
+                break
+    _write_command(evidence_dir, commands, run.command, run_env, env, client)
     for prefix, repetition, output_file, _ in planned:
-        record, failure = _repetition_record(output_file, suite.num_prompts)
+        record, failure = _repetition_record(output_file, suite.num_prompts, client.display)
         if failure:
             log = output_file.with_suffix(".log")
             side = ("reference " if prefix == "ref-rep" else "candidate ") if reference_url is not None else ""
@@ -256,12 +285,13 @@ def request_samples(record: dict[str, Any]) -> dict[str, list[float]] | None:
     return samples
 
 
-def _repetition_record(output_file: Path, num_prompts: int) -> tuple[dict[str, Any] | None, str | None]:
-    """One bench_serving run's JSON record, or why there is none / why it does not count."""
+def _repetition_record(output_file: Path, num_prompts: int,
+                       client: str = "bench_serving") -> tuple[dict[str, Any] | None, str | None]:
+    """One benchmark run's JSON record, or why there is none / why it does not count."""
     if not output_file.is_file():
         log = output_file.with_suffix(".log")
         said = f": {_last_line(log)}" if log.is_file() else ""
-        return None, f"bench_serving wrote no result to {output_file.name}{said}"
+        return None, f"{client} wrote no result to {output_file.name}{said}"
     try:
         record = load_bench_results(output_file)[-1]
     except HarnessError as exc:
@@ -273,18 +303,18 @@ def _repetition_record(output_file: Path, num_prompts: int) -> tuple[dict[str, A
 
 
 def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s: float,
-              registry: ProcessRegistry | None) -> str | None:
-    """Run one bench_serving process in its own process group, output to `log_path`; the failure, if any."""
+              registry: ProcessRegistry | None, client: str = "bench_serving") -> str | None:
+    """Run one benchmark process in its own process group, output to `log_path`; the failure, if any."""
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=marked_env(env),
                                    start_new_session=True)
         if registry is not None:
-            registry.add(process, "bench_serving", command)
+            registry.add(process, client, command)
         try:
             code = process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             kill_group(process)
-            return f"bench_serving did not finish within {timeout_s:g} s"
+            return f"{client} did not finish within {timeout_s:g} s"
         except BaseException:  # Ctrl-C must not leave bench_serving running
             kill_group(process)
             raise
@@ -293,7 +323,7 @@ def _run_once(command: list[str], log_path: Path, env: dict[str, str], timeout_s
                 signal_group(process.pid, signal.SIGKILL)
             if registry is not None:
                 registry.remove(process)
-    return None if code == 0 else f"bench_serving exited with code {code}"
+    return None if code == 0 else f"{client} exited with code {code}"
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
@@ -303,7 +333,7 @@ def _last_line(path: Path, limit: int = 300) -> str:
 
 
 def _write_command(evidence_dir: Path, commands: list[str], launched: list[str], run_env: dict[str, str],
-                   env: dict[str, str] | None) -> None:
+                   env: dict[str, str] | None, client: BenchClient) -> None:
     overrides = {k: v for k, v in run_env.items() if os.environ.get(k) != v} if env is not None else {}
     (evidence_dir / "command.json").write_text(json.dumps({
         "commands": commands,
@@ -312,7 +342,10 @@ def _write_command(evidence_dir: Path, commands: list[str], launched: list[str],
         "PYTHONPATH": run_env.get("PYTHONPATH"),
         "note": "each of `commands` runs one repetition: `python -m sglang.bench_serving` with these "
                 "arguments; `launched` ran them all, in this order, in one process (bench.log); see each "
-                "repetition's log for whether torchvision had to be replaced by a placeholder.",
+                "repetition's log for whether torchvision had to be replaced by a placeholder."
+                if client.sequenced else
+                f"each of `commands` runs one repetition of `{client.display}`, in this order, each in its own "
+                "process (its output in the repetition's .log); `launched` is the first.",
     }, indent=2) + "\n")
 
 
@@ -341,6 +374,11 @@ def load_bench_results(path: str | Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{number}: not a JSON line: {exc.msg}") from None
+        if isinstance(record, dict):  # another client's name for a field (vLLM: total_token_throughput)
+            for key, theirs in result_aliases().items():
+                found = [record[name] for name in theirs if name in record]
+                if key not in record and found:
+                    record[key] = found[0]
         missing = [key for key in RESULT_FIELDS if not isinstance(record.get(key), (int, float))]
         if not isinstance(record, dict) or missing:
             raise InputError(f"{path}:{number}: not a bench_serving result (missing {', '.join(missing)})")

@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
+from harness.evidence.engines import SGLANG, Profiler
 from harness.evidence.runbook import ProfilingSpec
 from harness.evidence.runner import Runner
 from harness.evidence.server import RunningServer
@@ -35,27 +36,34 @@ class ProfileCapture(BaseModel):
     evidence: list[str]
 
 
-def capture_profile(server: RunningServer, spec: ProfilingSpec, evidence_dir: Path,
-                    workload: Callable[[RunningServer], object], *, wait_s: float = 120) -> ProfileCapture:
-    """Trigger the engine's profiler the way the runbook says (SGLang: POST /start_profile with
-    output_dir and num_steps, traffic, /stop_profile), and collect the trace files it writes.
+def trace_dir_of(spec: ProfilingSpec, evidence_dir: Path) -> Path:
+    """Where the engine writes the traces of a profile whose evidence is `evidence_dir`:
+    the runbook's `trace_dir`, else `<evidence_dir>/traces`."""
+    return Path(spec.trace_dir or Path(evidence_dir) / "traces")
 
-    Traces go to `spec.trace_dir` or `<evidence_dir>/traces`; the outcome is written to
+
+def capture_profile(server: RunningServer, spec: ProfilingSpec, evidence_dir: Path,
+                    workload: Callable[[RunningServer], object], *, wait_s: float = 120,
+                    profiler: Profiler = SGLANG.profiler) -> ProfileCapture:
+    """Trigger the engine's profiler the way the runbook says (POST /start_profile — SGLang's
+    with output_dir and num_steps, vLLM's empty, its directory set at launch — traffic,
+    /stop_profile), and collect the trace files it writes (vLLM: one per rank, `.pt.trace.json.gz`).
+
+    Traces go to `trace_dir_of(spec, evidence_dir)`; the outcome is written to
     `<evidence_dir>/profile.json`. A refused start or a trace that never appears within
-    `wait_s` seconds is recorded with the endpoint's answer."""
+    `wait_s` seconds is recorded with the endpoint's answer (and the engine's usual cause)."""
     evidence_dir = Path(evidence_dir)
-    trace_dir = Path(spec.trace_dir or evidence_dir / "traces")
+    trace_dir = trace_dir_of(spec, evidence_dir)
     trace_dir.mkdir(parents=True, exist_ok=True)
     before = set(_trace_files(trace_dir))
-    body: dict[str, object] = {"output_dir": str(trace_dir), "activities": spec.activities}
-    if spec.num_steps:
-        body["num_steps"] = spec.num_steps
+    body = profiler.start_body(trace_dir, spec.num_steps, spec.activities)
     traces: list[Path] = []
     with httpx.Client(base_url=server.base_url, timeout=wait_s, trust_env=False) as client:
         try:
-            started = client.post(spec.start_endpoint, json=body)
+            started = client.post(spec.start_endpoint, json=body) if body is not None else client.post(spec.start_endpoint)
             refused = None if started.status_code == 200 else (
-                f"{spec.start_endpoint} answered HTTP {started.status_code}: {started.text.strip()[:200]}")
+                f"{spec.start_endpoint} answered HTTP {started.status_code}: {started.text.strip()[:200]}"
+                + (f" ({profiler.hint})" if profiler.hint else ""))
         except httpx.HTTPError as exc:
             refused = f"{spec.start_endpoint} failed: {exc}"
         if refused is None:
@@ -184,15 +192,16 @@ class ProfileRunner(Runner[ProfilingSpec, ProfileCapture]):
 
     def run(self, spec: ProfilingSpec, evidence_dir: Path, *, workload: Callable[[], object],
             server: RunningServer | None = None, cwd: Path | None = None, env: dict[str, str] | None = None,
-            registry: ProcessRegistry | None = None) -> ProfileCapture:
+            registry: ProcessRegistry | None = None, profiler: Profiler = SGLANG.profiler) -> ProfileCapture:
         """Trace `workload()`: with `spec.command` run in `cwd` (`capture_command_profile`),
-        else through `server`'s profiler endpoints (`capture_profile`; HarnessError without one)."""
+        else through `server`'s profiler endpoints as the engine's `profiler` takes them
+        (`capture_profile`; HarnessError without a server)."""
         if spec.command:
             return capture_command_profile(spec.command, spec, evidence_dir, workload, cwd=cwd or Path.cwd(),
                                            env=env, registry=registry)
         if server is None:
             raise HarnessError("profiling through the engine's endpoints needs its running server")
-        return capture_profile(server, spec, evidence_dir, lambda _server: workload())
+        return capture_profile(server, spec, evidence_dir, lambda _server: workload(), profiler=profiler)
 
     def checks(self, record: ProfileCapture, evidence_dir: Path, spec: ProfilingSpec) -> list[Check]:
         return [profile_check(record)]

@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.evidence.engines import SERVING, Serving
 from harness.util.yamlfile import load_yaml_model
 
 Api = Literal["completions", "chat"]
@@ -46,12 +47,45 @@ class _Strict(BaseModel):
 
 class Environment(_Strict):
     device: str = Field(description="Accelerator the results are for, e.g. 'cuda:H100' or 'xdev:X2'.")
-    sglang_version: str = Field(description="Upstream SGLang release, e.g. '0.5.23'.")
+    engine: str = Field(
+        default="sglang",
+        description="The serving engine (harness.evidence.engines): sglang or vllm. It picks the benchmark "
+        "client, the profiler's protocol and the release pin below; it must be the plugin's engine.",
+    )
+    sglang_version: str | None = Field(default=None, description="Upstream SGLang release, e.g. '0.5.23' (engine sglang).")
+    vllm_version: str | None = Field(default=None, description="Upstream vLLM release, e.g. '0.27.1' (engine vllm).")
     plugin_version: str | None = Field(default=None, description="Plugin package version, if any.")
     env: dict[str, str] = Field(
         default_factory=dict,
         description="Environment variables set for the server and the runners (e.g. SGLANG_PLATFORM).",
     )
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, engine: str) -> str:
+        if engine not in SERVING:
+            raise ValueError(f"unknown engine {engine!r}; one of {', '.join(SERVING)}")
+        return engine
+
+    @model_validator(mode="after")
+    def _pins_its_engine(self) -> Environment:
+        key = SERVING[self.engine].version_key
+        if getattr(self, key) is None:
+            raise ValueError(f"engine {self.engine} needs `{key}`, the release the results are for")
+        others = [e.version_key for e in SERVING.values() if e.name != self.engine and getattr(self, e.version_key)]
+        if others:
+            raise ValueError(f"`{others[0]}` pins another engine than `engine: {self.engine}`")
+        return self
+
+    @property
+    def serving(self) -> Serving:
+        """What serving differs in for this runbook's engine."""
+        return SERVING[self.engine]
+
+    @property
+    def version(self) -> str | None:
+        """The pinned release of the runbook's engine."""
+        return getattr(self, self.serving.version_key)
 
 
 _PLACEHOLDERS = {"host", "port", "model"}
@@ -200,16 +234,20 @@ class AccuracySuite(_Strict):
 
 class PerformanceSuite(_Strict):
     name: str = Field(description="Suite name used in evidence paths and reports.")
-    backend: str = Field(default="sglang-oai", description="bench_serving --backend.")
-    dataset_name: str = Field(default="random-ids", description="bench_serving --dataset-name.")
-    num_prompts: int = Field(default=200, ge=1, description="bench_serving --num-prompts.")
+    backend: str | None = Field(
+        default=None, description="The benchmark client's --backend (default: the engine's, sglang-oai / vllm)."
+    )
+    dataset_name: str | None = Field(
+        default=None, description="--dataset-name (default: the engine's random tokens, random-ids / random)."
+    )
+    num_prompts: int = Field(default=200, ge=1, description="--num-prompts.")
     random_input_len: int | None = Field(default=None, ge=1, description="--random-input-len.")
     random_output_len: int | None = Field(default=None, ge=1, description="--random-output-len.")
     random_range_ratio: float | None = Field(default=None, ge=0, le=1, description="--random-range-ratio.")
     request_rate: float | None = Field(default=None, gt=0, description="--request-rate (omitted: all at once).")
     max_concurrency: int | None = Field(default=None, ge=1, description="--max-concurrency.")
     seed: int = Field(default=1, description="--seed, so repetitions send the same requests.")
-    extra_args: list[str] = Field(default_factory=list, description="Further bench_serving arguments, verbatim.")
+    extra_args: list[str] = Field(default_factory=list, description="Further benchmark client arguments, verbatim.")
     repetitions: int = Field(default=3, ge=1, description="Runs per measurement; the spread is the noise.")
     baseline: RunbookPath | None = Field(
         default=None, description="bench_serving JSONL results of the baseline (one line per repetition)."
@@ -237,8 +275,9 @@ class ProfilingSpec(_Strict):
     stop_endpoint: str = Field(default="/stop_profile", description="POST path that stops and writes traces.")
     trace_dir: RunbookPath | None = Field(
         default=None,
-        description="Where the server writes traces (sent as output_dir and "
-        "SGLANG_TORCH_PROFILER_DIR); default: the run's evidence directory.",
+        description="Where the server writes traces; default: the run's evidence directory. SGLang gets it "
+        "in /start_profile's body; vLLM when it starts (--profiler-config, or VLLM_TORCH_PROFILER_DIR before "
+        "0.12), added by the harness unless the server command or env already sets it.",
     )
     num_steps: int | None = Field(
         default=5, ge=1, description="Forward steps to record; omitted: until the stop endpoint."

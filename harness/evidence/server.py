@@ -211,9 +211,21 @@ class ServedModel:
         self._record = ServerRecord(command=[])
 
     @classmethod
-    def from_runbook(cls, runbook: Runbook, evidence_dir: Path, **kwargs) -> ServedModel:
-        """The runbook's server with its environment (environment.env, then server.env)."""
-        return cls(runbook.server, evidence_dir, env=runbook.environment.env, **kwargs)
+    def from_runbook(cls, runbook: Runbook, evidence_dir: Path, *, trace_dir: Path | None = None,
+                     **kwargs) -> ServedModel:
+        """The runbook's server with its environment (environment.env, then server.env). With
+        `trace_dir`, also what the engine needs at launch to write profiler traces there
+        (harness.evidence.engines.Profiler.launch: vLLM's --profiler-config, or
+        VLLM_TORCH_PROFILER_DIR before 0.12; nothing for SGLang), unless the runbook sets it."""
+        spec, env = runbook.server, runbook.environment.env
+        if trace_dir is not None:
+            args, extra = runbook.environment.serving.profiler.launch(runbook.environment.version, Path(trace_dir))
+            given = {a.split("=", 1)[0] for a in shlex.split(spec.command)}
+            if args and args[0] not in given:  # the template is str.format-ed per argument: escape braces
+                launch = shlex.join(args).replace("{", "{{").replace("}", "}}")
+                spec = spec.model_copy(update={"command": f"{spec.command} {launch}"})
+            env = {**env, **{k: v for k, v in extra.items() if k not in env and k not in spec.env}}
+        return cls(spec, evidence_dir, env=env, **kwargs)
 
     # -- context protocol
     def __enter__(self) -> RunningServer:

@@ -6,7 +6,8 @@ DOM; and a directory of per-rank traces is grouped by rank.
     columns = read_columns(ranks[0].path)          # EventColumns: ts, dur, tid, key per 'X' event
 
 Ranks come from SGLang's per-rank file names (`<id>-TP-<t>-PP-<p>.trace.json.gz`, also `-DP-<d>`
-and `-EP-<e>`; sglang/srt/managers/scheduler_profiler_mixin.py) and, when a name carries none,
+and `-EP-<e>`; sglang/srt/managers/scheduler_profiler_mixin.py), vLLM's
+(`dp<d>_pp<p>_tp<t>_dcp<c>_ep<e>_rank<r>.<ns>.pt.trace.json.gz`; vllm/v1/worker/gpu_worker.py) and, when a name carries none,
 from the trace's own `distributedInfo` (torch/profiler/profiler.py `_get_distributed_info`).
 """
 
@@ -30,7 +31,9 @@ from pydantic import BaseModel
 from harness.evidence.traces import TraceError, TraceMissing
 
 HEADER_BYTES = 1 << 20  # top-level fields torch writes before traceEvents (distributedInfo among them)
-_RANK_TOKEN = re.compile(r"(?<![A-Za-z])(TP|PP|DP|EP)-(\d+)")
+# The per-rank name forms, one alternative per engine: SGLang's `-TP-0-PP-1` and vLLM's
+# `dp0_pp1_tp0_dcp0_ep0_rank1` (vllm/distributed/utils.py get_worker_rank_suffix, 0.27.1 :696)
+_RANK_TOKEN = re.compile(r"(?<![A-Za-z])(?:(TP|PP|DP|EP)-(\d+)|(tp|pp|dp|ep)(\d+)(?=[_.]))")
 
 
 class RankId(BaseModel):
@@ -92,11 +95,13 @@ def read_header(path: Path) -> dict[str, Any]:
 
 
 def rank_of(path: Path, header: dict[str, Any]) -> RankId:
-    """The trace's place in the layout: SGLang's `-TP-<t>-PP-<p>` (`-DP-`, `-EP-`) name tokens,
+    """The trace's place in the layout: SGLang's `-TP-<t>-PP-<p>` (`-DP-`, `-EP-`) or vLLM's
+    `dp<d>_pp<p>_tp<t>_..._ep<e>` name tokens,
     else `distributedInfo.rank` taken as the pipeline stage when the name has no tokens."""
     info = header.get("distributedInfo") or {}
     global_rank = info.get("rank") if isinstance(info, dict) else None
-    tokens = {axis.lower(): int(number) for axis, number in _RANK_TOKEN.findall(path.name)}
+    tokens = {(axis or vaxis).lower(): int(number or vnumber)
+              for axis, number, vaxis, vnumber in _RANK_TOKEN.findall(path.name)}
     if tokens:
         return RankId(**tokens, rank=global_rank)
     if isinstance(global_rank, int):
@@ -124,7 +129,8 @@ def trace_files(paths: Iterable[Path]) -> list[Path]:
 def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
     """Every trace under `paths` with its rank, ordered by (dp, pp, tp, ep); TraceError when two
     traces claim the same rank. Where some file names carry rank tokens, a file without any is
-    left out: SGLang's `merged-<id>` trace (--merge-profiles) repeats every rank's events."""
+    left out: SGLang's `merged-<id>` trace (--merge-profiles) repeats every rank's events, and
+    vLLM's API-process trace (`<host>_<pid>.async_llm.<ns>.pt.trace.json.gz`) holds no device work."""
     files = trace_files(paths)
     if any(_RANK_TOKEN.search(p.name) for p in files):
         files = [p for p in files if _RANK_TOKEN.search(p.name)]

@@ -21,9 +21,9 @@ from harness.record.checks import Check
 from harness.record.models import Draft
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
-from harness.steps.served import ServedStep, runbook_dir
+from harness.steps.served import PROFILE, ServedStep, profiled_trace_dir, runbook_dir
 
-WORKLOAD, PROFILE, FALLBACK = "workload", "profile", "fallback"
+WORKLOAD, FALLBACK = "workload", "fallback"
 
 
 class OperatorsStep(ServedStep):
@@ -36,6 +36,9 @@ class OperatorsStep(ServedStep):
     def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
         return write_up_draft(ctx, facts, checks)  # the task and its rules: skills/operators/SKILL.md
 
+    def trace_dir(self, ctx: StepContext, runbook: Runbook) -> Path | None:
+        return profiled_trace_dir(ctx, runbook)
+
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("operators: running the workload and scanning for fallbacks")
         ran: list[bool] = []
@@ -46,7 +49,8 @@ class OperatorsStep(ServedStep):
 
         if runbook.profiling is not None:
             ProfileRunner().run(runbook.profiling, ctx.evidence_dir / PROFILE, workload=workload, server=server,
-                                cwd=runbook_dir(runbook), env=runbook.environment.env, registry=ctx.processes)
+                                cwd=runbook_dir(runbook), env=runbook.environment.env, registry=ctx.processes,
+                                profiler=runbook.environment.serving.profiler)
         if not ran:  # no profiling, or the profiler refused to start before the traffic
             workload()
         return []

@@ -37,10 +37,15 @@ from harness.record.checks import Check, not_run
 from harness.record.models import Draft
 from harness.steps.base import StepContext
 from harness.steps.drafting import write_up_draft
-from harness.steps.served import ServedStep, runbook_dir, start_reference
+from harness.steps.served import (
+    PROFILE,
+    ServedStep,
+    profiled_trace_dir,
+    runbook_dir,
+    start_reference,
+)
 
 PERF = "perf"
-PROFILE = "profile"
 ANALYSIS_ERROR = "profile_analysis.error"
 
 
@@ -56,6 +61,9 @@ class PerformanceStep(ServedStep):
 
     def skip_reason(self, runbook: Runbook) -> str | None:
         return None if runbook.performance else "the runbook defines no performance suites"
+
+    def trace_dir(self, ctx: StepContext, runbook: Runbook) -> Path | None:
+        return profiled_trace_dir(ctx, runbook)
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("performance: benchmarking the served model")
@@ -76,7 +84,8 @@ class PerformanceStep(ServedStep):
                 ctx.progress(f"performance: {suite.name}, {suite.repetitions} repetition(s)"
                              + (f" interleaved with reference {suite.reference}" if reference else ""))
                 run = PerformanceRunner().run(suite, out, base_url=server.base_url, model=server.model, env=env,
-                                              registry=ctx.processes,
+                                              registry=ctx.processes, engine=runbook.environment.serving,
+                                              version=runbook.environment.version,
                                               reference_url=reference.base_url if reference else None,
                                               reference_model=reference.model if reference else None)
                 if run.command:
@@ -98,11 +107,13 @@ class PerformanceStep(ServedStep):
             if suite is not None:  # one repetition of the workload suite, under the profiler
                 PerformanceRunner().run(suite.model_copy(update={"repetitions": 1, "reference": None}),
                                         out / "workload", base_url=server.base_url, model=server.model, env=env,
-                                        registry=ctx.processes)
+                                        registry=ctx.processes, engine=runbook.environment.serving,
+                                        version=runbook.environment.version)
 
         ctx.progress("performance: profiling")
         capture = ProfileRunner().run(spec, out, workload=workload, server=server, cwd=runbook_dir(runbook),
-                                      env=runbook.environment.env, registry=ctx.processes)
+                                      env=runbook.environment.env, registry=ctx.processes,
+                                      profiler=runbook.environment.serving.profiler)
         commands = [c for c in (spec.command, spec.reference_command) if c]
         if not capture.ok:
             return commands

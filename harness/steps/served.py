@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from harness.errors import HarnessError, InputError
+from harness.evidence.profile import trace_dir_of
 from harness.evidence.runbook import Runbook, load_runbook
 from harness.evidence.server import (
     RunningServer,
@@ -32,6 +33,7 @@ from harness.record.models import RunInputs
 from harness.steps.base import Collected, Step, StepContext, runner_failure
 
 SERVED = "served.json"
+PROFILE = "profile"  # the profile evidence of the steps that take traces (operators, performance)
 RUNBOOK_COPY = "runbook.yaml"
 SERVER_DIR = "server"
 
@@ -84,7 +86,7 @@ class ServedStep(Step):
                 state.skipped = skip
             else:
                 served = ServedModel.from_runbook(runbook, ctx.evidence_dir / SERVER_DIR, registry=ctx.processes,
-                                                  progress=ctx.progress)
+                                                  progress=ctx.progress, trace_dir=self.trace_dir(ctx, runbook))
                 try:
                     with served as server:
                         commands.append(shlex.join(server.command))
@@ -110,6 +112,11 @@ class ServedStep(Step):
     def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
         """Evidence that needs no server (facts, commands); none by default."""
         return {}, []
+
+    def trace_dir(self, ctx: StepContext, runbook: Runbook) -> Path | None:
+        """Where the engine's profiler writes this step's traces, when the step takes them
+        through the engine's endpoints (the server is launched for it); None by default."""
+        return None
 
     def after_serving(self, ctx: StepContext, runbook: Runbook, logs: list[Path]) -> None:
         """Evidence read from the stopped server's complete logs; nothing by default."""
@@ -194,6 +201,15 @@ def start_reference(ctx: StepContext, runbook: Runbook, name: str, started: dict
         except ServerStartError as exc:
             started[name] = f"reference server {name} did not start: {exc}"
     return started[name]
+
+
+def profiled_trace_dir(ctx: StepContext, runbook: Runbook) -> Path | None:
+    """The trace directory of a step that profiles through the engine's endpoints (the runbook
+    has `profiling` without a trace `command`); None otherwise."""
+    spec = runbook.profiling
+    if spec is None or spec.command:
+        return None
+    return trace_dir_of(spec, ctx.evidence_dir / PROFILE)
 
 
 def runbook_dir(runbook: Runbook) -> Path:
