@@ -62,11 +62,11 @@ def _kernel(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
     name = op._schema.name
     if name == "aten::_copy_from":  # to or from the device: (src, dst)
         src, dst = args[0], args[1]
-        source = _buffer(src) if src.device.type == DEVICE else src
-        if dst.device.type == DEVICE:
-            _buffer(dst).copy_(source)
-        else:
-            dst.copy_(source)
+        torch._C._autograd._enable_record_function(False)  # the copy engine's work, not host operators
+        try:
+            _buffer(dst).copy_(_buffer(src))
+        finally:
+            torch._C._autograd._enable_record_function(True)
         return dst
     # in place or out=: the device tensors the op writes (silu reaches a backend as silu.out)
     written = [args[i] if i < len(args) else kwargs[a.name] for i, a in enumerate(op._schema.arguments)
@@ -80,12 +80,18 @@ def _kernel(op: torch._ops.OpOverload, *args: Any, **kwargs: Any) -> Any:
             target.copy_(value)  # copied back, as cpu_fallback copies back the mutated arguments
         return written[0] if len(written) == 1 else tuple(written)
     kwargs = {key: _cpu_device(value) for key, value in kwargs.items()}
-    result = op(*tree_map(_buffer, args), **tree_map(_buffer, kwargs))
-    if name in FAULTY:
-        result.mul_(FAULTY[name])
-    if written:
-        return written[0] if len(written) == 1 else tuple(written)
-    return tree_map(lambda r: _on_device(r) if isinstance(r, torch.Tensor) else r, result)
+    # The device's kernel: its work on the buffers is not host operators in a trace (a real
+    # device's kernel runs on the device); the op itself is recorded by the dispatcher.
+    torch._C._autograd._enable_record_function(False)
+    try:
+        result = op(*tree_map(_buffer, args), **tree_map(_buffer, kwargs))
+        if name in FAULTY:
+            result.mul_(FAULTY[name])
+        if written:
+            return written[0] if len(written) == 1 else tuple(written)
+        return tree_map(lambda r: _on_device(r) if isinstance(r, torch.Tensor) else r, result)
+    finally:
+        torch._C._autograd._enable_record_function(True)
 
 
 def _to_cpu(value: Any) -> Any:
