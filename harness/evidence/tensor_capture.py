@@ -9,7 +9,6 @@ linears) is named as that op, not as the next module. torch is imported only whe
 from __future__ import annotations
 
 import fnmatch
-from contextlib import nullcontext
 import importlib
 import importlib.util
 import json
@@ -17,6 +16,7 @@ import math
 import os
 import re
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 

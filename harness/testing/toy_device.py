@@ -113,7 +113,7 @@ def register() -> None:
     library.fallback(_kernel, "PrivateUse1")
     globals()["_LIBRARY"] = library  # a destroyed Library unregisters its kernels
     for entry in filter(None, os.environ.get("XDEV_FAULTY", "").split(",")):
-        op, _, factor = entry.partition(":")
+        op, _, factor = entry.rpartition(":")
         FAULTY[op] = float(factor)
 
 
