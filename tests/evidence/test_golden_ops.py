@@ -18,13 +18,13 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-from typer.testing import CliRunner  # noqa: E402
+from typer.testing import CliRunner
 
-from harness.errors import HarnessError, InputError  # noqa: E402
-from harness.evidence.golden import GoldenRunner, compare_dumps, load_dumps  # noqa: E402
-from harness.evidence.runbook import load_runbook  # noqa: E402
-from harness.evidence.tensor_capture import OpCapture, capture_outputs, op_of  # noqa: E402
-from harness.record.checks import CheckStatus  # noqa: E402
+from harness.errors import HarnessError, InputError
+from harness.evidence.golden import GoldenRunner, compare_dumps, load_dumps
+from harness.evidence.runbook import load_runbook
+from harness.evidence.tensor_capture import OpCapture, capture_outputs, op_of
+from harness.record.checks import CheckStatus
 
 
 class Attention(torch.nn.Module):
