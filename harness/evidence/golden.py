@@ -31,7 +31,7 @@ from pydantic import BaseModel, RootModel
 
 from harness.evidence.runbook import GoldenSide, GoldenSpec
 from harness.evidence.runner import Runner
-from harness.evidence.tensor_capture import ORDER_KEY
+from harness.evidence.tensor_capture import OPS_ENV, ORDER_KEY, OpCapture, op_of
 from harness.record.checks import Check, CheckStatus
 from harness.util.files import tail
 
@@ -75,6 +75,14 @@ class GoldenReport(BaseModel):
     missing_in_candidate: list[str]
     missing_in_reference: list[str]
     first_mismatch: str | None
+    # Per-operator dumps (`harness golden capture --ops`): the first op, in the reference's
+    # order, whose output is off, and whether its inputs all matched (then the op itself differs;
+    # else the divergence came before it, from work that was not recorded).
+    first_diverging_op: str | None = None
+    first_op_inputs_match: bool | None = None
+    # op records on one side only (a device that fuses or decomposes ops differently): listed,
+    # not failed — module outputs decide.
+    ops_not_compared: list[str] = []
     worst: list[TensorComparison]
     tensors: list[TensorComparison]
 
@@ -249,8 +257,10 @@ def compare_dumps(
             if result.status == "dtype" and (result.dtype_reference, result.dtype_candidate) in expected:
                 result.status = "match"
             results.append(result)
-    missing_in_candidate = [key for key in ref_tensors if key not in cand_tensors]
-    missing_in_reference = [key for key in cand_tensors if key not in ref_tensors]
+    one_side = [key for key in ref_tensors if key not in cand_tensors] + \
+        [key for key in cand_tensors if key not in ref_tensors]
+    missing_in_candidate = [key for key in ref_tensors if key not in cand_tensors and not op_of(key)]
+    missing_in_reference = [key for key in cand_tensors if key not in ref_tensors and not op_of(key)]
     failing_statuses = {"mismatch", "shape"} | ({"dtype"} if check_dtype else set())
     failing = [r for r in results if r.status in failing_statuses]
     ranked = sorted(
@@ -275,11 +285,23 @@ def compare_dumps(
         missing_in_candidate=missing_in_candidate,
         missing_in_reference=missing_in_reference,
         first_mismatch=(failing[0].name if failing else None),
+        **_first_diverging_op(results, failing),
+        ops_not_compared=[key for key in one_side if op_of(key)],
         worst=ranked[:WORST_LISTED],
         tensors=results,
     )
     evidence.write_text(report.model_dump_json(indent=2))
     return golden_check(evidence, name=check_name)
+
+
+def _first_diverging_op(results: list[TensorComparison], failing: list[TensorComparison]) -> dict[str, Any]:
+    """The first op record with a failing output, and whether every input of it matched."""
+    failed = {r.name for r in failing}
+    first = next((op for r in failing if (op := op_of(r.name)) and op[1] == "out"), None)
+    if first is None:
+        return {}
+    inputs = [r.name for r in results if op_of(r.name) == (first[0], "in")]
+    return {"first_diverging_op": first[0], "first_op_inputs_match": not any(name in failed for name in inputs)}
 
 
 def golden_check(report_path: Path, name: str = "accuracy.golden") -> Check:
@@ -318,6 +340,7 @@ def golden_check(report_path: Path, name: str = "accuracy.golden") -> Check:
         "missing_in_reference": len(report.missing_in_reference),
         "worst_tolerance_ratio": ranked[0].tolerance_ratio if ranked else None,
         "worst_op": ranked[0].name if ranked else None,
+        "first_diverging_op": report.first_diverging_op,
     }
     if not problems:
         pairs = ", ".join(f"{a}→{b}" for a, b in report.expected_dtype_pairs)
@@ -336,7 +359,12 @@ def golden_check(report_path: Path, name: str = "accuracy.golden") -> Check:
             metrics=metrics,
         )
     reason = "; ".join(problems)
-    if report.first_mismatch:
+    if report.first_diverging_op:
+        reason = (f"first op that diverges: {report.first_diverging_op} ("
+                  + ("its inputs match: the op itself differs" if report.first_op_inputs_match
+                     else "its inputs differ already: the divergence is in work before it that was not recorded")
+                  + "); " + reason)
+    elif report.first_mismatch:
         reason = f"first op that diverges: {report.first_mismatch}; " + reason
     return Check(
         name=name,
@@ -383,7 +411,8 @@ class GoldenRun(RootModel[list[GoldenSideRun]]):
         return [shlex.join(side.command) for side in self.root if side.command]
 
 
-def _produce(side: str, spec: GoldenSide, evidence_dir: Path, cwd: Path, env: dict[str, str] | None) -> GoldenSideRun:
+def _produce(side: str, spec: GoldenSide, evidence_dir: Path, cwd: Path, env: dict[str, str] | None,
+             ops: OpCapture | None = None) -> GoldenSideRun:
     if spec.dumps is not None:
         return GoldenSideRun(side=side, dumps=str(spec.dumps))  # type: ignore[arg-type]
     out = evidence_dir / side
@@ -395,7 +424,9 @@ def _produce(side: str, spec: GoldenSide, evidence_dir: Path, cwd: Path, env: di
     run = GoldenSideRun(side=side, dumps=side, command=command, log=log.name)
     try:
         with log.open("wb") as handle:
-            done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, stdout=handle,
+            # both sides record the same ops (names line up); `harness golden capture` reads it
+            ops_env = {OPS_ENV: ops.model_dump_json()} if ops is not None else {}
+            done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {}), **ops_env}, stdout=handle,
                                   stderr=subprocess.STDOUT, timeout=spec.timeout_s, check=False)
         run.exit_code = done.returncode
         if done.returncode != 0:
@@ -432,13 +463,14 @@ class GoldenRunner(Runner[GoldenSpec, GoldenRun]):
     summary = RUN_RECORD
 
     def run(self, spec: GoldenSpec, evidence_dir: Path, *, cwd: Path, env: dict[str, str] | None = None) -> GoldenRun:
-        """Produce both sides' dumps (commands, run in `cwd` with `env` added, write into
-        `<evidence_dir>/<side>/`), then compare them into `<evidence_dir>/golden.json` and draw
+        """Produce both sides' dumps (commands, run in `cwd` with `env` added — and `spec.ops` as
+        HARNESS_GOLDEN_OPS —, write into `<evidence_dir>/<side>/`), then compare them into `<evidence_dir>/golden.json` and draw
         `golden_error.png`; `run.json` records how each side was obtained. A failing command is
         recorded, not raised."""
         evidence_dir = Path(evidence_dir)
         evidence_dir.mkdir(parents=True, exist_ok=True)
-        sides = [_produce(side, getattr(spec, side), evidence_dir, cwd, env) for side in ("reference", "candidate")]
+        sides = [_produce(side, getattr(spec, side), evidence_dir, cwd, env, spec.ops)
+                 for side in ("reference", "candidate")]
         (evidence_dir / RUN_RECORD).write_text(json.dumps(GoldenRun(sides).model_dump(mode="json"), indent=2) + "\n")
         if not any(s.error for s in sides):
             # Paths inside the evidence are relative to it (the step's staging dir is renamed away).

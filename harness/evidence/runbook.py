@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from harness.evidence.engines import SERVING, Serving
+from harness.evidence.tensor_capture import OpCapture
 from harness.util.yamlfile import load_yaml_model
 
 Api = Literal["completions", "chat"]
@@ -406,6 +407,13 @@ class GoldenSpec(_Strict):
         "any other dtype difference fails.",
     )
     equal_nan: bool = Field(default=False, description="NaN in both sides counts as equal.")
+    ops: OpCapture | None = Field(
+        default=None,
+        description="Per-operator capture for both sides' `harness golden capture` commands (passed as "
+        "HARNESS_GOLDEN_OPS), so the first diverging op is named: `modules` (fnmatch on module paths, "
+        "default all), `limit` (ops per module call, default 64), `max_elements` (per tensor, default "
+        "65536; larger ones are an evenly strided sample). E.g. {modules: ['model.layers.0*'], limit: 32}.",
+    )
 
 
 class Runbook(_Strict):
