@@ -40,7 +40,7 @@ from harness.knowledge.judge_resolution import (
     upstream_version,
 )
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import CallShape, Catch, Dependency, PluginClass, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import CallShape, Catch, Dependency, GuardCond, PluginClass, PluginScan, is_upstream
 from harness.knowledge.prefetch import prefetch
 from harness.knowledge.registries import registry_keys
 from harness.knowledge.risk import risk_of
@@ -91,6 +91,7 @@ class Judge(MemberJudging, Conditions):
         self._handed: dict[str, str | None] = {}
         self.field_writes: dict[str, Dependency] | None = None  # fields.py: the fields the plugin sets itself
         self._grafts: dict[str, list[Dependency]] | None = None  # judge_members.grafted_onto: plugin methods patched onto upstream classes
+        self._stale: dict[str, GuardCond | None] | None = None  # judge_conditions.stale_branch
         self._subclasses: dict[str, list[PluginClass]] | None = None  # judge_members.plugin_subclass_defining: plugin classes by base
 
     def __call__(self, dep: Dependency) -> Finding | None:

@@ -4,6 +4,8 @@ and hook timing."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness.knowledge.fields import field_present
 from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import SymbolIndex
@@ -17,6 +19,7 @@ from harness.knowledge.plugin_repo import (
     Const,
     Dependency,
     FieldPresent,
+    GuardCond,
     HasAttr,
     ImportsResolve,
     ModuleExists,
@@ -37,6 +40,7 @@ class Conditions:
     version: str | None
     _in_try: dict[tuple[str, Catch], list[Dependency]] | None
     _raw_findings: dict[int, Finding | None]
+    _stale: dict[str, GuardCond | None] | None
 
     def apply_conditions(self, finding: Finding, dep: Dependency) -> Finding:
         """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
@@ -46,8 +50,12 @@ class Conditions:
             finding.status, finding.breaking = Status.never_applied, True
             finding.detail = dep.scope_reason
             finding.risk = risk_of(dep, Status.never_applied)
-        outcome, deciding = "runs", (dep.guards[-1] if dep.guards else None)
-        for guard in dep.guards:
+        guards = dep.guards
+        stale = self.stale_branch(dep.module)
+        if stale is not None:
+            guards = (stale,) + guards
+        outcome, deciding = "runs", (guards[-1] if guards else None)
+        for guard in guards:
             value = self.evaluate(guard.cond)
             if value is False:
                 outcome, deciding = "skipped", guard
@@ -77,6 +85,25 @@ class Conditions:
         if not finding.live:
             finding.risk //= 4
         return finding
+
+    def stale_branch(self, module: str) -> GuardCond | None:
+        """For a module only a conditionally named class brings in (`if use_v1: return "…v1…"`
+        else the V0 backend; PluginScan.conditional), when it cannot even be imported on this
+        release (an unguarded module-level import of it is missing): the naming condition, with
+        that reason. A plugin run on this release cannot be taking that branch, so what the
+        module holds is undecided rather than breaking. None otherwise: a module that imports
+        is judged as any other (a conditionally named default worker still breaks)."""
+        if module not in self.scan.conditional:
+            return None
+        if self._stale is None:
+            self._stale = {}
+        if module not in self._stale:
+            failing = next((d for d in self.scan.dependencies if d.module == module and d.kind == "import" and d.scope == "module"
+                            and not d.guards and not d.catches and (raw := self._raw(d)) is not None and raw.status is Status.missing), None)
+            cond = self.scan.conditional[module]
+            self._stale[module] = None if failing is None else replace(
+                cond, text=f"{cond.text}; {failing.file} cannot be imported on this release ({failing.target}, line {failing.line}), so that branch is not taken here")
+        return self._stale[module]
 
     def fails_before(self, dep: Dependency) -> tuple[Finding, Catch] | None:
         """An earlier statement of the same `try` body that certainly raises on this upstream,

@@ -132,7 +132,7 @@ class MemberJudging:
             for patch in self.scan.dependencies:
                 if patch.kind == "patch" and patch.hook and patch.target and patch.how in ("assign", "setattr"):
                     self._grafts.setdefault(patch.hook, []).append(patch)
-        patches = next((self._grafts[path] for path in reversed(dep.enclosing or self._method_at(dep)) if path in self._grafts), None)
+        patches = next((self._grafts[path] for path in reversed(self._method_at(dep)) if path in self._grafts), None)
         if not patches:
             return None
         places = []
@@ -165,11 +165,11 @@ class MemberJudging:
         return None
 
     def _method_at(self, dep: Dependency) -> tuple[str, ...]:
-        """The plugin class method holding a member reference (recorded per class, without
-        `enclosing`): the last one starting at or above its line."""
-        cls = self.scan.classes.get(dep.plugin_class or "")
+        """The method holding a member reference, of the class it is written in (`dep.name`;
+        member reads carry no `enclosing`): the last one starting at or above its line."""
+        cls = self.scan.classes.get(dep.name or "")
         starts = [m for m in cls.methods.values() if m.line <= dep.line] if cls is not None else []
-        return (f"{dep.plugin_class}.{max(starts, key=lambda m: m.line).name}",) if starts else ()
+        return (f"{cls.path}.{max(starts, key=lambda m: m.line).name}",) if starts else ()
 
     def _judge_member(self, dep: Dependency) -> Finding | None:
         mro = self.upstream_mro(dep.plugin_class)

@@ -183,7 +183,9 @@ class PluginClasses:
                     self.scan.dependencies.append(Dependency(
                         "subclass", None, cls.module, cls.file, ref.line, scope="function", call=ref.call,
                         plugin_class=context, member=ref.member, access=ref.access, name=path,
-                        guards=ref.guards, catches=ref.catches, enclosing=ref.enclosing,
+                        # no `enclosing`: a member read is judged wherever its method may run
+                        # (a method nothing names still fails when called by name), not skipped
+                        guards=ref.guards, catches=ref.catches,
                     ))
 
     def plugin_mro(self, path: str) -> list[str]:

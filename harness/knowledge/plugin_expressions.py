@@ -146,7 +146,7 @@ class Expressions:
         else:
             return False
         if isinstance(node.ctx, ast.Load):
-            ctx.cls.self_refs.append(SelfRef(node.attr, access, node.lineno, call, ctx.guards, ctx.catches, ctx.functions))
+            ctx.cls.self_refs.append(SelfRef(node.attr, access, node.lineno, call, ctx.guards, ctx.catches))
         elif access != "super":
             ctx.cls.names.add(node.attr)
         return True

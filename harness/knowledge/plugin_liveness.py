@@ -73,8 +73,7 @@ def mark_live(scan: PluginScan, scanner: Scanner) -> None:
         module = scan.modules.get(dep.module)
         dep.live = module.live if module else True
         dep.loaded_by = frozenset(module.loaded_by) if module else frozenset()
-        if dep.module in only_when:
-            dep.guards = (_any_of(only_when[dep.module]),) + dep.guards
+    scan.conditional = {module: _any_of(alternatives) for module, alternatives in only_when.items()}
 
 
 def _reached(scan: PluginScan, scanner: Scanner, start: str) -> set[str]:

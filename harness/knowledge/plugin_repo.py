@@ -231,7 +231,6 @@ class SelfRef:
     call: CallShape | None
     guards: tuple[GuardCond, ...] = ()
     catches: tuple[Catch, ...] = ()
-    enclosing: tuple[str, ...] = ()
 
 
 @dataclass
@@ -262,6 +261,9 @@ class PluginScan:
     # identifier strings the plugin writes (a name looked up later, e.g. a config class in a
     # registry of names) -> first "file:line"; not the name argument of a setattr
     name_strings: dict[str, str] = field(default_factory=dict)
+    # modules only a conditionally named class brings in (plugin_liveness.mark_live): the
+    # condition, for the judge (judge_conditions.stale_branch)
+    conditional: dict[str, GuardCond] = field(default_factory=dict)
 
     @property
     def live_modules(self) -> list[str]:

@@ -13,9 +13,10 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
 - a member upstream assigns on the layer handed to it (`layer.weight_block_size = …` in
   create_weights): undecided, as a field set from outside the class is;
 - code inside a plugin method nothing calls (a leftover `is_hpu` override) cannot fail;
-- a class the platform names only in one branch (`if use_v1: return "…v1…"` else the V0 backend,
-  whose imports the release dropped): its module is imported only then, so what it holds is
-  undecided, not breaking; a class named unconditionally stays breaking;
+- a class the platform names only in one branch (`if use_v1: return "…v1…"` else the V0 backend)
+  whose module cannot even be imported on the release (names it imports were dropped): a plugin
+  run there cannot be taking that branch, so what the module holds is undecided, not breaking;
+  the other branch's module, which imports, and a class named unconditionally stay breaking;
 - what the plugin itself provides: a name its patch adds to a class that its patched methods read
   through self; a plugin method grafted onto an upstream class (`QwenGDN._forward_core =
   AscendGDN._forward_core`, vllm-ascend), whose self is then a QwenGDN; a member only a plugin
@@ -335,7 +336,7 @@ PLUGIN = {
         class KBackend(AttentionBackend):
             @staticmethod
             def get_name() -> str:
-                return "K"
+                return AttentionBackend.no_such_helper()
         """,
     "kp/attn_v0.py": """
         from vllm.attention.backends.utils import compute_slot_mapping
@@ -512,7 +513,10 @@ def test_a_class_named_in_one_branch_is_imported_only_then(checked):
     v0 = found["vllm.attention.backends.utils.compute_slot_mapping"]
     assert (v0["status"], v0["breaking"]) == ("missing", False), v0
     assert v0["guard"]["outcome"] == "undecided" and "not (use_v1)" in v0["guard"]["condition"], v0["guard"]
-    assert "kp/platform.py" in v0["guard"]["condition"], v0["guard"]
+    assert "kp/platform.py" in v0["guard"]["condition"] and "kp/attn_v0.py cannot be imported" in v0["guard"]["condition"], v0["guard"]
+    # the other branch's module imports on this release: judged as any other, so it breaks
+    v1 = found["vllm.v1.attention.backend.AttentionBackend.no_such_helper"]
+    assert (v1["status"], v1["breaking"], v1["guard"]) == ("missing", True, None), v1
     # named whatever the arguments: its module's failures break
     world = found["vllm.distributed.parallel_state.get_world_group"]
     assert (world["status"], world["breaking"], world["guard"]) == ("missing", True, None), world
