@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.knowledge.kinds import profile
 from harness.knowledge.platform_map import PlatformMap, map_plugin
-from harness.knowledge.plugin_repo import declared_version, plugin_module_files
+from harness.knowledge.plugin_repo import declared_version, pin_sources, plugin_module_files
 from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release
 
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
@@ -62,7 +62,8 @@ def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str], base
     digest = hashlib.blake2b(digest_size=16)
     if not plugin.is_dir():
         return "not-a-directory"
-    files = [path for path, _ in plugin_module_files(plugin).values()] + [plugin / name for name in _PACKAGING]
+    # and every file the declared version is read from: it picks the baseline
+    files = [path for path, _ in plugin_module_files(plugin).values()] + [plugin / name for name in _PACKAGING] + pin_sources(plugin)
     code = Path(__file__).parent
     files += sorted(code.glob("*.py")) + sorted(code.glob("data/*"))
     for path in files:

@@ -349,6 +349,13 @@ _VERSION_FILES = ("version.py", "_version.py", "versions.py")
 _DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
 
 
+def pin_sources(root: Path) -> list[Path]:
+    """The non-module files declared_pins may read a pin from (requirements, metadata, the
+    profile's pin files, the docs' config), present or not: what a cached verdict must key on."""
+    globs = ("requirements*.txt", "*.dist-info/METADATA", "*.egg-info/requires.txt", "*.egg-info/PKG-INFO")
+    return sorted({*(p for pattern in globs for p in root.glob(pattern)), *(root / name for name in (*profile().pin_files, *_DOCS_CONFIGS))})
+
+
 def declared_pins(root: Path) -> list[DeclaredPin]:
     """Every pin of the profile's upstream the plugin declares, most authoritative first:
 
