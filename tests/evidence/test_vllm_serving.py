@@ -134,7 +134,9 @@ def test_the_profiler_config_is_a_launch_flag_and_the_start_takes_no_body(tmp_pa
     assert args[0] == "--profiler-config" and json.loads(args[1]) == {"profiler": "torch",
                                                                         "torch_profiler_dir": str(tmp_path)}
     assert env == {}
-    assert VLLM.profiler.launch("0.11.0", tmp_path) == ([], {"VLLM_TORCH_PROFILER_DIR": str(tmp_path)})
+    # the flag since 0.13.0 (vllm/engine/arg_utils.py :1145); 0.12.0 reads only the variable (envs.py :848)
+    assert VLLM.profiler.launch("0.12.0", tmp_path) == ([], {"VLLM_TORCH_PROFILER_DIR": str(tmp_path)})
+    assert VLLM.profiler.launch("0.13.0", tmp_path)[0][0] == "--profiler-config"
     assert VLLM.profiler.start_body(tmp_path, 5, ["CPU"]) is None
     assert SGLANG.profiler.launch("0.5.23", tmp_path) == ([], {})
     assert SGLANG.profiler.start_body(tmp_path, 5, ["CPU"]) == {"output_dir": str(tmp_path), "activities": ["CPU"],
