@@ -169,6 +169,16 @@ def test_vllm_per_rank_gzip_traces_group_by_rank_without_the_api_process_trace(t
     assert rank_of(Path("x-TP-1-PP-2.trace.json.gz"), {}).label == "TP1-PP2"  # SGLang's, as before
 
 
+def test_vllm_traces_named_by_global_rank_before_0_17_group_without_the_api_process_trace(tmp_path):
+    """vLLM 0.12.0-0.16.0 name a worker's trace `<instance_id>-rank-<rank>` (gpu_worker.py)."""
+    _trace(tmp_path / "3f2a9c1e-rank-1.1767225600000000001.pt.trace.json.gz", 1)
+    _trace(tmp_path / "3f2a9c1e-rank-0.1767225600000000000.pt.trace.json.gz", 0)
+    _trace(tmp_path / "node7_4242.async_llm.1767225600000000002.pt.trace.json.gz", 0)
+    ranks = group_traces([tmp_path])
+    assert [(r.path.name.split(".")[0], r.rank.rank) for r in ranks] == [("3f2a9c1e-rank-0", 0), ("3f2a9c1e-rank-1", 1)]
+    assert rank_of(Path("a-rank-3.1.pt.trace.json.gz"), {}).label == "PP3"  # the global rank, as distributedInfo's
+
+
 def test_run_refuses_a_runbook_of_another_engine_in_one_line(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "harness", "run", "-f", "x", "--plugin", str(REPO / "tests" / "fixtures" / "vllm_tiny"),
