@@ -132,8 +132,8 @@ VLLM = Serving(
     # (v1/worker/gpu_worker.py :1138, profiler/wrapper.py :192 tensorboard_trace_handler, gzip by
     # default), the API process one `<host>_<pid>.async_llm...` CPU trace (v1/engine/async_llm.py :190).
     # The flag appeared in 0.13.0: vllm/config/profiler.py (new there) ProfilerConfig, and
-    # engine/arg_utils.py :1145 add_argument("--profiler-config"); 0.13.0 and 0.14.0 still read
-    # VLLM_TORCH_PROFILER_DIR as deprecated (config/profiler.py :133), 0.17.0 no longer. Up to
+    # engine/arg_utils.py :1145 add_argument("--profiler-config"); 0.13.0 to 0.15.0 still read
+    # VLLM_TORCH_PROFILER_DIR as deprecated (config/profiler.py :133), 0.16.0 no longer. Up to
     # 0.12.0 only the variable exists (envs.py :848; entrypoints/openai/api_server.py :1060 adds
     # /start_profile only when it is set; v1/engine/async_llm.py :169, v1/worker/gpu_worker.py :94).
     profiler=Profiler(body=False, config_since="0.13.0", config_flag="--profiler-config", env="VLLM_TORCH_PROFILER_DIR",
