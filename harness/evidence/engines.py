@@ -131,12 +131,14 @@ VLLM = Serving(
     # :36); workers write `<dp*_pp*_tp*_dcp*_ep*_rank*>.<ns>.pt.trace.json.gz` per rank
     # (v1/worker/gpu_worker.py :1138, profiler/wrapper.py :192 tensorboard_trace_handler, gzip by
     # default), the API process one `<host>_<pid>.async_llm...` CPU trace (v1/engine/async_llm.py :190).
-    # 0.11.0 read VLLM_TORCH_PROFILER_DIR instead (v1/engine/async_llm.py :163); 0.22.0 has only the
-    # config. The releases between are not on the index this was checked against: the switch is
-    # taken to be 0.12.0, where vLLM moved the profiler settings into ProfilerConfig.
-    profiler=Profiler(body=False, config_since="0.12.0", config_flag="--profiler-config", env="VLLM_TORCH_PROFILER_DIR",
+    # The flag appeared in 0.13.0: vllm/config/profiler.py (new there) ProfilerConfig, and
+    # engine/arg_utils.py :1145 add_argument("--profiler-config"); 0.13.0 to 0.15.0 still read
+    # VLLM_TORCH_PROFILER_DIR as deprecated (config/profiler.py :133), 0.16.0 no longer. Up to
+    # 0.12.0 only the variable exists (envs.py :848; entrypoints/openai/api_server.py :1060 adds
+    # /start_profile only when it is set; v1/engine/async_llm.py :169, v1/worker/gpu_worker.py :94).
+    profiler=Profiler(body=False, config_since="0.13.0", config_flag="--profiler-config", env="VLLM_TORCH_PROFILER_DIR",
                       hint="vLLM serves /start_profile only when started with --profiler-config (or, before "
-                           "0.12, VLLM_TORCH_PROFILER_DIR); the harness adds it for a runbook with `profiling`"),
+                           "0.13, VLLM_TORCH_PROFILER_DIR); the harness adds it for a runbook with `profiling`"),
 )
 
 SERVING: dict[str, Serving] = {engine.name: engine for engine in (SGLANG, VLLM)}

@@ -216,7 +216,7 @@ class ServedModel:
         """The runbook's server with its environment (environment.env, then server.env). With
         `trace_dir`, also what the engine needs at launch to write profiler traces there
         (harness.evidence.engines.Profiler.launch: vLLM's --profiler-config, or
-        VLLM_TORCH_PROFILER_DIR before 0.12; nothing for SGLang), unless the runbook sets it."""
+        VLLM_TORCH_PROFILER_DIR before 0.13; nothing for SGLang), unless the runbook sets it."""
         spec, env = runbook.server, runbook.environment.env
         if trace_dir is not None:
             args, extra = runbook.environment.serving.profiler.launch(runbook.environment.version, Path(trace_dir))

@@ -34,6 +34,9 @@ HEADER_BYTES = 1 << 20  # top-level fields torch writes before traceEvents (dist
 # The per-rank name forms, one alternative per engine: SGLang's `-TP-0-PP-1` and vLLM's
 # `dp0_pp1_tp0_dcp0_ep0_rank1` (vllm/distributed/utils.py get_worker_rank_suffix, 0.27.1 :696)
 _RANK_TOKEN = re.compile(r"(?<![A-Za-z])(?:(TP|PP|DP|EP)-(\d+)|(tp|pp|dp|ep)(\d+)(?=[_.]))")
+# vLLM before 0.17 names a worker's trace by its global rank only: `<instance_id>-rank-<rank>`
+# (vllm/v1/worker/gpu_worker.py, 0.12.0 :95 to 0.16.0 :108; 0.17.0 has the dp/pp/tp tokens)
+_GLOBAL_RANK = re.compile(r"-rank-(\d+)(?=[_.])")
 
 
 class RankId(BaseModel):
@@ -96,14 +99,17 @@ def read_header(path: Path) -> dict[str, Any]:
 
 def rank_of(path: Path, header: dict[str, Any]) -> RankId:
     """The trace's place in the layout: SGLang's `-TP-<t>-PP-<p>` (`-DP-`, `-EP-`) or vLLM's
-    `dp<d>_pp<p>_tp<t>_..._ep<e>` name tokens,
-    else `distributedInfo.rank` taken as the pipeline stage when the name has no tokens."""
+    `dp<d>_pp<p>_tp<t>_..._ep<e>` name tokens, else the global rank (older vLLM's `-rank-<n>`
+    name, else `distributedInfo.rank`) taken as the pipeline stage."""
     info = header.get("distributedInfo") or {}
     global_rank = info.get("rank") if isinstance(info, dict) else None
     tokens = {(axis or vaxis).lower(): int(number or vnumber)
               for axis, number, vaxis, vnumber in _RANK_TOKEN.findall(path.name)}
     if tokens:
         return RankId(**tokens, rank=global_rank)
+    named = _GLOBAL_RANK.search(path.name)
+    if named:
+        return RankId(pp=int(named[1]), rank=int(named[1]))
     if isinstance(global_rank, int):
         return RankId(pp=global_rank, rank=global_rank)
     return RankId()
@@ -132,8 +138,8 @@ def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
     left out: SGLang's `merged-<id>` trace (--merge-profiles) repeats every rank's events, and
     vLLM's API-process trace (`<host>_<pid>.async_llm.<ns>.pt.trace.json.gz`) holds no device work."""
     files = trace_files(paths)
-    if any(_RANK_TOKEN.search(p.name) for p in files):
-        files = [p for p in files if _RANK_TOKEN.search(p.name)]
+    if any(_ranked(p) for p in files):
+        files = [p for p in files if _ranked(p)]
     ranks = []
     for path in files:
         header = read_header(path)
@@ -147,6 +153,11 @@ def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
                              "analyse one run's traces at a time")
         seen[key] = item.path
     return ranks
+
+
+def _ranked(path: Path) -> bool:
+    """Whether the trace's name says its rank."""
+    return bool(_RANK_TOKEN.search(path.name) or _GLOBAL_RANK.search(path.name))
 
 
 @contextmanager

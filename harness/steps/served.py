@@ -103,7 +103,7 @@ class ServedStep(Step):
                     check = runner_failure(self.check_name, exc)
                     state.runner_error = RunnerError(reason=check.reason or "", detail=check.detail,
                                                      unusable_input=isinstance(exc, InputError))
-                engine = _identity(ctx.evidence_dir / SERVER_DIR / "server.json")
+                engine = _identity(ctx.evidence_dir / SERVER_DIR / "server.json", runbook)
                 if engine:
                     facts["engine"] = engine
         ctx.write_json(SERVED, state.model_dump(mode="json", exclude_unset=True))
@@ -172,14 +172,17 @@ def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, ServedState]:
         return None, ServedState(unusable=f"runbook unusable: {exc}")
 
 
-def _identity(record_path: Path) -> dict[str, Any] | None:
-    """What the report shows of the engine that was measured: its identity from server.json."""
+def _identity(record_path: Path, runbook: Runbook) -> dict[str, Any] | None:
+    """What the report shows of the engine that was measured: the engine and release the runbook
+    names (`serving`, e.g. "vLLM 0.27.1") and the process's identity from server.json, which
+    says what actually served (a stand-in server shows as itself)."""
     record = ServerRecord.read(record_path)
     if record is None or record.identity is None:
         return None
     identity = record.identity
-    return {"pid": identity.pid, "program": " ".join(identity.program or record.command),
-            "models": identity.models, "port": record.port}
+    environment = runbook.environment
+    return {"serving": f"{environment.serving.display} {environment.version}", "pid": identity.pid,
+            "program": " ".join(identity.program or record.command), "models": identity.models, "port": record.port}
 
 
 def evidence_runbook(evidence_dir: Path, inputs: RunInputs) -> Runbook:

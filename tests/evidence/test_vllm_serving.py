@@ -134,7 +134,9 @@ def test_the_profiler_config_is_a_launch_flag_and_the_start_takes_no_body(tmp_pa
     assert args[0] == "--profiler-config" and json.loads(args[1]) == {"profiler": "torch",
                                                                         "torch_profiler_dir": str(tmp_path)}
     assert env == {}
-    assert VLLM.profiler.launch("0.11.0", tmp_path) == ([], {"VLLM_TORCH_PROFILER_DIR": str(tmp_path)})
+    # the flag since 0.13.0 (vllm/engine/arg_utils.py :1145); 0.12.0 reads only the variable (envs.py :848)
+    assert VLLM.profiler.launch("0.12.0", tmp_path) == ([], {"VLLM_TORCH_PROFILER_DIR": str(tmp_path)})
+    assert VLLM.profiler.launch("0.13.0", tmp_path)[0][0] == "--profiler-config"
     assert VLLM.profiler.start_body(tmp_path, 5, ["CPU"]) is None
     assert SGLANG.profiler.launch("0.5.23", tmp_path) == ([], {})
     assert SGLANG.profiler.start_body(tmp_path, 5, ["CPU"]) == {"output_dir": str(tmp_path), "activities": ["CPU"],
@@ -165,6 +167,16 @@ def test_vllm_per_rank_gzip_traces_group_by_rank_without_the_api_process_trace(t
     assert rank_of(Path("dp1_pp2_tp3_dcp0_ep4_rank9.1.pt.trace.json.gz"), {}).model_dump() == {
         "tp": 3, "pp": 2, "dp": 1, "ep": 4, "rank": None}
     assert rank_of(Path("x-TP-1-PP-2.trace.json.gz"), {}).label == "TP1-PP2"  # SGLang's, as before
+
+
+def test_vllm_traces_named_by_global_rank_before_0_17_group_without_the_api_process_trace(tmp_path):
+    """vLLM 0.12.0-0.16.0 name a worker's trace `<instance_id>-rank-<rank>` (gpu_worker.py)."""
+    _trace(tmp_path / "3f2a9c1e-rank-1.1767225600000000001.pt.trace.json.gz", 1)
+    _trace(tmp_path / "3f2a9c1e-rank-0.1767225600000000000.pt.trace.json.gz", 0)
+    _trace(tmp_path / "node7_4242.async_llm.1767225600000000002.pt.trace.json.gz", 0)
+    ranks = group_traces([tmp_path])
+    assert [(r.path.name.split(".")[0], r.rank.rank) for r in ranks] == [("3f2a9c1e-rank-0", 0), ("3f2a9c1e-rank-1", 1)]
+    assert rank_of(Path("a-rank-3.1.pt.trace.json.gz"), {}).label == "PP3"  # the global rank, as distributedInfo's
 
 
 def test_run_refuses_a_runbook_of_another_engine_in_one_line(tmp_path):
