@@ -9,7 +9,6 @@ tested first and always run."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -20,17 +19,22 @@ from pathlib import Path
 
 import pytest
 import yaml
+from runner_support import smoke as run_smoke
 from slurm_cluster import SlurmCluster
 
 from harness.errors import HarnessError
 from harness.evidence.launchers import sbatch_options
 from harness.evidence.runbook import Runbook, SlurmLauncher, load_runbook
-from harness.evidence.server import ServedModel, ServerRecord, ServerStartError, failure_check
+from harness.evidence.server import (
+    ServedModel,
+    ServerRecord,
+    ServerStartError,
+    failure_check,
+)
 from harness.evidence.slurm_task import task_command
 from harness.record.checks import CheckStatus
 from harness.record.processes import ProcessRegistry
 from harness.util import slurm
-from runner_support import smoke as run_smoke
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_RUNBOOK = REPO_ROOT / "harness/examples/workspace/runbook.yaml"
