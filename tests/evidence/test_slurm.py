@@ -30,6 +30,7 @@ from harness.evidence.server import (
     ServerRecord,
     ServerStartError,
     failure_check,
+    free_port,
 )
 from harness.evidence.slurm_task import task_command
 from harness.record.checks import CheckStatus
@@ -240,3 +241,44 @@ def test_a_job_past_its_time_limit_is_one_not_run_line_with_its_log(cluster, tmp
                            f"was healthy"), line
     assert check.status is CheckStatus.not_run
     assert "loading" in check.detail and "DUE TO TIME LIMIT" in check.detail, check.detail
+
+
+def test_a_job_whose_engine_exits_before_healthy_is_one_not_run_line(cluster, tmp_path):
+    runbook = _runbook(tmp_path, "slurm", command="sh -c 'echo no device here {port} >&2; exit 3'")
+    line, check = _start_fails(runbook, tmp_path / "server")
+    job_id = ServerRecord.read(tmp_path / "server" / "server.json").job_id
+    assert line.startswith(f"slurm job {job_id} ended FAILED (NonZeroExitCode, exit 3) before the engine was "
+                           f"healthy"), line
+    assert check.status is CheckStatus.not_run and "no device here" in check.detail
+
+
+def test_what_answers_on_the_port_must_be_a_process_of_the_job(cluster, tmp_path):
+    # Something outside the job answers health on the engine's port: never measured in its place.
+    runbook = _runbook(tmp_path, "slurm", command="sh -c 'exec sleep 600 {port}'", port=free_port())
+    outsider = subprocess.Popen([sys.executable, "-m", "harness.testing.loopback", "--port", str(runbook.server.port)],
+                                env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, stderr=subprocess.DEVNULL)
+    try:
+        line, check = _start_fails(runbook, tmp_path / "server")
+    finally:
+        outsider.kill()
+        outsider.wait()
+    job_id = ServerRecord.read(tmp_path / "server" / "server.json").job_id
+    assert f"is not what answers on 127.0.0.1:{runbook.server.port}: pid {outsider.pid} on {cluster.node}" in line
+    assert f"not the engine started (slurm job {job_id})" in line and "\n" not in line, line
+    assert check.status is CheckStatus.failed
+
+
+def test_a_sweep_never_cancels_a_job_that_is_not_ours(cluster, tmp_path):
+    foreign = slurm.submit("#!/bin/sh\nexec sleep 600\n", ["--comment=someone-else", f"--output={tmp_path}/out"],
+                           cwd=tmp_path, env=dict(os.environ))
+    registry = ProcessRegistry(tmp_path / "processes")
+    record = registry.add_job(foreign, "engine", ["engine"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    path = tmp_path / "processes" / f"job-{foreign}.json"
+    path.write_text(record.model_copy(update={"owner_pid": dead.pid}).model_dump_json())
+    try:
+        assert registry.sweep() == [] and registry.records() == []
+        assert slurm.job_state(foreign).active, "a job without harness's marker is left alone"
+    finally:
+        slurm.cancel(foreign)
