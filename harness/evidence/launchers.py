@@ -23,7 +23,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.evidence.runbook import LocalLauncher, SlurmLauncher
@@ -44,7 +44,6 @@ class LaunchFailure(HarnessError):
 class Launch(ABC):
     """An engine started by a launcher (a process group here, a job on a cluster)."""
 
-    kind: ClassVar[str]
     pid: int | None = None  # the local group leader; None where it runs elsewhere
 
     @abstractmethod
@@ -85,8 +84,6 @@ class Launch(ABC):
 
 class LocalLaunch(Launch):
     """A process group on this machine (the engine's own session), recorded in the registry."""
-
-    kind = "local"
 
     def __init__(self, command: list[str], *, env: dict[str, str], stdout_path: Path, stderr_path: Path,
                  registry: ProcessRegistry | None, role: str = "engine"):
@@ -139,8 +136,6 @@ class LocalLaunch(Launch):
 class SlurmLaunch(Launch):
     """The engine as a Slurm batch job: `srun` starts one engine task per node (per task), each
     through `harness.evidence.slurm_task run`; the job's output is the server's logs."""
-
-    kind = "slurm"
 
     def __init__(self, spec: SlurmLauncher, command: list[str], *, env: dict[str, str], evidence_dir: Path,
                  name: str, registry: ProcessRegistry | None, role: str = "engine"):
