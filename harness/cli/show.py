@@ -71,7 +71,8 @@ def print_view(ws: Workspace, view) -> None:
         owner = (f"started by harness pid {process.owner_pid}, which is running" if process.owner_running
                  else f"an orphan of harness pid {process.owner_pid} that could not be stopped")
         where = f" ({process.step})" if process.step else ""
-        out.print(f"  process alive: {process.role} pid {process.pid}{where} — {owner}: {' '.join(process.command)[:120]}")
+        what = f"slurm job {process.job}" if process.job else f"pid {process.pid}"
+        out.print(f"  process alive: {process.role} {what}{where} — {owner}: {' '.join(process.command)[:120]}")
     if view.evidence_root:
         out.print(f"  evidence: {view.evidence_root} (on this workspace's disk); run state: {view.state_store}")
     out.print(f"  summary: {Path(ws.root, 'reports', view.run_id, 'summary.md')}")

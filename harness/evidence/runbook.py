@@ -90,12 +90,18 @@ class Environment(_Strict):
 
 
 _PLACEHOLDERS = {"host", "port", "model"}
+# What a multi-node launch needs, filled per task where the engine runs (harness.evidence.launchers):
+# the launch's task count and this task's rank, the head task's address and a port for the
+# engine's own rendezvous (SGLang --nnodes --node-rank --dist-init-addr, vLLM's --nnodes/--node-rank
+# --master-addr/--master-port). The local launcher runs one task: 1, 0, the host, a free port.
+DIST_PLACEHOLDERS = {"nnodes", "node_rank", "head_addr", "dist_port"}
 
 
 class ServerSpec(_Strict):
     command: str = Field(
         description="Launch command template; {host}, {port} and {model} are filled in "
-        "(e.g. 'python -m sglang.launch_server --model-path {model} --host {host} --port {port}')."
+        "(e.g. 'python -m sglang.launch_server --model-path {model} --host {host} --port {port}'), and for a "
+        "multi-node launch {nnodes}, {node_rank}, {head_addr} and {dist_port} (see `launcher`)."
     )
     model: str = Field(description="Model path or name substituted for {model}.")
     served_model_name: str | None = Field(
@@ -123,9 +129,10 @@ class ServerSpec(_Strict):
     @classmethod
     def _known_placeholders(cls, command: str) -> str:
         fields = {name for _, name, _, _ in string.Formatter().parse(command) if name is not None}
-        unknown = fields - _PLACEHOLDERS
+        unknown = fields - _PLACEHOLDERS - DIST_PLACEHOLDERS
         if unknown:
-            raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; use {{host}}, {{port}}, {{model}}")
+            raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; use {{host}}, {{port}}, {{model}}, "
+                             f"{{nnodes}}, {{node_rank}}, {{head_addr}}, {{dist_port}}")
         if "port" not in fields:
             raise ValueError("the command must contain {port} so the harness can choose the port")
         return command
@@ -140,6 +147,40 @@ class ServerSpec(_Strict):
     @property
     def model_name(self) -> str:
         return self.served_model_name or self.model
+
+
+class LocalLauncher(_Strict):
+    """The engine runs on this machine, as a process group of the harness (the default)."""
+
+    kind: Literal["local"] = "local"
+
+
+class SlurmLauncher(_Strict):
+    """The engine runs as a Slurm batch job (harness.evidence.launchers.SlurmEngine): one engine
+    process per task, `nodes` x `ntasks_per_node` tasks, the head task's node answering health
+    checks and the evaluation. Logs and traces are written where the job runs, so the evidence
+    directory must be on a filesystem the nodes share."""
+
+    kind: Literal["slurm"]
+    partition: str | None = Field(default=None, description="sbatch --partition (default: the cluster's).")
+    nodes: int = Field(default=1, ge=1, description="sbatch --nodes.")
+    ntasks_per_node: int = Field(
+        default=1, ge=1, description="sbatch --ntasks-per-node: engine processes per node ({nnodes} counts tasks)."
+    )
+    gres: str | None = Field(default=None, description="sbatch --gres, the accelerators per node, e.g. 'gpu:8'.")
+    time: str | None = Field(default=None, description="sbatch --time, e.g. '02:00:00' (the job's time limit).")
+    account: str | None = Field(default=None, description="sbatch --account.")
+    sbatch_options: list[str] = Field(
+        default_factory=list, description="Further sbatch options, verbatim (e.g. ['--exclusive', '--qos=high'])."
+    )
+    pending_timeout_s: float = Field(
+        default=1800, gt=0,
+        description="Seconds the job may wait in the queue before the step gives up (`not run`); a progress "
+        "line is printed every 10 s. The engine's server.startup_timeout_s counts from when it runs.",
+    )
+
+
+Launcher = Annotated[LocalLauncher | SlurmLauncher, Field(discriminator="kind")]
 
 
 class SmokeSpec(_Strict):
@@ -436,7 +477,17 @@ class Runbook(_Strict):
         default_factory=list, description="Operator Recipes files (recipes/*.yaml) for the fallback scan."
     )
     agent: AgentSpec | None = Field(default=None, description="The porting agent's endpoint and budgets.")
+    launcher: Launcher = Field(
+        default_factory=LocalLauncher,
+        description="Where the engines run: `local` (this machine, the default) or a mapping with `kind: slurm` "
+        "and its sbatch settings. A plain `slurm` takes every default.",
+    )
     _source: Path | None = PrivateAttr(default=None)
+
+    @field_validator("launcher", mode="before")
+    @classmethod
+    def _launcher_by_name(cls, value: Any) -> Any:
+        return {"kind": value} if isinstance(value, str) else value
 
     @field_validator("accuracy", "performance")
     @classmethod

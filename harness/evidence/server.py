@@ -32,31 +32,31 @@ import os
 import shlex
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 import psutil
 from pydantic import BaseModel
 
 from harness.errors import HarnessError
-from harness.evidence.runbook import Api, Runbook, ServerSpec
+from harness.evidence.launchers import Launch, LaunchFailure, dist_values, launch
+from harness.evidence.runbook import (
+    Api,
+    LocalLauncher,
+    Runbook,
+    ServerSpec,
+    SlurmLauncher,
+)
 from harness.record.checks import Check, CheckStatus
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
-from harness.util.processes import (
-    in_session,
-    listeners,
-    marked_env,
-    start_time,
-    stop_group,
-)
+from harness.util.processes import listeners, start_time
 
 LOG_TAIL_LINES = 30
 HEALTH_PROGRESS_S = 10.0  # how often a health wait says it is still waiting
@@ -71,6 +71,8 @@ class EngineIdentity(BaseModel):
     program: list[str]  # command line of the listening process
     models: list[Any] | None = None  # /v1/models ids as the server answered; None where it does not answer
     server_info: dict[str, Any] | None = None  # the identifying keys of /get_server_info (SGLang)
+    job_id: str | None = None  # the Slurm job it runs in (launcher: slurm; `pid` is then the node's listener)
+    node: str | None = None  # the node it answers on
 
 
 class ServerRecord(BaseModel):
@@ -89,6 +91,9 @@ class ServerRecord(BaseModel):
     health_endpoint: str | None = None
     ready_after_s: float | None = None
     identity: EngineIdentity | None = None
+    job_id: str | None = None  # launcher: slurm — the job the engine runs in
+    node: str | None = None  # the head node Slurm chose
+    launch_failure: str | None = None  # the launcher could not run it (a job pending too long, TIMEOUT, ...)
     start_failure: str | None = None  # never healthy, or not the one started (nothing is served)
     start_exit_code: int | None = None
     lost: str | None = None  # exited mid-step
@@ -142,11 +147,13 @@ def port_holder(host: str, port: int) -> str | None:
     return None
 
 
-def build_command(spec: ServerSpec, host: str, port: int) -> list[str]:
+def build_command(spec: ServerSpec, host: str, port: int, dist: dict[str, str] | None = None) -> list[str]:
     """Split the template first, then fill placeholders per argument, so a model path with
-    spaces stays one argument. A leading `python`/`python3` is this interpreter, so the
-    server runs in the harness's environment."""
-    args = [a.format(host=host, port=port, model=spec.model) for a in shlex.split(spec.command)]
+    spaces stays one argument. `dist` fills the multi-node placeholders (launchers.dist_values;
+    default: one task here). A leading `python`/`python3` is this interpreter, so the server
+    runs in the harness's environment."""
+    dist = dist or {"nnodes": "1", "node_rank": "0", "head_addr": host, "dist_port": str(port)}
+    args = [a.format(host=host, port=port, model=spec.model, **dist) for a in shlex.split(spec.command)]
     if args and args[0] in ("python", "python3"):
         args[0] = sys.executable
     return args
@@ -176,7 +183,7 @@ class RunningServer:
     stdout_path: Path
     stderr_path: Path
     record_path: Path  # server.json: command, env overrides, timings, identity, exit code
-    process: subprocess.Popen = field(repr=False)
+    process: Launch = field(repr=False)  # where it runs: a local process group, a Slurm job
 
     @property
     def log_paths(self) -> list[Path]:
@@ -193,12 +200,14 @@ class ServedModel:
     """Context manager: start the runbook's server and yield a RunningServer once healthy and
     confirmed to be the one started.
 
-    `registry` records the server's process group in the run's record; `progress` gets a line
-    every HEALTH_PROGRESS_S seconds while the health check waits."""
+    `registry` records the server's process group (or job) in the run's record; `progress`
+    gets a line every HEALTH_PROGRESS_S seconds while the health check (or the queue) waits;
+    `launcher` says where the engine runs (the runbook's `launcher:`, default local)."""
 
     def __init__(self, spec: ServerSpec, evidence_dir: Path, *, env: dict[str, str] | None = None,
                  name: str = "server", port: int | None = None, registry: ProcessRegistry | None = None,
-                 progress: Callable[[str], None] | None = None):
+                 progress: Callable[[str], None] | None = None,
+                 launcher: LocalLauncher | SlurmLauncher | None = None):
         self.spec = spec
         self.evidence_dir = Path(evidence_dir)
         self.env_overrides = {**(env or {}), **spec.env}
@@ -206,8 +215,8 @@ class ServedModel:
         self.port = port or spec.port
         self.registry = registry
         self.progress = progress or (lambda message: None)
+        self.launcher = launcher or LocalLauncher()
         self.server: RunningServer | None = None
-        self._logs: list[IO[bytes]] = []
         self._record = ServerRecord(command=[])
 
     @classmethod
@@ -225,7 +234,7 @@ class ServedModel:
                 launch = shlex.join(args).replace("{", "{{").replace("}", "}}")
                 spec = spec.model_copy(update={"command": f"{spec.command} {launch}"})
             env = {**env, **{k: v for k, v in extra.items() if k not in env and k not in spec.env}}
-        return cls(spec, evidence_dir, env=env, **kwargs)
+        return cls(spec, evidence_dir, env=env, launcher=runbook.launcher, **kwargs)
 
     # -- context protocol
     def __enter__(self) -> RunningServer:
@@ -263,44 +272,56 @@ class ServedModel:
         self.evidence_dir.mkdir(parents=True, exist_ok=True)
         host = self.spec.host
         port = self.port or free_port(host)
-        command = build_command(self.spec, host, port)
+        command = build_command(self.spec, host, port, dist_values(self.launcher, host, free_port))
         stdout_path = self.evidence_dir / f"{self.name}.stdout.log"
         stderr_path = self.evidence_dir / f"{self.name}.stderr.log"
         record_path = self.evidence_dir / f"{self.name}.json"
-        if self.port:
+        if self.port and isinstance(self.launcher, LocalLauncher):
             holder = port_holder(host, port)
             if holder is not None:  # whatever answers there would be measured instead of our engine
                 self._refuse(record_path, command, f"port {port} on {host} is already in use by {holder}; "
                              f"stop it or pick another server.port (omit it to use a free one)")
-        stdout = stdout_path.open("wb")
-        stderr = stderr_path.open("wb")
-        self._logs = [stdout, stderr]
         try:
-            process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                env=marked_env({**os.environ, **self.env_overrides}), start_new_session=True,
-            )
+            started = launch(self.launcher, command, env={**os.environ, **self.env_overrides},
+                             evidence_dir=self.evidence_dir, name=self.name, registry=self.registry)
         except OSError as exc:
-            self._close_logs()
             self._refuse(record_path, command, f"cannot launch server command {command[0]!r}: {exc.strerror or exc}")
-        if self.registry is not None:
-            self.registry.add(process, "engine", command)
+        except HarnessError as exc:  # the scheduler refused the job: nothing runs
+            self._refuse(record_path, command, str(exc), launch=True)
         # pid + its kernel start time identify this server even after its command execs into
         # another program; a later process uses them to stop an orphan (never a recycled pid).
         self._record = ServerRecord(command=command, env_overrides=self.env_overrides, host=host, port=port,
-                                    pid=process.pid, pgid=process.pid, proc_start_time=start_time(process.pid),
+                                    pid=started.pid, pgid=started.pid,
+                                    proc_start_time=start_time(started.pid) if started.pid else None,
                                     started_at=time.time(), health_endpoint=self.spec.health_endpoint)
+        job = started.identity()
+        if job:
+            self._record.job_id = job["job_id"]
         self._write_record(record_path)
-        url_host = f"[{host}]" if ":" in host else host
-        return RunningServer(
-            base_url=f"http://{url_host}:{port}", model=self.spec.model_name, api=self.spec.api,
-            host=host, port=port, pid=process.pid, command=command, stdout_path=stdout_path,
-            stderr_path=stderr_path, record_path=record_path, process=process,
+        server = RunningServer(
+            base_url="", model=self.spec.model_name, api=self.spec.api,
+            host=host, port=port, pid=started.pid or 0, command=command, stdout_path=stdout_path,
+            stderr_path=stderr_path, record_path=record_path, process=started,
         )
+        self.server = server  # from here on, stop() reaches it
+        try:
+            started.wait_started(self.progress)
+        except LaunchFailure as exc:
+            self._fail(server, str(exc), launch=True)
+        if started.identity().get("node"):
+            self._record.node = started.identity()["node"]
+            self._write_record(record_path)
+        address = started.address(host)
+        server.base_url = f"http://[{address}]:{port}" if ":" in address else f"http://{address}:{port}"
+        return server
 
-    def _refuse(self, record_path: Path, command: list[str], reason: str) -> None:
-        """Nothing was started: record why and raise."""
-        self._record = ServerRecord(command=command, start_failure=reason)
+    def _refuse(self, record_path: Path, command: list[str], reason: str, launch: bool = False) -> None:
+        """Nothing was started: record why and raise (`launch`: the launcher refused it)."""
+        self._record = ServerRecord(command=command)
+        if launch:
+            self._record.launch_failure = reason
+        else:
+            self._record.start_failure = reason
         self._write_record(record_path)
         raise ServerStartError(reason, failure_check(record_path))
 
@@ -315,6 +336,9 @@ class ServedModel:
             while True:
                 code = server.process.poll()
                 if code is not None:
+                    ended = server.process.ended()
+                    if ended:  # the scheduler ended it (TIMEOUT, NODE_FAIL, ...): not the engine's verdict
+                        self._fail(server, f"{ended} before the engine was healthy", exit_code=code, launch=True)
                     self._fail(server, f"exited with code {code} before becoming healthy",
                                exit_code=code)
                 try:
@@ -341,21 +365,24 @@ class ServedModel:
         """The healthy server must be the one started: the socket listening on its port belongs
         to the started process or its forks, and nothing else listens there. Records the
         engine's identity."""
-        found = listeners(server.host, server.port)
-        ours = [item for item in found if item.pid is not None and in_session(item.pid, server.pid)]
-        foreign = [item for item in found if item not in ours]
+        try:
+            found = server.process.listeners(server.host, server.port)
+        except LaunchFailure as exc:
+            self._fail(server, str(exc), launch=True)
+        ours = [item for item in found if item["ours"]]
+        foreign = [item for item in found if not item["ours"]]
         if server.process.poll() is not None:
             self._fail(server, f"exited with code {server.process.returncode} while another process answered "
                        f"its health check", exit_code=server.process.returncode)
         if not ours:
-            holder = f"{foreign[0].describe()} listens there" if foreign else "no process of it listens there"
+            holder = f"{foreign[0]['described']} listens there" if foreign else "no process of it listens there"
             self._fail(server, f"is not what answers on {server.host}:{server.port}: {holder}, not the engine "
-                       f"started (pid {server.pid})")
+                       f"started ({self._started_as(server)})")
         if foreign:
             self._fail(server, f"is not the only process listening on {server.host}:{server.port}: "
-                       f"{foreign[0].describe()} listens there too, so its answers could be measured instead "
-                       f"of the engine started (pid {server.pid})")
-        self._record.identity = self._identity(server, ours[0].pid)
+                       f"{foreign[0]['described']} listens there too, so its answers could be measured instead "
+                       f"of the engine started ({self._started_as(server)})")
+        self._record.identity = self._identity(server, ours[0]["pid"])
         self._write_record(server.record_path)
 
     def _identity(self, server: RunningServer, listener: int) -> EngineIdentity:
@@ -365,8 +392,12 @@ class ServedModel:
             program = psutil.Process(listener).cmdline()
         except psutil.Error:
             program = []
-        identity = EngineIdentity(pid=server.pid, start_time=start_time(server.pid), listener_pid=listener,
-                                  program=program, models=None, server_info=None)
+        if server.process.pid is None:  # runs elsewhere: its listener on the node, its job, its node
+            program, pid, started = server.command, listener, None
+        else:
+            pid, started = server.pid, start_time(server.pid)
+        identity = EngineIdentity(pid=pid, start_time=started, listener_pid=listener, program=program, models=None,
+                                  server_info=None, **server.process.identity())
         with httpx.Client(base_url=server.base_url, timeout=10.0, trust_env=False) as client:
             for path, key in (("/v1/models", "models"), ("/get_server_info", "server_info")):
                 try:
@@ -380,6 +411,11 @@ class ServedModel:
                     identity.server_info = {k: body[k] for k in _SERVER_INFO_KEYS if k in body}
         return identity
 
+    @staticmethod
+    def _started_as(server: RunningServer) -> str:
+        job = server.process.identity()
+        return f"slurm job {job['job_id']}" if job else f"pid {server.pid}"
+
     def confirm_alive(self) -> None:
         """Fail (ServerStartError, recorded as `lost`) when the started server has exited:
         whatever answered on its port after that was not the engine under test."""
@@ -387,18 +423,25 @@ class ServedModel:
         if server is None or server.process.poll() is None:
             return
         code = server.process.returncode
-        reason = f"server exited with code {code} during the step; nothing it served after that is evidence"
+        ended = server.process.ended()
+        reason = (f"server {ended} during the step" if ended else f"server exited with code {code} during the step"
+                  ) + "; nothing it served after that is evidence"
         self._record.lost, self._record.start_exit_code = reason, code
         self._write_record(server.record_path)
         raise ServerStartError(f"{reason}; log: {server.stderr_path}", failure_check(server.record_path))
 
-    def _fail(self, server: RunningServer, what: str, exit_code: int | None = None) -> None:
+    def _fail(self, server: RunningServer, what: str, exit_code: int | None = None, launch: bool = False) -> None:
+        """Stop the server, record why it is not served and raise. `launch`: the launcher's
+        verdict (`what` names the job), recorded as `launch_failure` (the step is not run)."""
         # The last line before teardown is the telling one; the full tail is read after it.
         last = next((line for path in server.log_paths for line in reversed(tail(path))
                      if line.strip()), "")
         self.stop()
-        reason = f"server {what}"
-        self._record.start_failure = reason
+        reason = what if launch else f"server {what}"
+        if launch:
+            self._record.launch_failure = reason
+        else:
+            self._record.start_failure = reason
         if exit_code is not None:
             self._record.start_exit_code = exit_code
         self._write_record(server.record_path)
@@ -414,23 +457,13 @@ class ServedModel:
         process = server.process
         if "exit_code" in self._record.model_fields_set:  # already stopped: never signal a pgid that may be reused
             return process.returncode
-        try:
-            code, killed = stop_group(process, self.spec.shutdown_grace_s)
-            if killed:
-                self._record.killed = True
-        finally:
-            self._close_logs()
-        if self.registry is not None:
-            self.registry.remove(process)
+        code, killed = process.stop(self.spec.shutdown_grace_s)
+        if killed:
+            self._record.killed = True
         self._record.exit_code = code
         self._record.stopped_at = time.time()
         self._write_record(server.record_path)
         return code
-
-    def _close_logs(self) -> None:
-        for handle in self._logs:
-            handle.close()
-        self._logs = []
 
     def _write_record(self, path: Path) -> None:
         self._record.write(path)
@@ -447,17 +480,20 @@ def _raise_on_sigterm(signum: int, _frame: object) -> None:
 def failure_check(record_path: Path, name: str | None = None) -> Check | None:
     """The `<name>.start` check read back from a server record: `failed` with the reason, the
     exit code and the log tail when the server never became healthy, was not the one started, or
-    exited mid-step (`lost`); else None."""
+    exited mid-step (`lost`); `not_run` when its launcher could not run it; else None."""
     record = ServerRecord.read(record_path)
-    if record is None or not (record.start_failure or record.lost):
+    if record is None or not (record.launch_failure or record.start_failure or record.lost):
         return None
-    reason = record.start_failure or record.lost
+    reason = record.launch_failure or record.start_failure or record.lost
     stem = Path(record_path).stem
     logs = [Path(record_path).with_name(f"{stem}.{kind}.log") for kind in ("stderr", "stdout")]
     present = [p for p in logs if p.is_file()]
     exit_code = record.start_exit_code
-    return Check(name=f"{name or stem}.{'start' if record.start_failure else 'alive'}",
-                 status=CheckStatus.failed, reason=reason,
-                 detail=log_tail(present) if record.pid is not None else None,
+    # A launcher's verdict (a job never scheduled, ended TIMEOUT / NODE_FAIL ...) says nothing of
+    # the engine: the step is not run. Evidence produced before it is kept.
+    status = CheckStatus.not_run if record.launch_failure else CheckStatus.failed
+    return Check(name=f"{name or stem}.{'alive' if record.lost else 'start'}",
+                 status=status, reason=reason,
+                 detail=log_tail(present) if record.pid is not None or record.job_id is not None else None,
                  evidence=[str(p) for p in (*present, record_path)],
                  metrics={"exit_code": exit_code} if exit_code is not None else {})

@@ -220,6 +220,7 @@ class ProcessView(BaseModel):
     command: list[str]
     owner_pid: int
     owner_running: bool  # False: an orphan a sweep could not stop
+    job: str | None = None  # a Slurm job id (the engine runs on the cluster; pid is 0)
 
 
 class RunView(BaseModel):

@@ -13,6 +13,11 @@ leader's executable is not compared: launch wrappers exec into the engine (`exec
 so it legitimately changes; start time and marker are what survive exec. Groups whose harness
 is still running belong to it and are left alone; records without a marker (written before
 markers existed) are never signalled.
+
+A Slurm job (an engine the runbook's `launcher: slurm` runs on the cluster) is recorded the same
+way, by job id (`job-<id>.json`): a sweep scancels it while the controller still runs it and its
+comment carries the recorded marker (`job_comment`), so a recycled or foreign job id is never
+cancelled.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from harness.record.layout import Workspace, utc_now
+from harness.util import slurm
 from harness.util.files import write_atomic
 from harness.util.processes import (
     kill_recorded_group,
@@ -49,6 +55,7 @@ class ProcessRecord(BaseModel):
     owner_start_time: float | None
     started_at: str
     marker: str | None = None  # the HARNESS_PROCESS token its environment carries (marked_env)
+    job: str | None = None  # a Slurm job id (then `pid` is 0: the job runs on the cluster)
 
     @property
     def owner_running(self) -> bool:
@@ -57,13 +64,23 @@ class ProcessRecord(BaseModel):
 
     @property
     def alive(self) -> bool:
-        """Whether its group still has members."""
+        """Whether its group still has members (a job: the controller still runs it, as ours)."""
+        if self.job is not None:
+            state = slurm.job_state(self.job)
+            return (state is not None and state.active and self.marker is not None
+                    and state.comment == job_comment(self.marker))
         return recorded_group_alive(self.pid, self.pid, self.start_time, self.marker)
 
     def describe(self) -> str:
-        """One line: `engine pid 123 (02-interface): python -m ...`."""
+        """One line: `engine pid 123 (02-interface): python -m ...` (`slurm job 45` for a job)."""
         where = f" ({self.step})" if self.step else ""
-        return f"{self.role} pid {self.pid}{where}: {' '.join(self.command)[:120]}"
+        what = f"slurm job {self.job}" if self.job is not None else f"pid {self.pid}"
+        return f"{self.role} {what}{where}: {' '.join(self.command)[:120]}"
+
+
+def job_comment(marker: str) -> str:
+    """The sbatch --comment of a job harness submits: its marker, the proof a job is ours."""
+    return f"harness:{marker}"
 
 
 class ProcessRegistry:
@@ -90,6 +107,19 @@ class ProcessRegistry:
         """Forget a group the lifecycle has stopped."""
         self._path(process.pid).unlink(missing_ok=True)
 
+    def add_job(self, job_id: str, role: Role, command: list[str]) -> ProcessRecord:
+        """Record a just-submitted Slurm job (submitted with `job_comment(own_marker())`)."""
+        me = os.getpid()
+        record = ProcessRecord(role=role, step=self.step, command=[str(c) for c in command], pid=0, start_time=None,
+                               owner_pid=me, owner_start_time=start_time(me), started_at=utc_now(),
+                               marker=own_marker(), job=job_id)
+        write_atomic(self.directory / f"job-{job_id}.json", record.model_dump_json(indent=2) + "\n")
+        return record
+
+    def remove_job(self, job_id: str) -> None:
+        """Forget a job the lifecycle has cancelled."""
+        (self.directory / f"job-{job_id}.json").unlink(missing_ok=True)
+
     def records(self) -> list[tuple[Path, ProcessRecord]]:
         """Every recorded group (unreadable files, torn by a kill mid-write, are skipped)."""
         if not self.directory.is_dir():
@@ -109,6 +139,14 @@ class ProcessRegistry:
         for path, record in self.records():
             if record.owner_running:
                 continue  # its harness still runs it
+            if record.job is not None:
+                if slurm.missing_tools():
+                    continue  # no Slurm tools here: cannot tell, so keep the record for a command that can
+                if record.alive:
+                    slurm.cancel(record.job)
+                    stopped.append(record)
+                path.unlink(missing_ok=True)  # cancelled, ended, or not ours (a foreign or recycled id)
+                continue
             if kill_recorded_group(record.pid, record.pid, record.start_time, record.marker):
                 wait_group_gone(record.pid, 5, record.marker)
                 stopped.append(record)

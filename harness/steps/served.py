@@ -198,7 +198,8 @@ def start_reference(ctx: StepContext, runbook: Runbook, name: str, started: dict
     if name not in started:
         ctx.progress(f"{ctx.slug}: starting reference server {name}")
         served = ServedModel(runbook.references[name], ctx.evidence_dir / f"reference-{name}",
-                             env=runbook.environment.env, registry=ctx.processes, progress=ctx.progress)
+                             env=runbook.environment.env, registry=ctx.processes, progress=ctx.progress,
+                             launcher=runbook.launcher)
         try:
             started[name] = stack.enter_context(served)
         except ServerStartError as exc:

@@ -88,7 +88,7 @@ def view_of(run: RunLayout, inputs: RunInputs, *, running: str | None = None) ->
 def process_view(record: ProcessRecord) -> ProcessView:
     """A step's process still alive, as `status` shows it."""
     return ProcessView(role=record.role, step=record.step, pid=record.pid, command=record.command,
-                       owner_pid=record.owner_pid, owner_running=record.owner_running)
+                       owner_pid=record.owner_pid, owner_running=record.owner_running, job=record.job)
 
 
 def reports(run: RunLayout, view: RunView) -> dict[Path, str]:

@@ -1,0 +1,279 @@
+"""Where an engine runs: the boundary between the server lifecycle (harness.evidence.server) and
+the machine or scheduler that runs the engine's processes. A launcher starts the engine's
+command and hands back a `Launch`, which the lifecycle polls, asks who listens on the engine's
+port, and stops; the steps never see which launcher it was. One class per runbook `launcher:`
+kind (LAUNCHES): `local` runs a process group here, `slurm` a batch job on the cluster (a
+Kubernetes launcher would be one more `Launch`).
+
+The Slurm job is submitted with sbatch (`--comment` carries harness's process marker, the proof
+a later sweep needs that the job is ours) and recorded in the run's record like a process;
+`wait_started` follows it through the queue with progress lines until it runs (or gives up after
+`pending_timeout_s`); health checks and the evaluation then go to the head task's node, and
+`stop` scancels it. A job that ends on its own (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a failed
+engine) is a `LaunchFailure` whose one line reads `slurm job N ended ...`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.evidence.runbook import LocalLauncher, SlurmLauncher
+from harness.record.processes import ProcessRegistry, job_comment
+from harness.util import slurm
+from harness.util.processes import marked_env, own_marker, stop_group
+
+PENDING_PROGRESS_S = 10.0
+# How long an ended job's state may take to leave RUNNING after scancel (KillWait + epilog).
+CANCEL_WAIT_S = 60.0
+
+
+class LaunchFailure(HarnessError):
+    """The launcher could not run the engine (a scheduler's verdict, not the engine's): the
+    step's check is `not run` with this line."""
+
+
+class Launch(ABC):
+    """An engine started by a launcher (a process group here, a job on a cluster)."""
+
+    pid: int | None = None  # the local group leader; None where it runs elsewhere
+
+    @abstractmethod
+    def poll(self) -> int | None:
+        """None while the engine runs; else its exit code."""
+
+    @property
+    @abstractmethod
+    def returncode(self) -> int | None:
+        """The exit code once ended (None before)."""
+
+    def wait_started(self, progress: Callable[[str], None]) -> None:
+        """Return once the engine's processes run (a job left the queue); LaunchFailure when
+        they never will. Nothing to wait for by default."""
+
+    @abstractmethod
+    def address(self, host: str) -> str:
+        """Where the harness reaches the engine bound to `host`."""
+
+    @abstractmethod
+    def listeners(self, host: str, port: int) -> list[dict[str, Any]]:
+        """Who listens on `port` where the engine runs: {pid, ours, program} each (`ours`: a
+        member of this launch)."""
+
+    @abstractmethod
+    def stop(self, grace_s: float) -> tuple[int | None, bool]:
+        """Stop the engine (SIGTERM, then SIGKILL after `grace_s`) and forget its record;
+        (exit code, whether it had to be killed)."""
+
+    def identity(self) -> dict[str, Any]:
+        """What, besides the listener, identifies this launch (`EngineIdentity` fields)."""
+        return {}
+
+    def ended(self) -> str | None:
+        """Why the engine is gone, in words, when the launcher knows better than an exit code."""
+        return None
+
+
+class LocalLaunch(Launch):
+    """A process group on this machine (the engine's own session), recorded in the registry."""
+
+    def __init__(self, command: list[str], *, env: dict[str, str], stdout_path: Path, stderr_path: Path,
+                 registry: ProcessRegistry | None, role: str = "engine"):
+        self._logs = [stdout_path.open("wb"), stderr_path.open("wb")]
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._logs[0],
+                                            stderr=self._logs[1], env=marked_env(env), start_new_session=True)
+        except OSError:
+            self._close_logs()
+            raise
+        self.pid = self.process.pid
+        self.registry = registry
+        if registry is not None:
+            registry.add(self.process, role, command)
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def wait(self) -> int:
+        """Wait for the leader to exit; its exit code."""
+        return self.process.wait()
+
+    def address(self, host: str) -> str:
+        return host
+
+    def listeners(self, host: str, port: int) -> list[dict[str, Any]]:
+        from harness.util.processes import in_session, listeners
+
+        return [{"pid": item.pid, "ours": item.pid is not None and in_session(item.pid, self.pid),
+                 "described": item.describe()} for item in listeners(host, port)]
+
+    def stop(self, grace_s: float) -> tuple[int | None, bool]:
+        try:
+            return stop_group(self.process, grace_s)
+        finally:
+            self._close_logs()
+            if self.registry is not None:
+                self.registry.remove(self.process)
+
+    def _close_logs(self) -> None:
+        for handle in self._logs:
+            handle.close()
+        self._logs = []
+
+
+class SlurmLaunch(Launch):
+    """The engine as a Slurm batch job: `srun` starts one engine task per node (per task), each
+    through `harness.evidence.slurm_task run`; the job's output is the server's logs."""
+
+    def __init__(self, spec: SlurmLauncher, command: list[str], *, env: dict[str, str], evidence_dir: Path,
+                 name: str, registry: ProcessRegistry | None, role: str = "engine"):
+        self.spec, self.name, self.registry = spec, name, registry
+        self.evidence_dir = Path(evidence_dir).resolve()
+        task_spec = self.evidence_dir / f"{name}.task.json"
+        task_spec.write_text(json.dumps({"command": command, "logs": str(self.evidence_dir), "name": name}) + "\n")
+        script = ("#!/bin/bash\n"
+                  "# harness: one engine task per Slurm task (harness.evidence.slurm_task)\n"
+                  f"exec srun --kill-on-bad-exit=1 {shlex.quote(sys.executable)} -m harness.evidence.slurm_task run "
+                  f"{shlex.quote(str(task_spec))}\n")
+        self.options = sbatch_options(spec, name, self.evidence_dir)
+        self.job_id = slurm.submit(script, self.options, cwd=Path.cwd(), env=marked_env(env))
+        if registry is not None:
+            registry.add_job(self.job_id, role, command)
+        self.node: str | None = None
+        self._address: str | None = None
+        self._final: slurm.JobState | None = None
+
+    def _state(self) -> slurm.JobState | None:
+        if self._final is not None:
+            return self._final
+        state = slurm.job_state(self.job_id)
+        if state is not None and not state.active:
+            self._final = state
+        return state
+
+    def wait_started(self, progress: Callable[[str], None]) -> None:
+        started = time.monotonic()
+        deadline = started + self.spec.pending_timeout_s
+        next_report = started + PENDING_PROGRESS_S
+        while True:
+            state = self._state()
+            if state is None:
+                raise LaunchFailure(f"slurm job {self.job_id} is unknown to the controller (cancelled by someone "
+                                    f"else, or purged)")
+            if state.state in ("RUNNING", "COMPLETING") or not state.active:
+                break
+            now = time.monotonic()
+            if now >= deadline:
+                raise LaunchFailure(f"slurm job {self.job_id} still {state.state} after "
+                                    f"{self.spec.pending_timeout_s:g} s (reason: {state.reason}; "
+                                    f"launcher.pending_timeout_s)")
+            if now >= next_report:
+                progress(f"slurm job {self.job_id} {state.state.lower()} ({state.reason}): {now - started:.0f} s "
+                         f"of {self.spec.pending_timeout_s:g} s (launcher.pending_timeout_s)")
+                next_report += PENDING_PROGRESS_S
+            time.sleep(0.5)
+        if not state.active:
+            raise LaunchFailure(f"slurm job {self.job_id} ended {state.describe()} before the engine was healthy")
+        self.node = slurm.hostnames(state.nodes)[0]
+        self._address = slurm.node_address(self.node)
+        progress(f"slurm job {self.job_id} running on {state.nodes}")
+
+    def poll(self) -> int | None:
+        state = self._state()
+        if state is None:
+            return -1  # the controller no longer knows it: gone
+        if state.active:
+            return None
+        return state.exit_code if state.exit_code is not None else -1
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._final is None else (self._final.exit_code if self._final.exit_code is not None else -1)
+
+    def ended(self) -> str | None:
+        state = self._state()
+        if state is None:
+            return f"slurm job {self.job_id} is unknown to the controller"
+        return None if state.active else f"slurm job {self.job_id} ended {state.describe()}"
+
+    def address(self, host: str) -> str:
+        return self._address or host
+
+    def listeners(self, host: str, port: int) -> list[dict[str, Any]]:
+        """Asked on the head node, inside the job (an overlapping `srun` step): the listeners'
+        SLURM_JOB_ID says whether they are this job's."""
+        command = ["srun", f"--jobid={self.job_id}", "--overlap", f"--nodelist={self.node}", "--nodes=1",
+                   "--ntasks=1", sys.executable, "-m", "harness.evidence.slurm_task", "identify", host, str(port)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=slurm.CALL_TIMEOUT_S,
+                                  env=marked_env(), check=False)
+            found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+        except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+            found = None
+        if found is None:
+            raise LaunchFailure(f"slurm job {self.job_id}: cannot ask node {self.node} who listens on port {port}")
+        return [{"pid": item["pid"], "ours": item["job"] == self.job_id,
+                 "described": f"pid {item['pid']} on {self.node} ({' '.join(item['program'])[:160]})"
+                 + (f" of slurm job {item['job']}" if item["job"] else "")} for item in found]
+
+    def identity(self) -> dict[str, Any]:
+        return {"job_id": self.job_id, "node": self.node}
+
+    def stop(self, grace_s: float) -> tuple[int | None, bool]:
+        state = self._state()
+        if state is not None and state.active:  # scancel is how a job stops (SIGTERM, SIGKILL after KillWait)
+            slurm.cancel(self.job_id)
+            deadline = time.monotonic() + grace_s + CANCEL_WAIT_S
+            while (state := self._state()) is not None and state.active and time.monotonic() < deadline:
+                time.sleep(0.5)
+        if self.registry is not None:
+            self.registry.remove_job(self.job_id)
+        return self.returncode, False
+
+
+def sbatch_options(spec: SlurmLauncher, name: str, evidence_dir: Path) -> list[str]:
+    """The sbatch options of an engine job: the runbook's settings, the server's log files as
+    the job's output, and harness's marker as its comment."""
+    options = [f"--job-name=harness-{name}", f"--nodes={spec.nodes}", f"--ntasks-per-node={spec.ntasks_per_node}",
+               f"--output={evidence_dir / f'{name}.stdout.log'}", f"--error={evidence_dir / f'{name}.stderr.log'}",
+               f"--comment={job_comment(own_marker())}"]
+    for flag, value in (("partition", spec.partition), ("gres", spec.gres), ("time", spec.time),
+                        ("account", spec.account)):
+        if value is not None:
+            options.append(f"--{flag}={value}")
+    return options + spec.sbatch_options
+
+
+def launch(spec: LocalLauncher | SlurmLauncher, command: list[str], *, env: dict[str, str], evidence_dir: Path,
+           name: str, registry: ProcessRegistry | None) -> Launch:
+    """Start `command` with `env` the way the runbook's `launcher:` says, its output in
+    `<evidence_dir>/<name>.{stdout,stderr}.log`. OSError when a local command cannot be
+    started; HarnessError when the scheduler refuses the job."""
+    if isinstance(spec, SlurmLauncher):
+        return SlurmLaunch(spec, command, env=env, evidence_dir=evidence_dir, name=name, registry=registry)
+    return LocalLaunch(command, env=env, stdout_path=evidence_dir / f"{name}.stdout.log",
+                       stderr_path=evidence_dir / f"{name}.stderr.log", registry=registry)
+
+
+def dist_values(spec: LocalLauncher | SlurmLauncher, host: str, free_port: Callable[[str], int]) -> dict[str, str]:
+    """The multi-node placeholders as the harness fills them: for a local engine, one task
+    (1, 0, its host); for a job, left for each task to fill (harness.evidence.slurm_task). The
+    rendezvous port is chosen here either way."""
+    if isinstance(spec, SlurmLauncher):
+        values = {"nnodes": "{nnodes}", "node_rank": "{node_rank}", "head_addr": "{head_addr}"}
+    else:
+        values = {"nnodes": "1", "node_rank": "0", "head_addr": host}
+    return {**values, "dist_port": str(free_port(host))}
+

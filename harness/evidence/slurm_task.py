@@ -1,0 +1,83 @@
+"""What runs inside a Slurm job harness submits (`harness.evidence.launchers.SlurmLaunch`), on
+the node: one `run` per task fills the engine command's per-task placeholders from Slurm's
+environment and execs the engine; `identify`, run as an extra step on the head node, says who
+listens on the engine's port there.
+
+    python -m harness.evidence.slurm_task run SPEC.json
+    python -m harness.evidence.slurm_task identify HOST PORT
+
+`run`: {nnodes} is the job's task count (SLURM_NTASKS: one task per node for a multi-node
+engine), {node_rank} the task's rank (SLURM_PROCID), {head_addr} the address of the first node
+of the job (where rank 0 runs with Slurm's default block distribution). Rank 0 writes to the
+job's output (the server's logs); rank r > 0 to `<name>.rank<r>.{stdout,stderr}.log` beside them.
+Only the standard library and harness.util are imported: this runs once per task."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def task_command(command: list[str], env: dict[str, str], head_addr: str) -> list[str]:
+    """`command` with {nnodes}, {node_rank} and {head_addr} filled in for this task. Plain
+    replacement, not str.format: the rest was formatted already (a literal brace stays)."""
+    values = {"{nnodes}": env.get("SLURM_NTASKS", "1"), "{node_rank}": env.get("SLURM_PROCID", "0"),
+              "{head_addr}": head_addr}
+    filled = []
+    for arg in command:
+        for token, value in values.items():
+            arg = arg.replace(token, value)
+        filled.append(arg)
+    return filled
+
+
+def _run(spec_path: str) -> None:
+    from harness.util import slurm
+
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    head = slurm.hostnames(os.environ["SLURM_JOB_NODELIST"])[0]
+    command = task_command(spec["command"], dict(os.environ), slurm.node_address(head))
+    rank = int(os.environ.get("SLURM_PROCID", "0"))
+    if rank > 0:
+        logs = Path(spec["logs"])
+        for fd, kind in ((1, "stdout"), (2, "stderr")):
+            handle = os.open(logs / f"{spec['name']}.rank{rank}.{kind}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(handle, fd)
+            os.close(handle)
+    print(f"harness: slurm job {os.environ.get('SLURM_JOB_ID')} task {rank} on {os.environ.get('SLURMD_NODENAME')}: "
+          f"{' '.join(command)}", file=sys.stderr, flush=True)
+    os.execvp(command[0], command)
+
+
+def _identify(host: str, port: int) -> None:
+    import psutil
+
+    from harness.util.processes import listeners
+
+    found = []
+    for item in listeners(host, port):
+        entry = {"pid": item.pid, "job": None, "program": []}
+        if item.pid is not None:
+            try:
+                process = psutil.Process(item.pid)
+                entry["job"], entry["program"] = process.environ().get("SLURM_JOB_ID"), process.cmdline()
+            except psutil.Error:
+                pass
+        found.append(entry)
+    print(json.dumps(found))
+
+
+def main(argv: list[str]) -> None:
+    """`run SPEC` or `identify HOST PORT` (see the module docstring)."""
+    if argv[:1] == ["run"] and len(argv) == 2:
+        _run(argv[1])
+    elif argv[:1] == ["identify"] and len(argv) == 3:
+        _identify(argv[1], int(argv[2]))
+    else:
+        raise SystemExit("usage: python -m harness.evidence.slurm_task run SPEC | identify HOST PORT")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,133 @@
+"""The Slurm command-line tools, as harness uses them: `sbatch` to submit, `scontrol show job`
+and `squeue` to follow a job, `scancel` to stop it, `scontrol show hostnames/node` to find where
+it runs. Every call is bounded and a failing tool is one HarnessError line.
+
+Job states are read from `scontrol show job`, not `sacct`: `sacct` needs the accounting
+database (slurmdbd), which many clusters restrict and a throwaway test cluster does not run;
+`scontrol` answers from the controller itself, for as long as the job is kept there after it
+ends (slurm.conf `MinJobAge`, 300 s by default — longer than harness waits on an ended job).
+States and reasons are Slurm's words (slurm/slurm.h `job_states`, src/common/slurm_protocol_defs.c
+`job_state_string`)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+TOOLS = ("sbatch", "srun", "squeue", "scontrol", "scancel")
+CALL_TIMEOUT_S = 30
+# A job in one of these states may still run (or be about to); every other state is final.
+ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
+                    "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD", "REQUEUE_HOLD",
+                    "REQUEUE_FED", "SPECIAL_EXIT"})
+_FIELD = re.compile(r"(?:^|\s)(\w+)=(\S*)")
+
+
+def missing_tools() -> list[str]:
+    """The Slurm tools harness needs that are not on PATH."""
+    return [tool for tool in TOOLS if shutil.which(tool) is None]
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What the controller says of a job now."""
+
+    job_id: str
+    state: str  # PENDING, RUNNING, COMPLETED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, CANCELLED, FAILED, ...
+    reason: str  # why it pends or ended (Resources, Priority, BeginTime, TimeLimit, NonZeroExitCode, None)
+    exit_code: int | None  # the batch script's exit status (ExitCode=status:signal); None while it runs
+    signal: int | None  # the signal that ended it, if any
+    nodes: str  # the node list Slurm chose ("" while pending), e.g. "gpu[01-04]"
+    time_limit: str  # e.g. "00:01:00" or "UNLIMITED"
+    comment: str
+
+    @property
+    def active(self) -> bool:
+        """Whether the job may still run."""
+        return self.state in ACTIVE
+
+    def describe(self) -> str:
+        """'TIMEOUT (TimeLimit, time limit 00:01:00)', 'FAILED (exit 1)': the state in words."""
+        details = []
+        if self.reason and self.reason != "None":
+            details.append(self.reason)
+        if self.state == "TIMEOUT":
+            details.append(f"time limit {self.time_limit}")
+        elif not self.active and self.exit_code:
+            details.append(f"exit {self.exit_code}")
+        elif not self.active and self.signal:
+            details.append(f"signal {self.signal}")
+        return self.state + (f" ({', '.join(details)})" if details else "")
+
+
+def _call(args: list[str], *, what: str, input_text: str | None = None, cwd: Path | None = None,
+          env: dict[str, str] | None = None) -> str:
+    try:
+        done = subprocess.run(args, input=input_text, capture_output=True, text=True, timeout=CALL_TIMEOUT_S,
+                              cwd=cwd, env=env, check=False)
+    except FileNotFoundError:
+        raise HarnessError(f"{what}: `{args[0]}` is not installed (the Slurm client tools are needed on "
+                           f"this machine)") from None
+    except subprocess.TimeoutExpired:
+        raise HarnessError(f"{what}: `{' '.join(args[:3])}` did not answer in {CALL_TIMEOUT_S} s "
+                           f"(is slurmctld reachable?)") from None
+    if done.returncode != 0:
+        message = (done.stderr or done.stdout).strip().splitlines()
+        raise HarnessError(f"{what}: {args[0]} failed: {message[-1] if message else f'exit {done.returncode}'}")
+    return done.stdout
+
+
+def submit(script: str, options: list[str], *, cwd: Path, env: dict[str, str]) -> str:
+    """Submit the batch `script` (its text, given on stdin) with sbatch `options`; the job id.
+    HarnessError with sbatch's own message when the controller refuses it."""
+    out = _call(["sbatch", "--parsable", *options], what="cannot submit the slurm job", input_text=script,
+                cwd=cwd, env=env)
+    job_id = out.strip().split(";", 1)[0]
+    if not job_id.isdigit():
+        raise HarnessError(f"cannot submit the slurm job: sbatch answered {out.strip()[:200]!r}, not a job id")
+    return job_id
+
+
+def job_state(job_id: str) -> JobState | None:
+    """The job's state (`scontrol show job -o`); None once the controller no longer knows it."""
+    try:
+        done = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True,
+                              timeout=CALL_TIMEOUT_S, check=False)
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0 or "JobState=" not in done.stdout:
+        return None  # "slurm_load_jobs error: Invalid job id specified"
+    fields = dict(_FIELD.findall(done.stdout.splitlines()[0]))
+    status, _, sig = fields.get("ExitCode", "").partition(":")
+    state = fields.get("JobState", "UNKNOWN")
+    ended = state not in ACTIVE
+    return JobState(job_id=job_id, state=state, reason=fields.get("Reason", ""),
+                    exit_code=int(status) if ended and status.isdigit() else None,
+                    signal=int(sig) if ended and sig.isdigit() and int(sig) else None,
+                    nodes=fields.get("NodeList", "") if fields.get("NodeList") != "(null)" else "",
+                    time_limit=fields.get("TimeLimit", ""), comment=fields.get("Comment", ""))
+
+
+def hostnames(nodelist: str) -> list[str]:
+    """The node names of a Slurm node list ('gpu[01-02]' -> ['gpu01', 'gpu02'])."""
+    return _call(["scontrol", "show", "hostnames", nodelist], what="cannot expand the node list").split()
+
+
+def node_address(node: str) -> str:
+    """The address the cluster reaches `node` at (its NodeAddr; the name itself when unset)."""
+    out = _call(["scontrol", "show", "node", "-o", node], what=f"cannot look up node {node}")
+    return dict(_FIELD.findall(out)).get("NodeAddr") or node
+
+
+def cancel(job_id: str) -> None:
+    """scancel the job (Slurm sends its steps SIGTERM, then SIGKILL after KillWait); a job that
+    already ended is not an error."""
+    try:
+        subprocess.run(["scancel", job_id], capture_output=True, timeout=CALL_TIMEOUT_S, check=False)
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        pass
