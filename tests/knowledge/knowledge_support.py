@@ -37,3 +37,21 @@ def harness_json(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
 
 def by_target(findings: list[dict]) -> dict[str, dict]:
     return {f["target"]: f for f in findings}
+
+
+# A vLLM-shaped tree: the platform interface and the GPU worker the tiny plugin (tests/fixtures/
+# vllm_tiny) builds on; tests add a version file and the entry points' serving module.
+VLLM_PLATFORM_TREE = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/platforms/__init__.py": "",
+    "vllm/platforms/interface.py": (
+        "import enum\n\n\nclass PlatformEnum(enum.Enum):\n    OOT = enum.auto()\n\n\n"
+        "class Platform:\n    device_name: str\n\n    @classmethod\n    def get_device_name(cls, device_id: int = 0) -> str:\n        raise NotImplementedError\n\n"
+        "    @classmethod\n    def check_and_update_config(cls, vllm_config) -> None:\n        pass\n\n"
+        "    @classmethod\n    def is_cumem_allocator_available(cls) -> bool:\n        return False\n"
+    ),
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/gpu_worker.py": "class Worker:\n    def init_device(self):\n        pass\n\n    def handle_ft_command(self, command):\n        pass\n",
+    "vllm/entrypoints/__init__.py": "",
+}

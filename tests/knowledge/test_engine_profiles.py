@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from knowledge_support import by_target, harness, harness_json, write_tree
+from knowledge_support import VLLM_PLATFORM_TREE, by_target, harness, harness_json, write_tree
 
 from harness.errors import HarnessError
 from harness.knowledge.kinds import ENGINES, SGLANG, VLLM, profile, use_engine
@@ -113,20 +113,9 @@ def test_check_on_vllm_0221_flags_what_is_newer(vllm_0221, vllm_0271):
 # ----------------------------------------------------------------------------- vLLM trees (offline)
 
 VLLM_TREE = {
-    "vllm/__init__.py": "from .version import __version__\n",
+    **VLLM_PLATFORM_TREE,
     "vllm/version.py": "from ._version import __version__\n",
     "vllm/_version.py": "__version__ = version = '0.27.1'\n",
-    "vllm/platforms/__init__.py": "",
-    "vllm/platforms/interface.py": (
-        "import enum\n\n\nclass PlatformEnum(enum.Enum):\n    OOT = enum.auto()\n\n\n"
-        "class Platform:\n    device_name: str\n\n    @classmethod\n    def get_device_name(cls, device_id: int = 0) -> str:\n        raise NotImplementedError\n\n"
-        "    @classmethod\n    def check_and_update_config(cls, vllm_config) -> None:\n        pass\n\n"
-        "    @classmethod\n    def is_cumem_allocator_available(cls) -> bool:\n        return False\n"
-    ),
-    "vllm/v1/__init__.py": "",
-    "vllm/v1/worker/__init__.py": "",
-    "vllm/v1/worker/gpu_worker.py": "class Worker:\n    def init_device(self):\n        pass\n\n    def handle_ft_command(self, command):\n        pass\n",
-    "vllm/entrypoints/__init__.py": "",
     "vllm/entrypoints/generate/__init__.py": "",
     "vllm/entrypoints/generate/base/__init__.py": "",
     "vllm/entrypoints/generate/base/serving.py": "class ServeContext:\n    pass\n",

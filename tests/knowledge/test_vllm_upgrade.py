@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from knowledge_support import git, harness, write_tree
+from knowledge_support import VLLM_PLATFORM_TREE, git, harness, write_tree
+from loopback_cli import invoke_cli, pip_env, simple_index
 
 from harness.errors import HarnessError
 from harness.knowledge.git_range import step_ends
@@ -26,19 +25,8 @@ HANDLE_FT = "vllm.v1.worker.gpu_worker.Worker.handle_ft_command"
 
 
 def _upgrade(*args: str) -> subprocess.CompletedProcess:
-    """`harness upgrade ARGS` in-process (the workflow modules load once per test session), with
-    main()'s handling of a HarnessError (one line, exit 2)."""
-    from typer.testing import CliRunner
-
-    from harness.cli import app
-
-    result = CliRunner().invoke(app, ["upgrade", *args])
-    stderr, code = result.stderr, result.exit_code
-    if isinstance(result.exception, HarnessError):
-        stderr, code = stderr + f"harness: error: {result.exception}\n", result.exception.exit_code
-    elif result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return subprocess.CompletedProcess(args, code, result.stdout, stderr)
+    """`harness upgrade ARGS` in-process (the workflow modules load once per test session)."""
+    return invoke_cli(["upgrade", *args])
 
 
 # ----------------------------------------------------------------------------- --from auto
@@ -86,38 +74,14 @@ def test_from_auto_without_a_vllm_pin_names_vllm(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no declared vllm version in" in proc.stderr, proc.stderr
 
 
-class _Index(BaseHTTPRequestHandler):
-    """A PEP 503 simple index on loopback listing vllm releases (files are never fetched)."""
-
+def test_to_latest_is_the_newest_final_vllm_release(tmp_path, monkeypatch):
     files = ("vllm-0.22.1-cp38-abi3-manylinux1_x86_64.whl", "vllm-0.27.1-cp38-abi3-manylinux1_x86_64.whl",
              "vllm-0.28.0rc1-cp38-abi3-manylinux1_x86_64.whl")
-
-    def do_GET(self):
-        if self.path.rstrip("/") != "/simple/vllm":
-            self.send_error(404)
-            return
-        body = "".join(f'<a href="/files/{name}">{name}</a>\n' for name in self.files).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-def test_to_latest_is_the_newest_final_vllm_release(tmp_path, monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    for key, value in {"PIP_CONFIG_FILE": "/dev/null", "PIP_INDEX_URL": f"http://127.0.0.1:{server.server_port}/simple",
-                       "PIP_EXTRA_INDEX_URL": "", "PIP_FIND_LINKS": "", "PIP_RETRIES": "0", "PIP_DEFAULT_TIMEOUT": "2"}.items():
-        monkeypatch.setenv(key, value)
-    plugin = _plugin(tmp_path, {"requirements.txt": "vllm==0.27.1\n"})
-    try:
+    with simple_index("vllm", files) as index:
+        for key, value in pip_env(index).items():
+            monkeypatch.setenv(key, value)
+        plugin = _plugin(tmp_path, {"requirements.txt": "vllm==0.27.1\n"})
         proc = _upgrade("--plugin", str(plugin), "--workspace", str(tmp_path), "--json")
-    finally:
-        server.shutdown()
     code, doc = proc.returncode, json.loads(proc.stdout)
     # 0.28.0rc1 is a pre-release: the newest final one is what the plugin declares
     assert (code, doc["outcome"], doc["from_spec"], doc["to_spec"]) == (0, "up_to_date", "vllm==0.27.1", "vllm==0.27.1"), doc
@@ -127,20 +91,9 @@ def test_to_latest_is_the_newest_final_vllm_release(tmp_path, monkeypatch):
 # ----------------------------------------------------------------------------- a git main range in steps
 
 BASE = {
-    "vllm/__init__.py": "from .version import __version__\n",
+    **VLLM_PLATFORM_TREE,
     "vllm/version.py": "__version__ = '0.27.1.dev1'\n",
-    "vllm/platforms/__init__.py": "",
-    "vllm/platforms/interface.py": (
-        "import enum\n\n\nclass PlatformEnum(enum.Enum):\n    OOT = enum.auto()\n\n\n"
-        "class Platform:\n    device_name: str\n\n    @classmethod\n    def get_device_name(cls, device_id: int = 0) -> str:\n        raise NotImplementedError\n\n"
-        "    @classmethod\n    def check_and_update_config(cls, vllm_config) -> None:\n        pass\n\n"
-        "    @classmethod\n    def is_cumem_allocator_available(cls) -> bool:\n        return False\n"
-    ),
-    "vllm/v1/__init__.py": "",
-    "vllm/v1/worker/__init__.py": "",
     "vllm/v1/worker/worker_base.py": "class WorkerBase:\n    def init_device(self):\n        pass\n",
-    "vllm/v1/worker/gpu_worker.py": "class Worker:\n    def init_device(self):\n        pass\n\n    def handle_ft_command(self, command):\n        pass\n",
-    "vllm/entrypoints/__init__.py": "",
     "vllm/entrypoints/openai/__init__.py": "",
     "vllm/entrypoints/openai/engine/__init__.py": "",
     "vllm/entrypoints/openai/engine/serving.py": "class ServeContext:\n    pass\n",

@@ -9,11 +9,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from loopback_cli import pip_env, simple_index
 from real_releases import real_releases
 from workflow_support import REPO_ROOT, one_line_error
 
@@ -148,41 +147,16 @@ def test_from_auto_without_a_declared_sglang_is_one_line(project):
     one_line_error(proc, "cannot tell which SGLang the plugin targets; pass --from")
 
 
-class _Index(BaseHTTPRequestHandler):
-    """A PEP 503 simple index on loopback listing sglang releases (files are never fetched)."""
-
-    files = ("sglang-0.5.17-py3-none-any.whl", "sglang-0.5.23-py3-none-any.whl", "sglang-0.6.0rc1-py3-none-any.whl")
-
-    def do_GET(self):
-        if self.path.rstrip("/") != "/simple/sglang":
-            self.send_error(404)
-            return
-        body = "".join(f'<a href="/files/{name}">{name}</a>\n' for name in self.files).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 def _pip_env(monkeypatch, index: str) -> None:
-    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": index, "PIP_EXTRA_INDEX_URL": "",
-                       "PIP_FIND_LINKS": "", "PIP_RETRIES": "0", "PIP_DEFAULT_TIMEOUT": "2"}.items():
+    for key, value in pip_env(index).items():
         monkeypatch.setenv(key, value)
 
 
 def test_to_latest_asks_the_configured_index(project, monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        _pip_env(monkeypatch, f"http://127.0.0.1:{server.server_port}/simple")
+    with simple_index("sglang", ("sglang-0.5.17-py3-none-any.whl", "sglang-0.5.23-py3-none-any.whl", "sglang-0.6.0rc1-py3-none-any.whl")) as index:
+        _pip_env(monkeypatch, index)
         plugin = _declaring(project.root, {"requirements.txt": "sglang==0.5.23\n"})
         proc = project.cli("upgrade", "--plugin", str(plugin), "--json", check=False)
-    finally:
-        server.shutdown()
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     # the newest final release (0.6.0rc1 is a pre-release) is what the plugin declares: up to date

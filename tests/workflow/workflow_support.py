@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import yaml
+from loopback_cli import invoke_cli
 from sglang_api import DEVICE_MIXIN, HOOK_REGISTRY
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -235,19 +236,8 @@ class Project:
         return proc
 
     def _in_process(self, *args: str) -> subprocess.CompletedProcess:
-        from typer.testing import CliRunner
-
-        from harness.cli import app
-        from harness.errors import HarnessError
-
-        result = CliRunner().invoke(app, [*args, "--workspace", str(self.workspace)])
-        stderr, code = result.stderr, result.exit_code
-        if isinstance(result.exception, HarnessError):
-            # what harness.cli.main does with it; the subprocess tests check main itself
-            stderr, code = stderr + f"harness: error: {result.exception}\n", result.exception.exit_code
-        elif result.exception is not None and not isinstance(result.exception, SystemExit):
-            raise result.exception
-        return subprocess.CompletedProcess(args, code, result.stdout, stderr)
+        proc = invoke_cli([*args, "--workspace", str(self.workspace)])
+        return subprocess.CompletedProcess(args, proc.returncode, proc.stdout, proc.stderr)
 
     def status(self, run_id: str) -> dict:
         import json
