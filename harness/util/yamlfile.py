@@ -165,10 +165,12 @@ def locate(root: yaml.Node | None, loc: tuple[Any, ...]) -> tuple[int, str]:
     reached and the field path as written (`accuracy[0].baseline.score`)."""
     node = root
     label = ""
-    for part in loc:
+    for position, part in enumerate(loc):
         child = None
         if isinstance(node, yaml.MappingNode) and isinstance(part, str):
             child = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+            if child is None and position < len(loc) - 1:
+                continue  # a union branch's tag (`launcher.slurm.partiton`): not in the document
             if child is None:  # a missing key: name it, point at its parent mapping
                 return node.start_mark.line + 1, f"{label}.{part}" if label else part
             label = f"{label}.{part}" if label else part

@@ -72,8 +72,9 @@ def test_the_launcher_section_defaults_to_local_and_takes_slurm_settings(tmp_pat
 
 
 @pytest.mark.parametrize(("launcher", "where", "message"), [
-    ({"kind": "slurm", "nodes": 0}, "launcher.slurm.nodes", "greater than or equal to 1"),
-    ({"kind": "slurm", "gpus": 8}, "launcher.slurm.gpus", "Extra inputs are not permitted"),
+    ({"kind": "slurm", "nodes": 0}, "launcher.nodes", "greater than or equal to 1"),
+    # the misspelt key itself, at its own line (not the union's tag `slurm`, at `kind:`)
+    ({"kind": "slurm", "gpus": 8}, "launcher.gpus", "Extra inputs are not permitted"),
     ({"kind": "kubernetes"}, "launcher", "kind"),
 ])
 def test_a_bad_launcher_key_is_one_line_at_its_place(tmp_path, launcher, where, message):
@@ -81,7 +82,11 @@ def test_a_bad_launcher_key_is_one_line_at_its_place(tmp_path, launcher, where, 
         _runbook(tmp_path, launcher)
     line = str(caught.value)
     assert "\n" not in line and line.startswith(f"{tmp_path / 'runbook.yaml'}:") and message in line, line
-    assert where.split(".")[0] in line
+    assert f": {where}: " in line, line
+    if where == "launcher.gpus":
+        text = (tmp_path / "runbook.yaml").read_text().splitlines()
+        number = int(line.split(":")[1])
+        assert text[number - 1].strip().startswith("gpus:"), (number, text)
 
 
 def test_each_task_gets_its_rank_the_task_count_and_the_head_address():
