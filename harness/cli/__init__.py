@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import inspect
 import json
 import logging
 import os
@@ -55,6 +56,12 @@ def load_commands(argv: list[str] | None = None) -> typer.Typer:
     modules = [COMMANDS[name]] if argv is not None and name in COMMANDS else sorted(set(COMMANDS.values()))
     for module in modules:
         importlib.import_module(f"harness.cli.{module}")
+    for command in base.app.registered_commands:
+        # the command list shows the docstring's first paragraph with its line breaks kept (rich
+        # help): one line per command, wrapped by the terminal, reads as a sentence
+        doc = inspect.cleandoc(command.help or (command.callback.__doc__ if command.callback else None) or "")
+        if command.short_help is None and doc:
+            command.short_help = " ".join(doc.split("\n\n")[0].split())
     return base.app
 
 

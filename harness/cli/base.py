@@ -8,7 +8,7 @@ import typer
 
 app = typer.Typer(
     name="harness",
-    help="Port upstream SGLang features into an out-of-tree plugin, with evidence.",
+    help="Port upstream SGLang and vLLM features into an out-of-tree plugin, with evidence.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,

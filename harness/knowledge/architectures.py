@@ -28,6 +28,7 @@ import msgspec
 
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted
 
 # CamelCase identifiers: the shape of an architecture (a model class name)
@@ -182,13 +183,13 @@ def _module(index: SymbolIndex, module: str) -> _Module | None:
         parents: dict[ast.AST, ast.AST] = {}
         constants: dict[str, list[ast.Constant]] = {}
         tables = []
-        for node in ast.walk(tree):
+        for node in walk(tree):
             for child in ast.iter_child_nodes(node):
                 parents[child] = node
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and ARCHITECTURE.match(node.value):
                 constants.setdefault(node.value, []).append(node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and (name := _table_name(node)) and _is_collection(node.value):
-                tables.append((name, node.lineno, frozenset(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))))
+                tables.append((name, node.lineno, frozenset(n.id for n in walk(node.value) if isinstance(n, ast.Name))))
         memo[module] = _Module(parents, constants, tables)
     return memo[module]
 
@@ -270,9 +271,9 @@ def _is_collection(value: ast.AST | None) -> bool:
 def _rewrite_targets(body: list) -> list[str]:
     """Architecture strings a branch body writes into `architectures`."""
     return sorted({
-        c.value for stmt in body for node in ast.walk(stmt)
+        c.value for stmt in body for node in walk(stmt)
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and any(_writes_architectures(t) for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
-        for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str) and ARCHITECTURE.match(c.value)
+        for c in walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str) and ARCHITECTURE.match(c.value)
     })
 
 
@@ -282,7 +283,7 @@ def _branch_sources(assign: ast.AST, parents: dict, architecture: str) -> tuple[
     child, current = assign, parents.get(assign)
     while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         if isinstance(current, ast.If) and child is not current.test and child in current.body:
-            sources += [c.value for c in ast.walk(current.test) if isinstance(c, ast.Constant) and isinstance(c.value, str) and ARCHITECTURE.match(c.value)]
+            sources += [c.value for c in walk(current.test) if isinstance(c, ast.Constant) and isinstance(c.value, str) and ARCHITECTURE.match(c.value)]
         child, current = current, parents.get(current)
     return tuple(s for s in dict.fromkeys(sources) if s != architecture)
 

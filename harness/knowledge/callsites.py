@@ -27,6 +27,7 @@ from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import call_shape
 from harness.knowledge.plugin_repo import CallShape
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted
 
 # Above this many candidate modules a name is too common to scan (each is parsed): calls unsure.
@@ -220,8 +221,8 @@ def _attribute_class(index: SymbolIndex, module: str, enclosing: str, text: str)
     for klass in index.mro(Ref("class", module, enclosing)):
         info = index.class_info(klass) if klass.kind == "class" else None
         tree = index.tree(klass.module) if info is not None else None
-        node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno), None) if tree else None
-        for stmt in ast.walk(node) if node is not None else ():
+        node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno), None) if tree else None
+        for stmt in walk(node) if node is not None else ():
             if isinstance(stmt, ast.AnnAssign) and (
                 (isinstance(stmt.target, ast.Name) and stmt.target.id == attr)
                 or (isinstance(stmt.target, ast.Attribute) and stmt.target.attr == attr and dotted(stmt.target.value) == "self")

@@ -31,6 +31,7 @@ from harness.knowledge.callsites import MAX_MODULES, call_sites
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted
 
 MAX_DEPTH = 8
@@ -243,9 +244,9 @@ def _loader_line(index: SymbolIndex | None) -> str | None:
     catches Exception (what skips the whole plugin), in the release; None when it has none."""
     loader = profile().plugin_loader_module
     tree = index.tree(loader) if index is not None else None
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in walk(tree) if tree is not None else ():
         if isinstance(node, ast.Try) and any(h.type is None or dotted(h.type) in ("Exception", "BaseException") for h in node.handlers):
-            for inner in (n for statement in node.body for n in ast.walk(statement)):
+            for inner in (n for statement in node.body for n in walk(statement)):
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "load":
                     return f"{index.files[loader][0]}:{inner.lineno}"
     return None

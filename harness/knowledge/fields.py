@@ -29,6 +29,7 @@ import msgspec
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex
 from harness.knowledge.plugin_repo import Dependency
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, resolve_relative
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def _annotations(index: SymbolIndex, function: Ref) -> dict[str, str]:
         return {}
     name = function.qualname.rsplit(".", 1)[-1]
     tree = _tree(str(index.source.root / table.path))
-    node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno == info.lineno), None)
+    node = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno == info.lineno), None)
     if node is None:
         return {}
     typing_only = _type_checking_imports(tree, function.module, table.is_package)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from harness.knowledge.symbol_records import ClassInfo, InstanceAttributes, dotted
+from harness.knowledge.symbol_records import ClassInfo, InstanceAttributes, dotted, walk
 
 
 def instance_attributes(tree: ast.Module, info: ClassInfo) -> InstanceAttributes:
@@ -17,7 +17,7 @@ def instance_attributes(tree: ast.Module, info: ClassInfo) -> InstanceAttributes
     so extraction does not walk every function body. A class made by a call has no method
     bodies: nothing."""
     name = info.qualname.rsplit(".", 1)[-1]
-    node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
+    node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
     names: dict[str, int] = {}
     dynamic: list[str] = []
     for method in node.body if node else ():

@@ -12,10 +12,20 @@ from harness.knowledge.external import display
 from harness.knowledge.fields import outside_write, written_by_plugin
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
-from harness.knowledge.plugin_repo import Dependency, PluginClass, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import (
+    Dependency,
+    PluginClass,
+    PluginScan,
+    is_upstream,
+)
 from harness.knowledge.risk import risk_of
-from harness.knowledge.signatures import against_calls, bind_problem, signature_incompatibility
+from harness.knowledge.signatures import (
+    against_calls,
+    bind_problem,
+    signature_incompatibility,
+)
 from harness.knowledge.successors import find_successor
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, signature_text
 
 if TYPE_CHECKING:
@@ -372,12 +382,12 @@ class MemberJudging:
                 target.id
                 for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None
                 for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(target, ast.Name)
-                if any(isinstance(n, ast.Constant) and n.value == name for n in ast.walk(stmt.value))
+                if any(isinstance(n, ast.Constant) and n.value == name for n in walk(stmt.value))
             }
-            class_node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
+            class_node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
             for method in (n for n in (class_node.body if class_node else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-                names_used = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
-                for call in (n for n in ast.walk(method) if isinstance(n, ast.Call) and dotted(n.func) in ("getattr", "hasattr") and len(n.args) >= 2):
+                names_used = {n.id for n in walk(method) if isinstance(n, ast.Name)}
+                for call in (n for n in walk(method) if isinstance(n, ast.Call) and dotted(n.func) in ("getattr", "hasattr") and len(n.args) >= 2):
                     on_self = isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
                     key = call.args[1]
                     direct = isinstance(key, ast.Constant) and key.value == name
@@ -395,12 +405,12 @@ class MemberJudging:
             info = self.index.class_info(cls) if cls.kind == "class" else None
             tree = self._ast(cls.module) if info is not None else None
             name = cls.qualname.rsplit(".", 1)[-1]
-            node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
+            node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
             for method in (m for m in (node.body if node else []) if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))):
                 receiver = (method.args.posonlyargs + method.args.args)[:1]
                 if not receiver:
                     continue
-                for call in (c for c in ast.walk(method) if isinstance(c, ast.Call)):
+                for call in (c for c in walk(method) if isinstance(c, ast.Call)):
                     values = [*call.args, *(kw.value for kw in call.keywords)]
                     if any(isinstance(v, ast.Name) and v.id == receiver[0].arg for v in values):
                         self._handed[cls.path] = f"{cls.qualname}.{method.name} (line {call.lineno})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from harness.knowledge.plugin_repo import CallShape, is_upstream
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, resolve_relative
 
 
@@ -70,7 +71,7 @@ def local_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names bound anywhere in a function body: Python makes them local for the whole body."""
     names = set(assigned_in_all(node.body))
     declared: set[str] = set()  # `global` / `nonlocal` names are not local
-    for child in ast.walk(node):  # one walk: plugin model files hold thousands of functions
+    for child in walk(node):  # one walk: plugin model files hold thousands of functions
         if isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension)):
             names.update(assigned(child.target))
         elif isinstance(child, ast.withitem) and child.optional_vars is not None:

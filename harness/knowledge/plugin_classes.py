@@ -26,6 +26,7 @@ from harness.knowledge.plugin_repo import (
     PluginScan,
     is_upstream,
 )
+from harness.knowledge.symbol_records import walk
 
 
 class PluginClasses:
@@ -204,10 +205,10 @@ class PluginClasses:
         pkgutil.resolve_name in sglang/srt/platforms/__init__.py)."""
         paths = []
         tree = self.tree(module)
-        for node in ast.walk(tree) if tree else []:
+        for node in walk(tree) if tree else []:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
                 env: dict = {}
-                for stmt in ast.walk(node):
+                for stmt in walk(node):
                     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                         env[stmt.targets[0].id] = self.const(module, stmt.value, env)
                     if isinstance(stmt, ast.Return) and stmt.value is not None:

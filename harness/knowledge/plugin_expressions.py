@@ -26,6 +26,7 @@ from harness.knowledge.plugin_repo import (
     SelfRef,
     is_upstream,
 )
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, function_params, resolve_relative
 
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
@@ -66,7 +67,7 @@ class Expressions:
         if node is None:
             return
         inner_chains: set[int] = set()
-        for child in ast.walk(node):
+        for child in walk(node):
             if isinstance(child, ast.Lambda):
                 for arg in child.args.args:
                     ctx.env.setdefault(arg.arg, OPAQUE)
@@ -244,7 +245,7 @@ class Expressions:
         tree = self.tree(module)
         return any(
             isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in _DISCOVERY
-            for node in (ast.walk(tree) if tree else [])
+            for node in (walk(tree) if tree else [])
         )
 
     def _model_package(self, module: str, package, ctx: Context) -> None:
@@ -358,7 +359,7 @@ class Expressions:
         home = owner if owner in self.files else module
         tree = self.tree(home)
         definition = next(
-            (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
+            (n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
             None,
         ) if tree else None
         if isinstance(node, ast.Call):

@@ -29,6 +29,7 @@ from harness.knowledge.plugin_repo import (
     VersionCompare,
     is_upstream,
 )
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, function_params
 
 _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
@@ -296,7 +297,7 @@ class Folding:
         v = vllm.__version__; return Version(v) == Version(target)`): that comparison, with the
         call's arguments; the override is taken as unset. OPAQUE for anything else."""
         env = dict(local)
-        statements = [n for n in ast.walk(function) if isinstance(n, (ast.Import, ast.Assign, ast.Return))]
+        statements = [n for n in walk(function) if isinstance(n, (ast.Import, ast.Assign, ast.Return))]
         for stmt in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
             if isinstance(stmt, ast.Import):
                 env.update({a.asname or a.name.split(".")[0]: Named(a.name if a.asname else a.name.split(".")[0]) for a in stmt.names})

@@ -10,10 +10,11 @@ import ast
 import configparser
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import tomllib
 
 from harness.errors import HarnessError
 from harness.knowledge.findings import HookType, Kind
@@ -28,6 +29,7 @@ from harness.knowledge.kinds import (
     engine_of_spec,
     profile,
 )
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import Param
 
 _SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
@@ -427,7 +429,7 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
     try:
         tree = ast.parse((root / "setup.py").read_bytes())
         texts += [
-            (e.value, "setup.py") for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
+            (e.value, "setup.py") for node in walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
             and isinstance(node.value, (ast.List, ast.Tuple)) for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
         ]
     except (OSError, SyntaxError, ValueError):
@@ -470,7 +472,7 @@ def _setup_py_entry_points(setup_py: Path, groups: tuple[str, ...]) -> list[Entr
     except (SyntaxError, ValueError, OSError):
         return []
     found = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "entry_points" and isinstance(node.value, ast.Dict):
             for key, value in zip(node.value.keys, node.value.values):
                 group = key.value if isinstance(key, ast.Constant) else None

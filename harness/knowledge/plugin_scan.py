@@ -43,7 +43,14 @@ from harness.knowledge.plugin_ast import (
 )
 from harness.knowledge.plugin_classes import PluginClasses
 from harness.knowledge.plugin_expressions import Context, Expressions
-from harness.knowledge.plugin_folding import OPAQUE, Condition, Folding, Instance, Named, bind
+from harness.knowledge.plugin_folding import (
+    OPAQUE,
+    Condition,
+    Folding,
+    Instance,
+    Named,
+    bind,
+)
 from harness.knowledge.plugin_liveness import mark_live, plugin_roots, with_parents
 from harness.knowledge.plugin_registrations import Registrations
 from harness.knowledge.plugin_repo import (
@@ -64,8 +71,14 @@ from harness.knowledge.plugin_repo import (
     plugin_module_files,
     read_entry_points,
 )
-from harness.knowledge.symbols import ModuleTable, dotted, extract_module, function_params, resolve_relative
-
+from harness.knowledge.symbol_records import walk
+from harness.knowledge.symbols import (
+    ModuleTable,
+    dotted,
+    extract_module,
+    function_params,
+    resolve_relative,
+)
 
 # ----------------------------------------------------------------------------- scanning
 
@@ -218,7 +231,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._block(module, tree.body, Context(env={}))
         uses, strings = self.scan.attribute_uses, self.scan.name_strings
         not_lookups: set[int] = set()  # setattr's name argument and docstrings: not a name looked up
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 not_lookups.add(id(node.value))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
@@ -310,7 +323,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     self._expressions(module, target.slice, ctx)
             if ctx.cls is not None and ctx.self_name:
                 for target in targets:
-                    for node in ast.walk(target):
+                    for node in walk(target):
                         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name:
                             ctx.cls.names.add(node.attr)
             if isinstance(stmt, ast.AnnAssign) and stmt.annotation is not None and not ctx.functions and module not in self._future_annotations:

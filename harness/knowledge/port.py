@@ -37,6 +37,7 @@ from harness.knowledge.index import Resolution, SymbolIndex, load_index
 from harness.knowledge.plugin_repo import Dependency, PluginScan
 from harness.knowledge.plugin_scan import scan_plugin
 from harness.knowledge.successors import find_successor
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import (
     FunctionInfo,
     Param,
@@ -442,7 +443,7 @@ def _undefined(text: str, module_names: frozenset[str] | None, upstream_module: 
     if module_names is None:
         return []
     bound = module_names | _BUILTINS | _locals(function)
-    used = dict.fromkeys(n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    used = dict.fromkeys(n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
     upstream = index.table(upstream_module)
     return [UndefinedName(name=name, upstream_import=_import_statement(name, upstream_module, upstream.names.get(name) if upstream else None)) for name in used if name not in bound]
 
@@ -451,7 +452,7 @@ def _locals(function: ast.AST) -> set[str]:
     """Names bound anywhere inside the function: parameters, assignments, loop, with and
     except targets, nested defs and classes, imports, comprehension variables."""
     names: set[str] = set()
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, ast.arg):

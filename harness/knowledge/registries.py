@@ -24,6 +24,7 @@ import msgspec
 
 from harness.knowledge.callsites import lines_naming, spans
 from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted
 
 
@@ -92,7 +93,7 @@ def _registration_functions(tree: ast.Module, name: str) -> dict[str, tuple[int,
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         params = [a.arg for a in function.args.posonlyargs + function.args.args]
-        for node in ast.walk(function):
+        for node in walk(function):
             if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                     and node.value.id == name and isinstance(node.slice, ast.Name) and node.slice.id in params):
                 found[function.name] = (params.index(node.slice.id), node.slice.id)
@@ -135,7 +136,7 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
         return found.ok and found.ref == registry
 
     # stores under a registration function's own parameter are its calls' keys (read above)
-    inside = {id(n) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and module == registry.module and f.name in registrations for n in ast.walk(f)}
+    inside = {id(n) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and module == registry.module and f.name in registrations for n in walk(f)}
     for node in _near(tree, lines_naming(index.sources()[module], registry.qualname)):
         where = f"{relpath}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and id(node) not in inside and is_registry(node.value):

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from harness.knowledge.index import Ref, SymbolIndex, module_name
 from harness.knowledge.kinds import profile
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import FunctionInfo, dotted
 
 #
@@ -201,7 +202,7 @@ def _wrapped(index: SymbolIndex, old: SymbolIndex, ref: Ref, name: str) -> tuple
     body = _without_docstring(found[0].body)
     if len(body) > _SHORT_BODY:
         return None
-    for call in (n for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+    for call in (n for stmt in body for n in walk(stmt) if isinstance(n, ast.Call)):
         callee = dotted(call.func)
         if not callee or callee.split(".")[0] in ("self", "cls", "super") or callee.rsplit(".", 1)[-1] not in (name, name.lstrip("_")):
             continue

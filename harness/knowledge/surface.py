@@ -25,6 +25,7 @@ from pathlib import Path
 
 from harness.knowledge.index import SymbolIndex
 from harness.knowledge.kinds import profile
+from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted
 from harness.knowledge.upstream import UpstreamSource
 
@@ -93,12 +94,12 @@ def deprecation_shims(source: UpstreamSource) -> dict[str, Shim]:
         module = relpath.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         tables = _string_tables(tree)
         for qualname, function in _functions(tree):
-            for call in (n for n in ast.walk(function) if isinstance(n, ast.Call)):
+            for call in (n for n in walk(function) if isinstance(n, ast.Call)):
                 name = (dotted(call.func) or "").rsplit(".", 1)[-1]
                 message = " ".join(s for arg in call.args for s in _strings(arg))
                 if name not in _WARNERS or not re.search(r"deprecat", message, re.IGNORECASE):
                     continue
-                used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+                used = {n.id for n in walk(function) if isinstance(n, ast.Name)}
                 legacy = sorted({value for table, values in tables.items() if table in used for value in values})
                 horizon = _HORIZON.search(message)
                 shims[f"{module}.{qualname}"] = Shim(
@@ -132,7 +133,7 @@ def _device_file(relpath: str) -> bool:
 
 
 def _is_device_test(test: ast.AST) -> bool:
-    for node in ast.walk(test):
+    for node in walk(test):
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         if name and (_DEVICE_PREDICATE.match(name) or name == "current_platform"):
             return True

@@ -35,6 +35,7 @@ from harness.knowledge.symbol_records import (
     parse_source,
     resolve_relative,
     signature_text,
+    walk,
 )
 
 # what the index, the plugin scan and the judge import from here (the records live in symbol_records)
@@ -79,7 +80,7 @@ class _Extractor:
         for stmt, alternative in statements:
             self._module_statement(stmt, alternative)
         self._exports(tree.body)
-        for node in ast.walk(tree) if nested_imports else (stmt for stmt, _ in statements):
+        for node in walk(tree) if nested_imports else (stmt for stmt, _ in statements):
             if isinstance(node, ast.Import):
                 self.table.imports.extend(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
@@ -296,7 +297,7 @@ class _Extractor:
         factory = self._canonical(call.func)
         form = FACTORIES.get(factory or "")
         if form is None or (form == "type" and len(call.args) != 3):
-            if own is None or not any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(call)):
+            if own is None or not any(isinstance(node, ast.Name) and node.id == name for node in walk(call)):
                 return False
             # `X = decorate(X)`, `X = wrap(vars(X))`: still X, taken to be returned as it came
             decorator = dotted(call.func)

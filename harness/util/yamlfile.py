@@ -189,6 +189,9 @@ def validation_error(exc: ValidationError, root: yaml.Node | None, path: Path) -
     errors = exc.errors(include_url=False)
     line, label = locate(root, tuple(errors[0]["loc"]))
     message = errors[0]["msg"].removeprefix("Value error, ")
+    if errors[0]["type"] == "union_tag_invalid":  # pydantic's words ("Input tag … found using …") read as its internals
+        context = errors[0]["ctx"]
+        message = f"unknown {context['discriminator'].strip(chr(39))} {context['tag']!r}; expected one of {context['expected_tags']}"
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return YamlError(path, line, message, label)

@@ -75,7 +75,8 @@ def test_the_launcher_section_defaults_to_local_and_takes_slurm_settings(tmp_pat
     ({"kind": "slurm", "nodes": 0}, "launcher.nodes", "greater than or equal to 1"),
     # the misspelt key itself, at its own line (not the union's tag `slurm`, at `kind:`)
     ({"kind": "slurm", "gpus": 8}, "launcher.gpus", "Extra inputs are not permitted"),
-    ({"kind": "kubernetes"}, "launcher", "kind"),
+    ({"kind": "kubernetes"}, "launcher", "unknown kind 'kubernetes'; expected one of 'local', 'slurm'"),
+    ("slurmm", "launcher", "unknown kind 'slurmm'; expected one of 'local', 'slurm'"),  # the plain-string form
 ])
 def test_a_bad_launcher_key_is_one_line_at_its_place(tmp_path, launcher, where, message):
     with pytest.raises(HarnessError) as caught:
