@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from check_speed_lib.measure import cold_cache, harness_env, loadavg  # noqa: E402
-from vllm_check_speed import BENCH, plugin_tree, seeded_release  # noqa: E402
+from check_speed_lib.measure import cold_cache, harness_env, loadavg
+from vllm_check_speed import BENCH, plugin_tree, seeded_release
 
 # (plugin N, vllm A, plugin N+1, vllm B): consecutive releases whose vllm pin moved.
 PAIRS = (
@@ -184,6 +184,8 @@ class Release:
             if cut == len(parts):
                 return ast.Module(body=[], type_ignores=[])
             node = table.get(parts[cut])
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in table:
+                node = table[node.value.id]  # `Old = New`: an alias in the same module
             if isinstance(node, str):  # a re-export: the name it imports
                 return self.lookup(".".join([node, *parts[cut + 1 :]]), depth + 1) if depth < 4 else None
             for member in parts[cut + 1 :]:
@@ -212,33 +214,45 @@ def _bound(node: ast.AST, module: str, package: bool) -> list[tuple[str, object]
     return []
 
 
-def shape(node: ast.AST | None) -> object:
-    """What a caller or subclass depends on: a function's parameters, a class's __init__ parameters
-    and annotated fields; None for anything else that exists."""
+def params(node: ast.AST | None) -> tuple[set[str], set[str]] | None:
+    """(every parameter name, the required ones) of a function, or of a class's __init__ (a
+    dataclass's annotated fields when it has none: required unless they have a default)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = node.args
-        return ([p.arg for p in a.posonlyargs + a.args], len(a.defaults), [p.arg for p in a.kwonlyargs], bool(a.vararg), bool(a.kwarg))
+        positional = a.posonlyargs + a.args
+        required = {p.arg for p in positional[: len(positional) - len(a.defaults)]}
+        required |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None}
+        names = {p.arg for p in positional + a.kwonlyargs} | ({"*"} if a.vararg else set()) | ({"**"} if a.kwarg else set())
+        return names - {"self", "cls"}, required - {"self", "cls"}
     if isinstance(node, ast.ClassDef):
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        fields = [n.target.id for n in node.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
-        return (shape(init), fields)
+        if init is not None:
+            return params(init)
+        fields = [n for n in node.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+        return {f.target.id for f in fields}, {f.target.id for f in fields if f.value is None}
     return None
 
 
 def upstream_change(dotted: str, a: Release, b: Release) -> str | None:
-    """'removed' / 'changed' when `dotted` exists in A and is gone from B or its shape differs."""
+    """'removed' when `dotted` exists in A and not in B; 'changed' when a caller written for A no
+    longer binds on B (a parameter or field gone, or a new required one); None otherwise."""
     before = a.lookup(dotted)
     if before is None:
         return None
     after = b.lookup(dotted)
     if after is None:
         return "removed"
-    return "changed" if shape(before) != shape(after) else None
+    old, new = params(before), params(after)
+    if old is None or new is None:
+        return None
+    gone = old[0] - new[0] if "**" not in new[0] else set()
+    return "changed" if gone or (new[1] - old[1]) else None
 
 
-def vllm_references(tree: ast.Module) -> tuple[dict[str, str], dict[int, list[str]]]:
-    """The module's vllm import aliases, and per statement line the dotted vllm names it uses:
-    imported names, attribute chains rooted at them, and methods overriding a vllm base's."""
+def vllm_references(tree: ast.Module) -> dict[int, list[tuple[str, bool]]]:
+    """Per statement line, the dotted vllm names it uses, each with whether it is only imported
+    there: imported names, whole attribute chains rooted at them outside annotations, and methods
+    overriding a vllm base class's."""
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "vllm":
@@ -248,24 +262,27 @@ def vllm_references(tree: ast.Module) -> tuple[dict[str, str], dict[int, list[st
             for a in node.names:
                 if a.name.split(".")[0] == "vllm":
                     aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # only whole chains count
-    uses: dict[int, list[str]] = {}
+    skip = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # only whole chains count
+    for node in ast.walk(tree):  # a type annotation needs nothing of the class at run time
+        annotations = [getattr(node, "annotation", None), getattr(node, "returns", None)]
+        skip.update(id(n) for a in annotations if isinstance(a, ast.AST) for n in ast.walk(a))
+    uses: dict[int, list[tuple[str, bool]]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "vllm" and not node.level:
-            uses.setdefault(node.lineno, []).extend(f"{node.module}.{a.name}" for a in node.names)
-        elif isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in inner:
+            uses.setdefault(node.lineno, []).extend((f"{node.module}.{a.name}", True) for a in node.names)
+        elif isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in skip:
             chain, cursor = [], node
             while isinstance(cursor, ast.Attribute):
                 chain.append(cursor.attr)
                 cursor = cursor.value
             if isinstance(cursor, ast.Name) and cursor.id in aliases:
-                uses.setdefault(node.lineno, []).append(".".join([aliases[cursor.id], *reversed(chain)]))
+                uses.setdefault(node.lineno, []).append((".".join([aliases[cursor.id], *reversed(chain)]), False))
         elif isinstance(node, ast.ClassDef):
             bases = [aliases.get(b.id) for b in node.bases if isinstance(b, ast.Name)]
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("__"):
-                    uses.setdefault(item.lineno, []).extend(f"{base}.{item.name}" for base in bases if base)
-    return aliases, uses
+                    uses.setdefault(item.lineno, []).extend((f"{base}.{item.name}", False) for base in bases if base)
+    return uses
 
 
 # -- one pair ---------------------------------------------------------------------------------------
@@ -291,11 +308,15 @@ def line_of(finding: dict) -> str:
     return f"{finding['kind']:10s} {finding['status']:18s} {finding.get('file')}:{finding.get('line')}  {finding['target']}  -- {(finding.get('detail') or finding.get('message') or '')[:150]}"
 
 
-def run_pair(pair: Pair, harness_path: Path, cache: Path, show: int) -> dict:
+def run_pair(pair: Pair, harness_path: Path, cache: Path, show: int, keep: Path | None) -> dict:
     old, new = plugin_tree(pair.old), plugin_tree(pair.new)
     releases = {v: Release(seeded_release(v, harness_path)[1].parent) for v in (pair.base, pair.target)}
     on_b = check(old, pair.target, f"vllm=={pair.base}", harness_path, cache)
     on_a = check(old, pair.base, "auto", harness_path, cache)
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+        for version, result in ((pair.target, on_b), (pair.base, on_a)):
+            (keep / f"{pair.old.replace('==', '-')}-on-{version}.json").write_text(json.dumps(result["payload"], indent=1))
     changes = port_changes(old, new)
     files = packages(old)
     changed_lines = sum(len(c.lines) for c in changes.values() if not c.deleted)
@@ -342,17 +363,18 @@ def run_pair(pair: Pair, harness_path: Path, cache: Path, show: int) -> dict:
     for rel, change in changes.items():
         if rel not in trees:
             continue
-        _aliases, uses = vllm_references(trees[rel])
+        uses = vllm_references(trees[rel])
         seen: set[tuple[int, int]] = set()
         for line, names in sorted(uses.items()):
             span = span_of(spans[rel], line)
             if span in seen or not touches(change, span):
                 continue
-            moved = sorted({(n, why) for n in names if (why := upstream_change(n, releases[pair.base], releases[pair.target]))})
+            verdicts = {(n, upstream_change(n, releases[pair.base], releases[pair.target]), imported) for n, imported in names}
+            moved = sorted({(n, why) for n, why, imported in verdicts if why == "removed" or (why and not imported)})
             if not moved:
                 continue
             seen.add(span)
-            here = lambda fs, rel=rel, span=span: [f for f in fs if Path(f.get("file") or "") == rel and f.get("line") is not None and span[0] <= f["line"] <= span[1]]  # noqa: E731
+            here = lambda fs, rel=rel, span=span: [f for f in fs if Path(f.get("file") or "") == rel and f.get("line") is not None and span[0] <= f["line"] <= span[1]]
             forced.append({"file": str(rel), "span": span, "names": moved, "breaking": here(breaking_b), "flagged": here(non_ok)})
     hit = [c for c in forced if c["breaking"]]
     seen_at_all = [c for c in forced if c["flagged"]]
@@ -369,6 +391,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pair", action="append", help="N==x:A:N+1==y:B (repeatable; default: the pairs in PAIRS)")
     parser.add_argument("--show", type=int, default=30, help="findings to list per group")
+    parser.add_argument("--keep", type=Path, help="write each check's JSON document here")
     args = parser.parse_args()
     harness_path = Path(__file__).resolve().parent.parent
     BENCH.mkdir(parents=True, exist_ok=True)
@@ -378,7 +401,7 @@ def main() -> None:
     cache = cold_cache(*seeds)
     print(f"== vLLM port recall: {len(pairs)} pairs (load {loadavg()}); releases fetched in {time.perf_counter() - start:.0f} s")
     try:
-        rows = [run_pair(p, harness_path, cache, args.show) for p in pairs]
+        rows = [run_pair(p, harness_path, cache, args.show, args.keep) for p in pairs]
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     print(f"\n== summary ({time.perf_counter() - start:.0f} s)")
