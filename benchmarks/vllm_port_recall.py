@@ -20,12 +20,13 @@ a reader can see the pin moved): what N+1 changed in N's files is the port. For 
   listed for judging by hand against vllm B's source;
 * recall: changed statements of N that reference an upstream vllm name (an import from vllm, a
   dotted use of an imported vllm name, or a method overriding one of a vllm base class) which the
-  static oracle below sees change between A and B (present in A and gone from B, or its parameters /
-  dataclass fields / annotated class fields differ): of those, how many carry a breaking finding
-  (and how many any finding that is not `ok`). The oracle is deliberately simple and independent of
-  harness (module file + top-level definition + one level of re-export); port changes forced by
-  upstream behaviour rather than names (a new return value, a config flag) escape it and are judged
-  by hand in docs/benchmarks.md.
+  static oracle below sees change between A and B (present in A and gone from B, or a caller written
+  for A no longer binds: a parameter or dataclass field gone, a new required one): of those, how
+  many carry a breaking finding (and how many any finding that is not `ok`). The oracle is
+  deliberately simple and independent of harness (module file + top-level definition + same-module
+  aliases + re-exports; no inheritance, no argument matching), so it over-counts (a removed field the
+  plugin never passes) and under-counts (changes forced by upstream behaviour rather than names: a
+  new return value, a config flag); docs/benchmarks.md judges a sample of each list by hand.
 
 Downloads (plugin wheels, vllm releases via `harness fetch`) are cached in
 ~/.cache/harness-bench/vllm/ as in vllm_check_speed.py; checks run in one fresh HARNESS_CACHE_DIR
@@ -308,6 +309,11 @@ def line_of(finding: dict) -> str:
     return f"{finding['kind']:10s} {finding['status']:18s} {finding.get('file')}:{finding.get('line')}  {finding['target']}  -- {(finding.get('detail') or finding.get('message') or '')[:150]}"
 
 
+def inside(findings: list[dict], rel: Path, span: tuple[int, int]) -> list[dict]:
+    """The findings on file `rel` whose line lies in `span`."""
+    return [f for f in findings if Path(f.get("file") or "") == rel and f.get("line") is not None and span[0] <= f["line"] <= span[1]]
+
+
 def run_pair(pair: Pair, harness_path: Path, cache: Path, show: int, keep: Path | None) -> dict:
     old, new = plugin_tree(pair.old), plugin_tree(pair.new)
     releases = {v: Release(seeded_release(v, harness_path)[1].parent) for v in (pair.base, pair.target)}
@@ -374,8 +380,7 @@ def run_pair(pair: Pair, harness_path: Path, cache: Path, show: int, keep: Path 
             if not moved:
                 continue
             seen.add(span)
-            here = lambda fs, rel=rel, span=span: [f for f in fs if Path(f.get("file") or "") == rel and f.get("line") is not None and span[0] <= f["line"] <= span[1]]
-            forced.append({"file": str(rel), "span": span, "names": moved, "breaking": here(breaking_b), "flagged": here(non_ok)})
+            forced.append({"file": str(rel), "span": span, "names": moved, "breaking": inside(breaking_b, rel, span), "flagged": inside(non_ok, rel, span)})
     hit = [c for c in forced if c["breaking"]]
     seen_at_all = [c for c in forced if c["flagged"]]
     print(f"   recall: {len(forced)} changed statements of N use a vllm name that moved or changed A->B; "
