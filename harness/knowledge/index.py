@@ -242,7 +242,19 @@ class SymbolIndex(ModuleTables):
         if ref.kind == "external":
             found = Ref("external", ref.module, f"{ref.qualname}.{attr}")
             return _Step(Outcome.resolved, found) if not verify else self._external_attribute(ref, found)
+        if ref.kind == "function" and self._plain_function_lacks(ref, attr):
+            return _Step(Outcome.missing, note=f"{ref.path} is a function (no decorator), not a class: it has no attribute {attr!r}")
         return _Step(Outcome.undecided, note=f"attributes of the {ref.kind} {ref.path} are not known statically")
+
+    def _plain_function_lacks(self, ref: Ref, attr: str) -> bool:
+        """A module-level `def` without decorators has only what every function object has,
+        unless some upstream module sets the attribute on it (`f.attr = …`, `setattr(f, …)`)."""
+        info = self.function_info(ref) if "." not in ref.qualname else None
+        if info is None or info.decorators or attr in _FUNCTION_ATTRIBUTES:
+            return False
+        name = re.escape(ref.qualname.encode())
+        sets = re.compile(rb"\b" + name + rb"\." + re.escape(attr.encode()) + rb"\s*=[^=]|setattr\(\s*" + name + rb"\b")
+        return not any(sets.search(text) for text in self.sources().values())
 
     def _g_module_member(self, module: str, attr: str, how: str):
         """`attr` of an imported module, looked up `how`:
@@ -543,6 +555,7 @@ class SymbolIndex(ModuleTables):
 _BUILTIN_NAMES = set(dir(builtins))
 _RESOLVE_NAME = re.compile(r"^(?P<pkg>(?!\d)(\w+)(\.(?!\d)(\w+))*)(?P<cln>:(?P<obj>(?!\d)(\w+)(\.(?!\d)(\w+))*)?)?$", re.UNICODE)
 # What every imported module has (its type's attributes and what the import system sets).
+_FUNCTION_ATTRIBUTES = frozenset(dir(types.FunctionType))  # what every `def` has (__name__, __wrapped__ only by functools.wraps)
 _MODULE_ATTRIBUTES = frozenset(dir(types.ModuleType)) | {"__name__", "__doc__", "__package__", "__loader__", "__spec__", "__file__"}
 # Class decorators that add members (the rest are taken to return the class unchanged).
 MEMBER_DECORATORS = {"dataclasses.dataclass"}

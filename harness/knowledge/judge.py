@@ -40,7 +40,17 @@ from harness.knowledge.judge_resolution import (
     upstream_version,
 )
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import CallShape, Catch, Dependency, GuardCond, PluginClass, PluginScan, is_upstream
+from harness.knowledge.plugin_repo import (
+    CLASS_USE_BASE,
+    CLASS_USES,
+    CallShape,
+    Catch,
+    Dependency,
+    GuardCond,
+    PluginClass,
+    PluginScan,
+    is_upstream,
+)
 from harness.knowledge.prefetch import prefetch
 from harness.knowledge.registries import registry_keys
 from harness.knowledge.risk import risk_of
@@ -197,6 +207,8 @@ class Judge(MemberJudging, Conditions):
     def _judge_reference(self, dep: Dependency) -> Finding | None:
         """`a.b.c` through an upstream module/class: getattr step by step, stopping where the
         value is a function, an instance or comes from outside (its attributes are not static)."""
+        if dep.how in CLASS_USES:
+            return self._judge_class_use(dep)
         parts = dep.target.split(".")
         head = (dep.name or "").count(".") + 1 if dep.name else 1
         found: Resolution | None = None
@@ -211,11 +223,30 @@ class Judge(MemberJudging, Conditions):
                     return Finding(**self.base(dep, ".".join(parts[:end])), status=Status.unknown, detail=resolution.note)
                 return self._missing(dep, resolution.note, target=".".join(parts[:end]))
             found = resolution
+            if resolution.ref.kind == "function" and end < len(parts):
+                member = self.index.resolve(".".join(parts[: end + 1]))
+                if member.outcome is Outcome.missing:  # a plain def has no such attribute (see SymbolIndex)
+                    return self._missing(dep, member.note, target=".".join(parts[: end + 1]))
             if resolution.ref.kind not in ("module", "class") or end == len(parts):
                 break
         if found is None or found.target.count(".") + 1 <= head:
             return None
         return Finding(**self.base(dep, found.target), **self._resolved_fields(found.target, found))
+
+    def _judge_class_use(self, dep: Dependency) -> Finding | None:
+        """A base of a plugin class, or isinstance()/issubclass()'s class, that upstream turned
+        into a function (vllm 0.24 made `FusedMoE` a factory `def`): the class statement or the
+        check raises TypeError. Only that is reported; whether the name resolves at all is its
+        import's or reference's finding, and a name bound to a value may hold a class."""
+        found = self.index.resolve(dep.target)
+        if not found.ok or found.ref.kind != "function" or "." in found.ref.qualname:
+            return None
+        info = self.index.function_info(found.ref)
+        where = f"{self.index.files[found.ref.module][0]}:{info.lineno}" if info is not None else found.ref.module
+        before = self.before.resolve(dep.target) if self.before is not None else None
+        was = f" (a class in {self.before.source.label})" if before is not None and before.ok and before.ref.kind == "class" else ""
+        fails = "the class statement" if dep.how == CLASS_USE_BASE else dep.expression
+        return self._missing(dep, f"{found.ref.path} is a function in {self.index.source.label} ({where}){was}, not a class: {fails} raises TypeError")
 
     def _judge_call(self, dep: Dependency) -> Finding | None:
         resolution = self.index.resolve(dep.target)

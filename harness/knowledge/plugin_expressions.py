@@ -15,6 +15,7 @@ from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import arg, call_shape, returned_function
 from harness.knowledge.plugin_folding import OPAQUE, Named
 from harness.knowledge.plugin_repo import (
+    CLASS_USE_CHECK,
     CallShape,
     Catch,
     Dependency,
@@ -30,6 +31,9 @@ from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, function_params, resolve_relative
 
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
+# torch.nn.Module methods that set an attribute by name, as setattr does (torch/nn/modules/module.py:
+# register_parameter, register_buffer, register_module/add_module store it where __getattr__ finds it)
+_NAMED_SETTERS = {"register_parameter", "register_buffer", "register_module", "add_module"}
 _DISCOVERY = {"iter_modules", "walk_packages", "listdir", "scandir", "iterdir", "glob", "rglob", "walk"}
 
 
@@ -178,14 +182,18 @@ class Expressions:
             if is_upstream(owner) and isinstance(attr, str):
                 value = self.qualify(module, dotted(call.args[2]), env) if len(call.args) > 2 else None
                 self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=None if is_upstream(value) else value)
-            elif isinstance(attr, str) and self._instance(module, call.args[0], env) is not None:
-                self._field(module, call, ctx, call.args[0], attr, how=WRITE)
-            elif ctx.cls is not None and isinstance(call.args[0], ast.Name) and call.args[0].id == ctx.self_name:
-                if isinstance(attr, str):
-                    ctx.cls.names.add(attr)
-                else:
-                    ctx.cls.dynamic = True
+            else:
+                self._sets_member(module, call, ctx, call.args[0], attr)
             return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _NAMED_SETTERS and call.args:
+            # `layer.register_parameter("weight_scale", …)`: the name is then read as `layer.weight_scale`
+            self._sets_member(module, call, ctx, call.func.value, self.const(module, call.args[0], env))
+        if name in ("isinstance", "issubclass") and len(call.args) == 2:
+            classes = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+            for element in classes:  # each must be a class (TypeError otherwise)
+                qualified_class = self.qualify(module, dotted(element), env)
+                if is_upstream(qualified_class):
+                    self._dependency("reference", qualified_class, module, call, ctx, expression=ast.unparse(call), how=CLASS_USE_CHECK)
         if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
             owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
@@ -219,6 +227,17 @@ class Expressions:
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
         self._kernel_key(module, call, ctx)
+
+    def _sets_member(self, module: str, call: ast.Call, ctx: Context, obj: ast.expr, attr) -> None:
+        """`obj` gets the member `attr` (a str, or anything else when not constant) by name: a
+        field write on an upstream instance, a name of the plugin class on self."""
+        if isinstance(attr, str) and self._instance(module, obj, ctx.env) is not None:
+            self._field(module, call, ctx, obj, attr, how=WRITE)
+        elif ctx.cls is not None and isinstance(obj, ast.Name) and obj.id == ctx.self_name:
+            if isinstance(attr, str):
+                ctx.cls.names.add(attr)
+            else:
+                ctx.cls.dynamic = True
 
     def _dynamic_import(self, module: str, call: ast.Call, ctx: Context) -> None:
         target = self.const(module, call.args[0], ctx.env)

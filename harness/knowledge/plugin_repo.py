@@ -177,6 +177,12 @@ class CallShape:
     star_kwargs: bool
 
 
+# References that need a class where they point, not just a name: a class statement's base, and
+# isinstance()/issubclass()'s second argument (both raise TypeError on a function)
+CLASS_USE_BASE, CLASS_USE_CHECK = "base", "isinstance"
+CLASS_USES = (CLASS_USE_BASE, CLASS_USE_CHECK)
+
+
 @dataclass
 class Dependency:
     """One thing in the plugin that needs an upstream symbol to exist (and keep its shape)."""
@@ -195,7 +201,7 @@ class Dependency:
     bound: bool = False  # params start with self/cls that the runtime passes
     passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes
     expression: str | None = None  # as written
-    how: str | None = None  # patches: setattr | assign | item-assign | in-place .append …
+    how: str | None = None  # patches: setattr | assign | item-assign | in-place .append …; references: CLASS_USES
     name: str | None = None  # registrations: backend name / kernel key / argument / model class
     call: CallShape | None = None
     plugin_class: str | None = None  # override / subclass: the plugin class whose MRO decides

@@ -54,6 +54,7 @@ from harness.knowledge.plugin_folding import (
 from harness.knowledge.plugin_liveness import mark_live, plugin_roots, with_parents
 from harness.knowledge.plugin_registrations import Registrations
 from harness.knowledge.plugin_repo import (
+    CLASS_USE_BASE,
     UNDECIDED,
     Catch,
     Cond,
@@ -434,6 +435,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for base in node.bases:
             qualified = self.qualify(module, dotted(base), ctx.env)
             bases.append(qualified or f"?{ast.unparse(base)}")
+            if is_upstream(qualified):  # the class statement needs a class there (not a function)
+                self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
         cls = PluginClass(path, module, self.relfile(module), node.lineno, bases)
         self.scan.classes[path] = cls
         for stmt in node.body:
