@@ -309,7 +309,7 @@ class Judge(MemberJudging, Conditions):
         problem = self._hook_signature(dep, resolution)
         if problem is not None:
             certain, message = problem
-            finding.status, finding.breaking = Status.signature_changed, certain
+            finding.status, finding.breaking = Status.unknown if certain is None else Status.signature_changed, bool(certain)
             finding.detail = message
             finding.risk = risk_of(dep, Status.signature_changed)
         return finding
@@ -337,7 +337,7 @@ class Judge(MemberJudging, Conditions):
         return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
                        detail=f"the plugin's own {owner} ({cls.file}:{cls.line}) defines no {member!r}: HookRegistry logs it and skips the hook")
 
-    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool, str] | None:
+    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool | None, str] | None:
         """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry
         _wrap_fn): REPLACE and BEFORE get the target's arguments, AFTER (result, …), AROUND
         (original_fn, …)."""

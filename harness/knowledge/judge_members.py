@@ -248,7 +248,8 @@ class MemberJudging:
                 return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in,
                                detail=f"base {defined_in}{signature_text(info.params)} takes any arguments")
             detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
-            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
+            status = Status.unknown if certain is None else Status.signature_changed
+            return Finding(**self.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
 
     def _protocol_of(self, ref: Ref) -> str | None:

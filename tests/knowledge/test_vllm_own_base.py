@@ -23,7 +23,11 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
   subclass defines; a self member read under `hasattr(self, …)`;
 - an override narrowing a parameter (`send(self, tensor, dst)` over `dst=None`) whose upstream
   calls go through an attribute annotated with the base class (`device_communicator:
-  Optional[DeviceCommunicatorBase]`) and all pass it: those calls are placed, and bind.
+  Optional[DeviceCommunicatorBase]`) and all pass it: those calls are placed, and bind; calls of
+  the same name on an unrelated class's instance (a parameter annotated `GroupCoordinator`, what
+  `get_tp_group() -> GroupCoordinator` returns) or on another library's object (a zmq socket made
+  by `Context().socket(SUB)`) cannot reach it; one on a receiver the source cannot place
+  (`sock = make_socket(path)`) leaves the verdict `unknown`, not breaking.
 """
 
 from __future__ import annotations
@@ -95,6 +99,12 @@ UPSTREAM = {
 
             def send(self, tensor, dst=None):
                 pass
+
+            def recv(self, size, src=None):
+                pass
+
+            def gather(self, input_, dst=0):
+                pass
         """,
     "vllm/distributed/parallel_state.py": """
         from typing import Optional
@@ -112,6 +122,43 @@ UPSTREAM = {
 
             def barrier(self, tensor):
                 torch.distributed.send(tensor)
+
+            def recv(self, size, src):
+                return self.device_communicator.recv(size, src)
+
+            def gather(self, input_, dst):
+                return self.device_communicator.gather(input_, dst)
+
+
+        def get_tp_group() -> GroupCoordinator:
+            return GroupCoordinator()
+
+
+        def gather_all(tensor, cp_group: Optional["GroupCoordinator"]):
+            get_tp_group().send(tensor)
+            return cp_group.gather(tensor)
+        """,
+    "vllm/distributed/device_communicators/shm_broadcast.py": """
+        from zmq import SUB, Context
+
+
+        class MessageQueue:
+            def __init__(self, remote):
+                context = Context()
+                self.socket = context.socket(SUB) if remote else None
+
+            def wait(self):
+                self.socket.send(b"READY")
+                return self.socket.recv()
+        """,
+    "vllm/distributed/kv_connector.py": """
+        def make_socket(path):
+            return path
+
+
+        def query(path):
+            sock = make_socket(path)
+            return sock.recv()
         """,
     "vllm/tool_parsers/__init__.py": "",
     "vllm/tool_parsers/ds_parser.py": """
@@ -356,6 +403,12 @@ PLUGIN = {
         class KCommunicator(DeviceCommunicatorBase):
             def send(self, tensor, dst):
                 return get_world_group, tensor, dst
+
+            def recv(self, size, src):
+                return size, src
+
+            def gather(self, input_, dst):
+                return input_, dst
         """,
     "kp/linear.py": """
         from vllm.model_executor.layers.linear import ColumnParallelLinear, ReplicatedLinear
@@ -547,3 +600,19 @@ def test_what_the_plugin_provides_itself_is_not_missing(checked):
     assert not gdn["output_sizes"]["breaking"] and gdn["output_sizes"]["guard"]["condition"].startswith("hasattr(self"), gdn["output_sizes"]
     # nothing provides it
     assert (gdn["no_such_state"]["status"], gdn["no_such_state"]["breaking"]) == ("missing", True), gdn["no_such_state"]
+
+
+def test_calls_on_unrelated_or_foreign_receivers_do_not_count(checked):
+    _, found, _ = checked
+    base = "vllm.distributed.device_communicators.base_device_communicator.DeviceCommunicatorBase"
+    # GroupCoordinator's own send / gather (get_tp_group(), cp_group) and the zmq socket's send: other objects
+    for name, placed in (("send", "parallel_state.py:12"), ("gather", "parallel_state.py:21")):
+        finding = found[f"{base}.{name}"]
+        assert (finding["status"], finding["breaking"]) == ("signature_changed", False), finding
+        assert placed in finding["detail"] and "binds" in finding["detail"], finding
+        assert "shm_broadcast" not in finding["detail"] and "parallel_state.py:3" not in finding["detail"], finding
+    # `sock = make_socket(path)`: what sock holds is not shown, so its recv() may be the override's
+    recv = found[f"{base}.recv"]
+    assert (recv["status"], recv["breaking"]) == ("unknown", False), recv
+    assert "parallel_state.py:18" in recv["detail"] and "kv_connector.py:7 (sock)" in recv["detail"] and "undecided" in recv["detail"], recv
+    assert "shm_broadcast" not in recv["detail"], recv
