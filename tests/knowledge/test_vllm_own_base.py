@@ -12,7 +12,10 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
 - `Base[T].method(self, …)` is a method call through a generic class, not a constructor call;
 - a member upstream assigns on the layer handed to it (`layer.weight_block_size = …` in
   create_weights): undecided, as a field set from outside the class is;
-- code inside a plugin method nothing calls (a leftover `is_hpu` override) cannot fail;
+- code inside a plugin method nothing calls (a leftover `is_hpu` override; a CustomOp's
+  `forward_kunlun`, which vLLM's dispatch_forward never picks, though an unrelated plugin class
+  reads its own `self.forward_kunlun`) cannot fail; one read through a receiver of unknown class
+  (`op.forward_xpu`) may run;
 - a class the platform names only in one branch (`if use_v1: return "…v1…"` else the V0 backend)
   whose module cannot even be imported on the release (names it imports were dropped): a plugin
   run there cannot be taking that branch, so what the module holds is undecided, not breaking;
@@ -210,6 +213,17 @@ UPSTREAM = {
         class Fp8LinearMethod:
             def create_weights(self, layer):
                 layer.weight_block_size = None
+        """,
+    "vllm/model_executor/custom_op.py": """
+        class CustomOp:
+            def forward_native(self, *args, **kwargs):
+                raise NotImplementedError
+
+            def forward_cuda(self, *args, **kwargs):
+                raise NotImplementedError
+
+            def dispatch_forward(self):
+                return self.forward_cuda
         """,
     "vllm/model_executor/models/__init__.py": "",
     "vllm/model_executor/models/interfaces.py": """
@@ -433,7 +447,40 @@ PLUGIN = {
 
 
         import kp.gdn  # noqa: E402,F401
+        import kp.ops  # noqa: E402,F401
         import kp.parser_patch  # noqa: E402,F401
+        """,
+    "kp/ops.py": """
+        from vllm.model_executor.custom_op import CustomOp
+
+
+        class KGELU(CustomOp):
+            def forward_cuda(self, x):
+                return x
+
+            def forward_kunlun(self, x):
+                from vllm._kunlun_ops import KunlunOps
+
+                return KunlunOps.gelu(x)
+
+
+        class KSiLU(CustomOp):
+            def forward_xpu(self, x):
+                from vllm._kunlun_ops import KunlunOps
+
+                return KunlunOps.silu(x)
+
+
+        class KSampler:
+            def __init__(self):
+                self.forward = self.forward_kunlun
+
+            def forward_kunlun(self, x):
+                return x
+
+
+        def pick(op):
+            return op.forward_xpu
         """,
     "kp/models.py": """
         from vllm.model_executor.models.interfaces import SupportsPP
@@ -616,3 +663,12 @@ def test_calls_on_unrelated_or_foreign_receivers_do_not_count(checked):
     assert (recv["status"], recv["breaking"]) == ("unknown", False), recv
     assert "parallel_state.py:18" in recv["detail"] and "kv_connector.py:7 (sock)" in recv["detail"] and "undecided" in recv["detail"], recv
     assert "shm_broadcast" not in recv["detail"], recv
+
+
+def test_a_method_read_only_through_self_of_unrelated_classes_is_uncalled(checked):
+    _, _, doc = checked
+    ops = {f["runs_in"]: f for f in doc["findings"] if f["file"] == "kp/ops.py" and f["target"].startswith("vllm._kunlun_ops")}
+    gelu = ops["kp.ops.KGELU.forward_kunlun"]
+    assert (gelu["status"], gelu["breaking"]) == ("missing", False) and "nothing calls" in gelu["detail"], gelu
+    silu = ops["kp.ops.KSiLU.forward_xpu"]
+    assert (silu["status"], silu["breaking"]) == ("missing", True), silu
