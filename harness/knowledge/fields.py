@@ -291,6 +291,13 @@ def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
     where = f"{dep.expression or attr} reads {class_path}.{attr}"
     if found.outcome is Outcome.undecided:
         return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown), detail=f"{where}: not decided: {found.note}")
+    sub = judge.plugin_subclass_defining(class_path, attr)
+    if sub is not None:
+        # vllm-spyre's CBSpyreModelRunnerOutput(ModelRunnerOutput) adds tkv; its scheduler reads
+        # it from the output its own model runner returns
+        return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}), but the plugin's subclass {sub.path} "
+                              f"defines it ({sub.file}:{sub.line}): the object may be one")
     return Finding(**base, status=Status.missing, risk=risk_of(dep, Status.missing),
                    detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}; AttributeError when read)")
 

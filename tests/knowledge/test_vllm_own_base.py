@@ -20,6 +20,9 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
   whose module cannot even be imported on the release (names it imports were dropped): a plugin
   run there cannot be taking that branch, so what the module holds is undecided, not breaking;
   the other branch's module, which imports, and a class named unconditionally stay breaking;
+- a field read on an upstream object that a plugin subclass of its class declares (vllm-spyre's
+  scheduler reads `tkv` off the ModelRunnerOutput its CBSpyreModelRunnerOutput adds it to): the
+  object may be the plugin's, so undecided, not missing;
 - what the plugin itself provides: a name its patch adds to a class that its patched methods read
   through self; a plugin method grafted onto an upstream class (`QwenGDN._forward_core =
   AscendGDN._forward_core`, vllm-ascend), whose self is then a QwenGDN; a member only a plugin
@@ -87,6 +90,14 @@ UPSTREAM = {
         """,
     "vllm/v1/__init__.py": "",
     "vllm/v1/attention/__init__.py": "",
+    "vllm/v1/outputs.py": """
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class ModelRunnerOutput:
+            req_ids: list
+        """,
     "vllm/v1/attention/backend.py": """
         class AttentionBackend:
             @staticmethod
@@ -448,7 +459,22 @@ PLUGIN = {
 
         import kp.gdn  # noqa: E402,F401
         import kp.ops  # noqa: E402,F401
+        import kp.runner  # noqa: E402,F401
         import kp.parser_patch  # noqa: E402,F401
+        """,
+    "kp/runner.py": """
+        from dataclasses import dataclass
+
+        from vllm.v1.outputs import ModelRunnerOutput
+
+
+        @dataclass
+        class KRunnerOutput(ModelRunnerOutput):
+            tkv: int = 0
+
+
+        def update(output: ModelRunnerOutput):
+            return output.tkv, output.no_such_field
         """,
     "kp/ops.py": """
         from vllm.model_executor.custom_op import CustomOp
@@ -672,3 +698,11 @@ def test_a_method_read_only_through_self_of_unrelated_classes_is_uncalled(checke
     assert (gelu["status"], gelu["breaking"]) == ("missing", False) and "nothing calls" in gelu["detail"], gelu
     silu = ops["kp.ops.KSiLU.forward_xpu"]
     assert (silu["status"], silu["breaking"]) == ("missing", True), silu
+
+
+def test_a_field_a_plugin_subclass_declares_is_undecided(checked):
+    _, found, _ = checked
+    tkv = found["vllm.v1.outputs.ModelRunnerOutput.tkv"]
+    assert (tkv["status"], tkv["breaking"]) == ("unknown", False) and "kp.runner.KRunnerOutput" in tkv["detail"], tkv
+    gone = found["vllm.v1.outputs.ModelRunnerOutput.no_such_field"]
+    assert (gone["status"], gone["breaking"]) == ("missing", True), gone
