@@ -85,3 +85,37 @@ def reads_elsewhere_only(scan: PluginScan, plugin_mro: Callable[[str], list[Ref]
         if owners in mro and readers & set(mro):
             return False
     return True
+
+
+# torch.nn.Module methods that set an attribute named by their first argument
+_REGISTERS = ("register_parameter", "register_buffer", "register_module", "add_module")
+
+
+def registered_by_name(scan: PluginScan, attr: str) -> str | None:
+    """The first plugin site ("file:line") that sets an attribute `attr` by name on some object:
+    `layer.register_parameter("w13_weight_scale_inv", …)` in its quantization method's
+    create_weights, `self.register_buffer("cos_cache", …)`, `setattr(obj, "attr", …)`. None when
+    there is none. Which object it lands on is not known to the caller."""
+    needle = attr.encode()
+    for module in scan.modules.values():
+        if module.error is not None:
+            continue
+        try:
+            source = (scan.root / module.file).read_bytes()
+        except OSError:
+            continue
+        if needle not in source or not (b"register_" in source or b"add_module" in source or b"setattr" in source):
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            named = node.args[0] if isinstance(func, ast.Attribute) and func.attr in _REGISTERS and node.args else (
+                node.args[1] if isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2 else None)
+            if isinstance(named, ast.Constant) and named.value == attr:
+                return f"{module.file}:{node.lineno}"
+    return None

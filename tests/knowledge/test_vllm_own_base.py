@@ -22,7 +22,11 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
   the other branch's module, which imports, and a class named unconditionally stay breaking;
 - a field read on an upstream object that a plugin subclass of its class declares (vllm-spyre's
   scheduler reads `tkv` off the ModelRunnerOutput its CBSpyreModelRunnerOutput adds it to): the
-  object may be the plugin's, so undecided, not missing;
+  object may be the plugin's, so undecided, not missing; so is one the plugin sets by name on some
+  object (vllm-rbln's create_weights: `layer.register_parameter("w13_weight_scale_inv", …)`);
+- a platform method no base declares that upstream calls on the current platform
+  (`current_platform.discover_numa_topology()`, which only upstream's CpuPlatform defines): the
+  plugin's platform provides it, an extension, not a method upstream stopped calling;
 - what the plugin itself provides: a name its patch adds to a class that its patched methods read
   through self; a plugin method grafted onto an upstream class (`QwenGDN._forward_core =
   AscendGDN._forward_core`, vllm-ascend), whose self is then a QwenGDN; a member only a plugin
@@ -164,6 +168,13 @@ UPSTREAM = {
             def wait(self):
                 self.socket.send(b"READY")
                 return self.socket.recv()
+        """,
+    "vllm/distributed/nixl.py": """
+        from vllm.platforms import current_platform
+
+
+        def cores():
+            return current_platform.discover_numa_topology()
         """,
     "vllm/distributed/kv_connector.py": """
         def make_socket(path):
@@ -354,6 +365,10 @@ PLUGIN = {
             @classmethod
             def get_device_communicator_cls(cls) -> str:
                 return "kp.comm.KCommunicator"
+
+            @classmethod
+            def discover_numa_topology(cls):
+                return []
         """,
     "kp/parser_patch.py": """
         from vllm.tool_parsers.ds_parser import DSParser
@@ -465,6 +480,7 @@ PLUGIN = {
     "kp/runner.py": """
         from dataclasses import dataclass
 
+        from vllm.model_executor.layers.linear import LinearBase
         from vllm.v1.outputs import ModelRunnerOutput
 
 
@@ -475,6 +491,14 @@ PLUGIN = {
 
         def update(output: ModelRunnerOutput):
             return output.tkv, output.no_such_field
+
+
+        class KMoEMethod:
+            def create_weights(self, layer):
+                layer.register_parameter("w13_scale_inv", None)
+
+            def apply(self, layer: LinearBase):
+                return layer.w13_scale_inv
         """,
     "kp/ops.py": """
         from vllm.model_executor.custom_op import CustomOp
@@ -706,3 +730,15 @@ def test_a_field_a_plugin_subclass_declares_is_undecided(checked):
     assert (tkv["status"], tkv["breaking"]) == ("unknown", False) and "kp.runner.KRunnerOutput" in tkv["detail"], tkv
     gone = found["vllm.v1.outputs.ModelRunnerOutput.no_such_field"]
     assert (gone["status"], gone["breaking"]) == ("missing", True), gone
+
+
+def test_a_field_the_plugin_registers_by_name_is_undecided(checked):
+    _, found, _ = checked
+    scale = found[f"{LINEAR}.LinearBase.w13_scale_inv"]
+    assert (scale["status"], scale["breaking"]) == ("unknown", False) and "kp/runner.py:18" in scale["detail"], scale
+
+
+def test_a_platform_method_upstream_calls_on_the_current_platform_is_an_extension(checked):
+    _, found, _ = checked
+    numa = found["vllm.platforms.interface.Platform.discover_numa_topology"]
+    assert (numa["status"], numa["breaking"]) == ("extension", False) and "nixl.py:5" in numa["detail"], numa
