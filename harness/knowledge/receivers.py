@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 
+from harness.knowledge.fields import _type_checking_imports as type_checking_imports
 from harness.knowledge.fields import annotation_class
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.symbols import dotted
@@ -43,6 +44,9 @@ def _value(index: SymbolIndex, module: str, enclosing: str | None, scope: Scope 
         return None
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self" and enclosing:
         return _self_attribute(index, module, enclosing, expr.attr, depth)
+    if isinstance(expr, ast.Attribute):  # `layer.punica_wrapper` with `layer: ColumnParallelLinearWithLoRA`
+        held = _value(index, module, enclosing, scope, expr.value, depth + 1)
+        return _self_attribute(index, held.module, held.qualname, expr.attr, depth + 1) if held is not None and held.kind == "class" else None
     if isinstance(expr, ast.Call):
         return _call_result(index, module, enclosing, scope, expr, depth)
     if isinstance(expr, ast.IfExp):  # `context.socket(SUB) if remote else None`
@@ -106,6 +110,11 @@ def _annotated(index: SymbolIndex, module: str, annotation: ast.expr | None) -> 
     Another library's class in an annotation says nothing: an upstream subclass may be passed."""
     named = annotation_class(annotation)
     found = index.resolve_in_scope(module, named) if named else None
+    if named and found is not None and not found.ok:  # a name only an `if TYPE_CHECKING:` block imports
+        tree, (_, is_package) = index.tree(module), index.files[module]
+        head, _, rest = named.partition(".")
+        typing_only = type_checking_imports(tree, module, is_package) if tree is not None else {}
+        found = index.resolve(f"{typing_only[head]}.{rest}".rstrip(".")) if head in typing_only else found
     return found.ref if found is not None and found.ok and found.ref.kind == "class" else None
 
 
