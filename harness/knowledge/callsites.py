@@ -27,6 +27,7 @@ from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_ast import call_shape
 from harness.knowledge.plugin_repo import CallShape
+from harness.knowledge.receivers import FOREIGN, receiver_class
 from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted
 
@@ -105,8 +106,8 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
         if tree is None:
             continue
         relpath = index.files[module][0]
-        for node, enclosing in _calls_and_references(tree, name, lines_naming(index.sources()[module], name)):
-            site = _classify(index, module, node, enclosing, ref, owner_ref, name, static, classmethod_)
+        for node, enclosing, scope in _calls_and_references(tree, name, lines_naming(index.sources()[module], name)):
+            site = _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_)
             if site is None:
                 continue
             found, receiver, bound = site
@@ -142,33 +143,37 @@ def spans(node: ast.AST, lines: list[int]) -> bool:
 
 
 def _calls_and_references(tree: ast.Module, name: str, lines: list[int]):
-    """(node, enclosing class qualname or None) for every call of `….name(…)` / `name(…)` and
-    every other load of `….name` (a bound method passed on as a value). Only nodes spanning one
-    of `lines` (where the name occurs) are walked: a release module is large, its mentions few."""
+    """(node, enclosing class qualname or None, innermost enclosing function or None) for every
+    call of `….name(…)` / `name(…)` and every other load of `….name` (a bound method passed on
+    as a value). Only nodes spanning one of `lines` (where the name occurs) are walked: a
+    release module is large, its mentions few."""
     called: set[int] = set()
 
-    def visit(node: ast.AST, cls: str | None):
+    def visit(node: ast.AST, cls: str | None, scope):
         for child in ast.iter_child_nodes(node):
             if not spans(child, lines):
                 continue
-            inner = cls
+            inner, inner_scope = cls, scope
             if isinstance(child, ast.ClassDef):
-                inner = f"{cls}.{child.name}" if cls else child.name
+                inner, inner_scope = (f"{cls}.{child.name}" if cls else child.name), None
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner_scope = child
             if isinstance(child, ast.Call):
                 func = child.func
                 if (isinstance(func, ast.Attribute) and func.attr == name) or (isinstance(func, ast.Name) and func.id == name):
                     called.add(id(func))
-                    yield child, cls
+                    yield child, cls, scope
             elif isinstance(child, ast.Attribute) and child.attr == name and isinstance(child.ctx, ast.Load) and id(child) not in called:
-                yield child, cls
-            yield from visit(child, inner)
+                yield child, cls, scope
+            yield from visit(child, inner, inner_scope)
 
-    yield from visit(tree, None)
+    yield from visit(tree, None, None)
 
 
-def _classify(index, module, node, enclosing, ref, owner_ref, name, static, classmethod_):
+def _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_):
     """(reaches the target, receiver text, bound) for one call or reference, or None when it
-    certainly does not reach the target (another class's own method, another function)."""
+    certainly does not reach the target (another class's own method, another function, a
+    method of an unrelated class's instance or of another library's object)."""
     func = node.func if isinstance(node, ast.Call) else node
     if isinstance(func, ast.Name):  # a bare name: what the module binds it to
         if owner_ref is not None:
@@ -207,6 +212,11 @@ def _classify(index, module, node, enclosing, ref, owner_ref, name, static, clas
             mro = index.mro(owner_ref)
             reaches = held in mro or owner_ref in index.mro(held)
             return (True, text, implicit) if reaches else None
+    held = receiver_class(index, module, enclosing, scope, receiver)
+    if held == FOREIGN:
+        return None  # a method of another library's object (a zmq socket)
+    if held is not None:  # `cp_group: GroupCoordinator`, `get_tp_group() -> GroupCoordinator`, `x = self.comm`
+        return (True, text or ast.unparse(receiver), implicit) if held in index.mro(owner_ref) or owner_ref in index.mro(held) else None
     return False, text or ast.unparse(receiver), implicit
 
 

@@ -29,6 +29,7 @@ import msgspec
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex
 from harness.knowledge.plugin_repo import Dependency
+from harness.knowledge.plugin_uses import registered_by_name
 from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, resolve_relative
 
@@ -292,6 +293,19 @@ def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
     where = f"{dep.expression or attr} reads {class_path}.{attr}"
     if found.outcome is Outcome.undecided:
         return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown), detail=f"{where}: not decided: {found.note}")
+    sub = judge.plugin_subclass_defining(class_path, attr)
+    if sub is not None:
+        # vllm-spyre's CBSpyreModelRunnerOutput(ModelRunnerOutput) adds tkv; its scheduler reads
+        # it from the output its own model runner returns
+        return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}), but the plugin's subclass {sub.path} "
+                              f"defines it ({sub.file}:{sub.line}): the object may be one")
+    registered = registered_by_name(judge.scan, attr)
+    if registered is not None:
+        # vllm-rbln's Fp8MoEMethod.create_weights: layer.register_parameter("w13_weight_scale_inv", …)
+        return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}), but the plugin sets {attr!r} by name "
+                              f"on an object at {registered}: this one may carry it")
     return Finding(**base, status=Status.missing, risk=risk_of(dep, Status.missing),
                    detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}; AttributeError when read)")
 

@@ -51,10 +51,15 @@ from harness.knowledge.plugin_repo import (
     PluginScan,
     is_upstream,
 )
+from harness.knowledge.plugin_uses import reads_elsewhere_only
 from harness.knowledge.prefetch import prefetch
 from harness.knowledge.registries import registry_keys
 from harness.knowledge.risk import risk_of
-from harness.knowledge.signatures import against_calls, bind_problem, signature_incompatibility
+from harness.knowledge.signatures import (
+    against_calls,
+    bind_problem,
+    signature_incompatibility,
+)
 from harness.knowledge.successors import find_successors
 from harness.knowledge.symbols import EMPTY_BODIES, Param, signature_text
 
@@ -114,15 +119,16 @@ class Judge(MemberJudging, Conditions):
         caller = self.uncalled_method(dep) if finding.breaking else None
         if caller is not None:
             finding.breaking, finding.risk = False, finding.risk // 4
-            finding.detail = f"{finding.detail or finding.status.value}; it runs only in {caller}, which nothing calls (no upstream base declares it; no code of the plugin or of {self.index.source.label} names it)"
+            finding.detail = f"{finding.detail or finding.status.value}; it runs only in {caller}, which nothing calls (no upstream base declares it; no code of the plugin or of {self.index.source.label} names it on an instance of it)"
         return finding
 
     def uncalled_method(self, dep: Dependency) -> str | None:
         """The plugin method holding `dep` (its path) when nothing can call it, so the code cannot
         fail: an undecorated method of a plugin class that no upstream base of it declares
-        (upstream would call that one), named nowhere in the plugin (`.m`, getattr, a string) nor
-        in the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
-        it. None otherwise."""
+        (upstream would call that one), named nowhere in the plugin (getattr, a string; `.m` only
+        through `self` of a plugin class unrelated to it, harness.knowledge.plugin_uses) nor in
+        the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
+        it, or a CustomOp's `forward_kunlun` that vLLM's dispatch_forward never picks. None otherwise."""
         for path in dep.enclosing:
             owner, _, name = path.rpartition(".")
             cls = self.scan.classes.get(owner)
@@ -130,7 +136,9 @@ class Judge(MemberJudging, Conditions):
             # a decorator other than these may register the method and call it unnamed
             if method is None or name.startswith("__") or {d.rsplit(".", 1)[-1] for d in method.decorators} - {"staticmethod", "classmethod"}:
                 continue
-            if name in self.scan.attribute_uses or name in self.scan.name_strings:
+            if name in self.scan.name_strings:
+                continue
+            if name in self.scan.attribute_uses and not reads_elsewhere_only(self.scan, self.plugin_mro, owner, name):
                 continue
             mro = self.upstream_mro(owner)
             if self.missing_bases(mro) or self.lookup(mro, name, instance=False).outcome is not Outcome.missing:
@@ -340,7 +348,7 @@ class Judge(MemberJudging, Conditions):
         problem = self._hook_signature(dep, resolution)
         if problem is not None:
             certain, message = problem
-            finding.status, finding.breaking = Status.signature_changed, certain
+            finding.status, finding.breaking = Status.unknown if certain is None else Status.signature_changed, bool(certain)
             finding.detail = message
             finding.risk = risk_of(dep, Status.signature_changed)
         return finding
@@ -368,7 +376,7 @@ class Judge(MemberJudging, Conditions):
         return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
                        detail=f"the plugin's own {owner} ({cls.file}:{cls.line}) defines no {member!r}: HookRegistry logs it and skips the hook")
 
-    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool, str] | None:
+    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool | None, str] | None:
         """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry
         _wrap_fn): REPLACE and BEFORE get the target's arguments, AFTER (result, …), AROUND
         (original_fn, …)."""

@@ -5,9 +5,10 @@ override signatures, methods gone from the bases and the shims that still call t
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
-from harness.knowledge.callsites import CallSite
+from harness.knowledge.callsites import PLATFORM_INSTANCE, CallSite
 from harness.knowledge.external import display
 from harness.knowledge.fields import outside_write, written_by_plugin
 from harness.knowledge.findings import Finding, Status
@@ -258,7 +259,8 @@ class MemberJudging:
                 return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in,
                                detail=f"base {defined_in}{signature_text(info.params)} takes any arguments")
             detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
-            return Finding(**self.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
+            status = Status.unknown if certain is None else Status.signature_changed
+            return Finding(**self.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
 
     def _protocol_of(self, ref: Ref) -> str | None:
@@ -359,6 +361,12 @@ class MemberJudging:
                    else f"{self.baseline.index.source.label}, the release the plugin declares, did not define it either")
             return Finding(**self.base(dep, target), status=Status.extension, breaking=False,
                            detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: {why}")
+        through_platform = self._called_through_platform(dep.member) if not was_called and dep.kind == "override" else None
+        if through_platform is not None:
+            # vllm 0.30.0 nixl base_worker.py: current_platform.discover_numa_topology(), which only
+            # CpuPlatform of upstream's platforms defines: a platform that has it is called
+            return Finding(**self.base(dep, target), status=Status.extension, breaking=False,
+                           detail=f"{dep.member} is not defined on {first.path} or its bases, but upstream calls it on the current platform ({through_platform})")
         if was_called:
             detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
                       f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
@@ -366,6 +374,18 @@ class MemberJudging:
             detail = f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it"
         return Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
                        detail=detail, risk=risk_of(dep, Status.not_on_base))
+
+    def _called_through_platform(self, name: str) -> str | None:
+        """The first release site ("relpath:line") naming `<platform instance>.name`, as code that
+        calls a method some platforms define reaches it (harness.knowledge.callsites
+        PLATFORM_INSTANCE), or None."""
+        pattern = re.compile(rb"\b" + PLATFORM_INSTANCE.encode() + rb"\s*\.\s*" + re.escape(name.encode()) + rb"\b")
+        for module, text in self.index.sources().items():
+            found = pattern.search(text) if name.encode() in text else None
+            if found is not None:
+                line = text.count(b"\n", 0, found.start()) + 1
+                return f"{self.index.files[module][0]}:{line}"
+        return None
 
     def legacy_shim(self, mro: list[Ref], name: str) -> tuple[str, str] | None:
         """A method of a base that still calls `name` on the instance by name: `getattr(self,

@@ -65,13 +65,15 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
     return (certain or problems)[0]
 
 
-def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None) -> tuple[bool, str]:
+def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None) -> tuple[bool | None, str]:
     """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
     by the calls the release makes of `ref` (harness.knowledge.callsites); `bind(site)` is
     bind_problem for one call; `reaches(site)`, when given, tells the calls that can land on the
     callable (an override: not upstream's `super()` calls). Certain when a call upstream makes
     cannot bind (that path raises TypeError); not breaking when every call binds and nothing else
-    may call it; otherwise the problem as it was. The detail names the calls checked (file:line)."""
+    may call it; None (undecided) for a certain problem when no placed call fails but calls of the
+    same name could not be placed (another receiver, too many modules to scan); otherwise the
+    problem as it was. The detail names the calls checked (file:line)."""
     certain, message = problem
     sites = call_sites(index, ref)
     if reaches is not None and (passed := [site for site in sites.calls if not reaches(site)]):
@@ -91,6 +93,9 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
         if not failing and all(site.call_read and bind(site) is None for site in sites.unsure):
             # wherever the calls of that name land, each binds: none can raise TypeError
             return False, f"{message}; but every upstream call of that name binds, placed or not: {checked or 'none placed'}; not placed: {unplaced}"
+        if certain and sites.unsure:
+            # no placed call fails; whether the unplaced ones reach it is not known
+            return None, f"{message}; upstream calls checked: {checked or 'none found'}; calls of the same name not placed, undecided whether they reach it: {unplaced}"
         return certain, f"{message}; upstream calls checked: {checked or 'none found'}" + (f"; calls of the same name not placed: {unplaced}" if unplaced else "")
     if certain and _called_implicitly(index, ref):
         return certain, f"{message}; upstream calls checked: {checked or 'none found'}, but it is also called in ways a source scan cannot see"

@@ -12,18 +12,32 @@ issue 18's standard). Kinds found false on the real Kunlun plugin (vllm-kunlun 0
 - `Base[T].method(self, …)` is a method call through a generic class, not a constructor call;
 - a member upstream assigns on the layer handed to it (`layer.weight_block_size = …` in
   create_weights): undecided, as a field set from outside the class is;
-- code inside a plugin method nothing calls (a leftover `is_hpu` override) cannot fail;
+- code inside a plugin method nothing calls (a leftover `is_hpu` override; a CustomOp's
+  `forward_kunlun`, which vLLM's dispatch_forward never picks, though an unrelated plugin class
+  reads its own `self.forward_kunlun`) cannot fail; one read through a receiver of unknown class
+  (`op.forward_xpu`) may run;
 - a class the platform names only in one branch (`if use_v1: return "…v1…"` else the V0 backend)
   whose module cannot even be imported on the release (names it imports were dropped): a plugin
   run there cannot be taking that branch, so what the module holds is undecided, not breaking;
   the other branch's module, which imports, and a class named unconditionally stay breaking;
+- a field read on an upstream object that a plugin subclass of its class declares (vllm-spyre's
+  scheduler reads `tkv` off the ModelRunnerOutput its CBSpyreModelRunnerOutput adds it to): the
+  object may be the plugin's, so undecided, not missing; so is one the plugin sets by name on some
+  object (vllm-rbln's create_weights: `layer.register_parameter("w13_weight_scale_inv", …)`);
+- a platform method no base declares that upstream calls on the current platform
+  (`current_platform.discover_numa_topology()`, which only upstream's CpuPlatform defines): the
+  plugin's platform provides it, an extension, not a method upstream stopped calling;
 - what the plugin itself provides: a name its patch adds to a class that its patched methods read
   through self; a plugin method grafted onto an upstream class (`QwenGDN._forward_core =
   AscendGDN._forward_core`, vllm-ascend), whose self is then a QwenGDN; a member only a plugin
   subclass defines; a self member read under `hasattr(self, …)`;
 - an override narrowing a parameter (`send(self, tensor, dst)` over `dst=None`) whose upstream
   calls go through an attribute annotated with the base class (`device_communicator:
-  Optional[DeviceCommunicatorBase]`) and all pass it: those calls are placed, and bind.
+  Optional[DeviceCommunicatorBase]`) and all pass it: those calls are placed, and bind; calls of
+  the same name on an unrelated class's instance (a parameter annotated `GroupCoordinator`, what
+  `get_tp_group() -> GroupCoordinator` returns) or on another library's object (a zmq socket made
+  by `Context().socket(SUB)`) cannot reach it; one on a receiver the source cannot place
+  (`sock = make_socket(path)`) leaves the verdict `unknown`, not breaking.
 """
 
 from __future__ import annotations
@@ -80,6 +94,14 @@ UPSTREAM = {
         """,
     "vllm/v1/__init__.py": "",
     "vllm/v1/attention/__init__.py": "",
+    "vllm/v1/outputs.py": """
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class ModelRunnerOutput:
+            req_ids: list
+        """,
     "vllm/v1/attention/backend.py": """
         class AttentionBackend:
             @staticmethod
@@ -94,6 +116,12 @@ UPSTREAM = {
                 self.cpu_group = cpu_group
 
             def send(self, tensor, dst=None):
+                pass
+
+            def recv(self, size, src=None):
+                pass
+
+            def gather(self, input_, dst=0):
                 pass
         """,
     "vllm/distributed/parallel_state.py": """
@@ -112,6 +140,50 @@ UPSTREAM = {
 
             def barrier(self, tensor):
                 torch.distributed.send(tensor)
+
+            def recv(self, size, src):
+                return self.device_communicator.recv(size, src)
+
+            def gather(self, input_, dst):
+                return self.device_communicator.gather(input_, dst)
+
+
+        def get_tp_group() -> GroupCoordinator:
+            return GroupCoordinator()
+
+
+        def gather_all(tensor, cp_group: Optional["GroupCoordinator"]):
+            get_tp_group().send(tensor)
+            return cp_group.gather(tensor)
+        """,
+    "vllm/distributed/device_communicators/shm_broadcast.py": """
+        from zmq import SUB, Context
+
+
+        class MessageQueue:
+            def __init__(self, remote):
+                context = Context()
+                self.socket = context.socket(SUB) if remote else None
+
+            def wait(self):
+                self.socket.send(b"READY")
+                return self.socket.recv()
+        """,
+    "vllm/distributed/nixl.py": """
+        from vllm.platforms import current_platform
+
+
+        def cores():
+            return current_platform.discover_numa_topology()
+        """,
+    "vllm/distributed/kv_connector.py": """
+        def make_socket(path):
+            return path
+
+
+        def query(path):
+            sock = make_socket(path)
+            return sock.recv()
         """,
     "vllm/tool_parsers/__init__.py": "",
     "vllm/tool_parsers/ds_parser.py": """
@@ -163,6 +235,17 @@ UPSTREAM = {
         class Fp8LinearMethod:
             def create_weights(self, layer):
                 layer.weight_block_size = None
+        """,
+    "vllm/model_executor/custom_op.py": """
+        class CustomOp:
+            def forward_native(self, *args, **kwargs):
+                raise NotImplementedError
+
+            def forward_cuda(self, *args, **kwargs):
+                raise NotImplementedError
+
+            def dispatch_forward(self):
+                return self.forward_cuda
         """,
     "vllm/model_executor/models/__init__.py": "",
     "vllm/model_executor/models/interfaces.py": """
@@ -282,6 +365,10 @@ PLUGIN = {
             @classmethod
             def get_device_communicator_cls(cls) -> str:
                 return "kp.comm.KCommunicator"
+
+            @classmethod
+            def discover_numa_topology(cls):
+                return []
         """,
     "kp/parser_patch.py": """
         from vllm.tool_parsers.ds_parser import DSParser
@@ -356,6 +443,12 @@ PLUGIN = {
         class KCommunicator(DeviceCommunicatorBase):
             def send(self, tensor, dst):
                 return get_world_group, tensor, dst
+
+            def recv(self, size, src):
+                return size, src
+
+            def gather(self, input_, dst):
+                return input_, dst
         """,
     "kp/linear.py": """
         from vllm.model_executor.layers.linear import ColumnParallelLinear, ReplicatedLinear
@@ -380,7 +473,64 @@ PLUGIN = {
 
 
         import kp.gdn  # noqa: E402,F401
+        import kp.ops  # noqa: E402,F401
+        import kp.runner  # noqa: E402,F401
         import kp.parser_patch  # noqa: E402,F401
+        """,
+    "kp/runner.py": """
+        from dataclasses import dataclass
+
+        from vllm.model_executor.layers.linear import LinearBase
+        from vllm.v1.outputs import ModelRunnerOutput
+
+
+        @dataclass
+        class KRunnerOutput(ModelRunnerOutput):
+            tkv: int = 0
+
+
+        def update(output: ModelRunnerOutput):
+            return output.tkv, output.no_such_field
+
+
+        class KMoEMethod:
+            def create_weights(self, layer):
+                layer.register_parameter("w13_scale_inv", None)
+
+            def apply(self, layer: LinearBase):
+                return layer.w13_scale_inv
+        """,
+    "kp/ops.py": """
+        from vllm.model_executor.custom_op import CustomOp
+
+
+        class KGELU(CustomOp):
+            def forward_cuda(self, x):
+                return x
+
+            def forward_kunlun(self, x):
+                from vllm._kunlun_ops import KunlunOps
+
+                return KunlunOps.gelu(x)
+
+
+        class KSiLU(CustomOp):
+            def forward_xpu(self, x):
+                from vllm._kunlun_ops import KunlunOps
+
+                return KunlunOps.silu(x)
+
+
+        class KSampler:
+            def __init__(self):
+                self.forward = self.forward_kunlun
+
+            def forward_kunlun(self, x):
+                return x
+
+
+        def pick(op):
+            return op.forward_xpu
         """,
     "kp/models.py": """
         from vllm.model_executor.models.interfaces import SupportsPP
@@ -547,3 +697,48 @@ def test_what_the_plugin_provides_itself_is_not_missing(checked):
     assert not gdn["output_sizes"]["breaking"] and gdn["output_sizes"]["guard"]["condition"].startswith("hasattr(self"), gdn["output_sizes"]
     # nothing provides it
     assert (gdn["no_such_state"]["status"], gdn["no_such_state"]["breaking"]) == ("missing", True), gdn["no_such_state"]
+
+
+def test_calls_on_unrelated_or_foreign_receivers_do_not_count(checked):
+    _, found, _ = checked
+    base = "vllm.distributed.device_communicators.base_device_communicator.DeviceCommunicatorBase"
+    # GroupCoordinator's own send / gather (get_tp_group(), cp_group) and the zmq socket's send: other objects
+    for name, placed in (("send", "parallel_state.py:12"), ("gather", "parallel_state.py:21")):
+        finding = found[f"{base}.{name}"]
+        assert (finding["status"], finding["breaking"]) == ("signature_changed", False), finding
+        assert placed in finding["detail"] and "binds" in finding["detail"], finding
+        assert "shm_broadcast" not in finding["detail"] and "parallel_state.py:3" not in finding["detail"], finding
+    # `sock = make_socket(path)`: what sock holds is not shown, so its recv() may be the override's
+    recv = found[f"{base}.recv"]
+    assert (recv["status"], recv["breaking"]) == ("unknown", False), recv
+    assert "parallel_state.py:18" in recv["detail"] and "kv_connector.py:7 (sock)" in recv["detail"] and "undecided" in recv["detail"], recv
+    assert "shm_broadcast" not in recv["detail"], recv
+
+
+def test_a_method_read_only_through_self_of_unrelated_classes_is_uncalled(checked):
+    _, _, doc = checked
+    ops = {f["runs_in"]: f for f in doc["findings"] if f["file"] == "kp/ops.py" and f["target"].startswith("vllm._kunlun_ops")}
+    gelu = ops["kp.ops.KGELU.forward_kunlun"]
+    assert (gelu["status"], gelu["breaking"]) == ("missing", False) and "nothing calls" in gelu["detail"], gelu
+    silu = ops["kp.ops.KSiLU.forward_xpu"]
+    assert (silu["status"], silu["breaking"]) == ("missing", True), silu
+
+
+def test_a_field_a_plugin_subclass_declares_is_undecided(checked):
+    _, found, _ = checked
+    tkv = found["vllm.v1.outputs.ModelRunnerOutput.tkv"]
+    assert (tkv["status"], tkv["breaking"]) == ("unknown", False) and "kp.runner.KRunnerOutput" in tkv["detail"], tkv
+    gone = found["vllm.v1.outputs.ModelRunnerOutput.no_such_field"]
+    assert (gone["status"], gone["breaking"]) == ("missing", True), gone
+
+
+def test_a_field_the_plugin_registers_by_name_is_undecided(checked):
+    _, found, _ = checked
+    scale = found[f"{LINEAR}.LinearBase.w13_scale_inv"]
+    assert (scale["status"], scale["breaking"]) == ("unknown", False) and "kp/runner.py:18" in scale["detail"], scale
+
+
+def test_a_platform_method_upstream_calls_on_the_current_platform_is_an_extension(checked):
+    _, found, _ = checked
+    numa = found["vllm.platforms.interface.Platform.discover_numa_topology"]
+    assert (numa["status"], numa["breaking"]) == ("extension", False) and "nixl.py:5" in numa["detail"], numa

@@ -1,0 +1,122 @@
+"""Where the plugin reads a method by name, and through what receiver: whether a plugin method
+nothing else names can run.
+
+The scan keeps only the first place each attribute name is read (PluginScan.attribute_uses), so
+`self.forward_kunlun` in TopKTopPSampler's __init__ looks like a use of QuickGELU.forward_kunlun.
+When a method would otherwise count as uncalled (Judge.uncalled_method), the plugin's modules that
+mention the name are parsed again and every read placed: one through `self`/`cls` inside a method
+of a plugin class reaches only that class's own hierarchy; any other receiver may be anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness.knowledge.plugin_repo import PluginScan
+from harness.knowledge.refs import Ref
+from harness.knowledge.symbol_records import walk
+
+
+@dataclass(frozen=True)
+class Read:
+    """One `….name` read in the plugin: where, and the plugin class whose method reads it
+    through self/cls (None: another receiver, whose class is not known)."""
+
+    where: str
+    through_self_of: str | None
+
+
+def reads_of(scan: PluginScan, name: str) -> list[Read]:
+    """Every load of `….name` in the plugin's modules, in module order."""
+    found: list[Read] = []
+    needle = name.encode()
+    for module in scan.modules.values():
+        if module.error is not None:
+            continue
+        try:
+            source = (scan.root / module.file).read_bytes()
+        except OSError:
+            continue
+        if needle not in source:
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        _visit(tree, module.name, None, False, None, name, module.file, found)
+    return found
+
+
+def _visit(node: ast.AST, module: str, cls: str | None, in_body: bool, receiver: str | None, name: str, file: str, found: list[Read]) -> None:
+    """`cls`: the innermost plugin class around (its path); `in_body`: directly in its body;
+    `receiver`: the self/cls parameter of the method around (closures included)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef):
+            _visit(child, module, f"{cls or module}.{child.name}", True, None, name, file, found)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = receiver
+            if in_body:
+                params = [*child.args.posonlyargs, *child.args.args]
+                static = any((ast.unparse(d).rsplit(".", 1)[-1]) == "staticmethod" for d in child.decorator_list)
+                inner = params[0].arg if params and not static and params[0].arg in ("self", "cls") else None
+            _visit(child, module, cls, False, inner, name, file, found)
+        else:
+            if isinstance(child, ast.Attribute) and child.attr == name and isinstance(child.ctx, ast.Load):
+                through = receiver is not None and isinstance(child.value, ast.Name) and child.value.id == receiver
+                found.append(Read(f"{file}:{child.lineno}", cls if through else None))
+            _visit(child, module, cls, in_body, receiver, name, file, found)
+
+
+def reads_elsewhere_only(scan: PluginScan, plugin_mro: Callable[[str], list[Ref]], owner: str, name: str) -> bool:
+    """Whether every read of `….name` in the plugin goes through `self` of a plugin class that
+    cannot be an `owner` instance: no plugin class has both in its MRO (QuickGELU.forward_kunlun
+    against TopKTopPSampler's `self.forward = self.forward_kunlun`). False when a read's receiver
+    is unknown, or there is no read."""
+    reads = reads_of(scan, name)
+    if not reads or any(read.through_self_of is None for read in reads):
+        return False
+    owners = Ref("class", "", owner)
+    readers = {Ref("class", "", read.through_self_of) for read in reads}
+    if owners in readers or any(reader.qualname not in scan.classes for reader in readers):
+        return False
+    for path in scan.classes:
+        mro = plugin_mro(path)
+        if owners in mro and readers & set(mro):
+            return False
+    return True
+
+
+# torch.nn.Module methods that set an attribute named by their first argument
+_REGISTERS = ("register_parameter", "register_buffer", "register_module", "add_module")
+
+
+def registered_by_name(scan: PluginScan, attr: str) -> str | None:
+    """The first plugin site ("file:line") that sets an attribute `attr` by name on some object:
+    `layer.register_parameter("w13_weight_scale_inv", …)` in its quantization method's
+    create_weights, `self.register_buffer("cos_cache", …)`, `setattr(obj, "attr", …)`. None when
+    there is none. Which object it lands on is not known to the caller."""
+    needle = attr.encode()
+    for module in scan.modules.values():
+        if module.error is not None:
+            continue
+        try:
+            source = (scan.root / module.file).read_bytes()
+        except OSError:
+            continue
+        if needle not in source or not (b"register_" in source or b"add_module" in source or b"setattr" in source):
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            named = node.args[0] if isinstance(func, ast.Attribute) and func.attr in _REGISTERS and node.args else (
+                node.args[1] if isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2 else None)
+            if isinstance(named, ast.Constant) and named.value == attr:
+                return f"{module.file}:{node.lineno}"
+    return None
