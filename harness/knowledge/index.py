@@ -242,13 +242,14 @@ class SymbolIndex(ModuleTables):
         if ref.kind == "external":
             found = Ref("external", ref.module, f"{ref.qualname}.{attr}")
             return _Step(Outcome.resolved, found) if not verify else self._external_attribute(ref, found)
-        if ref.kind == "function" and self._plain_function_lacks(ref, attr):
-            return _Step(Outcome.missing, note=f"{ref.path} is a function (no decorator), not a class: it has no attribute {attr!r}")
         return _Step(Outcome.undecided, note=f"attributes of the {ref.kind} {ref.path} are not known statically")
 
-    def _plain_function_lacks(self, ref: Ref, attr: str) -> bool:
-        """A module-level `def` without decorators has only what every function object has,
-        unless some upstream module sets the attribute on it (`f.attr = …`, `setattr(f, …)`)."""
+    def plain_function_lacks(self, ref: Ref, attr: str) -> bool:
+        """Whether the module-level function `ref` certainly has no attribute `attr`: a `def`
+        without decorators has only what every function object has, unless some upstream module
+        sets the attribute on it (`f.attr = …`, `setattr(f, …)`). Resolution itself leaves a
+        function's attributes undecided (a plugin may set them too); the judge asks this where a
+        baseline says the name used to be a class with that member."""
         info = self.function_info(ref) if "." not in ref.qualname else None
         if info is None or info.decorators or attr in _FUNCTION_ATTRIBUTES:
             return False

@@ -232,14 +232,27 @@ class Judge(MemberJudging, Conditions):
                 return self._missing(dep, resolution.note, target=".".join(parts[:end]))
             found = resolution
             if resolution.ref.kind == "function" and end < len(parts):
-                member = self.index.resolve(".".join(parts[: end + 1]))
-                if member.outcome is Outcome.missing:  # a plain def has no such attribute (see SymbolIndex)
-                    return self._missing(dep, member.note, target=".".join(parts[: end + 1]))
+                gone = self._class_now_function(resolution, ".".join(parts[:end]), parts[end])
+                if gone is not None:
+                    return self._missing(dep, gone, target=".".join(parts[: end + 1]))
             if resolution.ref.kind not in ("module", "class") or end == len(parts):
                 break
         if found is None or found.target.count(".") + 1 <= head:
             return None
         return Finding(**self.base(dep, found.target), **self._resolved_fields(found.target, found))
+
+    def _class_now_function(self, resolution: Resolution, path: str, attr: str) -> str | None:
+        """Why reading `path.attr` fails when `path` was a class with member `attr` on the
+        baseline and is a plain function now (vllm 0.24's FusedMoE factory); None when that
+        is not certain (no baseline, no such member there, a decorated function, or upstream
+        setting the attribute on it)."""
+        before = self.before.resolve(f"{path}.{attr}") if self.before is not None else None
+        if before is None or not before.ok or not self.index.plain_function_lacks(resolution.ref, attr):
+            return None
+        info = self.index.function_info(resolution.ref)
+        where = f"{self.index.files[resolution.ref.module][0]}:{info.lineno}" if info is not None else resolution.ref.module
+        return (f"{resolution.ref.path} was a class with {attr!r} in {self.before.source.label} and is a function in "
+                f"{self.index.source.label} ({where}): it has no attribute {attr!r}")
 
     def _judge_class_use(self, dep: Dependency) -> Finding | None:
         """A base of a plugin class, or isinstance()/issubclass()'s class, that upstream turned
@@ -265,12 +278,49 @@ class Judge(MemberJudging, Conditions):
             return None
         problem = bind_problem(params, dep.call, bound)
         if problem is None:
+            shifted = self._positional_shift(dep, params, bound)
+            if shifted is not None:
+                return Finding(**self.base(dep), status=Status.signature_changed, breaking=False, defined_in=what,
+                               detail=f"{dep.expression}(...) → {what}{signature_text(params)}: the call binds, but {shifted}",
+                               risk=risk_of(dep, Status.signature_changed))
             if not dep.call.keywords:
                 return None
             return Finding(**self.base(dep), status=Status.ok, defined_in=what, detail=f"keywords {', '.join(dep.call.keywords)} bind to {what}{signature_text(params)}")
         certain, message = problem
         detail = f"{dep.expression}(...) → {what}{signature_text(params)}: {message}"
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _positional_shift(self, dep: Dependency, params: tuple[Param, ...], bound: bool) -> str | None:
+        """What a positional argument of the call now fills instead of the parameter it filled
+        on the baseline (vllm 0.30's NIXL metadata put `transfer_mode` third, where vllm-rbln
+        passes `cross_layers_blocks`): "argument 3 now fills 'transfer_mode' (was
+        'cross_layers_blocks' in <baseline>)", or None (no baseline, no such shift, or a
+        parameter renamed in place)."""
+        if self.baseline is None or not dep.call.positional or dep.call.star_args:
+            return None
+        before = self.baseline.index.resolve(dep.target)
+        old_params = self.baseline._callable_params(before)[0] if before.ok else None
+        if old_params is None:
+            return None
+
+        def positional(ps: tuple[Param, ...], skip: bool) -> list[str]:
+            names = [p.name for p in ps if p.kind in ("posonly", "pos")]
+            return names[1:] if skip else names
+
+        new, old = positional(params, bound), positional(old_params, self.baseline._callable_params(before)[1])
+        new_by_name, old_by_name = {p.name: p for p in params}, {p.name: p for p in old_params}
+        for position in range(min(dep.call.positional, len(new), len(old))):
+            now, was = new[position], old[position]
+            if now == was:
+                continue
+            if was in new_by_name:
+                why = f"{was!r} moved"
+            elif now not in old_by_name and old_by_name[was].default is None and new_by_name[now].default is not None:
+                why = f"{was!r} is gone and {now!r}, optional, took its place"  # not a rename: a rename keeps it required
+            else:
+                continue  # a rename in place: the argument still means what the parameter means
+            return f"argument {position + 1} now fills {now!r} (was {was!r} in {self.baseline.index.source.label}; {why})"
+        return None
 
     def _callable_params(self, resolution: Resolution) -> tuple[tuple[Param, ...] | None, bool, str]:
         """(parameters, whether the first is bound, the function's path) for a call target."""

@@ -320,6 +320,12 @@ class MemberJudging:
             return None
         detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
                   f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
+        used_at = self.scan.attribute_uses.get(dep.member)
+        if used_at is not None:
+            # vllm-rbln's attention backend: vllm 0.30 dropped get_kv_cache_shape from the base,
+            # the plugin's own model runner still calls it; what upstream's calls did is not known
+            return Finding(**self.base(dep, target), status=Status.unknown, breaking=False, risk=risk_of(dep, Status.unknown),
+                           detail=f"{detail}; the plugin calls it itself ({used_at}), so it is not dead: whether losing upstream's calls matters is not known statically")
         return self.successor_for(Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, detail=detail,
                                           risk=risk_of(dep, Status.not_on_base)), before.target)
 

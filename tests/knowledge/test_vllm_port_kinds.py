@@ -1,0 +1,299 @@
+"""Kinds found by checking real vLLM plugin releases against the vLLM release their next release
+was ported to (benchmarks/vllm_port_recall.py), each on a small tree shaped like the real code:
+- vllm 0.24 turned `FusedMoE` from a class into a factory `def` (fused_moe/layer.py); vllm-rbln
+  0.11.1.post1 still derives `RBLNFusedMoE(FusedMoE)`, tests `isinstance(layer, FusedMoE)` and
+  reads `FusedMoE.make_expert_params_mapping`: the class statement and isinstance raise TypeError,
+  the read AttributeError (certain when the baseline had the member on the class; without one,
+  undecided). A decorated function (an lru_cache's cache_clear) or one upstream sets an attribute
+  on keeps its attributes undecided;
+- an override of a method upstream dropped from the base (vllm 0.30's attention backend lost
+  get_kv_cache_shape) that the plugin's own model runner still calls is not dead: undecided, not
+  breaking; one nothing calls any more (a KV cache manager hook upstream stopped calling) stays
+  breaking;
+- a positional argument that lands on another parameter while the call still binds (vllm 0.30
+  replaced `compute_nixl_compatibility_hash`'s required `cross_layers_blocks` by an optional
+  `transfer_mode`; vllm-rbln passes the bool third): reported, not breaking; a rename in place
+  is not;
+- names a plugin sets with torch's `register_parameter` / `register_buffer` (on self, or on the
+  layer an upstream quantization method hands it) are there when it reads them back.
+"""
+
+from __future__ import annotations
+
+import pytest
+from knowledge_support import VLLM_PLATFORM_TREE, harness_json, write_tree
+
+MOE = "vllm.model_executor.layers.fused_moe"
+
+OLD = {
+    **VLLM_PLATFORM_TREE,
+    "vllm/version.py": "__version__ = '0.22.0'\n",
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/fused_moe/__init__.py": "from .layer import FusedMoE, fused_topk, tuned_config\n",
+    "vllm/model_executor/layers/fused_moe/layer.py": """
+        import functools
+
+
+        class FusedMoE:
+            def __init__(self, num_experts):
+                self.num_experts = num_experts
+
+            @classmethod
+            def make_expert_params_mapping(cls):
+                return []
+
+
+        def fused_topk(x):
+            return x
+
+
+        fused_topk.supports_grouped = True
+
+
+        @functools.cache
+        def tuned_config():
+            return {}
+        """,
+    "vllm/attention/__init__.py": "",
+    "vllm/attention/backend.py": """
+        class AttentionBackend:
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size):
+                raise NotImplementedError
+
+            @staticmethod
+            def get_name():
+                raise NotImplementedError
+
+
+        class KVCacheManager:
+            def allocate_new_computed_blocks(self, request):
+                pass
+        """,
+    "vllm/distributed/__init__.py": "",
+    "vllm/distributed/nixl.py": """
+        def compute_nixl_compatibility_hash(vllm_config, attn_backend_name, cross_layers_blocks):
+            return ""
+
+
+        def register_kv_caches(kv_caches, block_size):
+            pass
+        """,
+    "vllm/model_executor/layers/linear.py": """
+        import torch
+
+
+        class LinearBase(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bias = None
+        """,
+}
+NEW = {
+    **OLD,
+    "vllm/version.py": "__version__ = '0.24.0'\n",
+    "vllm/distributed/nixl.py": """
+        def compute_nixl_compatibility_hash(vllm_config, attn_backend_name, transfer_mode="pull"):
+            return ""
+
+
+        def register_kv_caches(kv_caches, page_size):
+            pass
+        """,
+    "vllm/attention/backend.py": """
+        class AttentionBackend:
+            @staticmethod
+            def get_name():
+                raise NotImplementedError
+
+
+        class KVCacheManager:
+            pass
+        """,
+    "vllm/model_executor/layers/fused_moe/layer.py": """
+        import functools
+
+
+        class FusedMoEBase:
+            def __init__(self, num_experts):
+                self.num_experts = num_experts
+
+            @classmethod
+            def make_expert_params_mapping(cls):
+                return []
+
+
+        def FusedMoE(*args, **kwargs):
+            return FusedMoEBase(*args, **kwargs)
+
+
+        def fused_topk(x):
+            return x
+
+
+        fused_topk.supports_grouped = True
+
+
+        @functools.cache
+        def tuned_config():
+            return {}
+        """,
+}
+PLUGIN = {
+    "pyproject.toml": """
+        [project]
+        name = "rp"
+        version = "0.1"
+
+        [project.entry-points."vllm.platform_plugins"]
+        rp = "rp:register"
+        """,
+    "rp/__init__.py": """
+        def register():
+            import rp.moe
+            import rp.linear
+            import rp.attention
+            import rp.nixl
+            return "rp.platform.RPlatform"
+        """,
+    "rp/platform.py": """
+        from vllm.platforms.interface import Platform
+
+
+        class RPlatform(Platform):
+            device_name = "rbln"
+        """,
+    "rp/moe.py": """
+        from vllm.model_executor.layers.fused_moe import FusedMoE, fused_topk, tuned_config
+
+
+        class RBLNFusedMoE(FusedMoE):
+            pass
+
+
+        def is_moe(layer):
+            return isinstance(layer, (FusedMoE, int))
+
+
+        def expert_mapping():
+            return FusedMoE.make_expert_params_mapping()
+
+
+        def grouped():
+            tuned_config.cache_clear()
+            return fused_topk.supports_grouped
+        """,
+    "rp/attention.py": """
+        from vllm.attention.backend import AttentionBackend, KVCacheManager
+
+
+        class RBLNBackend(AttentionBackend):
+            @staticmethod
+            def get_name():
+                return "RBLN"
+
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size):
+                return (num_blocks, block_size)
+
+
+        class RBLNKVCacheManager(KVCacheManager):
+            def allocate_new_computed_blocks(self, request):
+                request.blocks = []
+
+
+        def allocate(backend):
+            return backend.get_kv_cache_shape(4, 16)
+        """,
+    "rp/nixl.py": """
+        from vllm.distributed.nixl import compute_nixl_compatibility_hash, register_kv_caches
+
+
+        def handshake(config):
+            register_kv_caches({}, 16)
+            return compute_nixl_compatibility_hash(config, "RBLN", True)
+        """,
+    "rp/linear.py": """
+        import torch
+        from vllm.model_executor.layers.linear import LinearBase
+
+
+        class RBLNLinear(LinearBase):
+            def __init__(self):
+                super().__init__()
+                self.register_parameter("weight_scale", torch.nn.Parameter(torch.ones(1)))
+                self.register_buffer("cos_cache", torch.zeros(1))
+
+            def forward(self, x):
+                return x * self.weight_scale + self.cos_cache
+
+
+        def process_weights_after_loading(layer: LinearBase):
+            layer.register_parameter("input_scale", None)
+            return layer.input_scale
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory):
+    root = tmp_path_factory.mktemp("port-kinds")
+    write_tree(root / "old", OLD)
+    write_tree(root / "new", NEW)
+    write_tree(root / "plugin", PLUGIN)
+    return root
+
+
+def check(trees, upstream: str, baseline: str) -> tuple[int, dict[tuple[str, int], dict]]:
+    code, doc = harness_json("check", "--plugin", str(trees / "plugin"), "--upstream", str(trees / upstream), "--baseline", baseline)
+    return code, {(f["file"], f["line"]): f for f in doc["findings"] if f["status"] not in ("ok", "inherited")}
+
+
+def test_a_class_upstream_turned_into_a_function_breaks_what_needs_a_class(trees):
+    code, found = check(trees, "new", str(trees / "old"))
+    assert code == 1
+    base, isinstance_, member = found[("rp/moe.py", 4)], found[("rp/moe.py", 9)], found[("rp/moe.py", 13)]
+    for finding in (base, isinstance_, member):
+        assert finding["breaking"] and finding["status"] == "missing", finding
+    assert "is a function in" in base["detail"] and "layer.py:13" in base["detail"] and "(a class in" in base["detail"]
+    assert "the class statement raises TypeError" in base["detail"], base["detail"]
+    assert "isinstance(layer, (FusedMoE, int)) raises TypeError" in isinstance_["detail"], isinstance_["detail"]
+    assert member["target"] == f"{MOE}.FusedMoE.make_expert_params_mapping"
+    assert "no attribute 'make_expert_params_mapping'" in member["detail"], member["detail"]
+    # a decorated function's attributes, and one upstream sets on its function, stay undecided
+    assert not [f for (file, line), f in found.items() if file == "rp/moe.py" and line > 13 and f["breaking"]], found
+
+
+def test_on_the_release_where_it_is_a_class_nothing_is_reported(trees):
+    code, found = check(trees, "old", "none")
+    assert not [f for (file, _), f in found.items() if file == "rp/moe.py" and f["breaking"]], found
+    assert code == 0, found
+
+
+def test_without_a_baseline_a_member_read_through_the_function_is_undecided(trees):
+    code, found = check(trees, "new", "none")
+    assert code == 1 and found[("rp/moe.py", 4)]["breaking"] and found[("rp/moe.py", 9)]["breaking"]
+    assert not found.get(("rp/moe.py", 13), {}).get("breaking"), found.get(("rp/moe.py", 13))
+
+
+def test_names_registered_with_torch_are_members_the_plugin_wrote(trees):
+    _, found = check(trees, "new", "none")
+    assert not [f for (file, _), f in found.items() if file == "rp/linear.py"], found
+
+
+def test_an_override_upstream_dropped_that_the_plugin_still_calls_is_not_dead(trees):
+    _, found = check(trees, "new", str(trees / "old"))
+    still_called = found[("rp/attention.py", 10)]
+    assert still_called["status"] == "unknown" and not still_called["breaking"], still_called
+    assert "the plugin calls it itself (rp/attention.py:20)" in still_called["detail"], still_called["detail"]
+    lost = found[("rp/attention.py", 15)]
+    assert lost["status"] == "not_on_base" and lost["breaking"], lost
+
+
+def test_a_positional_argument_that_now_fills_another_parameter_is_reported(trees):
+    code, found = check(trees, "new", str(trees / "old"))
+    shifted = found[("rp/nixl.py", 6)]
+    assert shifted["status"] == "signature_changed" and not shifted["breaking"], shifted
+    assert "argument 3 now fills 'transfer_mode' (was 'cross_layers_blocks'" in shifted["detail"], shifted["detail"]
+    assert ("rp/nixl.py", 5) not in found  # block_size -> page_size: a rename in place
