@@ -1,4 +1,5 @@
-"""A loopback engine that speaks SGLang's HTTP surface, with injectable faults.
+"""A loopback engine that speaks SGLang's HTTP surface (with `--engine vllm`, vLLM's profiler
+routes and trace names), with injectable faults.
 
 It stands in for an accelerator that is not here: the server lifecycle launches it exactly like
 `python -m sglang.launch_server` (a process, a port, a health endpoint, a log), and the runners
@@ -149,6 +150,9 @@ class Engine:
     key: AnswerKey | None = None
     platform: str = "cuda"
     gzip_traces: bool = True
+    # vLLM mode: the trace directory fixed at launch; None there means no profiler routes at all
+    vllm: bool = False
+    vllm_trace_dir: Path | None = None
     profiler: "Profiler" = field(init=False)
     _counter: int = field(default=0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -157,7 +161,7 @@ class Engine:
     def __post_init__(self) -> None:
         self._rng = random.Random(self.faults.seed)
         self.profiler = Profiler(self.platform, fallback_ops=bool(self.faults.fallback_lines),
-                                 gzip_traces=self.gzip_traces)
+                                 gzip_traces=self.gzip_traces, fixed_dir=self.vllm_trace_dir)
 
     def next_request(self) -> tuple[int, bool]:
         """Request number and whether this request fails (--error-rate)."""
@@ -302,6 +306,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def _profile(self, path: str, body: dict[str, Any]) -> None:
         profiler = self.engine.profiler
+        if self.engine.vllm:
+            # vllm/entrypoints/serve/profile/api_router.py: the routes exist only with a profiler
+            # configured at launch, take no body and answer an empty 200
+            if self.engine.vllm_trace_dir is None:
+                self._send_json(404, {"detail": "Not Found"})
+                return
+            ok, message = profiler.start(None, None) if path == "/start_profile" else profiler.stop()
+            self._send_text(200 if ok else 500, "" if ok else message)
+            return
         if path == "/start_profile":
             ok, message = profiler.start(body.get("output_dir"), body.get("num_steps"))
             text = "Start profiling.\n"
@@ -488,6 +501,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="die (exit code 3) right after answering the N-th generation request")
     parser.add_argument("--trace-json", action="store_true",
                         help="write plain .trace.json instead of SGLang's .trace.json.gz")
+    parser.add_argument("--engine", choices=["sglang", "vllm"], default="sglang",
+                        help="whose profiler surface to speak: vllm serves /start_profile only with "
+                             "--profiler-config (or VLLM_TORCH_PROFILER_DIR) and names traces per rank")
+    parser.add_argument("--profiler-config", type=json.loads, metavar="JSON",
+                        help='vLLM >= 0.13: {"profiler": "torch", "torch_profiler_dir": DIR}')
     return parser.parse_args(argv)
 
 
@@ -512,8 +530,11 @@ def main(argv: list[str] | None = None) -> int:
         logger.info("Loading weights (%.1fs)", args.startup_delay_s)
         time.sleep(args.startup_delay_s)  # like weight loading: the port is not bound yet
     key = AnswerKey.load(args.answers) if args.answers else None
+    trace_dir = ((args.profiler_config or {}).get("torch_profiler_dir") or os.environ.get("VLLM_TORCH_PROFILER_DIR")
+                 if args.engine == "vllm" else None)
     engine = Engine(model=args.model, faults=faults, key=key, platform=args.platform,
-                    gzip_traces=not args.trace_json)
+                    gzip_traces=not args.trace_json, vllm=args.engine == "vllm",
+                    vllm_trace_dir=Path(trace_dir) if trace_dir else None)
     handler = type("BoundHandler", (Handler,), {
         "engine": engine,
         "server_args": {"model_path": args.model, "served_model_name": args.model,

@@ -1,5 +1,6 @@
 """The loopback engine's profiler: /start_profile .. /stop_profile collect its forward steps and
-write them as a torch-profiler Chrome trace, named the way SGLang names its traces."""
+write them as a torch-profiler Chrome trace, named the way SGLang (or, in vLLM mode, vLLM) names
+its traces."""
 
 from __future__ import annotations
 
@@ -50,12 +51,15 @@ FALLBACK_TRACE_OP = "sgl_kernel::silu_and_mul"
 
 class Profiler:
     """Collects forward steps between /start_profile and /stop_profile and writes them as a
-    torch-profiler Chrome trace (`{"traceEvents": [...]}`) the way SGLang names it."""
+    torch-profiler Chrome trace (`{"traceEvents": [...]}`) the way SGLang names it, or, with a
+    `fixed_dir` (vLLM: the directory is set at launch), the way vLLM's workers and API process
+    name theirs."""
 
-    def __init__(self, platform: str, *, fallback_ops: bool, gzip_traces: bool = True):
+    def __init__(self, platform: str, *, fallback_ops: bool, gzip_traces: bool = True, fixed_dir: Path | None = None):
         self.platform = platform
         self.fallback_ops = fallback_ops
         self.gzip_traces = gzip_traces
+        self.fixed_dir = fixed_dir
         self.lock = threading.Lock()
         self.active = False
         self.output_dir = Path()
@@ -68,7 +72,7 @@ class Profiler:
         with self.lock:
             if self.active:
                 return False, "Profiling is already in progress. Call /stop_profile first."
-            directory = output_dir or os.environ.get("SGLANG_TORCH_PROFILER_DIR") or tempfile.gettempdir()
+            directory = self.fixed_dir or output_dir or os.environ.get("SGLANG_TORCH_PROFILER_DIR") or tempfile.gettempdir()
             self.output_dir = Path(directory).expanduser()
             self.profile_id = str(time.time())
             self.steps = []
@@ -97,11 +101,19 @@ class Profiler:
         self.active = False
         self.output_dir.mkdir(parents=True, exist_ok=True)
         suffix = ".trace.json.gz" if self.gzip_traces else ".trace.json"
-        path = self.output_dir / f"{self.profile_id}-TP-0{suffix}"
         trace = build_trace(self.steps, self.platform, self.fallback_ops)
-        data = json.dumps(trace).encode()
-        path.write_bytes(gzip.compress(data) if self.gzip_traces else data)
-        self.written.append(path)
+        files = {f"{self.profile_id}-TP-0{suffix}": trace}
+        if self.fixed_dir is not None:
+            # vllm/v1/worker/gpu_worker.py (0.27.1): `<get_worker_rank_suffix>.<ns>.pt.trace.json.gz`
+            # per worker, and v1/engine/async_llm.py one `<host>_<pid>.async_llm.<ns>…` host-only trace
+            ns = time.time_ns()
+            host = {**trace, "traceEvents": [e for e in trace["traceEvents"] if e.get("pid") != 0]}
+            files = {f"dp0_pp0_tp0_dcp0_ep0_rank0.{ns}.pt{suffix}": trace, f"loopback_{os.getpid()}.async_llm.{ns}.pt{suffix}": host}
+        for name, body in files.items():
+            data = json.dumps(body).encode()
+            path = self.output_dir / name
+            path.write_bytes(gzip.compress(data) if self.gzip_traces else data)
+            self.written.append(path)
         logger.info("Profiling done. Traces are saved to: %s", self.output_dir)
 
 

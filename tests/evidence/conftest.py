@@ -72,7 +72,8 @@ def gsm8k_file(tmp_path: Path) -> Callable[..., Path]:
 
 
 def loopback_runbook_data(*flags: str, answers: Path | None = None, api: str = "completions",
-                          startup_timeout_s: float = 20, model: str = "loopback-model") -> dict[str, Any]:
+                          startup_timeout_s: float = 20, model: str = "loopback-model",
+                          environment: dict[str, Any] | None = None) -> dict[str, Any]:
     """A runbook (as data) whose server is the loopback engine with the given fault flags."""
     command = "python -m harness.testing.loopback --host {host} --port {port} --model {model}"
     if answers is not None:
@@ -81,7 +82,7 @@ def loopback_runbook_data(*flags: str, answers: Path | None = None, api: str = "
         command += " " + " ".join(flags)
     return {
         "name": "loopback",
-        "environment": {"device": "loopback", "sglang_version": "loopback"},
+        "environment": environment or {"device": "loopback", "sglang_version": "loopback"},
         "server": {
             "command": command,
             "model": model,

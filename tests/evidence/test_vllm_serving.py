@@ -188,3 +188,52 @@ def test_run_refuses_a_runbook_of_another_engine_in_one_line(tmp_path):
     assert done.stderr.strip().count("\n") == 0
     assert "cuda-reference.yaml:" in done.stderr and "environment.engine: the runbook serves SGLang" in done.stderr
     assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize("version", ["0.27.1", "0.12.0"])
+def test_the_vllm_profiler_from_the_runbook_to_the_analysis(loopback_runbook, tmp_path, version):
+    """The chain a vLLM runbook with `profiling` runs, against the loopback engine speaking vLLM's
+    profiler surface: the harness launches it with --profiler-config (0.13.0 on) or
+    VLLM_TORCH_PROFILER_DIR (before), POSTs the empty /start_profile and /stop_profile around the
+    traffic, collects the traces and analyses the worker's (not the API process's host-only one)."""
+    from harness.evidence.profile import ProfileRunner, trace_dir_of
+    from harness.evidence.profile_analysis import analyze_profile
+    from harness.evidence.runbook import ProfilingSpec
+
+    runbook = loopback_runbook("--engine", "vllm", environment={"device": "loopback", "engine": "vllm", "vllm_version": version})
+    spec = ProfilingSpec(num_steps=None)
+    traces = trace_dir_of(spec, tmp_path / "evidence")  # as the performance step launches it (served.trace_dir)
+    with ServedModel.from_runbook(runbook, tmp_path / "server", trace_dir=traces) as server:
+        flag = "--profiler-config" in server.command
+        capture = ProfileRunner().run(spec, tmp_path / "evidence",
+                                      workload=lambda: _traffic(server), server=server, profiler=VLLM.profiler)
+    assert flag is (version == "0.27.1")
+    assert capture.ok, capture.reason
+    names = sorted(p.name for p in traces.iterdir())
+    assert any(n.startswith("dp0_pp0_tp0_dcp0_ep0_rank0.") and n.endswith(".pt.trace.json.gz") for n in names), names
+    assert any(".async_llm." in n for n in names), names
+    assert sorted(p.name for p in capture.traces) == names  # the capture keeps both as evidence
+    analysis = analyze_profile([traces])
+    (source,) = analysis.sources  # the analysis reads the worker's trace, not the API process's
+    assert Path(source).name.startswith("dp0_pp0_tp0_dcp0_ep0_rank0.") and len(analysis.ranks) == 1
+    assert analysis.stages and sum(analysis.shares.model_dump().values()) > 0
+
+
+def test_a_vllm_server_started_without_a_profiler_config_refuses_with_the_hint(loopback_runbook, tmp_path):
+    from harness.evidence.profile import ProfileRunner
+    from harness.evidence.runbook import ProfilingSpec
+
+    runbook = loopback_runbook("--engine", "vllm", environment={"device": "loopback", "engine": "vllm", "vllm_version": "0.27.1"})
+    with ServedModel.from_runbook(runbook, tmp_path / "server") as server:  # no trace_dir
+        capture = ProfileRunner().run(ProfilingSpec(), tmp_path / "evidence", workload=lambda: _traffic(server),
+                                      server=server, profiler=VLLM.profiler)
+    assert not capture.ok and capture.reason.startswith("/start_profile answered HTTP 404"), capture.reason
+    assert "--profiler-config" in capture.reason  # the usual cause, said with the refusal
+
+
+def _traffic(server) -> None:
+    import httpx
+
+    with httpx.Client(base_url=server.base_url, trust_env=False) as client:
+        for prompt in ("a", "b"):
+            client.post("/v1/completions", json={"model": server.model, "prompt": prompt, "max_tokens": 4}).raise_for_status()
