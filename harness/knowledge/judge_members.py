@@ -19,6 +19,7 @@ from harness.knowledge.plugin_repo import (
     PluginScan,
     is_upstream,
 )
+from harness.knowledge.plugin_uses import reads_of
 from harness.knowledge.risk import risk_of
 from harness.knowledge.signatures import (
     against_calls,
@@ -320,7 +321,7 @@ class MemberJudging:
             return None
         detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
                   f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
-        used_at = self.scan.attribute_uses.get(dep.member)
+        used_at = self._plugin_reads(dep)
         if used_at is not None:
             # vllm-rbln's attention backend: vllm 0.30 dropped get_kv_cache_shape from the base,
             # the plugin's own model runner still calls it; what upstream's calls did is not known
@@ -328,6 +329,27 @@ class MemberJudging:
                            detail=f"{detail}; the plugin calls it itself ({used_at}), so it is not dead: whether losing upstream's calls matters is not known statically")
         return self.successor_for(Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, detail=detail,
                                           risk=risk_of(dep, Status.not_on_base)), before.target)
+
+    def _plugin_reads(self, dep: Dependency) -> str | None:
+        """The first plugin site ("file:line") that reads `dep.member` on something that may be a
+        `dep.plugin_class` instance: through self of a class related to it, or through any other
+        receiver except an upstream instance of an unrelated class (the scan's field read:
+        vllm-rbln's `self.coordinator.allocate_new_computed_blocks(…)` on a KVCacheCoordinator
+        is no call of its KV cache manager's method of that name). None when there is none."""
+        mine = set(self.plugin_mro(dep.plugin_class))
+        fields = {f"{d.file}:{d.line}": d.target for d in self.scan.dependencies
+                  if d.kind == "field" and d.target and d.target.endswith(f".{dep.member}")}
+        for read in reads_of(self.scan, dep.member):
+            if read.through_self_of is not None:
+                if Ref("class", "", read.through_self_of) in mine or Ref("class", "", dep.plugin_class) in self.plugin_mro(read.through_self_of):
+                    return read.where
+                continue
+            held = fields.get(read.where)
+            found = self.index.resolve(held.rsplit(".", 1)[0]) if held else None
+            if found is not None and found.ok and found.ref.kind == "class" and not (mine & set(self.index.mro(found.ref))):
+                continue  # an upstream instance of a class the plugin class does not derive from
+            return read.where
+        return None
 
     def _init_override(self, dep: Dependency, target: str) -> Finding | None:
         """A subclass `__init__` against the base's (written or synthesised). Reported, never

@@ -9,7 +9,8 @@ was ported to (benchmarks/vllm_port_recall.py), each on a small tree shaped like
 - an override of a method upstream dropped from the base (vllm 0.30's attention backend lost
   get_kv_cache_shape) that the plugin's own model runner still calls is not dead: undecided, not
   breaking; one nothing calls any more (a KV cache manager hook upstream stopped calling) stays
-  breaking;
+  breaking, whatever the plugin calls by that name on an unrelated upstream class (vllm-rbln's
+  `self.coordinator.allocate_new_computed_blocks`);
 - a positional argument that lands on another parameter while the call still binds (vllm 0.30
   replaced `compute_nixl_compatibility_hash`'s required `cross_layers_blocks` by an optional
   `transfer_mode`; vllm-rbln passes the bool third): reported, not breaking; a rename in place
@@ -70,6 +71,11 @@ OLD = {
         class KVCacheManager:
             def allocate_new_computed_blocks(self, request):
                 pass
+
+
+        class KVCacheCoordinator:
+            def allocate_new_computed_blocks(self, request):
+                pass
         """,
     "vllm/distributed/__init__.py": "",
     "vllm/distributed/nixl.py": """
@@ -110,6 +116,11 @@ NEW = {
 
         class KVCacheManager:
             pass
+
+
+        class KVCacheCoordinator:
+            def allocate_new_computed_blocks(self, request):
+                pass
         """,
     "vllm/model_executor/layers/fused_moe/layer.py": """
         import functools
@@ -185,7 +196,7 @@ PLUGIN = {
             return fused_topk.supports_grouped
         """,
     "rp/attention.py": """
-        from vllm.attention.backend import AttentionBackend, KVCacheManager
+        from vllm.attention.backend import AttentionBackend, KVCacheCoordinator, KVCacheManager
 
 
         class RBLNBackend(AttentionBackend):
@@ -205,6 +216,10 @@ PLUGIN = {
 
         def allocate(backend):
             return backend.get_kv_cache_shape(4, 16)
+
+
+        def grow(coordinator: KVCacheCoordinator, request):
+            coordinator.allocate_new_computed_blocks(request)  # the coordinator's own method
         """,
     "rp/nixl.py": """
         from vllm.distributed.nixl import compute_nixl_compatibility_hash, register_kv_caches
