@@ -30,8 +30,10 @@ a reader can see the pin moved): what N+1 changed in N's files is the port. For 
 
 Downloads (plugin wheels, vllm releases via `harness fetch`) are cached in
 ~/.cache/harness-bench/vllm/ as in vllm_check_speed.py; checks run in one fresh HARNESS_CACHE_DIR
-holding the fetched releases. vllm-ascend is not among the default pairs: its releases ship only
-as source archives (0.23.0.post1) or device wheels without a vllm pin (0.18.0).
+holding the fetched releases. Plugins in FROM_SDIST are read from their source archive (the
+package's .py files and its egg-info entry points), found through the index's JSON page: vllm-ascend
+0.23.0.post1 ships no wheel and 0.18.0 only a device build; their vllm pin is the Dockerfile's
+`ARG VLLM_TAG` (its docs' versioning policy says the same).
 """
 
 from __future__ import annotations
@@ -39,12 +41,17 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import hashlib
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +66,10 @@ PAIRS = (
     "vllm-spyre==1.9.1:0.16.0:vllm-spyre==1.10.0:0.18.0",
     "vllm-rbln==0.11.1.post1:0.22.0:vllm-rbln==0.11.2:0.24.0",
     "vllm-rbln==0.11.2.post1:0.24.0:vllm-rbln==0.12.0:0.30.0",
+    "vllm-ascend==0.18.0:0.18.0:vllm-ascend==0.23.0.post1:0.23.0",
 )
+# Plugins read from their source archive: no wheel on the index, or only device builds.
+FROM_SDIST = ("vllm-ascend",)
 
 
 @dataclass
@@ -76,11 +86,53 @@ class Pair:
 
 
 def vllm_pin(tree: Path) -> str:
-    """The wheel's `Requires-Dist: vllm…` line(s), or a note when it has none."""
+    """The wheel's `Requires-Dist: vllm…` line(s), a source archive's Dockerfile `ARG VLLM_TAG=…`, or a note."""
     pins = []
     for metadata in tree.glob("*.dist-info/METADATA"):
         pins += [line.split(":", 1)[1].strip() for line in metadata.read_text(errors="replace").splitlines() if line.lower().startswith("requires-dist: vllm") and "extra ==" not in line]
+    dockerfile = tree / "Dockerfile"
+    if not pins and dockerfile.exists():  # a source archive: the vllm tag its image builds on
+        pins = [line.split(None, 1)[1] for line in dockerfile.read_text(errors="replace").splitlines() if line.startswith("ARG VLLM_TAG=")]
     return "; ".join(pins) or "no vllm requirement"
+
+
+def sdist_tree(requirement: str) -> Path:
+    """The plugin's source archive from the package index, unpacked once: the package's .py files,
+    its *.egg-info (the entry points harness reads) and Dockerfile (the vllm pin). pip cannot fetch a
+    source archive without building its metadata (vllm-ascend's setup.py needs setuptools_scm and
+    more), so its URL and sha256 come from the index's JSON page (PEP 691)."""
+    name, version = requirement.split("==")
+    tree = BENCH / f"plugin-sdist-{name}-{version}"
+    if (tree / ".complete").exists():
+        return tree
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+    page = urllib.request.Request(f"{index}/{name}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(page, timeout=60) as response:
+        files = json.load(response)["files"]
+    package = name.replace("-", "_")
+    wanted = f"{package}-{version}.tar.gz"
+    entry = next((f for f in files if f["filename"].lower() == wanted.lower()), None)
+    if entry is None:
+        raise SystemExit(f"{requirement}: no source archive {wanted} on {index}")
+    with urllib.request.urlopen(entry["url"], timeout=300) as response:
+        data = response.read()
+    if hashlib.sha256(data).hexdigest() != entry["hashes"].get("sha256"):
+        raise SystemExit(f"{requirement}: {wanted} does not match the index's sha256")
+    shutil.rmtree(tree, ignore_errors=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        for member in archive.getmembers():
+            rel = Path(*Path(member.name).parts[1:])  # below the archive's top folder
+            keep = (rel.parts[:1] == (package,) and rel.suffix == ".py") or (len(rel.parts) == 2 and rel.parts[0].endswith(".egg-info")) or str(rel) == "Dockerfile"
+            if member.isfile() and keep:
+                (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                (tree / rel).write_bytes(archive.extractfile(member).read())
+    (tree / ".complete").write_text(wanted)
+    return tree
+
+
+def source_tree(requirement: str) -> Path:
+    """The plugin release's files: its source archive for FROM_SDIST plugins, else its wheel."""
+    return sdist_tree(requirement) if requirement.split("==")[0] in FROM_SDIST else plugin_tree(requirement)
 
 
 def packages(tree: Path) -> list[Path]:
@@ -315,7 +367,7 @@ def inside(findings: list[dict], rel: Path, span: tuple[int, int]) -> list[dict]
 
 
 def run_pair(pair: Pair, harness_path: Path, cache: Path, show: int, keep: Path | None) -> dict:
-    old, new = plugin_tree(pair.old), plugin_tree(pair.new)
+    old, new = source_tree(pair.old), source_tree(pair.new)
     releases = {v: Release(seeded_release(v, harness_path)[1].parent) for v in (pair.base, pair.target)}
     on_b = check(old, pair.target, f"vllm=={pair.base}", harness_path, cache)
     on_a = check(old, pair.base, "auto", harness_path, cache)
