@@ -137,6 +137,10 @@ def _local(index: SymbolIndex, module: str, enclosing: str | None, scope: Scope,
     for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
         if arg.arg == name:
             typed.add(_annotated(index, module, arg.annotation))
+    loops = _loop_sources(scope, name)
+    if loops is not None:  # `for manager in self.single_type_managers:` (or enumerate(…)) alone binds it
+        typed.update(_element(index, module, enclosing, scope, source, depth + 1) for source in loops)
+        return typed.pop() if len(typed) == 1 else None
     for kind, value in _assignments(scope, lambda target: isinstance(target, ast.Name) and target.id == name, name):
         if kind == "other":
             return None
@@ -144,26 +148,95 @@ def _local(index: SymbolIndex, module: str, enclosing: str | None, scope: Scope,
     return typed.pop() if len(typed) == 1 else None
 
 
+def _loop_sources(scope: Scope, name: str) -> list[ast.expr] | None:
+    """The iterables of the `for` loops that bind `name` (as `for name in X` or `for i, name in
+    enumerate(X)`: X), when loops are its only bindings in `scope`; None otherwise."""
+    sources, loop_targets = [], set()
+    for node in _own_nodes(scope):
+        if not isinstance(node, (ast.For, ast.AsyncFor)):
+            continue
+        target, source = node.target, node.iter
+        if (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
+                and isinstance(source, ast.Call) and dotted(source.func) == "enumerate" and len(source.args) == 1):
+            target, source = target.elts[1], source.args[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            sources.append(source)
+            loop_targets.add(id(target))
+    if not sources:
+        return None
+    others = [n for n in _own_nodes(scope) if _binds(n, name) and id(n) not in loop_targets]
+    args = scope.args
+    parameter = any(a is not None and a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg])
+    return None if others or parameter else sources
+
+
+def _element(index: SymbolIndex, module: str, enclosing: str | None, scope: Scope | None, expr: ast.expr, depth: int) -> Ref | None:
+    """The upstream class of every element of the iterable `expr`: `tuple(f(x) for x in …)` or
+    `[f(x) for …]` with `f` annotated to return one, a literal list of such values, an
+    annotation `tuple[T, ...]` / `list[T]` / `Sequence[T]`, or a local or `self.` attribute
+    bound only to those (vllm/v1/core/kv_cache_coordinator.py: `self.single_type_managers =
+    tuple(get_manager_for_kv_cache_spec(…) for …)`). None when the source does not show."""
+    if depth > _DEPTH:
+        return None
+    if isinstance(expr, ast.Call) and dotted(expr.func) in ("tuple", "list", "sorted", "reversed", "iter") and len(expr.args) == 1:
+        return _element(index, module, enclosing, scope, expr.args[0], depth + 1)
+    if isinstance(expr, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+        return _value(index, module, enclosing, scope, expr.elt, depth + 1)
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)) and expr.elts:
+        kinds = {_value(index, module, enclosing, scope, e, depth + 1) for e in expr.elts}
+        return kinds.pop() if len(kinds) == 1 else None
+    sources: list[tuple[str, ast.expr, str, str | None, Scope | None]] = []
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self" and enclosing:
+        sources = _self_bindings(index, module, enclosing, expr.attr)
+    elif isinstance(expr, ast.Name) and scope is not None and bound_locally(scope, expr.id):
+        sources = [(kind, value, module, enclosing, scope)
+                   for kind, value in _assignments(scope, lambda t: isinstance(t, ast.Name) and t.id == expr.id, expr.id)]
+    if not sources or any(kind == "other" for kind, *_ in sources):
+        return None
+    typed = {_annotated(index, where, _element_annotation(value)) if kind == "annotation" else _element(index, where, owner, fn, value, depth + 1)
+             for kind, value, where, owner, fn in sources}
+    return typed.pop() if len(typed) == 1 else None
+
+
+def _element_annotation(annotation: ast.expr) -> ast.expr | None:
+    """T of `tuple[T, ...]`, `list[T]`, `Sequence[T]` (any one-class subscript): the element type."""
+    if isinstance(annotation, ast.Subscript):
+        inner = annotation.slice
+        return inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+    return None
+
+
 def _self_attribute(index: SymbolIndex, module: str, enclosing: str, attr: str, depth: int) -> Ref | None:
     """`self.<attr>` in a method of `enclosing`: its annotation in the class or a base, else what
     every `self.<attr> = …` in their methods gives (None kept out)."""
     typed: set[Ref | None] = set()
+    for kind, value, where, owner, method in _self_bindings(index, module, enclosing, attr):
+        if kind == "annotation":
+            return _annotated(index, where, value)
+        if kind == "other":
+            return None
+        typed.add(_value(index, where, owner, method, value, depth + 1))
+    return typed.pop() if len(typed) == 1 else None
+
+
+def _self_bindings(index: SymbolIndex, module: str, enclosing: str, attr: str) -> list[tuple[str, ast.expr | None, str, str, Scope | None]]:
+    """How `self.<attr>` is bound in `enclosing` and its bases, MRO order: (kind, value, module,
+    class qualname, method) with kind as in _assignments; an annotation ends the list."""
+    found: list[tuple[str, ast.expr | None, str, str, Scope | None]] = []
     for klass in index.mro(Ref("class", module, enclosing)):
         info = index.class_info(klass) if klass.kind == "class" else None
         tree = index.tree(klass.module) if info is not None else None
         node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno), None) if tree else None
         for member in node.body if node is not None else ():
             if isinstance(member, ast.AnnAssign) and isinstance(member.target, ast.Name) and member.target.id == attr:
-                return _annotated(index, klass.module, member.annotation)
+                return [*found, ("annotation", member.annotation, klass.module, klass.qualname, None)]
             if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for kind, value in _assignments(member, lambda target: _is_self_attr(target, attr), None):
+                found.append((kind, value, klass.module, klass.qualname, member))
                 if kind == "annotation":
-                    return _annotated(index, klass.module, value)
-                if kind == "other":
-                    return None
-                typed.add(_value(index, klass.module, klass.qualname, member, value, depth + 1))
-    return typed.pop() if len(typed) == 1 else None
+                    return found
+    return found
 
 
 def _assignments(scope: Scope, is_target, name: str | None):

@@ -15,6 +15,11 @@ was ported to (benchmarks/vllm_port_recall.py), each on a small tree shaped like
   replaced `compute_nixl_compatibility_hash`'s required `cross_layers_blocks` by an optional
   `transfer_mode`; vllm-rbln passes the bool third): reported, not breaking; a rename in place
   is not;
+- an override narrower than what upstream passes, where upstream calls it on the elements of a
+  tuple built from an annotated factory (vllm 0.30's KV cache coordinator: `for manager in
+  self.single_type_managers: manager.cache_blocks(…, replay_boundaries=…)`, the managers made by
+  `get_manager_for_kv_cache_spec(…) -> SingleTypeKVCacheManager`): the calls are placed, and it
+  breaks;
 - names a plugin sets with torch's `register_parameter` / `register_buffer` (on self, or on the
   layer an upstream quantization method hands it) are there when it reads them back.
 """
@@ -77,6 +82,28 @@ OLD = {
             def allocate_new_computed_blocks(self, request):
                 pass
         """,
+    "vllm/v1/core/__init__.py": "",
+    "vllm/v1/core/managers.py": """
+        class SingleTypeKVCacheManager:
+            def cache_blocks(self, request, num_tokens):
+                pass
+
+
+        def get_manager_for_kv_cache_spec(spec) -> SingleTypeKVCacheManager:
+            return SingleTypeKVCacheManager()
+        """,
+    "vllm/v1/core/coordinator.py": """
+        from vllm.v1.core.managers import get_manager_for_kv_cache_spec
+
+
+        class KVCacheCoordinator:
+            def __init__(self, specs):
+                self.single_type_managers = tuple(get_manager_for_kv_cache_spec(spec) for spec in specs)
+
+            def cache_blocks(self, request, num_computed_tokens):
+                for manager in self.single_type_managers:
+                    manager.cache_blocks(request, num_computed_tokens)
+        """,
     "vllm/distributed/__init__.py": "",
     "vllm/distributed/nixl.py": """
         def compute_nixl_compatibility_hash(vllm_config, attn_backend_name, cross_layers_blocks):
@@ -99,6 +126,27 @@ OLD = {
 NEW = {
     **OLD,
     "vllm/version.py": "__version__ = '0.24.0'\n",
+    "vllm/v1/core/managers.py": """
+        class SingleTypeKVCacheManager:
+            def cache_blocks(self, request, num_tokens, replay_boundaries=None):
+                pass
+
+
+        def get_manager_for_kv_cache_spec(spec) -> SingleTypeKVCacheManager:
+            return SingleTypeKVCacheManager()
+        """,
+    "vllm/v1/core/coordinator.py": """
+        from vllm.v1.core.managers import get_manager_for_kv_cache_spec
+
+
+        class KVCacheCoordinator:
+            def __init__(self, specs):
+                self.single_type_managers = tuple(get_manager_for_kv_cache_spec(spec) for spec in specs)
+
+            def cache_blocks(self, request, num_computed_tokens, boundaries):
+                for i, manager in enumerate(self.single_type_managers):
+                    manager.cache_blocks(request, num_computed_tokens, replay_boundaries=boundaries)
+        """,
     "vllm/distributed/nixl.py": """
         def compute_nixl_compatibility_hash(vllm_config, attn_backend_name, transfer_mode="pull"):
             return ""
@@ -166,6 +214,7 @@ PLUGIN = {
             import rp.linear
             import rp.attention
             import rp.nixl
+            import rp.kv_cache
             return "rp.platform.RPlatform"
         """,
     "rp/platform.py": """
@@ -228,6 +277,14 @@ PLUGIN = {
         def handshake(config):
             register_kv_caches({}, 16)
             return compute_nixl_compatibility_hash(config, "RBLN", True)
+        """,
+    "rp/kv_cache.py": """
+        from vllm.v1.core.managers import SingleTypeKVCacheManager
+
+
+        class RBLNManager(SingleTypeKVCacheManager):
+            def cache_blocks(self, request, num_tokens):
+                request.cached = num_tokens
         """,
     "rp/linear.py": """
         import torch
@@ -312,3 +369,12 @@ def test_a_positional_argument_that_now_fills_another_parameter_is_reported(tree
     assert shifted["status"] == "signature_changed" and not shifted["breaking"], shifted
     assert "argument 3 now fills 'transfer_mode' (was 'cross_layers_blocks'" in shifted["detail"], shifted["detail"]
     assert ("rp/nixl.py", 5) not in found  # block_size -> page_size: a rename in place
+
+
+def test_an_override_called_on_the_elements_of_a_tuple_of_annotated_results_is_placed(trees):
+    code, found = check(trees, "new", "none")
+    narrowed = found[("rp/kv_cache.py", 5)]
+    assert narrowed["breaking"] and narrowed["status"] == "signature_changed", narrowed
+    assert "replay_boundaries" in narrowed["detail"] and "coordinator.py:10" in narrowed["detail"], narrowed["detail"]
+    _, before = check(trees, "old", "none")
+    assert ("rp/kv_cache.py", 5) not in before or not before[("rp/kv_cache.py", 5)]["breaking"]
