@@ -47,6 +47,8 @@ from harness.knowledge.plugin_repo import (
     Catch,
     Dependency,
     GuardCond,
+    HasAttr,
+    Not,
     PluginClass,
     PluginScan,
     is_upstream,
@@ -555,7 +557,8 @@ class Judge(MemberJudging, Conditions):
         (looked up by name later, as vllm/transformers_utils/config.py's _CONFIG_REGISTRY maps
         model types to class names of vllm.transformers_utils.configs): an addition. A release
         that still names it (moved elsewhere, still read): the replacement stays `missing`.
-        Otherwise `unknown` with the reason where the engine's plugins add names by patching
+        A patch guarded by `not hasattr(owner, name)` (vllm-ascend patch_qwen3vl.py's start_layer)
+        is an addition by construction. Otherwise `unknown` with the reason where the engine's plugins add names by patching
         (EngineProfile.patches_add_names), else `missing`. None when the owner itself does not resolve, is
         assembled from other classes (a value set on it is dropped), or for other patch forms."""
         owner_path, _, name = dep.target.rpartition(".")
@@ -566,6 +569,10 @@ class Judge(MemberJudging, Conditions):
         if owner.ref.kind == "class" and (info is None or info.open_members):
             return None
         what = f"{owner_path} has no {name!r} in {self.index.source.label}"
+        absent = next((g for g in dep.guards if g.cond == Not(HasAttr(owner_path, name))), None)
+        if absent is not None:  # `if not hasattr(Cls, "name"): Cls.name = ...` runs only to add it
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}; the patch runs only when it is absent ({absent.text}, line {absent.line}): it adds a name of the plugin's own")
         if self.before is not None:
             before = self.before.resolve(dep.target)
             if before.ok or is_undecided(before):

@@ -120,3 +120,31 @@ def registered_by_name(scan: PluginScan, attr: str) -> str | None:
             if isinstance(named, ast.Constant) and named.value == attr:
                 return f"{module.file}:{node.lineno}"
     return None
+
+
+def set_on_others(scan: PluginScan, attr: str) -> str | None:
+    """The first plugin site ("file:line") that assigns `attr` on an object other than self /
+    cls (`forward_context.capturing = False` on the context vllm's get_forward_context returns,
+    vllm-ascend ascend_forward_context.py), or None. Which object it lands on is not known to
+    the caller: a read of `attr` elsewhere may be of that object."""
+    needle = attr.encode()
+    for module in scan.modules.values():
+        if module.error is not None:
+            continue
+        try:
+            source = (scan.root / module.file).read_bytes()
+        except OSError:
+            continue
+        if b"." + needle not in source:
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if (isinstance(target, ast.Attribute) and target.attr == attr
+                        and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))):
+                    return f"{module.file}:{node.lineno}"
+    return None

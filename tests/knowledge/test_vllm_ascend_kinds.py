@@ -1,0 +1,165 @@
+"""A vLLM plugin on its own base release is red only for what really fails there (issue 21).
+Kinds found false on the real Ascend plugin (vllm-ascend 0.23.0.post1 on vllm 0.23.0), each on a
+small tree shaped like the release's code, next to the real break of the same kind:
+- a patch under `if not hasattr(Cls, "name"):` (patch_qwen3vl.py's start_layer property) runs
+  only when the name is absent: an addition, not a dead patch; an unguarded patch of a name the
+  release dropped but still mentions (layernorm_guard.LayerNormFn) stays missing;
+- a field read through a typing.Protocol annotation (`layer: AttentionLayer`, whose implementor,
+  vllm's Attention, sets layer_name) is undecided, not missing; a field of a plain class stays missing;
+- a field the plugin assigns itself on an upstream object it got from a call
+  (`forward_context = get_forward_context(); forward_context.capturing = False`) may be there when
+  read through a parameter annotated with that class: undecided, not missing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from knowledge_support import by_target, harness_json, write_tree
+
+UPSTREAM = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.23.0'\n",
+    "vllm/platforms/__init__.py": "current_platform = None\n",
+    "vllm/platforms/interface.py": """
+        class Platform:
+            @classmethod
+            def get_device_name(cls, device_id: int = 0) -> str:
+                raise NotImplementedError
+        """,
+    "vllm/attention.py": """
+        from typing import Protocol
+
+
+        class AttentionLayer(Protocol):
+            _k_scale: float
+
+            def forward(self, query): ...
+
+
+        class Metadata:
+            num_tokens: int
+        """,
+    "vllm/forward_context.py": """
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class ForwardContext:
+            num_tokens: int = 0
+
+
+        _forward_context: ForwardContext | None = None
+
+
+        def get_forward_context() -> ForwardContext:
+            assert _forward_context is not None
+            return _forward_context
+        """,
+    "vllm/models.py": """
+        class MoeLM:
+            def __init__(self):
+                self.model = None
+        """,
+    "vllm/norm.py": """
+        def layernorm_fn(x):
+            # the original code wrapped this in a torch.autograd.Function (LayerNormFn)
+            return x
+        """,
+}
+
+PLUGIN = {
+    "pyproject.toml": """
+        [project]
+        name = "ap"
+        version = "0.23.0"
+
+        [project.entry-points."vllm.platform_plugins"]
+        ap = "ap:register"
+        """,
+    "ap/__init__.py": """
+        def register():
+            import ap.patches  # noqa: F401
+            from ap.attn import graph_layer_name, update_params
+
+            graph_layer_name(None, None)
+            update_params(None)
+            return "ap.platform.APlatform"
+        """,
+    "ap/platform.py": """
+        from vllm.platforms.interface import Platform
+
+
+        class APlatform(Platform):
+            pass
+        """,
+    "ap/patches.py": """
+        import vllm.norm
+        from vllm.models import MoeLM
+
+
+        class LayerNormFn:
+            pass
+
+
+        if not hasattr(MoeLM, "start_layer"):
+            MoeLM.start_layer = property(lambda self: self.model.start_layer)
+
+        vllm.norm.LayerNormFn = LayerNormFn
+        """,
+    "ap/attn.py": """
+        from vllm.attention import AttentionLayer, Metadata
+        from vllm.forward_context import ForwardContext, get_forward_context
+
+
+        def set_context():
+            forward_context = get_forward_context()
+            forward_context.capturing = False
+
+
+        def graph_layer_name(layer: AttentionLayer, metadata: Metadata):
+            set_context()
+            return layer.layer_name, metadata.num_prefills
+
+
+        def update_params(forward_context: ForwardContext):
+            return forward_context.capturing, forward_context.num_reqs
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ascend-kinds")
+    write_tree(root / "up", UPSTREAM)
+    write_tree(root / "plugin", PLUGIN)
+    code, doc = harness_json("check", "--plugin", str(root / "plugin"), "--upstream", str(root / "up"), "--baseline", "none")
+    return code, by_target(doc["findings"])
+
+
+def test_a_patch_guarded_by_the_name_being_absent_adds_it(checked):
+    _, found = checked
+    added = found["vllm.models.MoeLM.start_layer"]
+    assert (added["status"], added["breaking"]) == ("extension", False), added
+    assert "not hasattr(MoeLM, 'start_layer')" in added["detail"]
+    # unguarded, over a name the release dropped but still mentions: a dead patch
+    dead = found["vllm.norm.LayerNormFn"]
+    assert (dead["status"], dead["breaking"]) == ("missing", True), dead
+
+
+def test_a_field_read_through_a_protocol_is_undecided(checked):
+    _, found = checked
+    through_protocol = found["vllm.attention.AttentionLayer.layer_name"]
+    assert (through_protocol["status"], through_protocol["breaking"]) == ("unknown", False), through_protocol
+    assert "typing.Protocol" in through_protocol["detail"]
+    plain = found["vllm.attention.Metadata.num_prefills"]
+    assert (plain["status"], plain["breaking"]) == ("missing", True), plain
+
+
+def test_a_field_the_plugin_sets_on_an_upstream_object_is_undecided(checked):
+    code, found = checked
+    own = found["vllm.forward_context.ForwardContext.capturing"]
+    assert (own["status"], own["breaking"]) == ("unknown", False), own
+    assert "ap/attn.py:7" in own["detail"]
+    never_set = found["vllm.forward_context.ForwardContext.num_reqs"]
+    assert (never_set["status"], never_set["breaking"]) == ("missing", True), never_set
+    assert code == 1
