@@ -8,7 +8,12 @@ small tree shaped like the release's code, next to the real break of the same ki
   vllm's Attention, sets layer_name) is undecided, not missing; a field of a plain class stays missing;
 - a field the plugin assigns itself on an upstream object it got from a call
   (`forward_context = get_forward_context(); forward_context.capturing = False`) may be there when
-  read through a parameter annotated with that class: undecided, not missing.
+  read through a parameter annotated with that class: undecided, not missing;
+- an override dropping a defaulted parameter (NPUModelRunner.load_model(self)) that only
+  upstream's own GPU worker passes: the platform names its own worker class (worker_cls), not a
+  subclass of gpu_worker.Worker, so Worker's calls never run, nor the runner methods only they
+  reach (profile_cudagraph_memory -> the minimal KV cache -> initialize_kv_cache(is_profiling=True));
+  a runner method the plugin's worker calls that passes it stays breaking.
 """
 
 from __future__ import annotations
@@ -60,6 +65,49 @@ UPSTREAM = {
             def __init__(self):
                 self.model = None
         """,
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/worker/__init__.py": "",
+    "vllm/v1/worker/worker_base.py": """
+        class WorkerBase:
+            def __init__(self, vllm_config):
+                self.vllm_config = vllm_config
+        """,
+    "vllm/v1/worker/gpu_model_runner.py": """
+        class GPUModelRunner:
+            def load_model(self, load_dummy_weights: bool = False) -> None:
+                pass
+
+            def initialize_kv_cache(self, kv_cache_config, is_profiling: bool = False) -> None:
+                pass
+
+            def _init_minimal_kv_cache(self) -> None:
+                self.initialize_kv_cache(None, is_profiling=True)
+
+            def profile_cudagraph_memory(self) -> int:
+                self._init_minimal_kv_cache()
+                return 0
+
+            def reload_weights(self) -> None:
+                self.load_model(load_dummy_weights=True)
+        """,
+    "vllm/v1/worker/gpu_worker.py": """
+        from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+        from vllm.v1.worker.worker_base import WorkerBase
+
+
+        class Worker(WorkerBase):
+            def init_device(self):
+                self.model_runner: GPUModelRunner = GPUModelRunner()
+
+            def load_model(self, *, load_dummy_weights: bool = False) -> None:
+                self.model_runner.load_model(load_dummy_weights=load_dummy_weights)
+
+            def determine_available_memory(self) -> int:
+                return self.model_runner.profile_cudagraph_memory()
+
+            def reload_weights(self) -> None:
+                self.model_runner.reload_weights()
+        """,
     "vllm/norm.py": """
         def layernorm_fn(x):
             # the original code wrapped this in a torch.autograd.Function (LayerNormFn)
@@ -81,6 +129,8 @@ PLUGIN = {
             import ap.patches  # noqa: F401
             from ap.attn import graph_layer_name, update_params
 
+            import ap.worker  # noqa: F401
+
             graph_layer_name(None, None)
             update_params(None)
             return "ap.platform.APlatform"
@@ -90,7 +140,36 @@ PLUGIN = {
 
 
         class APlatform(Platform):
-            pass
+            @classmethod
+            def check_and_update_config(cls, vllm_config) -> None:
+                vllm_config.parallel_config.worker_cls = "ap.worker.AWorker"
+        """,
+    "ap/worker.py": """
+        from vllm.v1.worker.worker_base import WorkerBase
+
+        from ap.runner import ARunner
+
+
+        class AWorker(WorkerBase):
+            def init_device(self):
+                self.model_runner = ARunner()
+
+            def load_model(self) -> None:
+                self.model_runner.load_model()
+
+            def reload(self) -> None:
+                self.model_runner.reload_weights()
+        """,
+    "ap/runner.py": """
+        from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+
+        class ARunner(GPUModelRunner):
+            def load_model(self) -> None:
+                pass
+
+            def initialize_kv_cache(self, kv_cache_config) -> None:
+                pass
         """,
     "ap/patches.py": """
         import vllm.norm
@@ -163,3 +242,24 @@ def test_a_field_the_plugin_sets_on_an_upstream_object_is_undecided(checked):
     never_set = found["vllm.forward_context.ForwardContext.num_reqs"]
     assert (never_set["status"], never_set["breaking"]) == ("missing", True), never_set
     assert code == 1
+
+
+def test_calls_only_the_displaced_upstream_worker_makes_do_not_break_an_override(tmp_path):
+    write_tree(tmp_path / "up", UPSTREAM)
+    plugin = {**PLUGIN, "ap/worker.py": PLUGIN["ap/worker.py"].replace("self.model_runner.reload_weights()", "pass")}
+    write_tree(tmp_path / "plugin", plugin)
+    _, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    found = by_target(doc["findings"])
+    for member in ("load_model", "initialize_kv_cache"):
+        override = found[f"vllm.v1.worker.gpu_model_runner.GPUModelRunner.{member}"]
+        assert (override["status"], override["breaking"]) == ("signature_changed", False), override
+
+
+def test_a_runner_method_the_plugin_worker_calls_still_breaks_the_override(checked):
+    _, found = checked
+    override = found["vllm.v1.worker.gpu_model_runner.GPUModelRunner.load_model"]
+    assert (override["status"], override["breaking"]) == ("signature_changed", True), override
+    assert "gpu_model_runner.py:16" in override["detail"]
+    assert "gpu_worker.py:10" in override["detail"]  # listed among the calls that cannot reach it
+    kv = found["vllm.v1.worker.gpu_model_runner.GPUModelRunner.initialize_kv_cache"]
+    assert (kv["status"], kv["breaking"]) == ("signature_changed", False), kv
