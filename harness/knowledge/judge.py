@@ -132,7 +132,7 @@ class Judge(MemberJudging, Conditions):
         through `self` of a plugin class unrelated to it, harness.knowledge.plugin_uses) nor in
         the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
         it, or a CustomOp's `forward_kunlun` that vLLM's dispatch_forward never picks. None otherwise."""
-        for path in dep.enclosing:
+        for path in dep.enclosing or self._method_around(dep):
             owner, _, name = path.rpartition(".")
             cls = self.scan.classes.get(owner)
             method = cls.methods.get(name) if cls is not None else None
@@ -146,7 +146,7 @@ class Judge(MemberJudging, Conditions):
             mro = self.upstream_mro(owner)
             if self.missing_bases(mro) or self.lookup(mro, name, instance=False).outcome is not Outcome.missing:
                 continue
-            if self._named_in_release(name) is None:
+            if not self._named_in_release_code(name):
                 return path
         return None
 
@@ -597,6 +597,22 @@ class Judge(MemberJudging, Conditions):
         return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                        detail=f"{what}, and {nowhere}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
                               "upstream dropped (dead); the release the plugin was written against (--baseline) tells")
+
+    def _method_around(self, dep: Dependency) -> tuple[str, ...]:
+        """The path of the method of `dep.plugin_class` holding dep's line (a self / super()
+        reference, recorded by class and member), or ()."""
+        cls = self.scan.classes.get(dep.plugin_class or "")
+        if cls is None or cls.file != dep.file:
+            return ()
+        before = [m for m in cls.methods.values() if m.line <= dep.line]
+        return (f"{cls.path}.{max(before, key=lambda m: m.line).name}",) if before else ()
+
+    def _named_in_release_code(self, name: str) -> bool:
+        """Whether the release's code can call a method `name`: as an attribute (`x.name`) or a
+        string (`getattr(x, "name")`, collective_rpc("name")); a word in prose does not (vllm
+        0.23's 'postprocess' only in mamba_utils.py docstrings and comments)."""
+        used = re.compile(rb"\." + re.escape(name.encode()) + rb"\b|[\"']" + re.escape(name.encode()) + rb"[\"']")
+        return any(used.search(text) for text in self.index.sources().values() if name.encode() in text)
 
     def _named_in_release(self, name: str, module: str | None = None) -> str | None:
         """The first module of the release (or `module` itself) whose source has `name` as a

@@ -13,7 +13,11 @@ small tree shaped like the release's code, next to the real break of the same ki
   upstream's own GPU worker passes: the platform names its own worker class (worker_cls), not a
   subclass of gpu_worker.Worker, so Worker's calls never run, nor the runner methods only they
   reach (profile_cudagraph_memory -> the minimal KV cache -> initialize_kv_cache(is_profiling=True));
-  a runner method the plugin's worker calls that passes it stays breaking.
+  a runner method the plugin's worker calls that passes it stays breaking;
+- `super().postprocess(…)` inside the plugin's own `postprocess` (the v2 NPUModelRunner's, after
+  upstream renamed its method postprocess_sampled): a method nothing calls, since the release
+  names 'postprocess' only in prose and the super() call reaches only the bases; one the
+  release still calls on the runner (`self.model_runner.finish_step()`) stays breaking.
 """
 
 from __future__ import annotations
@@ -107,6 +111,10 @@ UPSTREAM = {
 
             def reload_weights(self) -> None:
                 self.model_runner.reload_weights()
+
+            def execute_model(self) -> None:
+                # then the postprocess step (in prose only)
+                self.model_runner.finish_step()
         """,
     "vllm/norm.py": """
         def layernorm_fn(x):
@@ -170,6 +178,12 @@ PLUGIN = {
 
             def initialize_kv_cache(self, kv_cache_config) -> None:
                 pass
+
+            def postprocess(self, sampled):
+                super().postprocess(sampled)
+
+            def finish_step(self):
+                super().finish_step()
         """,
     "ap/patches.py": """
         import vllm.norm
@@ -263,3 +277,12 @@ def test_a_runner_method_the_plugin_worker_calls_still_breaks_the_override(check
     assert "gpu_worker.py:10" in override["detail"]  # listed among the calls that cannot reach it
     kv = found["vllm.v1.worker.gpu_model_runner.GPUModelRunner.initialize_kv_cache"]
     assert (kv["status"], kv["breaking"]) == ("signature_changed", False), kv
+
+
+def test_a_super_call_in_a_method_nothing_calls_cannot_fail(checked):
+    _, found = checked
+    dead = found["vllm.v1.worker.gpu_model_runner.GPUModelRunner.postprocess"]
+    assert (dead["status"], dead["breaking"]) == ("missing", False), dead
+    assert "which nothing calls" in dead["detail"]
+    called = found["vllm.v1.worker.gpu_model_runner.GPUModelRunner.finish_step"]
+    assert (called["status"], called["breaking"]) == ("missing", True), called
