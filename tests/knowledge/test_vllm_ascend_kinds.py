@@ -184,6 +184,9 @@ PLUGIN = {
 
             def finish_step(self):
                 super().finish_step()
+
+            def prepare_sampling(self):
+                return None
         """,
     "ap/patches.py": """
         import vllm.norm
@@ -286,3 +289,15 @@ def test_a_super_call_in_a_method_nothing_calls_cannot_fail(checked):
     assert "which nothing calls" in dead["detail"]
     called = found["vllm.v1.worker.gpu_model_runner.GPUModelRunner.finish_step"]
     assert (called["status"], called["breaking"]) == ("missing", True), called
+
+
+def test_an_override_upstream_stopped_calling_stays_breaking(tmp_path):
+    # the baseline's runner had prepare_sampling; the release dropped it: the override is dead
+    baseline = {**UPSTREAM, "vllm/v1/worker/gpu_model_runner.py": UPSTREAM["vllm/v1/worker/gpu_model_runner.py"].replace(
+        "class GPUModelRunner:\n", "class GPUModelRunner:\n" + " " * 12 + "def prepare_sampling(self):\n" + " " * 16 + "return None\n\n")}
+    write_tree(tmp_path / "up", UPSTREAM)
+    write_tree(tmp_path / "baseline", baseline)
+    write_tree(tmp_path / "plugin", PLUGIN)
+    _, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", str(tmp_path / "baseline"))
+    dead = by_target(doc["findings"])["vllm.v1.worker.gpu_model_runner.GPUModelRunner.prepare_sampling"]
+    assert (dead["status"], dead["breaking"]) == ("not_on_base", True), dead
