@@ -599,14 +599,15 @@ class Judge(MemberJudging, Conditions):
                               "upstream dropped (dead); the release the plugin was written against (--baseline) tells")
 
     def _method_around(self, dep: Dependency) -> tuple[str, ...]:
-        """The path of the method of `dep.plugin_class` whose body holds dep's line (a self /
-        super() reference, recorded by class and member), or (). Not the method itself: an
-        override's finding (not_on_base: upstream stopped calling it) is about its being called."""
+        """For `super().m(…)` inside the plugin class's own `m` (extending a base method upstream
+        has since dropped), the path of that `m`, else (). Not an override's own finding
+        (not_on_base: upstream stopped calling it), which is about its being called."""
         cls = self.scan.classes.get(dep.plugin_class or "")
-        if dep.kind != "subclass" or cls is None or cls.file != dep.file:
+        if dep.kind != "subclass" or dep.access != "super" or cls is None or cls.file != dep.file:
             return ()
         before = [m for m in cls.methods.values() if m.line < dep.line]  # not an override's own def line
-        return (f"{cls.path}.{max(before, key=lambda m: m.line).name}",) if before else ()
+        around = max(before, key=lambda m: m.line).name if before else None
+        return (f"{cls.path}.{around}",) if around == dep.member else ()
 
     def _named_in_release_code(self, name: str) -> bool:
         """Whether the release's code can call a method `name`: as an attribute (`x.name`) or a
