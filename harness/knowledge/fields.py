@@ -29,7 +29,7 @@ import msgspec
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex
 from harness.knowledge.plugin_repo import Dependency
-from harness.knowledge.plugin_uses import registered_by_name
+from harness.knowledge.plugin_uses import registered_by_name, set_on_others
 from harness.knowledge.symbol_records import walk
 from harness.knowledge.symbols import dotted, resolve_relative
 
@@ -300,7 +300,14 @@ def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
         return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
                        detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}), but the plugin's subclass {sub.path} "
                               f"defines it ({sub.file}:{sub.line}): the object may be one")
-    registered = registered_by_name(judge.scan, attr)
+    protocol = _protocol(judge.index, class_path)
+    if protocol:
+        # vllm/v1/attention/backend.py AttentionLayer(Protocol): the object is whatever layer
+        # implements it (vllm's Attention sets layer_name), not an instance of the Protocol
+        return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}), but {class_path} is a typing.Protocol: "
+                              "the object is any class that implements it, and may carry it")
+    registered = registered_by_name(judge.scan, attr) or set_on_others(judge.scan, attr)
     if registered is not None:
         # vllm-rbln's Fp8MoEMethod.create_weights: layer.register_parameter("w13_weight_scale_inv", …)
         return Finding(**base, status=Status.unknown, risk=risk_of(dep, Status.unknown),
@@ -308,6 +315,13 @@ def judge_field(judge: Judge, dep: Dependency) -> Finding | None:
                               f"on an object at {registered}: this one may carry it")
     return Finding(**base, status=Status.missing, risk=risk_of(dep, Status.missing),
                    detail=f"{where}, which {judge.index.source.label} does not declare ({found.note}; AttributeError when read)")
+
+
+def _protocol(index: SymbolIndex, class_path: str) -> bool:
+    """Whether the upstream class `class_path` is a typing Protocol (a base of its MRO is)."""
+    owner = index.resolve(class_path)
+    return owner.ok and owner.ref.kind == "class" and any(
+        base.kind == "external" and base.qualname in ("typing.Protocol", "typing_extensions.Protocol") for base in index.mro(owner.ref))
 
 
 def written_by_plugin(judge: Judge, target: str) -> Dependency | None:

@@ -47,6 +47,8 @@ from harness.knowledge.plugin_repo import (
     Catch,
     Dependency,
     GuardCond,
+    HasAttr,
+    Not,
     PluginClass,
     PluginScan,
     is_upstream,
@@ -108,6 +110,7 @@ class Judge(MemberJudging, Conditions):
         self._grafts: dict[str, list[Dependency]] | None = None  # judge_members.grafted_onto: plugin methods patched onto upstream classes
         self._stale: dict[str, GuardCond | None] | None = None  # judge_conditions.stale_branch
         self._subclasses: dict[str, list[PluginClass]] | None = None  # judge_members.plugin_subclass_defining: plugin classes by base
+        self._displaced: dict[Ref, bool] = {}  # judge_members.displaced: upstream classes the plugin's named classes replace
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this
@@ -129,7 +132,7 @@ class Judge(MemberJudging, Conditions):
         through `self` of a plugin class unrelated to it, harness.knowledge.plugin_uses) nor in
         the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
         it, or a CustomOp's `forward_kunlun` that vLLM's dispatch_forward never picks. None otherwise."""
-        for path in dep.enclosing:
+        for path in dep.enclosing or self._method_around(dep):
             owner, _, name = path.rpartition(".")
             cls = self.scan.classes.get(owner)
             method = cls.methods.get(name) if cls is not None else None
@@ -143,7 +146,7 @@ class Judge(MemberJudging, Conditions):
             mro = self.upstream_mro(owner)
             if self.missing_bases(mro) or self.lookup(mro, name, instance=False).outcome is not Outcome.missing:
                 continue
-            if self._named_in_release(name) is None:
+            if not self._named_in_release_code(name):
                 return path
         return None
 
@@ -555,7 +558,8 @@ class Judge(MemberJudging, Conditions):
         (looked up by name later, as vllm/transformers_utils/config.py's _CONFIG_REGISTRY maps
         model types to class names of vllm.transformers_utils.configs): an addition. A release
         that still names it (moved elsewhere, still read): the replacement stays `missing`.
-        Otherwise `unknown` with the reason where the engine's plugins add names by patching
+        A patch guarded by `not hasattr(owner, name)` (vllm-ascend patch_qwen3vl.py's start_layer)
+        is an addition by construction. Otherwise `unknown` with the reason where the engine's plugins add names by patching
         (EngineProfile.patches_add_names), else `missing`. None when the owner itself does not resolve, is
         assembled from other classes (a value set on it is dropped), or for other patch forms."""
         owner_path, _, name = dep.target.rpartition(".")
@@ -566,6 +570,10 @@ class Judge(MemberJudging, Conditions):
         if owner.ref.kind == "class" and (info is None or info.open_members):
             return None
         what = f"{owner_path} has no {name!r} in {self.index.source.label}"
+        absent = next((g for g in dep.guards if g.cond == Not(HasAttr(owner_path, name))), None)
+        if absent is not None:  # `if not hasattr(Cls, "name"): Cls.name = ...` runs only to add it
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}; the patch runs only when it is absent ({absent.text}, line {absent.line}): it adds a name of the plugin's own")
         if self.before is not None:
             before = self.before.resolve(dep.target)
             if before.ok or is_undecided(before):
@@ -589,6 +597,24 @@ class Judge(MemberJudging, Conditions):
         return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                        detail=f"{what}, and {nowhere}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
                               "upstream dropped (dead); the release the plugin was written against (--baseline) tells")
+
+    def _method_around(self, dep: Dependency) -> tuple[str, ...]:
+        """For `super().m(…)` inside the plugin class's own `m` (extending a base method upstream
+        has since dropped), the path of that `m`, else (). Not an override's own finding
+        (not_on_base: upstream stopped calling it), which is about its being called."""
+        cls = self.scan.classes.get(dep.plugin_class or "")
+        if dep.kind != "subclass" or dep.access != "super" or cls is None or cls.file != dep.file:
+            return ()
+        before = [m for m in cls.methods.values() if m.line < dep.line]  # not an override's own def line
+        around = max(before, key=lambda m: m.line).name if before else None
+        return (f"{cls.path}.{around}",) if around == dep.member else ()
+
+    def _named_in_release_code(self, name: str) -> bool:
+        """Whether the release's code can call a method `name`: as an attribute (`x.name`) or a
+        string (`getattr(x, "name")`, collective_rpc("name")); a word in prose does not (vllm
+        0.23's 'postprocess' only in mamba_utils.py docstrings and comments)."""
+        used = re.compile(rb"\." + re.escape(name.encode()) + rb"\b|[\"']" + re.escape(name.encode()) + rb"[\"']")
+        return any(used.search(text) for text in self.index.sources().values() if name.encode() in text)
 
     def _named_in_release(self, name: str, module: str | None = None) -> str | None:
         """The first module of the release (or `module` itself) whose source has `name` as a

@@ -8,11 +8,12 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from harness.knowledge.callsites import PLATFORM_INSTANCE, CallSite
+from harness.knowledge.callsites import PLATFORM_INSTANCE, CallSite, call_sites
 from harness.knowledge.external import display
 from harness.knowledge.fields import outside_write, written_by_plugin
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
+from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_repo import (
     Dependency,
     PluginClass,
@@ -270,18 +271,20 @@ class MemberJudging:
         protocol = any(base.kind == "external" and base.qualname in ("typing.Protocol", "typing_extensions.Protocol") for base in self.index.mro(owner))
         return owner.path if protocol else None
 
-    def _reaches_override(self, dep: Dependency, site: CallSite) -> bool:
+    def _reaches_override(self, dep: Dependency, site: CallSite, depth: int = 0) -> bool:
         """Whether an upstream call of the base method can land on the plugin class's override:
         never through `super()` (it runs the next class after the caller's, and the plugin's
-        classes come before every upstream one); through `self` only inside an upstream class of
-        the plugin class's MRO, in a method no class before it redefines (the plugin's own
-        `_maybe_apply_prompt_updates` replaces upstream's, calls and all). Other receivers may."""
+        classes come before every upstream one); never inside a class the plugin's named classes
+        displace (see displaced); through `self` only inside an upstream class of the plugin
+        class's MRO, in a method no class before it redefines (the plugin's own
+        `_maybe_apply_prompt_updates` replaces upstream's, calls and all) and that may itself run
+        (see _runs). Other receivers may."""
         if site.receiver == "super()":
             return False
-        if site.receiver not in ("self", "cls"):
-            return True
         enclosing = self._enclosing_method(site)
-        if enclosing is None:
+        if enclosing is not None and self.displaced(enclosing[0]):
+            return False
+        if site.receiver not in ("self", "cls") or enclosing is None:
             return True
         caller, method = enclosing
         mro = self.plugin_mro(dep.plugin_class)
@@ -292,7 +295,44 @@ class MemberJudging:
             info = self.index.class_info(cls) if cls.module and cls.kind == "class" else None
             if (own is not None and (method in own.methods or method in own.names)) or (info is not None and method in info.members):
                 return False
-        return True
+        return depth >= 3 or self._runs(dep, caller, method, depth)
+
+    def _runs(self, dep: Dependency, caller: Ref, method: str, depth: int) -> bool:
+        """Whether the inherited upstream method `caller.method` may run on the plugin class's
+        object: the plugin names it, or some upstream call of it may land there. False only when
+        every call found is one that cannot (vllm 0.23 GPUModelRunner._init_minimal_kv_cache_for_profiling,
+        called from profile_cudagraph_memory, which only gpu_worker.Worker calls)."""
+        if method in self.scan.attribute_uses or method in self.scan.name_strings:
+            return True
+        sites = call_sites(self.index, Ref("function", caller.module, f"{caller.qualname}.{method}"))
+        if sites.unsure or not sites.calls:
+            return True
+        return any(self._reaches_override(dep, site, depth + 1) for site in sites.calls)
+
+    def displaced(self, cls: Ref) -> bool:
+        """Whether the upstream class `cls` never runs with this plugin: it derives from the base
+        of a settings slot upstream builds its object from by name (NamedClasses.attributes:
+        worker_cls, vllm/v1/worker/worker_base.py), the plugin names its own classes for that slot,
+        and none of them derives from `cls` (vllm/v1/worker/gpu_worker.py Worker, when
+        vllm-ascend's platform names its NPUWorker, a WorkerBase)."""
+        if cls not in self._displaced:
+            self._displaced[cls] = False
+            mro = self.index.mro(cls) if cls.kind == "class" and cls.module else []
+            for slot_name, slot in profile().named_classes.attributes.items():
+                base = self.index.resolve(slot.base) if slot.base else None
+                if base is None or not base.ok or base.ref == cls or base.ref not in mro:
+                    continue
+                named = {d.target for d in self.scan.dependencies if d.kind == "named_class" and d.how == "attribute" and d.member == slot_name and d.target}
+                if named and all(self._named_mro(path) is not None and cls not in self._named_mro(path) for path in named):
+                    self._displaced[cls] = True
+        return self._displaced[cls]
+
+    def _named_mro(self, path: str) -> list[Ref] | None:
+        """The MRO of a class the plugin names (its own or upstream's), None when it does not resolve."""
+        if path in self.scan.classes:
+            return self.plugin_mro(path)
+        found = self.index.resolve(path) if is_upstream(path) else None
+        return self.index.mro(found.ref) if found is not None and found.ok and found.ref.kind == "class" else None
 
     def _enclosing_method(self, site: CallSite) -> tuple[Ref, str] | None:
         """(the upstream class, the method name) whose body holds the call at `site`, or None."""

@@ -26,6 +26,7 @@ class Read:
 
     where: str
     through_self_of: str | None
+    through_super: bool = False  # `super().name`: reaches only classes after through_self_of
 
 
 def reads_of(scan: PluginScan, name: str) -> list[Read]:
@@ -65,7 +66,9 @@ def _visit(node: ast.AST, module: str, cls: str | None, in_body: bool, receiver:
         else:
             if isinstance(child, ast.Attribute) and child.attr == name and isinstance(child.ctx, ast.Load):
                 through = receiver is not None and isinstance(child.value, ast.Name) and child.value.id == receiver
-                found.append(Read(f"{file}:{child.lineno}", cls if through else None))
+                upward = (receiver is not None and isinstance(child.value, ast.Call) and isinstance(child.value.func, ast.Name)
+                          and child.value.func.id == "super" and not child.value.args)
+                found.append(Read(f"{file}:{child.lineno}", cls if through or upward else None, upward))
             _visit(child, module, cls, in_body, receiver, name, file, found)
 
 
@@ -73,9 +76,15 @@ def reads_elsewhere_only(scan: PluginScan, plugin_mro: Callable[[str], list[Ref]
     """Whether every read of `….name` in the plugin goes through `self` of a plugin class that
     cannot be an `owner` instance: no plugin class has both in its MRO (QuickGELU.forward_kunlun
     against TopKTopPSampler's `self.forward = self.forward_kunlun`). False when a read's receiver
-    is unknown, or there is no read."""
+    is unknown, or there is no read. `super().name` inside `owner` itself never reaches owner's
+    own method (vllm-ascend's v2 NPUModelRunner.postprocess calling the base's)."""
     reads = reads_of(scan, name)
-    if not reads or any(read.through_self_of is None for read in reads):
+    if not reads:
+        return False
+    reads = [read for read in reads if not (read.through_super and read.through_self_of == owner)]
+    if not reads:
+        return True
+    if any(read.through_self_of is None for read in reads):
         return False
     owners = Ref("class", "", owner)
     readers = {Ref("class", "", read.through_self_of) for read in reads}
@@ -119,4 +128,32 @@ def registered_by_name(scan: PluginScan, attr: str) -> str | None:
                 node.args[1] if isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2 else None)
             if isinstance(named, ast.Constant) and named.value == attr:
                 return f"{module.file}:{node.lineno}"
+    return None
+
+
+def set_on_others(scan: PluginScan, attr: str) -> str | None:
+    """The first plugin site ("file:line") that assigns `attr` on an object other than self /
+    cls (`forward_context.capturing = False` on the context vllm's get_forward_context returns,
+    vllm-ascend ascend_forward_context.py), or None. Which object it lands on is not known to
+    the caller: a read of `attr` elsewhere may be of that object."""
+    needle = attr.encode()
+    for module in scan.modules.values():
+        if module.error is not None:
+            continue
+        try:
+            source = (scan.root / module.file).read_bytes()
+        except OSError:
+            continue
+        if b"." + needle not in source:
+            continue
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if (isinstance(target, ast.Attribute) and target.attr == attr
+                        and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))):
+                    return f"{module.file}:{node.lineno}"
     return None
