@@ -245,7 +245,7 @@ def _assignments(scope: Scope, is_target, name: str | None):
     `with … as`, unpacking, augmented assignment, or `name` bound by import, def, global, except)."""
     simple: set[int] = set()
     found = []
-    nodes = list(_own_nodes(scope))
+    nodes = _own_nodes(scope)
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and is_target(node.targets[0]):
             simple.add(id(node.targets[0]))
@@ -265,14 +265,24 @@ def _is_self_attr(node: ast.expr, attr: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
-def _own_nodes(scope: Scope):
-    """The nodes of a function's body; a function, lambda or class inside it, not their bodies."""
-    stack = list(scope.body)
+def _own_nodes(scope: Scope) -> list[ast.AST]:
+    """The nodes of a function's body; a function, lambda or class inside it, not their bodies.
+    Kept per function for the process (the trees are: ModuleTables.tree): placing one call asks
+    about the same function's bindings many times."""
+    kept = _OWN_NODES.get(id(scope))
+    if kept is not None and kept[0] is scope:
+        return kept[1]
+    nodes, stack = [], list(scope.body)
     while stack:
         node = stack.pop()
-        yield node
+        nodes.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(node))
+    _OWN_NODES[id(scope)] = (scope, nodes)  # the scope itself is kept, so its id is not reused
+    return nodes
+
+
+_OWN_NODES: dict[int, tuple[Scope, list[ast.AST]]] = {}
 
 
 def _binds(node: ast.AST, name: str) -> bool:
