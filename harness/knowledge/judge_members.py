@@ -376,7 +376,7 @@ class MemberJudging:
         receiver except an upstream instance of an unrelated class (the scan's field read:
         vllm-rbln's `self.coordinator.allocate_new_computed_blocks(…)` on a KVCacheCoordinator
         is no call of its KV cache manager's method of that name). None when there is none."""
-        mine = set(self.plugin_mro(dep.plugin_class))
+        mine = {ref for ref in self.plugin_mro(dep.plugin_class) if ref.kind == "class"}  # not object, ABC, nn.Module
         fields = {f"{d.file}:{d.line}": d.target for d in self.scan.dependencies
                   if d.kind == "field" and d.target and d.target.endswith(f".{dep.member}")}
         for read in reads_of(self.scan, dep.member):
@@ -388,8 +388,27 @@ class MemberJudging:
             found = self.index.resolve(held.rsplit(".", 1)[0]) if held else None
             if found is not None and found.ok and found.ref.kind == "class" and not (mine & set(self.index.mro(found.ref))):
                 continue  # an upstream instance of a class the plugin class does not derive from
+            if read.self_attribute is not None and self._holds_unrelated(*read.self_attribute, mine):
+                continue  # `self.coordinator.…` where the plugin sets self.coordinator = RBLNKVCacheCoordinator(…)
             return read.where
         return None
+
+    def _holds_unrelated(self, in_class: str, attr: str, mine: set[Ref]) -> bool:
+        """Whether every value the plugin gives `self.<attr>` in `in_class` and its plugin bases is
+        a constructed class none of whose instances is in `mine` (the MRO of the class whose
+        method is asked about). False when any value is something else, or the class never sets
+        it (upstream's base may)."""
+        paths: set[str] = set()
+        for ref in self.plugin_mro(in_class) if in_class in self.scan.classes else []:
+            cls = self.scan.classes.get(ref.qualname) if ref.module == "" else None
+            paths |= cls.attribute_values.get(attr, set()) if cls is not None else set()
+        if not paths or "?" in paths:
+            return False
+        for path in paths:
+            mro = set(self._named_mro(path) or [])
+            if not mro or mro & mine:
+                return False
+        return True
 
     def _init_override(self, dep: Dependency, target: str) -> Finding | None:
         """A subclass `__init__` against the base's (written or synthesised). Reported, never

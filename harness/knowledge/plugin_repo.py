@@ -252,6 +252,9 @@ class PluginClass:
     names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
     dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
     self_refs: list[SelfRef] = field(default_factory=list)
+    # `self.<attr> = C(…)` in its methods -> the qualified paths of the classes (or callables)
+    # constructed; "?" for any other value (a call on something else, a parameter, a literal)
+    attribute_values: dict[str, set[str]] = field(default_factory=dict)
 
 
 @dataclass

@@ -327,6 +327,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     for node in walk(target):
                         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name:
                             ctx.cls.names.add(node.attr)
+                            made = stmt.value if node is target and isinstance(stmt.value, ast.Call) else None
+                            path = self.qualify(module, dotted(made.func), env) if made is not None else None
+                            ctx.cls.attribute_values.setdefault(node.attr, set()).add(path or "?")
             if isinstance(stmt, ast.AnnAssign) and stmt.annotation is not None and not ctx.functions and module not in self._future_annotations:
                 self._expressions(module, stmt.annotation, ctx)
             for target in targets:

@@ -27,6 +27,8 @@ class Read:
     where: str
     through_self_of: str | None
     through_super: bool = False  # `super().name`: reaches only classes after through_self_of
+    # `self.<attr>.name` in a method of plugin class `in_class`: the attribute, whose value decides
+    self_attribute: tuple[str, str] | None = None  # (in_class, attr)
 
 
 def reads_of(scan: PluginScan, name: str) -> list[Read]:
@@ -68,7 +70,10 @@ def _visit(node: ast.AST, module: str, cls: str | None, in_body: bool, receiver:
                 through = receiver is not None and isinstance(child.value, ast.Name) and child.value.id == receiver
                 upward = (receiver is not None and isinstance(child.value, ast.Call) and isinstance(child.value.func, ast.Name)
                           and child.value.func.id == "super" and not child.value.args)
-                found.append(Read(f"{file}:{child.lineno}", cls if through or upward else None, upward))
+                held = child.value
+                via = (cls, held.attr) if (cls is not None and receiver is not None and isinstance(held, ast.Attribute)
+                                           and isinstance(held.value, ast.Name) and held.value.id == receiver) else None
+                found.append(Read(f"{file}:{child.lineno}", cls if through or upward else None, upward, via))
             _visit(child, module, cls, in_body, receiver, name, file, found)
 
 

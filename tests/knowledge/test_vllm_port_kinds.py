@@ -269,6 +269,18 @@ PLUGIN = {
 
         def grow(coordinator: KVCacheCoordinator, request):
             coordinator.allocate_new_computed_blocks(request)  # the coordinator's own method
+
+
+        class RBLNCoordinator(KVCacheCoordinator):
+            pass
+
+
+        class RBLNKVCacheManagerFront:
+            def __init__(self):
+                self.coordinator = RBLNCoordinator()
+
+            def allocate(self, request):
+                self.coordinator.allocate_new_computed_blocks(request)  # the plugin's coordinator, not a manager
         """,
     "rp/nixl.py": """
         from vllm.distributed.nixl import compute_nixl_compatibility_hash, register_kv_caches
