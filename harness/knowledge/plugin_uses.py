@@ -34,22 +34,36 @@ class Read:
 def reads_of(scan: PluginScan, name: str) -> list[Read]:
     """Every load of `….name` in the plugin's modules, in module order."""
     found: list[Read] = []
-    needle = name.encode()
+    for module, tree in _trees_mentioning(scan, name.encode()):
+        _visit(tree, module.name, None, False, None, name, module.file, found)
+    return found
+
+
+def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):
+    """(module, AST) of each readable, parsing plugin module whose source holds `needle` and,
+    when `any_of` is given, one of those too; in module order. A module is parsed once per
+    process however many names are asked about (the judge asks per dependency)."""
     for module in scan.modules.values():
         if module.error is not None:
             continue
+        path = scan.root / module.file
         try:
-            source = (scan.root / module.file).read_bytes()
+            source = path.read_bytes()
         except OSError:
             continue
-        if needle not in source:
+        if needle not in source or (any_of and not any(word in source for word in any_of)):
             continue
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        _visit(tree, module.name, None, False, None, name, module.file, found)
-    return found
+        key = (str(path), hash(source))
+        if key not in _TREES:
+            try:
+                _TREES[key] = ast.parse(source)
+            except SyntaxError:
+                _TREES[key] = None
+        if _TREES[key] is not None:
+            yield module, _TREES[key]
+
+
+_TREES: dict[tuple[str, int], ast.Module | None] = {}
 
 
 def _visit(node: ast.AST, module: str, cls: str | None, in_body: bool, receiver: str | None, name: str, file: str, found: list[Read]) -> None:
@@ -111,20 +125,7 @@ def registered_by_name(scan: PluginScan, attr: str) -> str | None:
     `layer.register_parameter("w13_weight_scale_inv", …)` in its quantization method's
     create_weights, `self.register_buffer("cos_cache", …)`, `setattr(obj, "attr", …)`. None when
     there is none. Which object it lands on is not known to the caller."""
-    needle = attr.encode()
-    for module in scan.modules.values():
-        if module.error is not None:
-            continue
-        try:
-            source = (scan.root / module.file).read_bytes()
-        except OSError:
-            continue
-        if needle not in source or not (b"register_" in source or b"add_module" in source or b"setattr" in source):
-            continue
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
+    for module, tree in _trees_mentioning(scan, attr.encode(), b"register_", b"add_module", b"setattr"):
         for node in walk(tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -141,20 +142,7 @@ def set_on_others(scan: PluginScan, attr: str) -> str | None:
     cls (`forward_context.capturing = False` on the context vllm's get_forward_context returns,
     vllm-ascend ascend_forward_context.py), or None. Which object it lands on is not known to
     the caller: a read of `attr` elsewhere may be of that object."""
-    needle = attr.encode()
-    for module in scan.modules.values():
-        if module.error is not None:
-            continue
-        try:
-            source = (scan.root / module.file).read_bytes()
-        except OSError:
-            continue
-        if b"." + needle not in source:
-            continue
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
+    for module, tree in _trees_mentioning(scan, b"." + attr.encode()):
         for node in walk(tree):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
             for target in targets:

@@ -123,82 +123,53 @@ OLD = {
                 self.bias = None
         """,
 }
+
+
+def _edit(path: str, *pairs: tuple[str, str]) -> str:
+    """OLD's file at `path` with each (old, new) text replaced: what the release changed."""
+    text = OLD[path]
+    for old, new in pairs:
+        assert old in text, (path, old)
+        text = text.replace(old, new)
+    return text
+
+
 NEW = {
     **OLD,
     "vllm/version.py": "__version__ = '0.24.0'\n",
-    "vllm/v1/core/managers.py": """
-        class SingleTypeKVCacheManager:
-            def cache_blocks(self, request, num_tokens, replay_boundaries=None):
-                pass
-
-
-        def get_manager_for_kv_cache_spec(spec) -> SingleTypeKVCacheManager:
-            return SingleTypeKVCacheManager()
-        """,
-    "vllm/v1/core/coordinator.py": """
-        from vllm.v1.core.managers import get_manager_for_kv_cache_spec
-
-
-        class KVCacheCoordinator:
-            def __init__(self, specs):
-                self.single_type_managers = tuple(get_manager_for_kv_cache_spec(spec) for spec in specs)
-
-            def cache_blocks(self, request, num_computed_tokens, boundaries):
-                for i, manager in enumerate(self.single_type_managers):
-                    manager.cache_blocks(request, num_computed_tokens, replay_boundaries=boundaries)
-        """,
-    "vllm/distributed/nixl.py": """
-        def compute_nixl_compatibility_hash(vllm_config, attn_backend_name, transfer_mode="pull"):
-            return ""
-
-
-        def register_kv_caches(kv_caches, page_size):
-            pass
-        """,
-    "vllm/attention/backend.py": """
-        class AttentionBackend:
-            @staticmethod
-            def get_name():
+    "vllm/v1/core/managers.py": _edit("vllm/v1/core/managers.py", ("num_tokens):", "num_tokens, replay_boundaries=None):")),
+    "vllm/v1/core/coordinator.py": _edit(
+        "vllm/v1/core/coordinator.py",
+        ("num_computed_tokens):", "num_computed_tokens, boundaries):"),
+        ("for manager in self", "for i, manager in enumerate(self"), ("managers:", "managers):"),
+        ("num_computed_tokens)\n", "num_computed_tokens, replay_boundaries=boundaries)\n")),
+    "vllm/distributed/nixl.py": _edit("vllm/distributed/nixl.py", ("cross_layers_blocks", 'transfer_mode="pull"'), ("block_size", "page_size")),
+    "vllm/attention/backend.py": _edit(
+        "vllm/attention/backend.py",
+        ("""            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size):
                 raise NotImplementedError
 
-
-        class KVCacheManager:
-            pass
-
-
-        class KVCacheCoordinator:
+""", ""),
+        ("""        class KVCacheManager:
             def allocate_new_computed_blocks(self, request):
                 pass
-        """,
-    "vllm/model_executor/layers/fused_moe/layer.py": """
-        import functools
-
-
-        class FusedMoEBase:
-            def __init__(self, num_experts):
-                self.num_experts = num_experts
-
-            @classmethod
-            def make_expert_params_mapping(cls):
-                return []
+""", """        class KVCacheManager:
+            pass
+""")),
+    "vllm/model_executor/layers/fused_moe/layer.py": _edit(
+        "vllm/model_executor/layers/fused_moe/layer.py",
+        ("class FusedMoE:", "class FusedMoEBase:"),
+        ("""                return []
+""", """                return []
 
 
         def FusedMoE(*args, **kwargs):
             return FusedMoEBase(*args, **kwargs)
-
-
-        def fused_topk(x):
-            return x
-
-
-        fused_topk.supports_grouped = True
-
-
-        @functools.cache
-        def tuned_config():
-            return {}
-        """,
+""")),
 }
+
+
 PLUGIN = {
     "pyproject.toml": """
         [project]
