@@ -53,7 +53,7 @@ from harness.knowledge.plugin_repo import (
     PluginScan,
     is_upstream,
 )
-from harness.knowledge.plugin_uses import reads_elsewhere_only
+from harness.knowledge.plugin_uses import reads_elsewhere_only, reads_of
 from harness.knowledge.prefetch import prefetch
 from harness.knowledge.registries import registry_keys
 from harness.knowledge.risk import risk_of
@@ -141,7 +141,8 @@ class Judge(MemberJudging, Conditions):
                 continue
             if name in self.scan.name_strings:
                 continue
-            if name in self.scan.attribute_uses and not reads_elsewhere_only(self.scan, self.plugin_mro, owner, name):
+            if (name in self.scan.attribute_uses and not reads_elsewhere_only(self.scan, self.plugin_mro, owner, name)
+                    and self._called_when(owner, name) is not False):
                 continue
             mro = self.upstream_mro(owner)
             if self.missing_bases(mro) or self.lookup(mro, name, instance=False).outcome is not Outcome.missing:
@@ -149,6 +150,23 @@ class Judge(MemberJudging, Conditions):
             if not self._named_in_release_code(name):
                 return path
         return None
+
+    def _called_when(self, owner: str, name: str) -> bool | None:
+        """False when every read of `….name` in the plugin is a `self.name` in a method of a
+        plugin class under a guard false on this upstream (vllm-spyre's `_setup_legacy_profiler`,
+        called only `if importlib.util.find_spec("vllm.profiler.wrapper") is None` or
+        `if getattr(envs, "VLLM_TORCH_PROFILER_DIR", None) is not None`, both false on 0.17:
+        the method never runs there); None when some read may run."""
+        reads = reads_of(self.scan, name)
+        if not reads:
+            return None
+        for read in reads:
+            cls = self.scan.classes.get(read.through_self_of or "")
+            line = int(read.where.rsplit(":", 1)[1])
+            refs = [r for r in cls.self_refs if r.member == name and r.line == line] if cls is not None and not read.through_super else []
+            if not refs or not all(any(self.evaluate(g.cond) is False for g in ref.guards) for ref in refs):
+                return None
+        return False
 
     def base(self, dep: Dependency, target: str | None = None) -> dict[str, Any]:
         return dict(

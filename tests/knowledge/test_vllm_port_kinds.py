@@ -20,6 +20,10 @@ was ported to (benchmarks/vllm_port_recall.py), each on a small tree shaped like
   self.single_type_managers: manager.cache_blocks(…, replay_boundaries=…)`, the managers made by
   `get_manager_for_kv_cache_spec(…) -> SingleTypeKVCacheManager`): the calls are placed, and it
   breaks;
+- a plugin method called only under guards false on the release cannot fail (vllm-spyre's
+  `_setup_legacy_profiler`, called only when `vllm.profiler.wrapper` is absent or
+  `getattr(envs, "VLLM_TORCH_PROFILER_DIR", None)` is set, reads the variable 0.17 dropped); one
+  called unguarded stays breaking;
 - names a plugin sets with torch's `register_parameter` / `register_buffer` (on self, or on the
   layer an upstream quantization method hands it) are there when it reads them back.
 """
@@ -82,6 +86,10 @@ OLD = {
             def allocate_new_computed_blocks(self, request):
                 pass
         """,
+    "vllm/envs.py": """
+        VLLM_TORCH_PROFILER_DIR = None
+        VLLM_LOGGING_LEVEL = "INFO"
+        """,
     "vllm/v1/core/__init__.py": "",
     "vllm/v1/core/managers.py": """
         class SingleTypeKVCacheManager:
@@ -137,6 +145,9 @@ def _edit(path: str, *pairs: tuple[str, str]) -> str:
 NEW = {
     **OLD,
     "vllm/version.py": "__version__ = '0.24.0'\n",
+    "vllm/envs.py": _edit("vllm/envs.py", ("VLLM_TORCH_PROFILER_DIR = None\n", "")),
+    "vllm/profiler/__init__.py": "",
+    "vllm/profiler/wrapper.py": "class TorchProfilerWrapper:\n    pass\n",
     "vllm/v1/core/managers.py": _edit("vllm/v1/core/managers.py", ("num_tokens):", "num_tokens, replay_boundaries=None):")),
     "vllm/v1/core/coordinator.py": _edit(
         "vllm/v1/core/coordinator.py",
@@ -186,6 +197,7 @@ PLUGIN = {
             import rp.attention
             import rp.nixl
             import rp.kv_cache
+            import rp.worker
             return "rp.platform.RPlatform"
         """,
     "rp/platform.py": """
@@ -268,6 +280,26 @@ PLUGIN = {
         class RBLNManager(SingleTypeKVCacheManager):
             def cache_blocks(self, request, num_tokens):
                 request.cached = num_tokens
+        """,
+    "rp/worker.py": """
+        import importlib.util
+
+        from vllm import envs
+
+
+        class RWorker:
+            def init_profiler(self):
+                if importlib.util.find_spec("vllm.profiler.wrapper") is None:
+                    return self._setup_legacy_profiler()
+                if getattr(envs, "VLLM_TORCH_PROFILER_DIR", None) is not None:
+                    return self._setup_legacy_profiler()
+                return self._log_level()
+
+            def _setup_legacy_profiler(self):
+                return envs.VLLM_TORCH_PROFILER_DIR
+
+            def _log_level(self):
+                return envs.VLLM_TORCH_PROFILER_DIR or envs.VLLM_LOGGING_LEVEL
         """,
     "rp/linear.py": """
         import torch
@@ -361,3 +393,11 @@ def test_an_override_called_on_the_elements_of_a_tuple_of_annotated_results_is_p
     assert "replay_boundaries" in narrowed["detail"] and "coordinator.py:10" in narrowed["detail"], narrowed["detail"]
     _, before = check(trees, "old", "none")
     assert ("rp/kv_cache.py", 5) not in before or not before[("rp/kv_cache.py", 5)]["breaking"]
+
+
+def test_a_method_called_only_under_guards_false_on_the_release_cannot_fail(trees):
+    _, found = check(trees, "new", "none")
+    guarded, unguarded = found[("rp/worker.py", 15)], found[("rp/worker.py", 18)]
+    assert guarded["status"] == "missing" and not guarded["breaking"], guarded
+    assert "which nothing calls" in guarded["detail"], guarded["detail"]
+    assert unguarded["status"] == "missing" and unguarded["breaking"], unguarded
