@@ -4,6 +4,7 @@ and hook timing."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from harness.knowledge.fields import field_present
@@ -11,6 +12,7 @@ from harness.knowledge.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.index import SymbolIndex
 from harness.knowledge.judge_resolution import compare_version, is_undecided
 from harness.knowledge.kinds import profile
+from harness.knowledge.plugin_folding import leaves
 from harness.knowledge.plugin_repo import (
     AllOf,
     AnyOf,
@@ -25,6 +27,7 @@ from harness.knowledge.plugin_repo import (
     ModuleExists,
     Not,
     PluginScan,
+    Undecided,
     VersionCompare,
 )
 from harness.knowledge.risk import risk_of
@@ -54,6 +57,9 @@ class Conditions:
         stale = self.stale_branch(dep.module)
         if stale is not None:
             guards = (stale,) + guards
+        imported = self.scan.imported_when.get(dep.module)
+        if imported is not None and self.evaluate(imported.cond) is False:
+            guards = (imported,) + guards  # no import of the module runs on this release
         outcome, deciding = "runs", (guards[-1] if guards else None)
         for guard in guards:
             value = self.evaluate(guard.cond)
@@ -141,17 +147,34 @@ class Conditions:
         return self._raw_findings[key]
 
     def evaluate(self, cond: Cond) -> bool | None:
-        """A guard condition on this upstream: True, False or None (not decided)."""
+        """A guard condition on this upstream: True, False or None (not decided). When Kleene's
+        three-valued reading leaves it undecided, each assignment of the undecided leaves that
+        occur more than once is tried (up to 2**6; Kleene's reading is exact for leaves read
+        once): `(v and old) or (not (v and old) and v)` with `old` true here is false whatever
+        `v` is. Equal leaves are one atom (an Unknown names one value); each Undecided is its own."""
+        value = self._evaluate(cond, {})
+        if value is not None or not isinstance(cond, (Not, AllOf, AnyOf)):
+            return value
+        counts = Counter(leaf for leaf in leaves(cond) if not isinstance(leaf, Undecided))
+        atoms = [leaf for leaf, count in counts.items() if count > 1 and self._evaluate(leaf, {}) is None]
+        if not atoms or len(atoms) > 6:
+            return None
+        outcomes = {self._evaluate(cond, {atom: bool(bits >> i & 1) for i, atom in enumerate(atoms)}) for bits in range(2 ** len(atoms))}
+        return outcomes.pop() if len(outcomes) == 1 else None
+
+    def _evaluate(self, cond: Cond, assumed: dict) -> bool | None:
+        if cond in assumed:
+            return assumed[cond]
         if isinstance(cond, Const):
             return cond.value
         if isinstance(cond, Not):
-            value = self.evaluate(cond.cond)
+            value = self._evaluate(cond.cond, assumed)
             return None if value is None else not value
         if isinstance(cond, AllOf):
-            values = [self.evaluate(c) for c in cond.conds]
+            values = [self._evaluate(c, assumed) for c in cond.conds]
             return False if False in values else (None if None in values else True)
         if isinstance(cond, AnyOf):
-            values = [self.evaluate(c) for c in cond.conds]
+            values = [self._evaluate(c, assumed) for c in cond.conds]
             return True if True in values else (None if None in values else False)
         if isinstance(cond, HasAttr):
             resolution = self.index.resolve(f"{cond.owner}.{cond.name}")
@@ -173,4 +196,5 @@ class Conditions:
             return False if False in results else (None if None in results else True)
         if isinstance(cond, VersionCompare):
             return compare_version(self.version, cond.op, cond.literal, cond.parsed)
-        return None  # Undecided, and a ParamFieldPresent the scan could not place
+        return None  # Undecided, Unknown, and a ParamFieldPresent or SelfFlag the scan could not place
+

@@ -12,21 +12,21 @@ from pathlib import Path
 from harness.knowledge.fields import parameter_class
 from harness.knowledge.index import Ref, SymbolIndex, c3
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_folding import on_param
+from harness.knowledge.plugin_folding import leaves, map_leaves, on_param
 from harness.knowledge.plugin_repo import (
     UNDECIDED,
-    AllOf,
-    AnyOf,
     Cond,
     Dependency,
     EntryPoint,
     FieldPresent,
-    Not,
+    GuardCond,
     ParamFieldPresent,
     PluginScan,
+    SelfFlag,
     is_upstream,
 )
 from harness.knowledge.symbol_records import walk
+from harness.knowledge.symbols import function_params
 
 
 class PluginClasses:
@@ -56,6 +56,71 @@ class PluginClasses:
         self.resolve_named_classes()
         self._class_dependencies()
         self._parameter_fields()
+        self._instance_flags()
+
+    def _instance_flags(self) -> None:
+        """Tests of `self.<flag>` (SelfFlag) become what the class's __init__ leaves there, in the
+        guards of dependencies and of imports."""
+        flags: dict[SelfFlag, Cond] = {}
+
+        def place(cond: Cond) -> Cond:
+            if isinstance(cond, SelfFlag):
+                if cond not in flags:
+                    flags[cond] = self.instance_flag(cond.cls, cond.name)
+                return flags[cond]
+            return cond
+
+        def placed(guards: tuple[GuardCond, ...]) -> tuple[GuardCond, ...]:
+            if not any(isinstance(leaf, SelfFlag) for g in guards for leaf in leaves(g.cond)):
+                return guards
+            return tuple(replace(g, cond=map_leaves(g.cond, place)) for g in guards)
+
+        for dep in self.scan.dependencies:
+            dep.guards = placed(dep.guards)
+        for imports in self.import_guards.values():
+            for name, alternatives in imports.items():
+                imports[name] = [placed(guards) for guards in alternatives]
+
+    def instance_flag(self, cls_path: str, name: str) -> Cond:
+        """Whether `self.<name>` is true in a method of the plugin class `cls_path`, as its
+        __init__ leaves it (Folding.assigned_truth), when nothing else can change it: only that
+        __init__ assigns the name on the class's instances (writes on other classes, such as a
+        patch of `VllmConfig.<name>`, do not count; one on an object of unknown class, or a
+        setattr, does), no method has that name, no upstream base has it, no plugin subclass
+        has it or an __init__ of its own, and __init__ calls no method of self before it is
+        set. UNDECIDED otherwise."""
+        cls = self.scan.classes.get(cls_path)
+        if cls is None or "__init__" not in cls.methods or name in cls.methods:
+            return UNDECIDED
+        upstream = self.upstream_bases(cls_path)
+        related, grew = {cls_path, *upstream, *self._plugin_bases(cls_path)}, True
+        subclasses = {cls_path}
+        while grew:
+            found = {path for path, other in self.scan.classes.items() if subclasses & set(other.bases)} - subclasses
+            subclasses, grew = subclasses | found, bool(found)
+        writes = [(function, line) for function, line, owner in self.attribute_writes.get(name, []) if owner is None or owner in related | subclasses]
+        if not writes or any(function != f"{cls_path}.__init__" for function, _ in writes):
+            return UNDECIDED
+        if any(name in self.scan.classes[path].names or "__init__" in self.scan.classes[path].methods for path in subclasses - {cls_path}):
+            return UNDECIDED
+        if any(self.index.resolve(f"{base}.{name}").ok for base in upstream):
+            return UNDECIDED
+        tree = self.tree(cls.module)
+        node = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"
+                     and n.lineno == cls.methods["__init__"].line), None) if tree else None
+        params = function_params(node.args) if node is not None else ()
+        if not params:
+            return UNDECIDED
+        self_name, last = params[0].name, max(line for _, line in writes)
+
+        def is_flag(n: ast.AST) -> bool:
+            return isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name and n.attr == name
+
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+               and n.func.value.id == self_name and n.lineno < last for n in walk(node)):
+            return UNDECIDED
+        truth = self.assigned_truth(cls.module, node.body, is_flag, {}, f"{cls.file}: self.{name}")
+        return UNDECIDED if truth is None else truth
 
     def _parameter_fields(self) -> None:
         """Fields read on an unannotated parameter of a hook or an override: the class is what
@@ -68,14 +133,10 @@ class PluginClasses:
                 classes[function, param] = self._parameter_class(function, param)
             return classes[function, param]
 
-        def rewrite(cond: Cond) -> Cond:
+        def place(cond: Cond) -> Cond:
             if isinstance(cond, ParamFieldPresent):
                 found = class_of(cond.function, cond.param)
                 return FieldPresent(found, cond.name) if found else UNDECIDED
-            if isinstance(cond, Not):
-                return Not(rewrite(cond.cond))
-            if isinstance(cond, (AllOf, AnyOf)):
-                return type(cond)(tuple(rewrite(c) for c in cond.conds))
             return cond
 
         kept = []
@@ -86,7 +147,7 @@ class PluginClasses:
                     continue
                 dep.target, dep.hook, dep.member = f"{found}.{dep.name}", None, None
             if any(on_param(g.cond) for g in dep.guards):
-                dep.guards = tuple(replace(g, cond=rewrite(g.cond)) for g in dep.guards)
+                dep.guards = tuple(replace(g, cond=map_leaves(g.cond, place)) for g in dep.guards)
             kept.append(dep)
         self.scan.dependencies[:] = kept
 
@@ -224,6 +285,16 @@ class PluginClasses:
             if base in bases or (ref is not None and ref.kind == "class" and any(cls.path in bases for cls in self.index.mro(ref))):
                 return True
         return False
+
+    def _plugin_bases(self, path: str) -> set[str]:
+        """The plugin classes `path` derives from, directly or not."""
+        found, queue = set(), list(self.scan.classes[path].bases) if path in self.scan.classes else []
+        while queue:
+            base = queue.pop()
+            if base in self.scan.classes and base not in found:
+                found.add(base)
+                queue.extend(self.scan.classes[base].bases)
+        return found
 
     def upstream_bases(self, path: str, seen: frozenset = frozenset()) -> list[str]:
         """Upstream classes `path` derives from, directly or through plugin classes."""

@@ -6,12 +6,19 @@ upstream (`hasattr`, version comparisons, `try/except ImportError` flags)."""
 from __future__ import annotations
 
 import ast
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.knowledge.index import Ref, SymbolIndex
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_ast import assigned, flag_names, upstream_imports
+from harness.knowledge.plugin_ast import (
+    assigned,
+    assigned_in,
+    flag_names,
+    upstream_imports,
+)
 from harness.knowledge.plugin_repo import (
     UNDECIDED,
     AllOf,
@@ -25,7 +32,9 @@ from harness.knowledge.plugin_repo import (
     ModuleExists,
     Not,
     ParamFieldPresent,
+    SelfFlag,
     Undecided,
+    Unknown,
     VersionCompare,
     is_upstream,
 )
@@ -113,6 +122,15 @@ def leaves(cond: Cond) -> list[Cond]:
     if isinstance(cond, (AllOf, AnyOf)):
         return [leaf for c in cond.conds for leaf in leaves(c)]
     return [cond]
+
+
+def map_leaves(cond: Cond, rewrite: Callable[[Cond], Cond]) -> Cond:
+    """`cond` with each leaf under Not / AllOf / AnyOf replaced by rewrite(leaf)."""
+    if isinstance(cond, Not):
+        return Not(map_leaves(cond.cond, rewrite))
+    if isinstance(cond, (AllOf, AnyOf)):
+        return type(cond)(tuple(map_leaves(c, rewrite) for c in cond.conds))
+    return rewrite(cond)
 
 
 # ----------------------------------------------------------------------------- folding
@@ -320,6 +338,71 @@ class Folding:
                 return module, stmt
         return None
 
+    # ------------------------------------------------------------- flags set by `if`s
+
+    def assigned_truth(self, module: str, body: list[ast.stmt], is_target: Callable[[ast.AST], bool], env: dict, where: str,
+                       state: Cond | None = None, depth: int = 0) -> Cond | None:
+        """Whether a variable is true after `body` runs, as a Cond over the tests of the `if`s
+        that assign it (version checks fold; the rest are Unknown atoms named `where:line`):
+        `v = a` gives a's truth; `if t: <block>` gives (t and the block's) or (not t and the
+        truth before). A read of the variable in a test or a value stands for its truth at that
+        point, so `v = cfg.v2; if v and vllm_version_is("0.23.0"): v = False` leaves
+        `Unknown(cfg.v2) and not (version == 0.23.0)`: false on 0.23.0 (vllm-ascend's
+        NPUWorker.use_v2_model_runner). `is_target(node)` says whether an expression is the
+        variable (a Name, or `self.<attr>`). `state`: its truth before `body` (None: unset).
+        Returns None when `body` leaves it unset, UNDECIDED when it is assigned in a way not
+        followed here (a loop, a with or try block, an augmented or unpacking assignment)."""
+        for stmt in body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if any(is_target(t) for t in targets):
+                    state = self._truth(module, stmt.value, is_target, env, state, f"{where}:{stmt.lineno}")
+                elif any(is_target(n) for t in targets for n in walk(t)):
+                    return UNDECIDED
+            elif isinstance(stmt, ast.If) and depth < 8:
+                test = self._truth(module, stmt.test, is_target, env, state, None)
+                then = self.assigned_truth(module, stmt.body, is_target, env, where, state, depth + 1)
+                other = self.assigned_truth(module, stmt.orelse, is_target, env, where, state, depth + 1)
+                if then != other:
+                    unset = Unknown(f"{where}: unset")
+                    state = AnyOf((AllOf((test, unset if then is None else then)), AllOf((Not(test), unset if other is None else other))))
+            elif any(is_target(n) for n in walk(stmt) if isinstance(getattr(n, "ctx", None), (ast.Store, ast.Del))):
+                return UNDECIDED
+        return state
+
+    def _truth(self, module: str, node: ast.expr, is_target: Callable[[ast.AST], bool], env: dict, state: Cond | None, name: str | None) -> Cond:
+        """The truth of `node` with the variable's reads standing for `state`; an unreadable
+        value is the atom Unknown(name) (UNDECIDED when unnamed: a test)."""
+        if any(is_target(n) for n in walk(node)):
+            flag = "<flag>"  # not an identifier: no name of the plugin's
+
+            class Reads(ast.NodeTransformer):
+                def visit(self, n):
+                    return ast.Name(id=flag, ctx=ast.Load()) if is_target(n) else super().visit(n)
+
+            node = Reads().visit(copy.deepcopy(node))
+            env = {**env, flag: Condition(state if state is not None else Unknown(f"{name or 'a test'}: unset"))}
+        cond = self.condition(module, node, env)
+        if not isinstance(cond, Undecided):
+            return cond
+        value = self.const(module, node, env)
+        if value is None or isinstance(value, (str, int, float, list, dict)):  # a literal: its own truth
+            return Const(bool(value))
+        return Unknown(name) if name else UNDECIDED
+
+    def _if_assigned(self, module: str, body: list[ast.stmt], name: str, depth: int):
+        """A module-level name assigned True/False (or a test) in `if`/`else` branches (vllm-ascend
+        patch/worker: `if vllm_version_is("0.23.0"): _V2 = False else: _V2 = True`): its truth as a
+        Condition; OPAQUE when it is not such a flag."""
+        def is_target(node: ast.AST) -> bool:
+            return isinstance(node, ast.Name) and node.id == name
+
+        values = [s.value for s in walk(ast.Module(body=body, type_ignores=[])) if isinstance(s, ast.Assign) and any(is_target(t) for t in s.targets)]
+        if not values or not all(isinstance(self.const(module, v, {}, depth + 1), (bool, Condition)) for v in values):
+            return OPAQUE
+        truth = self.assigned_truth(module, body, is_target, {}, f"{self.relfile(module)}:{name}")
+        return OPAQUE if truth is None or isinstance(truth, Undecided) else Condition(truth)
+
     def module_constant(self, module: str, name: str, depth: int):
         if module not in self.files or depth > 20:
             return OPAQUE
@@ -330,6 +413,8 @@ class Folding:
                 if imports:
                     return Condition(ImportsResolve(imports))
         for stmt in reversed(tree.body if tree else []):  # the last module-level binding wins
+            if isinstance(stmt, ast.If) and name in assigned_in(stmt):
+                return self._if_assigned(module, tree.body, name, depth)
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                 return self.const(module, stmt.value, {}, depth)
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
@@ -423,12 +508,29 @@ class Folding:
         # sglang.__version__ compared with a plain string is a *string* comparison in Python
         return VersionCompare(symbol, literal, a.parsed or isinstance(b, VersionLiteral))
 
-    def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False) -> GuardCond:
+    def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False, owner: tuple[str, str] | None = None) -> GuardCond:
+        """The test as a GuardCond; with `owner` (self's name, its plugin class), each read of
+        `self.<name>` in it is SelfFlag(class, name)."""
+        text, line = ast.unparse(test), test.lineno
+        if owner is not None:
+            self_name, cls = owner
+
+            def is_flag(node: ast.AST) -> bool:
+                return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name and isinstance(node.ctx, ast.Load)
+
+            flags = {node.attr for node in walk(test) if is_flag(node)}
+            if flags:
+                placeholders = {f"<self.{name}>": Condition(SelfFlag(cls, name)) for name in flags}
+
+                class Reads(ast.NodeTransformer):
+                    def visit(self, node):
+                        return ast.Name(id=f"<self.{node.attr}>", ctx=ast.Load()) if is_flag(node) else super().visit(node)
+
+                test, env = Reads().visit(copy.deepcopy(test)), {**env, **placeholders}
         cond = self.condition(module, test, env)
-        text = ast.unparse(test)
         if string_version_compare(cond):
             text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
-        return GuardCond(Not(cond) if negate else cond, f"not ({text})" if negate else text, test.lineno)
+        return GuardCond(Not(cond) if negate else cond, f"not ({text})" if negate else text, line)
 
     def _instance(self, module: str, node: ast.AST, env: dict) -> Instance | None:
         """The upstream instance a variable holds, with evidence (see Instance); the engine's

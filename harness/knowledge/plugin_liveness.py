@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from harness.errors import HarnessError
 from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import AnyOf, GuardCond, PluginScan, Root
+from harness.knowledge.plugin_repo import AllOf, AnyOf, GuardCond, PluginScan, Root
 
 if TYPE_CHECKING:
     from harness.knowledge.plugin_scan import Scanner
@@ -74,6 +74,62 @@ def mark_live(scan: PluginScan, scanner: Scanner) -> None:
         dep.live = module.live if module else True
         dep.loaded_by = frozenset(module.loaded_by) if module else frozenset()
     scan.conditional = {module: _any_of(alternatives) for module, alternatives in only_when.items()}
+    scan.imported_when = _imported_when(scan, scanner)
+
+
+_MOST_PATHS = 8  # guarded ways into one module kept apart; past that it counts as imported unconditionally
+
+
+def _imported_when(scan: PluginScan, scanner: Scanner) -> dict[str, GuardCond]:
+    """The live modules that every chain of imports from the roots reaches only under guards
+    (`if _V2_SUPPORTED: import m`, `if self.use_v2: from m import R` inside a method, `if
+    TYPE_CHECKING:`): module -> the condition under which it is imported at all, any of the
+    chains (each the conjunction of its statements' guards and its root's). A module some chain
+    reaches unguarded, or by more than _MOST_PATHS guarded ones, is left out."""
+    chains: dict[str, list[tuple[tuple[GuardCond, str], ...]]] = {}
+    queue: list[tuple[str, tuple[tuple[GuardCond, str], ...]]] = []
+
+    def reach(name: str, chain: tuple[tuple[GuardCond, str], ...]) -> None:
+        if name.endswith(".*"):
+            for module in scan.modules:
+                if module.rpartition(".")[0] == name[:-2]:
+                    reach(module, chain)
+            return
+        if name not in scan.modules:
+            return
+        known = chains.setdefault(name, [])
+        if () in known or any(set(k) <= set(chain) for k in known):
+            return  # as reachable already, under no more conditions
+        known[:] = [k for k in known if not set(chain) <= set(k)] + [chain]
+        if len(known) > _MOST_PATHS:
+            known[:], chain = [()], ()
+        queue.append((name, chain))
+
+    for root in scan.roots:
+        for name in with_parents(root.module):
+            reach(name, tuple((g, "") for g in root.guards))
+    while queue:
+        name, chain = queue.pop()
+        if chain not in chains[name]:
+            continue  # superseded by a chain under fewer conditions
+        guarded = scanner.import_guards.get(name, {})
+        where = scan.modules[name].file
+        for imported in dict.fromkeys(scanner.imports_of(name)):
+            for guards in guarded.get(imported, [()]):
+                longer = tuple(dict.fromkeys(chain + tuple((g, where) for g in guards)))
+                for target in with_parents(imported):
+                    reach(target, longer)
+    found = {}
+    for name, known in chains.items():
+        if () in known or not known or not scan.modules[name].live:
+            continue
+        conds = [AllOf(tuple(g.cond for g, _ in chain)) for chain in known]
+        # the import statements' own guards name the chain; its root's (a class named only in one
+        # branch, already on the finding when it decides) only when the chain has no other
+        texts = [" and ".join(f"{g.text} ({where}:{g.line})" for g, where in chain if where) or " and ".join(g.text for g, _ in chain) for chain in known]
+        text = " or ".join(dict.fromkeys(texts))
+        found[name] = GuardCond(conds[0] if len(conds) == 1 else AnyOf(tuple(conds)), f"imported only when {text}", known[0][0][0].line)
+    return found
 
 
 def _reached(scan: PluginScan, scanner: Scanner, start: str) -> set[str]:

@@ -146,7 +146,28 @@ class Undecided:
     """A test the scan cannot read as a condition on upstream."""
 
 
-Cond = HasAttr | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const | Undecided
+@dataclass(frozen=True)
+class Unknown:
+    """A value the scan cannot read, named (`what`: where it was assigned) so that two reads of
+    the same value are one atom: `self.v2 = cfg.v2; if self.v2 and on_old: self.v2 = False`
+    leaves `v2 and not on_old`, false on the old release whatever `cfg.v2` is."""
+
+    what: str
+
+
+@dataclass(frozen=True)
+class SelfFlag:
+    """`self.<name>` tested in a method of the plugin class `cls` (not in its __init__); the
+    scan's finish() rewrites it to what __init__ leaves there (instance_flag), or Undecided."""
+
+    cls: str
+    name: str
+
+
+Cond = (
+    HasAttr | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const
+    | Undecided | Unknown | SelfFlag
+)
 UNDECIDED = Undecided()
 
 
@@ -275,6 +296,9 @@ class PluginScan:
     # modules only a conditionally named class brings in (plugin_liveness.mark_live): the
     # condition, for the judge (judge_conditions.stale_branch)
     conditional: dict[str, GuardCond] = field(default_factory=dict)
+    # modules every import of which sits under a guard (`if FLAG: import m`, `if self.v2: from m
+    # import R`), along every path from the roots: when they are imported at all (mark_live)
+    imported_when: dict[str, GuardCond] = field(default_factory=dict)
 
     @property
     def live_modules(self) -> list[str]:

@@ -115,6 +115,14 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     return scan
 
 
+def _flag_owner(ctx: Context) -> tuple[str, str] | None:
+    """(self's name, its class) inside a method other than __init__: there a test of
+    `self.<flag>` reads what __init__ left (SelfFlag); inside __init__ it reads the flag midway."""
+    if ctx.cls is None or not ctx.self_name or ctx.method is None or ctx.method.name == "__init__":
+        return None
+    return ctx.self_name, ctx.cls.path
+
+
 class Scanner(Expressions, Registrations, PluginClasses, Folding):
     """Reads every module of one plugin checkout into a PluginScan."""
 
@@ -132,6 +140,12 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._relfiles: dict[str, str] = {}
         self.calls: dict[str, set[str]] = {}  # plugin function -> plugin functions it calls
+        # attribute name -> (the function that assigns `<x>.<name> = …` or setattr(x, "name", …), or
+        # the module at its top level; the line; the class x is: self's or one the plugin names,
+        # None when unknown): what may change an instance flag (instance_flag)
+        self.attribute_writes: dict[str, list[tuple[str, int, str | None]]] = {}
+        # module -> module it imports -> the guards around each statement importing it
+        self.import_guards: dict[str, dict[str, list[tuple[GuardCond, ...]]]] = {}
 
     def relfile(self, module: str) -> str:
         if module not in self._relfiles:
@@ -242,6 +256,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
                 elif dotted(node.func) == "setattr":
                     not_lookups.add(id(node.args[1]))
+                    self.attribute_writes.setdefault(node.args[1].value, []).append(("setattr", node.lineno, None))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier() and id(node) not in not_lookups:
                 strings.setdefault(node.value, f"{self.relfile(module)}:{node.lineno}")
 
@@ -271,9 +286,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             return
         if isinstance(stmt, ast.If):
             self._expressions(module, stmt.test, ctx)
-            self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env),)))
+            owner = _flag_owner(ctx)
+            self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner),)))
             if stmt.orelse:
-                self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True),)))
+                self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner),)))
             return
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._try(module, stmt, ctx)
@@ -316,6 +332,12 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             self._expressions(module, stmt.value, ctx)
+            for target in targets:
+                for node in walk(target):
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                        on_self = ctx.cls is not None and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name
+                        owner = ctx.cls.path if on_self else self.qualify(module, dotted(node.value), env)
+                        self.attribute_writes.setdefault(node.attr, []).append((ctx.functions[-1] if ctx.functions else module, stmt.lineno, owner))
             for target in targets:
                 self._assignment_patch(module, target, stmt, ctx)
                 if isinstance(target, (ast.Attribute, ast.Subscript)):
@@ -457,6 +479,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
 
     def _import(self, module: str, stmt: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         env = ctx.env
+        guarded = self.import_guards.setdefault(module, {})
+        if isinstance(stmt, ast.Import):
+            imported = [alias.name for alias in stmt.names]
+        else:
+            base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
+            imported = [base, *(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*")]
+        for name in imported:
+            guarded.setdefault(name, []).append(ctx.guards)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 env[alias.asname or alias.name.split(".")[0]] = Named(alias.name if alias.asname else alias.name.split(".")[0])
