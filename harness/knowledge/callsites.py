@@ -95,7 +95,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
     static, classmethod_ = "staticmethod" in decorators, "classmethod" in decorators
     owner_ref = Ref("class", ref.module, owner) if owner else None
     result = CallSites()
-    candidates = index.modules_calling(name, bare=not owner)
+    candidates = sorted(set(index.modules_calling(name, bare=not owner)) | set(index.modules_storing(name) if owner else ()))
     if len(candidates) > MAX_MODULES:
         # a name called all over the release (forward, get, run): too costly to place every call
         relpath = index.files[ref.module][0]
@@ -106,17 +106,58 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
         if tree is None:
             continue
         relpath = index.files[module][0]
+        stored = _stored_methods(tree, name)
         for node, enclosing, scope in _calls_and_references(tree, name, lines_naming(index.sources()[module], name)):
             site = _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_)
             if site is None:
                 continue
             found, receiver, bound = site
+            if found and receiver == "self" and id(node) in stored:
+                _stored_calls(index, Ref("class", module, enclosing), stored[id(node)], result)
+                continue
             shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
             entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound)
             (result.calls if found and isinstance(node, ast.Call) else result.unsure).append(entry)
     for sites in (result.calls, result.unsure):
         sites.sort(key=lambda s: (s.path, s.line))
     return result
+
+
+def _stored_methods(tree: ast.Module, name: str) -> dict[int, str]:
+    """`self.<alias> = self.<name>` (a bound method kept on the instance, as vllm 0.30's
+    DeepseekV4Attention keeps `self._prepare_and_attn_fn = self._prepare_and_attn`): id of the
+    `self.<name>` node -> the alias."""
+    found = {}
+    for node in walk(tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+                and dotted(node.targets[0].value) == "self" and isinstance(node.value, ast.Attribute)
+                and node.value.attr == name and dotted(node.value.value) == "self"):
+            found[id(node.value)] = node.targets[0].attr
+    return found
+
+
+def _stored_calls(index: SymbolIndex, holder: Ref, alias: str, result: CallSites) -> None:
+    """The calls of a bound method kept as `self.<alias>` on instances of `holder`: each
+    `self.<alias>(…)` in a class whose MRO has `holder` is a call through self (a bound method:
+    self is implicit); `<alias>` called or read through anything else may be the same one:
+    unsure. Adds them to `result`."""
+    needle = f".{alias}".encode()
+    for module in [m for m, text in index.sources().items() if needle in text]:
+        tree = index.tree(module)
+        if tree is None:
+            continue
+        relpath = index.files[module][0]
+        for node, enclosing, _ in _calls_and_references(tree, alias, lines_naming(index.sources()[module], alias)):
+            func = node.func if isinstance(node, ast.Call) else node
+            through_self = isinstance(func, ast.Attribute) and dotted(func.value) == "self" and enclosing is not None
+            if through_self and holder not in index.mro(Ref("class", module, enclosing)):
+                continue  # another class's attribute of that name
+            if isinstance(node, ast.Call) and through_self:
+                result.calls.append(CallSite(relpath, node.lineno, "self", call_shape(node), True))
+            else:
+                receiver = ast.unparse(func.value) if isinstance(func, ast.Attribute) else alias
+                shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
+                result.unsure.append(CallSite(relpath, node.lineno, f"{receiver}.{alias}, which may hold it", shape, True))
 
 
 def lines_naming(text: bytes, name: str) -> list[int]:

@@ -271,14 +271,15 @@ class MemberJudging:
         protocol = any(base.kind == "external" and base.qualname in ("typing.Protocol", "typing_extensions.Protocol") for base in self.index.mro(owner))
         return owner.path if protocol else None
 
-    def _reaches_override(self, dep: Dependency, site: CallSite, depth: int = 0) -> bool:
+    def _reaches_override(self, dep: Dependency, site: CallSite, depth: int = 0) -> bool | None:
         """Whether an upstream call of the base method can land on the plugin class's override:
         never through `super()` (it runs the next class after the caller's, and the plugin's
         classes come before every upstream one); never inside a class the plugin's named classes
         displace (see displaced); through `self` only inside an upstream class of the plugin
         class's MRO, in a method no class before it redefines (the plugin's own
         `_maybe_apply_prompt_updates` replaces upstream's, calls and all) and that may itself run
-        (see _runs). Other receivers may."""
+        (see _runs; None when it runs only through calls that could not be placed). Other
+        receivers may."""
         if site.receiver == "super()":
             return False
         enclosing = self._enclosing_method(site)
@@ -297,17 +298,24 @@ class MemberJudging:
                 return False
         return depth >= 3 or self._runs(dep, caller, method, depth)
 
-    def _runs(self, dep: Dependency, caller: Ref, method: str, depth: int) -> bool:
+    def _runs(self, dep: Dependency, caller: Ref, method: str, depth: int) -> bool | None:
         """Whether the inherited upstream method `caller.method` may run on the plugin class's
-        object: the plugin names it, or some upstream call of it may land there. False only when
-        every call found is one that cannot (vllm 0.23 GPUModelRunner._init_minimal_kv_cache_for_profiling,
-        called from profile_cudagraph_memory, which only gpu_worker.Worker calls)."""
+        object: True when the plugin names it, when upstream calls it in ways a scan cannot see
+        (no call found), or when a placed call of it may land there; False when every call
+        found is one that cannot (vllm 0.23 GPUModelRunner._init_minimal_kv_cache_for_profiling,
+        called from profile_cudagraph_memory, which only gpu_worker.Worker calls); None when
+        only calls that could not be placed might (vllm 0.30 DeepseekV4Attention's
+        `_prepare_and_attn`, reached on a plugin layer that replaces `forward` only through the
+        CPU custom op's `layer._prepare_and_attn_fn(…)` on a layer looked up by name)."""
         if method in self.scan.attribute_uses or method in self.scan.name_strings:
             return True
         sites = call_sites(self.index, Ref("function", caller.module, f"{caller.qualname}.{method}"))
-        if sites.unsure or not sites.calls:
+        if not sites.calls and not sites.unsure:
             return True
-        return any(self._reaches_override(dep, site, depth + 1) for site in sites.calls)
+        reached = [self._reaches_override(dep, site, depth + 1) for site in sites.calls]
+        if True in reached:
+            return True
+        return None if sites.unsure or None in reached else False
 
     def displaced(self, cls: Ref) -> bool:
         """Whether the upstream class `cls` never runs with this plugin: it derives from the base

@@ -103,7 +103,7 @@ class PluginClasses:
             return UNDECIDED
         if any(name in self.scan.classes[path].names or "__init__" in self.scan.classes[path].methods for path in subclasses - {cls_path}):
             return UNDECIDED
-        if any(self.index.resolve(f"{base}.{name}").ok for base in upstream):
+        if any(self._upstream_has(base, name) for base in upstream):
             return UNDECIDED
         tree = self.tree(cls.module)
         node = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"
@@ -284,6 +284,23 @@ class PluginClasses:
             bases = profile().platform_bases
             if base in bases or (ref is not None and ref.kind == "class" and any(cls.path in bases for cls in self.index.mro(ref))):
                 return True
+        return False
+
+    def _upstream_has(self, base: str, name: str) -> bool:
+        """Whether the upstream class `base` or a class of its MRO defines `name` or may assign it
+        on instances (an upstream method could change a flag the plugin keeps under that name)."""
+        found = self.index.resolve(base)
+        if not found.ok or found.ref.kind != "class":
+            return True
+        for cls in self.index.mro(found.ref):
+            if cls.kind == "class" and cls.module:
+                info = self.index.class_info(cls)
+                try:
+                    assigned = self.index.instance_attributes(cls)
+                except (ValueError, SyntaxError):
+                    return True
+                if (info is not None and name in info.members) or name in assigned.names or assigned.dynamic:
+                    return True
         return False
 
     def _plugin_bases(self, path: str) -> set[str]:

@@ -386,7 +386,7 @@ class Folding:
         if not isinstance(cond, Undecided):
             return cond
         value = self.const(module, node, env)
-        if value is None or isinstance(value, (str, int, float, list, dict)):  # a literal: its own truth
+        if value is None or isinstance(value, (str, int, float)):  # an immutable literal: its own truth (a list may fill up)
             return Const(bool(value))
         return Unknown(name) if name else UNDECIDED
 
@@ -414,7 +414,9 @@ class Folding:
                     return Condition(ImportsResolve(imports))
         for stmt in reversed(tree.body if tree else []):  # the last module-level binding wins
             if isinstance(stmt, ast.If) and name in assigned_in(stmt):
-                return self._if_assigned(module, tree.body, name, depth)
+                truth = self._if_assigned(module, tree.body, name, depth)
+                if truth is not OPAQUE:
+                    return truth
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                 return self.const(module, stmt.value, {}, depth)
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:

@@ -4,10 +4,12 @@ the release actually makes (harness.knowledge.callsites)."""
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 from harness.knowledge.callsites import CallSite, CallSites, call_sites
-from harness.knowledge.index import Ref, SymbolIndex
+from harness.knowledge.index import Outcome, Ref, SymbolIndex
 from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import Param
 
@@ -76,9 +78,16 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     problem as it was. The detail names the calls checked (file:line)."""
     certain, message = problem
     sites = call_sites(index, ref)
-    if reaches is not None and (passed := [site for site in sites.calls if not reaches(site)]):
-        sites = CallSites([site for site in sites.calls if reaches(site)], sites.unsure)
-        message += f"; upstream calls that cannot reach it: {', '.join(f'{s.where} ({s.receiver})' for s in passed[:4])}"
+    verdicts = [reaches(site) for site in sites.calls] if reaches is not None else [True] * len(sites.calls)
+    passed = [site for site, reached in zip(sites.calls, verdicts) if reached is False]
+    maybe = [site for site, reached in zip(sites.calls, verdicts) if reached is None]
+    if passed or maybe:
+        # a call that reaches it only through calls not placed counts as one not placed
+        sites = CallSites([site for site, reached in zip(sites.calls, verdicts) if reached], sites.unsure + maybe)
+        if passed:
+            message += f"; upstream calls that cannot reach it: {', '.join(f'{s.where} ({s.receiver})' for s in passed[:4])}"
+        if maybe:
+            message += f"; upstream calls that reach it only through calls that could not be placed: {', '.join(f'{s.where} ({s.receiver})' for s in maybe[:4])}"
         if not sites.calls and not sites.unsure and not _called_implicitly(index, ref) and _never_called(index, ref):
             return False, message
     failing = [(site, found) for site in sites.calls if (found := bind(site)) is not None]
@@ -119,26 +128,57 @@ def _fullest_call(index: SymbolIndex, ref: Ref) -> CallSite:
 
 
 def _called_implicitly(index: SymbolIndex, ref: Ref) -> bool:
-    """Python or a framework calls it without naming it: a dunder, or a member of a class with a
-    base outside the source (torch.nn.Module.__call__ runs `forward`)."""
+    """Python or a framework calls it without naming it: a dunder, or a method that a base
+    outside the source has too (torch.nn.Module.__call__ runs `forward`; nn.Module's own code
+    calls its `extra_repr`, `_apply`, ...). Outside code calls the names it defines, so a method
+    such as DeepseekV4Attention.forward_mqa over nn.Module, or any method over abc.ABC or
+    typing.Generic, is called only where the source calls it; an outside base whose members
+    are not known (or a base not determined) may call anything."""
     owner, _, name = ref.qualname.rpartition(".")
-    return name.startswith("__") or bool(owner and any(klass.kind != "class" for klass in index.mro(Ref("class", ref.module, owner))))
+    if name.startswith("__"):
+        return True
+    outside = [klass for klass in index.mro(Ref("class", ref.module, owner)) if klass.kind != "class"] if owner else []
+    return any(index.member(klass, name).outcome is not Outcome.missing for klass in outside)
 
 
 def _never_called(index: SymbolIndex, ref: Ref) -> bool:
     """Nothing upstream can call `ref` unseen by the call-site scan (which found no call): its
     name in no string literal of the release (getattr by name); a method never named as `.name`
     without a call (passed on as a value); a function named in no other module (imported to be
-    passed on). Callers rule out implicit calls first (_called_implicitly)."""
+    passed on). Mentions in comments and inside longer strings (a docstring's "``X.name``") are
+    no use: a module the text search flags is tokenized to confirm. Callers rule out implicit
+    calls first (_called_implicitly)."""
     owner, _, name = ref.qualname.rpartition(".")
-    quoted = (f'"{name}"'.encode(), f"'{name}'".encode())
-    sources = index.sources()
-    if any(q in text for text in sources.values() for q in quoted):
-        return False
-    if owner:
-        uncalled = re.compile(rb"\." + re.escape(name.encode()) + rb"\b(?![ \t]*\()")
-        return not any(uncalled.search(text) for text in sources.values() if b"." + name.encode() in text)
-    return not any(name.encode() in text for module, text in sources.items() if module != ref.module)
+    quoted = (f'"{name}"', f"'{name}'")
+    word = re.escape(name.encode())
+    named = re.compile(rb"\." + word + rb"\b(?![ \t]*\()" if owner else rb"\b" + word + rb"\b")
+    for module, text in index.sources().items():
+        in_string = any(q.encode() in text for q in quoted)
+        in_code = (owner or module != ref.module) and named.search(text) is not None
+        if (in_string or in_code) and _named_in_code(text, name, quoted, method=bool(owner), as_name=in_code):
+            return False
+    return True
+
+
+def _named_in_code(text: bytes, name: str, quoted: tuple[str, ...], method: bool, as_name: bool) -> bool:
+    """Whether `text`'s tokens name `name`: a string literal that is exactly it, or (`as_name`)
+    the name in code, after a `.` and not called (`method`) or anywhere. Text that does not
+    tokenize counts as naming it."""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+    try:
+        tokens = [t for t in tokenize.tokenize(io.BytesIO(text).readline) if t.type not in skip]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return True
+    for i, token in enumerate(tokens):
+        if token.type == tokenize.STRING and token.string in quoted:
+            return True
+        if as_name and token.type == tokenize.NAME and token.string == name:
+            if not method:
+                return True
+            after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+            if i and tokens[i - 1].string == "." and after != "(":
+                return True
+    return False
 
 
 def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tuple[bool, str] | None:

@@ -30,7 +30,7 @@ from harness.knowledge.symbols import (
 )
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-CACHE_VERSION = 17  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses; 13: __getattr__ over `if name in T: … else: raise`; 14: `x[k].name` is no name of `x`; call sites through annotated attributes; 15, 16: receivers typed by parameter, local, return annotations; 17: loop variables over tuples of annotated results)
+CACHE_VERSION = 18  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses; 13: __getattr__ over `if name in T: … else: raise`; 14: `x[k].name` is no name of `x`; call sites through annotated attributes; 15, 16: receivers typed by parameter, local, return annotations; 17: loop variables over tuples of annotated results; 18: bound methods kept on self)
 
 
 def module_name(relpath: str) -> tuple[str, bool]:
@@ -65,6 +65,7 @@ class ModuleTables:
         # Call-site pre-filter, built on first use (see modules_calling); not cached on disk.
         self._sources: dict[str, bytes] | None = None
         self._dot_calls: dict[str, list[str]] | None = None
+        self._stored: dict[str, list[str]] | None = None
         # Analyses built on this index keep their per-release answers here (call sites, their parsed modules).
         self.memo: dict[str, dict] = {}
         self._analyses: dict[str, bytes] = {}  # and those worth keeping, encoded, in the cache file
@@ -219,6 +220,17 @@ class ModuleTables:
         needle = name.encode() + b"("
         return sorted(set(found) | {module for module, text in self.sources().items() if needle in text})
 
+    def modules_storing(self, name: str) -> list[str]:
+        """Modules whose source keeps a bound method on an instance: `self.<alias> = self.<name>`
+        (then called as `self.<alias>(…)`). One regex pass over the sources on first use."""
+        if self._stored is None:
+            stored: dict[str, list[str]] = {}
+            for module, text in self.sources().items():
+                for found in set(_STORED_METHOD.findall(text)):
+                    stored.setdefault(found.decode(), []).append(module)
+            self._stored = stored
+        return list(self._stored.get(name, []))
+
     def cached_analysis(self, key: str) -> bytes | None:
         """The msgpack bytes `analysis` kept under `key` for this release (from the cache file), or None."""
         return self._analyses.get(key)
@@ -363,3 +375,4 @@ _SETATTR = re.compile(rb"setattr\(\s*(\w+)\s*,\s*[\"'](\w+)[\"']")
 _RECEIVER = re.compile(rb"(\w+)$")
 # `.name(`: literal-led, so one pass over a release is ~0.3 s (an unanchored `(\w+)\(` is 20x that)
 _DOT_CALL = re.compile(rb"\.(\w+)[ \t]*\(")
+_STORED_METHOD = re.compile(rb"self\.\w+[ \t]*=[ \t]*self\.(\w+)[ \t]*(?:#|\r?\n)")

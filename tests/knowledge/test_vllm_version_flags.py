@@ -152,8 +152,8 @@ PATCHED = "vllm.sampler.apply_top_k"
 TYPING = "vllm.cudagraph_utils.Hints"
 
 
-def check(tmp_path, version: str, plugin: dict[str, str]) -> tuple[int, dict[str, dict]]:
-    write_tree(tmp_path / "up", upstream(version))
+def check(tmp_path, version: str, plugin: dict[str, str], changed: dict[str, str] | None = None) -> tuple[int, dict[str, dict]]:
+    write_tree(tmp_path / "up", {**upstream(version), **(changed or {})})
     write_tree(tmp_path / "plugin", plugin)
     code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
     return code, by_target(doc["findings"])
@@ -204,5 +204,12 @@ def test_on_a_release_the_flags_leave_on_the_same_breaks_are_red(tmp_path):
 ])
 def test_a_flag_something_else_may_set_stays_undecided(tmp_path, path, added):
     code, found = check(tmp_path, "0.23.0", {**PLUGIN, path: textwrap.dedent(PLUGIN.get(path, "")) + added})
+    assert found[SUPER]["breaking"], found[SUPER]
+    assert code == 1
+
+
+def test_a_flag_an_upstream_base_may_set_stays_undecided(tmp_path):
+    base = textwrap.dedent(upstream("0.23.0")["vllm/worker_base.py"]) + "\n    def enable_v2(self):\n        self.use_v2 = True\n"
+    code, found = check(tmp_path, "0.23.0", PLUGIN, {"vllm/worker_base.py": base})
     assert found[SUPER]["breaking"], found[SUPER]
     assert code == 1

@@ -1,0 +1,88 @@
+"""An override upstream cannot call on the plugin's object does not break it (issue 21). Found on
+tpu-inference 0.30.0 over vllm 0.30.0's DeepseekV4Attention (models/deepseek_v4/attention.py), whose
+only call of `forward_mqa` sits in a method reached through a bound method the layer keeps on itself
+(`self._prepare_and_attn_fn = self._prepare_and_attn`, called in `forward`); the plugin's layer
+overrides `forward` and calls its own `forward_mqa(…, topk_indices=…)`. Three readings made that
+upstream call certain, each wrong:
+- a bound method kept on self and called as `self.<alias>(…)` was an unplaced reference (anything
+  may call it), not a call from `forward`;
+- a method of a class over torch.nn.Module counted as called implicitly, though nn.Module calls
+  only the methods it defines itself (`forward`, ...), not `forward_mqa`;
+- the name in a docstring (`(i.e. "forward_mqa")`) or a comment counted as a use by name.
+A layer that keeps upstream's `forward` still breaks: the call reaches it.
+"""
+
+from __future__ import annotations
+
+from knowledge_support import harness_json, write_tree
+
+UPSTREAM = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.30.0'\n",
+    "vllm/layers.py": '''
+        import torch
+
+
+        class Attention(torch.nn.Module):
+            """Sparse MLA. The data-movement friendly approach (i.e. "forward_mqa") reads the cache."""
+
+            def __init__(self):
+                super().__init__()
+                self._attn_fn = self._prepare_and_attn  # eager or compiled, chosen at init
+
+            def forward(self, x):
+                return self._attn_fn(x)
+
+            def _prepare_and_attn(self, x):
+                # the sparse indexer, then self.forward_mqa writes the output
+                return self.forward_mqa(x, None, None, None)
+
+            def forward_mqa(self, q, kv, positions, output):
+                return q
+        ''',
+}
+
+PLUGIN = {
+    "pyproject.toml": """
+        [project]
+        name = "tp"
+        version = "0.30.0"
+
+        [project.entry-points."vllm.general_plugins"]
+        tp = "tp:register"
+        """,
+    "tp/__init__.py": """
+        def register():
+            import tp.attention  # noqa: F401
+        """,
+    "tp/attention.py": """
+        from vllm.layers import Attention
+
+
+        class TpuAttention(Attention):
+            def forward(self, x):
+                return self.forward_mqa(x, None, None, None, topk_indices=None)
+
+            def forward_mqa(self, q, kv, positions, output, *, topk_indices):
+                return q
+
+
+        class KeepsForward(Attention):
+            def forward_mqa(self, q, kv, positions, output, *, topk_indices):
+                return q
+        """,
+}
+
+
+def test_an_override_only_a_replaced_method_reaches_does_not_break(tmp_path):
+    write_tree(tmp_path / "up", UPSTREAM)
+    write_tree(tmp_path / "plugin", PLUGIN)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    overrides = {f["file"] + ":" + str(f["line"]): f for f in doc["findings"] if f["target"] == "vllm.layers.Attention.forward_mqa"}
+    replaced = overrides["tp/attention.py:8"]
+    assert (replaced["status"], replaced["breaking"]) == ("signature_changed", False), replaced
+    assert "upstream calls that cannot reach it: vllm/layers.py:16 (self)" in replaced["detail"], replaced
+    kept = overrides["tp/attention.py:13"]
+    assert (kept["status"], kept["breaking"]) == ("signature_changed", True), kept
+    assert "vllm/layers.py:16" in kept["detail"], kept
+    assert code == 1
