@@ -14,7 +14,7 @@ A layer that keeps upstream's `forward` still breaks: the call reaches it.
 
 from __future__ import annotations
 
-from knowledge_support import harness_json, write_tree
+from knowledge_support import by_target, harness_json, write_tree
 
 UPSTREAM = {
     "vllm/__init__.py": "from .version import __version__\n",
@@ -85,4 +85,90 @@ def test_an_override_only_a_replaced_method_reaches_does_not_break(tmp_path):
     kept = overrides["tp/attention.py:13"]
     assert (kept["status"], kept["breaking"]) == ("signature_changed", True), kept
     assert "vllm/layers.py:16" in kept["detail"], kept
+    assert code == 1
+
+
+def test_a_call_reached_only_through_unplaced_calls_is_undecided(tmp_path):
+    # vllm 0.30's CPU custom op looks the layer up by name and calls its kept method: it may be
+    # the plugin's layer or not, so the one failing call is not known to run on it
+    layers = UPSTREAM["vllm/layers.py"] + """
+
+        def cpu_prepare_and_attn(x, layer_name, layers):
+            self = layers[layer_name]
+            return self._attn_fn(x)
+        """
+    write_tree(tmp_path / "up", {**UPSTREAM, "vllm/layers.py": layers})
+    write_tree(tmp_path / "plugin", PLUGIN)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    overrides = {f["file"] + ":" + str(f["line"]): f for f in doc["findings"] if f["target"] == "vllm.layers.Attention.forward_mqa"}
+    replaced = overrides["tp/attention.py:8"]
+    assert (replaced["status"], replaced["breaking"]) == ("unknown", False), replaced
+    assert "reach it only through calls that could not be placed: vllm/layers.py:16 (self)" in replaced["detail"], replaced
+    assert overrides["tp/attention.py:13"]["breaking"]  # upstream's own forward still calls it there
+    assert code == 1
+
+
+BACKENDS = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.23.0'\n",
+    "vllm/backend.py": """
+        class AttentionBackend:
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size, cache_dtype_str="auto"):
+                raise NotImplementedError
+
+            @classmethod
+            def get_kv_cache_block_dim(cls, block_size, cache_dtype_str="auto"):
+                shape = cls.get_kv_cache_shape(1234567, block_size, cache_dtype_str=cache_dtype_str)
+                return shape.index(1234567)
+
+
+        def zero_blocks(group):
+            return group.backend.get_kv_cache_block_dim(16)
+        """,
+}
+
+NPU = {
+    "pyproject.toml": """
+        [project]
+        name = "npu"
+        version = "0.23.0"
+
+        [project.entry-points."vllm.general_plugins"]
+        npu = "npu:register"
+        """,
+    "npu/__init__.py": """
+        def register():
+            import npu.backend  # noqa: F401
+        """,
+    "npu/backend.py": """
+        from vllm.backend import AttentionBackend
+
+
+        class NPUBackend(AttentionBackend):
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size, cache_type=""):
+                return (num_blocks, block_size)
+        """,
+}
+
+
+def test_a_classmethod_only_unplaced_receivers_call_does_not_make_a_rename_certain(tmp_path):
+    # vllm 0.23: get_kv_cache_block_dim passes cache_dtype_str= to cls.get_kv_cache_shape, and is
+    # itself called only as `group.backend.get_kv_cache_block_dim(…)` (vllm-ascend renames the
+    # parameter cache_type); once the plugin calls it on its own backend, the call is placed
+    write_tree(tmp_path / "up", BACKENDS)
+    write_tree(tmp_path / "plugin", NPU)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    renamed = by_target(doc["findings"])["vllm.backend.AttentionBackend.get_kv_cache_shape"]
+    assert (renamed["status"], renamed["breaking"]) == ("signature_changed", False), renamed
+    assert "reach it only through calls that could not be placed: vllm/backend.py:8 (cls)" in renamed["detail"], renamed
+    assert code == 0
+
+    calls = {**NPU, "npu/__init__.py": NPU["npu/__init__.py"] + "\n            from npu.backend import NPUBackend\n\n            NPUBackend.get_kv_cache_block_dim(16)\n"}
+    write_tree(tmp_path / "plugin2", calls)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin2"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    renamed = by_target(doc["findings"])["vllm.backend.AttentionBackend.get_kv_cache_shape"]
+    assert (renamed["status"], renamed["breaking"]) == ("signature_changed", True), renamed
+    assert "vllm/backend.py:8" in renamed["detail"], renamed
     assert code == 1

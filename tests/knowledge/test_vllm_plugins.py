@@ -325,7 +325,12 @@ def test_check_on_0271_flags_moved_removed_renamed_and_changed_names(vllm_0221, 
     assert imports[renamed]["successor"] == "vllm.utils.torch_utils.nvfp4_split_data_scale"
     # signatures: a call, an override upstream calls with a new keyword, a super() call
     assert where("vllm.utils.torch_utils.async_tensor_h2d") == ("call", "signature_changed", "vllm_xdev/worker/model_runner.py", 10, True)
-    assert where("vllm.v1.attention.backend.AttentionBackend.supports_combination") == ("subclass", "signature_changed", "vllm_xdev/attention/backend.py", 31, True)
+    # the new keyword call sits in validate_configuration, which 0.27.1 calls only on backend
+    # classes it holds in untyped variables (CUDA's and ROCm's platform code, the MLA prefill
+    # selector): whether it runs on the plugin's backend is undecided, not certain
+    combination = found["vllm.v1.attention.backend.AttentionBackend.supports_combination"]
+    assert where("vllm.v1.attention.backend.AttentionBackend.supports_combination") == ("subclass", "unknown", "vllm_xdev/attention/backend.py", 31, False)
+    assert "reach it only through calls that could not be placed: vllm/v1/attention/backend.py:380 (cls)" in combination["detail"], combination
     assert where("vllm.v1.worker.gpu_worker.Worker.start_weight_update")[1:] == ("signature_changed", "vllm_xdev/worker/worker_v2.py", 8, True)
     # a vLLM class the platform names by qualified name, gone in 0.27.1 (split into two backends)
     sparse = "vllm.v1.attention.backends.mla.flashinfer_mla_sparse.FlashInferMLASparseBackend"
@@ -339,7 +344,7 @@ def test_check_on_0271_flags_moved_removed_renamed_and_changed_names(vllm_0221, 
     # attribute annotated SchedulerInterface (vllm/v1/engine/core.py:595): the override takes none
     schedule = found["vllm.v1.core.sched.scheduler.Scheduler.schedule"]
     assert (schedule["status"], schedule["breaking"]) == ("signature_changed", True) and "core.py:595" in schedule["detail"], schedule
-    assert doc["breaking"] == 7
+    assert doc["breaking"] == 6
 
 
 @pytest.mark.network
