@@ -95,7 +95,8 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
     static, classmethod_ = "staticmethod" in decorators, "classmethod" in decorators
     owner_ref = Ref("class", ref.module, owner) if owner else None
     result = CallSites()
-    candidates = sorted(set(index.modules_calling(name, bare=not owner)) | set(index.modules_storing(name) if owner else ()))
+    storing = set(index.modules_storing(name)) if owner else set()
+    candidates = sorted(set(index.modules_calling(name, bare=not owner)) | storing)
     if len(candidates) > MAX_MODULES:
         # a name called all over the release (forward, get, run): too costly to place every call
         relpath = index.files[ref.module][0]
@@ -106,7 +107,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
         if tree is None:
             continue
         relpath = index.files[module][0]
-        stored = _stored_methods(tree, name)
+        stored = _stored_methods(tree, name) if module in storing else {}
         for node, enclosing, scope in _calls_and_references(tree, name, lines_naming(index.sources()[module], name)):
             site = _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_)
             if site is None:

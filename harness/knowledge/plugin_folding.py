@@ -375,12 +375,7 @@ class Folding:
         value is the atom Unknown(name) (UNDECIDED when unnamed: a test)."""
         if any(is_target(n) for n in walk(node)):
             flag = "<flag>"  # not an identifier: no name of the plugin's
-
-            class Reads(ast.NodeTransformer):
-                def visit(self, n):
-                    return ast.Name(id=flag, ctx=ast.Load()) if is_target(n) else super().visit(n)
-
-            node = Reads().visit(copy.deepcopy(node))
+            node = _named(node, is_target, lambda _: flag)
             env = {**env, flag: Condition(state if state is not None else Unknown(f"{name or 'a test'}: unset"))}
         cond = self.condition(module, node, env)
         if not isinstance(cond, Undecided):
@@ -523,12 +518,7 @@ class Folding:
             flags = {node.attr for node in walk(test) if is_flag(node)}
             if flags:
                 placeholders = {f"<self.{name}>": Condition(SelfFlag(cls, name)) for name in flags}
-
-                class Reads(ast.NodeTransformer):
-                    def visit(self, node):
-                        return ast.Name(id=f"<self.{node.attr}>", ctx=ast.Load()) if is_flag(node) else super().visit(node)
-
-                test, env = Reads().visit(copy.deepcopy(test)), {**env, **placeholders}
+                test, env = _named(test, is_flag, lambda node: f"<self.{node.attr}>"), {**env, **placeholders}
         cond = self.condition(module, test, env)
         if string_version_compare(cond):
             text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
@@ -547,6 +537,16 @@ class Folding:
         if engine.server_args and node.id == engine.server_args_names[0] and value is OPAQUE and self.qualify(module, node.id, env) is None:
             return Instance(engine.server_args)
         return None
+
+
+def _named(node: ast.AST, matches: Callable[[ast.AST], bool], name: Callable[[ast.AST], str]) -> ast.AST:
+    """A copy of `node` with each subexpression `matches` accepts replaced by the name name(it)
+    (a placeholder the caller binds in the folding environment)."""
+    class Replace(ast.NodeTransformer):
+        def visit(self, child):
+            return ast.Name(id=name(child), ctx=ast.Load()) if matches(child) else super().visit(child)
+
+    return Replace().visit(copy.deepcopy(node))
 
 
 def _hashable(value):

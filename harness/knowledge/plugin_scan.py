@@ -120,6 +120,8 @@ def _flag_owner(ctx: Context) -> tuple[str, str] | None:
     `self.<flag>` reads what __init__ left (SelfFlag); inside __init__ it reads the flag midway."""
     if ctx.cls is None or not ctx.self_name or ctx.method is None or ctx.method.name == "__init__":
         return None
+    if any(d.rsplit(".", 1)[-1] in ("classmethod", "staticmethod") for d in ctx.method.decorators):
+        return None  # `cls.<name>` is the class's attribute, not what __init__ sets
     return ctx.self_name, ctx.cls.path
 
 
