@@ -48,6 +48,9 @@ class CallSite:
     receiver: str
     shape: CallShape
     bound: bool
+    # the receiver passed an `issubclass`/`isinstance` check that leaves the function otherwise
+    # (`if not issubclass(backend, _SUPPORTED_BACKENDS): raise …`): one of these classes (paths)
+    narrowed: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -117,7 +120,10 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
                 _stored_calls(index, Ref("class", module, enclosing), stored[id(node)], result)
                 continue
             shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
-            entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound)
+            func = node.func if isinstance(node, ast.Call) else None
+            held = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+            narrowed = _narrowed(index, module, scope, held, node.lineno) if held and scope is not None and found else ()
+            entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound, narrowed)
             (result.calls if found and isinstance(node, ast.Call) else result.unsure).append(entry)
     for sites in (result.calls, result.unsure):
         sites.sort(key=lambda s: (s.path, s.line))
@@ -159,6 +165,54 @@ def _stored_calls(index: SymbolIndex, holder: Ref, alias: str, result: CallSites
                 receiver = ast.unparse(func.value) if isinstance(func, ast.Attribute) else alias
                 shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
                 result.unsure.append(CallSite(relpath, node.lineno, f"{receiver}.{alias}, which may hold it", shape, True))
+
+
+def _narrowed(index: SymbolIndex, module: str, scope: ast.FunctionDef | ast.AsyncFunctionDef, name: str, line: int) -> tuple[str, ...]:
+    """The classes a check before `line` in `scope`'s body narrows the variable `name` to:
+    `if not issubclass(name, X): raise/return` or `assert isinstance(name, X)` (vllm 0.23's
+    whisper_causal.py: `if not issubclass(underlying_attn_backend, _SUPPORTED_BACKENDS): raise
+    NotImplementedError`, then `underlying_attn_backend.get_kv_cache_shape(…)` in a lambda). X is a
+    class or a tuple of them, written there or bound to a name in the function or module
+    (`tuple(b for b in (A, B) if b is not None)` included). () when there is none, or when one
+    of X's classes cannot be resolved."""
+    for stmt in scope.body:
+        if stmt.lineno >= line:
+            break
+        test = stmt.test if isinstance(stmt, (ast.If, ast.Assert)) else None
+        if isinstance(stmt, ast.If):
+            exits = not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Raise, ast.Return))
+            test = test.operand if exits and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+        if (isinstance(test, ast.Call) and dotted(test.func) in ("issubclass", "isinstance") and len(test.args) == 2
+                and isinstance(test.args[0], ast.Name) and test.args[0].id == name):
+            return _classes(index, module, scope, test.args[1])
+    return ()
+
+
+def _classes(index: SymbolIndex, module: str, scope: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.expr, depth: int = 0) -> tuple[str, ...]:
+    """The class paths `expr` names: a class, a tuple or list of them, `tuple(b for b in (…) …)`,
+    or a name the function or the module binds to one of those. () when any part is unknown."""
+    if depth > 3:
+        return ()
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        parts = [_classes(index, module, scope, element, depth + 1) for element in expr.elts]
+        return tuple(path for part in parts for path in part) if parts and all(parts) else ()
+    if isinstance(expr, ast.Call) and dotted(expr.func) in ("tuple", "list") and len(expr.args) == 1:
+        inner = expr.args[0]
+        source = inner.generators[0].iter if isinstance(inner, (ast.GeneratorExp, ast.ListComp)) and len(inner.generators) == 1 else inner
+        return _classes(index, module, scope, source, depth + 1)
+    if isinstance(expr, ast.Name):
+        local = [s.value for s in scope.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in s.targets)]
+        if len(local) == 1:
+            return _classes(index, module, scope, local[0], depth + 1)
+        if local:
+            return ()
+    text = dotted(expr)
+    found = index.resolve_in_scope(module, text) if text else None
+    if found is None or not found.ok:
+        return ()
+    if found.ref.kind == "class":
+        return (found.ref.path,)
+    return ()
 
 
 def lines_naming(text: bytes, name: str) -> list[int]:

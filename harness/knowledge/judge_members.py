@@ -275,13 +275,16 @@ class MemberJudging:
         """Whether an upstream call of the base method can land on the plugin class's override:
         never through `super()` (it runs the next class after the caller's, and the plugin's
         classes come before every upstream one); never inside a class the plugin's named classes
-        displace (see displaced); through `self` only inside an upstream class of the plugin
+        displace (see displaced); not where the caller checked the receiver is one of classes the
+        plugin class does not derive from (CallSite.narrowed); through `self` only inside an upstream class of the plugin
         class's MRO, in a method no class before it redefines (the plugin's own
         `_maybe_apply_prompt_updates` replaces upstream's, calls and all) and that may itself run
         (see _runs; None when it runs only through calls that could not be placed). Other
         receivers may."""
         if site.receiver == "super()":
             return False
+        if site.narrowed and not {ref.path for ref in self.plugin_mro(dep.plugin_class)} & set(site.narrowed):
+            return False  # the caller left unless the receiver was one of those classes
         enclosing = self._enclosing_method(site)
         if enclosing is not None and self.displaced(enclosing[0]):
             return False

@@ -30,7 +30,7 @@ from harness.knowledge.symbols import (
 )
 from harness.knowledge.upstream import UpstreamSource, cache_dir
 
-CACHE_VERSION = 18  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses; 13: __getattr__ over `if name in T: … else: raise`; 14: `x[k].name` is no name of `x`; call sites through annotated attributes; 15, 16: receivers typed by parameter, local, return annotations; 17: loop variables over tuples of annotated results; 18: bound methods kept on self)
+CACHE_VERSION = 18  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses; 13: __getattr__ over `if name in T: … else: raise`; 14: `x[k].name` is no name of `x`; call sites through annotated attributes; 15, 16: receivers typed by parameter, local, return annotations; 17: loop variables over tuples of annotated results; 18: bound methods kept on self, receivers narrowed by issubclass checks)
 
 
 def module_name(relpath: str) -> tuple[str, bool]:

@@ -172,3 +172,59 @@ def test_a_classmethod_only_unplaced_receivers_call_does_not_make_a_rename_certa
     assert (renamed["status"], renamed["breaking"]) == ("signature_changed", True), renamed
     assert "vllm/backend.py:8" in renamed["detail"], renamed
     assert code == 1
+
+
+POOLED = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.23.0'\n",
+    "vllm/backends.py": """
+        class AttentionBackend:
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size, cache_dtype_str="auto"):
+                raise NotImplementedError
+
+
+        class FlashBackend(AttentionBackend):
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size, cache_dtype_str="auto"):
+                return (num_blocks, block_size)
+
+
+        def pooled(underlying: AttentionBackend, pool: int):
+            supported = tuple(b for b in (FlashBackend,) if b is not None)
+            if not issubclass(underlying, supported):
+                raise NotImplementedError(f"{underlying} is not supported")
+            return {"get_kv_cache_shape": lambda n, b, c: underlying.get_kv_cache_shape(n, b * pool, c)}
+        """,
+}
+
+
+def test_a_call_after_a_check_the_plugin_class_fails_does_not_reach_it(tmp_path):
+    # vllm 0.23 whisper_causal.py: `if not issubclass(underlying_attn_backend, _SUPPORTED_BACKENDS):
+    # raise`, then a lambda calls underlying_attn_backend.get_kv_cache_shape with five positional
+    # arguments; vllm-ascend's DSA backend (not one of those) takes four
+    plugin = {**NPU, "npu/backend.py": """
+        from vllm.backends import AttentionBackend, FlashBackend
+
+
+        class NPUBackend(AttentionBackend):
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size):
+                return (num_blocks, block_size)
+
+
+        class NPUFlash(FlashBackend):
+            @staticmethod
+            def get_kv_cache_shape(num_blocks, block_size):
+                return (num_blocks, block_size)
+        """}
+    write_tree(tmp_path / "up", POOLED)
+    write_tree(tmp_path / "plugin", plugin)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    found = {f["target"]: f for f in doc["findings"] if f["kind"] == "subclass"}
+    npu = found["vllm.backends.AttentionBackend.get_kv_cache_shape"]
+    assert not npu["breaking"], npu
+    assert "upstream calls that cannot reach it: vllm/backends.py:17 (underlying)" in npu["detail"], npu
+    flash = found["vllm.backends.FlashBackend.get_kv_cache_shape"]
+    assert flash["breaking"] and "vllm/backends.py:17" in flash["detail"], flash
+    assert code == 1
