@@ -197,4 +197,3 @@ class Conditions:
         if isinstance(cond, VersionCompare):
             return compare_version(self.version, cond.op, cond.literal, cond.parsed)
         return None  # Undecided, Unknown, and a ParamFieldPresent or SelfFlag the scan could not place
-
