@@ -93,11 +93,8 @@ class PluginClasses:
         if cls is None or "__init__" not in cls.methods or name in cls.methods:
             return UNDECIDED
         upstream = self.upstream_bases(cls_path)
-        related, grew = {cls_path, *upstream, *self._plugin_bases(cls_path)}, True
-        subclasses = {cls_path}
-        while grew:
-            found = {path for path, other in self.scan.classes.items() if subclasses & set(other.bases)} - subclasses
-            subclasses, grew = subclasses | found, bool(found)
+        related = {cls_path, *upstream, *self._plugin_bases(cls_path)}
+        subclasses = self._plugin_subclasses(cls_path)
         writes = [(function, line) for function, line, owner in self.attribute_writes.get(name, []) if owner is None or owner in related | subclasses]
         if not writes or any(function != f"{cls_path}.__init__" for function, _ in writes):
             return UNDECIDED
@@ -311,6 +308,14 @@ class PluginClasses:
             if base in self.scan.classes and base not in found:
                 found.add(base)
                 queue.extend(self.scan.classes[base].bases)
+        return found
+
+    def _plugin_subclasses(self, path: str) -> set[str]:
+        """`path` and the plugin classes that derive from it, directly or not."""
+        found, grew = {path}, True
+        while grew:
+            more = {other for other, cls in self.scan.classes.items() if found & set(cls.bases)} - found
+            found, grew = found | more, bool(more)
         return found
 
     def upstream_bases(self, path: str, seen: frozenset = frozenset()) -> list[str]:

@@ -227,17 +227,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 if f"{module}.{node.name}" in entry_callables:
                     stack.extend(node.body)
                 continue
-            if isinstance(node, ast.Import):
-                found.extend(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = resolve_relative(module, self.files[module][1], node.level, node.module)
-                found.append(base)
-                found.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.extend(self._imported(module, node))
             elif isinstance(node, ast.stmt):
                 stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler)))
             elif isinstance(node, ast.excepthandler):
                 stack.extend(node.body)
         return found
+
+    def _imported(self, module: str, stmt: ast.Import | ast.ImportFrom) -> list[str]:
+        """What an import statement may import: each `import a.b` name; for `from a import b, c`,
+        `a` and the submodules `a.b`, `a.c` it names (when they are modules)."""
+        if isinstance(stmt, ast.Import):
+            return [alias.name for alias in stmt.names]
+        base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
+        return [base, *(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*")]
 
     # ------------------------------------------------------------- the walk
 
@@ -482,12 +486,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
     def _import(self, module: str, stmt: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         env = ctx.env
         guarded = self.import_guards.setdefault(module, {})
-        if isinstance(stmt, ast.Import):
-            imported = [alias.name for alias in stmt.names]
-        else:
-            base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
-            imported = [base, *(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*")]
-        for name in imported:
+        for name in self._imported(module, stmt):
             guarded.setdefault(name, []).append(ctx.guards)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
