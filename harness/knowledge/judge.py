@@ -58,6 +58,7 @@ from harness.knowledge.prefetch import prefetch
 from harness.knowledge.registries import registry_keys
 from harness.knowledge.risk import risk_of
 from harness.knowledge.signatures import (
+    RAISES_ONLY,
     against_calls,
     bind_problem,
     signature_incompatibility,
@@ -417,7 +418,9 @@ class Judge(MemberJudging, Conditions):
             finding.detail = f"the target does nothing on {self.index.source.label} (its body is empty): check where the behaviour this hook relies on went" + (f"; {finding.detail}" if finding.detail else "")
             finding.risk = max(finding.risk, 30)
         problem = self._hook_signature(dep, resolution)
-        if problem is not None:
+        if problem is not None and dep.raises_only:
+            finding.detail = RAISES_ONLY.format(what=f"the hook {dep.hook}")
+        elif problem is not None:
             certain, message = problem
             finding.status, finding.breaking = Status.unknown if certain is None else Status.signature_changed, bool(certain)
             finding.detail = message

@@ -23,6 +23,7 @@ from harness.knowledge.plugin_repo import (
 from harness.knowledge.plugin_uses import reads_of
 from harness.knowledge.risk import risk_of
 from harness.knowledge.signatures import (
+    RAISES_ONLY,
     against_calls,
     bind_problem,
     signature_incompatibility,
@@ -161,21 +162,8 @@ class MemberJudging:
         body or on self: code of the base reading it may run on such an instance."""
         if plugin_class is None:
             return None
-        if self._subclasses is None:
-            self._subclasses = {}
-            for cls in self.scan.classes.values():
-                for base in cls.bases:
-                    self._subclasses.setdefault(base, []).append(cls)
-        queue, seen = list(self._subclasses.get(plugin_class, [])), set()
-        while queue:
-            cls = queue.pop()
-            if cls.path in seen:
-                continue
-            seen.add(cls.path)
-            if member in cls.names or member in cls.methods:
-                return cls
-            queue.extend(self._subclasses.get(cls.path, []))
-        return None
+        return next((self.scan.classes[path] for path in self._descendants(plugin_class)
+                     if member in self.scan.classes[path].names or member in self.scan.classes[path].methods), None)
 
     def _method_at(self, dep: Dependency) -> tuple[str, ...]:
         """The method holding a member reference, of the class it is written in (`dep.name`;
@@ -245,6 +233,8 @@ class MemberJudging:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
         info = self.index.function_info(ref)
         problem = signature_incompatibility(info.params, dep.params or (), positional_only=1 if dep.bound else 0) if info else None
+        if problem and dep.raises_only:
+            return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=RAISES_ONLY.format(what=f"{dep.name}.{dep.member}"))
         if problem:
             protocol = self._protocol_of(ref)
             if protocol is not None:
@@ -303,14 +293,15 @@ class MemberJudging:
 
     def _runs(self, dep: Dependency, caller: Ref, method: str, depth: int) -> bool | None:
         """Whether the inherited upstream method `caller.method` may run on the plugin class's
-        object: True when the plugin names it, when upstream calls it in ways a scan cannot see
+        object: True when the plugin names it in a string or reads it on something that may be
+        that object (_plugin_reads), when upstream calls it in ways a scan cannot see
         (no call found), or when a placed call of it may land there; False when every call
         found is one that cannot (vllm 0.23 GPUModelRunner._init_minimal_kv_cache_for_profiling,
         called from profile_cudagraph_memory, which only gpu_worker.Worker calls); None when
         only calls that could not be placed might (vllm 0.30 DeepseekV4Attention's
         `_prepare_and_attn`, reached on a plugin layer that replaces `forward` only through the
         CPU custom op's `layer._prepare_and_attn_fn(…)` on a layer looked up by name)."""
-        if method in self.scan.attribute_uses or method in self.scan.name_strings:
+        if method in self.scan.name_strings or (method in self.scan.attribute_uses and self._plugin_reads(dep.plugin_class, method) is not None):
             return True
         sites = call_sites(self.index, Ref("function", caller.module, f"{caller.qualname}.{method}"))
         if not sites.calls and not sites.unsure:
@@ -372,7 +363,7 @@ class MemberJudging:
             return None
         detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
                   f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")
-        used_at = self._plugin_reads(dep)
+        used_at = self._plugin_reads(dep.plugin_class, dep.member)
         if used_at is not None:
             # vllm-rbln's attention backend: vllm 0.30 dropped get_kv_cache_shape from the base,
             # the plugin's own model runner still calls it; what upstream's calls did is not known
@@ -381,18 +372,21 @@ class MemberJudging:
         return self.successor_for(Finding(**self.base(dep, target), status=Status.not_on_base, breaking=True, detail=detail,
                                           risk=risk_of(dep, Status.not_on_base)), before.target)
 
-    def _plugin_reads(self, dep: Dependency) -> str | None:
-        """The first plugin site ("file:line") that reads `dep.member` on something that may be a
-        `dep.plugin_class` instance: through self of a class related to it, or through any other
+    def _plugin_reads(self, plugin_class: str, member: str) -> str | None:
+        """The first plugin site ("file:line") that reads `member` on something that may be a
+        `plugin_class` instance: through self of a class related to it, or through any other
         receiver except an upstream instance of an unrelated class (the scan's field read:
         vllm-rbln's `self.coordinator.allocate_new_computed_blocks(…)` on a KVCacheCoordinator
-        is no call of its KV cache manager's method of that name). None when there is none."""
-        mine = {ref for ref in self.plugin_mro(dep.plugin_class) if ref.kind == "class"}  # not object, ABC, nn.Module
+        is no call of its KV cache manager's method of that name), or one an isinstance check
+        around the read says is of classes no such instance is (vllm-ascend's model runner calls
+        `self.drafter.propose(…)` only under `isinstance(self.drafter, AscendNgramProposer)` and
+        the like, never on its Eagle-family drafters). None when there is none."""
+        mine = {ref for ref in self.plugin_mro(plugin_class) if ref.kind == "class"}  # not object, ABC, nn.Module
         fields = {f"{d.file}:{d.line}": d.target for d in self.scan.dependencies
-                  if d.kind == "field" and d.target and d.target.endswith(f".{dep.member}")}
-        for read in reads_of(self.scan, dep.member):
+                  if d.kind == "field" and d.target and d.target.endswith(f".{member}")}
+        for read in reads_of(self.scan, member):
             if read.through_self_of is not None:
-                if Ref("class", "", read.through_self_of) in mine or Ref("class", "", dep.plugin_class) in self.plugin_mro(read.through_self_of):
+                if Ref("class", "", read.through_self_of) in mine or Ref("class", "", plugin_class) in self.plugin_mro(read.through_self_of):
                     return read.where
                 continue
             held = fields.get(read.where)
@@ -401,8 +395,43 @@ class MemberJudging:
                 continue  # an upstream instance of a class the plugin class does not derive from
             if read.self_attribute is not None and self._holds_unrelated(*read.self_attribute, mine):
                 continue  # `self.coordinator.…` where the plugin sets self.coordinator = RBLNKVCacheCoordinator(…)
+            if read.narrowed and self._excluded_by(read.narrowed, plugin_class):
+                continue
             return read.where
         return None
+
+    def _excluded_by(self, classes: tuple[str, ...], plugin_class: str) -> bool:
+        """Whether an `isinstance(x, classes)` check that held rules out x being an instance of
+        `plugin_class` or of a plugin class deriving from it: no class of their MROs is one of
+        `classes`. False when one of `classes` cannot be placed (a name the scan does not know)."""
+        refs = set()
+        for path in classes:
+            if path in self.scan.classes:
+                refs.add(Ref("class", "", path))
+                continue
+            found = self.index.resolve(path) if is_upstream(path) else None
+            if found is None or not found.ok or found.ref.kind != "class":
+                return False
+            refs.add(found.ref)
+        instances = set(self.plugin_mro(plugin_class))
+        for sub in self._descendants(plugin_class):
+            instances |= set(self.plugin_mro(sub))
+        return not (refs & instances)
+
+    def _descendants(self, plugin_class: str) -> list[str]:
+        """The plugin classes deriving from `plugin_class`, at any depth (paths)."""
+        if self._subclasses is None:
+            self._subclasses = {}
+            for cls in self.scan.classes.values():
+                for base in cls.bases:
+                    self._subclasses.setdefault(base, []).append(cls)
+        queue, seen = [c.path for c in self._subclasses.get(plugin_class, [])], []
+        while queue:
+            path = queue.pop()
+            if path not in seen:
+                seen.append(path)
+                queue.extend(c.path for c in self._subclasses.get(path, []))
+        return seen
 
     def _holds_unrelated(self, in_class: str, attr: str, mine: set[Ref]) -> bool:
         """Whether every value the plugin gives `self.<attr>` in `in_class` and its plugin bases is

@@ -229,7 +229,7 @@ class PluginClasses:
                         continue
                     seen.add((cls.file, method.line, name))
                     self.scan.dependencies.append(Dependency(
-                        kind, None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound,
+                        kind, None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound, raises_only=method.raises_only,
                         plugin_class=context, member=name, access="override", name=path,
                     ))
                 for ref in cls.self_refs:

@@ -27,7 +27,7 @@ from harness.knowledge.plugin_repo import (
     SelfRef,
     is_upstream,
 )
-from harness.knowledge.symbol_records import walk
+from harness.knowledge.symbol_records import raises_only, walk
 from harness.knowledge.symbols import dotted, function_params, resolve_relative
 
 _IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
@@ -360,6 +360,7 @@ class Expressions:
         self._dependency(
             "hook", target if isinstance(target, str) else None, module, node, ctx,
             hook_type=hook_type, hook=hook_path, params=params, expression=expression,
+            raises_only=isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and raises_only(definition),
             passthrough="var" in kinds and "varkw" in kinds,
         )
 

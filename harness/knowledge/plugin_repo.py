@@ -220,6 +220,7 @@ class Dependency:
     hook: str | None = None  # the plugin callable's path: the hook's, or the one a patch sets
     params: tuple[Param, ...] | None = None  # the plugin callable's signature (hook, override)
     bound: bool = False  # params start with self/cls that the runtime passes
+    raises_only: bool = False  # the plugin callable's body is one `raise`: its signature decides nothing
     passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes
     expression: str | None = None  # as written
     how: str | None = None  # patches: setattr | assign | item-assign | in-place .append …; references: CLASS_USES
@@ -244,6 +245,7 @@ class MethodDecl:
     line: int
     params: tuple[Param, ...]
     decorators: tuple[str, ...]
+    raises_only: bool = False  # symbol_records.raises_only
 
     @property
     def bound(self) -> bool:

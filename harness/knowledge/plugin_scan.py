@@ -72,7 +72,7 @@ from harness.knowledge.plugin_repo import (
     plugin_module_files,
     read_entry_points,
 )
-from harness.knowledge.symbol_records import walk
+from harness.knowledge.symbol_records import raises_only, walk
 from harness.knowledge.symbols import (
     ModuleTable,
     dotted,
@@ -473,7 +473,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorators = tuple(filter(None, (dotted(d) for d in stmt.decorator_list)))
-                cls.methods.setdefault(stmt.name, MethodDecl(stmt.name, stmt.lineno, function_params(stmt.args), decorators))
+                cls.methods.setdefault(stmt.name, MethodDecl(stmt.name, stmt.lineno, function_params(stmt.args), decorators, raises_only(stmt)))
                 if stmt.name in ("__getattr__", "__getattribute__"):
                     cls.dynamic = True
             for name in assigned_in(stmt):

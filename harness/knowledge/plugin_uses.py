@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from harness.knowledge.plugin_repo import PluginScan
 from harness.knowledge.refs import Ref
 from harness.knowledge.symbol_records import walk
+from harness.knowledge.symbols import dotted
 
 
 @dataclass(frozen=True)
@@ -29,13 +30,16 @@ class Read:
     through_super: bool = False  # `super().name`: reaches only classes after through_self_of
     # `self.<attr>.name` in a method of plugin class `in_class`: the attribute, whose value decides
     self_attribute: tuple[str, str] | None = None  # (in_class, attr)
+    # the classes (dotted paths as the module imports them) an isinstance check around the read
+    # says the receiver is an instance of; () when there is none
+    narrowed: tuple[str, ...] = ()
 
 
 def reads_of(scan: PluginScan, name: str) -> list[Read]:
     """Every load of `….name` in the plugin's modules, in module order."""
     found: list[Read] = []
     for module, tree in _trees_mentioning(scan, name.encode()):
-        _visit(tree, module.name, None, False, None, name, module.file, found)
+        _Reads(module.name, module.is_package, module.file, name, _imported_names(tree, module.name, module.is_package), found).visit(tree, None, False, None, {})
     return found
 
 
@@ -66,29 +70,124 @@ def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):
 _TREES: dict[tuple[str, int], ast.Module | None] = {}
 
 
-def _visit(node: ast.AST, module: str, cls: str | None, in_body: bool, receiver: str | None, name: str, file: str, found: list[Read]) -> None:
-    """`cls`: the innermost plugin class around (its path); `in_body`: directly in its body;
-    `receiver`: the self/cls parameter of the method around (closures included)."""
-    for child in ast.iter_child_nodes(node):
+def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """Name -> the dotted path it stands for in `module`: its imports (function-local ones too;
+    relative ones from its package) and its own top-level classes. A name bound two ways maps to
+    "" (not known)."""
+    names: dict[str, str] = {}
+
+    def bind(local: str, path: str) -> None:
+        names[local] = path if names.get(local, path) == path else ""
+
+    package = module if is_package else module.rpartition(".")[0]
+    for node in walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1]) if node.level - 1 < len(parts) else ""
+                base = f"{parent}.{base}" if base else parent
+            for alias in node.names:
+                if alias.name != "*":
+                    bind(alias.asname or alias.name, f"{base}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bind(alias.asname or alias.name.partition(".")[0], alias.name if alias.asname else alias.name.partition(".")[0])
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            bind(stmt.name, f"{module}.{stmt.name}")
+    return names
+
+
+def _isinstance_tests(test: ast.expr) -> dict[str, tuple[ast.expr, ...]]:
+    """Receiver text -> the class expressions `test` checks it against when it holds:
+    `isinstance(x, C)`, `isinstance(x, (A, B))`, either inside an `and`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        found: dict[str, tuple[ast.expr, ...]] = {}
+        for value in test.values:
+            found.update(_isinstance_tests(value))
+        return found
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2:
+        classes = test.args[1]
+        return {ast.unparse(test.args[0]): tuple(classes.elts) if isinstance(classes, ast.Tuple) else (classes,)}
+    return {}
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Raise, ast.Return, ast.Continue, ast.Break))
+
+
+@dataclass
+class _Reads:
+    """The walk behind reads_of, over one module."""
+
+    module: str
+    is_package: bool
+    file: str
+    name: str
+    names: dict[str, str]  # _imported_names
+    found: list[Read]
+
+    def visit(self, node: ast.AST, cls: str | None, in_body: bool, receiver: str | None, narrow: dict[str, tuple[str, ...]]) -> None:
+        """`cls`: the innermost plugin class around (its path); `in_body`: directly in its body;
+        `receiver`: the self/cls parameter of the method around (closures included); `narrow`:
+        receiver text -> the classes an enclosing `if isinstance(…)` (or an earlier `assert
+        isinstance(…)`, or `if not isinstance(…): return`) says it is an instance of."""
+        for _, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            local = narrow
+            for child in children:
+                if isinstance(child, ast.AST):
+                    self.child(child, cls, in_body, receiver, local)
+                if isinstance(child, ast.Assert):
+                    local = {**local, **self.qualified(_isinstance_tests(child.test))}
+                elif (isinstance(child, ast.If) and not child.orelse and _exits(child.body) and isinstance(child.test, ast.UnaryOp)
+                      and isinstance(child.test.op, ast.Not)):
+                    local = {**local, **self.qualified(_isinstance_tests(child.test.operand))}
+
+    def child(self, child: ast.AST, cls: str | None, in_body: bool, receiver: str | None, narrow: dict[str, tuple[str, ...]]) -> None:
         if isinstance(child, ast.ClassDef):
-            _visit(child, module, f"{cls or module}.{child.name}", True, None, name, file, found)
-        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.visit(child, f"{cls or self.module}.{child.name}", True, None, {})
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             inner = receiver
-            if in_body:
+            if in_body and not isinstance(child, ast.Lambda):
                 params = [*child.args.posonlyargs, *child.args.args]
                 static = any((ast.unparse(d).rsplit(".", 1)[-1]) == "staticmethod" for d in child.decorator_list)
                 inner = params[0].arg if params and not static and params[0].arg in ("self", "cls") else None
-            _visit(child, module, cls, False, inner, name, file, found)
+            self.visit(child, cls, False, inner, {})  # a check around a def does not hold when it runs
+        elif isinstance(child, ast.If):
+            self.child(child.test, cls, in_body, receiver, narrow)
+            inside = {**narrow, **self.qualified(_isinstance_tests(child.test))}
+            self.visit(ast.Module(body=child.body, type_ignores=[]), cls, in_body, receiver, inside)
+            self.visit(ast.Module(body=child.orelse, type_ignores=[]), cls, in_body, receiver, narrow)
         else:
-            if isinstance(child, ast.Attribute) and child.attr == name and isinstance(child.ctx, ast.Load):
+            if isinstance(child, ast.Attribute) and child.attr == self.name and isinstance(child.ctx, ast.Load):
                 through = receiver is not None and isinstance(child.value, ast.Name) and child.value.id == receiver
                 upward = (receiver is not None and isinstance(child.value, ast.Call) and isinstance(child.value.func, ast.Name)
                           and child.value.func.id == "super" and not child.value.args)
                 held = child.value
                 via = (cls, held.attr) if (cls is not None and receiver is not None and isinstance(held, ast.Attribute)
                                            and isinstance(held.value, ast.Name) and held.value.id == receiver) else None
-                found.append(Read(f"{file}:{child.lineno}", cls if through or upward else None, upward, via))
-            _visit(child, module, cls, in_body, receiver, name, file, found)
+                self.found.append(Read(f"{self.file}:{child.lineno}", cls if through or upward else None, upward, via,
+                                       narrow.get(ast.unparse(held), ())))
+            self.visit(child, cls, in_body, receiver, narrow)
+
+    def qualified(self, tests: dict[str, tuple[ast.expr, ...]]) -> dict[str, tuple[str, ...]]:
+        """The tests with each class expression as a dotted path; a receiver whose classes are
+        not all known is left out (nothing is said about it)."""
+        found = {}
+        for held, classes in tests.items():
+            paths = []
+            for expr in classes:
+                text = dotted(expr)
+                head, _, rest = (text or "").partition(".")
+                path = self.names.get(head) if text else None
+                if not path:
+                    break
+                paths.append(f"{path}.{rest}" if rest else path)
+            else:
+                found[held] = tuple(paths)
+        return found
 
 
 def reads_elsewhere_only(scan: PluginScan, plugin_mro: Callable[[str], list[Ref]], owner: str, name: str) -> bool:

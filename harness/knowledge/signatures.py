@@ -13,6 +13,10 @@ from harness.knowledge.index import Outcome, Ref, SymbolIndex
 from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import Param
 
+# The detail for a plugin callable whose body is one `raise` (symbol_records.raises_only): a
+# call of it fails whatever it passes, so a parameter list that no longer fits changes nothing.
+RAISES_ONLY = "{what} only raises: any call of it fails, whatever arguments it gets; its parameters are not compared"
+
 
 def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ...], positional_only: int = 0) -> tuple[bool, str] | None:
     """Why `override` cannot stand in for `base` (every call valid for base must be valid for

@@ -181,6 +181,16 @@ def body_fingerprint(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[s
 EMPTY_BODIES = frozenset(hashlib.blake2b(text.encode(), digest_size=8).hexdigest() for text in ("", "pass", "...", "return", "return None"))
 
 
+def raises_only(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function's body (a docstring aside) is one `raise` statement: every call of it
+    fails whatever it is passed (vllm-ascend's AscendMLAImpl.forward_mha, a stub of an abstract
+    method: `raise NotImplementedError("forward_mha is not supported …")`)."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return len(body) == 1 and isinstance(body[0], ast.Raise)
+
+
 def function_params(args: ast.arguments) -> tuple[Param, ...]:
     def default_text(node: ast.AST | None) -> str | None:
         if node is None:

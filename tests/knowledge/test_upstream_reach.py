@@ -228,3 +228,119 @@ def test_a_call_after_a_check_the_plugin_class_fails_does_not_reach_it(tmp_path)
     flash = found["vllm.backends.FlashBackend.get_kv_cache_shape"]
     assert flash["breaking"] and "vllm/backends.py:17" in flash["detail"], flash
     assert code == 1
+
+
+MLA = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.23.0'\n",
+    "vllm/mla.py": """
+        class MLAAttentionImpl:
+            def forward_mha(self, q, kv_c_normed, k_pe, kv_cache, attn_metadata, k_scale, output):
+                raise NotImplementedError
+
+            def forward_impl(self, q, kv, k_pe, cache, meta, scale, output):
+                self.forward_mha(q, kv, k_pe, cache, meta, scale, output=output)
+        """,
+}
+
+
+def test_an_override_that_only_raises_is_not_compared(tmp_path):
+    # vllm-ascend 0.23.0 AscendMLAImpl.forward_mha(self, layer_name, hidden_states, kv_cache,
+    # attn_metadata, need_gather_q_kv=False, output=None) stubs the abstract method with
+    # `raise NotImplementedError`: a call fails whatever its arguments, so the parameters that no
+    # longer fit vllm's call change nothing. The same parameters over a real body break.
+    plugin = {**NPU, "npu/backend.py": '''
+        from vllm.mla import MLAAttentionImpl
+
+
+        class NPUMLAImpl(MLAAttentionImpl):
+            def forward_mha(self, layer_name, hidden_states, kv_cache, attn_metadata, need_gather_q_kv=False, output=None):
+                """Not supported on NPU."""
+                raise NotImplementedError("forward_mha is not supported for MLA attention. Use forward() instead.")
+
+
+        class Working(MLAAttentionImpl):
+            def forward_mha(self, layer_name, hidden_states, kv_cache, attn_metadata, need_gather_q_kv=False, output=None):
+                return hidden_states
+        '''}
+    write_tree(tmp_path / "up", MLA)
+    write_tree(tmp_path / "plugin", plugin)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    found = {f["line"]: f for f in doc["findings"] if f["target"] == "vllm.mla.MLAAttentionImpl.forward_mha"}
+    assert sorted(found) == [11], found  # the stub is ok: not reported
+    working = found[11]
+    assert (working["status"], working["breaking"]) == ("signature_changed", True), working
+    assert "vllm/mla.py:6" in working["detail"], working
+    assert code == 1
+
+
+PROPOSERS = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.23.0'\n",
+    "vllm/proposers.py": """
+        class BaseProposer:
+            def propose(self, tokens):
+                return self.build_first_pass(len(tokens), tokens, None)
+
+            def build_first_pass(self, num_tokens, tokens, embeds):
+                return tokens
+
+
+        class NgramProposer:
+            def propose(self, tokens):
+                return tokens
+
+
+        class Runner:
+            def take_draft(self, tokens):
+                return self.drafter.propose(tokens)
+        """,
+}
+
+RUNNER = """
+        from vllm.proposers import BaseProposer, NgramProposer
+
+
+        class NPUNgram(NgramProposer):
+            pass
+
+
+        class NPUDflash(BaseProposer):
+            def build_first_pass(self, tokens):
+                return tokens
+
+            def _propose(self, tokens):
+                return self.build_first_pass(tokens)
+
+
+        class NPURunner:
+            def take_draft(self, tokens):
+                if isinstance(self.drafter, NPUNgram):
+                    return self.drafter.propose(tokens)
+                assert isinstance(self.drafter, NPUDflash)
+                return self.drafter._propose(tokens)
+        """
+
+
+def test_a_plugin_call_under_an_isinstance_check_of_another_class_does_not_run_the_base_method(tmp_path):
+    # vllm-ascend 0.23.0: AscendDflashProposer.build_model_inputs_first_pass(self,
+    # num_input_tokens) drops two of the base's parameters; upstream's SpecDecodeBaseProposer.propose
+    # calls it with three, but the plugin's model runner calls `self.drafter.propose(…)` only
+    # under `isinstance(self.drafter, AscendNgramProposer)` (and other non-Eagle proposers) and
+    # runs its Eagle-family drafters through its own `_propose`; upstream's runner calls
+    # `self.drafter.propose(…)` on a drafter it cannot type. Undecided, not breaking. A plugin
+    # call without the check may reach the base method on the Dflash drafter: breaking.
+    write_tree(tmp_path / "up", PROPOSERS)
+    write_tree(tmp_path / "plugin", {**NPU, "npu/backend.py": RUNNER})
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    found = by_target(doc["findings"])["vllm.proposers.BaseProposer.build_first_pass"]
+    assert (found["status"], found["breaking"]) == ("unknown", False), found
+    assert "reach it only through calls that could not be placed: vllm/proposers.py:3 (self)" in found["detail"], found
+    assert code == 3  # no breaking finding; one left unverified
+
+    unchecked = RUNNER.replace("if isinstance(self.drafter, NPUNgram):", "if tokens:")
+    write_tree(tmp_path / "plugin2", {**NPU, "npu/backend.py": unchecked})
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin2"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    found = by_target(doc["findings"])["vllm.proposers.BaseProposer.build_first_pass"]
+    assert (found["status"], found["breaking"]) == ("signature_changed", True), found
+    assert code == 1
