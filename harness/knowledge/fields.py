@@ -197,8 +197,15 @@ def outside_write(index: SymbolIndex, attr: str, within: str) -> str | None:
 def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:
     """An upstream subclass of `owner` that declares `attr` (in its body or on self), or None:
     an object annotated as `owner` may be one (`pool: KVCache` holding an MHATokenToKVPool), so
-    a field only a subclass declares is not certainly missing. Subclasses are found by the class
-    headers in the sources (no module is parsed unless it defines one), then checked by MRO."""
+    a field only a subclass declares is not certainly missing."""
+    return next((cls.path for cls, info in upstream_subclasses(index, owner)
+                 if attr in info.members or attr in index.instance_attributes(cls).names), None)
+
+
+def upstream_subclasses(index: SymbolIndex, owner: Ref):
+    """(Ref, ClassInfo) of each class of the release deriving from `owner` at any depth, by
+    module and line. Found by the class headers in the sources (no module is parsed unless it
+    defines one), then checked by MRO (a namesake of another hierarchy is dropped)."""
     names, queue = {owner.qualname.rsplit(".", 1)[-1]}, [owner.qualname.rsplit(".", 1)[-1]]
     modules: set[str] = set()
     while queue:  # subclasses by name, transitively; the MRO check below drops namesakes
@@ -212,11 +219,8 @@ def subclass_declaring(index: SymbolIndex, owner: Ref, attr: str) -> str | None:
         table = index.table(module)
         for qualname, info in (table.classes.items() if table else ()):
             cls = Ref("class", module, qualname)
-            if qualname.rsplit(".", 1)[-1] not in names or cls == owner or owner not in index.mro(cls):
-                continue
-            if attr in info.members or attr in index.instance_attributes(cls).names:
-                return cls.path
-    return None
+            if qualname.rsplit(".", 1)[-1] in names and cls != owner and owner in index.mro(cls):
+                yield cls, info
 
 
 def _receiver(text: bytes, end: int) -> bytes:

@@ -40,6 +40,7 @@ from harness.knowledge.judge_resolution import (
     upstream_version,
 )
 from harness.knowledge.kinds import profile
+from harness.knowledge.name_reads import optional_read, reads_attribute, reads_module_global
 from harness.knowledge.plugin_repo import (
     CLASS_USE_BASE,
     CLASS_USES,
@@ -232,7 +233,8 @@ class Judge(MemberJudging, Conditions):
             return Finding(**self.base(dep), status=Status.ok, defined_in=defined_path(resolution), detail=resolution.note)
         if is_undecided(resolution):
             return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note)
-        return self._missing(dep, f"cannot import name {dep.target.rsplit('.', 1)[-1]!r} from {module}: {resolution.note}", successor_of=dep.target)
+        note = f"cannot import name {dep.target.rsplit('.', 1)[-1]!r} from {module}: {resolution.note}"
+        return self._set_by_plugin(dep, dep.target, note) or self._missing(dep, note, successor_of=dep.target)
 
     def _judge_reference(self, dep: Dependency) -> Finding | None:
         """`a.b.c` through an upstream module/class: getattr step by step, stopping where the
@@ -251,7 +253,8 @@ class Judge(MemberJudging, Conditions):
                     return None  # the head itself is the import's finding
                 if is_undecided(resolution):
                     return Finding(**self.base(dep, ".".join(parts[:end])), status=Status.unknown, detail=resolution.note)
-                return self._missing(dep, resolution.note, target=".".join(parts[:end]))
+                return (self._set_by_plugin(dep, ".".join(parts[:end]), resolution.note)
+                        or self._missing(dep, resolution.note, target=".".join(parts[:end])))
             found = resolution
             if resolution.ref.kind == "function" and end < len(parts):
                 gone = self._class_now_function(resolution, ".".join(parts[:end]), parts[end])
@@ -591,6 +594,8 @@ class Judge(MemberJudging, Conditions):
         if owner.ref.kind == "class" and (info is None or info.open_members):
             return None
         what = f"{owner_path} has no {name!r} in {self.index.source.label}"
+        if any(g.cond == HasAttr(owner_path, name) for g in dep.guards):
+            return None  # `if hasattr(mod, "name"): mod.name = …` replaces it only where it is there
         absent = next((g for g in dep.guards if g.cond == Not(HasAttr(owner_path, name))), None)
         if absent is not None:  # `if not hasattr(Cls, "name"): Cls.name = ...` runs only to add it
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
@@ -601,14 +606,25 @@ class Judge(MemberJudging, Conditions):
                 return None  # the plugin replaced what the earlier release had: upstream dropped it
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}, nor in {self.before.source.label}: the patch adds a name of the plugin's own")
+        optional = optional_read(self.index, name)
+        if optional is not None:
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}; the release reads {name!r} only where it is there ({optional}): the patch adds it to {owner_path}")
         named = self._named_in_release(name)
         # where plugins add names by patching, a name only other modules use (another parser's
         # own helper of the same name) says nothing of this owner: upstream would read a
-        # member of it in the owner's own module
-        if named is not None and (not profile().patches_add_names or self._named_in_release(name, owner.ref.module) is not None):
+        # member of it in the owner's own module (for a module: its global, not a local that
+        # a function imports under the same name)
+        in_owner = (reads_module_global(self.index, owner.ref.module, name) if owner.ref.kind == "module"
+                    else reads_attribute(self.index, owner.ref.module, name))
+        if named is not None and (not profile().patches_add_names or in_owner):
             return None
-        nowhere = f"no code of it names {name!r}" if named is None else f"the release names {name!r} only outside {owner.ref.module} (e.g. {named})"
-        used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)))
+        what_read = f"a global {name!r}" if owner.ref.kind == "module" else f"an attribute {name!r}"
+        nowhere = (f"no code of it names {name!r}" if named is None else f"{owner.ref.module} never reads {what_read}"
+                   if self._named_in_release(name, owner.ref.module) else f"the release names {name!r} only outside {owner.ref.module} (e.g. {named})")
+        imported = next((f"{d.file}:{d.line}" for d in self.scan.dependencies if d.kind == "import" and d.target == dep.target), None)
+        used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)),
+                                                           ("imports", imported))
                      if where is not None and where != f"{dep.file}:{dep.line}"), None)
         if used is not None:
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
@@ -618,6 +634,25 @@ class Judge(MemberJudging, Conditions):
         return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                        detail=f"{what}, and {nowhere}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
                               "upstream dropped (dead); the release the plugin was written against (--baseline) tells")
+
+    def _set_by_plugin(self, dep: Dependency, target: str, note: str) -> Finding | None:
+        """An upstream name the release lacks that a patch of the plugin's own sets (`import
+        vllm.config; vllm.config.current_platform = ascend_platform` in vllm-mindspore's
+        package __init__, then `from vllm.config import current_platform` in one of its
+        modules): there only when that patch ran first, which depends on the order modules are
+        imported in, not checked: `unknown`. None when no patch sets it."""
+        patches = [d for d in self.scan.dependencies if d.kind == "patch" and d.how in ("assign", "setattr") and d.target == target]
+        # a module runs top to bottom: its own later patch is not there yet (the read that keeps
+        # the original before replacing it), an earlier one at module level is
+        if any(p.file == dep.file and p.line < dep.line and p.scope == "module" and not p.guards and dep.scope == "module" for p in patches):
+            earlier = next(p for p in patches if p.file == dep.file and p.line < dep.line)
+            return Finding(**self.base(dep, target), status=Status.ok, detail=f"{note}; but the plugin sets it itself above ({earlier.file}:{earlier.line})")
+        patch = next((p for p in patches if p.file != dep.file), None)
+        if patch is None:
+            return None
+        return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{note}; but the plugin sets it itself ({patch.file}:{patch.line}): it is there when that has run first "
+                              "(the order the plugin's modules are imported in is not checked)")
 
     def _method_around(self, dep: Dependency) -> tuple[str, ...]:
         """For `super().m(…)` inside the plugin class's own `m` (extending a base method upstream

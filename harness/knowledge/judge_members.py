@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from harness.knowledge.callsites import PLATFORM_INSTANCE, CallSite, call_sites
 from harness.knowledge.external import display
-from harness.knowledge.fields import outside_write, written_by_plugin
+from harness.knowledge.fields import outside_write, upstream_subclasses, written_by_plugin
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.kinds import profile
@@ -243,7 +243,7 @@ class MemberJudging:
                 problem = False, f"{problem[1]}; the base is declared on {protocol}, a typing.Protocol: only a call upstream makes can fail"
             # the calls upstream makes of the base method reach the override
             problem = against_calls(self.index, ref, problem, lambda site: bind_problem(dep.params or (), site.shape, site.bound and bool(dep.bound)),
-                                    reaches=lambda site: self._reaches_override(dep, site))
+                                    reaches=lambda site: self._reaches_override(dep, site, base=ref))
             certain, message = problem
             if not certain and {p.kind for p in info.params[1:]} == {"var", "varkw"}:
                 # a (self, *args, **kwargs) base declares no signature (vLLM's CustomOp.forward_oot
@@ -261,7 +261,7 @@ class MemberJudging:
         protocol = any(base.kind == "external" and base.qualname in ("typing.Protocol", "typing_extensions.Protocol") for base in self.index.mro(owner))
         return owner.path if protocol else None
 
-    def _reaches_override(self, dep: Dependency, site: CallSite, depth: int = 0) -> bool | None:
+    def _reaches_override(self, dep: Dependency, site: CallSite, depth: int = 0, base: Ref | None = None) -> bool | str | None:
         """Whether an upstream call of the base method can land on the plugin class's override:
         never through `super()` (it runs the next class after the caller's, and the plugin's
         classes come before every upstream one); never inside a class the plugin's named classes
@@ -270,7 +270,11 @@ class MemberJudging:
         class's MRO, in a method no class before it redefines (the plugin's own
         `_maybe_apply_prompt_updates` replaces upstream's, calls and all) and that may itself run
         (see _runs; None when it runs only through calls that could not be placed). Other
-        receivers may."""
+        receivers may, unless an override of the `base` method by another upstream class fails
+        that call as well: then upstream does not make it on all of the base's subclasses, and
+        whether on the plugin's is not known (a reason, undecided: vllm 0.11's linear.py calls
+        `self.quant_method.create_weights(…)` with a linear layer's arguments, which its own
+        UnquantizedFusedMoEMethod.create_weights does not take either)."""
         if site.receiver == "super()":
             return False
         if site.narrowed and not {ref.path for ref in self.plugin_mro(dep.plugin_class)} & set(site.narrowed):
@@ -279,7 +283,8 @@ class MemberJudging:
         if enclosing is not None and self.displaced(enclosing[0]):
             return False
         if site.receiver not in ("self", "cls") or enclosing is None:
-            return True
+            sibling = self._failing_elsewhere(dep, base, site) if base is not None and site.receiver != "super()" else None
+            return f"upstream's own {sibling} fails that call too" if sibling else True
         caller, method = enclosing
         mro = self.plugin_mro(dep.plugin_class)
         if caller not in mro:
@@ -290,6 +295,22 @@ class MemberJudging:
             if (own is not None and (method in own.methods or method in own.names)) or (info is not None and method in info.members):
                 return False
         return depth >= 3 or self._runs(dep, caller, method, depth)
+
+    def _failing_elsewhere(self, dep: Dependency, base: Ref, site: CallSite) -> str | None:
+        """`Class.method(params)` of an upstream class deriving from the class of method `base`,
+        outside the plugin class's MRO, that overrides it with parameters the call at `site`
+        cannot bind either; None when there is none."""
+        owner, _, method = base.qualname.rpartition(".")
+        mine = set(self.plugin_mro(dep.plugin_class))
+        for cls, info in upstream_subclasses(self.index, Ref("class", base.module, owner)):
+            if cls in mine or method not in info.members:
+                continue
+            ref = Ref("function", cls.module, f"{cls.qualname}.{method}")
+            found = self.index.function_info(ref)
+            problem = bind_problem(found.params, site.shape, site.bound) if found is not None else None
+            if problem is not None and problem[0]:
+                return f"{ref.path}{signature_text(found.params)}"
+        return None
 
     def _runs(self, dep: Dependency, caller: Ref, method: str, depth: int) -> bool | None:
         """Whether the inherited upstream method `caller.method` may run on the plugin class's

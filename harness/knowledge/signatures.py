@@ -75,7 +75,8 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
     by the calls the release makes of `ref` (harness.knowledge.callsites); `bind(site)` is
     bind_problem for one call; `reaches(site)`, when given, tells the calls that can land on the
-    callable (an override: not upstream's `super()` calls). Certain when a call upstream makes
+    callable (an override: not upstream's `super()` calls): True, False, None (only through
+    calls not placed) or a reason it may not (undecided, like None). Certain when a call upstream makes
     cannot bind (that path raises TypeError); not breaking when every call binds and nothing else
     may call it; None (undecided) for a certain problem when no placed call fails but calls of the
     same name could not be placed (another receiver, too many modules to scan); otherwise the
@@ -85,13 +86,17 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     verdicts = [reaches(site) for site in sites.calls] if reaches is not None else [True] * len(sites.calls)
     passed = [site for site, reached in zip(sites.calls, verdicts) if reached is False]
     maybe = [site for site, reached in zip(sites.calls, verdicts) if reached is None]
-    if passed or maybe:
+    doubted = [(site, reached) for site, reached in zip(sites.calls, verdicts) if isinstance(reached, str)]
+    if passed or maybe or doubted:
         # a call that reaches it only through calls not placed counts as one not placed
-        sites = CallSites([site for site, reached in zip(sites.calls, verdicts) if reached], sites.unsure + maybe)
+        sites = CallSites([site for site, reached in zip(sites.calls, verdicts) if reached is True], sites.unsure + maybe + [s for s, _ in doubted])
         if passed:
             message += f"; upstream calls that cannot reach it: {', '.join(f'{s.where} ({s.receiver})' for s in passed[:4])}"
         if maybe:
             message += f"; upstream calls that reach it only through calls that could not be placed: {', '.join(f'{s.where} ({s.receiver})' for s in maybe[:4])}"
+        for why in dict.fromkeys(why for _, why in doubted):
+            those = [s for s, reason in doubted if reason == why]
+            message += f"; upstream calls that may not reach it: {', '.join(f'{s.where} ({s.receiver})' for s in those[:4])}{' …' if len(those) > 4 else ''}: {why}"
         if not sites.calls and not sites.unsure and not _called_implicitly(index, ref) and _never_called(index, ref):
             return False, message
     failing = [(site, found) for site in sites.calls if (found := bind(site)) is not None]
