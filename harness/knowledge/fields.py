@@ -162,6 +162,13 @@ def _uncertain(index: SymbolIndex, owner: Ref, attr: str, missing: Resolution) -
     subclass = subclass_declaring(index, owner, attr)
     if subclass is not None:
         return Resolution(attr, None, outcome=Outcome.undecided, note=f"{missing.note}; but its subclass {subclass} declares it, and the object may be one")
+    info = index.class_info(owner)
+    if (info is not None and not info.members and not index.instance_attributes(owner).names
+            and [c for c in index.mro(owner) if c.kind == "class"] == [owner]):
+        # vllm 0.11's `class AttentionMetadata: pass`, the annotation of every backend's own
+        # metadata object (vllm-ascend's AscendMLAMetadata derives from nothing)
+        return Resolution(attr, None, outcome=Outcome.undecided,
+                          note=f"{missing.note}; but {owner.path} declares nothing at all: a marker the annotation names, the object some other class's")
     # an object of one runtime (sglang.srt) is never handed to another's code (sglang.multimodal_gen)
     parts = owner.module.split(".")
     runtime = ".".join(parts[:2]) if len(parts) > 2 else parts[0]

@@ -606,7 +606,7 @@ class Judge(MemberJudging, Conditions):
                 return None  # the plugin replaced what the earlier release had: upstream dropped it
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}, nor in {self.before.source.label}: the patch adds a name of the plugin's own")
-        optional = optional_read(self.index, name)
+        optional = optional_read(self.index, owner.ref.module, name)
         if optional is not None:
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}; the release reads {name!r} only where it is there ({optional}): the patch adds it to {owner_path}")

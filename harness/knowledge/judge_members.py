@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from harness.knowledge.callsites import PLATFORM_INSTANCE, CallSite, call_sites
 from harness.knowledge.external import display
-from harness.knowledge.fields import outside_write, upstream_subclasses, written_by_plugin
+from harness.knowledge.fields import outside_write, written_by_plugin
 from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.kinds import profile
@@ -301,15 +301,18 @@ class MemberJudging:
         outside the plugin class's MRO, that overrides it with parameters the call at `site`
         cannot bind either; None when there is none."""
         owner, _, method = base.qualname.rpartition(".")
-        mine = set(self.plugin_mro(dep.plugin_class))
-        for cls, info in upstream_subclasses(self.index, Ref("class", base.module, owner)):
-            if cls in mine or method not in info.members:
-                continue
-            ref = Ref("function", cls.module, f"{cls.qualname}.{method}")
-            found = self.index.function_info(ref)
-            problem = bind_problem(found.params, site.shape, site.bound) if found is not None else None
-            if problem is not None and problem[0]:
-                return f"{ref.path}{signature_text(found.params)}"
+        owner_ref, mine = Ref("class", base.module, owner), set(self.plugin_mro(dep.plugin_class))
+        for module in self.index.modules_defining(method):  # far fewer than the base's subclasses
+            table = self.index.table(module)
+            for qualname, info in table.classes.items() if table is not None else ():
+                cls = Ref("class", module, qualname)
+                if method not in info.members or cls == owner_ref or cls in mine or owner_ref not in self.index.mro(cls):
+                    continue
+                ref = Ref("function", module, f"{qualname}.{method}")
+                found = self.index.function_info(ref)
+                problem = bind_problem(found.params, site.shape, site.bound) if found is not None else None
+                if problem is not None and problem[0]:
+                    return f"{ref.path}{signature_text(found.params)}"
         return None
 
     def _runs(self, dep: Dependency, caller: Ref, method: str, depth: int) -> bool | None:

@@ -54,21 +54,21 @@ def reads_attribute(index: SymbolIndex, module: str, name: str) -> bool:
     return re.search(rb"\." + re.escape(name.encode()) + rb"\b|[\"']" + re.escape(name.encode()) + rb"[\"']", source) is not None
 
 
-def optional_read(index: SymbolIndex, name: str) -> str | None:
-    """The first release site ("relpath:line") that reads an attribute `name` only if it is
+def optional_read(index: SymbolIndex, module: str, name: str) -> str | None:
+    """The first site ("relpath:line") in `module` that reads an attribute `name` only if it is
     there: `getattr(x, "name", default)` or `hasattr(x, "name")` (vllm 0.11's AsyncMPClient
     takes `getattr(self.__class__, "process_engine_outputs", None)` as an optional output
-    handler, which DPLBAsyncMPClient defines and a plugin may add to DPAsyncMPClient). None
-    when there is none."""
-    quoted = (f'"{name}"'.encode(), f"'{name}'".encode())
-    for module, text in index.sources().items():
-        if not any(q in text for q in quoted):
+    handler, which DPLBAsyncMPClient defines and a plugin may add to DPAsyncMPClient, all in
+    vllm/v1/engine/core_client.py). None when there is none. Only the module that holds the
+    patched object is searched: a generic name is read optionally somewhere in any release."""
+    text = index.sources().get(module) or b""
+    if f'"{name}"'.encode() not in text and f"'{name}'".encode() not in text:
+        return None
+    tree = index.tree(module)
+    for node in walk(tree) if tree is not None else ():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
-        tree = index.tree(module)
-        for node in walk(tree) if tree is not None else ():
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-                continue
-            optional = (node.func.id == "getattr" and len(node.args) == 3) or (node.func.id == "hasattr" and len(node.args) == 2)
-            if optional and isinstance(node.args[1], ast.Constant) and node.args[1].value == name:
-                return f"{index.files[module][0]}:{node.lineno}"
+        optional = (node.func.id == "getattr" and len(node.args) == 3) or (node.func.id == "hasattr" and len(node.args) == 2)
+        if optional and isinstance(node.args[1], ast.Constant) and node.args[1].value == name:
+            return f"{index.files[module][0]}:{node.lineno}"
     return None

@@ -16,6 +16,8 @@ patches vLLM from its package __init__ (no entry points):
   upstream's `self.quant_method.create_weights(…)` in its linear layers: upstream's own
   FusedMoEMethodBase.create_weights cannot take that call either, so upstream does not make it on
   every subclass: not breaking. Without such a sibling the call may reach it: breaking.
+And one found on vllm-ascend 0.11.0 over vllm 0.11.0: a field read through an annotation naming
+a marker class (`class AttentionMetadata: pass`) is undecided, not missing.
 """
 
 from __future__ import annotations
@@ -179,4 +181,37 @@ def test_a_call_no_upstream_sibling_refuses_may_reach_the_override(tmp_path):
     kv = found["subclass", "vllm.quant.QuantizeMethodBase.create_weights", "msp/quant.py"]
     assert (kv["status"], kv["breaking"]) == ("signature_changed", True), kv
     assert "upstream calls it at vllm/quant.py:14" in kv["detail"], kv
+    assert code == 1
+
+
+def test_a_field_of_a_marker_class_annotation_is_undecided(tmp_path):
+    # vllm 0.11: `class AttentionMetadata: pass` annotates every backend's own metadata object;
+    # vllm-ascend 0.11.0's torchair DeepSeek reads `attn_metadata.num_decodes` off its own
+    # AscendMLATorchairMetadata (derived from nothing) through that annotation. A class that
+    # declares fields, none of them this one, still makes the read `missing`.
+    upstream = {**UPSTREAM, "vllm/attention.py": """
+        class AttentionMetadata:
+            pass
+
+
+        class CommonAttentionMetadata:
+            seq_lens: list
+        """}
+    plugin = {**PLUGIN, "msp/layers.py": """
+        from vllm.attention import AttentionMetadata, CommonAttentionMetadata
+
+
+        def decodes(attn_metadata: AttentionMetadata) -> int:
+            return attn_metadata.num_decodes
+
+
+        def prefills(common: CommonAttentionMetadata) -> int:
+            return common.num_prefills
+        """}
+    code, found = _findings(tmp_path, upstream, plugin)
+    marker = found["field", "vllm.attention.AttentionMetadata.num_decodes", "msp/layers.py"]
+    assert (marker["status"], marker["breaking"]) == ("unknown", False), marker
+    assert "declares nothing at all" in marker["detail"], marker
+    declared = found["field", "vllm.attention.CommonAttentionMetadata.num_prefills", "msp/layers.py"]
+    assert (declared["status"], declared["breaking"]) == ("missing", True), declared
     assert code == 1
