@@ -26,6 +26,7 @@ from harness.knowledge.signatures import (
     RAISES_ONLY,
     against_calls,
     bind_problem,
+    named_in_a_string,
     signature_incompatibility,
 )
 from harness.knowledge.successors import find_successor
@@ -324,12 +325,15 @@ class MemberJudging:
         called from profile_cudagraph_memory, which only gpu_worker.Worker calls); None when
         only calls that could not be placed might (vllm 0.30 DeepseekV4Attention's
         `_prepare_and_attn`, reached on a plugin layer that replaces `forward` only through the
-        CPU custom op's `layer._prepare_and_attn_fn(…)` on a layer looked up by name)."""
+        CPU custom op's `layer._prepare_and_attn_fn(…)` on a layer looked up by name), or when
+        no call is found but its name is a string in the release's code (dispatched by name)."""
         if method in self.scan.name_strings or (method in self.scan.attribute_uses and self._plugin_reads(dep.plugin_class, method) is not None):
             return True
         sites = call_sites(self.index, Ref("function", caller.module, f"{caller.qualname}.{method}"))
         if not sites.calls and not sites.unsure:
-            return True
+            # called by name (vllm 0.11's V0 executors: `collective_rpc("start_worker_execution_loop")`)
+            # on objects no scan places, or implicitly (nn.Module runs forward)
+            return None if named_in_a_string(self.index, method) else True
         reached = [self._reaches_override(dep, site, depth + 1) for site in sites.calls]
         if True in reached:
             return True

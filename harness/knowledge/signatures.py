@@ -169,6 +169,17 @@ def _never_called(index: SymbolIndex, ref: Ref) -> bool:
     return True
 
 
+def named_in_a_string(index: SymbolIndex, name: str) -> str | None:
+    """The first module of the release with a string literal that is exactly `name` in its
+    code (not a comment, not inside a longer string): a method looked up or dispatched by name
+    (`collective_rpc("start_worker_execution_loop")`, `getattr(obj, "name")`). None when none."""
+    quoted = (f'"{name}"', f"'{name}'")
+    for module, text in index.sources().items():
+        if any(q.encode() in text for q in quoted) and _named_in_code(text, name, quoted, method=True, as_name=False):
+            return module
+    return None
+
+
 def _named_in_code(text: bytes, name: str, quoted: tuple[str, ...], method: bool, as_name: bool) -> bool:
     """Whether `text`'s tokens name `name`: a string literal that is exactly it, or (`as_name`)
     the name in code, after a `.` and not called (`method`) or anywhere. Text that does not

@@ -344,3 +344,52 @@ def test_a_plugin_call_under_an_isinstance_check_of_another_class_does_not_run_t
     found = by_target(doc["findings"])["vllm.proposers.BaseProposer.build_first_pass"]
     assert (found["status"], found["breaking"]) == ("signature_changed", True), found
     assert code == 1
+
+
+WORKERS = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.11.0'\n",
+    "vllm/worker_base.py": """
+        class WorkerBase:
+            def execute_model(self, execute_model_req=None):
+                raise NotImplementedError
+
+            def start_worker_execution_loop(self):
+                while True:
+                    if self.execute_model(execute_model_req=None) is None:
+                        return
+        """,
+    "vllm/executor.py": """
+        class DistributedExecutorBase:
+            def execute_model(self, request):
+                self.collective_rpc("start_worker_execution_loop", async_run_tensor_parallel_workers_only=True)
+        """,
+}
+
+
+def test_a_method_upstream_calls_only_by_name_is_not_known_to_run(tmp_path):
+    # vllm 0.11 keeps V0's WorkerBase.start_worker_execution_loop, which calls
+    # `self.execute_model(execute_model_req=None)`; only V0 executors dispatch it, by name.
+    # vllm-ascend 0.11.0's NPUWorker.execute_model(self, scheduler_output) does not take that
+    # call: whether it is ever made on the NPU worker is not known: unknown, not breaking.
+    plugin = {**NPU, "npu/backend.py": """
+        from vllm.worker_base import WorkerBase
+
+
+        class NPUWorker(WorkerBase):
+            def execute_model(self, scheduler_output):
+                return scheduler_output
+        """}
+    write_tree(tmp_path / "up", WORKERS)
+    write_tree(tmp_path / "plugin", plugin)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    found = by_target(doc["findings"])["vllm.worker_base.WorkerBase.execute_model"]
+    assert (found["status"], found["breaking"]) == ("unknown", False), found
+    assert "reach it only through calls that could not be placed: vllm/worker_base.py:7 (self)" in found["detail"], found
+
+    # nothing names it at all: called in ways no scan sees (as nn.Module runs forward): it may run
+    write_tree(tmp_path / "up2", {**WORKERS, "vllm/executor.py": "\n"})
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up2"), "--baseline", "none")
+    found = by_target(doc["findings"])["vllm.worker_base.WorkerBase.execute_model"]
+    assert (found["status"], found["breaking"]) == ("signature_changed", True), found
+    assert code == 1
