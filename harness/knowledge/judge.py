@@ -610,21 +610,27 @@ class Judge(MemberJudging, Conditions):
         if optional is not None:
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}; the release reads {name!r} only where it is there ({optional}): the patch adds it to {owner_path}")
+        # the plugin reading exactly what it set (`from vllm.config import current_platform` after
+        # vllm-mindspore's `vllm.config.current_platform = …`), where the owner's code reads no such
+        # global or attribute (vllm 0.11's vllm/config/__init__.py imports current_platform inside
+        # each function that needs it): the plugin's own name, whatever else the release mentions
+        own_use = next((d for d in self.scan.dependencies if d.kind in ("import", "reference") and d.target == dep.target
+                        and (d.file, d.line) != (dep.file, dep.line)), None)
+        read_there = (reads_module_global(self.index, owner.ref.module, name) if owner.ref.kind == "module"
+                      else reads_attribute(self.index, owner.ref.module, name))
+        if own_use is not None and not read_there:
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}, and {owner.ref.module} never reads {'a global' if owner.ref.kind == 'module' else 'an attribute'} {name!r}: "
+                                  f"the patch adds a name of the plugin's own, which it {'imports' if own_use.kind == 'import' else 'reads'} ({own_use.file}:{own_use.line})")
         named = self._named_in_release(name)
         # where plugins add names by patching, a name only other modules use (another parser's
         # own helper of the same name) says nothing of this owner: upstream would read a
-        # member of it in the owner's own module (for a module: its global, not a local that
-        # a function imports under the same name)
-        in_owner = (reads_module_global(self.index, owner.ref.module, name) if owner.ref.kind == "module"
-                    else reads_attribute(self.index, owner.ref.module, name))
-        if named is not None and (not profile().patches_add_names or in_owner):
+        # member of it in the owner's own module (a mention there, even in a comment, says the
+        # name was upstream's: vllm 0.23's layernorm_guard.py on the LayerNormFn it dropped)
+        if named is not None and (not profile().patches_add_names or self._named_in_release(name, owner.ref.module) is not None):
             return None
-        what_read = f"a global {name!r}" if owner.ref.kind == "module" else f"an attribute {name!r}"
-        nowhere = (f"no code of it names {name!r}" if named is None else f"{owner.ref.module} never reads {what_read}"
-                   if self._named_in_release(name, owner.ref.module) else f"the release names {name!r} only outside {owner.ref.module} (e.g. {named})")
-        imported = next((f"{d.file}:{d.line}" for d in self.scan.dependencies if d.kind == "import" and d.target == dep.target), None)
-        used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)),
-                                                           ("imports", imported))
+        nowhere = f"no code of it names {name!r}" if named is None else f"the release names {name!r} only outside {owner.ref.module} (e.g. {named})"
+        used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)))
                      if where is not None and where != f"{dep.file}:{dep.line}"), None)
         if used is not None:
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
