@@ -233,7 +233,7 @@ class MemberJudging:
         if ref.kind != "function":  # e.g. a property over a base class attribute
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
         info = self.index.function_info(ref)
-        problem = signature_incompatibility(info.params, dep.params or (), positional_only=1 if dep.bound else 0) if info else None
+        problem = self._against_base(info, dep) if info else None
         if problem and dep.raises_only:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=RAISES_ONLY.format(what=f"{dep.name}.{dep.member}"))
         if problem:
@@ -243,7 +243,10 @@ class MemberJudging:
                 # upstream checks it with isinstance and calls the model's own method
                 problem = False, f"{problem[1]}; the base is declared on {protocol}, a typing.Protocol: only a call upstream makes can fail"
             # the calls upstream makes of the base method reach the override
-            problem = against_calls(self.index, ref, problem, lambda site: bind_problem(dep.params or (), site.shape, site.bound and bool(dep.bound)),
+            # through an instance the override's own kind decides what comes implicitly (a plain
+            # method over a @staticmethod base gets self: vllm-rbln's Sampler.apply_penalties)
+            problem = against_calls(self.index, ref, problem,
+                                    lambda site: bind_problem(dep.params or (), site.shape, bool(dep.bound) and (site.bound or not self._through_class(site))),
                                     reaches=lambda site: self._reaches_override(dep, site, base=ref))
             certain, message = problem
             if not certain and {p.kind for p in info.params[1:]} == {"var", "varkw"}:
@@ -255,6 +258,30 @@ class MemberJudging:
             status = Status.unknown if certain is None else Status.signature_changed
             return Finding(**self.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
         return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+    @staticmethod
+    def _against_base(info, dep: Dependency) -> tuple[bool, str] | None:
+        """signature_incompatibility of an override against the base method `info`, aligned
+        when one is a @staticmethod and the other is not (the other's self/cls is not a
+        parameter a caller passes)."""
+        base, own = info.params, dep.params or ()
+        base_static = "staticmethod" in {d.rsplit(".", 1)[-1] for d in info.decorators}
+        if base_static and dep.bound:
+            return signature_incompatibility(base, own[1:])
+        if not base_static and not dep.bound:
+            return signature_incompatibility(base[1:], own)
+        return signature_incompatibility(base, own, positional_only=1 if dep.bound else 0)
+
+    def _through_class(self, site: CallSite) -> bool:
+        """Whether the call at `site` goes through a class (`cls.m(…)`, `Sampler.m(…)`), not an
+        instance: a plain method then gets no self."""
+        if site.receiver in ("self", "super()"):
+            return False
+        if site.receiver == "cls":
+            return True
+        module = next((name for name, (relpath, _) in self.index.files.items() if relpath == site.path), None)
+        found = self.index.resolve_in_scope(module, site.receiver) if module and site.receiver.replace(".", "").isidentifier() else None
+        return found is not None and found.ok and found.ref.kind == "class"
 
     def _protocol_of(self, ref: Ref) -> str | None:
         """The class declaring method `ref` when it is a typing Protocol (an interface), else None."""
@@ -281,7 +308,7 @@ class MemberJudging:
         if site.narrowed and not {ref.path for ref in self.plugin_mro(dep.plugin_class)} & set(site.narrowed):
             return False  # the caller left unless the receiver was one of those classes
         enclosing = self._enclosing_method(site)
-        if enclosing is not None and self.displaced(enclosing[0]):
+        if enclosing is not None and (self.displaced(enclosing[0]) or self.replaced_method(*enclosing)):
             return False
         if site.receiver not in ("self", "cls") or enclosing is None:
             sibling = self._failing_elsewhere(dep, base, site) if base is not None and site.receiver != "super()" else None
@@ -290,11 +317,8 @@ class MemberJudging:
         mro = self.plugin_mro(dep.plugin_class)
         if caller not in mro:
             return False
-        for cls in mro[: mro.index(caller)]:
-            own = self.scan.classes.get(cls.qualname) if cls.module == "" else None
-            info = self.index.class_info(cls) if cls.module and cls.kind == "class" else None
-            if (own is not None and (method in own.methods or method in own.names)) or (info is not None and method in info.members):
-                return False
+        if any(self._defines(cls, method) for cls in mro[: mro.index(caller)]):
+            return False
         return depth >= 3 or self._runs(dep, caller, method, depth)
 
     def _failing_elsewhere(self, dep: Dependency, base: Ref, site: CallSite) -> str | None:
@@ -356,6 +380,47 @@ class MemberJudging:
                 if named and all(self._named_mro(path) is not None and cls not in self._named_mro(path) for path in named):
                     self._displaced[cls] = True
         return self._displaced[cls]
+
+    def replaced_method(self, cls: Ref, method: str) -> bool:
+        """Whether the upstream method `cls.method` never runs with this plugin because the
+        objects that could run it are the plugin's own: `cls` derives from the base of a settings
+        slot upstream builds its object from by name, the plugin names its classes for that slot,
+        and each of them either does not derive from `cls` or redefines `method` ahead of it
+        without calling the one it replaces through super() (vllm-rbln's RBLNScheduler and
+        RBLNOptimumScheduler, its platform's scheduler_cls, replace Scheduler.schedule, so the
+        `allocate_slots(…, full_sequence_must_fit=…)` call in vllm 0.22's schedule() never lands
+        on their KV cache managers)."""
+        found = False
+        mro = self.index.mro(cls) if cls.kind == "class" and cls.module else []
+        for slot_name, slot in profile().named_classes.attributes.items():
+            base = self.index.resolve(slot.base) if slot.base else None
+            if base is None or not base.ok or base.ref == cls or base.ref not in mro:
+                continue
+            named = {d.target for d in self.scan.dependencies if d.kind == "named_class" and d.how == "attribute" and d.member == slot_name and d.target}
+            if not named:
+                continue
+            for path in named:
+                runs = self._named_mro(path)
+                if runs is None:
+                    return False
+                if cls not in runs:
+                    continue
+                ahead = runs[: runs.index(cls)]
+                if not any(self._defines(ref, method) for ref in ahead):
+                    return False  # the named class inherits upstream's method: it runs
+                if any(ref.module == "" and ref.qualname in self.scan.classes and any(
+                        r.access == "super" and r.member == method for r in self.scan.classes[ref.qualname].self_refs) for ref in ahead):
+                    return False  # the replacement calls it through super()
+            found = True
+        return found
+
+    def _defines(self, ref: Ref, name: str) -> bool:
+        """Whether class `ref` (the plugin's: module "", or upstream's) defines `name` in its body."""
+        if ref.module == "":
+            own = self.scan.classes.get(ref.qualname)
+            return own is not None and (name in own.methods or name in own.names)
+        info = self.index.class_info(ref) if ref.kind == "class" else None
+        return info is not None and name in info.members
 
     def _named_mro(self, path: str) -> list[Ref] | None:
         """The MRO of a class the plugin names (its own or upstream's), None when it does not resolve."""

@@ -393,3 +393,124 @@ def test_a_method_upstream_calls_only_by_name_is_not_known_to_run(tmp_path):
     found = by_target(doc["findings"])["vllm.worker_base.WorkerBase.execute_model"]
     assert (found["status"], found["breaking"]) == ("signature_changed", True), found
     assert code == 1
+
+
+SCHEDULING = {
+    "vllm/__init__.py": "from .version import __version__\n",
+    "vllm/version.py": "__version__ = '0.22.0'\n",
+    "vllm/platforms/__init__.py": "current_platform = None\n",
+    "vllm/platforms/interface.py": """
+        class Platform:
+            @classmethod
+            def check_and_update_config(cls, vllm_config) -> None:
+                pass
+        """,
+    "vllm/v1/core/sched/interface.py": """
+        class SchedulerInterface:
+            def schedule(self):
+                raise NotImplementedError
+        """,
+    "vllm/v1/core/kv_cache_manager.py": """
+        class KVCacheManager:
+            def allocate_slots(self, request, num_new_tokens, full_sequence_must_fit=False):
+                return [request]
+        """,
+    "vllm/v1/core/sched/scheduler.py": """
+        from vllm.v1.core.kv_cache_manager import KVCacheManager
+        from vllm.v1.core.sched.interface import SchedulerInterface
+
+
+        class Scheduler(SchedulerInterface):
+            def __init__(self):
+                self.kv_cache_manager: KVCacheManager = KVCacheManager()
+
+            def schedule(self):
+                return self.kv_cache_manager.allocate_slots("r", 1, full_sequence_must_fit=True)
+        """,
+    "vllm/v1/sample/sampler.py": """
+        class Sampler:
+            def forward(self, logits, metadata, token_ids):
+                return self.apply_penalties(logits, metadata, token_ids)
+
+            @staticmethod
+            def apply_penalties(logits, sampling_metadata, output_token_ids):
+                return logits
+        """,
+}
+
+RBLN = {
+    "pyproject.toml": """
+        [project]
+        name = "rb"
+        version = "0.11.1"
+
+        [project.entry-points."vllm.platform_plugins"]
+        rb = "rb:register"
+        """,
+    "rb/__init__.py": """
+        def register():
+            return "rb.platform.RBPlatform"
+        """,
+    "rb/platform.py": """
+        from vllm.platforms.interface import Platform
+
+
+        class RBPlatform(Platform):
+            @classmethod
+            def check_and_update_config(cls, vllm_config) -> None:
+                import rb.sampler  # noqa: F401
+
+                vllm_config.scheduler_config.scheduler_cls = "rb.scheduler.RBScheduler"
+        """,
+    "rb/scheduler.py": """
+        from vllm.v1.core.kv_cache_manager import KVCacheManager
+        from vllm.v1.core.sched.scheduler import Scheduler
+
+
+        class RBKVCacheManager(KVCacheManager):
+            def allocate_slots(self, request, num_new_tokens):
+                return [request]
+
+
+        class RBScheduler(Scheduler):
+            def __init__(self):
+                self.kv_cache_manager = RBKVCacheManager()
+
+            def schedule(self):
+                return self.kv_cache_manager.allocate_slots("r", 1)
+        """,
+    "rb/sampler.py": """
+        from vllm.v1.sample.sampler import Sampler
+
+
+        class RBSampler(Sampler):
+            def apply_penalties(self, logits, sampling_metadata, output_token_ids):
+                return logits
+        """,
+}
+
+
+def test_a_call_in_a_method_the_named_replacement_redefines_does_not_reach(tmp_path):
+    # vllm-rbln 0.11.1.post1 on vllm 0.22.0: its KV cache managers' allocate_slots lack
+    # `full_sequence_must_fit`, which Scheduler.schedule passes; the platform names its own
+    # scheduler classes (scheduler_cls), which redefine schedule() without calling it through
+    # super(): upstream's schedule() never runs there. And RBLNSampler.apply_penalties, a plain
+    # method over a @staticmethod, gets self implicitly from `self.apply_penalties(…)`: it binds.
+    write_tree(tmp_path / "up", SCHEDULING)
+    write_tree(tmp_path / "plugin", RBLN)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    found = by_target(doc["findings"])
+    slots = found["vllm.v1.core.kv_cache_manager.KVCacheManager.allocate_slots"]
+    assert (slots["status"], slots["breaking"]) == ("signature_changed", False), slots
+    assert "cannot reach it: vllm/v1/core/sched/scheduler.py:10 (self.kv_cache_manager)" in slots["detail"], slots
+    assert "vllm.v1.sample.sampler.Sampler.apply_penalties" not in found, found.get("vllm.v1.sample.sampler.Sampler.apply_penalties")
+    assert code == 0
+
+    # a replacement that hands back to upstream's schedule() through super() lets the call run
+    calls_up = {**RBLN, "rb/scheduler.py": RBLN["rb/scheduler.py"].replace(
+        'return self.kv_cache_manager.allocate_slots("r", 1)', "return super().schedule()")}
+    write_tree(tmp_path / "plugin2", calls_up)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin2"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    slots = by_target(doc["findings"])["vllm.v1.core.kv_cache_manager.KVCacheManager.allocate_slots"]
+    assert (slots["status"], slots["breaking"]) == ("signature_changed", True), slots
+    assert code == 1
