@@ -27,13 +27,15 @@ def _resolve(spec: str, cache: str) -> UpstreamSource:
 
 
 @lru_cache(maxsize=8)
-def _platform_map(plugin: str, spec: str) -> PlatformMap:
-    return map_plugin(Path(plugin), resolve(spec))
+def _platform_map(plugin: str, spec: str, baseline: str | None) -> PlatformMap:
+    return map_plugin(Path(plugin), resolve(spec), baseline=resolve(baseline) if baseline else None)
 
 
-def platform_map(plugin: Path, upstream: UpstreamSource) -> PlatformMap:
-    """The plugin's Platform Map against `upstream`, cached per (plugin path, spec)."""
-    return _platform_map(str(plugin), upstream.spec)
+def platform_map(plugin: Path, upstream: UpstreamSource, baseline: UpstreamSource | None = None) -> PlatformMap:
+    """The plugin's Platform Map against `upstream`, with `baseline` the release the plugin was
+    written against (a feature's `from`: an override of a method it had and `upstream` dropped
+    is then known to have been called), cached per (plugin path, spec, baseline spec)."""
+    return _platform_map(str(plugin), upstream.spec, baseline.spec if baseline is not None else None)
 
 
 _diffs: dict[tuple[str, str, str | None], FeatureDiff] = {}  # by content, not by spec

@@ -57,7 +57,7 @@ class AlignmentStep(Step):
                                  "old_upstream": ctx.old_upstream.label if ctx.old_upstream else None}
         try:
             ctx.progress("mapping the plugin against the target upstream")
-            pmap = platform_map(ctx.plugin, ctx.upstream)
+            pmap = platform_map(ctx.plugin, ctx.upstream, ctx.old_upstream)
             found = [f for f in pmap.findings if touches(f.target, feature.symbols, feature.paths)]
             changes: list[Any] = []
             if ctx.old_upstream is not None:

@@ -45,7 +45,7 @@ class InterfaceStep(ServedStep):
         findings: list[Finding] | None = None
         try:
             ctx.progress("checking plugin targets against the target upstream")
-            findings = list(platform_map(ctx.plugin, ctx.upstream).findings)
+            findings = list(platform_map(ctx.plugin, ctx.upstream, ctx.old_upstream).findings)
         except HarnessError:
             raise  # bad input (unreachable source, not a plugin): the user must fix it
         except Exception as exc:  # noqa: BLE001 — engine missing or broken: not run, with the reason
@@ -71,7 +71,7 @@ class InterfaceStep(ServedStep):
                 facts["checked"] = f"the agent's worktree as an approval commits it (branch {facts['agent']['branch']})"
                 commands[0] = f"harness check --plugin {shlex.quote(str(sandbox.root))} --upstream {upstream}"
                 try:
-                    findings = list(map_plugin(tree, ctx.upstream, commit=False).findings)
+                    findings = list(map_plugin(tree, ctx.upstream, commit=False, baseline=ctx.old_upstream).findings)
                 except Exception as exc:  # noqa: BLE001 — e.g. the patch broke pyproject.toml: the check says so
                     facts["knowledge_error"] = f"the agent's worktree cannot be checked: {str(exc).splitlines()[0]}"
             if "knowledge_error" not in facts and findings is not None:
@@ -199,7 +199,7 @@ def stale_copies_check(evidence_dir: Path, facts: dict[str, Any], has_from: bool
 
 def overrides_check(findings: list[Finding], upstream: str) -> Check:
     """interface.override_signatures: every live platform override is on the base and fits
-    its signature on `upstream` (a label)."""
+    its signature on `upstream` (a label); inconclusive while one is not decided statically."""
     overrides = [f for f in findings if f.live and f.kind == "override"]
     bad = [f for f in overrides if f.status in (Status.signature_changed, Status.not_on_base, Status.missing)]
     if not overrides:
@@ -212,6 +212,16 @@ def overrides_check(findings: list[Finding], upstream: str) -> Check:
             + ", ".join(f"{f.target} ({f.status.value})" for f in bad[:5]),
             evidence=[STATIC],
             metrics={"overrides": len(overrides), "mismatched": len(bad)},
+        )
+    unknown = [f for f in overrides if f.unverified]
+    if unknown:  # not decided statically: never a pass
+        return Check(
+            name="interface.override_signatures",
+            status=CheckStatus.inconclusive,
+            reason=f"{len(unknown)} of {len(overrides)} overrides could not be judged on {upstream}: "
+            + "; ".join(f"{f.target}: {f.detail or 'not decided'}" for f in unknown[:3]),
+            evidence=[STATIC],
+            metrics={"overrides": len(overrides), "mismatched": 0, "unknown": len(unknown)},
         )
     return Check(
         name="interface.override_signatures",
