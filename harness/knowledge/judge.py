@@ -112,7 +112,7 @@ class Judge(MemberJudging, Conditions):
         self._grafts: dict[str, list[Dependency]] | None = None  # judge_members.grafted_onto: plugin methods patched onto upstream classes
         self._stale: dict[str, GuardCond | None] | None = None  # judge_conditions.stale_branch
         self._subclasses: dict[str, list[PluginClass]] | None = None  # judge_members.plugin_subclass_defining: plugin classes by base
-        self._displaced: dict[Ref, bool] = {}  # judge_members.displaced: upstream classes the plugin's named classes replace
+        self._displaced: dict[tuple[Ref, str], str | None] = {}  # judge_members.displacing_slot, per upstream method
 
     def __call__(self, dep: Dependency) -> Finding | None:
         """The finding for one dependency, or None when it turns out not to be one on this

@@ -15,6 +15,8 @@ from harness.knowledge.findings import Finding, Status
 from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex, c3
 from harness.knowledge.kinds import profile
 from harness.knowledge.plugin_repo import (
+    AllOf,
+    AnyOf,
     Dependency,
     PluginClass,
     PluginScan,
@@ -293,7 +295,8 @@ class MemberJudging:
         """Whether an upstream call of the base method can land on the plugin class's override:
         never through `super()` (it runs the next class after the caller's, and the plugin's
         classes come before every upstream one); never inside a class the plugin's named classes
-        displace (see displaced); not where the caller checked the receiver is one of classes the
+        displace or whose method they replace (see displacing_slot; undecided, with the reason, where
+        the plugin names them only under conditions not decided here); not where the caller checked the receiver is one of classes the
         plugin class does not derive from (CallSite.narrowed); through `self` only inside an upstream class of the plugin
         class's MRO, in a method no class before it redefines (the plugin's own
         `_maybe_apply_prompt_updates` replaces upstream's, calls and all) and that may itself run
@@ -308,8 +311,12 @@ class MemberJudging:
         if site.narrowed and not {ref.path for ref in self.plugin_mro(dep.plugin_class)} & set(site.narrowed):
             return False  # the caller left unless the receiver was one of those classes
         enclosing = self._enclosing_method(site)
-        if enclosing is not None and (self.displaced(enclosing[0]) or self.replaced_method(*enclosing)):
-            return False
+        slot = self.displacing_slot(*enclosing) if enclosing is not None else None
+        if slot is not None:
+            if self.slot_surely_set(slot):
+                return False
+            return (f"{enclosing[0].path}.{enclosing[1]} runs only where the plugin leaves {slot} to upstream "
+                    f"(it names its own under conditions not decided here)")
         if site.receiver not in ("self", "cls") or enclosing is None:
             sibling = self._failing_elsewhere(dep, base, site) if base is not None and site.receiver != "super()" else None
             return f"upstream's own {sibling} fails that call too" if sibling else True
@@ -361,58 +368,58 @@ class MemberJudging:
         reached = [self._reaches_override(dep, site, depth + 1) for site in sites.calls]
         if True in reached:
             return True
-        return None if sites.unsure or None in reached else False
+        return None if sites.unsure or any(r is None or isinstance(r, str) for r in reached) else False
 
-    def displaced(self, cls: Ref) -> bool:
-        """Whether the upstream class `cls` never runs with this plugin: it derives from the base
-        of a settings slot upstream builds its object from by name (NamedClasses.attributes:
-        worker_cls, vllm/v1/worker/worker_base.py), the plugin names its own classes for that slot,
-        and none of them derives from `cls` (vllm/v1/worker/gpu_worker.py Worker, when
-        vllm-ascend's platform names its NPUWorker, a WorkerBase)."""
-        if cls not in self._displaced:
-            self._displaced[cls] = False
+    def displacing_slot(self, cls: Ref, method: str) -> str | None:
+        """The settings slot (`worker_cls`, `scheduler_cls`: NamedClasses.attributes, which
+        upstream builds its object from by name) through which the plugin keeps the upstream
+        method `cls.method` from running, or None: `cls` derives from the slot's base, the
+        plugin names classes for the slot, and each of them either does not derive from `cls`
+        (vllm/v1/worker/gpu_worker.py Worker, when vllm-ascend's platform names its NPUWorker,
+        a WorkerBase) or redefines `method` ahead of it without calling the one it replaces
+        through super() (vllm-rbln's RBLNScheduler and RBLNOptimumScheduler replace
+        Scheduler.schedule, so the `allocate_slots(…, full_sequence_must_fit=…)` call in vllm
+        0.22's schedule() never lands on their KV cache managers). Whether the plugin sets the
+        slot on every path is _slot_surely_set's question."""
+        key = (cls, method)
+        if key not in self._displaced:
+            self._displaced[key] = None
             mro = self.index.mro(cls) if cls.kind == "class" and cls.module else []
             for slot_name, slot in profile().named_classes.attributes.items():
                 base = self.index.resolve(slot.base) if slot.base else None
                 if base is None or not base.ok or base.ref == cls or base.ref not in mro:
                     continue
-                named = {d.target for d in self.scan.dependencies if d.kind == "named_class" and d.how == "attribute" and d.member == slot_name and d.target}
-                if named and all(self._named_mro(path) is not None and cls not in self._named_mro(path) for path in named):
-                    self._displaced[cls] = True
-        return self._displaced[cls]
+                named = {d.target for d in self._slot_sets(slot_name)}
+                if named and all(self._keeps_from_running(path, cls, method) for path in named):
+                    self._displaced[key] = slot_name
+        return self._displaced[key]
 
-    def replaced_method(self, cls: Ref, method: str) -> bool:
-        """Whether the upstream method `cls.method` never runs with this plugin because the
-        objects that could run it are the plugin's own: `cls` derives from the base of a settings
-        slot upstream builds its object from by name, the plugin names its classes for that slot,
-        and each of them either does not derive from `cls` or redefines `method` ahead of it
-        without calling the one it replaces through super() (vllm-rbln's RBLNScheduler and
-        RBLNOptimumScheduler, its platform's scheduler_cls, replace Scheduler.schedule, so the
-        `allocate_slots(…, full_sequence_must_fit=…)` call in vllm 0.22's schedule() never lands
-        on their KV cache managers)."""
-        found = False
-        mro = self.index.mro(cls) if cls.kind == "class" and cls.module else []
-        for slot_name, slot in profile().named_classes.attributes.items():
-            base = self.index.resolve(slot.base) if slot.base else None
-            if base is None or not base.ok or base.ref == cls or base.ref not in mro:
-                continue
-            named = {d.target for d in self.scan.dependencies if d.kind == "named_class" and d.how == "attribute" and d.member == slot_name and d.target}
-            if not named:
-                continue
-            for path in named:
-                runs = self._named_mro(path)
-                if runs is None:
-                    return False
-                if cls not in runs:
-                    continue
-                ahead = runs[: runs.index(cls)]
-                if not any(self._defines(ref, method) for ref in ahead):
-                    return False  # the named class inherits upstream's method: it runs
-                if any(ref.module == "" and ref.qualname in self.scan.classes and any(
-                        r.access == "super" and r.member == method for r in self.scan.classes[ref.qualname].self_refs) for ref in ahead):
-                    return False  # the replacement calls it through super()
-            found = True
-        return found
+    def _keeps_from_running(self, path: str, cls: Ref, method: str) -> bool:
+        """Whether objects of the named class `path` never run upstream's `cls.method`."""
+        runs = self._named_mro(path)
+        if runs is None:
+            return False
+        if cls not in runs:
+            return True
+        ahead = runs[: runs.index(cls)]
+        return any(self._defines(ref, method) for ref in ahead) and not any(
+            ref.module == "" and ref.qualname in self.scan.classes
+            and any(r.access == "super" and r.member == method for r in self.scan.classes[ref.qualname].self_refs)
+            for ref in ahead)
+
+    def _slot_sets(self, slot_name: str) -> list[Dependency]:
+        return [d for d in self.scan.dependencies if d.kind == "named_class" and d.how == "attribute" and d.member == slot_name and d.target]
+
+    def slot_surely_set(self, slot_name: str) -> bool:
+        """Whether the plugin names a class for the settings slot on every path: a set under no
+        condition, or sets whose conditions together always hold on this release (`if flag: A
+        else: B`). A test of the slot itself (`if parallel_config.worker_cls == "auto":`, the
+        plugin filling what the user left unset) is no condition of the plugin's. False where
+        upstream's default class may stay (vllm-ascend names its schedulers only `if
+        ascend_config.SLO_limits_for_dynamic_batch != -1` and the like) or where the conditions
+        cannot be read."""
+        conds = [tuple(g.cond for g in d.guards if f".{slot_name}" not in g.text) for d in self._slot_sets(slot_name)]
+        return bool(conds) and (not all(conds) or self.evaluate(AnyOf(tuple(AllOf(c) for c in conds))) is True)
 
     def _defines(self, ref: Ref, name: str) -> bool:
         """Whether class `ref` (the plugin's: module "", or upstream's) defines `name` in its body."""

@@ -514,3 +514,20 @@ def test_a_call_in_a_method_the_named_replacement_redefines_does_not_reach(tmp_p
     slots = by_target(doc["findings"])["vllm.v1.core.kv_cache_manager.KVCacheManager.allocate_slots"]
     assert (slots["status"], slots["breaking"]) == ("signature_changed", True), slots
     assert code == 1
+
+
+def test_a_slot_the_plugin_fills_only_under_conditions_leaves_upstreams_method_undecided(tmp_path):
+    # vllm-ascend names its schedulers only `if ascend_config.SLO_limits_for_dynamic_batch != -1`
+    # and the like: elsewhere vLLM's own Scheduler runs, and its schedule() with it
+    conditional = {**RBLN, "rb/platform.py": RBLN["rb/platform.py"].replace(
+        '                vllm_config.scheduler_config.scheduler_cls = "rb.scheduler.RBScheduler"',
+        '                if vllm_config.dynamic_batch:\n'
+        '                    vllm_config.scheduler_config.scheduler_cls = "rb.scheduler.RBScheduler"')}
+    write_tree(tmp_path / "up", SCHEDULING)
+    write_tree(tmp_path / "plugin", conditional)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    slots = by_target(doc["findings"])["vllm.v1.core.kv_cache_manager.KVCacheManager.allocate_slots"]
+    assert (slots["status"], slots["breaking"]) == ("signature_changed", False), slots  # a dropped default: only a call could fail
+    assert "may not reach it: vllm/v1/core/sched/scheduler.py:10 (self.kv_cache_manager): vllm.v1.core.sched.scheduler.Scheduler.schedule " \
+           "runs only where the plugin leaves scheduler_cls to upstream" in slots["detail"], slots
+    assert "cannot reach it" not in slots["detail"], slots
