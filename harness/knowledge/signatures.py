@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+import weakref
 
 from harness.knowledge.callsites import CallSite, CallSites, call_sites
 from harness.knowledge.index import Outcome, Ref, SymbolIndex
@@ -172,12 +173,18 @@ def _never_called(index: SymbolIndex, ref: Ref) -> bool:
 def named_in_a_string(index: SymbolIndex, name: str) -> str | None:
     """The first module of the release with a string literal that is exactly `name` in its
     code (not a comment, not inside a longer string): a method looked up or dispatched by name
-    (`collective_rpc("start_worker_execution_loop")`, `getattr(obj, "name")`). None when none."""
-    quoted = (f'"{name}"', f"'{name}'")
-    for module, text in index.sources().items():
-        if any(q.encode() in text for q in quoted) and _named_in_code(text, name, quoted, method=True, as_name=False):
-            return module
-    return None
+    (`collective_rpc("start_worker_execution_loop")`, `getattr(obj, "name")`). None when none.
+    Memoised per index and name (a module is tokenized only when its bytes hold the quote)."""
+    found = _STRINGS.setdefault(index, {})
+    if name not in found:
+        quoted = (f'"{name}"', f"'{name}'")
+        needles = tuple(q.encode() for q in quoted)
+        found[name] = next((module for module, text in index.sources().items()
+                            if any(n in text for n in needles) and _named_in_code(text, name, quoted, method=True, as_name=False)), None)
+    return found[name]
+
+
+_STRINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _named_in_code(text: bytes, name: str, quoted: tuple[str, ...], method: bool, as_name: bool) -> bool:
