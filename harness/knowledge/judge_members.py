@@ -28,6 +28,7 @@ from harness.knowledge.signatures import (
     RAISES_ONLY,
     against_calls,
     bind_problem,
+    failing_call,
     named_in_a_string,
     signature_incompatibility,
 )
@@ -236,7 +237,15 @@ class MemberJudging:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
         info = self.index.function_info(ref)
         problem = self._against_base(info, dep) if info else None
-        if problem and dep.raises_only:
+        # through an instance the override's own kind decides what comes implicitly (a plain
+        # method over a @staticmethod base gets self: vllm-rbln's Sampler.apply_penalties)
+        def bind(site: CallSite):
+            return bind_problem(dep.params or (), site.shape, bool(dep.bound) and (site.bound or not self._through_class(site)))
+
+        def reaches(site: CallSite):
+            return self._reaches_override(dep, site, base=ref)
+
+        if problem and dep.raises_only and failing_call(self.index, ref, bind, reaches) is None:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=defined_in, detail=RAISES_ONLY.format(what=f"{dep.name}.{dep.member}"))
         if problem:
             protocol = self._protocol_of(ref)
@@ -245,11 +254,7 @@ class MemberJudging:
                 # upstream checks it with isinstance and calls the model's own method
                 problem = False, f"{problem[1]}; the base is declared on {protocol}, a typing.Protocol: only a call upstream makes can fail"
             # the calls upstream makes of the base method reach the override
-            # through an instance the override's own kind decides what comes implicitly (a plain
-            # method over a @staticmethod base gets self: vllm-rbln's Sampler.apply_penalties)
-            problem = against_calls(self.index, ref, problem,
-                                    lambda site: bind_problem(dep.params or (), site.shape, bool(dep.bound) and (site.bound or not self._through_class(site))),
-                                    reaches=lambda site: self._reaches_override(dep, site, base=ref))
+            problem = against_calls(self.index, ref, problem, bind, reaches=reaches)
             certain, message = problem
             if not certain and {p.kind for p in info.params[1:]} == {"var", "varkw"}:
                 # a (self, *args, **kwargs) base declares no signature (vLLM's CustomOp.forward_oot
@@ -330,8 +335,8 @@ class MemberJudging:
 
     def _failing_elsewhere(self, dep: Dependency, base: Ref, site: CallSite) -> str | None:
         """`Class.method(params)` of an upstream class deriving from the class of method `base`,
-        outside the plugin class's MRO, that overrides it with parameters the call at `site`
-        cannot bind either; None when there is none."""
+        outside the plugin class's MRO, that redeclares it abstract with parameters the call at
+        `site` cannot bind either; None when there is none."""
         owner, _, method = base.qualname.rpartition(".")
         owner_ref, mine = Ref("class", base.module, owner), set(self.plugin_mro(dep.plugin_class))
         for module in self.index.modules_defining(method):  # far fewer than the base's subclasses
@@ -342,7 +347,12 @@ class MemberJudging:
                     continue
                 ref = Ref("function", module, f"{qualname}.{method}")
                 found = self.index.function_info(ref)
-                problem = bind_problem(found.params, site.shape, site.bound) if found is not None else None
+                # an abstract redeclaration is the interface of that family (FusedMoEMethodBase's
+                # `@abstractmethod create_weights(self, layer, num_experts, …)`); one concrete class
+                # that refuses a call is as likely upstream's own latent bug
+                if found is None or "abstractmethod" not in {d.rsplit(".", 1)[-1] for d in found.decorators}:
+                    continue
+                problem = bind_problem(found.params, site.shape, site.bound)
                 if problem is not None and problem[0]:
                     return f"{ref.path}{signature_text(found.params)}"
         return None

@@ -15,7 +15,8 @@ from harness.knowledge.plugin_repo import CallShape
 from harness.knowledge.symbols import Param
 
 # The detail for a plugin callable whose body is one `raise` (symbol_records.raises_only): a
-# call of it fails whatever it passes, so a parameter list that no longer fits changes nothing.
+# call of it fails whatever it passes, so a parameter list that no longer fits changes nothing
+# unless upstream certainly makes such a call (then that path fails either way: reported).
 RAISES_ONLY = "{what} only raises: any call of it fails, whatever arguments it gets; its parameters are not compared"
 
 
@@ -70,6 +71,17 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
         return None
     certain = [p for p in problems if p[0]]
     return (certain or problems)[0]
+
+
+def failing_call(index: SymbolIndex, ref: Ref, bind, reaches) -> CallSite | None:
+    """The first call the release makes of `ref` (harness.knowledge.callsites) that lands on the
+    callable standing in for it (`reaches(site)` is True) and certainly cannot bind to it
+    (`bind(site)`, see against_calls); None when there is none."""
+    for site in call_sites(index, ref).calls:
+        problem = bind(site)
+        if problem is not None and problem[0] and reaches(site) is True:
+            return site
+    return None
 
 
 def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None) -> tuple[bool | None, str]:

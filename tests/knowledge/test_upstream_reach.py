@@ -238,39 +238,62 @@ MLA = {
             def forward_mha(self, q, kv_c_normed, k_pe, kv_cache, attn_metadata, k_scale, output):
                 raise NotImplementedError
 
+
+        class MLAAttention:
+            def __init__(self, impl):
+                self.impl = impl
+
             def forward_impl(self, q, kv, k_pe, cache, meta, scale, output):
-                self.forward_mha(q, kv, k_pe, cache, meta, scale, output=output)
+                self.impl.forward_mha(q, kv, k_pe, cache, meta, scale, output=output)
         """,
 }
+
+STUB = {**NPU, "npu/backend.py": '''
+    from vllm.mla import MLAAttentionImpl
+
+
+    class NPUMLAImpl(MLAAttentionImpl):
+        def forward_mha(self, layer_name, hidden_states, kv_cache, attn_metadata, need_gather_q_kv=False, output=None):
+            """Not supported on NPU."""
+            raise NotImplementedError("forward_mha is not supported for MLA attention. Use forward() instead.")
+    '''}
 
 
 def test_an_override_that_only_raises_is_not_compared(tmp_path):
     # vllm-ascend 0.23.0 AscendMLAImpl.forward_mha(self, layer_name, hidden_states, kv_cache,
     # attn_metadata, need_gather_q_kv=False, output=None) stubs the abstract method with
     # `raise NotImplementedError`: a call fails whatever its arguments, so the parameters that no
-    # longer fit vllm's call change nothing. The same parameters over a real body break.
-    plugin = {**NPU, "npu/backend.py": '''
-        from vllm.mla import MLAAttentionImpl
+    # longer fit vllm's call change nothing (vllm calls it as `self.impl.forward_mha(…)`, on a
+    # receiver no scan places). The same parameters over a real body stay reported.
+    working = {**STUB, "npu/backend.py": STUB["npu/backend.py"] + '''
 
-
-        class NPUMLAImpl(MLAAttentionImpl):
-            def forward_mha(self, layer_name, hidden_states, kv_cache, attn_metadata, need_gather_q_kv=False, output=None):
-                """Not supported on NPU."""
-                raise NotImplementedError("forward_mha is not supported for MLA attention. Use forward() instead.")
-
-
-        class Working(MLAAttentionImpl):
-            def forward_mha(self, layer_name, hidden_states, kv_cache, attn_metadata, need_gather_q_kv=False, output=None):
-                return hidden_states
-        '''}
+    class Working(MLAAttentionImpl):
+        def forward_mha(self, layer_name, hidden_states, kv_cache, attn_metadata, need_gather_q_kv=False, output=None):
+            return hidden_states
+    '''}
     write_tree(tmp_path / "up", MLA)
-    write_tree(tmp_path / "plugin", plugin)
+    write_tree(tmp_path / "plugin", working)
     code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
     found = {f["line"]: f for f in doc["findings"] if f["target"] == "vllm.mla.MLAAttentionImpl.forward_mha"}
-    assert sorted(found) == [11], found  # the stub is ok: not reported
-    working = found[11]
-    assert (working["status"], working["breaking"]) == ("signature_changed", True), working
-    assert "vllm/mla.py:6" in working["detail"], working
+    assert sorted(found) == [11], found  # the stub at line 5 is ok: not reported
+    assert (found[11]["status"], found[11]["breaking"]) == ("unknown", False), found[11]
+    assert "vllm/mla.py:11 (self.impl)" in found[11]["detail"], found[11]
+
+
+def test_a_stub_upstream_certainly_calls_is_still_reported(tmp_path):
+    # a stub's parameters decide nothing, but a call upstream certainly makes of it fails all the
+    # same: the base's own `self.forward_mha(…)` in a method the plugin class inherits
+    placed = {**MLA, "vllm/mla.py": MLA["vllm/mla.py"].replace(
+        "                raise NotImplementedError\n",
+        "                raise NotImplementedError\n\n"
+        "            def forward(self, q, kv, k_pe, cache, meta, scale, output):\n"
+        "                return self.forward_mha(q, kv, k_pe, cache, meta, scale, output=output)\n", 1)}
+    write_tree(tmp_path / "up", placed)
+    write_tree(tmp_path / "plugin", STUB)
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"), "--baseline", "none")
+    stub = by_target(doc["findings"])["vllm.mla.MLAAttentionImpl.forward_mha"]
+    assert (stub["status"], stub["breaking"]) == ("signature_changed", True), stub
+    assert "upstream calls it at vllm/mla.py:6" in stub["detail"], stub
     assert code == 1
 
 

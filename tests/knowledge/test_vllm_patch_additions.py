@@ -67,12 +67,16 @@ UPSTREAM = {
                 return outputs
         """,
     "vllm/quant.py": """
+        from abc import abstractmethod
+
+
         class QuantizeMethodBase:
             def create_weights(self, layer, *weight_args, **extra_weight_attrs):
                 raise NotImplementedError
 
 
         class FusedMoEMethodBase(QuantizeMethodBase):
+            @abstractmethod
             def create_weights(self, layer, num_experts, hidden_size, params_dtype, **extra_weight_attrs):
                 raise NotImplementedError
 
@@ -162,7 +166,7 @@ def test_names_a_patch_adds_are_the_plugins_own_or_undecided(tmp_path):
     assert (dead["status"], dead["breaking"]) == ("missing", True), dead
     kv = found["subclass", "vllm.quant.QuantizeMethodBase.create_weights", "msp/quant.py"]
     assert not kv["breaking"], kv
-    assert "may not reach it: vllm/quant.py:14 (self.quant_method): upstream's own vllm.quant.FusedMoEMethodBase.create_weights" in kv["detail"], kv
+    assert "may not reach it: vllm/quant.py:18 (self.quant_method): upstream's own vllm.quant.FusedMoEMethodBase.create_weights" in kv["detail"], kv
     assert code == 1, found
 
     # read nowhere else: the plugin's own import of it is the use
@@ -172,14 +176,16 @@ def test_names_a_patch_adds_are_the_plugins_own_or_undecided(tmp_path):
     assert added["status"] == "extension" and "which it imports (msp/layers.py:1)" in added["detail"], added
 
 
-def test_a_call_no_upstream_sibling_refuses_may_reach_the_override(tmp_path):
+def test_a_call_only_a_concrete_upstream_class_refuses_may_reach_the_override(tmp_path):
+    # a concrete class refusing the call is no interface of a family (sglang 0.5.23's
+    # PageInterleaveDSATokenToKVPool.get_cpu_copy lacks the req_pool_index its allocator passes)
     quant = UPSTREAM["vllm/quant.py"].replace(
-        "def create_weights(self, layer, num_experts, hidden_size, params_dtype, **extra_weight_attrs):",
-        "def create_weights(self, layer, *weight_args, **extra_weight_attrs):")
+        "@abstractmethod\n            def create_weights(self, layer, num_experts, hidden_size, params_dtype, **extra_weight_attrs):",
+        "def create_weights(self, layer, num_experts, hidden_size, params_dtype, **extra_weight_attrs):")
     code, found = _findings(tmp_path, {**UPSTREAM, "vllm/quant.py": quant})
     kv = found["subclass", "vllm.quant.QuantizeMethodBase.create_weights", "msp/quant.py"]
     assert (kv["status"], kv["breaking"]) == ("signature_changed", True), kv
-    assert "upstream calls it at vllm/quant.py:14" in kv["detail"], kv
+    assert "upstream calls it at vllm/quant.py:17" in kv["detail"], kv
     assert code == 1
 
 
