@@ -583,7 +583,10 @@ class Judge(MemberJudging, Conditions):
         model types to class names of vllm.transformers_utils.configs): an addition. A release
         that still names it (moved elsewhere, still read): the replacement stays `missing`.
         A patch guarded by `not hasattr(owner, name)` (vllm-ascend patch_qwen3vl.py's start_layer)
-        is an addition by construction. Otherwise `unknown` with the reason where the engine's plugins add names by patching
+        is an addition by construction; one guarded by `hasattr(owner, name)` only replaces. A name
+        the owner's module reads only if it is there (name_reads.optional_read), or one the plugin
+        imports or reads itself where the owner's module never reads it (as a global:
+        name_reads.reads_module_global; as an attribute: reads_attribute), is an addition. Otherwise `unknown` with the reason where the engine's plugins add names by patching
         (EngineProfile.patches_add_names), else `missing`. None when the owner itself does not resolve, is
         assembled from other classes (a value set on it is dropped), or for other patch forms."""
         owner_path, _, name = dep.target.rpartition(".")
