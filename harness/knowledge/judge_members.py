@@ -604,13 +604,6 @@ class MemberJudging:
             # CpuPlatform of upstream's platforms defines: a platform that has it is called
             return Finding(**self.base(dep, target), status=Status.extension, breaking=False,
                            detail=f"{dep.member} is not defined on {first.path} or its bases, but upstream calls it on the current platform ({through_platform})")
-        if self.baseline is None and self.before is None and successor is None and not self._named_in_release_code(dep.member):
-            # vllm 0.11's platforms dropped supports_v1 and is_async_output_supported with V0;
-            # vllm-spyre, vllm-ascend, vllm-kunlun and vllm-mindspore still override them there
-            return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.not_on_base),
-                           detail=f"{dep.member} is not defined on {first.path} or its bases, and nothing in {self.index.source.label} names it "
-                                  "(no call, attribute or string): dead code here, which fails nothing; whether it is a leftover of a hook an "
-                                  "older release called (or of a rename nothing records) the release the plugin was written against tells (--baseline)")
         if was_called:
             detail = (f"{dep.member} was defined on {before.defined_in} in {self.baseline.index.source.label} (the version the plugin declares); "
                       f"{self.index.source.label} no longer defines it, so upstream no longer calls the override")

@@ -92,7 +92,7 @@ def test_check_on_vllm_0271_flags_the_moved_import(vllm_0271):
 @pytest.mark.slow
 def test_check_on_vllm_0221_flags_what_is_newer(vllm_0221, vllm_0271):
     code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.22.1", "--engine", "vllm", "--baseline", "none")
-    assert code == 3, doc  # nothing breaks; what only the plugin's own release tells is undecided
+    assert code == 1, doc
     found = by_target(doc["findings"])
     assert SERVE_CONTEXT not in found  # a plain use that resolves is not listed
     # setting a method 0.22.1 does not have cannot fail, and nothing in 0.22.1 names it: an
@@ -100,19 +100,14 @@ def test_check_on_vllm_0221_flags_what_is_newer(vllm_0221, vllm_0271):
     patch = found[f"{WORKER}.handle_ft_command"]
     assert (patch["status"], patch["file"], patch["line"], patch["breaking"]) == ("unknown", "xdev_vllm/patches.py", 20, False)
     assert "--baseline" in patch["detail"]
-    # likewise an override of a base method 0.22.1 lacks and names nowhere: dead code there
     override = found[f"{PLATFORM}.is_cumem_allocator_available"]
-    assert (override["status"], override["file"], override["line"], override["breaking"]) == ("unknown", "xdev_vllm/platform.py", 19, False)
-    assert "--baseline" in override["detail"]
+    assert (override["status"], override["file"], override["line"]) == ("not_on_base", "xdev_vllm/platform.py", 19)
     assert found[f"{WORKER}.init_device"]["status"] == "ok"
-    assert doc["breaking"] == 0
-    # written against 0.27.1, which has both: the patch replaces a method 0.22.1 lacks, and
-    # upstream no longer (here: not yet) calls the override
+    assert doc["breaking"] == 1
+    # written against 0.27.1, which has it: the patch replaces a method 0.22.1 lacks
     code, doc = harness_json("check", "--plugin", str(PLUGIN), "--upstream", "vllm==0.22.1", "--engine", "vllm", "--baseline", "vllm==0.27.1")
-    found = by_target(doc["findings"])
-    patch = found[f"{WORKER}.handle_ft_command"]
+    patch = by_target(doc["findings"])[f"{WORKER}.handle_ft_command"]
     assert (patch["status"], patch["breaking"]) == ("missing", True) and code == 1
-    assert found[f"{PLATFORM}.is_cumem_allocator_available"]["status"] == "not_on_base"
 
 
 # ----------------------------------------------------------------------------- vLLM trees (offline)
