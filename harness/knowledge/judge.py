@@ -653,8 +653,8 @@ class Judge(MemberJudging, Conditions):
         patches = [d for d in self.scan.dependencies if d.kind == "patch" and d.how in ("assign", "setattr") and d.target == target]
         # a module runs top to bottom: its own later patch is not there yet (the read that keeps
         # the original before replacing it), an earlier one at module level is
-        if any(p.file == dep.file and p.line < dep.line and p.scope == "module" and not p.guards and dep.scope == "module" for p in patches):
-            earlier = next(p for p in patches if p.file == dep.file and p.line < dep.line)
+        earlier = next((p for p in patches if p.file == dep.file and p.line < dep.line and p.scope == "module" and not p.guards), None)
+        if earlier is not None and dep.scope == "module":
             return Finding(**self.base(dep, target), status=Status.ok, detail=f"{note}; but the plugin sets it itself above ({earlier.file}:{earlier.line})")
         patch = next((p for p in patches if p.file != dep.file), None)
         if patch is None:

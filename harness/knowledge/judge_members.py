@@ -286,7 +286,7 @@ class MemberJudging:
             return False
         if site.receiver == "cls":
             return True
-        module = next((name for name, (relpath, _) in self.index.files.items() if relpath == site.path), None)
+        module = self._module_at(site.path)
         found = self.index.resolve_in_scope(module, site.receiver) if module and site.receiver.replace(".", "").isidentifier() else None
         return found is not None and found.ok and found.ref.kind == "class"
 
@@ -390,7 +390,7 @@ class MemberJudging:
         through super() (vllm-rbln's RBLNScheduler and RBLNOptimumScheduler replace
         Scheduler.schedule, so the `allocate_slots(…, full_sequence_must_fit=…)` call in vllm
         0.22's schedule() never lands on their KV cache managers). Whether the plugin sets the
-        slot on every path is _slot_surely_set's question."""
+        slot on every path is slot_surely_set's question."""
         key = (cls, method)
         if key not in self._displaced:
             self._displaced[key] = None
@@ -446,9 +446,13 @@ class MemberJudging:
         found = self.index.resolve(path) if is_upstream(path) else None
         return self.index.mro(found.ref) if found is not None and found.ok and found.ref.kind == "class" else None
 
+    def _module_at(self, relpath: str) -> str | None:
+        """The release module whose file is `relpath` (a CallSite's path), or None."""
+        return next((name for name, (path, _) in self.index.files.items() if path == relpath), None)
+
     def _enclosing_method(self, site: CallSite) -> tuple[Ref, str] | None:
         """(the upstream class, the method name) whose body holds the call at `site`, or None."""
-        module = next((name for name, (relpath, _) in self.index.files.items() if relpath == site.path), None)
+        module = self._module_at(site.path)
         tree = self.index.tree(module) if module else None
         found = None
 

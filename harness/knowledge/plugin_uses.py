@@ -39,7 +39,7 @@ def reads_of(scan: PluginScan, name: str) -> list[Read]:
     """Every load of `….name` in the plugin's modules, in module order."""
     found: list[Read] = []
     for module, tree in _trees_mentioning(scan, name.encode()):
-        _Reads(module.name, module.is_package, module.file, name, _imported_names(tree, module.name, module.is_package), found).visit(tree, None, False, None, {})
+        _Reads(module.name, module.file, name, _imported_names(tree, module.name, module.is_package), found).visit(tree, None, False, None, {})
     return found
 
 
@@ -122,7 +122,6 @@ class _Reads:
     """The walk behind reads_of, over one module."""
 
     module: str
-    is_package: bool
     file: str
     name: str
     names: dict[str, str]  # _imported_names
