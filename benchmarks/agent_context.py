@@ -20,9 +20,8 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from harness.evidence.local_model import prepare_tokenizer
-from harness.knowledge.features import resolve_feature
-from harness.knowledge.plugin_repo import plugin_module_files
-from harness.knowledge.sources import platform_map, resolve
+from harness.knowledge.model import plugin_module_files
+from harness.knowledge.products import platform_map, resolve, resolve_feature
 from harness.steps.drafting import SYSTEM, agent_context
 from harness.steps.skills import step_skill
 from harness.steps.symbols import locate

@@ -33,10 +33,8 @@ def main() -> None:
     cache = Path(tempfile.mkdtemp(prefix="harness-bench-"))
     os.environ["HARNESS_CACHE_DIR"] = str(cache)
     # imported after HARNESS_CACHE_DIR is set, like a fresh process would
-    from harness.knowledge.feature_diff import diff_upstreams
-    from harness.knowledge.index import load_index
-    from harness.knowledge.platform_map import map_plugin
-    from harness.knowledge.upstream import resolve_upstream
+    from harness.knowledge.products import diff_upstreams, map_plugin
+    from harness.knowledge.upstream import load_index, resolve_upstream
 
     print(f"cpus: {os.cpu_count()}  cache: {cache}")
     new = timed(f"fetch + unpack {args.new} (download, once)", lambda: resolve_upstream(args.new))

@@ -36,10 +36,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harness.knowledge.feature_diff import diff_upstreams
-from harness.knowledge.index import load_index
-from harness.knowledge.port import SIMILARITY_THRESHOLD, port_plugin, similarity_of
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.products import (
+    SIMILARITY_THRESHOLD,
+    diff_upstreams,
+    port_plugin,
+    similarity_of,
+)
+from harness.knowledge.upstream import load_index, resolve_upstream
 
 EDIT = "xdev_sync()  # device edit"
 

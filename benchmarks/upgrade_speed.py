@@ -79,7 +79,7 @@ def _print(label: str, result: dict) -> None:
 def _release_root(spec: str, cache: Path) -> Path:
     """The unpacked release tree of `spec` in `cache` (resolving it, downloading if needed)."""
     env = {**os.environ, "HARNESS_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    code = f"from harness.knowledge.upstream import resolve_upstream; print(resolve_upstream({spec!r}).root)"
+    code = f"from harness.knowledge.upstream.source import resolve_upstream; print(resolve_upstream({spec!r}).root)"
     return Path(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.strip())
 
 

@@ -22,9 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.knowledge.external import TABLE_FILE, describe_here  # noqa: E402
-from harness.knowledge.index import MEMBER_DECORATORS, Ref, load_index  # noqa: E402
-from harness.knowledge.upstream import resolve_upstream  # noqa: E402
+from harness.knowledge.model import Ref
+from harness.knowledge.upstream import (  # noqa: E402  # noqa: E402
+    MEMBER_DECORATORS,
+    TABLE_FILE,
+    describe_here,
+    load_index,
+    resolve_upstream,  # noqa: E402
+)
 
 BUILTIN = ["object", "type", "BaseException", "Exception", "RuntimeError", "ValueError", "dict", "list", "tuple", "set", "str", "int", "float"]
 FIXED = [

@@ -64,7 +64,7 @@ def seed_release(version: str, wheel: Path | None, harness_path: Path, bench_cac
         """
         import hashlib, json, sys, time
         from pathlib import Path
-        from harness.knowledge import upstream
+        from harness.knowledge.upstream import source as upstream
         version, wheel = sys.argv[1], sys.argv[2]
         if wheel:
             digest = hashlib.sha256(Path(wheel).read_bytes()).hexdigest()

@@ -80,7 +80,7 @@ def _fast_exit(code: int | str | None) -> None:
     written, stop the parse pools' workers, then os._exit."""
     if isinstance(code, str):  # SystemExit("message"): the message on stderr, exit 1
         print(code, file=sys.stderr)
-    from harness.knowledge.tables import stop_parse_pools
+    from harness.knowledge.upstream import stop_parse_pools
 
     stop_parse_pools()
     logging.shutdown()

@@ -15,7 +15,7 @@ from harness.cli.common import ENGINE
 from harness.cli.console import out
 from harness.cli.paths import resolved
 from harness.errors import HarnessError
-from harness.knowledge.kinds import SGLANG, EngineProfile
+from harness.knowledge.model import SGLANG, EngineProfile
 from harness.util.files import write_atomic
 
 ci = typer.Typer(help="Set up CI for the plugin repo.", no_args_is_help=True)
@@ -187,7 +187,7 @@ def init(
     """Write .github/workflows/<engine>-upgrade.yml (sglang-upgrade.yml, vllm-upgrade.yml: the engine the plugin's
     entry points name) into the plugin repo: on schedule and by hand it runs `harness upgrade --plugin . --github-summary`,
     uploads reports/, and on exit 1 opens or updates one issue."""
-    from harness.knowledge.plugin_repo import detect_engine
+    from harness.knowledge.model import detect_engine
 
     if not github:
         raise HarnessError("name the CI to set up: --github (the only one supported)")

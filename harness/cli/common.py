@@ -109,12 +109,11 @@ ENGINE = typer.Option(
 def use_plugin_engine(ctx: typer.Context, plugin: Path | None, spec: str | None, engine: str | None) -> None:
     """Read the plugin as a plugin of its engine (kinds.use_engine) until the command returns.
     HarnessError (one line) for a spec of the other engine."""
-    from harness.knowledge.kinds import use_engine
-    from harness.knowledge.plugin_repo import detect_engine
+    from harness.knowledge.model import detect_engine, use_engine
 
     chosen = detect_engine(plugin, spec, engine) if plugin is not None else None
     if chosen is None:  # no plugin: the spec's release names the engine, else --engine
-        from harness.knowledge.kinds import engine_named, engine_of_spec
+        from harness.knowledge.model import engine_named, engine_of_spec
 
         chosen = engine_named(engine) if engine else engine_of_spec(spec)
     if chosen is not None:
@@ -125,8 +124,7 @@ def validate_plugin(path: Path) -> Path:
     """A plugin is a project declaring the engine's entry points (sglang.srt.platforms /
     sglang.srt.plugins for SGLang; vllm.platform_plugins, vllm.general_plugins, … for vLLM)."""
     # cost: tomllib, the knowledge records
-    from harness.knowledge.kinds import ENGINES, profile
-    from harness.knowledge.plugin_repo import read_entry_points
+    from harness.knowledge.model import ENGINES, profile, read_entry_points
 
     path = resolved(path, "plugin path")
     if not path.is_dir():
@@ -155,7 +153,7 @@ def plugin_commit(path: Path) -> str | None:
 def default_source(spec: str) -> str:
     """The real release, from the wheel cache or the index; offline with nothing cached, one line
     on how to fill the cache."""
-    from harness.knowledge.sources import resolve  # cost: the knowledge engine
+    from harness.knowledge.products import resolve  # cost: the knowledge engine
 
     try:
         resolve(spec)
@@ -203,7 +201,7 @@ def checked_runbook(runbook: Path | None, engine: str | None = None, plugin: Pat
 def check_feature_file(feature: str, feature_dirs: list[Path]) -> None:
     """A feature named by file (path, or ID in the feature dirs) must validate, reported as
     `file:line: field: message`, before anything else runs."""
-    from harness.knowledge.features import (  # cost: the knowledge models
+    from harness.knowledge.products import (  # cost: the knowledge models
         feature_files,
         load_feature_file,
     )

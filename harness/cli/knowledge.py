@@ -14,7 +14,7 @@ from rich.text import Text
 from harness.cli.base import app
 from harness.cli.common import ENGINE, use_plugin_engine
 from harness.cli.console import counted, out, step
-from harness.knowledge.findings import Finding
+from harness.knowledge.model import Finding
 
 PLUGIN = typer.Option(..., "--plugin", help="Path to the plugin repo (with its pyproject.toml).")
 UPSTREAM = typer.Option(..., "--upstream", help="sglang==X.Y.Z | vllm==X.Y.Z | PATH@REF (git) | PATH (dir holding sglang/ or vllm/).")
@@ -76,7 +76,7 @@ def map_command(ctx: typer.Context, plugin: Path = PLUGIN, upstream: str = UPSTR
                 engine: str | None = ENGINE) -> None:
     """Write the Platform Map of a plugin against one upstream version (default: into the
     plugin repo, beside its pyproject.toml, where the curated notes are kept)."""
-    from harness.knowledge.platform_map import map_plugin, write_platform_map
+    from harness.knowledge.products import map_plugin, write_platform_map
 
     _plugin_dir(plugin)
     use_plugin_engine(ctx, plugin, upstream, engine)
@@ -105,7 +105,7 @@ def diff_command(
 ) -> None:
     """Feature Diff between two upstream versions (and its impact on a plugin); files are
     written only with --out."""
-    from harness.knowledge.feature_diff import diff_upstreams, write_feature_diff
+    from harness.knowledge.products import diff_upstreams, write_feature_diff
 
     _plugin_dir(plugin)
     use_plugin_engine(ctx, plugin, from_spec, engine)
@@ -143,8 +143,8 @@ def check_command(
     (a live import, reference, hook target, override or patch that will not resolve or fit);
     2 if a live plugin file cannot be read or nothing could be checked; 3 if some live
     dependency could not be decided statically. Dead modules are reported, not failed."""
-    from harness.knowledge.drift import check_plugin, declared_baseline
-    from harness.knowledge.kinds import profile
+    from harness.knowledge.model import profile
+    from harness.knowledge.products import check_plugin, declared_baseline
 
     _plugin_dir(plugin)
     use_plugin_engine(ctx, plugin, upstream, engine)
@@ -203,7 +203,7 @@ def check_command(
 def index_command(ctx: typer.Context, upstream: str = typer.Argument(..., help="Upstream SPEC to index in full (warms the cache)."), as_json: bool = JSON,
                   engine: str | None = ENGINE) -> None:
     """Parse every module of an upstream version into the symbol-index cache."""
-    from harness.knowledge.index import load_index
+    from harness.knowledge.upstream import load_index
 
     use_plugin_engine(ctx, None, upstream, engine)
     source = _upstream(upstream)
@@ -236,10 +236,13 @@ def port_command(
     when every copy merged clean or was unchanged, 1 when a conflict, an undefined name or a
     stale signature remains, 2 on bad input."""
     from harness.errors import HarnessError
-    from harness.knowledge.drift import declared_baseline
-    from harness.knowledge.kinds import profile
-    from harness.knowledge.port import port_plugin
-    from harness.knowledge.port_apply import apply_ports, write_port_report
+    from harness.knowledge.model import profile
+    from harness.knowledge.products import (
+        apply_ports,
+        declared_baseline,
+        port_plugin,
+        write_port_report,
+    )
 
     if not plugin.is_dir():  # before any release is downloaded
         raise HarnessError(f"plugin path '{plugin}' is not a directory")

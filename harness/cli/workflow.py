@@ -68,9 +68,8 @@ def run(
     # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
     from harness.agent.config import describe, resolve_settings
     from harness.evidence.runbook import load_runbook
-    from harness.knowledge.features import resolve_feature
-    from harness.knowledge.kinds import profile
-    from harness.knowledge.sources import resolve
+    from harness.knowledge.model import profile
+    from harness.knowledge.products import resolve, resolve_feature
     from harness.workflow.runs import check_workspace, new_inputs, start_run
 
     ws = open_runs_workspace(workspace, writes=True)
@@ -141,8 +140,10 @@ def features(
     """List the features between two upstreams a person triages: the plugin's impacted dependencies grouped by
     the upstream change behind them, platform-surface changes, then other upstream changes by commit or module;
     ranked by risk to the plugin, each with why it matters. --flat lists every changed symbol instead."""
-    from harness.knowledge.features import candidates  # cost: the knowledge engine
-    from harness.knowledge.sources import resolve
+    from harness.knowledge.products import (
+        candidates,  # cost: the knowledge engine
+        resolve,
+    )
 
     ws = open_workspace(workspace)
     plugin_path = validate_plugin(plugin) if plugin else None

@@ -4,7 +4,7 @@ result's fields), and how its torch profiler is told where to write and started.
 
 A runbook names its engine (`environment.engine`, default `sglang`); the evidence code asks
 `serving(name)` and never tests the engine's name. A third engine is one more `Serving` here
-(its knowledge-side `EngineProfile` lives in harness.knowledge.kinds under the same name).
+(its knowledge-side `EngineProfile` lives in harness.knowledge.model.kinds under the same name).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class Profiler:
 class Serving:
     """One engine's serving side: its release pin, benchmark client and profiler."""
 
-    name: str  # as in `environment.engine` and harness.knowledge.kinds.ENGINES
+    name: str  # as in `environment.engine` and harness.knowledge.model.kinds.ENGINES
     display: str
     version_key: str  # the runbook's `environment` key pinning the release
     bench: BenchClient

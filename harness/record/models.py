@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field, computed_field
 
-from harness.knowledge.features import FeatureSpec
+from harness.knowledge.products import FeatureSpec
 from harness.record.checks import Check, CheckStatus
 
 

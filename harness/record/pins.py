@@ -17,7 +17,7 @@ import hashlib
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.knowledge.sources import resolve
+from harness.knowledge.products import resolve
 from harness.knowledge.upstream import UpstreamSource
 from harness.record.layout import RunLayout
 from harness.record.models import RunInputs, UpstreamPin

@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.knowledge.findings import Finding
-from harness.knowledge.kinds import profile
-from harness.knowledge.platform_map import write_platform_map
-from harness.knowledge.sources import feature_diff, platform_map
+from harness.knowledge.model import Finding, profile
+from harness.knowledge.products import feature_diff, platform_map, write_platform_map
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import Draft, RunInputs
 from harness.steps import symbols
@@ -27,7 +25,7 @@ from harness.steps.drafting import write_up_draft
 from harness.steps.skills import skill_rules
 
 # The landing rules are the alignment skill's (skills/alignment/SKILL.md), not this code's;
-# what each kind of dependency lands as is the kind's (harness.knowledge.kinds).
+# what each kind of dependency lands as is the kind's (harness.knowledge.model.kinds).
 RULES = skill_rules("alignment")
 PLATFORM_BASES: tuple[str, ...] = tuple(RULES["platform_bases"])
 

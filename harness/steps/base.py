@@ -44,15 +44,15 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from harness import __version__
-from harness.knowledge.features import FeatureSpec
+from harness.knowledge.products import FeatureSpec
 from harness.knowledge.upstream import UpstreamSource
 from harness.record.checks import Check, not_run, overall
 from harness.record.hashing import evidence_hash
 from harness.record.layout import RunLayout, utc_now
 from harness.record.models import Draft, RunInputs, StepRecord, StepResult
-from harness.record.trajectory import step_event
 from harness.record.pins import describe, pinned_from, pinned_upstream
 from harness.record.processes import ProcessRegistry
+from harness.record.trajectory import step_event
 from harness.util.files import fsync_dir, fsync_tree
 from harness.util.templates import TEMPLATE_DIRS
 

@@ -16,9 +16,8 @@ from harness.agent.config import NOT_CONFIGURED
 from harness.agent.loop import run_agent
 from harness.agent.sandbox import Sandbox
 from harness.agent.tools import Toolbox
-from harness.knowledge.features import FeatureSpec
-from harness.knowledge.findings import Finding, Status
-from harness.knowledge.platform_map import map_plugin
+from harness.knowledge.model import Finding, Status
+from harness.knowledge.products import FeatureSpec, map_plugin
 from harness.knowledge.upstream import UpstreamSource
 from harness.record.checks import Check
 from harness.record.layout import RunLayout

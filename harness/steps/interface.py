@@ -17,11 +17,8 @@ from harness.errors import HarnessError
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
 from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
-from harness.knowledge.findings import Finding, Status
-from harness.knowledge.kinds import profile
-from harness.knowledge.platform_map import map_plugin
-from harness.knowledge.port import Port, port_plugin
-from harness.knowledge.sources import platform_map
+from harness.knowledge.model import Finding, Status, profile
+from harness.knowledge.products import Port, map_plugin, platform_map, port_plugin
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import Draft, RunInputs
 from harness.steps.base import StepContext, read_facts, runner_failure

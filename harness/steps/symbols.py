@@ -9,8 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from harness.knowledge.index import load_index
-from harness.knowledge.upstream import UpstreamSource
+from harness.knowledge.upstream import UpstreamSource, load_index
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from typing import Any
 from langgraph.types import Command
 
 from harness.errors import HarnessError
-from harness.knowledge.features import FeatureSpec
-from harness.knowledge.sources import resolve
+from harness.knowledge.products import FeatureSpec, resolve
 from harness.record import gates
 from harness.record.layout import RunLayout, Workspace, utc_now
 from harness.record.models import AgentSettings, RunInputs, RunView

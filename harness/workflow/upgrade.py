@@ -23,18 +23,25 @@ from pydantic import BaseModel, Field, computed_field
 
 from harness.agent.config import NOT_CONFIGURED
 from harness.errors import HarnessError
-from harness.knowledge.feature_diff import FeatureDiff
-from harness.knowledge.features import FeatureSpec
-from harness.knowledge.git_range import Commit, first_parent_commits, step_ends
-from harness.knowledge.kinds import profile
-from harness.knowledge.plugin_repo import declared_pins, plugin_module_files
-from harness.knowledge.sources import feature_diff, resolve
-from harness.knowledge.triage import FailsAt, Feature, FeatureKind, group_features
+from harness.knowledge.model import declared_pins, plugin_module_files, profile
+from harness.knowledge.products import (
+    FailsAt,
+    Feature,
+    FeatureDiff,
+    FeatureKind,
+    FeatureSpec,
+    feature_diff,
+    group_features,
+    resolve,
+)
 from harness.knowledge.upstream import (
     RELEASE_SPEC,
+    Commit,
     UpstreamSource,
+    first_parent_commits,
     latest_release,
     split_git_spec,
+    step_ends,
 )
 from harness.record.layout import Workspace, check_run_id, utc_now
 from harness.record.models import AgentSettings, RunView

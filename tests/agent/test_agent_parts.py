@@ -15,8 +15,8 @@ from harness.agent.sandbox import Sandbox
 from harness.agent.tools import Toolbox
 from harness.errors import HarnessError
 from harness.evidence.runbook import AgentSpec
-from harness.knowledge.features import FeatureSpec
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.products.features import FeatureSpec
+from harness.knowledge.upstream.source import resolve_upstream
 from harness.record.models import AgentSettings
 from harness.steps.drafting import agent_context, format_ports
 from harness.testing.llm import ScriptedLLM

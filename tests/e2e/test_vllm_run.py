@@ -23,7 +23,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.evidence.local_model import require_engine
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.upstream.source import resolve_upstream
 
 pytestmark = pytest.mark.slow
 

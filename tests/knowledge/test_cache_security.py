@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from knowledge_support import by_target, harness, harness_json
 
-from harness.knowledge.upstream import _extract_wheel_source
+from harness.knowledge.upstream.source import _extract_wheel_source
 
 SCHED = "sglang.srt.managers.scheduler.Scheduler"
 # Every kind of file the knowledge engine keeps under the cache directory.

@@ -11,9 +11,9 @@ from kinds_support import IFACE, check, plugin, pyproject, upstream_pair
 from knowledge_support import by_target
 from real_releases import real_releases
 
-from harness.knowledge.callsites import call_sites
-from harness.knowledge.index import SymbolIndex, load_index
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.judge.callsites import call_sites
+from harness.knowledge.upstream.index import SymbolIndex, load_index
+from harness.knowledge.upstream.source import resolve_upstream
 
 WU = "sglang.srt.model_loader.weight_utils"
 SCHED = "sglang.srt.managers.scheduler.Scheduler"
@@ -358,7 +358,7 @@ def test_call_sites_are_kept_with_the_index(upstreams, tmp_path):
 
 def test_a_name_called_all_over_the_release_is_not_scanned(upstreams, monkeypatch):
     # each candidate module is parsed: past the cap the calls are unsure and a verdict stands as it was
-    from harness.knowledge import callsites
+    from harness.knowledge.judge import callsites
 
     monkeypatch.setattr(callsites, "MAX_MODULES", 0)
     _, new = upstreams

@@ -9,8 +9,8 @@ import pytest
 from knowledge_support import VLLM_PLATFORM_TREE, by_target, harness, harness_json, write_tree
 
 from harness.errors import HarnessError
-from harness.knowledge.kinds import ENGINES, SGLANG, VLLM, profile, use_engine
-from harness.knowledge.plugin_repo import (
+from harness.knowledge.model.kinds import ENGINES, SGLANG, VLLM, profile, use_engine
+from harness.knowledge.model.plugin import (
     declared_version,
     detect_engine,
     read_entry_points,

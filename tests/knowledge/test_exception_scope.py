@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from kinds_support import check, plugin, pyproject, upstream_pair
 
-from harness.knowledge.findings import Status
+from harness.knowledge.model.findings import Status
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ import pytest
 from kinds_support import check, plugin, pyproject, upstream_pair
 from knowledge_support import harness_json
 
-from harness.knowledge.index import load_index
-from harness.knowledge.judge import Judge, dependencies
-from harness.knowledge.plugin_scan import scan_plugin
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.upstream.index import load_index
+from harness.knowledge.judge.core import Judge, dependencies
+from harness.knowledge.scan.scanner import scan_plugin
+from harness.knowledge.upstream.source import resolve_upstream
 
 FBI = "sglang.srt.model_executor.forward_batch_info"
 FB = f"{FBI}.ForwardBatch"

@@ -12,7 +12,7 @@ import pytest
 from kinds_support import check, plugin, pyproject
 from knowledge_support import write_tree
 
-from harness.knowledge.upstream import UpstreamSource, release_requirements
+from harness.knowledge.upstream.source import UpstreamSource, release_requirements
 
 UPSTREAM = {
     "sglang/__init__.py": "",

@@ -9,7 +9,7 @@ import pytest
 from kinds_support import IFACE, check, plugin, pyproject, upstream_pair
 from knowledge_support import by_target, harness_json
 
-from harness.knowledge.findings import BREAKING, Status
+from harness.knowledge.model.findings import BREAKING, Status
 
 
 @pytest.fixture(scope="module")

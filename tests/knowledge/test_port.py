@@ -11,7 +11,7 @@ import pytest
 from knowledge_support import git, harness, harness_json, write_tree
 from real_releases import real_releases
 
-from harness.knowledge.index import load_index
+from harness.knowledge.upstream.index import load_index
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from knowledge_support import write_tree
 
-from harness.knowledge.external import ExternalMembers
-from harness.knowledge.index import Outcome, Ref, Resolution, SymbolIndex
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.upstream.external import ExternalMembers
+from harness.knowledge.upstream.index import Outcome, Ref, Resolution, SymbolIndex
+from harness.knowledge.upstream.source import resolve_upstream
 
 DEPTH = 1500  # links in the deep chains: beyond Python's default recursion limit (1000)
 
@@ -517,6 +517,6 @@ def test_instance_attributes_of_a_class_body(upstream, tmp_path, monkeypatch):
     with pytest.raises(ValueError):
         index.instance_attributes(Ref("function", "sglang.srt.utils.common", "get_device_name"))
     index.save()
-    monkeypatch.setattr("harness.knowledge.index.instance_attributes", lambda *_: pytest.fail("computed again"))
+    monkeypatch.setattr("harness.knowledge.upstream.index.instance_attributes", lambda *_: pytest.fail("computed again"))
     cached = index_of(upstream, tmp_path)
     assert cached.instance_attributes(Ref("class", "sglang.srt.instances", "Worker")) == worker

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.knowledge.external import ExternalMembers
-from harness.knowledge.index import Outcome, Ref, SymbolIndex
-from harness.knowledge.upstream import UNREACHABLE, resolve_upstream
+from harness.knowledge.upstream.external import ExternalMembers
+from harness.knowledge.upstream.index import Outcome, Ref, SymbolIndex
+from harness.knowledge.upstream.source import UNREACHABLE, resolve_upstream
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 

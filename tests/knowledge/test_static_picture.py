@@ -965,7 +965,7 @@ def test_baseline_tells_an_override_of_a_removed_base_method_from_the_plugins_ow
 
 
 def test_the_declared_sglang_version_is_read_from_every_packaging_file(tmp_path):
-    from harness.knowledge.plugin_repo import declared_sglang
+    from harness.knowledge.model.plugin import declared_sglang
 
     cases = {
         "pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch", "sglang[srt]>=0.5.17,<0.6"]\n',

@@ -8,13 +8,13 @@ import textwrap
 import pytest
 from real_releases import real_releases
 
-from harness.knowledge.index import load_index
-from harness.knowledge.surface import (
+from harness.knowledge.upstream.index import load_index
+from harness.knowledge.judge.surface import (
     deprecation_shims,
     platform_defaults,
     server_arg_fields,
 )
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.upstream.source import resolve_upstream
 
 
 @pytest.fixture(scope="module")

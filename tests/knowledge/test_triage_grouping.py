@@ -4,9 +4,9 @@ findings are shaped as the judge writes them for the real 0.5.17 → 0.5.23 chan
 
 from __future__ import annotations
 
-from harness.knowledge.feature_diff import FeatureDiff, SymbolChange
-from harness.knowledge.findings import Finding, Status
-from harness.knowledge.triage import group_features
+from harness.knowledge.products.diffing import FeatureDiff, SymbolChange
+from harness.knowledge.model.findings import Finding, Status
+from harness.knowledge.products.triage import group_features
 
 IFACE = "sglang.srt.platforms.interface.SRTPlatform"
 ALLOC = "sglang.srt.mem_cache.allocator"

@@ -12,9 +12,9 @@ from knowledge_support import write_tree
 from real_releases import real_releases
 from triage_plugin import FAMILY, MOE_MODELS, write_case
 
-from harness.knowledge.feature_diff import diff_upstreams
-from harness.knowledge.triage import group_features
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.products.diffing import diff_upstreams
+from harness.knowledge.products.triage import group_features
+from harness.knowledge.upstream.source import resolve_upstream
 
 OLD_FAMILY = "sglang.kernels.ops.attention.dsv4.elementwise"
 NEW_FAMILY = "sglang.kernels.ops.attention.dsv4.norm_rope"

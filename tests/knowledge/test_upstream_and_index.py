@@ -6,8 +6,8 @@ import pytest
 from knowledge_support import git
 
 from harness.errors import HarnessError
-from harness.knowledge.index import load_index
-from harness.knowledge.upstream import resolve_upstream
+from harness.knowledge.upstream.index import load_index
+from harness.knowledge.upstream.source import resolve_upstream
 
 
 def test_git_ref_is_read_without_touching_the_work_tree(upstream_repo):

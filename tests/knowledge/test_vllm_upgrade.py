@@ -14,9 +14,9 @@ from knowledge_support import VLLM_PLATFORM_TREE, git, harness, write_tree
 from loopback_cli import invoke_cli, pip_env, simple_index
 
 from harness.errors import HarnessError
-from harness.knowledge.git_range import step_ends
-from harness.knowledge.kinds import VLLM, use_engine
-from harness.knowledge.plugin_repo import DeclaredPin, declared_pins
+from harness.knowledge.upstream.git_range import step_ends
+from harness.knowledge.model.kinds import VLLM, use_engine
+from harness.knowledge.model.plugin import DeclaredPin, declared_pins
 from harness.workflow.upgrade import from_spec_of
 
 PLUGIN = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_tiny"

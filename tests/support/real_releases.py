@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import HarnessError
-from harness.knowledge.upstream import UNREACHABLE, UpstreamSource, resolve_upstream
+from harness.knowledge.upstream.source import UNREACHABLE, UpstreamSource, resolve_upstream
 
 
 def real_releases(*specs: str) -> tuple[UpstreamSource, ...]:

@@ -115,7 +115,7 @@ def test_commit_range_on_a_git_upstream(project):
 def test_example_feature_files_load_and_bad_ones_say_what_is_wrong(tmp_path):
     from harness.cli.common import DEFAULT_FEATURE, EXAMPLE_WORKSPACE
     from harness.errors import HarnessError
-    from harness.knowledge.features import feature_files, load_feature_file
+    from harness.knowledge.products.features import feature_files, load_feature_file
 
     examples = feature_files([EXAMPLE_WORKSPACE / "features"])
     assert DEFAULT_FEATURE in examples

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from harness.knowledge.features import FeatureSpec
+from harness.knowledge.products.features import FeatureSpec
 from harness.record import gates
 from harness.record.checks import Check, CheckStatus, unusable
 from harness.record.gates import Refusal, Reopening

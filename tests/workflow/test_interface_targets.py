@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from harness.knowledge.findings import Finding, Status
+from harness.knowledge.model.findings import Finding, Status
 from harness.record.checks import CheckStatus
 from harness.steps.interface import targets_check
 

@@ -81,7 +81,7 @@ def test_step_finished_but_not_checkpointed_is_reused(project, monkeypatch):
     from harness.steps import STEPS
     from harness.steps.base import StepContext, execute_step
     from harness.record.layout import Workspace
-    from harness.knowledge.features import FeatureSpec
+    from harness.knowledge.products.features import FeatureSpec
     from harness.record.models import RunInputs
 
     run = Workspace(project.workspace).run("reuse")

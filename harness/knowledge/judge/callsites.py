@@ -1,0 +1,345 @@
+"""Call sites: where an upstream release calls a function or method, and how.
+
+A hook or patch replaces what upstream calls, so whether it works depends on the calls upstream
+makes, not only on the target's signature: a REPLACE hook that lacks a keyword the new release
+passes fails on that call (TypeError), and an override that makes an optional parameter required
+is fine when every caller passes it. This module finds, for one resolved target, the calls of it
+in the release: `self.m(…)` / `cls.m(…)` in a class whose MRO reaches the target for `m`,
+`super().m(…)`, `Cls.m(…)`, `mod.f(…)`, `f(…)` where the name is bound to the target, and
+`current_platform.m(…)` for platform methods; each with the arity and keywords it passes.
+
+It stays lazy: only modules the index's pre-filter (`SymbolIndex.modules_calling`) says mention
+`.m(` (or `f(` for a module-level function) are parsed, once per index. A call or reference of
+the same name on a receiver the index cannot place is `unsure`: it may or may not reach the target.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+
+import msgspec
+
+from harness.knowledge.judge.receivers import FOREIGN, receiver_class
+from harness.knowledge.model import CallShape, Ref, dotted, profile, walk
+from harness.knowledge.scan import annotation_class, call_shape
+from harness.knowledge.upstream import SymbolIndex
+
+# Above this many candidate modules a name is too common to scan (each is parsed): calls unsure.
+MAX_MODULES = 16
+# The platform object upstream code calls platform methods on; an instance of the profile's platform interface.
+PLATFORM_INSTANCE = "current_platform"
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One upstream call: where (relpath:line), through what (`self`, `super()`, a class, module or
+    bare name, `current_platform`), the arguments it passes, and whether the callee gets
+    self/cls implicitly (`bound`)."""
+
+    path: str
+    line: int
+    receiver: str
+    shape: CallShape
+    bound: bool
+    # the receiver passed an `issubclass`/`isinstance` check that leaves the function otherwise
+    # (`if not issubclass(backend, _SUPPORTED_BACKENDS): raise …`): one of these classes (paths)
+    narrowed: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def call_read(self) -> bool:
+        """A call whose arguments are all visible: not a reference passed on, not the placeholder
+        for calls left unscanned, no `*args` / `**kwargs` (their contents are not known)."""
+        return not (self.shape.star_args or self.shape.star_kwargs or self.receiver.endswith("(referenced, not called)"))
+
+    def describe(self) -> str:
+        """`path:line (2 positional, allow_patterns=)`."""
+        parts = [f"{self.shape.positional} positional"] + [f"{k}=" for k in self.shape.keywords]
+        parts += ["*args"] * self.shape.star_args + ["**kwargs"] * self.shape.star_kwargs
+        return f"{self.where} ({', '.join(parts)})"
+
+
+@dataclass
+class CallSites:
+    """The calls that reach the target (`calls`) and those of the same name the index cannot
+    place (`unsure`: another receiver, or the method referenced without a call)."""
+
+    calls: list[CallSite] = field(default_factory=list)
+    unsure: list[CallSite] = field(default_factory=list)
+
+
+def call_sites(index: SymbolIndex, ref: Ref) -> CallSites:
+    """The upstream calls of the function or method `ref` (Ref kind "function") in `index`'s
+    release, sorted by file and line. Memoised per index. A target that is not a function, or
+    a method of a nested class, has no call sites listed (everything unsure is the caller's
+    business: an empty `calls` with an empty `unsure` means no call was found)."""
+    return index.analysis("call_sites", ref, _DECODER, lambda: _find(index, ref))
+
+
+_DECODER = msgspec.msgpack.Decoder(CallSites)
+
+
+def _find(index: SymbolIndex, ref: Ref) -> CallSites:
+    owner, _, name = ref.qualname.rpartition(".")
+    info = index.function_info(ref)
+    if ref.kind != "function" or info is None or "." in owner or name.startswith("__"):
+        return CallSites()  # a dunder is called by Python itself (against_calls keeps its verdict)
+    decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+    static, classmethod_ = "staticmethod" in decorators, "classmethod" in decorators
+    owner_ref = Ref("class", ref.module, owner) if owner else None
+    result = CallSites()
+    storing = set(index.modules_storing(name)) if owner else set()
+    candidates = sorted(set(index.modules_calling(name, bare=not owner)) | storing)
+    if len(candidates) > MAX_MODULES:
+        # a name called all over the release (forward, get, run): too costly to place every call
+        relpath = index.files[ref.module][0]
+        result.unsure.append(CallSite(relpath, info.lineno, f"{len(candidates)} modules call a '.{name}(': not scanned", CallShape(0, (), True, True), True))
+        return result
+    for module in candidates:
+        tree = index.tree(module)
+        if tree is None:
+            continue
+        relpath = index.files[module][0]
+        stored = _stored_methods(tree, name) if module in storing else {}
+        for node, enclosing, scope in _calls_and_references(tree, name, lines_naming(index.sources()[module], name)):
+            site = _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_)
+            if site is None:
+                continue
+            found, receiver, bound = site
+            if found and receiver == "self" and id(node) in stored:
+                _stored_calls(index, Ref("class", module, enclosing), stored[id(node)], result)
+                continue
+            shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
+            func = node.func if isinstance(node, ast.Call) else None
+            held = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+            narrowed = _narrowed(index, module, scope, held, node.lineno) if held and scope is not None and found else ()
+            entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound, narrowed)
+            (result.calls if found and isinstance(node, ast.Call) else result.unsure).append(entry)
+    for sites in (result.calls, result.unsure):
+        sites.sort(key=lambda s: (s.path, s.line))
+    return result
+
+
+def _stored_methods(tree: ast.Module, name: str) -> dict[int, str]:
+    """`self.<alias> = self.<name>` (a bound method kept on the instance, as vllm 0.30's
+    DeepseekV4Attention keeps `self._prepare_and_attn_fn = self._prepare_and_attn`): id of the
+    `self.<name>` node -> the alias."""
+    found = {}
+    for node in walk(tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+                and dotted(node.targets[0].value) == "self" and isinstance(node.value, ast.Attribute)
+                and node.value.attr == name and dotted(node.value.value) == "self"):
+            found[id(node.value)] = node.targets[0].attr
+    return found
+
+
+def _stored_calls(index: SymbolIndex, holder: Ref, alias: str, result: CallSites) -> None:
+    """The calls of a bound method kept as `self.<alias>` on instances of `holder`: each
+    `self.<alias>(…)` in a class whose MRO has `holder` is a call through self (a bound method:
+    self is implicit); `<alias>` called or read through anything else may be the same one:
+    unsure. Adds them to `result`."""
+    needle = f".{alias}".encode()
+    for module in [m for m, text in index.sources().items() if needle in text]:
+        tree = index.tree(module)
+        if tree is None:
+            continue
+        relpath = index.files[module][0]
+        for node, enclosing, _ in _calls_and_references(tree, alias, lines_naming(index.sources()[module], alias)):
+            func = node.func if isinstance(node, ast.Call) else node
+            through_self = isinstance(func, ast.Attribute) and dotted(func.value) == "self" and enclosing is not None
+            if through_self and holder not in index.mro(Ref("class", module, enclosing)):
+                continue  # another class's attribute of that name
+            if isinstance(node, ast.Call) and through_self:
+                result.calls.append(CallSite(relpath, node.lineno, "self", call_shape(node), True))
+            else:
+                receiver = ast.unparse(func.value) if isinstance(func, ast.Attribute) else alias
+                shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
+                result.unsure.append(CallSite(relpath, node.lineno, f"{receiver}.{alias}, which may hold it", shape, True))
+
+
+def _narrowed(index: SymbolIndex, module: str, scope: ast.FunctionDef | ast.AsyncFunctionDef, name: str, line: int) -> tuple[str, ...]:
+    """The classes a check before `line` in `scope`'s body narrows the variable `name` to:
+    `if not issubclass(name, X): raise/return` or `assert isinstance(name, X)` (vllm 0.23's
+    whisper_causal.py: `if not issubclass(underlying_attn_backend, _SUPPORTED_BACKENDS): raise
+    NotImplementedError`, then `underlying_attn_backend.get_kv_cache_shape(…)` in a lambda). X is a
+    class or a tuple of them, written there or bound to a name in the function or module
+    (`tuple(b for b in (A, B) if b is not None)` included). () when there is none, or when one
+    of X's classes cannot be resolved."""
+    for stmt in scope.body:
+        if stmt.lineno >= line:
+            break
+        test = stmt.test if isinstance(stmt, (ast.If, ast.Assert)) else None
+        if isinstance(stmt, ast.If):
+            exits = not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Raise, ast.Return))
+            test = test.operand if exits and isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+        if (isinstance(test, ast.Call) and dotted(test.func) in ("issubclass", "isinstance") and len(test.args) == 2
+                and isinstance(test.args[0], ast.Name) and test.args[0].id == name):
+            return _classes(index, module, scope, test.args[1])
+    return ()
+
+
+def _classes(index: SymbolIndex, module: str, scope: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.expr, depth: int = 0) -> tuple[str, ...]:
+    """The class paths `expr` names: a class, a tuple or list of them, `tuple(b for b in (…) …)`,
+    or a name the function or the module binds to one of those. () when any part is unknown."""
+    if depth > 3:
+        return ()
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        parts = [_classes(index, module, scope, element, depth + 1) for element in expr.elts]
+        return tuple(path for part in parts for path in part) if parts and all(parts) else ()
+    if isinstance(expr, ast.Call) and dotted(expr.func) in ("tuple", "list") and len(expr.args) == 1:
+        inner = expr.args[0]
+        source = inner.generators[0].iter if isinstance(inner, (ast.GeneratorExp, ast.ListComp)) and len(inner.generators) == 1 else inner
+        return _classes(index, module, scope, source, depth + 1)
+    if isinstance(expr, ast.Name):
+        local = [s.value for s in scope.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in s.targets)]
+        if len(local) == 1:
+            return _classes(index, module, scope, local[0], depth + 1)
+        if local:
+            return ()
+    text = dotted(expr)
+    found = index.resolve_in_scope(module, text) if text else None
+    if found is None or not found.ok:
+        return ()
+    if found.ref.kind == "class":
+        return (found.ref.path,)
+    return ()
+
+
+def lines_naming(text: bytes, name: str) -> list[int]:
+    """Line numbers (1-based, sorted) where `name` occurs as a word in `text`."""
+    pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    lines, line, last = [], 1, 0
+    for match in pattern.finditer(text):
+        line += text.count(b"\n", last, match.start())
+        last = match.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def spans(node: ast.AST, lines: list[int]) -> bool:
+    """Whether `node`'s lines hold one of `lines` (sorted); a node without lines may hold any.
+    A decorated def or class starts at its first decorator, above its `lineno`."""
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    start = min([start, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    at = bisect.bisect_left(lines, start)
+    return at < len(lines) and lines[at] <= (node.end_lineno or start)
+
+
+def _calls_and_references(tree: ast.Module, name: str, lines: list[int]):
+    """(node, enclosing class qualname or None, innermost enclosing function or None) for every
+    call of `….name(…)` / `name(…)` and every other load of `….name` (a bound method passed on
+    as a value). Only nodes spanning one of `lines` (where the name occurs) are walked: a
+    release module is large, its mentions few."""
+    called: set[int] = set()
+
+    def visit(node: ast.AST, cls: str | None, scope):
+        for child in ast.iter_child_nodes(node):
+            if not spans(child, lines):
+                continue
+            inner, inner_scope = cls, scope
+            if isinstance(child, ast.ClassDef):
+                inner, inner_scope = (f"{cls}.{child.name}" if cls else child.name), None
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner_scope = child
+            if isinstance(child, ast.Call):
+                func = child.func
+                if (isinstance(func, ast.Attribute) and func.attr == name) or (isinstance(func, ast.Name) and func.id == name):
+                    called.add(id(func))
+                    yield child, cls, scope
+            elif isinstance(child, ast.Attribute) and child.attr == name and isinstance(child.ctx, ast.Load) and id(child) not in called:
+                yield child, cls, scope
+            yield from visit(child, inner, inner_scope)
+
+    yield from visit(tree, None, None)
+
+
+def _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_):
+    """(reaches the target, receiver text, bound) for one call or reference, or None when it
+    certainly does not reach the target (another class's own method, another function, a
+    method of an unrelated class's instance or of another library's object)."""
+    func = node.func if isinstance(node, ast.Call) else node
+    if isinstance(func, ast.Name):  # a bare name: what the module binds it to
+        if owner_ref is not None:
+            return None
+        found = index.resolve_in_scope(module, name)
+        return (True, name, False) if found.ok and found.ref == ref else None
+    receiver = func.value
+    implicit = not static  # through an instance (or a class, for a classmethod) self/cls comes implicitly
+    if owner_ref is None:  # a module-level function reached through its module
+        text = dotted(receiver)
+        found = index.resolve_in_scope(module, f"{text}.{name}") if text else None
+        if found is not None and found.ok:
+            return (True, text, False) if found.ref == ref else None
+        return False, text or ast.unparse(receiver), False
+    if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and enclosing:
+        definer = _first_definer(index, Ref("class", module, enclosing), name, after_self=False)
+        return (True, receiver.id, implicit) if definer == owner_ref else None
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super" and enclosing:
+        definer = _first_definer(index, Ref("class", module, enclosing), name, after_self=True)
+        return (True, "super()", implicit) if definer == owner_ref else None
+    text = dotted(receiver) if not isinstance(receiver, ast.Call) else None
+    if text and text.rsplit(".", 1)[-1] == PLATFORM_INSTANCE:
+        platform = index.resolve(profile().platform_bases[0])
+        if platform.ok and platform.ref.kind == "class":
+            return (True, text, implicit) if _first_definer(index, platform.ref, name, after_self=False) == owner_ref else None
+    if text:
+        found = index.resolve_in_scope(module, text)
+        if found.ok and found.ref.kind == "class":
+            definer = _first_definer(index, found.ref, name, after_self=False)
+            # through the class: a plain method gets self explicitly, a classmethod gets cls implicitly
+            return (True, text, classmethod_) if definer == owner_ref else None
+        if found.ok and found.ref.kind in ("module", "external"):
+            return None  # a module's own function of that name, not a method; another library's object
+        held = _attribute_class(index, module, enclosing, text) if enclosing else None
+        if held is not None:  # `self.comm.send(…)` with `comm: Optional[Base]` declared on the class
+            mro = index.mro(owner_ref)
+            reaches = held in mro or owner_ref in index.mro(held)
+            return (True, text, implicit) if reaches else None
+    held = receiver_class(index, module, enclosing, scope, receiver)
+    if held == FOREIGN:
+        return None  # a method of another library's object (a zmq socket)
+    if held is not None:  # `cp_group: GroupCoordinator`, `get_tp_group() -> GroupCoordinator`, `x = self.comm`
+        return (True, text or ast.unparse(receiver), implicit) if held in index.mro(owner_ref) or owner_ref in index.mro(held) else None
+    return False, text or ast.unparse(receiver), implicit
+
+
+def _attribute_class(index: SymbolIndex, module: str, enclosing: str, text: str) -> Ref | None:
+    """The upstream class `self.<attr>` holds by its annotation in the enclosing class or a base
+    (`device_communicator: Optional[DeviceCommunicatorBase]` in the class body, or
+    `self.punica_wrapper: PunicaWrapperBase = …` in a method): an instance of it or of a
+    subclass. None when no annotation names one class."""
+    head, _, attr = text.partition(".")
+    if head != "self" or not attr or "." in attr:
+        return None
+    for klass in index.mro(Ref("class", module, enclosing)):
+        info = index.class_info(klass) if klass.kind == "class" else None
+        tree = index.tree(klass.module) if info is not None else None
+        node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno), None) if tree else None
+        for stmt in walk(node) if node is not None else ():
+            if isinstance(stmt, ast.AnnAssign) and (
+                (isinstance(stmt.target, ast.Name) and stmt.target.id == attr)
+                or (isinstance(stmt.target, ast.Attribute) and stmt.target.attr == attr and dotted(stmt.target.value) == "self")
+            ):
+                named = annotation_class(stmt.annotation)
+                found = index.resolve_in_scope(klass.module, named) if named else None
+                return found.ref if found is not None and found.ok and found.ref.kind == "class" else None
+    return None
+
+
+def _first_definer(index: SymbolIndex, cls: Ref, name: str, after_self: bool) -> Ref | None:
+    """The class in `cls`'s MRO (after `cls` itself for super()) whose body defines `name`."""
+    mro = index.mro(cls)
+    for klass in mro[1:] if after_self else mro:
+        info = index.class_info(klass) if klass.kind == "class" else None
+        if info is not None and name in info.members:
+            return klass
+    return None

@@ -1,0 +1,196 @@
+"""What decides whether a status breaks the plugin: liveness, the guards a dependency sits under
+(evaluated on the judged upstream), the handlers around it, an earlier failure in the same `try`,
+and hook timing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from harness.knowledge.judge.context import JudgeContext
+from harness.knowledge.judge.fields import field_present
+from harness.knowledge.judge.resolution import compare_version, is_undecided
+from harness.knowledge.model import (
+    BREAKING,
+    AllOf,
+    AnyOf,
+    Catch,
+    Cond,
+    Const,
+    Dependency,
+    FieldPresent,
+    Finding,
+    Guard,
+    GuardCond,
+    HasAttr,
+    ImportsResolve,
+    ModuleExists,
+    Not,
+    Status,
+    Undecided,
+    VersionCompare,
+    profile,
+    risk_of,
+)
+from harness.knowledge.scan import leaves
+
+_FAILING = {Status.missing, Status.signature_changed, Status.unknown}
+
+
+def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> Finding:
+    """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
+    if finding.status in BREAKING and not profile().spec(dep.kind).falls_back:  # e.g. a lost architecture: the load never fails
+        finding.breaking = True
+    if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
+        finding.status, finding.breaking = Status.never_applied, True
+        finding.detail = dep.scope_reason
+        finding.risk = risk_of(dep, Status.never_applied)
+    guards = dep.guards
+    stale = stale_branch(judge, dep.module)
+    if stale is not None:
+        guards = (stale,) + guards
+    imported = judge.scan.imported_when.get(dep.module)
+    if imported is not None and judge.evaluate(imported.cond) is False:
+        guards = (imported,) + guards  # no import of the module runs on this release
+    outcome, deciding = "runs", (guards[-1] if guards else None)
+    for guard in guards:
+        value = judge.evaluate(guard.cond)
+        if value is False:
+            outcome, deciding = "skipped", guard
+            break
+        if value is None and outcome == "runs":
+            outcome, deciding = "undecided", guard
+    if deciding is not None:
+        finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
+    errors = profile().spec(dep.kind).errors
+    catch = next((c for c in reversed(dep.catches) if c.handles(errors)), None)
+    if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
+        outcome = "caught"
+        finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
+    earlier = fails_before(judge, dep) if outcome == "runs" and finding.status is not Status.ok else None
+    if earlier is not None:
+        # the try body stops at the earlier failure: this statement never runs
+        failed, handler = earlier
+        outcome = "caught"
+        finding.guard = Guard(
+            condition=f"except {', '.join(sorted(handler.exceptions))}: {failed.target} (line {failed.line}) fails first in the try at line {handler.line}",
+            line=handler.line, outcome="caught",
+        )
+    if outcome != "runs" or not finding.live:
+        finding.breaking = False
+    if outcome in ("skipped", "caught"):
+        finding.risk //= 4  # nothing to port on this version
+    if not finding.live:
+        finding.risk //= 4
+    return finding
+
+
+def stale_branch(judge: JudgeContext, module: str) -> GuardCond | None:
+    """For a module only a conditionally named class brings in (`if use_v1: return "…v1…"`
+    else the V0 backend; PluginScan.conditional), when it cannot even be imported on this
+    release (an unguarded module-level import of it is missing): the naming condition, with
+    that reason. A plugin run on this release cannot be taking that branch, so what the
+    module holds is undecided rather than breaking. None otherwise: a module that imports
+    is judged as any other (a conditionally named default worker still breaks)."""
+    if module not in judge.scan.conditional:
+        return None
+    if judge.memo.stale is None:
+        judge.memo.stale = {}
+    if module not in judge.memo.stale:
+        failing = next((d for d in judge.scan.dependencies if d.module == module and d.kind == "import" and d.scope == "module"
+                        and not d.guards and not d.catches and (raw := _raw(judge, d)) is not None and raw.status is Status.missing), None)
+        cond = judge.scan.conditional[module]
+        judge.memo.stale[module] = None if failing is None else replace(
+            cond, text=f"{cond.text}; {failing.file} cannot be imported on this release ({failing.target}, line {failing.line}), so that branch is not taken here")
+    return judge.memo.stale[module]
+
+
+def fails_before(judge: JudgeContext, dep: Dependency) -> tuple[Finding, Catch] | None:
+    """An earlier statement of the same `try` body that certainly raises on this upstream,
+    with the handler that catches its error: (its finding, the handler), or None. Earlier
+    means: the same module and function, a smaller line, and under the guards `dep` is
+    under (it runs whenever `dep` would), with those guards not false here."""
+    if not dep.catches:
+        return None
+    if judge.memo.in_try is None:
+        judge.memo.in_try = {}
+        for other in judge.scan.dependencies:
+            for catch in other.catches:
+                judge.memo.in_try.setdefault((other.module, catch), []).append(other)
+    for position, catch in enumerate(dep.catches):
+        for other in judge.memo.in_try.get((dep.module, catch), []):
+            errors = profile().spec(other.kind).errors
+            if other.line >= dep.line or other.enclosing != dep.enclosing or not errors:
+                continue
+            if dep.guards[: len(other.guards)] != other.guards or any(judge.evaluate(g.cond) is not True for g in other.guards):
+                continue
+            failed = _raw(judge, other)
+            if failed is None or failed.status not in _FAILING or not failed.breaking:
+                continue
+            # the error leaves this try's body; the innermost handler of it catches it
+            handler = next((c for c in reversed(other.catches) if c.handles(errors)), None)
+            if handler is not None and handler in dep.catches[: position + 1]:
+                return failed, handler
+    return None
+
+
+def _raw(judge: JudgeContext, dep: Dependency) -> Finding | None:
+    """The finding before guards and handlers, judged once per dependency."""
+    key = id(dep)
+    if key not in judge.memo.raw_findings:
+        judge.memo.raw_findings[key] = judge.judge(dep)
+    return judge.memo.raw_findings[key]
+
+
+def evaluate(judge: JudgeContext, cond: Cond) -> bool | None:
+    """A guard condition on this upstream: True, False or None (not decided). When Kleene's
+    three-valued reading leaves it undecided, each assignment of the undecided leaves that
+    occur more than once is tried (up to 2**6; Kleene's reading is exact for leaves read
+    once): `(v and old) or (not (v and old) and v)` with `old` true here is false whatever
+    `v` is. Equal leaves are one atom (an Unknown names one value); each Undecided is its own."""
+    value = _evaluate(judge, cond, {})
+    if value is not None or not isinstance(cond, (Not, AllOf, AnyOf)):
+        return value
+    counts = Counter(leaf for leaf in leaves(cond) if not isinstance(leaf, Undecided))
+    atoms = [leaf for leaf, count in counts.items() if count > 1 and _evaluate(judge, leaf, {}) is None]
+    if not atoms or len(atoms) > 6:
+        return None
+    outcomes = {_evaluate(judge, cond, {atom: bool(bits >> i & 1) for i, atom in enumerate(atoms)}) for bits in range(2 ** len(atoms))}
+    return outcomes.pop() if len(outcomes) == 1 else None
+
+
+def _evaluate(judge: JudgeContext, cond: Cond, assumed: dict) -> bool | None:
+    if cond in assumed:
+        return assumed[cond]
+    if isinstance(cond, Const):
+        return cond.value
+    if isinstance(cond, Not):
+        value = _evaluate(judge, cond.cond, assumed)
+        return None if value is None else not value
+    if isinstance(cond, AllOf):
+        values = [_evaluate(judge, c, assumed) for c in cond.conds]
+        return False if False in values else (None if None in values else True)
+    if isinstance(cond, AnyOf):
+        values = [_evaluate(judge, c, assumed) for c in cond.conds]
+        return True if True in values else (None if None in values else False)
+    if isinstance(cond, HasAttr):
+        resolution = judge.index.resolve(f"{cond.owner}.{cond.name}")
+        return True if resolution.ok and not is_undecided(resolution) else (None if is_undecided(resolution) else False)
+    if isinstance(cond, FieldPresent):  # hasattr(v, "x") on an instance of an upstream class
+        return field_present(judge, cond.cls, cond.name)
+    if isinstance(cond, ModuleExists):
+        return judge.index.module_exists(cond.path)
+    if isinstance(cond, ImportsResolve):
+        results = []
+        for module, name in cond.imports:
+            if not judge.index.module_exists(module):
+                results.append(False)
+            elif name is not None:
+                resolution = judge.index.resolve(f"{module}.{name}")
+                results.append(None if is_undecided(resolution) else resolution.ok)
+            else:
+                results.append(True)
+        return False if False in results else (None if None in results else True)
+    if isinstance(cond, VersionCompare):
+        return compare_version(judge.version, cond.op, cond.literal, cond.parsed)
+    return None  # Undecided, Unknown, and a ParamFieldPresent or SelfFlag the scan could not place

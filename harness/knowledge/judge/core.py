@@ -1,0 +1,741 @@
+"""Judging: what one upstream says about each dependency of a plugin, as a Finding.
+
+How a dependency is judged mirrors what happens at run time:
+- imports: `import a.b` / `from a.b import c` (ImportError at import time; a live module-level
+  one makes SGLang skip the whole plugin);
+- references and calls: `getattr` down a dotted path; a call binds its arguments the way
+  `inspect.Signature.bind` does (TypeError when a keyword is gone);
+- hooks: `HookRegistry._apply_target` (rsplit at the last ".", `pkgutil.resolve_name`, getattr)
+  and the call convention of each hook type (`_wrap_fn`: AROUND gets original_fn first, AFTER
+  the result first);
+- platform and subclass overrides: Python's C3 MRO over the plugin's and upstream's classes;
+- guards, handlers, liveness and hook timing then decide whether a status breaks the plugin.
+
+Its parts: judge_members (overrides and subclass members over the MRO), judge_conditions (guards,
+handlers, hook timing), signatures (whether a callable fits the calls made of it),
+judge_resolution (readings of a resolution shared by them), risk, prefetch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from harness.knowledge.judge import architectures, conditions, members
+from harness.knowledge.judge.callsites import CallSite
+from harness.knowledge.judge.context import JudgeMemo
+from harness.knowledge.judge.fields import judge_field
+from harness.knowledge.judge.forms import judge_named_class, judge_replacement
+from harness.knowledge.judge.members import judge_member, missing_bases
+from harness.knowledge.judge.parse_ahead import prefetch
+from harness.knowledge.judge.registries import registry_keys
+from harness.knowledge.judge.resolution import (
+    assembled_field,
+    defined_path,
+    import_failure,
+    inherited_from,
+    is_undecided,
+    resolve_dependency,
+    upstream_version,
+)
+from harness.knowledge.judge.signatures import (
+    RAISES_ONLY,
+    against_calls,
+    bind_problem,
+    signature_incompatibility,
+)
+from harness.knowledge.judge.successors import find_successors
+from harness.knowledge.model import (
+    CLASS_USE_BASE,
+    CLASS_USES,
+    EMPTY_BODIES,
+    CallShape,
+    Cond,
+    Dependency,
+    Finding,
+    HasAttr,
+    Not,
+    Outcome,
+    Param,
+    PluginClass,
+    PluginScan,
+    Ref,
+    Resolution,
+    Status,
+    is_upstream,
+    profile,
+    risk_of,
+    signature_text,
+)
+from harness.knowledge.scan import reads_elsewhere_only, reads_of
+from harness.knowledge.upstream import (
+    SymbolIndex,
+    c3,
+    optional_read,
+    reads_attribute,
+    reads_module_global,
+)
+
+# what the platform map and the feature diff import from here
+__all__ = [
+    "Judge", "assembled_field", "dependencies", "inherited_from", "prefetch", "reported",
+    "resolve_dependency", "risk_of",
+]
+
+
+def reported(finding: Finding) -> bool:
+    """Whether a finding belongs in the map / check output: plain uses of upstream only when
+    something is wrong with them (KindSpec.usage)."""
+    return finding.status is not Status.ok or not profile().spec(finding.kind).usage
+
+
+def dependencies(scan: PluginScan) -> list[Dependency]:
+    return sorted(scan.dependencies, key=lambda d: (d.file, d.line, d.key))
+
+
+# ----------------------------------------------------------------------------- judging
+
+
+class Judge:
+    """Judges a plugin's dependencies against one upstream index: the one implementation of
+    JudgeContext, which its helpers (members, conditions, fields, forms) take."""
+
+    def __init__(self, index: SymbolIndex, scan: PluginScan, baseline: SymbolIndex | None = None, successors: bool = True):
+        """`baseline`: the upstream the plugin was written against (its declared version); it
+        tells an override of a base method that is gone from the plugin's own methods.
+        `successors`: False for a judge whose findings are only compared (a baseline's), which
+        then names none. Successors are searched when `fill_successors` runs, all together."""
+        self.index = index
+        self.scan = scan
+        self.baseline = Judge(baseline, scan, successors=False) if baseline is not None else None
+        # the release a patch target is compared with, to tell an addition from a replacement of
+        # something dropped (_added_name): the baseline, or --from in a diff
+        self.before: SymbolIndex | None = baseline
+        # finding id -> (finding, target, the older index the search compares with)
+        self._successors: dict[int, tuple[Finding, str, SymbolIndex | None]] | None = {} if successors else None
+        self.version = upstream_version(index.source)
+        self._failing: dict[str, Finding | None] = {}
+        self.field_writes: dict[str, Dependency] | None = None  # fields.py: the fields the plugin sets itself
+        self.memo = JudgeMemo()  # what the helpers work out once per judge
+
+    # The judge's interface (JudgeContext) for what its helpers implement.
+    def lookup(self, mro: list[Ref], name: str, instance: bool) -> Resolution:
+        return members.lookup(self, mro, name, instance)
+
+    def upstream_mro(self, plugin_class: str) -> list[Ref]:
+        return members.upstream_mro(self, plugin_class)
+
+    def plugin_mro(self, plugin_class: str) -> list[Ref]:
+        return members.plugin_mro(self, plugin_class)
+
+    def plugin_subclass_defining(self, plugin_class: str | None, member: str) -> PluginClass | None:
+        return members.plugin_subclass_defining(self, plugin_class, member)
+
+    def evaluate(self, cond: Cond) -> bool | None:
+        return conditions.evaluate(self, cond)
+
+    def apply_conditions(self, finding: Finding, dep: Dependency) -> Finding:
+        return conditions.apply_conditions(self, finding, dep)
+
+    def __call__(self, dep: Dependency) -> Finding | None:
+        """The finding for one dependency, or None when it turns out not to be one on this
+        upstream (a subclass method upstream does not define is the plugin's own)."""
+        finding = self.judge(dep)
+        if finding is None:
+            return None
+        finding = self.apply_conditions(finding, dep)
+        caller = self.uncalled_method(dep) if finding.breaking else None
+        if caller is not None:
+            finding.breaking, finding.risk = False, finding.risk // 4
+            finding.detail = f"{finding.detail or finding.status.value}; it runs only in {caller}, which nothing calls (no upstream base declares it; no code of the plugin or of {self.index.source.label} names it on an instance of it)"
+        return finding
+
+    def uncalled_method(self, dep: Dependency) -> str | None:
+        """The plugin method holding `dep` (its path) when nothing can call it, so the code cannot
+        fail: an undecorated method of a plugin class that no upstream base of it declares
+        (upstream would call that one), named nowhere in the plugin (getattr, a string; `.m` only
+        through `self` of a plugin class unrelated to it, harness.knowledge.scan.uses) nor in
+        the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
+        it, or a CustomOp's `forward_kunlun` that vLLM's dispatch_forward never picks. None otherwise."""
+        for path in dep.enclosing or self._method_around(dep):
+            owner, _, name = path.rpartition(".")
+            cls = self.scan.classes.get(owner)
+            method = cls.methods.get(name) if cls is not None else None
+            # a decorator other than these may register the method and call it unnamed
+            if method is None or name.startswith("__") or {d.rsplit(".", 1)[-1] for d in method.decorators} - {"staticmethod", "classmethod"}:
+                continue
+            if name in self.scan.name_strings:
+                continue
+            if (name in self.scan.attribute_uses and not reads_elsewhere_only(self.scan, self.plugin_mro, owner, name)
+                    and self._called_when(owner, name) is not False):
+                continue
+            mro = self.upstream_mro(owner)
+            if missing_bases(mro) or self.lookup(mro, name, instance=False).outcome is not Outcome.missing:
+                continue
+            if not self._named_in_release_code(name):
+                return path
+        return None
+
+    def _called_when(self, owner: str, name: str) -> bool | None:
+        """False when every read of `….name` in the plugin is a `self.name` in a method of a
+        plugin class under a guard false on this upstream (vllm-spyre's `_setup_legacy_profiler`,
+        called only `if importlib.util.find_spec("vllm.profiler.wrapper") is None` or
+        `if getattr(envs, "VLLM_TORCH_PROFILER_DIR", None) is not None`, both false on 0.17:
+        the method never runs there); None when some read may run."""
+        reads = reads_of(self.scan, name)
+        if not reads:
+            return None
+        for read in reads:
+            cls = self.scan.classes.get(read.through_self_of or "")
+            line = int(read.where.rsplit(":", 1)[1])
+            refs = [r for r in cls.self_refs if r.member == name and r.line == line] if cls is not None and not read.through_super else []
+            if not refs or not all(any(self.evaluate(g.cond) is False for g in ref.guards) for ref in refs):
+                return None
+        return False
+
+    def base(self, dep: Dependency, target: str | None = None) -> dict[str, Any]:
+        return dict(
+            kind=dep.kind, target=target or dep.target or dep.expression or "?", live=dep.live,
+            file=dep.file, line=dep.line, hook_type=dep.hook_type, scope=dep.scope,
+            runs_in=dep.hook if dep.kind in ("hook", "patch") and dep.hook else f"{dep.plugin_class}.{dep.member}" if dep.kind == "override" and dep.plugin_class
+            else dep.enclosing[-1] if dep.enclosing else None,
+        )
+
+    def successor_for(self, finding: Finding, target: str, old: SymbolIndex | None = None) -> Finding:
+        """Ask for the successor of `target` on `finding` (replacing an earlier ask); it is named
+        by `fill_successors`. `old` defaults to the baseline's index."""
+        if self._successors is not None:
+            self._successors[id(finding)] = (finding, target, old or (self.baseline.index if self.baseline is not None else None))
+        return finding
+
+    def fill_successors(self) -> None:
+        """Name the successors asked for, searching them per compared release in one batch (its
+        modules parsed together, see find_successors)."""
+        asked, self._successors = self._successors or {}, {} if self._successors is not None else None
+        by_old: dict[int, list[tuple[Finding, str]]] = {}
+        olds: dict[int, SymbolIndex | None] = {}
+        for finding, target, old in asked.values():
+            by_old.setdefault(id(old), []).append((finding, target))
+            olds[id(old)] = old
+        for key, wanted in by_old.items():
+            found = find_successors([target for _, target in wanted], self.index, olds[key])
+            for finding, target in wanted:
+                if finding.successor is None:  # one named on the spot (the dotted form of a target) stands
+                    finding.successor, finding.successor_reason = found.get(target.replace(":", ".")) or (None, None)
+
+    def judge(self, dep: Dependency) -> Finding | None:
+        handler = getattr(self, f"_judge_{dep.kind}", None)
+        if dep.kind in ("override", "subclass"):
+            return judge_member(self, dep)
+        if handler is not None:
+            return handler(dep)
+        return self._judge_target(dep)
+
+    # --------------------------------------------------------------- kinds
+
+    def _judge_file(self, dep: Dependency) -> Finding:
+        return Finding(**self.base(dep), status=Status.unknown, detail=f"{dep.file} {dep.expression}; nothing in it was checked")
+
+    def _judge_entry_point(self, dep: Dependency) -> Finding:
+        detail = f"{dep.name} = {dep.expression}: {profile().display}'s ep.load() fails, logs it and skips the plugin"
+        missing = "defines no" in (dep.expression or "")
+        status = Status.missing if missing else Status.unknown
+        return Finding(**self.base(dep), status=status, breaking=missing, detail=detail)
+
+    def _judge_import(self, dep: Dependency) -> Finding:
+        module = dep.name or dep.target
+        if not self.index.module_exists(module):
+            parent = module
+            while parent and not self.index.module_exists(parent):
+                parent = parent.rpartition(".")[0]
+            gone = module[len(parent) + 1 :].split(".")[0] if parent else module
+            note = f"no module {f'{parent}.{gone}' if parent else gone!r} in {self.index.source.label}"
+            return self.missing_finding(dep, note, successor_of=dep.target)
+        resolution = self.index.resolve(dep.target)
+        if resolution.ok:
+            return Finding(**self.base(dep), status=Status.ok, defined_in=defined_path(resolution), detail=resolution.note)
+        if is_undecided(resolution):
+            return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note)
+        note = f"cannot import name {dep.target.rsplit('.', 1)[-1]!r} from {module}: {resolution.note}"
+        return self._set_by_plugin(dep, dep.target, note) or self.missing_finding(dep, note, successor_of=dep.target)
+
+    def _judge_reference(self, dep: Dependency) -> Finding | None:
+        """`a.b.c` through an upstream module/class: getattr step by step, stopping where the
+        value is a function, an instance or comes from outside (its attributes are not static)."""
+        if dep.how in CLASS_USES:
+            return self._judge_class_use(dep)
+        parts = dep.target.split(".")
+        head = (dep.name or "").count(".") + 1 if dep.name else 1
+        found: Resolution | None = None
+        for end in range(max(head, 1), len(parts) + 1):
+            resolution = assembled_field(self.index, self.index.resolve(".".join(parts[:end])))
+            if not resolution.ok:
+                if found is not None and found.ref.kind not in ("module", "class"):
+                    break  # an attribute of a function / value: not knowable statically
+                if end == head:
+                    return None  # the head itself is the import's finding
+                if is_undecided(resolution):
+                    return Finding(**self.base(dep, ".".join(parts[:end])), status=Status.unknown, detail=resolution.note)
+                return (self._set_by_plugin(dep, ".".join(parts[:end]), resolution.note)
+                        or self.missing_finding(dep, resolution.note, target=".".join(parts[:end])))
+            found = resolution
+            if resolution.ref.kind == "function" and end < len(parts):
+                gone = self._class_now_function(resolution, ".".join(parts[:end]), parts[end])
+                if gone is not None:
+                    return self.missing_finding(dep, gone, target=".".join(parts[: end + 1]))
+            if resolution.ref.kind not in ("module", "class") or end == len(parts):
+                break
+        if found is None or found.target.count(".") + 1 <= head:
+            return None
+        return Finding(**self.base(dep, found.target), **self._resolved_fields(found.target, found))
+
+    def _class_now_function(self, resolution: Resolution, path: str, attr: str) -> str | None:
+        """Why reading `path.attr` fails when `path` was a class with member `attr` on the
+        baseline and is a plain function now (vllm 0.24's FusedMoE factory); None when that
+        is not certain (no baseline, no such member there, a decorated function, or upstream
+        setting the attribute on it)."""
+        before = self.before.resolve(f"{path}.{attr}") if self.before is not None else None
+        if before is None or not before.ok or not self.index.plain_function_lacks(resolution.ref, attr):
+            return None
+        info = self.index.function_info(resolution.ref)
+        where = f"{self.index.files[resolution.ref.module][0]}:{info.lineno}" if info is not None else resolution.ref.module
+        return (f"{resolution.ref.path} was a class with {attr!r} in {self.before.source.label} and is a function in "
+                f"{self.index.source.label} ({where}): it has no attribute {attr!r}")
+
+    def _judge_class_use(self, dep: Dependency) -> Finding | None:
+        """A base of a plugin class, or isinstance()/issubclass()'s class, that upstream turned
+        into a function (vllm 0.24 made `FusedMoE` a factory `def`): the class statement or the
+        check raises TypeError. Only that is reported; whether the name resolves at all is its
+        import's or reference's finding, and a name bound to a value may hold a class."""
+        found = self.index.resolve(dep.target)
+        if not found.ok or found.ref.kind != "function" or "." in found.ref.qualname:
+            return None
+        info = self.index.function_info(found.ref)
+        where = f"{self.index.files[found.ref.module][0]}:{info.lineno}" if info is not None else found.ref.module
+        before = self.before.resolve(dep.target) if self.before is not None else None
+        was = f" (a class in {self.before.source.label})" if before is not None and before.ok and before.ref.kind == "class" else ""
+        fails = "the class statement" if dep.how == CLASS_USE_BASE else dep.expression
+        return self.missing_finding(dep, f"{found.ref.path} is a function in {self.index.source.label} ({where}){was}, not a class: {fails} raises TypeError")
+
+    def _judge_call(self, dep: Dependency) -> Finding | None:
+        resolution = self.index.resolve(dep.target)
+        if not resolution.ok:
+            return None  # the import or reference finding says it is gone
+        params, bound, what = self._callable_params(resolution)
+        if params is None:
+            return None
+        problem = bind_problem(params, dep.call, bound)
+        if problem is None:
+            shifted = self._positional_shift(dep, params, bound)
+            if shifted is not None:
+                return Finding(**self.base(dep), status=Status.signature_changed, breaking=False, defined_in=what,
+                               detail=f"{dep.expression}(...) → {what}{signature_text(params)}: the call binds, but {shifted}",
+                               risk=risk_of(dep, Status.signature_changed))
+            if not dep.call.keywords:
+                return None
+            return Finding(**self.base(dep), status=Status.ok, defined_in=what, detail=f"keywords {', '.join(dep.call.keywords)} bind to {what}{signature_text(params)}")
+        certain, message = problem
+        detail = f"{dep.expression}(...) → {what}{signature_text(params)}: {message}"
+        return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _positional_shift(self, dep: Dependency, params: tuple[Param, ...], bound: bool) -> str | None:
+        """What a positional argument of the call now fills instead of the parameter it filled
+        on the baseline (vllm 0.30's NIXL metadata put `transfer_mode` third, where vllm-rbln
+        passes `cross_layers_blocks`): "argument 3 now fills 'transfer_mode' (was
+        'cross_layers_blocks' in <baseline>)", or None (no baseline, no such shift, or a
+        parameter renamed in place)."""
+        if self.baseline is None or not dep.call.positional or dep.call.star_args:
+            return None
+        before = self.baseline.index.resolve(dep.target)
+        old_params = self.baseline._callable_params(before)[0] if before.ok else None
+        if old_params is None:
+            return None
+
+        def positional(ps: tuple[Param, ...], skip: bool) -> list[str]:
+            names = [p.name for p in ps if p.kind in ("posonly", "pos")]
+            return names[1:] if skip else names
+
+        new, old = positional(params, bound), positional(old_params, self.baseline._callable_params(before)[1])
+        new_by_name, old_by_name = {p.name: p for p in params}, {p.name: p for p in old_params}
+        for position in range(min(dep.call.positional, len(new), len(old))):
+            now, was = new[position], old[position]
+            if now == was:
+                continue
+            if was in new_by_name:
+                why = f"{was!r} moved"
+            elif now not in old_by_name and old_by_name[was].default is None and new_by_name[now].default is not None:
+                why = f"{was!r} is gone and {now!r}, optional, took its place"  # not a rename: a rename keeps it required
+            else:
+                continue  # a rename in place: the argument still means what the parameter means
+            return f"argument {position + 1} now fills {now!r} (was {was!r} in {self.baseline.index.source.label}; {why})"
+        return None
+
+    def _callable_params(self, resolution: Resolution) -> tuple[tuple[Param, ...] | None, bool, str]:
+        """(parameters, whether the first is bound, the function's path) for a call target."""
+        ref = resolution.ref
+        if ref.kind == "function":
+            info = self.index.function_info(ref)
+            if info is None:
+                return None, False, ref.path
+            decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+            if decorators & {"property", "cached_property", "overload"}:
+                return None, False, ref.path
+            bound = "classmethod" in decorators
+            return info.params, bound, ref.path
+        if ref.kind == "class":
+            return self.init_params(ref)
+        return None, False, ref.path
+
+    def init_params(self, ref: Ref) -> tuple[tuple[Param, ...] | None, bool, str]:
+        """What calling the class takes: the first `__init__` written in an upstream class body
+        (bound), else the one a dataclass, NamedTuple or msgspec.Struct synthesises from its
+        fields (dataclasses: the MRO's dataclass fields, bases first). None for anything else
+        (an outside base's __init__, pydantic, which ignores unknown keywords)."""
+        mro = self.index.mro(ref)
+        for position, cls in enumerate(mro):
+            info = self.index.class_info(cls) if cls.kind == "class" else None
+            if info is not None and info.members.get("__init__") == "def":
+                init = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.__init__"))
+                return (init.params if init else None), True, f"{cls.path}.__init__"
+            if info is not None and _is_dataclass(info):
+                # @dataclass writes __init__ into the class: it replaces any a parent wrote
+                infos = [self.index.class_info(c) for c in mro[position:] if c.kind == "class"]
+                if any(i is None or i.open_members for i in infos):
+                    return None, False, ref.path
+                fields: dict[str, tuple[bool, bool]] = {}
+                for base in reversed(infos):  # dataclasses.fields: bases first, in reverse MRO
+                    if _is_dataclass(base):
+                        fields.update({name: (default, base.keyword_only) for name, default in base.fields})
+                return _field_params(fields), False, f"{cls.path}.__init__ (synthesised by @dataclass)"
+            if info is None:
+                break
+        outside = {base.path for base in mro if base.kind != "class"}
+        infos = [self.index.class_info(cls) for cls in mro if cls.kind == "class"]
+        if any(info is None or info.open_members for info in infos):
+            return None, False, ref.path
+        if outside & {"msgspec.Struct", "typing.NamedTuple()", "typing_extensions.NamedTuple()"} and not infos[0].decorators:
+            fields = {name: (default, infos[0].keyword_only) for info in reversed(infos) for name, default in info.fields}
+            return _field_params(fields), False, f"{ref.path}.__init__ (synthesised from its fields)"
+        return None, False, ref.path
+
+    def _judge_hook(self, dep: Dependency) -> Finding:
+        if dep.target is None:
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        if not is_upstream(dep.target) and dep.target.replace(":", ".").split(".")[0] in {m.split(".")[0] for m in self.scan.modules}:
+            return self._plugin_hook(dep)
+        resolution = assembled_field(self.index, self.index.resolve_hook_target(dep.target))
+        if not resolution.ok:
+            if is_undecided(resolution):
+                return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            dotted_form = dep.target.replace(":", ".")
+            if ":" in dep.target.rpartition(".")[2] and self.index.resolve_hook_target(dotted_form).ok:
+                finding = self.missing_finding(dep, f"HookRegistry splits the target at its last '.' and resolves {dep.target.rpartition('.')[0]!r}, then looks up {dep.target.rpartition('.')[2]!r} on it: a colon before the last name never resolves")
+                finding.successor, finding.successor_reason = dotted_form, "the same target written with dots, which resolves"
+                return finding
+            return self.missing_finding(dep, resolution.note)
+        if dep.hook_type != "REPLACE" and resolution.ref.kind == "class":
+            detail = f"HookRegistry allows only REPLACE on a class target (TypeError when applied): this {dep.hook_type} hook is skipped"
+            return Finding(**self.base(dep), status=Status.missing, breaking=True, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
+        fields = self._resolved_fields(dep.target, resolution)
+        finding = Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+        info = self.index.function_info(resolution.ref) if resolution.ref.kind == "function" else None
+        if info is not None and info.body_hash in EMPTY_BODIES and dep.hook_type != "REPLACE":
+            # still called, so the hook runs; but whatever it wrapped has moved out of the target
+            finding.detail = f"the target does nothing on {self.index.source.label} (its body is empty): check where the behaviour this hook relies on went" + (f"; {finding.detail}" if finding.detail else "")
+            finding.risk = max(finding.risk, 30)
+        problem = self._hook_signature(dep, resolution)
+        if problem is not None and dep.raises_only:
+            finding.detail = RAISES_ONLY.format(what=f"the hook {dep.hook}")
+        elif problem is not None:
+            certain, message = problem
+            finding.status, finding.breaking = Status.unknown if certain is None else Status.signature_changed, bool(certain)
+            finding.detail = message
+            finding.risk = risk_of(dep, Status.signature_changed)
+        return finding
+
+    def _plugin_hook(self, dep: Dependency) -> Finding:
+        """A hook on the plugin's own code (`pkg.mod.Class.method`): no upstream dependency; it
+        must name a method of one of the plugin's classes (HookRegistry skips it otherwise)."""
+        dotted_target = dep.target.replace(":", ".")
+        owner, _, member = dotted_target.rpartition(".")
+        cls = self.scan.classes.get(owner)
+        if cls is None:  # a module-level function, or something the scan does not list
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"a hook on the plugin's own {dotted_target}, not a class member the scan lists; not checked")
+        mro = self.upstream_mro(owner)
+        classes = self.scan.classes
+        plugin_classes = [classes[ref.qualname] for ref in c3(Ref("class", "", owner), lambda ref: [Ref("class", "", b) for b in classes[ref.qualname].bases if b in classes])]
+        defining = next((c for c in plugin_classes if member in c.methods or member in c.names), None)
+        if defining is not None:
+            return Finding(**self.base(dep), status=Status.ok, detail=f"a hook on the plugin's own {defining.path}.{member} ({defining.file}:{defining.line})")
+        inherited = self.lookup(mro, member, instance=False) if not missing_bases(mro) else None
+        if inherited is not None and inherited.ok:
+            return Finding(**self.base(dep), status=Status.ok, defined_in=defined_path(inherited),
+                           detail=f"a hook on the plugin's own {owner}, whose {member!r} comes from {inherited.owner or defined_path(inherited)}")
+        if inherited is None or is_undecided(inherited) or any(c.dynamic for c in plugin_classes):
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"a hook on the plugin's own {owner}: whether it has {member!r} is not decided")
+        return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                       detail=f"the plugin's own {owner} ({cls.file}:{cls.line}) defines no {member!r}: HookRegistry logs it and skips the hook")
+
+    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool | None, str] | None:
+        """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry
+        _wrap_fn): REPLACE and BEFORE get the target's arguments, AFTER (result, …), AROUND
+        (original_fn, …)."""
+        if dep.params is None or dep.passthrough or resolution.ref.kind != "function":
+            return None
+        info = self.index.function_info(resolution.ref)
+        if info is None:
+            return None
+        decorators = {d.rsplit(".", 1)[-1] for d in info.decorators}
+        if decorators & {"property", "cached_property"}:
+            return None
+        expected = info.params
+        # a method is called bound: self (or cls) always arrives by position
+        always = 1 if "." in resolution.ref.qualname and "staticmethod" not in decorators else 0
+        prefix = {"AROUND": "original_fn", "AFTER": "result"}.get(dep.hook_type)
+        if prefix:
+            expected, always = (Param(prefix, "pos", None), *expected), always + 1
+        problem = signature_incompatibility(expected, dep.params, positional_only=always)
+        if problem is None:
+            return None
+        certain, message = problem
+        problem = certain, (
+            f"{dep.hook_type} hook {dep.hook}{signature_text(dep.params)} cannot take what the wrapper passes "
+            f"{signature_text(expected)} for {resolution.ref.path}: {message}"
+        )
+        # The wrapper hands the hook what the call passed (self included for a method called
+        # through an instance), after original_fn / result.
+        extra = 1 if prefix else 0
+
+        def bind(site: CallSite):
+            shape = CallShape(site.shape.positional + extra + (1 if site.bound else 0), site.shape.keywords, site.shape.star_args, site.shape.star_kwargs)
+            return bind_problem(dep.params, shape, False)
+
+        return against_calls(self.index, resolution.ref, problem, bind)
+
+    def _judge_model(self, dep: Dependency) -> Finding:
+        resolution = self.index.resolve(dep.target)
+        if not resolution.ok:
+            return self.missing_finding(dep, resolution.note)
+        failing = self.failing_import(dep.module)
+        if failing is not None:
+            detail = f"{dep.name} is never registered: its module fails to import ({failing.file}:{failing.line} {failing.target})"
+            return Finding(**self.base(dep), status=Status.missing, breaking=False, defined_in=resolution.ref.path, detail=detail, risk=risk_of(dep, Status.missing))
+        return Finding(**self.base(dep), status=Status.ok, defined_in=resolution.ref.path, detail=f"registers {dep.name} (EntryClass)")
+
+    def failing_import(self, module: str) -> Finding | None:
+        """The first unguarded module-level import of `module` that fails on this upstream."""
+        if module not in self._failing:
+            self._failing[module] = next((
+                finding for dep in self.scan.dependencies
+                if dep.module == module and dep.kind == "import" and dep.scope == "module" and not dep.guards and not dep.catches
+                for finding in [self._judge_import(dep)] if finding.status is Status.missing
+            ), None)
+        return self._failing[module]
+
+    def _judge_field(self, dep: Dependency) -> Finding | None:
+        return judge_field(self, dep)
+
+    def _judge_registry_key(self, dep: Dependency) -> Finding | None:
+        """`X["key"]` on an upstream module-level dict: the key must be one upstream puts in it
+        (harness.knowledge.judge.registries); anything else subscripted (a class, a sequence) is not
+        a registry and gives no finding."""
+        resolution = resolve_dependency(dep, self.index)
+        if not resolution.ok or resolution.ref.kind != "value":
+            return None  # the name itself: its import or reference says so
+        found = registry_keys(self.index, resolution.ref)
+        if found is None:
+            return None
+        target = f"{dep.target}[{dep.name!r}]"
+        own = next((d for d in self.scan.dependencies if d.name == dep.name and d is not dep and (
+            profile().spec(d.kind).registration or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target))), None)
+        if dep.name in found.keys:
+            return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")
+        if own is not None:
+            return Finding(**self.base(dep, target), status=Status.ok, detail=f"the plugin registers {dep.name!r} itself ({own.file}:{own.line})")
+        known = ", ".join(sorted(found.keys)[:12]) + (" …" if len(found.keys) > 12 else "")
+        if found.open:
+            return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                           detail=f"{dep.name!r} is not among the keys upstream puts in {dep.target} ({known}), but {found.open[0]}")
+        successor = difflib.get_close_matches(dep.name, list(found.keys), n=1)
+        return Finding(**self.base(dep, target), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                       detail=f"{dep.target} has no key {dep.name!r} in {self.index.source.label} (KeyError when read); its keys: {known}",
+                       successor=f"{dep.target}[{successor[0]!r}]" if successor else None,
+                       successor_reason="a close key of the same registry" if successor else None)
+
+    def _judge_custom_op(self, dep: Dependency) -> Finding | None:
+        return judge_replacement(self, dep)
+
+    def _judge_named_class(self, dep: Dependency) -> Finding | None:
+        return judge_named_class(self, dep)
+
+    def _judge_architecture(self, dep: Dependency) -> Finding | None:
+        return self.judge_architecture(dep)
+
+    def judge_architecture(self, dep: Dependency, reference: SymbolIndex | None = None) -> Finding | None:
+        """A model-architecture string the plugin registers, tests or adds: does this upstream
+        still produce / list it where `reference` (default: the plugin's baseline) did
+        (harness.knowledge.judge.architectures)? None for an architecture upstream never names."""
+        reference = reference or (self.baseline.index if self.baseline else None)
+        own = {d.target.rsplit(".", 1)[-1] for d in self.scan.dependencies if d.kind == "architecture" and d.how == "adds" and d.name == dep.name}
+        verdict = architectures.judge(self.index, reference, dep.name, own)
+        if verdict is None:
+            return None
+        status = Status(verdict.status)
+        return Finding(**self.base(dep, f"{dep.target}[{dep.name!r}]"), status=status, breaking=False, risk=risk_of(dep, status),
+                       defined_in=verdict.defined_in, detail=verdict.detail, successor=verdict.successor, successor_reason=verdict.successor_reason)
+
+    def _judge_target(self, dep: Dependency) -> Finding:
+        """Patches and registrations: the target must resolve."""
+        if dep.target is None:
+            return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        resolution = resolve_dependency(dep, self.index)
+        if not resolution.ok:
+            if is_undecided(resolution):
+                return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            return self._added_name(dep, resolution) or self.missing_finding(dep, resolution.note)
+        fields = self._resolved_fields(dep.target, resolution)
+        return Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+
+    def _added_name(self, dep: Dependency, resolution: Resolution) -> Finding | None:
+        """A patch setting a name its upstream module or class does not have (`mod.Name = X`,
+        `setattr(mod, "Name", X)`): setting it cannot fail, so it is either the plugin adding a
+        name of its own or a replacement of one upstream removed (a dead patch: `missing`).
+        Evidence: the earlier release, `before` (had it: a replacement; lacked it too: an addition); the
+        release naming it nowhere while the plugin reads it itself or writes it as a string
+        (looked up by name later, as vllm/transformers_utils/config.py's _CONFIG_REGISTRY maps
+        model types to class names of vllm.transformers_utils.configs): an addition. A release
+        that still names it (moved elsewhere, still read): the replacement stays `missing`.
+        A patch guarded by `not hasattr(owner, name)` (vllm-ascend patch_qwen3vl.py's start_layer)
+        is an addition by construction; one guarded by `hasattr(owner, name)` only replaces. A name
+        the owner's module reads only if it is there (name_reads.optional_read), or one the plugin
+        imports or reads itself where the owner's module never reads it (as a global:
+        name_reads.reads_module_global; as an attribute: reads_attribute), is an addition. Otherwise `unknown` with the reason where the engine's plugins add names by patching
+        (EngineProfile.patches_add_names), else `missing`. None when the owner itself does not resolve, is
+        assembled from other classes (a value set on it is dropped), or for other patch forms."""
+        owner_path, _, name = dep.target.rpartition(".")
+        owner = self.index.resolve(owner_path)
+        if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not owner.ok or owner.ref.kind not in ("module", "class"):
+            return None
+        info = self.index.class_info(owner.ref) if owner.ref.kind == "class" else None
+        if owner.ref.kind == "class" and (info is None or info.open_members):
+            return None
+        what = f"{owner_path} has no {name!r} in {self.index.source.label}"
+        if any(g.cond == HasAttr(owner_path, name) for g in dep.guards):
+            return None  # `if hasattr(mod, "name"): mod.name = …` replaces it only where it is there
+        absent = next((g for g in dep.guards if g.cond == Not(HasAttr(owner_path, name))), None)
+        if absent is not None:  # `if not hasattr(Cls, "name"): Cls.name = ...` runs only to add it
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}; the patch runs only when it is absent ({absent.text}, line {absent.line}): it adds a name of the plugin's own")
+        if self.before is not None:
+            before = self.before.resolve(dep.target)
+            if before.ok or is_undecided(before):
+                return None  # the plugin replaced what the earlier release had: upstream dropped it
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}, nor in {self.before.source.label}: the patch adds a name of the plugin's own")
+        optional = optional_read(self.index, owner.ref.module, name)
+        if optional is not None:
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}; the release reads {name!r} only where it is there ({optional}): the patch adds it to {owner_path}")
+        # the plugin reading exactly what it set (`from vllm.config import current_platform` after
+        # vllm-mindspore's `vllm.config.current_platform = …`), where the owner's code reads no such
+        # global or attribute (vllm 0.11's vllm/config/__init__.py imports current_platform inside
+        # each function that needs it): the plugin's own name, whatever else the release mentions
+        own_use = next((d for d in self.scan.dependencies if d.kind in ("import", "reference") and d.target == dep.target
+                        and (d.file, d.line) != (dep.file, dep.line)), None)
+        read_there = (reads_module_global(self.index, owner.ref.module, name) if owner.ref.kind == "module"
+                      else reads_attribute(self.index, owner.ref.module, name))
+        if own_use is not None and not read_there:
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}, and {owner.ref.module} never reads {'a global' if owner.ref.kind == 'module' else 'an attribute'} {name!r}: "
+                                  f"the patch adds a name of the plugin's own, which it {'imports' if own_use.kind == 'import' else 'reads'} ({own_use.file}:{own_use.line})")
+        named = self._named_in_release(name)
+        # where plugins add names by patching, a name only other modules use (another parser's
+        # own helper of the same name) says nothing of this owner: upstream would read a
+        # member of it in the owner's own module (a mention there, even in a comment, says the
+        # name was upstream's: vllm 0.23's layernorm_guard.py on the LayerNormFn it dropped)
+        if named is not None and (not profile().patches_add_names or self._named_in_release(name, owner.ref.module) is not None):
+            return None
+        nowhere = f"no code of it names {name!r}" if named is None else f"the release names {name!r} only outside {owner.ref.module} (e.g. {named})"
+        used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)))
+                     if where is not None and where != f"{dep.file}:{dep.line}"), None)
+        if used is not None:
+            return Finding(**self.base(dep), status=Status.extension, breaking=False,
+                           detail=f"{what}, and {nowhere}: the patch adds a name of the plugin's own, which it {used}")
+        if not profile().patches_add_names:
+            return None
+        return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{what}, and {nowhere}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
+                              "upstream dropped (dead); the release the plugin was written against (--baseline) tells")
+
+    def _set_by_plugin(self, dep: Dependency, target: str, note: str) -> Finding | None:
+        """An upstream name the release lacks that a patch of the plugin's own sets (`import
+        vllm.config; vllm.config.current_platform = ascend_platform` in vllm-mindspore's
+        package __init__, then `from vllm.config import current_platform` in one of its
+        modules): there only when that patch ran first, which depends on the order modules are
+        imported in, not checked: `unknown`. None when no patch sets it."""
+        patches = [d for d in self.scan.dependencies if d.kind == "patch" and d.how in ("assign", "setattr") and d.target == target]
+        # a module runs top to bottom: its own later patch is not there yet (the read that keeps
+        # the original before replacing it), an earlier one at module level is
+        earlier = next((p for p in patches if p.file == dep.file and p.line < dep.line and p.scope == "module" and not p.guards), None)
+        if earlier is not None and dep.scope == "module":
+            return Finding(**self.base(dep, target), status=Status.ok, detail=f"{note}; but the plugin sets it itself above ({earlier.file}:{earlier.line})")
+        patch = next((p for p in patches if p.file != dep.file), None)
+        if patch is None:
+            return None
+        return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                       detail=f"{note}; but the plugin sets it itself ({patch.file}:{patch.line}): it is there when that has run first "
+                              "(the order the plugin's modules are imported in is not checked)")
+
+    def _method_around(self, dep: Dependency) -> tuple[str, ...]:
+        """For `super().m(…)` inside the plugin class's own `m` (extending a base method upstream
+        has since dropped), the path of that `m`, else (). Not an override's own finding
+        (not_on_base: upstream stopped calling it), which is about its being called."""
+        cls = self.scan.classes.get(dep.plugin_class or "")
+        if dep.kind != "subclass" or dep.access != "super" or cls is None or cls.file != dep.file:
+            return ()
+        before = [m for m in cls.methods.values() if m.line < dep.line]  # not an override's own def line
+        around = max(before, key=lambda m: m.line).name if before else None
+        return (f"{cls.path}.{around}",) if around == dep.member else ()
+
+    def _named_in_release_code(self, name: str) -> bool:
+        """Whether the release's code can call a method `name`: as an attribute (`x.name`) or a
+        string (`getattr(x, "name")`, collective_rpc("name")); a word in prose does not (vllm
+        0.23's 'postprocess' only in mamba_utils.py docstrings and comments)."""
+        used = re.compile(rb"\." + re.escape(name.encode()) + rb"\b|[\"']" + re.escape(name.encode()) + rb"[\"']")
+        return any(used.search(text) for text in self.index.sources().values() if name.encode() in text)
+
+    def _named_in_release(self, name: str, module: str | None = None) -> str | None:
+        """The first module of the release (or `module` itself) whose source has `name` as a
+        word, or None."""
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        sources = self.index.sources()
+        texts = sources.items() if module is None else [(module, sources.get(module, b""))]
+        return next((found for found, text in texts if name.encode() in text and word.search(text)), None)
+
+    # --------------------------------------------------------------- shared
+
+    def missing_finding(self, dep: Dependency, note: str | None, target: str | None = None, successor_of: str | None = None) -> Finding:
+        target = target or dep.target
+        detail = note or "does not resolve"
+        if dep.kind == "import":
+            detail += "; " + import_failure(dep)
+        return self.successor_for(Finding(**self.base(dep, target), status=Status.missing, breaking=True, detail=detail,
+                                          risk=risk_of(dep, Status.missing)), successor_of or target)
+
+    def _resolved_fields(self, target: str, resolution: Resolution) -> dict[str, Any]:
+        if is_undecided(resolution):
+            return {"status": Status.unknown, "detail": resolution.note}
+        if inherited_from(target, resolution, self.index):
+            return {"status": Status.inherited, "defined_in": resolution.owner, "detail": f"defined on base class {resolution.owner}"}
+        return {"status": Status.ok, "defined_in": defined_path(resolution), "detail": resolution.note}
+
+
+def _field_params(fields: dict[str, tuple[bool, bool]]) -> tuple[Param, ...]:
+    """Parameters of an __init__ synthesised from fields {name: (has default, keyword only)}."""
+    return tuple(Param(name, "kwonly" if keyword_only else "pos", "…" if default else None) for name, (default, keyword_only) in fields.items())
+
+
+def _is_dataclass(info) -> bool:
+    """Decorated with @dataclass / @dataclasses.dataclass(...) (which generates __init__)."""
+    return any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators)

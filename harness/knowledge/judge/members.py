@@ -1,0 +1,707 @@
+"""Judging overrides and subclass members: the plugin class's C3 MRO over upstream classes,
+member lookup along it (class bodies, instance attributes, outside bases, run-time registration),
+override signatures, methods gone from the bases and the shims that still call them."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from harness.knowledge.judge.callsites import PLATFORM_INSTANCE, CallSite, call_sites
+from harness.knowledge.judge.context import JudgeContext
+from harness.knowledge.judge.fields import outside_write, written_by_plugin
+from harness.knowledge.judge.signatures import (
+    RAISES_ONLY,
+    against_calls,
+    bind_problem,
+    failing_call,
+    named_in_a_string,
+    signature_incompatibility,
+)
+from harness.knowledge.judge.successors import find_successor
+from harness.knowledge.model import (
+    AllOf,
+    AnyOf,
+    Dependency,
+    Finding,
+    Outcome,
+    PluginClass,
+    Ref,
+    Resolution,
+    Status,
+    dotted,
+    is_upstream,
+    profile,
+    risk_of,
+    signature_text,
+    walk,
+)
+from harness.knowledge.scan import reads_of
+from harness.knowledge.upstream import c3, display
+
+# torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
+# the instance (torch/nn/modules/module.py), which instance_attributes lists
+_REGISTERED_NAMES_ONLY = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+_NO_MEMBERS = {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
+
+
+def upstream_mro(judge: JudgeContext, plugin_class: str) -> list[Ref]:
+    """The upstream classes (and outside bases) in the plugin class's C3 MRO, in order."""
+    return [ref for ref in judge.plugin_mro(plugin_class) if ref.module != "" or ref.kind != "class"]
+
+
+def plugin_mro(judge: JudgeContext, plugin_class: str) -> list[Ref]:
+    """The plugin class's C3 MRO: its own classes (Ref module "", qualname their path) first,
+    then upstream classes and outside bases."""
+    classes = judge.scan.classes
+
+    def bases(ref: Ref) -> list[Ref]:  # a plugin class (module "")
+        found = []
+        for base in classes[ref.qualname].bases:
+            if base in classes:
+                found.append(Ref("class", "", base))
+            elif is_upstream(base):
+                resolved = judge.index.resolve(base)
+                found.append(resolved.ref if resolved.ok and resolved.ref.kind == "class" else Ref("dynamic", "", base))
+            else:  # an outside base the plugin names itself, or one the scan could not name
+                found.append(Ref("dynamic" if base.startswith("?") else "external", "", base.lstrip("?")))
+        return found
+
+    return c3(Ref("class", "", plugin_class), bases, lambda ref: judge.index.mro(ref) if ref.module else None)
+
+
+def missing_bases(mro: list[Ref]) -> list[str]:
+    """Upstream bases named by the plugin's classes that do not resolve on this upstream."""
+    return [ref.path for ref in mro if ref.kind == "dynamic" and not ref.module and is_upstream(ref.path)]
+
+
+def lookup(judge: JudgeContext, mro: list[Ref], name: str, instance: bool) -> Resolution:
+    """`name` looked up along an upstream MRO (in the plugin class's C3 order); instance
+    lookups also see the attributes those classes assign on self, and a `__getattr__`."""
+    classes = [cls for cls in mro if cls.kind == "class"]
+    for cls in classes:  # class bodies first: the merged order decides between bases
+        info = judge.index.class_info(cls)
+        if info is not None and name in info.members:
+            return judge.index.member(cls, name)
+    undecided = None
+    for cls in classes:  # then outside bases and metaclasses, through the index
+        found = judge.index.member(cls, name)
+        if found.ok:
+            return found
+        undecided = undecided or (found if found.outcome is Outcome.undecided else None)
+    # bases the plugin class names itself outside upstream (the index answers for those of upstream classes)
+    covered = {base for cls in classes for base in judge.index.mro(cls)}
+    unknown_bases = [cls.path for cls in mro if cls.kind in ("dynamic", "external") and cls not in covered and cls.path not in _NO_MEMBERS]
+    if undecided is None and unknown_bases:
+        undecided = Resolution(name, None, outcome=Outcome.undecided, note=f"the plugin class also derives from {', '.join(unknown_bases)}, outside the upstream source")
+    if undecided is not None or not instance:
+        return undecided or Resolution(name, None, note=f"no class in the MRO defines {name!r}")
+    dynamic: list[str] = []
+    for cls in classes:
+        attributes = judge.index.instance_attributes(cls)
+        if name in attributes.names:
+            return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                              note=f"assigned on self in {cls.path} (line {attributes.names[name]})")
+        dynamic.extend(attributes.dynamic)
+    handed = next((found for cls in classes for found in [hands_itself_over(judge, cls)] if found), None)
+    where = judge.index.registered_on_others(name) if handed else None
+    if where is not None:
+        cls = next(c for c in classes if hands_itself_over(judge, c) == handed)
+        return Resolution(name, Ref("value", cls.module, f"{cls.qualname}.{name}"), owner=cls.path,
+                          note=f"registered on the instance at run time by the code it is handed to ({handed}): {where}")
+    # outside bases set instance attributes in their own __init__ (nn.Module: `training`, …)
+    outside = list(dict.fromkeys(base.path for cls in classes for base in judge.index.mro(cls) if base.kind == "external" and base.path not in _NO_MEMBERS))
+    for path, members in judge.index.external.lookup(outside).items():
+        if members is not None and members.instance_names is not None:
+            if name in members.instance_names:
+                return Resolution(name, Ref("external", "", f"{path}.{name}"), owner=path,
+                                  note=f"set on every instance by {display(path)}.__init__ ({members.source})")
+        elif not path.endswith("()") and not path.startswith("@"):
+            dynamic.append(f"what {display(path)}.__init__ sets on instances is not known")
+    hook = next((found for cls in classes for found in [judge.index.member(cls, "__getattr__")] if found.ok), None)
+    if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY:
+        dynamic.append(f"{hook.owner} defines __getattr__")
+    if handed:
+        # `layer.weight_block_size = …` in the code it is handed to (vllm/model_executor/layers/
+        # quantization/fp8.py create_weights): there on that path, so not certain either way
+        parts = classes[0].module.split(".")
+        written = outside_write(judge.index, name, ".".join(parts[:2]) if len(parts) > 2 else parts[0])
+        if written is not None:
+            dynamic.append(f"upstream sets {name!r} on other objects at run time ({written}), and {handed} hands the instance to other code")
+    if dynamic:
+        return Resolution(name, None, outcome=Outcome.undecided, note="; ".join(dynamic))
+    return Resolution(name, None, note=f"no class in the MRO defines or assigns {name!r}")
+
+
+def grafted_onto(judge: JudgeContext, dep: Dependency, member: str) -> str | None:
+    """Where the plugin method holding `dep` is assigned onto upstream classes that have
+    `member` (`QwenGDN._forward_core = AscendGDN._forward_core`): "T.m (patched at
+    file:line)", self being a T there; None when it is not, or a target lacks `member`."""
+    if judge.memo.grafts is None:
+        judge.memo.grafts = {}
+        for patch in judge.scan.dependencies:
+            if patch.kind == "patch" and patch.hook and patch.target and patch.how in ("assign", "setattr"):
+                judge.memo.grafts.setdefault(patch.hook, []).append(patch)
+    patches = next((judge.memo.grafts[path] for path in reversed(_method_at(judge, dep)) if path in judge.memo.grafts), None)
+    if not patches:
+        return None
+    places = []
+    for patch in patches:
+        owner = judge.index.resolve(patch.target.rpartition(".")[0])
+        if not owner.ok or owner.ref.kind != "class" or judge.lookup(judge.index.mro(owner.ref), member, True).ref is None:
+            return None
+        places.append(f"{patch.target} (patched at {patch.file}:{patch.line})")
+    return ", ".join(places)
+
+
+def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, member: str) -> PluginClass | None:
+    """A plugin class deriving (at any depth) from `plugin_class` that binds `member` in its
+    body or on self: code of the base reading it may run on such an instance."""
+    if plugin_class is None:
+        return None
+    return next((judge.scan.classes[path] for path in _descendants(judge, plugin_class)
+                 if member in judge.scan.classes[path].names or member in judge.scan.classes[path].methods), None)
+
+
+def _method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:
+    """The method holding a member reference, of the class it is written in (`dep.name`;
+    member reads carry no `enclosing`): the last one starting at or above its line."""
+    cls = judge.scan.classes.get(dep.name or "")
+    starts = [m for m in cls.methods.values() if m.line <= dep.line] if cls is not None else []
+    return (f"{cls.path}.{max(starts, key=lambda m: m.line).name}",) if starts else ()
+
+
+def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
+    mro = judge.upstream_mro(dep.plugin_class)
+    first = next((c for c in mro if c.kind == "class"), None)
+    if first is None or missing_bases(mro):
+        return None  # an upstream base that does not resolve: its import or reference says so
+    found = judge.lookup(mro, dep.member, dep.access in ("instance", "super"))
+    ref, owner = found.ref, found.owner
+    # named after the plugin class's first upstream base, so the key stays put when the
+    # member moves between upstream bases; defined_in says which one defines it
+    target = f"{first.path}.{dep.member}"
+    where = f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}"
+    if ref is None:
+        if found.outcome is Outcome.undecided:
+            return Finding(**judge.base(dep, target), status=Status.unknown, detail=f"{where}: not decided: {found.note}")
+        if dep.access == "override":
+            if dep.kind == "override":
+                return _not_on_base(judge, dep, mro, first, target)
+            return _dropped_override(judge, dep, target)
+        own = next((w for c in mro for w in [written_by_plugin(judge, f"{c.path}.{dep.member}")] if w is not None), None)
+        if own is not None and dep.access in ("instance", "class"):
+            return Finding(**judge.base(dep, target), status=Status.ok, detail=f"{where}: the plugin sets {dep.member!r} on {first.path} itself ({own.file}:{own.line})")
+        # the class the code is written in (dep.name) may be a base of the one judged
+        sub = next((found for cls in dict.fromkeys((dep.plugin_class, dep.name)) for found in [judge.plugin_subclass_defining(cls, dep.member)] if found),
+                   None) if dep.access in ("instance", "class") else None
+        if sub is not None:
+            return Finding(**judge.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                           detail=f"{where}: {dep.member!r} is not declared by {first.path} and its bases ({found.note}), but the plugin's subclass {sub.path} "
+                                  f"defines it ({sub.file}:{sub.line}): the instance may be one")
+        grafted = grafted_onto(judge, dep, dep.member) if dep.access == "instance" else None
+        if grafted is not None:
+            return Finding(**judge.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                           detail=f"{where}: {dep.member!r} is not declared by {first.path} and its bases ({found.note}), but the method runs as {grafted}: "
+                                  "on those instances it is there; on instances of the plugin class itself it would not be")
+        detail = f"{where}: {dep.member!r} is defined neither by the plugin classes nor by {first.path} and its bases ({found.note}; AttributeError when it runs)"
+        return judge.missing_finding(dep, detail, target=target)
+    defined_in = ref.path if ref.module and ref.kind != "external" else display(owner) if owner else None
+    if dep.access == "override":
+        return _override_signature(judge, dep, ref, target, defined_in)
+    params = None
+    if dep.call is not None and dep.member == "__init__":
+        # what super().__init__ runs: the first written __init__ or the one @dataclass generated
+        params, bound, defined_in = judge.init_params(first)
+    elif dep.call is not None and ref.kind == "function":
+        info = judge.index.function_info(ref)
+        if info is not None:
+            params = info.params
+            bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
+    problem = bind_problem(params, dep.call, bound) if params is not None else None
+    if problem is not None:
+        certain, message = problem
+        return Finding(**judge.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
+                       detail=f"{where}: {defined_in}{signature_text(params)}: {message}", risk=risk_of(dep, Status.signature_changed))
+    return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+
+def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:
+    if dep.member == "__init__":
+        return _init_override(judge, dep, target)
+    if ref.kind != "function":  # e.g. a property over a base class attribute
+        return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
+    info = judge.index.function_info(ref)
+    problem = _against_base(info, dep) if info else None
+    # through an instance the override's own kind decides what comes implicitly (a plain
+    # method over a @staticmethod base gets self: vllm-rbln's Sampler.apply_penalties)
+    def bind(site: CallSite):
+        return bind_problem(dep.params or (), site.shape, bool(dep.bound) and (site.bound or not _through_class(judge, site)))
+
+    def reaches(site: CallSite):
+        return _reaches_override(judge, dep, site, base=ref)
+
+    if problem and dep.raises_only and failing_call(judge.index, ref, bind, reaches) is None:
+        return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in, detail=RAISES_ONLY.format(what=f"{dep.name}.{dep.member}"))
+    if problem:
+        protocol = _protocol_of(judge, ref)
+        if protocol is not None:
+            # an interface declaration (vllm/model_executor/models/interfaces.py SupportsPP.forward):
+            # upstream checks it with isinstance and calls the model's own method
+            problem = False, f"{problem[1]}; the base is declared on {protocol}, a typing.Protocol: only a call upstream makes can fail"
+        # the calls upstream makes of the base method reach the override
+        problem = against_calls(judge.index, ref, problem, bind, reaches=reaches)
+        certain, message = problem
+        if not certain and {p.kind for p in info.params[1:]} == {"var", "varkw"}:
+            # a (self, *args, **kwargs) base declares no signature (vLLM's CustomOp.forward_oot
+            # forwards to forward_native): only upstream's calls of it could show a mismatch
+            return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in,
+                           detail=f"base {defined_in}{signature_text(info.params)} takes any arguments")
+        detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
+        status = Status.unknown if certain is None else Status.signature_changed
+        return Finding(**judge.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
+    return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+
+def _against_base(info, dep: Dependency) -> tuple[bool, str] | None:
+    """signature_incompatibility of an override against the base method `info`, aligned
+    when one is a @staticmethod and the other is not (the other's self/cls is not a
+    parameter a caller passes)."""
+    base, own = info.params, dep.params or ()
+    base_static = "staticmethod" in {d.rsplit(".", 1)[-1] for d in info.decorators}
+    if base_static and dep.bound:
+        return signature_incompatibility(base, own[1:])
+    if not base_static and not dep.bound:
+        return signature_incompatibility(base[1:], own)
+    return signature_incompatibility(base, own, positional_only=1 if dep.bound else 0)
+
+
+def _through_class(judge: JudgeContext, site: CallSite) -> bool:
+    """Whether the call at `site` goes through a class (`cls.m(…)`, `Sampler.m(…)`), not an
+    instance: a plain method then gets no self."""
+    if site.receiver in ("self", "super()"):
+        return False
+    if site.receiver == "cls":
+        return True
+    module = _module_at(judge, site.path)
+    found = judge.index.resolve_in_scope(module, site.receiver) if module and site.receiver.replace(".", "").isidentifier() else None
+    return found is not None and found.ok and found.ref.kind == "class"
+
+
+def _protocol_of(judge: JudgeContext, ref: Ref) -> str | None:
+    """The class declaring method `ref` when it is a typing Protocol (an interface), else None."""
+    owner = Ref("class", ref.module, ref.qualname.rpartition(".")[0])
+    protocol = any(base.kind == "external" and base.qualname in ("typing.Protocol", "typing_extensions.Protocol") for base in judge.index.mro(owner))
+    return owner.path if protocol else None
+
+
+def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, depth: int = 0, base: Ref | None = None) -> bool | str | None:
+    """Whether an upstream call of the base method can land on the plugin class's override:
+    never through `super()` (it runs the next class after the caller's, and the plugin's
+    classes come before every upstream one); never inside a class the plugin's named classes
+    displace or whose method they replace (see displacing_slot; undecided, with the reason, where
+    the plugin names them only under conditions not decided here); not where the caller checked the receiver is one of classes the
+    plugin class does not derive from (CallSite.narrowed); through `self` only inside an upstream class of the plugin
+    class's MRO, in a method no class before it redefines (the plugin's own
+    `_maybe_apply_prompt_updates` replaces upstream's, calls and all) and that may itself run
+    (see _runs; None when it runs only through calls that could not be placed). Other
+    receivers may, unless an override of the `base` method by another upstream class fails
+    that call as well: then upstream does not make it on all of the base's subclasses, and
+    whether on the plugin's is not known (a reason, undecided: vllm 0.11's linear.py calls
+    `self.quant_method.create_weights(…)` with a linear layer's arguments, which its own
+    UnquantizedFusedMoEMethod.create_weights does not take either)."""
+    if site.receiver == "super()":
+        return False
+    if site.narrowed and not {ref.path for ref in judge.plugin_mro(dep.plugin_class)} & set(site.narrowed):
+        return False  # the caller left unless the receiver was one of those classes
+    enclosing = _enclosing_method(judge, site)
+    slot = displacing_slot(judge, *enclosing) if enclosing is not None else None
+    if slot is not None:
+        if slot_surely_set(judge, slot):
+            return False
+        return (f"{enclosing[0].path}.{enclosing[1]} runs only where the plugin leaves {slot} to upstream "
+                f"(it names its own under conditions not decided here)")
+    if site.receiver not in ("self", "cls") or enclosing is None:
+        sibling = _failing_elsewhere(judge, dep, base, site) if base is not None and site.receiver != "super()" else None
+        return f"upstream's own {sibling} fails that call too" if sibling else True
+    caller, method = enclosing
+    mro = judge.plugin_mro(dep.plugin_class)
+    if caller not in mro:
+        return False
+    if any(_defines(judge, cls, method) for cls in mro[: mro.index(caller)]):
+        return False
+    return depth >= 3 or _runs(judge, dep, caller, method, depth)
+
+
+def _failing_elsewhere(judge: JudgeContext, dep: Dependency, base: Ref, site: CallSite) -> str | None:
+    """`Class.method(params)` of an upstream class deriving from the class of method `base`,
+    outside the plugin class's MRO, that redeclares it abstract with parameters the call at
+    `site` cannot bind either; None when there is none."""
+    owner, _, method = base.qualname.rpartition(".")
+    owner_ref, mine = Ref("class", base.module, owner), set(judge.plugin_mro(dep.plugin_class))
+    for module in judge.index.modules_defining(method):  # far fewer than the base's subclasses
+        table = judge.index.table(module)
+        for qualname, info in table.classes.items() if table is not None else ():
+            cls = Ref("class", module, qualname)
+            if method not in info.members or cls == owner_ref or cls in mine or owner_ref not in judge.index.mro(cls):
+                continue
+            ref = Ref("function", module, f"{qualname}.{method}")
+            found = judge.index.function_info(ref)
+            # an abstract redeclaration is the interface of that family (FusedMoEMethodBase's
+            # `@abstractmethod create_weights(self, layer, num_experts, …)`); one concrete class
+            # that refuses a call is as likely upstream's own latent bug
+            if found is None or "abstractmethod" not in {d.rsplit(".", 1)[-1] for d in found.decorators}:
+                continue
+            problem = bind_problem(found.params, site.shape, site.bound)
+            if problem is not None and problem[0]:
+                return f"{ref.path}{signature_text(found.params)}"
+    return None
+
+
+def _runs(judge: JudgeContext, dep: Dependency, caller: Ref, method: str, depth: int) -> bool | None:
+    """Whether the inherited upstream method `caller.method` may run on the plugin class's
+    object: True when the plugin names it in a string or reads it on something that may be
+    that object (_plugin_reads), when upstream calls it in ways a scan cannot see
+    (no call found), or when a placed call of it may land there; False when every call
+    found is one that cannot (vllm 0.23 GPUModelRunner._init_minimal_kv_cache_for_profiling,
+    called from profile_cudagraph_memory, which only gpu_worker.Worker calls); None when
+    only calls that could not be placed might (vllm 0.30 DeepseekV4Attention's
+    `_prepare_and_attn`, reached on a plugin layer that replaces `forward` only through the
+    CPU custom op's `layer._prepare_and_attn_fn(…)` on a layer looked up by name), or when
+    no call is found but its name is a string in the release's code (dispatched by name)."""
+    if method in judge.scan.name_strings or (method in judge.scan.attribute_uses and _plugin_reads(judge, dep.plugin_class, method) is not None):
+        return True
+    sites = call_sites(judge.index, Ref("function", caller.module, f"{caller.qualname}.{method}"))
+    if not sites.calls and not sites.unsure:
+        # called by name (vllm 0.11's V0 executors: `collective_rpc("start_worker_execution_loop")`)
+        # on objects no scan places, or implicitly (nn.Module runs forward)
+        return None if named_in_a_string(judge.index, method) else True
+    reached = [_reaches_override(judge, dep, site, depth + 1) for site in sites.calls]
+    if True in reached:
+        return True
+    return None if sites.unsure or any(r is None or isinstance(r, str) for r in reached) else False
+
+
+def displacing_slot(judge: JudgeContext, cls: Ref, method: str) -> str | None:
+    """The settings slot (`worker_cls`, `scheduler_cls`: NamedClasses.attributes, which
+    upstream builds its object from by name) through which the plugin keeps the upstream
+    method `cls.method` from running, or None: `cls` derives from the slot's base, the
+    plugin names classes for the slot, and each of them either does not derive from `cls`
+    (vllm/v1/worker/gpu_worker.py Worker, when vllm-ascend's platform names its NPUWorker,
+    a WorkerBase) or redefines `method` ahead of it without calling the one it replaces
+    through super() (vllm-rbln's RBLNScheduler and RBLNOptimumScheduler replace
+    Scheduler.schedule, so the `allocate_slots(…, full_sequence_must_fit=…)` call in vllm
+    0.22's schedule() never lands on their KV cache managers). Whether the plugin sets the
+    slot on every path is slot_surely_set's question."""
+    key = (cls, method)
+    if key not in judge.memo.displaced:
+        judge.memo.displaced[key] = None
+        mro = judge.index.mro(cls) if cls.kind == "class" and cls.module else []
+        for slot_name, slot in profile().named_classes.attributes.items():
+            base = judge.index.resolve(slot.base) if slot.base else None
+            if base is None or not base.ok or base.ref == cls or base.ref not in mro:
+                continue
+            named = {d.target for d in _slot_sets(judge, slot_name)}
+            if named and all(_keeps_from_running(judge, path, cls, method) for path in named):
+                judge.memo.displaced[key] = slot_name
+    return judge.memo.displaced[key]
+
+
+def _keeps_from_running(judge: JudgeContext, path: str, cls: Ref, method: str) -> bool:
+    """Whether objects of the named class `path` never run upstream's `cls.method`."""
+    runs = _named_mro(judge, path)
+    if runs is None:
+        return False
+    if cls not in runs:
+        return True
+    ahead = runs[: runs.index(cls)]
+    return any(_defines(judge, ref, method) for ref in ahead) and not any(
+        ref.module == "" and ref.qualname in judge.scan.classes
+        and any(r.access == "super" and r.member == method for r in judge.scan.classes[ref.qualname].self_refs)
+        for ref in ahead)
+
+
+def _slot_sets(judge: JudgeContext, slot_name: str) -> list[Dependency]:
+    return [d for d in judge.scan.dependencies if d.kind == "named_class" and d.how == "attribute" and d.member == slot_name and d.target]
+
+
+def slot_surely_set(judge: JudgeContext, slot_name: str) -> bool:
+    """Whether the plugin names a class for the settings slot on every path: a set under no
+    condition, or sets whose conditions together always hold on this release (`if flag: A
+    else: B`). A test of the slot itself (`if parallel_config.worker_cls == "auto":`, the
+    plugin filling what the user left unset) is no condition of the plugin's. False where
+    upstream's default class may stay (vllm-ascend names its schedulers only `if
+    ascend_config.SLO_limits_for_dynamic_batch != -1` and the like) or where the conditions
+    cannot be read."""
+    conds = [tuple(g.cond for g in d.guards if f".{slot_name}" not in g.text) for d in _slot_sets(judge, slot_name)]
+    return bool(conds) and (not all(conds) or judge.evaluate(AnyOf(tuple(AllOf(c) for c in conds))) is True)
+
+
+def _defines(judge: JudgeContext, ref: Ref, name: str) -> bool:
+    """Whether class `ref` (the plugin's: module "", or upstream's) defines `name` in its body."""
+    if ref.module == "":
+        own = judge.scan.classes.get(ref.qualname)
+        return own is not None and (name in own.methods or name in own.names)
+    info = judge.index.class_info(ref) if ref.kind == "class" else None
+    return info is not None and name in info.members
+
+
+def _named_mro(judge: JudgeContext, path: str) -> list[Ref] | None:
+    """The MRO of a class the plugin names (its own or upstream's), None when it does not resolve."""
+    if path in judge.scan.classes:
+        return judge.plugin_mro(path)
+    found = judge.index.resolve(path) if is_upstream(path) else None
+    return judge.index.mro(found.ref) if found is not None and found.ok and found.ref.kind == "class" else None
+
+
+def _module_at(judge: JudgeContext, relpath: str) -> str | None:
+    """The release module whose file is `relpath` (a CallSite's path), or None."""
+    return next((name for name, (path, _) in judge.index.files.items() if path == relpath), None)
+
+
+def _enclosing_method(judge: JudgeContext, site: CallSite) -> tuple[Ref, str] | None:
+    """(the upstream class, the method name) whose body holds the call at `site`, or None."""
+    module = _module_at(judge, site.path)
+    tree = judge.index.tree(module) if module else None
+    found = None
+
+    def visit(body: list[ast.stmt], qualname: str) -> None:
+        nonlocal found
+        for node in body:
+            if not (node.lineno <= site.line <= (node.end_lineno or node.lineno)):
+                continue
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{qualname}.{node.name}" if qualname else node.name)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and qualname:
+                found = (Ref("class", module, qualname), node.name)
+
+    visit(tree.body if tree else [], "")
+    return found
+
+
+def _dropped_override(judge: JudgeContext, dep: Dependency, target: str) -> Finding | None:
+    """A subclass method no upstream base defines: the plugin's own, unless the base it was
+    written against defined it (then upstream stopped calling it)."""
+    before = judge.baseline.judge(dep) if judge.baseline is not None else None
+    if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
+        return None
+    detail = (f"{dep.member} was defined on {before.defined_in} in {judge.baseline.index.source.label} (the version the plugin declares); "
+              f"{judge.index.source.label} no longer defines it, so upstream no longer calls the override")
+    used_at = _plugin_reads(judge, dep.plugin_class, dep.member)
+    if used_at is not None:
+        # vllm-rbln's attention backend: vllm 0.30 dropped get_kv_cache_shape from the base,
+        # the plugin's own model runner still calls it; what upstream's calls did is not known
+        return Finding(**judge.base(dep, target), status=Status.unknown, breaking=False, risk=risk_of(dep, Status.unknown),
+                       detail=f"{detail}; the plugin calls it itself ({used_at}), so it is not dead: whether losing upstream's calls matters is not known statically")
+    return judge.successor_for(Finding(**judge.base(dep, target), status=Status.not_on_base, breaking=True, detail=detail,
+                                      risk=risk_of(dep, Status.not_on_base)), before.target)
+
+
+def _plugin_reads(judge: JudgeContext, plugin_class: str, member: str) -> str | None:
+    """The first plugin site ("file:line") that reads `member` on something that may be a
+    `plugin_class` instance: through self of a class related to it, or through any other
+    receiver except an upstream instance of an unrelated class (the scan's field read:
+    vllm-rbln's `self.coordinator.allocate_new_computed_blocks(…)` on a KVCacheCoordinator
+    is no call of its KV cache manager's method of that name), or one an isinstance check
+    around the read says is of classes no such instance is (vllm-ascend's model runner calls
+    `self.drafter.propose(…)` only under `isinstance(self.drafter, AscendNgramProposer)` and
+    the like, never on its Eagle-family drafters). None when there is none."""
+    mine = {ref for ref in judge.plugin_mro(plugin_class) if ref.kind == "class"}  # not object, ABC, nn.Module
+    fields = {f"{d.file}:{d.line}": d.target for d in judge.scan.dependencies
+              if d.kind == "field" and d.target and d.target.endswith(f".{member}")}
+    for read in reads_of(judge.scan, member):
+        if read.through_self_of is not None:
+            if Ref("class", "", read.through_self_of) in mine or Ref("class", "", plugin_class) in judge.plugin_mro(read.through_self_of):
+                return read.where
+            continue
+        held = fields.get(read.where)
+        found = judge.index.resolve(held.rsplit(".", 1)[0]) if held else None
+        if found is not None and found.ok and found.ref.kind == "class" and not (mine & set(judge.index.mro(found.ref))):
+            continue  # an upstream instance of a class the plugin class does not derive from
+        if read.self_attribute is not None and _holds_unrelated(judge, *read.self_attribute, mine):
+            continue  # `self.coordinator.…` where the plugin sets self.coordinator = RBLNKVCacheCoordinator(…)
+        if read.narrowed and _excluded_by(judge, read.narrowed, plugin_class):
+            continue
+        return read.where
+    return None
+
+
+def _excluded_by(judge: JudgeContext, classes: tuple[str, ...], plugin_class: str) -> bool:
+    """Whether an `isinstance(x, classes)` check that held rules out x being an instance of
+    `plugin_class` or of a plugin class deriving from it: no class of their MROs is one of
+    `classes`. False when one of `classes` cannot be placed (a name the scan does not know)."""
+    refs = set()
+    for path in classes:
+        if path in judge.scan.classes:
+            refs.add(Ref("class", "", path))
+            continue
+        found = judge.index.resolve(path) if is_upstream(path) else None
+        if found is None or not found.ok or found.ref.kind != "class":
+            return False
+        refs.add(found.ref)
+    instances = set(judge.plugin_mro(plugin_class))
+    for sub in _descendants(judge, plugin_class):
+        instances |= set(judge.plugin_mro(sub))
+    return not (refs & instances)
+
+
+def _descendants(judge: JudgeContext, plugin_class: str) -> list[str]:
+    """The plugin classes deriving from `plugin_class`, at any depth (paths)."""
+    if judge.memo.subclasses is None:
+        judge.memo.subclasses = {}
+        for cls in judge.scan.classes.values():
+            for base in cls.bases:
+                judge.memo.subclasses.setdefault(base, []).append(cls)
+    queue, seen = [c.path for c in judge.memo.subclasses.get(plugin_class, [])], []
+    while queue:
+        path = queue.pop()
+        if path not in seen:
+            seen.append(path)
+            queue.extend(c.path for c in judge.memo.subclasses.get(path, []))
+    return seen
+
+
+def _holds_unrelated(judge: JudgeContext, in_class: str, attr: str, mine: set[Ref]) -> bool:
+    """Whether every value the plugin gives `self.<attr>` in `in_class` and its plugin bases is
+    a constructed class none of whose instances is in `mine` (the MRO of the class whose
+    method is asked about). False when any value is something else, or the class never sets
+    it (upstream's base may)."""
+    paths: set[str] = set()
+    for ref in judge.plugin_mro(in_class) if in_class in judge.scan.classes else []:
+        cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
+        paths |= cls.attribute_values.get(attr, set()) if cls is not None else set()
+    if not paths or "?" in paths:
+        return False
+    for path in paths:
+        mro = set(_named_mro(judge, path) or [])
+        if not mro or mro & mine:
+            return False
+    return True
+
+
+def _init_override(judge: JudgeContext, dep: Dependency, target: str) -> Finding | None:
+    """A subclass `__init__` against the base's (written or synthesised). Reported, never
+    breaking: it fails only where upstream constructs the class (a factory returning it, a
+    REPLACE hook), which is not traced; the plugin constructing it itself is fine."""
+    mro = judge.upstream_mro(dep.plugin_class)
+    first = next((c for c in mro if c.kind == "class"), None)
+    params, bound, what = judge.init_params(first) if first else (None, False, "")
+    if params is None:
+        return None
+    # a written __init__ lists self; a synthesised one does not, so self goes from the override
+    override = dep.params if bound else (dep.params or ())[1:]
+    problem = signature_incompatibility(params, override or (), positional_only=1 if bound else 0)
+    if problem is None:
+        return None
+    detail = (f"base {what}{signature_text(params)} vs {dep.name}.__init__{signature_text(dep.params or ())}: {problem[1]}; "
+              "this breaks where upstream constructs the class (e.g. a platform factory returns it), not where the plugin does")
+    return Finding(**judge.base(dep, target), status=Status.signature_changed, breaking=False, defined_in=what, detail=detail,
+                   risk=risk_of(dep, Status.signature_changed) // 2)
+
+
+def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Ref, target: str) -> Finding:
+    shim = legacy_shim(judge, mro, dep.member)
+    if shim is not None:
+        caller, where = shim
+        detail = f"{dep.member} is no longer declared on the platform bases; {caller} ({where}) still calls it through a legacy shim, with a deprecation warning"
+        return Finding(**judge.base(dep, target), status=Status.deprecated, successor=caller, successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
+                       detail=detail, risk=risk_of(dep, Status.deprecated))
+    successor = find_successor(target, judge.index, judge.baseline.index if judge.baseline is not None else None)
+    # evidence that upstream calls (or called) the method: a base member close in name or
+    # naming it, or its base on the release the plugin was written against
+    renamed = successor is not None and successor[0].rsplit(".", 1)[0] == first.path
+    before = judge.baseline.judge(dep) if judge.baseline is not None else None
+    was_called = before is not None and before.status not in (Status.not_on_base, Status.extension, Status.unknown)
+    used_at = judge.scan.attribute_uses.get(dep.member)
+    if not renamed and not was_called and (used_at is not None or judge.baseline is not None):
+        why = (f"the plugin calls it itself ({used_at})" if used_at
+               else f"{judge.baseline.index.source.label}, the release the plugin declares, did not define it either")
+        return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
+                       detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: {why}")
+    through_platform = _called_through_platform(judge, dep.member) if not was_called and dep.kind == "override" else None
+    if through_platform is not None:
+        # vllm 0.30.0 nixl base_worker.py: current_platform.discover_numa_topology(), which only
+        # CpuPlatform of upstream's platforms defines: a platform that has it is called
+        return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
+                       detail=f"{dep.member} is not defined on {first.path} or its bases, but upstream calls it on the current platform ({through_platform})")
+    if was_called:
+        detail = (f"{dep.member} was defined on {before.defined_in} in {judge.baseline.index.source.label} (the version the plugin declares); "
+                  f"{judge.index.source.label} no longer defines it, so upstream no longer calls the override")
+    else:
+        detail = f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it"
+    return Finding(**judge.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
+                   detail=detail, risk=risk_of(dep, Status.not_on_base))
+
+
+def _called_through_platform(judge: JudgeContext, name: str) -> str | None:
+    """The first release site ("relpath:line") naming `<platform instance>.name`, as code that
+    calls a method some platforms define reaches it (harness.knowledge.judge.callsites
+    PLATFORM_INSTANCE), or None."""
+    pattern = re.compile(rb"\b" + PLATFORM_INSTANCE.encode() + rb"\s*\.\s*" + re.escape(name.encode()) + rb"\b")
+    for module, text in judge.index.sources().items():
+        found = pattern.search(text) if name.encode() in text else None
+        if found is not None:
+            line = text.count(b"\n", 0, found.start()) + 1
+            return f"{judge.index.files[module][0]}:{line}"
+    return None
+
+
+def legacy_shim(judge: JudgeContext, mro: list[Ref], name: str) -> tuple[str, str] | None:
+    """A method of a base that still calls `name` on the instance by name: `getattr(self,
+    "name")` / `hasattr(self, "name")`, directly or through a table of legacy names (as
+    0.5.23's SRTPlatform.get_kv_pool_cls does with _LEGACY_KV_POOL_HOOKS)."""
+    for cls in mro:
+        if cls.kind != "class":
+            continue
+        tree = _ast(judge, cls.module)
+        info = judge.index.class_info(cls)
+        if tree is None or info is None:
+            continue
+        tables = {
+            target.id
+            for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None
+            for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(target, ast.Name)
+            if any(isinstance(n, ast.Constant) and n.value == name for n in walk(stmt.value))
+        }
+        class_node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
+        for method in (n for n in (class_node.body if class_node else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            names_used = {n.id for n in walk(method) if isinstance(n, ast.Name)}
+            for call in (n for n in walk(method) if isinstance(n, ast.Call) and dotted(n.func) in ("getattr", "hasattr") and len(n.args) >= 2):
+                on_self = isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
+                key = call.args[1]
+                direct = isinstance(key, ast.Constant) and key.value == name
+                if on_self and (direct or (not isinstance(key, ast.Constant) and tables & names_used)):
+                    table = judge.index.table(cls.module)
+                    return f"{cls.path}.{method.name}", f"{table.path}:{call.lineno}"
+    return None
+
+
+def hands_itself_over(judge: JudgeContext, cls: Ref) -> str | None:
+    """Where a method of this upstream class passes its instance to other code (a call with
+    `self` as an argument, as a layer calls quant_method.create_weights(self, …)), which may
+    register members on it: "Class.method (line n)", or None."""
+    if cls.path not in judge.memo.handed:
+        judge.memo.handed[cls.path] = None
+        info = judge.index.class_info(cls) if cls.kind == "class" else None
+        tree = _ast(judge, cls.module) if info is not None else None
+        name = cls.qualname.rsplit(".", 1)[-1]
+        node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
+        for method in (m for m in (node.body if node else []) if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            receiver = (method.args.posonlyargs + method.args.args)[:1]
+            if not receiver:
+                continue
+            for call in (c for c in walk(method) if isinstance(c, ast.Call)):
+                values = [*call.args, *(kw.value for kw in call.keywords)]
+                if any(isinstance(v, ast.Name) and v.id == receiver[0].arg for v in values):
+                    judge.memo.handed[cls.path] = f"{cls.qualname}.{method.name} (line {call.lineno})"
+                    break
+            if judge.memo.handed[cls.path]:
+                break
+    return judge.memo.handed[cls.path]
+
+
+def _ast(judge: JudgeContext, module: str) -> ast.Module | None:
+    try:
+        return judge.index.tree(module)
+    except OSError:  # a file gone since the manifest was read has nothing to say
+        return None

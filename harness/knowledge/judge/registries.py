@@ -1,0 +1,164 @@
+"""String-keyed registries: the keys an upstream module-level dict holds in a release.
+
+Plugins read upstream registries by key (`ATTENTION_BACKENDS["dsa"]`): when upstream drops the
+key, the read is a KeyError at run time although every name still resolves. The keys of a dict
+`X` defined in module M come from, statically:
+  - its literal: `X = {"a": …, "b": …}`;
+  - stores anywhere in the release: `X["k"] = …`, `X.update({"k": …})`, `X.setdefault("k", …)`;
+  - registration functions of M that store under a parameter (`def register(name): … X[name] = fn`),
+    called anywhere with a constant (`@register("k")`, `register("k", f)`).
+Any other way in (a computed key, `X.update(other)`, a literal that is not a dict, a registration
+called with a variable) makes the key set `open`: a key not found is then undecided, not missing.
+
+Lazy like call sites: only modules the index's pre-filter says mention `X[`, `X.` or the
+registration function are parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+import msgspec
+
+from harness.knowledge.judge.callsites import lines_naming, spans
+from harness.knowledge.model import Ref, dotted, walk
+from harness.knowledge.upstream import SymbolIndex
+
+
+@dataclass
+class RegistryKeys:
+    """Keys found (key -> "relpath:line" of the first place that puts it in) and why the set may
+    be incomplete (`open`, empty when every way in was read)."""
+
+    keys: dict[str, str] = field(default_factory=dict)
+    open: list[str] = field(default_factory=list)
+
+
+def registry_keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
+    """The keys of the module-level dict `ref` (a Ref of kind "value") in `index`'s release, or
+    None when `ref` is not a dict this module can read (not a module-level name bound to a dict
+    literal or `dict()`). Memoised per index."""
+    return index.analysis("registry_keys", ref, _DECODER, lambda: _keys(index, ref))
+
+
+
+_DECODER = msgspec.msgpack.Decoder(RegistryKeys | None)
+
+
+def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
+    tree = index.tree(ref.module)
+    if ref.kind != "value" or tree is None or "." in ref.qualname:
+        return None
+    name, relpath = ref.qualname, index.files[ref.module][0]
+    result = RegistryKeys()
+    literal = None
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            literal = stmt.value
+    if isinstance(literal, ast.Call) and dotted(literal.func) == "dict" and not literal.args:
+        literal = ast.copy_location(ast.Dict(keys=[ast.Constant(k.arg) if k.arg else None for k in literal.keywords], values=[k.value for k in literal.keywords]), literal)
+    if not isinstance(literal, ast.Dict):
+        return None
+    _dict_keys(literal, f"{relpath}:{literal.lineno}", f"{name} = {{…}}", result)
+    registrations = _registration_functions(tree, name)
+    for function in registrations:
+        _registration_calls(index, ref, Ref("function", ref.module, function), registrations[function], result)
+    # every module that may store into the dict (its name as a word before `[`, `.update(`,
+    # `.setdefault(`); the defining module always
+    store = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"[ \t]*(?:\[|\.update\(|\.setdefault\()")
+    needle = name.encode()
+    candidates = {ref.module} | {module for module, source in index.sources().items() if needle in source and store.search(source)}
+    for module in sorted(candidates):
+        _stores(index, module, ref, registrations, result)
+    return result
+
+
+def _dict_keys(node: ast.Dict, where: str, how: str, result: RegistryKeys) -> None:
+    for key in node.keys:
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            result.keys.setdefault(key.value, where)
+        else:
+            result.open.append(f"{how} at {where} has a key computed at run time")
+
+
+def _registration_functions(tree: ast.Module, name: str) -> dict[str, tuple[int, str]]:
+    """Module-level functions storing into `name[p]` for one of their own parameters p (at any
+    depth, as a decorator factory does): function -> (position, parameter name)."""
+    found = {}
+    for function in tree.body:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = [a.arg for a in function.args.posonlyargs + function.args.args]
+        for node in walk(function):
+            if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                    and node.value.id == name and isinstance(node.slice, ast.Name) and node.slice.id in params):
+                found[function.name] = (params.index(node.slice.id), node.slice.id)
+    return found
+
+
+def _registration_calls(index: SymbolIndex, registry: Ref, function: Ref, param: tuple[int, str], result: RegistryKeys) -> None:
+    position, keyword = param
+    for module in index.modules_calling(function.qualname, bare=True):
+        tree = index.tree(module)
+        if tree is None:
+            continue
+        relpath = index.files[module][0]
+        for node in _near(tree, lines_naming(index.sources()[module], function.qualname)):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)) or (dotted(node.func) or "").rsplit(".", 1)[-1] != function.qualname:
+                continue
+            found = index.resolve_in_scope(module, dotted(node.func))
+            if not found.ok or found.ref != function:
+                continue
+            args = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+            value = node.args[position] if len(node.args) > position else args.get(keyword)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                result.keys.setdefault(value.value, f"{relpath}:{node.lineno}")
+            elif value is not None:
+                result.open.append(f"{function.qualname}({ast.unparse(value)}) at {relpath}:{node.lineno} registers a key computed at run time")
+
+
+def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict, result: RegistryKeys) -> None:
+    """`X[k] = …`, `X.update(…)`, `X.setdefault(k, …)` in `module` on the registry."""
+    tree = index.tree(module)
+    if tree is None:
+        return
+    relpath = index.files[module][0]
+
+    def is_registry(node) -> bool:
+        text = dotted(node)
+        if not text or text.split(".")[-1] != registry.qualname:
+            return False
+        found = index.resolve_in_scope(module, text)
+        return found.ok and found.ref == registry
+
+    # stores under a registration function's own parameter are its calls' keys (read above)
+    inside = {id(n) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and module == registry.module and f.name in registrations for n in walk(f)}
+    for node in _near(tree, lines_naming(index.sources()[module], registry.qualname)):
+        where = f"{relpath}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and id(node) not in inside and is_registry(node.value):
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                result.keys.setdefault(node.slice.value, where)
+            else:
+                result.open.append(f"{ast.unparse(node)} = … at {where} stores a key computed at run time")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault") and is_registry(node.func.value):
+            first = node.args[0] if node.args else None
+            if node.func.attr == "setdefault" and isinstance(first, ast.Constant) and isinstance(first.value, str):
+                result.keys.setdefault(first.value, where)
+            elif node.func.attr == "update" and isinstance(first, ast.Dict):
+                _dict_keys(first, where, f"{registry.qualname}.update({{…}})", result)
+            else:
+                result.open.append(f"{ast.unparse(node)[:80]} at {where} adds keys computed at run time")
+
+
+def _near(tree: ast.AST, lines: list[int]):
+    """Every node of `tree` whose lines span one of `lines` (sorted; where the registry or its
+    registration function is named): a store or call names it, and a release module is large,
+    its mentions few."""
+    for child in ast.iter_child_nodes(tree):
+        if not spans(child, lines):
+            continue
+        yield child
+        yield from _near(child, lines)

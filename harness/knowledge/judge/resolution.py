@@ -1,0 +1,113 @@
+"""Readings of a resolution the judge's parts share: undecided or not, where a target is defined
+now, members of classes assembled at import, inherited members; what a failing import costs; the
+upstream's version and a plugin's version comparison against it."""
+
+from __future__ import annotations
+
+import operator
+import re
+
+from packaging.version import InvalidVersion, Version
+
+from harness.knowledge.model import LOADERS, Dependency, Outcome, Resolution, profile
+from harness.knowledge.upstream import SymbolIndex, UpstreamSource
+
+
+def import_failure(dep: Dependency) -> str:
+    """What a failing import costs, from where it runs and which loader imports its module."""
+    if dep.scope != "module":
+        return f"ImportError when {dep.enclosing[-1]} runs"
+    loader = next((loader for loader in LOADERS if loader in dep.loaded_by), None)
+    if loader is None:
+        return f"ImportError when {dep.module} is first imported (from a function, after the plugin loaded)"
+    return f"ImportError when {dep.module} is imported: {profile().load_failures.get(loader, 'the module fails to import')}"
+
+
+def is_undecided(resolution: Resolution) -> bool:
+    return resolution.outcome is Outcome.undecided
+
+
+def defined_path(resolution: Resolution) -> str | None:
+    ref = resolution.ref
+    return ref.path if ref.kind not in ("external", "dynamic") else None
+
+
+def upstream_version(source: UpstreamSource) -> str | None:
+    """The upstream version of a source: the release's, else `__version__` in <package>/version.py,
+    or in _version.py, which vLLM's version.py imports it from (written by its build)."""
+    if source.kind == "release" and source.version:
+        return source.version
+    for name in ("version.py", "_version.py"):
+        try:
+            text = (source.package_dir / name).read_text()
+        except OSError:
+            continue
+        match = re.search(r"""__version__\s*=\s*(?:version\s*=\s*)?["']([^"']+)["']""", text)
+        if match:
+            return match.group(1)
+    return None
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
+
+
+def compare_version(actual: str | None, op: str, literal: str, parsed: bool) -> bool | None:
+    """`version <op> literal` as the plugin's code would compute it: PEP 440 ordering for
+    parsed versions, plain string ordering for `sglang.__version__ >= "0.5.20"`."""
+    if actual is None:
+        return None
+    if not parsed:
+        return _COMPARE[op](actual, literal)
+    try:
+        return _COMPARE[op](Version(actual), Version(literal))
+    except InvalidVersion:
+        return None
+
+
+def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
+    """A patch, registration or server-arg target, resolved (see assembled_field)."""
+    return assembled_field(index, index.resolve(dep.target))
+
+
+def assembled_field(index: SymbolIndex, resolution: Resolution) -> Resolution:
+    """A member of a class whose fields are computed at import: `X = defstruct(..., fields built
+    from namespace classes, namespace=vars(X))`, as 0.5.23 builds ServerArgs from the arg_groups
+    classes its module imports. The computed fields are what those classes declare: a name that
+    neither the class body nor one of them declares is missing (a hook on it is skipped; a value
+    set on it is dropped). Other resolutions come back unchanged."""
+    if resolution.ok and resolution.ref.kind != "value" or resolution.outcome is Outcome.missing:
+        return resolution
+    container, _, field_name = resolution.target.rpartition(".")
+    owner = index.resolve(container)
+    info = index.class_info(owner.ref) if owner.ok and owner.ref.kind == "class" else None
+    if info is None or not info.open_members:
+        return resolution
+    module = owner.ref.module
+    table = index.table(module)
+    namespaces = []
+    for name, binding in (table.names.items() if table else []):
+        if binding.kind != "from":
+            continue
+        namespace = index.resolve(f"{module}.{name}")
+        if namespace.ok and namespace.ref.kind == "class" and namespace.ref != owner.ref:
+            members = index.class_info(namespace.ref)
+            if members and any(kind == "value" for kind in members.members.values()):
+                namespaces.append(namespace.ref)
+                if members.members.get(field_name) == "value":
+                    ref = namespace.ref._replace(kind="value", qualname=f"{namespace.ref.qualname}.{field_name}")
+                    return Resolution(resolution.target, ref, note=f"field declared on {namespace.ref.path}, which {owner.ref.qualname} is assembled from")
+    if resolution.ok or not namespaces:
+        return resolution
+    names = ", ".join(n.qualname for n in namespaces[:6]) + (", …" if len(namespaces) > 6 else "")
+    return Resolution(resolution.target, None, note=(
+        f"{field_name!r} is neither in the body of {owner.ref.path} nor a field of the classes its fields are assembled from "
+        f"({names}, imported by {module}); {info.open_members}"))
+
+
+def inherited_from(target: str, resolution: Resolution, index: SymbolIndex) -> bool:
+    """The member is found on a base of the class the target names (compared as classes, so a
+    path through a re-export or an alias of that same class is not "inherited")."""
+    if not resolution.owner or resolution.ref.kind == "external":
+        return False
+    container = index.resolve(target.rsplit(".", 1)[0].replace(":", "."))
+    return container.ok and container.ref.kind == "class" and container.ref.path != resolution.owner

@@ -1,0 +1,91 @@
+"""The knowledge engine's records, at the bottom of its stages (model < upstream < scan < judge
+< products): findings and their kinds and statuses, the engine profiles, dependency forms,
+references, risk, the plugin's records (plugin.py) and the symbol records an upstream index
+keeps. Nothing here reads a tree; every stage above speaks in these types."""
+
+from harness.knowledge.model.findings import BREAKING, Finding, Guard, Kind, Status
+from harness.knowledge.model.forms import QUALNAME
+from harness.knowledge.model.kinds import (
+    ENGINES,
+    IMPORT_ERRORS,
+    LOADERS,
+    SGLANG,
+    EngineProfile,
+    engine_named,
+    engine_of_spec,
+    profile,
+    use_engine,
+)
+from harness.knowledge.model.plugin import (
+    CLASS_USE_BASE,
+    CLASS_USE_CHECK,
+    CLASS_USES,
+    UNDECIDED,
+    AllOf,
+    AnyOf,
+    CallShape,
+    Catch,
+    Cond,
+    Const,
+    Dependency,
+    EntryPoint,
+    FieldPresent,
+    GuardCond,
+    HasAttr,
+    ImportsResolve,
+    MethodDecl,
+    ModuleExists,
+    Not,
+    ParamFieldPresent,
+    PluginClass,
+    PluginModule,
+    PluginScan,
+    Root,
+    Scope,
+    SelfFlag,
+    SelfRef,
+    Undecided,
+    Unknown,
+    VersionCompare,
+    declared_pins,
+    declared_version,
+    detect_engine,
+    is_upstream,
+    pin_sources,
+    plugin_module_files,
+    read_entry_points,
+)
+from harness.knowledge.model.refs import Outcome, Ref, Resolution
+from harness.knowledge.model.risk import risk_of
+from harness.knowledge.model.symbol_records import (
+    EMPTY_BODIES,
+    Binding,
+    ClassInfo,
+    FunctionInfo,
+    InstanceAttributes,
+    ModuleTable,
+    Param,
+    body_fingerprint,
+    decode_table,
+    dotted,
+    encode_table,
+    function_params,
+    parse_source,
+    raises_only,
+    resolve_relative,
+    signature_text,
+    walk,
+)
+
+__all__ = [
+    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape",
+    "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "ENGINES", "EngineProfile", "EntryPoint",
+    "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "HasAttr", "IMPORT_ERRORS", "ImportsResolve",
+    "InstanceAttributes", "Kind", "LOADERS", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",
+    "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "QUALNAME", "Ref", "Resolution", "Root",
+    "SGLANG", "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",
+    "body_fingerprint", "declared_pins", "declared_version", "decode_table", "detect_engine", "dotted",
+    "encode_table", "engine_named", "engine_of_spec", "function_params", "is_upstream", "parse_source",
+    "pin_sources", "plugin_module_files", "profile", "raises_only", "read_entry_points", "resolve_relative",
+    "risk_of", "signature_text", "use_engine", "walk"
+]

@@ -1,0 +1,599 @@
+"""What a plugin repo is made of, as the scanner records it and the judge reads it: entry
+points, modules, roots, classes and every dependency on upstream with the conditions it sits
+under. Also where those come from on disk (pyproject.toml / setup.cfg / setup.py entry points,
+the module files, namespace packages included).
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import tomllib
+
+from harness.errors import HarnessError
+from harness.knowledge.model.findings import HookType, Kind
+from harness.knowledge.model.kinds import (
+    ENGINES,
+    LOADERS,
+    SGLANG,
+    EngineProfile,
+    Loader,
+    PinForm,
+    engine_named,
+    engine_of_spec,
+    profile,
+)
+from harness.knowledge.model.symbol_records import Param, walk
+
+_SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
+
+Scope = Literal["module", "function", "runtime"]
+
+
+@dataclass
+class EntryPoint:
+    group: str
+    name: str
+    value: str  # "pkg.module:callable"
+    file: str
+
+
+@dataclass
+class PluginModule:
+    name: str
+    file: str  # relative to the plugin root
+    is_package: bool
+    live: bool = False
+    loaded_by: set[str] = field(default_factory=set)  # Loaders that import it while the plugin loads (not later from a function)
+    error: str | None = None  # why the file could not be read or parsed
+
+
+@dataclass(frozen=True)
+class Root:
+    module: str  # a module, or "pkg.*" for each direct submodule of pkg (pkgutil.iter_modules)
+    why: str  # "entry point sglang.srt.plugins:xdev_hooks", "--entry", "imports sglang (no entry points)"
+    loader: Loader  # what imports it, which decides what an ImportError there costs
+    # the conditions under which the engine imports it at all: a class the platform names only in
+    # one branch (`if use_v1: return "…v1…Backend"`) is imported only when that branch is taken
+    guards: tuple[GuardCond, ...] = ()
+
+
+__all__ = ["LOADERS", "Loader"]  # kinds.py keeps them (engine data); read here by the judge
+
+
+# A guard condition, independent of any upstream version; the judge evaluates it against one.
+# Frozen dataclasses (not tuples): two conditions are equal only when they are the same form.
+
+
+@dataclass(frozen=True)
+class HasAttr:
+    """`hasattr(owner, name)` (or `name in dir(owner)`, `owner.name is not None`) on an upstream module or class."""
+
+    owner: str
+    name: str
+
+
+@dataclass(frozen=True)
+class FieldPresent:
+    """`hasattr(v, name)` on an instance of the upstream class `cls` (fields.field_present)."""
+
+    cls: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ParamFieldPresent:
+    """`hasattr(param, name)` on an unannotated parameter of a plugin function; the scan's
+    finish() rewrites it to FieldPresent once it knows the class (or Undecided)."""
+
+    function: str
+    param: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ModuleExists:
+    """`importlib.util.find_spec(path)`, `sys.modules.get(path) is not None`."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class ImportsResolve:
+    """The upstream imports a `try` body makes all resolve: (module, name | None) each."""
+
+    imports: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class VersionCompare:
+    """`<running SGLang version> <op> literal`; `parsed`: compared as versions, else as strings."""
+
+    op: Literal["<", "<=", ">", ">=", "==", "!="]
+    literal: str
+    parsed: bool
+
+
+@dataclass(frozen=True)
+class Not:
+    cond: Cond
+
+
+@dataclass(frozen=True)
+class AllOf:
+    conds: tuple[Cond, ...]
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    conds: tuple[Cond, ...]
+
+
+@dataclass(frozen=True)
+class Const:
+    value: bool
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A test the scan cannot read as a condition on upstream."""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value the scan cannot read, named (`what`: where it was assigned) so that two reads of
+    the same value are one atom: `self.v2 = cfg.v2; if self.v2 and on_old: self.v2 = False`
+    leaves `v2 and not on_old`, false on the old release whatever `cfg.v2` is."""
+
+    what: str
+
+
+@dataclass(frozen=True)
+class SelfFlag:
+    """`self.<name>` tested in a method of the plugin class `cls` (not in its __init__); the
+    scan's finish() rewrites it to what __init__ leaves there (instance_flag), or Undecided."""
+
+    cls: str
+    name: str
+
+
+Cond = (
+    HasAttr | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const
+    | Undecided | Unknown | SelfFlag
+)
+UNDECIDED = Undecided()
+
+
+@dataclass(frozen=True)
+class GuardCond:
+    cond: Cond
+    text: str  # the condition as written (negated ones as "not (...)")
+    line: int
+
+
+@dataclass(frozen=True)
+class Catch:
+    """A `try/except` (or `contextlib.suppress`) around a dependency: these failures are handled."""
+
+    exceptions: frozenset[str]  # exception class names; "*" for a bare except
+    line: int
+
+    def handles(self, errors: frozenset[str]) -> bool:
+        """Whether it catches any of `errors` (a KindSpec's); a bare except catches anything."""
+        return "*" in self.exceptions or bool(self.exceptions & errors)
+
+
+@dataclass(frozen=True)
+class CallShape:
+    positional: int
+    keywords: tuple[str, ...]
+    star_args: bool
+    star_kwargs: bool
+
+
+# References that need a class where they point, not just a name: a class statement's base, and
+# isinstance()/issubclass()'s second argument (both raise TypeError on a function)
+CLASS_USE_BASE, CLASS_USE_CHECK = "base", "isinstance"
+CLASS_USES = (CLASS_USE_BASE, CLASS_USE_CHECK)
+
+
+@dataclass
+class Dependency:
+    """One thing in the plugin that needs an upstream symbol to exist (and keep its shape)."""
+
+    kind: Kind
+    target: str | None  # absolute dotted path; None when a hook target could not be evaluated
+    module: str
+    file: str
+    line: int
+    live: bool = False
+    scope: Scope = "module"  # runs at import, inside a function, or only after hooks were applied
+    scope_reason: str | None = None
+    hook_type: HookType | str | None = None  # as Finding.hook_type
+    hook: str | None = None  # the plugin callable's path: the hook's, or the one a patch sets
+    params: tuple[Param, ...] | None = None  # the plugin callable's signature (hook, override)
+    bound: bool = False  # params start with self/cls that the runtime passes
+    raises_only: bool = False  # the plugin callable's body is one `raise`: its signature decides nothing
+    passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes
+    expression: str | None = None  # as written
+    how: str | None = None  # patches: setattr | assign | item-assign | in-place .append …; references: CLASS_USES
+    name: str | None = None  # registrations: backend name / kernel key / argument / model class
+    call: CallShape | None = None
+    plugin_class: str | None = None  # override / subclass: the plugin class whose MRO decides
+    member: str | None = None  # override / subclass: the member name
+    access: Literal["class", "instance", "super", "override", "base"] | None = None
+    guards: tuple[GuardCond, ...] = ()
+    catches: tuple[Catch, ...] = ()
+    enclosing: tuple[str, ...] = ()  # dotted paths of the functions it sits in, outermost first
+    loaded_by: frozenset[str] = frozenset()  # Loaders that import its module while the plugin loads
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.hook_type or self.how or ''}:{self.target or self.expression}"
+
+
+@dataclass
+class MethodDecl:
+    name: str
+    line: int
+    params: tuple[Param, ...]
+    decorators: tuple[str, ...]
+    raises_only: bool = False  # symbol_records.raises_only
+
+    @property
+    def bound(self) -> bool:
+        return "staticmethod" not in {d.rsplit(".", 1)[-1] for d in self.decorators}
+
+
+@dataclass(frozen=True)
+class SelfRef:
+    """`self.x` / `super().x` / `cls.x` read in a method, with what it runs under."""
+
+    member: str
+    access: str  # instance | class | super
+    line: int
+    call: CallShape | None
+    guards: tuple[GuardCond, ...] = ()
+    catches: tuple[Catch, ...] = ()
+
+
+@dataclass
+class PluginClass:
+    path: str  # dotted path in the plugin
+    module: str
+    file: str
+    line: int
+    bases: list[str]  # qualified base expressions: plugin class paths, upstream paths, outside names
+    methods: dict[str, MethodDecl] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
+    dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
+    self_refs: list[SelfRef] = field(default_factory=list)
+    # `self.<attr> = C(…)` in its methods -> the qualified paths of the classes (or callables)
+    # constructed; "?" for any other value (a call on something else, a parameter, a literal)
+    attribute_values: dict[str, set[str]] = field(default_factory=dict)
+
+
+@dataclass
+class PluginScan:
+    root: Path
+    entry_points: list[EntryPoint] = field(default_factory=list)
+    roots: list[Root] = field(default_factory=list)
+    modules: dict[str, PluginModule] = field(default_factory=dict)
+    classes: dict[str, PluginClass] = field(default_factory=dict)
+    platforms: list[str] = field(default_factory=list)  # paths of plugin classes deriving from SRTPlatform / DeviceMixin
+    platform_class_paths: list[str] = field(default_factory=list)  # returned by activate()
+    dependencies: list[Dependency] = field(default_factory=list)
+    # attribute names the plugin reads anywhere (`x.name`, getattr(x, "name")) -> first "file:line"
+    attribute_uses: dict[str, str] = field(default_factory=dict)
+    # identifier strings the plugin writes (a name looked up later, e.g. a config class in a
+    # registry of names) -> first "file:line"; not the name argument of a setattr
+    name_strings: dict[str, str] = field(default_factory=dict)
+    # modules only a conditionally named class brings in (plugin_liveness.mark_live): the
+    # condition, for the judge (judge_conditions.stale_branch)
+    conditional: dict[str, GuardCond] = field(default_factory=dict)
+    # modules every import of which sits under a guard (`if FLAG: import m`, `if self.v2: from m
+    # import R`), along every path from the roots: when they are imported at all (mark_live)
+    imported_when: dict[str, GuardCond] = field(default_factory=dict)
+
+    @property
+    def live_modules(self) -> list[str]:
+        return [name for name, module in self.modules.items() if module.live]
+
+
+# ----------------------------------------------------------------------------- repo layout
+
+
+def is_upstream(path: str | None) -> bool:
+    """Whether a dotted path names the upstream package or something in it (kinds.profile)."""
+    return profile().is_upstream(path)
+
+
+def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list[EntryPoint]:
+    """The engine's entry points (`groups`, default the profile's) declared in pyproject.toml,
+    setup.cfg or setup.py, or, for an unpacked wheel or an installed tree that has none of
+    those, in its `*.dist-info` / `*.egg-info` entry_points.txt (what importlib.metadata reads).
+
+    Raises HarnessError for a malformed pyproject.toml / setup.cfg."""
+    groups = profile().groups if groups is None else groups
+    found: list[EntryPoint] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.exists():
+        try:
+            data = tomllib.loads(pyproject.read_text())
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
+        tables = data.get("project", {}).get("entry-points", {})
+        for group in groups:
+            table = tables.get(group) if isinstance(tables, dict) else None
+            if table is not None and not isinstance(table, dict):
+                raise HarnessError(f'{pyproject}: [project.entry-points."{group}"] must be a table of name = "module:attr"')
+            for name, value in (table or {}).items():
+                found.append(EntryPoint(group, name, str(value).replace(" ", ""), "pyproject.toml"))
+    setup_cfg = root / "setup.cfg"
+    if setup_cfg.exists():
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(setup_cfg)
+        except configparser.Error as exc:
+            raise HarnessError(f"{setup_cfg}: malformed: {str(exc).splitlines()[0]}") from None
+        if parser.has_section("options.entry_points"):
+            for group in groups:
+                for line in parser.get("options.entry_points", group, fallback="").splitlines():
+                    if "=" in line:
+                        name, value = (part.strip() for part in line.split("=", 1))
+                        found.append(EntryPoint(group, name, value.replace(" ", ""), "setup.cfg"))
+    setup_py = root / "setup.py"
+    if setup_py.exists():
+        found.extend(_setup_py_entry_points(setup_py, groups))
+    declared = {(ep.group, ep.name) for ep in found}  # a checkout's build metadata repeats its packaging files
+    for metadata in sorted([*root.glob("*.dist-info"), *root.glob("*.egg-info")]):
+        found.extend(ep for ep in _metadata_entry_points(metadata / "entry_points.txt", root, groups) if (ep.group, ep.name) not in declared)
+    return found
+
+
+def _metadata_entry_points(path: Path, root: Path, groups: tuple[str, ...]) -> list[EntryPoint]:
+    """The entry points of `groups` in one entry_points.txt (INI: `[group]`, `name = value`);
+    one that cannot be read or parsed declares none."""
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+    parser.optionxform = str  # entry-point names keep their case
+    try:
+        parser.read_string(path.read_text(errors="replace"))
+    except (OSError, configparser.Error):
+        return []
+    relative = str(path.relative_to(root))
+    return [EntryPoint(group, name, value.replace(" ", ""), relative) for group in groups if parser.has_section(group) for name, value in parser.items(group)]
+
+
+@dataclass(frozen=True)
+class DeclaredPin:
+    """What a plugin declares it targets upstream, and where it says so."""
+
+    form: PinForm  # "release": `value` is a version; "commit": a commit of upstream main
+    value: str  # "0.23.0", or a commit sha
+    source: str  # "requirements.txt", "vllm_kunlun/platforms/version.py:2", ".github/vllm-release-tag.commit"
+
+
+# where plugins write the upstream version outside their requirements, besides the profile's
+# pin files: module files named so, and the docs' Sphinx config (vllm-ascend's myst_substitutions)
+_VERSION_FILES = ("version.py", "_version.py", "versions.py")
+_DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
+
+
+def pin_sources(root: Path) -> list[Path]:
+    """The non-module files declared_pins may read a pin from (requirements, metadata, the
+    profile's pin files, the docs' config), present or not: what a cached verdict must key on."""
+    globs = ("requirements*.txt", "*.dist-info/METADATA", "*.egg-info/requires.txt", "*.egg-info/PKG-INFO")
+    return sorted({*(p for pattern in globs for p in root.glob(pattern)), *(root / name for name in (*profile().pin_files, *_DOCS_CONFIGS))})
+
+
+def declared_pins(root: Path) -> list[DeclaredPin]:
+    """Every pin of the profile's upstream the plugin declares, most authoritative first:
+
+    1. its requirement on the profile's distribution (pyproject dependencies, setup.cfg /
+       setup.py install_requires, requirements*.txt, an unpacked wheel's `*.dist-info/METADATA`
+       or a source tree's `*.egg-info/requires.txt` / PKG-INFO): the pin, or a range's lower bound;
+    2. the profile's pin files (vllm-ascend: `.github/vllm-release-tag.commit` holds `v0.23.0`,
+       `.github/vllm-main-verified.commit` a commit of vLLM main);
+    3. a string assigned to `pip_<package>_version` / `<package>_version` (any case) in the
+       docs' conf.py (vllm-ascend) or a plugin module named version.py (vllm-kunlun's
+       `vllm_kunlun/platforms/version.py`: `vllm_version = "0.9.2"`), as assignment or dict entry.
+    Unreadable files declare nothing."""
+    engine = profile()
+    pins = [DeclaredPin("release", version, where) for version, where in _required_versions(root, engine.distribution)]
+    for name, form in engine.pin_files.items():
+        try:
+            text = (root / name).read_text(errors="replace").strip()
+        except OSError:
+            continue
+        value = _release(text) if form == "release" else text if re.fullmatch(r"[0-9a-f]{7,40}", text) else None
+        if value:
+            pins.append(DeclaredPin(form, value, name))
+    files = [root / name for name in _DOCS_CONFIGS]
+    files += [path for path, _ in plugin_module_files(root).values() if path.name in _VERSION_FILES]
+    assigned = re.compile(rf"""["']?\b(pip_)?{re.escape(engine.package)}_version\b["']?\s*[:=]\s*["']([^"'\n]+)["']""", re.IGNORECASE)
+    for path in files:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        found = []
+        for match in assigned.finditer(text):
+            value = _release(match[2])
+            if value:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append((not match[1], line, DeclaredPin("release", value, f"{path.relative_to(root)}:{line}")))
+        pins += [pin for *_, pin in sorted(found)]  # the pip_ form (a version) before the bare one (may be a branch)
+    return pins
+
+
+def _release(text: str) -> str | None:
+    """A release version written as a version or a tag ("v0.23.0"); None for anything else (a branch)."""
+    from packaging.version import InvalidVersion, Version
+
+    text = text.strip().removeprefix("v")
+    try:
+        Version(text)
+    except InvalidVersion:
+        return None
+    return text if re.fullmatch(r"[0-9][0-9A-Za-z.+\-]*", text) else None
+
+
+def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
+    """(version, file) of each requirement on `distribution` that pins it or bounds it from below."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    texts: list[tuple[str, str]] = []
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text())
+        texts += [(str(r), "pyproject.toml") for r in data.get("project", {}).get("dependencies", []) or []]
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        pass
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(root / "setup.cfg")
+        texts += [(line, "setup.cfg") for line in parser.get("options", "install_requires", fallback="").splitlines()]
+    except configparser.Error:
+        pass
+    try:
+        tree = ast.parse((root / "setup.py").read_bytes())
+        texts += [
+            (e.value, "setup.py") for node in walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
+            and isinstance(node.value, (ast.List, ast.Tuple)) for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+    except (OSError, SyntaxError, ValueError):
+        pass
+    for requirements in sorted(root.glob("requirements*.txt")):
+        texts += [(line, requirements.name) for line in requirements.read_text(errors="replace").splitlines()]
+    # an unpacked wheel or installed tree (METADATA), a source distribution (PKG-INFO, egg-info)
+    for metadata in sorted([*root.glob("*.dist-info/METADATA"), *root.glob("*.egg-info/PKG-INFO"), root / "PKG-INFO"]):
+        if metadata.is_file():
+            texts += [(line.split(":", 1)[1].split(";")[0], str(metadata.relative_to(root))) for line in
+                      metadata.read_text(errors="replace").splitlines() if line.startswith("Requires-Dist:")]
+    for requires in sorted(root.glob("*.egg-info/requires.txt")):
+        texts += [(line, str(requires.relative_to(root))) for line in requires.read_text(errors="replace").split("\n[", 1)[0].splitlines()]
+    found = []
+    for text, where in texts:
+        try:
+            requirement = Requirement(text.split("#")[0].strip())
+        except InvalidRequirement:
+            continue
+        if requirement.name.lower() != distribution:
+            continue
+        for spec in sorted(requirement.specifier, key=lambda s: s.operator != "=="):
+            if spec.operator in ("==", ">=", "~=", "==="):
+                found.append((spec.version.rstrip(".*"), where))
+                break
+    return found
+
+
+def declared_version(root: Path) -> str | None:
+    """The upstream release a plugin declares it targets (the first release of declared_pins), or None."""
+    return next((pin.value for pin in declared_pins(root) if pin.form == "release"), None)
+
+
+declared_sglang = declared_version  # the name callers used while SGLang was the only engine
+
+
+def _setup_py_entry_points(setup_py: Path, groups: tuple[str, ...]) -> list[EntryPoint]:
+    try:
+        tree = ast.parse(setup_py.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return []
+    found = []
+    for node in walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "entry_points" and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values):
+                group = key.value if isinstance(key, ast.Constant) else None
+                if group in groups and isinstance(value, (ast.List, ast.Tuple)):
+                    for element in value.elts:
+                        if isinstance(element, ast.Constant) and "=" in str(element.value):
+                            name, spec = (p.strip() for p in str(element.value).split("=", 1))
+                            found.append(EntryPoint(group, name, spec.replace(" ", ""), "setup.py"))
+    return found
+
+
+def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
+    """module name -> (file, is_package) for the plugin's own code (src/ layout or flat).
+
+    Folders without `__init__.py` are namespace packages (PEP 420) and importable, so they are
+    read too. Skipped: tests, docs, build output, virtualenvs (a folder holding pyvenv.cfg),
+    hidden folders, and folders whose names are not identifiers (no import can name them)."""
+    base = root / "src" if (root / "src").is_dir() else root
+    modules: dict[str, tuple[Path, bool]] = {}
+    for dirpath, dirnames, filenames in os.walk(base):
+        rel_dir = Path(dirpath).relative_to(base)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in _SKIP_DIRS and not d.startswith(".") and d.isidentifier() and not (Path(dirpath) / d / "pyvenv.cfg").exists()
+        )
+        for filename in sorted(filenames):
+            stem = filename[:-3]
+            if not filename.endswith(".py") or not stem.isidentifier():
+                continue
+            if rel_dir == Path(".") and filename in ("setup.py", "conftest.py", "noxfile.py"):
+                continue
+            parts = [*rel_dir.parts, stem]
+            is_package = stem == "__init__"
+            if is_package:
+                parts = parts[:-1]
+            if parts:
+                modules[".".join(parts)] = (Path(dirpath) / filename, is_package)
+    return modules
+
+
+# ----------------------------------------------------------------------------- which engine
+
+
+def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override: str | None = None) -> EngineProfile:
+    """The engine a plugin is read against: `override` (--engine) when given; else the engine
+    whose entry-point groups the plugin declares (vllm.* -> vLLM, sglang.* -> SGLang); else the
+    package its modules import most; else the one `upstream_spec` names (`vllm==X`); else SGLang.
+
+    HarnessError (one line) when `upstream_spec` is a release of another engine than the one
+    chosen, or `override` names no engine."""
+    spec_engine = engine_of_spec(upstream_spec)
+    if override:
+        engine, why = engine_named(override), f"--engine {override}"
+    else:
+        engine, why = _plugin_engine(Path(plugin_root))
+        if engine is None:
+            engine, why = spec_engine or SGLANG, ""
+    if spec_engine is not None and spec_engine is not engine:
+        raise HarnessError(
+            f"--upstream {upstream_spec.strip()} is {spec_engine.article} {spec_engine.display} release, but the plugin is read as "
+            f"{engine.article} {engine.display} plugin ({why}): pass a {engine.distribution}==X spec, or --engine {spec_engine.name}"
+        )
+    return engine
+
+
+def _plugin_engine(root: Path) -> tuple[EngineProfile | None, str]:
+    """The engine the plugin's entry points name, else the one its modules import most, with
+    the reason in words; (None, "") when neither tells."""
+    if not root.is_dir():
+        return None, ""
+    for engine in ENGINES.values():
+        declared = read_entry_points(root, engine.groups)
+        if declared:
+            return engine, f"entry point {declared[0].group}"
+    counts = dict.fromkeys(ENGINES, 0)
+    packages = {engine.package: name for name, engine in ENGINES.items()}
+    pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+({'|'.join(map(re.escape, packages))})\b", re.MULTILINE)
+    for path, _ in plugin_module_files(root).values():
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for package in set(pattern.findall(text)):
+            counts[packages[package]] += 1
+    most = max(counts.values())
+    leaders = [name for name, count in counts.items() if count == most]
+    if most == 0 or len(leaders) > 1:
+        return None, ""
+    best = ENGINES[leaders[0]]
+    return best, f"{most} of its modules import {best.package}"

@@ -1,0 +1,23 @@
+"""Reading the plugin: every module of one plugin checkout into a PluginScan (scanner.py): its
+roots and liveness, registrations, classes, expressions, constant folding of guards, the uses
+of names, and the annotation helpers the judge shares. Imports: model and upstream only."""
+
+from harness.knowledge.scan.annotations import (
+    WRITE,
+    annotation_class,
+    type_checking_imports,
+)
+from harness.knowledge.scan.folding import leaves
+from harness.knowledge.scan.scanner import scan_plugin
+from harness.knowledge.scan.syntax import ARCHITECTURE, call_shape
+from harness.knowledge.scan.uses import (
+    reads_elsewhere_only,
+    reads_of,
+    registered_by_name,
+    set_on_others,
+)
+
+__all__ = [
+    "ARCHITECTURE", "WRITE", "annotation_class", "call_shape", "leaves", "reads_elsewhere_only", "reads_of",
+    "registered_by_name", "scan_plugin", "set_on_others", "type_checking_imports"
+]

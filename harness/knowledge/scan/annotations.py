@@ -1,0 +1,97 @@
+"""Annotation helpers the scan and the judge share: the one class an annotation names, the
+class an upstream function annotates a parameter with, and what `if TYPE_CHECKING:` blocks
+import (names annotations use that a module does not bind at run time)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import msgspec
+
+from harness.knowledge.model import Ref, dotted, resolve_relative, walk
+from harness.knowledge.upstream import SymbolIndex
+
+# Writes the plugin makes itself: a field it sets is there when it reads it back.
+WRITE = "write"
+_ANNOTATIONS = msgspec.msgpack.Decoder(dict[str, str])
+
+
+def annotation_class(node: ast.AST | None) -> str | None:
+    """The one class an annotation names, as a dotted source expression: `X`, `mod.X`,
+    `"X"`, `Optional[X]`, `X | None`, `Union[X, None]`; None for anything else (a union of
+    classes, a generic container, no annotation)."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return annotation_class(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [side for side in (node.left, node.right) if not (isinstance(side, ast.Constant) and side.value is None)]
+        return annotation_class(sides[0]) if len(sides) == 1 else None
+    if isinstance(node, ast.Subscript):
+        wrapper = (dotted(node.value) or "").rsplit(".", 1)[-1]
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        elements = [e for e in elements if not (isinstance(e, ast.Constant) and e.value is None)]
+        return annotation_class(elements[0]) if wrapper in ("Optional", "Union") and len(elements) == 1 else None
+    return dotted(node)
+
+
+def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None:
+    """The upstream class the upstream `function` annotates its parameter `param` with (its
+    definition path), or None when it does not annotate it with one class. The annotations of
+    a function are read once per release and cached with the index."""
+    annotations = index.analysis("parameter_annotations", function, _ANNOTATIONS, lambda: _annotations(index, function))
+    expression = annotations.get(param)
+    if expression is None:
+        return None
+    # an absolute path when the name comes from an `if TYPE_CHECKING:` import (not in the module at run time)
+    found = index.resolve(expression) if "." in expression and index.module_exists(expression.split(".")[0]) else index.resolve_in_scope(function.module, expression)
+    return found.ref.path if found.ok and found.ref.kind == "class" else None
+
+
+def _annotations(index: SymbolIndex, function: Ref) -> dict[str, str]:
+    info = index.function_info(function)
+    table = index.table(function.module)
+    if info is None or table is None:
+        return {}
+    name = function.qualname.rsplit(".", 1)[-1]
+    tree = _tree(str(index.source.root / table.path))
+    node = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name and n.lineno == info.lineno), None)
+    if node is None:
+        return {}
+    typing_only = type_checking_imports(tree, function.module, table.is_package)
+    args = node.args
+    found = {}
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        expression = annotation_class(arg.annotation)
+        if expression:
+            head, _, rest = expression.partition(".")
+            found[arg.arg] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
+    return found
+
+
+def type_checking_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """{local name: absolute dotted path} of what `if TYPE_CHECKING:` blocks import: annotations
+    name them, though the module does not bind them at run time."""
+    found: dict[str, str] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.If) and (dotted(stmt.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING"):
+            continue
+        for inner in stmt.body:
+            if isinstance(inner, ast.ImportFrom):
+                base = resolve_relative(module, is_package, inner.level, inner.module)
+                found.update({alias.asname or alias.name: f"{base}.{alias.name}" for alias in inner.names if alias.name != "*"})
+            elif isinstance(inner, ast.Import):
+                found.update({alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else alias.name.split(".")[0] for alias in inner.names})
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _tree(path: str) -> ast.Module:
+    """A parsed upstream module: the hooks and overrides of one plugin often stand in for
+    several methods of the same class."""
+    return ast.parse(Path(path).read_bytes())

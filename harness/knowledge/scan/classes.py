@@ -1,0 +1,333 @@
+"""What the plugin scan decides once every module is read: hook timing (hooks registered only
+after HookRegistry applied hooks), platform classes, entry points, the overrides and `self.` /
+`super()` members of plugin classes over upstream classes (their C3 MRO decides), and the
+upstream class of fields read on unannotated parameters."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from pathlib import Path
+
+from harness.knowledge.model import (
+    UNDECIDED,
+    Cond,
+    Dependency,
+    EntryPoint,
+    FieldPresent,
+    GuardCond,
+    ParamFieldPresent,
+    PluginScan,
+    Ref,
+    SelfFlag,
+    function_params,
+    is_upstream,
+    profile,
+    walk,
+)
+from harness.knowledge.scan.annotations import parameter_class
+from harness.knowledge.scan.folding import leaves, map_leaves, on_param
+from harness.knowledge.upstream import SymbolIndex, c3
+
+
+class PluginClasses:
+    """The scanner's whole-plugin pass (a mixin: the scanner provides `tree`, `table`, `const`)."""
+
+    files: dict[str, tuple[Path, bool]]
+    index: SymbolIndex
+    scan: PluginScan
+    hook_callables: dict[str, str]
+    calls: dict[str, set[str]]
+
+    def finish(self) -> None:
+        """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
+        runtime = self._runs_in_hooks()
+        for dep in self.scan.dependencies:
+            if dep.kind != "hook":
+                continue
+            for function in dep.enclosing:
+                why = next((runtime[r] for r in runtime if function == r or function.startswith(r + ".")), None)
+                if why is not None:
+                    dep.scope = "runtime"
+                    dep.scope_reason = f"registered inside {function}, {why}: it runs only after HookRegistry.apply_hooks, so this hook is never applied"
+                    break
+        self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path)]
+        for ep in self.scan.entry_points:
+            self._entry_point_dependency(ep)
+        self.resolve_named_classes()
+        self._class_dependencies()
+        self._parameter_fields()
+        self._instance_flags()
+
+    def _instance_flags(self) -> None:
+        """Tests of `self.<flag>` (SelfFlag) become what the class's __init__ leaves there, in the
+        guards of dependencies and of imports."""
+        flags: dict[SelfFlag, Cond] = {}
+
+        def place(cond: Cond) -> Cond:
+            if isinstance(cond, SelfFlag):
+                if cond not in flags:
+                    flags[cond] = self.instance_flag(cond.cls, cond.name)
+                return flags[cond]
+            return cond
+
+        def placed(guards: tuple[GuardCond, ...]) -> tuple[GuardCond, ...]:
+            if not any(isinstance(leaf, SelfFlag) for g in guards for leaf in leaves(g.cond)):
+                return guards
+            return tuple(replace(g, cond=map_leaves(g.cond, place)) for g in guards)
+
+        for dep in self.scan.dependencies:
+            dep.guards = placed(dep.guards)
+        for imports in self.import_guards.values():
+            for name, alternatives in imports.items():
+                imports[name] = [placed(guards) for guards in alternatives]
+
+    def instance_flag(self, cls_path: str, name: str) -> Cond:
+        """Whether `self.<name>` is true in a method of the plugin class `cls_path`, as its
+        __init__ leaves it (Folding.assigned_truth), when nothing else can change it: only that
+        __init__ assigns the name on the class's instances (writes on other classes, such as a
+        patch of `VllmConfig.<name>`, do not count; one on an object of unknown class, or a
+        setattr, does), no method has that name, no upstream base has it, no plugin subclass
+        has it or an __init__ of its own, and __init__ calls no method of self before it is
+        set. UNDECIDED otherwise."""
+        cls = self.scan.classes.get(cls_path)
+        if cls is None or "__init__" not in cls.methods or name in cls.methods:
+            return UNDECIDED
+        upstream = self.upstream_bases(cls_path)
+        related = {cls_path, *upstream, *self._plugin_bases(cls_path)}
+        subclasses = self._plugin_subclasses(cls_path)
+        writes = [(function, line) for function, line, owner in self.attribute_writes.get(name, []) if owner is None or owner in related | subclasses]
+        if not writes or any(function != f"{cls_path}.__init__" for function, _ in writes):
+            return UNDECIDED
+        if any(name in self.scan.classes[path].names or "__init__" in self.scan.classes[path].methods for path in subclasses - {cls_path}):
+            return UNDECIDED
+        if any(self._upstream_has(base, name) for base in upstream):
+            return UNDECIDED
+        tree = self.tree(cls.module)
+        node = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"
+                     and n.lineno == cls.methods["__init__"].line), None) if tree else None
+        params = function_params(node.args) if node is not None else ()
+        if not params:
+            return UNDECIDED
+        self_name, last = params[0].name, max(line for _, line in writes)
+
+        def is_flag(n: ast.AST) -> bool:
+            return isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name and n.attr == name
+
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+               and n.func.value.id == self_name and n.lineno < last for n in walk(node)):
+            return UNDECIDED
+        truth = self.assigned_truth(cls.module, node.body, is_flag, {}, f"{cls.file}: self.{name}")
+        return UNDECIDED if truth is None else truth
+
+    def _parameter_fields(self) -> None:
+        """Fields read on an unannotated parameter of a hook or an override: the class is what
+        the upstream function it stands in for annotates the same-named parameter with; with no
+        such evidence the reads are no dependencies (and `hasattr` on them stays undecided)."""
+        classes: dict[tuple[str, str], str | None] = {}
+
+        def class_of(function: str, param: str) -> str | None:
+            if (function, param) not in classes:
+                classes[function, param] = self._parameter_class(function, param)
+            return classes[function, param]
+
+        def place(cond: Cond) -> Cond:
+            if isinstance(cond, ParamFieldPresent):
+                found = class_of(cond.function, cond.param)
+                return FieldPresent(found, cond.name) if found else UNDECIDED
+            return cond
+
+        kept = []
+        for dep in self.scan.dependencies:
+            if dep.kind == "field" and dep.target is None:
+                found = class_of(dep.hook, dep.member)
+                if found is None:
+                    continue
+                dep.target, dep.hook, dep.member = f"{found}.{dep.name}", None, None
+            if any(on_param(g.cond) for g in dep.guards):
+                dep.guards = tuple(replace(g, cond=map_leaves(g.cond, place)) for g in dep.guards)
+            kept.append(dep)
+        self.scan.dependencies[:] = kept
+
+    def _parameter_class(self, function: str, param: str) -> str | None:
+        """The upstream class of parameter `param` of the plugin function `function`: annotated
+        on the same-named parameter of the upstream function it hooks or overrides; else
+        ServerArgs for `server_args`; else None."""
+        upstream = []
+        target = self.hook_callables.get(function)
+        if target:
+            found = self.index.resolve_hook_target(target)
+            if found.ok and found.ref.kind == "function":
+                upstream.append(found.ref)
+        owner, _, method = function.rpartition(".")
+        if owner in self.scan.classes:
+            for base in self.upstream_bases(owner):
+                found = self.index.resolve(f"{base}.{method}")
+                if found.ok and found.ref.kind == "function":
+                    upstream.append(found.ref)
+                    break
+        for ref in upstream:
+            found = parameter_class(self.index, ref, param)
+            if found:
+                return found
+        engine = profile()
+        return engine.server_args if engine.server_args and param == engine.server_args_names[0] else None
+
+    def _runs_in_hooks(self) -> dict[str, str]:
+        """Plugin functions that run only when a hooked upstream function is called: the hook
+        callables (and classes), their nested functions, and the plugin functions they call."""
+        runtime = {host: f"itself a hook on {target}" for host, target in self.hook_callables.items()}
+        queue = list(runtime)
+        while queue:
+            caller = queue.pop()
+            for function, callees in self.calls.items():
+                if function != caller and not function.startswith(caller + "."):
+                    continue
+                for callee in callees - runtime.keys():
+                    runtime[callee] = f"called from {function}, {runtime[caller].replace('itself ', '')}"
+                    queue.append(callee)
+        return runtime
+
+    def _entry_point_dependency(self, ep: EntryPoint) -> None:
+        """`ep.load()` imports the module and getattr()s the callable; failing either, SGLang
+        logs it and skips the plugin."""
+        module, _, attr = ep.value.partition(":")
+        head = attr.split(".")[0]
+        if module not in self.files:
+            problem = f"module {module} is not in this checkout"
+        elif self.scan.modules[module].error or not head:
+            return
+        else:
+            table = self.table(module)
+            if head in table.names or table.has_getattr or table.star_imports:
+                return
+            problem = f"{module} defines no {head!r}"
+        self.scan.dependencies.append(Dependency(
+            "entry_point", ep.value, module if module in self.files else "", ep.file, 1, expression=problem, name=f"{ep.group}:{ep.name}",
+        ))
+
+    def _class_dependencies(self) -> None:
+        """Overrides and `self.`/`super()` members of every plugin class over upstream classes,
+        judged in the context of the most-derived plugin classes (their MRO decides)."""
+        classes = self.scan.classes
+        derived = {path for path in classes if self.upstream_bases(path)}
+        bases_of_derived = {b for path in derived for b in self.plugin_mro(path)[1:]}
+        contexts = [p for p in self.scan.platform_class_paths if p.replace(":", ".") in derived]
+        contexts = [p.replace(":", ".") for p in contexts] + sorted(derived - bases_of_derived)
+        seen: set[tuple] = set()
+        for context in contexts:
+            kind = "override" if context in self.scan.platforms else "subclass"
+            mro = self.plugin_mro(context)
+            if any(classes[k].dynamic for k in mro):
+                continue
+            for position, path in enumerate(mro):
+                cls = classes[path]
+                for name, method in cls.methods.items():
+                    shadowed = any(name in classes[k].methods for k in mro[:position])
+                    dunder = name.startswith("__") and name.endswith("__") and name != "__init__"
+                    private = name.startswith("_") if kind == "override" else dunder
+                    if shadowed or private or (cls.file, method.line, name) in seen:
+                        continue
+                    seen.add((cls.file, method.line, name))
+                    self.scan.dependencies.append(Dependency(
+                        kind, None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound, raises_only=method.raises_only,
+                        plugin_class=context, member=name, access="override", name=path,
+                    ))
+                for ref in cls.self_refs:
+                    after = mro[position + 1 :] if ref.access == "super" else mro
+                    if any(ref.member in classes[k].methods or ref.member in classes[k].names for k in after):
+                        continue
+                    if (cls.file, ref.line, ref.member, ref.access) in seen:
+                        continue
+                    seen.add((cls.file, ref.line, ref.member, ref.access))
+                    self.scan.dependencies.append(Dependency(
+                        "subclass", None, cls.module, cls.file, ref.line, scope="function", call=ref.call,
+                        plugin_class=context, member=ref.member, access=ref.access, name=path,
+                        # no `enclosing`: a member read is judged wherever its method may run
+                        # (a method nothing names still fails when called by name), not skipped
+                        guards=ref.guards, catches=ref.catches,
+                    ))
+
+    def plugin_mro(self, path: str) -> list[str]:
+        """The plugin classes in `path`'s MRO, in C3 order (their order does not depend on
+        the upstream bases they share)."""
+        classes = self.scan.classes
+
+        def bases(ref: Ref) -> list[Ref]:
+            cls = classes.get(ref.qualname)
+            return [Ref("class", "", b) for b in cls.bases if b in classes] if cls else []
+
+        return [ref.qualname for ref in c3(Ref("class", "", path), bases)]
+
+    def returned_class_paths(self, module: str, function: str) -> list[str]:
+        """What `activate()` returns: "pkg.mod:Class" or "pkg.mod.Class" (both load with
+        pkgutil.resolve_name in sglang/srt/platforms/__init__.py)."""
+        paths = []
+        tree = self.tree(module)
+        for node in walk(tree) if tree else []:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
+                env: dict = {}
+                for stmt in walk(node):
+                    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                        env[stmt.targets[0].id] = self.const(module, stmt.value, env)
+                    if isinstance(stmt, ast.Return) and stmt.value is not None:
+                        value = self.const(module, stmt.value, env)
+                        if isinstance(value, str) and ("." in value or ":" in value):
+                            paths.append(value)
+        return paths
+
+    def _derives_from_platform(self, path: str) -> bool:
+        for base in self.upstream_bases(path):
+            ref = self.upstream_ref(base)
+            bases = profile().platform_bases
+            if base in bases or (ref is not None and ref.kind == "class" and any(cls.path in bases for cls in self.index.mro(ref))):
+                return True
+        return False
+
+    def _upstream_has(self, base: str, name: str) -> bool:
+        """Whether the upstream class `base` or a class of its MRO defines `name` or may assign it
+        on instances (an upstream method could change a flag the plugin keeps under that name)."""
+        found = self.index.resolve(base)
+        if not found.ok or found.ref.kind != "class":
+            return True
+        for cls in self.index.mro(found.ref):
+            if cls.kind == "class" and cls.module:
+                info = self.index.class_info(cls)
+                try:
+                    assigned = self.index.instance_attributes(cls)
+                except (ValueError, SyntaxError):
+                    return True
+                if (info is not None and name in info.members) or name in assigned.names or assigned.dynamic:
+                    return True
+        return False
+
+    def _plugin_bases(self, path: str) -> set[str]:
+        """The plugin classes `path` derives from, directly or not."""
+        found, queue = set(), list(self.scan.classes[path].bases) if path in self.scan.classes else []
+        while queue:
+            base = queue.pop()
+            if base in self.scan.classes and base not in found:
+                found.add(base)
+                queue.extend(self.scan.classes[base].bases)
+        return found
+
+    def _plugin_subclasses(self, path: str) -> set[str]:
+        """`path` and the plugin classes that derive from it, directly or not."""
+        found, grew = {path}, True
+        while grew:
+            more = {other for other, cls in self.scan.classes.items() if found & set(cls.bases)} - found
+            found, grew = found | more, bool(more)
+        return found
+
+    def upstream_bases(self, path: str, seen: frozenset = frozenset()) -> list[str]:
+        """Upstream classes `path` derives from, directly or through plugin classes."""
+        cls = self.scan.classes.get(path)
+        if cls is None or path in seen:
+            return []
+        found = []
+        for base in cls.bases:
+            if base in self.scan.classes:
+                found.extend(self.upstream_bases(base, seen | {path}))
+            elif is_upstream(base):
+                found.append(base)
+        return found

@@ -1,0 +1,430 @@
+"""The plugin scan's reading of expressions: references, calls, registrations (hooks, backends,
+kernels, models, architectures), patches and fields of upstream instances, each recorded as a
+Dependency with the guards and handlers of where it sits."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.knowledge.model import (
+    CLASS_USE_CHECK,
+    CallShape,
+    Catch,
+    Dependency,
+    GuardCond,
+    Kind,
+    MethodDecl,
+    PluginClass,
+    PluginScan,
+    Scope,
+    SelfRef,
+    dotted,
+    function_params,
+    is_upstream,
+    profile,
+    raises_only,
+    resolve_relative,
+    walk,
+)
+from harness.knowledge.scan.annotations import WRITE
+from harness.knowledge.scan.folding import OPAQUE, Named
+from harness.knowledge.scan.syntax import (
+    ARCHITECTURE,
+    arg,
+    call_shape,
+    returned_function,
+)
+
+_IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
+# torch.nn.Module methods that set an attribute by name, as setattr does (torch/nn/modules/module.py:
+# register_parameter, register_buffer, register_module/add_module store it where __getattr__ finds it)
+_NAMED_SETTERS = {"register_parameter", "register_buffer", "register_module", "add_module"}
+_DISCOVERY = {"iter_modules", "walk_packages", "listdir", "scandir", "iterdir", "glob", "rglob", "walk"}
+
+
+@dataclass
+class Context:
+    """Where a statement runs: its local bindings, guards, handlers and enclosing functions."""
+
+    env: dict
+    guards: tuple[GuardCond, ...] = ()
+    catches: tuple[Catch, ...] = ()
+    functions: tuple[str, ...] = ()  # dotted paths of the enclosing functions, outermost first
+    cls: PluginClass | None = None  # the class whose body (or method body) this is
+    in_class_body: bool = False
+    self_name: str | None = None  # the method's first parameter (self / cls)
+    method: MethodDecl | None = None
+
+    @property
+    def scope(self) -> Scope:
+        return "function" if self.functions else "module"
+
+
+
+class Expressions:
+    """Dependencies inside expressions (a mixin of the scanner, over its constant folder)."""
+
+    files: dict[str, tuple[Path, bool]]
+    scan: PluginScan
+    dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]]
+    hook_callables: dict[str, str]
+    calls: dict[str, set[str]]
+    _self_calls: set[int]
+
+    def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
+        """References, calls and registrations inside one expression."""
+        if node is None:
+            return
+        inner_chains: set[int] = set()
+        for child in walk(node):
+            if isinstance(child, ast.Lambda):
+                for arg in child.args.args:
+                    ctx.env.setdefault(arg.arg, OPAQUE)
+            if isinstance(child, ast.Call):
+                self._call(module, child, ctx)
+            elif isinstance(child, ast.Attribute) and id(child) not in inner_chains:
+                chain = child
+                while isinstance(chain.value, ast.Attribute):
+                    chain = chain.value
+                    inner_chains.add(id(chain))
+                self._attribute(module, child, ctx)
+            elif isinstance(child, ast.Subscript) and isinstance(child.ctx, ast.Load):
+                self._registry_key(module, child, ctx)
+            elif isinstance(child, ast.Compare):
+                self._architecture_use(module, child, ctx)
+
+    def _registry_key(self, module: str, node: ast.Subscript, ctx: Context) -> None:
+        """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
+        when upstream's registry no longer holds it); the judge decides whether X is a registry."""
+        expression = dotted(node.value)
+        if expression is None or expression.split(".")[0] == ctx.self_name:
+            return
+        path = self.qualify(module, expression, ctx.env)
+        key = self.const(module, node.slice, ctx.env)
+        if is_upstream(path) and isinstance(key, str):
+            self._dependency("registry_key", path, module, node, ctx, expression=ast.unparse(node), name=key)
+
+    def _attribute(self, module: str, node: ast.Attribute, ctx: Context) -> None:
+        if isinstance(node.ctx, ast.Load):
+            innermost = node
+            while isinstance(innermost.value, ast.Attribute):
+                innermost = innermost.value
+            self._field(module, innermost, ctx)
+        if ctx.self_name:
+            innermost = node
+            while isinstance(innermost.value, ast.Attribute):
+                innermost = innermost.value
+            if id(innermost) not in self._self_calls:
+                self._self_reference(innermost, ctx)
+        expression = dotted(node)
+        if expression is None or isinstance(node.ctx, (ast.Store, ast.Del)):
+            return
+        head = expression.split(".")[0]
+        if head == ctx.self_name:
+            return
+        path = self.qualify(module, expression, ctx.env)
+        replacements = profile().replacements
+        if replacements and node.attr == replacements.method:
+            return  # `X.register_oot`: its custom_op dependency judges it
+        if is_upstream(path):
+            self._dependency("reference", path, module, node, ctx, expression=expression, name=self.qualify(module, head, ctx.env))
+
+    def _field(self, module: str, node: ast.AST, ctx: Context, value: ast.AST | None = None, attr: str | None = None, how: str | None = None) -> None:
+        """A read (or, with how=WRITE, a write) of field `attr` of the upstream instance `value`
+        holds; `node` is the `v.x` attribute itself when value and attr are not given."""
+        if value is None:
+            value, attr = node.value, node.attr
+        instance = self._instance(module, value, ctx.env)
+        if instance is None or (how == WRITE and isinstance(node, ast.Attribute) and value.id == "server_args"):
+            return  # `server_args.x = …`: the server_arg kind judges it
+        # hook / member carry the function and its parameter until finish() names the class
+        self._dependency(
+            "field", f"{instance.path}.{attr}" if instance.path else None, module, node, ctx,
+            expression=ast.unparse(node), name=attr, how=how, hook=instance.function, member=instance.param,
+        )
+
+    def _self_reference(self, node: ast.Attribute, ctx: Context, call: CallShape | None = None) -> bool:
+        """Record `self.x` / `super().x` / `cls.x` / `type(self).x` in a method: the subclass
+        check resolves x over the class's MRO. Returns whether `node` was one."""
+        base = node.value
+        if isinstance(base, ast.Name) and base.id == ctx.self_name:
+            access = "class" if ctx.method and "classmethod" in {d.rsplit(".", 1)[-1] for d in ctx.method.decorators} else "instance"
+        elif isinstance(base, ast.Call) and dotted(base.func) == "super" and not base.args:
+            access = "super"
+        elif isinstance(base, ast.Call) and dotted(base.func) == "type" and len(base.args) == 1 and isinstance(base.args[0], ast.Name) and base.args[0].id == ctx.self_name:
+            access = "class"
+        else:
+            return False
+        if isinstance(node.ctx, ast.Load):
+            ctx.cls.self_refs.append(SelfRef(node.attr, access, node.lineno, call, ctx.guards, ctx.catches))
+        elif access != "super":
+            ctx.cls.names.add(node.attr)
+        return True
+
+    def _call(self, module: str, call: ast.Call, ctx: Context) -> None:
+        env = ctx.env
+        if isinstance(call.func, ast.Call) and (dotted(call.func.func) or "").endswith("plugin_hook"):
+            # `plugin_hook(target, type=…)(fn)`: the decorator applied by hand
+            inner = call.func
+            self._hook(module, call, arg(inner, 0, "target"), arg(inner, 1, "type"), call.args[0] if call.args else None, ctx)
+            return
+        name = "" if isinstance(call.func, ast.Call) else dotted(call.func) or ""
+        qualified = self.qualify(module, name, env) or name
+        if ctx.self_name and isinstance(call.func, ast.Attribute) and self._self_reference(call.func, ctx, call_shape(call)):
+            self._self_calls.add(id(call.func))
+        engine = profile()
+        hooks = engine.hook_registry
+        if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
+            self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), ctx)
+            return
+        if "attention_backend" in engine.kinds and name.endswith("register_attention_backend") and call.args:
+            backend = self.const(module, call.args[0], env)
+            self._dependency("attention_backend", qualified, module, call, ctx, name=backend if isinstance(backend, str) else "?")
+            return
+        if name == "setattr" and len(call.args) >= 2:
+            owner = self.qualify(module, dotted(call.args[0]), env)
+            attr = self.const(module, call.args[1], env)
+            if is_upstream(owner) and isinstance(attr, str):
+                value = self.qualify(module, dotted(call.args[2]), env) if len(call.args) > 2 else None
+                self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=None if is_upstream(value) else value)
+            else:
+                self._sets_member(module, call, ctx, call.args[0], attr)
+            return
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _NAMED_SETTERS and call.args:
+            # `layer.register_parameter("weight_scale", …)`: the name is then read as `layer.weight_scale`
+            self._sets_member(module, call, ctx, call.func.value, self.const(module, call.args[0], env))
+        if name in ("isinstance", "issubclass") and len(call.args) == 2:
+            classes = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+            for element in classes:  # each must be a class (TypeError otherwise)
+                qualified_class = self.qualify(module, dotted(element), env)
+                if is_upstream(qualified_class):
+                    self._dependency("reference", qualified_class, module, call, ctx, expression=ast.unparse(call), how=CLASS_USE_CHECK)
+        if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
+            owner = self.qualify(module, dotted(call.args[0]), env)
+            attr = self.const(module, call.args[1], env)
+            if is_upstream(owner) and isinstance(attr, str):
+                self._dependency("reference", f"{owner}.{attr}", module, call, ctx, expression=ast.unparse(call))
+            elif isinstance(attr, str):
+                self._field(module, call, ctx, call.args[0], attr)
+            return
+        if name.endswith(("import_module", "__import__")) and call.args:
+            self._dynamic_import(module, call, ctx)
+            return
+        if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
+            if engine.external_model_env and self.const(module, call.args[0], env) == engine.external_model_env:
+                self._model_package(module, self.const(module, call.args[1], env), ctx)
+        if (engine.external_model_env and isinstance(call.func, ast.Attribute) and call.func.attr == "set" and call.args
+                and (dotted(call.func.value) or "").rsplit(".", 1)[-1] == engine.external_model_env):
+            # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(...) writes the variable (srt/environ.py)
+            self._model_package(module, self.const(module, call.args[0], env), ctx)
+        if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
+            self._model_package(module, self.const(module, call.args[0], env), ctx)
+        self._replacement_call(module, call, ctx)
+        self._model_registration(module, call, ctx)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
+            owner = self.qualify(module, dotted(call.func.value), env)
+            self._architecture_use(module, call, ctx)
+            if is_upstream(owner) and self._is_upstream_value(owner):
+                self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}")
+                return
+        if is_upstream(qualified):
+            self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name)
+        elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
+            self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
+        self._kernel_key(module, call, ctx)
+
+    def _sets_member(self, module: str, call: ast.Call, ctx: Context, obj: ast.expr, attr) -> None:
+        """`obj` gets the member `attr` (a str, or anything else when not constant) by name: a
+        field write on an upstream instance, a name of the plugin class on self."""
+        if isinstance(attr, str) and self._instance(module, obj, ctx.env) is not None:
+            self._field(module, call, ctx, obj, attr, how=WRITE)
+        elif ctx.cls is not None and isinstance(obj, ast.Name) and obj.id == ctx.self_name:
+            if isinstance(attr, str):
+                ctx.cls.names.add(attr)
+            else:
+                ctx.cls.dynamic = True
+
+    def _dynamic_import(self, module: str, call: ast.Call, ctx: Context) -> None:
+        target = self.const(module, call.args[0], ctx.env)
+        if not isinstance(target, str):
+            # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
+            # a name from elsewhere (a registry entry's module_path) says nothing about which
+            if self._discovers(module):
+                package = module if self.files[module][1] else module.rpartition(".")[0]
+                self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
+            return
+        if target.startswith("."):
+            package = self.const(module, arg(call, 1, "package"), ctx.env)
+            if not isinstance(package, str):
+                return
+            level = len(target) - len(target.lstrip("."))
+            target = resolve_relative(package, True, level, target.lstrip(".") or None)
+        self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
+        if is_upstream(target):
+            self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
+
+    def _discovers(self, module: str) -> bool:
+        """Whether the module lists files or modules (pkgutil.iter_modules / walk_packages,
+        os.listdir / scandir, glob, Path.iterdir): the names it imports may be any of them."""
+        tree = self.tree(module)
+        return any(
+            isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in _DISCOVERY
+            for node in (walk(tree) if tree else [])
+        )
+
+    def _model_package(self, module: str, package, ctx: Context) -> None:
+        """An external model package: the engine imports each of its direct submodules
+        (sglang/srt/models/registry.py import_model_classes)."""
+        if isinstance(package, str) and package in self.files:
+            self.dynamic_imports.setdefault(module, []).extend([(package, ctx.functions), (f"{package}.*", ctx.functions)])
+
+    def _entry_class(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
+        registry = profile().model_registry
+        if registry is None:
+            return
+        value = stmt.value
+        for element in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+            path = self.qualify(module, dotted(element), ctx.env)
+            if path:
+                self._dependency("model", registry, module, stmt, ctx, name=path)
+                # registered under its class's __name__ (registry.py import_model_classes)
+                self._dependency("architecture", f"{registry}.models", module, stmt, ctx, name=path.rsplit(".", 1)[-1], how="registers")
+
+    def _architecture_use(self, module: str, node: ast.Compare | ast.Call, ctx: Context) -> None:
+        """Architecture strings the plugin tests (`archs[0] == "X"`, `"X" in SOME_ARCHS`) or adds
+        to an upstream table (`multimodal_model_archs.append("X")`, `ModelRegistry.models.update({"X": …})`): each depends on upstream
+        still saying it (harness.knowledge.judge.architectures). Only where the other side is about
+        model architectures (`….architectures`, `model_arch…`, or an upstream table named "…arch…":
+        a GPU arch is not one), and only CamelCase strings."""
+        if isinstance(node, ast.Call):  # only into upstream's tables: the plugin's own are its business
+            sides, strings, how = [node.func.value], node.args, "adds"
+        else:
+            sides, strings, how = [node.left, *node.comparators], [node.left, *node.comparators], "tests"
+        models = f"{profile().model_registry}.models" if profile().model_registry else None
+
+        def upstream_table(side) -> str | None:
+            path = self.qualify(module, dotted(side), ctx.env)
+            if models and path == models:  # ModelRegistry.models.update({"X": cls})
+                return path
+            return path if is_upstream(path) and "arch" in path.rsplit(".", 1)[-1].lower() and self._is_upstream_value(path) else None
+
+        tables = [upstream_table(s) for s in sides]
+        about = [t is not None or (how == "tests" and any(w in ast.unparse(s).lower() for w in ("architectures", "model_arch"))) for s, t in zip(sides, tables)]
+        if not any(about):
+            return
+        target = next((t for t in tables if t), models)
+        if target is None:
+            return
+        for side in strings:
+            value = [self.const(module, k, ctx.env) for k in side.keys] if isinstance(side, ast.Dict) else self.const(module, side, ctx.env)
+            for name in value if isinstance(value, (list, tuple, set, frozenset)) else [value]:
+                if isinstance(name, str) and ARCHITECTURE.match(name):
+                    self._dependency("architecture", target, module, node, ctx, name=name, how=how, expression=ast.unparse(node)[:120])
+
+    def _is_upstream_value(self, path: str) -> bool:
+        ref = self.upstream_ref(path)
+        return ref is None or ref.kind in ("value", "dynamic", "external")  # a missing one is still a patch
+
+    def _kernel_key(self, module: str, call: ast.Call, ctx: Context) -> None:
+        """A kernel-replacement registry keyed by (upstream module path, kernel name)."""
+        args = [self.const(module, arg, ctx.env) for arg in call.args[:2]]
+        if len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 2:
+            args = args[0]
+        prefix = profile().kernel_key_prefix
+        if prefix and len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith(prefix) and "." not in args[1]:
+            self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}")
+
+    def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: Context) -> None:
+        self._replacement_decorator(module, owner, decorator, ctx)
+        if not isinstance(decorator, ast.Call):
+            return
+        name = dotted(decorator.func) or ""
+        qualified = self.qualify(module, name, ctx.env) or name
+        if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
+            self._hook(module, decorator, arg(decorator, 0, "target"), arg(decorator, 1, "type"), owner, ctx)
+
+    def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context) -> None:
+        target = self.const(module, target_node, ctx.env)
+        hook_type = "AFTER"  # HookRegistry's default
+        if type_node is not None:
+            value = self.const(module, type_node, ctx.env)
+            if isinstance(value, Named):
+                hook_type = value.path.rsplit(".", 1)[-1].upper()
+            elif isinstance(value, str):
+                hook_type = value.upper()
+            elif isinstance(type_node, ast.Call) and type_node.args and isinstance(self.const(module, type_node.args[0], ctx.env), str):
+                hook_type = self.const(module, type_node.args[0], ctx.env).upper()  # HookType("around")
+            else:
+                hook_type = (dotted(type_node) or "?").rsplit(".", 1)[-1].upper()
+        hook_path, definition = self._hook_callable(module, hook_node, ctx)
+        params = function_params(definition.args) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        kinds = {p.kind for p in params or ()}
+        expression = ast.unparse(target_node) if target_node is not None else "?"
+        if hook_path:
+            self.hook_callables[hook_path] = target if isinstance(target, str) else expression
+        self._dependency(
+            "hook", target if isinstance(target, str) else None, module, node, ctx,
+            hook_type=hook_type, hook=hook_path, params=params, expression=expression,
+            raises_only=isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and raises_only(definition),
+            passthrough="var" in kinds and "varkw" in kinds,
+        )
+
+    def _hook_callable(self, module: str, node, ctx: Context) -> tuple[str | None, ast.AST | None]:
+        """(plugin path, definition) of the function or class a hook registers."""
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return self._function_path(module, node, ctx), node
+        name = dotted(node) if node is not None else None
+        if not name:
+            return None, None
+        bound = ctx.env.get(name)
+        path = bound.path if isinstance(bound, Named) else self.qualify(module, name, ctx.env)
+        if path is None:
+            return None, None
+        owner, _, short = path.rpartition(".")
+        home = owner if owner in self.files else module
+        tree = self.tree(home)
+        definition = next(
+            (n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
+            None,
+        ) if tree else None
+        if isinstance(node, ast.Call):
+            # a factory call, register(target, make_hook(cfg), …): the hook is what it returns
+            made = returned_function(definition) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            return (f"{path}.{made.name}", made) if made is not None else (None, None)
+        return path, definition
+
+    def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: Context) -> None:
+        env = ctx.env
+        engine = profile()
+        if isinstance(target, ast.Attribute):
+            self._named_class_attribute(module, target, stmt, ctx)
+            owner = self.qualify(module, dotted(target.value), env)
+            if isinstance(target.value, ast.Subscript):  # sys.modules["sglang.x"].name = …
+                loaded = self.const(module, target.value, env)
+                owner = loaded.path if isinstance(loaded, Named) else None
+            if is_upstream(owner):
+                value = self.qualify(module, dotted(stmt.value), env) if getattr(stmt, "value", None) is not None else None
+                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=None if is_upstream(value) else value)
+            elif engine.server_args and dotted(target.value) in engine.server_args_names and owner is None:
+                self._dependency("server_arg", f"{engine.server_args}.{target.attr}", module, stmt, ctx, name=target.attr)
+            else:  # `v.x += 1` reads x first
+                self._field(module, target, ctx, how=None if isinstance(stmt, ast.AugAssign) else WRITE)
+        elif isinstance(target, ast.Subscript):
+            owner = self.qualify(module, dotted(target.value), env)
+            key = self.const(module, target.slice, env)
+            if is_upstream(owner):
+                self._dependency("patch", owner, module, stmt, ctx, how="item-assign", name=key if isinstance(key, str) else None)
+                if engine.model_registry and owner == f"{engine.model_registry}.models" and isinstance(key, str):
+                    self._dependency("architecture", owner, module, stmt, ctx, name=key, how="registers")
+            if engine.kernel_key_prefix and isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith(engine.kernel_key_prefix):
+                self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
+            if isinstance(key, str) and key == engine.external_model_env and (dotted(target.value) or "").endswith("environ"):
+                self._model_package(module, self.const(module, stmt.value, env), ctx)
+
+    def _dependency(self, kind: Kind, target: str | None, module: str, node: ast.AST, ctx: Context, **fields) -> None:
+        self.scan.dependencies.append(Dependency(
+            kind, target, module, self.relfile(module), node.lineno,
+            scope=ctx.scope, guards=ctx.guards, catches=ctx.catches, enclosing=ctx.functions, **fields,
+        ))

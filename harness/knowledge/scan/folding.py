@@ -1,0 +1,563 @@
+"""Constant folding and guard conditions for the plugin scan: what a name, an expression or a
+test in the plugin means, independent of any upstream version. A value the folder cannot know
+is OPAQUE; a test on upstream becomes a Cond (plugin_repo) that the judge evaluates against one
+upstream (`hasattr`, version comparisons, `try/except ImportError` flags)."""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.knowledge.model import (
+    UNDECIDED,
+    AllOf,
+    AnyOf,
+    Cond,
+    Const,
+    FieldPresent,
+    GuardCond,
+    HasAttr,
+    ImportsResolve,
+    ModuleExists,
+    Not,
+    ParamFieldPresent,
+    Ref,
+    SelfFlag,
+    Undecided,
+    Unknown,
+    VersionCompare,
+    dotted,
+    function_params,
+    is_upstream,
+    profile,
+    walk,
+)
+from harness.knowledge.scan.syntax import (
+    assigned,
+    assigned_in,
+    flag_names,
+    upstream_imports,
+)
+from harness.knowledge.upstream import SymbolIndex
+
+_VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
+
+# ----------------------------------------------------------------------------- values
+
+
+class _Opaque:
+    """A value the constant folder cannot know (a call result, a parameter)."""
+
+
+OPAQUE = _Opaque()
+
+
+@dataclass(frozen=True)
+class Named:
+    """A name the folder can identify but not evaluate: a module, a function, a class."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class RunningVersion:
+    """The running upstream version: `sglang.__version__` (parsed=False) or a parsed Version."""
+
+    parsed: bool
+
+
+@dataclass(frozen=True)
+class VersionLiteral:
+    """A version string parsed by the plugin (`Version("0.5.20")`): compared as a version."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A variable holding an instance of an upstream class (kind 12, see fields.py): `path` is
+    the class the plugin annotates it with, or None while it is the unannotated parameter
+    `param` of the plugin function `function` (finish() asks the upstream function that one
+    stands in for)."""
+
+    path: str | None
+    function: str | None = None
+    param: str | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A boolean whose value depends on the upstream (e.g. `HAS_X = hasattr(...)`)."""
+
+    cond: Cond
+
+
+def bind(target: ast.AST, value) -> dict:
+    """What a `for` target binds to one folded element (unpacking a list of the right length)."""
+    if isinstance(target, ast.Name):
+        return {target.id: value}
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, list) and len(value) == len(target.elts):
+        bound: dict = {}
+        for element, item in zip(target.elts, value):
+            bound.update(bind(element, item))
+        return bound
+    return {name: OPAQUE for name in assigned(target)}
+
+
+def string_version_compare(cond: Cond) -> bool:
+    """Whether the condition compares `sglang.__version__` as a string somewhere."""
+    return any(not c.parsed for c in leaves(cond) if isinstance(c, VersionCompare))
+
+
+def on_param(cond: Cond) -> bool:
+    """Whether the condition tests a field of an unannotated parameter (ParamFieldPresent)."""
+    return any(isinstance(c, ParamFieldPresent) for c in leaves(cond))
+
+
+def leaves(cond: Cond) -> list[Cond]:
+    """The conditions under Not / AllOf / AnyOf."""
+    if isinstance(cond, Not):
+        return leaves(cond.cond)
+    if isinstance(cond, (AllOf, AnyOf)):
+        return [leaf for c in cond.conds for leaf in leaves(c)]
+    return [cond]
+
+
+def map_leaves(cond: Cond, rewrite: Callable[[Cond], Cond]) -> Cond:
+    """`cond` with each leaf under Not / AllOf / AnyOf replaced by rewrite(leaf)."""
+    if isinstance(cond, Not):
+        return Not(map_leaves(cond.cond, rewrite))
+    if isinstance(cond, (AllOf, AnyOf)):
+        return type(cond)(tuple(map_leaves(c, rewrite) for c in cond.conds))
+    return rewrite(cond)
+
+
+# ----------------------------------------------------------------------------- folding
+
+
+class Folding:
+    """The scanner's constant folder (a mixin: the scanner provides `tree` and `table`)."""
+
+    files: dict[str, tuple[Path, bool]]
+    index: SymbolIndex
+    none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve]  # (module, imported path) -> "the import resolves"
+
+    def qualify(self, module: str, expression: str | None, env: dict | None = None, _seen: frozenset = frozenset()) -> str | None:
+        """The absolute dotted path a name in `module` refers to (plugin or upstream), or None
+        for a local value; `env` holds what a function body bound (imports, parameters)."""
+        if not expression or (module, expression) in _seen:
+            return None
+        _seen = _seen | {(module, expression)}
+        head, _, rest = expression.partition(".")
+        if env is not None and head in env:
+            local = env[head]
+            if not isinstance(local, Named):
+                return None
+            return f"{local.path}.{rest}" if rest else local.path
+        binding = self.table(module).names.get(head)
+        if binding is None:
+            return None
+        if binding.kind in ("def", "class", "value"):
+            base = f"{module}.{head}"
+        elif binding.kind == "module":
+            base = binding.target
+        elif binding.kind == "from":
+            source_module, name = binding.target.split(":")
+            base = f"{source_module}.{name}"
+            if source_module in self.files and base not in self.files:
+                # a name re-exported through another plugin module: follow it there
+                base = self.qualify(source_module, name, None, _seen) or base
+        elif binding.kind == "alias":
+            base = self.qualify(module, binding.target, None, _seen) or binding.target
+        else:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def upstream_ref(self, dotted_path: str | None) -> Ref | None:
+        if not is_upstream(dotted_path):
+            return None
+        return self.index.resolve(dotted_path).ref
+
+    # ------------------------------------------------------------- constant folding
+
+    def const(self, module: str, node: ast.AST | None, env: dict, depth: int = 0):
+        if node is None or depth > 20:
+            return OPAQUE
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in env:
+                value = env[node.id]
+                owner, _, attr = value.path.rpartition(".") if isinstance(value, Named) else ("", "", "")
+                if owner in self.files and f"{owner}.{attr}" not in self.files:  # a plugin constant imported locally
+                    return self.module_constant(owner, attr, depth + 1)
+                return value
+            if node.id == "__name__":
+                return module
+            if node.id == "__package__":
+                return module if self.files[module][1] else module.rpartition(".")[0]
+            return self.module_constant(module, node.id, depth + 1)
+        if isinstance(node, ast.Attribute):
+            owner = self.qualify(module, dotted(node.value), env)
+            if owner in self.files:
+                return self.module_constant(owner, node.attr, depth + 1)
+            if f"{owner}.{node.attr}" in profile().version_reads:
+                return RunningVersion(parsed=False)
+            return Named(f"{owner}.{node.attr}") if owner else OPAQUE
+        if isinstance(node, ast.JoinedStr):
+            pieces = []
+            for value in node.values:
+                if isinstance(value, ast.FormattedValue):
+                    piece = self.const(module, value.value, env, depth + 1)
+                    if not isinstance(piece, (str, int)) or value.format_spec is not None:
+                        return OPAQUE
+                    pieces.append(str(piece))
+                else:
+                    pieces.append(str(value.value))
+            return "".join(pieces)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
+            if isinstance(left, str) and isinstance(right, str):
+                return left + right
+            if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+                return [*left, *right]
+            return OPAQUE
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            fmt, args = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
+            if isinstance(fmt, str) and isinstance(args, (str, int, float, list)):
+                try:
+                    return fmt % (tuple(args) if isinstance(args, list) else args)
+                except (TypeError, ValueError):
+                    return OPAQUE
+            return OPAQUE
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return [self.const(module, element, env, depth + 1) for element in node.elts]
+        if isinstance(node, ast.Dict):
+            folded = {}
+            for key, value in zip(node.keys, node.values):
+                if key is not None:
+                    # a tuple key folds to a list: key the dict by the tuple, as Python does
+                    folded[_hashable(self.const(module, key, env, depth + 1))] = self.const(module, value, env, depth + 1)
+            return folded
+        if isinstance(node, ast.Call):
+            return self._const_call(module, node, env, depth)
+        if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
+            loaded = self.const(module, node.slice, env, depth + 1)
+            return Named(loaded) if isinstance(loaded, str) and is_upstream(loaded) else OPAQUE
+        if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
+            cond = self.condition(module, node, env, depth + 1)
+            if isinstance(cond, Const):
+                return cond.value
+            return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
+        return OPAQUE
+
+    def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
+        name = dotted(node.func) or ""
+        qualified = self.qualify(module, name, env) or name
+        args = node.args
+        if name.endswith("import_module") and args:
+            imported = self.const(module, args[0], env, depth + 1)
+            return Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
+        if qualified == "sys.modules.get" and args:
+            # the module if something imported it, else None: on a release without it, always None
+            loaded = self.const(module, args[0], env, depth + 1)
+            if isinstance(loaded, str) and is_upstream(loaded):
+                self.none_fallbacks[(module, loaded)] = ModuleExists(loaded)
+                return Named(loaded)
+            return OPAQUE
+        if qualified in ("importlib.metadata.version", "importlib_metadata.version") and args:
+            return RunningVersion(parsed=False) if self.const(module, args[0], env, depth + 1) == profile().distribution else OPAQUE
+        if (qualified in _VERSION_PARSERS or name.rsplit(".", 1)[-1] in ("parse_version", "Version", "LooseVersion")) and len(args) == 1:
+            inner = self.const(module, args[0], env, depth + 1)
+            if isinstance(inner, RunningVersion):
+                return RunningVersion(parsed=True)
+            return VersionLiteral(inner) if isinstance(inner, str) else OPAQUE
+        if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
+            cond = self.condition(module, node, env, depth + 1)
+            return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
+        if isinstance(node.func, ast.Attribute):
+            owner = self.const(module, node.func.value, env, depth + 1)
+            values = [self.const(module, arg, env, depth + 1) for arg in args]
+            if isinstance(owner, str) and node.func.attr == "join" and len(values) == 1 and isinstance(values[0], list):
+                if all(isinstance(part, str) for part in values[0]):
+                    return owner.join(values[0])
+            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in values):
+                try:
+                    return owner.format(*values)
+                except (IndexError, KeyError):
+                    return OPAQUE
+            if isinstance(owner, dict) and node.func.attr == "items" and not values:
+                return [list(item) for item in owner.items()]
+            if isinstance(owner, dict) and node.func.attr in ("keys", "values") and not values:
+                return list(getattr(owner, node.func.attr)())
+            if isinstance(owner, RunningVersion) and node.func.attr == "startswith":
+                return OPAQUE
+        # a plugin helper whose body is one `return <expression>` (e.g. a version check)
+        function = self._plugin_function(qualified) if qualified else None
+        if function is not None and depth < 10:
+            fmodule, fnode = function
+            body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
+            for kw in node.keywords:
+                if kw.arg:
+                    local[kw.arg] = self.const(module, kw.value, env, depth + 1)
+            for p in function_params(fnode.args):
+                local.setdefault(p.name, OPAQUE)
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                return self.const(fmodule, body[0].value, local, depth + 1)
+            return self._version_helper(fmodule, fnode, local, depth + 1)
+        return OPAQUE
+
+    def _version_helper(self, module: str, function: ast.FunctionDef, local: dict, depth: int):
+        """A helper longer than one return whose one comparison of the running version decides it
+        (vllm-ascend utils.py vllm_version_is: an environment override, then `import vllm;
+        v = vllm.__version__; return Version(v) == Version(target)`): that comparison, with the
+        call's arguments; the override is taken as unset. OPAQUE for anything else."""
+        env = dict(local)
+        statements = [n for n in walk(function) if isinstance(n, (ast.Import, ast.Assign, ast.Return))]
+        for stmt in sorted(statements, key=lambda n: (n.lineno, n.col_offset)):
+            if isinstance(stmt, ast.Import):
+                env.update({a.asname or a.name.split(".")[0]: Named(a.name if a.asname else a.name.split(".")[0]) for a in stmt.names})
+            elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                  and isinstance(self.const(module, stmt.value, env, depth + 1), RunningVersion)):
+                env[stmt.targets[0].id] = RunningVersion(parsed=False)
+        found = [
+            cond for stmt in statements if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Compare)
+            for cond in [self.condition(module, stmt.value, env, depth + 1)] if isinstance(cond, VersionCompare)
+        ]
+        return Condition(found[0]) if len(found) == 1 else OPAQUE
+
+    def _plugin_function(self, path: str) -> tuple[str, ast.FunctionDef] | None:
+        module, _, name = path.rpartition(".")
+        if module not in self.files:
+            return None
+        tree = self.tree(module)
+        for stmt in tree.body if tree else []:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                return module, stmt
+        return None
+
+    # ------------------------------------------------------------- flags set by `if`s
+
+    def assigned_truth(self, module: str, body: list[ast.stmt], is_target: Callable[[ast.AST], bool], env: dict, where: str,
+                       state: Cond | None = None, depth: int = 0) -> Cond | None:
+        """Whether a variable is true after `body` runs, as a Cond over the tests of the `if`s
+        that assign it (version checks fold; the rest are Unknown atoms named `where:line`):
+        `v = a` gives a's truth; `if t: <block>` gives (t and the block's) or (not t and the
+        truth before). A read of the variable in a test or a value stands for its truth at that
+        point, so `v = cfg.v2; if v and vllm_version_is("0.23.0"): v = False` leaves
+        `Unknown(cfg.v2) and not (version == 0.23.0)`: false on 0.23.0 (vllm-ascend's
+        NPUWorker.use_v2_model_runner). `is_target(node)` says whether an expression is the
+        variable (a Name, or `self.<attr>`). `state`: its truth before `body` (None: unset).
+        Returns None when `body` leaves it unset, UNDECIDED when it is assigned in a way not
+        followed here (a loop, a with or try block, an augmented or unpacking assignment)."""
+        for stmt in body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if any(is_target(t) for t in targets):
+                    state = self._truth(module, stmt.value, is_target, env, state, f"{where}:{stmt.lineno}")
+                elif any(is_target(n) for t in targets for n in walk(t)):
+                    return UNDECIDED
+            elif isinstance(stmt, ast.If) and depth < 8:
+                test = self._truth(module, stmt.test, is_target, env, state, None)
+                then = self.assigned_truth(module, stmt.body, is_target, env, where, state, depth + 1)
+                other = self.assigned_truth(module, stmt.orelse, is_target, env, where, state, depth + 1)
+                if then != other:
+                    unset = Unknown(f"{where}: unset")
+                    state = AnyOf((AllOf((test, unset if then is None else then)), AllOf((Not(test), unset if other is None else other))))
+            elif any(is_target(n) for n in walk(stmt) if isinstance(getattr(n, "ctx", None), (ast.Store, ast.Del))):
+                return UNDECIDED
+        return state
+
+    def _truth(self, module: str, node: ast.expr, is_target: Callable[[ast.AST], bool], env: dict, state: Cond | None, name: str | None) -> Cond:
+        """The truth of `node` with the variable's reads standing for `state`; an unreadable
+        value is the atom Unknown(name) (UNDECIDED when unnamed: a test)."""
+        if any(is_target(n) for n in walk(node)):
+            flag = "<flag>"  # not an identifier: no name of the plugin's
+            node = _named(node, is_target, lambda _: flag)
+            env = {**env, flag: Condition(state if state is not None else Unknown(f"{name or 'a test'}: unset"))}
+        cond = self.condition(module, node, env)
+        if not isinstance(cond, Undecided):
+            return cond
+        value = self.const(module, node, env)
+        if value is None or isinstance(value, (str, int, float)):  # an immutable literal: its own truth (a list may fill up)
+            return Const(bool(value))
+        return Unknown(name) if name else UNDECIDED
+
+    def _if_assigned(self, module: str, body: list[ast.stmt], name: str, depth: int):
+        """A module-level name assigned True/False (or a test) in `if`/`else` branches (vllm-ascend
+        patch/worker: `if vllm_version_is("0.23.0"): _V2 = False else: _V2 = True`): its truth as a
+        Condition; OPAQUE when it is not such a flag."""
+        def is_target(node: ast.AST) -> bool:
+            return isinstance(node, ast.Name) and node.id == name
+
+        values = [s.value for s in walk(ast.Module(body=body, type_ignores=[])) if isinstance(s, ast.Assign) and any(is_target(t) for t in s.targets)]
+        if not values or not all(isinstance(self.const(module, v, {}, depth + 1), (bool, Condition)) for v in values):
+            return OPAQUE
+        truth = self.assigned_truth(module, body, is_target, {}, f"{self.relfile(module)}:{name}")
+        return OPAQUE if truth is None or isinstance(truth, Undecided) else Condition(truth)
+
+    def module_constant(self, module: str, name: str, depth: int):
+        if module not in self.files or depth > 20:
+            return OPAQUE
+        tree = self.tree(module)
+        for stmt in tree.body if tree else []:
+            if isinstance(stmt, ast.Try) and name in flag_names(stmt):
+                imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
+                if imports:
+                    return Condition(ImportsResolve(imports))
+        for stmt in reversed(tree.body if tree else []):  # the last module-level binding wins
+            if isinstance(stmt, ast.If) and name in assigned_in(stmt):
+                truth = self._if_assigned(module, tree.body, name, depth)
+                if truth is not OPAQUE:
+                    return truth
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                return self.const(module, stmt.value, {}, depth)
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+                return self.const(module, stmt.value, {}, depth)
+        binding = self.table(module).names.get(name)
+        if binding is not None and binding.kind == "from":
+            source_module, source_name = binding.target.split(":")
+            if source_module in self.files:
+                return self.module_constant(source_module, source_name, depth + 1)
+            if binding.target.replace(":", ".") in profile().version_reads:
+                return RunningVersion(parsed=False)
+        qualified = self.qualify(module, name)
+        return Named(qualified) if qualified else OPAQUE
+
+    # ------------------------------------------------------------- guard conditions
+
+    def condition(self, module: str, node: ast.AST, env: dict, depth: int = 0) -> Cond:
+        """A guard's test as a version-independent condition (see Cond)."""
+        if depth > 20:
+            return UNDECIDED
+        if isinstance(node, ast.BoolOp):
+            conds = tuple(self.condition(module, v, env, depth + 1) for v in node.values)
+            return AllOf(conds) if isinstance(node.op, ast.And) else AnyOf(conds)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return Not(self.condition(module, node.operand, env, depth + 1))
+        if isinstance(node, ast.Call):
+            name = dotted(node.func) or ""
+            qualified = self.qualify(module, name, env) or name
+            if name in ("hasattr", "getattr") and len(node.args) >= 2:
+                owner = self.qualify(module, dotted(node.args[0]), env)
+                attr = self.const(module, node.args[1], env, depth + 1)
+                instance = self._instance(module, node.args[0], env)
+                if instance is not None and isinstance(attr, str):
+                    return FieldPresent(instance.path, attr) if instance.path else ParamFieldPresent(instance.function, instance.param, attr)
+                if is_upstream(owner) and isinstance(attr, str):
+                    return HasAttr(owner, attr)
+                return UNDECIDED
+            if name == "callable" and len(node.args) == 1:
+                return self.condition(module, node.args[0], env, depth + 1) if isinstance(node.args[0], ast.Call) else UNDECIDED
+            if qualified.endswith("util.find_spec") and node.args:
+                path = self.const(module, node.args[0], env, depth + 1)
+                return ModuleExists(path) if isinstance(path, str) and is_upstream(path) else UNDECIDED
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, op, right = node.left, node.ops[0], node.comparators[0]
+            if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+                named = env.get(left.id) if isinstance(left, ast.Name) else None
+                fallback = self.none_fallbacks.get((module, named.path)) if isinstance(named, Named) else None
+                if fallback is not None and (fallback.imports if isinstance(fallback, ImportsResolve) else True):
+                    return fallback if isinstance(op, ast.IsNot) else Not(fallback)
+                inner = self.condition(module, left, env, depth + 1)
+                if isinstance(inner, (HasAttr, ModuleExists)):
+                    return inner if isinstance(op, ast.IsNot) else Not(inner)
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ast.Call) and dotted(right.func) in ("dir", "vars"):
+                attr = self.const(module, left, env, depth + 1)
+                owner = self.qualify(module, dotted(right.args[0]), env) if right.args else None
+                if isinstance(attr, str) and is_upstream(owner):
+                    cond = HasAttr(owner, attr)
+                    return cond if isinstance(op, ast.In) else Not(cond)
+            version = self._version_compare(module, left, op, right, env, depth)
+            if version is not None:
+                return version
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:  # a <= v < b
+            parts = []
+            operands = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                parts.append(self.condition(module, ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]]), env, depth + 1))
+            return AllOf(tuple(parts))
+        if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
+            return Const(False)
+        value = self.const(module, node, env, depth + 1) if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant)) else OPAQUE
+        if isinstance(value, Condition):
+            return value.cond
+        if isinstance(value, bool):
+            return Const(value)
+        return UNDECIDED
+
+    def _version_compare(self, module, left, op, right, env, depth) -> Cond | None:
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        symbol = ops.get(type(op))
+        if symbol is None:
+            return None
+        a, b = self.const(module, left, env, depth + 1), self.const(module, right, env, depth + 1)
+        flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+        if isinstance(b, RunningVersion):
+            a, b, symbol = b, a, flipped[symbol]
+        if not isinstance(a, RunningVersion):
+            return None
+        literal = b.text if isinstance(b, VersionLiteral) else b
+        if not isinstance(literal, str):
+            return UNDECIDED
+        # sglang.__version__ compared with a plain string is a *string* comparison in Python
+        return VersionCompare(symbol, literal, a.parsed or isinstance(b, VersionLiteral))
+
+    def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False, owner: tuple[str, str] | None = None) -> GuardCond:
+        """The test as a GuardCond; with `owner` (self's name, its plugin class), each read of
+        `self.<name>` in it is SelfFlag(class, name)."""
+        text, line = ast.unparse(test), test.lineno
+        if owner is not None:
+            self_name, cls = owner
+
+            def is_flag(node: ast.AST) -> bool:
+                return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name and isinstance(node.ctx, ast.Load)
+
+            flags = {node.attr for node in walk(test) if is_flag(node)}
+            if flags:
+                placeholders = {f"<self.{name}>": Condition(SelfFlag(cls, name)) for name in flags}
+                test, env = _named(test, is_flag, lambda node: f"<self.{node.attr}>"), {**env, **placeholders}
+        cond = self.condition(module, test, env)
+        if string_version_compare(cond):
+            text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
+        return GuardCond(Not(cond) if negate else cond, f"not ({text})" if negate else text, line)
+
+    def _instance(self, module: str, node: ast.AST, env: dict) -> Instance | None:
+        """The upstream instance a variable holds, with evidence (see Instance); the engine's
+        settings name (`server_args`) not bound to anything the scan knows is its settings
+        class (SGLang's ServerArgs), as writes to it are."""
+        if not isinstance(node, ast.Name):
+            return None
+        value = env.get(node.id, OPAQUE)
+        if isinstance(value, Instance):
+            return value
+        engine = profile()
+        if engine.server_args and node.id == engine.server_args_names[0] and value is OPAQUE and self.qualify(module, node.id, env) is None:
+            return Instance(engine.server_args)
+        return None
+
+
+def _named(node: ast.AST, matches: Callable[[ast.AST], bool], name: Callable[[ast.AST], str]) -> ast.AST:
+    """A copy of `node` with each subexpression `matches` accepts replaced by the name name(it)
+    (a placeholder the caller binds in the folding environment)."""
+    class Replace(ast.NodeTransformer):
+        def visit(self, child):
+            return ast.Name(id=name(child), ctx=ast.Load()) if matches(child) else super().visit(child)
+
+    return Replace().visit(copy.deepcopy(node))
+
+
+def _hashable(value):
+    """A folded value usable as a dict key: lists (folded tuples) become tuples; anything else
+    unhashable is OPAQUE."""
+    if isinstance(value, list):
+        value = tuple(_hashable(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return OPAQUE
+    return value

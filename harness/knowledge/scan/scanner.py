@@ -1,0 +1,504 @@
+"""Static reading of a plugin repo: every place it depends on upstream SGLang, with the
+conditions it sits under.
+
+What SGLang's loader does decides what is read (sglang/srt/plugins/__init__.py and
+platforms/__init__.py, 0.5.23): each entry point's module is imported inside `try/except
+Exception` (an ImportError anywhere in its import chain skips the *whole* plugin), the
+platform class is loaded with `pkgutil.resolve_name` (so `activate()` may return
+`pkg.mod:Class` or `pkg.mod.Class`), hooks registered while plugins load are applied once by
+`HookRegistry.apply_hooks`. Plugins without entry points (an external model package named in
+`SGLANG_EXTERNAL_MODEL_PACKAGE`) are read from the roots the user names, or from every module
+that imports sglang.
+
+The scan is version-independent: it records each dependency as written (qualified to an
+absolute dotted path), the guards around it (`hasattr`, version comparisons, `try/except`) as
+conditions, and the plugin's class hierarchy (the records are in plugin_repo); `judge` judges
+them against one upstream. The scanner's parts: plugin_folding (constants and conditions),
+plugin_expressions (what an expression depends on), plugin_classes (the whole-plugin pass),
+plugin_liveness (roots and liveness), plugin_ast (syntax helpers).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.knowledge.model import (
+    CLASS_USE_BASE,
+    IMPORT_ERRORS,
+    UNDECIDED,
+    Catch,
+    Cond,
+    Dependency,
+    GuardCond,
+    ImportsResolve,
+    MethodDecl,
+    ModuleExists,
+    ModuleTable,
+    Not,
+    PluginClass,
+    PluginModule,
+    PluginScan,
+    Undecided,
+    dotted,
+    function_params,
+    is_upstream,
+    plugin_module_files,
+    profile,
+    raises_only,
+    read_entry_points,
+    resolve_relative,
+    walk,
+)
+from harness.knowledge.scan.annotations import annotation_class
+from harness.knowledge.scan.classes import PluginClasses
+from harness.knowledge.scan.expressions import Context, Expressions
+from harness.knowledge.scan.folding import (
+    OPAQUE,
+    Condition,
+    Folding,
+    Instance,
+    Named,
+    bind,
+)
+from harness.knowledge.scan.liveness import mark_live, plugin_roots, with_parents
+from harness.knowledge.scan.registrations import Registrations
+from harness.knowledge.scan.syntax import (
+    assigned,
+    assigned_in,
+    assigned_in_all,
+    exception_names,
+    flag_names,
+    imported_names,
+    local_names,
+    none_assigned,
+    python_version,
+    upstream_imports,
+)
+from harness.knowledge.upstream import SymbolIndex, extract_module
+
+# ----------------------------------------------------------------------------- scanning
+
+
+def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None) -> PluginScan:
+    """Read a plugin checkout: its modules, roots, liveness, classes and every dependency.
+
+    `entries` names root modules for plugins that the engine reaches without entry points (e.g.
+    an external model package). Raises HarnessError when `root` is not a directory, a
+    packaging file is malformed, or there is nothing that could be a plugin."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise HarnessError(f"plugin path {str(root)!r} is not a directory")
+    entry_points = read_entry_points(root)
+    files = plugin_module_files(root)
+    scan = PluginScan(root, entry_points)
+    scanner = Scanner(root, files, index, scan)
+    for name, (path, is_package) in files.items():
+        scan.modules[name] = PluginModule(name, scanner.relfile(name), is_package)
+    # the upstream modules the plugin imports, parsed up front (in parallel when many)
+    index.index_all(only={prefix for name in files for imported in scanner.table(name).imports if is_upstream(imported) for prefix in with_parents(imported)})
+    for name in files:
+        scanner.scan_module(name)
+    scan.roots = plugin_roots(scan, scanner, entries or [])
+    if not scan.roots:
+        engine = profile()
+        raise HarnessError(
+            f"{root}: not {engine.article} {engine.display} plugin: no {' or '.join(repr(g) for g in engine.groups)} entry points, no --entry, "
+            f"and no module that imports {engine.package}: nothing to check"
+        )
+    scanner.finish()
+    mark_live(scan, scanner)
+    return scan
+
+
+def _flag_owner(ctx: Context) -> tuple[str, str] | None:
+    """(self's name, its class) inside a method other than __init__: there a test of
+    `self.<flag>` reads what __init__ left (SelfFlag); inside __init__ it reads the flag midway."""
+    if ctx.cls is None or not ctx.self_name or ctx.method is None or ctx.method.name == "__init__":
+        return None
+    if any(d.rsplit(".", 1)[-1] in ("classmethod", "staticmethod") for d in ctx.method.decorators):
+        return None  # `cls.<name>` is the class's attribute, not what __init__ sets
+    return ctx.self_name, ctx.cls.path
+
+
+class Scanner(Expressions, Registrations, PluginClasses, Folding):
+    """Reads every module of one plugin checkout into a PluginScan."""
+
+    def __init__(self, root: Path, files: dict[str, tuple[Path, bool]], index: SymbolIndex, scan: PluginScan):
+        self.root = root
+        self.files = files
+        self.index = index
+        self.scan = scan
+        self.tables: dict[str, ModuleTable] = {}
+        self.trees: dict[str, ast.Module | None] = {}
+        self.dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # module -> (imported, enclosing functions)
+        self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
+        self.none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve] = {}  # (module, imported path) -> "the import resolves"
+        self._future_annotations: set[str] = set()
+        self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
+        self._relfiles: dict[str, str] = {}
+        self.calls: dict[str, set[str]] = {}  # plugin function -> plugin functions it calls
+        # attribute name -> (the function that assigns `<x>.<name> = …` or setattr(x, "name", …), or
+        # the module at its top level; the line; the class x is: self's or one the plugin names,
+        # None when unknown): what may change an instance flag (instance_flag)
+        self.attribute_writes: dict[str, list[tuple[str, int, str | None]]] = {}
+        # module -> module it imports -> the guards around each statement importing it
+        self.import_guards: dict[str, dict[str, list[tuple[GuardCond, ...]]]] = {}
+
+    def relfile(self, module: str) -> str:
+        if module not in self._relfiles:
+            self._relfiles[module] = str(self.files[module][0].relative_to(self.root))
+        return self._relfiles[module]
+
+    def module_of(self, path: str) -> str | None:
+        """The plugin module holding `path` ("pkg.mod:Class" or "pkg.mod.Class"), the way
+        pkgutil.resolve_name imports it."""
+        if ":" in path:
+            module = path.partition(":")[0]
+            return module if module in self.files else None
+        parts = path.split(".")
+        found = None
+        for i in range(1, len(parts) + 1):
+            candidate = ".".join(parts[:i])
+            if candidate in self.files or any(m.startswith(candidate + ".") for m in self.files):
+                found = candidate if candidate in self.files else found
+            else:
+                break
+        return found
+
+    # ------------------------------------------------------------- parsing
+
+    def tree(self, module: str) -> ast.Module | None:
+        """The module's AST, or None when the file cannot be read or parsed (recorded once)."""
+        if module not in self.trees:
+            path, is_package = self.files[module]
+            try:
+                source = path.read_bytes()
+                tree = ast.parse(source)
+            except OSError as exc:
+                self._file_error(module, f"cannot be read: {exc.strerror or exc}", 1)
+                tree = None
+            except (SyntaxError, ValueError) as exc:
+                line = getattr(exc, "lineno", None) or 1
+                self._file_error(module, f"does not parse with Python {python_version()}: {getattr(exc, 'msg', exc)} (line {line})", line)
+                tree = None
+            self.trees[module] = tree
+            if tree is None:
+                self.tables[module] = ModuleTable(name=module, path=self.relfile(module), is_package=is_package)
+            else:
+                self.tables[module] = extract_module(module, self.relfile(module), source, is_package, nested_imports=True, tree=tree)
+                if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names) for s in tree.body):
+                    self._future_annotations.add(module)
+        return self.trees[module]
+
+    def table(self, module: str) -> ModuleTable:
+        self.tree(module)
+        return self.tables[module]
+
+    def _file_error(self, module: str, message: str, line: int) -> None:
+        self.scan.modules[module].error = message
+        self.scan.dependencies.append(Dependency("file", module, module, self.relfile(module), line, expression=message))
+
+    def imports_of(self, module: str) -> list[str]:
+        return [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
+
+    def imports_upstream(self, module: str) -> bool:
+        """Whether the module imports the engine's package; for a file that does not parse, by its text."""
+        if self.scan.modules[module].error is None:
+            return any(is_upstream(m) for m in self.table(module).imports)
+        imports = re.compile(rf"^\s*(?:from|import)\s+{re.escape(profile().package)}\b", re.MULTILINE)
+        try:
+            return bool(imports.search(self.files[module][0].read_text(errors="replace")))
+        except OSError:
+            return False
+
+    def load_time_imports(self, module: str, entry_callables: set[str]) -> list[str]:
+        """Imports that run when the module is imported, or inside an entry point's callable."""
+        tree = self.tree(module)
+        found = [target for target, enclosing in self.dynamic_imports.get(module, []) if not enclosing or enclosing[0] in entry_callables]
+        stack = list(tree.body) if tree else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if f"{module}.{node.name}" in entry_callables:
+                    stack.extend(node.body)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.extend(self._imported(module, node))
+            elif isinstance(node, ast.stmt):
+                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler)))
+            elif isinstance(node, ast.excepthandler):
+                stack.extend(node.body)
+        return found
+
+    def _imported(self, module: str, stmt: ast.Import | ast.ImportFrom) -> list[str]:
+        """What an import statement may import: each `import a.b` name; for `from a import b, c`,
+        `a` and the submodules `a.b`, `a.c` it names (when they are modules)."""
+        if isinstance(stmt, ast.Import):
+            return [alias.name for alias in stmt.names]
+        base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
+        return [base, *(f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*")]
+
+    # ------------------------------------------------------------- the walk
+
+    def scan_module(self, module: str) -> None:
+        tree = self.tree(module)
+        if tree is None:
+            return
+        self._block(module, tree.body, Context(env={}))
+        uses, strings = self.scan.attribute_uses, self.scan.name_strings
+        not_lookups: set[int] = set()  # setattr's name argument and docstrings: not a name looked up
+        for node in walk(tree):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                not_lookups.add(id(node.value))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                uses.setdefault(node.attr, f"{self.relfile(module)}:{node.lineno}")
+            elif isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                if dotted(node.func) in ("getattr", "hasattr"):
+                    uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
+                elif dotted(node.func) == "setattr":
+                    not_lookups.add(id(node.args[1]))
+                    self.attribute_writes.setdefault(node.args[1].value, []).append(("setattr", node.lineno, None))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier() and id(node) not in not_lookups:
+                strings.setdefault(node.value, f"{self.relfile(module)}:{node.lineno}")
+
+    def _block(self, module: str, body: list[ast.stmt], ctx: Context) -> None:
+        """Walk statements in order; each sees the bindings and early-exit guards before it."""
+        ctx = replace(ctx, env=dict(ctx.env))
+        for stmt in body:
+            self._statement(module, stmt, ctx)
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+                # `if not hasattr(X, "y"): return` guards the rest of the block
+                ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True),))
+            exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
+            imports = tuple(upstream_imports(module, self.files[module][1], stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
+            if imports and any(h.type is None or exception_names([h.type]) & IMPORT_ERRORS for h in exits):
+                # `try: import x / except ImportError: return`: the rest runs only when the imports resolve
+                ctx = replace(ctx, guards=ctx.guards + (GuardCond(ImportsResolve(imports), f"the imports at line {stmt.lineno} succeed", stmt.lineno),))
+
+    def _statement(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
+        env = ctx.env
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function(module, stmt, ctx)
+            if ctx.functions:  # a nested function: its name now refers to it
+                ctx.env[stmt.name] = Named(self._function_path(module, stmt, ctx))
+            return
+        if isinstance(stmt, ast.ClassDef):
+            self._class(module, stmt, ctx)
+            return
+        if isinstance(stmt, ast.If):
+            self._expressions(module, stmt.test, ctx)
+            owner = _flag_owner(ctx)
+            self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner),)))
+            if stmt.orelse:
+                self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner),)))
+            return
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            self._try(module, stmt, ctx)
+            return
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self._expressions(module, stmt.iter, ctx)
+            iterable = self.const(module, stmt.iter, env)
+            if isinstance(iterable, dict):  # iterating a dict gives its keys
+                iterable = list(iterable)
+            if isinstance(iterable, list):
+                for element in iterable:
+                    self._block(module, stmt.body, replace(ctx, env={**env, **bind(stmt.target, element)}))
+            else:
+                self._block(module, stmt.body, replace(ctx, env={**env, **{n: OPAQUE for n in assigned(stmt.target)}}))
+            self._block(module, stmt.orelse, ctx)
+            return
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            catches = ctx.catches
+            for item in stmt.items:
+                self._expressions(module, item.context_expr, ctx)
+                call = item.context_expr
+                if isinstance(call, ast.Call) and (self.qualify(module, dotted(call.func), env) or "").endswith("suppress"):
+                    catches += (Catch(frozenset(exception_names(call.args)), stmt.lineno),)
+                if item.optional_vars is not None:
+                    env.update({n: OPAQUE for n in assigned(item.optional_vars)})
+            self._block(module, stmt.body, replace(ctx, catches=catches))
+            return
+        if isinstance(stmt, (ast.While, ast.Match)) or hasattr(stmt, "cases"):
+            for child in ast.iter_child_nodes(stmt):
+                if not isinstance(child, ast.stmt) and not type(child).__name__ == "match_case":
+                    self._expressions(module, child, ctx)
+            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", [])):
+                self._block(module, block, ctx)
+            for case in getattr(stmt, "cases", []):
+                self._block(module, case.body, ctx)
+            return
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self._import(module, stmt, ctx)
+            return
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            self._expressions(module, stmt.value, ctx)
+            for target in targets:
+                for node in walk(target):
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                        on_self = ctx.cls is not None and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name
+                        owner = ctx.cls.path if on_self else self.qualify(module, dotted(node.value), env)
+                        self.attribute_writes.setdefault(node.attr, []).append((ctx.functions[-1] if ctx.functions else module, stmt.lineno, owner))
+            for target in targets:
+                self._assignment_patch(module, target, stmt, ctx)
+                if isinstance(target, (ast.Attribute, ast.Subscript)):
+                    self._expressions(module, target.value, ctx)
+                if isinstance(target, ast.Subscript):
+                    self._expressions(module, target.slice, ctx)
+            if ctx.cls is not None and ctx.self_name:
+                for target in targets:
+                    for node in walk(target):
+                        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name:
+                            ctx.cls.names.add(node.attr)
+                            made = stmt.value if node is target and isinstance(stmt.value, ast.Call) else None
+                            path = self.qualify(module, dotted(made.func), env) if made is not None else None
+                            ctx.cls.attribute_values.setdefault(node.attr, set()).add(path or "?")
+            if isinstance(stmt, ast.AnnAssign) and stmt.annotation is not None and not ctx.functions and module not in self._future_annotations:
+                self._expressions(module, stmt.annotation, ctx)
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    if isinstance(stmt, ast.AugAssign):
+                        env[target.id] = OPAQUE
+                    elif isinstance(stmt, ast.AnnAssign) and is_upstream(annotated := self.qualify(module, annotation_class(stmt.annotation), env)):
+                        env[target.id] = Instance(annotated)  # `x: ServerArgs = …`
+                    else:
+                        env[target.id] = self.const(module, stmt.value, env)
+                        if target.id == "EntryClass" and not ctx.functions:
+                            self._entry_class(module, stmt, ctx)
+                else:
+                    env.update({n: OPAQUE for n in assigned(target)})
+            return
+        if isinstance(stmt, ast.Delete):
+            return
+        if isinstance(stmt, ast.Return):
+            self._named_class_return(module, stmt, ctx)
+        for child in ast.iter_child_nodes(stmt):
+            if not isinstance(child, ast.stmt):
+                self._expressions(module, child, ctx)
+
+    def _try(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
+        handled: set[str] = set()
+        for handler in stmt.handlers:
+            handled |= exception_names([handler.type]) if handler.type is not None else {"*"}
+        body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno),)) if stmt.handlers else ctx
+        self._block(module, stmt.body, body_ctx)
+        imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
+        catches_import = bool(handled & IMPORT_ERRORS) or "*" in handled
+        succeeded: Cond = ImportsResolve(imports) if imports and catches_import else UNDECIDED
+        body_text = f"the imports at line {stmt.lineno} succeed" if imports else f"the try at line {stmt.lineno} succeeds"
+        for handler in stmt.handlers:
+            guard = GuardCond(succeeded if isinstance(succeeded, Undecided) else Not(succeeded), f"not ({body_text})", handler.lineno)
+            self._block(module, handler.body, replace(ctx, guards=ctx.guards + (guard,)))
+        if stmt.orelse:
+            self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (GuardCond(succeeded, body_text, stmt.lineno),)))
+        self._block(module, stmt.finalbody, ctx)
+        if imports and catches_import:
+            # HAS_X = True in the body, HAS_X = False in a handler: HAS_X means "the imports resolve"
+            for name in flag_names(stmt):
+                ctx.env[name] = Condition(succeeded)
+        # `try: from sglang.x import f` / `except ImportError: f = None`: f is the upstream
+        # name wherever it is used (guarded by `f is not None`), not an unknown value
+        fallbacks = {name for handler in stmt.handlers for name in none_assigned(handler.body)}
+        others = {name for handler in stmt.handlers for name in assigned_in_all(handler.body)} - fallbacks
+        for name, path in imported_names(module, self.files[module][1], stmt.body).items():
+            if name not in others:
+                ctx.env[name] = Named(path)
+            if name in fallbacks and catches_import:  # `name is not None` means "the import resolved"
+                self.none_fallbacks[(module, path)] = ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
+        for node in stmt.body:
+            for name in assigned_in(node):
+                ctx.env.setdefault(name, OPAQUE)
+
+    def _function(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> None:
+        for decorator in node.decorator_list:
+            self._expressions(module, decorator, ctx)
+            self._decorator(module, node, decorator, ctx)
+        if module not in self._future_annotations:
+            for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]:
+                if arg is not None and arg.annotation is not None:
+                    self._expressions(module, arg.annotation, ctx)
+            if node.returns is not None:
+                self._expressions(module, node.returns, ctx)
+        for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
+            self._expressions(module, default, ctx)
+        params = function_params(node.args)
+        # a name bound anywhere in the body is local for all of it, shadowing module names
+        local = {**ctx.env, **{name: OPAQUE for name in local_names(node) | {p.name for p in params}}}
+        path = self._function_path(module, node, ctx)
+        inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False)
+        if ctx.in_class_body:
+            method = ctx.cls.methods.get(node.name)
+            if method is not None and method.line == node.lineno:
+                self_name = params[0].name if params and method.bound else None
+                inner = replace(inner, self_name=self_name, method=method)
+        for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+            if arg.arg == inner.self_name:
+                continue
+            annotated = annotation_class(arg.annotation)
+            if annotated is None:
+                local[arg.arg] = Instance(None, path, arg.arg)
+            else:
+                qualified = self.qualify(module, annotated, ctx.env)
+                if is_upstream(qualified):
+                    local[arg.arg] = Instance(qualified)
+        self._block(module, node.body, inner)
+
+    def _function_path(self, module: str, node: ast.AST, ctx: Context) -> str:
+        if ctx.in_class_body:
+            return f"{ctx.cls.path}.{node.name}"
+        if ctx.functions:
+            return f"{ctx.functions[-1]}.{node.name}"
+        return f"{module}.{node.name}"
+
+    def _class(self, module: str, node: ast.ClassDef, ctx: Context) -> None:
+        for decorator in node.decorator_list:
+            self._expressions(module, decorator, ctx)
+            self._decorator(module, node, decorator, ctx)
+        for base in node.bases:
+            self._expressions(module, base, ctx)
+        path = self._function_path(module, node, ctx)
+        bases = []
+        for base in node.bases:
+            qualified = self.qualify(module, dotted(base), ctx.env)
+            bases.append(qualified or f"?{ast.unparse(base)}")
+            if is_upstream(qualified):  # the class statement needs a class there (not a function)
+                self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
+        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases)
+        self.scan.classes[path] = cls
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                decorators = tuple(filter(None, (dotted(d) for d in stmt.decorator_list)))
+                cls.methods.setdefault(stmt.name, MethodDecl(stmt.name, stmt.lineno, function_params(stmt.args), decorators, raises_only(stmt)))
+                if stmt.name in ("__getattr__", "__getattribute__"):
+                    cls.dynamic = True
+            for name in assigned_in(stmt):
+                cls.names.add(name)
+        # a class body's own names are not visible inside its methods
+        self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
+        if not ctx.functions and ctx.cls is None:
+            ctx.env[node.name] = Named(path)
+
+    def _import(self, module: str, stmt: ast.Import | ast.ImportFrom, ctx: Context) -> None:
+        env = ctx.env
+        guarded = self.import_guards.setdefault(module, {})
+        for name in self._imported(module, stmt):
+            guarded.setdefault(name, []).append(ctx.guards)
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                env[alias.asname or alias.name.split(".")[0]] = Named(alias.name if alias.asname else alias.name.split(".")[0])
+                if is_upstream(alias.name):
+                    self._dependency("import", alias.name, module, stmt, ctx, expression=f"import {alias.name}")
+            return
+        base = resolve_relative(module, self.files[module][1], stmt.level, stmt.module)
+        for alias in stmt.names:
+            if alias.name == "*":
+                if is_upstream(base):
+                    self._dependency("import", base, module, stmt, ctx, expression=f"from {base} import *")
+                continue
+            env[alias.asname or alias.name] = Named(f"{base}.{alias.name}")
+            if is_upstream(base):
+                self._dependency("import", f"{base}.{alias.name}", module, stmt, ctx, expression=f"from {base} import {alias.name}", name=base)

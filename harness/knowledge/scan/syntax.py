@@ -1,0 +1,167 @@
+"""Plain readings of the plugin's syntax trees for the plugin scan: call shapes and arguments,
+the names a statement or a function binds, exception names, `try`-body imports."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from harness.knowledge.model import (
+    CallShape,
+    dotted,
+    is_upstream,
+    resolve_relative,
+    walk,
+)
+
+# CamelCase identifiers: the shape of an architecture (a model class name)
+ARCHITECTURE = re.compile(r"^[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*$")
+
+
+def python_version() -> str:
+    import sys
+
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def call_shape(call: ast.Call) -> CallShape:
+    return CallShape(
+        sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+        tuple(kw.arg for kw in call.keywords if kw.arg),
+        any(isinstance(a, ast.Starred) for a in call.args),
+        any(kw.arg is None for kw in call.keywords),
+    )
+
+
+def arg(call: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    return call.args[position] if len(call.args) > position else None
+
+
+def assigned(target: ast.AST) -> list[str]:
+    """Names an assignment target binds: `v.x = …` and `v[k] = …` rebind nothing (v keeps
+    what it held)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in assigned(element)]
+    if isinstance(target, ast.Starred):
+        return assigned(target.value)
+    return []
+
+
+def assigned_in(stmt: ast.stmt) -> list[str]:
+    """Names a statement binds in its own scope (not inside nested functions or classes)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return [name for t in targets if isinstance(t, (ast.Name, ast.Tuple, ast.List, ast.Starred)) for name in assigned(t)]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
+    names = []
+    for block in ("body", "orelse", "finalbody"):
+        for child in getattr(stmt, block, []) or []:
+            if isinstance(child, ast.stmt):
+                names.extend(assigned_in(child))
+    for handler in getattr(stmt, "handlers", []):
+        names.extend(assigned_in_all(handler.body))
+    return names
+
+
+def assigned_in_all(body: list[ast.stmt]) -> list[str]:
+    return [name for stmt in body for name in assigned_in(stmt)]
+
+
+def local_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names bound anywhere in a function body: Python makes them local for the whole body."""
+    names = set(assigned_in_all(node.body))
+    declared: set[str] = set()  # `global` / `nonlocal` names are not local
+    for child in walk(node):  # one walk: plugin model files hold thousands of functions
+        if isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension)):
+            names.update(assigned(child.target))
+        elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+            names.update(assigned(child.optional_vars))
+        elif isinstance(child, ast.NamedExpr):
+            names.update(assigned(child.target))
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            names.add(child.name)
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            declared.update(child.names)
+    return names - declared
+
+
+def exception_names(nodes) -> set[str]:
+    names: set[str] = set()
+    for node in nodes:
+        if node is None:
+            continue
+        for element in node.elts if isinstance(node, ast.Tuple) else [node]:
+            text = dotted(element)
+            if text:
+                names.add(text.rsplit(".", 1)[-1])
+    return names
+
+
+def flag_names(stmt: ast.stmt) -> list[str]:
+    def constants(body, value):
+        return {
+            t.id for s in body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is value
+            for t in s.targets if isinstance(t, ast.Name)
+        }
+
+    in_body = constants(stmt.body, True)
+    in_handlers = set().union(*(constants(h.body, False) for h in stmt.handlers)) if stmt.handlers else set()
+    return sorted(in_body & in_handlers)
+
+
+def returned_function(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The nested function a factory returns when every `return` in it returns that one
+    function by name (the closure a `make_hook(cfg)` builds), else None."""
+    nested = {n.name: n for n in factory.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    returns, stack = [], list(factory.body)
+    while stack:  # the factory's own returns, not those of the functions it defines
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    names = {r.value.id for r in returns if isinstance(r.value, ast.Name)}
+    if len(names) == 1 and len(returns) == sum(1 for r in returns if isinstance(r.value, ast.Name)) and next(iter(names)) in nested:
+        return nested[next(iter(names))]
+    return None
+
+
+def none_assigned(body: list[ast.stmt]) -> set[str]:
+    """Names a handler body sets to None (`f = None`, `f = g = None`)."""
+    return {
+        target.id for stmt in body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+        for target in stmt.targets if isinstance(target, ast.Name)
+    }
+
+
+def imported_names(module: str, is_package: bool, body: list[ast.stmt]) -> dict[str, str]:
+    """{local name: dotted path} of the imports a `try` body makes at its own level."""
+    names: dict[str, str] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            names.update({alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else alias.name.split(".")[0] for alias in stmt.names})
+        elif isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, is_package, stmt.level, stmt.module)
+            names.update({alias.asname or alias.name: f"{base}.{alias.name}" for alias in stmt.names if alias.name != "*" and base})
+    return names
+
+
+def upstream_imports(module: str, is_package: bool, body: list[ast.stmt]) -> list[tuple[str, str | None]]:
+    """(module, name) of the upstream imports a `try` body makes at its own level."""
+    found = []
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            found.extend((alias.name, None) for alias in stmt.names if is_upstream(alias.name))
+        elif isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(module, is_package, stmt.level, stmt.module)
+            if is_upstream(base):
+                found.extend((base, None if alias.name == "*" else alias.name) for alias in stmt.names)
+    return found

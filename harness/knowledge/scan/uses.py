@@ -1,0 +1,247 @@
+"""Where the plugin reads a method by name, and through what receiver: whether a plugin method
+nothing else names can run.
+
+The scan keeps only the first place each attribute name is read (PluginScan.attribute_uses), so
+`self.forward_kunlun` in TopKTopPSampler's __init__ looks like a use of QuickGELU.forward_kunlun.
+When a method would otherwise count as uncalled (Judge.uncalled_method), the plugin's modules that
+mention the name are parsed again and every read placed: one through `self`/`cls` inside a method
+of a plugin class reaches only that class's own hierarchy; any other receiver may be anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness.knowledge.model import PluginScan, Ref, dotted, walk
+
+
+@dataclass(frozen=True)
+class Read:
+    """One `….name` read in the plugin: where, and the plugin class whose method reads it
+    through self/cls (None: another receiver, whose class is not known)."""
+
+    where: str
+    through_self_of: str | None
+    through_super: bool = False  # `super().name`: reaches only classes after through_self_of
+    # `self.<attr>.name` in a method of plugin class `in_class`: the attribute, whose value decides
+    self_attribute: tuple[str, str] | None = None  # (in_class, attr)
+    # the classes (dotted paths as the module imports them) an isinstance check around the read
+    # says the receiver is an instance of; () when there is none
+    narrowed: tuple[str, ...] = ()
+
+
+def reads_of(scan: PluginScan, name: str) -> list[Read]:
+    """Every load of `….name` in the plugin's modules, in module order."""
+    found: list[Read] = []
+    for module, tree in _trees_mentioning(scan, name.encode()):
+        _Reads(module.name, module.file, name, _imported_names(tree, module.name, module.is_package), found).visit(tree, None, False, None, {})
+    return found
+
+
+def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):
+    """(module, AST) of each readable, parsing plugin module whose source holds `needle` and,
+    when `any_of` is given, one of those too; in module order. A module is parsed once per
+    process however many names are asked about (the judge asks per dependency)."""
+    for module in scan.modules.values():
+        if module.error is not None:
+            continue
+        path = scan.root / module.file
+        try:
+            source = path.read_bytes()
+        except OSError:
+            continue
+        if needle not in source or (any_of and not any(word in source for word in any_of)):
+            continue
+        key = (str(path), hash(source))
+        if key not in _TREES:
+            try:
+                _TREES[key] = ast.parse(source)
+            except SyntaxError:
+                _TREES[key] = None
+        if _TREES[key] is not None:
+            yield module, _TREES[key]
+
+
+_TREES: dict[tuple[str, int], ast.Module | None] = {}
+
+
+def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """Name -> the dotted path it stands for in `module`: its imports (function-local ones too;
+    relative ones from its package) and its own top-level classes. A name bound two ways maps to
+    "" (not known)."""
+    names: dict[str, str] = {}
+
+    def bind(local: str, path: str) -> None:
+        names[local] = path if names.get(local, path) == path else ""
+
+    package = module if is_package else module.rpartition(".")[0]
+    for node in walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1]) if node.level - 1 < len(parts) else ""
+                base = f"{parent}.{base}" if base else parent
+            for alias in node.names:
+                if alias.name != "*":
+                    bind(alias.asname or alias.name, f"{base}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bind(alias.asname or alias.name.partition(".")[0], alias.name if alias.asname else alias.name.partition(".")[0])
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            bind(stmt.name, f"{module}.{stmt.name}")
+    return names
+
+
+def _isinstance_tests(test: ast.expr) -> dict[str, tuple[ast.expr, ...]]:
+    """Receiver text -> the class expressions `test` checks it against when it holds:
+    `isinstance(x, C)`, `isinstance(x, (A, B))`, either inside an `and`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        found: dict[str, tuple[ast.expr, ...]] = {}
+        for value in test.values:
+            found.update(_isinstance_tests(value))
+        return found
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2:
+        classes = test.args[1]
+        return {ast.unparse(test.args[0]): tuple(classes.elts) if isinstance(classes, ast.Tuple) else (classes,)}
+    return {}
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Raise, ast.Return, ast.Continue, ast.Break))
+
+
+@dataclass
+class _Reads:
+    """The walk behind reads_of, over one module."""
+
+    module: str
+    file: str
+    name: str
+    names: dict[str, str]  # _imported_names
+    found: list[Read]
+
+    def visit(self, node: ast.AST, cls: str | None, in_body: bool, receiver: str | None, narrow: dict[str, tuple[str, ...]]) -> None:
+        """`cls`: the innermost plugin class around (its path); `in_body`: directly in its body;
+        `receiver`: the self/cls parameter of the method around (closures included); `narrow`:
+        receiver text -> the classes an enclosing `if isinstance(…)` (or an earlier `assert
+        isinstance(…)`, or `if not isinstance(…): return`) says it is an instance of."""
+        for _, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            local = narrow
+            for child in children:
+                if isinstance(child, ast.AST):
+                    self.child(child, cls, in_body, receiver, local)
+                if isinstance(child, ast.Assert):
+                    local = {**local, **self.qualified(_isinstance_tests(child.test))}
+                elif (isinstance(child, ast.If) and not child.orelse and _exits(child.body) and isinstance(child.test, ast.UnaryOp)
+                      and isinstance(child.test.op, ast.Not)):
+                    local = {**local, **self.qualified(_isinstance_tests(child.test.operand))}
+
+    def child(self, child: ast.AST, cls: str | None, in_body: bool, receiver: str | None, narrow: dict[str, tuple[str, ...]]) -> None:
+        if isinstance(child, ast.ClassDef):
+            self.visit(child, f"{cls or self.module}.{child.name}", True, None, {})
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inner = receiver
+            if in_body and not isinstance(child, ast.Lambda):
+                params = [*child.args.posonlyargs, *child.args.args]
+                static = any((ast.unparse(d).rsplit(".", 1)[-1]) == "staticmethod" for d in child.decorator_list)
+                inner = params[0].arg if params and not static and params[0].arg in ("self", "cls") else None
+            self.visit(child, cls, False, inner, {})  # a check around a def does not hold when it runs
+        elif isinstance(child, ast.If):
+            self.child(child.test, cls, in_body, receiver, narrow)
+            inside = {**narrow, **self.qualified(_isinstance_tests(child.test))}
+            self.visit(ast.Module(body=child.body, type_ignores=[]), cls, in_body, receiver, inside)
+            self.visit(ast.Module(body=child.orelse, type_ignores=[]), cls, in_body, receiver, narrow)
+        else:
+            if isinstance(child, ast.Attribute) and child.attr == self.name and isinstance(child.ctx, ast.Load):
+                through = receiver is not None and isinstance(child.value, ast.Name) and child.value.id == receiver
+                upward = (receiver is not None and isinstance(child.value, ast.Call) and isinstance(child.value.func, ast.Name)
+                          and child.value.func.id == "super" and not child.value.args)
+                held = child.value
+                via = (cls, held.attr) if (cls is not None and receiver is not None and isinstance(held, ast.Attribute)
+                                           and isinstance(held.value, ast.Name) and held.value.id == receiver) else None
+                self.found.append(Read(f"{self.file}:{child.lineno}", cls if through or upward else None, upward, via,
+                                       narrow.get(ast.unparse(held), ())))
+            self.visit(child, cls, in_body, receiver, narrow)
+
+    def qualified(self, tests: dict[str, tuple[ast.expr, ...]]) -> dict[str, tuple[str, ...]]:
+        """The tests with each class expression as a dotted path; a receiver whose classes are
+        not all known is left out (nothing is said about it)."""
+        found = {}
+        for held, classes in tests.items():
+            paths = []
+            for expr in classes:
+                text = dotted(expr)
+                head, _, rest = (text or "").partition(".")
+                path = self.names.get(head) if text else None
+                if not path:
+                    break
+                paths.append(f"{path}.{rest}" if rest else path)
+            else:
+                found[held] = tuple(paths)
+        return found
+
+
+def reads_elsewhere_only(scan: PluginScan, plugin_mro: Callable[[str], list[Ref]], owner: str, name: str) -> bool:
+    """Whether every read of `….name` in the plugin goes through `self` of a plugin class that
+    cannot be an `owner` instance: no plugin class has both in its MRO (QuickGELU.forward_kunlun
+    against TopKTopPSampler's `self.forward = self.forward_kunlun`). False when a read's receiver
+    is unknown, or there is no read. `super().name` inside `owner` itself never reaches owner's
+    own method (vllm-ascend's v2 NPUModelRunner.postprocess calling the base's)."""
+    reads = reads_of(scan, name)
+    if not reads:
+        return False
+    reads = [read for read in reads if not (read.through_super and read.through_self_of == owner)]
+    if not reads:
+        return True
+    if any(read.through_self_of is None for read in reads):
+        return False
+    owners = Ref("class", "", owner)
+    readers = {Ref("class", "", read.through_self_of) for read in reads}
+    if owners in readers or any(reader.qualname not in scan.classes for reader in readers):
+        return False
+    for path in scan.classes:
+        mro = plugin_mro(path)
+        if owners in mro and readers & set(mro):
+            return False
+    return True
+
+
+# torch.nn.Module methods that set an attribute named by their first argument
+_REGISTERS = ("register_parameter", "register_buffer", "register_module", "add_module")
+
+
+def registered_by_name(scan: PluginScan, attr: str) -> str | None:
+    """The first plugin site ("file:line") that sets an attribute `attr` by name on some object:
+    `layer.register_parameter("w13_weight_scale_inv", …)` in its quantization method's
+    create_weights, `self.register_buffer("cos_cache", …)`, `setattr(obj, "attr", …)`. None when
+    there is none. Which object it lands on is not known to the caller."""
+    for module, tree in _trees_mentioning(scan, attr.encode(), b"register_", b"add_module", b"setattr"):
+        for node in walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            named = node.args[0] if isinstance(func, ast.Attribute) and func.attr in _REGISTERS and node.args else (
+                node.args[1] if isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2 else None)
+            if isinstance(named, ast.Constant) and named.value == attr:
+                return f"{module.file}:{node.lineno}"
+    return None
+
+
+def set_on_others(scan: PluginScan, attr: str) -> str | None:
+    """The first plugin site ("file:line") that assigns `attr` on an object other than self /
+    cls (`forward_context.capturing = False` on the context vllm's get_forward_context returns,
+    vllm-ascend ascend_forward_context.py), or None. Which object it lands on is not known to
+    the caller: a read of `attr` elsewhere may be of that object."""
+    for module, tree in _trees_mentioning(scan, b"." + attr.encode()):
+        for node in walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if (isinstance(target, ast.Attribute) and target.attr == attr
+                        and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))):
+                    return f"{module.file}:{node.lineno}"
+    return None

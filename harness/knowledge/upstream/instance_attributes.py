@@ -1,0 +1,111 @@
+"""What the methods of an upstream class assign on their instance (`self.x = …`), for the
+lookups a class body does not answer (harness.knowledge.upstream.index asks for a few classes only).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from harness.knowledge.model import ClassInfo, InstanceAttributes, dotted, walk
+
+
+def instance_attributes(tree: ast.Module, info: ClassInfo) -> InstanceAttributes:
+    """What the methods of one class body assign on their instance (`self.x = …`, annotated,
+    augmented, tuple and starred targets, loop and `with` targets, `setattr(self, "x", …)`), and
+    why more may exist (`setattr` with a computed name, `self.__dict__` / `vars(self)` writes, a
+    `__getattr__`/`__getattribute__`), from the module's `tree`: asked for a few classes only,
+    so extraction does not walk every function body. A class made by a call has no method
+    bodies: nothing."""
+    name = info.qualname.rsplit(".", 1)[-1]
+    node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno and n.name == name), None)
+    names: dict[str, int] = {}
+    dynamic: list[str] = []
+    for method in node.body if node else ():
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if method.name in ("__getattr__", "__getattribute__"):
+            dynamic.append(f"{info.qualname} defines {method.name} (line {method.lineno})")
+        positional = [*method.args.posonlyargs, *method.args.args]
+        if not positional or any(dotted(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            continue
+        _SelfWrites(positional[0].arg, names, dynamic, info.qualname).visit_body(method.body)
+    return InstanceAttributes(names, tuple(dynamic))
+
+
+# torch.nn.Module methods that make `self.<name>` answer through Module.__getattr__
+_MODULE_REGISTRATIONS = {"register_buffer", "register_parameter", "add_module", "register_module"}
+
+
+class _SelfWrites(ast.NodeVisitor):
+    def __init__(self, receiver: str, names: dict[str, int], dynamic: list[str], owner: str):
+        self.receiver, self.names, self.dynamic, self.owner = receiver, names, dynamic, owner
+
+    def visit_body(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit(stmt)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        pass  # a nested class's methods have their own receiver
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._target(target)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._target(node.target)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._target(node.target)
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._target(node.target)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self._target(node.optional_vars)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = dotted(node.func)
+        if func == "setattr" and node.args and self._is_receiver(node.args[0]):
+            key = node.args[1] if len(node.args) > 1 else None
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self.names.setdefault(key.value, node.lineno)
+            else:
+                self.dynamic.append(f"{self.owner} sets attributes with a computed name (setattr, line {node.lineno})")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "__setitem__") and self._is_instance_dict(node.func.value):
+            self.dynamic.append(f"{self.owner} writes its instance __dict__ (line {node.lineno})")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in _MODULE_REGISTRATIONS and self._is_receiver(node.func.value):
+            # torch.nn.Module answers these names through its __getattr__
+            key = node.args[0] if node.args else next((kw.value for kw in node.keywords if kw.arg == "name"), None)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                self.names.setdefault(key.value, node.lineno)
+            else:
+                self.dynamic.append(f"{self.owner} registers a parameter, buffer or submodule with a computed name ({node.func.attr}, line {node.lineno})")
+        self.generic_visit(node)
+
+    def _target(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Attribute) and self._is_receiver(target.value):
+            self.names.setdefault(target.attr, target.lineno)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._target(element)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value)
+        elif isinstance(target, ast.Subscript) and self._is_instance_dict(target.value):
+            self.dynamic.append(f"{self.owner} writes its instance __dict__ (line {target.lineno})")
+
+    def _is_receiver(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id == self.receiver
+
+    def _is_instance_dict(self, node: ast.AST) -> bool:
+        """self.__dict__ or vars(self)."""
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return self._is_receiver(node.value)
+        return isinstance(node, ast.Call) and dotted(node.func) == "vars" and len(node.args) == 1 and self._is_receiver(node.args[0])
