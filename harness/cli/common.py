@@ -18,6 +18,7 @@ from rich.text import Text
 
 from harness.cli.console import err
 from harness.cli.paths import resolved
+from harness.engines import ENGINES
 from harness.errors import HarnessError
 from harness.knowledge.upstream import RELEASE_SPEC, UNREACHABLE, cache_dir
 from harness.record.layout import Workspace, utc_now
@@ -101,13 +102,13 @@ def cli_ref(workspace: Workspace) -> str:
 
 
 ENGINE = typer.Option(
-    None, "--engine", metavar="sglang|vllm",
+    None, "--engine", metavar="|".join(ENGINES),
     help="The upstream engine; default: the one the plugin's entry points name, else the package its modules import most, else the --upstream release's.",
 )
 
 
 def use_plugin_engine(ctx: typer.Context, plugin: Path | None, spec: str | None, engine: str | None) -> None:
-    """Read the plugin as a plugin of its engine (kinds.use_engine) until the command returns.
+    """Read the plugin as a plugin of its engine (harness.engines.use_engine) until the command returns.
     HarnessError (one line) for a spec of the other engine."""
     from harness.knowledge.model import detect_engine, use_engine
 
@@ -124,7 +125,7 @@ def validate_plugin(path: Path) -> Path:
     """A plugin is a project declaring the engine's entry points (sglang.srt.platforms /
     sglang.srt.plugins for SGLang; vllm.platform_plugins, vllm.general_plugins, … for vLLM)."""
     # cost: tomllib, the knowledge records
-    from harness.knowledge.model import ENGINES, profile, read_entry_points
+    from harness.knowledge.model import profile, read_entry_points
 
     path = resolved(path, "plugin path")
     if not path.is_dir():

@@ -31,7 +31,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,7 +62,7 @@ from harness.evidence.lmeval import (
     sample_records,
 )
 from harness.evidence.plots import plot_accuracy
-from harness.evidence.runbook import AccuracySuite, Api, Runbook
+from harness.evidence.runbook import AccuracySuite, Api
 from harness.evidence.runner import Runner
 from harness.record.checks import Check, CheckStatus
 from harness.stats.accuracy import AccuracyDecision, decide, more_questions_advice
@@ -186,6 +186,7 @@ class AccuracyRunner(Runner[AccuracySuite, AccuracyRun]):
     decision rule; the `accuracy.<suite>` check."""
 
     name = "accuracy"
+    section = "accuracy"
     spec = AccuracySuite
     record = AccuracyRun
     summary = RUN_RECORD
@@ -396,35 +397,7 @@ def _write_results(
     (out / "results.json").write_text(json.dumps(summary, indent=2, default=str))
 
 
-def run_runbook_accuracy(runbook: Runbook, server: Any, evidence_dir: str | Path,
-                         references: Mapping[str, Any] | None = None) -> list[Path]:
-    """Every accuracy suite of the runbook against a running server (`RunningServer`: base_url,
-    model); returns each suite's evidence dir. `references` maps a reference server's name to
-    the running server, or to why it did not start (for suites that take their baseline from it)."""
-    paths = []
-    for suite in runbook.accuracy:
-        api = runbook.accuracy_api(suite)
-        started = (references or {}).get(suite.reference) if suite.reference else None
-        reference = (started if isinstance(started, str) or started is None
-                     else Endpoint(base_url=started.base_url, model=started.model, api=api))
-        paths.append(run_accuracy_suite(suite, Endpoint(base_url=server.base_url, model=server.model, api=api),
-                                        evidence_dir, reference=reference))
-    return paths
-
-
 # ---------------------------------------------------------------------------- checks
-
-
-def suite_checks(accuracy_dir: Path, suites: list[str], server_log: str | None = None) -> list[Check]:
-    """One check per suite, in runbook order; a failed or not-run suite carries the server's
-    log tail (`server_log`) after its own."""
-    checks = []
-    for name in suites:
-        check = suite_check(accuracy_dir / name)
-        if check.status in (CheckStatus.failed, CheckStatus.not_run) and server_log:
-            check.detail = f"{check.detail or ''}\n--- server log tail ---\n{server_log}".strip()
-        checks.append(check)
-    return checks
 
 
 def suite_check(suite_dir: Path) -> Check:

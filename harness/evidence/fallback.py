@@ -325,9 +325,16 @@ class FallbackRunner(Runner[Runbook, ScanRecord]):
     recipes; the `fallback.log` and `fallback.trace` checks."""
 
     name = "fallback"
+    section = "fallback_patterns"
+    phase = "stopped"  # a server's logs are complete only once it has stopped
     spec = Runbook
     record = ScanRecord
     summary = "scan.json"
+
+    def specs(self, runbook: Runbook) -> list[tuple[str, Runbook]]:
+        """Always one scan, of the whole runbook: without patterns of its own the recipes and
+        the built-in rules still apply, and the device says how a trace is read."""
+        return [("", runbook)]
 
     def run(self, spec: Runbook, evidence_dir: Path, *, logs: list[Path], traces: list[Path],
             recipes: Recipes | None = None) -> ScanRecord:

@@ -458,6 +458,8 @@ class GoldenRunner(Runner[GoldenSpec, GoldenRun]):
     given), compared tensor by tensor; the `accuracy.golden` check."""
 
     name = "golden"
+    section = "golden"
+    phase = "static"  # the captures and the comparison need no server
     spec = GoldenSpec
     record = GoldenRun
     summary = RUN_RECORD
@@ -490,3 +492,7 @@ class GoldenRunner(Runner[GoldenSpec, GoldenRun]):
 
     def checks(self, record: GoldenRun, evidence_dir: Path, spec: GoldenSpec) -> list[Check]:
         return [_evidence_check(record, evidence_dir)]
+
+    def commands(self, record: GoldenRun, *, cwd: Path, **inputs: object) -> list[str]:
+        """The capture commands, each run in `cwd` as `run` ran it."""
+        return [f"(cd {shlex.quote(str(cwd))} && {command})" for command in record.commands()]

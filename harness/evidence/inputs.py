@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.engines import ENGINES
 from harness.errors import InputError
-from harness.evidence.engines import serving
 from harness.evidence.lmeval import UnusableInput, task_metrics
 from harness.evidence.perf import load_bench_results
 from harness.evidence.recipes import load_recipes
@@ -36,9 +36,9 @@ def check_runbook(path: Path, engine: str | None = None, plugin: str = "the plug
         return YamlError(Path(path), line, message, label)
 
     if engine is not None and runbook.environment.engine != engine:
-        ours = serving(engine)
-        raise at(("environment", "engine"), f"the runbook serves {runbook.environment.serving.display}, but "
-                 f"{plugin} is for {ours.display}: use a runbook with `engine: {engine}` and `{ours.version_key}`")
+        raise at(("environment", "engine"), f"the runbook serves {runbook.environment.engine_profile.display}, but "
+                 f"{plugin} is for {ENGINES[engine].display}: use a runbook with `engine: {engine}` and its "
+                 "`engine_version`")
 
     for index, recipes in enumerate(runbook.recipes):
         if not Path(recipes).is_file():

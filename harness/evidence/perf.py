@@ -1,5 +1,5 @@
 """Performance evidence: the engine's serving benchmark (`sglang.bench_serving`, or `vllm bench serve`
-for a vLLM runbook: harness.evidence.engines), repeated against a served model.
+for a vLLM runbook: the engine's Serving, harness.engines), repeated against a served model.
 
     run_performance(suite, base_url, evidence_dir / "perf" / suite.name, tokenizer=tokenizer_dir)
 
@@ -42,9 +42,9 @@ from packaging.requirements import Requirement
 from pydantic import BaseModel, Field
 
 import harness
+from harness.engines import SGLANG, BenchClient, Serving, result_aliases
 from harness.errors import HarnessError, InputError
 from harness.evidence.bench_launcher import LAUNCHER_PREFIX, sequence_arguments
-from harness.evidence.engines import SGLANG, BenchClient, Serving, result_aliases
 from harness.evidence.runbook import PerformanceSuite
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
@@ -133,7 +133,7 @@ def missing_distributions(names: list[str], python: str = sys.executable,
 
 def bench_arguments(suite: PerformanceSuite, base_url: str, output_file: Path, *,
                     model: str | None = None, tokenizer: str | None = None,
-                    client: BenchClient = SGLANG.bench) -> list[str]:
+                    client: BenchClient = SGLANG.serving.bench) -> list[str]:
     """The benchmark client's arguments for one repetition of the suite (the suite's unset
     backend and dataset are the client's), writing its result to `output_file`."""
     args = ["--backend", suite.backend or client.backend, "--base-url", base_url.rstrip("/"),
@@ -159,9 +159,9 @@ def run_performance(suite: PerformanceSuite, base_url: str, evidence_dir: Path, 
                     python: str = sys.executable, env: dict[str, str] | None = None,
                     timeout_s: float = 3600, registry: ProcessRegistry | None = None,
                     reference_url: str | None = None, reference_model: str | None = None,
-                    engine: Serving = SGLANG, version: str | None = None) -> PerfRun:
+                    engine: Serving = SGLANG.serving, version: str | None = None) -> PerfRun:
     """Run the suite's repetitions against a served model with `engine`'s benchmark client
-    (`harness.evidence.engines`: SGLang's bench_serving through this module's launcher, all
+    (`harness.engines`: SGLang's bench_serving through this module's launcher, all
     repetitions in one process; vLLM's `vllm bench serve`, one process per repetition) and write
     the evidence (see the module docstring); returns what `summary.json` says. A client that is
     not installed is `not_run` with the reason (the engine's `version` named in it), never a number.

@@ -5,6 +5,7 @@ in the same run (`harness.stats.performance`)."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +41,6 @@ def _plot_requests(suite_dir: Path) -> None:
         figures[f"{label} ({unit})"] = {side: [v for rep in reps if rep for v in rep[key]]
                                         for side, reps in samples.items()}
     plot_latency(figures, {}, suite_dir / "latency.png")
-
-
-def suite_checks(suite_dir: Path) -> list[Check]:
-    """`performance.<suite>.run`, then (with a baseline) one check per metric, read back from
-    the suite's evidence (summary.json, results.jsonl, baseline.jsonl)."""
-    return _checks(PerfRun.model_validate_json((suite_dir / PerformanceRunner.summary).read_text()), suite_dir)
 
 
 def _checks(run: PerfRun, suite_dir: Path) -> list[Check]:
@@ -109,6 +104,7 @@ class PerformanceRunner(Runner[PerformanceSuite, PerfRun]):
     reference server's when given); `performance.<suite>.*` checks."""
 
     name = "performance"
+    section = "performance"
     spec = PerformanceSuite
     record = PerfRun
     summary = "summary.json"
@@ -123,3 +119,6 @@ class PerformanceRunner(Runner[PerformanceSuite, PerfRun]):
 
     def checks(self, record: PerfRun, evidence_dir: Path, spec: PerformanceSuite) -> list[Check]:
         return _checks(record, evidence_dir)
+
+    def commands(self, record: PerfRun, **inputs: Any) -> list[str]:
+        return [shlex.join(record.command)] if record.command else []

@@ -1,6 +1,6 @@
 """Profiling: trace files from the engine's profiler endpoints (`capture_profile`) or from the
 runbook's trace-producing command (`capture_command_profile`), recorded as a `ProfileCapture`
-in `profile.json` (or `<name>.json`); `profile_check` and `trace_checks` read them back."""
+in `profile.json` (or `<name>.json`); `profile_check` reads them back."""
 
 from __future__ import annotations
 
@@ -15,13 +15,12 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
+from harness.engines import SGLANG, Profiler
 from harness.errors import HarnessError
-from harness.evidence.engines import SGLANG, Profiler
 from harness.evidence.runbook import ProfilingSpec
 from harness.evidence.runner import Runner
 from harness.evidence.server import RunningServer
-from harness.evidence.traces import TraceNaming, TraceReport, TraceRunner
-from harness.record.checks import Check, CheckStatus, not_run
+from harness.record.checks import Check, CheckStatus
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
 from harness.util.processes import marked_env, stop_group
@@ -44,7 +43,7 @@ def trace_dir_of(spec: ProfilingSpec, evidence_dir: Path) -> Path:
 
 def capture_profile(server: RunningServer, spec: ProfilingSpec, evidence_dir: Path,
                     workload: Callable[[RunningServer], object], *, wait_s: float = 120,
-                    profiler: Profiler = SGLANG.profiler) -> ProfileCapture:
+                    profiler: Profiler = SGLANG.serving.profiler) -> ProfileCapture:
     """Trigger the engine's profiler the way the runbook says (POST /start_profile — SGLang's
     with output_dir and num_steps, vLLM's empty, its directory set at launch — traffic,
     /stop_profile), and collect the trace files it writes (vLLM: one per rank, `.pt.trace.json.gz`).
@@ -156,21 +155,6 @@ def _wait_for_traces(directory: Path, before: set[Path], deadline: float) -> lis
         time.sleep(0.2)
 
 
-def trace_checks(profile_dir: Path, naming: TraceNaming) -> Check:
-    """`performance.trace`, read back from the profile evidence: the analysed trace (time split,
-    top kernels, launch gaps; the diff against the reference trace in the detail), or why no
-    trace was taken (e.g. the engine has no profiler)."""
-    name = TraceRunner.check_name
-    capture = ProfileRunner().read(profile_dir)
-    if capture is None:
-        return not_run(name, "no trace was taken")
-    if not capture.ok:
-        return not_run(name, f"no trace: {capture.reason}", evidence=capture.evidence)
-    traces = TraceRunner()
-    report = TraceReport.model_validate_json((profile_dir / traces.summary).read_text())
-    return traces.checks(report, profile_dir, naming)[0]
-
-
 def profile_check(capture: ProfileCapture) -> Check:
     """profile.capture: the engine wrote at least one trace."""
     if not capture.ok:
@@ -186,13 +170,14 @@ class ProfileRunner(Runner[ProfilingSpec, ProfileCapture]):
     profiler endpoints; the `profile.capture` check."""
 
     name = "profile"
+    section = "profiling"
     spec = ProfilingSpec
     record = ProfileCapture
     summary = "profile.json"
 
     def run(self, spec: ProfilingSpec, evidence_dir: Path, *, workload: Callable[[], object],
             server: RunningServer | None = None, cwd: Path | None = None, env: dict[str, str] | None = None,
-            registry: ProcessRegistry | None = None, profiler: Profiler = SGLANG.profiler) -> ProfileCapture:
+            registry: ProcessRegistry | None = None, profiler: Profiler = SGLANG.serving.profiler) -> ProfileCapture:
         """Trace `workload()`: with `spec.command` run in `cwd` (`capture_command_profile`),
         else through `server`'s profiler endpoints as the engine's `profiler` takes them
         (`capture_profile`; HarnessError without a server)."""
@@ -202,6 +187,12 @@ class ProfileRunner(Runner[ProfilingSpec, ProfileCapture]):
         if server is None:
             raise HarnessError("profiling through the engine's endpoints needs its running server")
         return capture_profile(server, spec, evidence_dir, lambda _server: workload(), profiler=profiler)
+
+    def trace_dir(self, spec: ProfilingSpec, evidence_dir: Path) -> Path | None:
+        """Where the engine's profiler writes the traces of a run into `evidence_dir` when it is
+        traced through the engine's endpoints (the server is launched with it: vLLM takes the
+        directory at launch); None when the runbook's trace command takes them."""
+        return None if spec.command else trace_dir_of(spec, evidence_dir)
 
     def checks(self, record: ProfileCapture, evidence_dir: Path, spec: ProfilingSpec) -> list[Check]:
         return [profile_check(record)]

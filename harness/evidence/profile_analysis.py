@@ -41,7 +41,8 @@ from harness.evidence.trace_stream import (
     group_traces,
     read_columns,
 )
-from harness.evidence.traces import TraceError, TraceNaming, write_evidence_pair
+from harness.evidence.runbook import Runbook
+from harness.evidence.traces import TraceError, TraceNaming, profiling_naming, write_evidence_pair
 from harness.record.checks import Check, CheckStatus
 
 _FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<function>.+)$")  # torch's python_function names
@@ -812,10 +813,14 @@ class ProfileAnalysisRunner(Runner[TraceNaming, ProfileAnalysis]):
     a diff against the reference run's traces when given: the `performance.profile` check."""
 
     name = "profile_analysis"
+    section = "profiling"
     spec = TraceNaming
     record = ProfileAnalysis
     summary = "profile_analysis.json"
     check_name: ClassVar[str] = "performance.profile"
+
+    def specs(self, runbook: Runbook) -> list[tuple[str, TraceNaming]]:
+        return profiling_naming(runbook)
 
     def run(self, spec: TraceNaming, evidence_dir: Path, *, traces: list[Path],
             references: list[list[Path]] | None = None, recipes: Recipes | None = None) -> ProfileAnalysis:

@@ -24,8 +24,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
-from harness.evidence.engines import SERVING, Serving
+from harness.engines import ENGINES, EngineProfile, Serving
 from harness.evidence.tensor_capture import OpCapture
 from harness.util.yamlfile import load_yaml_model
 
@@ -46,47 +47,53 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# keys of an earlier runbook format -> the key that replaced each: named in the error, where
+# pydantic's own words for an unknown key would not say what to write instead
+_RENAMED = {"sglang_version": "engine_version", "vllm_version": "engine_version"}
+
+
 class Environment(_Strict):
     device: str = Field(description="Accelerator the results are for, e.g. 'cuda:H100' or 'xdev:X2'.")
     engine: str = Field(
         default="sglang",
-        description="The serving engine (harness.evidence.engines): sglang or vllm. It picks the benchmark "
-        "client, the profiler's protocol and the release pin below; it must be the plugin's engine.",
+        description="The serving engine (a module of harness/engines/): sglang or vllm. It picks the benchmark "
+        "client and the profiler's protocol; it must be the plugin's engine.",
     )
-    sglang_version: str | None = Field(default=None, description="Upstream SGLang release, e.g. '0.5.23' (engine sglang).")
-    vllm_version: str | None = Field(default=None, description="Upstream vLLM release, e.g. '0.27.1' (engine vllm).")
+    engine_version: str = Field(
+        description="The engine's upstream release the results are for, e.g. '0.5.23' (sglang) or '0.27.1' (vllm)."
+    )
     plugin_version: str | None = Field(default=None, description="Plugin package version, if any.")
     env: dict[str, str] = Field(
         default_factory=dict,
         description="Environment variables set for the server and the runners (e.g. SGLANG_PLATFORM).",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        for old, new in _RENAMED.items():
+            if isinstance(data, dict) and old in data:  # located at the old key, as an unknown key is
+                message = f"renamed to `{new}` (the release of the runbook's `engine`, whichever it is)"
+                raise ValidationError.from_exception_data(cls.__name__, [InitErrorDetails(
+                    type=PydanticCustomError("renamed_key", message), loc=(old,), input=data[old])])
+        return data
+
     @field_validator("engine")
     @classmethod
     def _known_engine(cls, engine: str) -> str:
-        if engine not in SERVING:
-            raise ValueError(f"unknown engine {engine!r}; one of {', '.join(SERVING)}")
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; one of {', '.join(ENGINES)}")
         return engine
 
-    @model_validator(mode="after")
-    def _pins_its_engine(self) -> Environment:
-        key = SERVING[self.engine].version_key
-        if getattr(self, key) is None:
-            raise ValueError(f"engine {self.engine} needs `{key}`, the release the results are for")
-        others = [e.version_key for e in SERVING.values() if e.name != self.engine and getattr(self, e.version_key)]
-        if others:
-            raise ValueError(f"`{others[0]}` pins another engine than `engine: {self.engine}`")
-        return self
+    @property
+    def engine_profile(self) -> EngineProfile:
+        """The runbook's engine (harness.engines)."""
+        return ENGINES[self.engine]
 
     @property
     def serving(self) -> Serving:
-        """What serving differs in for this runbook's engine."""
-        return SERVING[self.engine]
-
-    @property
-    def version(self) -> str | None:
-        """The pinned release of the runbook's engine."""
-        return getattr(self, self.serving.version_key)
+        """What serving differs in for this runbook's engine: its benchmark client and profiler."""
+        return self.engine_profile.serving
 
 
 _PLACEHOLDERS = {"host", "port", "model"}

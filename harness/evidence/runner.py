@@ -5,7 +5,8 @@ class attributes and implement the two methods; the class is checked when it is 
 
     class MyRunner(Runner[MySpec, MyRecord]):
         name = "mine"               # its key in RUNNERS
-        spec = MySpec               # the runbook section it runs (harness.evidence.runbook)
+        section = "mine"            # the `Runbook` field it runs (harness.evidence.runbook)
+        spec = MySpec               # that section's model
         record = MyRecord           # the pydantic model of its summary file
         summary = "mine.json"       # that file, relative to the runner's evidence dir
 
@@ -17,10 +18,15 @@ class attributes and implement the two methods; the class is checked when it is 
             # can be recomputed from the evidence (paths are taken from `evidence_dir` here: the
             # step's staging dir is renamed after `run`)
 
-Steps compose runners: `collect` runs them into the step's evidence, `judge` reads each record
-back (`Runner.read`) and asks for its checks (`Runner.judge`). `RUNNERS` maps a name to
-`module:Class`, imported on first use (`runner(name)`), as mini-swe-agent maps environments and
-lm-eval registers tasks: a new runner is one module and one line here.
+Optional: `phase` (when a served step runs it: "static" needs no server, "serving" drives it,
+"stopped" reads its complete logs), `specs` (the runs its section asks for, when that is not
+the section's value itself) and `commands` (the shell lines that reproduce a run).
+
+Steps compose runners: a served step (`harness.steps.served.ServedStep`) names the ones it runs
+in `runners`, runs each into its evidence (`run`), reads each record back (`Runner.read`) and
+asks for its checks (`Runner.judge`). `RUNNERS` maps a name to `module:Class`, imported on first
+use (`runner(name)`, the only way a step gets a runner), as mini-swe-agent maps environments
+and lm-eval registers tasks: a new runner is one module and one line here.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import inspect
 from abc import ABC, abstractmethod
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel
 
@@ -38,6 +44,10 @@ from harness.record.checks import Check
 
 SpecT = TypeVar("SpecT", bound=BaseModel)
 RecordT = TypeVar("RecordT", bound=BaseModel)
+# When a served step runs a runner: before its server starts, needing none ("static"; whether or
+# not the server starts), while the server is healthy ("serving"), or once it has stopped and its
+# logs are complete ("stopped").
+Phase = Literal["static", "serving", "stopped"]
 
 # name -> "module:Class"; every Runner subclass in harness.evidence is listed (a test checks it).
 RUNNERS: dict[str, str] = {
@@ -56,9 +66,11 @@ class Runner(ABC, Generic[SpecT, RecordT]):
     """The evidence-runner protocol (see the module docstring); checked by `__init_subclass__`."""
 
     name: ClassVar[str]
+    section: ClassVar[str]
     spec: ClassVar[type[BaseModel]]
     record: ClassVar[type[BaseModel]]
     summary: ClassVar[str]
+    phase: ClassVar[Phase] = "serving"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -74,6 +86,12 @@ class Runner(ABC, Generic[SpecT, RecordT]):
                                  ("checks", ["self", "record", "evidence_dir", "spec"])):
             if list(inspect.signature(getattr(cls, method)).parameters)[: len(expected)] != expected:
                 raise TypeError(f"runner {cls.__name__}.{method} must take ({', '.join(expected[1:])}, ...)")
+        # That it names a field of Runbook is checked by tests/architecture/test_runner_contract.py:
+        # the runbook module imports a runner (traces) to validate a section.
+        if not isinstance(getattr(cls, "section", None), str):
+            raise TypeError(f"runner {cls.__name__} must set `section` (str): the Runbook field it runs")
+        if cls.phase not in get_args(Phase):
+            raise TypeError(f"runner {cls.__name__}: `phase` must be one of {', '.join(get_args(Phase))}, not {cls.phase!r}")
 
     @abstractmethod
     def run(self, spec: SpecT, evidence_dir: Path, *args: Any, **kwargs: Any) -> RecordT:
@@ -82,6 +100,22 @@ class Runner(ABC, Generic[SpecT, RecordT]):
     @abstractmethod
     def checks(self, record: RecordT, evidence_dir: Path, spec: SpecT) -> list[Check]:
         """The checks of one run, from its record, the evidence files beside it and its spec."""
+
+    def specs(self, runbook: BaseModel) -> list[tuple[str, SpecT]]:
+        """The runs a `Runbook` asks of this runner, each as (its evidence dir relative to the
+        runner's, its spec): none when its section is unset (None), one per suite of a list
+        section (into `<suite name>/`), else one of the section itself (into the runner's dir)."""
+        value = getattr(runbook, self.section)
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return [(suite.name, suite) for suite in value]
+        return [("", value)]
+
+    def commands(self, record: RecordT, **inputs: Any) -> list[str]:
+        """The shell lines that reproduce the evidence of `record`, a run that took `inputs` (the
+        keywords given to `run`); none by default."""
+        return []
 
     def read(self, evidence_dir: Path) -> RecordT | None:
         """The record a run left in `evidence_dir`, or None when it did not run there."""

@@ -224,11 +224,11 @@ class ServedModel:
                      **kwargs) -> ServedModel:
         """The runbook's server with its environment (environment.env, then server.env). With
         `trace_dir`, also what the engine needs at launch to write profiler traces there
-        (harness.evidence.engines.Profiler.launch: vLLM's --profiler-config, or
+        (harness.engines.Profiler.launch: vLLM's --profiler-config, or
         VLLM_TORCH_PROFILER_DIR before 0.13; nothing for SGLang), unless the runbook sets it."""
         spec, env = runbook.server, runbook.environment.env
         if trace_dir is not None:
-            args, extra = runbook.environment.serving.profiler.launch(runbook.environment.version, Path(trace_dir))
+            args, extra = runbook.environment.serving.profiler.launch(runbook.environment.engine_version, Path(trace_dir))
             given = {a.split("=", 1)[0] for a in shlex.split(spec.command)}
             if args and args[0] not in given:  # the template is str.format-ed per argument: escape braces
                 launch = shlex.join(args).replace("{", "{{").replace("}", "}}")

@@ -229,6 +229,7 @@ class SmokeRunner(Runner[SmokeSpec, SmokeLog]):
     """The smoke requests against a running server; the `smoke.*` checks."""
 
     name = "smoke"
+    section = "smoke"
     spec = SmokeSpec
     record = SmokeLog
     summary = "smoke.jsonl"

@@ -492,21 +492,38 @@ def report_check(report: TraceReport, evidence: list[str], name: str = "profile.
                  detail=f"top kernels by total time:\n{top}" if top else None)
 
 
+def profiling_naming(runbook: BaseModel) -> list[tuple[str, TraceNaming]]:
+    """The one spec of a runner of a `Runbook`'s traces (not imported: the runbook module imports
+    this one): the naming of its `profiling` section, into the runner's dir; none when the
+    runbook does not profile."""
+    return [] if runbook.profiling is None else [("", TraceNaming.model_validate(runbook.profiling.naming))]
+
+
 class TraceRunner(Runner[TraceNaming, TraceReport]):
     """One trace analysed into `trace_summary.json` / `.md` (and, when a reference trace was
     diffed against it, `trace_diff.json` beside them): the `performance.trace` check."""
 
     name = "traces"
+    section = "profiling"
     spec = TraceNaming
     record = TraceReport
     summary = "trace_summary.json"
     check_name: ClassVar[str] = "performance.trace"
 
-    def run(self, spec: TraceNaming, evidence_dir: Path, *, trace: Path, source: str | None = None) -> TraceReport:
-        """Analyse `trace` (HarnessError when it cannot be read); `source` names it in the
-        report (default: its path)."""
+    def specs(self, runbook: BaseModel) -> list[tuple[str, TraceNaming]]:
+        return profiling_naming(runbook)
+
+    def run(self, spec: TraceNaming, evidence_dir: Path, *, trace: Path, source: str | None = None,
+            reference: Path | None = None) -> TraceReport:
+        """Analyse `trace` (HarnessError when it or `reference` cannot be read); `source` names
+        it in the report (default: its path). With a `reference` trace, the diff from it to
+        `trace` is written beside the summary (`trace_diff.json` / `.md`)."""
         report = analyze_trace(load_trace(trace), spec, source=source or str(trace))
         write_trace_evidence(report, evidence_dir)
+        if reference is not None:
+            diff = diff_traces(load_trace(reference), load_trace(trace), spec, before_name="reference",
+                               after_name="candidate")
+            write_diff_evidence(diff, evidence_dir)
         return report
 
     def checks(self, record: TraceReport, evidence_dir: Path, spec: TraceNaming) -> list[Check]:

@@ -5,18 +5,22 @@ person's decision is refused.
 An approval is bound to the hash of the evidence it approved: when the evidence on disk no
 longer hashes to it, the approval is invalidated (`status` exits 1, later gates refuse).
 
-Every rule here is a pure function of the typed record (`RunView`, `StepRecord`, `GateDecision`,
-`ResumeView`): it returns the decision to journal, or a `Refusal` saying why nothing may be
-decided. `harness.workflow.runs` raises a refusal as a one-line HarnessError, before anything is
-recorded; the LangGraph gate nodes journal what `automatic_decision` returns.
+Every decision asked of a gate goes through `decide`: `harness approve` / `reject`, `harness
+resume` and the graph's gate nodes each gather a `GateRequest` and get back the first refusal of
+`GATE_RULES`, consulted in that one order, or else the decision asked for. Every rule is a pure
+function of the typed record (`RunView`, `StepRecord`, `GateDecision`, `ResumeView`): it
+returns the decision to journal, or a `Refusal` saying why nothing may be decided.
+`harness.workflow.runs` raises a refusal as a one-line HarnessError, before anything is
+recorded; the LangGraph gate nodes journal what an undecided gate decides by itself.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, model_validator
 
 from harness.errors import HarnessError
 from harness.record.models import (
@@ -69,6 +73,48 @@ class Reopening(BaseModel):
 
     decision: GateDecision
     later: list[StepView]
+
+
+class PersonDecision(BaseModel):
+    """What a person asks of a gate (`harness approve` / `harness reject`): `text` is the note of
+    an approval or the reason of a rejection; `step` (`reject --step`) names a step to reopen."""
+
+    approve: bool
+    by: str
+    text: str | None = None
+    step: str | None = None
+
+
+class UndecidedGate(BaseModel):
+    """A gate the graph reached with nothing journaled on the step's current attempt: the step's
+    current record, `Step.skip_gate`'s reason (None: there is something to decide) and whether
+    the run approves by itself (--auto-approve)."""
+
+    record: StepRecord
+    skip: str | None = None
+    auto_approve: bool = False
+
+
+class GateRequest(BaseModel):
+    """A decision asked of the gate (`decide`), with what its asker gathered. The askers:
+    `harness approve` / `reject` (`asked`: a PersonDecision, with every input below), `harness
+    resume` (nothing asked, only whether the run may go on: `record_changed`) and the graph's gate
+    node (`asked`: an UndecidedGate, nothing else; the command advancing the graph has checked the
+    rest). An input the asker does not have is None, and a rule that reads it does not apply: it
+    returns None. ValueError (pydantic's) when a person's decision comes without `view`."""
+
+    run_id: str
+    at: str  # UTC: what a decision taken now is stamped with
+    asked: PersonDecision | UndecidedGate | None = None
+    record_changed: list[str] | None = None  # harness.record.pins.record_changes: one line per change
+    resume: ResumeView | None = None  # LangGraph's resume state against the journal
+    view: RunView | None = None  # the run as it stands: what a person decides on
+
+    @model_validator(mode="after")
+    def _person_decides_on_the_run(self) -> GateRequest:
+        if isinstance(self.asked, PersonDecision) and self.view is None:
+            raise ValueError("a person's decision needs the run's view")
+        return self
 
 
 # --------------------------------------------------------------------------- where a gate stands
@@ -259,3 +305,81 @@ def reopening(view: RunView, slug: str, *, by: str, reason: str | None, at: str)
     decision = GateDecision(decision="reopen", by=by.strip(), at=at, evidence_hash=target.evidence_hash,
                             attempt=target.attempt, reason=reason.strip())
     return Reopening(decision=decision, later=[s for s in view.steps[index + 1:] if s.attempt is not None])
+
+
+# --------------------------------------------------------------------------- the one sequence
+
+
+def by_is_plain_text(request: GateRequest) -> Refusal | None:
+    """A person's `--by` is plain text on one line (`plain_text`)."""
+    if not isinstance(request.asked, PersonDecision):
+        return None
+    return plain_text(request.asked.by, "--by", lines=False)
+
+
+def text_is_plain_text(request: GateRequest) -> Refusal | None:
+    """A person's `--note` (approve) or `--reason` (reject) is plain text; its lines are kept."""
+    asked = request.asked
+    if not isinstance(asked, PersonDecision):
+        return None
+    return plain_text(asked.text, "--note" if asked.approve else "--reason", lines=True)
+
+
+def record_unchanged(request: GateRequest) -> Refusal | None:
+    """The run's record is what it was when the run started (`record_refusal`)."""
+    if request.record_changed is None:
+        return None
+    return record_refusal(request.run_id, request.record_changed)
+
+
+def resume_state_readable(request: GateRequest) -> Refusal | None:
+    """The resume state is readable, and holds the checkpoint of a run that waits at a gate
+    (`resume_state_refusal`)."""
+    if request.resume is None:
+        return None
+    waiting = request.view is not None and request.view.state == "waiting"
+    return resume_state_refusal(request.run_id, request.resume, waiting=waiting)
+
+
+def step_with_reject_only(request: GateRequest) -> Refusal | None:
+    """A person's `--step` goes with a rejection (`step_refusal`)."""
+    if not isinstance(request.asked, PersonDecision):
+        return None
+    return step_refusal(approve=request.asked.approve, step=request.asked.step)
+
+
+GateRule = Callable[[GateRequest], Refusal | None]
+
+# The one order, for every asker (docs/runs.md lists it): what a person says, then whether the
+# run's record and resume state allow a decision at all, then whether the options go together;
+# the decision itself (its own refusals in `decision_at_gate` and `reopening`) comes last.
+GATE_RULES: list[GateRule] = [
+    by_is_plain_text,
+    text_is_plain_text,
+    record_unchanged,
+    resume_state_readable,
+    step_with_reject_only,
+]
+
+
+def decide(request: GateRequest) -> GateDecision | Reopening | Refusal | None:
+    """The gate's answer to `request`: the first refusal of `GATE_RULES`, consulted in order,
+    else what was asked decided —
+    - a person's decision: the reopening of `step` when a rejection names a step other than the
+      one the run waits at (`reopening`), else the decision at the waiting gate
+      (`decision_at_gate`); either may still be a Refusal;
+    - an undecided gate of the graph: `automatic_decision` (None: it waits for a person);
+    - nothing asked (`harness resume`): None, the run may go on."""
+    for rule in GATE_RULES:
+        refusal = rule(request)
+        if refusal is not None:
+            return refusal
+    asked, view = request.asked, request.view
+    if isinstance(asked, UndecidedGate):
+        return automatic_decision(asked.record, skip=asked.skip, auto_approve=asked.auto_approve, at=request.at)
+    if asked is None:
+        return None
+    assert view is not None  # GateRequest refuses a person's decision without one
+    if asked.step is not None and not asked.approve and asked.step != view.waiting_at:
+        return reopening(view, asked.step, by=asked.by, reason=asked.text, at=request.at)
+    return decision_at_gate(view, approve=asked.approve, by=asked.by, text=asked.text, at=request.at)

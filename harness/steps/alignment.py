@@ -25,7 +25,7 @@ from harness.steps.drafting import write_up_draft
 from harness.steps.skills import skill_rules
 
 # The landing rules are the alignment skill's (skills/alignment/SKILL.md), not this code's;
-# what each kind of dependency lands as is the kind's (harness.knowledge.model.kinds).
+# what each kind of dependency lands as is the kind's (harness.engines.kinds).
 RULES = skill_rules("alignment")
 PLATFORM_BASES: tuple[str, ...] = tuple(RULES["platform_bases"])
 

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 from harness.errors import HarnessError
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
-from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
 from harness.knowledge.model import Finding, Status, profile
 from harness.knowledge.products import Port, map_plugin, platform_map, port_plugin
 from harness.record.checks import Check, CheckStatus, not_run
@@ -36,6 +35,7 @@ class InterfaceStep(ServedStep):
     title = "Interface: hook targets, overrides and a served smoke test"
     template = "step.md.j2"
     check_name: ClassVar[str] = "interface.smoke"
+    runners: ClassVar[tuple[str, ...]] = ("smoke",)
 
     def collect_static(self, ctx: StepContext) -> tuple[dict[str, Any], list[str]]:
         facts: dict[str, Any] = {"upstream": ctx.upstream.label}
@@ -87,9 +87,9 @@ class InterfaceStep(ServedStep):
     def draft(self, ctx: StepContext, facts: dict[str, Any], checks: list[Check]) -> Draft:
         return agent_draft(facts, facts.get("checked", "the plugin checkout"))
 
-    def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
-        run_smoke(server, runbook.smoke, ctx.evidence_dir / "smoke")
-        return []
+    def runner_inputs(self, name: str, ctx: StepContext, runbook: Runbook,
+                      server: RunningServer | None) -> dict[str, Any]:
+        return {"server": server}
 
     def judge_static(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         facts = read_facts(evidence_dir)
@@ -99,10 +99,6 @@ class InterfaceStep(ServedStep):
                     stale_copies_check(evidence_dir, facts, inputs.from_upstream is not None)]
         findings = [Finding.model_validate(f) for f in json.loads((evidence_dir / STATIC).read_text())]
         return [targets_check(findings, facts["upstream"]), overrides_check(findings, facts["upstream"]), stale_copies_check(evidence_dir, facts, inputs.from_upstream is not None)]
-
-    def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
-        log = evidence_dir / "smoke" / "smoke.jsonl"
-        return smoke_checks(read_exchanges(log), runbook.smoke, [str(log)])
 
 
 def targets_check(findings: list[Finding], upstream: str) -> Check:

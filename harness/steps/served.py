@@ -1,25 +1,24 @@
 """One base for the steps that serve a model (2 interface, 3 operators, 4 accuracy, 5
-performance): load the runbook, copy it into the evidence, start its server, let the step drive
-it, and record in `served.json` anything that stopped that (no runbook or an unusable one, a
-server that never got healthy, was not the one started or exited mid-step, a runner that
-raised). Its `judge` turns those into checks — never a pass — and otherwise asks the step's
-`judge_served` for the checks of what was measured. The engine's identity (`server.json`) is
-written to the facts, so the report says which engine was measured.
+performance): load the runbook, copy it into the evidence, start its server, run the evidence
+runners the step composes around it, and record in `served.json` anything that stopped that (no
+runbook or an unusable one, a server that never got healthy, was not the one started or exited
+mid-step, a runner that raised). Its `judge` turns those into checks — never a pass — and
+otherwise judges what each runner measured (`judge_served`). The engine's identity
+(`server.json`) is written to the facts, so the report says which engine was measured.
 """
 
 from __future__ import annotations
 
 import contextlib
 import shlex
-from abc import abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
 from harness.errors import HarnessError, InputError
-from harness.evidence.profile import trace_dir_of
 from harness.evidence.runbook import Runbook, load_runbook
+from harness.evidence.runner import RUNNERS, Phase, runner
 from harness.evidence.server import (
     RunningServer,
     ServedModel,
@@ -33,7 +32,6 @@ from harness.record.models import RunInputs
 from harness.steps.base import Collected, Step, StepContext, runner_failure
 
 SERVED = "served.json"
-PROFILE = "profile"  # the profile evidence of the steps that take traces (operators, performance)
 RUNBOOK_COPY = "runbook.yaml"
 SERVER_DIR = "server"
 
@@ -69,24 +67,44 @@ class ServedStep(Step):
     """A step whose evidence comes from the runbook's served model.
 
     Subclasses set `check_name` (the check that stands for the step when nothing could be
-    served) and implement `exercise` (drive the server, write evidence, return commands) and
-    `judge_served` (the checks, read back from that evidence). `skip_reason` may say why the
-    runbook asks nothing of this step (then no server is started)."""
+    served) and `runners`: the evidence runners the step composes, by their names in RUNNERS, in
+    the order they run (checked when the class is defined). The base runs each one whose runbook
+    section is set (`Runner.specs`) into `<evidence>/<name>` (`runner_dirs` may name another
+    dir) at the runner's phase — a static one before the server starts, a serving one against the
+    healthy server (`exercise`), a stopped one once the server has stopped — with the keywords
+    the step's `runner_inputs` gives it, and judges each one (`judge_static`, `judge_served`).
+    A step whose composition is procedural (one runner as another's workload, reference servers)
+    overrides `exercise` and `judge_served`, and still runs only its declared runners, got
+    through `runner(name)`. `skip_reason` may say why the runbook asks nothing of this step
+    (then no server is started)."""
 
     abstract: ClassVar[bool] = True
     check_name: ClassVar[str]
+    runners: ClassVar[tuple[str, ...]] = ()
+    runner_dirs: ClassVar[dict[str, str]] = {}  # runner name -> its evidence dir, where that is not its name
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        unknown = [name for name in cls.runners if name not in RUNNERS]
+        if unknown:
+            raise TypeError(f"step {cls.__name__} composes unknown runner(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(sorted(RUNNERS))}")
+        stray = sorted(set(cls.runner_dirs) - set(cls.runners))
+        if stray:
+            raise TypeError(f"step {cls.__name__}: runner_dirs names runner(s) it does not compose: {', '.join(stray)}")
 
     def collect(self, ctx: StepContext) -> Collected:
         facts, commands = self.collect_static(ctx)
         runbook, state = _read_runbook(ctx.inputs)
         if runbook is not None:
             ctx.write_text(RUNBOOK_COPY, Path(ctx.inputs.runbook).read_text(encoding="utf-8"))
+            commands += self._run_phase("static", ctx, runbook, None)  # whether the server starts or not
             skip = self.skip_reason(runbook)
             if skip:
                 state.skipped = skip
             else:
                 served = ServedModel.from_runbook(runbook, ctx.evidence_dir / SERVER_DIR, registry=ctx.processes,
-                                                  progress=ctx.progress, trace_dir=self.trace_dir(ctx, runbook))
+                                                  progress=ctx.progress, trace_dir=self._trace_dir(ctx, runbook))
                 try:
                     with served as server:
                         commands.append(shlex.join(server.command))
@@ -96,7 +114,7 @@ class ServedStep(Step):
                             served.confirm_alive()  # an engine that died mid-step explains what failed
                             raise
                         served.confirm_alive()
-                    self.after_serving(ctx, runbook, list(server.log_paths))
+                    commands += self._run_phase("stopped", ctx, runbook, server)
                 except ServerStartError:
                     state.start_failed = True  # the server's record says why
                 except Exception as exc:  # noqa: BLE001 — any runner failure is recorded, not passed
@@ -113,33 +131,85 @@ class ServedStep(Step):
         """Evidence that needs no server (facts, commands); none by default."""
         return {}, []
 
-    def trace_dir(self, ctx: StepContext, runbook: Runbook) -> Path | None:
-        """Where the engine's profiler writes this step's traces, when the step takes them
-        through the engine's endpoints (the server is launched for it); None by default."""
-        return None
-
-    def after_serving(self, ctx: StepContext, runbook: Runbook, logs: list[Path]) -> None:
-        """Evidence read from the stopped server's complete logs; nothing by default."""
-
     def skip_reason(self, runbook: Runbook) -> str | None:
         """Why the runbook asks nothing of this step, or None."""
         return None
 
-    @abstractmethod
+    def runner_inputs(self, name: str, ctx: StepContext, runbook: Runbook,
+                      server: RunningServer | None) -> dict[str, Any]:
+        """The keywords the composed runner `name` takes besides its spec and evidence dir (a
+        server, a workload, logs, traces, cwd, env). `server` is the healthy server for a serving
+        runner, the stopped one (its `log_paths` complete) for a stopped one, None for a static
+        one; none by default."""
+        return {}
+
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         """Drive the healthy server, writing evidence under ctx.evidence_dir; return the
-        commands that reproduce it."""
+        commands that reproduce it. By default: each serving runner in turn."""
+        return self._run_phase("serving", ctx, runbook, server)
 
-    @abstractmethod
     def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
-        """The checks of what `exercise` measured, read back from `evidence_dir`."""
+        """The checks of what was measured with the server and after it, read back from
+        `evidence_dir`. By default: each serving and stopped runner's, in turn."""
+        return [check for name in self.runners if runner(name).phase != "static"
+                for check in self.judge_runner(name, evidence_dir, runbook)]
+
+    def runner_dir(self, name: str, evidence_dir: Path) -> Path:
+        """Where the composed runner `name` writes its evidence in the step's `evidence_dir`
+        (KeyError for a runner the step does not compose)."""
+        if name not in self.runners:
+            raise KeyError(f"step {self.name} does not compose runner {name!r}; it composes {', '.join(self.runners)}")
+        return evidence_dir / self.runner_dirs.get(name, name)
+
+    def run_runner(self, name: str, ctx: StepContext, runbook: Runbook, server: RunningServer | None) -> list[str]:
+        """Run the composed runner `name` once per spec the runbook holds for it (none when its
+        section is unset), into its evidence dir, with the keywords of `runner_inputs`; return
+        the commands that reproduce the runs."""
+        composed, out = runner(name), self.runner_dir(name, ctx.evidence_dir)
+        specs = composed.specs(runbook)
+        if not specs:
+            return []
+        ctx.progress(f"{self.name}: running {name}")
+        inputs = self.runner_inputs(name, ctx, runbook, server)
+        return [command for subdir, spec in specs
+                for command in composed.commands(composed.run(spec, out / subdir, **inputs), **inputs)]
+
+    def judge_runner(self, name: str, evidence_dir: Path, runbook: Runbook) -> list[Check]:
+        """The checks of the composed runner `name`'s runs, read back from the step's
+        `evidence_dir`, one run per spec the runbook holds for it. HarnessError when the runner
+        left a record though the runbook has no section for it."""
+        composed, out = runner(name), self.runner_dir(name, evidence_dir)
+        specs = composed.specs(runbook)
+        if not specs and composed.read(out) is not None:
+            raise HarnessError(f"the runbook copied into the evidence has no {composed.section} section, "
+                               f"yet {name} ran")
+        return [check for subdir, spec in specs for check in composed.judge(out / subdir, spec)]
+
+    def _run_phase(self, phase: Phase, ctx: StepContext, runbook: Runbook, server: RunningServer | None) -> list[str]:
+        return [command for name in self.runners if runner(name).phase == phase
+                for command in self.run_runner(name, ctx, runbook, server)]
+
+    def _trace_dir(self, ctx: StepContext, runbook: Runbook) -> Path | None:
+        """Where the engine's profiler writes this step's traces when the step composes the
+        profile runner and the runbook profiles through the engine's endpoints (the server is
+        launched for it); None otherwise."""
+        if "profile" not in self.runners or runbook.profiling is None:
+            return None
+        return runner("profile").trace_dir(runbook.profiling, self.runner_dir("profile", ctx.evidence_dir))
 
     def judge(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         return self.judge_static(evidence_dir, inputs) + self.judge_serving(evidence_dir, inputs)
 
     def judge_static(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
-        """Checks of the `collect_static` evidence; none by default."""
-        return []
+        """Checks of the evidence that needs no server: by default each static runner's that
+        ran (the runbook copied into the evidence is read only then). A step that overrides it
+        for its `collect_static` evidence adds these."""
+        ran = [name for name in self.runners
+               if runner(name).phase == "static" and self.runner_dir(name, evidence_dir).is_dir()]
+        if not ran:
+            return []
+        runbook = evidence_runbook(evidence_dir, inputs)
+        return [check for name in ran for check in self.judge_runner(name, evidence_dir, runbook)]
 
     def judge_serving(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         """What serving the model showed: a not-run or failed check when it could not be served,
@@ -181,7 +251,7 @@ def _identity(record_path: Path, runbook: Runbook) -> dict[str, Any] | None:
         return None
     identity = record.identity
     environment = runbook.environment
-    return {"serving": f"{environment.serving.display} {environment.version}", "pid": identity.pid,
+    return {"serving": f"{environment.engine_profile.display} {environment.engine_version}", "pid": identity.pid,
             "program": " ".join(identity.program or record.command), "models": identity.models, "port": record.port}
 
 
@@ -207,13 +277,11 @@ def start_reference(ctx: StepContext, runbook: Runbook, name: str, started: dict
     return started[name]
 
 
-def profiled_trace_dir(ctx: StepContext, runbook: Runbook) -> Path | None:
-    """The trace directory of a step that profiles through the engine's endpoints (the runbook
-    has `profiling` without a trace `command`); None otherwise."""
-    spec = runbook.profiling
-    if spec is None or spec.command:
-        return None
-    return trace_dir_of(spec, ctx.evidence_dir / PROFILE)
+def profile_inputs(ctx: StepContext, runbook: Runbook, server: RunningServer) -> dict[str, Any]:
+    """The profile runner's keywords but its workload: the server whose profiler endpoints it
+    may drive, the directory and env a trace command runs with, the engine's profiler."""
+    return {"server": server, "cwd": runbook_dir(runbook), "env": runbook.environment.env,
+            "registry": ctx.processes, "profiler": runbook.environment.serving.profiler}
 
 
 def runbook_dir(runbook: Runbook) -> Path:

@@ -8,7 +8,7 @@ which reads its new attempt number and the reason from the journal. Only when no
 decided yet does a gate `interrupt()`. So the journal alone steers the graph: a gate re-executed
 on resume, or a graph rebuilt from the journal after its checkpoints were lost, repeats nothing
 and asks nothing twice. A gate that skips or auto-approves journals its own decision
-(`harness.record.gates.automatic_decision`).
+(`harness.record.gates.decide`, on the same rules as a person's).
 
 An approval of a drafted step owes the commit of its patch: the approve line says so
 (`commit: "pending"`), and the commit is journaled (`commit_done`) once made. A kill in between
@@ -27,9 +27,15 @@ from langgraph.types import Command, interrupt
 
 from harness.agent.sandbox import Sandbox
 from harness.errors import HarnessError
-from harness.record.gates import attempt_of, automatic_decision, last_rejection
+from harness.record.gates import (
+    GateRequest,
+    UndecidedGate,
+    attempt_of,
+    decide,
+    last_rejection,
+)
 from harness.record.layout import RunLayout, utc_now
-from harness.record.models import RunInputs, RunState
+from harness.record.models import GateDecision, RunInputs, RunState
 from harness.record.trajectory import decision_event
 from harness.steps import WORKFLOW
 from harness.steps.base import Step, StepContext, execute_step, load_result
@@ -89,8 +95,10 @@ def _gate_node(step: Step, run: RunLayout, following: str, auto_approve: bool):
         decision = trajectory.decision(slug)
         if decision is None:  # a skip (nothing to decide) or --auto-approve is journaled like a person's
             result = load_result(run.evidence_dir(slug))
-            skip = step.skip_gate(result) if result is not None else None
-            decision = automatic_decision(record, skip=skip, auto_approve=auto_approve, at=utc_now())
+            undecided = UndecidedGate(record=record, skip=step.skip_gate(result) if result is not None else None,
+                                      auto_approve=auto_approve)
+            decision = decide(GateRequest(run_id=run.run_id, at=utc_now(), asked=undecided))
+            assert decision is None or isinstance(decision, GateDecision)  # no rule refuses an undecided gate
             if decision is not None:
                 owed = decision.decision == "approve" and commit_owed(run, slug, record.attempt)
                 run.log(decision.decision, **decision_event(decision, slug, commit_owed=owed))

@@ -4,9 +4,9 @@ Each call that advances a run takes the run's lock (`harness.workflow.lock`), pu
 where the journal says the run stands when a killed process left the checkpoint behind
 (`harness.workflow.resume`), advances it as far as it goes (to the next gate, or the end), then
 re-renders the reports from the run's files (`harness.workflow.views`). Whether a decision is
-allowed, and what is journaled, is decided by the gate rules (`harness.record.gates`); nothing is
-recorded when they refuse. A lost or unreadable state file changes no report; `repair` rebuilds
-it from the journals.
+allowed, and what is journaled, is decided by the gate (`harness.record.gates.decide`, its rules
+in one order) on the inputs gathered here; nothing is recorded when it refuses. A lost or
+unreadable state file changes no report; `repair` rebuilds it from the journals.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from harness.errors import HarnessError
 from harness.knowledge.products import FeatureSpec, resolve
 from harness.record import gates
 from harness.record.layout import RunLayout, Workspace, utc_now
-from harness.record.models import AgentSettings, RunInputs, RunView
+from harness.record.models import AgentSettings, GateDecision, RunInputs, RunView
 from harness.record.pins import (
     RUN_JSON,
     content_pin,
@@ -95,9 +95,13 @@ def _writable(workspace: Workspace, run_id: str) -> None:
     ensure_writable(run.reports_dir, "the run's reports")
 
 
-def _refuse(refusal: gates.Refusal | None) -> None:
-    if refusal is not None:
-        raise refusal.error()
+def _consult(request: gates.GateRequest) -> GateDecision | gates.Reopening | None:
+    """What the gate decides on `request` (`harness.record.gates.decide`: its rules in their one
+    order, then the decision). HarnessError (one line) when a rule refuses: nothing is recorded."""
+    outcome = gates.decide(request)
+    if isinstance(outcome, gates.Refusal):
+        raise outcome.error()
+    return outcome
 
 
 def start_run(workspace: Workspace, inputs: RunInputs, progress: Progress = lambda m: None) -> RunView:
@@ -129,13 +133,6 @@ def _decisive_files(inputs: RunInputs) -> list[str]:
     return [inputs.runbook, *(str(recipe) for recipe in load_runbook(inputs.runbook).recipes)]
 
 
-def verify_record(run: RunLayout) -> None:
-    """Refuse (HarnessError, one line) to decide on or advance a run whose record changed since
-    it started: its journal's chain is broken, or run.json, its runbook or a recipe is not what
-    was pinned. Nothing is recorded."""
-    _refuse(gates.record_refusal(run.run_id, record_changes(run)))
-
-
 def check_workspace(workspace: Workspace, run_id: str | None = None) -> None:
     """What `run` needs before it records anything: the state and reports dirs (the run's,
     given `run_id`) are writable and the state file is readable. HarnessError (one line)
@@ -151,11 +148,13 @@ def check_workspace(workspace: Workspace, run_id: str | None = None) -> None:
 
 def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None) -> RunView:
     """Continue a run a killed process left mid-step, from where its journal says it stands (a
-    lost resume cache is rebuilt on the way); a run at a gate or finished is returned as is."""
+    lost resume cache is rebuilt on the way); a run at a gate or finished is returned as is.
+    HarnessError (one line, nothing recorded) when its record changed since it started: its
+    journal's chain is broken, or run.json, its runbook or a recipe is not what was pinned."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with exclusive(run):
-        verify_record(run)
+        _consult(gates.GateRequest(run_id=run_id, at=utc_now(), record_changed=record_changes(run)))
         if run.trajectory().commits_owed:  # an approval whose commit a kill cut off
             _writable(workspace, run_id)
             settle_commits(run)
@@ -183,32 +182,27 @@ def decide(
     every step after it runs again once it is approved. HarnessError on a decision the run's
     state does not allow (with what to do instead; `harness.record.gates`), and before anything
     is recorded when the run cannot be written or its resume state is gone (`harness repair`)."""
-    _refuse(gates.plain_text(by, "--by", lines=False))
-    _refuse(gates.plain_text(text, "--note" if approve else "--reason", lines=True))
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with exclusive(run):
-        verify_record(run)
-        _writable(workspace, run_id)
+        view = view_of(run, inputs)
         resume = resume_view(workspace, run, inputs)
-        # the view costs a hash of the evidence: only a missing checkpoint needs it
-        waiting = resume.state == "missing" and view_of(run, inputs).state == "waiting"
-        _refuse(gates.resume_state_refusal(run_id, resume, waiting=waiting))
+        outcome = _consult(gates.GateRequest(
+            run_id=run_id, at=utc_now(), asked=gates.PersonDecision(approve=approve, by=by, text=text, step=step),
+            record_changed=view.record_changed, resume=resume, view=view))
+        # only what the gate allows gets this far: a refused decision writes nothing, not even a commit
+        _writable(workspace, run_id)
         settle_commits(run)  # an earlier approval's commit a kill cut off comes first
-        _refuse(gates.step_refusal(approve=approve, step=step))
-        if step is not None and not approve:
-            view = view_of(run, inputs)
-            if step != view.waiting_at:
-                return _reopen_locked(run, inputs, view, step, by=by, reason=text, progress=progress)
-        return _decide_locked(run, inputs, approve=approve, by=by, text=text, progress=progress)
+        if isinstance(outcome, gates.Reopening):
+            return _reopen_locked(run, inputs, step, outcome, progress)
+        assert isinstance(outcome, GateDecision)  # a person is answered a decision or a refusal
+        return _decide_locked(run, inputs, view.waiting_at, outcome, progress)
 
 
-def _reopen_locked(run: RunLayout, inputs: RunInputs, view: RunView, slug: str, *, by: str, reason: str | None,
+def _reopen_locked(run: RunLayout, inputs: RunInputs, slug: str, reopening: gates.Reopening,
                    progress: Progress) -> RunView:
-    """Reject an approved step behind the gate the run waits at (or of a finished run)."""
-    reopening = gates.reopening(view, slug, by=by, reason=reason, at=utc_now())
-    if isinstance(reopening, gates.Refusal):
-        raise reopening.error()
+    """Reject `slug`, an approved step behind the gate the run waits at (or of a finished run),
+    as the gate decided (`reopening`)."""
     verify_pins(inputs)
     # Evidence first, state second: a kill in between leaves state that the same command redoes,
     # never later steps whose stale evidence a rerun would reuse.
@@ -228,20 +222,15 @@ def _reopen_locked(run: RunLayout, inputs: RunInputs, view: RunView, slug: str, 
     return _advance(run, inputs, None, progress)
 
 
-def _decide_locked(run: RunLayout, inputs: RunInputs, *, approve: bool, by: str, text: str | None,
+def _decide_locked(run: RunLayout, inputs: RunInputs, slug: str, decision: GateDecision,
                    progress: Progress) -> RunView:
-    """Decide the gate the run waits at, as the gate rules allow."""
-    view = view_of(run, inputs)
-    decision = gates.decision_at_gate(view, approve=approve, by=by, text=text, at=utc_now())
-    if isinstance(decision, gates.Refusal):
-        raise decision.error()
-    slug = view.waiting_at
+    """Journal the decision on `slug`, the gate the run waits at, as the gate decided it."""
     verify_pins(inputs)  # before the decision is recorded: the next step reads the upstreams
     catch_up(run, inputs)  # the graph waits at this gate before the decision moves it on
     # the record first, the graph second: an approval owing a commit says so, so a kill before
     # the commit leaves it owed to the next command (graph.settle_commits)
-    run.log(decision.decision, **decision_event(decision, slug,
-                                                commit_owed=approve and commit_owed(run, slug, decision.attempt)))
+    owed = decision.decision == "approve" and commit_owed(run, slug, decision.attempt)
+    run.log(decision.decision, **decision_event(decision, slug, commit_owed=owed))
     return _advance(run, inputs, Command(resume=decision.model_dump(mode="json")), progress, place=False)
 
 

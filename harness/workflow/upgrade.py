@@ -134,7 +134,7 @@ class UpgradeReport(BaseModel):
 
     plugin: str
     plugin_fingerprint: str
-    engine: str = "SGLang"  # the upstream engine's display name (kinds.EngineProfile.display)
+    engine: str = "SGLang"  # the upstream engine's display name (EngineProfile.display, harness.engines)
     from_spec: str
     to_spec: str
     outcome: UpgradeOutcome
@@ -164,7 +164,7 @@ class UpgradeReport(BaseModel):
 
 
 def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Progress = lambda m: None) -> str:
-    """--from: `auto` reads what the plugin declares (plugin_repo.declared_pins): the commit of
+    """--from: `auto` reads what the plugin declares (model.plugin.declared_pins): the commit of
     upstream main it pins, in the repository of a `--to PATH@REF` (a main-to-main job), else the
     first release it pins (a range: its lower bound). HarnessError (one line, naming the engine's
     pip name) when it declares none."""

@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "harness"
 # Lowest first; a module may import from its own layer and the layers below.
 LAYERS = [
     ["harness", "harness.errors", "harness.util"],
+    ["harness.engines"],
     ["harness.knowledge", "harness.stats"],
     ["harness.record"],
     ["harness.evidence", "harness.report", "harness.testing"],

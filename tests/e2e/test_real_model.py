@@ -21,7 +21,6 @@ import httpx
 import pytest
 
 from harness.errors import HarnessError
-from harness.evidence.accuracy import run_runbook_accuracy, suite_checks
 from harness.evidence.local_model import (
     SERVED_MODEL_NAME,
     prepare_tokenizer,
@@ -34,8 +33,9 @@ from harness.evidence.perf import (
     missing_bench_packages,
     run_performance,
 )
-from harness.evidence.performance import suite_checks as performance_checks
-from harness.evidence.runbook import Runbook, load_runbook
+from harness.evidence.lmeval import Endpoint
+from harness.evidence.runbook import AccuracySuite, Runbook, load_runbook
+from harness.evidence.runner import runner
 from harness.evidence.server import ServedModel
 from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
 from harness.record.checks import CheckStatus
@@ -66,6 +66,17 @@ def served(runbook: Runbook, tmp_path_factory: pytest.TempPathFactory):
             patch.setenv(name, value)
         with ServedModel.from_runbook(runbook, evidence) as server:
             yield server, evidence
+
+
+def evaluate(runbook: Runbook, suite: AccuracySuite, server, out: Path, reference=None):
+    """The accuracy runner on one suite (as the accuracy step runs it); its one check."""
+    api = runbook.accuracy_api(suite)
+    endpoint = Endpoint(base_url=server.base_url, model=server.model, api=api)
+    baseline = Endpoint(base_url=reference.base_url, model=reference.model, api=api) if reference else None
+    accuracy = runner("accuracy")
+    accuracy.run(suite, out / suite.name, endpoint=endpoint, reference=baseline)
+    [check] = accuracy.judge(out / suite.name, suite)
+    return check
 
 
 def test_server_is_the_smollm2_gguf_on_llama_cpp(served):
@@ -100,8 +111,7 @@ def test_smoke_emits_tokens_deterministically(served, runbook: Runbook):
 def test_gsm8k_through_lm_eval_and_the_paired_gate(served, runbook: Runbook):
     server, evidence = served
     suite = runbook.accuracy[0]
-    run_runbook_accuracy(runbook.model_copy(update={"accuracy": [suite]}), server, evidence / "accuracy")
-    [check] = suite_checks(evidence / "accuracy", [suite.name])
+    check = evaluate(runbook, suite, server, evidence / "accuracy")
 
     # The gate ran (whatever it decided) on the baseline's questions, with the paired rule.
     assert check.status in (CheckStatus.passed, CheckStatus.failed, CheckStatus.inconclusive), check.label()
@@ -131,9 +141,7 @@ def test_longbench_scored_by_lm_evals_metric_against_a_reference_in_the_same_run
     same questions as the paired baseline (here the same engine: A vs A, so nothing is lost)."""
     server, evidence = served
     suite = next(s for s in runbook.accuracy if s.task.startswith("longbench_"))
-    run_runbook_accuracy(runbook.model_copy(update={"accuracy": [suite]}), server, evidence / "accuracy",
-                         references={suite.reference: server})
-    [check] = suite_checks(evidence / "accuracy", [suite.name])
+    check = evaluate(runbook, suite, server, evidence / "accuracy", reference=server)
     assert check.status is not CheckStatus.failed and check.status is not CheckStatus.not_run, check.label()
     assert check.metrics["metric"] == "score,none" and check.metrics["reference"] == suite.reference
     assert check.metrics["losses"] == 0 and check.metrics["wins"] == 0  # greedy: the same answers
@@ -176,7 +184,7 @@ def test_bench_serving_through_the_perf_runner(served, runbook: Runbook):
     run_performance(suite, server.base_url, evidence / "perf", model=server.model,
                     tokenizer=str(tokenizer_dir()), env={**os.environ, **runbook.environment.env})
     runs = load_bench_results(evidence / "perf" / "results.jsonl") if (evidence / "perf" / "results.jsonl").is_file() else []
-    result = SimpleNamespace(checks=performance_checks(evidence / "perf"), runs=runs, spread=summarize(runs) if runs else {})
+    result = SimpleNamespace(checks=runner("performance").judge(evidence / "perf", suite), runs=runs, spread=summarize(runs) if runs else {})
 
     run_check = result.checks[0]
     assert run_check.status is CheckStatus.passed, f"{run_check.label()}\n{run_check.detail}"

@@ -82,7 +82,7 @@ def loopback_runbook_data(*flags: str, answers: Path | None = None, api: str = "
         command += " " + " ".join(flags)
     return {
         "name": "loopback",
-        "environment": environment or {"device": "loopback", "sglang_version": "loopback"},
+        "environment": environment or {"device": "loopback", "engine_version": "loopback"},
         "server": {
             "command": command,
             "model": model,

@@ -15,7 +15,7 @@ from harness.evidence.perf import (
     request_samples,
     run_performance,
 )
-from harness.evidence.performance import suite_checks
+from harness.evidence.runner import runner
 from harness.evidence.runbook import PerformanceSuite
 from harness.record.checks import CheckStatus
 from harness.stats.performance import Metric, compare_paired_requests
@@ -74,7 +74,7 @@ def test_an_injected_slowdown_is_detected_and_a_vs_a_is_not(loopback_server, tok
                 run = run_performance(suite, candidate.base_url, out, tokenizer=str(tokenizer),
                                       reference_url=reference.base_url, reference_model=reference.model)
             assert run.status == "measured", run.reason
-            verdicts[label] = {c.name.removeprefix("performance.ab."): c for c in suite_checks(out)}
+            verdicts[label] = {c.name.removeprefix("performance.ab."): c for c in runner("performance").judge(out, suite)}
 
     # repetitions alternate, counterbalanced: candidate reference, reference candidate, ...
     commands = json.loads((tmp_path / "slower" / "command.json").read_text())["commands"]

@@ -67,7 +67,7 @@ def serve(root: Path, name: str, answers: Path, *flags: str) -> ServedModel:
     )
     runbook = {
         "name": name,
-        "environment": {"device": "loopback", "sglang_version": "loopback"},
+        "environment": {"device": "loopback", "engine_version": "loopback"},
         "server": {
             "command": " ".join([command, *flags]),
             "model": "loopback-model",

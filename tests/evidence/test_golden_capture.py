@@ -60,7 +60,7 @@ def _golden_runbook(tmp_path: Path, golden: str) -> Path:
     path = tmp_path / "runbook.yaml"
     path.write_text(textwrap.dedent("""\
         name: t
-        environment: {device: cpu, sglang_version: "0.5.23"}
+        environment: {device: cpu, engine_version: "0.5.23"}
         server: {command: "x --port {port}", model: m}
         """) + textwrap.dedent(golden))
     return path

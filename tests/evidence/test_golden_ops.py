@@ -100,7 +100,7 @@ def test_the_runbook_ops_key_is_checked_and_an_unknown_device_is_one_line(tmp_pa
     runbook = tmp_path / "runbook.yaml"
     runbook.write_text(textwrap.dedent("""\
         name: t
-        environment: {device: cpu, sglang_version: "0.5.23"}
+        environment: {device: cpu, engine_version: "0.5.23"}
         server: {command: "x --port {port}", model: m}
         golden:
           reference: {dumps: r}
@@ -130,7 +130,7 @@ def test_a_device_registered_at_import_captures_and_its_faulty_kernel_is_named(t
     path = tmp_path / "runbook.yaml"
     path.write_text(textwrap.dedent(f"""\
         name: t
-        environment: {{device: cpu, sglang_version: "0.5.23"}}
+        environment: {{device: cpu, engine_version: "0.5.23"}}
         server: {{command: "x --port {{port}}", model: m}}
         golden:
           reference: {{command: "{capture} --device cpu"}}

@@ -16,7 +16,7 @@ VALID = textwrap.dedent("""\
     name: t
     environment:
       device: xdev
-      sglang_version: "0.5.23"
+      engine_version: "0.5.23"
     server:
       command: python -m sglang.launch_server --model-path {model} --host {host} --port {port}
       model: m

@@ -44,7 +44,7 @@ EXAMPLE_RUNBOOK = REPO_ROOT / "harness/examples/workspace/runbook.yaml"
 def _runbook(tmp_path: Path, launcher: object, command: str | None = None, **server: object) -> Runbook:
     data = {
         "name": "slurm-loopback",
-        "environment": {"device": "loopback", "sglang_version": "fixture"},
+        "environment": {"device": "loopback", "engine_version": "fixture"},
         "server": {"command": command or "python -m harness.testing.loopback --host {host} --port {port} --model {model}",
                    "model": "loopback-model", "startup_timeout_s": 30, "shutdown_grace_s": 2,
                    "env": {"PYTHONPATH": str(REPO_ROOT)}, **server},

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.engines import ENGINES
 from harness.errors import HarnessError
-from harness.evidence.engines import SGLANG, VLLM
 from harness.evidence.perf import bench_arguments, load_bench_results, run_performance
 from harness.evidence.runbook import load_runbook
 from harness.evidence.server import ServedModel, build_command
@@ -24,6 +24,7 @@ from harness.evidence.trace_stream import group_traces, rank_of
 
 REPO = Path(__file__).resolve().parents[2]
 RUNBOOKS = REPO / "runbooks"
+SGLANG, VLLM = ENGINES["sglang"].serving, ENGINES["vllm"].serving
 
 # One `vllm bench serve --save-result` file: serve.py benchmark() :1261 plus the p99 / median keys
 # of process_one_metric (default --percentile-metrics ttft,tpot,itl, --metric-percentiles 99).
@@ -47,18 +48,20 @@ def _runbook(tmp_path: Path, environment: str) -> Path:
 def test_the_shipped_vllm_runbooks_serve_vllm_and_sglang_stays_the_default():
     for name in ("vllm-cuda-reference", "vllm-plugin-device"):
         runbook = load_runbook(RUNBOOKS / f"{name}.yaml")
-        assert runbook.environment.engine == "vllm" and runbook.environment.version == "0.27.1"
+        assert runbook.environment.engine == "vllm" and runbook.environment.engine_version == "0.27.1"
         assert runbook.server.command.startswith("vllm serve {model}")
         assert "--ignore-eos" in runbook.performance[0].extra_args
     assert load_runbook(RUNBOOKS / "cuda-reference.yaml").environment.serving is SGLANG
 
 
 @pytest.mark.parametrize(("environment", "message"), [
-    ("  device: cuda\n  engine: vllm", "engine vllm needs `vllm_version`"),
-    ("  device: cuda\n  engine: vllm\n  vllm_version: '0.27.1'\n  sglang_version: '0.5.23'",
-     "`sglang_version` pins another engine"),
-    ("  device: cuda\n  engine: trt\n  vllm_version: '1'", "unknown engine 'trt'"),
-    ("  device: cuda", "engine sglang needs `sglang_version`"),
+    ("  device: cuda\n  engine: vllm", "runbook.yaml:3: environment.engine_version: Field required"),
+    ("  device: cuda\n  engine: trt\n  engine_version: '1'", "unknown engine 'trt'"),
+    # the keys of the earlier per-engine pins: one line at the old key, naming the new one
+    ("  device: cuda\n  engine: vllm\n  vllm_version: '0.27.1'",
+     "runbook.yaml:5: environment.vllm_version: renamed to `engine_version`"),
+    ("  device: cuda\n  sglang_version: '0.5.23'\n  engine_version: '0.5.23'",
+     "runbook.yaml:4: environment.sglang_version: renamed to `engine_version`"),
 ])
 def test_the_pin_must_be_the_engines(tmp_path, environment, message):
     with pytest.raises(HarnessError, match=message) as raised:
@@ -200,9 +203,9 @@ def test_the_vllm_profiler_from_the_runbook_to_the_analysis(loopback_runbook, tm
     from harness.evidence.profile_analysis import analyze_profile
     from harness.evidence.runbook import ProfilingSpec
 
-    runbook = loopback_runbook("--engine", "vllm", environment={"device": "loopback", "engine": "vllm", "vllm_version": version})
+    runbook = loopback_runbook("--engine", "vllm", environment={"device": "loopback", "engine": "vllm", "engine_version": version})
     spec = ProfilingSpec(num_steps=None)
-    traces = trace_dir_of(spec, tmp_path / "evidence")  # as the performance step launches it (served.trace_dir)
+    traces = trace_dir_of(spec, tmp_path / "evidence")  # as the performance step launches it (ServedStep._trace_dir)
     with ServedModel.from_runbook(runbook, tmp_path / "server", trace_dir=traces) as server:
         flag = "--profiler-config" in server.command
         capture = ProfileRunner().run(spec, tmp_path / "evidence",
@@ -223,7 +226,7 @@ def test_a_vllm_server_started_without_a_profiler_config_refuses_with_the_hint(l
     from harness.evidence.profile import ProfileRunner
     from harness.evidence.runbook import ProfilingSpec
 
-    runbook = loopback_runbook("--engine", "vllm", environment={"device": "loopback", "engine": "vllm", "vllm_version": "0.27.1"})
+    runbook = loopback_runbook("--engine", "vllm", environment={"device": "loopback", "engine": "vllm", "engine_version": "0.27.1"})
     with ServedModel.from_runbook(runbook, tmp_path / "server") as server:  # no trace_dir
         capture = ProfileRunner().run(ProfilingSpec(), tmp_path / "evidence", workload=lambda: _traffic(server),
                                       server=server, profiler=VLLM.profiler)

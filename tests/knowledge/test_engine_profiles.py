@@ -1,4 +1,4 @@
-"""The engine as data (kinds.EngineProfile): which engine a plugin is read against, and the plain
+"""The engine as data (harness.engines, an EngineProfile each): which engine a plugin is read against, and the plain
 kinds on a tiny vLLM platform plugin checked against real vLLM release wheels (0.22.1, 0.27.1)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from knowledge_support import VLLM_PLATFORM_TREE, by_target, harness, harness_json, write_tree
 
+from harness.engines import ENGINES, SGLANG, profile, use_engine
 from harness.errors import HarnessError
-from harness.knowledge.model.kinds import ENGINES, SGLANG, VLLM, profile, use_engine
 from harness.knowledge.model.plugin import (
     declared_version,
     detect_engine,
@@ -20,6 +20,7 @@ PLUGIN = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_tiny"
 PLATFORM = "vllm.platforms.interface.Platform"
 WORKER = "vllm.v1.worker.gpu_worker.Worker"
 SERVE_CONTEXT = "vllm.entrypoints.openai.engine.serving.ServeContext"
+VLLM = ENGINES["vllm"]
 
 
 # ----------------------------------------------------------------------------- detection (offline)

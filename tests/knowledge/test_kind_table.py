@@ -1,12 +1,12 @@
-"""The dependency kinds are one table (harness.knowledge.model.kinds): every findings.Kind has its
+"""The dependency kinds are one table (harness.engines.kinds): every Kind has its
 spec, and the sets the judge and the steps ask for come out of it."""
 
 from __future__ import annotations
 
 from typing import get_args
 
-from harness.knowledge.model.findings import Kind
-from harness.knowledge.model.kinds import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, profile
+from harness.engines import profile
+from harness.engines.kinds import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, Kind
 
 
 def test_every_kind_has_one_spec():

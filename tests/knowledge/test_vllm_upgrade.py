@@ -13,15 +13,16 @@ import pytest
 from knowledge_support import VLLM_PLATFORM_TREE, git, harness, write_tree
 from loopback_cli import invoke_cli, pip_env, simple_index
 
+from harness.engines import ENGINES, use_engine
 from harness.errors import HarnessError
 from harness.knowledge.upstream.git_range import step_ends
-from harness.knowledge.model.kinds import VLLM, use_engine
 from harness.knowledge.model.plugin import DeclaredPin, declared_pins
 from harness.workflow.upgrade import from_spec_of
 
 PLUGIN = Path(__file__).resolve().parents[1] / "fixtures" / "vllm_tiny"
 SERVE_CONTEXT = "vllm.entrypoints.openai.engine.serving.ServeContext"
 HANDLE_FT = "vllm.v1.worker.gpu_worker.Worker.handle_ft_command"
+VLLM = ENGINES["vllm"]
 
 
 def _upgrade(*args: str) -> subprocess.CompletedProcess:

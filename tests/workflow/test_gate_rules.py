@@ -3,8 +3,11 @@ process. Each refusal rule is met once, and the decisions the gate journals are 
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -263,3 +266,82 @@ def test_an_approval_counts_while_the_evidence_hashes_to_it():
     rejected = GateDecision(decision="reject", by="b", at=AT, attempt=1, reason="x")
     assert gates.gate_view([rejected], None, RECORD, "sha256:e", False).label == "pending (rerun after rejection)"
     assert gates.gate_view([rejected], None, None, None, False).decision == "none"  # reset by a reopening
+
+
+# --------------------------------------------------------------------------- one sequence, one order
+
+
+REPO = Path(__file__).resolve().parents[2]
+ORDER = [rule.__name__ for rule in gates.GATE_RULES]
+
+
+def person(approve: bool = True, by: str = "alice", text: str | None = "ok", step: str | None = None,
+           **inputs) -> gates.GateRequest:
+    """A person's decision at the interface gate, with every input (`inputs` overrides one)."""
+    fields = {"record_changed": [], "resume": ResumeView(state="ok", note="agrees"), "view": waiting_at_interface(),
+              **inputs}
+    return gates.GateRequest(run_id="r1", at=AT, asked=gates.PersonDecision(approve=approve, by=by, text=text,
+                                                                             step=step), **fields)
+
+
+def test_gate_rules_are_the_order_docs_runs_md_lists():
+    section = (REPO / "docs/runs.md").read_text(encoding="utf-8").split("## The gate's rules, in order", 1)[1]
+    assert re.findall(r"^\d+\. `(\w+)`", section, flags=re.MULTILINE) == ORDER
+    assert len(ORDER) == len(set(ORDER))
+
+
+def test_the_first_rule_in_order_that_refuses_is_the_answer():
+    # every rule refuses this request; each time the first is fixed, the next one answers
+    asks = {"by": "eve\n", "text": "\x1b[2J", "step": "01-alignment",
+            "record_changed": ["run.json changed"], "resume": ResumeView(state="corrupt", note="garbage")}
+    answered = []
+    for fix in ("by", "text", "record_changed", "resume", "step"):
+        outcome = gates.decide(person(**asks))
+        assert isinstance(outcome, Refusal)
+        answered.append(outcome.rule)
+        asks[fix] = {"by": "alice", "text": "ok", "step": None, "record_changed": [],
+                     "resume": ResumeView(state="ok", note="agrees")}[fix]
+    assert answered == ["control_character", "control_character", "record_changed", "resume_state_gone",
+                        "step_on_approve"]
+    assert isinstance(gates.decide(person(**asks)), GateDecision)  # then the decision itself
+
+
+def test_a_rule_whose_input_the_asker_lacks_does_not_apply():
+    resume = gates.GateRequest(run_id="r1", at=AT, record_changed=[])
+    undecided = gates.GateRequest(run_id="r1", at=AT, asked=gates.UndecidedGate(record=RECORD))
+    for request in (resume, undecided):
+        assert [rule(request) for rule in gates.GATE_RULES] == [None] * len(ORDER)
+    assert gates.decide(resume) is None  # nothing asked: the run may go on
+    changed = refused(gates.decide(resume.model_copy(update={"record_changed": ["run.json changed"]})),
+                      "record_changed")
+    assert changed == "run r1: its record changed: run.json changed; nothing was decided"
+    assert gates.decide(undecided) is None  # nobody decided: the gate waits for a person
+    auto = undecided.model_copy(update={"asked": gates.UndecidedGate(record=RECORD, auto_approve=True)})
+    assert gates.decide(auto) == gates.automatic_decision(RECORD, skip=None, auto_approve=True, at=AT)
+    with pytest.raises(ValueError, match="needs the run's view"):
+        gates.GateRequest(run_id="r1", at=AT, asked=gates.PersonDecision(approve=True, by="a"))
+
+
+def test_a_person_is_decided_at_the_waiting_gate_or_by_a_reopening():
+    assert gates.decide(person(text="looks right")) == gates.decision_at_gate(
+        waiting_at_interface(), approve=True, by="alice", text="looks right", at=AT)
+    # --step naming the waiting gate is a plain rejection; an earlier step is reopened
+    assert gates.decide(person(approve=False, text="x", step="02-interface")).decision == "reject"
+    assert isinstance(gates.decide(person(approve=False, text="x", step="01-alignment")), Reopening)
+    assert refused(gates.decide(person(approve=False, text="x", step="09-nope")), "unknown_step")
+
+
+def test_the_workflow_asks_the_gate_only_through_decide():
+    """The commands and the graph gather a GateRequest and call `decide`; none consults a rule of
+    its own (where a gate stands, `gate_view`, and a rerun's attempt and reason are not decisions)."""
+    allowed = {"decide", "GateRequest", "PersonDecision", "UndecidedGate", "Refusal", "Reopening", "gate_view",
+               "attempt_of", "last_rejection"}
+    used = set()
+    for path in sorted((REPO / "harness/workflow").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "harness.record.gates":
+                used |= {(path.name, alias.name) for alias in node.names}
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "gates":
+                used.add((path.name, node.attr))
+    assert {name for _, name in used} - allowed == set(), sorted(used)
+    assert {file for file, name in used if name == "decide"} >= {"runs.py", "graph.py"}

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from workflow_support import loopback_runbook
 
+from harness.record import gates
+
 STEPS = ["01-alignment", "02-interface", "03-operators", "04-accuracy", "05-performance"]
 
 
@@ -201,3 +203,29 @@ def test_later_gate_refused_while_an_earlier_approval_is_invalidated(project):
     # only an approved step behind the gate can be reopened
     refused = project.cli("reject", "inv", "--by", "b", "--reason", "x", "--step", "05-performance", check=False)
     assert refused.returncode == 2 and "has no approval to reject" in refused.stderr
+
+
+def test_run_approve_and_resume_ask_the_gate_rules_in_one_order(project, monkeypatch):
+    """The graph's gate (`run`, `approve` moving on), a person's decision (`approve`) and
+    `resume` each go through `harness.record.gates.decide`, which consults all of GATE_RULES in
+    its one order; a refusal comes out of the same sequence."""
+    rules = list(gates.GATE_RULES)
+    consulted: list[tuple[str | None, list[str]]] = []  # (what was asked, the rules consulted)
+
+    def spying(rule):
+        def check(request: gates.GateRequest) -> gates.Refusal | None:
+            if rule is rules[0]:
+                consulted.append((type(request.asked).__name__ if request.asked else None, []))
+            consulted[-1][1].append(rule.__name__)
+            return rule(request)
+        return check
+
+    monkeypatch.setattr(gates, "GATE_RULES", [spying(rule) for rule in rules])
+    project.cli(*project.run_args("--run-id", "seq"))
+    project.cli("approve", "seq", "--by", "alice")
+    project.cli("resume", "seq")
+    refused = project.cli("approve", "seq", "--by", "eve\nalice", check=False)
+    assert refused.returncode == 2 and "--by holds the control character" in refused.stderr
+    order = [rule.__name__ for rule in rules]
+    assert consulted == [("UndecidedGate", order), ("PersonDecision", order), ("UndecidedGate", order),
+                         (None, order), ("PersonDecision", order[:1])]  # the first refusal is the answer

@@ -54,7 +54,7 @@ def _exec_wrapper_runbook(root: Path) -> Path:
     runbook = root / "exec.yaml"
     runbook.write_text(yaml.safe_dump({
         "name": "exec-wrapper",
-        "environment": {"device": "loopback", "sglang_version": "fixture"},
+        "environment": {"device": "loopback", "engine_version": "fixture"},
         "server": {
             "command": f"{wrapper} {{host}} {{port}} {{model}}",
             "model": "loopback-model",

@@ -166,7 +166,7 @@ def loopback_runbook(path: Path, *flags: str, accuracy: bool = False) -> Path:
         command += " " + " ".join(flags)
     data: dict = {
         "name": "loopback",
-        "environment": {"device": "loopback", "sglang_version": "fixture"},
+        "environment": {"device": "loopback", "engine_version": "fixture"},
         "server": {
             "command": command,
             "model": "loopback-model",

@@ -11,9 +11,10 @@ How a dependency is judged mirrors what happens at run time:
 - platform and subclass overrides: Python's C3 MRO over the plugin's and upstream's classes;
 - guards, handlers, liveness and hook timing then decide whether a status breaks the plugin.
 
-Its parts: judge_members (overrides and subclass members over the MRO), judge_conditions (guards,
-handlers, hook timing), signatures (whether a callable fits the calls made of it),
-judge_resolution (readings of a resolution shared by them), risk, prefetch.
+Its parts take the judge as a `JudgeContext` (context.py), never this class: members (overrides
+and subclass members over the MRO), conditions (guards, handlers, hook timing), fields, forms,
+signatures (whether a callable fits the calls made of it), resolution (readings of a resolution
+shared by them), parse_ahead.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Judging the engine's registration forms (harness.knowledge.model.forms): replacement registrations
+"""Judging the engine's registration forms (harness.engines.forms): replacement registrations
 and classes handed to upstream by qualified name, against one upstream index.
 
 Replacements (vLLM `CustomOp.register_oot`, vllm/model_executor/custom_op.py): register_oot
@@ -11,7 +11,7 @@ Named classes (vllm/utils/import_utils.py resolve_obj_by_qualname: import the mo
 last ".", getattr the class): the plugin module and class must exist and derive from the class
 upstream expects (a worker from WorkerBase, an attention backend from AttentionBackend …); a
 string naming an upstream class must still resolve (a moved or removed one is flagged with its
-successor). Members the plugin class overrides are judged as any subclass's (judge_members).
+successor). Members the plugin class overrides are judged as any subclass's (judge.members).
 """
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ def _git_renames(old: SymbolIndex, new: SymbolIndex) -> dict[str, str]:
     key = (a.git_commit, b.git_commit)
     memo = new.memo.setdefault("successor-git-renames", {})
     if key not in memo:
-        import git  # gitpython, as upstream.py reads git sources
+        import git  # gitpython, as upstream/source.py reads git sources
 
         renames: dict[str, str] = {}
         try:

@@ -1,21 +1,24 @@
 """The knowledge engine's records, at the bottom of its stages (model < upstream < scan < judge
-< products): findings and their kinds and statuses, the engine profiles, dependency forms,
-references, risk, the plugin's records (plugin.py) and the symbol records an upstream index
-keeps. Nothing here reads a tree; every stage above speaks in these types."""
+< products): findings and their statuses, references, risk, the plugin's records (plugin.py) and
+the symbol records an upstream index keeps, and the engine profiles with their kinds and forms
+(harness.engines) as the stages read them. Nothing here reads a tree; every stage above speaks in
+these types."""
 
-from harness.knowledge.model.findings import BREAKING, Finding, Guard, Kind, Status
-from harness.knowledge.model.forms import QUALNAME
-from harness.knowledge.model.kinds import (
+# the engines (harness.engines, below knowledge) as the stages read them
+from harness.engines import (
     ENGINES,
     IMPORT_ERRORS,
     LOADERS,
+    QUALNAME,
     SGLANG,
     EngineProfile,
+    Kind,
     engine_named,
     engine_of_spec,
     profile,
     use_engine,
 )
+from harness.knowledge.model.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.model.plugin import (
     CLASS_USE_BASE,
     CLASS_USE_CHECK,

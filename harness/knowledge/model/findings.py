@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from harness.engines import Kind
+
 
 class Status(str, Enum):
     ok = "ok"
@@ -34,27 +36,6 @@ class Status(str, Enum):
 # Statuses that break a live, unguarded dependency outright (signature_changed breaks only
 # when every call must fail; the judge sets `breaking` per finding).
 BREAKING = {Status.missing, Status.not_on_base, Status.never_applied}
-
-Kind = Literal[
-    "hook",  # HookRegistry.register / @plugin_hook
-    "override",  # a platform-class method over SRTPlatform / DeviceMixin
-    "subclass",  # a plugin class over an upstream class: its base, overrides, self./super() members
-    "import",  # import sglang.x / from sglang.x import y
-    "reference",  # attribute access through an upstream module, class or enum
-    "call",  # a call to an upstream function or class with the arguments it passes
-    "registry_key",  # a string key read from an upstream dict / registry: X["key"]
-    "field",  # an attribute read on an instance of an upstream class (forward_batch.token_to_kv_pool)
-    "architecture",  # a model-architecture string upstream rewrites to / lists, that the plugin registers, tests or adds
-    "patch",  # setattr / assignment / in-place edit of an upstream attribute
-    "attention_backend",
-    "kernel",
-    "server_arg",
-    "model",  # a model class registered through EntryClass or ModelRegistry
-    "custom_op",  # a plugin class registered to replace an upstream class by its name (vLLM CustomOp.register_oot)
-    "named_class",  # a class handed to upstream by qualified name ("pkg.mod.Class": a worker, an attention backend)
-    "entry_point",  # the callable an entry point names
-    "file",  # a plugin file that could not be read or parsed
-]
 
 # sglang.srt.plugins.hook_registry.HookType: how a hook wraps its target (_wrap_fn)
 HookType = Literal["BEFORE", "AFTER", "AROUND", "REPLACE"]

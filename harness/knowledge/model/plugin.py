@@ -16,19 +16,20 @@ from typing import Literal
 
 import tomllib
 
-from harness.errors import HarnessError
-from harness.knowledge.model.findings import HookType, Kind
-from harness.knowledge.model.kinds import (
+from harness.engines import (
     ENGINES,
     LOADERS,
     SGLANG,
     EngineProfile,
+    Kind,
     Loader,
     PinForm,
     engine_named,
     engine_of_spec,
     profile,
 )
+from harness.errors import HarnessError
+from harness.knowledge.model.findings import HookType
 from harness.knowledge.model.symbol_records import Param, walk
 
 _SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
@@ -64,7 +65,7 @@ class Root:
     guards: tuple[GuardCond, ...] = ()
 
 
-__all__ = ["LOADERS", "Loader"]  # kinds.py keeps them (engine data); read here by the judge
+__all__ = ["LOADERS", "Loader"]  # harness.engines keeps them (engine data); read here by the judge
 
 
 # A guard condition, independent of any upstream version; the judge evaluates it against one.
@@ -294,8 +295,8 @@ class PluginScan:
     # identifier strings the plugin writes (a name looked up later, e.g. a config class in a
     # registry of names) -> first "file:line"; not the name argument of a setattr
     name_strings: dict[str, str] = field(default_factory=dict)
-    # modules only a conditionally named class brings in (plugin_liveness.mark_live): the
-    # condition, for the judge (judge_conditions.stale_branch)
+    # modules only a conditionally named class brings in (scan.liveness.mark_live): the
+    # condition, for the judge (judge.conditions.stale_branch)
     conditional: dict[str, GuardCond] = field(default_factory=dict)
     # modules every import of which sits under a guard (`if FLAG: import m`, `if self.v2: from m
     # import R`), along every path from the roots: when they are imported at all (mark_live)
@@ -310,7 +311,7 @@ class PluginScan:
 
 
 def is_upstream(path: str | None) -> bool:
-    """Whether a dotted path names the upstream package or something in it (kinds.profile)."""
+    """Whether a dotted path names the upstream package or something in it (harness.engines.profile)."""
     return profile().is_upstream(path)
 
 

@@ -28,7 +28,7 @@ _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 def check_plugin(plugin: Path, upstream: UpstreamSource, entries: list[str] | None = None, baseline: UpstreamSource | None = None) -> PlatformMap:
     """The Platform Map of `plugin` on `upstream` (without the plugin's git commit); the caller
     fails on its `breaking` findings. `baseline`: see map_plugin. Raises HarnessError for a path
-    that is not a plugin (see plugin_scan.scan_plugin)."""
+    that is not a plugin (see scan.scanner.scan_plugin)."""
     plugin = Path(plugin).resolve()
     key = _inputs_key(plugin, upstream, entries or [], baseline.content_fingerprint if baseline else "")
     memo = cache_dir() / "checks" / f"{key}.json"

@@ -1,6 +1,6 @@
 """Constant folding and guard conditions for the plugin scan: what a name, an expression or a
 test in the plugin means, independent of any upstream version. A value the folder cannot know
-is OPAQUE; a test on upstream becomes a Cond (plugin_repo) that the judge evaluates against one
+is OPAQUE; a test on upstream becomes a Cond (model.plugin) that the judge evaluates against one
 upstream (`hasattr`, version comparisons, `try/except ImportError` flags)."""
 
 from __future__ import annotations

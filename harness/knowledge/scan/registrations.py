@@ -1,4 +1,4 @@
-"""The plugin scan's reading of the engine's registration forms (harness.knowledge.model.forms, named by
+"""The plugin scan's reading of the engine's registration forms (harness.engines.forms, named by
 the EngineProfile): replacement registrations (`CustomOp.register_oot`), model registrations
 (`ModelRegistry.register_model("Arch", "pkg.mod:Class")`) and classes handed to upstream by
 qualified name (platform methods returning `"pkg.mod.Class"`, `parallel_config.worker_cls = …`).

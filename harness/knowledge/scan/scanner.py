@@ -12,10 +12,10 @@ that imports sglang.
 
 The scan is version-independent: it records each dependency as written (qualified to an
 absolute dotted path), the guards around it (`hasattr`, version comparisons, `try/except`) as
-conditions, and the plugin's class hierarchy (the records are in plugin_repo); `judge` judges
-them against one upstream. The scanner's parts: plugin_folding (constants and conditions),
-plugin_expressions (what an expression depends on), plugin_classes (the whole-plugin pass),
-plugin_liveness (roots and liveness), plugin_ast (syntax helpers).
+conditions, and the plugin's class hierarchy (the records are in model.plugin); `judge` judges
+them against one upstream. The scanner's parts: folding (constants and conditions), expressions
+(what an expression depends on), classes (the whole-plugin pass), liveness (roots and
+liveness), syntax (syntax helpers), annotations (shared with the judge).
 """
 
 from __future__ import annotations

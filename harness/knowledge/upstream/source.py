@@ -1,4 +1,4 @@
-"""One notion of "an upstream engine version" (SGLang, vLLM: kinds.EngineProfile), whatever the
+"""One notion of "an upstream engine version" (SGLang, vLLM: harness.engines), whatever the
 user points at.
 
 A SPEC is one of
@@ -6,7 +6,7 @@ A SPEC is one of
   vllm==0.27.1     of vLLM's 300 MB wheel only `vllm/**.py` and METADATA are unpacked),
   PATH@REF         a git clone at a tag / branch / commit, read without touching its work tree,
   PATH             a directory holding the package (`sglang/`, or `python/sglang/` as in SGLang's
-                   repo; `vllm/`): the engine in force (kinds.profile) says which.
+                   repo; `vllm/`): the engine in force (harness.engines.profile) says which.
 
 Releases and git trees are unpacked once into a content-addressed cache and reused; a plain
 directory is read in place. What the cache holds is data read against its expected shape: a
