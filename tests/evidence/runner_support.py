@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from harness.evidence.fallback import fallback_checks, run_fallback_scan
 from harness.evidence.perf import load_bench_results, run_performance
-from harness.evidence.performance import suite_checks
+from harness.evidence.runner import runner
 from harness.evidence.smoke import read_exchanges, run_smoke, smoke_checks
 from harness.record.checks import overall
 from harness.stats.performance import summarize
@@ -31,4 +31,4 @@ def performance(suite, base_url: str, evidence_dir: Path, **kwargs) -> SimpleNam
     run_performance(suite, base_url, evidence_dir, **kwargs)
     results = Path(evidence_dir) / "results.jsonl"
     runs = load_bench_results(results) if results.is_file() else []
-    return SimpleNamespace(checks=suite_checks(Path(evidence_dir)), runs=runs, spread=summarize(runs) if runs else {})
+    return SimpleNamespace(checks=runner("performance").judge(Path(evidence_dir), suite), runs=runs, spread=summarize(runs) if runs else {})

@@ -14,13 +14,13 @@ from harness.evidence.accuracy import (
     Endpoint,
     load_baseline_samples,
     run_accuracy_suite,
-    run_runbook_accuracy,
     suite_check,
-    suite_checks,
 )
 from harness.evidence.runbook import AccuracySuite, Baseline, load_runbook
+from harness.evidence.runner import runner
 from harness.evidence.server import ServedModel
 from harness.record.checks import CheckStatus
+from harness.steps.accuracy import AccuracyStep
 
 pytest.importorskip("lm_eval")
 
@@ -200,7 +200,9 @@ def test_chat_api_goes_through_local_chat_completions(data, baseline_samples):
     assert "local-chat-completions" in script and "/v1/chat/completions" in script
 
 
-def test_runbook_suites_attach_the_server_log_on_failure(loopback_runbook, loopback_server, gsm8k_file, tmp_path):
+def test_a_failed_suite_carries_the_server_log_tail(loopback_runbook, loopback_server, gsm8k_file, tmp_path):
+    """The accuracy step judges its suites with the served model's log tail after a failed one's
+    own detail (the loopback server's logs land in tmp_path/server/, where the step keeps them)."""
     key = gsm8k_file(10)
     suites = [
         AccuracySuite(
@@ -214,8 +216,9 @@ def test_runbook_suites_attach_the_server_log_on_failure(loopback_runbook, loopb
     ]
     runbook = loopback_runbook("--error-rate", "1.0", answers=key).model_copy(update={"accuracy": suites})
     with loopback_server("--error-rate", "1.0", answers=key) as server:
-        run_runbook_accuracy(runbook, server, tmp_path / "accuracy")
-        (check,) = suite_checks(tmp_path / "accuracy", ["gsm8k"], server.log_tail())
+        endpoint = Endpoint(base_url=server.base_url, model=server.model, api=runbook.accuracy_api(suites[0]))
+        runner("accuracy").run(suites[0], tmp_path / "accuracy" / "gsm8k", endpoint=endpoint)
+    (check,) = AccuracyStep().judge_served(tmp_path, runbook)
     assert check.status is CheckStatus.failed and check.name == "accuracy.gsm8k"
     assert "--- server log tail ---" in check.detail
 

@@ -27,7 +27,7 @@ VLLM = ENGINES["vllm"]
 
 
 def test_the_engine_in_force_is_sglang_unless_a_command_says_otherwise():
-    assert profile() is SGLANG and set(ENGINES) == {"sglang", "vllm"}
+    assert profile() is SGLANG and {"sglang", "vllm"} <= set(ENGINES)  # a third engine adds to these
     with use_engine(VLLM):
         assert profile() is VLLM
         assert [ep.group for ep in read_entry_points(PLUGIN)] == ["vllm.platform_plugins", "vllm.general_plugins"]
