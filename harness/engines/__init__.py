@@ -64,7 +64,8 @@ def result_aliases() -> dict[str, tuple[str, ...]]:
     aliases: dict[str, tuple[str, ...]] = {}
     for engine in ENGINES.values():
         for key, theirs in engine.serving.bench.result_keys.items():
-            aliases[key] = (*aliases.get(key, ()), theirs)
+            if theirs not in aliases.get(key, ()):
+                aliases[key] = (*aliases.get(key, ()), theirs)
     return aliases
 
 

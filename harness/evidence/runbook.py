@@ -56,8 +56,8 @@ class Environment(_Strict):
     device: str = Field(description="Accelerator the results are for, e.g. 'cuda:H100' or 'xdev:X2'.")
     engine: str = Field(
         default="sglang",
-        description="The serving engine (a module of harness/engines/): sglang or vllm. It picks the benchmark "
-        "client and the profiler's protocol; it must be the plugin's engine.",
+        description=f"The serving engine (a module of harness/engines/): {' or '.join(ENGINES)}. It picks the "
+        "benchmark client and the profiler's protocol; it must be the plugin's engine.",
     )
     engine_version: str = Field(
         description="The engine's upstream release the results are for, e.g. '0.5.23' (sglang) or '0.27.1' (vllm)."

@@ -89,7 +89,7 @@ class InterfaceStep(ServedStep):
 
     def runner_inputs(self, name: str, ctx: StepContext, runbook: Runbook,
                       server: RunningServer | None) -> dict[str, Any]:
-        return {"server": server}
+        return {"server": server} if name == "smoke" else {}
 
     def judge_static(self, evidence_dir: Path, inputs: RunInputs) -> list[Check]:
         facts = read_facts(evidence_dir)

@@ -57,7 +57,7 @@ def test_the_engine_is_detected_from_entry_points_then_imports_then_the_spec(tmp
 def test_a_spec_of_the_other_engine_is_one_line(tmp_path):
     with pytest.raises(HarnessError, match=r"sglang==0.5.23 is an SGLang release, but the plugin is read as a vLLM plugin \(entry point vllm.platform_plugins\)"):
         detect_engine(PLUGIN, "sglang==0.5.23")
-    with pytest.raises(HarnessError, match="--engine 'tpu': one of sglang, vllm"):
+    with pytest.raises(HarnessError, match=f"--engine 'tpu': one of {', '.join(ENGINES)}"):
         detect_engine(PLUGIN, override="tpu")
     # before anything is downloaded: exit 2, one line
     proc = harness("check", "--plugin", str(PLUGIN), "--upstream", "sglang==0.5.23")

@@ -29,7 +29,6 @@ from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
 from harness.knowledge.judge.forms import judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
-from harness.knowledge.judge.parse_ahead import prefetch
 from harness.knowledge.judge.registries import registry_keys
 from harness.knowledge.judge.resolution import (
     assembled_field,
@@ -77,13 +76,6 @@ from harness.knowledge.upstream import (
     reads_attribute,
     reads_module_global,
 )
-
-# what the platform map and the feature diff import from here
-__all__ = [
-    "Judge", "assembled_field", "dependencies", "inherited_from", "prefetch", "reported",
-    "resolve_dependency", "risk_of",
-]
-
 
 def reported(finding: Finding) -> bool:
     """Whether a finding belongs in the map / check output: plain uses of upstream only when
