@@ -103,7 +103,7 @@ def cli_ref(workspace: Workspace) -> str:
 
 ENGINE = typer.Option(
     None, "--engine", metavar="|".join(ENGINES),
-    help="The upstream engine; default: the one the plugin's entry points name, else the package its modules import most, else the --upstream release's.",
+    help="The upstream engine; default: the one an --upstream release names (a plugin serving both engines is read for it), else the one the plugin's entry points name, else the package its modules import most.",
 )
 
 

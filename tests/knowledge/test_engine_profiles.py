@@ -54,6 +54,41 @@ def test_the_engine_is_detected_from_entry_points_then_imports_then_the_spec(tmp
     assert detect_engine(PLUGIN, override="sglang") is SGLANG
 
 
+# One plugin serving both engines, its entry points declared the three ways packaging does.
+_DUAL = {
+    "pyproject": {"pyproject.toml": '[project]\nname = "dual"\n'
+                  '[project.entry-points."vllm.platform_plugins"]\nx = "dual.vllm_platform:register"\n'
+                  '[project.entry-points."sglang.srt.plugins"]\nx = "dual.sglang_hooks"\n'},
+    "setup.cfg": {"setup.cfg": "[metadata]\nname = dual\n[options.entry_points]\n"
+                  "vllm.platform_plugins =\n    x = dual.vllm_platform:register\n"
+                  "sglang.srt.plugins =\n    x = dual.sglang_hooks\n"},
+    "setup.py": {"setup.py": "from setuptools import setup\nsetup(name='dual', entry_points={\n"
+                 "    'vllm.platform_plugins': ['x = dual.vllm_platform:register'],\n"
+                 "    'sglang.srt.plugins': ['x = dual.sglang_hooks'],\n})\n"},
+}
+
+
+@pytest.mark.parametrize("packaging", sorted(_DUAL))
+def test_a_plugin_serving_both_engines_is_read_for_the_one_the_spec_names(tmp_path, packaging):
+    write_tree(tmp_path, {**_DUAL[packaging], "dual/__init__.py": "",
+                          "dual/vllm_platform.py": "from vllm.platforms.interface import Platform\n",
+                          "dual/sglang_hooks.py": "from sglang.srt.utils import is_cuda\n"})
+    assert detect_engine(tmp_path, "sglang==0.5.23") is SGLANG
+    assert detect_engine(tmp_path, "vllm==0.27.1") is VLLM
+    # a bare PATH: the first engine of ENGINES whose entry points it declares
+    assert detect_engine(tmp_path) is SGLANG and detect_engine(tmp_path, str(tmp_path)) is SGLANG
+
+
+def test_without_entry_points_the_spec_decides_among_the_engines_it_imports(tmp_path):
+    write_tree(tmp_path, {"acme/__init__.py": "", "acme/a.py": "import vllm.envs\n", "acme/b.py": "import vllm.config\n",
+                          "acme/c.py": "from sglang.srt.utils import is_cuda\n"})
+    assert detect_engine(tmp_path, "sglang==0.5.23") is SGLANG  # one module imports sglang: the spec decides
+    assert detect_engine(tmp_path) is VLLM  # a bare PATH: the package its modules import most
+    write_tree(tmp_path / "only", {"acme/__init__.py": "", "acme/a.py": "import vllm.envs\n"})
+    with pytest.raises(HarnessError, match=r"is an SGLang release, but the plugin is read as a vLLM plugin \(1 of its modules import vllm\)"):
+        detect_engine(tmp_path / "only", "sglang==0.5.23")
+
+
 def test_a_spec_of_the_other_engine_is_one_line(tmp_path):
     with pytest.raises(HarnessError, match=r"sglang==0.5.23 is an SGLang release, but the plugin is read as a vLLM plugin \(entry point vllm.platform_plugins\)"):
         detect_engine(PLUGIN, "sglang==0.5.23")

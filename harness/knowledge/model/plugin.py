@@ -552,17 +552,20 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
 
 
 def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override: str | None = None) -> EngineProfile:
-    """The engine a plugin is read against: `override` (--engine) when given; else the engine
-    whose entry-point groups the plugin declares (vllm.* -> vLLM, sglang.* -> SGLang); else the
-    package its modules import most; else the one `upstream_spec` names (`vllm==X`); else SGLang.
+    """The engine a plugin is read against: `override` (--engine) when given; else the engine an
+    explicit release spec names (`vllm==X`), when the plugin has anything of it (an entry point
+    of its groups, or a module importing its package), so a plugin serving both engines is read
+    for the one the spec names; else, for a bare PATH or git spec, the engine whose entry-point
+    groups the plugin declares (vllm.* -> vLLM, sglang.* -> SGLang), else the package its modules
+    import most, else SGLang.
 
-    HarnessError (one line) when `upstream_spec` is a release of another engine than the one
-    chosen, or `override` names no engine."""
+    HarnessError (one line) when `upstream_spec` is a release of an engine the plugin has
+    nothing of (it is read as another engine's plugin), or `override` names no engine."""
     spec_engine = engine_of_spec(upstream_spec)
     if override:
         engine, why = engine_named(override), f"--engine {override}"
     else:
-        engine, why = _plugin_engine(Path(plugin_root))
+        engine, why = _plugin_engine(Path(plugin_root), spec_engine)
         if engine is None:
             engine, why = spec_engine or SGLANG, ""
     if spec_engine is not None and spec_engine is not engine:
@@ -573,15 +576,19 @@ def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override:
     return engine
 
 
-def _plugin_engine(root: Path) -> tuple[EngineProfile | None, str]:
-    """The engine the plugin's entry points name, else the one its modules import most, with
-    the reason in words; (None, "") when neither tells."""
+def _plugin_engine(root: Path, named: EngineProfile | None = None) -> tuple[EngineProfile | None, str]:
+    """The engine the plugin is read as, with the reason in words: `named` (the spec's engine)
+    when the plugin declares an entry point of its groups or a module imports its package; else
+    the first engine whose entry points it declares; else the one its modules import most;
+    (None, "") when nothing tells."""
     if not root.is_dir():
         return None, ""
-    for engine in ENGINES.values():
-        declared = read_entry_points(root, engine.groups)
-        if declared:
-            return engine, f"entry point {declared[0].group}"
+    declared = {name: found for name, engine in ENGINES.items() if (found := read_entry_points(root, engine.groups))}
+    if named is not None and named.name in declared:
+        return named, f"entry point {declared[named.name][0].group}"
+    if declared:  # of other engines only: it is their plugin
+        name, found = next(iter(declared.items()))
+        return ENGINES[name], f"entry point {found[0].group}"
     counts = dict.fromkeys(ENGINES, 0)
     packages = {engine.package: name for name, engine in ENGINES.items()}
     pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+({'|'.join(map(re.escape, packages))})\b", re.MULTILINE)
@@ -592,6 +599,8 @@ def _plugin_engine(root: Path) -> tuple[EngineProfile | None, str]:
             continue
         for package in set(pattern.findall(text)):
             counts[packages[package]] += 1
+    if named is not None and counts[named.name]:
+        return named, f"{counts[named.name]} of its modules import {named.package}"
     most = max(counts.values())
     leaders = [name for name, count in counts.items() if count == most]
     if most == 0 or len(leaders) > 1:
