@@ -14,8 +14,8 @@ from harness.cli.base import app
 from harness.cli.common import ENGINE
 from harness.cli.console import out
 from harness.cli.paths import resolved
+from harness.engines import SGLANG, EngineProfile
 from harness.errors import HarnessError
-from harness.knowledge.model import SGLANG, EngineProfile
 from harness.util.files import write_atomic
 
 ci = typer.Typer(help="Set up CI for the plugin repo.", no_args_is_help=True)

@@ -110,11 +110,12 @@ ENGINE = typer.Option(
 def use_plugin_engine(ctx: typer.Context, plugin: Path | None, spec: str | None, engine: str | None) -> None:
     """Read the plugin as a plugin of its engine (harness.engines.use_engine) until the command returns.
     HarnessError (one line) for a spec of the other engine."""
-    from harness.knowledge.model import detect_engine, use_engine
+    from harness.engines import use_engine
+    from harness.knowledge.model import detect_engine
 
     chosen = detect_engine(plugin, spec, engine) if plugin is not None else None
     if chosen is None:  # no plugin: the spec's release names the engine, else --engine
-        from harness.knowledge.model import engine_named, engine_of_spec
+        from harness.engines import engine_named, engine_of_spec
 
         chosen = engine_named(engine) if engine else engine_of_spec(spec)
     if chosen is not None:
@@ -125,7 +126,8 @@ def validate_plugin(path: Path) -> Path:
     """A plugin is a project declaring the engine's entry points (sglang.srt.platforms /
     sglang.srt.plugins for SGLang; vllm.platform_plugins, vllm.general_plugins, … for vLLM)."""
     # cost: tomllib, the knowledge records
-    from harness.knowledge.model import profile, read_entry_points
+    from harness.engines import profile
+    from harness.knowledge.model import read_entry_points
 
     path = resolved(path, "plugin path")
     if not path.is_dir():

@@ -143,7 +143,7 @@ def check_command(
     (a live import, reference, hook target, override or patch that will not resolve or fit);
     2 if a live plugin file cannot be read or nothing could be checked; 3 if some live
     dependency could not be decided statically. Dead modules are reported, not failed."""
-    from harness.knowledge.model import profile
+    from harness.engines import profile
     from harness.knowledge.products import check_plugin, declared_baseline
 
     _plugin_dir(plugin)
@@ -235,8 +235,8 @@ def port_command(
     function that copies an upstream function, by a three-way merge (git merge-file). Exit 0
     when every copy merged clean or was unchanged, 1 when a conflict, an undefined name or a
     stale signature remains, 2 on bad input."""
+    from harness.engines import profile
     from harness.errors import HarnessError
-    from harness.knowledge.model import profile
     from harness.knowledge.products import (
         apply_ports,
         declared_baseline,

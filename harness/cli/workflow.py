@@ -67,8 +67,8 @@ def run(
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
     # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
     from harness.agent.config import describe, resolve_settings
+    from harness.engines import profile
     from harness.evidence.runbook import load_runbook
-    from harness.knowledge.model import profile
     from harness.knowledge.products import resolve, resolve_feature
     from harness.workflow.runs import check_workspace, new_inputs, start_run
 

@@ -41,8 +41,9 @@ class AccuracyStep(ServedStep):
 
     def runner_inputs(self, name: str, ctx: StepContext, runbook: Runbook,
                       server: RunningServer | None) -> dict[str, Any]:
-        # golden (the suites' endpoints differ by suite: `exercise` gives them)
-        return {"cwd": runbook_dir(runbook), "env": runbook.environment.env}
+        if name == "golden":
+            return {"cwd": runbook_dir(runbook), "env": runbook.environment.env}
+        return {}  # accuracy: its endpoints differ by suite (`exercise` gives them)
 
     def exercise(self, ctx: StepContext, runbook: Runbook, server: RunningServer) -> list[str]:
         ctx.progress("accuracy: evaluating the runbook's suites")

@@ -14,8 +14,9 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from harness.engines import profile
 from harness.errors import HarnessError
-from harness.knowledge.model import Finding, profile
+from harness.knowledge.model import Finding
 from harness.knowledge.products import feature_diff, platform_map, write_platform_map
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import Draft, RunInputs

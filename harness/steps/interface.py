@@ -13,10 +13,11 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.engines import profile
 from harness.errors import HarnessError
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer
-from harness.knowledge.model import Finding, Status, profile
+from harness.knowledge.model import Finding, Status
 from harness.knowledge.products import Port, map_plugin, platform_map, port_plugin
 from harness.record.checks import Check, CheckStatus, not_run
 from harness.record.models import Draft, RunInputs

@@ -76,7 +76,8 @@ def _step_node(step: Step, run: RunLayout, inputs: RunInputs, progress: Callable
 
         progress(f"step {step.number} {step.name} (attempt {attempt})")
         # imported here: loading the graph stays cheap
-        from harness.knowledge.model import detect_engine, use_engine
+        from harness.engines import use_engine
+        from harness.knowledge.model import detect_engine
 
         # the steps read the plugin as `check` does: as a plugin of the engine it declares
         with use_engine(detect_engine(Path(inputs.plugin), inputs.upstream)):

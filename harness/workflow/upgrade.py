@@ -22,8 +22,9 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, Field, computed_field
 
 from harness.agent.config import NOT_CONFIGURED
+from harness.engines import profile
 from harness.errors import HarnessError
-from harness.knowledge.model import declared_pins, plugin_module_files, profile
+from harness.knowledge.model import declared_pins, plugin_module_files
 from harness.knowledge.products import (
     FailsAt,
     Feature,

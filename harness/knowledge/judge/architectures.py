@@ -26,7 +26,8 @@ from typing import Literal
 
 import msgspec
 
-from harness.knowledge.model import Ref, dotted, profile, walk
+from harness.engines import profile
+from harness.knowledge.model import Ref, dotted, walk
 from harness.knowledge.scan import ARCHITECTURE
 from harness.knowledge.upstream import SymbolIndex
 

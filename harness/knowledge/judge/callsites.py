@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from harness.engines import profile
 from harness.knowledge.judge.receivers import FOREIGN, receiver_class
-from harness.knowledge.model import CallShape, Ref, dotted, profile, walk
+from harness.knowledge.model import CallShape, Ref, dotted, walk
 from harness.knowledge.scan import annotation_class, call_shape
 from harness.knowledge.upstream import SymbolIndex
 

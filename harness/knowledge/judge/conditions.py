@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from harness.engines import profile
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import field_present
 from harness.knowledge.judge.resolution import compare_version, is_undecided
@@ -29,7 +30,6 @@ from harness.knowledge.model import (
     Status,
     Undecided,
     VersionCompare,
-    profile,
     risk_of,
 )
 from harness.knowledge.scan import leaves

@@ -23,6 +23,7 @@ import difflib
 import re
 from typing import Any
 
+from harness.engines import profile
 from harness.knowledge.judge import architectures, conditions, members
 from harness.knowledge.judge.callsites import CallSite
 from harness.knowledge.judge.context import JudgeMemo
@@ -64,7 +65,6 @@ from harness.knowledge.model import (
     Resolution,
     Status,
     is_upstream,
-    profile,
     risk_of,
     signature_text,
 )
@@ -76,6 +76,7 @@ from harness.knowledge.upstream import (
     reads_attribute,
     reads_module_global,
 )
+
 
 def reported(finding: Finding) -> bool:
     """Whether a finding belongs in the map / check output: plain uses of upstream only when

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import re
 
+from harness.engines import profile
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.members import missing_bases
 from harness.knowledge.judge.resolution import defined_path, is_undecided
@@ -28,7 +29,6 @@ from harness.knowledge.model import (
     Ref,
     Status,
     is_upstream,
-    profile,
     risk_of,
 )
 from harness.knowledge.upstream import SymbolIndex

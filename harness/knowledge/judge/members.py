@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 
+from harness.engines import profile
 from harness.knowledge.judge.callsites import PLATFORM_INSTANCE, CallSite, call_sites
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import outside_write, written_by_plugin
@@ -31,7 +32,6 @@ from harness.knowledge.model import (
     Status,
     dotted,
     is_upstream,
-    profile,
     risk_of,
     signature_text,
     walk,

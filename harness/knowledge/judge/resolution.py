@@ -9,7 +9,8 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
-from harness.knowledge.model import LOADERS, Dependency, Outcome, Resolution, profile
+from harness.engines import LOADERS, profile
+from harness.knowledge.model import Dependency, Outcome, Resolution
 from harness.knowledge.upstream import SymbolIndex, UpstreamSource
 
 

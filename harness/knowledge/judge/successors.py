@@ -17,7 +17,8 @@ import tokenize
 from collections import Counter
 from typing import NamedTuple
 
-from harness.knowledge.model import FunctionInfo, Ref, dotted, profile, walk
+from harness.engines import profile
+from harness.knowledge.model import FunctionInfo, Ref, dotted, walk
 from harness.knowledge.upstream import SymbolIndex, module_name
 
 #

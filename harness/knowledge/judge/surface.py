@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.knowledge.model import dotted, profile, walk
+from harness.engines import profile
+from harness.knowledge.model import dotted, walk
 from harness.knowledge.upstream import SymbolIndex, UpstreamSource
 
 _DEFAULT_FILES = ("srt/server_args.py", "srt/arg_groups/", "srt/platforms/", "srt/hardware_backend/")

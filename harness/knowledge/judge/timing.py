@@ -27,8 +27,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
+from harness.engines import profile
 from harness.knowledge.judge.callsites import MAX_MODULES, call_sites
-from harness.knowledge.model import Finding, Ref, Status, dotted, profile, walk
+from harness.knowledge.model import Finding, Ref, Status, dotted, walk
 from harness.knowledge.upstream import SymbolIndex
 
 MAX_DEPTH = 8

@@ -1,23 +1,8 @@
 """The knowledge engine's records, at the bottom of its stages (model < upstream < scan < judge
 < products): findings and their statuses, references, risk, the plugin's records (plugin.py) and
-the symbol records an upstream index keeps, and the engine profiles with their kinds and forms
-(harness.engines) as the stages read them. Nothing here reads a tree; every stage above speaks in
-these types."""
+the symbol records an upstream index keeps. Nothing here reads a tree; every stage above speaks
+in these types (and in the engine profiles of harness.engines, the layer below)."""
 
-# the engines (harness.engines, below knowledge) as the stages read them
-from harness.engines import (
-    ENGINES,
-    IMPORT_ERRORS,
-    LOADERS,
-    QUALNAME,
-    SGLANG,
-    EngineProfile,
-    Kind,
-    engine_named,
-    engine_of_spec,
-    profile,
-    use_engine,
-)
 from harness.knowledge.model.findings import BREAKING, Finding, Guard, Status
 from harness.knowledge.model.plugin import (
     CLASS_USE_BASE,
@@ -82,13 +67,13 @@ from harness.knowledge.model.symbol_records import (
 
 __all__ = [
     "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape",
-    "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "ENGINES", "EngineProfile", "EntryPoint",
-    "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "HasAttr", "IMPORT_ERRORS", "ImportsResolve",
-    "InstanceAttributes", "Kind", "LOADERS", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",
-    "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "QUALNAME", "Ref", "Resolution", "Root",
-    "SGLANG", "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",
+    "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "EntryPoint",
+    "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "HasAttr", "ImportsResolve",
+    "InstanceAttributes", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",
+    "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "Ref", "Resolution", "Root",
+    "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",
     "body_fingerprint", "declared_pins", "declared_version", "decode_table", "detect_engine", "dotted",
-    "encode_table", "engine_named", "engine_of_spec", "function_params", "is_upstream", "parse_source",
-    "pin_sources", "plugin_module_files", "profile", "raises_only", "read_entry_points", "resolve_relative",
-    "risk_of", "signature_text", "use_engine", "walk"
+    "encode_table", "function_params", "is_upstream", "parse_source",
+    "pin_sources", "plugin_module_files", "raises_only", "read_entry_points", "resolve_relative",
+    "risk_of", "signature_text", "walk"
 ]

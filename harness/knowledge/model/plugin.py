@@ -18,7 +18,6 @@ import tomllib
 
 from harness.engines import (
     ENGINES,
-    LOADERS,
     SGLANG,
     EngineProfile,
     Kind,
@@ -64,8 +63,6 @@ class Root:
     # one branch (`if use_v1: return "…v1…Backend"`) is imported only when that branch is taken
     guards: tuple[GuardCond, ...] = ()
 
-
-__all__ = ["LOADERS", "Loader"]  # harness.engines keeps them (engine data); read here by the judge
 
 
 # A guard condition, independent of any upstream version; the judge evaluates it against one.

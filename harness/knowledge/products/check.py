@@ -13,12 +13,8 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from harness.knowledge.model import (
-    declared_version,
-    pin_sources,
-    plugin_module_files,
-    profile,
-)
+from harness.engines import profile
+from harness.knowledge.model import declared_version, pin_sources, plugin_module_files
 from harness.knowledge.products.mapping import PlatformMap, map_plugin
 from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release
 

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from harness.engines import profile
 from harness.errors import HarnessError
-from harness.knowledge.model import profile
 from harness.knowledge.upstream import UpstreamSource
 from harness.util.yamlfile import load_yaml_model
 

@@ -35,6 +35,7 @@ from typing import Literal
 import msgspec
 from pydantic import BaseModel, Field
 
+from harness.engines import profile
 from harness.knowledge.judge import (
     FailureTime,
     Shim,
@@ -44,7 +45,7 @@ from harness.knowledge.judge import (
     platform_defaults,
     server_arg_fields,
 )
-from harness.knowledge.model import Finding, Ref, Status, profile
+from harness.knowledge.model import Finding, Ref, Status
 from harness.knowledge.products.diffing import FeatureDiff, SymbolChange
 from harness.knowledge.upstream import SymbolIndex, UpstreamSource, load_index
 

@@ -9,6 +9,7 @@ import ast
 from dataclasses import replace
 from pathlib import Path
 
+from harness.engines import profile
 from harness.knowledge.model import (
     UNDECIDED,
     Cond,
@@ -22,7 +23,6 @@ from harness.knowledge.model import (
     SelfFlag,
     function_params,
     is_upstream,
-    profile,
     walk,
 )
 from harness.knowledge.scan.annotations import parameter_class

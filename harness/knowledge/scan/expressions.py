@@ -8,13 +8,13 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.engines import Kind, profile
 from harness.knowledge.model import (
     CLASS_USE_CHECK,
     CallShape,
     Catch,
     Dependency,
     GuardCond,
-    Kind,
     MethodDecl,
     PluginClass,
     PluginScan,
@@ -23,7 +23,6 @@ from harness.knowledge.model import (
     dotted,
     function_params,
     is_upstream,
-    profile,
     raises_only,
     resolve_relative,
     walk,

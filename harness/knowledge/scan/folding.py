@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.engines import profile
 from harness.knowledge.model import (
     UNDECIDED,
     AllOf,
@@ -32,7 +33,6 @@ from harness.knowledge.model import (
     dotted,
     function_params,
     is_upstream,
-    profile,
     walk,
 )
 from harness.knowledge.scan.syntax import (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from harness.engines import profile
 from harness.errors import HarnessError
 from harness.knowledge.model import (
     AllOf,
@@ -14,7 +15,6 @@ from harness.knowledge.model import (
     ModuleTable,
     PluginScan,
     Root,
-    profile,
 )
 
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import ast
 
+from harness.engines import QUALNAME, profile
 from harness.knowledge.model import (
-    QUALNAME,
     AllOf,
     Dependency,
     GuardCond,
     PluginScan,
     dotted,
     is_upstream,
-    profile,
 )
 from harness.knowledge.scan.folding import Named
 from harness.knowledge.scan.syntax import arg

@@ -25,10 +25,10 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from harness.engines import IMPORT_ERRORS, profile
 from harness.errors import HarnessError
 from harness.knowledge.model import (
     CLASS_USE_BASE,
-    IMPORT_ERRORS,
     UNDECIDED,
     Catch,
     Cond,
@@ -47,7 +47,6 @@ from harness.knowledge.model import (
     function_params,
     is_upstream,
     plugin_module_files,
-    profile,
     raises_only,
     read_entry_points,
     resolve_relative,

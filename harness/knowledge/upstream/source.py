@@ -33,8 +33,8 @@ from pathlib import Path
 
 import msgspec
 
+from harness.engines import ENGINES, EngineProfile, profile
 from harness.errors import HarnessError
-from harness.knowledge.model import ENGINES, EngineProfile, profile
 
 UNREACHABLE = "cannot reach the package index"
 RELEASE_SPEC = re.compile(
