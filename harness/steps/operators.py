@@ -56,6 +56,7 @@ class OperatorsStep(ServedStep):
     def judge_served(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
         # Of the workload's smoke checks only its answers count here; the rest are step 2's.
         workload = [check.model_copy(update={"name": "operators.workload"})
-                    for check in self.judge_runner("smoke", evidence_dir, runbook) if check.name == "smoke.responses"]
+                    for check in self.judge_runner("smoke", evidence_dir, runbook)
+                    if check.name in ("smoke.responses", "smoke.evidence")]
         return (workload + self.judge_runner("profile", evidence_dir, runbook)
                 + self.judge_runner("fallback", evidence_dir, runbook))

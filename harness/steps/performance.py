@@ -144,6 +144,9 @@ class PerformanceStep(ServedStep):
     def _analysis_checks(self, evidence_dir: Path, runbook: Runbook) -> list[Check]:
         """`performance.profile` from the profile evidence: the multi-rank analysis, why it could
         not be made, or nothing when no trace was taken (`performance.trace` says why)."""
+        capture = runner("profile").read(self.runner_dir("profile", evidence_dir))
+        if capture is None or not capture.ok:
+            return []
         error = self.runner_dir("profile_analysis", evidence_dir) / ANALYSIS_ERROR
         if error.is_file():
             return [not_run(runner("profile_analysis").check_name,

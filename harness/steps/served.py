@@ -176,14 +176,23 @@ class ServedStep(Step):
 
     def judge_runner(self, name: str, evidence_dir: Path, runbook: Runbook) -> list[Check]:
         """The checks of the composed runner `name`'s runs, read back from the step's
-        `evidence_dir`, one run per spec the runbook holds for it. HarnessError when the runner
-        left a record though the runbook has no section for it."""
+        `evidence_dir`, one run per spec the runbook holds for it; a run the runbook asks for that
+        left no record is `<name>.evidence`, not run, saying so. HarnessError when the runner left a
+        record though the runbook has no section for it."""
         composed, out = runner(name), self.runner_dir(name, evidence_dir)
         specs = composed.specs(runbook)
         if not specs and composed.read(out) is not None:
             raise HarnessError(f"the runbook copied into the evidence has no {composed.section} section, "
                                f"yet {name} ran")
-        return [check for subdir, spec in specs for check in composed.judge(out / subdir, spec)]
+        checks = []
+        for subdir, spec in specs:
+            if composed.read(out / subdir) is None:
+                missing = out / subdir / composed.summary
+                checks.append(not_run(f"{name}.evidence", f"the {name} runner left no record ({missing.name}) "
+                                      "though the runbook asks for it", evidence=[str(missing)]))
+            else:
+                checks += composed.judge(out / subdir, spec)
+        return checks
 
     def _run_phase(self, phase: Phase, ctx: StepContext, runbook: Runbook, server: RunningServer | None) -> list[str]:
         return [command for name in self.runners if runner(name).phase == phase

@@ -17,8 +17,10 @@ from pydantic import BaseModel
 
 from harness.evidence.runbook import Runbook, SmokeSpec, load_runbook
 from harness.evidence.runner import RUNNERS, Runner, runner
-from harness.record.checks import Check
+from harness.record.checks import Check, CheckStatus
 from harness.steps import STEPS
+from harness.steps.interface import InterfaceStep
+from harness.steps.operators import OperatorsStep
 from harness.steps.served import ServedStep
 
 EVIDENCE = Path(__file__).resolve().parents[2] / "harness" / "evidence"
@@ -128,6 +130,16 @@ def test_served_steps_declare_registered_runners_whose_sections_exist():
         for name in step.runners:
             assert name in RUNNERS and runner(name).section in Runbook.model_fields
         assert set(step.runner_dirs) <= set(step.runners)
+
+
+def test_a_run_the_runbook_asks_for_that_left_no_record_is_not_run(tmp_path):
+    """Evidence a runner should have written and did not is said, never silently left out."""
+    runbook = load_runbook(EXAMPLE_RUNBOOK)
+    [check] = InterfaceStep().judge_served(tmp_path, runbook)
+    assert (check.name, check.status) == ("smoke.evidence", CheckStatus.not_run), check.label()
+    assert "left no record (smoke.jsonl)" in check.reason
+    workload = OperatorsStep().judge_served(tmp_path, runbook)[0]  # the operators step's own name for it
+    assert (workload.name, workload.status) == ("operators.workload", CheckStatus.not_run)
 
 
 def test_a_served_step_composing_an_unknown_runner_is_refused_at_definition():
