@@ -17,9 +17,10 @@ from harness.engines.serving import Serving
 # server does not start); a platform entry point (logged, the platform not activated); a general
 # plugin (logged, the whole plugin skipped); an external model package (logged, that model module
 # skipped); a root the user named.
-Loader = Literal["platform_class", "platform", "plugins", "model_package", "entry"]
+# script: the plugin's own command runs the module (a console script, `python -m` in its CI or docs)
+Loader = Literal["platform_class", "platform", "plugins", "model_package", "entry", "script"]
 PinForm = Literal["release", "commit"]  # what a pin file holds: a release tag, or a commit of upstream main
-LOADERS: tuple[Loader, ...] = ("platform_class", "platform", "plugins", "model_package", "entry")
+LOADERS: tuple[Loader, ...] = ("platform_class", "platform", "plugins", "model_package", "entry", "script")
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def test_methods_the_plugin_calls_itself_are_extensions(upstreams, tmp_path):
     assert findings.get(f"{IFACE}.get_sampler_chunk_size", {"status": "extension"})["status"] == Status.extension.value
 
 
-def test_a_method_the_declared_release_never_had_is_an_extension(upstreams, tmp_path):
+def test_a_method_the_declared_release_never_had_is_a_dead_override_never_red(upstreams, tmp_path):
     old, new = upstreams
     root = plugin(tmp_path, {
         "pyproject.toml": pyproject(platforms={"own": "own:activate"}),
@@ -125,8 +125,13 @@ def test_a_method_the_declared_release_never_had_is_an_extension(upstreams, tmp_
     })
     code, doc = check(root, new, "--baseline", old)
     finding = by_target(doc["findings"])[f"{IFACE}.describe_device_topology"]
-    assert finding["status"] == Status.extension.value and not finding["breaking"]
+    # upstream did not call it on the release the plugin declares either: nothing is lost now
+    assert finding["status"] == Status.dead_override.value and not finding["breaking"]
     assert code == 0
+    # on its own base (the baseline is the release checked) the same
+    code, doc = check(root, new, "--baseline", new)
+    assert by_target(doc["findings"])[f"{IFACE}.describe_device_topology"]["status"] == Status.dead_override.value
+    assert code == 0 and doc["baseline"] == doc["upstream"]
     # without a baseline nothing says upstream never called it: the old verdict stands
     code, doc = check(root, new, "--baseline", "none")
     assert by_target(doc["findings"])[f"{IFACE}.describe_device_topology"]["status"] == Status.not_on_base.value

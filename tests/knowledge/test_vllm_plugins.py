@@ -334,7 +334,10 @@ def test_check_on_0271_flags_moved_removed_renamed_and_changed_names(vllm_0221, 
     assert where("vllm.v1.worker.gpu_worker.Worker.start_weight_update")[1:] == ("signature_changed", "vllm_xdev/worker/worker_v2.py", 8, True)
     # a vLLM class the platform names by qualified name, gone in 0.27.1 (split into two backends)
     sparse = "vllm.v1.attention.backends.mla.flashinfer_mla_sparse.FlashInferMLASparseBackend"
-    assert where(sparse)[:4] == ("named_class", "missing", "vllm_xdev/platform.py", 43)
+    assert where(sparse) == ("named_class", "missing", "vllm_xdev/platform.py", 43, True)
+    # returned under a config test (a run-time condition): it fails for every sparse MLA model, said so
+    assert found[sparse]["guard"] == {"condition": "attn_selector_config.use_sparse and attn_selector_config.use_mla", "line": 41, "outcome": "runtime"}
+    assert "a run-time condition" in found[sparse]["detail"]
     # FusedMoE's replacement is registered only under vllm_version_is("0.22.1"): skipped here,
     # while the else branch's RoutedExperts registration replaces the 0.27.1 class
     fused = found[f"{REGISTER}['FusedMoE']"]
@@ -344,7 +347,7 @@ def test_check_on_0271_flags_moved_removed_renamed_and_changed_names(vllm_0221, 
     # attribute annotated SchedulerInterface (vllm/v1/engine/core.py:595): the override takes none
     schedule = found["vllm.v1.core.sched.scheduler.Scheduler.schedule"]
     assert (schedule["status"], schedule["breaking"]) == ("signature_changed", True) and "core.py:595" in schedule["detail"], schedule
-    assert doc["breaking"] == 6
+    assert doc["breaking"] == 7
 
 
 @pytest.mark.network

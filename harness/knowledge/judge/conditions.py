@@ -8,11 +8,11 @@ from collections import Counter
 from dataclasses import replace
 
 from harness.engines import profile
+from harness.knowledge.judge.breaking import BreakingFacts, certain_failure, decide
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import field_present
 from harness.knowledge.judge.resolution import compare_version, is_undecided
 from harness.knowledge.model import (
-    BREAKING,
     AllOf,
     AnyOf,
     Catch,
@@ -27,6 +27,7 @@ from harness.knowledge.model import (
     ImportsResolve,
     ModuleExists,
     Not,
+    Runtime,
     Status,
     Undecided,
     VersionCompare,
@@ -38,11 +39,11 @@ _FAILING = {Status.missing, Status.signature_changed, Status.unknown}
 
 
 def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> Finding:
-    """Liveness, guards, handlers and hook timing decide whether a status breaks the plugin."""
-    if finding.status in BREAKING and not profile().spec(dep.kind).falls_back:  # e.g. a lost architecture: the load never fails
-        finding.breaking = True
+    """Liveness, guards, handlers and hook timing: the facts breaking.decide weighs, and its verdict."""
+    falls_back = profile().spec(dep.kind).falls_back
+    certain = certain_failure(finding.status, finding.breaking, falls_back)
     if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
-        finding.status, finding.breaking = Status.never_applied, True
+        finding.status, certain = Status.never_applied, True
         finding.detail = dep.scope_reason
         finding.risk = risk_of(dep, Status.never_applied)
     guards = dep.guards
@@ -58,16 +59,23 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
         if value is False:
             outcome, deciding = "skipped", guard
             break
-        if value is None and outcome == "runs":
-            outcome, deciding = "undecided", guard
+        if value is None:
+            # a test of run-time data holds for some inputs; the stale branch is a naming condition
+            kind = "runtime" if guard is not stale and runtime_only(judge, guard.cond) else "undecided"
+            if outcome == "runs" or (outcome == "runtime" and kind == "undecided"):
+                outcome, deciding = kind, guard
+    if outcome in ("runtime", "undecided") and len(guards) > 1 and judge.evaluate(AllOf(tuple(g.cond for g in guards))) is False:
+        # each test alone may hold, never all together: `if use_mla: return` … `elif not use_mla:` … `else:`
+        outcome = "skipped"
+        deciding = replace(guards[-1], text=" and ".join(f"({g.text})" for g in guards) + ": never all true")
     if deciding is not None:
         finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
     errors = profile().spec(dep.kind).errors
     catch = next((c for c in reversed(dep.catches) if c.handles(errors)), None)
-    if outcome == "runs" and catch is not None and finding.status in _FAILING and (finding.breaking or finding.status is Status.unknown):
+    if outcome in ("runs", "runtime") and catch is not None and finding.status in _FAILING and (certain or finding.status is Status.unknown):
         outcome = "caught"
         finding.guard = Guard(condition=f"except {', '.join(sorted(catch.exceptions))}", line=catch.line, outcome="caught")
-    earlier = fails_before(judge, dep) if outcome == "runs" and finding.status is not Status.ok else None
+    earlier = fails_before(judge, dep) if outcome in ("runs", "runtime") and finding.status is not Status.ok else None
     if earlier is not None:
         # the try body stops at the earlier failure: this statement never runs
         failed, handler = earlier
@@ -76,13 +84,22 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
             condition=f"except {', '.join(sorted(handler.exceptions))}: {failed.target} (line {failed.line}) fails first in the try at line {handler.line}",
             line=handler.line, outcome="caught",
         )
-    if outcome != "runs" or not finding.live:
-        finding.breaking = False
+    row = decide(BreakingFacts(finding.status, certain, finding.live, outcome, falls_back=falls_back))
+    finding.breaking = row.breaking
+    if row.name == "runtime_condition" and finding.guard is not None:
+        finding.detail = f"{finding.detail or finding.status.value}; fails when `{finding.guard.condition}` holds (line {finding.guard.line}), a run-time condition"
     if outcome in ("skipped", "caught"):
         finding.risk //= 4  # nothing to port on this version
     if not finding.live:
         finding.risk //= 4
     return finding
+
+
+def runtime_only(judge: JudgeContext, cond: Cond) -> bool:
+    """Whether every leaf of `cond` this upstream leaves undecided is a Runtime test (so the
+    code runs for some inputs), and there is at least one."""
+    open_leaves = [leaf for leaf in leaves(cond) if _evaluate(judge, leaf, {}) is None]
+    return bool(open_leaves) and all(isinstance(leaf, Runtime) for leaf in open_leaves)
 
 
 def stale_branch(judge: JudgeContext, module: str) -> GuardCond | None:

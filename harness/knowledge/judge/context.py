@@ -51,6 +51,7 @@ class JudgeContext(Protocol):
     index: SymbolIndex
     scan: PluginScan
     baseline: JudgeContext | None
+    on_baseline: bool  # the index is the baseline release itself
     before: SymbolIndex | None  # the release a patch target is compared with (Judge.__init__)
     version: str | None  # the judged upstream's version, for version guards
     field_writes: dict[str, Dependency] | None  # fields.py: the fields the plugin sets itself

@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.engines import profile
 from harness.knowledge.judge import architectures, conditions, members
+from harness.knowledge.judge.breaking import BreakingFacts, decide
 from harness.knowledge.judge.callsites import CallSite
 from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
@@ -95,14 +96,17 @@ class Judge:
     """Judges a plugin's dependencies against one upstream index: the one implementation of
     JudgeContext, which its helpers (members, conditions, fields, forms) take."""
 
-    def __init__(self, index: SymbolIndex, scan: PluginScan, baseline: SymbolIndex | None = None, successors: bool = True):
+    def __init__(self, index: SymbolIndex, scan: PluginScan, baseline: SymbolIndex | None = None, successors: bool = True,
+                 on_baseline: bool = False):
         """`baseline`: the upstream the plugin was written against (its declared version); it
         tells an override of a base method that is gone from the plugin's own methods.
+        `on_baseline`: `index` is that release itself (what it lacks, the plugin never had).
         `successors`: False for a judge whose findings are only compared (a baseline's), which
         then names none. Successors are searched when `fill_successors` runs, all together."""
         self.index = index
         self.scan = scan
         self.baseline = Judge(baseline, scan, successors=False) if baseline is not None else None
+        self.on_baseline = on_baseline
         # the release a patch target is compared with, to tell an addition from a replacement of
         # something dropped (_added_name): the baseline, or --from in a diff
         self.before: SymbolIndex | None = baseline
@@ -141,7 +145,8 @@ class Judge:
         finding = self.apply_conditions(finding, dep)
         caller = self.uncalled_method(dep) if finding.breaking else None
         if caller is not None:
-            finding.breaking, finding.risk = False, finding.risk // 4
+            facts = BreakingFacts(finding.status, True, finding.live, finding.guard.outcome if finding.guard else "runs", uncalled=caller)
+            finding.breaking, finding.risk = decide(facts).breaking, finding.risk // 4
             finding.detail = f"{finding.detail or finding.status.value}; it runs only in {caller}, which nothing calls (no upstream base declares it; no code of the plugin or of {self.index.source.label} names it on an instance of it)"
         return finding
 

@@ -132,9 +132,12 @@ def judge_named_class(judge: JudgeContext, dep: Dependency) -> Finding | None:
         return Finding(**judge.base(dep), status=Status.ok, detail=f"{what} is the plugin's {dep.hook} ({where})")
     base = judge.index.resolve(dep.name)
     if not base.ok:
-        status = Status.unknown if is_undecided(base) else Status.missing
-        return Finding(**judge.base(dep), status=status, risk=risk_of(dep, status), defined_in=dep.name,
-                       detail=f"{what}: the class it must derive from, {dep.name}, does not resolve in {judge.index.source.label}: {base.note}")
+        # the loader finds the plugin's class; where upstream keeps the base differs between
+        # releases (vllm 0.11's AttentionBackend is in vllm.attention.backends.abstract), so what
+        # is not checked is the derivation, not the load
+        return Finding(**judge.base(dep), status=Status.ok, defined_in=dep.name,
+                       detail=f"{what} is the plugin's {dep.hook} ({where}); not checked whether it derives from {dep.name}, "
+                              f"which does not resolve in {judge.index.source.label}: {base.note}")
     mro = judge.upstream_mro(dep.hook)
     if any(ref.path == base.ref.path for ref in mro):
         return Finding(**judge.base(dep), status=Status.ok, defined_in=dep.name, detail=f"{what} is the plugin's {dep.hook} ({where}), a {base.ref.path}")

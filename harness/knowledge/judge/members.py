@@ -159,7 +159,16 @@ def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, memb
     body or on self: code of the base reading it may run on such an instance."""
     if plugin_class is None:
         return None
-    return next((judge.scan.classes[path] for path in _descendants(judge, plugin_class)
+    starts = [plugin_class]
+    if plugin_class not in judge.scan.classes and is_upstream(plugin_class):
+        # the plugin may name the class by another path (vllm.distributed.parallel_state.GroupCoordinator
+        # for vllm.distributed.GroupCoordinator): the same class when both resolve to it
+        _descendants(judge, plugin_class)  # fills the memo of bases
+        target = judge.index.resolve(plugin_class)
+        if target.ok:
+            starts += [base for base in judge.memo.subclasses if base != plugin_class and is_upstream(base)
+                       and (found := judge.index.resolve(base)).ok and found.ref == target.ref]
+    return next((judge.scan.classes[path] for start in starts for path in _descendants(judge, start)
                  if member in judge.scan.classes[path].names or member in judge.scan.classes[path].methods), None)
 
 
@@ -613,17 +622,23 @@ def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Re
     before = judge.baseline.judge(dep) if judge.baseline is not None else None
     was_called = before is not None and before.status not in (Status.not_on_base, Status.extension, Status.unknown)
     used_at = judge.scan.attribute_uses.get(dep.member)
-    if not renamed and not was_called and (used_at is not None or judge.baseline is not None):
-        why = (f"the plugin calls it itself ({used_at})" if used_at
-               else f"{judge.baseline.index.source.label}, the release the plugin declares, did not define it either")
+    if not renamed and not was_called and used_at is not None:
         return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
-                       detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: {why}")
+                       detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: the plugin calls it itself ({used_at})")
     through_platform = _called_through_platform(judge, dep.member) if not was_called and dep.kind == "override" else None
     if through_platform is not None:
         # vllm 0.30.0 nixl base_worker.py: current_platform.discover_numa_topology(), which only
         # CpuPlatform of upstream's platforms defines: a platform that has it is called
         return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
                        detail=f"{dep.member} is not defined on {first.path} or its bases, but upstream calls it on the current platform ({through_platform})")
+    baseline = judge.index.source.label if judge.on_baseline else judge.baseline.index.source.label if judge.baseline is not None else None
+    if not was_called and baseline is not None:
+        # what the baseline did not call either, this release does not lose (docs/static-check.md, "breaking")
+        return Finding(**judge.base(dep, target), status=Status.dead_override, breaking=False,
+                       successor=successor and successor[0], successor_reason=successor and successor[1], risk=risk_of(dep, Status.dead_override),
+                       detail=(f"{dep.member} is not defined on {first.path} or its bases in {baseline}, the release the plugin was written "
+                               "against, either: upstream did not call it there, so nothing is lost now; dead code to remove"
+                               + (f" (or port to {successor[0]})" if successor else "")))
     if was_called:
         detail = (f"{dep.member} was defined on {before.defined_in} in {judge.baseline.index.source.label} (the version the plugin declares); "
                   f"{judge.index.source.label} no longer defines it, so upstream no longer calls the override")

@@ -21,6 +21,8 @@ def import_failure(dep: Dependency) -> str:
     loader = next((loader for loader in LOADERS if loader in dep.loaded_by), None)
     if loader is None:
         return f"ImportError when {dep.module} is first imported (from a function, after the plugin loaded)"
+    if loader == "script":
+        return f"ImportError when {dep.module} is imported: the plugin's own command that runs it (a console script, `python -m`) fails at start"
     return f"ImportError when {dep.module} is imported: {profile().load_failures.get(loader, 'the module fails to import')}"
 
 

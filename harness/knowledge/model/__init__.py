@@ -3,7 +3,7 @@
 the symbol records an upstream index keeps. Nothing here reads a tree; every stage above speaks
 in these types (and in the engine profiles of harness.engines, the layer below)."""
 
-from harness.knowledge.model.findings import BREAKING, Finding, Guard, Status
+from harness.knowledge.model.findings import BREAKING, Finding, Guard, GuardOutcome, Status
 from harness.knowledge.model.plugin import (
     CLASS_USE_BASE,
     CLASS_USE_CHECK,
@@ -29,6 +29,7 @@ from harness.knowledge.model.plugin import (
     PluginModule,
     PluginScan,
     Root,
+    Runtime,
     Scope,
     SelfFlag,
     SelfRef,
@@ -42,6 +43,8 @@ from harness.knowledge.model.plugin import (
     pin_sources,
     plugin_module_files,
     read_entry_points,
+    run_entries,
+    run_entry_sources,
 )
 from harness.knowledge.model.refs import Outcome, Ref, Resolution
 from harness.knowledge.model.risk import risk_of
@@ -68,12 +71,13 @@ from harness.knowledge.model.symbol_records import (
 __all__ = [
     "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape",
     "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "EntryPoint",
-    "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "HasAttr", "ImportsResolve",
+    "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "GuardOutcome", "HasAttr", "ImportsResolve",
     "InstanceAttributes", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",
-    "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "Ref", "Resolution", "Root",
+    "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "Ref", "Resolution", "Root", "Runtime",
     "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",
     "body_fingerprint", "declared_pins", "declared_version", "decode_table", "detect_engine", "dotted",
     "encode_table", "function_params", "is_upstream", "parse_source",
     "pin_sources", "plugin_module_files", "raises_only", "read_entry_points", "resolve_relative",
+    "run_entries", "run_entry_sources",
     "risk_of", "signature_text", "walk"
 ]

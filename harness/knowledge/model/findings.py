@@ -28,6 +28,9 @@ class Status(str, Enum):
     deprecated = "deprecated"  # gone from the base, still called through an upstream compatibility shim
     missing = "missing"  # certain not to resolve at run time (ImportError / AttributeError)
     not_on_base = "not_on_base"  # an override of a method the upstream bases no longer define (upstream used to call it)
+    # an override of a method already absent on the baseline (the release the plugin declares, --baseline
+    # or --from): nothing this upgrade loses; dead code to remove or port (harness.knowledge.judge.breaking)
+    dead_override = "dead_override"
     extension = "extension"  # a name of the plugin's own on an upstream object: a platform method no base declares, a name a patch adds
     never_applied = "never_applied"  # a hook registered after SGLang applied hooks
     unknown = "unknown"  # could not be decided statically; the detail says why
@@ -40,7 +43,10 @@ BREAKING = {Status.missing, Status.not_on_base, Status.never_applied}
 # sglang.srt.plugins.hook_registry.HookType: how a hook wraps its target (_wrap_fn)
 HookType = Literal["BEFORE", "AFTER", "AROUND", "REPLACE"]
 
-GuardOutcome = Literal["runs", "skipped", "caught", "undecided"]
+# runs: nothing stops it; runtime: it runs when a run-time data condition holds (a parameter, a local,
+# a dtype, `is not None`): it fails for those inputs; skipped: a condition false on this upstream;
+# caught: its failure is handled; undecided: a condition on the upstream or the machine not decidable
+GuardOutcome = Literal["runs", "runtime", "skipped", "caught", "undecided"]
 
 
 class Guard(BaseModel):
@@ -48,7 +54,7 @@ class Guard(BaseModel):
 
     condition: str  # as written, e.g. "hasattr(SRTPlatform, 'get_kv_pool_cls')"
     line: int
-    outcome: GuardOutcome  # skipped: the code does not run on this upstream; caught: its failure is handled
+    outcome: GuardOutcome
 
 
 class Finding(BaseModel):
@@ -81,7 +87,7 @@ class Finding(BaseModel):
         never_applied dependency breaks the plugin (the judge also sets it for certain
         signature mismatches)."""
         if "breaking" not in self.model_fields_set:
-            self.breaking = self.live and self.status in BREAKING and (self.guard is None or self.guard.outcome == "runs")
+            self.breaking = self.live and self.status in BREAKING and (self.guard is None or self.guard.outcome in ("runs", "runtime"))
         return self
 
     @property
@@ -96,4 +102,4 @@ class Finding(BaseModel):
             return False
         if self.guard is not None and self.guard.outcome == "undecided" and self.status in BREAKING:
             return True
-        return self.status is Status.unknown and (self.guard is None or self.guard.outcome == "runs")
+        return self.status is Status.unknown and (self.guard is None or self.guard.outcome in ("runs", "runtime"))

@@ -153,6 +153,15 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Runtime:
+    """A test of run-time data only (a parameter or local of the function it sits in, their
+    attributes, items and methods: `if n == 0`, `if cache_k.dtype != self.dtype`, `if x is not
+    None`): it holds for some inputs, so what it guards runs (harness.knowledge.judge.breaking)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class SelfFlag:
     """`self.<name>` tested in a method of the plugin class `cls` (not in its __init__); the
     scan's finish() rewrites it to what __init__ leaves there (instance_flag), or Undecided."""
@@ -163,7 +172,7 @@ class SelfFlag:
 
 Cond = (
     HasAttr | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const
-    | Undecided | Unknown | SelfFlag
+    | Undecided | Unknown | Runtime | SelfFlag
 )
 UNDECIDED = Undecided()
 
@@ -381,6 +390,65 @@ class DeclaredPin:
 # pin files: module files named so, and the docs' Sphinx config (vllm-ascend's myst_substitutions)
 _VERSION_FILES = ("version.py", "_version.py", "versions.py")
 _DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
+
+
+# Files a team runs plugin modules from: CI workflows, build and task files, scripts and docs
+_RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".gitlab-ci.yml", ".buildkite/*.yml", "Makefile", "Dockerfile*",
+              "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py")
+_RUN_FILES_MOST, _RUN_FILE_BYTES = 400, 1 << 20  # a bound on what is read: a plugin checkout is not trusted
+# `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`
+_PYTHON_M = re.compile(r"\b(?:python[0-9.]*|torchrun|accelerate\s+launch)\b[^\n;&|`]*?\s-m\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+
+
+def run_entry_sources(root: Path) -> list[Path]:
+    """The regular files inside `root` that run_entries reads (symlinks and files over 1 MiB are
+    not read; at most 400): what a cached verdict must key on."""
+    found: list[Path] = []
+    for pattern in _RUN_GLOBS:
+        for path in sorted(root.glob(pattern)):
+            try:
+                if path.is_symlink() or not path.is_file() or path.stat().st_size > _RUN_FILE_BYTES:
+                    continue
+            except OSError:
+                continue
+            if path not in found:
+                found.append(path)
+            if len(found) >= _RUN_FILES_MOST:
+                return found
+    return found
+
+
+def run_entries(root: Path) -> list[tuple[str, str]]:
+    """Modules the plugin's own packaging, CI and docs run directly, so they are live whatever the
+    engine imports: (dotted module, why), in file order. Console scripts (`[project.scripts]`,
+    `[project.gui-scripts]`, `console_scripts` entry points in setup.cfg / setup.py / the
+    metadata's entry_points.txt: the module of `name = "pkg.mod:main"`), and `python -m
+    pkg.mod` (also through `torchrun`, `accelerate launch`) in CI workflows, Makefiles,
+    Dockerfiles, shell scripts and docs (run_entry_sources). Names that are not plugin modules
+    are left to the caller to drop. Unreadable files name nothing; a malformed pyproject.toml
+    raises HarnessError (as read_entry_points)."""
+    found: list[tuple[str, str]] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.exists():
+        try:
+            project = tomllib.loads(pyproject.read_text()).get("project", {})
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
+        for table in ("scripts", "gui-scripts"):
+            scripts = project.get(table) if isinstance(project, dict) else None
+            for name, value in (scripts or {}).items() if isinstance(scripts, dict) else ():
+                found.append((str(value).partition(":")[0].strip(), f"console script {name} ([project.{table}] in pyproject.toml)"))
+    for ep in read_entry_points(root, ("console_scripts", "gui_scripts")):
+        found.append((ep.value.partition(":")[0], f"console script {ep.name} ({ep.group} in {ep.file})"))
+    for path in run_entry_sources(root):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for match in _PYTHON_M.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append((match.group(1), f"run with `python -m {match.group(1)}` ({path.relative_to(root)}:{line})"))
+    return list(dict.fromkeys(found))
 
 
 def pin_sources(root: Path) -> list[Path]:

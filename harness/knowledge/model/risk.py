@@ -12,6 +12,7 @@ def risk_of(dep: Dependency, status: Status) -> int:
         Status.missing: 90,
         Status.never_applied: 88,
         Status.not_on_base: 85,
+        Status.dead_override: 10,
         Status.extension: 5,
         Status.signature_changed: 60,
         Status.body_changed: 40,

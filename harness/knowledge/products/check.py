@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from harness.engines import profile
-from harness.knowledge.model import declared_version, pin_sources, plugin_module_files
+from harness.knowledge.model import declared_version, pin_sources, plugin_module_files, run_entry_sources
 from harness.knowledge.products.mapping import PlatformMap, map_plugin
 from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release
 
@@ -47,7 +47,8 @@ def declared_baseline(plugin: Path) -> tuple[UpstreamSource | None, str | None]:
     version = declared_version(Path(plugin))
     if version is None:
         return None, None
-    release = cached_release(version)
+    # a local version (vllm-rbln's `vllm==0.30.0+cpu`) is built from the public release's source
+    release = cached_release(version) or (cached_release(version.split("+", 1)[0]) if "+" in version else None)
     if release is None:
         dist = profile().distribution
         return None, (f"the plugin declares {dist} {version}, which is not in the wheel cache: overrides of base methods "
@@ -62,8 +63,8 @@ def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str], base
     digest = hashlib.blake2b(digest_size=16)
     if not plugin.is_dir():
         return "not-a-directory"
-    # and every file the declared version is read from: it picks the baseline
-    files = [path for path, _ in plugin_module_files(plugin).values()] + [plugin / name for name in _PACKAGING] + pin_sources(plugin)
+    # and every file the declared version is read from (it picks the baseline), and those naming run modules
+    files = [path for path, _ in plugin_module_files(plugin).values()] + [plugin / name for name in _PACKAGING] + pin_sources(plugin) + run_entry_sources(plugin)
     code = Path(__file__).parents[1]
     files += sorted(code.rglob("*.py")) + sorted(code.glob("data/*"))
     for path in files:

@@ -386,6 +386,7 @@ def migration_step(finding: Finding) -> str:
         Status.deprecated: "port to " + (f"`{finding.successor}`" if finding.successor else "the new interface") + " before the legacy shim is removed (it still works, with a warning)",
         Status.never_applied: "register the hook while the plugin loads (the entry point's callable), not inside another hook",
         Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it: the base no longer defines it, so upstream calls it at most through a legacy shim",
+        Status.dead_override: "remove the override" + (f" (or port it to `{finding.successor}`)" if finding.successor else "") + ": no base defined it on the release the plugin was written against either, so upstream never called it",
         Status.extension: "nothing to port: the plugin's own method, which no upstream base declares or calls",
         Status.signature_changed: "update to the new signature" + (f" ({finding.detail})" if finding.detail else ""),
         Status.body_changed: "`harness port` merges upstream's change into the hook if it copies the upstream body; if it is the plugin's own code, check it still does what upstream now does" if finding.hook_type == "REPLACE" else "review the upstream body change for behaviour the hook relies on",

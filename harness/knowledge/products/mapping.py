@@ -69,8 +69,9 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
     index = index or load_index(upstream)
     scan = scan_plugin(Path(plugin), index, entries)
     prefetch(index, scan)
-    baseline_index = load_index(baseline) if baseline is not None and baseline.fingerprint != upstream.fingerprint else None
-    judge = Judge(index, scan, baseline_index)
+    on_baseline = baseline is not None and baseline.fingerprint == upstream.fingerprint
+    baseline_index = load_index(baseline) if baseline is not None and not on_baseline else None
+    judge = Judge(index, scan, baseline_index, on_baseline=on_baseline)
     judged = [f for f in (judge(dep) for dep in dependencies(scan)) if f is not None]
     judge.fill_successors()
     index.save()
@@ -89,7 +90,7 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
         roots=[{"module": r.module, "why": r.why} for r in scan.roots],
         checked=dict(sorted(checked.items())),
         live_checked=sum(1 for f in judged if f.live),
-        baseline=baseline_index.source.label if baseline_index else None,
+        baseline=baseline_index.source.label if baseline_index else upstream.label if on_baseline else None,
         platform_classes=scan.platform_class_paths,
         platforms=[
             {

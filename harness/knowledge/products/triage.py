@@ -278,6 +278,7 @@ def _why(members: list[Finding]) -> str:
         Status.inherited: f"its {kind} at {where} resolves only through a base class now: retarget it",
         Status.missing: f"its {kind} at {where} will not resolve, but a guard or handler covers it on this version",
         Status.not_on_base: f"its {kind} at {where} is no longer called upstream, but a guard covers it on this version",
+        Status.dead_override: f"its {kind} at {where} overrides a method upstream did not call on the release the plugin was written against either: dead code to remove",
         Status.extension: (f"its {kind} at {where} adds a name of the plugin's own to upstream (upstream never had it)" if top.kind == "patch"
                            else f"its {kind} at {where} is the plugin's own platform method (no base declares it; the plugin calls it itself)"),
         Status.unknown: f"its {kind} at {where} cannot be decided statically",

@@ -21,6 +21,7 @@ from harness.knowledge.model import (
     Scope,
     SelfRef,
     dotted,
+    Param,
     function_params,
     is_upstream,
     raises_only,
@@ -51,6 +52,7 @@ class Context:
     guards: tuple[GuardCond, ...] = ()
     catches: tuple[Catch, ...] = ()
     functions: tuple[str, ...] = ()  # dotted paths of the enclosing functions, outermost first
+    local: frozenset[str] = frozenset()  # names local to those functions: run-time data (folding.runtime_test)
     cls: PluginClass | None = None  # the class whose body (or method body) this is
     in_class_body: bool = False
     self_name: str | None = None  # the method's first parameter (self / cls)
@@ -60,6 +62,29 @@ class Context:
     def scope(self) -> Scope:
         return "function" if self.functions else "module"
 
+
+
+def partial_params(params: tuple[Param, ...], positional: int, keywords: list[str]) -> tuple[Param, ...]:
+    """The parameters of `functools.partial(f, <positional> arguments, <keywords>=…)` given f's:
+    the first `positional` positional parameters are gone (surplus ones go to *args); a
+    parameter bound by keyword, and every positional-or-keyword one after it, is keyword-only,
+    with a default, and *args after it is gone (inspect.signature's rule for partial objects)."""
+    out: list[Param] = []
+    left, keyword_only = positional, False
+    for param in params:
+        if param.kind in ("posonly", "pos") and left:
+            left -= 1
+            continue
+        if param.name in keywords and param.kind in ("pos", "kwonly"):
+            out.append(Param(param.name, "kwonly", param.default or "(bound)"))
+            keyword_only = True
+        elif keyword_only and param.kind == "pos":
+            out.append(Param(param.name, "kwonly", param.default))
+        elif keyword_only and param.kind == "var":
+            continue  # no positional argument can reach it past a keyword-only one
+        else:
+            out.append(param)
+    return tuple(out)
 
 
 class Expressions:
@@ -357,8 +382,7 @@ class Expressions:
                 hook_type = self.const(module, type_node.args[0], ctx.env).upper()  # HookType("around")
             else:
                 hook_type = (dotted(type_node) or "?").rsplit(".", 1)[-1].upper()
-        hook_path, definition = self._hook_callable(module, hook_node, ctx)
-        params = function_params(definition.args) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        hook_path, definition, params = self._hook_signature(module, hook_node, ctx)
         kinds = {p.kind for p in params or ()}
         expression = ast.unparse(target_node) if target_node is not None else "?"
         if hook_path:
@@ -369,6 +393,22 @@ class Expressions:
             raises_only=isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and raises_only(definition),
             passthrough="var" in kinds and "varkw" in kinds,
         )
+
+    def _hook_signature(self, module: str, node, ctx: Context, depth: int = 0) -> tuple[str | None, ast.AST | None, tuple[Param, ...] | None]:
+        """(plugin path, definition, parameters) of the callable a hook registers, however it is
+        written: a function or class by name, a factory call's returned closure, a lambda, or
+        `functools.partial` over any of these (its bound arguments taken away as
+        inspect.signature does: Python's functools docs). Parameters None when not known."""
+        if isinstance(node, ast.Lambda):
+            return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
+        if isinstance(node, ast.Call) and node.args and depth < 8:
+            name = dotted(node.func) or ""
+            if (self.qualify(module, name, ctx.env) or name) in ("functools.partial", "partial"):
+                path, definition, params = self._hook_signature(module, node.args[0], ctx, depth + 1)
+                bound = [k.arg for k in node.keywords if k.arg]
+                return path, definition, None if params is None or any(isinstance(a, ast.Starred) for a in node.args) else partial_params(params, len(node.args) - 1, bound)
+        path, definition = self._hook_callable(module, node, ctx)
+        return path, definition, function_params(definition.args) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
     def _hook_callable(self, module: str, node, ctx: Context) -> tuple[str | None, ast.AST | None]:
         """(plugin path, definition) of the function or class a hook registers."""

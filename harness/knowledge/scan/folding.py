@@ -26,6 +26,7 @@ from harness.knowledge.model import (
     Not,
     ParamFieldPresent,
     Ref,
+    Runtime,
     SelfFlag,
     Undecided,
     Unknown,
@@ -124,6 +125,36 @@ def leaves(cond: Cond) -> list[Cond]:
     if isinstance(cond, (AllOf, AnyOf)):
         return [leaf for c in cond.conds for leaf in leaves(c)]
     return [cond]
+
+
+# builtins whose result depends only on their arguments: a test calling them on run-time data is one too
+_DATA_BUILTINS = frozenset({"len", "isinstance", "issubclass", "any", "all", "min", "max", "abs", "int", "float", "str", "bool",
+                            "tuple", "list", "set", "sum", "type", "sorted", "round"})
+
+
+def runtime_test(node: ast.AST, local: frozenset[str]) -> bool:
+    """Whether the test `node` reads run-time data only: at least one name in `local` (or a
+    `<self.x>` placeholder), and no call but methods of such values and _DATA_BUILTINS
+    (`n == 0`, `cache_k.dtype != torch.float16`, `batch.forward_mode.is_decode()`,
+    `len(reqs) > 1`); a free function's result (`is_npu()`), a module global alone or a
+    lambda is not."""
+    reads_local = False
+    for sub in walk(node):
+        if isinstance(sub, ast.Call):
+            root = sub.func
+            if isinstance(root, ast.Name):
+                if root.id not in _DATA_BUILTINS:
+                    return False
+                continue
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            if not (isinstance(root, ast.Name) and (root.id in local or root.id.startswith("<self."))):
+                return False
+        elif isinstance(sub, ast.Name) and (sub.id in local or sub.id.startswith("<self.")):
+            reads_local = True
+        elif isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+    return reads_local
 
 
 def map_leaves(cond: Cond, rewrite: Callable[[Cond], Cond]) -> Cond:
@@ -430,15 +461,18 @@ class Folding:
 
     # ------------------------------------------------------------- guard conditions
 
-    def condition(self, module: str, node: ast.AST, env: dict, depth: int = 0) -> Cond:
-        """A guard's test as a version-independent condition (see Cond)."""
+    def condition(self, module: str, node: ast.AST, env: dict, depth: int = 0, local: frozenset[str] = frozenset()) -> Cond:
+        """A guard's test as a version-independent condition (see Cond). `local`: the names local
+        to the functions the test sits in (parameters, assigned names; `<self.x>` placeholders
+        count too): a test of those values alone is Runtime, one the scan cannot read otherwise
+        is UNDECIDED."""
         if depth > 20:
             return UNDECIDED
         if isinstance(node, ast.BoolOp):
-            conds = tuple(self.condition(module, v, env, depth + 1) for v in node.values)
+            conds = tuple(self.condition(module, v, env, depth + 1, local) for v in node.values)
             return AllOf(conds) if isinstance(node.op, ast.And) else AnyOf(conds)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return Not(self.condition(module, node.operand, env, depth + 1))
+            return Not(self.condition(module, node.operand, env, depth + 1, local))
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             qualified = self.qualify(module, name, env) or name
@@ -452,7 +486,7 @@ class Folding:
                     return HasAttr(owner, attr)
                 return UNDECIDED
             if name == "callable" and len(node.args) == 1:
-                return self.condition(module, node.args[0], env, depth + 1) if isinstance(node.args[0], ast.Call) else UNDECIDED
+                return self.condition(module, node.args[0], env, depth + 1, local) if isinstance(node.args[0], ast.Call) else UNDECIDED
             if qualified.endswith("util.find_spec") and node.args:
                 path = self.const(module, node.args[0], env, depth + 1)
                 return ModuleExists(path) if isinstance(path, str) and is_upstream(path) else UNDECIDED
@@ -479,7 +513,7 @@ class Folding:
             parts = []
             operands = [node.left, *node.comparators]
             for i, op in enumerate(node.ops):
-                parts.append(self.condition(module, ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]]), env, depth + 1))
+                parts.append(self.condition(module, ast.Compare(left=operands[i], ops=[op], comparators=[operands[i + 1]]), env, depth + 1, local))
             return AllOf(tuple(parts))
         if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
             return Const(False)
@@ -488,7 +522,7 @@ class Folding:
             return value.cond
         if isinstance(value, bool):
             return Const(value)
-        return UNDECIDED
+        return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
 
     def _version_compare(self, module, left, op, right, env, depth) -> Cond | None:
         ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -507,9 +541,10 @@ class Folding:
         # sglang.__version__ compared with a plain string is a *string* comparison in Python
         return VersionCompare(symbol, literal, a.parsed or isinstance(b, VersionLiteral))
 
-    def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False, owner: tuple[str, str] | None = None) -> GuardCond:
+    def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False, owner: tuple[str, str] | None = None,
+               local: frozenset[str] = frozenset()) -> GuardCond:
         """The test as a GuardCond; with `owner` (self's name, its plugin class), each read of
-        `self.<name>` in it is SelfFlag(class, name)."""
+        `self.<name>` in it is SelfFlag(class, name); `local`: as for condition()."""
         text, line = ast.unparse(test), test.lineno
         if owner is not None:
             self_name, cls = owner
@@ -521,7 +556,7 @@ class Folding:
             if flags:
                 placeholders = {f"<self.{name}>": Condition(SelfFlag(cls, name)) for name in flags}
                 test, env = _named(test, is_flag, lambda node: f"<self.{node.attr}>"), {**env, **placeholders}
-        cond = self.condition(module, test, env)
+        cond = self.condition(module, test, env, local=local)
         if string_version_compare(cond):
             text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
         return GuardCond(Not(cond) if negate else cond, f"not ({text})" if negate else text, line)

@@ -15,6 +15,7 @@ from harness.knowledge.model import (
     ModuleTable,
     PluginScan,
     Root,
+    run_entries,
 )
 
 
@@ -64,6 +65,12 @@ def plugin_roots(scan: PluginScan, scanner: ScannedModules, entries: list[str]) 
         # every module in it (sglang/srt/models/registry.py import_model_classes)
         for package in sorted({name.rpartition(".")[0] for name in importing if "EntryClass" in scanner.table(name).names}):
             roots.append(Root(f"{package}.*", f"a module of {package}, an external model package (its modules define EntryClass)", "model_package"))
+    # what the team runs directly (a console script, `python -m` in its CI or docs) is live too
+    rooted = {root.module for root in roots}
+    for module, why in run_entries(scan.root):
+        if module in scanner.files and module not in rooted:
+            rooted.add(module)
+            roots.append(Root(module, why, "script"))
     return roots
 
 

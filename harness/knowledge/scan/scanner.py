@@ -271,7 +271,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             self._statement(module, stmt, ctx)
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
                 # `if not hasattr(X, "y"): return` guards the rest of the block
-                ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True),))
+                ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True, local=ctx.local),))
             exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
             imports = tuple(upstream_imports(module, self.files[module][1], stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
             if imports and any(h.type is None or exception_names([h.type]) & IMPORT_ERRORS for h in exits):
@@ -291,9 +291,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if isinstance(stmt, ast.If):
             self._expressions(module, stmt.test, ctx)
             owner = _flag_owner(ctx)
-            self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner),)))
+            self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),)))
             if stmt.orelse:
-                self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner),)))
+                self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner, local=ctx.local),)))
             return
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._try(module, stmt, ctx)
@@ -426,9 +426,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             self._expressions(module, default, ctx)
         params = function_params(node.args)
         # a name bound anywhere in the body is local for all of it, shadowing module names
-        local = {**ctx.env, **{name: OPAQUE for name in local_names(node) | {p.name for p in params}}}
+        names = local_names(node) | {p.name for p in params}
+        local = {**ctx.env, **{name: OPAQUE for name in names}}
         path = self._function_path(module, node, ctx)
-        inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False)
+        inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False, local=ctx.local | names)
         if ctx.in_class_body:
             method = ctx.cls.methods.get(node.name)
             if method is not None and method.line == node.lineno:

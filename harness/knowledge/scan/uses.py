@@ -225,11 +225,42 @@ def registered_by_name(scan: PluginScan, attr: str) -> str | None:
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            named = node.args[0] if isinstance(func, ast.Attribute) and func.attr in _REGISTERS and node.args else (
-                node.args[1] if isinstance(func, ast.Name) and func.id == "setattr" and len(node.args) >= 2 else None)
+            named = _name_argument(func, node.args)
             if isinstance(named, ast.Constant) and named.value == attr:
                 return f"{module.file}:{node.lineno}"
+            # through a helper's parameter: self._set_buffer(layer, "gate_proj_blocks", …), whose
+            # body registers or setattr()s its parameter (vllm-rbln's mxfp4 quantization method)
+            for position, argument in enumerate(node.args):
+                if isinstance(argument, ast.Constant) and argument.value == attr and _sets_by_parameter(tree, func, position):
+                    return f"{module.file}:{node.lineno}"
     return None
+
+
+def _name_argument(func: ast.AST, args: list[ast.expr]) -> ast.expr | None:
+    """The argument naming the attribute a setter call sets: `x.register_buffer(name, …)`,
+    `setattr(x, name, …)`; None for any other call."""
+    if isinstance(func, ast.Attribute) and func.attr in _REGISTERS and args:
+        return args[0]
+    return args[1] if isinstance(func, ast.Name) and func.id == "setattr" and len(args) >= 2 else None
+
+
+def _sets_by_parameter(tree: ast.Module, func: ast.AST, position: int) -> bool:
+    """Whether a function of this module with `func`'s name sets an attribute named by its
+    parameter at call position `position` (self / cls skipped for a call through an attribute)."""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    for node in walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != name:
+            continue
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        if isinstance(func, ast.Attribute) and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        if position >= len(params):
+            continue
+        for inner in walk(node):
+            named = _name_argument(inner.func, inner.args) if isinstance(inner, ast.Call) else None
+            if isinstance(named, ast.Name) and named.id == params[position]:
+                return True
+    return False
 
 
 def set_on_others(scan: PluginScan, attr: str) -> str | None:
@@ -238,10 +269,17 @@ def set_on_others(scan: PluginScan, attr: str) -> str | None:
     vllm-ascend ascend_forward_context.py), or None. Which object it lands on is not known to
     the caller: a read of `attr` elsewhere may be of that object."""
     for module, tree in _trees_mentioning(scan, b"." + attr.encode()):
+        methods = {id(stmt) for node in walk(tree) if isinstance(node, ast.ClassDef) for stmt in node.body}
+        # a function outside a class whose parameter is named self sets what it is given
+        # (vllm-rbln's `def _record_pipeline_layer_index(self: "Attention | MLAAttention")`)
+        own: set[int] = set()
+        for node in walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) in methods:
+                own |= {id(n) for n in walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign))}
         for node in walk(tree):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
             for target in targets:
                 if (isinstance(target, ast.Attribute) and target.attr == attr
-                        and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))):
+                        and not (id(node) in own and isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))):
                     return f"{module.file}:{node.lineno}"
     return None

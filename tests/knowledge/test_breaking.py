@@ -1,0 +1,253 @@
+"""One definition of "breaking" (harness/knowledge/judge/breaking.py, docs/static-check.md "What
+breaks"): the table in the docs is the table in the code, each row decides as written, and the two
+rules it changed are held on the same semantics written three ways: a failure under a run-time data
+condition breaks the plugin (the condition named), and an override already absent on the baseline
+is a dead override, never red (issue 34, item 1)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from kinds_support import IFACE, check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target
+
+from harness.knowledge.judge import ROWS, BreakingFacts, decide
+from harness.knowledge.model import Status
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "static-check.md"
+GONE = "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model"  # in 0.9.0, not in 0.10.0
+
+
+def doc_rows() -> list[tuple[str, str, bool]]:
+    text = DOC.read_text()
+    table = text[text.index("| row | when | breaking |"):].split("\n\n", 1)[0]
+    rows = []
+    for line in table.splitlines()[2:]:
+        name, when, breaking = (cell.strip() for cell in line.strip("|").split(" | "))
+        rows.append((name.strip("`"), when, breaking == "yes"))
+    return rows
+
+
+def test_the_documented_table_is_the_one_the_code_decides_with():
+    assert doc_rows() == [(row.name, row.when, row.breaking) for row in ROWS]
+
+
+# one case per row: facts that reach it and no earlier row
+ROW_CASES = {
+    "dead_module": BreakingFacts(Status.missing, certain=True, live=False),
+    "not_taken": BreakingFacts(Status.missing, certain=True, guard="skipped"),
+    "handled": BreakingFacts(Status.missing, certain=True, guard="caught"),
+    "uncalled": BreakingFacts(Status.missing, certain=True, uncalled="p.X.helper"),
+    "fits": BreakingFacts(Status.dead_override, certain=False),
+    "falls_back": BreakingFacts(Status.missing, certain=False, falls_back=True),
+    "not_certain": BreakingFacts(Status.signature_changed, certain=False),
+    "undecided_guard": BreakingFacts(Status.missing, certain=True, guard="undecided"),
+    "runtime_condition": BreakingFacts(Status.missing, certain=True, guard="runtime"),
+    "runs": BreakingFacts(Status.not_on_base, certain=True),
+}
+
+
+@pytest.mark.parametrize("row", [row.name for row in ROWS])
+def test_each_row_decides_as_documented(row):
+    decided = decide(ROW_CASES[row])
+    assert decided.name == row
+    assert decided.breaking is next(r.breaking for r in ROWS if r.name == row)
+
+
+def test_earlier_rows_win():
+    # a dead module's certain failure under a run-time condition is still not breaking
+    assert decide(BreakingFacts(Status.missing, certain=True, live=False, guard="runtime")).name == "dead_module"
+    # a condition false on this release beats one that cannot be decided
+    assert decide(BreakingFacts(Status.missing, certain=True, guard="skipped")).name == "not_taken"
+    # an unknown under a run-time condition is not certain: unverified, not breaking
+    assert decide(BreakingFacts(Status.unknown, certain=False, guard="runtime")).name == "not_certain"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    # 0.10.0 drops get_mha_kv_pool_cls (and torchao_utils)
+    return upstream_pair(tmp_path_factory, new={
+        "sglang/srt/platforms/interface.py": """
+            from sglang.srt.platforms.device_mixin import DeviceMixin
+
+            class SRTPlatform(DeviceMixin):
+                def get_default_attention_backend(self) -> str:
+                    raise NotImplementedError
+
+                def init_backend(self) -> None:
+                    pass
+            """,
+    })
+
+
+RUNTIME_SPELLINGS = {
+    # a comparison of a parameter, or a parameter's truth
+    "compare": """
+        def prepare(n, enable_x):
+            if n == 0 or not enable_x:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
+    # an attribute of a parameter against self's, in a method
+    "dtype": """
+        class Cache:
+            def store(self, cache_k):
+                if cache_k.dtype != self.dtype:
+                    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                    return apply_torchao_config_to_model
+
+
+        def save(cache: Cache, k):
+            return cache.store(k)
+        """,
+    # an early exit on a local's `is None`, then a method of a parameter
+    "early_exit": """
+        def run(batch):
+            mode = batch.forward_mode
+            if mode is None:
+                return None
+            if mode.is_decode() and len(batch.reqs) > 1:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(RUNTIME_SPELLINGS))
+def test_a_failure_under_a_run_time_condition_breaks_and_names_it(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.ops:register"}),
+        "p/__init__.py": "",
+        "p/ops.py": textwrap.dedent(RUNTIME_SPELLINGS[spelling]) + "\n\ndef register():\n    pass\n",
+    })
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[GONE]
+    assert (finding["status"], finding["breaking"], finding["guard"]["outcome"]) == ("missing", True, "runtime"), finding
+    assert finding["guard"]["condition"] in finding["detail"] and "a run-time condition" in finding["detail"]
+    assert code == 1
+
+
+UNDECIDED_OR_FALSE = {
+    # a free function's result: a question about the machine, not the inputs
+    "machine": ("""
+        from p.util import is_npu
+
+        def prepare():
+            if is_npu():
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """, "undecided", 3),
+    # a capability test of upstream, false on 0.10.0
+    "capability": ("""
+        import sglang.srt.layers as layers
+
+        def prepare():
+            if hasattr(layers, "torchao_utils"):
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """, "skipped", 0),
+    # a version test, false on 0.10.0
+    "version": ("""
+        import sglang
+
+        def prepare(n):
+            if sglang.__version__ < "0.10.0" and n > 0:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """, "skipped", 0),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(UNDECIDED_OR_FALSE))
+def test_conditions_on_the_upstream_or_the_machine_are_not_run_time_data(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    source, outcome, exit_code = UNDECIDED_OR_FALSE[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.ops:register"}),
+        "p/__init__.py": "",
+        "p/util.py": "import os\n\n\ndef is_npu():\n    return os.path.exists('/dev/davinci0')\n",
+        "p/ops.py": textwrap.dedent(source) + "\n\ndef register():\n    pass\n",
+    })
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[GONE]
+    assert (finding["breaking"], finding["guard"]["outcome"]) == (False, outcome), finding
+    assert code == exit_code
+
+
+DEAD_OVERRIDE_PLATFORM = {
+    "p/__init__.py": """
+        from sglang.srt.platforms.interface import SRTPlatform
+
+
+        class P(SRTPlatform):
+            def get_default_attention_backend(self) -> str:
+                return "torch_native"
+
+            def supports_v0_scheduling(self) -> bool:
+                return True
+
+
+        def activate():
+            return "p:P"
+        """,
+}
+
+
+@pytest.mark.parametrize("baseline", ["own_base", "older_release", "subclass_on_own_base"])
+def test_an_override_already_absent_on_the_baseline_is_a_dead_override_never_red(upstreams, tmp_path, baseline):
+    old, new = upstreams
+    if baseline == "subclass_on_own_base":
+        files = {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": """
+            from sglang.srt.layers.sampler import Sampler
+
+
+            class P(Sampler):
+                def forward_v0(self, logits):
+                    return logits
+
+
+            def register():
+                return P
+            """}
+        target = "sglang.srt.layers.sampler.Sampler.forward_v0"
+    else:
+        files = {"pyproject.toml": pyproject(platforms={"p": "p:activate"}), **DEAD_OVERRIDE_PLATFORM}
+        target = f"{IFACE}.supports_v0_scheduling"
+    root = plugin(tmp_path, files)
+    code, doc = check(root, new, "--baseline", old if baseline == "older_release" else new)
+    finding = by_target(doc["findings"]).get(target)
+    if finding is None:  # a subclass method no base declares and nothing calls is not reported at all
+        assert baseline == "subclass_on_own_base" and code == 0
+        return
+    assert (finding["status"], finding["breaking"]) == ("dead_override", False), finding
+    assert "dead code" in finding["detail"] and code == 0
+
+
+def test_an_override_the_baseline_called_and_this_release_dropped_breaks(upstreams, tmp_path):
+    old, new = upstreams
+    files = {"pyproject.toml": pyproject(platforms={"p": "p:activate"}), "p/__init__.py": """
+        from sglang.srt.platforms.interface import SRTPlatform
+
+
+        class P(SRTPlatform):
+            def get_mha_kv_pool_cls(self):
+                return object
+
+
+        def activate():
+            return "p:P"
+        """}
+    root = plugin(tmp_path, files)
+    code, doc = check(root, new, "--baseline", old)
+    finding = by_target(doc["findings"])[f"{IFACE}.get_mha_kv_pool_cls"]
+    assert (finding["status"], finding["breaking"]) == ("not_on_base", True) and code == 1
+    # with no baseline at all the answer is today's: not_on_base, breaking (field case F02)
+    code, doc = check(plugin(tmp_path, {"pyproject.toml": pyproject(platforms={"p": "p:activate"}), **DEAD_OVERRIDE_PLATFORM}, "q"),
+                      new, "--baseline", "none")
+    finding = by_target(doc["findings"])[f"{IFACE}.supports_v0_scheduling"]
+    assert (finding["status"], finding["breaking"]) == ("not_on_base", True) and code == 1
+    assert re.search(r"not defined on .*SRTPlatform", finding["detail"])

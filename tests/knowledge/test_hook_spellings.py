@@ -1,0 +1,98 @@
+"""A hook's callable is judged against upstream's calls however it is written (issue 34, items 2
+and 3): a function by name, a factory's closure, a lambda, `functools.partial` (its bound
+arguments taken away, as inspect.signature does), for REPLACE and AFTER hooks alike. The
+release adds `allow_patterns=` to the one call it makes of the target: a callable that cannot
+take it breaks; one that can does not."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target
+
+from harness.knowledge.model import Param
+from harness.knowledge.scan.expressions import partial_params
+
+TARGET = "sglang.srt.model_loader.weight_utils.filter_files"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    utils = """
+        def filter_files(hf_weights_files, hf_folder, index_file, allow_patterns=None):
+            return hf_weights_files
+        """
+    return upstream_pair(tmp_path_factory, old={
+        "sglang/srt/model_loader/__init__.py": "",
+        "sglang/srt/model_loader/weight_utils.py": utils.replace(", allow_patterns=None", ""),
+        "sglang/srt/model_loader/loader.py": """
+            from sglang.srt.model_loader.weight_utils import filter_files
+
+
+            def load(files, folder, index):
+                return filter_files(files, folder, index)
+            """,
+    }, new={
+        "sglang/srt/model_loader/__init__.py": "",
+        "sglang/srt/model_loader/weight_utils.py": utils,
+        "sglang/srt/model_loader/loader.py": """
+            from sglang.srt.model_loader.weight_utils import filter_files
+
+
+            def load(files, folder, index, patterns):
+                return filter_files(files, folder, index, allow_patterns=patterns)
+            """,
+    })
+
+
+HEAD = "import functools\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+SPELLINGS = {
+    # (the hooks module, whether it breaks on the new release)
+    "function": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                 f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.REPLACE)\n", True),
+    "closure": ("def make(strict):\n    def keep(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n    return keep\n\n\n"
+                f"def register():\n    HookRegistry.register({TARGET!r}, make(True), HookType.REPLACE)\n", True),
+    "lambda": ("def keep(files, folder, index):\n    return files\n\n\n"
+               f"def register():\n    HookRegistry.register({TARGET!r}, lambda files, folder, index: keep(files, folder, index), HookType.REPLACE)\n", True),
+    "partial": ("def keep(hf_weights_files, hf_folder, index_file, strict):\n    return hf_weights_files\n\n\n"
+                f"def register():\n    HookRegistry.register({TARGET!r}, functools.partial(keep, strict=True), HookType.REPLACE)\n", True),
+    "partial_fits": ("def keep(strict, hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                     f"def register():\n    HookRegistry.register({TARGET!r}, functools.partial(keep, True), HookType.REPLACE)\n", False),
+    "lambda_fits": (f"def register():\n    HookRegistry.register({TARGET!r}, lambda *args, **kwargs: args[0], HookType.REPLACE)\n", False),
+    # AFTER: the wrapper calls hook(result, *args, **kwargs) (hook_registry._wrap_fn)
+    "after": ("def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
+              f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.AFTER)\n", True),
+    "after_partial_fits": ("def keep(result, hf_weights_files, hf_folder, index_file, allow_patterns=None, *, strict):\n    return result\n\n\n"
+                           f"def register():\n    HookRegistry.register({TARGET!r}, functools.partial(keep, strict=False), HookType.AFTER)\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_a_hook_is_judged_against_the_call_however_it_is_written(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    source, breaks = SPELLINGS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
+    code, doc = check(root, new)
+    hook = by_target(doc["findings"])[TARGET]
+    assert hook["breaking"] is breaks, hook
+    if breaks:
+        assert hook["status"] == "signature_changed" and "allow_patterns" in hook["detail"] and code == 1
+    else:
+        assert code == 0
+
+
+def test_partial_takes_bound_arguments_away_as_inspect_does():
+    import functools
+    import inspect
+
+    def f(a, b, /, c, d=1, *args, e, **kw):
+        return a
+
+    params = (Param("a", "posonly", None), Param("b", "posonly", None), Param("c", "pos", None), Param("d", "pos", "1"),
+              Param("args", "var", None), Param("e", "kwonly", None), Param("kw", "varkw", None))
+    for positional, keywords in ((1, []), (0, ["c"]), (2, ["d"]), (0, ["e"])):
+        bound = functools.partial(f, *range(positional), **{k: 0 for k in keywords})
+        expected = [(p.name, p.kind) for p in inspect.signature(bound).parameters.values()]
+        kinds = {"posonly": inspect.Parameter.POSITIONAL_ONLY, "pos": inspect.Parameter.POSITIONAL_OR_KEYWORD, "var": inspect.Parameter.VAR_POSITIONAL,
+                 "kwonly": inspect.Parameter.KEYWORD_ONLY, "varkw": inspect.Parameter.VAR_KEYWORD}
+        assert [(p.name, kinds[p.kind]) for p in partial_params(params, positional, keywords)] == expected, (positional, keywords)

@@ -1,0 +1,79 @@
+"""Modules the plugin team runs directly are live (issue 34, item 6): a console script, and
+`python -m pkg.mod` in the plugin's CI, build files or docs, each with its reason, the same
+semantics written several ways; a module no command runs stays dead."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target
+
+GONE = "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model"  # in 0.9.0, not in 0.10.0
+TOOL = """
+    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+
+
+    def main():
+        return apply_torchao_config_to_model
+    """
+HOOKS = "from sglang.srt.layers.sampler import Sampler\n\n\ndef register():\n    return Sampler\n"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory)
+
+
+SPELLINGS = {
+    "project_scripts": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}) + '[project.scripts]\np-bench = "p.tools.bench:main"\n'},
+                        "console script p-bench ([project.scripts] in pyproject.toml)"),
+    "setup_cfg_console_scripts": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                   "setup.cfg": "[options.entry_points]\nconsole_scripts =\n    p-bench = p.tools.bench:main\n"},
+                                  "console script p-bench (console_scripts in setup.cfg)"),
+    "ci_workflow": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                     ".github/workflows/ci.yml": "jobs:\n  bench:\n    steps:\n      - run: pip install .\n      - run: python3 -m p.tools.bench --steps 3\n"},
+                    "run with `python -m p.tools.bench` (.github/workflows/ci.yml:5)"),
+    "readme_torchrun": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                         "README.md": "# p\n\nBenchmark two cards:\n\n    torchrun --nproc-per-node 2 -m p.tools.bench\n"},
+                        "run with `python -m p.tools.bench` (README.md:5)"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_a_module_the_team_runs_is_live(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    files, why = SPELLINGS[spelling]
+    root = plugin(tmp_path, {**files, "p/__init__.py": "", "p/hooks.py": HOOKS,
+                             "p/tools/__init__.py": "", "p/tools/bench.py": TOOL})
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[GONE]
+    assert (finding["live"], finding["breaking"]) == (True, True), finding
+    assert "the plugin's own command that runs it" in finding["detail"]
+    assert {"module": "p.tools.bench", "why": why} in doc["roots"]
+    assert code == 1
+
+
+def test_a_module_no_command_runs_stays_dead(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+        # pytest is not a plugin module; p.tools.bench is named, not run
+        ".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: python -m pytest tests\n      - run: echo p.tools.bench\n",
+        "p/__init__.py": "", "p/hooks.py": HOOKS, "p/tools/__init__.py": "", "p/tools/bench.py": TOOL,
+    })
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[GONE]
+    assert (finding["live"], finding["breaking"]) == (False, False)
+    assert [r["module"] for r in doc["roots"]] == ["p.hooks"]
+    assert code == 0
+
+
+def test_a_run_file_that_is_a_symlink_is_not_read(upstreams, tmp_path):
+    _, new = upstreams
+    outside = tmp_path / "outside.md"
+    outside.write_text("python -m p.tools.bench\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "",
+                             "p/hooks.py": HOOKS, "p/tools/__init__.py": "", "p/tools/bench.py": TOOL})
+    (root / "README.md").symlink_to(outside)
+    code, doc = check(root, new)
+    assert by_target(doc["findings"])[GONE]["live"] is False and code == 0
