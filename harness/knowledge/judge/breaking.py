@@ -85,9 +85,11 @@ def decide(facts: BreakingFacts) -> Row:
     return next(row for row in ROWS if row.applies(facts))
 
 
-def certain_failure(status: Status, producer_breaking: bool, falls_back: bool) -> bool:
-    """Whether a producer's finding is a certain failure where its code runs: missing,
-    not_on_base and never_applied are, unless the kind falls back (then only where the
-    producer says so: an architecture the engine needs); signature_changed and the rest only
-    where the producer decided it (every placed call cannot bind)."""
-    return producer_breaking or (status in BREAKING and not falls_back)
+def certain_failure(status: Status, producer_breaking: bool, falls_back: bool, producer_decided: bool = False) -> bool:
+    """Whether a producer's finding is a certain failure where its code runs. Where the producer
+    decided (`producer_decided`: it set `breaking` itself: a `.get(key)` with a default copes, a
+    signature every placed call binds), its word; otherwise missing, not_on_base and
+    never_applied are, unless the kind falls back (a lost architecture, an out-of-tree op)."""
+    if producer_decided:
+        return producer_breaking
+    return status in BREAKING and not falls_back

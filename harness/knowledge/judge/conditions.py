@@ -11,6 +11,7 @@ from harness.engines import profile
 from harness.knowledge.judge.breaking import BreakingFacts, certain_failure, decide
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import field_present
+from harness.knowledge.judge.registries import registry_keys
 from harness.knowledge.judge.resolution import compare_version, is_undecided
 from harness.knowledge.model import (
     AllOf,
@@ -24,6 +25,7 @@ from harness.knowledge.model import (
     Guard,
     GuardCond,
     HasAttr,
+    HasKey,
     ImportsResolve,
     ModuleExists,
     Not,
@@ -41,7 +43,7 @@ _FAILING = {Status.missing, Status.signature_changed, Status.unknown}
 def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> Finding:
     """Liveness, guards, handlers and hook timing: the facts breaking.decide weighs, and its verdict."""
     falls_back = profile().spec(dep.kind).falls_back
-    certain = certain_failure(finding.status, finding.breaking, falls_back)
+    certain = certain_failure(finding.status, finding.breaking, falls_back, "breaking" in finding.model_fields_set)
     if dep.kind == "hook" and dep.scope == "runtime" and finding.status in (Status.ok, Status.inherited, Status.signature_changed, Status.body_changed, Status.moved):
         finding.status, certain = Status.never_applied, True
         finding.detail = dep.scope_reason
@@ -193,6 +195,12 @@ def _evaluate(judge: JudgeContext, cond: Cond, assumed: dict) -> bool | None:
     if isinstance(cond, HasAttr):
         resolution = judge.index.resolve(f"{cond.owner}.{cond.name}")
         return True if resolution.ok and not is_undecided(resolution) else (None if is_undecided(resolution) else False)
+    if isinstance(cond, HasKey):  # "key" in REGISTRY: the keys upstream puts in (judge.registries)
+        found = judge.index.resolve(cond.registry)
+        keys = registry_keys(judge.index, found.ref) if found.ok and found.ref.kind == "value" else None
+        if keys is None:
+            return None
+        return True if cond.key in keys.keys else (None if keys.open else False)
     if isinstance(cond, FieldPresent):  # hasattr(v, "x") on an instance of an upstream class
         return field_present(judge, cond.cls, cond.name)
     if isinstance(cond, ModuleExists):

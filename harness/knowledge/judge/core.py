@@ -69,7 +69,7 @@ from harness.knowledge.model import (
     risk_of,
     signature_text,
 )
-from harness.knowledge.scan import reads_elsewhere_only, reads_of
+from harness.knowledge.scan import plugin_function_params, reads_elsewhere_only, reads_of
 from harness.knowledge.upstream import (
     SymbolIndex,
     c3,
@@ -90,6 +90,12 @@ def dependencies(scan: PluginScan) -> list[Dependency]:
 
 
 # ----------------------------------------------------------------------------- judging
+
+
+# decorators that wrap a method without registering it anywhere: a method carrying only these is
+# called by its name or not at all (contextlib, functools, abc, typing, torch's grad modes)
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "contextmanager", "asynccontextmanager", "cache", "lru_cache",
+                               "cached_property", "property", "abstractmethod", "override", "no_grad", "inference_mode"})
 
 
 class Judge:
@@ -162,7 +168,7 @@ class Judge:
             cls = self.scan.classes.get(owner)
             method = cls.methods.get(name) if cls is not None else None
             # a decorator other than these may register the method and call it unnamed
-            if method is None or name.startswith("__") or {d.rsplit(".", 1)[-1] for d in method.decorators} - {"staticmethod", "classmethod"}:
+            if method is None or name.startswith("__") or {d.rsplit(".", 1)[-1] for d in method.decorators} - _PLAIN_DECORATORS:
                 continue
             if name in self.scan.name_strings:
                 continue
@@ -336,7 +342,28 @@ class Judge:
             return Finding(**self.base(dep), status=Status.ok, defined_in=what, detail=f"keywords {', '.join(dep.call.keywords)} bind to {what}{signature_text(params)}")
         certain, message = problem
         detail = f"{dep.expression}(...) → {what}{signature_text(params)}: {message}"
+        replaced = self._replaced_by_plugin(resolution.ref) if certain else None
+        if replaced is not None:
+            # vllm-ascend's patch_triton.py sets fla.ops.chunk_gated_delta_rule to its own kernel,
+            # which takes prebuilt_meta=: a call made after that patch binds the plugin's function
+            patch, own = replaced
+            if own is not None and bind_problem(own, dep.call, False) is None:
+                return Finding(**self.base(dep), status=Status.ok, defined_in=patch.hook,
+                               detail=f"{detail}; but the plugin replaces it with {patch.hook}{signature_text(own)} ({patch.file}:{patch.line}), which takes the call")
+            certain = own is not None and bind_problem(own, dep.call, False)[0]
+            detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _replaced_by_plugin(self, ref: Ref) -> tuple[Dependency, tuple[Param, ...] | None] | None:
+        """The plugin's patch that rebinds the upstream function `ref` to a plugin function
+        (`module.f = own_f`, `setattr(module, "f", own_f)`), with that function's parameters
+        (None when they are not known), or None. Which import runs first is not checked."""
+        for patch in self.scan.dependencies:
+            if patch.kind == "patch" and patch.how in ("assign", "setattr") and patch.hook and not is_upstream(patch.hook) and patch.target:
+                found = self.index.resolve(patch.target)
+                if found.ok and found.ref == ref:
+                    return patch, plugin_function_params(self.scan, patch.hook)
+        return None
 
     def _positional_shift(self, dep: Dependency, params: tuple[Param, ...], bound: bool) -> str | None:
         """What a positional argument of the call now fills instead of the parameter it filled
@@ -557,8 +584,13 @@ class Judge:
             return Finding(**self.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                            detail=f"{dep.name!r} is not among the keys upstream puts in {dep.target} ({known}), but {found.open[0]}")
         successor = difflib.get_close_matches(dep.name, list(found.keys), n=1)
-        return Finding(**self.base(dep, target), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
-                       detail=f"{dep.target} has no key {dep.name!r} in {self.index.source.label} (KeyError when read); its keys: {known}",
+        # `.get(key)` yields None where `[key]` raises: the plugin then uses None as the value it
+        # expected, unless it tests the result or gives a default (then it copes: reported, not red)
+        copes = dep.how in ("get-default", "get-tested")
+        how = {"get": "get() returns None, which the plugin then uses as the value",
+               "get-default": "get() returns the plugin's default", "get-tested": "get() returns None, which the plugin tests"}.get(dep.how or "", "KeyError when read")
+        return Finding(**self.base(dep, target), status=Status.missing, breaking=not copes, risk=risk_of(dep, Status.missing),
+                       detail=f"{dep.target} has no key {dep.name!r} in {self.index.source.label} ({how}); its keys: {known}",
                        successor=f"{dep.target}[{successor[0]!r}]" if successor else None,
                        successor_reason="a close key of the same registry" if successor else None)
 

@@ -208,6 +208,11 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
             return Finding(**judge.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                            detail=f"{where}: {dep.member!r} is not declared by {first.path} and its bases ({found.note}), but the plugin's subclass {sub.path} "
                                   f"defines it ({sub.file}:{sub.line}): the instance may be one")
+        replaced = replacement_defining(judge, mro, dep.member) if dep.access in ("instance", "class") else None
+        if replaced is not None:
+            return Finding(**judge.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                           detail=f"{where}: {dep.member!r} is not declared by {first.path} and its bases ({found.note}), but {replaced}: "
+                                  "a class statement run after that patch derives from the plugin's class")
         grafted = grafted_onto(judge, dep, dep.member) if dep.access == "instance" else None
         if grafted is not None:
             return Finding(**judge.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
@@ -230,9 +235,52 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
     problem = bind_problem(params, dep.call, bound) if params is not None else None
     if problem is not None:
         certain, message = problem
+        overriding = _overriding_subclass(judge, dep) if certain and dep.guards else None
+        if overriding is not None:
+            # under a condition, which instance reaches the call is a run-time matter: vllm-ascend's
+            # base proposer calls self.build_model_inputs_first_pass(n) only when self.method ==
+            # "dflash", i.e. on its AscendDflashProposer, whose own method takes (num_input_tokens)
+            certain, message = False, (f"{message}; but the call sits under `{dep.guards[-1].text}` and the plugin's subclass {overriding} "
+                                       f"defines {dep.member} and takes it: the instance there may be one")
         return Finding(**judge.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
                        detail=f"{where}: {defined_in}{signature_text(params)}: {message}", risk=risk_of(dep, Status.signature_changed))
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+
+def replacement_defining(judge: JudgeContext, mro: list[Ref], member: str) -> str | None:
+    """For an upstream class in `mro` that the plugin replaces with a class of its own
+    (`vllm.v1.core.sched.scheduler.Scheduler = BalanceScheduler`, vllm-ascend's
+    patch_balance_schedule.py) whose body or `self.` assignments bind `member`: "the plugin
+    replaces X with Y (file:line)", else None. Which import runs first is not checked."""
+    classes = {ref for ref in mro if ref.kind == "class" and ref.module}
+    if not classes:
+        return None
+    for dep in judge.scan.dependencies:
+        if dep.kind != "patch" or dep.how != "assign" or dep.hook not in judge.scan.classes or not dep.target:
+            continue
+        found = judge.index.resolve(dep.target)
+        if not found.ok or found.ref not in classes:
+            continue
+        for ref in judge.plugin_mro(dep.hook):
+            cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
+            if cls is not None and (member in cls.names or member in cls.methods):
+                return f"the plugin replaces {found.ref.path} with its {dep.hook} ({dep.file}:{dep.line}), which binds it"
+    return None
+
+
+def _overriding_subclass(judge: JudgeContext, dep: Dependency) -> str | None:
+    """For a `self.m(…)` / `cls.m(…)` call in a plugin class (judged in the context of one of its
+    most-derived classes): another plugin class deriving from the class it is written in whose
+    own `m` binds that call ("path (file:line)"), or None."""
+    if dep.access not in ("instance", "class") or dep.call is None:
+        return None
+    for start in dict.fromkeys(c for c in (dep.plugin_class, dep.name) if c):
+        for path in _descendants(judge, start):
+            method = judge.scan.classes[path].methods.get(dep.member)
+            if method is not None and bind_problem(method.params, dep.call, method.bound) is None:
+                cls = judge.scan.classes[path]
+                return f"{path} ({cls.file}:{method.line})"
+    return None
 
 
 def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:

@@ -96,6 +96,14 @@ class ParamFieldPresent:
 
 
 @dataclass(frozen=True)
+class HasKey:
+    """`"key" in registry` (or `registry.get("key")` tested) on an upstream module-level dict."""
+
+    registry: str
+    key: str
+
+
+@dataclass(frozen=True)
 class ModuleExists:
     """`importlib.util.find_spec(path)`, `sys.modules.get(path) is not None`."""
 
@@ -171,7 +179,7 @@ class SelfFlag:
 
 
 Cond = (
-    HasAttr | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const
+    HasAttr | HasKey | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const
     | Undecided | Unknown | Runtime | SelfFlag
 )
 UNDECIDED = Undecided()

@@ -26,7 +26,7 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import parameter_class
-from harness.knowledge.scan.folding import leaves, map_leaves, on_param
+from harness.knowledge.scan.folding import OPAQUE, leaves, map_leaves, on_param
 from harness.knowledge.upstream import SymbolIndex, c3
 
 
@@ -38,6 +38,10 @@ class PluginClasses:
     scan: PluginScan
     hook_callables: dict[str, str]
     calls: dict[str, set[str]]
+    parameter_keys: list
+    parameter_imports: list
+    call_arguments: dict
+    dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]]
 
     def finish(self) -> None:
         """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
@@ -58,6 +62,58 @@ class PluginClasses:
         self._class_dependencies()
         self._parameter_fields()
         self._instance_flags()
+        self._parameter_keys()
+        self._parameter_imports()
+
+    def _parameter_keys(self) -> None:
+        """A registry read keyed by a function's parameter (`def reuse(name): return
+        ATTENTION_BACKENDS[name]`) reads each constant key a call of that function passes:
+        one registry_key dependency per key, at the read, naming the call."""
+        for registry, module, function, param, node, ctx in self.parameter_keys:
+            for binding, where in self.caller_bindings(module, function, node.lineno):
+                key = binding.get(param)
+                if isinstance(key, str):
+                    self._dependency("registry_key", registry, module, node, ctx, name=key,
+                                     expression=f"{ast.unparse(node)} with {param}={key!r} ({where})")
+
+    def _parameter_imports(self) -> None:
+        """`importlib.import_module(f"pkg.{name}.patch")` inside a function whose parameter
+        `name` its callers pass as constants (`_load("alpha")`): each module so named is
+        imported there, as a constant argument would be; with no such caller, each plugin
+        module the name's shape allows (Expressions.chosen_modules)."""
+        for module, expression, ctx in self.parameter_imports:
+            targets = [target for binding, _ in self.caller_bindings(module, ctx.functions[-1], expression.lineno)
+                       if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
+            # no caller names it: a module chosen at run time (an environment variable, a config
+            # value), any of those the name's shape allows
+            for target in targets or self.chosen_modules(module, expression, ctx.env):
+                self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
+
+    def caller_bindings(self, module: str, function: str, line: int) -> list[tuple[dict, str]]:
+        """For the plugin function `function` (its def in `module` spans `line`): each call of it
+        in the plugin (by its name; a method's through any receiver, self taken away), with the
+        arguments folded where the call is made (Expressions.call_arguments: a loop over
+        constants gives one call per element), as (parameter -> value, "file:line"); defaults
+        fill what a call leaves out; parameters whose value is not known are left out."""
+        short = function.rsplit(".", 1)[-1]
+        tree = self.tree(module)
+        definition = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == short
+                           and n.lineno <= line <= (n.end_lineno or n.lineno)), None) if tree else None
+        if definition is None:
+            return []
+        args = definition.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        method = function.rpartition(".")[0] in self.scan.classes
+        defaults = {a.arg: d for a, d in zip([*args.posonlyargs, *args.args][::-1], args.defaults[::-1])}
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        found = []
+        for caller, call, env in self.call_arguments.get(short, []):
+            names = positional[1:] if method and isinstance(call.func, ast.Attribute) else positional
+            given = {**{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
+            arguments = {**{k: self.const(module, d, {}) for k, d in defaults.items()},
+                         **{k: OPAQUE if isinstance(v, ast.Starred) else self.const(caller, v, env) for k, v in given.items()}}
+            found.append(({name: value for name, value in arguments.items() if value is not OPAQUE}, f"{self.relfile(caller)}:{call.lineno}"))
+        return found
 
     def _instance_flags(self) -> None:
         """Tests of `self.<flag>` (SelfFlag) become what the class's __init__ leaves there, in the

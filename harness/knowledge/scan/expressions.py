@@ -5,6 +5,8 @@ Dependency with the guards and handlers of where it sits."""
 from __future__ import annotations
 
 import ast
+import re
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,12 +98,25 @@ class Expressions:
     hook_callables: dict[str, str]
     calls: dict[str, set[str]]
     _self_calls: set[int]
+    _tested: set[int]
+    parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]]
+    parameter_imports: list[tuple[str, ast.expr, Context]]
+    call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
 
     def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
         """References, calls and registrations inside one expression."""
         if node is None:
             return
         inner_chains: set[int] = set()
+        for child in walk(node):
+            if isinstance(child, ast.BoolOp):
+                self._tested.update(id(value) for value in child.values)
+            elif isinstance(child, ast.IfExp):
+                self._tested.add(id(child.test))
+            elif isinstance(child, ast.Compare):
+                self._tested.update(id(value) for value in (child.left, *child.comparators))
+            elif isinstance(child, ast.UnaryOp) and isinstance(child.op, ast.Not):
+                self._tested.add(id(child.operand))
         for child in walk(node):
             if isinstance(child, ast.Lambda):
                 for arg in child.args.args:
@@ -129,6 +144,9 @@ class Expressions:
         key = self.const(module, node.slice, ctx.env)
         if is_upstream(path) and isinstance(key, str):
             self._dependency("registry_key", path, module, node, ctx, expression=ast.unparse(node), name=key)
+        elif is_upstream(path) and isinstance(node.slice, ast.Name) and ctx.functions and node.slice.id in ctx.local:
+            # `def reuse(name): return ATTENTION_BACKENDS[name]`: the keys are what its callers pass (finish())
+            self.parameter_keys.append((path, module, ctx.functions[-1], node.slice.id, node, ctx))
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: Context) -> None:
         if isinstance(node.ctx, ast.Load):
@@ -225,6 +243,13 @@ class Expressions:
                 qualified_class = self.qualify(module, dotted(element), env)
                 if is_upstream(qualified_class):
                     self._dependency("reference", qualified_class, module, call, ctx, expression=ast.unparse(call), how=CLASS_USE_CHECK)
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "get" and call.args and not isinstance(call.args[0], ast.Starred):
+            # `REGISTRY.get("key")`: None (or the default) for a key upstream dropped
+            owner = self.qualify(module, dotted(call.func.value), env)
+            key = self.const(module, call.args[0], env)
+            if is_upstream(owner) and isinstance(key, str):
+                how = "get-default" if len(call.args) > 1 or call.keywords else "get-tested" if id(call) in self._tested else "get"
+                self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key, how=how)
         if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
             owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
@@ -253,6 +278,13 @@ class Expressions:
             if is_upstream(owner) and self._is_upstream_value(owner):
                 self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}")
                 return
+        if not is_upstream(qualified) and isinstance(call.func, (ast.Name, ast.Attribute)):
+            # what each call of a plugin function passes, folded where it is made (loops over
+            # constants unrolled): caller_bindings reads it
+            short = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+            if call.args or call.keywords:  # folded when asked: the names the arguments read, as bound here
+                read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
+                self.call_arguments.setdefault(short, []).append((module, call, read))
         if is_upstream(qualified):
             self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
@@ -272,6 +304,12 @@ class Expressions:
 
     def _dynamic_import(self, module: str, call: ast.Call, ctx: Context) -> None:
         target = self.const(module, call.args[0], ctx.env)
+        if not isinstance(target, str) and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(call.args[0])):
+            # built from the function's parameters or locals: what its callers pass (finish()), or
+            # a module chosen at run time among those its shape names
+            self.parameter_imports.append((module, call.args[0], ctx))
+            if self.chosen_modules(module, call.args[0], ctx.env):
+                return
         if not isinstance(target, str):
             # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
             # a name from elsewhere (a registry entry's module_path) says nothing about which
@@ -288,6 +326,34 @@ class Expressions:
         self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
         if is_upstream(target):
             self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
+
+    def chosen_modules(self, module: str, node: ast.expr, env: dict) -> list[str]:
+        """The plugin modules a name built at run time may be: `f"vendev.backends.{name}.patch"`,
+        `"….{}.patch".format(name)`, `"….%s.patch" % name` with a constant prefix naming a plugin
+        package, each unknown part one dotted segment. [] when the expression has no such shape."""
+        parts: list[str | None] = []
+        if isinstance(node, ast.JoinedStr):
+            for value in node.values:
+                constant = self.const(module, value.value, env) if isinstance(value, ast.FormattedValue) else value.value
+                parts.append(constant if isinstance(constant, str) else None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            template = self.const(module, node.func.value, env)
+            if not isinstance(template, str) or "{" not in template:
+                return []
+            for literal, field, _, _ in string.Formatter().parse(template):
+                parts += [literal] + ([None] if field is not None else [])
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            template = self.const(module, node.left, env)
+            if not isinstance(template, str):
+                return []
+            pieces = re.split(r"%[sdr]", template)
+            for piece in pieces[:-1]:
+                parts += [piece, None]
+            parts.append(pieces[-1])
+        if None not in parts or not isinstance(parts[0], str) or parts[0].split(".")[0] not in {m.split(".")[0] for m in self.files}:
+            return []
+        pattern = re.compile("".join(re.escape(p) if isinstance(p, str) else r"\w+" for p in parts))
+        return [name for name in self.files if pattern.fullmatch(name)]
 
     def _discovers(self, module: str) -> bool:
         """Whether the module lists files or modules (pkgutil.iter_modules / walk_packages,

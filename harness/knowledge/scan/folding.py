@@ -21,6 +21,7 @@ from harness.knowledge.model import (
     FieldPresent,
     GuardCond,
     HasAttr,
+    HasKey,
     ImportsResolve,
     ModuleExists,
     Not,
@@ -258,7 +259,9 @@ class Folding:
             return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             fmt, args = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
-            if isinstance(fmt, str) and isinstance(args, (str, int, float, list)):
+            # only plain values are formatted: a folded Named or Instance is no run-time string
+            plain = all(isinstance(a, (str, int, float)) for a in (args if isinstance(args, list) else [args]))
+            if isinstance(fmt, str) and isinstance(args, (str, int, float, list)) and plain:
                 try:
                     return fmt % (tuple(args) if isinstance(args, list) else args)
                 except (TypeError, ValueError):
@@ -476,6 +479,10 @@ class Folding:
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             qualified = self.qualify(module, name, env) or name
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and len(node.args) == 1 and not node.keywords:
+                key, registry = self.const(module, node.args[0], env, depth + 1), self.qualify(module, dotted(node.func.value), env)
+                if isinstance(key, str) and is_upstream(registry):  # `if ATTENTION_BACKENDS.get("dsa"):`
+                    return HasKey(registry, key)
             if name in ("hasattr", "getattr") and len(node.args) >= 2:
                 owner = self.qualify(module, dotted(node.args[0]), env)
                 attr = self.const(module, node.args[1], env, depth + 1)
@@ -498,8 +505,12 @@ class Folding:
                 if fallback is not None and (fallback.imports if isinstance(fallback, ImportsResolve) else True):
                     return fallback if isinstance(op, ast.IsNot) else Not(fallback)
                 inner = self.condition(module, left, env, depth + 1)
-                if isinstance(inner, (HasAttr, ModuleExists)):
+                if isinstance(inner, (HasAttr, HasKey, ModuleExists)):
                     return inner if isinstance(op, ast.IsNot) else Not(inner)
+            if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, ast.Call):
+                key, registry = self.const(module, left, env, depth + 1), self.qualify(module, dotted(right), env)
+                if isinstance(key, str) and is_upstream(registry):  # `"dsa" in ATTENTION_BACKENDS`
+                    return HasKey(registry, key) if isinstance(op, ast.In) else Not(HasKey(registry, key))
             if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ast.Call) and dotted(right.func) in ("dir", "vars"):
                 attr = self.const(module, left, env, depth + 1)
                 owner = self.qualify(module, dotted(right.args[0]), env) if right.args else None

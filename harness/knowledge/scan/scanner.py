@@ -138,6 +138,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve] = {}  # (module, imported path) -> "the import resolves"
         self._future_annotations: set[str] = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
+        self._tested: set[int] = set()  # ids of expressions whose value is only tested (an if / while test, a BoolOp operand)
+        # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
+        self.parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]] = []
+        # import_module arguments built from a function's parameters: (module, the argument, its context)
+        self.parameter_imports: list[tuple[str, ast.expr, Context]] = []
+        # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
+        self.call_arguments: dict[str, list[tuple[str, ast.Call, dict]]] = {}
         self._relfiles: dict[str, str] = {}
         self.calls: dict[str, set[str]] = {}  # plugin function -> plugin functions it calls
         # attribute name -> (the function that assigns `<x>.<name> = …` or setattr(x, "name", …), or
@@ -289,6 +296,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             self._class(module, stmt, ctx)
             return
         if isinstance(stmt, ast.If):
+            self._tested.add(id(stmt.test))
             self._expressions(module, stmt.test, ctx)
             owner = _flag_owner(ctx)
             self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),)))

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.knowledge.model import PluginScan, Ref, dotted, walk
+from harness.knowledge.model import Param, PluginScan, Ref, dotted, function_params, walk
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,20 @@ def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):
 
 
 _TREES: dict[tuple[str, int], ast.Module | None] = {}
+
+
+def plugin_function_params(scan: PluginScan, path: str) -> tuple[Param, ...] | None:
+    """The parameters of the plugin's module-level function `path` ("pkg.mod.func"), None when
+    it is not one (a class, a name bound otherwise, a module that does not parse)."""
+    module, _, name = path.rpartition(".")
+    found = scan.modules.get(module)
+    if found is None:
+        return None
+    for candidate, tree in _trees_mentioning(scan, name.encode()):
+        if candidate is found:
+            return next((function_params(node.args) for node in tree.body
+                         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name), None)
+    return None
 
 
 def _imported_names(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:

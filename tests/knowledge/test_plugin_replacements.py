@@ -1,0 +1,84 @@
+"""What the plugin replaces is what later code binds to (issue 34, item 1's last rule): a call of
+an upstream function the plugin rebinds to its own is judged against the plugin's function
+(vllm-ascend's patch_triton.py sets `fla.ops.chunk_gated_delta_rule` to its kernel, which takes
+`prebuilt_meta=`), written as an assignment, through an alias, or with setattr; a member of an
+upstream base class the plugin replaces with its own class is there (its BalanceScheduler sets
+`_disable_preemption`); and a `self.m(…)` call that upstream's `m` cannot take is not certain when a
+plugin subclass's own `m` takes it (its dflash proposer). Without the replacement each breaks."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target
+
+CHUNK = "sglang.srt.layers.fla.chunk"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    fla = {"sglang/srt/layers/fla.py": "def chunk(q, k, v):\n    return q\n"}
+    return upstream_pair(tmp_path_factory, old=fla, new=fla)
+
+
+CALLER = "from sglang.srt.layers.fla import chunk\n\n\ndef forward(q, k, v, meta):\n    return chunk(q, k, v, prebuilt_meta=meta)\n"
+KERNEL = "def chunk(q, k, v, prebuilt_meta=None):\n    return q\n"
+PATCHES = {
+    "assign": "import sglang.srt.layers.fla\nfrom p.kernel import chunk\n\nsglang.srt.layers.fla.chunk = chunk\n",
+    "alias": "import sglang.srt.layers.fla as fla\nfrom p import kernel\n\nfla.chunk = kernel.chunk\n",
+    "setattr": "import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\nsetattr(fla, 'chunk', chunk)\n",
+    "none": "",
+}
+
+
+@pytest.mark.parametrize("patch", sorted(PATCHES))
+def test_a_call_binds_the_plugins_replacement(upstreams, tmp_path, patch):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.patches:register"}), "p/__init__.py": "", "p/kernel.py": KERNEL,
+                             "p/patches.py": PATCHES[patch] + "\n\ndef register():\n    from p import model\n    return model\n",
+                             "p/model.py": CALLER})
+    code, doc = check(root, new)
+    call = next((f for f in doc["findings"] if f["kind"] == "call" and f["target"] == CHUNK), None)
+    if patch == "none":
+        assert call is not None and (call["status"], call["breaking"]) == ("signature_changed", True) and code == 1
+    else:
+        assert call is None or not call["breaking"], call  # ok: counted, not listed
+        assert code == 0
+
+
+SCHEDULER = "sglang.srt.managers.scheduler.Scheduler"
+
+
+@pytest.mark.parametrize("replaced", [True, False])
+def test_a_member_of_a_base_the_plugin_replaces_is_there(upstreams, tmp_path, replaced):
+    _, new = upstreams
+    patch = ("import sglang.srt.managers.scheduler as scheduler\n\n\nclass Balance(scheduler.Scheduler):\n"
+             "    def __init__(self):\n        self._no_preempt = True\n\n\nscheduler.Scheduler = Balance\n") if replaced else ""
+    profiling = ("from sglang.srt.managers.scheduler import Scheduler\n\n\nclass Profiling(Scheduler):\n"
+                 "    def get_next_batch(self):\n        if self._no_preempt:\n            return None\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.patches:register"}), "p/__init__.py": "",
+                             "p/patches.py": patch + "\n\ndef register():\n    from p import profiling\n    return profiling\n",
+                             "p/profiling.py": profiling})
+    code, doc = check(root, new)
+    member = by_target(doc["findings"])[f"{SCHEDULER}._no_preempt"]
+    assert (member["status"], member["breaking"]) == (("unknown", False) if replaced else ("missing", True)), member
+
+
+@pytest.mark.parametrize("subclass_takes_it,guarded", [(True, True), (False, True), (True, False)])
+def test_a_conditional_self_call_a_plugin_subclass_takes_is_not_certain(upstreams, tmp_path, subclass_takes_it, guarded):
+    _, new = upstreams
+    own = "self, n=None" if subclass_takes_it else "self"  # both fit upstream's (self)
+    test = "if mode == 'draft': " if guarded else ""
+    source = ("from sglang.srt.managers.scheduler import Scheduler\n\n\nclass Base(Scheduler):\n    def run(self, mode):\n"
+              f"        {test}return self.get_next_batch(1)\n\n\n"
+              f"class Drafting(Base):\n    def get_next_batch({own}):\n        return 1\n\n\n"
+              "class Other(Base):\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.sched:register"}), "p/__init__.py": "",
+                             "p/sched.py": source + "\n\ndef register():\n    return Other().run('x')\n"})
+    code, doc = check(root, new)
+    # judged in Other's context (upstream's get_next_batch there); Drafting may be self too
+    found = [f for f in doc["findings"] if f["target"] == f"{SCHEDULER}.get_next_batch" and f["line"] == 6]
+    # unguarded, Other's instances make the call whatever Drafting takes: certain
+    breaks = not (subclass_takes_it and guarded)
+    assert found and any(f["breaking"] for f in found) is breaks, found
+    assert code == (1 if breaks else 0)

@@ -1,0 +1,84 @@
+"""A registry read by a key upstream dropped, however the plugin writes it (issue 34, items 2 and
+3; field case F39's kind): `[key]`, `.get(key)` whose None the plugin then uses, and a key passed
+through a helper's parameter break; `.get(key, default)` and a tested `.get` cope (reported, not
+red); `"key" in REGISTRY` and `if REGISTRY.get(key):` guard the read like any test decided false."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target
+
+REGISTRY = "sglang.srt.layers.attention.attention_registry.ATTENTION_BACKENDS"
+KEY = f"{REGISTRY}['dual']"
+HEAD = "from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS, register_attention_backend\n\n\n"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    # 0.9.0 registers "dual"; 0.10.0 no longer does
+    registry = """
+        ATTENTION_BACKENDS = {}
+
+        def register_attention_backend(name):
+            def decorator(fn):
+                ATTENTION_BACKENDS[name] = fn
+                return fn
+            return decorator
+
+
+        @register_attention_backend("torch_native")
+        def create_torch_native(runner):
+            return None
+        """
+    registry = textwrap.dedent(registry)
+    old = registry + '\n\n@register_attention_backend("dual")\ndef create_dual(runner):\n    return None\n'
+    return upstream_pair(tmp_path_factory, old={"sglang/srt/layers/attention/attention_registry.py": old},
+                         new={"sglang/srt/layers/attention/attention_registry.py": registry})
+
+
+def use(read: str) -> str:
+    return HEAD + f"def register():\n    factory = {read}\n\n    @register_attention_backend('mine')\n    def create(runner):\n        return factory(runner)\n"
+
+
+SPELLINGS = {
+    "subscript": (use('ATTENTION_BACKENDS["dual"]'), True),
+    "get": (use('ATTENTION_BACKENDS.get("dual")'), True),
+    "helper_parameter": (HEAD + "def reuse(name):\n    return ATTENTION_BACKENDS[name]\n\n\n" + use('reuse("dual")').replace(HEAD, ""), True),
+    "helper_keyword": (HEAD + "def reuse(*, name):\n    return ATTENTION_BACKENDS[name]\n\n\n" + use('reuse(name="dual")').replace(HEAD, ""), True),
+    "get_default": (use('ATTENTION_BACKENDS.get("dual", ATTENTION_BACKENDS["torch_native"])'), False),
+    "get_tested": (use('ATTENTION_BACKENDS.get("dual") or ATTENTION_BACKENDS["torch_native"]'), False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_a_dropped_key_is_found_however_it_is_read(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    source, breaks = SPELLINGS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": source})
+    code, doc = check(root, old)  # a key that resolves is counted, not listed
+    assert by_target(doc["findings"]).get(KEY, {"status": "ok"})["status"] == "ok" and code == 0
+    code, doc = check(root, new)
+    key = by_target(doc["findings"])[KEY]
+    assert (key["status"], key["breaking"]) == ("missing", breaks), key
+    assert code == (1 if breaks else 0)
+
+
+GUARDS = {
+    "in": 'if "dual" in ATTENTION_BACKENDS:\n        factory = ATTENTION_BACKENDS["dual"]',
+    "not_in_exit": 'if "dual" not in ATTENTION_BACKENDS:\n        return\n    factory = ATTENTION_BACKENDS["dual"]',
+    "get_test": 'if ATTENTION_BACKENDS.get("dual") is not None:\n        factory = ATTENTION_BACKENDS["dual"]',
+}
+
+
+@pytest.mark.parametrize("guard", sorted(GUARDS))
+def test_a_test_for_the_key_guards_the_read(upstreams, tmp_path, guard):
+    _, new = upstreams
+    source = HEAD + f"def register():\n    factory = None\n    {GUARDS[guard]}\n    return factory\n"
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": source})
+    code, doc = check(root, new)
+    reads = [f for f in doc["findings"] if f["target"] == KEY and f["guard"]]  # the read under the test
+    assert reads and all(f["status"] == "missing" and f["guard"]["outcome"] == "skipped" and not f["breaking"] for f in reads), reads
+    assert code == 0
