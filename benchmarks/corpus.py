@@ -56,7 +56,9 @@ def main() -> None:
         if args.split not in ("all", entry["split"]):
             continue
         tree = source_tree(entry["plugin"])
-        subprocess.run([sys.executable, "-m", "harness", "fetch", entry["upstream"]], check=True, env=env, cwd=tempfile.gettempdir(), capture_output=True)
+        fetched = subprocess.run([sys.executable, "-m", "harness", "fetch", entry["upstream"]], env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+        if fetched.returncode != 0:
+            raise SystemExit(f"harness fetch {entry['upstream']} failed (exit {fetched.returncode}): {(fetched.stderr or fetched.stdout)[-300:]}")
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "harness", "check", "--plugin", str(tree), "--upstream", entry["upstream"], "--json"],
                               capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(), check=False)

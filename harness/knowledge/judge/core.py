@@ -360,6 +360,8 @@ class Judge:
         (None when they are not known), or None. Which import runs first is not checked."""
         for patch in self.scan.dependencies:
             if patch.kind == "patch" and patch.how in ("assign", "setattr") and patch.hook and not is_upstream(patch.hook) and patch.target:
+                if any(self.evaluate(g.cond) is False for g in patch.guards):
+                    continue  # not on this release: vllm-ascend patches FusedMoE only `if not vllm_version_is("0.23.0")`
                 found = self.index.resolve(patch.target)
                 if found.ok and found.ref == ref:
                     return patch, plugin_function_params(self.scan, patch.hook)

@@ -75,9 +75,17 @@ def plugin_function_params(scan: PluginScan, path: str) -> tuple[Param, ...] | N
     if found is None:
         return None
     for candidate, tree in _trees_mentioning(scan, name.encode()):
-        if candidate is found:
-            return next((function_params(node.args) for node in tree.body
-                         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name), None)
+        if candidate is not found:
+            continue
+        # module level, also inside `if` / `try` blocks (not inside functions or classes)
+        stack = list(tree.body)
+        while stack:
+            node = stack.pop(0)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return function_params(node.args)
+            if isinstance(node, (ast.If, ast.Try, ast.With)) or type(node).__name__ == "TryStar":
+                stack.extend(child for field in ("body", "orelse", "finalbody") for child in getattr(node, field, []))
+                stack.extend(child for handler in getattr(node, "handlers", []) for child in handler.body)
     return None
 
 
