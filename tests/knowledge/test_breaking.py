@@ -251,3 +251,26 @@ def test_an_override_the_baseline_called_and_this_release_dropped_breaks(upstrea
     finding = by_target(doc["findings"])[f"{IFACE}.supports_v0_scheduling"]
     assert (finding["status"], finding["breaking"]) == ("not_on_base", True) and code == 1
     assert re.search(r"not defined on .*SRTPlatform", finding["detail"])
+
+
+UNCALLED = {
+    # a method nothing names, plain or under a decorator that registers nothing (vllm-kunlun's
+    # KunlunCommunicator.change_state, a @contextmanager): what it reads cannot fail
+    "plain": ("    def unused(self):\n        return self.gone_state\n", False),
+    "contextmanager": ("    @contextlib.contextmanager\n    def unused(self):\n        yield self.gone_state\n", False),
+    # the same read in a method the plugin calls
+    "called": ("    def used(self):\n        return self.gone_state\n\n    def get_next_batch(self):\n        return self.used()\n", True),
+}
+
+
+@pytest.mark.parametrize("method", sorted(UNCALLED))
+def test_a_read_in_a_method_nothing_calls_does_not_break(upstreams, tmp_path, method):
+    _, new = upstreams
+    body, breaks = UNCALLED[method]
+    source = ("import contextlib\n\nfrom sglang.srt.managers.scheduler import Scheduler\n\n\nclass Mine(Scheduler):\n" + body
+              + "\n\ndef register():\n    return Mine\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.sched:register"}), "p/__init__.py": "", "p/sched.py": source})
+    code, doc = check(root, new)
+    read = by_target(doc["findings"])["sglang.srt.managers.scheduler.Scheduler.gone_state"]
+    assert (read["status"], read["breaking"]) == ("missing", breaks), read
+    assert code == (1 if breaks else 0)

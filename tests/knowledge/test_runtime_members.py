@@ -85,7 +85,8 @@ def test_members_registered_by_the_code_a_layer_hands_itself_to(upstreams, tmp_p
 
 
             def register():
-                pass
+                # the plugin uses them (a method nothing names cannot fail)
+                return PackedLinear.typo, FoldedMoE.typo, OwnLayer.get
             """,
     })
     code, doc = check(root, old)

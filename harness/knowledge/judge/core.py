@@ -163,7 +163,9 @@ class Judge:
         through `self` of a plugin class unrelated to it, harness.knowledge.scan.uses) nor in
         the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
         it, or a CustomOp's `forward_kunlun` that vLLM's dispatch_forward never picks. None otherwise."""
-        for path in dep.enclosing or self._method_around(dep):
+        # a self.x read carries no `enclosing` (it is judged wherever its method may run): its method
+        holding = members.method_at(self, dep) if dep.kind == "subclass" and dep.access in ("instance", "class") else ()
+        for path in dep.enclosing or self._method_around(dep) or holding:
             owner, _, name = path.rpartition(".")
             cls = self.scan.classes.get(owner)
             method = cls.methods.get(name) if cls is not None else None

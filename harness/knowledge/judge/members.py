@@ -142,7 +142,7 @@ def grafted_onto(judge: JudgeContext, dep: Dependency, member: str) -> str | Non
         for patch in judge.scan.dependencies:
             if patch.kind == "patch" and patch.hook and patch.target and patch.how in ("assign", "setattr"):
                 judge.memo.grafts.setdefault(patch.hook, []).append(patch)
-    patches = next((judge.memo.grafts[path] for path in reversed(_method_at(judge, dep)) if path in judge.memo.grafts), None)
+    patches = next((judge.memo.grafts[path] for path in reversed(method_at(judge, dep)) if path in judge.memo.grafts), None)
     if not patches:
         return None
     places = []
@@ -172,7 +172,7 @@ def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, memb
                  if member in judge.scan.classes[path].names or member in judge.scan.classes[path].methods), None)
 
 
-def _method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:
+def method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:
     """The method holding a member reference, of the class it is written in (`dep.name`;
     member reads carry no `enclosing`): the last one starting at or above its line."""
     cls = judge.scan.classes.get(dep.name or "")
