@@ -87,3 +87,16 @@ def test_a_conditional_self_call_a_plugin_subclass_takes_is_not_certain(upstream
     breaks = not (subclass_takes_it and guarded)
     assert found and any(f["breaking"] for f in found) is breaks, found
     assert code == (1 if breaks else 0)
+
+
+def test_a_base_the_plugin_instantiates_runs_with_its_own_mro(upstreams, tmp_path):
+    """Base's self call is judged in Base's own context when the plugin makes a Base: there
+    upstream's get_next_batch(self) is what runs, whatever Drafting overrides."""
+    _, new = upstreams
+    source = ("from sglang.srt.managers.scheduler import Scheduler\n\n\nclass Base(Scheduler):\n    def run(self):\n"
+              "        return self.get_next_batch(1)\n\n\nclass Drafting(Base):\n    def get_next_batch(self, n=None):\n        return 1\n\n\n"
+              "def register():\n    return Base().run()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.sched:register"}), "p/__init__.py": "", "p/sched.py": source})
+    code, doc = check(root, new)
+    call = next(f for f in doc["findings"] if f["target"] == f"{SCHEDULER}.get_next_batch" and f["line"] == 6)
+    assert (call["status"], call["breaking"]) == ("signature_changed", True) and "p.sched.Base" in call["detail"] and code == 1

@@ -270,6 +270,10 @@ class PluginClasses:
         bases_of_derived = {b for path in derived for b in self.plugin_mro(path)[1:]}
         contexts = [p for p in self.scan.platform_class_paths if p.replace(":", ".") in derived]
         contexts = [p.replace(":", ".") for p in contexts] + sorted(derived - bases_of_derived)
+        # a base of other plugin classes that the plugin also instantiates runs its methods with its
+        # own MRO: what its subclasses override is upstream's there
+        instantiated = {called for calls in self.calls.values() for called in calls}
+        contexts += sorted((bases_of_derived & derived & instantiated) - set(contexts))
         seen: set[tuple] = set()
         for context in contexts:
             kind = "override" if context in self.scan.platforms else "subclass"
