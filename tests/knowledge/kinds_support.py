@@ -76,6 +76,18 @@ OLD = {
         """,
 }
 
+# 0.10.0's platform interface in the tests where it drops get_mha_kv_pool_cls
+INTERFACE_WITHOUT_MHA_POOL = {"sglang/srt/platforms/interface.py": """
+    from sglang.srt.platforms.device_mixin import DeviceMixin
+
+    class SRTPlatform(DeviceMixin):
+        def get_default_attention_backend(self) -> str:
+            raise NotImplementedError
+
+        def init_backend(self) -> None:
+            pass
+    """}
+
 NEW = {
     **COMMON,
     "sglang/version.py": '__version__ = "0.10.0"\n',

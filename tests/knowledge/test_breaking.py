@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from kinds_support import IFACE, check, plugin, pyproject, upstream_pair
+from kinds_support import IFACE, INTERFACE_WITHOUT_MHA_POOL, check, plugin, pyproject, upstream_pair
 from knowledge_support import by_target
 
 from harness.knowledge.judge import ROWS, BreakingFacts, decide
@@ -69,18 +69,7 @@ def test_earlier_rows_win():
 @pytest.fixture(scope="module")
 def upstreams(tmp_path_factory):
     # 0.10.0 drops get_mha_kv_pool_cls (and torchao_utils)
-    return upstream_pair(tmp_path_factory, new={
-        "sglang/srt/platforms/interface.py": """
-            from sglang.srt.platforms.device_mixin import DeviceMixin
-
-            class SRTPlatform(DeviceMixin):
-                def get_default_attention_backend(self) -> str:
-                    raise NotImplementedError
-
-                def init_backend(self) -> None:
-                    pass
-            """,
-    })
+    return upstream_pair(tmp_path_factory, new=INTERFACE_WITHOUT_MHA_POOL)
 
 
 RUNTIME_SPELLINGS = {

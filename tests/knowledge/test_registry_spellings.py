@@ -8,35 +8,21 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from kinds_support import check, plugin, pyproject, upstream_pair
+from kinds_support import COMMON, check, plugin, pyproject, upstream_pair
 from knowledge_support import by_target
 
 REGISTRY = "sglang.srt.layers.attention.attention_registry.ATTENTION_BACKENDS"
 KEY = f"{REGISTRY}['dual']"
+REGISTRY_FILE = "sglang/srt/layers/attention/attention_registry.py"
 HEAD = "from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS, register_attention_backend\n\n\n"
 
 
 @pytest.fixture(scope="module")
 def upstreams(tmp_path_factory):
-    # 0.9.0 registers "dual"; 0.10.0 no longer does
-    registry = """
-        ATTENTION_BACKENDS = {}
-
-        def register_attention_backend(name):
-            def decorator(fn):
-                ATTENTION_BACKENDS[name] = fn
-                return fn
-            return decorator
-
-
-        @register_attention_backend("torch_native")
-        def create_torch_native(runner):
-            return None
-        """
-    registry = textwrap.dedent(registry)
+    # 0.9.0 registers "dual"; 0.10.0 no longer does (the registry module as kinds_support writes it)
+    registry = textwrap.dedent(COMMON[REGISTRY_FILE]) + '\n\n@register_attention_backend("torch_native")\ndef create_torch_native(runner):\n    return None\n'
     old = registry + '\n\n@register_attention_backend("dual")\ndef create_dual(runner):\n    return None\n'
-    return upstream_pair(tmp_path_factory, old={"sglang/srt/layers/attention/attention_registry.py": old},
-                         new={"sglang/srt/layers/attention/attention_registry.py": registry})
+    return upstream_pair(tmp_path_factory, old={REGISTRY_FILE: old}, new={REGISTRY_FILE: registry})
 
 
 def use(read: str) -> str:

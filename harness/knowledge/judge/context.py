@@ -28,6 +28,9 @@ from harness.knowledge.upstream import SymbolIndex
 class JudgeMemo:
     """What the helpers work out once per judge (one upstream, one plugin scan) and keep."""
 
+    # members.plugin_replacements: upstream name -> the plugin's patches rebinding it to its own
+    replacements: dict[Ref, list[Dependency]] | None = None
+
     # conditions.fails_before: dependencies inside one `try` body, by (module, handler)
     in_try: dict[tuple[str, Catch], list[Dependency]] | None = None
     # conditions: a dependency's finding before conditions apply, by id(dep)

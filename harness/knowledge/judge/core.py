@@ -358,16 +358,10 @@ class Judge:
 
     def _replaced_by_plugin(self, ref: Ref) -> tuple[Dependency, tuple[Param, ...] | None] | None:
         """The plugin's patch that rebinds the upstream function `ref` to a plugin function
-        (`module.f = own_f`, `setattr(module, "f", own_f)`), with that function's parameters
-        (None when they are not known), or None. Which import runs first is not checked."""
-        for patch in self.scan.dependencies:
-            if patch.kind == "patch" and patch.how in ("assign", "setattr") and patch.hook and not is_upstream(patch.hook) and patch.target:
-                if any(self.evaluate(g.cond) is False for g in patch.guards):
-                    continue  # not on this release: vllm-ascend patches FusedMoE only `if not vllm_version_is("0.23.0")`
-                found = self.index.resolve(patch.target)
-                if found.ok and found.ref == ref:
-                    return patch, plugin_function_params(self.scan, patch.hook)
-        return None
+        (members.plugin_replacements), with that function's parameters (None when they are not
+        known), or None."""
+        patch = next(iter(members.plugin_replacements(self).get(ref, [])), None)
+        return (patch, plugin_function_params(self.scan, patch.hook)) if patch is not None else None
 
     def _positional_shift(self, dep: Dependency, params: tuple[Param, ...], bound: bool) -> str | None:
         """What a positional argument of the call now fills instead of the parameter it filled

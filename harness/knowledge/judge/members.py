@@ -247,24 +247,35 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
 
 
+def plugin_replacements(judge: JudgeContext) -> dict[Ref, list[Dependency]]:
+    """Upstream names the plugin rebinds to its own function or class on this release
+    (`module.f = own_f`, `setattr(module, "C", OwnC)`; a patch under a guard false here does not
+    run): upstream ref -> those patches. Which import runs first is not checked."""
+    if judge.memo.replacements is None:
+        judge.memo.replacements = {}
+        for dep in judge.scan.dependencies:
+            if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not dep.hook or is_upstream(dep.hook) or not dep.target:
+                continue
+            if any(judge.evaluate(g.cond) is False for g in dep.guards):
+                continue  # vllm-ascend patches FusedMoE only `if not vllm_version_is("0.23.0")`
+            found = judge.index.resolve(dep.target)
+            if found.ok:
+                judge.memo.replacements.setdefault(found.ref, []).append(dep)
+    return judge.memo.replacements
+
+
 def replacement_defining(judge: JudgeContext, mro: list[Ref], member: str) -> str | None:
     """For an upstream class in `mro` that the plugin replaces with a class of its own
     (`vllm.v1.core.sched.scheduler.Scheduler = BalanceScheduler`, vllm-ascend's
     patch_balance_schedule.py) whose body or `self.` assignments bind `member`: "the plugin
-    replaces X with Y (file:line)", else None. Which import runs first is not checked."""
-    classes = {ref for ref in mro if ref.kind == "class" and ref.module}
-    if not classes:
-        return None
-    for dep in judge.scan.dependencies:
-        if dep.kind != "patch" or dep.how != "assign" or dep.hook not in judge.scan.classes or not dep.target:
-            continue
-        found = judge.index.resolve(dep.target)
-        if not found.ok or found.ref not in classes:
-            continue
-        for ref in judge.plugin_mro(dep.hook):
-            cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
-            if cls is not None and (member in cls.names or member in cls.methods):
-                return f"the plugin replaces {found.ref.path} with its {dep.hook} ({dep.file}:{dep.line}), which binds it"
+    replaces X with Y (file:line)", else None."""
+    replaced = plugin_replacements(judge)
+    for klass in (ref for ref in mro if ref.kind == "class" and ref.module):
+        for dep in replaced.get(klass, []):
+            for ref in judge.plugin_mro(dep.hook) if dep.hook in judge.scan.classes else ():
+                cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
+                if cls is not None and (member in cls.names or member in cls.methods):
+                    return f"the plugin replaces {klass.path} with its {dep.hook} ({dep.file}:{dep.line}), which binds it"
     return None
 
 
