@@ -179,7 +179,7 @@ def check_command(
             _finding_rows(shown, f"Drift vs {source.label}")
         out.print(f"{sum(platform_map.checked.values())} dependencies checked in {len(readable_live)} live of {len(platform_map.modules)} modules; {_roots_line(platform_map.roots)}")
         if platform_map.baseline or baseline_note:
-            out.print(f"baseline: {platform_map.baseline} (overrides of base methods removed since then are breaking)" if platform_map.baseline else f"note: {baseline_note}")
+            out.print(f"baseline: {platform_map.baseline} (an override of a base method removed since then breaks; one it already lacked is a dead override)" if platform_map.baseline else f"note: {baseline_note}")
         if breaking:
             out.print(Text.assemble(("FAIL", "red"), f": {len(breaking)} live dependencies break on {source.label}"))
         elif nothing:
