@@ -79,6 +79,18 @@ def test_a_plugin_serving_both_engines_is_read_for_the_one_the_spec_names(tmp_pa
     assert detect_engine(tmp_path) is SGLANG and detect_engine(tmp_path, str(tmp_path)) is SGLANG
 
 
+@pytest.mark.parametrize("packaging", sorted(_DUAL))
+def test_a_plugin_with_only_the_other_engines_entry_point_is_read_for_the_spec_it_imports(tmp_path, packaging):
+    # an SGLang plugin loaded by its own patches that also ships a vLLM platform entry point
+    files = {name: "\n".join(line for line in text.split("\n") if "sglang" not in line) for name, text in _DUAL[packaging].items()}
+    write_tree(tmp_path, {**files, "dual/__init__.py": "",
+                          "dual/vllm_platform.py": "from vllm.platforms.interface import Platform\n",
+                          "dual/sglang_hooks.py": "from sglang.srt.utils import is_cuda\n"})
+    assert detect_engine(tmp_path, "sglang==0.5.23") is SGLANG
+    assert detect_engine(tmp_path, "vllm==0.27.1") is VLLM
+    assert detect_engine(tmp_path) is VLLM  # a bare PATH: its entry points decide
+
+
 def test_without_entry_points_the_spec_decides_among_the_engines_it_imports(tmp_path):
     write_tree(tmp_path, {"acme/__init__.py": "", "acme/a.py": "import vllm.envs\n", "acme/b.py": "import vllm.config\n",
                           "acme/c.py": "from sglang.srt.utils import is_cuda\n"})

@@ -24,7 +24,7 @@ import msgspec
 
 from harness.engines import profile
 from harness.knowledge.judge.receivers import FOREIGN, receiver_class
-from harness.knowledge.model import CallShape, Ref, dotted, walk
+from harness.knowledge.model import CallShape, Outcome, Ref, dotted, walk
 from harness.knowledge.scan import annotation_class, call_shape
 from harness.knowledge.upstream import SymbolIndex
 
@@ -48,6 +48,13 @@ class CallSite:
     # the receiver passed an `issubclass`/`isinstance` check that leaves the function otherwise
     # (`if not issubclass(backend, _SUPPORTED_BACKENDS): raise …`): one of these classes (paths)
     narrowed: tuple[str, ...] = ()
+    # a call on an instance upstream builds by name (instance_calls): the global the name is
+    # looked up at (`module.Name`), so a plugin that rebinds exactly that name is what it builds
+    made: str = ""
+    # the receiver holds nothing but instances built there (its one binding; a comprehension's
+    # elements): a plugin class reaches the call only through that name
+    sole: bool = False
+    holder: str = ""  # what keeps that instance: `self.x` or a local name
 
     @property
     def where(self) -> str:
@@ -63,7 +70,8 @@ class CallSite:
         """`path:line (2 positional, allow_patterns=)`."""
         parts = [f"{self.shape.positional} positional"] + [f"{k}=" for k in self.shape.keywords]
         parts += ["*args"] * self.shape.star_args + ["**kwargs"] * self.shape.star_kwargs
-        return f"{self.where} ({', '.join(parts)})"
+        through = f" through {self.receiver}" if self.made else ""
+        return f"{self.where} ({', '.join(parts)}){through}"
 
 
 @dataclass
@@ -344,3 +352,154 @@ def _first_definer(index: SymbolIndex, cls: Ref, name: str, after_self: bool) ->
         if info is not None and name in info.members:
             return klass
     return None
+
+
+# torch.nn.Module.__call__ runs `forward` with the call's arguments (torch/nn/modules/module.py
+# _call_impl), so `self.attn(q, k)` is a call of the instance's `forward`
+MODULE_CALL = "forward"
+# calls that hold the instances passed to them and hand them out by index or iteration
+_CONTAINERS = frozenset({"ModuleList", "ModuleDict", "list", "tuple", "dict"})
+
+
+def instance_calls(index: SymbolIndex, cls: Ref, method: str) -> CallSites:
+    """The calls upstream makes of `method` on the instances it builds of class `cls` by name
+    (`self.attn = Attn(…)` then `self.attn.m(…)`; kept in a list, `ModuleList`/`ModuleDict` or a
+    comprehension, then `self.layers[i].m(…)` or `for layer in self.layers: layer.m(…)`; a local
+    variable, the same within its function), and for `forward` of an nn.Module the calls of the
+    instance itself (`self.attn(…)`: Module.__call__ runs forward). Each call's `made` is the
+    global its constructing name is looked up at. An instance kept anywhere else (returned,
+    passed on) is one `unsure` entry naming where it was built. Memoised per index."""
+    key = Ref("function", cls.module, f"{cls.qualname}.{method}")
+    return index.analysis("instance_calls", key, _DECODER, lambda: _find_instances(index, cls, method))
+
+
+def _find_instances(index: SymbolIndex, cls: Ref, method: str) -> CallSites:
+    name = cls.qualname.rpartition(".")[2]
+    through_call = method == MODULE_CALL and _is_module(index, cls)
+    result, needle = CallSites(), f"{name}(".encode()
+    for module in [m for m, text in index.sources().items() if needle in text]:
+        tree = index.tree(module)
+        if tree is None:
+            continue
+        relpath, parents = index.files[module][0], {}
+        for node in walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+        for node in walk(tree):
+            if not (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Name) and node.func.id == name)
+                                                    or (isinstance(node.func, ast.Attribute) and node.func.attr == name))):
+                continue
+            made = _made_at(index, module, node.func, cls)
+            if made is None:
+                continue
+            held = _holder(node, parents)
+            scope = _enclosing(node, parents, (ast.FunctionDef, ast.AsyncFunctionDef))
+            owner = _enclosing(node, parents, (ast.ClassDef,))
+            if held is None or scope is None or (held[0].startswith("self.") and owner is None):
+                result.unsure.append(CallSite(relpath, node.lineno, f"a {name} built here and kept where the scan does not follow",
+                                              CallShape(0, (), True, True), True, made=made))
+                continue
+            holder, element, mixed = held
+            if holder.startswith("self."):
+                owner_ref = Ref("class", module, owner.name)
+                bodies = [n for n in tree.body if isinstance(n, ast.ClassDef) and owner_ref in index.mro(Ref("class", module, n.name))]
+            else:
+                bodies = [scope]
+            sole = not mixed and _bindings(bodies, holder) == 1
+            for body in bodies:
+                for call, receiver in _holder_calls(body, holder, element, method, through_call):
+                    if call.lineno > node.lineno or holder.startswith("self."):
+                        result.calls.append(CallSite(relpath, call.lineno, receiver, call_shape(call), True, made=made, sole=sole, holder=holder))
+    for sites in (result.calls, result.unsure):
+        sites.sort(key=lambda s: (s.path, s.line))
+    return result
+
+
+def _is_module(index: SymbolIndex, cls: Ref) -> bool:
+    """Whether `cls` derives from a class outside the release that has `__call__` and `forward`
+    (torch.nn.Module)."""
+    outside = [klass for klass in index.mro(cls) if klass.kind != "class"]
+    return any(index.member(k, "__call__").outcome is not Outcome.missing and index.member(k, MODULE_CALL).outcome is not Outcome.missing
+               for k in outside)
+
+
+def _made_at(index: SymbolIndex, module: str, func: ast.expr, cls: Ref) -> str | None:
+    """The global a constructing call's name is looked up at (`module.Name`, or `other.Name`
+    for `other.Name(…)`) when the call builds `cls`; None otherwise."""
+    text = dotted(func)
+    found = index.resolve_in_scope(module, text) if text else None
+    if found is None or not found.ok or found.ref != cls:
+        return None
+    if isinstance(func, ast.Name):
+        return f"{module}.{func.id}"
+    home = index.resolve_in_scope(module, dotted(func.value) or "")
+    return f"{home.ref.path}.{func.attr}" if home.ok and home.ref.kind == "module" else text
+
+
+def _enclosing(node: ast.AST, parents: dict[int, ast.AST], kinds: tuple[type, ...]):
+    while (node := parents.get(id(node))) is not None:
+        if isinstance(node, kinds):
+            return node
+    return None
+
+
+def _holder(node: ast.Call, parents: dict[int, ast.AST]) -> tuple[str, bool, bool] | None:
+    """Where the instance a constructing call makes is kept: ("self.x" or a local name, whether
+    as an element of a container, whether other values may be kept beside it: a branch of an
+    `if … else`, a literal container), or None when it goes anywhere else."""
+    child, element, mixed = node, False, False
+    while (parent := parents.get(id(child))) is not None:
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is child:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            target = targets[0] if len(targets) == 1 else None
+            if isinstance(target, ast.Attribute) and dotted(target.value) == "self":
+                return f"self.{target.attr}", element, mixed
+            return (target.id, element, mixed) if isinstance(target, ast.Name) else None
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            if isinstance(parent, ast.Dict) and child not in parent.values:
+                return None
+            element, mixed = True, mixed or isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict))
+        elif isinstance(parent, ast.Call) and (dotted(parent.func) or "").rpartition(".")[2] in _CONTAINERS and child in parent.args:
+            element = True
+        elif isinstance(parent, (ast.IfExp, ast.Starred)):
+            mixed = mixed or isinstance(parent, ast.IfExp)
+        else:
+            return None
+        child = parent
+    return None
+
+
+def _bindings(bodies: list[ast.AST], holder: str) -> int:
+    """How many statements in `bodies` bind `holder` (`self.x` or a local name; a parameter
+    counts as one more): its stores, as targets of any assignment, loop or `with`."""
+    count = 0
+    for body in bodies:
+        if not holder.startswith("self.") and isinstance(body, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            count += holder in {a.arg for a in ast.walk(body.args) if isinstance(a, ast.arg)}
+        count += sum(1 for n in walk(body) if isinstance(getattr(n, "ctx", None), ast.Store) and ast.unparse(n) == holder)
+    return count
+
+
+def _holder_calls(body: ast.AST, holder: str, element: bool, method: str, through_call: bool):
+    """(call, receiver text) for each call of `method` (and of the instance itself, when
+    `through_call`) on what `holder` keeps, inside `body`."""
+    def held(expr: ast.expr) -> bool:
+        if element:
+            return isinstance(expr, ast.Subscript) and ast.unparse(expr.value) == holder
+        return ast.unparse(expr) == holder
+
+    loops = set()
+    if element:  # `for layer in self.layers` / `islice(self.layers, …)` / `.values()` / enumerate
+        for loop in walk(body):
+            if isinstance(loop, (ast.For, ast.comprehension)) and any(ast.unparse(n) == holder for n in walk(loop.iter)):
+                target = loop.target.elts[-1] if isinstance(loop.target, ast.Tuple) and loop.target.elts else loop.target
+                if isinstance(target, ast.Name):
+                    loops.add(target.id)
+    for call in walk(body):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == method and (held(func.value) or (isinstance(func.value, ast.Name) and func.value.id in loops)):
+            yield call, ast.unparse(func.value)
+        elif through_call and (held(func) or (isinstance(func, ast.Name) and func.id in loops)):
+            yield call, f"{ast.unparse(func)}(…), which nn.Module.__call__ hands to forward"

@@ -8,7 +8,7 @@ import ast
 import re
 
 from harness.engines import profile
-from harness.knowledge.judge.callsites import PLATFORM_INSTANCE, CallSite, call_sites
+from harness.knowledge.judge.callsites import PLATFORM_INSTANCE, CallSite, CallSites, call_sites, instance_calls
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import outside_write, written_by_plugin
 from harness.knowledge.judge.signatures import (
@@ -306,7 +306,15 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
     def bind(site: CallSite):
         return bind_problem(dep.params or (), site.shape, bool(dep.bound) and (site.bound or not _through_class(judge, site)))
 
+    built, rebound, own = _instance_sites(judge, dep) if problem else (None, set(), {})
+
     def reaches(site: CallSite):
+        if site.made:  # an instance upstream builds by a name the plugin rebinds to its class
+            return True if site.made in rebound else (
+                f"the plugin rebinds {', '.join(sorted(rebound))}; {site.where} builds it by the name {site.made}, "
+                "bound when that module is imported (which runs first is not checked)")
+        if (site.path, site.line) in own:
+            return False  # on an instance upstream builds as its own class
         return _reaches_override(judge, dep, site, base=ref)
 
     if problem and dep.raises_only and failing_call(judge.index, ref, bind, reaches) is None:
@@ -318,7 +326,7 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
             # upstream checks it with isinstance and calls the model's own method
             problem = False, f"{problem[1]}; the base is declared on {protocol}, a typing.Protocol: only a call upstream makes can fail"
         # the calls upstream makes of the base method reach the override
-        problem = against_calls(judge.index, ref, problem, bind, reaches=reaches)
+        problem = against_calls(judge.index, ref, problem, bind, reaches=reaches, extra=built)
         certain, message = problem
         if not certain and {p.kind for p in info.params[1:]} == {"var", "varkw"}:
             # a (self, *args, **kwargs) base declares no signature (vLLM's CustomOp.forward_oot
@@ -329,6 +337,38 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
         status = Status.unknown if certain is None else Status.signature_changed
         return Finding(**judge.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+
+def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, set[str], dict[tuple[str, int], CallSite]]:
+    """The calls upstream makes of the override's method on instances it builds of a class the
+    plugin rebinds to a class deriving from the override's (`deepseek_mtp.DeepSeekMTPLayer =
+    AscendMTPLayer`; callsites.instance_calls, `self.layers[i](…)` included for forward), with
+    the rebound names (`module.Name`); none when no plugin class after the override's redefines
+    the method (that one is what those instances run). Third, the calls (path, line) on
+    receivers holding only instances upstream builds of its own classes of the plugin class's
+    MRO by a name the plugin does not rebind: those never run the override."""
+    found, rebound = CallSites(), set()
+    for upstream_class, patches in plugin_replacements(judge).items():
+        if upstream_class.kind != "class":
+            continue
+        for patch in patches:
+            mro = judge.plugin_mro(patch.hook) if patch.hook in judge.scan.classes else []
+            own = [r.qualname for r in mro if r.module == ""]
+            if dep.plugin_class not in own or any(dep.member in judge.scan.classes[c].methods for c in own[: own.index(dep.plugin_class)]):
+                continue
+            sites = instance_calls(judge.index, upstream_class, dep.member)
+            found.calls.extend(sites.calls)
+            found.unsure.extend(sites.unsure)
+            rebound.add(patch.target)
+    upstream_own = {}
+    # a plugin class binding the same `self.x` (vllm-rbln's RBScheduler sets its own
+    # kv_cache_manager) may put its instance there
+    bound = {name for cls in judge.scan.classes.values() for name in cls.names}
+    for klass in (r for r in judge.plugin_mro(dep.plugin_class) if r.module and r.kind == "class"):
+        for site in instance_calls(judge.index, klass, dep.member).calls:
+            if site.sole and site.made not in rebound and not (site.holder.startswith("self.") and site.holder[5:] in bound):
+                upstream_own[(site.path, site.line)] = site
+    return found, rebound, upstream_own
 
 
 def _against_base(info, dep: Dependency) -> tuple[bool, str] | None:

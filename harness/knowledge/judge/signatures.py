@@ -83,7 +83,7 @@ def failing_call(index: SymbolIndex, ref: Ref, bind, reaches) -> CallSite | None
     return None
 
 
-def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None) -> tuple[bool | None, str]:
+def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None, extra: CallSites | None = None) -> tuple[bool | None, str]:
     """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
     by the calls the release makes of `ref` (harness.knowledge.judge.callsites); `bind(site)` is
     bind_problem for one call; `reaches(site)`, when given, tells the calls that can land on the
@@ -92,9 +92,12 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     cannot bind (that path raises TypeError); not breaking when every call binds and nothing else
     may call it; None (undecided) for a certain problem when no placed call fails but calls of the
     same name could not be placed (another receiver, too many modules to scan); otherwise the
-    problem as it was. The detail names the calls checked (file:line)."""
+    problem as it was. The detail names the calls checked (file:line). `extra`: calls that reach
+    the callable another way (callsites.instance_calls), judged with the rest."""
     certain, message = problem
     sites = call_sites(index, ref)
+    if extra is not None and (extra.calls or extra.unsure):
+        sites = CallSites(sorted(sites.calls + extra.calls, key=lambda s: (s.path, s.line)), sites.unsure + extra.unsure)
     verdicts = [reaches(site) for site in sites.calls] if reaches is not None else [True] * len(sites.calls)
     passed = [site for site, reached in zip(sites.calls, verdicts) if reached is False]
     maybe = [site for site, reached in zip(sites.calls, verdicts) if reached is None]

@@ -659,9 +659,24 @@ def _plugin_engine(root: Path, named: EngineProfile | None = None) -> tuple[Engi
     declared = {name: found for name, engine in ENGINES.items() if (found := read_entry_points(root, engine.groups))}
     if named is not None and named.name in declared:
         return named, f"entry point {declared[named.name][0].group}"
+    counts = _import_counts(root) if named is not None or not declared else {}
+    # a module importing the named engine's package makes the spec decide even beside another
+    # engine's entry points: a plugin loaded by its own patches declares none of its engine's groups
+    if named is not None and counts[named.name]:
+        return named, f"{counts[named.name]} of its modules import {named.package}"
     if declared:  # of other engines only: it is their plugin
         name, found = next(iter(declared.items()))
         return ENGINES[name], f"entry point {found[0].group}"
+    most = max(counts.values())
+    leaders = [name for name, count in counts.items() if count == most]
+    if most == 0 or len(leaders) > 1:
+        return None, ""
+    best = ENGINES[leaders[0]]
+    return best, f"{most} of its modules import {best.package}"
+
+
+def _import_counts(root: Path) -> dict[str, int]:
+    """Engine name -> how many of the plugin's modules import that engine's package."""
     counts = dict.fromkeys(ENGINES, 0)
     packages = {engine.package: name for name, engine in ENGINES.items()}
     pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+({'|'.join(map(re.escape, packages))})\b", re.MULTILINE)
@@ -672,11 +687,4 @@ def _plugin_engine(root: Path, named: EngineProfile | None = None) -> tuple[Engi
             continue
         for package in set(pattern.findall(text)):
             counts[packages[package]] += 1
-    if named is not None and counts[named.name]:
-        return named, f"{counts[named.name]} of its modules import {named.package}"
-    most = max(counts.values())
-    leaders = [name for name, count in counts.items() if count == most]
-    if most == 0 or len(leaders) > 1:
-        return None, ""
-    best = ENGINES[leaders[0]]
-    return best, f"{most} of its modules import {best.package}"
+    return counts
