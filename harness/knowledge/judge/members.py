@@ -19,6 +19,7 @@ from harness.knowledge.judge.signatures import (
     named_in_a_string,
     signature_incompatibility,
 )
+from harness.knowledge.judge.skipped_init import skipped_state
 from harness.knowledge.judge.successors import find_successor
 from harness.knowledge.model import (
     AllOf,
@@ -691,16 +692,19 @@ def _init_override(judge: JudgeContext, dep: Dependency, target: str) -> Finding
     """A subclass `__init__` against the base's (written or synthesised). Reported, never
     breaking: it fails only where upstream constructs the class (a factory returning it, a
     REPLACE hook), which is not traced; the plugin constructing it itself is fine."""
+    skipped = skipped_state(judge, dep, target)
+    if skipped is not None and skipped.breaking:
+        return skipped
     mro = judge.upstream_mro(dep.plugin_class)
     first = next((c for c in mro if c.kind == "class"), None)
     params, bound, what = judge.init_params(first) if first else (None, False, "")
     if params is None:
-        return None
+        return skipped
     # a written __init__ lists self; a synthesised one does not, so self goes from the override
     override = dep.params if bound else (dep.params or ())[1:]
     problem = signature_incompatibility(params, override or (), positional_only=1 if bound else 0)
     if problem is None:
-        return None
+        return skipped
     detail = (f"base {what}{signature_text(params)} vs {dep.name}.__init__{signature_text(dep.params or ())}: {problem[1]}; "
               "this breaks where upstream constructs the class (e.g. a platform factory returns it), not where the plugin does")
     return Finding(**judge.base(dep, target), status=Status.signature_changed, breaking=False, defined_in=what, detail=detail,

@@ -1,0 +1,162 @@
+"""State an `__init__` override skips: a plugin class whose `__init__` does not run its upstream
+base's (no `super().__init__(…)`; `nn.Module.__init__(self)` or nothing instead, as vllm-ascend's
+model runners rebuild GPUModelRunner's state by hand) has none of the attributes that `__init__`
+sets. When the release adds one that a method the class inherits reads (`self.x` in upstream's
+body), that method raises AttributeError on the plugin's instances. Only what is new against the
+baseline is told: what the baseline's inherited methods read, the plugin set up for itself (it
+ran there)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+from harness.knowledge.judge.context import JudgeContext
+from harness.knowledge.model import Dependency, Finding, Outcome, Ref, Status, dotted, risk_of, walk
+
+_SELF = "self"
+
+
+def skipped_state(judge: JudgeContext, dep: Dependency, target: str) -> Finding | None:
+    """For the `__init__` override `dep` of a plugin class that does not call its upstream base's
+    `__init__`: attributes that the skipped upstream `__init__`s set (and nothing else binds: no
+    other upstream method, class attribute, outside base or plugin class), read through `self` by
+    upstream methods the class inherits, and new since the baseline. `missing` (breaking) when the
+    plugin's own code calls one of those methods on self; `unknown` otherwise (it fails where
+    upstream runs the method on the plugin's instance). None when nothing is skipped, nothing is
+    new, or there is no baseline to tell new from what the plugin already handles."""
+    if judge.baseline is None or judge.on_baseline:
+        return None
+    cls = judge.scan.classes.get(dep.plugin_class or "")
+    init = _plugin_init(judge.scan.root / cls.file, cls.line) if cls is not None else None
+    if init is None:
+        return None
+    skipped = _skipped(judge, dep.plugin_class, init)
+    if not skipped:
+        return None
+    now = _unset_reads(judge, dep.plugin_class, skipped)
+    before_skipped = _skipped(judge.baseline, dep.plugin_class, init)
+    before = _unset_reads(judge.baseline, dep.plugin_class, before_skipped) if before_skipped is not None else {}
+    new = {attr: reads for attr, reads in now.items() if attr not in before}
+    if not new:
+        return None
+    called = {ref.member for name in _plugin_classes(judge, dep.plugin_class) for ref in judge.scan.classes[name].self_refs
+              if ref.call is not None and ref.access in ("instance", "super")}
+    certain = sorted({method for reads in new.values() for method, _ in reads if method.rpartition(".")[2] in called})
+    shown = "; ".join(f"self.{attr} (read in {', '.join(f'{m} at {where}' for m, where in reads[:2])})" for attr, reads in sorted(new.items())[:4])
+    more = f" and {len(new) - 4} more" if len(new) > 4 else ""
+    why = (f"{dep.name}.__init__ does not run {', '.join(ref.path + '.__init__' for ref in skipped)}, which on "
+           f"{judge.index.source.label} sets state that methods the class inherits read, new since {judge.baseline.index.source.label}: {shown}{more}")
+    if certain:
+        detail = f"{why}; the plugin calls {', '.join(certain)} on self: AttributeError when it runs"
+        return Finding(**judge.base(dep, target), status=Status.missing, breaking=True, detail=detail, risk=risk_of(dep, Status.missing))
+    detail = f"{why}; AttributeError where upstream runs one of those methods on the plugin's instance (not traced)"
+    return Finding(**judge.base(dep, target), status=Status.unknown, breaking=False, detail=detail, risk=risk_of(dep, Status.unknown))
+
+
+def _tested(method: ast.AST, attr: str) -> bool:
+    """Whether the method asks first: `hasattr(self, "attr")` / `getattr(self, "attr", …)`."""
+    return any(isinstance(n, ast.Call) and dotted(n.func) in ("hasattr", "getattr") and len(n.args) >= 2 and dotted(n.args[0]) == _SELF
+               and isinstance(n.args[1], ast.Constant) and n.args[1].value == attr for n in walk(method))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(path: str, mtime_ns: int) -> ast.Module | None:
+    try:
+        return ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _plugin_init(path: Path, line: int) -> ast.FunctionDef | None:
+    """The `__init__` of the plugin class defined at `line` of `path`, or None."""
+    try:
+        tree = _parsed(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+    node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == line), None) if tree is not None else None
+    return next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if node else None
+
+
+def _plugin_classes(judge: JudgeContext, plugin_class: str) -> list[str]:
+    return [ref.qualname for ref in judge.plugin_mro(plugin_class) if ref.module == "" and ref.qualname in judge.scan.classes]
+
+
+def _skipped(judge: JudgeContext, plugin_class: str, init: ast.FunctionDef) -> list[Ref] | None:
+    """The upstream classes of the MRO whose `__init__` the override leaves out: all of them when
+    it calls no `__init__` or an outside base's (`nn.Module.__init__(self)`), those before the
+    class it names (`Base.__init__(self)`); none when it calls `super().__init__` anywhere or
+    another plugin class's `__init__` (what that runs is not followed)."""
+    upstream = [ref for ref in judge.plugin_mro(plugin_class) if ref.module and ref.kind == "class"]
+    named = set()
+    for node in walk(init):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
+            receiver = node.func.value
+            if isinstance(receiver, ast.Call) and dotted(receiver.func) == "super":
+                return []
+            named.add((dotted(receiver) or "").rpartition(".")[2])
+    plugin = {name.rpartition(".")[2] for name in _plugin_classes(judge, plugin_class)}
+    if named & plugin:
+        return []
+    for position, ref in enumerate(upstream):
+        if ref.qualname.rpartition(".")[2] in named:
+            upstream = upstream[:position]
+            break
+    return [ref for ref in upstream if (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def"]
+
+
+def _class_node(judge: JudgeContext, ref: Ref) -> ast.ClassDef | None:
+    info = judge.index.class_info(ref)
+    tree = judge.index.tree(ref.module) if info is not None else None
+    return next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno), None) if tree else None
+
+
+def _self_stores(node: ast.AST) -> set[str]:
+    found = {n.attr for n in walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and dotted(n.value) == _SELF}
+    found |= {n.args[1].value for n in walk(node) if isinstance(n, ast.Call) and dotted(n.func) == "setattr" and len(n.args) >= 2
+              and dotted(n.args[0]) == _SELF and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)}
+    return found
+
+
+def _unset_reads(judge: JudgeContext, plugin_class: str, skipped: list[Ref]) -> dict[str, list[tuple[str, str]]]:
+    """attr -> [(inherited method path, "relpath:line")] of the `self.attr` reads upstream methods
+    the class inherits make, for attributes only the skipped `__init__`s set."""
+    mro = judge.plugin_mro(plugin_class)
+    upstream = [ref for ref in mro if ref.module and ref.kind == "class"]
+    nodes = {ref: node for ref in upstream if (node := _class_node(judge, ref)) is not None}
+    state: set[str] = set()
+    for ref in skipped:
+        init = next((m for m in nodes[ref].body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if ref in nodes else None
+        state |= _self_stores(init) if init is not None else set()
+    # bound anywhere else: another upstream method, a class body, an outside base, the plugin
+    for ref, node in nodes.items():
+        for member in node.body:
+            if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                state.discard(member.name)
+                if not (ref in skipped and member.name == "__init__"):
+                    state -= _self_stores(member)
+            elif isinstance(member, (ast.Assign, ast.AnnAssign)):
+                state -= {t.id for t in walk(member) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    for outside in (ref for ref in mro if ref.kind != "class"):  # nn.Module's own state; an unknown base may set anything
+        state = {attr for attr in state if judge.index.member(outside, attr).outcome is Outcome.missing}
+    for name in _plugin_classes(judge, plugin_class):
+        state -= judge.scan.classes[name].names
+    if not state:
+        return {}
+    own_methods = {m for name in _plugin_classes(judge, plugin_class) for m in judge.scan.classes[name].methods}
+    reads: dict[str, list[tuple[str, str]]] = {}
+    seen: set[str] = set()
+    for ref in upstream:
+        node = nodes.get(ref)
+        for member in node.body if node is not None else ():
+            if not isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) or member.name in seen:
+                continue
+            seen.add(member.name)  # the first upstream definer is what the class inherits
+            if member.name in own_methods or member.name == "__init__":
+                continue
+            for n in walk(member):
+                if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and n.attr in state and dotted(n.value) == _SELF
+                        and not _tested(member, n.attr)):
+                    reads.setdefault(n.attr, []).append((f"{ref.path}.{member.name}", f"{judge.index.files[ref.module][0]}:{n.lineno}"))
+    return reads

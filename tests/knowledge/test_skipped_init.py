@@ -1,0 +1,79 @@
+"""State an `__init__` override skips (issue 34: "an attribute of base-class state that an
+`__init__` override skips"): a plugin runner that rebuilds its upstream base's state by hand
+instead of calling `super().__init__()` lacks what the release's `__init__` starts setting; an
+inherited method reading it fails. Skipped three ways (no call; an outside base's
+`nn.Module.__init__(self)`; a grand-base's `Base.__init__(self)`); not skipped when the override
+runs the next `__init__` (`super().__init__()`, `super(Cls, self).__init__()`, the direct base by
+name) or sets the attribute itself. Only state new since the baseline is told."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+
+RUNNER = "sglang.srt.managers.runner"
+OLD = ("from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.device = 'cpu'\n\n\n"
+       "class Runner(Base):\n    def __init__(self):\n        super().__init__()\n        self.a = 1\n\n"
+       "    def step(self):\n        return self.a\n")
+NEW = OLD.replace("        self.a = 1\n", "        self.a = 1\n        self.pending = []\n").replace(
+    "        return self.a\n", "        return self.a, self.pending\n")
+
+SKIPS = {
+    "no_call": "",
+    "outside_base": "        nn.Module.__init__(self)\n",
+    "grand_base": "        Base.__init__(self)\n",
+}
+RUNS = {
+    "super": "        super().__init__()\n",
+    "super_explicit": "        super(Mine, self).__init__()\n",
+    "direct_base": "        Runner.__init__(self)\n",
+    "sets_it": "        self.pending = []\n",
+}
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory, old={f"sglang/srt/managers/runner.py": OLD}, new={f"sglang/srt/managers/runner.py": NEW})
+
+
+def _plugin(tmp_path, init_line: str, calls_step: bool = True):
+    source = (f"from torch import nn\nfrom {RUNNER} import Base, Runner\n\n\nclass Mine(Runner):\n    def __init__(self):\n"
+              f"{init_line}        self.a = 2\n        self.device = 'npu'\n\n"
+              + ("    def run(self):\n        return self.step()\n\n" if calls_step else "")
+              + "\ndef register():\n    return Mine()\n")
+    return plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source})
+
+
+def _init(doc: dict) -> dict | None:
+    return next((f for f in doc["findings"] if f["target"] == f"{RUNNER}.Runner.__init__"), None)
+
+
+@pytest.mark.parametrize("skip", sorted(SKIPS))
+def test_state_new_in_a_skipped_init_breaks_the_inherited_method_that_reads_it(upstreams, tmp_path, skip):
+    old, new = upstreams
+    root = _plugin(tmp_path, SKIPS[skip])
+    code, doc = check(root, new, "--baseline", old)
+    found = _init(doc)
+    assert found is not None and (found["status"], found["breaking"]) == ("missing", True), found
+    assert "self.pending" in found["detail"] and f"{RUNNER}.Runner.step" in found["detail"] and "sglang/srt/managers/runner.py:" in found["detail"]
+    assert code == 1
+    # on its base the same plugin runs: nothing to tell
+    code, doc = check(root, old, "--baseline", old)
+    assert _init(doc) is None or not _init(doc)["breaking"]
+
+
+@pytest.mark.parametrize("runs", sorted(RUNS))
+def test_an_init_that_runs_the_next_one_or_sets_the_state_is_fine(upstreams, tmp_path, runs):
+    _, new = upstreams
+    old, _ = upstreams
+    code, doc = check(_plugin(tmp_path, RUNS[runs]), new, "--baseline", old)
+    assert _init(doc) is None or _init(doc)["status"] == "ok", _init(doc)
+    assert code == 0
+
+
+def test_an_inherited_method_only_upstream_may_call_is_unknown(upstreams, tmp_path):
+    old, new = upstreams
+    code, doc = check(_plugin(tmp_path, "", calls_step=False), new, "--baseline", old)
+    found = _init(doc)
+    assert found is not None and (found["status"], found["breaking"]) == ("unknown", False), found
+    assert "not traced" in found["detail"] and code != 1
