@@ -177,7 +177,8 @@ def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Prog
     pin = next((p for p in pins if p.form == "commit"), None) if git_to else None
     pin = pin or next((p for p in pins if p.form == "release"), None)
     if pin is None:
-        where = ", ".join(["requirements", "packaging metadata", *engine.pin_files, "docs conf.py", "version.py"])
+        where = ", ".join(["requirements", "packaging metadata", *engine.pin_files, "docs conf.py", "version.py",
+                           "Dockerfile/Containerfile", "install scripts", "README"])
         raise HarnessError(f"no declared {engine.distribution} version in {plugin} ({where}): cannot tell which "
                            f"{engine.display} the plugin targets; pass --from {engine.distribution}==X")
     spec = f"{git_to[0]}@{pin.value}" if pin.form == "commit" else engine.release_spec(pin.value)

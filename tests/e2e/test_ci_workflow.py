@@ -13,11 +13,14 @@ stand-in on PATH that keeps its issues in a JSON file."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -43,8 +46,8 @@ if "--body-file" in args:
 with open(os.environ["GH_LOG"], "a") as log:
     log.write(json.dumps(call) + "\\n")
 if args[:2] == ["issue", "list"]:
-    title = re.search(r'select\\(\\.title == "(.*)"\\)', args[args.index("--jq") + 1]).group(1)
-    print("".join(f"{{i['number']}}\\n" for i in issues if i["title"] == title), end="")
+    prefix = re.search(r'select\\(\\.title \\| startswith\\("(.*)"\\)\\)', args[args.index("--jq") + 1]).group(1)
+    print("".join(f"{{i['number']}}\\n" for i in issues if i["title"].startswith(prefix)), end="")
 elif args[:2] == ["issue", "create"]:
     issues.append({{"number": len(issues) + 1, "title": args[args.index("--title") + 1]}})
     json.dump(issues, open(issues_file, "w"))
@@ -90,9 +93,12 @@ class Job:
             return not failed  # success()
         if condition == "always()":
             return True
-        match = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+) == '(.*)'", condition)
-        assert match, f"if: not emulated: {condition}"
-        return self.outputs.get(match[1], {}).get(match[2]) == match[3]
+        wanted = False
+        for term in condition.split(" || "):  # equality tests joined by ||, the one form the workflow uses
+            match = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+) == '(.*)'", term)
+            assert match, f"if: not emulated: {condition}"
+            wanted = wanted or self.outputs.get(match[1], {}).get(match[2]) == match[3]
+        return wanted
 
     def uses(self, step: dict) -> None:
         action, given = step["uses"].split("@")[0], step.get("with", {})
@@ -147,9 +153,44 @@ def _git(cwd: Path, *args: str) -> None:
 RELATIVE_LINK = re.compile(r"\]\((?!https?://)[^)]*\)")
 
 
-def test_the_generated_workflow_runs_end_to_end(tmp_path):
-    example_releases()
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # the test's output is pytest's
+        pass
+
+
+# What the job's package index lists for SGLang (PEP 503 simple page): `--to latest` reads it
+# through pip, so the newest release is this test's, not whatever PyPI has today
+_SGLANG_PAGE = "".join(f'<a href="../../files/sglang-{v}-py3-none-any.whl">sglang-{v}-py3-none-any.whl</a>\n'
+                       for v in ("0.5.14", "0.5.17", "0.5.23", "0.5.24rc1"))
+
+
+@pytest.fixture()
+def loopback_index(tmp_path):
+    """A loopback web server standing in for a team's package host: the harness wheel at
+    `<base>/files/<wheel>` and a simple index at `<base>/simple/` listing SGLang releases.
+    Yields (base URL, the wheel's URL)."""
     wheel = build_wheel(tmp_path / "build")
+    www = tmp_path / "www"
+    (www / "files").mkdir(parents=True)
+    (www / "files" / wheel.name).write_bytes(wheel.read_bytes())
+    (www / "simple" / "sglang").mkdir(parents=True)
+    (www / "simple" / "sglang" / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{_SGLANG_PAGE}</body></html>\n")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(www)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    yield base, f"{base}/files/{wheel.name}"
+    server.shutdown()
+
+
+def test_the_generated_workflow_runs_end_to_end(tmp_path, loopback_index):
+    example_releases()
+    base, url = loopback_index
+    # the engineer's machine: harness installed from that URL, as the README tells users (pip
+    # records where from in direct_url.json; `ci init` writes that into the workflow)
+    admin = tmp_path / "admin"
+    fresh_venv(admin)
+    subprocess.run([str(admin / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", f"harness @ {url}"], check=True,
+                   capture_output=True, text=True, env=clean_env(admin), cwd=admin, timeout=300)
     venv = tmp_path / "venv"
     python = fresh_venv(venv)  # harness is not installed: the workflow's install step does that
     gh_dir = tmp_path / "gh"
@@ -161,17 +202,22 @@ def test_the_generated_workflow_runs_end_to_end(tmp_path):
     repo, remote = tmp_path / "sglang-xdev", tmp_path / "remote.git"
     subprocess.run(["cp", "-r", str(EXAMPLE_PLUGIN), str(repo)], check=True)
     _git(repo, "init", "-q", "-b", "main")
-    init = subprocess.run([sys.executable, "-m", "harness", "ci", "init", "--github", "--plugin", str(repo),
-                           "--install", f"--no-deps {wheel}"], capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    init = subprocess.run([str(admin / "bin" / "harness"), "ci", "init", "--github", "--plugin", str(repo)],
+                          capture_output=True, text=True, check=False, env=clean_env(admin), cwd=tmp_path)
     assert init.returncode == 0, init.stderr
+    assert "each job reads the SGLang it upgrades from in pyproject.toml (sglang==0.5.17 now)" in init.stdout
+    workflow_file = repo / ".github/workflows/sglang-upgrade.yml"
+    install = next(s for s in yaml.safe_load(workflow_file.read_text())["jobs"]["upgrade"]["steps"] if s.get("name") == "Install harness")
+    assert install["run"] == f"python -m pip install 'harness @ {url}'"  # one requirement, as pip reads it
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "the plugin, and the SGLang upgrade bot")
     _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     _git(repo, "push", "-q", str(remote), "main")
     steps = yaml.safe_load((repo / ".github/workflows/sglang-upgrade.yml").read_text())["jobs"]["upgrade"]["steps"]
 
+    # pip resolves that line for real in the job, against the loopback index only
     first = Job(tmp_path, 4242, remote, venv, gh_dir)
+    first.env["PIP_INDEX_URL"] = f"{base}/simple/"
     ran = [name for name, _ in first.run(steps)]
     assert ran == ["actions/checkout", "actions/setup-python", "Install harness", "SGLang release cache", "harness upgrade", "Keep the reports",
                    "Open or update the upgrade issue"]
@@ -211,7 +257,27 @@ def test_the_generated_workflow_runs_end_to_end(tmp_path):
 
     # the next scheduled run, on a fresh checkout: the open issue gets a comment, not a twin
     second = Job(tmp_path, 4243, remote, venv, gh_dir)
+    second.env["PIP_INDEX_URL"] = f"{base}/simple/"
     second.run(steps)
     calls = [json.loads(line) for line in (gh_dir / "calls.jsonl").read_text().splitlines()]
     assert [c["argv"][:3] for c in calls[2:]] == [["issue", "list", "--state"], ["issue", "comment", "1"]]
     assert f"{SERVER}/{REPOSITORY}/actions/runs/4243/artifacts/9001" in calls[3]["body"]
+
+    # a later release on which nothing certainly breaks but findings need a person (exit 3): the
+    # issue step runs too, with its own title; the step script is the workflow's, as written
+    third = Job(tmp_path, 4244, remote, venv, gh_dir)
+    third.uses(steps[0])  # the checkout
+    folder = third.workspace / "reports" / "upgrade-0.5.23-to-0.5.24"
+    folder.mkdir(parents=True)
+    (folder / "issue.md").write_text("# SGLang upgrade sglang==0.5.23 → sglang==0.5.24\n\n3 not decidable statically\n")
+    third.outputs = {"upgrade": {"exit": "3"}, "reports": {"artifact-url": f"{SERVER}/{REPOSITORY}/actions/runs/4244/artifacts/9001"}}
+    assert [name for name, _ in third.run([steps[-1]])] == ["Open or update the upgrade issue"]
+    calls = [json.loads(line) for line in (gh_dir / "calls.jsonl").read_text().splitlines()]
+    create = calls[-1]
+    assert create["argv"][:2] == ["issue", "create"]
+    assert create["argv"][create["argv"].index("--title") + 1] == "SGLang upgrade 0.5.23 -> 0.5.24: findings not decidable statically"
+    assert "3 not decidable statically" in create["body"]
+    # exit 0 (nothing to review) opens nothing
+    quiet = Job(tmp_path, 4245, remote, venv, gh_dir)
+    quiet.outputs = {"upgrade": {"exit": "0"}}
+    assert quiet.run([steps[-1]]) == []

