@@ -33,7 +33,7 @@ RUNS = {
 
 @pytest.fixture(scope="module")
 def upstreams(tmp_path_factory):
-    return upstream_pair(tmp_path_factory, old={f"sglang/srt/managers/runner.py": OLD}, new={f"sglang/srt/managers/runner.py": NEW})
+    return upstream_pair(tmp_path_factory, old={"sglang/srt/managers/runner.py": OLD}, new={"sglang/srt/managers/runner.py": NEW})
 
 
 def _plugin(tmp_path, init_line: str, calls_step: bool = True):
