@@ -75,6 +75,27 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class _Never(Exception):
+    """Stands for an exception class the click in use does not have."""
+
+
+def _click_exceptions() -> tuple[type[BaseException], type[BaseException], type[BaseException]]:
+    """(NoArgsIsHelpError, UsageError, Abort) of the click that typer runs on: typer 0.2x vendors
+    its own copy (typer._click), whose classes are not click's; one it lacks is _Never."""
+    try:
+        from typer._click import exceptions
+    except ImportError:
+        from click import exceptions
+    return tuple(getattr(exceptions, name, _Never) for name in ("NoArgsIsHelpError", "UsageError", "Abort"))
+
+
+def _run(argv: list[str]) -> int:
+    """Run the command `argv` names; its exit status. Click's usage errors (a missing or unknown
+    option, a bad value) are raised, for main to print as one line."""
+    result = load_commands(argv)(args=argv, prog_name="harness", standalone_mode=False)
+    return result if isinstance(result, int) else 0
+
+
 def _fast_exit(code: int | str | None) -> None:
     """Leave as SystemExit(code) would, without the interpreter's teardown: flush what was
     written, stop the parse pools' workers, then os._exit."""
@@ -104,12 +125,29 @@ def main() -> None:
     # walked them ~1,500 times in a cold `check`, 40 % of its time. They are freed by
     # reference counting (trees and tables hold no cycles), so collect far less often.
     gc.set_threshold(*GC_THRESHOLDS)
+    argv = sys.argv[1:]
+    no_args, usage_error, abort = _click_exceptions()
     try:
-        load_commands(sys.argv[1:])()
-    except SystemExit as exc:  # how click ends every command, 0 included
-        if command_name(sys.argv[1:]) in FAST_EXIT:
+        code = _run(argv)
+        if command_name(argv) in FAST_EXIT:
+            _fast_exit(code)
+        sys.exit(code)
+    except SystemExit as exc:  # a command's own sys.exit
+        if command_name(argv) in FAST_EXIT:
             _fast_exit(exc.code)
         raise
+    except no_args as exc:  # `harness ci`: the group's help, as click prints it
+        print(exc.ctx.get_help() if exc.ctx else exc.format_message(), file=sys.stderr)
+        sys.exit(2)
+    except usage_error as exc:  # a missing or unknown option: one line, not click's boxed block
+        where = exc.ctx.command_path if exc.ctx else "harness"
+        print(f"harness: error: {exc.format_message()} (see `{where} --help`)", file=sys.stderr)
+        if "--json" in argv:
+            print(json.dumps({"error": exc.format_message(), "exit": 2}))
+        sys.exit(2)
+    except abort:  # Ctrl-C while click itself was prompting or parsing
+        print("harness: interrupted", file=sys.stderr)
+        sys.exit(130)
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         if "--json" in sys.argv[1:]:  # a JSON reader in CI gets a document, not empty input

@@ -94,6 +94,18 @@ def progress_lines(what: str) -> Iterator:
         yield update
 
 
+@contextmanager
+def resumable(workspace: Workspace, run_id: str) -> Iterator[None]:
+    """Ctrl-C inside: one line naming the command that continues run `run_id`, exit 130 (the run's
+    journal keeps what finished; `resume` redoes the step it stopped in)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        err.print(f"harness: interrupted; continue run {run_id} with: harness resume {run_id}{cli_ref(workspace)}",
+                  markup=False, highlight=False)
+        raise SystemExit(130) from None
+
+
 def cli_ref(workspace: Workspace) -> str:
     return "" if workspace.root == Path.cwd().resolve() else f" --workspace {workspace.root}"
 

@@ -47,24 +47,33 @@ def _emit(payload: dict) -> None:
 
 
 def _finding_rows(findings: list[Finding], title: str) -> None:
+    """The findings in live code as a table, breaking ones first (a `breaks` column says which);
+    those in modules nothing imports on this release are one line with their count (--json and
+    the written reports list them)."""
     from rich.table import Table
 
+    live = sorted((f for f in findings if f.live), key=lambda f: (not f.breaking, f.file, f.line))
+    dead = len(findings) - len(live)
+    hooks = any(f.hook_type for f in live)
     table = Table(title=title, show_lines=False)
-    for column in ("status", "kind", "type", "target", "live", "where", "now / successor", "guard"):
+    for column in ("breaks", "status", "kind", *(("type",) if hooks else ()), "target", "where", "now / successor", "guard"):
         table.add_column(column, overflow="fold")
-    for f in findings:
+    for f in live:
         style = "red" if f.breaking else ("yellow" if f.status.value != "ok" else "")
         table.add_row(
+            Text("yes" if f.breaking else "no", style=style),
             Text(f.status.value, style=style),
             f.kind,
-            f.hook_type or "",
+            *((f.hook_type or "",) if hooks else ()),
             f.target,
-            "yes" if f.live else "dead",
             f"{f.file}:{f.line}",
             f.successor and f"→ {f.successor}" or f.defined_in or "",
             f"{f.guard.outcome}: {f.guard.condition}" if f.guard else "",
         )
-    out.print(table)
+    if live:
+        out.print(table)
+    if dead:
+        out.print(f"{dead} more finding(s) in modules nothing imports on this release (dead code: never fails); --json lists them")
 
 
 def _roots_line(roots: list[dict[str, str]]) -> str:

@@ -19,7 +19,18 @@ def state_line(view) -> str:
         return f"running ({view.running})"
     if view.state == "waiting":
         return f"waiting at {view.waiting_at} gate"
-    return "stopped mid-step (resume it)"
+    return f"stopped mid-step (harness resume {view.run_id})"
+
+
+def next_command(view) -> str:
+    """The command that moves the run on from where it stands ("" when nothing is owed)."""
+    if view.resume_lost:
+        return f"harness repair {view.run_id}"
+    if view.state == "waiting":
+        return f"harness approve {view.run_id} --by NAME (or reject --reason)"
+    if view.state == "interrupted":
+        return f"harness resume {view.run_id}"
+    return ""
 
 
 def print_view(ws: Workspace, view) -> None:
@@ -117,7 +128,8 @@ def print_outcome(ws: Workspace, view) -> None:
         step = view.step(view.waiting_at)
         out.print(Text.assemble("\nWaiting at the ", (step.slug, "bold"), f" gate (verdict: {step.verdict})."))
         out.print(f"Review {ws.root / step.report}, then:")
-        out.print(f"  harness approve {run_id} --by YOUR_NAME --note \"...\"{ref}")
+        override = " --override" if step.verdict == "failed" else ""  # failed checks are approved only knowingly
+        out.print(f"  harness approve {run_id} --by YOUR_NAME{override} --note \"...\"{ref}")
         out.print(f"  harness reject {run_id} --by YOUR_NAME --reason \"...\"{ref}")
     elif view.state == "finished":
         out.print(f"\nRun {run_id} finished; reports in {ws.root / 'reports' / run_id}")

@@ -31,11 +31,18 @@ from harness.cli.common import (
     open_workspace,
     plugin_commit,
     progress_lines,
+    resumable,
     use_plugin_engine,
     validate_plugin,
 )
 from harness.cli.console import out, print_json
-from harness.cli.show import print_commits, print_outcome, print_view, state_line
+from harness.cli.show import (
+    next_command,
+    print_commits,
+    print_outcome,
+    print_view,
+    state_line,
+)
 from harness.errors import HarnessError
 from harness.record.layout import check_run_id
 
@@ -118,7 +125,7 @@ def run(
     out.print(Text.assemble("Run ", (inputs.run_id, "bold"), f": feature {spec.id} ({spec.source.replace('_', ' ')}), "
                             f"upstream {new.label}" + (f" from {old.label}" if old else "")))
     out.print(describe(agent))
-    with progress_lines("running") as progress:
+    with resumable(ws, inputs.run_id), progress_lines("running") as progress:
         view = start_run(ws, inputs, progress)
     print_outcome(ws, view)
     if auto_approve:
@@ -188,10 +195,14 @@ def status(
             _status_exit(views)
             return
         if not views:
-            out.print(f"No runs in {ws.root}.")
+            # runs live in the workspace they were started in, not with the plugin
+            out.print(f"No runs in {ws.root} (runs live where `harness run` or `upgrade` was started: "
+                      "cd there, or pass --workspace DIR).")
             return
         table = Table(title=f"Runs in {ws.root}")
-        for column in ("run", "feature", "state", "steps"):
+        # a run id is pasted into the next command: never cut or wrapped, whatever the width
+        table.add_column("run", no_wrap=True, min_width=max(len(v.run_id) for v in views))
+        for column in ("feature", "state", "steps", "next"):
             table.add_column(column)
         for v in views:
             state = state_line(v) + "".join(f"; {s.slug} evidence changed" for s in v.tampered)
@@ -201,7 +212,7 @@ def status(
                 state += f"; resume state gone (harness repair {v.run_id})"
             if v.processes:
                 state += f"; {len(v.processes)} process(es) alive"
-            table.add_row(v.run_id, v.inputs.feature.id, state, " ".join(f"{s.number}:{s.verdict}" for s in v.steps))
+            table.add_row(v.run_id, v.inputs.feature.id, state, " ".join(f"{s.number}:{s.verdict}" for s in v.steps), next_command(v))
         out.print(table)
         _status_exit(views)
         return
@@ -230,6 +241,10 @@ def approve(
     run_id: str = typer.Argument(..., metavar="RUN"),
     by: str = typer.Option(..., "--by", help="Who approves."),
     note: str | None = typer.Option(None, "--note", help="Why, or what to keep in mind."),
+    override: bool = typer.Option(False, "--override", help="Approve a step whose checks failed (needs --note saying why; "
+                                  "recorded, and the report says so)."),
+    runbook: Path | None = typer.Option(None, "--runbook", help="For a run started without one: the Validation "
+                                        "Runbook the steps still to run use (pinned like a runbook given at the start)."),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """Approve the gate RUN waits at, then run on to the next gate."""
@@ -238,8 +253,9 @@ def approve(
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import decide  # cost: LangGraph
 
-    with progress_lines("running") as progress:
-        view = decide(ws, run_id, approve=True, by=by, text=note, progress=progress)
+    with resumable(ws, run_id), progress_lines("running") as progress:
+        view = decide(ws, run_id, approve=True, by=by, text=note, override=override, runbook=checked_runbook(runbook),
+                      progress=progress)
     print_outcome(ws, view)
     approved = [s for s in view.steps if s.gate.decision == "approve" and s.gate.at]
     print_commits(ws, view, [max(approved, key=lambda s: s.gate.at or "")] if approved else [])
@@ -264,7 +280,7 @@ def reject(
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import decide  # cost: LangGraph
 
-    with progress_lines("rerunning") as progress:
+    with resumable(ws, run_id), progress_lines("rerunning") as progress:
         view = decide(ws, run_id, approve=False, by=by, text=reason, step=step, progress=progress)
     print_outcome(ws, view)
 
@@ -272,16 +288,20 @@ def reject(
 @app.command()
 def resume(
     run_id: str = typer.Argument(..., metavar="RUN"),
+    runbook: Path | None = typer.Option(None, "--runbook", help="For a run started without one: the Validation "
+                                        "Runbook the steps still to run use (pinned like a runbook given at the start)."),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
-    """Continue a run that stopped mid-step (crash, kill); finished steps are not repeated."""
+    """Continue a run that stopped mid-step (crash, kill); finished steps are not repeated. With --runbook, a run
+    started without one gets it for the steps still to run."""
 
     ws = open_runs_workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
+    checked = checked_runbook(runbook)
     from harness.workflow.runs import resume_run  # cost: LangGraph
 
-    with progress_lines("resuming") as progress:
-        view = resume_run(ws, run_id, progress)
+    with resumable(ws, run_id), progress_lines("resuming") as progress:
+        view = resume_run(ws, run_id, progress, runbook=checked)
     print_outcome(ws, view)
 
 

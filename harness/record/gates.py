@@ -47,7 +47,7 @@ RefusalRule = Literal[
     "earlier_invalidated",  # an earlier approval no longer covers its evidence
     "evidence_changed",  # the waiting step's evidence changed since the step produced it
     "unusable_input",  # a check did not run because an input is unusable
-    "failed_without_note",  # approving failed checks needs a --note saying why
+    "failed_without_override",  # approving failed checks needs --override and a --note saying why
     "no_reason",  # a rejection needs a --reason
     "unknown_step",  # reopening a step the run does not have
     "mid_step",  # reopening while the run stopped mid-step
@@ -83,6 +83,7 @@ class PersonDecision(BaseModel):
     by: str
     text: str | None = None
     step: str | None = None
+    override: bool = False  # `approve --override`: approve a step whose checks failed
 
 
 class UndecidedGate(BaseModel):
@@ -221,12 +222,15 @@ def step_refusal(*, approve: bool, step: str | None) -> Refusal | None:
     return None
 
 
-def decision_at_gate(view: RunView, *, approve: bool, by: str, text: str | None, at: str) -> GateDecision | Refusal:
+def decision_at_gate(view: RunView, *, approve: bool, by: str, text: str | None, at: str,
+                     override: bool = False) -> GateDecision | Refusal:
     """The decision on the gate the run waits at (`text`: the note of an approval, the reason of
     a rejection), or why it is refused: the run waits at no gate, nobody is named, or — for an
     approval — an earlier approval is invalidated, the step's evidence changed since it was
-    produced, a check could not run on an unusable input, or the step failed and no note says
-    why; a rejection needs a reason. `at`: the UTC time to stamp it with."""
+    produced, a check could not run on an unusable input, or the step failed without both
+    `override` (`--override`: the person knows they approve failed checks) and a note saying
+    why (an `override` of checks that did not fail is not recorded); a rejection needs a reason. `at`:
+    the UTC time to stamp it with."""
     run_id = view.run_id
     if view.state != "waiting":
         what = {
@@ -262,12 +266,14 @@ def decision_at_gate(view: RunView, *, approve: bool, by: str, text: str | None,
                 message=f"run {run_id}: {step.slug} cannot be approved: {blocked.name} did not run because an "
                         f"input is unusable ({blocked.reason}); fix the input, then reject the step to rerun it",
             )
-        if step.verdict == "failed" and not (text or "").strip():
+        if step.verdict == "failed" and not (override and (text or "").strip()):
             return Refusal(
-                rule="failed_without_note",
-                message=f"run {run_id}: {step.slug} failed its checks; approving it anyway needs --note saying why "
-                        f"(the report marks it \"approved despite failed checks\")",
+                rule="failed_without_override",
+                message=f"run {run_id}: {step.slug} failed its checks; approving it anyway needs --override and --note "
+                        f"saying why (the report marks it \"approved despite failed checks\"), or reject it: "
+                        f"harness reject {run_id} --by NAME --reason TEXT",
             )
+
     elif not (text or "").strip():
         return Refusal(rule="no_reason", message="--reason must say why the step is rejected")
     return GateDecision(
@@ -278,6 +284,7 @@ def decision_at_gate(view: RunView, *, approve: bool, by: str, text: str | None,
         attempt=step.attempt,
         note=(text or None) if approve else None,
         reason=None if approve else text.strip(),
+        override=approve and override and step.verdict == "failed",  # recorded only where it overrode something
     )
 
 
@@ -382,4 +389,4 @@ def decide(request: GateRequest) -> GateDecision | Reopening | Refusal | None:
     assert view is not None  # GateRequest refuses a person's decision without one
     if asked.step is not None and not asked.approve and asked.step != view.waiting_at:
         return reopening(view, asked.step, by=asked.by, reason=asked.text, at=request.at)
-    return decision_at_gate(view, approve=asked.approve, by=asked.by, text=asked.text, at=request.at)
+    return decision_at_gate(view, approve=asked.approve, by=asked.by, text=asked.text, at=request.at, override=asked.override)

@@ -127,6 +127,7 @@ class GateDecision(BaseModel):
     attempt: int
     note: str | None = None  # approvals
     reason: str | None = None  # rejections, reopenings and skips
+    override: bool = False  # an approval of failed checks, asked for with `approve --override`
 
 
 class StepRecord(BaseModel):

@@ -105,6 +105,10 @@ def record_changes(run: RunLayout) -> list[str]:
     problems = [f"its journal's chain is broken: {read.broken}"] if read.broken else []
     started = next((e for e in read.events if e.get("event") == "run_started"), None)
     pins = started.get("pins") if started else None
+    # a runbook given after the start (`approve --runbook`) pins itself and its recipes on its line
+    for attached in (e for e in read.events if e.get("event") == "runbook_attached"):
+        if isinstance(pins, dict) and isinstance(attached.get("pins"), dict):
+            pins = {**pins, **attached["pins"]}
     if pins is None:
         if read.chained and not read.broken:
             problems.append(f"its journal {run.journal} has no run_started line pinning run.json")

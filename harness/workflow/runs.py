@@ -38,7 +38,7 @@ from harness.workflow.checkpointer import open_checkpointer, state_location
 from harness.workflow.graph import build_graph, commit_owed, settle_commits
 from harness.workflow.lock import busy_by, exclusive, holds
 from harness.workflow.resume import catch_up, config, resume_view
-from harness.workflow.views import load_inputs, process_view, view_of, write_reports
+from harness.workflow.views import RUNBOOK_ATTACHED, load_inputs, process_view, view_of, write_reports
 
 Progress = Callable[[str], None]
 
@@ -133,6 +133,29 @@ def _decisive_files(inputs: RunInputs) -> list[str]:
     return [inputs.runbook, *(str(recipe) for recipe in load_runbook(inputs.runbook).recipes)]
 
 
+def attach_runbook(run: RunLayout, inputs: RunInputs, runbook: Path | None) -> RunInputs:
+    """`inputs` with `runbook` (a Validation Runbook given to `approve` / `resume` / `upgrade` for a
+    run started without one), journaled as one `runbook_attached` line that pins it and its
+    recipes like the start pins its own (harness.record.pins): steps that have not run yet use
+    it. The same runbook again changes nothing. HarnessError (one line, nothing recorded) for a
+    runbook that does not load, or a run that already has another (what steps ran with cannot
+    change mid-run)."""
+    from harness.evidence.runbook import load_runbook  # cost: the evidence models
+
+    if runbook is None:
+        return inputs
+    path = str(Path(runbook).resolve())
+    if inputs.runbook == path:
+        return inputs
+    if inputs.runbook is not None:
+        raise HarnessError(f"run {inputs.run_id} already has the runbook {inputs.runbook}: what its steps ran with "
+                           f"cannot change mid-run; start a new run to use {path}")
+    load_runbook(path)  # a malformed runbook is refused (file:line) before anything is recorded
+    given = inputs.model_copy(update={"runbook": path})
+    run.log(RUNBOOK_ATTACHED, runbook=path, pins=file_pins(_decisive_files(given)))
+    return given
+
+
 def check_workspace(workspace: Workspace, run_id: str | None = None) -> None:
     """What `run` needs before it records anything: the state and reports dirs (the run's,
     given `run_id`) are writable and the state file is readable. HarnessError (one line)
@@ -146,15 +169,19 @@ def check_workspace(workspace: Workspace, run_id: str | None = None) -> None:
         pass
 
 
-def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None) -> RunView:
+def resume_run(workspace: Workspace, run_id: str, progress: Progress = lambda m: None, runbook: Path | None = None) -> RunView:
     """Continue a run a killed process left mid-step, from where its journal says it stands (a
     lost resume cache is rebuilt on the way); a run at a gate or finished is returned as is.
     HarnessError (one line, nothing recorded) when its record changed since it started: its
-    journal's chain is broken, or run.json, its runbook or a recipe is not what was pinned."""
+    journal's chain is broken, or run.json, its runbook or a recipe is not what was pinned.
+    `runbook`: for a run started without one (attach_runbook), used by the steps still to run."""
     run = workspace.run(run_id)
     inputs = load_inputs(run)
     with exclusive(run):
         _consult(gates.GateRequest(run_id=run_id, at=utc_now(), record_changed=record_changes(run)))
+        if runbook is not None:
+            _writable(workspace, run_id)
+            inputs = attach_runbook(run, inputs, runbook)
         if run.trajectory().commits_owed:  # an approval whose commit a kill cut off
             _writable(workspace, run_id)
             settle_commits(run)
@@ -175,11 +202,14 @@ def decide(
     by: str,
     text: str | None,
     step: str | None = None,
+    override: bool = False,
+    runbook: Path | None = None,
     progress: Progress = lambda m: None,
 ) -> RunView:
     """Approve or reject the gate the run waits at; then advance to the next gate. A rejection
     may name an earlier, already approved `step` instead (a reopening): that step reruns, and
-    every step after it runs again once it is approved. HarnessError on a decision the run's
+    every step after it runs again once it is approved. `runbook`: for a run started without one,
+    the Validation Runbook the steps still to run use (attach_runbook). HarnessError on a decision the run's
     state does not allow (with what to do instead; `harness.record.gates`), and before anything
     is recorded when the run cannot be written or its resume state is gone (`harness repair`)."""
     run = workspace.run(run_id)
@@ -188,10 +218,11 @@ def decide(
         view = view_of(run, inputs)
         resume = resume_view(workspace, run, inputs)
         outcome = _consult(gates.GateRequest(
-            run_id=run_id, at=utc_now(), asked=gates.PersonDecision(approve=approve, by=by, text=text, step=step),
+            run_id=run_id, at=utc_now(), asked=gates.PersonDecision(approve=approve, by=by, text=text, step=step, override=override),
             record_changed=view.record_changed, resume=resume, view=view))
         # only what the gate allows gets this far: a refused decision writes nothing, not even a commit
         _writable(workspace, run_id)
+        inputs = attach_runbook(run, inputs, runbook)  # before the decision: the next step runs with it
         settle_commits(run)  # an earlier approval's commit a kill cut off comes first
         if isinstance(outcome, gates.Reopening):
             return _reopen_locked(run, inputs, step, outcome, progress)

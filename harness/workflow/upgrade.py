@@ -411,7 +411,8 @@ def _feature_run(workspace: Workspace, feature: Feature, run_id: str, plugin: Pa
     reused = workspace.run(run_id).exists()
     if reused:
         progress(f"reusing run {run_id} (same plugin content and target)")
-        view = resume_run(workspace, run_id, progress)  # a no-op unless a killed process left it mid-step
+        # a no-op unless a killed process left it mid-step; a --runbook reaches a run started without one
+        view = resume_run(workspace, run_id, progress, runbook=runbook)
         view = run_status(workspace, run_id)
     else:
         spec = FeatureSpec(id=feature.id, source="feature_diff", name=feature.title, description=feature.why,
@@ -425,7 +426,9 @@ def _feature_run(workspace: Workspace, feature: Feature, run_id: str, plugin: Pa
             progress(f"run {run_id} was started without an agent: it stays at its alignment gate")
         else:
             progress(f"{run_id}: passing alignment on to the interface draft")
-            view = decide(workspace, run_id, approve=True, by=BOT, progress=progress,
+            # a failed alignment is what an upgrade expects (the feature breaks): passed on as an override, recorded so
+            failed = next((s.verdict == "failed" for s in view.steps if s.slug == view.waiting_at), False)
+            view = decide(workspace, run_id, approve=True, by=BOT, progress=progress, override=failed,
                           text="approved by the upgrade bot (--through interface) so the porting agent drafts the "
                                "interface; reject --step 01-alignment to revisit it")
     return _feature_view(workspace, feature, view, reused)
@@ -434,7 +437,7 @@ def _feature_run(workspace: Workspace, feature: Feature, run_id: str, plugin: Pa
 def _feature_view(workspace: Workspace, feature: Feature, view: RunView, reused: bool) -> UpgradeFeature:
     ref = "" if workspace.root == Path.cwd().resolve() else f" --workspace {workspace.root}"
     waiting = next((s for s in view.steps if s.slug == view.waiting_at), None)
-    note = ' --note "..."' if waiting is not None and waiting.verdict == "failed" else ""  # approve demands one
+    note = ' --override --note "..."' if waiting is not None and waiting.verdict == "failed" else ""  # approve demands both
     return _not_run(feature, view.state).model_copy(update={
         "run_id": view.run_id, "reused": reused, "report": f"../{view.run_id}/summary.md",
         "verdicts": {s.slug: s.verdict for s in view.steps if s.attempt is not None},

@@ -22,12 +22,23 @@ SLUGS = [step.slug for step in WORKFLOW]
 
 
 def load_inputs(run: RunLayout) -> RunInputs:
-    """The run's run.json. HarnessError when the run does not exist or the file is unreadable."""
+    """The run's run.json, with a runbook given after the start (`approve` / `resume --runbook`:
+    its journal's `runbook_attached` line, harness.workflow.runs.attach_runbook). HarnessError
+    when the run does not exist or the file is unreadable."""
     run.require()
     try:
-        return RunInputs.model_validate_json(run.run_json.read_text(encoding="utf-8"))
+        inputs = RunInputs.model_validate_json(run.run_json.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise HarnessError(f"run {run.run_id}: {run.run_json} is unreadable ({str(exc).splitlines()[0]})") from None
+    if inputs.runbook is None:
+        attached = next((e for e in reversed(run.read_journal().events) if e.get("event") == RUNBOOK_ATTACHED), None)
+        if attached is not None and isinstance(attached.get("runbook"), str):
+            inputs = inputs.model_copy(update={"runbook": attached["runbook"]})
+    return inputs
+
+
+# the journal line that gives a run started without a runbook its runbook (and pins it)
+RUNBOOK_ATTACHED = "runbook_attached"
 
 
 def view_of(run: RunLayout, inputs: RunInputs, *, running: str | None = None) -> RunView:

@@ -136,6 +136,8 @@ def test_bad_inputs_give_one_line_and_nonzero_exit(upstream_repo, plugin_dir, tm
         (("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v9"), "unknown git ref"),
         (("diff", "--from", "/nowhere", "--to", f"{upstream_repo}@v2"), "does not exist"),
         (("check", "--plugin", str(plugin_dir), "--upstream", "0.5.23"), "does not exist (a release is written sglang==0.5.23)"),
+        # a git tag's spelling: the advice is the spelling harness accepts, not sglang==v0.5.23
+        (("check", "--plugin", str(plugin_dir), "--upstream", "v0.5.23"), "does not exist (a release is written sglang==0.5.23)"),
         # the plugin path is checked before any release is fetched: no download, no progress line
         (("check", "--plugin", "/no/such/plugin", "--upstream", "sglang==9.9.9"), "plugin path '/no/such/plugin' is not a directory"),
         (("diff", "--plugin", "/no/such/plugin", "--from", "sglang==9.9.8", "--to", "sglang==9.9.9"), "is not a directory"),

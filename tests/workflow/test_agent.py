@@ -134,7 +134,7 @@ def test_the_agent_ports_kv_pool_factory_a_reject_reaches_attempt_2_and_approval
         assert example.interface()["attempt"] == 2 and example.interface()["draft"]["summary"] == "second try, docstring kept"
 
     # the example plugin's other breakages still fail the step: approving it takes a note
-    approved = example.cli("approve", RUN, "--by", "ana", "--note", "the port is what this gate decides").stdout
+    approved = example.cli("approve", RUN, "--by", "ana", "--override", "--note", "the port is what this gate decides").stdout
     branch = f"harness/{RUN}/interface-2"
     assert f"merge it with: git -C {example.plugin} merge {branch}" in approved
     repo = git.Repo(example.plugin)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,22 @@ def test_a_full_disk_mid_step_is_one_line_and_the_run_resumes(project):
     status = project.status("full")
     assert status["state"] == "interrupted"
     assert "Waiting at the 01-alignment gate" in project.cli("resume", "full").stdout
+
+
+@pytest.mark.parametrize("args,fragments", [
+    (["check", "--bogus"], ["No such option: --bogus", "(see `harness check --help`)"]),
+    (["check", "--plugin", "."], ["Missing option '--upstream'", "(see `harness check --help`)"]),
+    (["check", "--plugin", ".", "--upstream"], ["'--upstream' requires an argument"]),
+    (["nosuch"], ["No such command 'nosuch'", "(see `harness --help`)"]),
+])
+def test_a_usage_error_is_one_line(project, args, fragments):
+    """Click's usage errors read like every other refusal: one line, exit 2 (not a boxed block)."""
+    def harness(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "harness", *argv], capture_output=True, text=True, env=project.env,
+                              cwd=project.root, timeout=120, check=False)
+
+    proc = harness(*args)
+    one_line_error(proc, *fragments)
+    assert proc.returncode == 2
+    proc = harness("--json", *args) if args[-1] == "--upstream" else harness(*args, "--json")
+    assert proc.returncode == 2 and json.loads(proc.stdout.splitlines()[-1])["exit"] == 2

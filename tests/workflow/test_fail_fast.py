@@ -138,9 +138,9 @@ def test_a_step_not_run_for_an_unusable_input_cannot_be_approved(project, tmp_pa
     runbook = accuracy_runbook(project, baseline={"samples": str(baseline)})
     project.cli(*project.run_args("--run-id", "u", runbook=runbook))
     project.cli("approve", "u", "--by", "alice", "--note", "alignment read")
-    project.cli("approve", "u", "--by", "alice", "--note", "interface read")
+    project.cli("approve", "u", "--by", "alice", "--override", "--note", "interface read")
     baseline.unlink()
-    project.cli("approve", "u", "--by", "alice", "--note", "operators read", check=False)
+    project.cli("approve", "u", "--by", "alice", "--override", "--note", "operators read", check=False)
     status = project.status("u")
     assert status["waiting_at"] == "04-accuracy"
     unusable = [c for c in status["steps"][3]["checks"] if c["unusable_input"]]

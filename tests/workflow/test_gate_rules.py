@@ -122,13 +122,16 @@ def test_a_check_blocked_by_an_unusable_input_is_not_approved_even_with_a_note()
         "(no such task); fix the input, then reject the step to rerun it")
 
 
-def test_approving_failed_checks_needs_a_note():
+def test_approving_failed_checks_needs_override_and_a_note():
     view = waiting_at_interface(verdict="failed")
-    for text in (None, "", "  \n"):
-        outcome = gates.decision_at_gate(view, approve=True, by="a", text=text, at=AT)
-        assert "approving it anyway needs --note saying why" in refused(outcome, "failed_without_note")
-    decision = gates.decision_at_gate(view, approve=True, by="a", text="known upstream break", at=AT)
-    assert isinstance(decision, GateDecision) and decision.note == "known upstream break"
+    for text, override in ((None, False), ("", True), ("  \n", True), ("known upstream break", False)):
+        outcome = gates.decision_at_gate(view, approve=True, by="a", text=text, at=AT, override=override)
+        assert "approving it anyway needs --override and --note saying why" in refused(outcome, "failed_without_override")
+    decision = gates.decision_at_gate(view, approve=True, by="a", text="known upstream break", at=AT, override=True)
+    assert isinstance(decision, GateDecision) and decision.note == "known upstream break" and decision.override
+    # --override on a step that passed overrides nothing: not recorded as an override
+    decision = gates.decision_at_gate(waiting_at_interface(), approve=True, by="a", text="x", at=AT, override=True)
+    assert isinstance(decision, GateDecision) and not decision.override
 
 
 def test_a_rejection_says_why():

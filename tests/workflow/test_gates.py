@@ -60,12 +60,14 @@ def test_run_stops_at_first_gate_then_reject_and_approve_to_the_end(project):
     for _ in range(4):
         waiting = project.status("kv1")
         step = next(s for s in waiting["steps"] if s["slug"] == waiting["waiting_at"])
-        if step["verdict"] == "failed":  # approving failed checks needs a note, and the report says so
-            refused = project.cli("approve", "kv1", "--by", "alice", check=False)
-            assert refused.returncode == 2 and "needs --note" in refused.stderr and "Traceback" not in refused.stderr
-            project.cli("approve", "kv1", "--by", "alice", "--note", "known upstream break, tracked")
+        if step["verdict"] == "failed":  # approving failed checks needs --override and a note; the report says so
+            for asked in ((), ("--note", "known upstream break, tracked")):
+                refused = project.cli("approve", "kv1", "--by", "alice", *asked, check=False)
+                assert refused.returncode == 2 and "needs --override and --note" in refused.stderr and "Traceback" not in refused.stderr
+            project.cli("approve", "kv1", "--by", "alice", "--override", "--note", "known upstream break, tracked")
             report = (project.reports("kv1") / f"{step['slug']}.md").read_text()
             assert "**Approved despite failed checks**: known upstream break, tracked" in report
+            assert any(e.get("override") for e in project.journal("kv1") if e.get("event") == "approve"), "recorded as an override"
         else:
             project.cli("approve", "kv1", "--by", "alice")
     status = project.status("kv1")
@@ -192,7 +194,7 @@ def test_later_gate_refused_while_an_earlier_approval_is_invalidated(project):
     assert (runs / "01-alignment.attempt-1/step.json").read_bytes() == edited, "the edited evidence is kept"
     assert (runs / "02-interface.attempt-1.reopened-1/step.json").is_file()
     project.cli("approve", "inv", "--by", "alice")
-    project.cli("approve", "inv", "--by", "alice", "--note", "the fixture's upstream break, tracked")
+    project.cli("approve", "inv", "--by", "alice", "--override", "--note", "the fixture's upstream break, tracked")
     status = project.status("inv")
     assert status["waiting_at"] == "03-operators"
     assert all(s["gate"]["valid"] for s in status["steps"][:2])

@@ -48,7 +48,7 @@ def test_every_step_drafts_and_the_knowledge_gate_commits_only_on_approval(tmp_p
     with ScriptedLLM(script) as llm:
         example.start(llm.base_url)
         for _ in range(4):  # interface .. performance (a failed one needs a note; every one gets it)
-            example.cli("approve", RUN, "--by", "ana", "--note", "reviewed with the example's known breakages")
+            example.cli("approve", RUN, "--by", "ana", "--override", "--note", "reviewed with the example's known breakages")
         evidence = example.reports(RUN) / "evidence"
         drafts = {slug: json.loads((evidence / slug / "step.json").read_text())["draft"]
                   for slug in ("01-alignment", "03-operators", "04-accuracy", "05-performance")}

@@ -32,7 +32,7 @@ def test_a_forged_patch_header_copies_nothing_and_a_shell_file_name_is_refused(t
     with ScriptedLLM(script) as llm:
         example.start(llm.base_url)
         for _ in range(4):
-            example.cli("approve", RUN, "--by", "ana", "--note", "reviewed")
+            example.cli("approve", RUN, "--by", "ana", "--override", "--note", "reviewed")
     evidence = example.reports(RUN) / "evidence" / "06-knowledge"
     patch = (evidence / "agent" / "patch.diff").read_text()
     assert f"\n+++ b/{forged}\n" in patch  # the forged header is there, as content

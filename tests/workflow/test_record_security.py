@@ -274,7 +274,7 @@ def test_a_kill_right_after_an_approval_still_commits_the_approved_patch(tmp_pat
     with ScriptedLLM(write_up("landing points") + kv_port("first try")) as llm:
         example.start(llm.base_url)
         killed = subprocess.run([sys.executable, "-c", _KILL_AFTER_APPROVE, "approve", AGENT_RUN, "--by", "ana",
-                                 "--note", "the port", "--workspace", str(example.workspace)],
+                                 "--override", "--note", "the port", "--workspace", str(example.workspace)],
                                 check=False, capture_output=True, text=True, env=example.env, timeout=240)
     assert killed.returncode == 137, killed.stderr
     approve = [e for e in example.journal(AGENT_RUN) if e["event"] == "approve"][-1]

@@ -105,3 +105,19 @@ def test_step_finished_but_not_checkpointed_is_reused(project, monkeypatch):
     assert second == first
     events = [e["event"] for e in run.journal_events()]
     assert events == ["step_started", "step_finished", "step_reused"]
+
+
+def test_ctrl_c_mid_step_names_the_resume_command(project):
+    slow = loopback_runbook(project.root / "slow.yaml", "--latency-ms", "1500")
+    project.cli(*project.run_args("--run-id", "cc", runbook=slow))
+    approving = subprocess.Popen(project.command("approve", "cc", "--by", "alice"), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=project.env, text=True)
+    smoke_log = project.reports("cc") / "evidence/.staging/02-interface.attempt-1/smoke/smoke.jsonl"
+    wait_for(lambda: smoke_log.is_file() and smoke_log.stat().st_size > 0, "the smoke test to be under way")
+    approving.send_signal(signal.SIGINT)
+    _, stderr = approving.communicate(timeout=120)
+    assert approving.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1].startswith("harness: interrupted; continue run cc with: harness resume cc"), stderr
+    assert project.status("cc")["state"] == "interrupted"
+    resumed = project.cli("resume", "cc", subprocess_=True)
+    assert "Waiting at the 02-interface gate" in resumed.stdout

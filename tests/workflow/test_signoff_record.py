@@ -41,7 +41,7 @@ def two_approvals(tmp_path_factory):
         patch.setenv("COLUMNS", "200")
         project.cli(*project.run_args("--run-id", "r"))
         project.cli("approve", "r", "--by", "alice", "--note", "landing point agreed")
-        project.cli("approve", "r", "--by", "bob", "--note", "smoke is clean")
+        project.cli("approve", "r", "--by", "bob", "--override", "--note", "smoke is clean")
         assert project.status("r")["waiting_at"] == "03-operators"
         yield project
 

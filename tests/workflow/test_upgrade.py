@@ -63,7 +63,7 @@ def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
     for feature in doc["features"]:  # one run each, at its first gate
         assert feature["state"] == "waiting" and list(feature["verdicts"]) == ["01-alignment"]
         assert (workspace / "reports" / feature["run_id"] / "01-alignment.md").is_file()
-        note = ' --note "..."' if feature["verdicts"]["01-alignment"] == "failed" else ""  # approve demands one
+        note = ' --override --note "..."' if feature["verdicts"]["01-alignment"] == "failed" else ""  # approve demands both
         assert feature["approve"] == f"harness approve {feature['run_id']} --by YOUR_NAME --workspace {workspace}{note}"
     assert "diffing sglang==0.5.17 → sglang==0.5.23" in first.stderr
     for index, feature in enumerate(doc["features"], 1):  # one progress line each, never twice

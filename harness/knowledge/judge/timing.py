@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
@@ -268,4 +269,6 @@ def _short(path: str) -> str:
 
 
 def _clip(text: str | None) -> str:
-    return (text or "no detail")[:160]
+    """The reason, kept to about two lines and cut only between words (a name cut mid-way reads
+    as another name)."""
+    return textwrap.shorten(text or "no detail", width=240, placeholder=" …")

@@ -28,6 +28,7 @@ never), then by risk.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Literal
@@ -209,7 +210,7 @@ def _signature_delta(detail: str | None) -> str | None:
         return None
     before, after = (_param_names(side) for side in detail.split(" -> ", 1))
     delta = [f"{name} removed" for name in before if name not in after] + [f"{name} added" for name in after if name not in before]
-    return ", ".join(delta) if delta else detail[:100]
+    return ", ".join(delta) if delta else textwrap.shorten(detail, width=120, placeholder=" …")
 
 
 def _param_names(signature: str) -> list[str]:

@@ -310,7 +310,8 @@ def _tree_has(tree, path: str) -> bool:
 
 def _path_source(spec: str, path: Path, engine: EngineProfile) -> UpstreamSource:
     if not path.exists():
-        hint = f" (a release is written {engine.distribution}=={spec})" if re.fullmatch(r"v?\d+(\.\d+)+\S*", spec) else ""
+        # a tag as git writes it (v0.5.23) is the release 0.5.23: advise the spelling accepted
+        hint = f" (a release is written {engine.distribution}=={spec.removeprefix('v')})" if re.fullmatch(r"v?\d+(\.\d+)+\S*", spec) else ""
         raise HarnessError(f"upstream path {str(path)!r} does not exist{hint}")
     candidates = [path / prefix for prefix in engine.source_prefixes]
     if path.name == engine.package:

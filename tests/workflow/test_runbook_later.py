@@ -1,0 +1,50 @@
+"""A runbook for a run that has none (issue 35, item 4): `harness run` without --runbook stops its
+served steps at "not run: no runbook given"; `approve --runbook F` (or `resume --runbook F`) gives
+the steps still to run an engine, pinned like a runbook given at the start. Another runbook, or
+the attached one edited afterwards, is refused in one line."""
+
+from __future__ import annotations
+
+from workflow_support import loopback_runbook, one_line_error
+
+
+def _args(project) -> list[str]:
+    args = project.run_args("--run-id", "late")
+    at = args.index("--runbook")
+    return args[:at] + args[at + 2:]  # the same run, started without a runbook
+
+
+def test_a_runbook_given_at_the_first_gate_serves_the_later_steps(project):
+    project.cli(*_args(project))
+    assert project.status("late")["waiting_at"] == "01-alignment"
+    runbook = loopback_runbook(project.root / "later.yaml")
+    project.cli("approve", "late", "--by", "alice", "--runbook", str(runbook))
+    status = project.status("late")
+    assert status["waiting_at"] == "02-interface"
+    checks = {c["name"]: c["status"] for c in status["steps"][1]["checks"]}
+    assert checks.get("smoke.responses") == "passed", checks  # the engine the runbook names really served
+    assert project.journal("late")[-1]["event"] != "runbook_attached"  # the decision and the step came after it
+    attached = [e for e in project.journal("late") if e["event"] == "runbook_attached"]
+    assert len(attached) == 1 and attached[0]["runbook"] == str(runbook) and str(runbook) in attached[0]["pins"]
+
+    # the same runbook again is fine; another is refused, and so is the attached one edited
+    other = loopback_runbook(project.root / "other.yaml")
+    one_line_error(project.cli("resume", "late", "--runbook", str(other), check=False, subprocess_=True),
+                   f"run late already has the runbook {runbook}", "start a new run")
+    assert project.cli("resume", "late", "--runbook", str(runbook), check=False).returncode == 0
+    runbook.write_text(runbook.read_text() + "# edited\n")
+    one_line_error(project.cli("approve", "late", "--by", "alice", check=False, subprocess_=True),
+                   f"{runbook} changed under this run")
+
+
+def test_resume_gives_a_waiting_run_its_runbook(project):
+    project.cli(*_args(project))
+    runbook = loopback_runbook(project.root / "later.yaml")
+    bad = project.root / "bad.yaml"
+    bad.write_text("name: x\nserver: [\n")
+    one_line_error(project.cli("resume", "late", "--runbook", str(bad), check=False, subprocess_=True), "bad.yaml")
+    assert not [e for e in project.journal("late") if e["event"] == "runbook_attached"]  # nothing recorded
+    project.cli("resume", "late", "--runbook", str(runbook))
+    project.cli("approve", "late", "--by", "alice")
+    checks = {c["name"]: c["status"] for c in project.status("late")["steps"][1]["checks"]}
+    assert checks.get("smoke.responses") == "passed", checks
