@@ -27,7 +27,7 @@ COMMANDS: dict[str, str] = {
     "map": "knowledge", "diff": "knowledge", "check": "knowledge", "index": "knowledge", "port": "knowledge",
     "upgrade": "upgrade", "profile": "profile",
     "run": "workflow", "features": "workflow", "status": "workflow", "approve": "workflow", "reject": "workflow",
-    "resume": "workflow", "repair": "workflow",
+    "resume": "workflow", "repair": "workflow", "runbook": "runbook",
 }
 
 

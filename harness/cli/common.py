@@ -146,23 +146,50 @@ def validate_plugin(path: Path) -> Path:
         raise HarnessError(f"plugin path {path} is not a directory")
     if not any(read_entry_points(path, engine.groups) for engine in ENGINES.values()):
         engine = profile()
+        project = enclosing_project(path)
+        hint = f"; its project {project} declares them: pass --plugin {project}" if project else ""
         raise HarnessError(
             f"plugin path {path} is not {engine.article} {engine.display} plugin: no {' or '.join(engine.groups)} "
-            "entry points in pyproject.toml, setup.cfg or setup.py"
+            f"entry points in pyproject.toml, setup.cfg or setup.py{hint}"
         )
     return path
 
 
-def plugin_commit(path: Path) -> str | None:
-    """The plugin checkout's HEAD (12 hex), marked when it has uncommitted changes; None outside git."""
+def enclosing_project(path: Path, levels: int = 3) -> Path | None:
+    """The nearest folder above `path` (at most `levels` up) that declares an engine's entry
+    points, when `path` itself declares none and has no packaging of its own: `--plugin` given
+    the package folder instead of the repo. None otherwise."""
+    from harness.knowledge.model import read_entry_points
+
+    if any((path / name).exists() for name in ("pyproject.toml", "setup.cfg", "setup.py")):
+        return None
+    for parent in list(path.resolve().parents)[:levels]:
+        try:
+            if any(read_entry_points(parent, engine.groups) for engine in ENGINES.values()):
+                return parent
+        except HarnessError:  # a malformed pyproject.toml above says nothing about this path
+            return None
+    return None
+
+
+def plugin_commit(path: Path, workspace: Path | None = None) -> str | None:
+    """The plugin checkout's HEAD (12 hex), marked when it has uncommitted changes; None outside
+    git. What harness itself writes into `workspace` (reports/, .harness/), when that lies in the
+    checkout (a workspace inside the plugin repo), is not a change of the plugin."""
     import git  # cost: gitpython loads only for `run`
 
     try:
         repo = git.Repo(path, search_parent_directories=True)
         head = repo.head.commit.hexsha[:12]
+        top = Path(repo.working_tree_dir or path).resolve()
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError):
         return None
-    return f"{head} (with uncommitted changes)" if repo.git.status("--porcelain", "--", str(path)) else head
+    paths = ["--", str(path)]
+    for name in ("reports", ".harness") if workspace is not None else ():
+        own = (workspace / name).resolve()
+        if own.is_relative_to(top):
+            paths.append(f":(exclude,top){own.relative_to(top).as_posix()}")
+    return f"{head} (with uncommitted changes)" if repo.git.status("--porcelain", *paths) else head
 
 
 def default_source(spec: str) -> str:

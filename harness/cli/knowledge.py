@@ -12,8 +12,8 @@ import typer
 from rich.text import Text
 
 from harness.cli.base import app
-from harness.cli.common import ENGINE, use_plugin_engine
-from harness.cli.console import counted, out, step
+from harness.cli.common import ENGINE, enclosing_project, use_plugin_engine
+from harness.cli.console import counted, err, out, step
 from harness.knowledge.model import Finding
 
 PLUGIN = typer.Option(..., "--plugin", help="Path to the plugin repo (with its pyproject.toml).")
@@ -40,6 +40,11 @@ def _plugin_dir(plugin: Path | None) -> None:
 
     if plugin is not None and not plugin.is_dir():
         raise HarnessError(f"plugin path '{plugin}' is not a directory")
+    project = enclosing_project(plugin) if plugin is not None else None
+    if project is not None:  # the package folder, not the repo: its entry points (and roots) would be lost
+        err.print(f"note: {plugin} is inside the project {project}, whose packaging declares the entry points; "
+                  f"they are read only with --plugin {project} (here the roots come from imports alone)",
+                  markup=False, highlight=False)
 
 
 def _emit(payload: dict) -> None:

@@ -89,7 +89,7 @@ def upgrade(
         from_spec = from_spec_of(plugin_path, from_, to, progress)
         to_spec = to_spec_of(to, progress)
         report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
-                             plugin_commit=plugin_commit(plugin_path), agent=agent, runs=runs, only=feature,
+                             plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,
                              steps=steps, step_commits=step_commits, progress=progress)
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:

@@ -120,7 +120,7 @@ def run(
         progress(f"resolving feature {feature}")
         spec = resolve_feature(feature, feature_dirs, old, new, plugin_path, progress)
     inputs = new_inputs(run_id or new_run_id(ws, spec.id), spec, plugin_path, upstream, from_,
-                        plugin_commit=plugin_commit(plugin_path), runbook=runbook_path, agent=agent,
+                        plugin_commit=plugin_commit(plugin_path, ws.root), runbook=runbook_path, agent=agent,
                         auto_approve=auto_approve)
     out.print(Text.assemble("Run ", (inputs.run_id, "bold"), f": feature {spec.id} ({spec.source.replace('_', ' ')}), "
                             f"upstream {new.label}" + (f" from {old.label}" if old else "")))

@@ -13,7 +13,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 _PACKAGE = Path(__file__).resolve().parent.parent
-TEMPLATE_DIRS = (_PACKAGE / "report" / "templates", _PACKAGE / "knowledge" / "templates")
+TEMPLATE_DIRS = (_PACKAGE / "report" / "templates", _PACKAGE / "knowledge" / "templates", _PACKAGE / "evidence" / "templates")
 
 
 def cell(value: Any) -> str:

@@ -164,3 +164,17 @@ def test_a_usage_error_is_one_line(project, args, fragments):
     assert proc.returncode == 2
     proc = harness("--json", *args) if args[-1] == "--upstream" else harness(*args, "--json")
     assert proc.returncode == 2 and json.loads(proc.stdout.splitlines()[-1])["exit"] == 2
+
+
+def test_the_package_folder_instead_of_the_repo_is_named_with_the_fix(project):
+    """`--plugin` given the package folder: `run` refuses naming the repo to pass; `check` goes on
+    (a plugin without packaging is read by its imports) but says the entry points are left out."""
+    package = project.plugin / "xdev_plugin"
+    args = project.run_args()
+    args[args.index(str(project.plugin))] = str(package)
+    one_line_error(project.cli(*args, check=False, subprocess_=True), "is not an SGLang plugin",
+                   f"its project {project.plugin} declares them: pass --plugin {project.plugin}")
+    checked = subprocess.run([sys.executable, "-m", "harness", "check", "--plugin", str(package), "--upstream", str(project.new)],
+                             capture_output=True, text=True, env={**project.env, "COLUMNS": "400"}, cwd=project.root,
+                             timeout=120, check=False)
+    assert f"note: {package} is inside the project {project.plugin}" in checked.stderr, checked.stderr

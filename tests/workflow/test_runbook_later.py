@@ -1,11 +1,17 @@
 """A runbook for a run that has none (issue 35, item 4): `harness run` without --runbook stops its
 served steps at "not run: no runbook given"; `approve --runbook F` (or `resume --runbook F`) gives
 the steps still to run an engine, pinned like a runbook given at the start. Another runbook, or
-the attached one edited afterwards, is refused in one line."""
+the attached one edited afterwards, is refused in one line. `harness runbook init` writes one to
+start from, for the plugin's engine and declared release."""
 
 from __future__ import annotations
 
-from workflow_support import loopback_runbook, one_line_error
+import subprocess
+import sys
+
+from workflow_support import REPO_ROOT, loopback_runbook, one_line_error
+
+from harness.evidence.inputs import check_runbook
 
 
 def _args(project) -> list[str]:
@@ -48,3 +54,26 @@ def test_resume_gives_a_waiting_run_its_runbook(project):
     project.cli("approve", "late", "--by", "alice")
     checks = {c["name"]: c["status"] for c in project.status("late")["steps"][1]["checks"]}
     assert checks.get("smoke.responses") == "passed", checks
+
+
+def test_runbook_init_writes_a_runbook_the_steps_accept_for_the_plugins_engine(project, tmp_path):
+    tmp_path = tmp_path / "team"
+    tmp_path.mkdir()
+
+    def init(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "harness", "runbook", "init", *args], capture_output=True, text=True,
+                              env=project.env, cwd=tmp_path, timeout=120, check=False)
+
+    written = init("--plugin", str(project.plugin))
+    assert written.returncode == 0, written.stderr
+    runbook = tmp_path / "runbook.yaml"
+    assert check_runbook(runbook, "sglang").server.command.startswith("python -m sglang.launch_server")
+    assert "TODO" in runbook.read_text() and f"--runbook {runbook.name}" in runbook.read_text()
+    one_line_error(init("--plugin", str(project.plugin)), f"{runbook} exists; pass --force")
+    vllm = init("--plugin", str(REPO_ROOT / "tests/fixtures/vllm_tiny"), "--out", "vllm.yaml")
+    assert "vLLM runbook for vllm==0.22.1 (declared in pyproject.toml)" in vllm.stdout, vllm.stderr
+    assert check_runbook(tmp_path / "vllm.yaml", "vllm").environment.engine_version == "0.22.1"
+    # a run started without one takes it at its first gate
+    project.cli(*_args(project))
+    project.cli("resume", "late", "--runbook", str(runbook))
+    assert [e["runbook"] for e in project.journal("late") if e["event"] == "runbook_attached"] == [str(runbook)]

@@ -1,0 +1,32 @@
+"""The plugin commit a run records (issue 35, item 6): a workspace inside the plugin repo (the
+bot runs `harness upgrade --plugin .`) fills reports/ and .harness/ there; that is harness's
+output, not an uncommitted change of the plugin. A real edit still marks it."""
+
+from __future__ import annotations
+
+import shutil
+
+import git
+
+from harness.cli.common import plugin_commit
+
+
+def test_harness_output_inside_the_plugin_repo_is_not_an_uncommitted_change(tmp_path):
+    repo = git.Repo.init(tmp_path / "plugin")
+    root = tmp_path / "plugin"
+    (root / "acme").mkdir()
+    (root / "acme" / "__init__.py").write_text("X = 1\n")
+    repo.index.add(["acme/__init__.py"])
+    head = repo.index.commit("plugin").hexsha[:12]
+    (root / "reports" / "run-1").mkdir(parents=True)
+    (root / "reports" / "run-1" / "summary.md").write_text("# run\n")
+    (root / ".harness" / "runs").mkdir(parents=True)
+    (root / ".harness" / "state.sqlite").write_bytes(b"x")
+    assert plugin_commit(root, root) == head
+    # the same outputs in a workspace elsewhere, or no workspace named: the repo's own files decide
+    assert plugin_commit(root, tmp_path / "elsewhere") == f"{head} (with uncommitted changes)"
+    (root / "reports").rename(tmp_path / "moved")
+    shutil.rmtree(root / ".harness")
+    assert plugin_commit(root, root) == head
+    (root / "acme" / "__init__.py").write_text("X = 2\n")
+    assert plugin_commit(root, root) == f"{head} (with uncommitted changes)"
