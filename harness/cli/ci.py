@@ -201,7 +201,7 @@ def workflow_text(schedule: str, install: str, engine: EngineProfile = SGLANG, f
 def _from_option(from_spec: str, engine: EngineProfile) -> str:
     """` --from dist==X` for the workflow's upgrade line ("" for auto). HarnessError for anything
     but `auto` or a release of `engine`: a path or git ref would not exist in the job."""
-    from harness.knowledge.upstream.source import RELEASE_SPEC
+    from harness.knowledge.upstream import RELEASE_SPEC
 
     if from_spec == "auto":
         return ""
@@ -280,8 +280,7 @@ def init(
     entry points name) into the plugin repo: on schedule and by hand it runs `harness upgrade --plugin . --github-summary`,
     uploads reports/, and on exit 1 (features wait for review) or 3 (findings not decidable) opens or updates one issue."""
     from harness.engines import use_engine
-    from harness.knowledge.model import detect_engine
-    from harness.knowledge.model.plugin import declared_pins
+    from harness.knowledge.model import declared_pins, detect_engine
 
     if not github:
         raise HarnessError("name the CI to set up: --github (the only one supported)")

@@ -36,8 +36,7 @@ def init(
     It loads as it is written (`harness approve RUN --runbook F` accepts it); fill the TODOs before a real run."""
     from harness.engines import use_engine
     from harness.evidence.inputs import check_runbook
-    from harness.knowledge.model import detect_engine
-    from harness.knowledge.model.plugin import declared_pins
+    from harness.knowledge.model import declared_pins, detect_engine
     from harness.util.templates import render
 
     root = resolved(plugin, "plugin repo")
