@@ -12,7 +12,7 @@ import typer
 
 from harness.cli.base import app
 from harness.cli.common import ENGINE
-from harness.cli.console import out
+from harness.cli.console import err, out
 from harness.cli.paths import resolved
 from harness.engines import SGLANG, EngineProfile
 from harness.errors import HarnessError
@@ -124,7 +124,7 @@ jobs:
 """
 
 
-_HOW = "pass --install with the pip arguments that install this tool in the job, e.g. 'harness @ git+https://host/org/harness@v0.1'"
+_HOW = "pass --install with the pip arguments that install this tool in the job, e.g. 'harness @ git+https://host/org/harness@COMMIT'"
 _REACHABLE = re.compile(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:")
 
 
@@ -247,11 +247,19 @@ def _requirements(args: list[str]) -> list[str]:
         else:
             joined.append(arg)
     for arg in joined:
-        if " @ " in arg and not arg.startswith("-"):
-            try:
-                Requirement(arg)
-            except InvalidRequirement as exc:
+        if arg.startswith("-"):
+            continue
+        try:
+            requirement = Requirement(arg)
+        except InvalidRequirement as exc:
+            if " @ " in arg:
                 raise HarnessError(f"--install: {arg!r} is not a requirement pip reads ({str(exc).splitlines()[0]})") from None
+            continue  # a URL, a path or a pip option's value: pip's to read
+        if requirement.name.lower() == "harness" and requirement.url is None:
+            raise HarnessError(f"--install {arg!r} would install PyPI's `harness`, another project: give this tool's source, "
+                               "e.g. 'harness @ git+https://host/org/harness@COMMIT'")
+        if requirement.url is not None and not _REACHABLE.match(requirement.url.removeprefix("git+")):
+            raise HarnessError(f"--install: {requirement.url} is not reachable from a CI job (a local path or file: URL); {_HOW}")
     if joined[-1:] == ["@"]:
         raise HarnessError("--install ends in '@': give the URL after it, e.g. 'harness @ git+https://host/org/harness@v0.1'")
     return joined
@@ -287,12 +295,15 @@ def init(
     root = resolved(plugin, "plugin repo")
     if not root.is_dir():
         raise HarnessError(f"plugin repo {root} is not a directory")
-    chosen = detect_engine(root, None if from_ == "auto" else from_, engine)
+    chosen = detect_engine(root, None if from_ == "auto" else from_, engine, option="--from")
     target = root / WORKFLOWS / chosen.ci_workflow
     _cron(schedule)
     _from_option(from_, chosen)
     if install is not None:
         install_command(install)  # a bad value is refused before anything is looked up or written
+        if re.search(r"\[[^\]]*\b(all|serve)\b", install):
+            err.print("note: --install names the `serve` extra (or `all`): each job would compile llama-cpp-python, about "
+                      "30 minutes; the bot needs no extra", markup=False, highlight=False)
     if target.exists() and not force:
         raise HarnessError(f"{target} exists; pass --force to overwrite it")
     said = ""

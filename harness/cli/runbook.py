@@ -49,7 +49,7 @@ def init(
     if target.exists() and not force:
         raise HarnessError(f"{target} exists; pass --force to overwrite it")
     version = pin.value if pin else "TODO"
-    text = render("runbook.yaml.j2", engine=chosen, version=version, plugin_name=root.name, out_name=out_file.name,
+    text = render("runbook.yaml.j2", engine=chosen, version=version, plugin_name=_project_name(root), out_name=out_file.name,
                   command=_SERVER_COMMANDS[chosen.name])
     with tempfile.TemporaryDirectory() as scratch:  # the template is a runbook as the steps read it, before it lands
         draft = Path(scratch) / target.name
@@ -58,3 +58,16 @@ def init(
     write_atomic(target, text)
     said = f"{chosen.distribution}=={version}" + (f" (declared in {pin.source})" if pin else " (the plugin declares none: set engine_version)")
     out.print(f"Wrote {target}: {chosen.display} runbook for {said}; fill in its TODOs (device, model) before a real run.")
+
+
+def _project_name(root: Path) -> str:
+    """The plugin's project name (pyproject.toml's [project] name), else its folder's name; made
+    safe for a runbook `name:` (letters, digits, '-', '_', '.')."""
+    import re
+    import tomllib
+
+    try:
+        name = tomllib.loads((root / "pyproject.toml").read_text()).get("project", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        name = None
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name if isinstance(name, str) and name.strip() else root.name).strip("-") or "plugin"

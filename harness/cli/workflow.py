@@ -89,7 +89,8 @@ def run(
     elif plugin is None or upstream is None:
         raise HarnessError("give both --plugin and --upstream, or neither to run the built-in example")
     if feature is None:
-        raise HarnessError("--feature is required (see `harness features` for candidates)")
+        where = f" --from {from_}" if from_ else " --from SPEC"
+        raise HarnessError(f"--feature is required; the candidates: harness features{where} --to {upstream} --plugin {plugin}")
     if run_id is not None:
         check_run_id(run_id)
         if ws.run(run_id).exists():
@@ -125,6 +126,9 @@ def run(
     out.print(Text.assemble("Run ", (inputs.run_id, "bold"), f": feature {spec.id} ({spec.source.replace('_', ' ')}), "
                             f"upstream {new.label}" + (f" from {old.label}" if old else "")))
     out.print(describe(agent))
+    if inputs.runbook is None:
+        out.print(f"No --runbook: the served steps (interface smoke, operators, accuracy, performance) will say \"not run\"; "
+                  f"give one at a gate with `harness approve {inputs.run_id} --by NAME --runbook F` (`harness runbook init` writes one)")
     with resumable(ws, inputs.run_id), progress_lines("running") as progress:
         view = start_run(ws, inputs, progress)
     print_outcome(ws, view)
@@ -256,6 +260,8 @@ def approve(
     with resumable(ws, run_id), progress_lines("running") as progress:
         view = decide(ws, run_id, approve=True, by=by, text=note, override=override, runbook=checked_runbook(runbook),
                       progress=progress)
+    if runbook is not None:
+        out.print(f"Runbook {view.inputs.runbook} pinned to run {run_id}: the steps still to run use it.")
     print_outcome(ws, view)
     approved = [s for s in view.steps if s.gate.decision == "approve" and s.gate.at]
     print_commits(ws, view, [max(approved, key=lambda s: s.gate.at or "")] if approved else [])
@@ -302,6 +308,8 @@ def resume(
 
     with resumable(ws, run_id), progress_lines("resuming") as progress:
         view = resume_run(ws, run_id, progress, runbook=checked)
+    if checked is not None:
+        out.print(f"Runbook {view.inputs.runbook} pinned to run {run_id}: the steps still to run use it.")
     print_outcome(ws, view)
 
 

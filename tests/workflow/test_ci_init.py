@@ -87,6 +87,8 @@ def test_ci_init_refuses_to_overwrite_without_force(project):
                    "declares no sglang version the job could read (packaging, Dockerfile, install scripts, README): pass --from sglang==X")
     one_line_error(_ci("init", "--github", "--plugin", str(project.plugin), "--force", "--from", "v0.5.17"),
                    "--from 'v0.5.17': give auto or a release of SGLang, e.g. sglang==0.5.17")
+    one_line_error(_ci("init", "--github", "--plugin", str(project.plugin), "--force", "--from", "vllm==0.5.17"),
+                   "--from vllm==0.5.17 is a vLLM release, but the plugin is read as an SGLang plugin")
     (project.plugin / "Dockerfile").write_text("FROM python:3.11\nARG SGLANG_VERSION=0.5.17\n")
     proc = _ci("init", "--github", "--plugin", str(project.plugin), "--force", "--install", "harness-tool")
     assert proc.returncode == 0 and "each job reads the SGLang it upgrades from in Dockerfile:2 (sglang==0.5.17 now)" in proc.stdout

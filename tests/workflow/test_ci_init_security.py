@@ -64,6 +64,8 @@ def test_actions_are_pinned_by_commit_and_the_checkout_keeps_no_token(tmp_path):
     "   ",
     "harness[all @ git+https://git.example/org/harness@v0.1",  # a direct reference pip would refuse
     "harness @",
+    # PyPI's `harness` is another project; a local path or file: URL does not exist in the job
+    "harness", "harness==0.1", "harness[all]", "harness @ ./local/path", "harness @ git+file://localhost/srv/harness@abc123",
 ])
 def test_install_that_could_change_the_workflow_is_refused(tmp_path, install):
     one_line_error(_init(tmp_path, "--install", install), "--install")

@@ -694,7 +694,8 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
 # ----------------------------------------------------------------------------- which engine
 
 
-def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override: str | None = None) -> EngineProfile:
+def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override: str | None = None,
+                  option: str = "--upstream") -> EngineProfile:
     """The engine a plugin is read against: `override` (--engine) when given; else the engine an
     explicit release spec names (`vllm==X`), when the plugin has anything of it (an entry point
     of its groups, or a module importing its package), so a plugin serving both engines is read
@@ -702,8 +703,9 @@ def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override:
     groups the plugin declares (vllm.* -> vLLM, sglang.* -> SGLang), else the package its modules
     import most, else SGLang.
 
-    HarnessError (one line) when `upstream_spec` is a release of an engine the plugin has
-    nothing of (it is read as another engine's plugin), or `override` names no engine."""
+    HarnessError (one line, naming the spec by `option`) when `upstream_spec` is a release of an
+    engine the plugin has nothing of (it is read as another engine's plugin), or `override` names
+    no engine."""
     spec_engine = engine_of_spec(upstream_spec)
     if override:
         engine, why = engine_named(override), f"--engine {override}"
@@ -713,7 +715,7 @@ def detect_engine(plugin_root: Path, upstream_spec: str | None = None, override:
             engine, why = spec_engine or SGLANG, ""
     if spec_engine is not None and spec_engine is not engine:
         raise HarnessError(
-            f"--upstream {upstream_spec.strip()} is {spec_engine.article} {spec_engine.display} release, but the plugin is read as "
+            f"{option} {upstream_spec.strip()} is {spec_engine.article} {spec_engine.display} release, but the plugin is read as "
             f"{engine.article} {engine.display} plugin ({why}): pass a {engine.distribution}==X spec, or --engine {spec_engine.name}"
         )
     return engine
