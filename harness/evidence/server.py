@@ -33,6 +33,7 @@ import shlex
 import signal
 import socket
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -441,7 +442,10 @@ class ServedModel:
         if launch:
             self._record.launch_failure = reason
         else:
-            self._record.start_failure = reason
+            # the engine's own last word (a missing module, no device) is the cause a reader needs
+            # first: it goes into the check's reason, which the console and the summary show
+            said = textwrap.shorten("".join(c for c in last.strip() if c.isprintable()), width=200, placeholder=" …")
+            self._record.start_failure = f"{reason} (last log line: {said})" if said else reason
         if exit_code is not None:
             self._record.start_exit_code = exit_code
         self._write_record(server.record_path)

@@ -217,3 +217,14 @@ def test_token_id_and_batched_prompts(loopback):
     assert len(single["choices"]) == 1 and single["usage"]["prompt_tokens"] == 3
     assert [c["index"] for c in batch["choices"]] == [0, 1]
     assert batch["usage"]["completion_tokens"] == 10
+
+
+def test_the_engines_last_word_is_in_the_check_a_reader_sees(loopback_server):
+    """The console and the summary print the check's reason: it carries the cause (the engine's
+    last log line), not only the exit code."""
+    with pytest.raises(ServerStartError) as caught:
+        with loopback_server("--exit-at-start", "3"):
+            pytest.fail("unreachable")
+    reason = caught.value.check.reason
+    assert reason.startswith("server exited with code 3 before becoming healthy (last log line: ")
+    assert "RuntimeError: no cuda device found" in reason and "\n" not in reason
