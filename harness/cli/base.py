@@ -14,12 +14,25 @@ app = typer.Typer(
     add_completion=False,
 )
 
+def _version(asked: bool) -> None:
+    if asked:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("harness")
+        except metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
+            version = "not installed (a source checkout)"
+        typer.echo(f"harness {version}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _options(
     state_url: str | None = typer.Option(
         None, "--state-url", metavar="URL",
         help="Shared run state: postgresql://… (default: $HARNESS_STATE_URL, else the workspace's SQLite file).",
     ),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """Options for every command (given before the command name)."""
     if state_url:

@@ -6,6 +6,7 @@ ship inside the package for this to pass."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import subprocess
 import sys
@@ -56,6 +57,8 @@ def test_run_and_upgrade_from_the_installed_wheel(tmp_path):
     outside = tmp_path / "elsewhere"  # a cwd with no checkout above it
     outside.mkdir()
     env = clean_env(venv)
+    version = subprocess.run(["harness", "--version"], cwd=outside, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert version.returncode == 0 and version.stdout.strip() == f"harness {importlib.metadata.version('harness')}", version
     run = subprocess.run(["harness", "run", "--run-id", "wheel"], cwd=outside, env=env, capture_output=True, text=True,
                          timeout=600, check=False)
     assert run.returncode == 0, run.stderr[-3000:]
