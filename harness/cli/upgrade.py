@@ -102,7 +102,7 @@ def upgrade(
 
 
 _WHEN = {"import": "fails at import: ", "startup": "fails at engine start: ", "path": "fails on a path: ",
-         "undecided": "when it fails: not decided; "}
+         "undecided": "breaks (where it fails first is not decided statically): "}
 
 
 def _introduced(introduced) -> str:
@@ -122,7 +122,7 @@ def _print(report) -> None:
     out.print(f"Upgrade {report.from_spec} → {report.to_spec}: {len(report.features)} feature(s) to review "
               f"({counts['blocker']} blocker(s), {counts['path']} break a path, {counts['warning']} warning(s)), "
               f"{started} review run(s) started, {len(report.preexisting)} already broken on {report.from_spec}, "
-              f"{len(report.unchecked)} not decidable statically")
+              f"{len(report.unchecked)} without a run: no finding decidable statically")
     if report.through_note:
         out.print(f"  {report.through_note}")
     for step in report.steps:

@@ -75,7 +75,7 @@ def test_a_breakage_triage_did_not_time_is_said_so_never_called_a_blocker():
     report = _report()
     report.features[2] = _feature(2, why="its hook at xdev/hooks.py:3 will not resolve")  # fails_at None
     summary = render_summary(report)
-    assert "(`feature-2`, risk 88): when it fails: not decided; its hook at xdev/hooks.py:3 will not resolve" in summary
+    assert "(`feature-2`, risk 88): breaks (where it fails first is not decided statically): its hook at xdev/hooks.py:3 will not resolve" in summary
     assert summary.index("`feature-2`") > summary.index("## Breaks a model or feature path")
 
 
