@@ -404,7 +404,7 @@ _DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
 # Files a team runs plugin modules from: CI workflows, build and task files, scripts and docs
 _RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".gitlab-ci.yml", ".buildkite/*.yml", "Makefile", "Dockerfile*",
               "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py")
-_RUN_FILES_MOST, _RUN_FILE_BYTES = 400, 1 << 20  # a bound on what is read: a plugin checkout is not trusted
+_RUN_FILES_MOST = 400  # a bound on what is read: a plugin checkout is not trusted
 # `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`
 _PYTHON_M = re.compile(r"\b(?:python[0-9.]*|torchrun|accelerate\s+launch)\b[^\n;&|`]*?\s-m\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 
@@ -415,10 +415,7 @@ def run_entry_sources(root: Path) -> list[Path]:
     found: list[Path] = []
     for pattern in _RUN_GLOBS:
         for path in sorted(root.glob(pattern)):
-            try:
-                if path.is_symlink() or not path.is_file() or path.stat().st_size > _RUN_FILE_BYTES:
-                    continue
-            except OSError:
+            if not _plain_file(path):
                 continue
             if path not in found:
                 found.append(path)
@@ -476,7 +473,7 @@ _CONTAINER_GLOBS = ("Dockerfile*", "Containerfile*", "*.Dockerfile", "*.dockerfi
                     "docker/Containerfile*", ".devcontainer/Dockerfile*")
 _SCRIPT_GLOBS = ("install*.sh", "*.sh", "scripts/*.sh", "tools/*.sh", "docker/*.sh", "ci/*.sh")
 _README_GLOBS = ("README*", "docs/install*.md", "docs/**/install*.md", "docs/install*.rst", "docs/**/install*.rst")
-_PIN_FILE_BYTES, _PIN_FILES_MOST = 1 << 20, 200  # a plugin checkout is not trusted: bounded reads, regular files only
+_FILE_BYTES, _PIN_FILES_MOST = 1 << 20, 200  # a plugin checkout is not trusted: bounded reads, regular files only
 
 
 def _install_files(root: Path) -> list[Path]:
@@ -496,7 +493,7 @@ def _plain_file(path: Path) -> bool:
         st = path.lstat()
     except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_size <= _PIN_FILE_BYTES
+    return stat.S_ISREG(st.st_mode) and st.st_size <= _FILE_BYTES
 
 
 def _install_pins(root: Path, engine) -> list[DeclaredPin]:
