@@ -50,7 +50,7 @@ def init(
         raise HarnessError(f"{target} exists; pass --force to overwrite it")
     version = pin.value if pin else "TODO"
     text = render("runbook.yaml.j2", engine=chosen, version=version, plugin_name=_project_name(root), out_name=out_file.name,
-                  command=_SERVER_COMMANDS[chosen.name])
+                  command=_SERVER_COMMANDS[chosen.name], requirement=f"{chosen.distribution}=={version}" if pin else chosen.distribution)
     with tempfile.TemporaryDirectory() as scratch:  # the template is a runbook as the steps read it, before it lands
         draft = Path(scratch) / target.name
         draft.write_text(text, encoding="utf-8")

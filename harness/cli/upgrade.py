@@ -125,6 +125,8 @@ def _print(report) -> None:
               f"{len(report.unchecked)} without a run: no finding decidable statically")
     if report.through_note:
         out.print(f"  {report.through_note}")
+    if report.commits_note and report.features:
+        out.print(f"  {report.commits_note}")
     for step in report.steps:
         new = f": {len(step.introduced)} finding(s) first seen" if step.introduced else ""
         out.print(f"  step {step.index}/{len(report.steps)} {step.range} ({step.commits} commit(s)){new}")
@@ -133,6 +135,8 @@ def _print(report) -> None:
         out.print(f"  [{feature.risk:>3}] {feature.id}: {when}{feature.fails_reason or feature.why}")
         if feature.introduced:
             out.print(f"        introduced in {_introduced(feature.introduced)}")
+        elif feature.commit_label:
+            out.print(f"        upstream commit {feature.commit_label}")
         if feature.run_id is None:
             out.print(f"        no run yet: {feature.start}")
             continue

@@ -77,6 +77,8 @@ def run(
     from harness.engines import profile
     from harness.evidence.runbook import load_runbook
     from harness.knowledge.products import resolve, resolve_feature
+    from harness.steps.served import not_installed
+    from harness.util.requirements import unmet_requirements
     from harness.workflow.runs import check_workspace, new_inputs, start_run
 
     ws = open_runs_workspace(workspace, writes=True)
@@ -129,6 +131,11 @@ def run(
     if inputs.runbook is None:
         out.print(f"No --runbook: the served steps (interface smoke, operators, accuracy, performance) will say \"not run\"; "
                   f"give one at a gate with `harness approve {inputs.run_id} --by NAME --runbook F` (`harness runbook init` writes one)")
+    else:
+        served = load_runbook(inputs.runbook)
+        unmet = unmet_requirements(served.server.requires)
+        if unmet:  # said now, not first at step 2's gate: the install may take a while
+            out.print(f"Served steps will say \"not run\": {not_installed(served, unmet)}")
     with resumable(ws, inputs.run_id), progress_lines("running") as progress:
         view = start_run(ws, inputs, progress)
     print_outcome(ws, view)

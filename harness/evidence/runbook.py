@@ -131,6 +131,24 @@ class ServerSpec(_Strict):
     )
     api: Api = Field(default="completions", description="OpenAI-compatible API the runners use.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for the server only.")
+    requires: list[str] = Field(
+        default_factory=list,
+        description="Python distributions the command needs in harness's environment, as pip requirements "
+        "(e.g. 'harness[serve]', 'sglang>=0.5.23'); checked before the server starts: any missing makes the "
+        "served checks 'not run' with the pip line that installs them.",
+    )
+
+    @field_validator("requires")
+    @classmethod
+    def _pep508(cls, requires: list[str]) -> list[str]:
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        for text in requires:
+            try:
+                Requirement(text)
+            except InvalidRequirement as exc:
+                raise ValueError(f"{text!r} is not a pip requirement: {str(exc).splitlines()[0]}") from None
+        return requires
 
     @field_validator("command")
     @classmethod

@@ -30,6 +30,7 @@ from harness.evidence.server import (
 from harness.record.checks import Check, not_run, unusable
 from harness.record.models import RunInputs
 from harness.steps.base import Collected, Step, StepContext, runner_failure
+from harness.util.requirements import unmet_requirements
 
 SERVED = "served.json"
 RUNBOOK_COPY = "runbook.yaml"
@@ -48,7 +49,7 @@ class ServedState(BaseModel):
     """`served.json`: what stopped the step's serving part, if anything; `{}` when nothing did.
     At most one field is set; written with exclude_unset, so older files read back the same."""
 
-    unavailable: str | None = None  # no runbook given
+    unavailable: str | None = None  # no runbook given, or its server's requirements not installed here
     unusable: str | None = None  # the runbook no longer loads
     skipped: str | None = None  # the runbook asks nothing of this step
     start_failed: bool = False  # the server's own record (server.json) says why
@@ -99,9 +100,11 @@ class ServedStep(Step):
         if runbook is not None:
             ctx.write_text(RUNBOOK_COPY, Path(ctx.inputs.runbook).read_text(encoding="utf-8"))
             commands += self._run_phase("static", ctx, runbook, None)  # whether the server starts or not
-            skip = self.skip_reason(runbook)
+            skip, unmet = self.skip_reason(runbook), unmet_requirements(runbook.server.requires)
             if skip:
                 state.skipped = skip
+            elif unmet:
+                state.unavailable = not_installed(runbook, unmet)
             else:
                 served = ServedModel.from_runbook(runbook, ctx.evidence_dir / SERVER_DIR, registry=ctx.processes,
                                                   progress=ctx.progress, trace_dir=self._trace_dir(ctx, runbook))
@@ -238,6 +241,13 @@ class ServedStep(Step):
             return [started or not_run(self.check_name, "the server did not start and left no record")]
         checks = self.judge_served(evidence_dir, evidence_runbook(evidence_dir, inputs))
         return checks or [not_run(self.check_name, "the runbook defines nothing for this step")]
+
+
+def not_installed(runbook: Runbook, unmet: list[str]) -> str:
+    """Why nothing is served when the runbook's `server.requires` is not met here (`unmet`, from
+    unmet_requirements): what it needs, what is missing, and the pip line that installs it."""
+    return (f"the runbook's server needs {', '.join(runbook.server.requires)}, not installed here "
+            f"(missing {', '.join(unmet)}); install it with pip install {shlex.join(unmet)}")
 
 
 def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, ServedState]:

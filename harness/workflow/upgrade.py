@@ -117,6 +117,18 @@ class UpgradeFeature(BaseModel):
     approve: str | None = None  # the command that approves the gate it waits at
     start: str | None = None  # the one command that starts its run (state "not_started")
     introduced: Introduced | None = None  # with --steps: the step of the range that introduced it
+    # "sha10 subject" of the upstream commit it comes from (the newest touching its target, `git
+    # log -L`): two git upstreams of one repository only; SGLang's subjects end in "(#PR)"
+    commit: str | None = None
+
+    @property
+    def commit_label(self) -> str | None:
+        """"sha10 (PR #N)" (the PR number from the subject's trailing "(#N)"), "sha10" without one."""
+        if self.commit is None:
+            return None
+        sha, _, subject = self.commit.partition(" ")
+        pr = re.search(r"\(#(\d+)\)\s*$", subject)
+        return f"{sha} (PR #{pr.group(1)})" if pr else sha
 
     @computed_field  # in upgrade.json too: what a reader of the JSON sorts and filters by
     @property
@@ -142,6 +154,7 @@ class UpgradeReport(BaseModel):
     exit_code: int
     through: Through
     through_note: str | None = None  # why a later step did not run
+    commits_note: str | None = None  # why no feature names its upstream commit (release wheels carry no history)
     runs: int = DEFAULT_RUNS  # --runs: review runs started for the first N features
     # every feature a review decides, in triage order (blockers first); those beyond --runs have
     # no run yet: state "not_started" and the command that starts one
@@ -292,8 +305,11 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     features = [f.model_copy(update={"introduced": first_seen.get(f.id)}) for f in features]
     started = [f for f in features if f.run_id is not None]
     outcome: UpgradeOutcome = "waiting_for_review" if features else "unverified" if unchecked else "nothing_impacted"
+    same_repo = old.kind == "git" and new.kind == "git" and old.git_repo == new.git_repo
+    commits_note = None if same_repo else (f"no upstream commit named: {'release wheels carry' if 'release' in (old.kind, new.kind) else 'the upstreams carry'} "
+                                           f"no history; give --from/--to as PATH@REF of one {profile().display} git checkout")
     report = UpgradeReport(
-        **base, outcome=outcome, exit_code=EXIT[outcome], through_note=note, features=features,
+        **base, outcome=outcome, exit_code=EXIT[outcome], through_note=note, commits_note=commits_note, features=features,
         unchecked=[_not_run(f, introduced=first_seen.get(f.id)) for f in unchecked],
         dead=[_not_run(f, introduced=first_seen.get(f.id)) for f in dead],
         preexisting=[_not_run(f) for f in preexisting], steps=upgrade_steps, checklist=diff.checklist(),
@@ -450,7 +466,7 @@ def _not_run(feature: Feature, state: str = "not_run", start: str | None = None,
     return UpgradeFeature(id=feature.id, title=feature.title, kind=feature.kind, risk=feature.risk, why=feature.why,
                           targets=feature.targets, breaking=feature.breaking, fails_at=feature.fails_at,
                           fails_reason=feature.fails_reason, proof=feature.proof, sites=feature.sites, state=state,
-                          start=start, introduced=introduced)
+                          start=start, introduced=introduced, commit=feature.commit)
 
 
 def _write(workspace: Workspace, report: UpgradeReport) -> UpgradeReport:

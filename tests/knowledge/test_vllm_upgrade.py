@@ -173,6 +173,31 @@ def test_a_main_range_in_n_steps_narrows_to_the_commits_touching_the_target(vllm
     assert features[HANDLE_FT]["introduced"]["step"] == 2
 
 
+def test_without_steps_each_feature_names_the_upstream_commit_it_comes_from(vllm_main, tmp_path):
+    """Issue 35, item 7: on two refs of one git repository every feature names its commit (the
+    newest touching its target, with the PR number a subject ends in); on release wheels the
+    summary says why none is named."""
+    repo, base, shas = vllm_main
+    (tmp_path / "ws").mkdir()
+    proc = harness("upgrade", "--plugin", str(PLUGIN), "--from", f"{repo}@{base}", "--to", f"{repo}@main",
+                   "--runs", "0", "--workspace", str(tmp_path / "ws"), "--json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    features = {t: f for f in doc["features"] for t in f["targets"]}
+    assert features[HANDLE_FT]["commit"] == f"{shas[3][:10]} [Worker] drop handle_ft_command"
+    assert features[SERVE_CONTEXT]["commit"].startswith(shas[1][:10]) and doc["commits_note"] is None
+    summary = Path(doc["summary"]).read_text()
+    assert f"upstream commit `{shas[3][:10]}`" in summary
+    console = harness("upgrade", "--plugin", str(PLUGIN), "--from", f"{repo}@{base}", "--to", f"{repo}@main",
+                      "--runs", "0", "--workspace", str(tmp_path / "ws"))
+    assert f"upstream commit {shas[3][:10]}" in console.stdout, console.stdout
+    from harness.workflow.upgrade import UpgradeFeature
+
+    labelled = UpgradeFeature(id="x", title="t", risk=1, why="w", targets=[], breaking=True, state="not_run",
+                              commit="0123456789 [Kernel] fuse the norm (#31337)")
+    assert labelled.commit_label == "0123456789 (PR #31337)"
+
+
 def test_steps_are_refused_on_anything_but_one_git_range(vllm_main, tmp_path):
     repo, base, _ = vllm_main
     for args, message in (

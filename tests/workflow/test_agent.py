@@ -189,7 +189,10 @@ def test_an_unreachable_endpoint_is_one_line_in_the_draft_and_the_checks_still_r
     assert step["draft"]["status"] == "not_run"
     assert step["draft"]["reason"].startswith(f"cannot reach the LLM endpoint {url}")
     by_name = checks(step)
-    assert by_name["interface.override_signatures"]["status"] == "failed"  # the unported plugin, checked as before
+    # the unported plugin, checked as before: the feature's overrides fit (deprecated, still called); the two
+    # capability overrides 0.5.23 dropped are another feature's, counted in the reason, not failing this one
+    overrides = by_name["interface.override_signatures"]
+    assert overrides["status"] == "passed" and "other live overrides of the plugin lie outside this feature (2 breaking" in overrides["reason"]
     assert by_name["smoke.responses"]["status"] == "passed"
     assert f"Not drafted — not run: cannot reach the LLM endpoint {url}" in (example.reports(RUN) / "02-interface.md").read_text()
     assert snapshot(example.plugin) == example.before

@@ -77,3 +77,32 @@ def test_runbook_init_writes_a_runbook_the_steps_accept_for_the_plugins_engine(p
     project.cli(*_args(project))
     project.cli("resume", "late", "--runbook", str(runbook))
     assert [e["runbook"] for e in project.journal("late") if e["event"] == "runbook_attached"] == [str(runbook)]
+
+
+def test_a_runbook_whose_server_needs_what_is_not_installed_says_so_at_start_and_serves_nothing(project):
+    """`server.requires` unmet here (a missing distribution, a version outside the specifier):
+    the run says so when it starts, and every served step is "not run" with the pip line, with
+    no engine started — not a failed server start that reads as the plugin's fault."""
+    import yaml
+
+    runbook = loopback_runbook(project.root / "needs.yaml")
+    data = yaml.safe_load(runbook.read_text())
+    data["server"]["requires"] = ["pytest", "no-such-distribution-zz>=1", "pytest<1"]
+    runbook.write_text(yaml.safe_dump(data))
+    started = project.cli(*project.run_args("--run-id", "needs", runbook=runbook))
+    line = ("the runbook's server needs pytest, no-such-distribution-zz>=1, pytest<1, not installed here (missing "
+            "no-such-distribution-zz>=1, pytest<1); install it with pip install 'no-such-distribution-zz>=1' 'pytest<1'")
+    assert f'Served steps will say "not run": {line}' in " ".join(started.stdout.split()), started.stdout
+    project.cli("approve", "needs", "--by", "alice")
+    step = project.status("needs")["steps"][1]
+    smoke = [c for c in step["checks"] if c["name"].startswith(("smoke.", "server.", "interface.smoke"))]
+    assert [(c["name"], c["status"], c["reason"]) for c in smoke] == [("interface.smoke", "not_run", line)], smoke
+    evidence = project.workspace / "reports" / "needs" / "evidence" / "02-interface"
+    assert not (evidence / "server" / "server.json").exists()  # nothing was started
+
+
+def test_a_requires_that_is_not_a_pip_requirement_is_refused_with_its_line(project):
+    runbook = loopback_runbook(project.root / "bad-req.yaml")
+    runbook.write_text(runbook.read_text().replace("  model: loopback-model\n", "  model: loopback-model\n  requires: ['harness[serve']\n"))
+    one_line_error(project.cli(*project.run_args("--run-id", "bad", runbook=runbook), check=False, subprocess_=True),
+                   "bad-req.yaml:", "requires", "is not a pip requirement")
