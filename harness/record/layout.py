@@ -16,6 +16,7 @@ Evidence lives beside the reports so a report set is self-contained and its link
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -45,6 +46,10 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+# `.harness/.gitignore`: what harness writes per run; `skills/` (lessons) is meant to be committed
+GITIGNORE = "# Written by harness: run state, recreated by each run. Lessons in skills/ are committed.\n/runs/\n/state.sqlite*\n"
+
+
 @dataclass(frozen=True)
 class Workspace:
     root: Path
@@ -60,6 +65,18 @@ class Workspace:
     @property
     def runs_dir(self) -> Path:
         return self.harness_dir / "runs"
+
+    def make_harness_dir(self) -> Path:
+        """`.harness/`, created with a `.gitignore` for the run state in it (a workspace is often
+        the plugin's checkout: `git status` there stays clean); lessons the knowledge step commits
+        under `.harness/skills/` are not ignored. An existing `.gitignore` is the team's: kept."""
+        self.harness_dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.harness_dir / ".gitignore"
+        if not ignore.exists() and not ignore.is_symlink():
+            with contextlib.suppress(FileExistsError):  # another process wrote it first
+                with open(ignore, "x", encoding="utf-8") as fh:
+                    fh.write(GITIGNORE)
+        return self.harness_dir
 
     def run(self, run_id: str) -> RunLayout:
         return RunLayout(self, check_run_id(run_id))
@@ -135,6 +152,7 @@ class RunLayout:
         this one. In a chained journal (every run started since chaining; `trajectory`'s
         docstring) the line carries `prev`, the sha256 of the line before it; a legacy journal
         stays unchained."""
+        self.workspace.make_harness_dir()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         with open(self.journal, "a+b") as fh:
             fh.seek(0)

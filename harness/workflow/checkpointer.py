@@ -162,7 +162,7 @@ def _checkpointer(workspace: Workspace, *, create: bool) -> Iterator[BaseCheckpo
         return
     if path.exists() and not path.is_file():  # a directory, a FIFO...: SQLite would fail deep inside ("unable to open")
         raise StateUnreadable(path, "not a file")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    workspace.make_harness_dir()
     conn, saver = _connect(path)
     try:
         yield saver

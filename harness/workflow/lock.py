@@ -32,6 +32,7 @@ def exclusive(run: RunLayout) -> Iterator[None]:
             finally:
                 _held.discard(run.run_id)
         return
+    run.workspace.make_harness_dir()
     run.run_dir.mkdir(parents=True, exist_ok=True)
     with open(run.lock_file, "a+") as fh:
         try:

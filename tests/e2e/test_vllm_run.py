@@ -37,7 +37,8 @@ STEPS = ["01-alignment", "02-interface", "03-operators", "04-accuracy", "05-perf
 # copy of an upstream function, vLLM's client not installable here, and no trace: vLLM's profiler
 # (--profiler-config) cannot be given to the stand-in server, so the runbook has no `profiling`.
 UNAVOIDABLE = ("no LLM endpoint configured", "the plugin carries no copy of an upstream function",
-               "(vllm bench serve) is not installed", "no trace was captured")
+               "(vllm bench serve) is not installed", "no trace was captured",
+               "the feature touches no platform methods")  # the feature is the worker patch: its overrides are others'
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +78,9 @@ def test_every_step_is_decided_and_what_did_not_run_says_why(run):
                  if c["status"] == "not_run" and not any(why in (c["reason"] or "") for why in UNAVOIDABLE)]
     assert not avoidable, avoidable
     # the knowledge engine on the two real releases: the patched worker methods found and resolved
+    assert "3 other live overrides of the plugin lie outside this feature (0 breaking" in checks["interface.override_signatures"]["reason"]
     for name in ("alignment.symbols_located", "alignment.landing_point", "interface.targets_resolve",
-                 "interface.override_signatures", "smoke.responses", "smoke.determinism", "smoke.streaming",
+                 "smoke.responses", "smoke.determinism", "smoke.streaming",
                  "operators.workload", "fallback.log"):
         assert checks[name]["status"] == "passed", checks[name]
     assert "xdev_vllm/patches.py:" in checks["alignment.landing_point"]["reason"]

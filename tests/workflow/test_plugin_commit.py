@@ -30,3 +30,22 @@ def test_harness_output_inside_the_plugin_repo_is_not_an_uncommitted_change(tmp_
     assert plugin_commit(root, root) == head
     (root / "acme" / "__init__.py").write_text("X = 2\n")
     assert plugin_commit(root, root) == f"{head} (with uncommitted changes)"
+
+
+def test_a_run_in_the_plugin_checkout_leaves_git_status_clean_of_its_state(project):
+    """The run state harness keeps in .harness/ is ignored by git where it is written (a
+    .gitignore it creates, a team's own kept); lessons under .harness/skills/ are not ignored:
+    the knowledge step commits them."""
+    repo = git.Repo.init(project.workspace)
+    project.cli(*project.run_args("--run-id", "clean"))
+    ignore = project.workspace / ".harness" / ".gitignore"
+    assert ignore.is_file()
+    untracked = repo.git.status("--porcelain", "-uall", "--", ".harness").splitlines()
+    assert untracked == ["?? .harness/.gitignore"], untracked  # runs/ and state.sqlite are not listed
+    lesson = project.workspace / ".harness" / "skills" / "interface" / "LESSONS.md"
+    lesson.parent.mkdir(parents=True)
+    lesson.write_text("- a lesson\n")
+    assert "?? .harness/skills/" in repo.git.status("--porcelain", "-uall", "--", ".harness")
+    ignore.write_text("# the team's\n")
+    project.cli("approve", "clean", "--by", "alice")
+    assert ignore.read_text() == "# the team's\n"

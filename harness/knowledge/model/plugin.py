@@ -339,10 +339,11 @@ def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list
     groups = profile().groups if groups is None else groups
     found: list[EntryPoint] = []
     pyproject = root / "pyproject.toml"
-    if pyproject.exists():
+    text = packaging_text(pyproject, root)
+    if text is not None:
         try:
-            data = tomllib.loads(pyproject.read_text())
-        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
         tables = data.get("project", {}).get("entry-points", {})
         for group in groups:
@@ -352,10 +353,11 @@ def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list
             for name, value in (table or {}).items():
                 found.append(EntryPoint(group, name, str(value).replace(" ", ""), "pyproject.toml"))
     setup_cfg = root / "setup.cfg"
-    if setup_cfg.exists():
+    text = packaging_text(setup_cfg, root)
+    if text is not None:
         parser = configparser.ConfigParser()
         try:
-            parser.read(setup_cfg)
+            parser.read_string(text, str(setup_cfg))
         except configparser.Error as exc:
             raise HarnessError(f"{setup_cfg}: malformed: {str(exc).splitlines()[0]}") from None
         if parser.has_section("options.entry_points"):
@@ -365,8 +367,9 @@ def read_entry_points(root: Path, groups: tuple[str, ...] | None = None) -> list
                         name, value = (part.strip() for part in line.split("=", 1))
                         found.append(EntryPoint(group, name, value.replace(" ", ""), "setup.cfg"))
     setup_py = root / "setup.py"
-    if setup_py.exists():
-        found.extend(_setup_py_entry_points(setup_py, groups))
+    text = packaging_text(setup_py, root)
+    if text is not None:
+        found.extend(_setup_py_entry_points(text, groups))
     declared = {(ep.group, ep.name) for ep in found}  # a checkout's build metadata repeats its packaging files
     for metadata in sorted([*root.glob("*.dist-info"), *root.glob("*.egg-info")]):
         found.extend(ep for ep in _metadata_entry_points(metadata / "entry_points.txt", root, groups) if (ep.group, ep.name) not in declared)
@@ -378,6 +381,8 @@ def _metadata_entry_points(path: Path, root: Path, groups: tuple[str, ...]) -> l
     one that cannot be read or parsed declares none."""
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
     parser.optionxform = str  # entry-point names keep their case
+    if not _plain_file(path, root):
+        return []
     try:
         parser.read_string(path.read_text(errors="replace"))
     except (OSError, configparser.Error):
@@ -435,10 +440,11 @@ def run_entries(root: Path) -> list[tuple[str, str]]:
     raises HarnessError (as read_entry_points)."""
     found: list[tuple[str, str]] = []
     pyproject = root / "pyproject.toml"
-    if pyproject.exists():
+    text = packaging_text(pyproject, root)
+    if text is not None:
         try:
-            project = tomllib.loads(pyproject.read_text()).get("project", {})
-        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            project = tomllib.loads(text).get("project", {})
+        except tomllib.TOMLDecodeError as exc:
             raise HarnessError(f"{pyproject}: malformed TOML: {exc}") from None
         for table in ("scripts", "gui-scripts"):
             scripts = project.get(table) if isinstance(project, dict) else None
@@ -474,6 +480,7 @@ _CONTAINER_GLOBS = ("Dockerfile*", "Containerfile*", "*.Dockerfile", "*.dockerfi
 _SCRIPT_GLOBS = ("install*.sh", "*.sh", "scripts/*.sh", "tools/*.sh", "docker/*.sh", "ci/*.sh")
 _README_GLOBS = ("README*", "docs/install*.md", "docs/**/install*.md", "docs/install*.rst", "docs/**/install*.rst")
 _FILE_BYTES, _PIN_FILES_MOST = 1 << 20, 200  # a plugin checkout is not trusted: bounded reads, regular files only
+_MODULE_BYTES = 16 << 20  # a plugin module read by the scanner (generated tables run to a few MiB)
 
 
 def _install_files(root: Path) -> list[Path]:
@@ -487,13 +494,34 @@ def _install_files(root: Path) -> list[Path]:
     return found
 
 
-def _plain_file(path: Path) -> bool:
-    """A regular file, not a symlink, of at most 1 MiB: safe to read whole."""
+def _plain_file(path: Path, root: Path | None = None, most: int = _FILE_BYTES) -> bool:
+    """A regular file of at most `most` bytes (1 MiB), safe to read whole: not a FIFO or device,
+    and not a symlink — unless `root` is given and the link resolves to a file inside it."""
     try:
+        if root is not None and path.is_symlink():
+            target = path.resolve(strict=True)
+            if not target.is_relative_to(root.resolve()):
+                return False
+            path = target
         st = path.lstat()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_size <= _FILE_BYTES
+    return stat.S_ISREG(st.st_mode) and st.st_size <= most
+
+
+def packaging_text(path: Path, root: Path) -> str | None:
+    """The text of packaging file `path` (pyproject.toml, setup.cfg, setup.py) of the plugin at
+    `root`; None when it does not exist. HarnessError (one line) when it exists but is not a
+    regular file inside the checkout of at most 1 MiB, or is not UTF-8: what it declares decides
+    the verdict, so it is refused, never skipped."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    if not _plain_file(path, root):
+        raise HarnessError(f"{path}: not read: not a regular file inside the plugin checkout of at most 1 MiB")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: not read: {type(exc).__name__}") from None
 
 
 def _install_pins(root: Path, engine) -> list[DeclaredPin]:
@@ -591,33 +619,36 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
 
     texts: list[tuple[str, str]] = []
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text())
+        data = tomllib.loads(packaging_text(root / "pyproject.toml", root) or "")
         texts += [(str(r), "pyproject.toml") for r in data.get("project", {}).get("dependencies", []) or []]
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+    except (tomllib.TOMLDecodeError, AttributeError):
         pass
     parser = configparser.ConfigParser()
     try:
-        parser.read(root / "setup.cfg")
+        parser.read_string(packaging_text(root / "setup.cfg", root) or "")
         texts += [(line, "setup.cfg") for line in parser.get("options", "install_requires", fallback="").splitlines()]
     except configparser.Error:
         pass
     try:
-        tree = ast.parse((root / "setup.py").read_bytes())
+        tree = ast.parse(packaging_text(root / "setup.py", root) or "")
         texts += [
             (e.value, "setup.py") for node in walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
             and isinstance(node.value, (ast.List, ast.Tuple)) for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
         ]
-    except (OSError, SyntaxError, ValueError):
+    except (SyntaxError, ValueError):
         pass
+
+    def lines(path: Path) -> list[str]:  # a pin source that is not a plain file inside the checkout declares nothing
+        return (path.read_text(errors="replace") if _plain_file(path, root) else "").splitlines()
+
     for requirements in sorted(root.glob("requirements*.txt")):
-        texts += [(line, requirements.name) for line in requirements.read_text(errors="replace").splitlines()]
+        texts += [(line, requirements.name) for line in lines(requirements)]
     # an unpacked wheel or installed tree (METADATA), a source distribution (PKG-INFO, egg-info)
     for metadata in sorted([*root.glob("*.dist-info/METADATA"), *root.glob("*.egg-info/PKG-INFO"), root / "PKG-INFO"]):
-        if metadata.is_file():
-            texts += [(line.split(":", 1)[1].split(";")[0], str(metadata.relative_to(root))) for line in
-                      metadata.read_text(errors="replace").splitlines() if line.startswith("Requires-Dist:")]
+        texts += [(line.split(":", 1)[1].split(";")[0], str(metadata.relative_to(root))) for line in lines(metadata)
+                  if line.startswith("Requires-Dist:")]
     for requires in sorted(root.glob("*.egg-info/requires.txt")):
-        texts += [(line, str(requires.relative_to(root))) for line in requires.read_text(errors="replace").split("\n[", 1)[0].splitlines()]
+        texts += [(line, str(requires.relative_to(root))) for line in "\n".join(lines(requires)).split("\n[", 1)[0].splitlines()]
     found = []
     for text, where in texts:
         try:
@@ -641,10 +672,10 @@ def declared_version(root: Path) -> str | None:
 declared_sglang = declared_version  # the name callers used while SGLang was the only engine
 
 
-def _setup_py_entry_points(setup_py: Path, groups: tuple[str, ...]) -> list[EntryPoint]:
+def _setup_py_entry_points(text: str, groups: tuple[str, ...]) -> list[EntryPoint]:
     try:
-        tree = ast.parse(setup_py.read_bytes())
-    except (SyntaxError, ValueError, OSError):
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
         return []
     found = []
     for node in walk(tree):
@@ -679,6 +710,8 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
                 continue
             if rel_dir == Path(".") and filename in ("setup.py", "conftest.py", "noxfile.py"):
                 continue
+            if not _plain_file(Path(dirpath) / filename, root, _MODULE_BYTES):
+                continue  # a FIFO, a device, a link out of the checkout, or no source a person wrote
             parts = [*rel_dir.parts, stem]
             is_package = stem == "__init__"
             if is_package:

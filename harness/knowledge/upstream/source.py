@@ -270,9 +270,10 @@ def _git_source(spec: str, repo_path: Path, ref: str, engine: EngineProfile) -> 
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise HarnessError(f"{repo_path}: not a git repository (spec {spec!r})") from None
     try:
+        # `REF:path` names a tree or blob, and one leading out of the tree fails inside gitpython (KeyError)
         commit = repo.commit(ref)
-    except (git.BadName, ValueError, git.GitCommandError):
-        raise HarnessError(f"{repo_path}: unknown git ref {ref!r}") from None
+    except (git.BadName, ValueError, KeyError, git.GitCommandError):
+        raise HarnessError(f"{repo_path}: unknown git ref {ref!r}: give a branch, tag or commit") from None
     prefix = next((p for p in engine.source_prefixes if _tree_has(commit.tree, p)), None)
     if prefix is None:
         raise HarnessError(f"{repo_path}@{ref}: no {' or '.join(p + '/' for p in engine.source_prefixes)} package in that commit")
@@ -286,7 +287,10 @@ def _git_source(spec: str, repo_path: Path, ref: str, engine: EngineProfile) -> 
                 repo.git.archive(commit.hexsha, prefix, format="tar", output_stream=tar_file)
                 tar_file.seek(0)
                 with tarfile.open(fileobj=tar_file) as tar:
-                    tar.extractall(dest, filter="data")
+                    try:
+                        tar.extractall(dest, filter="data")
+                    except tarfile.FilterError as exc:  # a link out of the tree, a device: nothing was written outside
+                        raise HarnessError(f"{repo_path}@{ref}: refused: {_member_refusal(exc)}") from None
 
         _unpack_atomically(extracted, archive_into)
     repo_prefix = prefix[: -len(engine.package)]
@@ -295,6 +299,17 @@ def _git_source(spec: str, repo_path: Path, ref: str, engine: EngineProfile) -> 
     return _with_manifest(
         UpstreamSource(spec, "git", label, root, fingerprint, ref, repo_path.resolve(), commit.hexsha, repo_prefix, package=engine.package)
     )
+
+
+def _member_refusal(exc: tarfile.FilterError) -> str:
+    """One line for a tree member the `data` extraction filter refused (PEP 706): its path and
+    why, without the link's target text beyond what tarfile resolved."""
+    name = exc.tarinfo.name
+    if isinstance(exc, (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError)):
+        return f"{name} is a link leading outside the tree"
+    if isinstance(exc, tarfile.SpecialFileError):
+        return f"{name} is not a regular file, directory or link"
+    return f"{name}: {type(exc).__name__}"
 
 
 def _tree_has(tree, path: str) -> bool:
