@@ -206,3 +206,75 @@ def test_wheel_members_outside_the_package_are_not_extracted(tmp_path):
     assert extracted == ["dest/sglang/__init__.py", "dest/sglang/srt/ok.py"]
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".py" and p.name != wheel.name) == [
         "dest/sglang-0.0.0.dist-info/METADATA"]
+
+
+# ----------------------------------------------------------------------------- another user's entries (issue 36, item 3)
+
+def _hand_over(path: Path, how: str) -> None:
+    """Make `path` what another user of a shared cache could have left: a file they own (needs
+    root to stage: CI runs as root), or one anyone may rewrite."""
+    if how == "other_owner":
+        if os.getuid() != 0:
+            pytest.skip("not run: staging another user's file needs root")
+        os.chown(path, 4242, 4242)
+    else:
+        path.chmod(0o666)
+
+
+@pytest.mark.parametrize("how", ["other_owner", "writable_by_others"])
+def test_another_users_table_of_an_older_release_cannot_flip_check(upstream_repo, plugin_dir, cache, how):
+    """The index table planted for the target release is v1's (a well-formed table, so shape checks
+    pass): check must still fail on v2. Then the verdict memo itself, planted clean, is not returned."""
+    args = ("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v2")
+    code, clean = harness_json(*args)
+    assert code == 1
+    code, _ = harness_json("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v1")
+    by_name = {p.name.split(".")[0]: p for p in (cache / "index").glob("*.msgpack")}
+    old_tree, new_tree = (_tree_fingerprint(upstream_repo, tag) for tag in ("v1", "v2"))
+    shutil.copyfile(by_name[old_tree], by_name[new_tree])  # v1's tables under v2's name
+    _hand_over(by_name[new_tree], how)
+    shutil.rmtree(cache / "checks")
+    code, again = harness_json(*args)
+    assert code == 1 and _without_clock(again) == _without_clock(clean), "a planted table changed the verdict"
+
+    memo = next((cache / "checks").glob("*.json"))
+    doc = json.loads(memo.read_text())
+    memo.write_text(json.dumps({**doc, "findings": [f for f in doc["findings"] if not f.get("breaking")]}))
+    _hand_over(memo, how)
+    code, again = harness_json(*args)
+    assert code == 1 and _without_clock(again) == _without_clock(clean), "a planted verdict was returned"
+
+
+def _tree_fingerprint(repo: Path, tag: str) -> str:
+    from harness.knowledge.upstream.source import resolve_upstream
+
+    return resolve_upstream(f"{repo}@{tag}").fingerprint
+
+
+def test_cache_entries_are_written_for_this_user_alone_whatever_the_umask(upstream_repo, plugin_dir, cache):
+    old = os.umask(0o002)  # a group-writable default (Debian's user private groups)
+    try:
+        code, _ = harness_json("check", "--plugin", str(plugin_dir), "--upstream", f"{upstream_repo}@v2")
+    finally:
+        os.umask(old)
+    assert code == 1
+    # every file, and every directory of an unpacked tree (its files are read as the upstream): only
+    # the kind folders (src/, index/, ...) may be group-writable, and what another user puts there is theirs
+    written = [p for p in cache.rglob("*") if p.is_file() or p.is_relative_to(cache / "src") and p.parent != cache]
+    assert any(p.parent.name == "index" for p in written)
+    assert not [p for p in written if p.stat().st_mode & 0o022 and p != cache / "src"], "a cache entry others could rewrite"
+
+
+def test_a_wheel_whose_source_unpacks_past_the_bound_is_refused(tmp_path):
+    """A 16 MiB-plus module compresses to a few kB: the member is refused as it is decompressed,
+    never written whole (the header's size is not trusted)."""
+    from harness.errors import HarnessError
+
+    wheel = tmp_path / "sglang-9.9.9-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("sglang/__init__.py", "")
+        archive.writestr("sglang/big.py", b"#" * (17 << 20))
+    assert wheel.stat().st_size < 200_000
+    with pytest.raises(HarnessError, match=r"sglang-9.9.9-py3-none-any.whl: refused: sglang/big.py unpacks past 16 MiB"):
+        _extract_wheel_source(wheel, tmp_path / "out")
+    assert (tmp_path / "out" / "sglang" / "big.py").stat().st_size <= 16 << 20

@@ -10,13 +10,12 @@ import hashlib
 import os
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 
 from harness.engines import profile
 from harness.knowledge.model import declared_version, pin_sources, plugin_module_files, run_entry_sources
 from harness.knowledge.products.mapping import PlatformMap, map_plugin
-from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release
+from harness.knowledge.upstream import UpstreamSource, cache_dir, cached_release, read_cache_file, write_cache_file
 
 _PACKAGING = ("pyproject.toml", "setup.cfg", "setup.py")
 
@@ -28,16 +27,14 @@ def check_plugin(plugin: Path, upstream: UpstreamSource, entries: list[str] | No
     plugin = Path(plugin).resolve()
     key = _inputs_key(plugin, upstream, entries or [], baseline.content_fingerprint if baseline else "")
     memo = cache_dir() / "checks" / f"{key}.json"
+    cached = read_cache_file(memo)  # another user's verdict (a shared cache) is never returned
     try:
-        return PlatformMap.model_validate_json(memo.read_bytes())
-    except (OSError, ValueError):
+        if cached is not None:
+            return PlatformMap.model_validate_json(cached)
+    except ValueError:
         pass
     platform_map = map_plugin(plugin, upstream, entries=entries, commit=False, baseline=baseline)
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=memo.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(platform_map.model_dump_json())
-    os.replace(tmp, memo)
+    write_cache_file(memo, platform_map.model_dump_json().encode())
     return platform_map
 
 

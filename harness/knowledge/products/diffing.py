@@ -43,6 +43,8 @@ from harness.knowledge.upstream import (
     cache_dir,
     load_index,
     module_name,
+    read_cache_file,
+    write_cache_file,
 )
 
 ChangeKind = Literal["added", "removed", "signature_changed", "body_changed", "moved", "moved_to_base"]
@@ -154,9 +156,9 @@ def _upstream_changes(old_index: SymbolIndex, new_index: SymbolIndex, progress) 
     old, new = old_index.source, new_index.source
     cache_file = cache_dir() / "diffs" / f"{old.fingerprint}--{new.fingerprint}.v{INDEX_CACHE_VERSION}.{_DIFF_CACHE_VERSION}.msgpack"
     try:
-        files, rows = _DIFF_DECODER.decode(cache_file.read_bytes())
+        files, rows = _DIFF_DECODER.decode(read_cache_file(cache_file) or b"")
         return files, [SymbolChange.model_construct(**row._asdict()) for row in rows]
-    except (OSError, msgspec.DecodeError):
+    except msgspec.DecodeError:
         pass
     changed = sorted(p for p in old.files.keys() & new.files.keys() if old.files[p] != new.files[p])
     removed = sorted(old.files.keys() - new.files.keys())
@@ -169,11 +171,8 @@ def _upstream_changes(old_index: SymbolIndex, new_index: SymbolIndex, progress) 
     new_index.index_all(only={module_name(p)[0] for p in changed + added}, progress=report(f"parsing {new.label}"))
     changes = _symbol_changes(old_index, new_index, changed, removed, added)
     files = {"changed": len(changed), "added": len(added), "removed": len(removed), "unchanged": len(old.files) - len(changed) - len(removed)}
-    cache_file.parent.mkdir(parents=True, exist_ok=True)
     rows = [_ChangeRow(*(getattr(c, f) for f in SymbolChange.model_fields)) for c in changes]
-    tmp = cache_file.with_suffix(".tmp")
-    tmp.write_bytes(msgspec.msgpack.encode((files, rows)))
-    tmp.replace(cache_file)
+    write_cache_file(cache_file, msgspec.msgpack.encode((files, rows)))
     return files, changes
 
 

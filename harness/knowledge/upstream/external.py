@@ -243,9 +243,11 @@ class ExternalMembers:
         """The disk cache: entries of the shape the probe writes (a file or an entry of another
         shape, torn or planted, is dropped and asked again)."""
         if self._entries is None:
+            from harness.knowledge.upstream.source import read_cache_file
+
             try:
-                entries = _CACHE_DECODER.decode(self.cache_file.read_bytes())
-            except (OSError, msgspec.DecodeError):
+                entries = _CACHE_DECODER.decode(read_cache_file(self.cache_file) or b"{}")
+            except msgspec.DecodeError:
                 entries = {}
             self._entries = {path: entry for path, entry in entries.items() if _MEMBERS_KEYS <= entry.keys() or _ERROR_KEYS <= entry.keys()}
         return self._entries
@@ -255,11 +257,9 @@ class ExternalMembers:
             return
         entries = self._cached_entries()
         entries.update(answers)
-        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.cache_file.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(entries, handle)
-        os.replace(tmp, self.cache_file)
+        from harness.knowledge.upstream.source import write_cache_file
+
+        write_cache_file(self.cache_file, json.dumps(entries).encode())
 
     def _shipped(self) -> dict[str, dict]:
         if self._table is None:

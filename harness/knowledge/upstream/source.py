@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -41,6 +42,9 @@ RELEASE_SPEC = re.compile(
     rf"^(?P<dist>{'|'.join(re.escape(e.distribution) for e in ENGINES.values())})\s*==\s*(?P<version>[0-9][0-9A-Za-z.+\-]*)$"
 )
 _RELEASE_FINGERPRINT = re.compile(r"release-[0-9a-f]{20}")
+# What a release's Python source may unpack to (vLLM 0.27: 4,000 files, ~40 MB): a bound a
+# crafted wheel cannot push the cache past
+_MEMBER_BYTES, _WHEEL_SOURCE_BYTES = 16 << 20, 1 << 30
 # A path under the source root inside the package: plain names only (no `..`, `.`, empty parts).
 _PACKAGE_PATH = {e.package: re.compile(rf"{re.escape(e.package)}(?:/(?!\.\.?(?:/|$))[^/\0\\]+)+") for e in ENGINES.values()}
 
@@ -49,6 +53,53 @@ def cache_dir() -> Path:
     """Where unpacked sources and indexes live; HARNESS_CACHE_DIR moves it (CI, tests)."""
     root = os.environ.get("HARNESS_CACHE_DIR") or Path.home() / ".cache" / "harness"
     return Path(root)
+
+
+def _trusted(st: os.stat_result) -> bool:
+    """What a cache entry must be for this user to read it: owned by this user (or root), and
+    writable by nobody else. A shared or restored cache directory may hold files other users
+    wrote or can rewrite; those are never read (the entry is rebuilt), as ssh treats keys."""
+    return st.st_uid in (os.getuid(), 0) and not st.st_mode & 0o022
+
+
+def read_cache_file(path: Path) -> bytes | None:
+    """The bytes of cache file `path`, or None when it is absent or not to be trusted: not a
+    regular file (a link, a FIFO), or owned or writable by another user (`_trusted`). The
+    caller then rebuilds the entry and replaces it (`write_cache_file`)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _trusted(st):
+            return None
+        return handle.read()
+
+
+def write_cache_file(path: Path, data: bytes) -> None:
+    """Write cache file `path` atomically (a temp file in its directory, renamed over it), mode
+    0644 whatever the umask: a file others can write would not be read back (`read_cache_file`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _trusted_tree(root: Path) -> bool:
+    """An unpacked tree (`src/<fingerprint>`) this user may read: its directory and its
+    `.complete` marker pass `_trusted` (`_unpack_atomically` leaves nothing in it writable by
+    others, so nobody else can have added or changed a file since)."""
+    try:
+        return all(_trusted(os.lstat(p)) for p in (root, root / ".complete")) and root.is_dir() and not root.is_symlink()
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -139,12 +190,12 @@ def _recorded_release(version: str, engine: EngineProfile) -> str | None:
     (`src/<fingerprint>`) is complete; None for no record, or one that is not a record
     (unreadable, another shape, a fingerprint that is not `release-<20 hex>`)."""
     try:
-        info = _RELEASE_RECORD.decode((cache_dir() / "releases" / f"{engine.distribution}-{version}.json").read_bytes())
-    except (OSError, msgspec.DecodeError):
+        info = _RELEASE_RECORD.decode(read_cache_file(cache_dir() / "releases" / f"{engine.distribution}-{version}.json") or b"")
+    except msgspec.DecodeError:
         return None
     if not _RELEASE_FINGERPRINT.fullmatch(info.fingerprint):
         return None
-    return info.fingerprint if (cache_dir() / "src" / info.fingerprint / ".complete").is_file() else None
+    return info.fingerprint if _trusted_tree(cache_dir() / "src" / info.fingerprint) else None
 
 
 class _ReleaseRecord(msgspec.Struct):
@@ -168,10 +219,9 @@ def _release_source(spec: str, version: str, engine: EngineProfile) -> UpstreamS
         wheel = _download_wheel(label, Path(tmp))
         digest = _file_digest(wheel)
         root = cache_dir() / "src" / f"release-{digest[:20]}"
-        if not (root / ".complete").exists():
+        if not _trusted_tree(root):
             _unpack_atomically(root, lambda dest: _extract_wheel_source(wheel, dest, engine))
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps({"root": str(root), "fingerprint": f"release-{digest[:20]}"}))
+    write_cache_file(record, json.dumps({"root": str(root), "fingerprint": f"release-{digest[:20]}"}).encode())
     return _with_manifest(UpstreamSource(spec, "release", label, root, f"release-{digest[:20]}", version, package=engine.package))
 
 
@@ -219,10 +269,22 @@ def _extract_wheel_source(wheel: Path, dest: Path, engine: EngineProfile | None 
     `engine`: the release's (default: the one in force)."""
     engine = engine or profile()
     metadata = re.compile(rf"{re.escape(engine.distribution)}-[A-Za-z0-9_.+]+\.dist-info/METADATA")
+    total = 0
     with zipfile.ZipFile(wheel) as archive:
-        for member in archive.namelist():
-            if _is_module_path(member, engine.package) or metadata.fullmatch(member):
-                archive.extract(member, dest)
+        for member in archive.infolist():
+            if not (_is_module_path(member.filename, engine.package) or metadata.fullmatch(member.filename)):
+                continue
+            out = dest / member.filename
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(member) as source, open(out, "wb") as target:
+                written = 0  # counted as decompressed: a member's header size may lie
+                while chunk := source.read(1 << 20):
+                    written += len(chunk)
+                    total += len(chunk)
+                    if written > _MEMBER_BYTES or total > _WHEEL_SOURCE_BYTES:
+                        raise HarnessError(f"{wheel.name}: refused: {member.filename} unpacks past "
+                                           f"{'16 MiB for one file' if written > _MEMBER_BYTES else '1 GiB of source in all'}")
+                    target.write(chunk)
 
 
 def release_requirements(source: UpstreamSource) -> dict[str, str]:
@@ -279,7 +341,7 @@ def _git_source(spec: str, repo_path: Path, ref: str, engine: EngineProfile) -> 
         raise HarnessError(f"{repo_path}@{ref}: no {' or '.join(p + '/' for p in engine.source_prefixes)} package in that commit")
     fingerprint = f"git-{commit.tree[prefix].hexsha[:20]}"
     extracted = cache_dir() / "src" / fingerprint
-    if not (extracted / ".complete").exists():
+    if not _trusted_tree(extracted):
 
         def archive_into(dest: Path) -> None:
             # `git archive` reads the object store only: the user's work tree and index stay untouched.
@@ -351,6 +413,10 @@ def _unpack_atomically(target: Path, fill) -> None:
     try:
         fill(staging)
         (staging / ".complete").touch()
+        for dirpath, _, filenames in os.walk(staging):  # nothing in it writable by others: see _trusted_tree
+            os.chmod(dirpath, 0o755)
+            for name in filenames:
+                os.chmod(os.path.join(dirpath, name), 0o644)
         if target.is_symlink() or target.is_file():
             target.unlink()  # a planted link is replaced, what it points at left alone
         elif target.exists():
@@ -374,9 +440,10 @@ def _walk_py(root: Path, package: str):
 def _with_manifest(source: UpstreamSource) -> UpstreamSource:
     """Attach the per-file content hashes, cached per fingerprint (they never change for it)."""
     manifest_file = cache_dir() / "manifests" / f"{source.fingerprint}.json"
+    cached = read_cache_file(manifest_file)
     try:
-        files = _MANIFEST.decode(manifest_file.read_bytes())
-    except (OSError, msgspec.DecodeError):
+        files = _MANIFEST.decode(cached) if cached is not None else None
+    except msgspec.DecodeError:
         files = None
     # a path that is not a plain one under the package would make the index read outside the tree
     if files is not None and all(_is_module_path(rel, source.package) for rel in files):
@@ -385,10 +452,7 @@ def _with_manifest(source: UpstreamSource) -> UpstreamSource:
     for rel, _ in _walk_py(source.root, source.package):
         with open(source.root / rel, "rb") as handle:
             files[rel] = hashlib.blake2b(handle.read(), digest_size=16).hexdigest()
-    manifest_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = manifest_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(files))
-    tmp.replace(manifest_file)
+    write_cache_file(manifest_file, json.dumps(files).encode())
     return _replace_files(source, files)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
@@ -27,7 +26,7 @@ from harness.knowledge.model import (
     encode_table,
     parse_source,
 )
-from harness.knowledge.upstream.source import UpstreamSource, cache_dir
+from harness.knowledge.upstream.source import UpstreamSource, cache_dir, read_cache_file, write_cache_file
 from harness.knowledge.upstream.symbols import extract_module
 
 CACHE_VERSION = 18  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses; 13: __getattr__ over `if name in T: … else: raise`; 14: `x[k].name` is no name of `x`; call sites through annotated attributes; 15, 16: receivers typed by parameter, local, return annotations; 17: loop variables over tuples of annotated results; 18: bound methods kept on self, receivers narrowed by issubclass checks)
@@ -167,19 +166,17 @@ class ModuleTables:
         for name, table in self._tables.items():
             if name not in self._blobs:
                 self._blobs[name] = encode_table(table)
-        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.cache_file.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_ENCODER.encode(_CacheFile(self._blobs, self._definitions, self._instance_attributes, self._analyses)))
-        os.replace(tmp, self.cache_file)
+        write_cache_file(self.cache_file, _ENCODER.encode(_CacheFile(self._blobs, self._definitions, self._instance_attributes, self._analyses)))
         self._dirty = False
 
     def _load_cache(self) -> None:
-        try:
-            cached = _CACHE_DECODER.decode(self.cache_file.read_bytes())
-        except FileNotFoundError:
+        data = read_cache_file(self.cache_file)
+        if data is None:
+            self._dirty = self.cache_file.exists() or self.cache_file.is_symlink()  # another user's: replaced by ours
             return
-        except (OSError, msgspec.DecodeError):
+        try:
+            cached = _CACHE_DECODER.decode(data)
+        except msgspec.DecodeError:
             self._dirty = True  # a torn or planted cache is rebuilt, never trusted
             return
         # only this source's modules: a table under any other name is no answer of this tree
