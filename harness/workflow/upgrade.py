@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, computed_field
 from harness.agent.config import NOT_CONFIGURED
 from harness.engines import profile
 from harness.errors import HarnessError
-from harness.knowledge.model import declared_pins, plugin_module_files
+from harness.knowledge.model import declared_pins, module_source, plugin_module_files
 from harness.knowledge.products import (
     FailsAt,
     Feature,
@@ -227,8 +227,10 @@ def plugin_fingerprint(plugin: Path) -> str:
     digest = hashlib.blake2b(digest_size=8)
     files = sorted(path for path, _ in plugin_module_files(plugin).values()) + [plugin / n for n in _PACKAGING]
     for path in files:
-        if path.is_file():
-            digest.update(f"{path.relative_to(plugin)}\0".encode() + path.read_bytes() + b"\0")
+        try:  # what the scan would read: a FIFO, a device or a link out counts as unreadable
+            digest.update(f"{path.relative_to(plugin)}\0".encode() + module_source(path, plugin) + b"\0")
+        except OSError:
+            continue
     return digest.hexdigest()
 
 

@@ -6,6 +6,7 @@ is skipped. A git ref naming a path (`HEAD:../x`) or a tree with links out is on
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import git
 import pytest
 from knowledge_support import write_tree
 
-from harness.knowledge.model.plugin import declared_pins, plugin_module_files, read_entry_points
+from harness.knowledge.model.plugin import declared_pins, read_entry_points
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CODE = {"acme/__init__.py": "", "acme/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n"}
@@ -66,10 +67,15 @@ def test_requirements_and_modules_that_are_not_plain_files_are_skipped(tmp_path)
     (root / "acme" / "linked_out.py").symlink_to(tmp_path / "elsewhere.py")
     (root / "acme" / "linked_in.py").symlink_to(root / "acme" / "platform.py")
     assert declared_pins(root) == []  # returns: nothing blocked, nothing outside read
-    assert sorted(plugin_module_files(root)) == ["acme", "acme.linked_in", "acme.platform"]
-    # the CLI on that checkout: decided on what is there, nothing hangs
-    proc = _harness("check", "--plugin", str(root), "--upstream", "sglang==0.5.23", cwd=tmp_path)
+    # the CLI on that checkout: nothing hangs; each such module is a file that cannot be read, saying why
+    proc = _harness("check", "--plugin", str(root), "--upstream", "sglang==0.5.23", "--entry", "acme.platform",
+                    "--json", cwd=tmp_path)
     assert proc.returncode in (0, 1, 3) and "Traceback" not in proc.stderr, proc.stderr
+    unreadable = {f["file"]: f["detail"] for f in json.loads(proc.stdout)["findings"] if f["kind"] == "file"}
+    assert sorted(unreadable) == ["acme/fifo.py", "acme/linked_out.py", "acme/zero.py"], unreadable
+    assert "cannot be read: not a regular file (a FIFO, a device or a socket)" in unreadable["acme/fifo.py"]
+    for linked in ("acme/zero.py", "acme/linked_out.py"):  # /dev/zero is outside the checkout too
+        assert "cannot be read: a link leading out of the plugin checkout" in unreadable[linked]
 
 
 @pytest.fixture

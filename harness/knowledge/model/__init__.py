@@ -41,6 +41,7 @@ from harness.knowledge.model.plugin import (
     declared_version,
     detect_engine,
     is_upstream,
+    module_source,
     pin_sources,
     plugin_module_files,
     read_entry_points,
@@ -77,7 +78,7 @@ __all__ = [
     "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "Ref", "Resolution", "Root", "Runtime",
     "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",
     "body_fingerprint", "declared_pins", "declared_version", "decode_table", "detect_engine", "dotted",
-    "encode_table", "function_params", "is_upstream", "parse_source",
+    "encode_table", "function_params", "is_upstream", "module_source", "parse_source",
     "pin_sources", "plugin_module_files", "raises_only", "read_entry_points", "resolve_relative",
     "run_entries", "run_entry_sources",
     "risk_of", "signature_text", "walk"

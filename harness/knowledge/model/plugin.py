@@ -509,6 +509,26 @@ def _plain_file(path: Path, root: Path | None = None, most: int = _FILE_BYTES) -
     return stat.S_ISREG(st.st_mode) and st.st_size <= most
 
 
+def module_source(path: Path, root: Path) -> bytes:
+    """The bytes of plugin module `path` (of the checkout at `root`). OSError, its message saying
+    why, for a file that is not a regular file inside the checkout of at most 16 MiB — a FIFO (a
+    read would block), a device (`/dev/zero`: it would never end), a link leading out — as for
+    one that does not exist: the scanner records it as a file that cannot be read."""
+    if path.is_symlink():
+        target = path.resolve(strict=True)  # OSError (ENOENT, ELOOP) for a dangling or looping link
+        if not target.is_relative_to(root.resolve()):
+            raise OSError("a link leading out of the plugin checkout")
+        path = target
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without waiting for a writer
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError("not a regular file (a FIFO, a device or a socket)")
+        if st.st_size > _MODULE_BYTES:
+            raise OSError(f"{st.st_size >> 20} MiB, over the 16 MiB a plugin module is read up to")
+        return handle.read(_MODULE_BYTES + 1)
+
+
 def packaging_text(path: Path, root: Path) -> str | None:
     """The text of packaging file `path` (pyproject.toml, setup.cfg, setup.py) of the plugin at
     `root`; None when it does not exist. HarnessError (one line) when it exists but is not a
@@ -710,8 +730,6 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
                 continue
             if rel_dir == Path(".") and filename in ("setup.py", "conftest.py", "noxfile.py"):
                 continue
-            if not _plain_file(Path(dirpath) / filename, root, _MODULE_BYTES):
-                continue  # a FIFO, a device, a link out of the checkout, or no source a person wrote
             parts = [*rel_dir.parts, stem]
             is_package = stem == "__init__"
             if is_package:
@@ -784,7 +802,7 @@ def _import_counts(root: Path) -> dict[str, int]:
     pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+({'|'.join(map(re.escape, packages))})\b", re.MULTILINE)
     for path, _ in plugin_module_files(root).values():
         try:
-            text = path.read_text(errors="replace")
+            text = module_source(path, root).decode(errors="replace")
         except OSError:
             continue
         for package in set(pattern.findall(text)):

@@ -46,6 +46,7 @@ from harness.knowledge.model import (
     dotted,
     function_params,
     is_upstream,
+    module_source,
     plugin_module_files,
     raises_only,
     read_entry_points,
@@ -182,7 +183,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if module not in self.trees:
             path, is_package = self.files[module]
             try:
-                source = path.read_bytes()
+                source = module_source(path, self.root)
                 tree = ast.parse(source)
             except OSError as exc:
                 self._file_error(module, f"cannot be read: {exc.strerror or exc}", 1)
@@ -217,7 +218,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             return any(is_upstream(m) for m in self.table(module).imports)
         imports = re.compile(rf"^\s*(?:from|import)\s+{re.escape(profile().package)}\b", re.MULTILINE)
         try:
-            return bool(imports.search(self.files[module][0].read_text(errors="replace")))
+            return bool(imports.search(module_source(self.files[module][0], self.root).decode(errors="replace")))
         except OSError:
             return False
 

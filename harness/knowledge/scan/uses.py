@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.knowledge.model import Param, PluginScan, Ref, dotted, function_params, walk
+from harness.knowledge.model import Param, PluginScan, Ref, dotted, function_params, module_source, walk
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):
             continue
         path = scan.root / module.file
         try:
-            source = path.read_bytes()
+            source = module_source(path, scan.root)
         except OSError:
             continue
         if needle not in source or (any_of and not any(word in source for word in any_of)):
