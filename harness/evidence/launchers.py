@@ -5,17 +5,26 @@ port, and stops; the steps never see which launcher it was. One class per runboo
 kind (LAUNCHES): `local` runs a process group here, `slurm` a batch job on the cluster (a
 Kubernetes launcher would be one more `Launch`).
 
-The Slurm job is submitted with sbatch (`--comment` carries harness's process marker, the proof
-a later sweep needs that the job is ours) and recorded in the run's record like a process;
+The Slurm job is submitted with sbatch (`--comment` carries the hash of a secret drawn for the
+job, the proof a later sweep needs that the job is ours: `harness.record.processes`) and recorded
+in the run's record like a process;
 `wait_started` follows it through the queue with progress lines until it runs (or gives up after
 `pending_timeout_s`); health checks and the evaluation then go to the head task's node, and
 `stop` scancels it. A job that ends on its own (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a failed
 engine) is a `LaunchFailure` whose one line reads `slurm job N ended ...`.
+
+What the job runs is fixed at submit: the tasks' spec (`<name>.task.json`, in the evidence
+folder, read when the job starts, maybe hours later) is named in the batch script with the
+SHA-256 of what harness wrote, and slurm_task refuses a spec that no longer matches (one line,
+`harness: refused ...`, in the job's log and the step's reason). Slurm keeps the script it was
+given at submit, so whoever can write the evidence folder meanwhile cannot change the command.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import secrets
 import shlex
 import subprocess
 import sys
@@ -27,9 +36,11 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.evidence.runbook import LocalLauncher, SlurmLauncher
+from harness.evidence.slurm_task import REFUSED
 from harness.record.processes import ProcessRegistry, job_comment
 from harness.util import slurm
-from harness.util.processes import marked_env, own_marker, stop_group
+from harness.util.files import tail, write_atomic
+from harness.util.processes import marked_env, stop_group
 
 PENDING_PROGRESS_S = 10.0
 # How long an ended job's state may take to leave RUNNING after scancel (KillWait + epilog).
@@ -141,16 +152,18 @@ class SlurmLaunch(Launch):
                  name: str, registry: ProcessRegistry | None, role: str = "engine"):
         self.spec, self.name, self.registry = spec, name, registry
         self.evidence_dir = Path(evidence_dir).resolve()
+        secret = secrets.token_hex(32)  # never leaves this process and the run's record
+        self.options = sbatch_options(spec, name, self.evidence_dir, job_comment(secret))
         task_spec = self.evidence_dir / f"{name}.task.json"
-        task_spec.write_text(json.dumps({"command": command, "logs": str(self.evidence_dir), "name": name}) + "\n")
+        spec_text = json.dumps({"command": command, "logs": str(self.evidence_dir), "name": name}) + "\n"
+        write_atomic(task_spec, spec_text)  # replaces, never writes through, a link planted there
         script = ("#!/bin/bash\n"
                   "# harness: one engine task per Slurm task (harness.evidence.slurm_task)\n"
                   f"exec srun --kill-on-bad-exit=1 {shlex.quote(sys.executable)} -m harness.evidence.slurm_task run "
-                  f"{shlex.quote(str(task_spec))}\n")
-        self.options = sbatch_options(spec, name, self.evidence_dir)
+                  f"{shlex.quote(str(task_spec))} {hashlib.sha256(spec_text.encode()).hexdigest()}\n")
         self.job_id = slurm.submit(script, self.options, cwd=Path.cwd(), env=marked_env(env))
         if registry is not None:
-            registry.add_job(self.job_id, role, command)
+            registry.add_job(self.job_id, role, command, secret)
         self.node: str | None = None
         self._address: str | None = None
         self._final: slurm.JobState | None = None
@@ -185,7 +198,7 @@ class SlurmLaunch(Launch):
                 next_report += PENDING_PROGRESS_S
             time.sleep(0.5)
         if not state.active:
-            raise LaunchFailure(f"slurm job {self.job_id} ended {state.describe()} before the engine was healthy")
+            raise LaunchFailure(f"{self._ended(state)} before the engine was healthy")
         self.node = slurm.hostnames(state.nodes)[0]
         self._address = slurm.node_address(self.node)
         progress(f"slurm job {self.job_id} running on {state.nodes}")
@@ -206,7 +219,14 @@ class SlurmLaunch(Launch):
         state = self._state()
         if state is None:
             return f"slurm job {self.job_id} is unknown to the controller"
-        return None if state.active else f"slurm job {self.job_id} ended {state.describe()}"
+        return None if state.active else self._ended(state)
+
+    def _ended(self, state: slurm.JobState) -> str:
+        """'slurm job N ended FAILED (exit 2)', and slurm_task's refusal of a changed spec when
+        that is why."""
+        refused = next((line.strip() for line in tail(self.evidence_dir / f"{self.name}.stderr.log")
+                        if line.startswith(REFUSED)), None)
+        return f"slurm job {self.job_id} ended {state.describe()}" + (f": {refused}" if refused else "")
 
     def address(self, host: str) -> str:
         return self._address or host
@@ -243,17 +263,20 @@ class SlurmLaunch(Launch):
         return self.returncode, False
 
 
-def sbatch_options(spec: SlurmLauncher, name: str, evidence_dir: Path) -> list[str]:
+def sbatch_options(spec: SlurmLauncher, name: str, evidence_dir: Path, comment: str) -> list[str]:
     """The sbatch options of an engine job: the runbook's settings, the server's log files as
-    the job's output, and harness's marker as its comment."""
+    the job's output (`%` escaped: `slurm.filename_pattern`), and `comment` (harness's proof the
+    job is ours, `job_comment`) last, where sbatch's last word wins over any in
+    `sbatch_options` (which the runbook refuses anyway). HarnessError for an evidence path Slurm
+    cannot write logs to."""
     options = [f"--job-name=harness-{name}", f"--nodes={spec.nodes}", f"--ntasks-per-node={spec.ntasks_per_node}",
-               f"--output={evidence_dir / f'{name}.stdout.log'}", f"--error={evidence_dir / f'{name}.stderr.log'}",
-               f"--comment={job_comment(own_marker())}"]
+               f"--output={slurm.filename_pattern(evidence_dir / f'{name}.stdout.log')}",
+               f"--error={slurm.filename_pattern(evidence_dir / f'{name}.stderr.log')}"]
     for flag, value in (("partition", spec.partition), ("gres", spec.gres), ("time", spec.time),
                         ("account", spec.account)):
         if value is not None:
             options.append(f"--{flag}={value}")
-    return options + spec.sbatch_options
+    return [*options, *spec.sbatch_options, f"--comment={comment}"]
 
 
 def launch(spec: LocalLauncher | SlurmLauncher, command: list[str], *, env: dict[str, str], evidence_dir: Path,

@@ -204,6 +204,18 @@ class SlurmLauncher(_Strict):
         "line is printed every 10 s. The engine's server.startup_timeout_s counts from when it runs.",
     )
 
+    @field_validator("sbatch_options")
+    @classmethod
+    def _not_the_comment(cls, options: list[str]) -> list[str]:
+        # sbatch takes any unambiguous prefix of a long option (`--comm=x`); the comment is
+        # harness's proof the job is its own, so a sweep can cancel it after a killed harness.
+        for option in options:
+            name = option.split("=", 1)[0]
+            if len(name) >= len("--comm") and "--comment".startswith(name):
+                raise ValueError(f"{option!r}: the job's --comment is harness's own (its proof the job is "
+                                 f"harness's, so it can be cancelled after a killed harness); remove it")
+        return options
+
 
 Launcher = Annotated[LocalLauncher | SlurmLauncher, Field(discriminator="kind")]
 

@@ -3,10 +3,13 @@ the node: one `run` per task fills the engine command's per-task placeholders fr
 environment and execs the engine; `identify`, run as an extra step on the head node, says who
 listens on the engine's port there.
 
-    python -m harness.evidence.slurm_task run SPEC.json
+    python -m harness.evidence.slurm_task run SPEC.json SHA256
     python -m harness.evidence.slurm_task identify HOST PORT
 
-`run`: {nnodes} is the job's task count (SLURM_NTASKS: one task per node for a multi-node
+`run` runs SPEC only while its SHA-256 is the one harness put in the batch script at submit: the
+job may start hours later, and whoever can write the evidence folder meanwhile must not choose
+what it runs; a changed spec is refused in one line (REFUSED ...) on the job's stderr, exit 2.
+{nnodes} is the job's task count (SLURM_NTASKS: one task per node for a multi-node
 engine), {node_rank} the task's rank (SLURM_PROCID), {head_addr} the address of the first node
 of the job (where rank 0 runs with Slurm's default block distribution). Rank 0 writes to the
 job's output (the server's logs); rank r > 0 to `<name>.rank<r>.{stdout,stderr}.log` beside them.
@@ -14,10 +17,13 @@ Only the standard library and harness.util are imported: this runs once per task
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
 from pathlib import Path
+
+REFUSED = "harness: refused"  # how slurm_task's refusal line begins (the launcher looks for it)
 
 
 def task_command(command: list[str], env: dict[str, str], head_addr: str) -> list[str]:
@@ -33,17 +39,28 @@ def task_command(command: list[str], env: dict[str, str], head_addr: str) -> lis
     return filled
 
 
-def _run(spec_path: str) -> None:
+def _run(spec_path: str, sha256: str) -> None:
     from harness.util import slurm
 
-    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    try:
+        data = Path(spec_path).read_bytes()
+    except OSError as exc:
+        raise SystemExit(f"{REFUSED} to run {spec_path}: cannot read it ({exc.strerror})") from None
+    found = hashlib.sha256(data).hexdigest()  # of the very bytes run, so no later write counts
+    if found != sha256:
+        print(f"{REFUSED} to run {spec_path}: it changed after the job was submitted (sha256 {found[:12]}, "
+              f"submitted {sha256[:12]})", file=sys.stderr, flush=True)
+        raise SystemExit(2)
+    spec = json.loads(data)
     head = slurm.hostnames(os.environ["SLURM_JOB_NODELIST"])[0]
     command = task_command(spec["command"], dict(os.environ), slurm.node_address(head))
     rank = int(os.environ.get("SLURM_PROCID", "0"))
     if rank > 0:
         logs = Path(spec["logs"])
         for fd, kind in ((1, "stdout"), (2, "stderr")):
-            handle = os.open(logs / f"{spec['name']}.rank{rank}.{kind}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            # O_NOFOLLOW: a link planted in the shared folder is not written through
+            handle = os.open(logs / f"{spec['name']}.rank{rank}.{kind}.log",
+                             os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
             os.dup2(handle, fd)
             os.close(handle)
     print(f"harness: slurm job {os.environ.get('SLURM_JOB_ID')} task {rank} on {os.environ.get('SLURMD_NODENAME')}: "
@@ -70,13 +87,13 @@ def _identify(host: str, port: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`run SPEC` or `identify HOST PORT` (see the module docstring)."""
-    if argv[:1] == ["run"] and len(argv) == 2:
-        _run(argv[1])
+    """`run SPEC SHA256` or `identify HOST PORT` (see the module docstring)."""
+    if argv[:1] == ["run"] and len(argv) == 3:
+        _run(argv[1], argv[2])
     elif argv[:1] == ["identify"] and len(argv) == 3:
         _identify(argv[1], int(argv[2]))
     else:
-        raise SystemExit("usage: python -m harness.evidence.slurm_task run SPEC | identify HOST PORT")
+        raise SystemExit("usage: python -m harness.evidence.slurm_task run SPEC SHA256 | identify HOST PORT")
 
 
 if __name__ == "__main__":

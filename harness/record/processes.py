@@ -15,19 +15,27 @@ is still running belong to it and are left alone; records without a marker (writ
 markers existed) are never signalled.
 
 A Slurm job (an engine the runbook's `launcher: slurm` runs on the cluster) is recorded the same
-way, by job id (`job-<id>.json`): a sweep scancels it while the controller still runs it and its
-comment carries the recorded marker (`job_comment`), so a recycled or foreign job id is never
-cancelled.
+way, by job id (`job-<id>.json`), with a secret drawn for that one job: its sbatch --comment is
+`job_comment(secret)`, a hash of the secret. The comment is public (squeue and scontrol show it
+to every user of the cluster) but the secret is only in the record, a file readable by this user
+alone (0600), and a hash cannot be undone: so a record proves a job is ours only when it holds
+the secret whose hash the job carries, and a record planted in a shared workspace, copying what
+squeue shows, proves nothing. A sweep scancels a job only on that proof, while the controller
+still runs it; a recycled or foreign job id, or a record whose job id is not one (`--user=me`,
+`-1`: `harness.util.slurm.checked_job_id`, refused when the record is read), is never cancelled.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import subprocess
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
+from harness.errors import HarnessError
 from harness.record.layout import Workspace, utc_now
 from harness.util import slurm
 from harness.util.files import write_atomic
@@ -56,6 +64,15 @@ class ProcessRecord(BaseModel):
     started_at: str
     marker: str | None = None  # the HARNESS_PROCESS token its environment carries (marked_env)
     job: str | None = None  # a Slurm job id (then `pid` is 0: the job runs on the cluster)
+    secret: str | None = None  # a job's proof of ownership: its comment is job_comment(secret)
+
+    @field_validator("job")
+    @classmethod
+    def _a_job_id(cls, value: str | None) -> str | None:
+        try:
+            return None if value is None else slurm.checked_job_id(value)
+        except HarnessError as exc:  # a ValueError is what makes the record unreadable (skipped), not fatal
+            raise ValueError(str(exc)) from None
 
     @property
     def owner_running(self) -> bool:
@@ -66,9 +83,11 @@ class ProcessRecord(BaseModel):
     def alive(self) -> bool:
         """Whether its group still has members (a job: the controller still runs it, as ours)."""
         if self.job is not None:
+            if self.secret is None:
+                return False  # no proof it is ours (a record written before secrets existed)
             state = slurm.job_state(self.job)
-            return (state is not None and state.active and self.marker is not None
-                    and state.comment == job_comment(self.marker))
+            return (state is not None and state.active
+                    and hmac.compare_digest(state.comment.encode(), job_comment(self.secret).encode()))
         return recorded_group_alive(self.pid, self.pid, self.start_time, self.marker)
 
     def describe(self) -> str:
@@ -78,9 +97,11 @@ class ProcessRecord(BaseModel):
         return f"{self.role} {what}{where}: {' '.join(self.command)[:120]}"
 
 
-def job_comment(marker: str) -> str:
-    """The sbatch --comment of a job harness submits: its marker, the proof a job is ours."""
-    return f"harness:{marker}"
+def job_comment(secret: str) -> str:
+    """The sbatch --comment of the job submitted with `secret` (a fresh random token per job):
+    'harness:' and 64 hex digits of SHA-256, which shows the job is ours to whoever holds the
+    secret and lets no one who reads it find the secret."""
+    return "harness:" + hashlib.sha256(f"harness slurm job {secret}".encode()).hexdigest()
 
 
 class ProcessRegistry:
@@ -107,13 +128,15 @@ class ProcessRegistry:
         """Forget a group the lifecycle has stopped."""
         self._path(process.pid).unlink(missing_ok=True)
 
-    def add_job(self, job_id: str, role: Role, command: list[str]) -> ProcessRecord:
-        """Record a just-submitted Slurm job (submitted with `job_comment(own_marker())`)."""
+    def add_job(self, job_id: str, role: Role, command: list[str], secret: str) -> ProcessRecord:
+        """Record a just-submitted Slurm job, submitted with the comment `job_comment(secret)`.
+        The file is this user's alone (0600): the secret in it is the proof the job is ours.
+        HarnessError when `job_id` is not a job id."""
         me = os.getpid()
         record = ProcessRecord(role=role, step=self.step, command=[str(c) for c in command], pid=0, start_time=None,
                                owner_pid=me, owner_start_time=start_time(me), started_at=utc_now(),
-                               marker=own_marker(), job=job_id)
-        write_atomic(self.directory / f"job-{job_id}.json", record.model_dump_json(indent=2) + "\n")
+                               job=slurm.checked_job_id(job_id), secret=secret)
+        write_atomic(self.directory / f"job-{job_id}.json", record.model_dump_json(indent=2) + "\n", mode=0o600)
         return record
 
     def remove_job(self, job_id: str) -> None:
@@ -121,7 +144,8 @@ class ProcessRegistry:
         (self.directory / f"job-{job_id}.json").unlink(missing_ok=True)
 
     def records(self) -> list[tuple[Path, ProcessRecord]]:
-        """Every recorded group (unreadable files, torn by a kill mid-write, are skipped)."""
+        """Every recorded group (unreadable files, torn by a kill mid-write, and records naming
+        no valid job id are skipped)."""
         if not self.directory.is_dir():
             return []
         found = []

@@ -34,12 +34,16 @@ def file_record(path: str | Path) -> dict[str, Any]:
     return {"path": str(path.resolve()), "sha256": sha256_file(path), "bytes": path.stat().st_size}
 
 
-def write_atomic(path: Path, text: str) -> Path:
+def write_atomic(path: Path, text: str, mode: int | None = None) -> Path:
     """Write text through a temp file + rename, so a kill never leaves half a file. The temp
-    file's name is unique, so two processes writing the same file cannot trip over each other."""
+    file's name is unique, so two processes writing the same file cannot trip over each other.
+    `mode` (e.g. 0o600): the file's permissions, set before the text is written (else the
+    umask's default)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
+        if mode is not None:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except BaseException:

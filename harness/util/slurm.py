@@ -26,6 +26,29 @@ ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDE
                     "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD", "REQUEUE_HOLD",
                     "REQUEUE_FED", "SPECIAL_EXIT"})
 _FIELD = re.compile(r"(?:^|\s)(\w+)=(\S*)")
+# A job id as sbatch --parsable prints it for the plain batch jobs harness submits (no array
+# `_N` or heterogeneous `+N` suffix): anything else never reaches a command line, where
+# `--user=me` or `-1` would be read as an option.
+_JOB_ID = re.compile(r"[1-9][0-9]{0,9}")
+
+
+def checked_job_id(text: object) -> str:
+    """`text` itself when it is a Slurm job id (ASCII decimal digits, no leading zero, no array
+    or het suffix); HarnessError otherwise."""
+    if not isinstance(text, str) or not _JOB_ID.fullmatch(text):
+        raise HarnessError(f"{str(text)[:80]!r} is not a slurm job id (decimal digits)")
+    return text
+
+
+def filename_pattern(path: Path) -> str:
+    """`path` as an sbatch --output/--error value: Slurm expands `%j`, `%x`, ... there, so each
+    `%` is doubled. HarnessError for a path with a backslash: Slurm then drops every backslash
+    (and expands nothing), so the file would be written elsewhere."""
+    text = str(path)
+    if "\\" in text:
+        raise HarnessError(f"{text}: slurm cannot write a log file whose path has a backslash (it drops them); "
+                           f"use an evidence folder without one")
+    return text.replace("%", "%%")
 
 
 def missing_tools() -> list[str]:
@@ -88,15 +111,16 @@ def submit(script: str, options: list[str], *, cwd: Path, env: dict[str, str]) -
     out = _call(["sbatch", "--parsable", *options], what="cannot submit the slurm job", input_text=script,
                 cwd=cwd, env=env)
     job_id = out.strip().split(";", 1)[0]
-    if not job_id.isdigit():
+    if not _JOB_ID.fullmatch(job_id):
         raise HarnessError(f"cannot submit the slurm job: sbatch answered {out.strip()[:200]!r}, not a job id")
     return job_id
 
 
 def job_state(job_id: str) -> JobState | None:
-    """The job's state (`scontrol show job -o`); None once the controller no longer knows it."""
+    """The job's state (`scontrol show job -o`); None once the controller no longer knows it.
+    HarnessError when `job_id` is not a job id (`checked_job_id`)."""
     try:
-        done = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True,
+        done = subprocess.run(["scontrol", "show", "job", "-o", checked_job_id(job_id)], capture_output=True, text=True,
                               timeout=CALL_TIMEOUT_S, check=False)
     except (FileNotFoundError, subprocess.TimeoutExpired):
         return None
@@ -126,8 +150,8 @@ def node_address(node: str) -> str:
 
 def cancel(job_id: str) -> None:
     """scancel the job (Slurm sends its steps SIGTERM, then SIGKILL after KillWait); a job that
-    already ended is not an error."""
+    already ended is not an error. HarnessError when `job_id` is not a job id (`checked_job_id`)."""
     try:
-        subprocess.run(["scancel", job_id], capture_output=True, timeout=CALL_TIMEOUT_S, check=False)
+        subprocess.run(["scancel", checked_job_id(job_id)], capture_output=True, timeout=CALL_TIMEOUT_S, check=False)
     except (FileNotFoundError, subprocess.TimeoutExpired):
         pass

@@ -65,10 +65,10 @@ def test_the_launcher_section_defaults_to_local_and_takes_slurm_settings(tmp_pat
     launcher = _runbook(tmp_path, {"kind": "slurm", "partition": "gpu", "nodes": 4, "ntasks_per_node": 1,
                                    "gres": "gpu:8", "time": "02:00:00", "account": "llm",
                                    "sbatch_options": ["--exclusive"]}).launcher
-    options = sbatch_options(launcher, "server", tmp_path)
+    options = sbatch_options(launcher, "server", tmp_path, "harness:proof")
     assert {"--nodes=4", "--ntasks-per-node=1", "--partition=gpu", "--gres=gpu:8", "--time=02:00:00",
             "--account=llm", "--exclusive", f"--output={tmp_path}/server.stdout.log"} <= set(options)
-    assert any(o.startswith("--comment=harness:") for o in options)
+    assert options[-1] == "--comment=harness:proof", "the marker comes last, after sbatch_options: it wins"
 
 
 @pytest.mark.parametrize(("launcher", "where", "message"), [
@@ -278,7 +278,7 @@ def test_a_sweep_never_cancels_a_job_that_is_not_ours(cluster, tmp_path):
     foreign = slurm.submit("#!/bin/sh\nexec sleep 600\n", ["--comment=someone-else", f"--output={tmp_path}/out"],
                            cwd=tmp_path, env=dict(os.environ))
     registry = ProcessRegistry(tmp_path / "processes")
-    record = registry.add_job(foreign, "engine", ["engine"])
+    record = registry.add_job(foreign, "engine", ["engine"], "a-secret-whose-hash-it-does-not-carry")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     path = tmp_path / "processes" / f"job-{foreign}.json"
