@@ -45,7 +45,9 @@ from harness.evidence.runbook import Runbook
 from harness.evidence.traces import TraceError, TraceNaming, profiling_naming, write_evidence_pair
 from harness.record.checks import Check, CheckStatus
 
-_FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<function>.+)$")  # torch's python_function names
+# torch's python_function names. DOTALL: a newline in a name would make the function's `.+$`
+# fail and retry at every later "(<n>): ", quadratic in the name's length.
+_FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<function>.+)$", re.DOTALL)
 _LIBRARY = re.compile(r"(^|/)(torch|site-packages|dist-packages|threading\.py|multiprocessing)(/|$)")
 _MODULE = "nn.Module: "
 GAP_MIN_US = 100.0  # a host gap shorter than this is dispatch, not a stall
@@ -666,7 +668,7 @@ def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
     device_cats = set(naming.device_categories)
     has_device = any(cat in device_cats for c in columns for cat, _ in c.keys)
     host_is_device = not has_device or bool(device_cats & set(naming.host_op_categories))
-    notes = []
+    notes = [line for r, c in zip(ranks_in, columns) for line in c.skipped(r.path)]
     if not has_device:
         notes.append(f"no events in the device categories ({', '.join(naming.device_categories)}): the host's "
                      "operators are analysed as the device")

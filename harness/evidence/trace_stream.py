@@ -13,22 +13,20 @@ from the trace's own `distributedInfo` (torch/profiler/profiler.py `_get_distrib
 
 from __future__ import annotations
 
-import gzip
 import io
 import operator
 import re
-import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import ijson
 import numpy as np
 from pydantic import BaseModel
 
-from harness.evidence.traces import TraceError, TraceMissing
+from harness.evidence.traces import MAX_NAME_CHARS, TraceError, TraceMissing, open_trace
 
 HEADER_BYTES = 1 << 20  # top-level fields torch writes before traceEvents (distributedInfo among them)
 # The per-rank name forms, one alternative per engine: SGLang's `-TP-0-PP-1` and vLLM's
@@ -61,29 +59,12 @@ class RankTrace(BaseModel):
     header: dict[str, Any]  # the trace's top-level fields other than traceEvents
 
 
-def open_trace(path: Path) -> IO[bytes]:
-    """The trace's bytes, decompressed when it is gzip (told by its magic, not its name);
-    TraceMissing when it cannot be opened."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 — returned to the caller, who closes it
-    except OSError as exc:
-        raise TraceMissing(f"trace not found: {path} (cannot read trace: {exc.strerror or exc})") from None
-    if handle.read(2) == b"\x1f\x8b":
-        handle.seek(0)
-        return gzip.GzipFile(fileobj=handle)  # type: ignore[return-value]
-    handle.seek(0)
-    return handle
-
-
 def read_header(path: Path) -> dict[str, Any]:
     """The top-level fields of a trace that come before `traceEvents` within its first MB
     (torch writes distributedInfo, baseTimeNanoseconds and deviceProperties there); {} for the
     bare-array form."""
     with open_trace(path) as handle:
-        try:
-            head = handle.read(HEADER_BYTES)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceError(f"{path}: cannot read the trace: {exc}") from None
+        head = handle.read(HEADER_BYTES)
     header: dict[str, Any] = {}
     if not head.lstrip().startswith(b"{"):
         return header
@@ -92,8 +73,8 @@ def read_header(path: Path) -> dict[str, Any]:
     try:
         for key, value in parser:
             header[key] = value
-    except ijson.JSONError:
-        pass  # a header longer than HEADER_BYTES: what was read is what there is
+    except (ijson.JSONError, ValueError):
+        pass  # a header longer than HEADER_BYTES (or garbage, which reading the events reports)
     return header
 
 
@@ -101,8 +82,9 @@ def rank_of(path: Path, header: dict[str, Any]) -> RankId:
     """The trace's place in the layout: SGLang's `-TP-<t>-PP-<p>` (`-DP-`, `-EP-`) or vLLM's
     `dp<d>_pp<p>_tp<t>_..._ep<e>` name tokens, else the global rank (older vLLM's `-rank-<n>`
     name, else `distributedInfo.rank`) taken as the pipeline stage."""
-    info = header.get("distributedInfo") or {}
+    info = header.get("distributedInfo")
     global_rank = info.get("rank") if isinstance(info, dict) else None
+    global_rank = global_rank if isinstance(global_rank, int) else None
     tokens = {(axis or vaxis).lower(): int(number or vnumber)
               for axis, number, vaxis, vnumber in _RANK_TOKEN.findall(path.name)}
     if tokens:
@@ -110,20 +92,24 @@ def rank_of(path: Path, header: dict[str, Any]) -> RankId:
     named = _GLOBAL_RANK.search(path.name)
     if named:
         return RankId(pp=int(named[1]), rank=int(named[1]))
-    if isinstance(global_rank, int):
+    if global_rank is not None:
         return RankId(pp=global_rank, rank=global_rank)
     return RankId()
 
 
 def trace_files(paths: Iterable[Path]) -> list[Path]:
     """The `.json` / `.json.gz` traces of files and directories (a directory: its own files,
-    sorted); HarnessError for a path that is neither, or a directory without traces."""
+    sorted); HarnessError for a path that is neither, a directory without traces, or a file in
+    a directory that is a symlink leading outside it (a shared directory's link to a private file)."""
     found: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
             inside = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz")))
             if not inside:
                 raise TraceMissing(f"{path}: no .json or .json.gz traces in the directory")
+            home = path.resolve()
+            for link in (p for p in inside if p.is_symlink() and not p.resolve().is_relative_to(home)):
+                raise TraceError(f"{link}: a symlink leading outside {path}; refused")
             found += inside
         elif path.is_file():
             found.append(path)
@@ -163,16 +149,15 @@ def _ranked(path: Path) -> bool:
 @contextmanager
 def events_of(path: Path) -> Iterator[Iterator[dict[str, Any]]]:
     """The trace's events as an iterator, one at a time (plain or gzip; `{"traceEvents": [...]}`
-    or a bare array), valid inside the `with`; TraceError when the file is not a JSON trace."""
+    or a bare array), valid inside the `with`, read within `open_trace`'s bounds; TraceError
+    (one line, never quoting the file) when the file is not a JSON trace or breaks a bound."""
     with open_trace(path) as handle:
         try:
             first = handle.read(64).lstrip()[:1]
             handle.seek(0)
             yield ijson.items(handle, "item" if first == b"[" else "traceEvents.item", use_float=True)
-        except ijson.JSONError as exc:
-            raise TraceError(f"{path}: not a JSON trace; the file is not a JSON Chrome trace: {exc}") from None
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceError(f"{path}: cannot read the trace: {exc}") from None
+        except (ijson.JSONError, ValueError):  # ijson's message quotes the bytes around the error
+            raise TraceError(f"{path}: not a JSON trace: it does not parse as JSON") from None
 
 
 def iter_events(path: Path) -> Iterator[dict[str, Any]]:
@@ -184,47 +169,87 @@ def iter_events(path: Path) -> Iterator[dict[str, Any]]:
 class EventColumns:
     """The complete ('X') events of one trace as columns: ts and dur (µs, float64), the thread
     (index into `threads`, a (pid, tid) pair) and the kind key (index into `keys`, a (cat, name)
-    pair), plus the threads' names from the trace's metadata events."""
+    pair), plus the threads' names from the trace's metadata events, and the count of events
+    left out: `oversized` (a name, category, pid or tid over MAX_NAME_CHARS characters) and
+    `malformed` (not an object, or a field of the wrong type)."""
 
     def __init__(self, ts: np.ndarray, dur: np.ndarray, tid: np.ndarray, key: np.ndarray, correlation: np.ndarray,
                  keys: list[tuple[str, str]], threads: list[tuple[Any, Any]],
-                 thread_names: dict[tuple[Any, Any], str]):
+                 thread_names: dict[tuple[Any, Any], str], oversized: int = 0, malformed: int = 0):
         self.ts, self.dur, self.tid, self.key = ts, dur, tid, key
         self.correlation = correlation  # args.correlation (launch <-> device work), -1 where none
         self.keys, self.threads, self.thread_names = keys, threads, thread_names
+        self.oversized, self.malformed = oversized, malformed
+
+    def skipped(self, path: Path) -> list[str]:
+        """One line per kind of event left out of `path`'s columns, with the count; [] if none."""
+        lines = []
+        if self.oversized:
+            lines.append(f"{path}: {_events(self.oversized)} skipped: a name, category, pid or tid over "
+                         f"{MAX_NAME_CHARS:,} characters")
+        if self.malformed:
+            lines.append(f"{path}: {_events(self.malformed, 'malformed ')} skipped (not an object, or a field "
+                         "of the wrong type)")
+        return lines
+
+
+def _events(count: int, kind: str = "") -> str:
+    return f"{count:,} {kind}event{'s' if count != 1 else ''}"
+
+
+def _fits(fields: tuple[Any, ...]) -> bool:
+    """Whether an event's identifying fields are short enough to be keys (and regex inputs)."""
+    return all(len(str(field)) <= MAX_NAME_CHARS for field in fields)
 
 
 def read_columns(path: Path) -> EventColumns:
-    """One streaming pass over a trace into EventColumns (TraceError as `iter_events`). The loop
-    is the analysis' per-event cost, so it does one dictionary lookup per event: (cat, name,
-    pid, tid) together, split into keys and threads once at the end."""
+    """One streaming pass over a trace into EventColumns (TraceError as `iter_events`, saying
+    after how many complete events it stopped). The loop is the analysis' per-event cost, so it does one
+    dictionary lookup per event: (cat, name, pid, tid) together, split into keys and threads
+    once at the end; only a new combination is checked against MAX_NAME_CHARS. An event over
+    it, or malformed, is skipped and counted."""
     combos: dict[tuple[Any, Any, Any, Any], int] = {}
     ts, dur, combo, correlation = array("d"), array("d"), array("l"), array("q")
     ts_append, dur_append, combo_append, correlation_append = ts.append, dur.append, combo.append, correlation.append
     thread_names: dict[tuple[Any, Any], str] = {}
     identity = operator.itemgetter("cat", "name", "pid", "tid")
-    with events_of(path) as events:
-        for event in events:
-            phase = event.get("ph")
-            if phase == "X":
-                try:  # one C call for the four fields every profiler event has
-                    what, start = identity(event), event["ts"]
-                except KeyError:
-                    what, start = (event.get("cat", ""), event.get("name", ""), event.get("pid"),
-                                   event.get("tid")), event.get("ts")
-                    if start is None:
-                        continue
-                index = combos.get(what)
-                if index is None:
-                    index = combos[what] = len(combos)
-                ts_append(start)
-                dur_append(event.get("dur") or 0.0)
-                combo_append(index)
-                args = event.get("args")
-                link = args.get("correlation") if args else None
-                correlation_append(link if isinstance(link, int) else -1)
-            elif phase == "M" and event.get("name") == "thread_name":
-                thread_names[(event.get("pid"), event.get("tid"))] = str((event.get("args") or {}).get("name", ""))
+    oversized = malformed = 0
+    try:
+        with events_of(path) as events:
+            for event in events:
+                try:
+                    phase = event.get("ph")
+                    if phase == "X":
+                        try:  # one C call for the four fields every profiler event has
+                            what, start = identity(event), event["ts"]
+                        except KeyError:
+                            what, start = (event.get("cat", ""), event.get("name", ""), event.get("pid"),
+                                           event.get("tid")), event.get("ts")
+                            if start is None:
+                                continue
+                        index = combos.get(what)
+                        if index is None and not _fits(what):
+                            oversized += 1
+                            continue
+                        args = event.get("args")
+                        link = args.get("correlation") if args else None
+                        ts_append(start)
+                        dur_append(event.get("dur") or 0.0)
+                        correlation_append(link if isinstance(link, int) else -1)
+                        if index is None:  # registered once its event has gone in whole
+                            index = combos[what] = len(combos)
+                        combo_append(index)
+                    elif phase == "M" and event.get("name") == "thread_name":
+                        thread, name = (event.get("pid"), event.get("tid")), str((event.get("args") or {}).get("name", ""))
+                        if _fits((*thread, name)):
+                            thread_names[thread] = name
+                        else:
+                            oversized += 1
+                except (AttributeError, TypeError, ValueError, OverflowError):
+                    malformed += 1
+                    del ts[len(combo):], dur[len(combo):], correlation[len(combo):]  # the part it appended
+    except TraceError as exc:
+        raise type(exc)(f"{exc} (after {_events(len(ts), 'complete ')})") from None
     key_ids: dict[tuple[str, str], int] = {}
     thread_ids: dict[tuple[Any, Any], int] = {}
     combo_key, combo_thread = np.empty(len(combos), dtype=np.int64), np.empty(len(combos), dtype=np.int64)
@@ -237,4 +262,5 @@ def read_columns(path: Path) -> EventColumns:
                         tid=combo_thread[which], key=combo_key[which],
                         correlation=np.frombuffer(correlation, dtype=np.int64) if len(correlation) else
                         np.empty(0, dtype=np.int64), keys=list(key_ids),
-                        threads=list(thread_ids), thread_names=thread_names)
+                        threads=list(thread_ids), thread_names=thread_names, oversized=oversized,
+                        malformed=malformed)

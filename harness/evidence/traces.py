@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import zlib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import IO, Any, ClassVar, Literal, Self
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
@@ -118,24 +119,125 @@ class TraceMissing(TraceError):
     """A trace file that is not there or cannot be opened (the profiler wrote nothing)."""
 
 
+# Bounds on what a trace may hold: traces can come from a directory someone else writes to, and
+# each bound stops an input that would otherwise cost minutes or gigabytes (issue 36).
+MAX_NAME_CHARS = 4096  # an event's name, category, pid or tid; longer events are skipped and counted
+MAX_STRING_BYTES = 1 << 20  # a JSON string (any run of bytes without a quote): the file is refused
+MAX_DEPTH = 64  # JSON nesting (a torch trace nests ~6 deep); ijson's cost grows with its square
+GZIP_RATIO, GZIP_FLOOR = 100, 64 << 20  # decompressed bytes allowed: ratio x compressed size, at least the floor
+MAX_TRACE_BYTES = 8 << 30  # decompressed or plain, whatever the compressed size
+
+_NOT_MARKS = bytes(sorted(set(range(256)) - set(b'"[]{}')))  # translate() deletes these: quotes and brackets stay
+_AS_PARENS = bytes.maketrans(b"[{]}", b"(())")
+_STRING = re.compile(rb'"[^"]*"')  # over the marks only: a string is a quote pair with brackets between
+
+
+class BoundedTrace:
+    """A trace's bytes (decompressed when gzip) that refuses, with TraceError, a file over its
+    size bounds, a string over MAX_STRING_BYTES or nesting deeper than MAX_DEPTH, checked as the
+    bytes are read, before a parser holds them. `read(size)` returns what the file holds, as a
+    binary file does; `seek(0)` starts over; `close()` closes `source` and the file under it."""
+
+    def __init__(self, path: Path, source: IO[bytes], limit: int, file: IO[bytes]):
+        self.path, self._source, self._limit, self._file = path, source, limit, file
+        self.seek(0)
+
+    def seek(self, offset: int) -> int:
+        """Back to the first byte (0, returned), the checks started over; ValueError for any
+        other offset."""
+        if offset:
+            raise ValueError("a trace can only be rewound")
+        self._source.seek(0)
+        self._read, self._depth, self._in_string, self._since_quote, self._escapes = 0, 0, False, 0, b""
+        return 0
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes (all that is left when negative); b"" at the end. TraceError when
+        the file is corrupt or what has been read breaks a bound."""
+        if size < 0 or size > MAX_STRING_BYTES:  # each chunk at most the string bound: see _check
+            return b"".join(iter(lambda: self.read(MAX_STRING_BYTES), b""))
+        try:
+            chunk = self._source.read(size)
+        except (OSError, EOFError, zlib.error):
+            raise TraceError(f"{self.path}: cannot read the trace: corrupt or truncated compressed data") from None
+        self._read += len(chunk)
+        if self._read > self._limit:
+            raise TraceError(f"{self.path}: the trace holds more than {self._limit:,} bytes; "
+                             f"refused (at most {GZIP_RATIO}x its compressed size, {MAX_TRACE_BYTES:,} in all)")
+        self._check(chunk)
+        return chunk
+
+    def close(self) -> None:
+        """Close the trace and the file under it."""
+        self._source.close()
+        self._file.close()  # a GzipFile leaves the file it was given open
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _check(self, chunk: bytes) -> None:
+        data = self._escapes + chunk
+        # a run of backslashes cut by the chunk's end is kept for the next, to pair escapes right
+        cut = len(data) - len(data.rstrip(b"\\")) if chunk else 0
+        data, self._escapes = (data[:-cut], data[-cut:]) if cut else (data, b"")
+        first, last = data.find(b'"'), data.rfind(b'"')
+        if self._since_quote + (len(data) if last < 0 else first) > MAX_STRING_BYTES:
+            raise TraceError(f"{self.path}: a string longer than {MAX_STRING_BYTES:,} bytes; refused")
+        self._since_quote = self._since_quote + len(data) if last < 0 else len(data) - last - 1
+        if b"\\" in data:  # escaped backslashes, then escaped quotes: what is left of a quote delimits
+            data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+        marks = data.translate(None, _NOT_MARKS)
+        if self._in_string:
+            marks = b'"' + marks
+        # Two quotes with no bracket between bound a string or a stretch outside them that holds
+        # no bracket: dropping them keeps every bracket on its side, and leaves the few strings
+        # that hold brackets (C++ names' `{lambda()#1}`) to the regex.
+        marks = marks.replace(b'""', b"")
+        outside, quote, _ = _STRING.sub(b"", marks).partition(b'"')  # an unclosed string runs to the end
+        self._in_string = bool(quote)
+        nesting = outside.translate(_AS_PARENS)
+        height = 0  # the deepest nesting of brackets opened and closed within the chunk
+        while b"()" in nesting:
+            nesting, height = nesting.replace(b"()", b""), height + 1
+            if height > MAX_DEPTH:
+                break
+        closes = nesting.count(b")")  # the rest: closes of brackets opened before, then ones still open
+        if self._depth + len(nesting) - closes + height > MAX_DEPTH:
+            raise TraceError(f"{self.path}: JSON nested deeper than {MAX_DEPTH} levels; refused")
+        self._depth += len(nesting) - 2 * closes
+
+
+def open_trace(path: Path) -> BoundedTrace:
+    """The trace's bytes, decompressed when it is gzip (told by its magic, not its name), read
+    within the bounds of `BoundedTrace`: at most GZIP_RATIO times a gzip file's size (at least
+    GZIP_FLOOR) and MAX_TRACE_BYTES in all. TraceMissing when it cannot be opened."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 — returned to the caller, who closes it
+        size = os.fstat(handle.fileno()).st_size
+    except OSError as exc:
+        raise TraceMissing(f"trace not found: {path} (cannot read trace: {exc.strerror or type(exc).__name__})") from None
+    if handle.read(2) == b"\x1f\x8b":
+        handle.seek(0)
+        limit = min(max(GZIP_RATIO * size, GZIP_FLOOR), MAX_TRACE_BYTES)
+        return BoundedTrace(path, gzip.GzipFile(fileobj=handle), limit, handle)  # type: ignore[arg-type]
+    return BoundedTrace(path, handle, MAX_TRACE_BYTES, handle)
+
+
 def load_trace(path: str | Path) -> dict[str, Any]:
     """The one trace loader: a torch-profiler Chrome trace, plain or gzip (told by its first
     bytes, not its name), as {"traceEvents": [...], ...}; the bare-array form is wrapped.
-    TraceMissing when the file is absent or unreadable, TraceError when it is not a trace."""
+    Read within `open_trace`'s bounds. TraceMissing when the file is absent or unreadable,
+    TraceError (one line, never quoting the file) when it is not a trace or breaks a bound."""
     path = Path(path)
+    with open_trace(path) as handle:
+        raw = handle.read()
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        missing = "no such file" if not path.exists() else (exc.strerror or str(exc))
-        raise TraceMissing(f"trace not found: {path} (cannot read trace: {missing})") from None
-    try:
-        if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the suffix
-            raw = gzip.decompress(raw)
         data = json.loads(raw)
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise TraceError(f"{path}: cannot read the trace: {exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{path}: not a JSON trace; the file is not a JSON Chrome trace: {exc}") from None
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError: their messages quote the bytes
+        raise TraceError(f"{path}: not a JSON trace: it does not parse as JSON") from None
     events = data.get("traceEvents") if isinstance(data, dict) else data if isinstance(data, list) else None
     if not isinstance(events, list):
         raise TraceError(f"{path}: not a Chrome trace (no traceEvents list)")
@@ -144,20 +246,32 @@ def load_trace(path: str | Path) -> dict[str, Any]:
 
 def events_frame(trace: dict[str, Any], naming: TraceNaming) -> pd.DataFrame:
     """Complete ('X') events as a frame: name, cat, pid, tid, ts, dur, end (µs), correlation,
-    and the device class (communication | memcpy | compute) of device events."""
-    rows, flows = [], {}
+    and the device class (communication | memcpy | compute) of device events. An event whose
+    name or category is over MAX_NAME_CHARS is left out (the naming regexes run on names),
+    counted in `frame.attrs["oversized"]`, and so is a malformed one (a field of the wrong type)
+    in `frame.attrs["malformed"]`."""
+    rows, flows, oversized, malformed = [], {}, 0, 0
     for event in trace["traceEvents"]:
         if not isinstance(event, dict):
             continue
         phase = event.get("ph")
         if phase == "X" and "ts" in event:
-            args = event.get("args") or {}
-            rows.append((str(event.get("name", "")), str(event.get("cat", "")), event.get("pid"),
-                         event.get("tid"), float(event["ts"]), float(event.get("dur") or 0.0),
-                         args.get("correlation")))
+            name, cat = str(event.get("name", "")), str(event.get("cat", ""))
+            if len(name) > MAX_NAME_CHARS or len(cat) > MAX_NAME_CHARS:
+                oversized += 1
+                continue
+            try:
+                rows.append((name, cat, event.get("pid"), event.get("tid"), float(event["ts"]),
+                             float(event.get("dur") or 0.0), (event.get("args") or {}).get("correlation")))
+            except (AttributeError, TypeError, ValueError):
+                malformed += 1
         elif phase in ("s", "f") and "id" in event:  # ac2g flows: launch ('s') -> device work ('f')
-            flows[(event.get("pid"), event.get("tid"), float(event.get("ts", 0)))] = event["id"]
+            try:
+                flows[(event.get("pid"), event.get("tid"), float(event.get("ts", 0)))] = event["id"]
+            except (TypeError, ValueError):
+                malformed += 1
     frame = pd.DataFrame(rows, columns=["name", "cat", "pid", "tid", "ts", "dur", "correlation"])
+    frame.attrs["oversized"], frame.attrs["malformed"] = oversized, malformed
     frame["end"] = frame["ts"] + frame["dur"]
     if flows and frame["correlation"].isna().any():
         # Older traces carry the launch->kernel link only as flow events at the same pid/tid/ts.
@@ -261,6 +375,11 @@ def analyze_trace(trace: dict[str, Any], naming: TraceNaming | None = None, *, s
     device = frame[frame["device"]]
     host_ops = frame[frame["cat"].isin(naming.host_op_categories)]
     notes = []
+    if frame.attrs["oversized"]:
+        notes.append(f"{frame.attrs['oversized']:,} event(s) skipped: a name or category over {MAX_NAME_CHARS:,} "
+                     "characters")
+    if frame.attrs["malformed"]:
+        notes.append(f"{frame.attrs['malformed']:,} malformed event(s) skipped (a field of the wrong type)")
     if device.empty:
         notes.append(f"no device events (categories {', '.join(naming.device_categories)}): "
                      "a CPU-only trace, or the device uses other category names")

@@ -160,7 +160,7 @@ def test_unscannable_evidence_is_not_run_or_failed_never_a_crash(tmp_path):
     assert log_check.label().startswith("not run: no server log to scan")
     assert trace.status is CheckStatus.not_run and "cannot read trace" in trace.reason
     assert trace_check([corrupt])[1].status is CheckStatus.failed
-    assert "is not a JSON Chrome trace" in trace_check([corrupt])[1].reason
+    assert "not a JSON trace: it does not parse as JSON" in trace_check([corrupt])[1].reason
     assert trace_check([])[1].label() == "not run: no trace was captured"
     assert trace_check([cpu_only])[1].label() == "not run: the trace holds no device events (a CPU-only profile?)"
 
