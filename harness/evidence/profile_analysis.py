@@ -386,9 +386,26 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
                  for f in fallback]
     return _Rank(label=label, rank=trace.rank, source=str(trace.path), steps=steps, window=window, work=work,
                  waiting=waiting, blocked=blocked, split=split, layers=layers,
-                 compile_us=iv.length(iv.merge(ts[keys.compile[key]], end[keys.compile[key]])),
+                 compile_us=_compile_us(ts, end, key, keys, steps),
                  op_totals={k: list(map(float, v)) for k, v in op_totals.items()}, threads=threads,
                  findings=findings, fallback=fallback)
+
+
+def _compile_us(ts: np.ndarray, end: np.ndarray, key: np.ndarray, keys: _Keys, steps: list[tuple[float, float]]) -> float:
+    """Host time (µs, overlaps merged) spent compiling or capturing graphs: the events the compile
+    patterns name, less every name that recurs in two or more steps. Compiling happens once per
+    graph and shape; what recurs step after step is the compiled code running (`CompiledFunction`,
+    `CompiledFunctionBackward`, a `Torch-Compiled Region`, Dynamo's per-call frame wrapper). With
+    fewer than two steps nothing can recur, and every matching event counts."""
+    mask = keys.compile[key]
+    if len(steps) >= 2 and mask.any():
+        starts, ends = np.array([s for s, _ in steps]), np.array([e for _, e in steps])
+        which = np.searchsorted(starts, ts[mask], side="right") - 1
+        inside = (which >= 0) & (ts[mask] < ends[np.clip(which, 0, None)])
+        pairs = np.unique(np.stack([key[mask][inside], which[inside]]), axis=1)
+        names, steps_seen = np.unique(pairs[0], return_counts=True)
+        mask = mask & ~np.isin(key, names[steps_seen >= 2])
+    return iv.length(iv.merge(ts[mask], end[mask]))
 
 
 def _launched_device_time(columns: EventColumns, keys: _Keys,

@@ -90,7 +90,8 @@ class TraceNaming(BaseModel):
     compile_patterns: list[str] = Field(
         default=[r"Torch-Compiled Region", r"torch/_dynamo/", r"torch/_inductor/", r"CompiledFunction",
                  r"[Gg]raph ?[Cc]apture", r"GraphCapture", r"capture_graph", r"compile_fx"],
-        description="Regexes on host event names that are compilation or graph capture, not steady state.")
+        description="Regexes on host event names that may be compilation or graph capture; a name that "
+                    "recurs in two or more steps is the compiled code running, not compiling, and is not counted.")
     copy_op_patterns: list[str] = Field(
         default=[r"^aten::_to_copy$", r"^aten::copy_$", r"^aten::to$"],
         description="Host operators that copy a tensor between devices (a CPU fallback copies in and out).")

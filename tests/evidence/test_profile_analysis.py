@@ -222,3 +222,25 @@ def test_on_a_device_a_layer_costs_the_device_time_it_launched(tmp_path):
     assert analysis.balance.observed == [1, 3] and analysis.balance.proposed == [2, 2]
     assert [(e.waiter, e.waits_on) for e in analysis.wait_chain.edges] == [("PP0", "PP1"), ("PP1", "PP0")]
     assert analysis.wait_chain.root == "PP1" and analysis.slowest_stage == "PP1"
+
+
+@pytest.mark.parametrize("runtime", ["CompiledFunction", "Torch-Compiled Region", "torch/_dynamo/eval_frame.py(632): _fn"])
+def test_compile_time_is_what_happens_once_not_the_compiled_code_running_every_step(tmp_path, runtime):
+    """Issue 37: a steady-state compiled model runs `CompiledFunction` (and its backward, a
+    Torch-Compiled Region, Dynamo's per-call wrapper) in every step; that is execution. Compiling
+    (Dynamo's `_compile`, Inductor's `compile_fx`) happens once: 5 ms in the first step here."""
+    category = "python_function" if runtime.startswith("torch/") else "cpu_op"
+    events = []
+    for step in range(4):
+        at = step * 10_000
+        events.append(_event(f"ProfilerStep#{step}", "user_annotation", at, 9_000))
+        if step == 0:
+            events += [_event("torch/_dynamo/convert_frame.py(900): _compile", "python_function", at + 10, 5_000),
+                       _event("torch/_inductor/compile_fx.py(1300): compile_fx", "python_function", at + 20, 4_000)]
+        events += [_event(runtime, category, at + 6_000, 1_500), _event("CompiledFunctionBackward", "cpu_op", at + 7_600, 1_000)]
+    (tmp_path / "run-TP-0.trace.json").write_text(json.dumps({"traceEvents": events}))
+    assert analyze_profile([tmp_path]).compile_ms == pytest.approx(5.0)
+    one = tmp_path / "one"
+    one.mkdir()  # one step: nothing can recur, every matching event counts
+    (one / "run-TP-0.trace.json").write_text(json.dumps({"traceEvents": events[:5]}))
+    assert analyze_profile([one]).compile_ms == pytest.approx(5.0 + 2.5)
