@@ -32,7 +32,8 @@ def main() -> int:
         print(f"harness run exited {done.returncode}; reports/examples/ is incomplete", file=sys.stderr)
         return done.returncode
     (EXAMPLES / ".harness" / "state.sqlite").unlink(missing_ok=True)
-    (EXAMPLES / ".harness" / ".gitignore").unlink(missing_ok=True)  # the committed run is the point here
+    for ignore in (EXAMPLES / ".harness" / ".gitignore", EXAMPLES / "reports" / ".gitignore"):
+        ignore.unlink(missing_ok=True)  # the committed run is the point here
     (EXAMPLES / ".harness" / "runs" / RUN_ID / "lock").unlink(missing_ok=True)
     print(f"wrote {EXAMPLES}")
     return 0

@@ -176,7 +176,9 @@ def _installed_from(package: Path) -> str | None:
         return None
     url, vcs = str(recorded.get("url", "")), recorded.get("vcs_info") or {}
     if not _REACHABLE.match(url):
-        raise HarnessError(f"this harness was installed from {url}, which a CI job cannot reach; {_HOW}")
+        commit = str(vcs.get("commit_id", ""))
+        how = _HOW.replace("@COMMIT", f"@{commit}") if re.fullmatch(r"[0-9a-f]{40}", commit) else _HOW
+        raise HarnessError(f"this harness was installed from {url}, which a CI job cannot reach; {how}")
     if vcs.get("vcs") == "git" and re.fullmatch(r"[0-9a-f]{40}", str(vcs.get("commit_id", ""))):
         return f"harness @ git+{url}@{vcs['commit_id']}"
     if "archive_info" in recorded:

@@ -64,13 +64,17 @@ def open_workspace(path: Path | None, *, writes: bool = False) -> Workspace:
 
 def open_runs_workspace(path: Path | None, *, writes: bool = False) -> Workspace:
     """The workspace of a command on its runs (`writes`: one that starts or rebuilds runs), after
-    stopping every process a killed harness left running there (said on stderr)."""
+    stopping every process a killed harness left running there (said on stderr, as is each job
+    left recorded because the Slurm controller could not be asked)."""
     from harness.record.processes import sweep_workspace
 
     ws = open_workspace(path, writes=writes)
-    for run_id, record in sweep_workspace(ws):
+    stopped, left = sweep_workspace(ws)
+    for run_id, record in stopped:
         err.print(f"stopped an orphan of run {run_id} (its harness process {record.owner_pid} is gone): "
                   f"{record.describe()}")
+    for line in left:
+        err.print(Text(f"harness: {line}"), soft_wrap=True)  # one line, however long
     return ws
 
 

@@ -27,7 +27,9 @@ def next_command(view) -> str:
     if view.resume_lost:
         return f"harness repair {view.run_id}"
     if view.state == "waiting":
-        return f"harness approve {view.run_id} --by NAME (or reject --reason)"
+        failed = any(s.slug == view.waiting_at and s.verdict == "failed" for s in view.steps)
+        override = ' --override --note "why"' if failed else ""  # a failed step is approved only knowingly
+        return f"harness approve {view.run_id} --by NAME{override} (or reject --reason)"
     if view.state == "interrupted":
         return f"harness resume {view.run_id}"
     return ""

@@ -119,10 +119,12 @@ def _print(report) -> None:
         return
     counts = report.severity_counts()
     started = sum(f.run_id is not None for f in report.features)
+    reused = sum(f.reused for f in report.features if f.run_id is not None)
     out.print(f"Upgrade {report.from_spec} → {report.to_spec}: {len(report.features)} feature(s) to review "
               f"({counts['blocker']} blocker(s), {counts['path']} break a path, {counts['warning']} warning(s)), "
-              f"{started} review run(s) started, {len(report.preexisting)} already broken on {report.from_spec}, "
-              f"{len(report.unchecked)} without a run: no finding decidable statically")
+              f"review runs: {started - reused} started, {reused} reused, {len(report.features) - started} on demand; "
+              f"also {len(report.unchecked)} not decidable statically and {len(report.preexisting)} already broken on "
+              f"{report.from_spec} (no runs)")
     if report.through_note:
         out.print(f"  {report.through_note}")
     if report.commits_note and report.features:

@@ -213,7 +213,7 @@ def status(
         table = Table(title=f"Runs in {ws.root}")
         # a run id is pasted into the next command: never cut or wrapped, whatever the width
         table.add_column("run", no_wrap=True, min_width=max(len(v.run_id) for v in views))
-        for column in ("feature", "state", "steps", "next"):
+        for column in ("feature", "state", "steps"):
             table.add_column(column)
         for v in views:
             state = state_line(v) + "".join(f"; {s.slug} evidence changed" for s in v.tampered)
@@ -223,8 +223,13 @@ def status(
                 state += f"; resume state gone (harness repair {v.run_id})"
             if v.processes:
                 state += f"; {len(v.processes)} process(es) alive"
-            table.add_row(v.run_id, v.inputs.feature.id, state, " ".join(f"{s.number}:{s.verdict}" for s in v.steps), next_command(v))
+            table.add_row(v.run_id, v.inputs.feature.id, state, " ".join(f"{s.number}:{s.verdict}" for s in v.steps))
         out.print(table)
+        owed = [command for command in map(next_command, views) if command]
+        if owed:  # whole lines under the table: a command is pasted, never cut to a column's width
+            out.print("Next:")
+            for command in owed:
+                out.print(f"  {command}", markup=False, highlight=False, soft_wrap=True)
         _status_exit(views)
         return
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once

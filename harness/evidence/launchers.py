@@ -10,7 +10,9 @@ job, the proof a later sweep needs that the job is ours: `harness.record.process
 in the run's record like a process;
 `wait_started` follows it through the queue with progress lines until it runs (or gives up after
 `pending_timeout_s`); health checks and the evaluation then go to the head task's node, and
-`stop` scancels it. A job that ends on its own (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a failed
+`stop` scancels it. While the controller cannot be asked (`slurm.SlurmUnreachable`) the job
+counts as running; a `stop` then leaves its record, in one line on stderr, for the next command
+that reaches the controller to cancel. A job that ends on its own (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a failed
 engine) is a `LaunchFailure` whose one line reads `slurm job N ended ...`.
 
 What the job runs is fixed at submit: the tasks' spec (`<name>.task.json`, in the evidence
@@ -37,7 +39,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.evidence.runbook import LocalLauncher, SlurmLauncher
 from harness.evidence.slurm_task import REFUSED
-from harness.record.processes import ProcessRegistry, job_comment
+from harness.record.processes import ProcessRegistry, job_comment, left_recorded
 from harness.util import slurm
 from harness.util.files import tail, write_atomic
 from harness.util.processes import marked_env, stop_group
@@ -169,6 +171,7 @@ class SlurmLaunch(Launch):
         self._final: slurm.JobState | None = None
 
     def _state(self) -> slurm.JobState | None:
+        """The job's state (None: the controller no longer knows it); SlurmUnreachable."""
         if self._final is not None:
             return self._final
         state = slurm.job_state(self.job_id)
@@ -181,7 +184,10 @@ class SlurmLaunch(Launch):
         deadline = started + self.spec.pending_timeout_s
         next_report = started + PENDING_PROGRESS_S
         while True:
-            state = self._state()
+            try:
+                state = self._state()
+            except slurm.SlurmUnreachable as exc:  # a controller restart, maybe: wait on, within pending_timeout_s
+                state = slurm.JobState(self.job_id, "PENDING", str(exc), None, None, "", "", "")
             if state is None:
                 raise LaunchFailure(f"slurm job {self.job_id} is unknown to the controller (cancelled by someone "
                                     f"else, or purged)")
@@ -204,7 +210,10 @@ class SlurmLaunch(Launch):
         progress(f"slurm job {self.job_id} running on {state.nodes}")
 
     def poll(self) -> int | None:
-        state = self._state()
+        try:
+            state = self._state()
+        except slurm.SlurmUnreachable:
+            return None  # not known to be over: the health checks say whether the engine answers
         if state is None:
             return -1  # the controller no longer knows it: gone
         if state.active:
@@ -216,7 +225,10 @@ class SlurmLaunch(Launch):
         return None if self._final is None else (self._final.exit_code if self._final.exit_code is not None else -1)
 
     def ended(self) -> str | None:
-        state = self._state()
+        try:
+            state = self._state()
+        except slurm.SlurmUnreachable:
+            return None
         if state is None:
             return f"slurm job {self.job_id} is unknown to the controller"
         return None if state.active else self._ended(state)
@@ -252,12 +264,22 @@ class SlurmLaunch(Launch):
         return {"job_id": self.job_id, "node": self.node}
 
     def stop(self, grace_s: float) -> tuple[int | None, bool]:
-        state = self._state()
-        if state is not None and state.active:  # scancel is how a job stops (SIGTERM, SIGKILL after KillWait)
-            slurm.cancel(self.job_id)
-            deadline = time.monotonic() + grace_s + CANCEL_WAIT_S
+        try:
+            state = self._state()
+            if state is not None and state.active:  # scancel is how a job stops (SIGTERM, SIGKILL after KillWait)
+                slurm.cancel(self.job_id)
+        except slurm.SlurmUnreachable as exc:
+            # the job may run on: its record stays for the next command that reaches the controller
+            if self.registry is not None:
+                print(f"harness: {left_recorded(self.registry.directory.parent.name, self.job_id, str(exc))}",
+                      file=sys.stderr, flush=True)
+            return None, False
+        deadline = time.monotonic() + grace_s + CANCEL_WAIT_S
+        try:
             while (state := self._state()) is not None and state.active and time.monotonic() < deadline:
                 time.sleep(0.5)
+        except slurm.SlurmUnreachable:
+            pass  # the controller took the scancel: the job ends without us watching
         if self.registry is not None:
             self.registry.remove_job(self.job_id)
         return self.returncode, False

@@ -47,7 +47,9 @@ def check_run_id(run_id: str) -> str:
 
 
 # `.harness/.gitignore`: what harness writes per run; `skills/` (lessons) is meant to be committed
-GITIGNORE = "# Written by harness: run state, recreated by each run. Lessons in skills/ are committed.\n/runs/\n/state.sqlite*\n"
+GITIGNORE = "# Written by harness: run state, recreated by each run. Lessons in skills/ are committed.\n/.gitignore\n/runs/\n/state.sqlite*\n"
+# `reports/.gitignore`, when harness creates reports/: evidence a team commits on purpose (`git add -f`)
+REPORTS_GITIGNORE = "# Written by harness: reports and their evidence, rendered again from it. Commit one with git add -f.\n*\n"
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,18 @@ class Workspace:
                 with open(ignore, "x", encoding="utf-8") as fh:
                     fh.write(GITIGNORE)
         return self.harness_dir
+
+    def make_reports_dir(self) -> Path:
+        """`reports/`; when harness creates it, with a `.gitignore` ignoring everything in it, so a
+        workspace that is the plugin's checkout keeps `git status` clean. A reports/ that exists
+        is the team's and left as it is."""
+        reports = self.root / "reports"
+        try:
+            reports.mkdir(parents=True)
+        except FileExistsError:
+            return reports
+        (reports / ".gitignore").write_text(REPORTS_GITIGNORE, encoding="utf-8")
+        return reports
 
     def run(self, run_id: str) -> RunLayout:
         return RunLayout(self, check_run_id(run_id))

@@ -23,6 +23,11 @@ the secret whose hash the job carries, and a record planted in a shared workspac
 squeue shows, proves nothing. A sweep scancels a job only on that proof, while the controller
 still runs it; a recycled or foreign job id, or a record whose job id is not one (`--user=me`,
 `-1`: `harness.util.slurm.checked_job_id`, refused when the record is read), is never cancelled.
+
+A job record is forgotten only when the controller says the job is over (ended, purged, or not
+ours), or took its scancel. A controller that cannot be asked (down, restarting, timing out, a
+wrong SLURM_CONF) leaves the record, said in one line (`left_recorded`), for the next command
+that reaches it: otherwise a job of a killed harness would run on a GPU node, known to no one.
 """
 
 from __future__ import annotations
@@ -81,7 +86,8 @@ class ProcessRecord(BaseModel):
 
     @property
     def alive(self) -> bool:
-        """Whether its group still has members (a job: the controller still runs it, as ours)."""
+        """Whether its group still has members (a job: the controller still runs it, as ours).
+        SlurmUnreachable for a job when the controller cannot be asked."""
         if self.job is not None:
             if self.secret is None:
                 return False  # no proof it is ours (a record written before secrets existed)
@@ -156,9 +162,10 @@ class ProcessRegistry:
                 continue
         return found
 
-    def sweep(self) -> list[ProcessRecord]:
+    def sweep(self, left: list[tuple[ProcessRecord, str]] | None = None) -> list[ProcessRecord]:
         """Stop every recorded group whose harness process is gone; forget groups that are
-        gone. Returns the groups it stopped."""
+        gone. Returns the groups it stopped. A job whose controller cannot be asked keeps its
+        record; `left`, when given, gains (record, why in one line) for each."""
         stopped = []
         for path, record in self.records():
             if record.owner_running:
@@ -166,9 +173,14 @@ class ProcessRegistry:
             if record.job is not None:
                 if slurm.missing_tools():
                     continue  # no Slurm tools here: cannot tell, so keep the record for a command that can
-                if record.alive:
-                    slurm.cancel(record.job)
-                    stopped.append(record)
+                try:
+                    if record.alive:
+                        slurm.cancel(record.job)
+                        stopped.append(record)
+                except slurm.SlurmUnreachable as exc:
+                    if left is not None:
+                        left.append((record, str(exc)))
+                    continue
                 path.unlink(missing_ok=True)  # cancelled, ended, or not ours (a foreign or recycled id)
                 continue
             if kill_recorded_group(record.pid, record.pid, record.start_time, record.marker):
@@ -179,12 +191,32 @@ class ProcessRegistry:
         return stopped
 
     def alive(self) -> list[ProcessRecord]:
-        """The recorded groups that still have members."""
-        return [record for _, record in self.records() if record.alive]
+        """The recorded groups that still have members, and the jobs whose controller cannot be
+        asked (they may still run)."""
+        found = []
+        for _, record in self.records():
+            try:
+                if record.alive:
+                    found.append(record)
+            except slurm.SlurmUnreachable:
+                found.append(record)
+        return found
 
 
-def sweep_workspace(workspace: Workspace) -> list[tuple[str, ProcessRecord]]:
-    """Stop every process group a killed harness left running in any run of the workspace;
-    returns (run id, record) of each one stopped."""
-    return [(run_id, record) for run_id in workspace.run_ids()
-            for record in ProcessRegistry(workspace.run(run_id).processes_dir).sweep()]
+def left_recorded(run_id: str, job_id: str, why: str) -> str:
+    """The one line saying a job's record is kept because the controller could not be asked
+    (`why`: SlurmUnreachable's line): 'slurm controller unreachable (...): job 123 of run r1
+    left recorded; ...'."""
+    return f"{why}: job {job_id} of run {run_id} left recorded; the next command that reaches it cancels it"
+
+
+def sweep_workspace(workspace: Workspace) -> tuple[list[tuple[str, ProcessRecord]], list[str]]:
+    """Stop every process group a killed harness left running in any run of the workspace:
+    (run id, record) of each one stopped, and a `left_recorded` line for each job kept because
+    the controller could not be asked."""
+    stopped, left = [], []
+    for run_id in workspace.run_ids():
+        kept: list[tuple[ProcessRecord, str]] = []
+        stopped += [(run_id, record) for record in ProcessRegistry(workspace.run(run_id).processes_dir).sweep(kept)]
+        left += [left_recorded(run_id, record.job, why) for record, why in kept]
+    return stopped, left

@@ -184,12 +184,13 @@ def _collect_ports(ctx: StepContext, plugin: Path, name: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 — a plugin file that does not parse, git missing: not run, with the reason
         return {"port_error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
     ctx.write_json(name, {"ports": [p.model_dump(mode="json") for p in report.ports]})
-    return {"port_file": name, "ports": [
+    own = [p for p in report.ports if in_feature(ctx.feature, p.target)]  # the report shows the feature's
+    return {"port_file": name, "ports_outside": len(report.ports) - len(own), "ports": [
         {"target": p.target, "status": p.status, "similarity": p.similarity, "plugin_function": p.plugin_function, "where": f"{p.file}:{p.line}",
          "conflicts": p.conflicts, "undefined_names": [u.name for u in p.undefined_names],
          "signature": f"{p.signature_change.before} -> {p.signature_change.after}" if p.signature_change else None,
          "patch": p.patch or p.upstream_diff}
-        for p in report.ports
+        for p in own
     ]}
 
 

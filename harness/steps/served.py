@@ -246,8 +246,9 @@ class ServedStep(Step):
 def not_installed(runbook: Runbook, unmet: list[str]) -> str:
     """Why nothing is served when the runbook's `server.requires` is not met here (`unmet`, from
     unmet_requirements): what it needs, what is missing, and the pip line that installs it."""
-    return (f"the runbook's server needs {', '.join(runbook.server.requires)}, not installed here "
-            f"(missing {', '.join(unmet)}); install it with pip install {shlex.join(unmet)}")
+    missing = "" if unmet == runbook.server.requires else f" (missing {', '.join(unmet)})"
+    return (f"the runbook's server needs {', '.join(runbook.server.requires)}, not installed here{missing}; "
+            f"install it with pip install {shlex.join(unmet)}")
 
 
 def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, ServedState]:

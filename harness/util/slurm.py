@@ -7,13 +7,21 @@ database (slurmdbd), which many clusters restrict and a throwaway test cluster d
 `scontrol` answers from the controller itself, for as long as the job is kept there after it
 ends (slurm.conf `MinJobAge`, 300 s by default — longer than harness waits on an ended job).
 States and reasons are Slurm's words (slurm/slurm.h `job_states`, src/common/slurm_protocol_defs.c
-`job_state_string`)."""
+`job_state_string`).
+
+"Not known" and "not asked" differ: only scontrol's `Invalid job id specified` says the
+controller no longer knows a job (`job_state` None); a controller that cannot be asked (down,
+restarting, too slow, a wrong SLURM_CONF) is `SlurmUnreachable`, so that no one takes a job that
+may run on for a job that is over. Once a call found it unreachable, this process asks again
+only after UNREACHABLE_MEMO_S: each failed ask costs 10-30 s, and one command asks once, not
+once per job."""
 
 from __future__ import annotations
 
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,11 +33,21 @@ CALL_TIMEOUT_S = 30
 ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
                     "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD", "REQUEUE_HOLD",
                     "REQUEUE_FED", "SPECIAL_EXIT"})
+UNREACHABLE_MEMO_S = 30.0
+# A job that cannot be known this way: purged from the controller, or never one.
+_GONE = ("Invalid job id specified",)
+# scancel's word for a job that is over: nothing left to cancel.
+_OVER = (*_GONE, "already completing or completed")
+_unreachable: tuple[float, str] | None = None  # (monotonic time, why) of this process's last failed ask
 _FIELD = re.compile(r"(?:^|\s)(\w+)=(\S*)")
 # A job id as sbatch --parsable prints it for the plain batch jobs harness submits (no array
 # `_N` or heterogeneous `+N` suffix): anything else never reaches a command line, where
 # `--user=me` or `-1` would be read as an option.
 _JOB_ID = re.compile(r"[1-9][0-9]{0,9}")
+
+
+class SlurmUnreachable(HarnessError):
+    """The controller could not be asked (one line: why): whether a job still runs is not known."""
 
 
 def checked_job_id(text: object) -> str:
@@ -116,16 +134,38 @@ def submit(script: str, options: list[str], *, cwd: Path, env: dict[str, str]) -
     return job_id
 
 
-def job_state(job_id: str) -> JobState | None:
-    """The job's state (`scontrol show job -o`); None once the controller no longer knows it.
-    HarnessError when `job_id` is not a job id (`checked_job_id`)."""
+def _ask(args: list[str], over: tuple[str, ...]) -> subprocess.CompletedProcess | None:
+    """Run a tool that asks the controller: its result, or None when it answered with one of
+    `over` (the job is not there). SlurmUnreachable on any other failure."""
+    global _unreachable
+    if _unreachable is not None and time.monotonic() - _unreachable[0] < UNREACHABLE_MEMO_S:
+        raise SlurmUnreachable(_unreachable[1])
     try:
-        done = subprocess.run(["scontrol", "show", "job", "-o", checked_job_id(job_id)], capture_output=True, text=True,
-                              timeout=CALL_TIMEOUT_S, check=False)
-    except (FileNotFoundError, subprocess.TimeoutExpired):
+        done = subprocess.run(args, capture_output=True, text=True, timeout=CALL_TIMEOUT_S, check=False)
+    except FileNotFoundError:
+        why = f"`{args[0]}` is not installed"
+    except subprocess.TimeoutExpired:
+        why = f"`{' '.join(args[:3])}` did not answer in {CALL_TIMEOUT_S} s"
+    else:
+        if done.returncode == 0:
+            return done
+        if any(word in done.stderr for word in over):
+            return None
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        why = f"{args[0]} failed: {lines[-1].strip() if lines else f'exit {done.returncode}'}"
+    _unreachable = (time.monotonic(), f"slurm controller unreachable ({why})")
+    raise SlurmUnreachable(_unreachable[1])
+
+
+def job_state(job_id: str) -> JobState | None:
+    """The job's state (`scontrol show job -o`); None once the controller no longer knows it
+    (`Invalid job id specified`). SlurmUnreachable when the controller cannot be asked (or
+    answers no state); HarnessError when `job_id` is not a job id (`checked_job_id`)."""
+    done = _ask(["scontrol", "show", "job", "-o", checked_job_id(job_id)], _GONE)
+    if done is None:
         return None
-    if done.returncode != 0 or "JobState=" not in done.stdout:
-        return None  # "slurm_load_jobs error: Invalid job id specified"
+    if "JobState=" not in done.stdout:
+        raise SlurmUnreachable(f"slurm controller unreachable (scontrol answered no state: {done.stdout.strip()[:120]!r})")
     fields = dict(_FIELD.findall(done.stdout.splitlines()[0]))
     status, _, sig = fields.get("ExitCode", "").partition(":")
     state = fields.get("JobState", "UNKNOWN")
@@ -150,8 +190,7 @@ def node_address(node: str) -> str:
 
 def cancel(job_id: str) -> None:
     """scancel the job (Slurm sends its steps SIGTERM, then SIGKILL after KillWait); a job that
-    already ended is not an error. HarnessError when `job_id` is not a job id (`checked_job_id`)."""
-    try:
-        subprocess.run(["scancel", checked_job_id(job_id)], capture_output=True, timeout=CALL_TIMEOUT_S, check=False)
-    except (FileNotFoundError, subprocess.TimeoutExpired):
-        pass
+    already ended, or that the controller no longer knows, is not an error. SlurmUnreachable
+    when the controller did not take the cancel; HarnessError when `job_id` is not a job id
+    (`checked_job_id`)."""
+    _ask(["scancel", checked_job_id(job_id)], _OVER)

@@ -11,6 +11,7 @@ unreadable state file changes no report; `repair` rebuilds it from the journals.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -162,6 +163,9 @@ def check_workspace(workspace: Workspace, run_id: str | None = None) -> None:
     otherwise."""
     if run_id is None:
         ensure_writable(workspace.runs_dir, "run state")
+        if workspace.root.is_dir():  # else ensure_writable says what is wrong with it
+            with contextlib.suppress(OSError):
+                workspace.make_reports_dir()
         ensure_writable(workspace.root / "reports", "reports")
     else:
         _writable(workspace, run_id)

@@ -138,6 +138,24 @@ PartitionName=test Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
                             f"{' (' + ', '.join(dead) + ' exited)' if dead else ''}\n{outs}")
             time.sleep(0.3)
 
+    def stop_controller(self) -> None:
+        """Stop slurmctld as a restart or crash would (its jobs run on under slurmd; its state
+        stays in StateSaveLocation): the clients then fail with `Unable to contact slurm
+        controller`."""
+        controller = self.processes[1]
+        os.killpg(controller.pid, signal.SIGTERM)
+        controller.wait(timeout=30)
+
+    def start_controller(self) -> None:
+        """Start slurmctld again from its saved state (no `-i`: it recovers its jobs); returns
+        once it answers."""
+        del self.processes[1]
+        self._daemon(["slurmctld", "-D"], "slurmctld")
+        self.processes.insert(1, self.processes.pop())  # stop() stops the daemons last first
+        self._wait(lambda: subprocess.run(["scontrol", "ping"], env=self.env, capture_output=True, timeout=30,
+                                          check=False).returncode == 0, "slurmctld answering scontrol ping",
+                   self.root / "log/slurmctld.log")
+
     def stop(self) -> None:
         """Cancel every job, stop the daemons started here (last first), remove the folder."""
         if getattr(self, "env", None) and all(p.poll() is None for p in self.processes):

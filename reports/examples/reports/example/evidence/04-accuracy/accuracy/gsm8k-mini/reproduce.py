@@ -6,7 +6,7 @@ from lm_eval.tasks import TaskManager
 
 results = lm_eval.simple_evaluate(
     model='local-completions',
-    model_args={'base_url': 'http://127.0.0.1:36701/v1/completions', 'model': 'SmolLM2-135M-Instruct', 'tokenizer_backend': None, 'tokenized_requests': False, 'num_concurrent': 1, 'max_retries': 3, 'timeout': 300},
+    model_args={'base_url': 'http://127.0.0.1:56405/v1/completions', 'model': 'SmolLM2-135M-Instruct', 'tokenizer_backend': None, 'tokenized_requests': False, 'num_concurrent': 1, 'max_retries': 3, 'timeout': 300},
     tasks=['harness_gsm8k_mini'],
     num_fewshot=1,
     log_samples=True,
