@@ -18,10 +18,19 @@ def _version(asked: bool) -> None:
     if asked:
         from importlib import metadata
 
+        import json
+
         try:
-            version = metadata.version("harness")
+            dist = metadata.distribution("harness")
+            version = dist.version
+            # installed from git (PEP 610): the commit says which code this is, the version never changes
+            vcs = (json.loads(dist.read_text("direct_url.json") or "{}").get("vcs_info") or {})
+            if vcs.get("vcs") == "git" and vcs.get("commit_id"):
+                version += f" (git {str(vcs['commit_id'])[:12]})"
         except metadata.PackageNotFoundError:  # a checkout on sys.path, not installed
             version = "not installed (a source checkout)"
+        except (ValueError, AttributeError):  # an unreadable direct_url.json: the version alone
+            pass
         typer.echo(f"harness {version}")
         raise typer.Exit(0)
 

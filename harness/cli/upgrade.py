@@ -56,7 +56,7 @@ def upgrade(
     from harness.agent.config import describe, resolve_settings
     from harness.evidence.runbook import load_runbook
     from harness.workflow.upgrade import (
-        from_spec_of,
+        declared_from,
         render_summary,
         run_upgrade,
         to_spec_of,
@@ -86,11 +86,11 @@ def upgrade(
             else:
                 update(message)
 
-        from_spec = from_spec_of(plugin_path, from_, to, progress)
+        from_spec, from_source = declared_from(plugin_path, to, progress) if from_ == "auto" else (from_, None)
         to_spec = to_spec_of(to, progress)
         report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
                              plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,
-                             steps=steps, step_commits=step_commits, progress=progress)
+                             steps=steps, step_commits=step_commits, progress=progress, from_source=from_source)
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(render_summary(report, links=False))  # relative links do not resolve on a job page
@@ -120,7 +120,8 @@ def _print(report) -> None:
     counts = report.severity_counts()
     started = sum(f.run_id is not None for f in report.features)
     reused = sum(f.reused for f in report.features if f.run_id is not None)
-    out.print(f"Upgrade {report.from_spec} → {report.to_spec}: {len(report.features)} feature(s) to review "
+    declared = f" (declared in {report.from_source})" if report.from_source else ""
+    out.print(f"Upgrade {report.from_spec}{declared} → {report.to_spec}: {len(report.features)} feature(s) to review "
               f"({counts['blocker']} blocker(s), {counts['path']} break a path, {counts['warning']} warning(s)), "
               f"review runs: {started - reused} started, {reused} reused, {len(report.features) - started} on demand; "
               f"also {len(report.unchecked)} not decidable statically and {len(report.preexisting)} already broken on "

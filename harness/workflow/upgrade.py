@@ -149,6 +149,7 @@ class UpgradeReport(BaseModel):
     plugin_fingerprint: str
     engine: str = "SGLang"  # the upstream engine's display name (EngineProfile.display, harness.engines)
     from_spec: str
+    from_source: str | None = None  # where `--from auto` read from_spec ("Dockerfile:2"); None: given
     to_spec: str
     outcome: UpgradeOutcome
     exit_code: int
@@ -181,9 +182,15 @@ def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Prog
     """--from: `auto` reads what the plugin declares (model.plugin.declared_pins): the commit of
     upstream main it pins, in the repository of a `--to PATH@REF` (a main-to-main job), else the
     first release it pins (a range: its lower bound). HarnessError (one line, naming the engine's
-    pip name) when it declares none."""
+    pip name) when it declares none. `declared_from` also says where the pin was read."""
     if given != "auto":
         return given
+    return declared_from(plugin, to, progress)[0]
+
+
+def declared_from(plugin: Path, to: str | None = None, progress: Progress = lambda m: None) -> tuple[str, str]:
+    """(the spec `--from auto` means for `plugin`, where it was read: "Dockerfile:2"); see
+    from_spec_of. HarnessError when the plugin declares none."""
     engine = profile()
     pins = declared_pins(plugin)
     git_to = split_git_spec(to) if to else None
@@ -196,7 +203,7 @@ def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Prog
                            f"{engine.display} the plugin targets; pass --from {engine.distribution}==X")
     spec = f"{git_to[0]}@{pin.value}" if pin.form == "commit" else engine.release_spec(pin.value)
     progress(f"--from auto: {spec} (declared in {pin.source})")
-    return spec
+    return spec, pin.source
 
 
 def to_spec_of(given: str, progress: Progress) -> str:
@@ -246,7 +253,8 @@ def _folder(from_spec: str, to_spec: str) -> str:
 def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str, *, through: Through = "alignment",
                 runbook: Path | None = None, plugin_commit: str | None = None, agent: AgentSettings | None = None,
                 runs: int = DEFAULT_RUNS, only: list[str] | None = None, steps: int | None = None,
-                step_commits: int | None = None, progress: Progress = lambda m: None) -> UpgradeReport:
+                step_commits: int | None = None, progress: Progress = lambda m: None,
+                from_source: str | None = None) -> UpgradeReport:
     """Diff `from_spec` → `to_spec` with the plugin, start (or reuse) a run, up to its first gate,
     for each of the first `runs` features in triage order (or, with `only`, for exactly the
     features of those ids), write summary.md, details.md, issue.md and upgrade.json; returns the
@@ -268,7 +276,7 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     fingerprint = plugin_fingerprint(plugin)
     old_v, new_v = _version(from_spec), _version(to_spec)
     base = {"plugin": str(plugin), "plugin_fingerprint": fingerprint, "engine": profile().display,
-            "from_spec": from_spec, "to_spec": to_spec,
+            "from_spec": from_spec, "from_source": from_source, "to_spec": to_spec,
             "through": through, "runs": runs, "generated_at": utc_now()}
     if old_v is not None and new_v is not None and new_v <= old_v:
         return UpgradeReport(**base, outcome="up_to_date", exit_code=0)
