@@ -105,17 +105,31 @@ def trace_files(paths: Iterable[Path]) -> list[Path]:
     for path in map(Path, paths):
         if path.is_dir():
             inside = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz")))
-            if not inside:
-                raise TraceMissing(f"{path}: no .json or .json.gz traces in the directory")
             home = path.resolve()
             for link in (p for p in inside if p.is_symlink() and not p.resolve().is_relative_to(home)):
                 raise TraceError(f"{link}: a symlink leading outside {path}; refused")
+            # a profiler's side files (`cpu-time-PP-0.json` beside the `-PP-0` trace) are JSON too
+            inside = [p for p in inside if _is_trace_document(p)]
+            if not inside:
+                raise TraceMissing(f"{path}: no .json or .json.gz traces in the directory")
             found += inside
         elif path.is_file():
             found.append(path)
         else:
             raise TraceMissing(f"trace not found: {path}")
     return found
+
+
+def _is_trace_document(path: Path) -> bool:
+    """Whether `path` may be a Chrome trace: anything but a JSON object with no `traceEvents`
+    key in its header (HEADER_BYTES), a profiler's side file. A file that cannot be read, or is
+    not JSON at all, counts as one: reading it says what is wrong, never a silent skip."""
+    try:
+        with open_trace(path) as handle:
+            head = handle.read(HEADER_BYTES)
+    except (OSError, TraceError, TraceMissing):
+        return True
+    return not (head.lstrip()[:1] == b"{" and b'"traceEvents"' not in head)
 
 
 def group_traces(paths: Iterable[Path]) -> list[RankTrace]:

@@ -244,3 +244,15 @@ def test_compile_time_is_what_happens_once_not_the_compiled_code_running_every_s
     one.mkdir()  # one step: nothing can recur, every matching event counts
     (one / "run-TP-0.trace.json").write_text(json.dumps({"traceEvents": events[:5]}))
     assert analyze_profile([one]).compile_ms == pytest.approx(5.0 + 2.5)
+
+
+def test_a_profilers_side_files_beside_the_traces_are_not_ranks(tmp_path):
+    """Issue 37: `cpu-time-PP-0.json` (a JSON object, no traceEvents) beside `run-PP-0.trace.json`
+    is not a second rank 0; a file that is not JSON at all still is read, and refused, by name."""
+    events = [_event("ProfilerStep#0", "user_annotation", 0, 1000), _event("aten::mm", "cpu_op", 10, 500)]
+    (tmp_path / "run-TP-0-PP-0.trace.json").write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    (tmp_path / "cpu-time-TP-0-PP-0.json").write_text(json.dumps({"cpu_time_s": 12.5, "rank": 0}))
+    assert analyze_profile([tmp_path]).sources == [str(tmp_path / "run-TP-0-PP-0.trace.json")]
+    (tmp_path / "torn-TP-0-PP-1.trace.json").write_text("garbage, not a trace")
+    with pytest.raises(TraceError, match="torn-TP-0-PP-1.trace.json: not a JSON trace"):
+        analyze_profile([tmp_path])
