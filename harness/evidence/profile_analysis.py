@@ -164,6 +164,9 @@ class ProfileAnalysis(BaseModel):
     host_is_device: bool
     stages: list[StageStats]
     slowest_stage: str | None
+    slowest_ties: list[str] = Field(default_factory=list, description=(
+        "Stages the slowest is not told from: its per-step time is not larger than theirs by a one-sided paired "
+        "t-test over the steps at 0.05 (or there are fewer than 3 steps to test)."))
     wait_chain: WaitChain
     balance: BalancePlan | None
     findings: list[Finding]
@@ -650,6 +653,30 @@ def best_split(layer_ms: list[float], fixed_ms: list[float]) -> list[int]:
     return split[::-1]
 
 
+def _slowest_ties(slowest: str, step_ms: dict[str, list[float]]) -> list[str]:
+    """The stages `slowest` is not told from by their per-step active times (ms): a one-sided
+    paired t-test (scipy.stats.ttest_rel, alternative="greater") at 0.05 over the steps both have;
+    fewer than 3 such steps cannot tell any stage from it. On repeats of one run, a slowest stage
+    picked on a 1-3 % difference flips; this says so instead of naming one."""
+    from scipy import stats
+
+    mine, ties = step_ms[slowest], []
+    for stage, theirs in step_ms.items():
+        if stage == slowest:
+            continue
+        n = min(len(mine), len(theirs))
+        if n < 3:
+            ties.append(stage)
+            continue
+        a, b = np.array(mine[:n]), np.array(theirs[:n])
+        if np.all(a == b):
+            ties.append(stage)
+            continue
+        if not stats.ttest_rel(a, b, alternative="greater").pvalue < 0.05:
+            ties.append(stage)
+    return ties
+
+
 def _balance(stages: list[list[_Rank]], active: list[float]) -> BalancePlan | None:
     """Per-layer cost from the layer modules' calls on each stage (mean over its ranks, per step)."""
     layer_ms: list[float] = []
@@ -670,6 +697,8 @@ def _balance(stages: list[list[_Rank]], active: list[float]) -> BalancePlan | No
         return [fixed[s] + sum(layer_ms[bounds[s]:bounds[s + 1]]) for s in range(len(split))]
 
     before, after = times(observed), times(proposed)
+    if max(after) >= max(before) * (1 - 1e-9):  # no split does better (sums in another order differ in the last bits)
+        proposed, after = observed, before
     return BalancePlan(layer_ms=layer_ms, fixed_ms=fixed, observed=observed, proposed=proposed,
                        observed_stage_ms=before, proposed_stage_ms=after, observed_slowest_ms=max(before),
                        proposed_slowest_ms=max(after), gain_share=1 - max(after) / max(before) if max(before) else 0.0)
@@ -721,6 +750,7 @@ def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
             bubble_share=float(np.mean(bubble)), layers=max(len(r.layers) for r in group)))
     slowest = max(stage_rows, key=lambda s: s.active_ms_per_step).stage if len(stage_rows) > 1 else \
         (stage_rows[0].stage if stage_rows else None)
+    ties = _slowest_ties(slowest, step_ms) if len(stage_rows) > 1 else []
     windows = sum(r.split["window"] for r in ranks) or 1.0
     shares = Shares(**{k: sum(r.split[k] for r in ranks) / windows
                        for k in ("compute", "memcpy", "communication", "idle")})
@@ -737,7 +767,7 @@ def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
                      "profile with with_stack=True): no balance plan")
     return ProfileAnalysis(
         sources=[r.source for r in ranks], ranks=[r.label for r in ranks], host_is_device=host_is_device,
-        stages=stage_rows, slowest_stage=slowest, wait_chain=_wait_chain(ranks), balance=balance,
+        stages=stage_rows, slowest_stage=slowest, slowest_ties=ties, wait_chain=_wait_chain(ranks), balance=balance,
         findings=[f for r in ranks for f in r.findings], threads=[t for r in ranks for t in r.threads],
         shares=shares, fallback_ops=[f for r in ranks for f in r.fallback],
         compile_ms=sum(r.compile_us for r in ranks) / 1e3, step_ms=step_ms,
