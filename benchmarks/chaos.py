@@ -7,6 +7,7 @@ Prints figures; asserts nothing; exits 0.
     python benchmarks/chaos.py --trials 5 --commands approve,reject
     python benchmarks/chaos.py --example --trials 5 [--runbook R]   # the old mode: the built-in example's
                                                                     # `run --auto-approve`, killed uniformly in time
+    python benchmarks/chaos.py --slurm --trials 1             # approve, reject, resume with `launcher: slurm`
 
 The world (the default mode): the workflow tests' tiny upstream pair and plugin (a git checkout
 of it), the `kv-pool` feature, a runbook serving the loopback engine (harness.testing.loopback),
@@ -49,6 +50,18 @@ bound on the per-kill failure probability, scipy.stats.beta.ppf(0.95, f + 1, n -
 that is 1 - 0.05^(1/n), about 3/n. The kills at one journal line are near-identical, so their
 bound speaks for kills at that point, the random kills' for a kill at any moment.
 
+The Slurm mode (`--slurm`, root with slurm-wlm and munge installed): the same world, its runbook's
+engine a batch job (`launcher: kind: slurm`) on a throwaway single-node cluster
+(tests/support/slurm_cluster.py). Each serving command is killed once its job is recorded (`rec`,
+often still pending) and once squeue says it runs (`run`); each kill also with slurmctld stopped
+for the first `harness status` after it (`-ctl`), started again before the rest of the
+recovery. Besides the checks above, a trial fails on:
+
+    record lost while unreachable   a job's record gone after that `status`
+    not said                        that `status` did not say, one line a job, it left the record
+    job left running                squeue still lists a job after recovery (30 s for COMPLETING)
+    job record left                 a job-*.json left in the run's record after recovery
+
 Every command (the killed one and the recovery's) runs in a multiprocessing fork server that has
 imported harness's modules: each is a fresh process running `harness.cli.main` as
 `python -m harness` does, minus ~6 s of imports on a loaded 2-core machine, so a trial takes
@@ -59,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -91,9 +105,14 @@ from harness.testing.llm import (  # after the path set-up: this checkout's harn
 MARKER = "HARNESS_CHAOS_TRIAL"
 RUN_ID = "chaos"
 COMMANDS = ("run", "approve", "reject", "resume", "repair")
+SERVING = ("approve", "reject", "resume")  # the commands whose 02-interface starts the engine
 DECISIONS = ("approve", "reject", "reopen", "skip")
 RESUME_STATE_GONE = 3  # `harness status` exit: run `harness repair` (harness.cli.workflow)
 POLL_S = 0.0005
+# The kills test recovery, not verdicts: every approval goes through whatever the checks say (the
+# world's 02-interface fails interface.override_signatures: its kv-pool override is not on the old
+# upstream). An --override of checks that did not fail is not recorded.
+OVERRIDE = ("--override",)
 MAX_RECOVERY_COMMANDS = 16  # a run at gate 1 needs 7 (status aside); more means it is stuck
 
 
@@ -322,9 +341,10 @@ class Scenario:
 
 class World:
     """The workspace, plugin, upstreams and runbook under `base/world`, saved states of it under
-    `base/snapshots`, the agent's endpoint, and the fork server the commands run in."""
+    `base/snapshots`, the agent's endpoint, and the fork server the commands run in. `launcher`:
+    the runbook's `launcher:` (default: local); `extra_env`: added to every command's environment."""
 
-    def __init__(self, base: Path, llm_url: str):
+    def __init__(self, base: Path, llm_url: str, launcher: dict | None = None, extra_env: dict | None = None):
         import git
         import yaml
         from workflow_support import Project
@@ -342,6 +362,9 @@ class World:
                                                    "GIT_COMMITTER_NAME": "eng", "GIT_COMMITTER_EMAIL": "e@x"})
         runbook = yaml.safe_load(self.project.runbook.read_text())
         runbook["agent"] = {"max_retries": 0, "request_timeout_s": 30}
+        if launcher is not None:
+            runbook["launcher"] = launcher
+        self.project.env.update(extra_env or {})
         self.project.runbook.write_text(yaml.safe_dump(runbook))
         self.run_argv = self.project.run_args("--run-id", RUN_ID, "--llm-base-url", llm_url, "--llm-model", "scripted")
         self.logs = base / "logs"
@@ -357,7 +380,7 @@ class World:
         decide = ["--by", "chaos"]
         return {
             "run": Scenario("run", "fresh", self.run_argv),
-            "approve": Scenario("approve", "gate-1", ["approve", RUN_ID, *decide, "--note", "chaos approval"], True),
+            "approve": Scenario("approve", "gate-1", ["approve", RUN_ID, *decide, *OVERRIDE, "--note", "chaos approval"], True),
             "reject": Scenario("reject", "gate-2", ["reject", RUN_ID, *decide, "--reason", "chaos: try again"], True),
             "resume": Scenario("resume", "interrupted-2", ["resume", RUN_ID], True),
             "repair": Scenario("repair", "state-lost-5", ["repair", RUN_ID]),
@@ -387,14 +410,14 @@ class World:
         self.save("fresh")
         must(self.run_argv)
         self.save("gate-1")
-        must(["approve", RUN_ID, "--by", "chaos", "--note", "to gate 2"])
+        must(["approve", RUN_ID, "--by", "chaos", *OVERRIDE, "--note", "to gate 2"])
         self.save("gate-2")
         for gate in (3, 4, 5):
-            must(["approve", RUN_ID, "--by", "chaos", "--note", f"to gate {gate}"])
+            must(["approve", RUN_ID, "--by", "chaos", *OVERRIDE, "--note", f"to gate {gate}"])
         (self.workspace / ".harness" / "state.sqlite").unlink()
         self.save("state-lost-5")
         self.restore("gate-1")
-        process = self.start(["approve", RUN_ID, "--by", "chaos", "--note", "to gate 2"], env)
+        process = self.start(["approve", RUN_ID, "--by", "chaos", *OVERRIDE, "--note", "to gate 2"], env)
         self.kill_when(process, lambda: b'"step_started"' in self.journal.read_bytes().splitlines()[-1])
         kill_marked(env[MARKER])
         self.save("interrupted-2")
@@ -463,7 +486,7 @@ def recover(world: World, env: dict[str, str]) -> list[str]:
                 state = "state gone"
         argv = {"state gone": ["repair", RUN_ID],
                 None: world.run_argv,  # killed before the run was recorded: start it again
-                "waiting": ["approve", RUN_ID, "--by", "chaos", "--note", "recovery"],
+                "waiting": ["approve", RUN_ID, "--by", "chaos", *OVERRIDE, "--note", "recovery"],
                 }.get(state, ["resume", RUN_ID])  # interrupted (or still marked running by the killed command)
         rc, out = world.call(argv, env)
         done.append(f"{argv[0]}={rc}")
@@ -613,6 +636,130 @@ def agent_main(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- the Slurm mode
+
+
+def slurm_jobs(cluster) -> list[str]:
+    """'ID STATE' of every job the cluster's controller still lists (squeue: pending, running,
+    completing)."""
+    done = subprocess.run(["squeue", "-h", "-o", "%i %T"], capture_output=True, text=True, env=cluster.env,
+                          timeout=60, check=False)
+    return done.stdout.split("\n")[:-1] if done.returncode == 0 else [f"squeue failed: {done.stderr.strip()}"]
+
+
+def slurm_trial(world: World, scenario: Scenario, cluster, when: str, controller_down: bool) -> dict:
+    """Restore the scenario's world, run its command and SIGKILL it once it recorded its engine's
+    Slurm job (`when` "recorded": at once, maybe still pending; "running": once squeue says it
+    runs); with `controller_down`, stop slurmctld and run `harness status` (the record must stay,
+    said in one line), then start slurmctld again; recover as `agent_trial` does, and check its
+    invariants and that neither a job (squeue) nor a job record is left."""
+    world.restore(scenario.snapshot)
+    env = world.env(uuid.uuid4().hex)
+    records = world.journal.parent / "processes"
+    before = {p.name for p in records.glob("job-*.json")}
+    asked = [0.0]
+
+    def reached() -> bool:
+        if not {p.name for p in records.glob("job-*.json")} - before:
+            return False
+        if when == "recorded":
+            return True
+        if time.monotonic() - asked[0] < 0.1:  # squeue asks the controller: not every POLL_S
+            return False
+        asked[0] = time.monotonic()
+        return any(line.endswith(" RUNNING") for line in slurm_jobs(cluster))
+
+    started = time.monotonic()
+    process = world.start(scenario.argv, env)
+    world.kill_when(process, reached)
+    jobs = sorted(p.name for p in records.glob("job-*.json"))
+    result: dict[str, Any] = {
+        "command": scenario.command, "kind": f"{when[:3]}{'-ctl' if controller_down else ''}", "line": None,
+        "killed": process.exitcode == -signal.SIGKILL, "seconds": round(time.monotonic() - started, 3),
+        "overshoot": False, "new_events": [], "jobs_at_kill": slurm_jobs(cluster), "log": str(process.log),
+    }
+    events = journal(world.workspace, RUN_ID)
+    evidence_at_kill = finished_evidence(world.workspace, RUN_ID)
+    failures = []
+    if controller_down:
+        cluster.stop_controller()
+        try:
+            asked = time.monotonic()
+            _, out = world.call(["status", RUN_ID], env)
+            result["status_down_s"] = round(time.monotonic() - asked, 1)
+        finally:
+            cluster.start_controller()
+        kept = sorted(p.name for p in records.glob("job-*.json"))
+        said = [line for line in out.splitlines() if "left recorded" in line]
+        if kept != jobs:
+            failures.append(f"record lost while unreachable: {sorted(set(jobs) - set(kept))}")
+        if len(said) != len(jobs):
+            failures.append(f"not said: {len(said)} 'left recorded' lines for {len(jobs)} job(s)")
+    recovery_started = time.monotonic()
+    result["recovery"] = recover(world, env)
+    result["recovery_s"] = round(time.monotonic() - recovery_started, 2)
+    failures += invariants(world, env, events, evidence_at_kill)
+    deadline = time.monotonic() + 30  # a cancelled job stays COMPLETING for KillWait and its epilog
+    while (left := slurm_jobs(cluster)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if left:
+        failures.append(f"job left running: {', '.join(left)}")
+    if list(records.glob("job-*.json")):
+        failures.append("job record left")
+    result["failures"] = failures
+    return result
+
+
+def slurm_main(args: argparse.Namespace) -> int:
+    """--slurm: the serving commands with the runbook's `launcher: slurm`, on a throwaway
+    single-node cluster (tests/support/slurm_cluster.py: needs slurm-wlm, munge and root)."""
+    import pytest
+    from slurm_cluster import SlurmCluster
+
+    commands = [c.strip() for c in args.commands.split(",") if c.strip()]
+    unknown = sorted(set(commands) - set(SERVING))
+    if unknown:
+        print(f"chaos: error: --slurm kills the commands that serve the engine ({', '.join(SERVING)}), "
+              f"not {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    try:
+        cluster = SlurmCluster()
+    except pytest.skip.Exception as exc:
+        print(f"chaos: --slurm {exc}", file=sys.stderr)
+        return 2
+    base = args.workspace or Path(tempfile.mkdtemp(prefix="harness-chaos-"))
+    print(f"working in {base}; slurm cluster in {cluster.root}", flush=True)
+    begun = time.monotonic()
+    results = []
+    try:
+        with AgentLLM([]) as llm:
+            world = World(base, llm.base_url, launcher={"kind": "slurm", "pending_timeout_s": 60},
+                          extra_env={"SLURM_CONF": str(cluster.conf)})
+            world.prepare()
+            print(f"world prepared in {time.monotonic() - begun:.0f} s", flush=True)
+            scenarios = world.scenarios()
+            for command in commands:
+                for _ in range(args.trials):
+                    for when, down in itertools.product(("recorded", "running"), (False, True)):
+                        result = slurm_trial(world, scenarios[command], cluster, when, down)
+                        results.append(result)
+                        print(f"  {command} killed with its job {when} ({'; '.join(result['jobs_at_kill']) or 'none'})"
+                              f"{', controller down for status (' + str(result['status_down_s']) + ' s)' if down else ''}: "
+                              f"recovery {' '.join(result['recovery'])} in {result['recovery_s']} s: "
+                              f"{'; '.join(result['failures']) or 'ok'}", flush=True)
+    finally:
+        cluster.stop()
+    report(results, time.monotonic() - begun)
+    down = [r["status_down_s"] for r in results if "status_down_s" in r]
+    if down:
+        print(f"slurmctld down: {len(down)} kills; `harness status` meanwhile took median {statistics.median(down):.1f} s "
+              f"(scontrol's own retries), kept every record: "
+              f"{not any('record lost' in f or 'not said' in f for r in results for f in r['failures'])}")
+    (base / "chaos-results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"details: {base / 'chaos-results.json'}")
+    return 0
+
+
 def report(results: list[dict], seconds: float) -> None:
     """The table: per command and kill kind, kills, failures and the 95 % per-kill bound."""
     print()
@@ -653,11 +800,18 @@ def main() -> int:
                              "references timed, not checked")
     parser.add_argument("--example", action="store_true",
                         help="the old mode: kill `harness run --auto-approve` of the built-in example uniformly in time")
+    parser.add_argument("--slurm", action="store_true",
+                        help="the serving commands with `launcher: slurm` on a throwaway single-node cluster, killed "
+                             "once the engine job is recorded, with and without the controller down for `status`")
     parser.add_argument("--runbook", help="--example: runbook for the built-in example's run (default: its own)")
     parser.add_argument("--workspace", type=Path, help="where to work (default: a new temporary directory)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout-s", type=float, default=1800, help="--example: limit for one run or resume")
     args = parser.parse_args()
+    if args.slurm:
+        if args.commands == ",".join(COMMANDS):
+            args.commands = ",".join(SERVING)
+        return slurm_main(args)
     return example_main(args) if args.example else agent_main(args)
 
 

@@ -12,8 +12,8 @@ in the run's record like a process;
 `pending_timeout_s`); health checks and the evaluation then go to the head task's node, and
 `stop` scancels it. While the controller cannot be asked (`slurm.SlurmUnreachable`) the job
 counts as running; a `stop` then leaves its record, in one line on stderr, for the next command
-that reaches the controller to cancel. A job that ends on its own (TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, a failed
-engine) is a `LaunchFailure` whose one line reads `slurm job N ended ...`.
+that reaches the controller to cancel. A job that ends on its own (TIMEOUT, NODE_FAIL,
+OUT_OF_MEMORY, a failed engine) is a `LaunchFailure` whose one line reads `slurm job N ended ...`.
 
 What the job runs is fixed at submit: the tasks' spec (`<name>.task.json`, in the evidence
 folder, read when the job starts, maybe hours later) is named in the batch script with the

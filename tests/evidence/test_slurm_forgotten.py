@@ -24,7 +24,7 @@ import yaml
 from slurm_cluster import SlurmCluster
 
 from harness.evidence.launchers import SlurmLaunch
-from harness.evidence.runbook import SlurmLauncher, load_runbook
+from harness.evidence.runbook import SlurmLauncher
 from harness.record.processes import ProcessRegistry, job_comment
 from harness.util import slurm
 
@@ -170,8 +170,8 @@ def test_a_cancel_the_controller_did_not_take_keeps_the_record(fake_slurm, tmp_p
 
     assert ProcessRegistry(record.parent).sweep(left) == []
     assert record.is_file() and [(r.job, why) for r, why in left] == [
-        ("4252", f"slurm controller unreachable (scancel failed: scancel: error: Kill job error on job id 4252: "
-                 f"{UNREACHABLE})")]
+        ("4252", (f"slurm controller unreachable (scancel failed: scancel: error: Kill job error on job id 4252: "
+                  f"{UNREACHABLE})"))]
 
 
 def test_a_controller_that_does_not_answer_in_time_is_unreachable_and_asked_once(fake_slurm, tmp_path, monkeypatch):
@@ -208,8 +208,8 @@ def test_a_stop_while_the_controller_is_down_leaves_the_record_in_one_line(fake_
 
     assert [record.job for _, record in registry.records()] == ["4270"]
     assert capsys.readouterr().err.splitlines() == [
-        f"harness: slurm controller unreachable (scontrol failed: {UNREACHABLE}): job 4270 of run r2 left "
-        f"recorded; the next command that reaches it cancels it"]
+        (f"harness: slurm controller unreachable (scontrol failed: {UNREACHABLE}): job 4270 of run r2 left "
+         f"recorded; the next command that reaches it cancels it")]
 
 
 # --------------------------------------------------------------------------- the real cluster
@@ -236,7 +236,6 @@ def test_a_killed_harness_job_survives_an_unreachable_controller_until_one_answe
                    "model": "loopback-model", "startup_timeout_s": 30, "shutdown_grace_s": 2,
                    "env": {"PYTHONPATH": str(REPO_ROOT)}},
         "smoke": {"prompts": ["The capital of France is"], "max_tokens": 4}, "launcher": "slurm"}))
-    load_runbook(runbook)
     program = textwrap.dedent("""
         import sys, time
         from pathlib import Path
