@@ -278,3 +278,29 @@ def test_a_wheel_whose_source_unpacks_past_the_bound_is_refused(tmp_path):
     with pytest.raises(HarnessError, match=r"sglang-9.9.9-py3-none-any.whl: refused: sglang/big.py unpacks past 16 MiB"):
         _extract_wheel_source(wheel, tmp_path / "out")
     assert (tmp_path / "out" / "sglang" / "big.py").stat().st_size <= 16 << 20
+
+
+def test_an_unpacked_tree_is_trusted_through_a_link_this_user_made_not_through_anothers(tmp_path):
+    """A cache seeded from another (`src/<fp>` a link to a tree kept elsewhere, as the speed
+    benchmarks do) is read; a tree or `.complete` others can rewrite is not."""
+    from harness.knowledge.upstream.source import _trusted_tree
+
+    tree = tmp_path / "kept" / "release-0123456789abcdef0123"
+    (tree / "sglang").mkdir(parents=True)
+    (tree / ".complete").touch()
+    for path in (tree, tree / "sglang"):
+        path.chmod(0o755)
+    (tree / ".complete").chmod(0o644)
+    link = tmp_path / "cache" / "src" / tree.name
+    link.parent.mkdir(parents=True)
+    link.symlink_to(tree, target_is_directory=True)
+    assert _trusted_tree(tree) and _trusted_tree(link)
+    (tree / ".complete").chmod(0o666)
+    assert not _trusted_tree(link)
+    (tree / ".complete").chmod(0o644)
+    tree.chmod(0o775)
+    assert not _trusted_tree(link)
+    if os.getuid() == 0:  # another user's link (staging one needs root)
+        tree.chmod(0o755)
+        os.lchown(link, 4242, 4242)
+        assert not _trusted_tree(link)

@@ -95,9 +95,13 @@ def write_cache_file(path: Path, data: bytes) -> None:
 def _trusted_tree(root: Path) -> bool:
     """An unpacked tree (`src/<fingerprint>`) this user may read: its directory and its
     `.complete` marker pass `_trusted` (`_unpack_atomically` leaves nothing in it writable by
-    others, so nobody else can have added or changed a file since)."""
+    others, so nobody else can have added or changed a file since). `root` may be a link to a
+    tree kept elsewhere (a cache seeded from another), when this user or root made the link."""
     try:
-        return all(_trusted(os.lstat(p)) for p in (root, root / ".complete")) and root.is_dir() and not root.is_symlink()
+        link = os.lstat(root)
+        if stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.getuid(), 0):
+            return False
+        return root.is_dir() and all(_trusted(os.stat(p)) for p in (root, root / ".complete"))
     except OSError:
         return False
 
