@@ -56,7 +56,7 @@ def upgrade(
     from harness.agent.config import describe, resolve_settings
     from harness.evidence.runbook import load_runbook
     from harness.workflow.upgrade import (
-        declared_from,
+        from_spec_of,
         render_summary,
         run_upgrade,
         to_spec_of,
@@ -86,7 +86,7 @@ def upgrade(
             else:
                 update(message)
 
-        from_spec, from_source = declared_from(plugin_path, to, progress) if from_ == "auto" else (from_, None)
+        from_spec, from_source = from_spec_of(plugin_path, from_, to, progress)
         to_spec = to_spec_of(to, progress)
         report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
                              plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,

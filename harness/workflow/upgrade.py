@@ -178,19 +178,14 @@ class UpgradeReport(BaseModel):
         return counts
 
 
-def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Progress = lambda m: None) -> str:
-    """--from: `auto` reads what the plugin declares (model.plugin.declared_pins): the commit of
+def from_spec_of(plugin: Path, given: str, to: str | None = None, progress: Progress = lambda m: None) -> tuple[str, str | None]:
+    """--from as (spec, where the plugin declares it: "Dockerfile:2"; None when `given` is not
+    `auto`). `auto` reads what the plugin declares (model.plugin.declared_pins): the commit of
     upstream main it pins, in the repository of a `--to PATH@REF` (a main-to-main job), else the
     first release it pins (a range: its lower bound). HarnessError (one line, naming the engine's
-    pip name) when it declares none. `declared_from` also says where the pin was read."""
+    pip name) when it declares none."""
     if given != "auto":
-        return given
-    return declared_from(plugin, to, progress)[0]
-
-
-def declared_from(plugin: Path, to: str | None = None, progress: Progress = lambda m: None) -> tuple[str, str]:
-    """(the spec `--from auto` means for `plugin`, where it was read: "Dockerfile:2"); see
-    from_spec_of. HarnessError when the plugin declares none."""
+        return given, None
     engine = profile()
     pins = declared_pins(plugin)
     git_to = split_git_spec(to) if to else None

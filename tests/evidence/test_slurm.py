@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 import yaml
 from runner_support import smoke as run_smoke
-from slurm_cluster import SlurmCluster
 
 from harness.errors import HarnessError
 from harness.evidence.launchers import sbatch_options
@@ -111,17 +110,6 @@ def test_the_local_launcher_fills_one_task(tmp_path):
 
 
 # --------------------------------------------------------------------------- a real cluster
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    started = SlurmCluster()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SLURM_CONF", str(started.conf))
-        try:
-            yield started
-        finally:
-            started.stop()
 
 
 def _shape(evidence: Path) -> set[str]:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from slurm_cluster import SlurmCluster
 
 from harness.evidence.launchers import SlurmLaunch
 from harness.evidence.runbook import SlurmLauncher
@@ -213,17 +212,6 @@ def test_a_stop_while_the_controller_is_down_leaves_the_record_in_one_line(fake_
 
 
 # --------------------------------------------------------------------------- the real cluster
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    started = SlurmCluster()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SLURM_CONF", str(started.conf))
-        try:
-            yield started
-        finally:
-            started.stop()
 
 
 def test_a_killed_harness_job_survives_an_unreachable_controller_until_one_answers(cluster, tmp_path):

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from slurm_cluster import SlurmCluster
 
 from harness.errors import HarnessError
 from harness.evidence.runbook import Runbook, load_runbook
@@ -206,17 +205,6 @@ def test_the_job_runs_no_task_spec_but_the_one_submitted(tmp_path):
 
 
 # --------------------------------------------------------------------------- a real cluster
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    started = SlurmCluster()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SLURM_CONF", str(started.conf))
-        try:
-            yield started
-        finally:
-            started.stop()
 
 
 def test_a_task_spec_changed_while_the_job_pends_is_refused_in_one_line(cluster, tmp_path):

@@ -62,7 +62,7 @@ def test_from_auto_reads_the_pin_forms_of_real_vllm_plugins(tmp_path, files, exp
     with use_engine(VLLM):
         assert declared_pins(plugin)[0] == DeclaredPin("release", expected, source)
         said = []
-        assert from_spec_of(plugin, "auto", progress=said.append) == f"vllm=={expected}"
+        assert from_spec_of(plugin, "auto", progress=said.append)[0] == f"vllm=={expected}"
     assert said == [f"--from auto: vllm=={expected} (declared in {source})"]
 
 

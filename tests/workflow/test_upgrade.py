@@ -141,7 +141,7 @@ def _declaring(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_from_auto_reads_pins_and_ranges(tmp_path, files, expected):
     from harness.workflow.upgrade import from_spec_of
 
-    assert from_spec_of(_declaring(tmp_path, files), "auto") == expected
+    assert from_spec_of(_declaring(tmp_path, files), "auto")[0] == expected
 
 
 def test_from_auto_without_a_declared_sglang_is_one_line(project):

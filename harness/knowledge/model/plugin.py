@@ -381,10 +381,8 @@ def _metadata_entry_points(path: Path, root: Path, groups: tuple[str, ...]) -> l
     one that cannot be read or parsed declares none."""
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
     parser.optionxform = str  # entry-point names keep their case
-    if not _plain_file(path, root):
-        return []
     try:
-        parser.read_string(path.read_text(errors="replace"))
+        parser.read_string(module_source(path, root, _FILE_BYTES).decode(errors="replace"))
     except (OSError, configparser.Error):
         return []
     relative = str(path.relative_to(root))
@@ -494,28 +492,26 @@ def _install_files(root: Path) -> list[Path]:
     return found
 
 
-def _plain_file(path: Path, root: Path | None = None, most: int = _FILE_BYTES) -> bool:
-    """A regular file of at most `most` bytes (1 MiB), safe to read whole: not a FIFO or device,
-    and not a symlink — unless `root` is given and the link resolves to a file inside it."""
+def _plain_file(path: Path) -> bool:
+    """A regular file, not a symlink, of at most 1 MiB: safe to read whole."""
     try:
-        if root is not None and path.is_symlink():
-            target = path.resolve(strict=True)
-            if not target.is_relative_to(root.resolve()):
-                return False
-            path = target
         st = path.lstat()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+    except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_size <= most
+    return stat.S_ISREG(st.st_mode) and st.st_size <= _FILE_BYTES
 
 
-def module_source(path: Path, root: Path) -> bytes:
-    """The bytes of plugin module `path` (of the checkout at `root`). OSError, its message saying
-    why, for a file that is not a regular file inside the checkout of at most 16 MiB — a FIFO (a
-    read would block), a device (`/dev/zero`: it would never end), a link leading out — as for
-    one that does not exist: the scanner records it as a file that cannot be read."""
+def module_source(path: Path, root: Path, most: int = _MODULE_BYTES) -> bytes:
+    """The bytes of plugin file `path` (of the checkout at `root`; a module, by default up to
+    16 MiB). OSError, its message saying why, for a file that is not a regular file inside the
+    checkout of at most `most` bytes — a FIFO (a read would block), a device (`/dev/zero`: it
+    would never end), a link leading out — as for one that does not exist: the scanner records
+    it as a file that cannot be read."""
     if path.is_symlink():
-        target = path.resolve(strict=True)  # OSError (ENOENT, ELOOP) for a dangling or looping link
+        try:
+            target = path.resolve(strict=True)  # OSError (ENOENT) for a dangling link
+        except RuntimeError:  # a link loop
+            raise OSError("a symlink loop") from None
         if not target.is_relative_to(root.resolve()):
             raise OSError("a link leading out of the plugin checkout")
         path = target
@@ -524,9 +520,9 @@ def module_source(path: Path, root: Path) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError("not a regular file (a FIFO, a device or a socket)")
-        if st.st_size > _MODULE_BYTES:
-            raise OSError(f"{st.st_size >> 20} MiB, over the 16 MiB a plugin module is read up to")
-        return handle.read(_MODULE_BYTES + 1)
+        if st.st_size > most:
+            raise OSError(f"{st.st_size >> 20} MiB, over the {most >> 20} MiB a plugin file is read up to")
+        return handle.read(most + 1)
 
 
 def packaging_text(path: Path, root: Path) -> str | None:
@@ -536,12 +532,12 @@ def packaging_text(path: Path, root: Path) -> str | None:
     the verdict, so it is refused, never skipped."""
     if not path.exists() and not path.is_symlink():
         return None
-    if not _plain_file(path, root):
-        raise HarnessError(f"{path}: not read: not a regular file inside the plugin checkout of at most 1 MiB")
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{path}: not read: {type(exc).__name__}") from None
+        return module_source(path, root, _FILE_BYTES).decode("utf-8")
+    except OSError:
+        raise HarnessError(f"{path}: not read: not a regular file inside the plugin checkout of at most 1 MiB") from None
+    except UnicodeDecodeError:
+        raise HarnessError(f"{path}: not read: UnicodeDecodeError") from None
 
 
 def _install_pins(root: Path, engine) -> list[DeclaredPin]:
@@ -659,7 +655,10 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
         pass
 
     def lines(path: Path) -> list[str]:  # a pin source that is not a plain file inside the checkout declares nothing
-        return (path.read_text(errors="replace") if _plain_file(path, root) else "").splitlines()
+        try:
+            return module_source(path, root, _FILE_BYTES).decode(errors="replace").splitlines()
+        except OSError:
+            return []
 
     for requirements in sorted(root.glob("requirements*.txt")):
         texts += [(line, requirements.name) for line in lines(requirements)]
