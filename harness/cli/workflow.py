@@ -275,8 +275,10 @@ def approve(
     if runbook is not None:
         out.print(f"Runbook {view.inputs.runbook} pinned to run {run_id}: the steps still to run use it.")
     print_outcome(ws, view)
-    approved = [s for s in view.steps if s.gate.decision == "approve" and s.gate.at]
-    print_commits(ws, view, [max(approved, key=lambda s: s.gate.at or "")] if approved else [])
+    # the step this approval decided: the latest gate; gates carry whole seconds, and of two
+    # approved in one second the later step is the later approval (steps are decided in order)
+    approved = [(s.gate.at or "", i, s) for i, s in enumerate(view.steps) if s.gate.decision == "approve" and s.gate.at]
+    print_commits(ws, view, [max(approved, key=lambda t: t[:2])[2]] if approved else [])
 
 
 @app.command()

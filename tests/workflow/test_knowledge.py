@@ -30,7 +30,10 @@ def knowledge(summary: str) -> list[dict]:
     ]
 
 
-def test_every_step_drafts_and_the_knowledge_gate_commits_only_on_approval(tmp_path, releases):  # noqa: F811
+def test_every_step_drafts_and_the_knowledge_gate_commits_only_on_approval(tmp_path, releases, monkeypatch):  # noqa: F811
+    # every gate decided in one second (gates carry whole seconds): `approve` must still name
+    # the commit of the step it approved, not an earlier step approved in the same second
+    monkeypatch.setattr("harness.workflow.runs.utc_now", lambda: "2026-12-04T07:00:00Z")
     example = Example(tmp_path)
     skills = example.plugin / ".harness" / "skills" / "operators"
     skills.mkdir(parents=True)
