@@ -220,6 +220,40 @@ def _classes(index: SymbolIndex, module: str, scope: ast.FunctionDef | ast.Async
     return ()
 
 
+def conditions_at(index: SymbolIndex, site: CallSite) -> list[str]:
+    """The `if`/`while`/conditional-expression tests a call at `site` runs under inside its
+    function, outermost first, as source text (`not (…)` for an `else` branch): the run-time
+    condition a failing call is named with (docs/static-check.md, row `runtime_condition`).
+    Empty for a call under none, or when the site cannot be found."""
+    module = next((m for m, (relpath, _) in index.files.items() if relpath == site.path), None)
+    tree = index.tree(module) if module is not None else None
+    if tree is None:
+        return []
+    conditions: list[str] = []
+
+    def visit(node: ast.AST, tests: list[str]) -> bool:
+        for field_name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for child in (c for c in children if isinstance(c, ast.AST)):
+                if getattr(child, "lineno", site.line) > site.line or getattr(child, "end_lineno", site.line) < site.line:
+                    continue
+                if isinstance(child, ast.Call) and child.lineno == site.line:
+                    conditions.extend(tests)
+                    return True
+                inner = tests
+                if isinstance(node, (ast.If, ast.While, ast.IfExp)) and field_name in ("body", "orelse"):
+                    test = ast.unparse(node.test)
+                    inner = [*tests, test if field_name == "body" else f"not ({test})"]
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    inner = []
+                if visit(child, inner):
+                    return True
+        return False
+
+    visit(tree, [])
+    return conditions
+
+
 def lines_naming(text: bytes, name: str) -> list[int]:
     """Line numbers (1-based, sorted) where `name` occurs as a word in `text`."""
     pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")

@@ -30,6 +30,8 @@ class JudgeMemo:
 
     # members.plugin_replacements: upstream name -> the plugin's patches rebinding it to its own
     replacements: dict[Ref, list[Dependency]] | None = None
+    # members.platform_products: platform method -> the plugin classes it returns
+    products: dict[str, set[str]] | None = None
 
     # conditions.fails_before: dependencies inside one `try` body, by (module, handler)
     in_try: dict[tuple[str, Catch], list[Dependency]] | None = None

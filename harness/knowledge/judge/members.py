@@ -9,6 +9,7 @@ import re
 
 from harness.engines import profile
 from harness.knowledge.judge.callsites import PLATFORM_INSTANCE, CallSite, CallSites, call_sites, instance_calls
+from harness.knowledge.judge.factory_calls import factory_calls
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import outside_write, written_by_plugin
 from harness.knowledge.judge.signatures import (
@@ -265,6 +266,27 @@ def plugin_replacements(judge: JudgeContext) -> dict[Ref, list[Dependency]]:
     return judge.memo.replacements
 
 
+def platform_products(judge: JudgeContext) -> dict[str, set[str]]:
+    """The plugin classes the plugin's platform classes return from a method by name (a factory
+    upstream calls on `current_platform` and builds instances of: `get_mha_kv_pool_cls` ->
+    XPool): method -> plugin class paths. A method a platform class inherits from a plugin base
+    counts; the first class of its MRO defining it decides."""
+    if judge.memo.products is None:
+        judge.memo.products = {}
+        for platform in judge.scan.platforms:
+            decided: set[str] = set()
+            for ref in judge.plugin_mro(platform):
+                cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
+                for method in (cls.methods if cls is not None else ()):
+                    if method in decided:
+                        continue
+                    decided.add(method)
+                    returned = {path for path in cls.returns.get(method, ()) if path in judge.scan.classes}
+                    if returned:
+                        judge.memo.products.setdefault(method, set()).update(returned)
+    return judge.memo.products
+
+
 def replacement_defining(judge: JudgeContext, mro: list[Ref], member: str) -> str | None:
     """For an upstream class in `mro` that the plugin replaces with a class of its own
     (`vllm.v1.core.sched.scheduler.Scheduler = BalanceScheduler`, vllm-ascend's
@@ -361,6 +383,16 @@ def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, se
             found.calls.extend(sites.calls)
             found.unsure.extend(sites.unsure)
             rebound.add(patch.target)
+    for factory, products in platform_products(judge).items():
+        for product in products:
+            own = [r.qualname for r in judge.plugin_mro(product) if r.module == ""]
+            if dep.plugin_class not in own or any(dep.member in judge.scan.classes[c].methods for c in own[: own.index(dep.plugin_class)]):
+                continue
+            base = next((r for r in judge.plugin_mro(product) if r.module and r.kind == "class"), None)
+            sites = factory_calls(judge.index, factory, dep.member, base)
+            found.calls.extend(sites.calls)
+            found.unsure.extend(sites.unsure)
+            rebound.add(f"platform:{factory}")
     upstream_own = {}
     # a plugin class binding the same `self.x` (vllm-rbln's RBScheduler sets its own
     # kv_cache_manager) may put its instance there

@@ -9,7 +9,7 @@ import re
 import tokenize
 import weakref
 
-from harness.knowledge.judge.callsites import CallSite, CallSites, call_sites
+from harness.knowledge.judge.callsites import CallSite, CallSites, call_sites, conditions_at
 from harness.knowledge.model import CallShape, Outcome, Param, Ref
 from harness.knowledge.upstream import SymbolIndex
 
@@ -117,9 +117,13 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     failing = [(site, found) for site in sites.calls if (found := bind(site)) is not None]
     sure = [(site, why) for site, (is_certain, why) in failing if is_certain]
     if sure:
+        # an unconditional failing call first; a conditional one is still breaking, its condition named
+        sure.sort(key=lambda found: len(conditions_at(index, found[0])) > 0)
         site, why = sure[0]
         more = f" (and {len(sure) - 1} more call(s): {', '.join(s.where for s, _ in sure[1:5])})" if len(sure) > 1 else ""
-        return True, f"{message}; upstream calls it at {site.describe()}: {why}, a TypeError on that path{more}"
+        under = conditions_at(index, site)
+        when = f" when {' and '.join(f'`{c}`' for c in under)}" if under else ""
+        return True, f"{message}; upstream calls it at {site.describe()}: {why}, a TypeError on that path{when}{more}"
     checked = ", ".join(s.describe() for s in sites.calls[:6]) + (f" and {len(sites.calls) - 6} more" if len(sites.calls) > 6 else "")
     if sites.unsure or failing:
         unplaced = ", ".join(f"{s.where} ({s.receiver})" for s in sites.unsure[:4])

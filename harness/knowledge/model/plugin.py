@@ -293,6 +293,12 @@ class PluginClass:
     # `self.<attr> = C(…)` in its methods -> the qualified paths of the classes (or callables)
     # constructed; "?" for any other value (a call on something else, a parameter, a literal)
     attribute_values: dict[str, set[str]] = field(default_factory=dict)
+    # method -> the qualified paths of the classes (or other named objects) it returns by name,
+    # not called: `return XPool`, `return A if c else B`, `cls = XPool; return cls` (a platform's
+    # factory method: upstream builds its instances from what it returns)
+    returns: dict[str, set[str]] = field(default_factory=dict)
+    # `name = Other` in the class body -> Other's qualified path (what `self.name` reads then)
+    class_names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

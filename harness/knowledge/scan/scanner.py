@@ -375,6 +375,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                         env[target.id] = Instance(annotated)  # `x: ServerArgs = …`
                     else:
                         env[target.id] = self.const(module, stmt.value, env)
+                        if ctx.in_class_body and isinstance(env[target.id], Named):
+                            ctx.cls.class_names[target.id] = env[target.id].path
                         if target.id == "EntryClass" and not ctx.functions:
                             self._entry_class(module, stmt, ctx)
                 else:
@@ -384,9 +386,33 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             return
         if isinstance(stmt, ast.Return):
             self._named_class_return(module, stmt, ctx)
+            self._returned_names(module, stmt, ctx)
         for child in ast.iter_child_nodes(stmt):
             if not isinstance(child, ast.stmt):
                 self._expressions(module, child, ctx)
+
+    def _returned_names(self, module: str, stmt: ast.Return, ctx: Context) -> None:
+        """Record in PluginClass.returns what a method returns by name (a class, not an instance):
+        each branch of a conditional expression, a local bound to one, a class attribute read
+        through `self`/`cls`."""
+        if ctx.method is None or ctx.cls is None or stmt.value is None or ctx.functions[-1] != f"{ctx.cls.path}.{ctx.method.name}":
+            return
+        values, paths = [stmt.value], set()
+        while values:
+            value = values.pop()
+            if isinstance(value, ast.IfExp):
+                values += [value.body, value.orelse]
+                continue
+            if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == ctx.self_name:
+                if value.attr in ctx.cls.class_names:  # `pool_cls = XPool` in the class body
+                    paths.add(ctx.cls.class_names[value.attr])
+                continue
+            folded = self.const(module, value, ctx.env) if isinstance(value, (ast.Name, ast.Attribute)) else None
+            path = folded.path if isinstance(folded, Named) else None
+            if path is not None:
+                paths.add(path)
+        if paths:
+            ctx.cls.returns.setdefault(ctx.method.name, set()).update(paths)
 
     def _try(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         handled: set[str] = set()
