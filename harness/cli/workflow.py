@@ -89,6 +89,8 @@ def run(
         feature = feature or DEFAULT_FEATURE
         out.print(f"Using the built-in example workspace {EXAMPLE_WORKSPACE}")
     elif plugin is None or upstream is None:
+        if plugin is not None:
+            validate_plugin(plugin)  # a wrong path is the first thing to hear about
         raise HarnessError("give both --plugin and --upstream, or neither to run the built-in example")
     if feature is None:
         where = f" --from {from_}" if from_ else " --from SPEC"

@@ -67,6 +67,12 @@ def test_workspace_that_is_a_symlink_loop(project, command):
     one_line_error(_subprocess(project, *command, workspace=loop), "workspace", str(loop))
 
 
+def test_a_missing_plugin_path_is_said_before_what_else_is_missing(project):
+    """`run --plugin /nope` without --upstream: the wrong path first, not the missing option."""
+    one_line_error(_subprocess(project, "run", "--plugin", str(project.root / "nope"), "--feature", "x"),
+                   f"plugin path {project.root / 'nope'} is not a directory")
+
+
 def test_workspace_that_is_a_file(project):
     a_file = project.root / "a-file"
     a_file.write_text("x")
