@@ -165,3 +165,63 @@ def test_a_platform_returning_upstreams_own_class_leaves_the_override_to_other_c
                              "p/platform.py": _platform("name", returns_own=False)})
     _, finding = _finding(root, new)
     assert not finding["breaking"], finding
+
+
+VLLM_COMM = """
+class DeviceCommunicatorBase:
+    def __init__(self, cpu_group, device=None):
+        self.cpu_group = cpu_group
+
+    def all_gather(self, input_, dim=-1{new}):
+        return input_
+"""
+VLLM_STATE = """
+from vllm.platforms import current_platform
+from vllm.utils import resolve_obj_by_qualname
+
+
+class GroupCoordinator:
+    def __init__(self, group, use_device_communicator):
+        self.device_communicator = None
+        if use_device_communicator:
+            device_comm_cls = resolve_obj_by_qualname(current_platform.get_device_communicator_cls())
+            self.device_communicator = device_comm_cls(cpu_group=group)
+
+    def all_gather(self, input_, dim=-1):
+        return self.device_communicator.all_gather(input_, dim{kw})
+"""
+
+
+@pytest.mark.parametrize("spelling", ["qualname", "colon"])
+def test_a_vllm_platform_naming_its_class_by_qualified_name(tmp_path, spelling):
+    """vLLM asks the platform for a class's qualified name and resolves it
+    (`resolve_obj_by_qualname(current_platform.get_device_communicator_cls())`): an override on
+    the class the plugin names there meets GroupCoordinator's calls."""
+    from knowledge_support import VLLM_PLATFORM_TREE, harness_json, write_tree
+
+    trees = {}
+    for version, new, kw in (("old", "", ""), ("new", ", *, async_op=False", ", async_op=True")):
+        trees[version] = tmp_path / version
+        write_tree(trees[version], {
+            **VLLM_PLATFORM_TREE, "vllm/version.py": "__version__ = '0.9.0'\n",
+            "vllm/utils/__init__.py": "def resolve_obj_by_qualname(qualname):\n    return qualname\n",
+            "vllm/distributed/__init__.py": "", "vllm/distributed/device_communicators/__init__.py": "",
+            "vllm/distributed/device_communicators/base.py": VLLM_COMM.format(new=new),
+            "vllm/distributed/parallel_state.py": VLLM_STATE.format(kw=kw),
+        })
+    name = "p.comm.XComm" if spelling == "qualname" else "p.comm:XComm"
+    write_tree(tmp_path / "plugin", {
+        "pyproject.toml": '[project]\nname = "p"\nversion = "0.1"\n[project.entry-points."vllm.platform_plugins"]\nx = "p:register"\n',
+        "p/__init__.py": "def register():\n    return 'p.platform.XPlatform'\n",
+        "p/comm.py": ("from vllm.distributed.device_communicators.base import DeviceCommunicatorBase\n\n\n"
+                      "class XComm(DeviceCommunicatorBase):\n    def all_gather(self, input_, dim=-1):\n        return input_\n"),
+        "p/platform.py": ("from vllm.platforms.interface import Platform\n\n\nclass XPlatform(Platform):\n"
+                          f"    @classmethod\n    def get_device_communicator_cls(cls) -> str:\n        return {name!r}\n"),
+    })
+    target = "vllm.distributed.device_communicators.base.DeviceCommunicatorBase.all_gather"
+    for version, breaking in (("new", True), ("old", False)):
+        code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(trees[version]))
+        finding = next((f for f in doc["findings"] if f["target"] == target), {"breaking": False, "detail": ""})
+        assert finding["breaking"] is breaking and code == int(breaking), (version, finding)
+        if breaking:
+            assert "unexpected keyword argument 'async_op'" in finding["detail"] and "get_device_communicator_cls()" in finding["detail"]

@@ -1,6 +1,7 @@
 """Calls upstream makes on the instances it builds from a class a platform method returns.
 
-SGLang asks the platform for some classes and builds them itself: `memory_pool.py` and
+SGLang and vLLM ask the platform for some classes (vLLM by qualified name, resolved with
+`resolve_obj_by_qualname`) and build them themselves: `memory_pool.py` and
 `kv_cache_configurator.py` (0.5.17) do `PoolCls = current_platform.get_mha_kv_pool_cls()` then
 `PoolCls(…)`, the instance is returned, kept as `ModelRunner.token_to_kv_pool`, read by the
 attention backends as `model_runner.token_to_kv_pool` and called as
@@ -37,6 +38,8 @@ from harness.knowledge.scan import call_shape
 from harness.knowledge.upstream import SymbolIndex
 
 MAX_HOPS = 12
+# functions that turn a class's qualified name into the class (vllm/utils/__init__.py)
+_BY_NAME = frozenset({"resolve_obj_by_qualname"})
 MAX_MODULES = 48
 _DECODER = msgspec.msgpack.Decoder(CallSites)
 
@@ -128,6 +131,9 @@ class _Search:
                          and n.func.attr == self.factory and (dotted(n.func.value) or "").rsplit(".", 1)[-1] == PLATFORM_INSTANCE):
                 where = f"{PLATFORM_INSTANCE}.{self.factory}() ({relpath}:{call.lineno})"
                 parent, scope = parents.get(id(call)), _scope(call, parents)
+                if isinstance(parent, ast.Call) and parent.args and parent.args[0] is call and (dotted(parent.func) or "").rsplit(".", 1)[-1] in _BY_NAME:
+                    # vLLM's factories name the class: resolve_obj_by_qualname(current_platform.get_…_cls())
+                    call, parent = parent, parents.get(id(parent))
                 if isinstance(parent, ast.Call) and parent.func is call:
                     places += [(p, 0) for p in self._holding(module, parent, parents, where)]
                 elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) and scope is not None:

@@ -267,9 +267,10 @@ def plugin_replacements(judge: JudgeContext) -> dict[Ref, list[Dependency]]:
 
 
 def platform_products(judge: JudgeContext) -> dict[str, set[str]]:
-    """The plugin classes the plugin's platform classes return from a method by name (a factory
-    upstream calls on `current_platform` and builds instances of: `get_mha_kv_pool_cls` ->
-    XPool): method -> plugin class paths. A method a platform class inherits from a plugin base
+    """The plugin classes the plugin's platform classes return from a method by name or by
+    qualified name (a factory upstream calls on `current_platform` and builds instances of:
+    `get_mha_kv_pool_cls` -> XPool, `get_device_communicator_cls` -> "pkg.comm.XComm"):
+    method -> plugin class paths. A method a platform class inherits from a plugin base
     counts; the first class of its MRO defining it decides."""
     if judge.memo.products is None:
         judge.memo.products = {}
@@ -282,6 +283,9 @@ def platform_products(judge: JudgeContext) -> dict[str, set[str]]:
                         continue
                     decided.add(method)
                     returned = {path for path in cls.returns.get(method, ()) if path in judge.scan.classes}
+                    # by qualified name (vLLM's get_device_communicator_cls returns "pkg.mod.Class")
+                    returned |= {dep.target for dep in judge.scan.dependencies if dep.kind == "named_class" and dep.how == "return"
+                                 and dep.plugin_class == ref.qualname and dep.member == f"{method}()" and dep.target in judge.scan.classes}
                     if returned:
                         judge.memo.products.setdefault(method, set()).update(returned)
     return judge.memo.products
