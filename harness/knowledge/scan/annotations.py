@@ -15,6 +15,11 @@ from harness.knowledge.upstream import SymbolIndex
 
 # Writes the plugin makes itself: a field it sets is there when it reads it back.
 WRITE = "write"
+# A field dependency read on `self.<attr>` carries "self:<class path>" as its function until
+# finish() names the class of what the plugin class keeps there (PluginClasses._held_class).
+SELF_HELD = "self:"
+# PluginClass.attribute_values' entry for `self.x = None`: no instance, so no class to judge by
+NONE_VALUE = "None"
 _ANNOTATIONS = msgspec.msgpack.Decoder(dict[str, str])
 
 
@@ -42,7 +47,8 @@ def annotation_class(node: ast.AST | None) -> str | None:
 
 def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None:
     """The upstream class the upstream `function` annotates its parameter `param` with (its
-    definition path), or None when it does not annotate it with one class. The annotations of
+    definition path; `param` "return": its return annotation), or None when it does not
+    annotate it with one class. The annotations of
     a function are read once per release and cached with the index."""
     annotations = index.analysis("parameter_annotations", function, _ANNOTATIONS, lambda: _annotations(index, function))
     expression = annotations.get(param)
@@ -66,11 +72,12 @@ def _annotations(index: SymbolIndex, function: Ref) -> dict[str, str]:
     typing_only = type_checking_imports(tree, function.module, table.is_package)
     args = node.args
     found = {}
-    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
-        expression = annotation_class(arg.annotation)
+    # the return annotation under "return", which no parameter can be named
+    for name, annotation in [*((a.arg, a.annotation) for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]), ("return", node.returns)]:
+        expression = annotation_class(annotation)
         if expression:
             head, _, rest = expression.partition(".")
-            found[arg.arg] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
+            found[name] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
     return found
 
 

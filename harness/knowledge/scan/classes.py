@@ -25,7 +25,7 @@ from harness.knowledge.model import (
     is_upstream,
     walk,
 )
-from harness.knowledge.scan.annotations import parameter_class
+from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.folding import OPAQUE, leaves, map_leaves, on_param
 from harness.knowledge.upstream import SymbolIndex, c3
 
@@ -184,7 +184,8 @@ class PluginClasses:
 
         def class_of(function: str, param: str) -> str | None:
             if (function, param) not in classes:
-                classes[function, param] = self._parameter_class(function, param)
+                held = function.startswith(SELF_HELD)
+                classes[function, param] = self._held_class(function[len(SELF_HELD):], param) if held else self._parameter_class(function, param)
             return classes[function, param]
 
         def place(cond: Cond) -> Cond:
@@ -205,10 +206,65 @@ class PluginClasses:
             kept.append(dep)
         self.scan.dependencies[:] = kept
 
+    def _grafted_onto(self, function: str) -> str | None:
+        """The upstream class a plugin function is set on as a method (`Topo.forward = forward`,
+        `setattr(Topo, "forward", forward)`): its first parameter is then that class's instance.
+        None when it is set on no upstream class, on several, or in place of a staticmethod or
+        classmethod."""
+        owners = set()
+        for dep in self.scan.dependencies:
+            if dep.kind == "patch" and dep.how in ("assign", "setattr") and dep.hook == function and dep.target:
+                owner, replaced = self.index.resolve(dep.target.rpartition(".")[0]), self.index.resolve(dep.target)
+                info = self.index.function_info(replaced.ref) if replaced.ok and replaced.ref.kind == "function" else None
+                # in place of a staticmethod or classmethod it gets no instance (whatever upstream calls it on)
+                bare = info is not None and {d.rsplit(".", 1)[-1] for d in info.decorators} & {"staticmethod", "classmethod"}
+                owners.add(owner.ref.path if owner.ok and owner.ref.kind == "class" and not bare else None)
+        return owners.pop() if len(owners) == 1 else None
+
+    def _first_parameter(self, function: str) -> str | None:
+        """The name of the plugin function's first positional parameter (module-level functions
+        only: a method's first is its own class's instance)."""
+        module, _, name = function.rpartition(".")
+        tree = self.tree(module) if module in self.files else None
+        node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None) if tree else None
+        positional = [*node.args.posonlyargs, *node.args.args] if node is not None else []
+        return positional[0].arg if positional else None
+
+    def _held_class(self, cls_path: str, attr: str) -> str | None:
+        """The upstream class of what the plugin class `cls_path` keeps in `self.<attr>`: every
+        binding of it in the class, its plugin bases and subclasses (PluginClass.attribute_values,
+        `= None` aside) is an instance of that one class: built by it, returned by an upstream
+        function annotated to return it, or a name annotated with it. None otherwise (a plugin
+        class, a value the scan cannot place, two classes)."""
+        related, changed = {cls_path}, True
+        while changed:
+            before = len(related)
+            for path, cls in self.scan.classes.items():
+                if path in related:  # its plugin bases
+                    related |= {base for base in cls.bases if base in self.scan.classes}
+                elif set(cls.bases) & related:  # a subclass
+                    related.add(path)
+            changed = len(related) > before
+        values = set().union(*(self.scan.classes[p].attribute_values.get(attr, set()) for p in related))
+        values.discard(NONE_VALUE)
+        found = set()
+        for value in values:
+            resolved = self.index.resolve(value) if value != "?" else None
+            if resolved is None or not resolved.ok:
+                return None
+            if resolved.ref.kind == "class":
+                found.add(resolved.ref.path)
+            elif resolved.ref.kind == "function":
+                found.add(parameter_class(self.index, resolved.ref, "return"))
+            else:
+                return None
+        return found.pop() if len(found) == 1 and None not in found else None
+
     def _parameter_class(self, function: str, param: str) -> str | None:
         """The upstream class of parameter `param` of the plugin function `function`: annotated
-        on the same-named parameter of the upstream function it hooks or overrides; else
-        ServerArgs for `server_args`; else None."""
+        on the same-named parameter of the upstream function it hooks or overrides; the class a
+        module-level function is set on as a method, for its first parameter (_grafted_onto);
+        else ServerArgs for `server_args`; else None."""
         upstream = []
         target = self.hook_callables.get(function)
         if target:
@@ -226,6 +282,11 @@ class PluginClasses:
             found = parameter_class(self.index, ref, param)
             if found:
                 return found
+        # the instance by the convention a method's first parameter follows (a function set on a
+        # class but called by the plugin with other first arguments, `_function_name(tool)`, is not one)
+        grafted = self._grafted_onto(function) if param == "self" == self._first_parameter(function) else None
+        if grafted:
+            return grafted
         engine = profile()
         return engine.server_args if engine.server_args and param == engine.server_args_names[0] else None
 

@@ -30,7 +30,7 @@ from harness.knowledge.model import (
     resolve_relative,
     walk,
 )
-from harness.knowledge.scan.annotations import WRITE
+from harness.knowledge.scan.annotations import SELF_HELD, WRITE
 from harness.knowledge.scan.folding import OPAQUE, Named
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
@@ -149,6 +149,13 @@ class Expressions:
             self.parameter_keys.append((path, module, ctx.functions[-1], node.slice.id, node, ctx))
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: Context) -> None:
+        held = node.value
+        if (isinstance(node.ctx, ast.Load) and ctx.self_name and ctx.cls is not None and isinstance(held, ast.Attribute)
+                and isinstance(held.value, ast.Name) and held.value.id == ctx.self_name):
+            # `self.topo.split_k_and_v`: a field of what the class keeps on self (finish() names
+            # the class when every binding of `self.topo` is an instance of one upstream class)
+            self._dependency("field", None, module, node, ctx, expression=ast.unparse(node), name=node.attr,
+                             hook=f"{SELF_HELD}{ctx.cls.path}", member=held.attr)
         if isinstance(node.ctx, ast.Load):
             innermost = node
             while isinstance(innermost.value, ast.Attribute):

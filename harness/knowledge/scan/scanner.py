@@ -53,7 +53,7 @@ from harness.knowledge.model import (
     resolve_relative,
     walk,
 )
-from harness.knowledge.scan.annotations import annotation_class
+from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class
 from harness.knowledge.scan.classes import PluginClasses
 from harness.knowledge.scan.expressions import Context, Expressions
 from harness.knowledge.scan.folding import (
@@ -364,6 +364,11 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                             ctx.cls.names.add(node.attr)
                             made = stmt.value if node is target and isinstance(stmt.value, ast.Call) else None
                             path = self.qualify(module, dotted(made.func), env) if made is not None else None
+                            held = env.get(stmt.value.id) if node is target and isinstance(stmt.value, ast.Name) else None
+                            if isinstance(held, Instance) and held.path:  # a name annotated with an upstream class
+                                path = held.path
+                            elif node is target and isinstance(stmt.value, ast.Constant) and stmt.value.value is None:
+                                path = NONE_VALUE
                             ctx.cls.attribute_values.setdefault(node.attr, set()).add(path or "?")
             if isinstance(stmt, ast.AnnAssign) and stmt.annotation is not None and not ctx.functions and module not in self._future_annotations:
                 self._expressions(module, stmt.annotation, ctx)
