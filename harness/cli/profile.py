@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import typer
 
@@ -35,12 +36,18 @@ def analyze(
     recipes: list[Path] = typer.Option([], "--recipes", help="Recipe files: each CPU fallback is mapped to one."),
     out: Path | None = typer.Option(None, help="Also write profile_analysis.json / .md into this directory."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of markdown."),
+    window: str = typer.Option("steps", "--window", help="The window of the per-rank HTA figures: 'steps' (first "
+                               "to last step annotation, every step) or 'hta' (HTA's: kernels of all but the last step)."),
 ) -> None:
     """Group the traces by rank (SGLang's `-TP-<t>-PP-<p>` names, or `distributedInfo`), read
     them as a stream, and print per stage: work, idle, waiting, communication and copy time and
     the bubble per step; the wait chain and its root; the balance plan (layers per stage,
     observed and proposed, predicted slowest stage); findings (serialised receives, host gaps,
-    exposed communication, spinning threads, CPU fallbacks) with file:line; threads; shares."""
+    exposed communication, spinning threads, CPU fallbacks) with file:line; threads; shares; per
+    rank HTA's figures (compute, overlap, idle breakdown, kernel types) in the `--window`, stragglers
+    and the critical path across ranks. The ranks are pipeline stages only where their names,
+    `distributedInfo` or point-to-point receives say so."""
+    from harness.evidence.hta_figures import WINDOWS, Window
     from harness.evidence.profile_analysis import (
         analyze_profile,
         diff_profiles,
@@ -50,6 +57,9 @@ def analyze(
     from harness.evidence.recipes import Recipes
     from harness.evidence.traces import TraceNaming
 
+    if window not in WINDOWS:
+        raise typer.BadParameter(f"{window!r}: one of {', '.join(WINDOWS)}", param_hint="--window")
+    chosen = cast(Window, window)
     spec = TraceNaming()
     if naming is not None:  # JSON is YAML: one loader, one-line errors
         from harness.util.yamlfile import load_yaml_model
@@ -57,10 +67,10 @@ def analyze(
         spec = load_yaml_model(naming, TraceNaming, what="trace naming", shape="a mapping of TraceNaming fields")
     loaded = Recipes.load(recipes) if recipes else None
     runs = runs_of(paths)
-    analysis = analyze_profile(runs[0], spec, recipes=loaded)
+    analysis = analyze_profile(runs[0], spec, recipes=loaded, window=chosen)
     if reference:
-        candidates = [analysis] + [analyze_profile(run, spec, recipes=loaded) for run in runs[1:]]
-        references = [analyze_profile(run, spec, recipes=loaded) for run in runs_of(reference)]
+        candidates = [analysis] + [analyze_profile(run, spec, recipes=loaded, window=chosen) for run in runs[1:]]
+        references = [analyze_profile(run, spec, recipes=loaded, window=chosen) for run in runs_of(reference)]
         analysis.diff = diff_profiles(candidates, references)
     if out is not None:
         write_profile_evidence(analysis, out)

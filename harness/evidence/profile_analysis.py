@@ -32,13 +32,17 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from harness.evidence import intervals as iv
-from harness.evidence.recipes import Recipes, normalize_op
+from harness.evidence.cross_rank import CriticalPath, Layout, Stragglers, critical_path, find_stragglers, parallel_layout
+from harness.evidence.fallback_signature import FallbackOp, scan_fallbacks
+from harness.evidence.hta_figures import RankFigures, Window, rank_figures
+from harness.evidence.recipes import Recipes
 from harness.evidence.runner import Runner
 from harness.evidence.trace_stream import (
     EventColumns,
     RankId,
     RankTrace,
     group_traces,
+    not_traces,
     read_columns,
 )
 from harness.evidence.runbook import Runbook
@@ -132,15 +136,6 @@ class Shares(BaseModel):
     idle: float
 
 
-class FallbackOp(BaseModel):
-    op: str
-    rank: str
-    count: int
-    host_ms: float
-    copies: int
-    recipe: str | None = None
-
-
 class Change(BaseModel):
     name: str
     reference_ms: float
@@ -178,6 +173,13 @@ class ProfileAnalysis(BaseModel):
     op_step_ms: dict[str, list[float]] = Field(description="Top device ops: summed time of each step (diff samples).")
     diff: ProfileDiff | None = None
     notes: list[str] = Field(default_factory=list)
+    layout: Layout | None = Field(None, description="Pipeline stages or not, and why (harness.evidence.cross_rank).")
+    window: Window = Field("steps", description="The window of `rank_figures`: 'steps' (harness's, every step) or "
+                                                "'hta' (HTA's: kernels of all but the last step).")
+    rank_figures: list[RankFigures] = Field(default_factory=list, description=(
+        "Per rank, HTA's figures with HTA's definitions (harness.evidence.hta_figures) and own time per step."))
+    stragglers: Stragglers | None = None
+    critical_path: CriticalPath | None = None
 
 
 # --------------------------------------------------------------------------- one rank
@@ -196,6 +198,9 @@ class _Keys:
     copy: np.ndarray
     comm: np.ndarray
     receive: np.ndarray  # time in it is waiting for the peer
+    send: np.ndarray  # a send that is not a receive: time in it is waiting for the peer to take it
+    two_way: np.ndarray  # a receive whose name sends too (NCCL's SendRecv kernel does either)
+    send_span: np.ndarray  # a device annotation of one send (`nccl:send 0->1`): what a two-way event in it does
     receive_post: np.ndarray  # one receive as the host posted it (gloo's: posted to completed)
     receive_done: np.ndarray  # the same receive on the device, to its completion
     blocking: np.ndarray
@@ -203,8 +208,6 @@ class _Keys:
     op: np.ndarray  # host operators
     step: np.ndarray
     compile: np.ndarray
-    copy_op: np.ndarray
-    launch: np.ndarray  # kernel launches
     user_frame: np.ndarray
     layer: list[str | None]
 
@@ -214,8 +217,7 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
     recv_re, block_re = _search(naming.receive_patterns), _search(naming.blocking_patterns)
     send_re = _search(naming.send_patterns)
     step_re, compile_re = _search(naming.step_patterns), _search(naming.compile_patterns)
-    layer_re, copy_op_re = _search(naming.layer_patterns), _search(naming.copy_op_patterns)
-    launch_re = _search(naming.launch_patterns)
+    layer_re = _search(naming.layer_patterns)
     device_cats = set(naming.host_op_categories if host_is_device else naming.device_categories)
     # the host as the device: gloo's receive spans are annotations, and its recv_ operator can
     # itself block until the data arrives
@@ -235,6 +237,9 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
         rows["work"].append(device and not comm)
         receive = comm and bool(recv_re.search(name))
         rows["receive"].append(cat in receive_cats and receive)
+        rows["send"].append(cat in receive_cats and comm and not receive and bool(send_re.search(name)))
+        rows["two_way"].append(cat in receive_cats and receive and bool(send_re.search(name)))
+        rows["send_span"].append(cat in on_device and comm and not receive and bool(send_re.search(name)))
         one_receive = receive and not send_re.search(name)
         rows["receive_post"].append(one_receive and cat in annotation and cat not in on_device)
         rows["receive_done"].append(one_receive and not host_is_device and (cat in on_device or cat in device_cats))
@@ -245,10 +250,6 @@ def _classify(keys: list[tuple[str, str]], naming: TraceNaming, host_is_device: 
                             and not is_step and not (cat in annotation and comm))
         rows["op"].append(cat in naming.host_op_categories)
         rows["compile"].append(bool(compile_re.search(name)))
-        rows["copy_op"].append(cat in naming.host_op_categories and bool(copy_op_re.search(name)))
-        # a kernel launch (a fallback's copy back to the device launches a copy, never a kernel)
-        rows["launch"].append(cat in naming.runtime_categories and bool(launch_re.search(name))
-                              and not copy_re.search(name))
         frame = _FRAME.match(name) if cat in python else None
         rows["user_frame"].append(bool(frame) and not _LIBRARY.search(frame["file"]) and not name.startswith("<"))
         layer = None
@@ -268,6 +269,7 @@ class _Rank:
     window: tuple[float, float]
     work: iv.Intervals
     waiting: iv.Intervals  # in receives from the peer, with no work beside them
+    sending: iv.Intervals  # in sends to the peer, with no work and no receive beside them
     blocked: iv.Intervals  # waiting, or (host as the device) blocked in any wait
     split: dict[str, float]
     layers: dict[str, float]  # layer module name -> µs per step
@@ -276,6 +278,7 @@ class _Rank:
     threads: list[ThreadStats]
     findings: list[Finding]
     fallback: list[FallbackOp]
+    fallback_note: str | None  # why no fallback can exist in the trace
 
     @property
     def active_per_step(self) -> list[float]:
@@ -307,7 +310,7 @@ class _Frames:
 
 
 def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, host_is_device: bool,
-                  recipes: Recipes | None, check_fallback: bool) -> _Rank:
+                  recipes: Recipes | None) -> _Rank:
     keys = _classify(columns.keys, naming, host_is_device)
     ts, dur, key, tid = columns.ts, columns.dur, columns.key, columns.tid
     end = ts + dur
@@ -327,11 +330,19 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
     device, work_mask = keys.device[key], keys.work[key]
     busy, work = union(device), union(work_mask)
     comm, copies = union(keys.comm[key]), union(keys.copy[key])
-    receives_mask = keys.receive[key]
+    receives_mask, sends_mask = keys.receive[key], keys.send[key]
+    two_way, send_spans = keys.two_way[key], keys.send_span[key]
+    if two_way.any() and send_spans.any():  # a SendRecv kernel inside a `nccl:send` annotation is a send
+        spans = iv.merge(ts[send_spans], end[send_spans])
+        inside = np.searchsorted(spans[0], ts, side="right") - 1
+        as_send = two_way & (inside >= 0) & (ts < spans[1][np.clip(inside, 0, None)])
+        receives_mask, sends_mask = receives_mask & ~as_send, sends_mask | as_send
     waiting = iv.subtract(union(receives_mask), work)
-    # On the host-as-device a thread blocked in any wait (a send's too) is not the stage's own time.
-    blocked = iv.subtract(iv.merge(*(np.concatenate(pair) for pair in zip(waiting, union(keys.blocking[key])))),
-                          work) if host_is_device else waiting
+    # blocked in a send, not in a receive: waiting for the next stage to take the data
+    sending = iv.subtract(iv.subtract(union(sends_mask), work), waiting)
+    # On the host-as-device a thread blocked in any wait is not the stage's own time either.
+    held = [waiting, sending, union(keys.blocking[key])] if host_is_device else [waiting, sending]
+    blocked = iv.subtract(iv.merge(*(np.concatenate(parts) for parts in zip(*held))), work)
     busy_us, comm_us = iv.length(busy), iv.length(comm)
     copy_us = iv.length(iv.subtract(copies, comm))
     split = {"compute": max(busy_us - comm_us - copy_us, 0.0), "memcpy": copy_us, "communication": comm_us,
@@ -382,16 +393,17 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
     for row, name_key in enumerate(names.tolist()):
         name = columns.keys[name_key][1]  # one name may come under several categories
         op_totals[name] = op_totals[name] + table[row] if name in op_totals else table[row]
-    fallback = _fallback_ops(label, ts, end, tid, key, keys, columns, recipes) if check_fallback else []
+    scan = scan_fallbacks(label, columns, naming, trace.header, recipes)
+    fallback = scan.ops
     findings += [Finding(kind="fallback", rank=label, metrics={"calls": f.count, "host_ms": f.host_ms},
                          summary=f"{f.op}: {f.count} call(s) ran on the CPU between copies ({f.copies} copies), "
                                  f"{f.host_ms:,.2f} ms; " + (f"recipe {f.recipe}" if f.recipe else "no recipe"))
                  for f in fallback]
     return _Rank(label=label, rank=trace.rank, source=str(trace.path), steps=steps, window=window, work=work,
-                 waiting=waiting, blocked=blocked, split=split, layers=layers,
+                 waiting=waiting, sending=sending, blocked=blocked, split=split, layers=layers,
                  compile_us=_compile_us(ts, end, key, keys, steps),
                  op_totals={k: list(map(float, v)) for k, v in op_totals.items()}, threads=threads,
-                 findings=findings, fallback=fallback)
+                 findings=findings, fallback=fallback, fallback_note=scan.not_applicable)
 
 
 def _compile_us(ts: np.ndarray, end: np.ndarray, key: np.ndarray, keys: _Keys, steps: list[tuple[float, float]]) -> float:
@@ -526,87 +538,59 @@ def _threads(label: str, columns: EventColumns, ts: np.ndarray, end: np.ndarray,
     return rows
 
 
-def _fallback_ops(label: str, ts: np.ndarray, end: np.ndarray, tid: np.ndarray, key: np.ndarray, keys: _Keys,
-                  columns: EventColumns, recipes: Recipes | None) -> list[FallbackOp]:
-    """The dispatch signature of a CPU fallback on a device: a host operator with copies in and
-    out inside it and no device launch; the innermost such operator is the fallback op."""
-    ops, copies, launches = keys.op[key] & ~keys.copy_op[key], keys.copy_op[key], keys.launch[key]
-    found: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0])
-    for thread in np.unique(tid[ops]).tolist():
-        on = tid == thread
-        copy_starts = iv.merge(ts[on & copies], end[on & copies])[0]  # a copy_ inside _to_copy is one copy
-        launch_starts = np.sort(ts[on & launches])
-        op_ts, op_end, op_key = ts[on & ops], end[on & ops], key[on & ops]
-        n_copies = np.searchsorted(copy_starts, op_end) - np.searchsorted(copy_starts, op_ts)
-        n_launch = np.searchsorted(launch_starts, op_end) - np.searchsorted(launch_starts, op_ts)
-        candidate = (n_copies >= 2) & (n_launch == 0)
-        if not candidate.any():
-            continue
-        c_ts, c_end, c_key, c_copies = op_ts[candidate], op_end[candidate], op_key[candidate], n_copies[candidate]
-        order = np.argsort(c_ts, kind="stable")
-        c_ts, c_end, c_key, c_copies = c_ts[order], c_end[order], c_key[order], c_copies[order]
-        for i in range(len(c_ts)):  # keep the innermost: no other candidate starts inside it
-            j = i + 1
-            if j < len(c_ts) and c_ts[j] < c_end[i]:
-                continue
-            entry = found[columns.keys[int(c_key[i])][1]]
-            entry[0] += 1
-            entry[1] += float(c_end[i] - c_ts[i])
-            entry[2] += int(c_copies[i])
-    rows = []
-    for name, (count, host_us, n) in sorted(found.items()):
-        match = recipes.match(name) if recipes is not None else None
-        rows.append(FallbackOp(op=normalize_op(name), rank=label, count=int(count), host_ms=host_us / 1e3,
-                               copies=int(n), recipe=match.recipe.name if match else None))
-    return rows
-
-
 # --------------------------------------------------------------------------- across ranks
 
 
 def _wait_chain(ranks: list[_Rank]) -> WaitChain:
-    """Rank p receives from stage p-1 (stage 0 from the last: the sampled token returns), same
-    TP/DP/EP. A wait on a peer that was itself waiting is passed on to whom that peer waited
+    """Rank p receives from stage p-1 (stage 0 from the last: the sampled token returns) and sends
+    to stage p+1 (the last to stage 0), same TP/DP/EP: blocked in a receive it waits on the stage
+    before it, blocked in a send (no receive beside it) on the stage after it, which has not taken
+    the data yet. A wait on a peer that was itself waiting is passed on to whom that peer waited
     for, so the blame ends at the rank whose work everyone waited behind."""
     by_place = {(r.rank.dp, r.rank.tp, r.rank.ep, r.rank.pp): r for r in ranks}
     stages = sorted({r.rank.pp for r in ranks})
 
-    def peer(rank: _Rank) -> _Rank | None:
+    def peer(rank: _Rank, step: int) -> _Rank | None:
+        """The stage `step` away (-1: the one it receives from, +1: the one it sends to)."""
         if len(stages) < 2:
             return None
-        before = stages[(stages.index(rank.rank.pp) - 1) % len(stages)]
-        return by_place.get((rank.rank.dp, rank.rank.tp, rank.rank.ep, before))
+        other = stages[(stages.index(rank.rank.pp) + step) % len(stages)]
+        return by_place.get((rank.rank.dp, rank.rank.tp, rank.rank.ep, other))
+
+    def waits(rank: _Rank) -> list[tuple[_Rank, iv.Intervals]]:
+        """Whom the rank waits on, and when: its receives' peer, then its sends' peer."""
+        pairs = [(peer(rank, -1), rank.waiting), (peer(rank, +1), rank.sending)]
+        return [(other, spans) for other, spans in pairs if other is not None and spans[0].size]
 
     blame: dict[str, float] = defaultdict(float)
 
-    def trace_back(rank: _Rank, start: float, end: float, seen: frozenset[str]) -> None:
-        other = peer(rank)
-        if other is None:
+    def trace_back(other: _Rank, start: float, end: float, seen: frozenset[str]) -> None:
+        passed = [(onward, iv.clip(spans, start, end)) for onward, spans in waits(other)]
+        waited = sum(iv.length(spans) for _, spans in passed)
+        blame[other.label] += (end - start) - waited
+        if other.label in seen:  # waiting on a rank that waits on it: the data moving between them, no one's work
             return
-        own = iv.clip(other.waiting, start, end)
-        passed = iv.length(own)
-        blame[other.label] += (end - start) - passed
-        if other.label in seen:
-            blame[other.label] += passed
-            return
-        for s, e in zip(own[0].tolist(), own[1].tolist()):
-            trace_back(other, s, e, seen | {other.label})
+        for onward, spans in passed:
+            for s, e in zip(spans[0].tolist(), spans[1].tolist()):
+                trace_back(onward, s, e, seen | {other.label})
 
-    edges = []
+    totals: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0])
     for rank in ranks:
-        other = peer(rank)
-        starts, ends = rank.waiting
-        if other is None or starts.size == 0:
-            continue
-        edges.append(WaitEdge(waiter=rank.label, waits_on=other.label, wait_ms=iv.length(rank.waiting) / 1e3,
-                              count=int(starts.size)))
-        for s, e in zip(starts.tolist(), ends.tolist()):
-            trace_back(rank, s, e, frozenset({rank.label}))
+        for other, (starts, ends) in waits(rank):
+            total = totals[(rank.label, other.label)]
+            total[0] += float(np.sum(ends - starts))
+            total[1] += int(starts.size)
+            for s, e in zip(starts.tolist(), ends.tolist()):
+                trace_back(other, s, e, frozenset({rank.label}))
+    edges = [WaitEdge(waiter=waiter, waits_on=on, wait_ms=us / 1e3, count=int(count))
+             for (waiter, on), (us, count) in totals.items()]
     edges.sort(key=lambda e: -e.wait_ms)
     root = max(blame, key=lambda k: blame[k]) if blame else None
     chain: list[str] = []
     if edges:
-        heaviest = {e.waiter: e for e in edges}
+        heaviest: dict[str, WaitEdge] = {}
+        for edge in edges:  # heaviest first: each waiter's heaviest wait
+            heaviest.setdefault(edge.waiter, edge)
         current: str | None = edges[0].waiter
         while current is not None and current not in chain:
             chain.append(current)
@@ -704,13 +688,34 @@ def _balance(stages: list[list[_Rank]], active: list[float]) -> BalancePlan | No
                        proposed_slowest_ms=max(after), gain_share=1 - max(after) / max(before) if max(before) else 0.0)
 
 
+def _naming_hints(columns: list[EventColumns], naming: TraceNaming, host_is_device: bool) -> list[str]:
+    """One line per kind of device event the naming recognises none of, saying which field to
+    set: a device whose copies (collectives) go by other names would have them counted as compute."""
+    if host_is_device:
+        return []
+    device_cats, copy_re = set(naming.device_categories), _search(naming.memcpy_patterns)
+    comm_re = _search(naming.communication_patterns)
+    names = {(cat, name) for c in columns for cat, name in c.keys if cat in device_cats}
+    hints = []
+    if not any(cat in naming.memcpy_categories or copy_re.search(name) for cat, name in names):
+        hints.append("no device event is a copy by the naming (memcpy_categories, memcpy_patterns: Memcpy*, Memset*, "
+                     "*dma*copy*): if the device names its copies otherwise, set --naming memcpy_patterns")
+    if len(columns) > 1 and not any(comm_re.search(name) for _, name in names):
+        hints.append("no device event is a collective by the naming (communication_patterns: nccl, rccl, hccl, "
+                     "all_reduce, send_recv, ...): if the device names them otherwise, set --naming "
+                     "communication_patterns")
+    return hints
+
+
 def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
-                    recipes: Recipes | None = None) -> ProfileAnalysis:
-    """Analyse every trace under `paths` (files or directories of one run's per-rank traces).
-    HarnessError (TraceError / TraceMissing) when a trace cannot be read or two claim one rank."""
+                    recipes: Recipes | None = None, window: Window = "steps") -> ProfileAnalysis:
+    """Analyse every trace under `paths` (files or directories of one run's per-rank traces), with
+    HTA's per-rank figures in `window` ('steps' or 'hta', see hta_figures.rank_figures); the ranks
+    are pipeline stages only where cross_rank.parallel_layout says so. HarnessError (TraceError /
+    TraceMissing) when a trace cannot be read or two claim one rank."""
     naming = naming or TraceNaming()
     ranks_in = group_traces(paths)
-    columns = [read_columns(r.path) for r in ranks_in]
+    columns = [read_columns(r.path, within=r.within) for r in ranks_in]
     device_cats = set(naming.device_categories)
     has_device = any(cat in device_cats for c in columns for cat, _ in c.keys)
     host_is_device = not has_device or bool(device_cats & set(naming.host_op_categories))
@@ -718,11 +723,18 @@ def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
     if not has_device:
         notes.append(f"no events in the device categories ({', '.join(naming.device_categories)}): the host's "
                      "operators are analysed as the device")
-    # A CPU fallback is looked for unless the naming declares the host the device: a plugin
-    # device without a profiler plugin writes no device events, only its dispatch on the host.
-    check_fallback = not device_cats & set(naming.host_op_categories)
-    ranks = [_analyze_rank(t, c, naming, host_is_device, recipes, check_fallback) for t, c in zip(ranks_in, columns)]
+    notes += [f"{p}: not a profiler trace (JSON without traceEvents or events): skipped" for p in not_traces(paths)]
+    notes += _naming_hints(columns, naming, host_is_device)
+    layout, ranks_in = parallel_layout(ranks_in, [c.keys for c in columns], naming)
+    ranks = [_analyze_rank(t, c, naming, host_is_device, recipes) for t, c in zip(ranks_in, columns)]
+    for reason in dict.fromkeys(r.fallback_note for r in ranks if r.fallback_note):
+        notes.append(f"CPU fallbacks not applicable on {', '.join(r.label for r in ranks if r.fallback_note == reason)}: "
+                     f"{reason}")
+    figures = [rank_figures(c, naming, label=r.label, window_kind=window, steps=r.steps, window=r.window,
+                            blocked=r.blocked, host_is_device=host_is_device) for r, c in zip(ranks, columns)]
     del columns
+    own = {f.rank: f.own_ms_per_step for f in figures}
+    peers = {r.label: f"PP{r.rank.pp}" if layout.kind == "pipeline" else "all ranks" for r in ranks}
     by_stage: dict[int, list[_Rank]] = defaultdict(list)
     for rank in ranks:
         by_stage[rank.rank.pp].append(rank)
@@ -771,7 +783,9 @@ def analyze_profile(paths: list[Path], naming: TraceNaming | None = None, *,
         findings=[f for r in ranks for f in r.findings], threads=[t for r in ranks for t in r.threads],
         shares=shares, fallback_ops=[f for r in ranks for f in r.fallback],
         compile_ms=sum(r.compile_us for r in ranks) / 1e3, step_ms=step_ms,
-        op_step_ms={n: [float(v) for v in totals[n]] for n in top}, notes=notes)
+        op_step_ms={n: [float(v) for v in totals[n]] for n in top}, notes=notes, layout=layout, window=window,
+        rank_figures=figures, stragglers=find_stragglers(own, peers),
+        critical_path=critical_path(own, {f.rank: f.step_ms for f in figures}))
 
 
 # --------------------------------------------------------------------------- diff
@@ -846,6 +860,9 @@ def profile_check(analysis: ProfileAnalysis, evidence: list[str], name: str = "p
     if analysis.balance is not None:
         metrics |= {"observed_split": analysis.balance.observed, "proposed_split": analysis.balance.proposed,
                     "balance_gain_share": round(analysis.balance.gain_share, 4)}
+    if analysis.layout is not None and analysis.stragglers is not None and analysis.critical_path is not None:
+        metrics |= {"layout": analysis.layout.kind, "stragglers": analysis.stragglers.stragglers,
+                    "critical_rank": analysis.critical_path.rank}
     lines = [f"{f.kind} on {f.rank}: {f.summary}" + (f" [{f.file}:{f.line} {f.function}]" if f.file else "")
              for f in analysis.findings]
     if analysis.diff is not None:

@@ -1,6 +1,7 @@
 """Per-rank Chrome traces read as a stream: a 60K-prefill step's trace is hundreds of MB per rank,
-so events are parsed one at a time (ijson's C backend) into compact columns, never a whole-file
-DOM; and a directory of per-rank traces is grouped by rank.
+so events are decoded in batches of about 4 MB (msgspec; ijson one event at a time where a file's
+layout defeats the batches) into compact columns, never a whole-file DOM; and a directory of
+per-rank traces is grouped by rank.
 
     ranks = group_traces([Path("traces/")])        # [RankTrace], ordered by (dp, pp, tp, ep)
     columns = read_columns(ranks[0].path)          # EventColumns: ts, dur, tid, key per 'X' event
@@ -23,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import ijson
+import msgspec
 import numpy as np
 from pydantic import BaseModel
 
-from harness.evidence.traces import MAX_NAME_CHARS, TraceError, TraceMissing, open_trace
+from harness.evidence.traces import MAX_NAME_CHARS, BoundedTrace, TraceError, TraceMissing, open_trace
 
 HEADER_BYTES = 1 << 20  # top-level fields torch writes before traceEvents (distributedInfo among them)
 # The per-rank name forms, one alternative per engine: SGLang's `-TP-0-PP-1` and vLLM's
@@ -57,13 +59,14 @@ class RankTrace(BaseModel):
     path: Path
     rank: RankId
     header: dict[str, Any]  # the trace's top-level fields other than traceEvents
+    within: Path | None = None  # the directory it was found in: read only from a file under it (open_trace)
 
 
-def read_header(path: Path) -> dict[str, Any]:
+def read_header(path: Path, *, within: Path | None = None) -> dict[str, Any]:
     """The top-level fields of a trace that come before `traceEvents` within its first MB
     (torch writes distributedInfo, baseTimeNanoseconds and deviceProperties there); {} for the
-    bare-array form."""
-    with open_trace(path) as handle:
+    bare-array form. `within` as for `open_trace`."""
+    with open_trace(path, within=within) as handle:
         head = handle.read(HEADER_BYTES)
     header: dict[str, Any] = {}
     if not head.lstrip().startswith(b"{"):
@@ -97,11 +100,14 @@ def rank_of(path: Path, header: dict[str, Any]) -> RankId:
     return RankId()
 
 
-def trace_files(paths: Iterable[Path]) -> list[Path]:
+def trace_files(paths: Iterable[Path]) -> list[tuple[Path, Path | None]]:
     """The `.json` / `.json.gz` traces of files and directories (a directory: its own files,
-    sorted); HarnessError for a path that is neither, a directory without traces, or a file in
-    a directory that is a symlink leading outside it (a shared directory's link to a private file)."""
-    found: list[Path] = []
+    sorted), each with the directory it was found in (None for a file named itself);
+    HarnessError for a path that is neither, a directory without traces, or a file in a
+    directory that is a symlink leading outside it (a shared directory's link to a private
+    file). Read them with `open_trace(file, within=directory)`, which holds to the same rule
+    when it opens them."""
+    found: list[tuple[Path, Path | None]] = []
     for path in map(Path, paths):
         if path.is_dir():
             inside = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith((".json", ".json.gz")))
@@ -109,27 +115,41 @@ def trace_files(paths: Iterable[Path]) -> list[Path]:
             for link in (p for p in inside if p.is_symlink() and not p.resolve().is_relative_to(home)):
                 raise TraceError(f"{link}: a symlink leading outside {path}; refused")
             # a profiler's side files (`cpu-time-PP-0.json` beside the `-PP-0` trace) are JSON too
-            inside = [p for p in inside if _is_trace_document(p)]
+            inside = [p for p in inside if _is_trace_document(p, path)]
             if not inside:
                 raise TraceMissing(f"{path}: no .json or .json.gz traces in the directory")
-            found += inside
+            found += [(p, path) for p in inside]
         elif path.is_file():
-            found.append(path)
+            found.append((path, None))
         else:
             raise TraceMissing(f"trace not found: {path}")
     return found
 
 
-def _is_trace_document(path: Path) -> bool:
-    """Whether `path` may be a Chrome trace: anything but a JSON object with no `traceEvents`
-    key in its header (HEADER_BYTES), a profiler's side file. A file that cannot be read, or is
-    not JSON at all, counts as one: reading it says what is wrong, never a silent skip."""
+def _is_trace_document(path: Path, within: Path) -> bool:
+    """Whether `path` may be a Chrome trace, by its first HEADER_BYTES: anything but a JSON object
+    with no `traceEvents` key (a profiler's side file, `metrics.json`) or a JSON array that is not
+    one of events (its first item not an object, no `"ph"` key: a list of numbers or records). A
+    file that cannot be read, or is not JSON at all, counts as one: reading it says what is wrong,
+    never a silent skip."""
     try:
-        with open_trace(path) as handle:
-            head = handle.read(HEADER_BYTES)
+        with open_trace(path, within=within) as handle:
+            head = handle.read(HEADER_BYTES).lstrip()
     except (OSError, TraceError, TraceMissing):
         return True
-    return not (head.lstrip()[:1] == b"{" and b'"traceEvents"' not in head)
+    if head[:1] == b"{":
+        return b'"traceEvents"' in head
+    if head[:1] == b"[":
+        return head[1:].lstrip()[:1] == b"{" and b'"ph"' in head
+    return True
+
+
+def not_traces(paths: Iterable[Path]) -> list[Path]:
+    """The `.json` / `.json.gz` files in the directories among `paths` that `trace_files` leaves
+    out as JSON documents that are not traces (see `_is_trace_document`), sorted per directory."""
+    return [p for path in map(Path, paths) if path.is_dir()
+            for p in sorted(path.iterdir()) if p.is_file() and p.name.endswith((".json", ".json.gz"))
+            and p.resolve().is_relative_to(path.resolve()) and not _is_trace_document(p, path)]
 
 
 def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
@@ -138,12 +158,12 @@ def group_traces(paths: Iterable[Path]) -> list[RankTrace]:
     left out: SGLang's `merged-<id>` trace (--merge-profiles) repeats every rank's events, and
     vLLM's API-process trace (`<host>_<pid>.async_llm.<ns>.pt.trace.json.gz`) holds no device work."""
     files = trace_files(paths)
-    if any(_ranked(p) for p in files):
-        files = [p for p in files if _ranked(p)]
+    if any(_ranked(p) for p, _ in files):
+        files = [(p, within) for p, within in files if _ranked(p)]
     ranks = []
-    for path in files:
-        header = read_header(path)
-        ranks.append(RankTrace(path=path, rank=rank_of(path, header), header=header))
+    for path, within in files:
+        header = read_header(path, within=within)
+        ranks.append(RankTrace(path=path, rank=rank_of(path, header), header=header, within=within))
     ranks.sort(key=lambda r: (r.rank.dp, r.rank.pp, r.rank.tp, r.rank.ep, r.path.name))
     seen: dict[tuple[int, int, int, int], Path] = {}
     for item in ranks:
@@ -161,23 +181,16 @@ def _ranked(path: Path) -> bool:
 
 
 @contextmanager
-def events_of(path: Path) -> Iterator[Iterator[dict[str, Any]]]:
-    """The trace's events as an iterator, one at a time (plain or gzip; `{"traceEvents": [...]}`
-    or a bare array), valid inside the `with`, read within `open_trace`'s bounds; TraceError
-    (one line, never quoting the file) when the file is not a JSON trace or breaks a bound."""
-    with open_trace(path) as handle:
-        try:
-            first = handle.read(64).lstrip()[:1]
-            handle.seek(0)
-            yield ijson.items(handle, "item" if first == b"[" else "traceEvents.item", use_float=True)
-        except (ijson.JSONError, ValueError):  # ijson's message quotes the bytes around the error
-            raise TraceError(f"{path}: not a JSON trace: it does not parse as JSON") from None
-
-
-def iter_events(path: Path) -> Iterator[dict[str, Any]]:
-    """The trace's events one at a time (see `events_of`)."""
-    with events_of(path) as events:
-        yield from events
+def _items(handle: BoundedTrace, path: Path) -> Iterator[Iterator[dict[str, Any]]]:
+    """The events of an open trace one at a time, by ijson (`{"traceEvents": [...]}` or a bare
+    array), valid inside the `with`; TraceError (one line, never quoting the file) when it does
+    not parse as JSON."""
+    try:
+        first = handle.read(64).lstrip()[:1]
+        handle.seek(0)
+        yield ijson.items(handle, "item" if first == b"[" else "traceEvents.item", use_float=True)
+    except (ijson.JSONError, ValueError):  # ijson's message quotes the bytes around the error
+        raise TraceError(f"{path}: not a JSON trace: it does not parse as JSON") from None
 
 
 class EventColumns:
@@ -216,20 +229,125 @@ def _fits(fields: tuple[Any, ...]) -> bool:
     return all(len(str(field)) <= MAX_NAME_CHARS for field in fields)
 
 
-def read_columns(path: Path) -> EventColumns:
-    """One streaming pass over a trace into EventColumns (TraceError as `iter_events`, saying
-    after how many complete events it stopped). The loop is the analysis' per-event cost, so it does one
-    dictionary lookup per event: (cat, name, pid, tid) together, split into keys and threads
-    once at the end; only a new combination is checked against MAX_NAME_CHARS. An event over
-    it, or malformed, is skipped and counted."""
-    combos: dict[tuple[Any, Any, Any, Any], int] = {}
-    ts, dur, combo, correlation = array("d"), array("d"), array("l"), array("q")
-    ts_append, dur_append, combo_append, correlation_append = ts.append, dur.append, combo.append, correlation.append
-    thread_names: dict[tuple[Any, Any], str] = {}
-    identity = operator.itemgetter("cat", "name", "pid", "tid")
-    oversized = malformed = 0
-    try:
-        with events_of(path) as events:
+# The fast read: the events array cut into batches of about _BATCH_BYTES at separators between
+# events, each batch decoded by msgspec into _Event structs and turned into columns by list
+# comprehensions; ijson's per-event dicts cost 6x the decode and a Python loop per event. A cut
+# is only a candidate (a separator's bytes can sit inside a string): it stands when `[batch]`
+# decodes, which it does only where the parser is between events. Whatever the fast read cannot
+# place (no header within HEADER_BYTES, an event over _MAX_CARRY, a batch that does not decode
+# at any of _CUT_TRIES cuts, a JSON error) is read again from the start by ijson, whose result
+# and error messages are the reference. The two limits keep a file laid out against the cuts to
+# a few times ijson's cost and a batch's memory to tens of MB.
+_BATCH_BYTES = 4 << 20
+_MAX_CARRY = 16 << 20
+_CUT_TRIES = 8
+_WS = b" \t\r\n"  # JSON's whitespace
+_EVENTS_KEY = re.compile(rb'"traceEvents"[ \t\r\n]*:[ \t\r\n]*\[')
+_SEPARATOR = re.compile(rb"\}[ \t\r\n]*(,)[ \t\r\n]*\{")
+
+
+class _Args(msgspec.Struct, gc=False):
+    correlation: Any = None
+    name: Any = msgspec.UNSET  # a thread_name event's thread name
+
+
+# gc=False: no cycles among them, and the collector's passes over a batch's structs add half the decode
+class _Event(msgspec.Struct, gc=False):
+    ph: Any = None
+    cat: Any = ""
+    name: Any = ""
+    pid: Any = None
+    tid: Any = None
+    ts: Any = msgspec.UNSET  # an 'X' event without ts is left out, one with a ts of the wrong type is malformed
+    dur: Any = None
+    args: _Args | None = None
+
+
+_DECODE_EVENTS = msgspec.json.Decoder(list[_Event])
+
+
+class _Fallback(Exception):
+    """The fast read cannot place the events: read the file with ijson."""
+
+
+class _ColumnBuilder:
+    """EventColumns built from batches of events: `add_batch` (JSON bytes, the fast read) or
+    `add_dicts` (decoded events, ijson's), with the same result for the same events."""
+
+    def __init__(self) -> None:
+        self.combos: dict[tuple[Any, Any, Any, Any], int] = {}  # (cat, name, pid, tid) -> index
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []  # ts, dur, combo, correlation
+        self.thread_names: dict[tuple[Any, Any], str] = {}
+        self.count = self.oversized = self.malformed = 0
+
+    def add_batch(self, array_text: bytes | memoryview) -> bool:
+        """Add the events of `array_text`, a JSON array; False, with nothing added, when it
+        does not decode."""
+        try:
+            events = _DECODE_EVENTS.decode(array_text)
+        except msgspec.ValidationError:  # valid JSON so far, an event of an odd shape: see add_dicts
+            events = None
+        except msgspec.DecodeError:
+            return False
+        if events is not None:
+            try:
+                self._add_structs(events)
+                return True
+            except (TypeError, ValueError, OverflowError):  # a field of the wrong type: add_dicts counts it
+                pass
+        try:
+            plain = msgspec.json.decode(array_text)
+        except msgspec.DecodeError:
+            return False
+        self.add_dicts(plain)
+        return True
+
+    def _add_structs(self, events: list[_Event]) -> None:
+        """The batch's columns in C-speed comprehensions; TypeError, ValueError or
+        OverflowError, with nothing added, when an event is not as add_dicts takes it whole."""
+        xs = [e for e in events if e.ph == "X" and e.ts is not msgspec.UNSET]
+        get = self.combos.get
+        index = [get((e.cat, e.name, e.pid, e.tid), -1) for e in xs]  # TypeError for an unhashable field
+        ts = array("d", [e.ts for e in xs])
+        dur = array("d", [e.dur or 0.0 for e in xs])
+        correlation = array("q", [c if isinstance(c := e.args.correlation if e.args is not None else None, int)
+                                  else -1 for e in xs])
+        fresh: dict[tuple[Any, Any, Any, Any], int] = {}
+        if -1 in index:  # combinations not seen before: checked against MAX_NAME_CHARS once each
+            following = len(self.combos)
+            for i, e in enumerate(xs):
+                if index[i] == -1:
+                    w = (e.cat, e.name, e.pid, e.tid)
+                    if w not in fresh:
+                        fresh[w], following = (following, following + 1) if _fits(w) else (-2, following)
+                    index[i] = fresh[w]
+        names = []  # (thread, name), None for a name over MAX_NAME_CHARS
+        for e in (e for e in events if e.ph == "M" and e.name == "thread_name"):
+            name = str(e.args.name if e.args is not None and e.args.name is not msgspec.UNSET else "")
+            names.append(((e.pid, e.tid), name if _fits((e.pid, e.tid, name)) else None))
+        hash(tuple(thread for thread, _ in names))  # TypeError for an unhashable pid or tid, before anything is added
+        combo = _array(array("q", index))
+        columns = [_array(ts), _array(dur), combo, _array(correlation)]
+        if fresh and min(fresh.values()) < 0:
+            keep = combo >= 0
+            self.oversized += int(np.count_nonzero(~keep))
+            columns = [column[keep] for column in columns]
+        self.combos.update((w, i) for w, i in fresh.items() if i >= 0)
+        for thread, name in names:
+            if name is None:
+                self.oversized += 1
+            else:
+                self.thread_names[thread] = name
+        self._push(*columns)
+
+    def add_dicts(self, events: Iterable[Any]) -> None:
+        """Add events one at a time, as dicts; an event over MAX_NAME_CHARS, or malformed, is
+        skipped and counted. Whatever was read before an error from `events` is kept."""
+        combos, thread_names = self.combos, self.thread_names
+        ts, dur, combo, correlation = array("d"), array("d"), array("q"), array("q")
+        ts_append, dur_append, combo_append, correlation_append = ts.append, dur.append, combo.append, correlation.append
+        identity = operator.itemgetter("cat", "name", "pid", "tid")
+        try:
             for event in events:
                 try:
                     phase = event.get("ph")
@@ -243,7 +361,7 @@ def read_columns(path: Path) -> EventColumns:
                                 continue
                         index = combos.get(what)
                         if index is None and not _fits(what):
-                            oversized += 1
+                            self.oversized += 1
                             continue
                         args = event.get("args")
                         link = args.get("correlation") if args else None
@@ -258,23 +376,138 @@ def read_columns(path: Path) -> EventColumns:
                         if _fits((*thread, name)):
                             thread_names[thread] = name
                         else:
-                            oversized += 1
+                            self.oversized += 1
                 except (AttributeError, TypeError, ValueError, OverflowError):
-                    malformed += 1
+                    self.malformed += 1
                     del ts[len(combo):], dur[len(combo):], correlation[len(combo):]  # the part it appended
+        finally:
+            self._push(_array(ts), _array(dur), _array(combo), _array(correlation))
+
+    def _push(self, ts: np.ndarray, dur: np.ndarray, combo: np.ndarray, correlation: np.ndarray) -> None:
+        if len(ts):
+            self.parts.append((ts, dur, combo, correlation))
+            self.count += len(ts)
+
+    def columns(self) -> EventColumns:
+        """The columns of everything added, keys and threads split out of the combinations."""
+        key_ids: dict[tuple[str, str], int] = {}
+        thread_ids: dict[tuple[Any, Any], int] = {}
+        combo_key, combo_thread = np.empty(len(self.combos), dtype=np.int64), np.empty(len(self.combos), dtype=np.int64)
+        for (cat, name, pid, tid), index in self.combos.items():
+            combo_key[index] = key_ids.setdefault((str(cat or ""), str(name or "")), len(key_ids))
+            combo_thread[index] = thread_ids.setdefault((pid, tid), len(thread_ids))
+        if self.parts:
+            ts, dur, which, correlation = (np.concatenate(column) for column in zip(*self.parts))
+        else:
+            ts, dur, which, correlation = _array(array("d")), _array(array("d")), _array(array("q")), _array(array("q"))
+        return EventColumns(ts=ts, dur=dur, tid=combo_thread[which], key=combo_key[which], correlation=correlation,
+                            keys=list(key_ids), threads=list(thread_ids), thread_names=self.thread_names,
+                            oversized=self.oversized, malformed=self.malformed)
+
+
+def _array(values: array) -> np.ndarray:
+    """An array.array of 'd' or 'q' as numpy's float64 or int64, without a copy."""
+    dtype = float if values.typecode == "d" else np.int64
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.empty(0, dtype=dtype)
+
+
+def _read_fast(handle: BoundedTrace, builder: _ColumnBuilder) -> None:
+    """Every event of the trace into `builder`, batch by batch; _Fallback where it cannot. The
+    buffer always starts with `[` before the events still to add: a batch is decoded in place,
+    its separating comma turned into `]`, and that byte into `[` to start the rest (no copies)."""
+    head = handle.read(HEADER_BYTES)
+    if head.lstrip(_WS)[:1] == b"[":
+        bare, start = True, head.index(b"[")
+    else:
+        found = _EVENTS_KEY.search(head)
+        if not found or _decoded(head[:found.end()] + b"]}") is None:
+            raise _Fallback  # no header within HEADER_BYTES, or the first "traceEvents" is not the top-level key
+        bare, start = False, found.end() - 1
+    buffer = bytearray(head[start:])
+    while True:
+        end = False
+        while len(buffer) < _BATCH_BYTES and not end:
+            chunk = handle.read(HEADER_BYTES)  # at most MAX_STRING_BYTES a read (BoundedTrace)
+            buffer += chunk
+            end = not chunk
+        if end:
+            return _read_last(buffer, bare, builder)
+        cut = _cut(buffer, builder)
+        if cut is None and len(buffer) > _MAX_CARRY:
+            raise _Fallback
+        if cut is not None:
+            del buffer[:cut]  # bytearray drops a prefix without moving the rest
+            buffer[0] = ord("[")
+
+
+def _cut(buffer: bytearray, builder: _ColumnBuilder) -> int | None:
+    """The comma after the last events of `buffer` that decode as a batch, added to `builder`
+    (the comma left as `]`); None when the buffer holds no separator; _Fallback when none of
+    _CUT_TRIES candidates decodes."""
+    window = 1 << 16
+    while True:  # the separators near the end: a tail first, the whole buffer only for long events
+        separators = [m.start(1) for m in _SEPARATOR.finditer(buffer, max(0, len(buffer) - window))]
+        if separators or window >= len(buffer):
+            break
+        window *= 16
+    if not separators:
+        return None
+    for comma in separators[:-_CUT_TRIES - 1:-1]:
+        buffer[comma] = ord("]")
+        with memoryview(buffer) as view, view[:comma + 1] as batch:
+            if builder.add_batch(batch):
+                return comma
+        buffer[comma] = ord(",")
+    raise _Fallback
+
+
+def _read_last(buffer: bytearray, bare: bool, builder: _ColumnBuilder) -> None:
+    """The events that end the array in `buffer` (the file's last bytes, after a `[`), and what
+    follows the array checked: nothing for a bare array, the rest of the top-level object otherwise."""
+    end = len(buffer)
+    for _ in range(_CUT_TRIES):
+        close = buffer.rfind(b"]", 0, end)
+        if close < 0:
+            break
+        end, trailer = close, bytes(buffer[close + 1:])
+        if bare:
+            fits = not trailer.strip(_WS)
+        else:  # a second traceEvents key would be read by ijson too
+            fits = b'"traceEvents"' not in trailer and _decoded(b'{"traceEvents": []' + trailer) is not None
+        if fits:
+            with memoryview(buffer) as view, view[:close + 1] as batch:
+                if builder.add_batch(batch):
+                    return
+    raise _Fallback
+
+
+def _decoded(text: bytes) -> dict[str, Any] | None:
+    """`text` decoded when it is one JSON object, else None."""
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_columns(path: Path, *, within: Path | None = None) -> EventColumns:
+    """One streaming pass over a trace (plain or gzip; `{"traceEvents": [...]}` or a bare array)
+    into EventColumns, read as `open_trace(path, within=within)`; TraceError (one line, never
+    quoting the file, saying after how many complete events it stopped) when the file is not a
+    JSON trace or breaks a bound. Read in batches decoded by msgspec where the file is laid out
+    as JSON traces are, else by ijson one event at a time, with the same columns either way. A
+    new (cat, name, pid, tid) combination is checked against MAX_NAME_CHARS once; an event over
+    it, or malformed, is skipped and counted."""
+    builder = _ColumnBuilder()
+    try:
+        with open_trace(path, within=within) as handle:
+            try:
+                _read_fast(handle, builder)
+            except _Fallback:
+                builder = _ColumnBuilder()
+                handle.seek(0)
+                with _items(handle, path) as events:
+                    builder.add_dicts(events)
     except TraceError as exc:
-        raise type(exc)(f"{exc} (after {_events(len(ts), 'complete ')})") from None
-    key_ids: dict[tuple[str, str], int] = {}
-    thread_ids: dict[tuple[Any, Any], int] = {}
-    combo_key, combo_thread = np.empty(len(combos), dtype=np.int64), np.empty(len(combos), dtype=np.int64)
-    for (cat, name, pid, tid), index in combos.items():
-        combo_key[index] = key_ids.setdefault((str(cat or ""), str(name or "")), len(key_ids))
-        combo_thread[index] = thread_ids.setdefault((pid, tid), len(thread_ids))
-    which = np.frombuffer(combo, dtype=np.int64) if len(combo) else np.empty(0, dtype=np.int64)
-    return EventColumns(ts=np.frombuffer(ts, dtype=float) if len(ts) else np.empty(0),
-                        dur=np.frombuffer(dur, dtype=float) if len(dur) else np.empty(0),
-                        tid=combo_thread[which], key=combo_key[which],
-                        correlation=np.frombuffer(correlation, dtype=np.int64) if len(correlation) else
-                        np.empty(0, dtype=np.int64), keys=list(key_ids),
-                        threads=list(thread_ids), thread_names=thread_names, oversized=oversized,
-                        malformed=malformed)
+        raise type(exc)(f"{exc} (after {_events(builder.count, 'complete ')})") from None
+    return builder.columns()

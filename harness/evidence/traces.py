@@ -22,10 +22,12 @@ names (`cuda_runtime`, `cudaLaunchKernel`), and it wants a directory of per-rank
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
 import re
+import stat
 import zlib
 from pathlib import Path
 from typing import IO, Any, ClassVar, Literal, Self
@@ -51,7 +53,7 @@ class TraceNaming(BaseModel):
     memcpy_categories: list[str] = Field(
         default=["gpu_memcpy", "gpu_memset"], description="Device categories that are memory copies/sets.")
     memcpy_patterns: list[str] = Field(
-        default=[r"^Memcpy", r"^Memset", r"memcpy", r"^dma"],
+        default=[r"^Memcpy", r"^Memset", r"memcpy", r"^dma", r"dma.*copy", r"copy.*dma"],
         description="Regexes (searched, case-insensitive) on device event names that are memory copies.")
     communication_patterns: list[str] = Field(
         default=[r"nccl", r"rccl", r"hccl", r"xccl", r"all_?reduce", r"all_?gather", r"reduce_?scatter",
@@ -95,10 +97,28 @@ class TraceNaming(BaseModel):
     copy_op_patterns: list[str] = Field(
         default=[r"^aten::_to_copy$", r"^aten::copy_$", r"^aten::to$"],
         description="Host operators that copy a tensor between devices (a CPU fallback copies in and out).")
+    to_cpu_op_patterns: list[str] = Field(
+        default=[r"^aten::_to_cpu$"],
+        description="Host operators that copy device tensors to the CPU (PyTorch's CPU fallback: at::_to_cpu).")
+    device_copy_op_patterns: list[str] = Field(
+        default=[r"^aten::_copy_from$", r"^aten::_copy_from_and_resize$"],
+        description="Host operators that copy to or from a device (copy_ redispatches to _copy_from for a "
+                    "device it has no kernel for; the CPU fallback copies results back with _copy_from_and_resize).")
+    to_host_copy_patterns: list[str] = Field(
+        default=[r"DtoH", r"D2H", r"DeviceToHost", r"Device\s*->\s*(Host|Pinned|Pageable)"],
+        description="Regexes on device copy names that copy to the host.")
+    to_device_copy_patterns: list[str] = Field(
+        default=[r"HtoD", r"H2D", r"HostToDevice", r"(Host|Pinned|Pageable)\s*->\s*Device"],
+        description="Regexes on device copy names that copy from the host to the device.")
+    within_copy_patterns: list[str] = Field(
+        default=[r"DtoD", r"D2D", r"DeviceToDevice", r"Device\s*->\s*Device", r"PtoP", r"P2P", r"HtoH", r"^Memset"],
+        description="Regexes on device copy names that stay on one side (device to device, host to host, memsets).")
 
     def model_post_init(self, _context: Any) -> None:
         for field in ("memcpy_patterns", "communication_patterns", "launch_patterns", "receive_patterns", "send_patterns",
-                      "blocking_patterns", "layer_patterns", "step_patterns", "compile_patterns", "copy_op_patterns"):
+                      "blocking_patterns", "layer_patterns", "step_patterns", "compile_patterns", "copy_op_patterns",
+                      "to_cpu_op_patterns", "device_copy_op_patterns", "to_host_copy_patterns",
+                      "to_device_copy_patterns", "within_copy_patterns"):
             for pattern in getattr(self, field):
                 try:
                     re.compile(pattern)
@@ -211,12 +231,21 @@ class BoundedTrace:
         self._depth += len(nesting) - 2 * closes
 
 
-def open_trace(path: Path) -> BoundedTrace:
+def open_trace(path: Path, *, within: Path | None = None) -> BoundedTrace:
     """The trace's bytes, decompressed when it is gzip (told by its magic, not its name), read
     within the bounds of `BoundedTrace`: at most GZIP_RATIO times a gzip file's size (at least
-    GZIP_FLOOR) and MAX_TRACE_BYTES in all. TraceMissing when it cannot be opened."""
+    GZIP_FLOOR) and MAX_TRACE_BYTES in all. TraceMissing when it cannot be opened. With `within`
+    (the directory the trace was found in), the file opened is the regular file under it that
+    `path` leads to, and no other: TraceError when it leads outside, or when a link takes the
+    place of a checked name while it is opened (see `_open_within`)."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 — returned to the caller, who closes it
+        if within is None:
+            handle = open(path, "rb")  # noqa: SIM115 — returned to the caller, who closes it
+        else:
+            handle = open(_open_within(path, within), "rb")  # noqa: SIM115 — as above
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                handle.close()
+                raise TraceError(f"{path}: not a regular file; refused")
         size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
         raise TraceMissing(f"trace not found: {path} (cannot read trace: {exc.strerror or type(exc).__name__})") from None
@@ -225,6 +254,32 @@ def open_trace(path: Path) -> BoundedTrace:
         limit = min(max(GZIP_RATIO * size, GZIP_FLOOR), MAX_TRACE_BYTES)
         return BoundedTrace(path, gzip.GzipFile(fileobj=handle), limit, handle)  # type: ignore[arg-type]
     return BoundedTrace(path, handle, MAX_TRACE_BYTES, handle)
+
+
+def _open_within(path: Path, within: Path) -> int:
+    """A descriptor of the file `path` resolves to, opened from `within` one component at a
+    time with O_NOFOLLOW: a directory scan checks a trace's links, and a link swapped in
+    between that check and the open (a shared directory's writer racing the reader) fails here
+    (ELOOP) instead of being followed to a private file. O_NONBLOCK: a FIFO put in its place
+    opens at once (and is refused as not a regular file) instead of blocking."""
+    home = within.resolve()
+    parts = Path(os.path.realpath(path)).parts
+    if parts[:len(home.parts)] != home.parts or len(parts) == len(home.parts):
+        raise TraceError(f"{path}: a symlink leading outside {within}; refused")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    directory = os.open(home, flags | os.O_DIRECTORY)
+    try:
+        for part in parts[len(home.parts):-1]:
+            inner = os.open(part, flags | os.O_DIRECTORY, dir_fd=directory)
+            os.close(directory)
+            directory = inner
+        return os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=directory)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise TraceError(f"{path}: a symlink took the place of a checked name under {within}; refused") from None
+        raise
+    finally:
+        os.close(directory)
 
 
 def load_trace(path: str | Path) -> dict[str, Any]:

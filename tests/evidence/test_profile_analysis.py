@@ -149,7 +149,7 @@ def test_a_plugin_device_fallback_and_copy_share_from_its_own_names(tmp_path):
         _event("aten::silu.out", "cpu_op", 370, 200),
         _event("aten::copy_", "cpu_op", 600, 60),
         _event("xdevMemcpyAsync", "privateuse1_runtime", 610, 10, correlation=2),
-        _event("Memcpy DtoD (xdev)", "xdev_memcpy", 620, 100, tid=7, correlation=2),
+        _event("Memcpy HtoD (xdev)", "xdev_memcpy", 620, 100, tid=7, correlation=2),  # back: host to device
     ]
     (tmp_path / "run-TP-0.trace.json").write_text(json.dumps({"traceEvents": events}))
     naming = TraceNaming(device_categories=["xdev_kernel", "xdev_memcpy"], memcpy_categories=["xdev_memcpy"])
@@ -184,13 +184,16 @@ def test_op_names_lose_their_overload():
 
 
 def test_a_device_without_device_events_still_shows_its_fallback(tmp_path):
-    # A PrivateUse1 device with no profiler plugin: only its dispatch on the host is traced.
+    # A PrivateUse1 device with no profiler plugin: only its dispatch on the host is traced; its
+    # copies show they cross a device boundary by the `_copy_from` copy_ redispatches to (issue 37:
+    # the same events without it are a CPU-only trace's dtype conversions, no fallback).
     events = [
         _event("aten::mm", "cpu_op", 0, 50),
         _event("aten::silu", "cpu_op", 100, 300),
         _event("aten::_to_copy", "cpu_op", 110, 40), _event("aten::copy_", "cpu_op", 112, 30),
+        _event("aten::_copy_from", "cpu_op", 114, 20),
         _event("aten::silu", "cpu_op", 160, 100),
-        _event("aten::copy_", "cpu_op", 300, 50),
+        _event("aten::copy_", "cpu_op", 300, 50), _event("aten::_copy_from", "cpu_op", 305, 40),
     ]
     (tmp_path / "toy.json").write_text(json.dumps({"traceEvents": events}))
     analysis = analyze_profile([tmp_path])

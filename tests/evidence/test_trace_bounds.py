@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import subprocess
 import sys
 import time
 import zlib
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 SECRET = "ghp_SECRETtoken0123456789abcdefSECRET"
 CPU_OP = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 10}
@@ -134,3 +138,112 @@ def test_the_single_trace_loader_has_the_same_bounds(tmp_path: Path) -> None:
         assert str(exc) == f"{trace}: JSON nested deeper than 64 levels; refused"
     else:
         raise AssertionError("a 100,000-deep trace was loaded")
+
+
+def test_a_link_swapped_in_after_the_check_is_refused_unread(tmp_path: Path, monkeypatch) -> None:
+    # the directory scan checks the links; a writer of the shared directory then swaps a checked
+    # trace for a link to a private file: open_trace refuses what it would now follow (issue 36)
+    import os
+
+    import harness.evidence.traces as traces
+    from harness.evidence.trace_stream import group_traces, read_columns
+    from harness.evidence.traces import TraceError
+
+    token = tmp_path / "home" / "token"
+    token.parent.mkdir()
+    token.write_text(json.dumps({"traceEvents": [dict(CPU_OP, name=SECRET)]}))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    trace = shared / "run-TP-0-PP-0.trace.json"
+    trace.write_text(json.dumps({"traceEvents": [CPU_OP]}))
+    (rank,) = group_traces([shared])
+    assert rank.within == shared and read_columns(rank.path, within=rank.within).keys == [("cpu_op", "aten::mm")]
+
+    trace.unlink()
+    trace.symlink_to(token)  # swapped before the open resolves it
+    with pytest.raises(TraceError, match="a symlink leading outside") as refused:
+        read_columns(rank.path, within=rank.within)
+    assert SECRET not in str(refused.value)
+
+    trace.unlink()
+    trace.write_text(json.dumps({"traceEvents": [CPU_OP]}))
+    resolve = os.path.realpath
+
+    def swap_after_resolving(path, **options):  # swapped between the check and the open itself
+        resolved = resolve(path, **options)
+        if Path(path) == trace and not trace.is_symlink():
+            trace.unlink()
+            trace.symlink_to(token)
+        return resolved
+
+    monkeypatch.setattr(traces.os.path, "realpath", swap_after_resolving)
+    with pytest.raises(TraceError, match="a symlink took the place of a checked name") as refused:
+        read_columns(rank.path, within=rank.within)
+    assert SECRET not in str(refused.value)
+
+
+def test_a_fifo_swapped_in_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    from harness.evidence.trace_stream import group_traces, read_columns
+    from harness.evidence.traces import TraceError
+
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({"traceEvents": [CPU_OP]}))
+    (rank,) = group_traces([tmp_path])
+    trace.unlink()
+    os.mkfifo(trace)  # opening a FIFO for reading waits for a writer
+    with pytest.raises(TraceError, match="not a regular file"):
+        read_columns(rank.path, within=rank.within)
+
+
+def _expected(document: Any) -> tuple[list[tuple[Any, ...]], dict[tuple[Any, Any], str]]:
+    """The complete events and thread names of a JSON trace, as read_columns takes them."""
+    events = document["traceEvents"] if isinstance(document, dict) else document
+    complete = [(float(e["ts"]), float(e.get("dur") or 0.0), e.get("cat", ""), e["name"], e["pid"], e["tid"],
+                 e.get("args", {}).get("correlation", -1)) for e in events if e.get("ph") == "X" and "ts" in e]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("ph") == "M"}
+    return complete, names
+
+
+def _read(path: Path) -> tuple[list[tuple[Any, ...]], dict[tuple[Any, Any], str]]:
+    from harness.evidence.trace_stream import read_columns
+
+    c = read_columns(path)
+    complete = [(float(c.ts[i]), float(c.dur[i]), *c.keys[c.key[i]], *c.threads[c.tid[i]], int(c.correlation[i]))
+                for i in range(len(c.ts))]
+    return complete, c.thread_names
+
+
+@pytest.mark.parametrize("layout", ["kineto", "bare", "misleading"])
+def test_traces_laid_out_to_mislead_the_batches_are_read_whole(tmp_path: Path, layout: str) -> None:
+    # read_columns cuts a trace into batches at `}, {` and ends it at `]`: names holding those bytes
+    # (and "traceEvents": [), events across the 4 MB batches, a trailer after the array, a bare
+    # array: every event is read, as ijson reads it, whichever way the read goes
+    rng = random.Random(layout)
+    tricky = ['x}, {"ph": "X", "ts": 1}', "a]", '"traceEvents": [', "}]}", "{lambda()#1}", "plain"]
+    events: list[dict[str, Any]] = [{"ph": "M", "name": "thread_name", "pid": 1, "tid": 2,
+                                     "args": {"name": "main ]},{"}}]
+    for i in range(60_000):
+        name = rng.choice(tricky) if layout == "misleading" or i % 97 == 0 else f"aten::op{i % 50}"
+        events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": i % 3, "ts": i * 1.5, "dur": 1.25,
+                       "args": {"correlation": i, "Input Dims": [[1, 2], [{"a": "]"}, {"b": 1}]]}})
+        if i % 5 == 0:
+            events.append({"ph": "f", "id": i, "pid": 1, "tid": 0, "ts": i * 1.5, "cat": "ac2g", "name": "}, {"})
+    document: Any = events if layout == "bare" else {"schemaVersion": 1, "traceEvents": events,
+                                                      "traceName": "x]", "displayTimeUnit": "ms"}
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(document, indent=1 if layout == "kineto" else None))
+    assert trace.stat().st_size > 8 << 20  # three batches or more
+    assert _read(trace) == _expected(document)
+
+
+@pytest.mark.parametrize("separators", [3, 400])
+def test_a_batch_edge_inside_a_name_of_separators_is_read_whole(tmp_path: Path, separators: int) -> None:
+    # every name holds `}, {` and the batch edges fall after them: a few (the cut steps back to a
+    # real separator) or more than the cut tries (the file is read again by ijson)
+    tricky = dict(CPU_OP, name="}, {" * separators + "x" * 2_000)
+    document = {"traceEvents": [dict(tricky, ts=i) for i in range(4_000)]}
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(document))
+    assert _read(trace) == _expected(document)
