@@ -39,6 +39,9 @@ def upgrade(
                                          "(default: $HARNESS_LLM_MODEL, then agent.model)."),
     runs: int = typer.Option(10, "--runs", metavar="N", help="Start review runs for the first N features (blockers first); "
                              "the rest are listed with the command that starts each."),
+    parallel: int = typer.Option(1, "--parallel", metavar="K", help="Up to K review runs at once, each in its own "
+                                 "process (with a Slurm runbook and --through interface: up to K engine jobs at once); "
+                                 "each of their progress lines starts with its feature's id. The summary is the same as with 1."),
     feature: list[str] = typer.Option([], "--feature", metavar="ID", help="Start the run of this feature only (repeatable): the "
                                       "command the summary lists for a feature beyond --runs."),
     steps: int | None = typer.Option(None, "--steps", metavar="N", help="With --from PATH@REF1 --to PATH@REF2 (one git "
@@ -80,17 +83,27 @@ def upgrade(
 
         def progress(message: str) -> None:
             # the long parts always get a line (a CI log shows where the time went); update()
-            # would print a second one for a message after a long silence
-            if message.startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ")):
+            # would print a second one for a message after a long silence. A parallel run's
+            # message comes as "[feature] message": its steps get a line too (update() keys on "step ")
+            bare = message.split("] ", 1)[1] if message.startswith("[") and "] " in message else None
+            if (bare or message).startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ")) \
+                    or (bare or "").startswith("step "):
                 err.print(Text.assemble((utc_now(), "dim"), " ", message))
             else:
                 update(message)
 
         from_spec, from_source = from_spec_of(plugin_path, from_, to, progress)
         to_spec = to_spec_of(to, progress)
-        report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
-                             plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,
-                             steps=steps, step_commits=step_commits, progress=progress, from_source=from_source)
+        try:
+            report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
+                                 plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,
+                                 steps=steps, step_commits=step_commits, progress=progress, from_source=from_source,
+                                 parallel=parallel)
+        except KeyboardInterrupt:
+            # every run stopped where it stood (engines stopped); its journal keeps the finished steps
+            err.print("harness: interrupted; rerun the same `harness upgrade` to resume its review runs",
+                      markup=False, highlight=False)
+            raise SystemExit(130) from None
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as handle:
             handle.write(render_summary(report, links=False))  # relative links do not resolve on a job page
@@ -119,11 +132,13 @@ def _print(report) -> None:
         return
     counts = report.severity_counts()
     started = sum(f.run_id is not None for f in report.features)
+    failed = sum(f.state == "error" for f in report.features)
     reused = sum(f.reused for f in report.features if f.run_id is not None)
     declared = f" (declared in {report.from_source})" if report.from_source else ""
     out.print(f"Upgrade {report.from_spec}{declared} → {report.to_spec}: {len(report.features)} feature(s) to review "
               f"({counts['blocker']} blocker(s), {counts['path']} break a path, {counts['warning']} warning(s)), "
-              f"review runs: {started - reused} started, {reused} reused, {len(report.features) - started} on demand; "
+              f"review runs: {started - reused} started, {reused} reused, {f'{failed} failed, ' if failed else ''}"
+              f"{len(report.features) - started - failed} on demand; "
               f"also {len(report.unchecked)} not decidable statically and {len(report.preexisting)} already broken on "
               f"{report.from_spec} (no runs)")
     if report.through_note:
@@ -140,12 +155,17 @@ def _print(report) -> None:
             out.print(f"        introduced in {_introduced(feature.introduced)}")
         elif feature.commit_label:
             out.print(f"        upstream commit {feature.commit_label}")
+        if feature.state == "error":
+            out.print(f"        run failed: {feature.error}; retry: {feature.start}")
+            continue
         if feature.run_id is None:
             out.print(f"        no run yet: {feature.start}")
             continue
         verdicts = ", ".join(f"{slug} {verdict}" for slug, verdict in feature.verdicts.items())
         reused = "; reused the existing run (same plugin content and target)" if feature.reused else ""
         out.print(f"        run {feature.run_id}: {feature.state} ({verdicts}){reused}")
+        for job in feature.jobs:
+            out.print(f"        engine of {job.step}: slurm job {job.job_id}" + (f" on {job.node}" if job.node else ""))
         if feature.approve:
             out.print(f"        {feature.approve}")
     for feature in report.preexisting:

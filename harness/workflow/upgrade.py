@@ -1,8 +1,9 @@
 """The upgrade bot: from the SGLang release a plugin declares to a newer one, find what breaks,
 group it into features, start review runs (each driven to its first gate) for the first N
-features in triage order — blockers first — and publish one report: summary.md (one screen),
-details.md (every feature, the checklist, totals), issue.md (the summary without relative links,
-for an issue or a job summary) and upgrade.json.
+features in triage order — blockers first — one after another, or up to --parallel at once (each
+then in its own process), and publish one report: summary.md (one screen), details.md (every feature,
+the checklist, totals), issue.md (the summary without relative links, for an issue or a job
+summary) and upgrade.json.
 
 Idempotent: a feature's run id is made from the target version, the feature and a fingerprint
 of the plugin's files, so a rerun on the same plugin content and target reuses its runs (a run
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from harness.agent.config import NOT_CONFIGURED
 from harness.engines import profile
+from harness.evidence.server import ServerRecord
 from harness.errors import HarnessError
 from harness.knowledge.model import declared_pins, module_source, plugin_module_files
 from harness.knowledge.products import (
@@ -46,8 +48,10 @@ from harness.knowledge.upstream import (
 )
 from harness.record.layout import Workspace, check_run_id, utc_now
 from harness.record.models import AgentSettings, RunView
+from harness.steps.served import SERVER_DIR
 from harness.util.files import write_atomic
 from harness.util.templates import render
+from harness.workflow.fanout import Failed, run_all
 from harness.workflow.runs import (
     check_workspace,
     decide,
@@ -93,6 +97,17 @@ class Introduced(BaseModel):
     more: int = 0  # commits of the range not listed
 
 
+class EngineJob(BaseModel):
+    """The Slurm job a review run's engine ran in (a runbook with `launcher: slurm`), from the
+    served step's server.json."""
+
+    step: str  # the step slug, "02-interface"
+    job_id: str
+    node: str | None = None  # the head node Slurm chose
+    started_at: float | None = None  # Unix seconds: the engine's launch (job submitted) ...
+    stopped_at: float | None = None  # ... and its stop
+
+
 class UpgradeFeature(BaseModel):
     """One feature of the upgrade (triage's Feature) and where its review run stands."""
 
@@ -109,10 +124,13 @@ class UpgradeFeature(BaseModel):
     sites: list[str] = Field(default_factory=list)  # the plugin sites it touches, "file:line"
     run_id: str | None = None  # None: no run (not started yet, or nothing to review)
     # the run's state (waiting, finished, …); "not_started": beyond --runs, `start` starts it;
-    # "not_run": no review run applies (undecidable, dead modules only, or preexisting)
+    # "not_run": no review run applies (undecidable, dead modules only, or preexisting); "error":
+    # its run failed (`error` says why; `start` retries it, resuming what the run kept)
     state: str
+    error: str | None = None
     verdicts: dict[str, str] = Field(default_factory=dict)  # step slug -> verdict, for the steps that ran
     reused: bool = False  # the run existed: same plugin content and target
+    jobs: list[EngineJob] = Field(default_factory=list)  # launcher slurm: the job of each engine the run started
     report: str | None = None  # the run's summary.md, relative to the upgrade's folder
     approve: str | None = None  # the command that approves the gate it waits at
     start: str | None = None  # the one command that starts its run (state "not_started")
@@ -249,7 +267,7 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
                 runbook: Path | None = None, plugin_commit: str | None = None, agent: AgentSettings | None = None,
                 runs: int = DEFAULT_RUNS, only: list[str] | None = None, steps: int | None = None,
                 step_commits: int | None = None, progress: Progress = lambda m: None,
-                from_source: str | None = None) -> UpgradeReport:
+                from_source: str | None = None, parallel: int = 1) -> UpgradeReport:
     """Diff `from_spec` → `to_spec` with the plugin, start (or reuse) a run, up to its first gate,
     for each of the first `runs` features in triage order (or, with `only`, for exactly the
     features of those ids), write summary.md, details.md, issue.md and upgrade.json; returns the
@@ -261,10 +279,16 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     repository, the plugin is also checked at the end of each step of the first-parent range
     (one check per step, each said on `progress`) and every feature names the step, commit range
     and commits that introduced it (`steps_through`).
-    HarnessError for `runs` below 0, an `only` id that is not a feature with a review to start,
-    or steps asked of anything but two refs of one git repository."""
+    With `parallel` above 1, up to that many runs go at once, each in its own process
+    (harness.workflow.fanout), their progress messages prefixed "[<feature id>] "; the report is
+    the same as one after another. A run that fails is its feature's state "error" with the
+    reason, the others go on.
+    HarnessError for `runs` below 0, `parallel` below 1, an `only` id that is not a feature with a
+    review to start, or steps asked of anything but two refs of one git repository."""
     if runs < 0:
         raise HarnessError(f"--runs {runs}: give 0 or more review runs to start")
+    if parallel < 1:
+        raise HarnessError(f"--parallel {parallel}: give 1 or more review runs at once")
     stepped = steps is not None or step_commits is not None
     if stepped:
         _check_stepping(from_spec, to_spec, steps, step_commits)
@@ -299,13 +323,18 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
     run_ids = {f.id: _run_id(to_spec, f, fingerprint) for f in runnable}
     # an earlier upgrade's run (a larger --runs, or --feature) stays reported: reruns agree
     to_run = [f for f in runnable if f.id in wanted or workspace.run(run_ids[f.id]).exists()]
-    done: dict[str, UpgradeFeature] = {}
-    for index, feature in enumerate(to_run, 1):
-        progress(f"feature {index}/{len(to_run)}: {feature.id}")
-        done[feature.id] = _feature_run(workspace, feature, run_ids[feature.id], plugin, from_spec, to_spec,
-                                        fingerprint, runbook, plugin_commit, agent if drive else None, progress)
-    features = [done.get(f.id) or _not_run(f, "not_started", start=f"{start} --feature {shlex.quote(f.id)}")
-                for f in runnable]
+    tasks = [(f.id, ReviewTask(workspace=workspace.root, feature=f, run_id=run_ids[f.id], plugin=plugin,
+                               from_spec=from_spec, to_spec=to_spec, fingerprint=fingerprint, runbook=runbook,
+                               plugin_commit=plugin_commit, agent=agent if drive else None)) for f in to_run]
+    done = run_all(review, tasks, parallel=parallel, progress=progress)
+    features = []
+    for f in runnable:
+        retry = f"{start} --feature {shlex.quote(f.id)}"
+        outcome = done.get(f.id)
+        if isinstance(outcome, Failed):
+            features.append(_not_run(f, "error", start=retry).model_copy(update={"error": outcome.reason}))
+        else:
+            features.append(outcome or _not_run(f, "not_started", start=retry))
     first_seen = {f.id: _first_seen(f, introduced) for f in grouped}
     features = [f.model_copy(update={"introduced": first_seen.get(f.id)}) for f in features]
     started = [f for f in features if f.run_id is not None]
@@ -319,7 +348,8 @@ def run_upgrade(workspace: Workspace, plugin: Path, from_spec: str, to_spec: str
         dead=[_not_run(f, introduced=first_seen.get(f.id)) for f in dead],
         preexisting=[_not_run(f) for f in preexisting], steps=upgrade_steps, checklist=diff.checklist(),
         totals={"features": len(features), "breaking": sum(f.breaking for f in features), "runs": len(started),
-                "not_started": len(features) - len(started), "reused_runs": sum(f.reused for f in features),
+                "not_started": sum(f.state == "not_started" for f in features),
+                "failed_runs": sum(f.state == "error" for f in features), "reused_runs": sum(f.reused for f in features),
                 "unchecked": len(unchecked), "dead_only": len(dead), "preexisting": len(preexisting),
                 "impacted_dependencies": len(diff.impacted), "upstream_changes": len(diff.changes)},
     )
@@ -426,21 +456,40 @@ def _run_id(to_spec: str, feature: Feature, fingerprint: str) -> str:
     return check_run_id(f"upgrade-{_label(to_spec)}-{feature.id}"[:82] + f"-{fingerprint[:12]}")
 
 
-def _feature_run(workspace: Workspace, feature: Feature, run_id: str, plugin: Path, from_spec: str, to_spec: str,
-                 fingerprint: str, runbook: Path | None, plugin_commit: str | None, agent: AgentSettings | None,
-                 progress: Progress) -> UpgradeFeature:
+class ReviewTask(BaseModel):
+    """One feature's review run to start (or reuse) and drive: what `review` needs, in this
+    process or a worker's."""
+
+    workspace: Path
+    feature: Feature
+    run_id: str
+    plugin: Path
+    from_spec: str
+    to_spec: str
+    fingerprint: str  # the plugin's content (plugin_fingerprint), noted in the run
+    runbook: Path | None = None
+    plugin_commit: str | None = None
+    agent: AgentSettings | None = None  # set: drive it through the interface draft
+
+
+def review(task: ReviewTask, progress: Progress) -> UpgradeFeature:
+    """Start the feature's run (or reuse the one that exists, resuming it where a killed process
+    left it) up to its first gate; with an agent, pass alignment on in the bot's name and go on
+    through the interface draft. The feature with where its run stands."""
+    workspace, feature, run_id, agent = Workspace(task.workspace), task.feature, task.run_id, task.agent
     reused = workspace.run(run_id).exists()
     if reused:
         progress(f"reusing run {run_id} (same plugin content and target)")
         # a no-op unless a killed process left it mid-step; a --runbook reaches a run started without one
-        view = resume_run(workspace, run_id, progress, runbook=runbook)
+        view = resume_run(workspace, run_id, progress, runbook=task.runbook)
         view = run_status(workspace, run_id)
     else:
         spec = FeatureSpec(id=feature.id, source="feature_diff", name=feature.title, description=feature.why,
                            symbols=feature.targets)
-        inputs = new_inputs(run_id, spec, plugin, to_spec, from_spec, plugin_commit=plugin_commit,
-                            runbook=runbook, agent=agent,
-                            notes=[f"started by `harness upgrade` {from_spec} → {to_spec} (plugin content {fingerprint})"])
+        inputs = new_inputs(run_id, spec, task.plugin, task.to_spec, task.from_spec, plugin_commit=task.plugin_commit,
+                            runbook=task.runbook, agent=agent,
+                            notes=[f"started by `harness upgrade` {task.from_spec} → {task.to_spec} "
+                                   f"(plugin content {task.fingerprint})"])
         view = start_run(workspace, inputs, progress)
     if agent is not None and view.waiting_at is not None and view.waiting_at.endswith("-alignment"):
         if view.inputs.agent is None:  # a run an earlier `upgrade` started without an agent
@@ -461,9 +510,24 @@ def _feature_view(workspace: Workspace, feature: Feature, view: RunView, reused:
     note = ' --override --note "..."' if waiting is not None and waiting.verdict == "failed" else ""  # approve demands both
     return _not_run(feature, view.state).model_copy(update={
         "run_id": view.run_id, "reused": reused, "report": f"../{view.run_id}/summary.md",
+        "jobs": _engine_jobs(workspace, view),
         "verdicts": {s.slug: s.verdict for s in view.steps if s.attempt is not None},
         "approve": f"harness approve {view.run_id} --by YOUR_NAME{ref}{note}" if view.state == "waiting" else None,
     })
+
+
+def _engine_jobs(workspace: Workspace, view: RunView) -> list[EngineJob]:
+    """The Slurm job of each engine the run's steps started: the job id the launcher recorded in
+    the step's server.json (none for a local engine, or a step that served nothing)."""
+    jobs = []
+    for step in view.steps:
+        if step.attempt is None:
+            continue
+        record = ServerRecord.read(workspace.run(view.run_id).evidence_dir(step.slug) / SERVER_DIR / "server.json")
+        if record is not None and record.job_id is not None:
+            jobs.append(EngineJob(step=step.slug, job_id=record.job_id, node=record.node, started_at=record.started_at,
+                                  stopped_at=record.stopped_at))
+    return jobs
 
 
 def _not_run(feature: Feature, state: str = "not_run", start: str | None = None,
