@@ -154,7 +154,7 @@ class Expressions:
                 and isinstance(held.value, ast.Name) and held.value.id == ctx.self_name):
             # `self.topo.split_k_and_v`: a field of what the class keeps on self (finish() names
             # the class when every binding of `self.topo` is an instance of one upstream class)
-            self._dependency("field", None, module, node, ctx, expression=ast.unparse(node), name=node.attr,
+            self._dependency("field", None, module, node, ctx, expression=f"{ctx.self_name}.{held.attr}.{node.attr}", name=node.attr,
                              hook=f"{SELF_HELD}{ctx.cls.path}", member=held.attr)
         if isinstance(node.ctx, ast.Load):
             innermost = node
