@@ -78,6 +78,11 @@ def open_runs_workspace(path: Path | None, *, writes: bool = False) -> Workspace
     return ws
 
 
+# A Slurm job submitted, requeued, running (harness.evidence.launchers): always a line, so the
+# console names each job even when it starts at once (its pending lines stay in the spinner).
+_JOB_LINE = re.compile(r"slurm job \d+ (submitted|requeued|running) ")
+
+
 @contextmanager
 def progress_lines(what: str) -> Iterator:
     """A spinner on stderr for the slow parts; each step's start is also printed as a line. A
@@ -90,7 +95,8 @@ def progress_lines(what: str) -> Iterator:
 
         def update(message: str) -> None:
             now = time.monotonic()
-            if message.startswith("step ") or (not terminal and now - last_line[0] >= LOG_LINE_EVERY_S):
+            if message.startswith("step ") or _JOB_LINE.match(message) \
+                    or (not terminal and now - last_line[0] >= LOG_LINE_EVERY_S):
                 err.print(Text.assemble((utc_now(), "dim"), " ", message))
                 last_line[0] = now
             status.update(Text(message))

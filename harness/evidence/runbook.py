@@ -181,7 +181,7 @@ class LocalLauncher(_Strict):
 
 
 class SlurmLauncher(_Strict):
-    """The engine runs as a Slurm batch job (harness.evidence.launchers.SlurmEngine): one engine
+    """The engine runs as a Slurm batch job (harness.evidence.launchers.SlurmLaunch): one engine
     process per task, `nodes` x `ntasks_per_node` tasks, the head task's node answering health
     checks and the evaluation. Logs and traces are written where the job runs, so the evidence
     directory must be on a filesystem the nodes share."""
@@ -201,7 +201,26 @@ class SlurmLauncher(_Strict):
     pending_timeout_s: float = Field(
         default=1800, gt=0,
         description="Seconds the job may wait in the queue before the step gives up (`not run`); a progress "
-        "line is printed every 10 s. The engine's server.startup_timeout_s counts from when it runs.",
+        "line is printed every 10 s. The engine's server.startup_timeout_s counts from when it runs. A pending "
+        "reason no wait clears (PartitionDown, InvalidAccount, a held job, ...) ends the step at once.",
+    )
+    gpus_per_task: int | None = Field(
+        default=None, ge=1, description="sbatch --gpus-per-task: the GPUs each engine task (rank) gets."
+    )
+    gpu_bind: str | None = Field(
+        default=None, description="sbatch --gpu-bind, e.g. 'single:1' or 'closest': which of the job's GPUs each "
+        "task sees (Slurm sets its CUDA_VISIBLE_DEVICES)."
+    )
+    head_interface: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9_.:-]{1,15}$",
+        description="The network interface whose address {head_addr} is, resolved on the job's "
+        "first node when the job starts (e.g. 'ib0' for InfiniBand); default: the node's NodeAddr."
+    )
+    requeue: bool = Field(
+        default=False, description="Let Slurm requeue the job (sbatch --requeue: a node failure or preemption "
+        "puts it back in the queue) and wait for it to run again while its engine is not yet healthy. Default "
+        "--no-requeue. Either way, a job restarted after its engine was healthy ends the step `not run`: a "
+        "restarted engine is never measured as the one started.",
     )
 
     @field_validator("sbatch_options")

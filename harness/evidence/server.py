@@ -58,6 +58,7 @@ from harness.record.checks import Check, CheckStatus
 from harness.record.processes import ProcessRegistry
 from harness.util.files import tail
 from harness.util.processes import listeners, start_time
+from harness.util.slurm import JobAccounting
 
 LOG_TAIL_LINES = 30
 HEALTH_PROGRESS_S = 10.0  # how often a health wait says it is still waiting
@@ -74,6 +75,7 @@ class EngineIdentity(BaseModel):
     server_info: dict[str, Any] | None = None  # the identifying keys of /get_server_info (SGLang)
     job_id: str | None = None  # the Slurm job it runs in (launcher: slurm; `pid` is then the node's listener)
     node: str | None = None  # the node it answers on
+    nodes: str | None = None  # the job's node list, e.g. 'gpu[01-04]'
 
 
 class ServerRecord(BaseModel):
@@ -94,6 +96,8 @@ class ServerRecord(BaseModel):
     identity: EngineIdentity | None = None
     job_id: str | None = None  # launcher: slurm — the job the engine runs in
     node: str | None = None  # the head node Slurm chose
+    nodes: str | None = None  # the job's node list
+    slurm: JobAccounting | None = None  # the job's accounting once it ended (sacct, else scontrol)
     launch_failure: str | None = None  # the launcher could not run it (a job pending too long, TIMEOUT, ...)
     start_failure: str | None = None  # never healthy, or not the one started (nothing is served)
     start_exit_code: int | None = None
@@ -309,12 +313,17 @@ class ServedModel:
             started.wait_started(self.progress)
         except LaunchFailure as exc:
             self._fail(server, str(exc), launch=True)
-        if started.identity().get("node"):
-            self._record.node = started.identity()["node"]
-            self._write_record(record_path)
+        self._note_nodes(started, record_path)
         address = started.address(host)
         server.base_url = f"http://[{address}]:{port}" if ":" in address else f"http://{address}:{port}"
         return server
+
+    def _note_nodes(self, started: Launch, record_path: Path) -> None:
+        """Record where the launcher runs the engine (a job's head node and node list)."""
+        where = started.identity()
+        if where.get("node"):
+            self._record.node, self._record.nodes = where["node"], where.get("nodes")
+            self._write_record(record_path)
 
     def _refuse(self, record_path: Path, command: list[str], reason: str, launch: bool = False) -> None:
         """Nothing was started: record why and raise (`launch`: the launcher refused it)."""
@@ -333,9 +342,18 @@ class ServedModel:
         url = server.base_url + self.spec.health_endpoint
         last_answer = "no answer yet"
         pause = 0.05
+        starts = server.process.starts
         with httpx.Client(timeout=5.0, trust_env=False) as client:
             while True:
                 code = server.process.poll()
+                if server.process.starts != starts:  # the launcher waited out a restart: the engine starts afresh
+                    starts, started = server.process.starts, time.monotonic()
+                    deadline, next_report = started + self.spec.startup_timeout_s, started + HEALTH_PROGRESS_S
+                    address = server.process.address(server.host)
+                    server.base_url = (f"http://[{address}]:{server.port}" if ":" in address
+                                       else f"http://{address}:{server.port}")
+                    url = server.base_url + self.spec.health_endpoint
+                    self._note_nodes(server.process, server.record_path)
                 if code is not None:
                     ended = server.process.ended()
                     if ended:  # the scheduler ended it (TIMEOUT, NODE_FAIL, ...): not the engine's verdict
@@ -345,6 +363,7 @@ class ServedModel:
                 try:
                     response = client.get(url)
                     if response.status_code == 200:
+                        server.process.healthy()
                         self._record.ready_after_s = round(time.monotonic() - started, 3)
                         self._write_record(server.record_path)
                         return
@@ -424,10 +443,13 @@ class ServedModel:
         if server is None or server.process.poll() is None:
             return
         code = server.process.returncode
-        ended = server.process.ended()
+        restarted = server.process.restarted()
+        ended = restarted or server.process.ended()
         reason = (f"server {ended} during the step" if ended else f"server exited with code {code} during the step"
                   ) + "; nothing it served after that is evidence"
         self._record.lost, self._record.start_exit_code = reason, code
+        if restarted:  # the scheduler's verdict, not the engine's: the step is not run
+            self._record.launch_failure = reason
         self._write_record(server.record_path)
         raise ServerStartError(f"{reason}; log: {server.stderr_path}", failure_check(server.record_path))
 
@@ -466,6 +488,8 @@ class ServedModel:
             self._record.killed = True
         self._record.exit_code = code
         self._record.stopped_at = time.time()
+        if process.accounting() is not None:
+            self._record.slurm = process.accounting()
         self._write_record(server.record_path)
         return code
 

@@ -265,14 +265,19 @@ def _read_runbook(inputs: RunInputs) -> tuple[Runbook | None, ServedState]:
 def _identity(record_path: Path, runbook: Runbook) -> dict[str, Any] | None:
     """What the report shows of the engine that was measured: the engine and release the runbook
     names (`serving`, e.g. "vLLM 0.27.1") and the process's identity from server.json, which
-    says what actually served (a stand-in server shows as itself)."""
+    says what actually served (a stand-in server shows as itself). An engine run as a Slurm job
+    adds the job: its id, node list, head node and accounting (`JobAccounting.describe`)."""
     record = ServerRecord.read(record_path)
     if record is None or record.identity is None:
         return None
     identity = record.identity
     environment = runbook.environment
-    return {"serving": f"{environment.engine_profile.display} {environment.engine_version}", "pid": identity.pid,
-            "program": " ".join(identity.program or record.command), "models": identity.models, "port": record.port}
+    engine = {"serving": f"{environment.engine_profile.display} {environment.engine_version}", "pid": identity.pid,
+              "program": " ".join(identity.program or record.command), "models": identity.models, "port": record.port}
+    if record.job_id is not None:
+        engine.update(job_id=record.job_id, nodes=record.nodes or record.node, node=record.node,
+                      slurm=record.slurm.describe() if record.slurm else None)
+    return engine
 
 
 def evidence_runbook(evidence_dir: Path, inputs: RunInputs) -> Runbook:

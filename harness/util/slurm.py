@@ -6,6 +6,9 @@ Job states are read from `scontrol show job`, not `sacct`: `sacct` needs the acc
 database (slurmdbd), which many clusters restrict and a throwaway test cluster does not run;
 `scontrol` answers from the controller itself, for as long as the job is kept there after it
 ends (slurm.conf `MinJobAge`, 300 s by default — longer than harness waits on an ended job).
+A job's accounting once it ended (`accounting`) comes from `sacct` where the cluster keeps it,
+else from the same `scontrol` fields, and says which. `hopeless` says which pending reasons no
+wait clears (squeue(1), JOB REASON CODES).
 States and reasons are Slurm's words (slurm/slurm.h `job_states`, src/common/slurm_protocol_defs.c
 `job_state_string`).
 
@@ -23,7 +26,11 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
 
 from harness.errors import HarnessError
 
@@ -34,6 +41,8 @@ ACTIVE = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDE
                     "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD", "REQUEUE_HOLD",
                     "REQUEUE_FED", "SPECIAL_EXIT"})
 UNREACHABLE_MEMO_S = 30.0
+# sacct asks slurmdbd, not the controller: one that does not answer soon costs a stop no more than this.
+SACCT_TIMEOUT_S = 10
 # A job that cannot be known this way: purged from the controller, or never one.
 _GONE = ("Invalid job id specified",)
 # scancel's word for a job that is over: nothing left to cancel.
@@ -86,6 +95,11 @@ class JobState:
     nodes: str  # the node list Slurm chose ("" while pending), e.g. "gpu[01-04]"
     time_limit: str  # e.g. "00:01:00" or "UNLIMITED"
     comment: str
+    restarts: int = 0  # how often Slurm requeued it (Restarts=)
+    start_time: str = ""  # when it (last) started, Slurm's local ISO time; "Unknown" while it never ran
+    submit_time: str = ""
+    end_time: str = ""
+    run_time: str = ""  # RunTime=, [D-]HH:MM:SS
 
     @property
     def active(self) -> bool:
@@ -174,7 +188,10 @@ def job_state(job_id: str) -> JobState | None:
                     exit_code=int(status) if ended and status.isdigit() else None,
                     signal=int(sig) if ended and sig.isdigit() and int(sig) else None,
                     nodes=fields.get("NodeList", "") if fields.get("NodeList") != "(null)" else "",
-                    time_limit=fields.get("TimeLimit", ""), comment=fields.get("Comment", ""))
+                    time_limit=fields.get("TimeLimit", ""), comment=fields.get("Comment", ""),
+                    restarts=int(fields.get("Restarts", "0") or 0), start_time=fields.get("StartTime", ""),
+                    submit_time=fields.get("SubmitTime", ""), end_time=fields.get("EndTime", ""),
+                    run_time=fields.get("RunTime", ""))
 
 
 def hostnames(nodelist: str) -> list[str]:
@@ -194,3 +211,127 @@ def cancel(job_id: str) -> None:
     when the controller did not take the cancel; HarnessError when `job_id` is not a job id
     (`checked_job_id`)."""
     _ask(["scancel", checked_job_id(job_id)], _OVER)
+
+
+def signal_steps(job_id: str, signal_name: str = "TERM") -> None:
+    """Send SIGnal `signal_name` to the tasks of the job's steps (`scancel --signal`), not to
+    its batch script and without cancelling the job: an engine that exits on it ends its job
+    on its own (COMPLETED when it exits 0). slurmstepd writes `*** STEP N.0 ON node CANCELLED
+    AT ... ***` on the job's stderr for every SIGTERM it delivers (src/slurmd/slurmstepd/req.c);
+    the job's state, not that line, says how it ended. A job that is over, or pending again
+    (scancel: `Job can not be altered now`: no engine runs to signal), is not an error;
+    SlurmUnreachable when the controller did not take it."""
+    _ask(["scancel", f"--signal={signal_name}", checked_job_id(job_id)], (*_OVER, "Job can not be altered now"))
+
+
+# Pending reasons no wait clears: squeue(1), "JOB REASON CODES" (Slurm 22.05), each with the man
+# page's words. Every other reason (Priority, Resources, Dependency, BeginTime, Reservation,
+# Licenses, the aggregate AssocGrp*/QOSGrp* limits that clear as the group's other jobs end,
+# ...) is waited on, within pending_timeout_s. `PartitionConfig` is not on the man page: it is
+# slurm_protocol_defs.c's word for a request the partition's configuration refuses.
+HOPELESS = {
+    "BadConstraints": "the job's constraints can not be satisfied",
+    "DependencyNeverSatisfied": "a dependency of the job will never be satisfied",
+    "FrontEndDown": "no front end node is available to execute this job",
+    "InvalidAccount": "the job's account is invalid",
+    "InvalidQOS": "the job's QOS is invalid",
+    "JobHeldAdmin": "the job is held by a system administrator",
+    "JobHeldUser": "the job is held by the user",
+    "JobLaunchFailure": "the job could not be launched",
+    "NodeDown": "a node required by the job is down",
+    "PartitionConfig": "the partition's configuration refuses the job's request",
+    "PartitionDown": "the partition required by this job is in a DOWN state",
+    "PartitionInactive": "the partition required by this job is Inactive and not able to start jobs",
+    "PartitionNodeLimit": "the number of nodes required is outside the partition's limits (or they are DOWN or "
+                          "DRAINED)",
+    "PartitionTimeLimit": "the job's time limit exceeds its partition's time limit",
+}
+# AssocMax*Limit / QOSMax*Limit: "the job requests a resource that violates a per-job limit" —
+# no other job's end changes that.
+_PER_JOB_LIMIT = re.compile(r"(Assoc|QOS)Max\w*")
+
+
+def hopeless(reason: str) -> str | None:
+    """Why a job pending for `reason` (scontrol's Reason=, e.g. 'PartitionDown',
+    'ReqNodeNotAvail,_UnavailableNodes:gpu01') will not start however long it waits, in the
+    man page's words; None when waiting may clear it. ReqNodeNotAvail is hopeless only when it
+    names UnavailableNodes: squeue(1) says those are DOWN, DRAINED or not responding and
+    "typically require the intervention of a system administrator"; without them the nodes are
+    in use or reserved, which clears."""
+    code = reason.split(",", 1)[0]
+    if code in HOPELESS:
+        return HOPELESS[code]
+    if _PER_JOB_LIMIT.fullmatch(code):
+        return "the job requests a resource that violates a per-job limit of its association or QOS"
+    unavailable = re.search(r"UnavailableNodes:([^,\s]+)", reason)
+    if code == "ReqNodeNotAvail" and unavailable:
+        return f"nodes it requires are DOWN, DRAINED or not responding ({unavailable.group(1)}), which needs an " \
+               f"administrator"
+    return None
+
+
+class JobAccounting(BaseModel):
+    """How an ended job went, as the cluster accounts it (`server.json`'s `slurm`): times are
+    Slurm's local ISO times as printed ('2026-12-04T07:13:41'), None when Slurm has none."""
+
+    job_id: str
+    source: Literal["sacct", "scontrol"]  # sacct where the cluster keeps accounting, else the controller's record
+    state: str  # COMPLETED, CANCELLED, FAILED, TIMEOUT, ...
+    exit_code: str  # Slurm's status:signal, e.g. '0:0', '143:0', '0:15'
+    nodes: str  # the node list it ran on, e.g. 'gpu[01-04]'
+    submitted: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    pending_s: float | None = None  # started - submitted (the queue wait)
+    run_s: float | None = None  # ended - started
+    restarts: int = 0  # requeues (scontrol only; sacct lists each run apart)
+
+    def describe(self) -> str:
+        """'COMPLETED, exit 0:0; pending 1 s, ran 12 s (scontrol)': how it went, and the source."""
+        times = [f"{label} {value:g} s" for label, value in (("pending", self.pending_s), ("ran", self.run_s))
+                 if value is not None]
+        restarts = [f"{self.restarts} restart(s)"] if self.restarts else []
+        details = "; " + ", ".join(times + restarts) if times or restarts else ""
+        return f"{self.state}, exit {self.exit_code}{details} ({self.source})"
+
+
+def _when(text: str) -> str | None:
+    """A Slurm time field, or None for its words for none ('Unknown', 'None', 'N/A', '')."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return text
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
+
+
+def accounting(job_id: str) -> JobAccounting | None:
+    """The job's accounting: `sacct -X` (the allocation's line) where the cluster keeps
+    accounting and has the job, else the controller's record (`scontrol show job`); None when
+    neither knows the job. SlurmUnreachable when the controller cannot be asked."""
+    try:
+        done = subprocess.run(["sacct", "-X", "-n", "-P", "-j", checked_job_id(job_id), "-o",
+                               "JobID,State,ExitCode,NodeList,Submit,Start,End"],
+                              capture_output=True, text=True, timeout=SACCT_TIMEOUT_S, check=False)
+        rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith(f"{job_id}|")]
+    except (OSError, subprocess.TimeoutExpired):
+        rows = []  # no sacct here, or no slurmdbd answering: the controller's record is next
+    if rows and len(rows[-1]) == 7:
+        _, state, exit_code, nodes, submitted, started, ended = rows[-1]
+        submitted, started, ended = _when(submitted), _when(started), _when(ended)
+        return JobAccounting(job_id=job_id, source="sacct", state=state.split()[0], exit_code=exit_code,
+                             nodes="" if nodes == "None assigned" else nodes, submitted=submitted, started=started,
+                             ended=ended, pending_s=_seconds(submitted, started), run_s=_seconds(started, ended))
+    state = job_state(job_id)
+    if state is None:
+        return None
+    submitted, started, ended = _when(state.submit_time), _when(state.start_time), _when(state.end_time)
+    exit_code = "" if state.active else f"{state.exit_code or 0}:{state.signal or 0}"
+    return JobAccounting(job_id=job_id, source="scontrol", state=state.state, exit_code=exit_code, nodes=state.nodes,
+                         submitted=submitted, started=started, ended=ended, pending_s=_seconds(submitted, started),
+                         run_s=_seconds(started, ended), restarts=state.restarts)

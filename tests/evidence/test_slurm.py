@@ -138,12 +138,18 @@ def test_the_example_engine_as_a_slurm_job_gives_the_local_evidence(cluster, tmp
         records[name] = ServerRecord.read(evidence / "server" / "server.json")
     assert _shape(tmp_path / "slurm") == _shape(tmp_path / "local")
     local_record, job_record = records["local"], records["slurm"]
-    assert set(local_record.model_fields_set) | {"job_id", "node"} >= set(job_record.model_fields_set)
+    assert set(local_record.model_fields_set) | {"job_id", "node", "nodes", "slurm"} >= set(job_record.model_fields_set)
     identity = job_record.identity
     assert identity.job_id == job_record.job_id and identity.node == cluster.node
     assert identity.models == local_record.identity.models == ["SmolLM2-135M-Instruct"]
-    state = slurm.job_state(job_record.job_id)
-    assert state.state == "CANCELLED" and not state.active, "stopped by scancel once the step is done"
+    # a clean stop: SIGTERM to the engine ends its job COMPLETED, no scancel, no `JOB N CANCELLED` line
+    accounting = job_record.slurm
+    assert (accounting.job_id, accounting.state, accounting.exit_code, accounting.nodes, accounting.source) == \
+        (job_record.job_id, "COMPLETED", "0:0", cluster.node, "scontrol"), accounting  # no slurmdbd here
+    assert accounting.pending_s >= 0 and accounting.run_s >= 1 and not job_record.killed
+    log = (tmp_path / "slurm/server/server.stderr.log").read_text()
+    assert f"JOB {job_record.job_id} ON" not in log and "harness: the engine stopped on SIGTERM" in log, log[-600:]
+    assert slurm.job_state(job_record.job_id).state == "COMPLETED"
 
 
 def test_a_two_task_job_gives_each_task_its_rank_and_the_head_address(cluster, tmp_path):
@@ -164,7 +170,7 @@ def test_a_two_task_job_gives_each_task_its_rank_and_the_head_address(cluster, t
     dist_port = server.command[4]
     assert f"rank 0 of 2, head 127.0.0.1:{dist_port}" in logs["server.stdout.log"]
     assert f"rank 1 of 2, head 127.0.0.1:{dist_port}" in logs["server.rank1.stdout.log"]
-    assert slurm.job_state(job_id).state == "CANCELLED"
+    assert slurm.job_state(job_id).state == "COMPLETED", "both tasks ended on the stop's SIGTERM"
 
 
 def test_a_job_left_by_a_killed_harness_is_cancelled_by_the_next_command(cluster, tmp_path):

@@ -6,7 +6,12 @@ stopped and removed at the end. Without the Debian packages (slurm-wlm, munge) o
 runs jobs as their users) the tests that need it are skipped with the reason.
 
 No accounting: `accounting_storage/none` (slurmdbd would need a database), so job states come
-from `scontrol show job`, as harness reads them (harness.util.slurm)."""
+from `scontrol show job`, as harness reads them (harness.util.slurm). Two GPUs stand in as a
+countable gres (`gpu:2`, links to /dev/null and /dev/zero as their devices: Slurm binds tasks to
+them by index, CUDA_VISIBLE_DEVICES, and nothing opens them); a second partition, `down`
+(State=DOWN), takes jobs that never leave its queue. `cred_expire=10` (AuthInfo) and a
+scheduling pass every 2 s (`sched_interval`, `bf_interval`): a requeued job starts again after
+about 11 s, not Slurm's 121 s (its requeue delay is cred_expire + 1) plus up to a minute."""
 
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ import pytest
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "squeue", "scontrol", "scancel", "sinfo")
 READY_TIMEOUT_S = 60
+GPU_DEVICES = ("/dev/null", "/dev/zero")  # what the fake GPUs of the node (gres gpu) are
+GPUS = len(GPU_DEVICES)
 
 
 def _free_port() -> int:
@@ -77,8 +84,12 @@ class SlurmCluster:
         node = dict(re.findall(r"(\w+)=(\S+)", subprocess.run([_binary("slurmd"), "-C"], capture_output=True,
                                                                text=True, check=True).stdout))
         self.node = node["NodeName"]
-        for sub in ("state", "spool", "log"):
+        for sub in ("state", "spool", "log", "dev"):
             (self.root / sub).mkdir()
+        for index, device in enumerate(GPU_DEVICES):  # slurmd requires character devices; nothing opens them
+            (self.root / "dev" / f"gpu{index}").symlink_to(device)
+        gres = f"NodeName={self.node} Name=gpu File={self.root / 'dev'}/gpu[0-{GPUS - 1}]\n"
+        (self.root / "gres.conf").write_text(gres)
         self.conf = self.root / "slurm.conf"
         self.conf.write_text(f"""\
 ClusterName=harness-test
@@ -88,7 +99,7 @@ SlurmdPort={_free_port()}
 SlurmUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket={socket_path}
+AuthInfo=socket={socket_path},cred_expire=10
 StateSaveLocation={self.root / 'state'}
 SlurmdSpoolDir={self.root / 'spool'}
 SlurmctldPidFile={self.root / 'slurmctld.pid'}
@@ -103,12 +114,15 @@ AccountingStorageType=accounting_storage/none
 SchedulerType=sched/backfill
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
+SchedulerParameters=bf_interval=1,sched_interval=2
 ReturnToService=2
 KillWait=2
 MinJobAge=600
 InactiveLimit=0
-NodeName={self.node} NodeAddr=127.0.0.1 CPUs={node.get('CPUs', '1')} RealMemory={node.get('RealMemory', '1000')} State=UNKNOWN
+GresTypes=gpu
+NodeName={self.node} NodeAddr=127.0.0.1 CPUs={node.get('CPUs', '1')} RealMemory={node.get('RealMemory', '1000')} Gres=gpu:{GPUS} State=UNKNOWN
 PartitionName=test Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+PartitionName=down Nodes={self.node} MaxTime=INFINITE State=DOWN
 """)
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
         self._daemon(["slurmctld", "-D", "-i"], "slurmctld")
@@ -123,8 +137,8 @@ PartitionName=test Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
         log.close()
 
     def _node_idle(self) -> bool:
-        done = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], capture_output=True, text=True, env=self.env,
-                              timeout=10, check=False)
+        done = subprocess.run(["sinfo", "-h", "-N", "--partition=test", "-o", "%t"], capture_output=True, text=True,
+                              env=self.env, timeout=10, check=False)
         return done.stdout.split() == ["idle"]
 
     def _wait(self, ready, what: str, log: Path) -> None:
@@ -159,8 +173,9 @@ PartitionName=test Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverS
     def stop(self) -> None:
         """Cancel every job, stop the daemons started here (last first), remove the folder."""
         if getattr(self, "env", None) and all(p.poll() is None for p in self.processes):
-            subprocess.run(["scancel", "--full", "--partition=test"], env=self.env, capture_output=True, timeout=30,
-                           check=False)
+            for partition in ("test", "down"):
+                subprocess.run(["scancel", "--full", f"--partition={partition}"], env=self.env, capture_output=True,
+                               timeout=30, check=False)
         for process in reversed(self.processes):
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
