@@ -150,7 +150,7 @@ def check_command(
         help="The upstream the plugin was written against, to tell an override of a base method that is gone from the "
         "plugin's own: auto (the upstream version it declares, if in the wheel cache), none, or a SPEC.",
     ),
-    as_json: bool = JSON,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables (check writes no files)."),
     engine: str | None = ENGINE,
 ) -> None:
     """Drift verdict for CI: exit 1 if the plugin, as its engine loads it, breaks on this upstream

@@ -68,6 +68,10 @@ def analyze(
     loaded = Recipes.load(recipes) if recipes else None
     runs = runs_of(paths)
     analysis = analyze_profile(runs[0], spec, recipes=loaded, window=chosen)
+    if len(runs) > 1 and not reference:  # repetitions are the diff's samples: say what was not read
+        others = f"the other {len(runs) - 1} directories are" if len(runs) > 2 else "the other directory is"
+        analysis.notes.append(f"analysed {runs[0][0]} only: {others} read as repetitions of the same run, the diff's "
+                              f"samples with --reference ({', '.join(str(run[0]) for run in runs[1:4])}); analyse each run on its own")
     if reference:
         candidates = [analysis] + [analyze_profile(run, spec, recipes=loaded, window=chosen) for run in runs[1:]]
         references = [analyze_profile(run, spec, recipes=loaded, window=chosen) for run in runs_of(reference)]

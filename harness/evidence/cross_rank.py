@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from harness.evidence.trace_stream import RankId, RankTrace, rank_of
+from harness.evidence.trace_stream import RankId, RankTrace, named_place, rank_of
 from harness.evidence.traces import TraceNaming
 
 # a process group of the pipeline, by its description: torchtitan's device-mesh `mesh_pp`,
@@ -92,14 +92,20 @@ def parallel_layout(traces: list[RankTrace], keys: list[list[tuple[str, str]]],
     3. the traces: point-to-point receives (TraceNaming's communication and receive patterns, not
        its send patterns: NCCL's `SendRecv` kernel is all-to-all's too) -> a pipeline, stage as the
        trace's rank (name tokens, `-rank-<n>`, `distributedInfo.rank`);
-    4. otherwise one trace is 'single', several 'parallel': every rank placed in one stage (PP0),
+    4. otherwise one trace is 'single' (shown as `rank<n>` unless its name gives its stage),
+       several 'parallel': every rank placed in one stage (PP0),
        labelled by what tells them apart (`TP1`, `DP0-TP1`; `rank<n>` by the global rank), so no
        wait chain and no balance plan is read into data- or tensor-parallel peers.
 
     Returns (Layout, the traces, re-placed where 2 or 4 moved them)."""
     count = len(traces)
     if count < 2:
-        return Layout(kind="single", ranks=count, stages=1, evidence="one trace"), traces
+        # one trace's stage number from its global rank (`distributedInfo`, `-rank-<n>`) is no
+        # pipeline stage: shown as `rank<n>`; a stage its name gives (`-PP-<p>`) stays
+        placed = [t if named_place(t.path) else t.model_copy(update={"rank": _Placed(
+            **t.rank.model_dump(exclude={"pp"}), pp=0, shown=f"rank{t.rank.rank if t.rank.rank is not None else t.rank.pp}")})
+            for t in traces]
+        return Layout(kind="single", ranks=count, stages=1, evidence="one trace"), placed
     named = [rank_of(t.path, {}) for t in traces]
     stages = {r.pp for r in named if r.rank is None}  # name tokens, not `-rank-<n>`'s global rank
     if len(stages) > 1:

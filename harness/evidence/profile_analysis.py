@@ -374,14 +374,14 @@ def _analyze_rank(trace: RankTrace, columns: EventColumns, naming: TraceNaming, 
         findings.append(Finding(kind="exposed_communication", rank=label, metrics={
             "exposed_ms": exposed / 1e3, "share": exposed / span},
             summary=f"{exposed / 1e3:,.1f} ms of communication with no compute beside it "
-                    f"({exposed / span:.0%} of the window): not overlapped"))
+                    f"({exposed / span:.0%} of the steps window): not overlapped"))
 
     threads = _threads(label, columns, ts, end, tid, key, keys, window)
     for thread in threads:
         if thread.spinning:
             findings.append(Finding(kind="spinning_thread", rank=label, function=thread.top_frame, metrics={
                 "busy_share": thread.busy_share}, summary=f"thread {thread.name} is busy {thread.busy_share:.0%} "
-                f"of the window without blocking, {thread.op_ms:,.1f} ms of it in operators: it spins"
+                f"of the steps window without blocking, {thread.op_ms:,.1f} ms of it in operators: it spins"
                 + (f" (mostly in {thread.top_frame})" if thread.top_frame else "")))
 
     op_totals: dict[str, np.ndarray] = {}
@@ -508,7 +508,7 @@ def _gap_findings(label: str, busy: iv.Intervals, blocked: iv.Intervals, window:
     where = frames[main].location(frames[main].at(middle)) if main in frames else {}
     return [Finding(kind="host_gap", rank=label, metrics={"gap_ms": total / 1e3, "share": total / span,
                                                            "gaps": int(gap_set[0].size)},
-                    summary=f"the device idles {total / 1e3:,.1f} ms ({total / span:.0%} of the window) in "
+                    summary=f"the device idles {total / 1e3:,.1f} ms ({total / span:.0%} of the steps window) in "
                             f"{gap_set[0].size} gaps of at least {GAP_MIN_US:g} µs between its work, waiting "
                             "for the host to submit", **where)]
 

@@ -100,6 +100,12 @@ def rank_of(path: Path, header: dict[str, Any]) -> RankId:
     return RankId()
 
 
+def named_place(path: Path) -> bool:
+    """Whether the file name gives the trace's place with SGLang's or vLLM's rank tokens
+    (`-TP-<t>-PP-<p>`, `dp<d>_pp<p>_tp<t>`), not only a global rank."""
+    return bool(_RANK_TOKEN.findall(path.name))
+
+
 def trace_files(paths: Iterable[Path]) -> list[tuple[Path, Path | None]]:
     """The `.json` / `.json.gz` traces of files and directories (a directory: its own files,
     sorted), each with the directory it was found in (None for a file named itself);

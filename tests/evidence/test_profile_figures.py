@@ -216,6 +216,24 @@ def test_the_window_is_chosen_and_stated_on_the_command_line(tmp_path):
     assert CliRunner().invoke(app, ["profile", "analyze", str(tmp_path), "--window", "last"]).exit_code != 0
 
 
+def test_one_trace_is_shown_by_its_global_rank_and_extra_runs_are_said(tmp_path):
+    """A single trace whose number is its global rank (`distributedInfo.rank` 34) is `rank34` in
+    stage PP0, not stage PP34; a second directory without --reference is not silently dropped."""
+    from harness.cli import app
+
+    analysis = analyze_profile([CPU_ONLY])
+    assert analysis.ranks == ["rank34"] and [s.stage for s in analysis.stages] == ["PP0"]
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    shutil.copy(CPU_ONLY, first / CPU_ONLY.name)
+    shutil.copy(CONTROL, second / "control.json.gz")
+    result = CliRunner().invoke(app, ["profile", "analyze", str(first), str(second), "--json"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.output)["notes"]
+    assert any("the other directory is read as repetitions" in n and str(second) in n for n in notes), notes
+
+
 # ------------------------------------------------------------------ layouts, stragglers, critical path
 
 STEP_US, STEPS = 10_000.0, 6

@@ -144,7 +144,7 @@ def _finding(root, upstream) -> tuple[int, dict]:
 
 
 @pytest.mark.parametrize("factory", sorted(FACTORIES))
-def test_an_override_on_the_class_a_platform_factory_returns_meets_upstreams_calls(upstreams, tmp_path, factory):
+def test_an_override_on_the_class_a_platform_factory_returns_meets_upstreams_calls(upstreams, tmp_path, factory, request):
     old, new = upstreams
     root = plugin(tmp_path, {"pyproject.toml": pyproject(platforms={"x": "p.platform:XPlatform"}), "p/__init__.py": "",
                              "p/platform.py": _platform(factory)})
@@ -152,6 +152,9 @@ def test_an_override_on_the_class_a_platform_factory_returns_meets_upstreams_cal
     assert finding["breaking"] and code == 1, finding
     assert "unexpected keyword argument 'dcp_kv_mask'" in finding["detail"]
     assert "current_platform.get_mha_kv_pool_cls()" in finding["detail"]  # how the call was reached
+    # the run-time condition the failing call runs under: its own `if`, or its **kwargs binding's
+    condition = {"returned": "when `self.dcp_size > 1`", "dataclass": "when `dcp`", "in_place": "TypeError on that path"}
+    assert condition[request.node.callspec.params["upstreams"]] in finding["detail"], finding["detail"]
     # on the release whose calls pass nothing new, the same override is fine
     code, finding = _finding(root, old)
     assert not finding["breaking"] and code == 0, finding

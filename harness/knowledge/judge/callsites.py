@@ -55,6 +55,9 @@ class CallSite:
     # elements): a plugin class reaches the call only through that name
     sole: bool = False
     holder: str = ""  # what keeps that instance: `self.x` or a local name
+    # the line of the `kwargs = {…}` binding a `**kwargs` of the call was read from (0: none); the
+    # keywords it adds are passed only where that binding runs
+    binding: int = 0
 
     @property
     def where(self) -> str:
@@ -222,35 +225,38 @@ def _classes(index: SymbolIndex, module: str, scope: ast.FunctionDef | ast.Async
 
 def conditions_at(index: SymbolIndex, site: CallSite) -> list[str]:
     """The `if`/`while`/conditional-expression tests a call at `site` runs under inside its
-    function, outermost first, as source text (`not (…)` for an `else` branch): the run-time
-    condition a failing call is named with (docs/static-check.md, row `runtime_condition`).
-    Empty for a call under none, or when the site cannot be found."""
+    function, outermost first, as source text (`not (…)` for an `else` branch), then those the
+    `**kwargs` binding it was read with runs under: the run-time condition a failing call is named
+    with (docs/static-check.md, row `runtime_condition`). Empty for a call under none, or when the
+    site cannot be found."""
     module = next((m for m, (relpath, _) in index.files.items() if relpath == site.path), None)
     tree = index.tree(module) if module is not None else None
     if tree is None:
         return []
     conditions: list[str] = []
 
-    def visit(node: ast.AST, tests: list[str]) -> bool:
+    def visit(node: ast.AST, tests: list[str], line: int, kind: type) -> bool:
         for field_name, value in ast.iter_fields(node):
             children = value if isinstance(value, list) else [value]
             for child in (c for c in children if isinstance(c, ast.AST)):
-                if getattr(child, "lineno", site.line) > site.line or getattr(child, "end_lineno", site.line) < site.line:
+                if getattr(child, "lineno", line) > line or getattr(child, "end_lineno", line) < line:
                     continue
-                if isinstance(child, ast.Call) and child.lineno == site.line:
-                    conditions.extend(tests)
-                    return True
                 inner = tests
                 if isinstance(node, (ast.If, ast.While, ast.IfExp)) and field_name in ("body", "orelse"):
                     test = ast.unparse(node.test)
                     inner = [*tests, test if field_name == "body" else f"not ({test})"]
+                if isinstance(child, kind) and child.lineno == line:
+                    conditions.extend(t for t in inner if t not in conditions)
+                    return True
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                     inner = []
-                if visit(child, inner):
+                if visit(child, inner, line, kind):
                     return True
         return False
 
-    visit(tree, [])
+    visit(tree, [], site.line, ast.Call)
+    if site.binding:  # and those its `**kwargs` binding runs under
+        visit(tree, [], site.binding, ast.Assign)
     return conditions
 
 

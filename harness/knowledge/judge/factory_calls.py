@@ -279,31 +279,32 @@ class _Search:
             parents = parents or self._parents(module, self.index.tree(module))
             scope = _scope(call, parents)
             receiver = f"{ast.unparse(func.value if on_it else func)}, holding what {chain} builds"
-            for shape in spread_shapes(scope, call):
-                self.result.calls.append(CallSite(relpath, call.lineno, receiver, shape, True, made=self.made))
+            for shape, binding in spread_shapes(scope, call):
+                self.result.calls.append(CallSite(relpath, call.lineno, receiver, shape, True, made=self.made, binding=binding))
 
 
-def spread_shapes(scope: ast.AST | None, call: ast.Call) -> list[CallShape]:
-    """The argument shapes a call may pass: one, or, for `f(…, **kwargs)` where `kwargs` is a
-    local every binding of which is a dict literal with string keys (`kwargs = {"dcp_kv_mask":
-    m}` in one branch, `kwargs = {}` in the other), one shape per binding with its keys as
-    keywords. Anything else keeps `**kwargs` (its contents are not known)."""
+def spread_shapes(scope: ast.AST | None, call: ast.Call) -> list[tuple[CallShape, int]]:
+    """The argument shapes a call may pass, each with the line of the binding it comes from (0:
+    the call's own): one, or, for `f(…, **kwargs)` where `kwargs` is a local every binding of which
+    is a dict literal with string keys (`kwargs = {"dcp_kv_mask": m}` in one branch, `kwargs = {}`
+    in the other), one shape per binding with its keys as keywords. Anything else keeps
+    `**kwargs` (its contents are not known)."""
     shape = call_shape(call)
     spread = [kw.value for kw in call.keywords if kw.arg is None]
     if len(spread) != 1 or not isinstance(spread[0], ast.Name) or scope is None:
-        return [shape]
-    name, bindings = spread[0].id, []
+        return [(shape, 0)]
+    name, bindings = spread[0].id, {}
     for node in _own(scope):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
             assign = next((a for a in _own(scope) if isinstance(a, ast.Assign) and node in a.targets), None)
             value = assign.value if assign is not None else None
             if not (isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)):
-                return [shape]
-            bindings.append(tuple(k.value for k in value.keys))
+                return [(shape, 0)]
+            bindings.setdefault(tuple(k.value for k in value.keys), assign.lineno)
     args = scope.args if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     if not bindings or (args is not None and name in {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}):
-        return [shape]
-    return [CallShape(shape.positional, shape.keywords + keys, shape.star_args, False) for keys in dict.fromkeys(bindings)]
+        return [(shape, 0)]
+    return [(CallShape(shape.positional, shape.keywords + keys, shape.star_args, False), line) for keys, line in bindings.items()]
 
 
 def _parents(tree: ast.AST) -> dict[int, ast.AST]:
