@@ -121,15 +121,33 @@ def trace_files(paths: Iterable[Path]) -> list[tuple[Path, Path | None]]:
             for link in (p for p in inside if p.is_symlink() and not p.resolve().is_relative_to(home)):
                 raise TraceError(f"{link}: a symlink leading outside {path}; refused")
             # a profiler's side files (`cpu-time-PP-0.json` beside the `-PP-0` trace) are JSON too
-            inside = [p for p in inside if _is_trace_document(p, path)]
-            if not inside:
-                raise TraceMissing(f"{path}: no .json or .json.gz traces in the directory")
-            found += [(p, path) for p in inside]
+            traces = [p for p in inside if _is_trace_document(p, path)]
+            if not traces:
+                verb = "holds" if len(inside) == 1 else "hold"
+                others = f": {', '.join(p.name for p in inside[:3])}{' …' if len(inside) > 3 else ''} {verb} JSON but no trace events" if inside else ""
+                raise TraceMissing(f"{path}: no .json or .json.gz traces in the directory{others}")
+            found += [(p, path) for p in traces]
         elif path.is_file():
             found.append((path, None))
         else:
             raise TraceMissing(f"trace not found: {path}")
+    for path, within in found:  # an empty or non-JSON file is said as such, before any rank is read from it
+        _json_start(path, within)
     return found
+
+
+def _json_start(path: Path, within: Path | None) -> None:
+    """TraceError (one line, naming the file, never quoting it) when the file is empty or does
+    not start as a JSON document; a file that cannot be opened is left to the read, which says why."""
+    try:
+        with open_trace(path, within=within) as handle:
+            head = handle.read(64).lstrip()
+    except (OSError, TraceError, TraceMissing):
+        return
+    if not head:
+        raise TraceError(f"{path}: not a JSON trace: the file is empty")
+    if head[:1] not in (b"{", b"["):
+        raise TraceError(f"{path}: not a JSON trace: it does not parse as JSON")
 
 
 def _is_trace_document(path: Path, within: Path) -> bool:

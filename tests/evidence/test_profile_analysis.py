@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from harness.errors import HarnessError
 from harness.evidence.profile_analysis import analyze_profile, best_split, diff_profiles
 from harness.evidence.recipes import normalize_op
 from harness.evidence.trace_stream import group_traces, read_columns
@@ -174,6 +175,24 @@ def test_bad_and_bare_traces(tmp_path):
         analyze_profile([broken])
     result = CliRunner().invoke(__import__("harness.cli", fromlist=["app"]).app, ["profile", "analyze", str(broken)])
     assert result.exit_code != 0 and re.search("not a JSON trace", str(result.exception) + result.output)
+
+
+def test_files_in_a_directory_that_are_no_traces_are_named(tmp_path):
+    """An empty or non-JSON file among a directory's traces is said as such (not two files
+    "both rank PP0"); a directory of JSON that holds no trace events names the files."""
+    junk, side = tmp_path / "junk", tmp_path / "side"
+    junk.mkdir()
+    side.mkdir()
+    (junk / "empty.json").write_bytes(b"")
+    (junk / "x.json").write_text("hello\n")
+    with pytest.raises(TraceError, match="empty.json: not a JSON trace: the file is empty"):
+        analyze_profile([junk])
+    (junk / "empty.json").unlink()
+    with pytest.raises(TraceError, match="x.json: not a JSON trace: it does not parse as JSON"):
+        analyze_profile([junk])
+    (side / "m.json").write_text('{"a": 1}')
+    with pytest.raises(HarnessError, match="no .json or .json.gz traces in the directory: m.json holds JSON but no trace events"):
+        analyze_profile([side])
 
 
 def test_op_names_lose_their_overload():
