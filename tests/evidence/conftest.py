@@ -17,7 +17,6 @@ from typing import Any, Callable, Iterator
 
 import pytest
 import yaml
-from slurm_cluster import SlurmCluster
 
 from harness.evidence.runbook import Runbook
 from harness.evidence.server import RunningServer, ServedModel
@@ -133,15 +132,3 @@ def loopback(loopback_server) -> Iterator[RunningServer]:
     with loopback_server() as server:
         yield server
 
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[SlurmCluster]:
-    """A throwaway single-node Slurm cluster per test module (tests/support/slurm_cluster.py),
-    the client tools pointed at it through SLURM_CONF; skipped with the reason where it cannot run."""
-    started = SlurmCluster()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SLURM_CONF", str(started.conf))
-        try:
-            yield started
-        finally:
-            started.stop()

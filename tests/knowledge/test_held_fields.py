@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 from kinds_support import check, plugin, pyproject, upstream_pair
 
-TOPO = ("class Topo:\n    def __init__(self, n):\n        self.n = n\n\n    def {name}(self, x):\n        return x, x\n\n\n"
+TOPO = ("class Topo:\n    def __init__(self, n):\n        self.n = n\n\n    def forward(self, x):\n        return x\n\n"
+        "    def {name}(self, x):\n        return x, x\n\n\n"
         "class Other:\n    def split_k_and_v(self, x):\n        return x\n\n\n"
         "def make_topo(n) -> Topo:\n    return Topo(n)\n\n\ndef make_any(n):\n    return Topo(n)\n")
 TARGET = "sglang.srt.topo.Topo.split_k_and_v"
@@ -71,19 +72,11 @@ GRAFTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def graft_upstreams(tmp_path_factory):
-    method = "    def forward(self, x):\n        return x\n\n"
-    return upstream_pair(tmp_path_factory,
-                         old={"sglang/srt/topo.py": TOPO.format(name="split_k_and_v").replace("class Topo:\n", "class Topo:\n" + method, 1)},
-                         new={"sglang/srt/topo.py": TOPO.format(name="split_kv").replace("class Topo:\n", "class Topo:\n" + method, 1)})
-
-
 @pytest.mark.parametrize("graft", sorted(GRAFTS))
-def test_a_function_set_on_an_upstream_class_reads_that_class_through_its_first_parameter(graft_upstreams, tmp_path, graft):
+def test_a_function_set_on_an_upstream_class_reads_that_class_through_its_first_parameter(upstreams, tmp_path, graft):
     """`Topo.forward = forward`: `forward(self, x)` runs as Topo's method, so `self.split_k_and_v`
     is Topo's (issue 34: "a `self.` call inside a function grafted onto an upstream class")."""
-    old, new = graft_upstreams
+    old, new = upstreams
     code = ("from sglang.srt.topo import Topo\n\n\ndef forward(self, x):\n    return self.split_k_and_v(x)\n\n\n" + GRAFTS[graft])
     root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.m:register"}), "p/__init__.py": "", "p/m.py": code})
     status, doc = check(root, new)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from slurm_cluster import SlurmCluster
 from workflow_support import Project, loopback_runbook, one_line_error, wait_for
 
 from harness.record.layout import Workspace
@@ -130,18 +129,6 @@ def test_stopping_the_upgrade_stops_every_run_and_a_rerun_resumes_them(project, 
     for feature in json.loads(again.stdout)["features"]:
         assert feature["reused"] and feature["state"] == "waiting"
         assert list(feature["verdicts"]) == ["01-alignment", "02-interface"]
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """A throwaway single-node Slurm cluster for this module (skipped with the reason where it cannot run)."""
-    started = SlurmCluster()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SLURM_CONF", str(started.conf))
-        try:
-            yield started
-        finally:
-            started.stop()
 
 
 def _running_jobs(env: dict, seen: list[set[str]], done: threading.Event) -> None:

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from harness.knowledge.judge.callsites import MODULE_CALL, PLATFORM_INSTANCE, CallSite, CallSites, _is_module
-from harness.knowledge.judge.receivers import receiver_class
+from harness.knowledge.judge.callsites import MODULE_CALL, PLATFORM_INSTANCE, CallSite, CallSites, _enclosing, _is_module
+from harness.knowledge.judge.receivers import own_nodes, receiver_class
 from harness.knowledge.model import CallShape, Ref, dotted, walk
 from harness.knowledge.scan import call_shape
 from harness.knowledge.upstream import SymbolIndex
@@ -138,7 +138,7 @@ class _Search:
                     places += [(p, 0) for p in self._holding(module, parent, parents, where)]
                 elif isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) and scope is not None:
                     name = parent.targets[0].id  # the class, kept in a local: each `Name(…)` builds one
-                    for made in (n for n in _own(scope) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name):
+                    for made in (n for n in own_nodes(scope) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name):
                         places += [(p, 0) for p in self._holding(module, made, parents, where)]
         return places
 
@@ -169,7 +169,7 @@ class _Search:
             return []
         self._calls_on(place.module, scope, lambda e: isinstance(e, ast.Name) and e.id == place.name, place.chain)
         qualname, places = _qualname(scope, self._parents(place.module, tree)), []
-        for node in _own(scope):
+        for node in own_nodes(scope):
             if isinstance(node, ast.Return) and isinstance(node.value, ast.Name) and node.value.id == place.name:
                 places.append(_Place("returns", place.module, qualname, chain=f"{place.chain} → returned by {qualname}"))
             elif isinstance(node, ast.Call):
@@ -294,9 +294,9 @@ def spread_shapes(scope: ast.AST | None, call: ast.Call) -> list[tuple[CallShape
     if len(spread) != 1 or not isinstance(spread[0], ast.Name) or scope is None:
         return [(shape, 0)]
     name, bindings = spread[0].id, {}
-    for node in _own(scope):
+    for node in own_nodes(scope):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            assign = next((a for a in _own(scope) if isinstance(a, ast.Assign) and node in a.targets), None)
+            assign = next((a for a in own_nodes(scope) if isinstance(a, ast.Assign) and node in a.targets), None)
             value = assign.value if assign is not None else None
             if not (isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)):
                 return [(shape, 0)]
@@ -316,10 +316,7 @@ def _parents(tree: ast.AST) -> dict[int, ast.AST]:
 
 
 def _scope(node: ast.AST, parents: dict[int, ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    while (node := parents.get(id(node))) is not None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return node
-    return None
+    return _enclosing(node, parents, (ast.FunctionDef, ast.AsyncFunctionDef))
 
 
 def _enclosing_class(node: ast.AST, parents: dict[int, ast.AST]) -> ast.ClassDef | None:
@@ -337,14 +334,3 @@ def _qualname(scope: ast.AST, parents: dict[int, ast.AST]) -> str:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             names.append(node.name)
     return ".".join(reversed(names))
-
-
-def _own(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's body, not of the functions, lambdas or classes inside it."""
-    nodes, stack = [], list(getattr(scope, "body", []))
-    while stack:
-        node = stack.pop()
-        nodes.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
-    return nodes

@@ -122,7 +122,7 @@ def bound_locally(scope: Scope, name: str) -> bool:
     args = scope.args
     if any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None):
         return True
-    return any(_binds(node, name) for node in _own_nodes(scope))
+    return any(_binds(node, name) for node in own_nodes(scope))
 
 
 def _local(index: SymbolIndex, module: str, enclosing: str | None, scope: Scope, name: str, depth: int) -> Ref | None:
@@ -150,7 +150,7 @@ def _loop_sources(scope: Scope, name: str) -> list[ast.expr] | None:
     """The iterables of the `for` loops that bind `name` (as `for name in X` or `for i, name in
     enumerate(X)`: X), when loops are its only bindings in `scope`; None otherwise."""
     sources, loop_targets = [], set()
-    for node in _own_nodes(scope):
+    for node in own_nodes(scope):
         if not isinstance(node, (ast.For, ast.AsyncFor)):
             continue
         target, source = node.target, node.iter
@@ -162,7 +162,7 @@ def _loop_sources(scope: Scope, name: str) -> list[ast.expr] | None:
             loop_targets.add(id(target))
     if not sources:
         return None
-    others = [n for n in _own_nodes(scope) if _binds(n, name) and id(n) not in loop_targets]
+    others = [n for n in own_nodes(scope) if _binds(n, name) and id(n) not in loop_targets]
     args = scope.args
     parameter = any(a is not None and a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg])
     return None if others or parameter else sources
@@ -243,7 +243,7 @@ def _assignments(scope: Scope, is_target, name: str | None):
     `with … as`, unpacking, augmented assignment, or `name` bound by import, def, global, except)."""
     simple: set[int] = set()
     found = []
-    nodes = _own_nodes(scope)
+    nodes = own_nodes(scope)
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and is_target(node.targets[0]):
             simple.add(id(node.targets[0]))
@@ -263,7 +263,7 @@ def _is_self_attr(node: ast.expr, attr: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
-def _own_nodes(scope: Scope) -> list[ast.AST]:
+def own_nodes(scope: Scope) -> list[ast.AST]:
     """The nodes of a function's body; a function, lambda or class inside it, not their bodies.
     Kept per function for the process (the trees are: ModuleTables.tree): placing one call asks
     about the same function's bindings many times."""
