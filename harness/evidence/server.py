@@ -440,7 +440,7 @@ class ServedModel:
         """Fail (ServerStartError, recorded as `lost`) when the started server has exited:
         whatever answered on its port after that was not the engine under test."""
         server = self.server
-        if server is None or server.process.poll() is None:
+        if server is None or (server.process.poll() is None and not self._exiting(server)):
             return
         code = server.process.returncode
         restarted = server.process.restarted()
@@ -452,6 +452,23 @@ class ServedModel:
             self._record.launch_failure = reason
         self._write_record(server.record_path)
         raise ServerStartError(f"{reason}; log: {server.stderr_path}", failure_check(server.record_path))
+
+    def _exiting(self, server: RunningServer) -> bool:
+        """Whether a server not yet reaped is on its way out: nothing accepts on its port any
+        more (a process closes its sockets before its exit code can be read), and it exits within
+        `shutdown_grace_s`. A slow or busy answer counts as alive."""
+        try:
+            with httpx.Client(timeout=5.0, trust_env=False) as client:
+                client.get(server.base_url + self.spec.health_endpoint)
+            return False
+        except httpx.ConnectError:
+            pass
+        except httpx.HTTPError:
+            return False
+        deadline = time.monotonic() + self.spec.shutdown_grace_s
+        while server.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return server.process.poll() is not None
 
     def _fail(self, server: RunningServer, what: str, exit_code: int | None = None, launch: bool = False) -> None:
         """Stop the server, record why it is not served and raise. `launch`: the launcher's

@@ -23,6 +23,7 @@ import os
 import random
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -129,6 +130,7 @@ class Faults:
     nondeterministic: bool = False  # generic replies differ between identical greedy requests
     ignore_sigterm: bool = False  # only SIGKILL stops it (tests teardown escalation)
     exit_after_requests: int | None = None  # the engine dies (exit 3) once it answered this many
+    exit_delay_s: float = 0.0  # ... closing its port first and exiting this much later (a slow teardown)
 
 
 @dataclass
@@ -376,6 +378,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.engine.faults.exit_after_requests == request_number:
             self.wfile.flush()
             logger.error("Scheduler died: injected fault (--exit-after-requests %d)", request_number)
+            if self.engine.faults.exit_delay_s:  # its sockets close at once, the process goes later
+                self.server.socket.close()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                time.sleep(self.engine.faults.exit_delay_s)
             logging.shutdown()
             os._exit(3)  # like a crashed scheduler: no cleanup, the port is released by the kernel
 
@@ -499,6 +505,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="keep running on SIGTERM (only SIGKILL stops it)")
     parser.add_argument("--exit-after-requests", type=int, metavar="N",
                         help="die (exit code 3) right after answering the N-th generation request")
+    parser.add_argument("--exit-delay-s", type=float, default=0.0,
+                        help="with --exit-after-requests: close the port at once and exit this much later")
     parser.add_argument("--trace-json", action="store_true",
                         help="write plain .trace.json instead of SGLang's .trace.json.gz")
     parser.add_argument("--engine", choices=["sglang", "vllm"], default="sglang",
@@ -520,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
                     wrong_rate=args.wrong_rate, seed=args.seed, latency_ms=args.latency_ms,
                     fallback_lines=args.fallback_lines, error_rate=args.error_rate,
                     nondeterministic=args.nondeterministic, ignore_sigterm=args.ignore_sigterm,
-                    exit_after_requests=args.exit_after_requests)
+                    exit_after_requests=args.exit_after_requests, exit_delay_s=args.exit_delay_s)
     if faults.exit_at_start is not None:
         logger.error("Scheduler hit an exception: Traceback (most recent call last):\n"
                      "  File \"loopback/model_runner.py\", line 1, in init_device\n"

@@ -12,6 +12,7 @@ import sys
 import time
 
 import httpx
+import pytest
 import yaml
 from workflow_support import REPO_ROOT, loopback_runbook
 
@@ -65,8 +66,14 @@ def test_a_port_held_by_another_engine_fails_the_step_and_gates_nothing_of_it(pr
     assert f"on port {port}, serving loopback-model" in engine and "harness.testing.loopback" in engine
 
 
-def test_an_engine_that_dies_mid_step_fails_it_with_its_log(project):
-    dying = loopback_runbook(project.root / "dying.yaml", "--exit-after-requests", "2")
+@pytest.mark.parametrize("teardown_s", ["0", "4"], ids=["exits-at-once", "port-closed-before-exit"])
+def test_an_engine_that_dies_mid_step_fails_it_with_its_log(project, teardown_s):
+    """However late its exit code can be read after its port closed (within shutdown_grace_s,
+    here longer than the rest of the step), an engine that died during the step fails it."""
+    dying = loopback_runbook(project.root / "dying.yaml", "--exit-after-requests", "2", "--exit-delay-s", teardown_s)
+    data = yaml.safe_load(dying.read_text())
+    data["server"]["shutdown_grace_s"] = 15
+    dying.write_text(yaml.safe_dump(data, sort_keys=False))
     project.cli(*project.run_args("--run-id", "die", "--auto-approve", runbook=dying))
     checks = {c["name"]: c for c in project.status("die")["steps"][1]["checks"]}
     alive = checks["server.alive"]
