@@ -58,6 +58,9 @@ class CallSite:
     # the line of the `kwargs = {…}` binding a `**kwargs` of the call was read from (0: none); the
     # keywords it adds are passed only where that binding runs
     binding: int = 0
+    # the class the receiver is declared to hold (an annotation, a constructor, a return type):
+    # an instance of it or of a subclass, so only a class deriving from it meets the call
+    typed: str = ""
 
     @property
     def where(self) -> str:
@@ -123,7 +126,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
             site = _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_)
             if site is None:
                 continue
-            found, receiver, bound = site
+            found, receiver, bound, typed = site
             if found and receiver == "self" and id(node) in stored:
                 _stored_calls(index, Ref("class", module, enclosing), stored[id(node)], result)
                 continue
@@ -131,7 +134,7 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
             func = node.func if isinstance(node, ast.Call) else None
             held = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
             narrowed = _narrowed(index, module, scope, held, node.lineno) if held and scope is not None and found else ()
-            entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound, narrowed)
+            entry = CallSite(relpath, node.lineno, receiver if isinstance(node, ast.Call) else f"{receiver} (referenced, not called)", shape, bound, narrowed, typed=typed)
             (result.calls if found and isinstance(node, ast.Call) else result.unsure).append(entry)
     for sites in (result.calls, result.unsure):
         sites.sort(key=lambda s: (s.path, s.line))
@@ -312,53 +315,54 @@ def _calls_and_references(tree: ast.Module, name: str, lines: list[int]):
 
 
 def _classify(index, module, node, enclosing, scope, ref, owner_ref, name, static, classmethod_):
-    """(reaches the target, receiver text, bound) for one call or reference, or None when it
-    certainly does not reach the target (another class's own method, another function, a
-    method of an unrelated class's instance or of another library's object)."""
+    """(reaches the target, receiver text, bound, the class the receiver is typed with or "") for
+    one call or reference, or None when it certainly does not reach the target (another class's
+    own method, another function, a method of an unrelated class's instance or of another
+    library's object)."""
     func = node.func if isinstance(node, ast.Call) else node
     if isinstance(func, ast.Name):  # a bare name: what the module binds it to
         if owner_ref is not None:
             return None
         found = index.resolve_in_scope(module, name)
-        return (True, name, False) if found.ok and found.ref == ref else None
+        return (True, name, False, "") if found.ok and found.ref == ref else None
     receiver = func.value
     implicit = not static  # through an instance (or a class, for a classmethod) self/cls comes implicitly
     if owner_ref is None:  # a module-level function reached through its module
         text = dotted(receiver)
         found = index.resolve_in_scope(module, f"{text}.{name}") if text else None
         if found is not None and found.ok:
-            return (True, text, False) if found.ref == ref else None
-        return False, text or ast.unparse(receiver), False
+            return (True, text, False, "") if found.ref == ref else None
+        return False, text or ast.unparse(receiver), False, ""
     if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and enclosing:
         definer = _first_definer(index, Ref("class", module, enclosing), name, after_self=False)
-        return (True, receiver.id, implicit) if definer == owner_ref else None
+        return (True, receiver.id, implicit, "") if definer == owner_ref else None
     if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super" and enclosing:
         definer = _first_definer(index, Ref("class", module, enclosing), name, after_self=True)
-        return (True, "super()", implicit) if definer == owner_ref else None
+        return (True, "super()", implicit, "") if definer == owner_ref else None
     text = dotted(receiver) if not isinstance(receiver, ast.Call) else None
     if text and text.rsplit(".", 1)[-1] == PLATFORM_INSTANCE:
         platform = index.resolve(profile().platform_bases[0])
         if platform.ok and platform.ref.kind == "class":
-            return (True, text, implicit) if _first_definer(index, platform.ref, name, after_self=False) == owner_ref else None
+            return (True, text, implicit, "") if _first_definer(index, platform.ref, name, after_self=False) == owner_ref else None
     if text:
         found = index.resolve_in_scope(module, text)
         if found.ok and found.ref.kind == "class":
             definer = _first_definer(index, found.ref, name, after_self=False)
             # through the class: a plain method gets self explicitly, a classmethod gets cls implicitly
-            return (True, text, classmethod_) if definer == owner_ref else None
+            return (True, text, classmethod_, "") if definer == owner_ref else None
         if found.ok and found.ref.kind in ("module", "external"):
             return None  # a module's own function of that name, not a method; another library's object
         held = _attribute_class(index, module, enclosing, text) if enclosing else None
         if held is not None:  # `self.comm.send(…)` with `comm: Optional[Base]` declared on the class
             mro = index.mro(owner_ref)
             reaches = held in mro or owner_ref in index.mro(held)
-            return (True, text, implicit) if reaches else None
+            return (True, text, implicit, held.path) if reaches else None
     held = receiver_class(index, module, enclosing, scope, receiver)
     if held == FOREIGN:
         return None  # a method of another library's object (a zmq socket)
     if held is not None:  # `cp_group: GroupCoordinator`, `get_tp_group() -> GroupCoordinator`, `x = self.comm`
-        return (True, text or ast.unparse(receiver), implicit) if held in index.mro(owner_ref) or owner_ref in index.mro(held) else None
-    return False, text or ast.unparse(receiver), implicit
+        return (True, text or ast.unparse(receiver), implicit, held.path) if held in index.mro(owner_ref) or owner_ref in index.mro(held) else None
+    return False, text or ast.unparse(receiver), implicit, ""
 
 
 def _attribute_class(index: SymbolIndex, module: str, enclosing: str, text: str) -> Ref | None:

@@ -8,12 +8,19 @@ import ast
 import re
 
 from harness.engines import profile
-from harness.knowledge.judge.callsites import PLATFORM_INSTANCE, CallSite, CallSites, call_sites, instance_calls
-from harness.knowledge.judge.factory_calls import factory_calls
+from harness.knowledge.judge.callsites import (
+    PLATFORM_INSTANCE,
+    CallSite,
+    CallSites,
+    call_sites,
+    instance_calls,
+)
 from harness.knowledge.judge.context import JudgeContext
+from harness.knowledge.judge.factory_calls import factory_calls
 from harness.knowledge.judge.fields import outside_write, written_by_plugin
 from harness.knowledge.judge.signatures import (
     RAISES_ONLY,
+    Unreached,
     against_calls,
     bind_problem,
     failing_call,
@@ -334,8 +341,15 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
         return bind_problem(dep.params or (), site.shape, bool(dep.bound) and (site.bound or not _through_class(judge, site)))
 
     built, rebound, own = _instance_sites(judge, dep) if problem else (None, set(), {})
+    base_static = "staticmethod" in {d.rsplit(".", 1)[-1] for d in info.decorators} if info else False
 
     def reaches(site: CallSite):
+        refused = bind_problem(info.params, site.shape, not base_static and (site.bound or not _through_class(judge, site)))
+        if refused is not None and refused[0]:
+            # upstream's own method cannot take this call either: upstream makes it on other
+            # objects (vllm 0.18's LoRA `quant_method.apply(layer, x, bias)`, typed with the
+            # quantisation base, never lands on a fused-MoE method), so it is no evidence here
+            return Unreached(f"upstream's own {defined_in}{signature_text(info.params)} cannot take it either ({refused[1]})")
         if site.made:  # an instance upstream builds by a name the plugin rebinds to its class
             return True if site.made in rebound else (
                 f"the plugin rebinds {', '.join(sorted(rebound))}; {site.where} builds it by the name {site.made}, "
@@ -440,7 +454,7 @@ def _protocol_of(judge: JudgeContext, ref: Ref) -> str | None:
     return owner.path if protocol else None
 
 
-def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, depth: int = 0, base: Ref | None = None) -> bool | str | None:
+def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, depth: int = 0, base: Ref | None = None) -> bool | str | Unreached | None:
     """Whether an upstream call of the base method can land on the plugin class's override:
     never through `super()` (it runs the next class after the caller's, and the plugin's
     classes come before every upstream one); never inside a class the plugin's named classes
@@ -454,11 +468,16 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
     that call as well: then upstream does not make it on all of the base's subclasses, and
     whether on the plugin's is not known (a reason, undecided: vllm 0.11's linear.py calls
     `self.quant_method.create_weights(…)` with a linear layer's arguments, which its own
-    UnquantizedFusedMoEMethod.create_weights does not take either)."""
+    UnquantizedFusedMoEMethod.create_weights does not take either). Never through a receiver
+    declared to hold a class the plugin class does not derive from (vllm 0.18's LoRA
+    `self.base_layer.forward(x)` on a VocabParallelEmbedding never runs a rotary embedding's
+    forward): an Unreached with that reason."""
     if site.receiver == "super()":
         return False
     if site.narrowed and not {ref.path for ref in judge.plugin_mro(dep.plugin_class)} & set(site.narrowed):
         return False  # the caller left unless the receiver was one of those classes
+    if site.typed and site.typed not in {ref.path for ref in judge.plugin_mro(dep.plugin_class)}:
+        return Unreached(f"its receiver is declared to hold a {site.typed}, which {dep.plugin_class} does not derive from")
     enclosing = _enclosing_method(judge, site)
     slot = displacing_slot(judge, *enclosing) if enclosing is not None else None
     if slot is not None:

@@ -8,8 +8,14 @@ import io
 import re
 import tokenize
 import weakref
+from dataclasses import dataclass
 
-from harness.knowledge.judge.callsites import CallSite, CallSites, call_sites, conditions_at
+from harness.knowledge.judge.callsites import (
+    CallSite,
+    CallSites,
+    call_sites,
+    conditions_at,
+)
 from harness.knowledge.model import CallShape, Outcome, Param, Ref
 from harness.knowledge.upstream import SymbolIndex
 
@@ -72,6 +78,14 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
     return (certain or problems)[0]
 
 
+@dataclass(frozen=True)
+class Unreached:
+    """What `reaches(site)` answers for a call that cannot land on the callable, with the reason
+    the finding gives (a plain False gives none)."""
+
+    why: str
+
+
 def failing_call(index: SymbolIndex, ref: Ref, bind, reaches) -> CallSite | None:
     """The first call the release makes of `ref` (harness.knowledge.judge.callsites) that lands on the
     callable standing in for it (`reaches(site)` is True) and certainly cannot bind to it
@@ -100,13 +114,17 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
         sites = CallSites(sorted(sites.calls + extra.calls, key=lambda s: (s.path, s.line)), sites.unsure + extra.unsure)
     verdicts = [reaches(site) for site in sites.calls] if reaches is not None else [True] * len(sites.calls)
     passed = [site for site, reached in zip(sites.calls, verdicts) if reached is False]
+    refused = [(site, reached.why) for site, reached in zip(sites.calls, verdicts) if isinstance(reached, Unreached)]
     maybe = [site for site, reached in zip(sites.calls, verdicts) if reached is None]
     doubted = [(site, reached) for site, reached in zip(sites.calls, verdicts) if isinstance(reached, str)]
-    if passed or maybe or doubted:
+    if passed or refused or maybe or doubted:
         # a call that reaches it only through calls not placed counts as one not placed
         sites = CallSites([site for site, reached in zip(sites.calls, verdicts) if reached is True], sites.unsure + maybe + [s for s, _ in doubted])
         if passed:
             message += f"; upstream calls that cannot reach it: {', '.join(f'{s.where} ({s.receiver})' for s in passed[:4])}"
+        for why in dict.fromkeys(why for _, why in refused):
+            those = [s for s, reason in refused if reason == why]
+            message += f"; upstream calls that cannot reach it: {', '.join(f'{s.where} ({s.receiver})' for s in those[:4])}{' …' if len(those) > 4 else ''}: {why}"
         if maybe:
             message += f"; upstream calls that reach it only through calls that could not be placed: {', '.join(f'{s.where} ({s.receiver})' for s in maybe[:4])}"
         for why in dict.fromkeys(why for _, why in doubted):
