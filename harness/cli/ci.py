@@ -11,10 +11,9 @@ from pathlib import Path
 import typer
 
 from harness.cli.base import app
-from harness.cli.common import ENGINE
 from harness.cli.console import err, out
 from harness.cli.paths import resolved
-from harness.engines import SGLANG, EngineProfile
+from harness.engines import ENGINES, SGLANG, EngineProfile
 from harness.errors import HarnessError
 from harness.util.files import write_atomic
 
@@ -126,6 +125,10 @@ jobs:
 
 _HOW = "pass --install with the pip arguments that install this tool in the job, e.g. 'harness @ git+https://host/org/harness@COMMIT'"
 _REACHABLE = re.compile(r"^(https?|ssh|git)://|^[\w.-]+@[\w.-]+:")
+# The placeholders the README and docs/install.md (`git+https://github.com/OWNER/harness@COMMIT`),
+# docs/commands/ci-init.md (`git+URL@COMMIT`) and _HOW write: a URL path segment OWNER, a git
+# ref COMMIT. Copied as they are, pip fails in every scheduled job, not here.
+_PLACEHOLDER = re.compile(r"(?<=/)OWNER(?=/)|(?<=@)COMMIT\b")
 
 
 def default_install(package: Path) -> str:
@@ -237,7 +240,7 @@ def install_command(install: str) -> str:
 def _requirements(args: list[str]) -> list[str]:
     """`args` with each PEP 508 direct reference written with spaces (`harness[all] @ git+URL`,
     which a shell splits in three) joined back into the one argument pip reads. HarnessError for
-    a direct reference pip would refuse."""
+    a direct reference pip would refuse, or one still holding the docs' placeholders (_PLACEHOLDER)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     joined: list[str] = []
@@ -251,6 +254,10 @@ def _requirements(args: list[str]) -> list[str]:
     for arg in joined:
         if arg.startswith("-"):
             continue
+        placeholders = list(dict.fromkeys(_PLACEHOLDER.findall(arg)))
+        if placeholders:
+            raise HarnessError(f"--install {arg!r} still holds the README's placeholder{'s' * (len(placeholders) > 1)} {' and '.join(placeholders)}: write this "
+                               "harness's repository owner and the commit (or tag) to install in its place")
         try:
             requirement = Requirement(arg)
         except InvalidRequirement as exc:
@@ -279,12 +286,16 @@ def init(
     github: bool = typer.Option(False, "--github", help="Write a GitHub Actions workflow (the one CI supported)."),
     schedule: str = typer.Option("0 6 * * *", "--schedule", metavar="CRON", help="When to check for a release (UTC)."),
     plugin: Path = typer.Option(Path("."), "--plugin", help="The plugin repo to write into."),
-    install: str | None = typer.Option(None, "--install", help="pip arguments that install harness in the job "
-                                       "(default: git+ORIGIN@COMMIT of this harness's checkout)."),
+    install: str | None = typer.Option(None, "--install", help="pip arguments that install harness in the job (default: "
+                                       "where pip installed this harness from, as its PEP 610 direct_url.json records it; "
+                                       "for a checkout, its git origin at HEAD)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing workflow file."),
     from_: str = typer.Option("auto", "--from", help="The upstream release the plugin targets, written into the workflow "
                               "(auto: what the plugin declares, read in each job; give X==Y when it declares none)."),
-    engine: str | None = ENGINE,
+    # not the shared ENGINE option: ci init takes no --upstream, and its --from release is what can name the engine
+    engine: str | None = typer.Option(None, "--engine", metavar="|".join(ENGINES), help="The plugin's upstream engine; "
+                                      "default: the one a --from release names, else the one the plugin's entry points "
+                                      "name, else the package its modules import most."),
 ) -> None:
     """Write .github/workflows/<engine>-upgrade.yml (sglang-upgrade.yml, vllm-upgrade.yml: the engine the plugin's
     entry points name) into the plugin repo: on schedule and by hand it runs `harness upgrade --plugin . --github-summary`,

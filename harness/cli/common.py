@@ -182,10 +182,17 @@ def enclosing_project(path: Path, levels: int = 3) -> Path | None:
     return None
 
 
+# How many uncommitted paths the plugin's commit line names before counting the rest
+_DIRTY_SHOWN = 3
+
+
 def plugin_commit(path: Path, workspace: Path | None = None) -> str | None:
-    """The plugin checkout's HEAD (12 hex), marked when it has uncommitted changes; None outside
-    git. What harness itself writes into `workspace` (reports/, .harness/), when that lies in the
-    checkout (a workspace inside the plugin repo), is not a change of the plugin."""
+    """The plugin checkout's HEAD (12 hex), marked when it has uncommitted changes, naming the
+    first few (`git status --porcelain` paths, from the repo's top, "and N more"): the report's
+    plugin line then shows what the run was made from beside the commit, e.g. the runbook.yaml
+    just written. None outside git. What harness itself writes into `workspace` (reports/,
+    .harness/), when that lies in the checkout (a workspace inside the plugin repo), is not a
+    change of the plugin."""
     import git  # cost: gitpython loads only for `run`
 
     try:
@@ -199,7 +206,17 @@ def plugin_commit(path: Path, workspace: Path | None = None) -> str | None:
         own = (workspace / name).resolve()
         if own.is_relative_to(top):
             paths.append(f":(exclude,top){own.relative_to(top).as_posix()}")
-    return f"{head} (with uncommitted changes)" if repo.git.status("--porcelain", *paths) else head
+    # -z: paths as they are (no quoting); a rename's or copy's entry is followed by its old path
+    entries, dirty = iter(repo.git.status("--porcelain", "-z", *paths).split("\0")), []
+    for entry in entries:
+        if entry:
+            dirty.append(entry[3:])
+            if {"R", "C"} & set(entry[:2]):
+                next(entries, None)
+    if not dirty:
+        return head
+    more = f" and {len(dirty) - _DIRTY_SHOWN} more" if len(dirty) > _DIRTY_SHOWN else ""
+    return f"{head} (with uncommitted changes: {', '.join(dirty[:_DIRTY_SHOWN])}{more})"
 
 
 def default_source(spec: str) -> str:

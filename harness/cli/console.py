@@ -8,6 +8,7 @@ given as `style=` or `Text.assemble` parts instead."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import contextmanager
 
@@ -18,8 +19,9 @@ from rich.text import Text
 # Logs and CI pipes are not terminals; without a width, rich folds tables at 80 columns.
 err = Console(stderr=True, markup=False, width=None if sys.stderr.isatty() else 200)
 # What a command reports (tables, verdicts) goes to stdout, so `> file` keeps it; progress and
-# errors go to stderr.
-out = Console(markup=False, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+# errors go to stderr. A COLUMNS the user sets is the width there too (rich reads it when given none).
+out = Console(markup=False, highlight=False, soft_wrap=True,
+              width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 200)
 
 
 def print_json(document: str) -> None:

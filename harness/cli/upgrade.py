@@ -57,7 +57,7 @@ def upgrade(
     --runs features, blockers first, and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
     features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
     from harness.agent.config import describe, resolve_settings
-    from harness.evidence.runbook import load_runbook
+    from harness.evidence.runbook import load_runbook, refuse_placeholders, release_mismatch
     from harness.workflow.upgrade import (
         from_spec_of,
         render_summary,
@@ -75,6 +75,8 @@ def upgrade(
     use_plugin_engine(ctx, plugin_path, None if from_ == "auto" else from_, engine)
     use_plugin_engine(ctx, plugin_path, None if to == "latest" else to, engine)
     runbook_path = checked_runbook(runbook)
+    if runbook_path is not None:  # the review runs serve with it: the template's placeholders are refused here
+        refuse_placeholders(runbook_path)
     agent = None
     if through == "interface":
         agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)
@@ -94,6 +96,9 @@ def upgrade(
 
         from_spec, from_source = from_spec_of(plugin_path, from_, to, progress)
         to_spec = to_spec_of(to, progress)
+        mismatch = release_mismatch(load_runbook(runbook_path), to_spec) if runbook_path is not None else None
+        if mismatch:
+            err.print(f"Warning: {mismatch}")
         try:
             report = run_upgrade(ws, plugin_path, from_spec, to_spec, through=through, runbook=runbook_path,
                                  plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,

@@ -44,7 +44,7 @@ from harness.cli.show import (
     state_line,
 )
 from harness.errors import HarnessError
-from harness.record.layout import check_run_id
+from harness.record.layout import RUNS_LIVE_WHERE_STARTED, Workspace, check_run_id
 
 
 @app.command()
@@ -75,7 +75,11 @@ def run(
     # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
     from harness.agent.config import describe, resolve_settings
     from harness.engines import profile
-    from harness.evidence.runbook import load_runbook
+    from harness.evidence.runbook import (
+        load_runbook,
+        refuse_placeholders,
+        release_mismatch,
+    )
     from harness.knowledge.products import resolve, resolve_feature
     from harness.steps.served import not_installed
     from harness.util.requirements import unmet_requirements
@@ -106,6 +110,8 @@ def run(
     # Fail fast: every input a step reads is checked before anything runs or is recorded.
     # the runbook serves the plugin's engine (its benchmark client and profiler are that engine's)
     runbook_path = checked_runbook(runbook, profile().name, plugin_path)
+    if runbook_path is not None:
+        refuse_placeholders(runbook_path)
     feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
     check_feature_file(feature, feature_dirs)
     agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)
@@ -135,6 +141,9 @@ def run(
                   f"give one at a gate with `harness approve {inputs.run_id} --by NAME --runbook F` (`harness runbook init` writes one)")
     else:
         served = load_runbook(inputs.runbook)
+        mismatch = release_mismatch(served, inputs.upstream)
+        if mismatch:
+            out.print(f"Warning: {mismatch}")
         unmet = unmet_requirements(served.server.requires)
         if unmet:  # said now, not first at step 2's gate: the install may take a while
             out.print(f"Served steps will say \"not run\": {not_installed(served, unmet)}")
@@ -209,14 +218,13 @@ def status(
             return
         if not views:
             # runs live in the workspace they were started in, not with the plugin
-            out.print(f"No runs in {ws.root} (runs live where `harness run` or `upgrade` was started: "
-                      "cd there, or pass --workspace DIR).")
+            out.print(f"No runs in {ws.root} ({RUNS_LIVE_WHERE_STARTED}).")
             return
         table = Table(title=f"Runs in {ws.root}")
         # a run id is pasted into the next command: never cut or wrapped, whatever the width
         table.add_column("run", no_wrap=True, min_width=max(len(v.run_id) for v in views))
         for column in ("feature", "state", "steps"):
-            table.add_column(column)
+            table.add_column(column, overflow="fold")  # a narrow column wraps, even mid-word: a feature id is read whole
         for v in views:
             state = state_line(v) + "".join(f"; {s.slug} evidence changed" for s in v.tampered)
             if v.record_changed:
@@ -271,9 +279,9 @@ def approve(
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
     from harness.workflow.runs import decide  # cost: LangGraph
 
+    checked = _runbook_to_attach(ws, run_id, runbook)
     with resumable(ws, run_id), progress_lines("running") as progress:
-        view = decide(ws, run_id, approve=True, by=by, text=note, override=override, runbook=checked_runbook(runbook),
-                      progress=progress)
+        view = decide(ws, run_id, approve=True, by=by, text=note, override=override, runbook=checked, progress=progress)
     if runbook is not None:
         out.print(f"Runbook {view.inputs.runbook} pinned to run {run_id}: the steps still to run use it.")
     print_outcome(ws, view)
@@ -319,7 +327,7 @@ def resume(
 
     ws = open_runs_workspace(workspace)
     ws.run(run_id).require()  # before importing LangGraph: a typo'd id fails at once
-    checked = checked_runbook(runbook)
+    checked = _runbook_to_attach(ws, run_id, runbook)
     from harness.workflow.runs import resume_run  # cost: LangGraph
 
     with resumable(ws, run_id), progress_lines("resuming") as progress:
@@ -327,6 +335,28 @@ def resume(
     if checked is not None:
         out.print(f"Runbook {view.inputs.runbook} pinned to run {run_id}: the steps still to run use it.")
     print_outcome(ws, view)
+
+
+def _runbook_to_attach(ws: Workspace, run_id: str, runbook: Path | None) -> Path | None:
+    """`approve` / `resume --runbook`: the runbook checked like `run` checks its own, before
+    anything is decided or recorded (its placeholders filled in too), and a warning when it is
+    for another release than the run's target, said before the steps that serve it run."""
+    from harness.evidence.runbook import (
+        load_runbook,
+        refuse_placeholders,
+        release_mismatch,
+    )
+    from harness.workflow.views import load_inputs
+
+    checked = checked_runbook(runbook)
+    if checked is None:
+        return None
+    refuse_placeholders(checked)
+    inputs = load_inputs(ws.run(run_id))
+    mismatch = release_mismatch(load_runbook(checked), inputs.upstream) if inputs.runbook is None else None
+    if mismatch:  # (a run that has a runbook keeps it: attaching another is refused, the same one changes nothing)
+        out.print(f"Warning: {mismatch}")
+    return checked
 
 
 @app.command()

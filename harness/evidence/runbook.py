@@ -3,7 +3,9 @@ result must meet — enough to reproduce any verdict from the file alone.
 
 `load_runbook(path)` validates `runbooks/*.yaml` and reports the first problem as one line,
 `file:line: field: message`, using the YAML node positions. Relative paths inside a runbook are
-resolved against the runbook's directory.
+resolved against the runbook's directory. A runbook used for a run must also have its template
+placeholders filled in (`refuse_placeholders`), and is said to be for another release than the
+run's target when it is (`release_mismatch`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import os
 import re
 import string
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -28,7 +32,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from harness.engines import ENGINES, EngineProfile, Serving
 from harness.evidence.tensor_capture import OpCapture
-from harness.util.yamlfile import load_yaml_model
+from harness.util.yamlfile import YamlError, load_yaml_model, parse_yaml, read_yaml_text
 
 Api = Literal["completions", "chat"]
 
@@ -594,3 +598,70 @@ def load_runbook(path: str | Path, base_dir: Path | None = None) -> Runbook:
                               shape="a runbook must be a mapping of sections (environment, server, ...)")
     runbook._source = path
     return runbook
+
+
+# --------------------------------------------------------------------------- used for a run
+
+# The mark `harness runbook init` writes into every value a person must fill in
+# (templates/runbook.yaml.j2 renders this constant): the word TODO, in capitals and on its own
+# (`device: TODO`, `model: /models/TODO`; not `TODOS` or `todo`). One rule, whatever the key.
+PLACEHOLDER = "TODO"
+_PLACEHOLDER_WORD = re.compile(rf"(?<![A-Za-z0-9_]){PLACEHOLDER}(?![A-Za-z0-9_])")
+
+
+def refuse_placeholders(path: str | Path) -> None:
+    """YamlError `file:line: FIELD is still the template's placeholder 'VALUE': fill it in` for
+    the first string value that holds PLACEHOLDER (any others named after it, so one edit fixes
+    them all): an engine started with `--model-path /models/TODO` fails in a way that reads as
+    the plugin's fault.
+
+    Applied only where a runbook is used for a run (`harness run`, `approve` / `resume
+    --runbook`), not by `load_runbook`: the template is a valid runbook as written, and
+    `harness runbook init` checks it as the steps read it before it lands; its placeholders only
+    become wrong once an engine would be started with them."""
+    path = Path(path)
+    _, root = parse_yaml(read_yaml_text(path, "runbook"), path)
+    found = list(_placeholder_values(root, ""))
+    if found:
+        line, label, value = found[0]
+        others = f" (and {', '.join(other for _, other, _ in found[1:])})" if found[1:] else ""
+        raise YamlError(path, line, f"{label} is still the template's placeholder {value!r}: fill it in{others}")
+
+
+def _placeholder_values(node: yaml.Node | None, label: str) -> Iterator[tuple[int, str, str]]:
+    """(line, field as written, value) of each string value holding PLACEHOLDER, in document order."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = str(getattr(key, "value", key))
+            yield from _placeholder_values(value, f"{label}.{name}" if label else name)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from _placeholder_values(item, f"{label}[{index}]")
+    elif isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str" and _PLACEHOLDER_WORD.search(node.value):
+        yield node.start_mark.line + 1, label or "(top level)", node.value.strip()
+
+
+def release_mismatch(runbook: Runbook, upstream: str) -> str | None:
+    """A line naming both releases when the run's target `upstream` is a release spec of the
+    runbook's engine (`sglang==0.5.23`) other than the runbook's `environment.engine_version`,
+    else None (also for a PATH or git target, whose spec names no release). The reports name
+    engine_version as the release measured, and a runbook written for the plugin's old release
+    (`harness runbook init` defaults to it) is easily attached to a port to the new one; a
+    warning, not a refusal, as serving the old release can be what was meant."""
+    from packaging.version import InvalidVersion, Version
+
+    environment = runbook.environment
+    distribution = environment.engine_profile.distribution
+    target = re.fullmatch(rf"{re.escape(distribution)}\s*==\s*(\S+)", upstream.strip())
+    if target is None:
+        return None
+    try:
+        same = Version(target[1]) == Version(environment.engine_version)
+    except InvalidVersion:
+        same = target[1] == environment.engine_version
+    if same:
+        return None
+    where = runbook.source or "the runbook"
+    return (f"{where} is for {environment.engine_profile.display} {environment.engine_version} (environment.engine_version), "
+            f"but the run targets {distribution}=={target[1]}: the reports name {environment.engine_version} as the release "
+            f"measured; if the server runs {target[1]}, set engine_version (harness runbook init --engine-version {target[1]})")

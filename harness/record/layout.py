@@ -46,6 +46,11 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+# Where to look when a workspace has no runs: said by `status` and by a command given a run id
+RUNS_LIVE_WHERE_STARTED = "runs live where `harness run` or `upgrade` was started: cd there, or pass --workspace DIR"
+# The run ids an unknown id's error lists, the last in sort order; the rest are counted
+_KNOWN_SHOWN = 5
+
 # `.harness/.gitignore`: what harness writes per run; `skills/` (lessons) is meant to be committed
 GITIGNORE = "# Written by harness: run state, recreated by each run. Lessons in skills/ are committed.\n/.gitignore\n/runs/\n/state.sqlite*\n"
 # `reports/.gitignore`, when harness creates reports/: evidence a team commits on purpose (`git add -f`)
@@ -154,10 +159,15 @@ class RunLayout:
         return self.run_json.is_file()
 
     def require(self) -> RunLayout:
+        """This run, or HarnessError naming the ids the workspace has (the last few, with how
+        many more, so none seems missing) or, when it has none, where runs are kept: a run id
+        given from another directory is looked up there."""
         if not self.exists():
             known = self.workspace.run_ids()
-            hint = f" (known: {', '.join(known[-5:])})" if known else " (this workspace has no runs)"
-            raise HarnessError(f"unknown run id {self.run_id!r} in {self.workspace.root}{hint}")
+            more = len(known) - _KNOWN_SHOWN
+            rest = f" and {more} more; `harness status` lists them" if more > 0 else ""
+            hint = f"known: {', '.join(known[-_KNOWN_SHOWN:])}{rest}" if known else f"this workspace has no runs; {RUNS_LIVE_WHERE_STARTED}"
+            raise HarnessError(f"unknown run id {self.run_id!r} in {self.workspace.root} ({hint})")
         return self
 
     def log(self, event: str, **fields: object) -> None:

@@ -205,7 +205,7 @@ def test_the_generated_workflow_runs_end_to_end(tmp_path, loopback_index):
     init = subprocess.run([str(admin / "bin" / "harness"), "ci", "init", "--github", "--plugin", str(repo)],
                           capture_output=True, text=True, check=False, env=clean_env(admin), cwd=tmp_path)
     assert init.returncode == 0, init.stderr
-    assert "each job reads the SGLang it upgrades from in pyproject.toml (sglang==0.5.17 now)" in init.stdout
+    assert "each job reads the SGLang it upgrades from in pyproject.toml:10 (sglang==0.5.17 now)" in init.stdout
     workflow_file = repo / ".github/workflows/sglang-upgrade.yml"
     install = next(s for s in yaml.safe_load(workflow_file.read_text())["jobs"]["upgrade"]["steps"] if s.get("name") == "Install harness")
     assert install["run"] == f"python -m pip install 'harness @ {url}'"  # one requirement, as pip reads it

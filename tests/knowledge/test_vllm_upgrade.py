@@ -44,12 +44,12 @@ def _plugin(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.mark.parametrize("files, expected, source", [
-    ({"requirements.txt": "torch\nvllm==0.27.1  # tested\n"}, "0.27.1", "requirements.txt"),
-    ({"setup.py": "from setuptools import setup\nsetup(install_requires=['vllm>=0.23.0,<0.24'])\n"}, "0.23.0", "setup.py"),
+    ({"requirements.txt": "torch\nvllm==0.27.1  # tested\n"}, "0.27.1", "requirements.txt:2"),
+    ({"setup.py": "from setuptools import setup\nsetup(install_requires=['vllm>=0.23.0,<0.24'])\n"}, "0.23.0", "setup.py:2"),
     # an unpacked wheel: vllm-spyre 1.10.0's METADATA
     ({"vllm_spyre-1.10.0.dist-info/METADATA": "Name: vllm-spyre\nRequires-Dist: vllm<0.18.1,>=0.17.0\n"}, "0.17.0",
-     "vllm_spyre-1.10.0.dist-info/METADATA"),
-    ({"p.egg-info/requires.txt": "torch==2.10.0\nvllm~=0.22.1\n\n[dev]\nvllm==0.1\n"}, "0.22.1", "p.egg-info/requires.txt"),
+     "vllm_spyre-1.10.0.dist-info/METADATA:2"),
+    ({"p.egg-info/requires.txt": "torch==2.10.0\nvllm~=0.22.1\n\n[dev]\nvllm==0.1\n"}, "0.22.1", "p.egg-info/requires.txt:2"),
     # vllm-ascend 0.23.0.post1: no requirement on vllm; its CI's pin file and its docs' substitutions
     ({".github/vllm-release-tag.commit": "v0.23.0\n"}, "0.23.0", ".github/vllm-release-tag.commit"),
     ({"docs/source/conf.py": 'myst_substitutions = {\n    "vllm_version": "main",\n    "pip_vllm_version": "0.23.0",\n}\n'},

@@ -119,6 +119,19 @@ def test_the_default_install_is_this_checkout_never_the_pypi_namesake(tmp_path):
     assert default_install(tmp_path / "harness") == f"harness @ git+ssh://git@git.example/org/harness.git@{commit}"
 
 
+def test_help_says_the_defaults_ci_init_uses():
+    """--install's default is the install's recorded URL (or a checkout's origin); --engine's is
+    never an --upstream release, which ci init does not take."""
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    shown = " ".join(CliRunner().invoke(app, ["ci", "init", "--help"], env={"COLUMNS": "400"}).stdout.split())
+    assert "where pip installed this harness from, as its PEP 610 direct_url.json records it; for a checkout, its git origin at HEAD" in shown
+    assert "default: the one a --from release names" in shown
+    assert "--upstream" not in shown
+
+
 # sha256 of the SGLang workflow for the schedule and install below: an SGLang plugin's workflow
 # changes only on purpose (vLLM plugins got their own without a byte of it changing; issue 35 made
 # exit 3, findings not decidable statically, open the issue too)

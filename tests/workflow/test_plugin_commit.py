@@ -24,12 +24,12 @@ def test_harness_output_inside_the_plugin_repo_is_not_an_uncommitted_change(tmp_
     (root / ".harness" / "state.sqlite").write_bytes(b"x")
     assert plugin_commit(root, root) == head
     # the same outputs in a workspace elsewhere, or no workspace named: the repo's own files decide
-    assert plugin_commit(root, tmp_path / "elsewhere") == f"{head} (with uncommitted changes)"
+    assert plugin_commit(root, tmp_path / "elsewhere") == f"{head} (with uncommitted changes: .harness/, reports/)"
     (root / "reports").rename(tmp_path / "moved")
     shutil.rmtree(root / ".harness")
     assert plugin_commit(root, root) == head
     (root / "acme" / "__init__.py").write_text("X = 2\n")
-    assert plugin_commit(root, root) == f"{head} (with uncommitted changes)"
+    assert plugin_commit(root, root) == f"{head} (with uncommitted changes: acme/__init__.py)"
 
 
 def test_a_run_in_the_plugin_checkout_leaves_git_status_clean_of_its_state(project):

@@ -71,10 +71,14 @@ def test_runbook_init_writes_a_runbook_the_steps_accept_for_the_plugins_engine(p
     assert "TODO" in runbook.read_text() and f"--runbook {runbook.name}" in runbook.read_text()
     one_line_error(init("--plugin", str(project.plugin)), f"{runbook} exists; pass --force")
     vllm = init("--plugin", str(REPO_ROOT / "tests/fixtures/vllm_tiny"), "--out", "vllm.yaml")
-    assert "vLLM runbook for vllm==0.22.1 (declared in pyproject.toml)" in vllm.stdout, vllm.stderr
+    assert "vLLM runbook for vllm==0.22.1 (declared in pyproject.toml:4)" in vllm.stdout, vllm.stderr
     assert check_runbook(tmp_path / "vllm.yaml", "vllm").environment.engine_version == "0.22.1"
-    # a run started without one takes it at its first gate
+    # a run started without one takes it at its first gate, once its placeholders are filled in
     project.cli(*_args(project))
+    refused = project.cli("resume", "late", "--runbook", str(runbook), check=False)
+    assert refused.returncode != 0 and "is still the template's placeholder" in refused.stderr, refused.stderr
+    runbook.write_text(runbook.read_text().replace("/models/TODO", "/models/tiny").replace('"TODO"', '"0.5.17"')
+                       .replace("TODO", "cpu"))
     project.cli("resume", "late", "--runbook", str(runbook))
     assert [e["runbook"] for e in project.journal("late") if e["event"] == "runbook_attached"] == [str(runbook)]
 

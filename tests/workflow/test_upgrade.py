@@ -77,7 +77,7 @@ def test_upgrade_of_the_example_plugin_on_real_releases(tmp_path):
     assert lines[2].startswith(f"**{len(features)} feature(s) to review: ")
     assert len(lines) < 80
     # where --from auto read the release, and release wheels carry no history (said once, with how to get commits named)
-    assert "; it declares sglang==0.5.17 in `pyproject.toml`, which `--from auto` read)" in summary
+    assert "; it declares sglang==0.5.17 in `pyproject.toml:10`, which `--from auto` read)" in summary
     assert "Note: no upstream commit named: release wheels carry no history; give --from/--to as PATH@REF" in summary
     sections = [line for line in lines if line.startswith("## ")]
     assert sections[0] == "## Blockers: the plugin fails at import or engine start"

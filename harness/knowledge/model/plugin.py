@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import itertools
 import os
 import re
 import stat
@@ -546,16 +547,55 @@ def packaging_text(path: Path, root: Path) -> str | None:
         raise HarnessError(f"{path}: not read: UnicodeDecodeError") from None
 
 
+# Words that name an engine in a container file's variable: its package name, and the short
+# form its own images and scripts use (SGLang's Dockerfile: `ARG SGL_VERSION`)
+_ENGINE_WORDS = {"sglang": ("SGLANG", "SGL"), "vllm": ("VLLM",)}
+_VERSION_WORDS = ("VERSION", "VER", "TAG", "REF", "RELEASE")
+
+
+def _pin_variable(name: str, package: str) -> bool:
+    """Whether container variable `name` pins `package`: among its `_`-separated words (any case)
+    a word naming the engine (_ENGINE_WORDS) is directly followed by a version word (VERSION,
+    VER, TAG, REF, RELEASE): SGLANG_VERSION, SGL_VERSION, BASE_SGLANG_TAG, vllm_ver. Adjacent
+    words only, so the version of another project that shares the prefix (SGL_KERNEL_VERSION,
+    VLLM_ASCEND_VERSION: the plugin's own) or a word merely containing VER (SGLANG_SERVER_PORT)
+    is not read as the engine's."""
+    words = name.upper().split("_")
+    engine = _ENGINE_WORDS.get(package, (package.upper(),))
+    return any(word in engine and later in _VERSION_WORDS for word, later in itertools.pairwise(words))
+
+
+def _tag_release(tag: str) -> str | None:
+    """The release an image tag or a version value names: the longest of its `-`-separated
+    prefixes that is a PEP 440 version (a leading `v` dropped), so the build variant after it
+    goes and the release's own suffix stays: `v0.5.14.post1-cu126` -> 0.5.14.post1,
+    `v0.5.17rc1-cu126-srt` -> 0.5.17rc1, `0.5.15.dev0` -> 0.5.15.dev0; None when no prefix is
+    one (`latest`, `${SGLANG_VERSION}`)."""
+    parts = tag.split("-")
+    return next((value for end in range(len(parts), 0, -1) if (value := _release("-".join(parts[:end])))), None)
+
+
+def _container_stages(text: str) -> list[tuple[int, str]]:
+    """The container file as (offset, text) blocks in the order their pins count: the final
+    stage (from the last `FROM` on: the image that ships), then the global `ARG`s before the
+    first `FROM` (the defaults the final stage's `FROM` and bare `ARG NAME` read), then the
+    earlier stages from the last to the first (builders the final stage may copy from)."""
+    starts = [match.start() for match in re.finditer(r"^[ \t]*FROM[ \t]", text, re.IGNORECASE | re.MULTILINE)]
+    bounds = [0, *starts, len(text)]
+    head, *stages = [(start, text[start:end]) for start, end in itertools.pairwise(bounds)]
+    return [*stages[-1:], head, *reversed(stages[:-1])]
+
+
 def _install_pins(root: Path, engine) -> list[DeclaredPin]:
-    """Release pins in container files (an `ARG`/`ENV` named for the package with VERSION, TAG,
-    REF or RELEASE in it; a `FROM` image of the package; a pip install line), install scripts and
-    READMEs (pip / uv install lines), each with its file:line, in _install_files order."""
-    package, distribution = re.escape(engine.package.upper()), re.escape(engine.distribution)
-    variable = re.compile(rf"^[ \t]*(?:ARG|ENV)[ \t]+\w*{package}\w*(?:VERSION|TAG|REF|RELEASE)\w*[ \t]*[= \t][ \t]*[\"']?([^\"'\s]+)",
-                          re.IGNORECASE | re.MULTILINE)
-    image = re.compile(rf"^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*{re.escape(engine.package)}[\w.-]*:v?([0-9]+\.[0-9]+(?:\.[0-9]+)*)",
-                       re.IGNORECASE | re.MULTILINE)
-    install = re.compile(rf"\b(?:pip3?|uv\s+pip|uv)\s+(?:install|add)\b[^\n]*?[\s\"']{distribution}(?:\[[^\]]*\])?\s*(?:==|>=|~=)\s*v?([0-9][\w.+-]*)",
+    """Release pins in container files (an `ARG`/`ENV` whose name pins the engine, _pin_variable;
+    a `FROM` image of the package; a pip install line), install scripts and READMEs (pip / uv
+    install lines), each with its file:line, in _install_files order. In a multi-stage
+    container file the final stage's pins come first (_container_stages): it is the image that
+    ships. Values and tags are read by _tag_release (`.postN`, rc and dev releases kept)."""
+    distribution = re.escape(engine.distribution)
+    variable = re.compile(r"^[ \t]*(?:ARG|ENV)[ \t]+(\w+)[ \t]*(?:=|[ \t])[ \t]*[\"']?(?P<value>[^\"'\s]+)", re.IGNORECASE | re.MULTILINE)
+    image = re.compile(rf"^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*{re.escape(engine.package)}[\w.-]*:(?P<value>\w[\w.-]*)", re.IGNORECASE | re.MULTILINE)
+    install = re.compile(rf"\b(?:pip3?|uv\s+pip|uv)\s+(?:install|add)\b[^\n]*?[\s\"']{distribution}(?:\[[^\]]*\])?\s*(?:==|>=|~=)\s*v?(?P<value>[0-9][\w.+-]*)",
                          re.IGNORECASE)
     pins, containers = [], {path for pattern in _CONTAINER_GLOBS for path in root.glob(pattern)}
     for path in _install_files(root):
@@ -563,17 +603,18 @@ def _install_pins(root: Path, engine) -> list[DeclaredPin]:
             text = path.read_text(errors="replace")
         except OSError:
             continue
-        container = path in containers
-        found = []
-        for pattern in (variable, image, install) if container else (install,):
-            for match in pattern.finditer(text):
-                value = _release(match[1].rstrip(".,;)"))
-                if value:
-                    line = text.count("\n", 0, match.start()) + 1
-                    found.append((line, DeclaredPin("release", value, f"{path.relative_to(root)}:{line}")))
-        pins += [pin for _, pin in sorted(found, key=lambda item: item[0])]
+        for offset, block in _container_stages(text) if path in containers else [(0, text)]:
+            found = []
+            for pattern in (variable, image, install) if path in containers else (install,):
+                for match in pattern.finditer(block):
+                    if pattern is variable and not _pin_variable(match[1], engine.package):
+                        continue
+                    value = _tag_release(match["value"].rstrip(".,;)"))
+                    if value:
+                        line = text.count("\n", 0, offset + match.start()) + 1
+                        found.append((line, DeclaredPin("release", value, f"{path.relative_to(root)}:{line}")))
+            pins += [pin for _, pin in sorted(found, key=lambda item: item[0])]
     return pins
-
 
 
 def declared_pins(root: Path) -> list[DeclaredPin]:
@@ -588,8 +629,9 @@ def declared_pins(root: Path) -> list[DeclaredPin]:
        docs' conf.py (vllm-ascend) or a plugin module named version.py (vllm-kunlun's
        `vllm_kunlun/platforms/version.py`: `vllm_version = "0.9.2"`), as assignment or dict entry;
     4. container files (`ARG`/`ENV` `SGLANG_VERSION`-like variables, a `FROM` image of the
-       package's tag, pip install lines), then install scripts and READMEs (pip / uv install
-       lines), each pin with its file:line (_install_pins).
+       package's tag, pip install lines; the final stage's first), then install scripts and
+       READMEs (pip / uv install lines), each pin with its file:line (_install_pins).
+    A requirement's source says its file:line too where its text is found in the file.
     Unreadable files declare nothing."""
     engine = profile()
     pins = [DeclaredPin("release", version, where) for version, where in _required_versions(root, engine.distribution)]
@@ -635,26 +677,40 @@ def _release(text: str) -> str | None:
     return text if re.fullmatch(r"[0-9][0-9A-Za-z.+\-]*", text) else None
 
 
+def _located(name: str, text: str, requirement: str, quoted: bool) -> str:
+    """`name:line` of the first line of `text`, not a comment, that holds `requirement` as
+    written (`quoted`: between matching quotes, a TOML string); `name` alone when none does
+    (a TOML string written with escapes): the source says a line only where it is certain."""
+    needle = re.compile(rf"([\"']){re.escape(requirement)}\1" if quoted else re.escape(requirement))
+    lines = text.splitlines()
+    return next((f"{name}:{number}" for number, line in enumerate(lines, 1) if not line.lstrip().startswith(("#", ";"))
+                 and needle.search(line)), name)
+
+
 def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
-    """(version, file) of each requirement on `distribution` that pins it or bounds it from below."""
+    """(version, file:line) of each requirement on `distribution` that pins it or bounds it
+    from below (the file alone where the requirement's text is not found in it, _located)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     texts: list[tuple[str, str]] = []
     try:
-        data = tomllib.loads(packaging_text(root / "pyproject.toml", root) or "")
-        texts += [(str(r), "pyproject.toml") for r in data.get("project", {}).get("dependencies", []) or []]
+        text = packaging_text(root / "pyproject.toml", root) or ""
+        data = tomllib.loads(text)
+        texts += [(str(r), _located("pyproject.toml", text, str(r), quoted=True)) for r in data.get("project", {}).get("dependencies", []) or []]
     except (tomllib.TOMLDecodeError, AttributeError):
         pass
     parser = configparser.ConfigParser()
     try:
-        parser.read_string(packaging_text(root / "setup.cfg", root) or "")
-        texts += [(line, "setup.cfg") for line in parser.get("options", "install_requires", fallback="").splitlines()]
+        text = packaging_text(root / "setup.cfg", root) or ""
+        parser.read_string(text)
+        texts += [(line, _located("setup.cfg", text, line.strip(), quoted=False))
+                  for line in parser.get("options", "install_requires", fallback="").splitlines() if line.strip()]
     except configparser.Error:
         pass
     try:
         tree = ast.parse(packaging_text(root / "setup.py", root) or "")
         texts += [
-            (e.value, "setup.py") for node in walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
+            (e.value, f"setup.py:{e.lineno}") for node in walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
             and isinstance(node.value, (ast.List, ast.Tuple)) for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
         ]
     except (SyntaxError, ValueError):
@@ -667,13 +723,14 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
             return []
 
     for requirements in sorted(root.glob("requirements*.txt")):
-        texts += [(line, requirements.name) for line in lines(requirements)]
+        texts += [(line, f"{requirements.name}:{number}") for number, line in enumerate(lines(requirements), 1)]
     # an unpacked wheel or installed tree (METADATA), a source distribution (PKG-INFO, egg-info)
     for metadata in sorted([*root.glob("*.dist-info/METADATA"), *root.glob("*.egg-info/PKG-INFO"), root / "PKG-INFO"]):
-        texts += [(line.split(":", 1)[1].split(";")[0], str(metadata.relative_to(root))) for line in lines(metadata)
-                  if line.startswith("Requires-Dist:")]
+        texts += [(line.split(":", 1)[1].split(";")[0], f"{metadata.relative_to(root)}:{number}")
+                  for number, line in enumerate(lines(metadata), 1) if line.startswith("Requires-Dist:")]
     for requires in sorted(root.glob("*.egg-info/requires.txt")):
-        texts += [(line, str(requires.relative_to(root))) for line in "\n".join(lines(requires)).split("\n[", 1)[0].splitlines()]
+        texts += [(line, f"{requires.relative_to(root)}:{number}")
+                  for number, line in enumerate("\n".join(lines(requires)).split("\n[", 1)[0].splitlines(), 1)]
     found = []
     for text, where in texts:
         try:
