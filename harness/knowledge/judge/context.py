@@ -47,6 +47,8 @@ class JudgeMemo:
     subclasses: dict[str, list[PluginClass]] | None = None
     # members.displacing_slot: per upstream method, the settings slot whose classes replace it
     displaced: dict[tuple[Ref, str], str | None] = field(default_factory=dict)
+    # members._taken_out: per upstream class, the plugin classes deriving from it
+    derived: dict[Ref, list[str]] = field(default_factory=dict)
 
 
 class JudgeContext(Protocol):

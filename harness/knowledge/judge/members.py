@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from harness.engines import profile
 from harness.knowledge.judge.callsites import (
@@ -471,7 +472,8 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
     UnquantizedFusedMoEMethod.create_weights does not take either). Never through a receiver
     declared to hold a class the plugin class does not derive from (vllm 0.18's LoRA
     `self.base_layer.forward(x)` on a VocabParallelEmbedding never runs a rotary embedding's
-    forward): an Unreached with that reason."""
+    forward): an Unreached with that reason. Undecided (a reason) where the call sits in an
+    upstream method the plugin's own subclasses of its class never run (see _taken_out)."""
     if site.receiver == "super()":
         return False
     if site.narrowed and not {ref.path for ref in judge.plugin_mro(dep.plugin_class)} & set(site.narrowed):
@@ -487,7 +489,9 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
                 f"(it names its own under conditions not decided here)")
     if site.receiver not in ("self", "cls") or enclosing is None:
         sibling = _failing_elsewhere(judge, dep, base, site) if base is not None and site.receiver != "super()" else None
-        return f"upstream's own {sibling} fails that call too" if sibling else True
+        if sibling:
+            return f"upstream's own {sibling} fails that call too"
+        return (_taken_out(judge, dep, *enclosing, depth) if enclosing is not None and depth < 3 else None) or True
     caller, method = enclosing
     mro = judge.plugin_mro(dep.plugin_class)
     if caller not in mro:
@@ -495,6 +499,30 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
     if any(_defines(judge, cls, method) for cls in mro[: mro.index(caller)]):
         return False
     return depth >= 3 or _runs(judge, dep, caller, method, depth)
+
+
+def _taken_out(judge: JudgeContext, dep: Dependency, caller: Ref, method: str, depth: int) -> str | None:
+    """Why a call in upstream's `caller.method` through another object than self is undecided
+    when the plugin has taken that method out of the path of its own subclasses of `caller`:
+    each redefines it, or calls it nowhere it can run (vllm 0.18's
+    `DefaultMoERunner.forward_impl_chunked`, called only from `forward_impl`, which vllm-ascend's
+    `AscendMoERunner` overrides, holds the `quant_method.apply(…)` a fused-MoE override meets).
+    Those are the instances the plugin builds; whether an upstream-built one ever holds the
+    plugin's object is not decided here. None when the plugin derives no class from `caller`, or
+    the method may run on one of them."""
+    own = judge.memo.derived.get(caller)
+    if own is None:
+        own = judge.memo.derived[caller] = [path for path in judge.scan.classes if caller in judge.plugin_mro(path)]
+    for path in own:
+        mro = judge.plugin_mro(path)
+        if any(_defines(judge, cls, method) for cls in mro[: mro.index(caller)]):
+            continue
+        if _runs(judge, replace(dep, plugin_class=path), caller, method, depth + 1) is not False:
+            return None
+    if not own:
+        return None
+    return (f"{caller.path}.{method} never runs on the plugin's own {', '.join(own[:3])}{' …' if len(own) > 3 else ''}; "
+            f"whether an upstream-built {caller.qualname} holds the plugin's object there is not decided")
 
 
 def _failing_elsewhere(judge: JudgeContext, dep: Dependency, base: Ref, site: CallSite) -> str | None:
