@@ -65,6 +65,9 @@ def load_commands(argv: list[str] | None = None) -> typer.Typer:
     return base.app
 
 
+# The exit status of a Ctrl-C (128 + SIGINT); no command exits with it otherwise
+INTERRUPTED = 130
+
 # generation-0 allocations before a collection, and young collections per older one
 GC_THRESHOLDS = (50_000, 20, 20)
 
@@ -129,6 +132,8 @@ def main() -> None:
     no_args, usage_error, abort = _click_exceptions()
     try:
         code = _run(argv)
+        if code == INTERRUPTED:  # typer ends a command Ctrl-C'd outside a handler of its own silently, with 130
+            print("harness: interrupted", file=sys.stderr)
         if command_name(argv) in FAST_EXIT:
             _fast_exit(code)
         sys.exit(code)
@@ -147,7 +152,7 @@ def main() -> None:
         sys.exit(2)
     except abort:  # Ctrl-C while click itself was prompting or parsing
         print("harness: interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         if "--json" in sys.argv[1:]:  # a JSON reader in CI gets a document, not empty input
@@ -160,4 +165,4 @@ def main() -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(INTERRUPTED)

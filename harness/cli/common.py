@@ -105,14 +105,19 @@ def progress_lines(what: str) -> Iterator:
 
 
 @contextmanager
-def resumable(workspace: Workspace, run_id: str) -> Iterator[None]:
+def resumable(workspace: Workspace, run_id: str | None) -> Iterator[None]:
     """Ctrl-C inside: one line naming the command that continues run `run_id`, exit 130 (the run's
-    journal keeps what finished; `resume` redoes the step it stopped in)."""
+    journal keeps what finished; `resume` redoes the step it stopped in). Before the run is
+    recorded (`run_id` None while `run` checks its inputs, or no run.json yet) there is nothing
+    to resume, and the line says so: the user knows not to look for a run."""
     try:
         yield
     except KeyboardInterrupt:
-        err.print(f"harness: interrupted; continue run {run_id} with: harness resume {run_id}{cli_ref(workspace)}",
-                  markup=False, highlight=False)
+        if run_id is not None and workspace.run(run_id).exists():
+            line = f"harness: interrupted; continue run {run_id} with: harness resume {run_id}{cli_ref(workspace)}"
+        else:
+            line = "harness: interrupted before the run started; nothing was recorded"
+        err.print(line, markup=False, highlight=False)
         raise SystemExit(130) from None
 
 
@@ -125,7 +130,7 @@ def cli_ref(workspace: Workspace) -> str:
 
 ENGINE = typer.Option(
     None, "--engine", metavar="|".join(ENGINES),
-    help="The upstream engine; default: the one an --upstream release names (a plugin serving both engines is read for it), else the one the plugin's entry points name, else the package its modules import most.",
+    help="The upstream engine; default: the one a release the command is given names (sglang==X or vllm==X, as --upstream, --from, --to or SPEC; a plugin serving both engines is read for it), else the one the plugin's entry points name, else the package its modules import most, else sglang.",
 )
 
 

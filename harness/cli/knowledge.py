@@ -158,14 +158,17 @@ def check_command(
     2 if a live plugin file cannot be read or nothing could be checked; 3 if some live
     dependency could not be decided statically. Dead modules are reported, not failed."""
     from harness.engines import profile
+    from harness.knowledge.model import declared_pins
     from harness.knowledge.products import check_plugin, declared_baseline
 
     _plugin_dir(plugin)
     use_plugin_engine(ctx, plugin, upstream, engine)
     source = _upstream(upstream)
-    baseline_note = None
+    baseline_note = baseline_from = None
     if baseline == "auto":
         base_source, baseline_note = declared_baseline(plugin) if plugin.is_dir() else (None, None)
+        if base_source is not None:  # the pin declared_baseline read: said as `upgrade --from auto` says it
+            baseline_from = next(p.source for p in declared_pins(plugin) if p.form == "release")
     else:
         base_source = None if baseline == "none" else _upstream(baseline)
     with step(f"checking {plugin}"):
@@ -184,7 +187,7 @@ def check_command(
             "roots": platform_map.roots,
             "modules": {"scanned": len(platform_map.modules), "live": len(readable_live)},
             "checked": platform_map.checked,
-            "baseline": platform_map.baseline, "baseline_note": baseline_note,
+            "baseline": platform_map.baseline, "baseline_declared_in": baseline_from, "baseline_note": baseline_note,
             "findings": [f.model_dump(mode="json") for f in findings],
         })
     else:
@@ -193,7 +196,8 @@ def check_command(
             _finding_rows(shown, f"Drift vs {source.label}")
         out.print(f"{sum(platform_map.checked.values())} dependencies checked in {len(readable_live)} live of {len(platform_map.modules)} modules; {_roots_line(platform_map.roots)}")
         if platform_map.baseline or baseline_note:
-            out.print(f"baseline: {platform_map.baseline} (an override of a base method removed since then breaks; one it already lacked is a dead override)" if platform_map.baseline else f"note: {baseline_note}")
+            declared = f"declared in {baseline_from}; " if baseline_from else ""
+            out.print(f"baseline: {platform_map.baseline} ({declared}an override of a base method removed since then breaks; one it already lacked is a dead override)" if platform_map.baseline else f"note: {baseline_note}")
         if breaking:
             out.print(Text.assemble(("FAIL", "red"), f": {len(breaking)} live dependencies break on {source.label}"))
         elif nothing:

@@ -6,6 +6,7 @@ command on a workspace's runs first stops what a killed harness left running the
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import typer
@@ -25,6 +26,7 @@ from harness.cli.common import (
     absolute_spec,
     check_feature_file,
     checked_runbook,
+    cli_ref,
     default_source,
     new_run_id,
     open_runs_workspace,
@@ -56,7 +58,9 @@ def run(
     ),
     plugin: Path | None = typer.Option(None, "--plugin", help="Plugin checkout (default: the built-in example)."),
     upstream: str | None = typer.Option(None, "--upstream", help="Target upstream: sglang==X, vllm==X, PATH@REF or PATH."),
-    from_: str | None = typer.Option(None, "--from", help="Older upstream the plugin was written for."),
+    from_: str | None = typer.Option(
+        None, "--from", help="Older upstream the plugin was written for (auto: the release it declares, as upgrade reads it).",
+    ),
     runbook: Path | None = typer.Option(None, "--runbook", help="Validation Runbook (YAML)."),
     run_id: str | None = typer.Option(None, "--run-id", help="Name of the run (default: feature + time)."),
     auto_approve: bool = typer.Option(
@@ -72,86 +76,101 @@ def run(
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """Run a feature through alignment → interface → operators → accuracy → performance, stopping at each gate."""
-    # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
-    from harness.agent.config import describe, resolve_settings
-    from harness.engines import profile
-    from harness.evidence.runbook import (
-        load_runbook,
-        refuse_placeholders,
-        release_mismatch,
-    )
-    from harness.knowledge.products import resolve, resolve_feature
-    from harness.steps.served import not_installed
-    from harness.util.requirements import unmet_requirements
-    from harness.workflow.runs import check_workspace, new_inputs, start_run
-
     ws = open_runs_workspace(workspace, writes=True)
-    builtin = plugin is None and upstream is None
-    if builtin:
-        plugin = EXAMPLE_WORKSPACE / "plugin"
-        runbook = runbook or EXAMPLE_WORKSPACE / "runbook.yaml"
-        feature = feature or DEFAULT_FEATURE
-        out.print(f"Using the built-in example workspace {EXAMPLE_WORKSPACE}")
-    elif plugin is None or upstream is None:
-        if plugin is not None:
-            validate_plugin(plugin)  # a wrong path is the first thing to hear about
-        raise HarnessError("give both --plugin and --upstream, or neither to run the built-in example")
-    if feature is None:
-        where = f" --from {from_}" if from_ else " --from SPEC"
-        raise HarnessError(f"--feature is required; the candidates: harness features{where} --to {upstream} --plugin {plugin}")
-    if run_id is not None:
-        check_run_id(run_id)
-        if ws.run(run_id).exists():
-            raise HarnessError(f"run {run_id!r} already exists; pick another --run-id or `harness resume {run_id}`")
-    plugin_path = validate_plugin(plugin)
-    # the engine the plugin declares, as each step reads it (workflow.graph): no --engine to record
-    use_plugin_engine(ctx, plugin_path, upstream, None)
-    use_plugin_engine(ctx, plugin_path, from_, None)
-    # Fail fast: every input a step reads is checked before anything runs or is recorded.
-    # the runbook serves the plugin's engine (its benchmark client and profiler are that engine's)
-    runbook_path = checked_runbook(runbook, profile().name, plugin_path)
-    if runbook_path is not None:
-        refuse_placeholders(runbook_path)
-    feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
-    check_feature_file(feature, feature_dirs)
-    agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)
-    check_workspace(ws)
-    if builtin:
-        with progress_lines(f"resolving {DEFAULT_UPSTREAM} and {from_ or DEFAULT_FROM}"):
-            upstream = default_source(DEFAULT_UPSTREAM)
-            from_ = from_ or default_source(DEFAULT_FROM)
-    upstream = absolute_spec(upstream)
-    from_ = absolute_spec(from_) if from_ else None
-    with progress_lines(f"resolving upstream {upstream}") as progress:
-        new = resolve(upstream)
-        old = None
-        if from_:
-            progress(f"resolving upstream {from_}")
-            old = resolve(from_)
-        progress(f"resolving feature {feature}")
-        spec = resolve_feature(feature, feature_dirs, old, new, plugin_path, progress)
-    inputs = new_inputs(run_id or new_run_id(ws, spec.id), spec, plugin_path, upstream, from_,
-                        plugin_commit=plugin_commit(plugin_path, ws.root), runbook=runbook_path, agent=agent,
-                        auto_approve=auto_approve)
-    out.print(Text.assemble("Run ", (inputs.run_id, "bold"), f": feature {spec.id} ({spec.source.replace('_', ' ')}), "
-                            f"upstream {new.label}" + (f" from {old.label}" if old else "")))
-    out.print(describe(agent))
-    if inputs.runbook is None:
-        out.print(f"No --runbook: the served steps (interface smoke, operators, accuracy, performance) will say \"not run\"; "
-                  f"give one at a gate with `harness approve {inputs.run_id} --by NAME --runbook F` (`harness runbook init` writes one)")
-    else:
-        served = load_runbook(inputs.runbook)
-        mismatch = release_mismatch(served, inputs.upstream)
-        if mismatch:
-            out.print(f"Warning: {mismatch}")
-        unmet = unmet_requirements(served.server.requires)
-        if unmet:  # said now, not first at step 2's gate: the install may take a while
-            out.print(f"Served steps will say \"not run\": {not_installed(served, unmet)}")
+    # Ctrl-C before start_run records the run (the imports below take a second or more): one line
+    # saying there is nothing to resume
+    with resumable(ws, None):
+        # cost: LangGraph, the knowledge engine and the runners load only for the commands that use them
+        from harness.agent.config import describe, resolve_settings
+        from harness.engines import profile
+        from harness.evidence.runbook import (
+            load_runbook,
+            refuse_placeholders,
+            release_mismatch,
+        )
+        from harness.knowledge.products import resolve, resolve_feature
+        from harness.steps.served import not_installed
+        from harness.util.requirements import unmet_requirements
+        from harness.workflow.runs import check_workspace, new_inputs, start_run
+
+        builtin = plugin is None and upstream is None
+        if builtin:
+            plugin = EXAMPLE_WORKSPACE / "plugin"
+            runbook = runbook or EXAMPLE_WORKSPACE / "runbook.yaml"
+            feature = feature or DEFAULT_FEATURE
+            out.print(f"Using the built-in example workspace {EXAMPLE_WORKSPACE}")
+        elif plugin is None or upstream is None:
+            if plugin is not None:
+                validate_plugin(plugin)  # a wrong path is the first thing to hear about
+            raise HarnessError("give both --plugin and --upstream, or neither to run the built-in example")
+        plugin_path = validate_plugin(plugin)
+        # the engine the plugin declares, as each step reads it (workflow.graph): no --engine to record
+        use_plugin_engine(ctx, plugin_path, upstream, None)
+        use_plugin_engine(ctx, plugin_path, None if from_ == "auto" else from_, None)
+        if from_ == "auto":  # as `upgrade --from auto` reads it, and said like upgrade says it
+            from harness.workflow.upgrade import from_spec_of
+
+            from_, declared_in = from_spec_of(plugin_path, from_, upstream)
+            out.print(f"--from auto: {from_} (declared in {declared_in})")
+        if feature is None:
+            raise HarnessError(f"--feature is required; the candidates: {_features_command(ws, from_, upstream, plugin_path)}")
+        if run_id is not None:
+            check_run_id(run_id)
+            if ws.run(run_id).exists():
+                raise HarnessError(f"run {run_id!r} already exists; pick another --run-id or `harness resume {run_id}`")
+        # Fail fast: every input a step reads is checked before anything runs or is recorded.
+        # the runbook serves the plugin's engine (its benchmark client and profiler are that engine's)
+        runbook_path = checked_runbook(runbook, profile().name, plugin_path)
+        if runbook_path is not None:
+            refuse_placeholders(runbook_path)
+        feature_dirs = [ws.root / "features"] + ([EXAMPLE_WORKSPACE / "features"] if builtin else [])
+        check_feature_file(feature, feature_dirs)
+        agent = resolve_settings(llm_base_url, llm_model, load_runbook(runbook_path).agent if runbook_path else None)
+        check_workspace(ws)
+        if builtin:
+            with progress_lines(f"resolving {DEFAULT_UPSTREAM} and {from_ or DEFAULT_FROM}"):
+                upstream = default_source(DEFAULT_UPSTREAM)
+                from_ = from_ or default_source(DEFAULT_FROM)
+        upstream = absolute_spec(upstream)
+        from_ = absolute_spec(from_) if from_ else None
+        with progress_lines(f"resolving upstream {upstream}") as progress:
+            new = resolve(upstream)
+            old = None
+            if from_:
+                progress(f"resolving upstream {from_}")
+                old = resolve(from_)
+            progress(f"resolving feature {feature}")
+            spec = resolve_feature(feature, feature_dirs, old, new, plugin_path, progress,
+                                   listing=_features_command(ws, from_, upstream, plugin_path))
+        inputs = new_inputs(run_id or new_run_id(ws, spec.id), spec, plugin_path, upstream, from_,
+                            plugin_commit=plugin_commit(plugin_path, ws.root), runbook=runbook_path, agent=agent,
+                            auto_approve=auto_approve)
+        out.print(Text.assemble("Run ", (inputs.run_id, "bold"), f": feature {spec.id} ({spec.source.replace('_', ' ')}), "
+                                f"upstream {new.label}" + (f" from {old.label}" if old else "")))
+        out.print(describe(agent))
+        if inputs.runbook is None:
+            out.print(f"No --runbook: the served steps (interface smoke, operators, accuracy, performance) will say \"not run\"; "
+                      f"give one at a gate with `harness approve {inputs.run_id} --by NAME --runbook F` (`harness runbook init` writes one)")
+        else:
+            served = load_runbook(inputs.runbook)
+            mismatch = release_mismatch(served, inputs.upstream)
+            if mismatch:
+                out.print(f"Warning: {mismatch}")
+            unmet = unmet_requirements(served.server.requires)
+            if unmet:  # said now, not first at step 2's gate: the install may take a while
+                out.print(f"Served steps will say \"not run\": {not_installed(served, unmet)}")
     with resumable(ws, inputs.run_id), progress_lines("running") as progress:
         view = start_run(ws, inputs, progress)
     print_outcome(ws, view)
     if auto_approve:
         print_commits(ws, view, [s for s in view.steps if s.gate.decision == "approve"])
+
+
+def _features_command(ws: Workspace, from_: str | None, to: str, plugin: Path) -> str:
+    """The `harness features` command that lists every id `run --feature` takes for these upstreams
+    and this plugin, to paste as is (`--from SPEC` to fill in when the run has no --from: the
+    Feature Diff needs an older upstream)."""
+    return shlex.join(["harness", "features", "--from", from_ or "SPEC", "--to", to, "--plugin", str(plugin)]) + cli_ref(ws)
 
 
 @app.command()

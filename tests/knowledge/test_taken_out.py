@@ -6,8 +6,9 @@ runners the plugin builds never make that call, and whether an upstream-built ru
 the plugin's MoE method is not decided statically.
 
 Three spellings of taking the method out (the subclass redefines it; redefines its only caller;
-a plugin base redefines the caller's caller), and two where it still runs (a subclass that leaves
-the path alone; no subclass at all): those stay breaking."""
+a plugin base redefines the caller's caller), and three where it still runs (a subclass that leaves
+the path alone; one that redefines it but hands back through super(); no subclass at all): those
+stay breaking."""
 
 from __future__ import annotations
 
@@ -78,8 +79,10 @@ def test_a_call_in_a_method_the_plugins_own_subclasses_never_run_is_undecided(tm
     assert "runner.py" in finding["detail"]  # the call it is about
 
 
-@pytest.mark.parametrize("runner", ["", "class XRunner(Runner):\n    def helper(self):\n        return None\n"],
-                         ids=["no_subclass", "subclass_leaving_the_path"])
+@pytest.mark.parametrize("runner", ["", "class XRunner(Runner):\n    def helper(self):\n        return None\n",
+                                    "class XRunner(Runner):\n    def forward_impl_chunked(self, layer, x, w, ids):\n"
+                                    "        return super().forward_impl_chunked(layer, x, w, ids)\n"],
+                         ids=["no_subclass", "subclass_leaving_the_path", "redefined_handing_back_through_super"])
 def test_a_call_in_a_method_that_still_runs_stays_breaking(tmp_path, upstream, runner):
     finding = _finding(tmp_path, upstream, runner)
     assert finding["breaking"], finding

@@ -504,7 +504,7 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
 def _taken_out(judge: JudgeContext, dep: Dependency, caller: Ref, method: str, depth: int) -> str | None:
     """Why a call in upstream's `caller.method` through another object than self is undecided
     when the plugin has taken that method out of the path of its own subclasses of `caller`:
-    each redefines it, or calls it nowhere it can run (vllm 0.18's
+    each redefines it (without super()), or calls it nowhere it can run (vllm 0.18's
     `DefaultMoERunner.forward_impl_chunked`, called only from `forward_impl`, which vllm-ascend's
     `AscendMoERunner` overrides, holds the `quant_method.apply(…)` a fused-MoE override meets).
     Those are the instances the plugin builds; whether an upstream-built one ever holds the
@@ -514,8 +514,7 @@ def _taken_out(judge: JudgeContext, dep: Dependency, caller: Ref, method: str, d
     if own is None:
         own = judge.memo.derived[caller] = [path for path in judge.scan.classes if caller in judge.plugin_mro(path)]
     for path in own:
-        mro = judge.plugin_mro(path)
-        if any(_defines(judge, cls, method) for cls in mro[: mro.index(caller)]):
+        if _keeps_from_running(judge, path, caller, method):  # redefined, not handed back through super()
             continue
         if _runs(judge, replace(dep, plugin_class=path), caller, method, depth + 1) is not False:
             return None

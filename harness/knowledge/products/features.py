@@ -84,13 +84,19 @@ def feature_files(dirs: list[Path]) -> dict[str, Path]:
     return found
 
 
+# How many known feature ids an unknown --feature is answered with, before "and N more"
+_KNOWN_SHOWN = 10
+
+
 def resolve_feature(
     feature_id: str, feature_dirs: list[Path], old: UpstreamSource | None, new: UpstreamSource, plugin: Path,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, listing: str | None = None,
 ) -> FeatureSpec:
     """What the user named with --feature: a feature file (path, or ID in `feature_dirs`), a
     commit range A..B on a git `new`, or a symbol of the Feature Diff old → new. HarnessError
-    when it is none of these."""
+    when it is none of these, naming the first few ids that would do (feature files, then the
+    Feature Diff's features by risk) and `listing`, the command that lists them all: a typo is
+    fixed from the error itself."""
     as_path = Path(feature_id)
     if as_path.suffix in (".yaml", ".yml") and as_path.exists():  # not is_file: a FIFO or directory is refused by name
         return load_feature_file(as_path)
@@ -99,6 +105,7 @@ def resolve_feature(
         return load_feature_file(files[feature_id], feature_id)
     if ".." in feature_id:
         return _commit_range(feature_id, new)
+    known = list(files)
     if old is not None:
         from harness.knowledge.products.cache import feature_diff
 
@@ -127,12 +134,16 @@ def resolve_feature(
             if feature.id == feature_id:
                 return FeatureSpec(id=feature.id, source="feature_diff", name=feature.title, description=feature.why,
                                    symbols=feature.targets)
+            known.append(feature.id)
         where = f"the Feature Diff {old.label} → {new.label}"
     else:
         where = "the Feature Diff (give --from to diff against an older upstream)"
     dirs = ", ".join(str(d) for d in feature_dirs)
+    more = f" and {len(known) - _KNOWN_SHOWN} more" if len(known) > _KNOWN_SHOWN else ""
+    ids = f"; known: {', '.join(known[:_KNOWN_SHOWN])}{more}" if known else "; no feature is known here"
     raise HarnessError(
-        f"unknown feature {feature_id!r}: no feature file in {dirs}, not in {where}, not a commit range A..B"
+        f"unknown feature {feature_id!r}: no feature file in {dirs}, not in {where}, not a commit range A..B{ids}"
+        + (f"; all of them: {listing}" if listing else "")
     )
 
 
