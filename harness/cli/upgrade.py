@@ -57,6 +57,7 @@ def upgrade(
     --runs features, blockers first, and write reports/upgrade-<from>-to-<to>/summary.md. Exit 0: up to date or nothing impacted; 1: impacted
     features wait for review; 3: nothing breaks but some dependencies could not be checked statically; 2: bad input."""
     from harness.agent.config import describe, resolve_settings
+    from harness.engines import profile
     from harness.evidence.runbook import load_runbook, refuse_placeholders, release_mismatch
     from harness.workflow.upgrade import (
         from_spec_of,
@@ -88,7 +89,7 @@ def upgrade(
             # would print a second one for a message after a long silence. A parallel run's
             # message comes as "[feature] message": its steps get a line too (update() keys on "step ")
             bare = message.split("] ", 1)[1] if message.startswith("[") and "] " in message else None
-            if (bare or message).startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ")) \
+            if (bare or message).startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ", "--from auto")) \
                     or (bare or "").startswith("step "):
                 err.print(Text.assemble((utc_now(), "dim"), " ", message))
             else:
@@ -104,6 +105,11 @@ def upgrade(
                                  plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,
                                  steps=steps, step_commits=step_commits, progress=progress, from_source=from_source,
                                  parallel=parallel)
+        except HarnessError as exc:
+            if from_source and from_spec in str(exc):  # a release the plugin declares that cannot be had
+                raise HarnessError(f"{exc}; --from auto read {from_spec} from {from_source}: pass --from "
+                                   f"{profile().distribution}==X to upgrade from another") from None
+            raise
         except KeyboardInterrupt:
             # every run stopped where it stood (engines stopped); its journal keeps the finished steps
             err.print("harness: interrupted; rerun the same `harness upgrade` to resume its review runs",

@@ -242,8 +242,10 @@ def status(
         table = Table(title=f"Runs in {ws.root}")
         # a run id is pasted into the next command: never cut or wrapped, whatever the width
         table.add_column("run", no_wrap=True, min_width=max(len(v.run_id) for v in views))
-        for column in ("feature", "state", "steps"):
-            table.add_column(column, overflow="fold")  # a narrow column wraps, even mid-word: a feature id is read whole
+        for column, least in (("feature", 12), ("state", 12), ("steps", 10)):
+            # a narrow column wraps, even mid-word (a feature id is read whole), but never to nothing:
+            # below these widths the table is wider than the terminal instead
+            table.add_column(column, overflow="fold", min_width=least)
         for v in views:
             state = state_line(v) + "".join(f"; {s.slug} evidence changed" for s in v.tampered)
             if v.record_changed:

@@ -69,6 +69,22 @@ def test_unknown_release_is_one_clear_error(releases):
     assert proc.stderr.strip().splitlines()[-1].startswith("harness: error: sglang==0.0.999: no such release on the package index")
 
 
+def test_a_declared_release_the_index_lacks_names_where_it_was_declared(releases, tmp_path):
+    """`upgrade --from auto` on a plugin whose Dockerfile pins a release that does not exist: the
+    error says which file:line declared it and what to pass instead."""
+    plugin = tmp_path / "plugin"
+    write_tree(plugin, {"pyproject.toml": '[project]\nname = "p"\nversion = "0.1"\n'
+                                          '[project.entry-points."sglang.srt.plugins"]\np = "p:register"\n',
+                        "p/__init__.py": "import sglang\n\n\ndef register():\n    return None\n",
+                        "Dockerfile": "FROM lmsysorg/sglang:v0.0.999-cu126\n"})
+    (tmp_path / "ws").mkdir()
+    proc = harness("upgrade", "--plugin", str(plugin), "--from", "auto", "--to", "sglang==0.5.23", "--workspace", str(tmp_path / "ws"))
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith("harness: error: sglang==0.0.999: no such release on the package index"), line
+    assert line.endswith("; --from auto read sglang==0.0.999 from Dockerfile:1: pass --from sglang==X to upgrade from another"), line
+
+
 REAL_PORT = {
     "pyproject.toml": '[project]\nname = "realport"\nversion = "0.1"\n[project.entry-points."sglang.srt.plugins"]\nrealport = "realport:register"\n',
     # written against 0.5.11, the way real plugins use upstream: plain imports, module and enum

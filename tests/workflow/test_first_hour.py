@@ -116,6 +116,30 @@ def test_ctrl_c_once_the_run_is_recorded_names_the_resume_that_continues_it(proj
     assert "Waiting at the 01-alignment gate" in project.cli("resume", "rec").stdout
 
 
+def test_a_ctrl_c_python_swallows_in_a_finaliser_still_ends_the_run(project):
+    """A Ctrl-C that lands while a finaliser runs (GitPython's `Repo.__del__` during a collection)
+    is printed by Python as "Exception ignored in …" and dropped; the run must still end as the
+    user asked, with the resume line, not go on to its gate and exit 0."""
+    code = ("import signal, sys, harness.workflow.runs as runs\n"
+            "advance = runs._advance\n"
+            "class Finaliser:\n"
+            "    def __del__(self):\n"
+            "        signal.raise_signal(signal.SIGINT)\n"
+            "        for _ in range(100):  # the handler runs here, inside __del__\n"
+            "            pass\n"
+            "def swallowed(*args, **kwargs):\n"
+            "    Finaliser()\n"
+            "    return advance(*args, **kwargs)\n"
+            "runs._advance = swallowed\n"
+            "from harness.cli import main\nsys.argv = ['harness', *sys.argv[1:]]\nmain()\n")
+    proc = subprocess.run([sys.executable, "-c", code, *project.run_args("--run-id", "fin"), "--workspace", str(project.workspace)],
+                          check=False, capture_output=True, text=True, env=project.env, timeout=240)
+    assert "Exception ignored in" in proc.stderr and "KeyboardInterrupt" in proc.stderr, proc.stderr  # Python dropped it
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == \
+        f"harness: interrupted; continue run fin with: harness resume fin --workspace {project.workspace}"
+
+
 def test_ctrl_c_in_a_command_without_its_own_handler_still_says_interrupted(project):
     project.cli(*project.run_args("--run-id", "r"))
     proc = _interrupted(project, "harness.workflow.runs.run_status", "status")

@@ -56,3 +56,17 @@ def test_the_runs_table_wraps_a_long_feature_id_at_the_width_given(project):
     cells = [line.split("│")[1:3] for line in lines]  # the body's rows (the header's rule is ┃): run, feature
     assert [run.strip() for run, _ in cells if run.strip()] == ["wrap"]  # the run id whole, on one line
     assert "".join(cell.strip() for _, cell in cells) == feature, proc.stdout
+
+
+def test_a_long_run_id_in_a_narrow_terminal_leaves_every_column_readable(project):
+    """An upgrade's run ids are long (feature and time); at 60 columns the other columns still
+    show their text (folded, the table wider than the terminal), never a column of nothing."""
+    run_id = "parallel-state-ensure-model-20261204-112001"
+    project.cli(*project.run_args("--run-id", run_id))
+    proc = _status(project.root, "--workspace", str(project.workspace), columns=60)
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("┃"))
+    assert [cell.strip() for cell in header.split("┃")[1:5]] == ["run", "feature", "state", "steps"], proc.stdout
+    rows = [line.split("│")[1:5] for line in proc.stdout.splitlines() if line.startswith("│")]
+    assert [run.strip() for run, *_ in rows if run.strip()] == [run_id]
+    assert "".join(feature.strip() for _, feature, *_ in rows) == "kv-pool", proc.stdout
+    assert all("".join(column[i].strip() for column in rows) for i in (2, 3)), proc.stdout
