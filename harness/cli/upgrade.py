@@ -89,7 +89,7 @@ def upgrade(
             # would print a second one for a message after a long silence. A parallel run's
             # message comes as "[feature] message": its steps get a line too (update() keys on "step ")
             bare = message.split("] ", 1)[1] if message.startswith("[") and "] " in message else None
-            if (bare or message).startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ", "--from auto")) \
+            if (bare or message).startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ")) \
                     or (bare or "").startswith("step "):
                 err.print(Text.assemble((utc_now(), "dim"), " ", message))
             else:
