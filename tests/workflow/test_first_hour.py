@@ -6,26 +6,16 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import yaml
 from loopback_cli import invoke_cli
-from workflow_support import FEATURE_FILE, one_line_error
+from workflow_support import cached_release, FEATURE_FILE, one_line_error
 
 
 def _release(project, version: str) -> str:
-    """The fixture's old upstream, in the test's wheel cache as the release sglang==VERSION (what
-    `harness fetch` leaves there), so `--from auto` and `--baseline auto` resolve offline."""
-    cache = Path(project.env["HARNESS_CACHE_DIR"])
-    fingerprint = "release-" + version.replace(".", "").rjust(20, "0")
-    shutil.copytree(project.old, cache / "src" / fingerprint)
-    (cache / "src" / fingerprint / ".complete").touch()
-    (cache / "releases").mkdir(parents=True, exist_ok=True)
-    (cache / "releases" / f"sglang-{version}.json").write_text(json.dumps({"fingerprint": fingerprint}))
-    return f"sglang=={version}"
+    return cached_release(project, project.old, version)
 
 
 def _declare(project, requirement: str) -> str:

@@ -7,14 +7,12 @@ the target)."""
 
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from workflow_support import one_line_error
+from workflow_support import cached_release, one_line_error
 
 from harness.evidence.runbook import load_runbook, refuse_placeholders
 from harness.util.yamlfile import YamlError
@@ -52,15 +50,7 @@ def _without_runbook(project, run_id: str, upstream: str | None = None) -> list[
 
 
 def _release(project, version: str) -> str:
-    """The fixture's new upstream, in the test's wheel cache as the release sglang==VERSION (what
-    `harness fetch` leaves there), so a run can target a release offline."""
-    cache = Path(project.env["HARNESS_CACHE_DIR"])
-    fingerprint = "release-" + version.replace(".", "").rjust(20, "0")
-    shutil.copytree(project.new, cache / "src" / fingerprint)
-    (cache / "src" / fingerprint / ".complete").touch()
-    (cache / "releases").mkdir(parents=True, exist_ok=True)
-    (cache / "releases" / f"sglang-{version}.json").write_text(json.dumps({"fingerprint": fingerprint}))
-    return f"sglang=={version}"
+    return cached_release(project, project.new, version)
 
 
 def test_the_template_requires_its_engine_release_so_a_machine_without_it_serves_nothing(project):

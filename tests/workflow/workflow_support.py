@@ -254,6 +254,22 @@ class Project:
         return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def cached_release(project: Project, tree: Path, version: str) -> str:
+    """`tree` (one of the fixture's upstreams) in the test's wheel cache as the release
+    sglang==VERSION, as `harness fetch` leaves it there, so `--from auto`, `--baseline auto` and a
+    run's target resolve offline; returns that spec."""
+    import json
+    import shutil
+
+    cache = Path(project.env["HARNESS_CACHE_DIR"])
+    fingerprint = "release-" + version.replace(".", "").rjust(20, "0")
+    shutil.copytree(tree, cache / "src" / fingerprint)
+    (cache / "src" / fingerprint / ".complete").touch()
+    (cache / "releases").mkdir(parents=True, exist_ok=True)
+    (cache / "releases" / f"sglang-{version}.json").write_text(json.dumps({"fingerprint": fingerprint}))
+    return f"sglang=={version}"
+
+
 def one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
     """The command failed with one line on stderr, `harness: error: ...`, holding `fragments`."""
     assert proc.returncode != 0
