@@ -356,12 +356,16 @@ def test_call_sites_are_kept_with_the_index(upstreams, tmp_path):
     assert call_sites(again, ref) == first and again._sources is None
 
 
-def test_a_name_called_all_over_the_release_is_not_scanned(upstreams, monkeypatch):
-    # each candidate module is parsed: past the cap the calls are unsure and a verdict stands as it was
+def test_a_method_name_called_all_over_the_release_is_not_scanned(upstreams, monkeypatch):
+    # each candidate module is parsed: past the cap a method's calls are unsure (their receivers
+    # cannot all be placed) and a verdict stands as it was; a module-level function's calls are
+    # always placed (each reaches it through an import of its module or name)
     from harness.knowledge.judge import callsites
 
     monkeypatch.setattr(callsites, "MAX_MODULES", 0)
     _, new = upstreams
     index = SymbolIndex(resolve_upstream(new), use_cache=False)  # not the answer an earlier check kept
-    sites = call_sites(index, index.resolve(f"{WU}.filter_files").ref)
+    sites = call_sites(index, index.resolve(f"{SCHED}._evict").ref)
     assert sites.calls == [] and "not scanned" in sites.unsure[0].receiver
+    placed = call_sites(index, index.resolve(f"{WU}.filter_files").ref)
+    assert {s.path for s in placed.calls} == {"sglang/srt/model_loader/loader.py"} and not placed.unsure, placed

@@ -84,3 +84,44 @@ def test_calls_to_a_dataclass_over_a_written_init_bind_to_its_fields(upstreams, 
     assert "hidden_state" in calls[8]["detail"] and "synthesised by @dataclass" in calls[8]["detail"]
     assert "passes 4" in calls[9]["detail"] and "'a'" in calls[10]["detail"]
     assert code == 1
+
+
+# a plugin class that writes no constructor of its own is built by the first upstream class of its
+# MRO: a call of it is judged as a call of that class, however the class is named or derived
+INHERITED = {
+    "subclass": ("class XDraft(EagleDraftInput):\n    def tag(self):\n        return 'x'\n", "XDraft"),
+    "mixin_first": ("class Tagged:\n    def tag(self):\n        return 'x'\n\n\nclass XDraft(Tagged, EagleDraftInput):\n    pass\n", "XDraft"),
+    "plugin_chain_alias": ("class Mid(EagleDraftInput):\n    pass\n\n\nclass XDraft(Mid):\n    pass\n\n\nBuilt = XDraft\n", "Built"),
+    "attribute": ("class Holder:\n    class XDraft(EagleDraftInput):\n        pass\n", "Holder.XDraft"),
+}
+# ... and one that writes or generates its own is judged by what the plugin wrote (not here)
+OWN = {
+    "own_init": "class XDraft(EagleDraftInput):\n    def __init__(self, hidden_state):\n        super().__init__(hidden_states=hidden_state)\n",
+    "own_dataclass": "@dataclass\nclass XDraft(EagleDraftInput):\n    hidden_state: int = 0\n",
+    "mixin_init": "class Tagged:\n    def __init__(self, hidden_state=None, **kwargs):\n        super().__init__(**kwargs)\n\n\nclass XDraft(Tagged, EagleDraftInput):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(INHERITED) + sorted(OWN))
+def test_a_plugin_class_without_a_constructor_is_built_by_its_upstream_base(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    classes, name = INHERITED.get(spelling) or (OWN[spelling], "XDraft")
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"spec": "spec:register"}),
+        "spec/__init__.py": "from dataclasses import dataclass\n\nfrom sglang.srt.speculative.eagle_info import EagleDraftInput\n\n\n" + classes + f"""
+
+def seed(hidden):
+    return {name}(hidden_states=hidden), {name}(hidden_state=hidden)
+
+
+def register():
+    pass
+""",
+    })
+    code, doc = check(root, old)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]]
+    if spelling in INHERITED:
+        assert len(calls) == 1 and "hidden_state" in calls[0]["detail"] and "synthesised by @dataclass" in calls[0]["detail"], calls
+        assert calls[0]["target"] == "sglang.srt.speculative.eagle_info.EagleDraftInput" and code == 1
+    else:
+        assert calls == [] and code == 0, calls

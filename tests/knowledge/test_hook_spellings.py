@@ -64,6 +64,20 @@ SPELLINGS = {
               f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.AFTER)\n", True),
     "after_partial_fits": ("def keep(result, hf_weights_files, hf_folder, index_file, allow_patterns=None, *, strict):\n    return result\n\n\n"
                            f"def register():\n    HookRegistry.register({TARGET!r}, functools.partial(keep, strict=False), HookType.AFTER)\n", False),
+    # the target, the callable and the type passed through a helper's parameters: one hook per call of the helper
+    "helper_positional": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                          "def _hook(target, fn, kind=HookType.AFTER):\n    HookRegistry.register(target, fn, kind)\n\n\n"
+                          f"def register():\n    _hook({TARGET!r}, keep, HookType.REPLACE)\n", True),
+    "helper_keywords": ("MODULE = 'sglang.srt.model_loader.weight_utils'\n\n\n"
+                        "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                        "def _hook(name, fn, kind=HookType.AFTER):\n    HookRegistry.register(target=f'{MODULE}.{name}', hook=fn, hook_type=kind)\n\n\n"
+                        "def register():\n    _hook(kind=HookType.REPLACE, fn=keep, name='filter_files')\n", True),
+    "helper_loop": ("def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
+                    "def _hook(target, fn, kind=HookType.AFTER):\n    HookRegistry.register(target, fn, kind)\n\n\n"
+                    f"def register():\n    for target, fn in [({TARGET!r}, keep)]:\n        _hook(target, fn)\n", True),
+    "helper_default_fits": ("def keep(result, *args, **kwargs):\n    return result\n\n\n"
+                            "def _hook(target, fn, kind=HookType.AFTER):\n    HookRegistry.register(target, fn, kind)\n\n\n"
+                            f"def register():\n    _hook({TARGET!r}, keep)\n", False),
 }
 
 

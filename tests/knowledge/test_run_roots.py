@@ -36,6 +36,16 @@ SPELLINGS = {
     "readme_torchrun": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
                          "README.md": "# p\n\nBenchmark two cards:\n\n    torchrun --nproc-per-node 2 -m p.tools.bench\n"},
                         "run with `python -m p.tools.bench` (README.md:5)"),
+    # a command folded over lines (YAML `>-`, a shell `\` line end), CI files ending .yaml, docs below the top
+    "buildkite_yaml_folded": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                               ".buildkite/pipeline.yaml": "steps:\n  - label: bench\n    command: >-\n      python3\n      -m p.tools.bench\n"},
+                              "run with `python -m p.tools.bench` (.buildkite/pipeline.yaml:5)"),
+    "examples_readme_continued": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                   "examples/README.md": "# bench\n\n    CUDA_VISIBLE_DEVICES=0 python \\\n        -m p.tools.bench --steps 3\n"},
+                                  "run with `python -m p.tools.bench` (examples/README.md:4)"),
+    "circleci": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                  ".circleci/config.yml": "jobs:\n  bench:\n    steps:\n      - run:\n          command: |\n            python -m p.tools.bench\n"},
+                 "run with `python -m p.tools.bench` (.circleci/config.yml:6)"),
 }
 
 

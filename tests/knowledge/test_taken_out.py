@@ -50,6 +50,10 @@ RUNNERS = {
     "redefines_its_caller": "class XRunner(Runner):\n    def forward_impl(self, layer, x, w, ids):\n        return x\n",
     "base_redefines_the_callers_caller": "class XBase(Runner):\n    def forward(self, layer, x, w, ids):\n        return x\n\n\n"
                                          "class XRunner(XBase):\n    pass\n",
+    # a subclass hands back through super(), to the plugin's own class, which does not hand on
+    "super_to_the_plugins_own": "class XBase(Runner):\n    def forward(self, layer, x, w, ids):\n        return x\n\n\n"
+                                "class XRunner(XBase):\n    def forward(self, layer, x, w, ids):\n"
+                                "        return super().forward(layer, x, w, ids)\n",
 }
 TARGET = "sglang.srt.layers.moe.ops.MoEMethod.apply"
 

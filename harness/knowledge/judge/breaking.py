@@ -57,7 +57,7 @@ ROWS: tuple[Row, ...] = (
         lambda f: f.guard == "skipped"),
     Row("handled", "an `except` of that error handles it, or an earlier statement of the same `try` fails first", False,
         lambda f: f.guard == "caught"),
-    Row("uncalled", "it runs only in a plugin method nothing can call", False,
+    Row("uncalled", "it runs only in a plugin method nothing can call, or in a module's private function nothing names", False,
         lambda f: f.uncalled is not None),
     Row("fits", "the target resolves and fits (`ok`, `inherited`, `moved`, `deprecated`, `body_changed`, "
         "`extension`, `dead_override`)", False,

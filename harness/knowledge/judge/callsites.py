@@ -111,8 +111,10 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
     result = CallSites()
     storing = set(index.modules_storing(name)) if owner else set()
     candidates = sorted(set(index.modules_calling(name, bare=not owner)) | storing)
-    if len(candidates) > MAX_MODULES:
-        # a name called all over the release (forward, get, run): too costly to place every call
+    if owner and len(candidates) > MAX_MODULES:
+        # a method name called all over the release (forward, get, run): its receivers cannot all
+        # be placed. A module-level function is always placed: each call either reaches it
+        # through an import of its module or name, or is of something else (_classify)
         relpath = index.files[ref.module][0]
         result.unsure.append(CallSite(relpath, info.lineno, f"{len(candidates)} modules call a '.{name}(': not scanned", CallShape(0, (), True, True), True))
         return result

@@ -88,6 +88,9 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
         )
     row = decide(BreakingFacts(finding.status, certain, finding.live, outcome, falls_back=falls_back))
     finding.breaking = row.breaking
+    if row.name == "falls_back" and outcome == "undecided":
+        # the engine recovers whether or not the test holds: the test decides nothing (not unverified)
+        finding.guard = None
     if row.name == "runtime_condition" and finding.guard is not None:
         finding.detail = f"{finding.detail or finding.status.value}; fails when `{finding.guard.condition}` holds (line {finding.guard.line}), a run-time condition"
     if outcome in ("skipped", "caught"):

@@ -20,6 +20,7 @@ shared by them), parse_ahead.
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 import re
 from typing import Any
 
@@ -43,8 +44,10 @@ from harness.knowledge.judge.resolution import (
 )
 from harness.knowledge.judge.signatures import (
     RAISES_ONLY,
+    Unreached,
     against_calls,
     bind_problem,
+    binds_no_call,
     signature_incompatibility,
 )
 from harness.knowledge.judge.successors import find_successors
@@ -69,7 +72,7 @@ from harness.knowledge.model import (
     risk_of,
     signature_text,
 )
-from harness.knowledge.scan import plugin_function_params, reads_elsewhere_only, reads_of
+from harness.knowledge.scan import plugin_function_params, reads_elsewhere_only, reads_of, unnamed_private_function
 from harness.knowledge.upstream import (
     SymbolIndex,
     c3,
@@ -157,8 +160,9 @@ class Judge:
         return finding
 
     def uncalled_method(self, dep: Dependency) -> str | None:
-        """The plugin method holding `dep` (its path) when nothing can call it, so the code cannot
-        fail: an undecorated method of a plugin class that no upstream base of it declares
+        """The plugin method or function holding `dep` (its path) when nothing can call it, so
+        the code cannot fail: a module's private function nothing names (uses.unnamed_private_function),
+        or an undecorated method of a plugin class that no upstream base of it declares
         (upstream would call that one), named nowhere in the plugin (getattr, a string; `.m` only
         through `self` of a plugin class unrelated to it, harness.knowledge.scan.uses) nor in
         the release, e.g. a platform's `is_hpu` override left from a release whose Platform had
@@ -168,6 +172,8 @@ class Judge:
         for path in dep.enclosing or self._method_around(dep) or holding:
             owner, _, name = path.rpartition(".")
             cls = self.scan.classes.get(owner)
+            if cls is None and unnamed_private_function(self.scan, path):
+                return path  # a module's own helper nothing names
             method = cls.methods.get(name) if cls is not None else None
             # a decorator other than these may register the method and call it unnamed
             if method is None or name.startswith("__") or {d.rsplit(".", 1)[-1] for d in method.decorators} - _PLAIN_DECORATORS:
@@ -361,7 +367,9 @@ class Judge:
         (members.plugin_replacements), with that function's parameters (None when they are not
         known), or None."""
         patch = next(iter(members.plugin_replacements(self).get(ref, [])), None)
-        return (patch, plugin_function_params(self.scan, patch.hook)) if patch is not None else None
+        if patch is None:
+            return None
+        return patch, patch.params if patch.params is not None else plugin_function_params(self.scan, patch.hook)
 
     def _positional_shift(self, dep: Dependency, params: tuple[Param, ...], bound: bool) -> str | None:
         """What a positional argument of the call now fills instead of the parameter it filled
@@ -501,7 +509,7 @@ class Judge:
         return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
                        detail=f"the plugin's own {owner} ({cls.file}:{cls.line}) defines no {member!r}: HookRegistry logs it and skips the hook")
 
-    def _hook_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool | None, str] | None:
+    def _hook_signature(self, dep: Dependency, resolution: Resolution, reaches=None) -> tuple[bool | None, str] | None:
         """Whether the hook function can take the calls SGLang's wrapper makes (hook_registry
         _wrap_fn): REPLACE and BEFORE get the target's arguments, AFTER (result, …), AROUND
         (original_fn, …)."""
@@ -535,7 +543,9 @@ class Judge:
             shape = CallShape(site.shape.positional + extra + (1 if site.bound else 0), site.shape.keywords, site.shape.star_args, site.shape.star_kwargs)
             return bind_problem(dep.params, shape, False)
 
-        return against_calls(self.index, resolution.ref, problem, bind)
+        # a hook replaces the target: every call of it lands on the hook (with `reaches`, only some do)
+        unbound = binds_no_call(expected, dep.params, positional_only=always) if reaches is None else None
+        return against_calls(self.index, resolution.ref, problem, bind, reaches=reaches, unbound=unbound)
 
     def _judge_model(self, dep: Dependency) -> Finding:
         resolution = self.index.resolve(dep.target)
@@ -624,7 +634,61 @@ class Judge:
                 return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
             return self._added_name(dep, resolution) or self.missing_finding(dep, resolution.note)
         fields = self._resolved_fields(dep.target, resolution)
-        return Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+        finding = Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)
+        problem = self._replacement_signature(dep, resolution)
+        if problem is not None:
+            certain, message = problem
+            finding.status, finding.breaking, finding.detail = (Status.unknown if certain is None else Status.signature_changed), bool(certain), message
+            finding.risk = risk_of(dep, Status.signature_changed)
+        return finding
+
+    def _replacement_signature(self, dep: Dependency, resolution: Resolution) -> tuple[bool | None, str] | None:
+        """A patch that sets an upstream function or method to a plugin function (`mod.f =
+        my_f`, `setattr(Cls, "m", my_m)`) replaces it for every call that looks it up after the
+        patch: judged as a REPLACE hook is, against upstream's calls of it (_hook_signature).
+        None when it fits, or when it is no such patch or the plugin function's signature is not
+        known."""
+        if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not dep.hook or resolution.ref.kind != "function":
+            return None
+        info = self.index.function_info(resolution.ref)
+        if info is None or {d.rsplit(".", 1)[-1] for d in info.decorators} & {"classmethod", "staticmethod"}:
+            return None  # a plain function in their place gets self only through an instance: not judged
+        params = dep.params if dep.params is not None else plugin_function_params(self.scan, dep.hook)
+        if params is None:
+            return None
+        kinds = {p.kind for p in params}
+        replaced = members.plugin_replacements(self)
+        owner, _, name = dep.target.rpartition(".")
+        held = self.index.resolve(owner)
+        module = held.ref.module if held.ok and held.ref.kind == "module" else None
+
+        def reaches(site: CallSite):
+            # a call made inside an upstream function the plugin replaces as well never runs
+            caller = members.enclosing_function(self, site)
+            patch = next(iter(replaced.get(caller, [])), None) if caller is not None else None
+            if patch is not None:
+                return Unreached(f"it sits in {caller.path}, which the plugin replaces too ({patch.file}:{patch.line})")
+            method = members.enclosing_method(self, site)
+            why = members.taken_out(self, dep, *method, 0) if method is not None else None
+            if why:
+                return why  # undecided: the plugin's own subclasses never run that method
+            if module is None or module == resolution.ref.module:
+                return True  # the defining module's global, or a class attribute: what every call looks up
+            # a patch of the name another module imported: only lookups through that module see it
+            at = members.module_at(self, site.path)
+            if site.receiver == name:
+                binding = self.index.table(at).names.get(name) if at and self.index.table(at) else None
+                through = at == module or (binding is not None and binding.kind == "from" and binding.target.split(":")[0] == module)
+            else:
+                found = self.index.resolve_in_scope(at, site.receiver) if at else None
+                through = found is not None and found.ok and found.ref.kind == "module" and found.ref.module == module
+            return True if through else Unreached(f"it looks {name} up elsewhere than {module}, the only binding the plugin replaces")
+
+        problem = self._hook_signature(replace(dep, params=params, hook_type="REPLACE", passthrough="var" in kinds and "varkw" in kinds), resolution, reaches)
+        if problem is None:
+            return None
+        certain, message = problem
+        return certain, message.replace("REPLACE hook", "the replacement", 1)
 
     def _added_name(self, dep: Dependency, resolution: Resolution) -> Finding | None:
         """A patch setting a name its upstream module or class does not have (`mod.Name = X`,

@@ -33,6 +33,7 @@ from harness.knowledge.judge.successors import find_successor
 from harness.knowledge.model import (
     AllOf,
     AnyOf,
+    CallShape,
     Dependency,
     Finding,
     Outcome,
@@ -46,7 +47,7 @@ from harness.knowledge.model import (
     signature_text,
     walk,
 )
-from harness.knowledge.scan import reads_of
+from harness.knowledge.scan import call_shape, reads_of
 from harness.knowledge.upstream import c3, display
 
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
@@ -443,7 +444,7 @@ def _through_class(judge: JudgeContext, site: CallSite) -> bool:
         return False
     if site.receiver == "cls":
         return True
-    module = _module_at(judge, site.path)
+    module = module_at(judge, site.path)
     found = judge.index.resolve_in_scope(module, site.receiver) if module and site.receiver.replace(".", "").isidentifier() else None
     return found is not None and found.ok and found.ref.kind == "class"
 
@@ -473,14 +474,14 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
     declared to hold a class the plugin class does not derive from (vllm 0.18's LoRA
     `self.base_layer.forward(x)` on a VocabParallelEmbedding never runs a rotary embedding's
     forward): an Unreached with that reason. Undecided (a reason) where the call sits in an
-    upstream method the plugin's own subclasses of its class never run (see _taken_out)."""
+    upstream method the plugin's own subclasses of its class never run (see taken_out)."""
     if site.receiver == "super()":
         return False
     if site.narrowed and not {ref.path for ref in judge.plugin_mro(dep.plugin_class)} & set(site.narrowed):
         return False  # the caller left unless the receiver was one of those classes
     if site.typed and site.typed not in {ref.path for ref in judge.plugin_mro(dep.plugin_class)}:
         return Unreached(f"its receiver is declared to hold a {site.typed}, which {dep.plugin_class} does not derive from")
-    enclosing = _enclosing_method(judge, site)
+    enclosing = enclosing_method(judge, site)
     slot = displacing_slot(judge, *enclosing) if enclosing is not None else None
     if slot is not None:
         if slot_surely_set(judge, slot):
@@ -491,7 +492,7 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
         sibling = _failing_elsewhere(judge, dep, base, site) if base is not None and site.receiver != "super()" else None
         if sibling:
             return f"upstream's own {sibling} fails that call too"
-        return (_taken_out(judge, dep, *enclosing, depth) if enclosing is not None and depth < 3 else None) or True
+        return (taken_out(judge, dep, *enclosing, depth) if enclosing is not None and depth < 3 else None) or True
     caller, method = enclosing
     mro = judge.plugin_mro(dep.plugin_class)
     if caller not in mro:
@@ -501,7 +502,7 @@ def _reaches_override(judge: JudgeContext, dep: Dependency, site: CallSite, dept
     return depth >= 3 or _runs(judge, dep, caller, method, depth)
 
 
-def _taken_out(judge: JudgeContext, dep: Dependency, caller: Ref, method: str, depth: int) -> str | None:
+def taken_out(judge: JudgeContext, dep: Dependency, caller: Ref, method: str, depth: int) -> str | None:
     """Why a call in upstream's `caller.method` through another object than self is undecided
     when the plugin has taken that method out of the path of its own subclasses of `caller`:
     each redefines it (without super()), or calls it nowhere it can run (vllm 0.18's
@@ -605,11 +606,15 @@ def _keeps_from_running(judge: JudgeContext, path: str, cls: Ref, method: str) -
         return False
     if cls not in runs:
         return True
-    ahead = runs[: runs.index(cls)]
-    return any(_defines(judge, ref, method) for ref in ahead) and not any(
-        ref.module == "" and ref.qualname in judge.scan.classes
-        and any(r.access == "super" and r.member == method for r in judge.scan.classes[ref.qualname].self_refs)
-        for ref in ahead)
+    # the first class ahead of it that defines the method runs instead; a plugin class's
+    # `super().method(…)` hands the call on to the next one that defines it, and so on
+    for ref in runs[: runs.index(cls)]:
+        if not _defines(judge, ref, method):
+            continue
+        own = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
+        if own is None or not any(r.access == "super" and r.member == method for r in own.self_refs):
+            return True
+    return False
 
 
 def _slot_sets(judge: JudgeContext, slot_name: str) -> list[Dependency]:
@@ -645,14 +650,32 @@ def _named_mro(judge: JudgeContext, path: str) -> list[Ref] | None:
     return judge.index.mro(found.ref) if found is not None and found.ok and found.ref.kind == "class" else None
 
 
-def _module_at(judge: JudgeContext, relpath: str) -> str | None:
+def module_at(judge: JudgeContext, relpath: str) -> str | None:
     """The release module whose file is `relpath` (a CallSite's path), or None."""
     return next((name for name, (path, _) in judge.index.files.items() if path == relpath), None)
 
 
-def _enclosing_method(judge: JudgeContext, site: CallSite) -> tuple[Ref, str] | None:
+def enclosing_function(judge: JudgeContext, site: CallSite) -> Ref | None:
+    """The upstream module function or method (Ref kind "function") whose body holds the call
+    at `site` (the outermost one: a function nested in it runs only when it does); None at
+    module or class level."""
+    module = module_at(judge, site.path)
+    tree = judge.index.tree(module) if module else None
+    body, qualname = tree.body if tree else [], ""
+    while True:
+        node = next((n for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.lineno <= site.line <= (n.end_lineno or n.lineno)), None)
+        if node is None:
+            return None
+        qualname = f"{qualname}.{node.name}" if qualname else node.name
+        if not isinstance(node, ast.ClassDef):
+            return Ref("function", module, qualname)
+        body = node.body
+
+
+def enclosing_method(judge: JudgeContext, site: CallSite) -> tuple[Ref, str] | None:
     """(the upstream class, the method name) whose body holds the call at `site`, or None."""
-    module = _module_at(judge, site.path)
+    module = module_at(judge, site.path)
     tree = judge.index.tree(module) if module else None
     found = None
 
@@ -796,7 +819,14 @@ def _init_override(judge: JudgeContext, dep: Dependency, target: str) -> Finding
 def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Ref, target: str) -> Finding:
     shim = legacy_shim(judge, mro, dep.member)
     if shim is not None:
-        caller, where = shim
+        caller, where, calls = shim
+        refused = _shim_refuses(dep, calls, where.rsplit(":", 1)[0])
+        if refused is not None:
+            return Finding(**judge.base(dep, target), status=Status.signature_changed, breaking=True, successor=caller,
+                           successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
+                           detail=(f"{dep.member} is no longer declared on the platform bases; {caller} ({where}) still calls it through a legacy shim, "
+                                   f"but {dep.name}.{dep.member}{signature_text(dep.params or ())} cannot take that call: {refused}, a TypeError on that path"),
+                           risk=risk_of(dep, Status.signature_changed))
         detail = f"{dep.member} is no longer declared on the platform bases; {caller} ({where}) still calls it through a legacy shim, with a deprecation warning"
         return Finding(**judge.base(dep, target), status=Status.deprecated, successor=caller, successor_reason=f"the legacy shim that still calls {dep.member} ({where})",
                        detail=detail, risk=risk_of(dep, Status.deprecated))
@@ -846,10 +876,42 @@ def _called_through_platform(judge: JudgeContext, name: str) -> str | None:
     return None
 
 
-def legacy_shim(judge: JudgeContext, mro: list[Ref], name: str) -> tuple[str, str] | None:
+def _shim_refuses(dep: Dependency, calls: list[tuple[CallShape, int]], path: str) -> str | None:
+    """Why the override cannot take any of the calls a legacy shim makes of it (in the file
+    `path`: "the shim's call (path:line): why"),
+    or None. The shim calls the bound method it looked up (`legacy = getattr(self, hook,
+    None)` ... `return legacy()`, 0.5.23 platforms/interface.py:150-162), so the override is
+    bound to those calls as to any other: where none binds, the shim's path raises TypeError,
+    as a call of the method declared on the base did on 0.5.17 (signature_changed, breaking).
+    No call found (the value only tested or handed on), an override whose body only raises,
+    or a call that binds: not decided against it."""
+    if dep.params is None or dep.raises_only or not calls:
+        return None
+    refused = [(line, problem) for shape, line in calls for problem in [bind_problem(dep.params, shape, bool(dep.bound))]]
+    if any(problem is None or not problem[0] for _, problem in refused):
+        return None
+    line, (_, why) = refused[0]
+    return f"the shim's call ({path}:{line}): {why}"
+
+
+def _looked_up_calls(method: ast.AST, lookup: ast.Call) -> list[tuple[CallShape, int]]:
+    """The calls `method` makes of what `lookup` (a `getattr(self, …)`) returns: directly
+    (`getattr(self, hook)()`) or through a name assigned it (`legacy = getattr(self, hook,
+    None)` ... `legacy()`), with their lines."""
+    names = {
+        target.id
+        for stmt in walk(method) if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and stmt.value is lookup
+        for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(target, ast.Name)
+    }
+    return [(call_shape(call), call.lineno) for call in walk(method)
+            if isinstance(call, ast.Call) and (call.func is lookup or (isinstance(call.func, ast.Name) and call.func.id in names))]
+
+
+def legacy_shim(judge: JudgeContext, mro: list[Ref], name: str) -> tuple[str, str, list[tuple[CallShape, int]]] | None:
     """A method of a base that still calls `name` on the instance by name: `getattr(self,
     "name")` / `hasattr(self, "name")`, directly or through a table of legacy names (as
-    0.5.23's SRTPlatform.get_kv_pool_cls does with _LEGACY_KV_POOL_HOOKS)."""
+    0.5.23's SRTPlatform.get_kv_pool_cls does with _LEGACY_KV_POOL_HOOKS): (the method,
+    file:line of the lookup, the calls it makes of the looked-up value: _looked_up_calls)."""
     for cls in mro:
         if cls.kind != "class":
             continue
@@ -866,13 +928,18 @@ def legacy_shim(judge: JudgeContext, mro: list[Ref], name: str) -> tuple[str, st
         class_node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
         for method in (n for n in (class_node.body if class_node else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             names_used = {n.id for n in walk(method) if isinstance(n, ast.Name)}
+            lookups = []
             for call in (n for n in walk(method) if isinstance(n, ast.Call) and dotted(n.func) in ("getattr", "hasattr") and len(n.args) >= 2):
                 on_self = isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
                 key = call.args[1]
                 direct = isinstance(key, ast.Constant) and key.value == name
                 if on_self and (direct or (not isinstance(key, ast.Constant) and tables & names_used)):
-                    table = judge.index.table(cls.module)
-                    return f"{cls.path}.{method.name}", f"{table.path}:{call.lineno}"
+                    lookups.append(call)
+            if lookups:
+                # `hasattr` only tests; each `getattr` of the name may be called
+                calls = [found for call in lookups if dotted(call.func) == "getattr" for found in _looked_up_calls(method, call)]
+                table = judge.index.table(cls.module)
+                return f"{cls.path}.{method.name}", f"{table.path}:{lookups[0].lineno}", calls
     return None
 
 

@@ -45,6 +45,13 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
     for i, param in enumerate(base_pos):
         if i >= len(over_pos):
             if has_var:
+                # `*args` takes the parameter only when it comes by position: a call that passes
+                # it by keyword (0.5.23 model_loader/loader.py:568 passes `allow_patterns=` to
+                # filter_duplicate_safetensors_files) binds only to **kwargs or a parameter of
+                # that name. Whether one does is for upstream's calls to say (against_calls).
+                taker = over_names.get(param.name)
+                if i >= positional_only and param.kind == "pos" and not has_varkw and (taker is None or taker.kind not in ("pos", "kwonly")):
+                    problems.append((False, f"takes {param.name!r} only by position, in *args: a call passing {param.name}= fails"))
                 continue
             if i < positional_only:
                 problems.append((True, f"takes {len(over_pos)} positional arguments, every call passes at least {positional_only}"))
@@ -78,6 +85,42 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
     return (certain or problems)[0]
 
 
+def binds_no_call(base: tuple[Param, ...], override: tuple[Param, ...], positional_only: int = 0) -> str | None:
+    """Why no call that upstream's own signature `base` accepts can bind to `override` (a hook
+    with fewer parameters than the target's required ones: the AROUND closure
+    `(original_fn, self, logits_output, sampling_info)` for 0.5.23's Sampler.forward, whose
+    every call passes return_logprob ... positions), or None when some such call binds. Unlike
+    signature_incompatibility's certain problems, this needs no call site: whichever call
+    upstream makes, it fails. A hook that lacks only an optional parameter binds the calls that
+    leave it out, so it stays judged by the calls upstream makes. Decided by trying, for each
+    number k of leading parameters passed by position (at least the `positional_only` ones and
+    every positional-only one that is required), the call that passes the rest of the required
+    ones by keyword, and an optional one by keyword only where `override` requires that name.
+    A base with *args or **kwargs accepts calls of any shape: not decided (None)."""
+    if any(p.kind in ("var", "varkw") for p in base):
+        return None
+    base_pos = [p for p in base if p.kind in ("posonly", "pos")]
+    required_posonly = [i + 1 for i, p in enumerate(base_pos) if p.kind == "posonly" and p.default is None]
+    lowest = max([positional_only, *required_posonly])
+    over_pos = [p for p in override if p.kind in ("posonly", "pos")]
+    wanted = {p.name for p in override if p.default is None and p.kind in ("pos", "kwonly")}
+    plain = max([lowest, *(i + 1 for i, p in enumerate(base_pos) if p.default is None)])
+    reasons: dict[int, str] = {}
+    for k in range(min(lowest, len(base_pos)), len(base_pos) + 1):
+        taken = {p.name for p in over_pos[:k]}
+        rest = [p for p in base_pos[k:] if p.kind == "pos"] + [p for p in base if p.kind == "kwonly"]
+        keywords = tuple(p.name for p in rest if p.default is None or (p.name in wanted and p.name not in taken))
+        problem = bind_problem(override, CallShape(k, keywords, False, False), False)
+        if problem is None or not problem[0]:
+            return None
+        reasons[k] = problem[1]
+    if not reasons:
+        return None
+    k = plain if plain in reasons else min(reasons)
+    shown = ", ".join([*(p.name for p in base_pos[:k]), *(f"{p.name}=" for p in base if p.default is None and p not in base_pos[:k] and p.kind in ("pos", "kwonly"))])
+    return f"no call that upstream's own signature accepts binds it (the plain call ({shown}): {reasons[k]})"
+
+
 @dataclass(frozen=True)
 class Unreached:
     """What `reaches(site)` answers for a call that cannot land on the callable, with the reason
@@ -97,7 +140,8 @@ def failing_call(index: SymbolIndex, ref: Ref, bind, reaches) -> CallSite | None
     return None
 
 
-def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None, extra: CallSites | None = None) -> tuple[bool | None, str]:
+def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None, extra: CallSites | None = None,
+                  unbound: str | None = None) -> tuple[bool | None, str]:
     """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
     by the calls the release makes of `ref` (harness.knowledge.judge.callsites); `bind(site)` is
     bind_problem for one call; `reaches(site)`, when given, tells the calls that can land on the
@@ -107,7 +151,11 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     may call it; None (undecided) for a certain problem when no placed call fails but calls of the
     same name could not be placed (another receiver, too many modules to scan); otherwise the
     problem as it was. The detail names the calls checked (file:line). `extra`: calls that reach
-    the callable another way (callsites.instance_calls), judged with the rest."""
+    the callable another way (callsites.instance_calls), judged with the rest. `unbound`: why
+    no call valid for upstream's own signature binds the callable (binds_no_call), given only
+    where every call of `ref` lands on it (a hook: HookRegistry patches the target itself):
+    then whichever call upstream makes fails, so it is breaking without placing one, unless
+    nothing calls `ref` at all."""
     certain, message = problem
     sites = call_sites(index, ref)
     if extra is not None and (extra.calls or extra.unsure):
@@ -143,6 +191,8 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
         when = f" when {' and '.join(f'`{c}`' for c in under)}" if under else ""
         return True, f"{message}; upstream calls it at {site.describe()}: {why}, a TypeError on that path{when}{more}"
     checked = ", ".join(s.describe() for s in sites.calls[:6]) + (f" and {len(sites.calls) - 6} more" if len(sites.calls) > 6 else "")
+    if unbound is not None and (sites.calls or sites.unsure or _called_implicitly(index, ref) or not _never_called(index, ref)):
+        return True, f"{message}; {unbound}, so every call upstream makes of it raises TypeError (calls found: {checked or 'none placed'})"
     if sites.unsure or failing:
         unplaced = ", ".join(f"{s.where} ({s.receiver})" for s in sites.unsure[:4])
         if not failing and all(site.call_read and bind(site) is None for site in sites.unsure):

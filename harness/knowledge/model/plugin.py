@@ -290,6 +290,8 @@ class PluginClass:
     methods: dict[str, MethodDecl] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
     dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
+    # a class decorator or a class keyword (metaclass=…): either may write how the class is built
+    decorated: bool = False
     self_refs: list[SelfRef] = field(default_factory=list)
     # `self.<attr> = C(…)` in its methods -> the qualified paths of the classes (or callables)
     # constructed; "?" for any other value (a call on something else, a parameter, a literal)
@@ -412,8 +414,11 @@ _DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
 
 
 # Files a team runs plugin modules from: CI workflows, build and task files, scripts and docs
-_RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".gitlab-ci.yml", ".buildkite/*.yml", "Makefile", "Dockerfile*",
-              "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py")
+_RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".gitlab-ci.yml", ".gitlab-ci.yaml", ".buildkite/*.yml", ".buildkite/*.yaml",
+              ".buildkite/*/*.yml", ".buildkite/*/*.yaml", ".circleci/*.yml", ".circleci/*.yaml", "ci/*.yml", "ci/*.yaml", "Makefile", "Dockerfile*",
+              "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py",
+              # the rest of the docs a team writes (examples/README.md, benchmarks/*.md), to a bounded depth
+              "*.md", "*.rst", "*/*.md", "*/*.rst", "*/*/*.md", "*/*/*.rst", "*/*.sh", "*/*/*.sh")
 _RUN_FILES_MOST = 400  # a bound on what is read: a plugin checkout is not trusted
 # `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`
 _PYTHON_M = re.compile(r"\b(?:python[0-9.]*|torchrun|accelerate\s+launch)\b[^\n;&|`]*?\s-m\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
@@ -462,9 +467,17 @@ def run_entries(root: Path) -> list[tuple[str, str]]:
             text = path.read_text(errors="replace")
         except OSError:
             continue
-        for match in _PYTHON_M.finditer(text):
-            line = text.count("\n", 0, match.start()) + 1
-            found.append((match.group(1), f"run with `python -m {match.group(1)}` ({path.relative_to(root)}:{line})"))
+        # a command continued over lines: a shell `\` line end, a YAML folded or literal block
+        # (`run: >-` and indented lines), read as the one line the shell runs
+        joined = re.sub(r"\\\r?\n[ \t]*", " ", text)
+        if path.suffix in (".yml", ".yaml"):
+            joined = re.sub(r"\r?\n[ \t]+(?=\S)", " ", joined)
+        for match in _PYTHON_M.finditer(joined):
+            module = match.group(1)
+            # its line in the file as written: where the module name first follows a -m
+            at = re.search(rf"-m\s+{re.escape(module)}\b", text) or re.search(rf"\b{re.escape(module)}\b", text)
+            line = text.count("\n", 0, at.start() if at else 0) + 1
+            found.append((module, f"run with `python -m {module}` ({path.relative_to(root)}:{line})"))
     return list(dict.fromkeys(found))
 
 

@@ -13,12 +13,13 @@ from harness.knowledge.scan.syntax import ARCHITECTURE, call_shape
 from harness.knowledge.scan.uses import (
     reads_elsewhere_only,
     reads_of,
+    unnamed_private_function,
     plugin_function_params,
     registered_by_name,
     set_on_others,
 )
 
 __all__ = [
-    "ARCHITECTURE", "WRITE", "annotation_class", "call_shape", "leaves", "reads_elsewhere_only", "reads_of",
+    "ARCHITECTURE", "WRITE", "annotation_class", "call_shape", "leaves", "reads_elsewhere_only", "reads_of", "unnamed_private_function",
     "plugin_function_params", "registered_by_name", "scan_plugin", "set_on_others", "type_checking_imports"
 ]

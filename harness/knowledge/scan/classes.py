@@ -21,12 +21,14 @@ from harness.knowledge.model import (
     PluginScan,
     Ref,
     SelfFlag,
+    dotted,
     function_params,
     is_upstream,
     walk,
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.folding import OPAQUE, leaves, map_leaves, on_param
+from harness.knowledge.scan.syntax import call_shape
 from harness.knowledge.upstream import SymbolIndex, c3
 
 
@@ -40,11 +42,14 @@ class PluginClasses:
     calls: dict[str, set[str]]
     parameter_keys: list
     parameter_imports: list
+    parameter_hooks: list
+    plugin_calls: list
     call_arguments: dict
     dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]]
 
     def finish(self) -> None:
         """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
+        self._parameter_hooks()
         runtime = self._runs_in_hooks()
         for dep in self.scan.dependencies:
             if dep.kind != "hook":
@@ -64,6 +69,7 @@ class PluginClasses:
         self._instance_flags()
         self._parameter_keys()
         self._parameter_imports()
+        self._inherited_constructors()
 
     def _parameter_keys(self) -> None:
         """A registry read keyed by a function's parameter (`def reuse(name): return
@@ -75,6 +81,54 @@ class PluginClasses:
                 if isinstance(key, str):
                     self._dependency("registry_key", registry, module, node, ctx, name=key,
                                      expression=f"{ast.unparse(node)} with {param}={key!r} ({where})")
+
+    def _inherited_constructors(self) -> None:
+        """A call of a plugin class that builds itself with an upstream class's constructor
+        (none of its own classes defines `__init__`/`__new__` or is decorated) is a call of that
+        upstream class: one `call` dependency per call, judged against what upstream takes."""
+        constructors: dict[str, str | None] = {}
+        for module, call, ctx, qualified in self.plugin_calls:
+            if qualified not in self.scan.classes:
+                continue
+            if qualified not in constructors:
+                constructors[qualified] = self.inherited_constructor(qualified)
+            if constructors[qualified] is not None:
+                self._dependency("call", constructors[qualified], module, call, ctx, call=call_shape(call),
+                                 expression=f"{dotted(call.func)} (built by {constructors[qualified]})")
+
+    def inherited_constructor(self, path: str) -> str | None:
+        """The upstream class whose constructor builds an instance of the plugin class `path`:
+        the first class of its C3 MRO that is not the plugin's, when no plugin class before it
+        defines `__init__` or `__new__` or is decorated (`@dataclass` writes an `__init__`) or
+        takes a metaclass. None otherwise, or when that class is an outside one or not known."""
+        classes = self.scan.classes
+
+        def bases(ref: Ref) -> list[Ref]:
+            found = []
+            for base in classes[ref.qualname].bases:
+                resolved = self.index.resolve(base) if is_upstream(base) and base not in classes else None
+                found.append(Ref("class", "", base) if base in classes else resolved.ref if resolved is not None and resolved.ok
+                             else Ref("dynamic", "", base))
+            return found
+
+        for ref in c3(Ref("class", "", path), bases, lambda ref: self.index.mro(ref) if ref.module else None):
+            if ref.module == "" and ref.kind == "class":
+                cls = classes[ref.qualname]
+                if cls.decorated or {"__init__", "__new__"} & (set(cls.methods) | cls.names):
+                    return None
+                continue
+            return ref.path if ref.kind == "class" and ref.module else None
+        return None
+
+    def _parameter_hooks(self) -> None:
+        """A hook registered inside a helper from its parameters (`_hook("forward", fn,
+        HookType.AROUND)`) is one hook per call of the helper, its target, type and callable as
+        that call passes them (defaults filling the rest); with no such call, one hook read as
+        written (its target unknown)."""
+        for module, node, target, hook_type, hook, ctx in self.parameter_hooks:
+            bindings = self.caller_bindings(module, ctx.functions[-1], node.lineno)
+            for binding, where in bindings or [({}, "")]:
+                self._hook(module, node, target, hook_type, hook, replace(ctx, env={**ctx.env, **binding}), bound=where)
 
     def _parameter_imports(self) -> None:
         """`importlib.import_module(f"pkg.{name}.patch")` inside a function whose parameter

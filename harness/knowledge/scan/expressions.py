@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.engines import Kind, profile
@@ -15,6 +15,7 @@ from harness.knowledge.model import (
     CLASS_USE_CHECK,
     CallShape,
     Catch,
+    Const,
     Dependency,
     GuardCond,
     MethodDecl,
@@ -31,7 +32,7 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import SELF_HELD, WRITE
-from harness.knowledge.scan.folding import OPAQUE, Named
+from harness.knowledge.scan.folding import OPAQUE, Instance, Named, _Opaque, bind
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
     arg,
@@ -64,6 +65,15 @@ class Context:
     def scope(self) -> Scope:
         return "function" if self.functions else "module"
 
+
+def flag_owner(ctx: Context) -> tuple[str, str] | None:
+    """(self's name, its class) inside a method other than __init__: there a test of
+    `self.<flag>` reads what __init__ left (SelfFlag); inside __init__ it reads the flag midway."""
+    if ctx.cls is None or not ctx.self_name or ctx.method is None or ctx.method.name == "__init__":
+        return None
+    if any(d.rsplit(".", 1)[-1] in ("classmethod", "staticmethod") for d in ctx.method.decorators):
+        return None  # `cls.<name>` is the class's attribute, not what __init__ sets
+    return ctx.self_name, ctx.cls.path
 
 
 def partial_params(params: tuple[Param, ...], positional: int, keywords: list[str]) -> tuple[Param, ...]:
@@ -101,6 +111,9 @@ class Expressions:
     _tested: set[int]
     parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]]
     parameter_imports: list[tuple[str, ast.expr, Context]]
+    parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
+    plugin_calls: list[tuple[str, ast.Call, Context, str]]
+    stand_ins: dict[str, list[tuple[str, GuardCond]]]
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
 
     def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
@@ -109,6 +122,8 @@ class Expressions:
             return
         inner_chains: set[int] = set()
         for child in walk(node):
+            if isinstance(child, ast.NamedExpr) and isinstance(child.target, ast.Name):
+                ctx.env[child.target.id] = self.const(module, child.value, ctx.env)  # bound where the test runs
             if isinstance(child, ast.BoolOp):
                 self._tested.update(id(value) for value in child.values)
             elif isinstance(child, ast.IfExp):
@@ -117,7 +132,13 @@ class Expressions:
                 self._tested.update(id(value) for value in (child.left, *child.comparators))
             elif isinstance(child, ast.UnaryOp) and isinstance(child.op, ast.Not):
                 self._tested.add(id(child.operand))
+        unrolled = self._comprehensions(module, node, ctx)
+        branches = self._branch_guards(module, node, ctx)
+        base = ctx
         for child in walk(node):
+            if id(child) in unrolled:
+                continue
+            ctx = replace(base, guards=base.guards + branches[id(child)]) if id(child) in branches else base
             if isinstance(child, ast.Lambda):
                 for arg in child.args.args:
                     ctx.env.setdefault(arg.arg, OPAQUE)
@@ -133,6 +154,64 @@ class Expressions:
                 self._registry_key(module, child, ctx)
             elif isinstance(child, ast.Compare):
                 self._architecture_use(module, child, ctx)
+
+    def _branch_guards(self, module: str, node: ast.AST, ctx: Context) -> dict[int, tuple[GuardCond, ...]]:
+        """The tests an expression's own branches add, by node id: `a if t else b` runs `a`
+        only when `t` holds and `b` only when it does not; `x and y` evaluates `y` only when `x`
+        is true, `x or y` only when it is false (the language reference, "Boolean operations",
+        "Conditional expressions"). Read as an `if` statement's test is (Folding._guard)."""
+        if not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in walk(node)):
+            return {}
+        owner = flag_owner(ctx)  # as an `if` in the same method reads self.<flag>
+        extra: dict[int, tuple[GuardCond, ...]] = {}
+
+        def guard(test: ast.AST, negate: bool) -> GuardCond:
+            return self._guard(module, test, ctx.env, negate=negate, owner=owner, local=ctx.local)
+
+        def visit(n: ast.AST, guards: tuple[GuardCond, ...]) -> None:
+            if guards:
+                extra[id(n)] = guards
+            if isinstance(n, ast.IfExp):
+                visit(n.test, guards)
+                visit(n.body, guards + (guard(n.test, False),))
+                visit(n.orelse, guards + (guard(n.test, True),))
+                return
+            if isinstance(n, ast.BoolOp):
+                before = guards
+                for value in n.values:
+                    visit(value, before)
+                    before = before + (guard(value, isinstance(n.op, ast.Or)),)
+                return
+            for child in ast.iter_child_nodes(n):
+                visit(child, guards)
+
+        visit(node, ())
+        return extra
+
+    def _comprehensions(self, module: str, node: ast.AST, ctx: Context) -> set[int]:
+        """A comprehension over folded constants (`[import_module(P + n) for n in NAMES if
+        ENABLED[n]]`) is read as the loop it stands for: its element once per value, with the
+        target bound to it (a value its conditions fold to false left out). Returns the ids of
+        the nodes so read, which the caller then skips."""
+        unrolled: set[int] = set()
+        for child in walk(node):
+            if (id(child) in unrolled or not isinstance(child, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+                    or len(child.generators) != 1 or child.generators[0].is_async):
+                continue
+            generator = child.generators[0]
+            values = self.const(module, generator.iter, ctx.env)
+            values = list(values) if isinstance(values, dict) else values
+            if not isinstance(values, list) or len(values) > 256:
+                continue
+            parts = [child.key, child.value] if isinstance(child, ast.DictComp) else [child.elt]
+            unrolled.update(id(n) for part in [*parts, *generator.ifs] for n in walk(part))
+            for value in values:
+                inner = replace(ctx, env={**ctx.env, **bind(generator.target, value)})
+                if any(self.const(module, test, inner.env) is False for test in generator.ifs):
+                    continue
+                for part in [*parts, *generator.ifs]:
+                    self._expressions(module, part, inner)
+        return unrolled
 
     def _registry_key(self, module: str, node: ast.Subscript, ctx: Context) -> None:
         """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
@@ -228,7 +307,7 @@ class Expressions:
         if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
             self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), ctx)
             return
-        if "attention_backend" in engine.kinds and name.endswith("register_attention_backend") and call.args:
+        if "attention_backend" in engine.kinds and qualified.endswith("register_attention_backend") and call.args:
             backend = self.const(module, call.args[0], env)
             self._dependency("attention_backend", qualified, module, call, ctx, name=backend if isinstance(backend, str) else "?")
             return
@@ -236,8 +315,8 @@ class Expressions:
             owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
             if is_upstream(owner) and isinstance(attr, str):
-                value = self.qualify(module, dotted(call.args[2]), env) if len(call.args) > 2 else None
-                self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=None if is_upstream(value) else value)
+                value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
+                self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=value, params=params)
             else:
                 self._sets_member(module, call, ctx, call.args[0], attr)
             return
@@ -265,7 +344,7 @@ class Expressions:
             elif isinstance(attr, str):
                 self._field(module, call, ctx, call.args[0], attr)
             return
-        if name.endswith(("import_module", "__import__")) and call.args:
+        if qualified.endswith(("import_module", "__import__")) and call.args:
             self._dynamic_import(module, call, ctx)
             return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
@@ -296,6 +375,8 @@ class Expressions:
             self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
+        if name and not is_upstream(qualified):
+            self.plugin_calls.append((module, call, ctx, qualified))
         self._kernel_key(module, call, ctx)
 
     def _sets_member(self, module: str, call: ast.Call, ctx: Context, obj: ast.expr, attr) -> None:
@@ -310,6 +391,8 @@ class Expressions:
                 ctx.cls.dynamic = True
 
     def _dynamic_import(self, module: str, call: ast.Call, ctx: Context) -> None:
+        if any(isinstance(guard.cond, Const) and not guard.cond.value for guard in ctx.guards):
+            return  # under a test that folds to false here (`if enabled:` over a constant table): never made
         target = self.const(module, call.args[0], ctx.env)
         if not isinstance(target, str) and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(call.args[0])):
             # built from the function's parameters or locals: what its callers pass (finish()), or
@@ -321,8 +404,9 @@ class Expressions:
             # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
             # a name from elsewhere (a registry entry's module_path) says nothing about which
             if self._discovers(module):
-                package = module if self.files[module][1] else module.rpartition(".")[0]
-                self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
+                own = module if self.files[module][1] else module.rpartition(".")[0]
+                for package in self._listed_packages(module) or [own]:
+                    self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
             return
         if target.startswith("."):
             package = self.const(module, arg(call, 1, "package"), ctx.env)
@@ -361,6 +445,19 @@ class Expressions:
             return []
         pattern = re.compile("".join(re.escape(p) if isinstance(p, str) else r"\w+" for p in parts))
         return [name for name in self.files if pattern.fullmatch(name)]
+
+    def _listed_packages(self, module: str) -> list[str]:
+        """The packages `pkgutil.iter_modules(path, prefix=P)` / `walk_packages(…, prefix=P)`
+        calls in `module` list, from the prefix they give each name (`__package__ + ".utils."`
+        lists `<package>.utils`: pkgutil's docs); empty when no prefix folds to a name."""
+        tree = self.tree(module)
+        found = []
+        for node in walk(tree) if tree else []:
+            if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in ("iter_modules", "walk_packages"):
+                prefix = self.const(module, arg(node, 1, "prefix"), {})
+                if isinstance(prefix, str) and prefix.endswith(".") and len(prefix) > 1:
+                    found.append(prefix[:-1])
+        return found
 
     def _discovers(self, module: str) -> bool:
         """Whether the module lists files or modules (pkgutil.iter_modules / walk_packages,
@@ -442,7 +539,15 @@ class Expressions:
         if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
             self._hook(module, decorator, arg(decorator, 0, "target"), arg(decorator, 1, "type"), owner, ctx)
 
-    def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context) -> None:
+    def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context, bound: str | None = None) -> None:
+        if bound is None and ctx.functions and any(
+            isinstance(n, ast.Name) and n.id in ctx.local and isinstance(ctx.env.get(n.id), (Instance, _Opaque))
+            for part in (target_node, type_node, hook_node) if part is not None for n in walk(part)
+        ):
+            # `def _hook(attr, fn, kind=AFTER): HookRegistry.register(f"…:{attr}", fn, kind)`: one
+            # hook per call of the helper, with what that call passes (finish())
+            self.parameter_hooks.append((module, node, target_node, type_node, hook_node, ctx))
+            return
         target = self.const(module, target_node, ctx.env)
         hook_type = "AFTER"  # HookRegistry's default
         if type_node is not None:
@@ -457,7 +562,7 @@ class Expressions:
                 hook_type = (dotted(type_node) or "?").rsplit(".", 1)[-1].upper()
         hook_path, definition, params = self._hook_signature(module, hook_node, ctx)
         kinds = {p.kind for p in params or ()}
-        expression = ast.unparse(target_node) if target_node is not None else "?"
+        expression = (ast.unparse(target_node) if target_node is not None else "?") + (f" as called at {bound}" if bound else "")
         if hook_path:
             self.hook_callables[hook_path] = target if isinstance(target, str) else expression
         self._dependency(
@@ -517,12 +622,17 @@ class Expressions:
                 loaded = self.const(module, target.value, env)
                 owner = loaded.path if isinstance(loaded, Named) else None
             if is_upstream(owner):
-                value = self.qualify(module, dotted(stmt.value), env) if getattr(stmt, "value", None) is not None else None
-                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=None if is_upstream(value) else value)
+                value, params = self._patch_value(module, getattr(stmt, "value", None), ctx)
+                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=value, params=params)
             elif engine.server_args and dotted(target.value) in engine.server_args_names and owner is None:
                 self._dependency("server_arg", f"{engine.server_args}.{target.attr}", module, stmt, ctx, name=target.attr)
             else:  # `v.x += 1` reads x first
                 self._field(module, target, ctx, how=None if isinstance(stmt, ast.AugAssign) else WRITE)
+        elif isinstance(target, ast.Subscript) and self._namespace_of(module, target.value, env) and isinstance(key := self.const(module, target.slice, env), str):
+            # `mod.__dict__["f"] = g`, `vars(mod)["f"] = g`: the same as `mod.f = g`
+            owner = self._namespace_of(module, target.value, env)
+            value, params = self._patch_value(module, stmt.value, ctx)
+            self._dependency("patch", f"{owner}.{key}", module, stmt, ctx, how="assign", hook=value, params=params)
         elif isinstance(target, ast.Subscript):
             owner = self.qualify(module, dotted(target.value), env)
             key = self.const(module, target.slice, env)
@@ -535,8 +645,39 @@ class Expressions:
             if isinstance(key, str) and key == engine.external_model_env and (dotted(target.value) or "").endswith("environ"):
                 self._model_package(module, self.const(module, stmt.value, env), ctx)
 
+    def _patch_value(self, module: str, node: ast.AST | None, ctx: Context) -> tuple[str | None, tuple[Param, ...] | None]:
+        """(the plugin callable a patch sets, its parameters as callers see them), each None when
+        not known; the path is None when the patch sets an upstream object or a value that is no
+        plugin callable by name. `f = own_f` gives own_f; a call (`wrap(f)`, `make(cfg)`,
+        `functools.partial(own_f, …)`) gives what it returns when that is a plugin function it
+        defines, its bound arguments taken away (_hook_signature), not the function called."""
+        if node is None or isinstance(node, ast.Lambda):
+            return None, None
+        if isinstance(node, ast.Call):
+            callee = self.qualify(module, dotted(node.func), ctx.env)
+            if callee is None or is_upstream(callee):
+                return None, None
+            path, _, params = self._hook_signature(module, node, ctx)
+            return (None, None) if path is None or is_upstream(path) else (path, params)
+        value = self.qualify(module, dotted(node), ctx.env)
+        if value is None or is_upstream(value):
+            return None, None
+        return value, self._hook_signature(module, node, ctx)[2]
+
+    def _namespace_of(self, module: str, node: ast.AST, env: dict) -> str | None:
+        """The upstream module or class whose namespace `node` is (`mod.__dict__`, `vars(mod)`),
+        or None."""
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            owner = self.qualify(module, dotted(node.value), env)
+        elif isinstance(node, ast.Call) and dotted(node.func) == "vars" and len(node.args) == 1:
+            owner = self.qualify(module, dotted(node.args[0]), env)
+        else:
+            return None
+        return owner if is_upstream(owner) else None
+
     def _dependency(self, kind: Kind, target: str | None, module: str, node: ast.AST, ctx: Context, **fields) -> None:
+        guards = ctx.guards + tuple(guard for path, guard in self.stand_ins.get(module, ()) if target and (target == path or target.startswith(f"{path}.")))
         self.scan.dependencies.append(Dependency(
             kind, target, module, self.relfile(module), node.lineno,
-            scope=ctx.scope, guards=ctx.guards, catches=ctx.catches, enclosing=ctx.functions, **fields,
+            scope=ctx.scope, guards=guards, catches=ctx.catches, enclosing=ctx.functions, **fields,
         ))

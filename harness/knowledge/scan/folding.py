@@ -50,6 +50,10 @@ _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg
 # ----------------------------------------------------------------------------- values
 
 
+_SEQUENCE_BUILTINS = ("list", "tuple", "sorted", "set", "frozenset")
+_NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
+
+
 class _Opaque:
     """A value the constant folder cannot know (a call result, a parameter)."""
 
@@ -176,6 +180,7 @@ class Folding:
     files: dict[str, tuple[Path, bool]]
     index: SymbolIndex
     none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve]  # (module, imported path) -> "the import resolves"
+    star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
 
     def qualify(self, module: str, expression: str | None, env: dict | None = None, _seen: frozenset = frozenset()) -> str | None:
         """The absolute dotted path a name in `module` refers to (plugin or upstream), or None
@@ -191,7 +196,8 @@ class Folding:
             return f"{local.path}.{rest}" if rest else local.path
         binding = self.table(module).names.get(head)
         if binding is None:
-            return None
+            base = self._star_bound(module, head, _seen)
+            return None if base is None else f"{base}.{rest}" if rest else base
         if binding.kind in ("def", "class", "value"):
             base = f"{module}.{head}"
         elif binding.kind == "module":
@@ -207,6 +213,26 @@ class Folding:
         else:
             return None
         return f"{base}.{rest}" if rest else base
+
+    def _star_bound(self, module: str, name: str, seen: frozenset) -> str | None:
+        """The path a name that `module` binds only through `from m import *` refers to: the
+        first star-imported upstream module that has it (a public name: `__all__` or no leading
+        underscore, as the import system's star rule), or what a star-imported plugin module
+        binds it to; None when none does (a builtin, a local)."""
+        key = (module, name)
+        if key not in self.star_names:
+            found = None
+            for star in self.table(module).star_imports:
+                if star in self.files:
+                    found = self.qualify(star, name, None, seen)
+                elif is_upstream(star) and self.index.resolve(f"{star}.{name}").ok:
+                    table = self.index.table(star)
+                    exported = table.all_names if table is not None and not table.all_unknown else None
+                    found = f"{star}.{name}" if (name in exported if exported is not None else not name.startswith("_")) else None
+                if found:
+                    break
+            self.star_names[key] = found
+        return self.star_names[key]
 
     def upstream_ref(self, dotted_path: str | None) -> Ref | None:
         if not is_upstream(dotted_path):
@@ -234,10 +260,17 @@ class Folding:
             return self.module_constant(module, node.id, depth + 1)
         if isinstance(node, ast.Attribute):
             owner = self.qualify(module, dotted(node.value), env)
+            if owner and node.attr in _NAME_ATTRIBUTES:
+                named = self._name_attribute(owner, node.attr)
+                if named is not None:
+                    return named
             if owner in self.files:
                 return self.module_constant(owner, node.attr, depth + 1)
             if f"{owner}.{node.attr}" in profile().version_reads:
                 return RunningVersion(parsed=False)
+            held = self.class_constant(owner, node.attr, depth + 1) if owner else OPAQUE
+            if held is not OPAQUE:
+                return held
             return Named(f"{owner}.{node.attr}") if owner else OPAQUE
         if isinstance(node, ast.JoinedStr):
             pieces = []
@@ -281,6 +314,13 @@ class Folding:
         if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
             loaded = self.const(module, node.slice, env, depth + 1)
             return Named(loaded) if isinstance(loaded, str) and is_upstream(loaded) else OPAQUE
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # TABLE["key"], PAIR[0] of folded constants
+            container, key = self.const(module, node.value, env, depth + 1), self.const(module, node.slice, env, depth + 1)
+            if isinstance(container, dict) and not isinstance(key, (list, dict)) and key in container:
+                return container[key]
+            if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
+                return container[key]
+            return OPAQUE
         if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
             cond = self.condition(module, node, env, depth + 1)
             if isinstance(cond, Const):
@@ -292,7 +332,7 @@ class Folding:
         name = dotted(node.func) or ""
         qualified = self.qualify(module, name, env) or name
         args = node.args
-        if name.endswith("import_module") and args:
+        if qualified.endswith("import_module") and args:
             imported = self.const(module, args[0], env, depth + 1)
             return Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
         if qualified == "sys.modules.get" and args:
@@ -309,6 +349,16 @@ class Folding:
             if isinstance(inner, RunningVersion):
                 return RunningVersion(parsed=True)
             return VersionLiteral(inner) if isinstance(inner, str) else OPAQUE
+        if name in _SEQUENCE_BUILTINS and qualified == name and len(args) == 1 and not node.keywords:
+            # list(x) / tuple(x) / sorted(x) / set(x) of folded constants: its elements (a dict's keys)
+            inner = self.const(module, args[0], env, depth + 1)
+            if isinstance(inner, dict):
+                inner = list(inner)
+            if not isinstance(inner, list):
+                return OPAQUE
+            if name == "sorted":
+                return sorted(inner) if all(isinstance(e, str) for e in inner) else OPAQUE
+            return inner
         if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
             cond = self.condition(module, node, env, depth + 1)
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
@@ -462,6 +512,59 @@ class Folding:
         qualified = self.qualify(module, name)
         return Named(qualified) if qualified else OPAQUE
 
+    def _name_attribute(self, path: str, attr: str) -> str | None:
+        """`__name__` of a module, `__module__` / `__qualname__` / `__name__` of a class or
+        function, for a plugin or upstream one named by `path` (where it is defined, as Python
+        sets them: the data model's "Special attributes"); None when `path` is none of these."""
+        if path in self.files:
+            found = ("module", path, "")
+        elif (plugin := self._plugin_definition(path)) is not None:
+            found = ("class", plugin[0], path[len(plugin[0]) + 1:])
+        elif is_upstream(path) and (ref := self.upstream_ref(path)) is not None and ref.kind in ("module", "class", "function"):
+            found = (ref.kind, ref.module, ref.qualname)
+        else:
+            return None
+        kind, owner, qualname = found
+        if kind == "module":
+            return owner if attr == "__name__" else None
+        return {"__module__": owner, "__qualname__": qualname, "__name__": qualname.rsplit(".", 1)[-1]}[attr]
+
+    def _plugin_definition(self, path: str) -> tuple[str, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """(module, definition) of the plugin class or function `path` (`pkg.mod.Class`, a
+        nested class by its qualname), or None."""
+        module, _, qualname = path.rpartition(".")
+        while module and module not in self.files:
+            module, _, head = module.rpartition(".")
+            qualname = f"{head}.{qualname}"
+        tree = self.tree(module) if module else None
+        body, found = tree.body if tree else [], None
+        for part in qualname.split("."):
+            found = next((n for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == part), None)
+            if found is None:
+                return None
+            body = found.body
+        return (module, found) if found is not None else None
+
+    def class_constant(self, path: str, attr: str, depth: int):
+        """What `attr` holds in the body of the plugin class `path` (`platform_cls = "pkg.X"`,
+        the last binding in the body), else in its plugin bases in order; OPAQUE when not known."""
+        found = self._plugin_definition(path) if depth <= 20 else None
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return OPAQUE
+        module, cls = found
+        for stmt in reversed(cls.body):
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
+                return self.const(module, stmt.value, {}, depth + 1)
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr and stmt.value is not None:
+                return self.const(module, stmt.value, {}, depth + 1)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == attr:
+                return Named(f"{path}.{attr}")
+        for base in cls.bases:
+            held = self.class_constant(self.qualify(module, dotted(base)) or "", attr, depth + 1)
+            if held is not OPAQUE:
+                return held
+        return OPAQUE
+
     # ------------------------------------------------------------- guard conditions
 
     def condition(self, module: str, node: ast.AST, env: dict, depth: int = 0, local: frozenset[str] = frozenset()) -> Cond:
@@ -476,6 +579,8 @@ class Folding:
             return AllOf(conds) if isinstance(node.op, ast.And) else AnyOf(conds)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return Not(self.condition(module, node.operand, env, depth + 1, local))
+        if isinstance(node, ast.NamedExpr):  # `(m := sys.modules.get(N))`: tests what it binds
+            return self.condition(module, node.value, env, depth + 1, local)
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             qualified = self.qualify(module, name, env) or name
@@ -499,6 +604,8 @@ class Folding:
                 return ModuleExists(path) if isinstance(path, str) and is_upstream(path) else UNDECIDED
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, op, right = node.left, node.ops[0], node.comparators[0]
+            if isinstance(left, ast.NamedExpr):
+                left = left.target
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
                 named = env.get(left.id) if isinstance(left, ast.Name) else None
                 fallback = self.none_fallbacks.get((module, named.path)) if isinstance(named, Named) else None
@@ -509,6 +616,9 @@ class Folding:
                     return inner if isinstance(op, ast.IsNot) else Not(inner)
             if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, ast.Call):
                 key, registry = self.const(module, left, env, depth + 1), self.qualify(module, dotted(right), env)
+                if registry == "sys.modules" and isinstance(key, str) and is_upstream(key):
+                    # loaded only if it exists: on a release without the module, never true
+                    return ModuleExists(key) if isinstance(op, ast.In) else Not(ModuleExists(key))
                 if isinstance(key, str) and is_upstream(registry):  # `"dsa" in ATTENTION_BACKENDS`
                     return HasKey(registry, key) if isinstance(op, ast.In) else Not(HasKey(registry, key))
             if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ast.Call) and dotted(right.func) in ("dir", "vars"):

@@ -55,7 +55,7 @@ from harness.knowledge.model import (
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class
 from harness.knowledge.scan.classes import PluginClasses
-from harness.knowledge.scan.expressions import Context, Expressions
+from harness.knowledge.scan.expressions import Context, Expressions, flag_owner
 from harness.knowledge.scan.folding import (
     OPAQUE,
     Condition,
@@ -114,16 +114,6 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     return scan
 
 
-def _flag_owner(ctx: Context) -> tuple[str, str] | None:
-    """(self's name, its class) inside a method other than __init__: there a test of
-    `self.<flag>` reads what __init__ left (SelfFlag); inside __init__ it reads the flag midway."""
-    if ctx.cls is None or not ctx.self_name or ctx.method is None or ctx.method.name == "__init__":
-        return None
-    if any(d.rsplit(".", 1)[-1] in ("classmethod", "staticmethod") for d in ctx.method.decorators):
-        return None  # `cls.<name>` is the class's attribute, not what __init__ sets
-    return ctx.self_name, ctx.cls.path
-
-
 class Scanner(Expressions, Registrations, PluginClasses, Folding):
     """Reads every module of one plugin checkout into a PluginScan."""
 
@@ -138,12 +128,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
         self.none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve] = {}  # (module, imported path) -> "the import resolves"
         self._future_annotations: set[str] = set()
+        self.star_names: dict[tuple[str, str], str | None] = {}
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._tested: set[int] = set()  # ids of expressions whose value is only tested (an if / while test, a BoolOp operand)
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
         self.parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]] = []
         # import_module arguments built from a function's parameters: (module, the argument, its context)
         self.parameter_imports: list[tuple[str, ast.expr, Context]] = []
+        # hook registrations whose target, type or callable is a function's parameter: (module, the
+        # registering node, target, type, callable, its context)
+        # module -> (upstream path, "the import resolves"): a name an `except ImportError` handler
+        # binds to the plugin's own stand-in; what uses it depends on upstream only under that guard
+        self.stand_ins: dict[str, list[tuple[str, GuardCond]]] = {}
+        # calls of plugin names, judged once every class is known: (module, the call, its context, the qualified name)
+        self.plugin_calls: list[tuple[str, ast.Call, Context, str]] = []
+        self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
         # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
         self.call_arguments: dict[str, list[tuple[str, ast.Call, dict]]] = {}
         self._relfiles: dict[str, str] = {}
@@ -299,7 +298,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if isinstance(stmt, ast.If):
             self._tested.add(id(stmt.test))
             self._expressions(module, stmt.test, ctx)
-            owner = _flag_owner(ctx)
+            owner = flag_owner(ctx)
             self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),)))
             if stmt.orelse:
                 self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner, local=ctx.local),)))
@@ -443,9 +442,19 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # name wherever it is used (guarded by `f is not None`), not an unknown value
         fallbacks = {name for handler in stmt.handlers for name in none_assigned(handler.body)}
         others = {name for handler in stmt.handlers for name in assigned_in_all(handler.body)} - fallbacks
+        # `except ImportError: def f(...): …` (or a lambda, a plugin value): f is upstream's where
+        # the import resolves, the plugin's stand-in elsewhere
+        stand_ins = {name: node.lineno for handler in stmt.handlers for node in handler.body for name in assigned_in(node)
+                     if name in others and not isinstance(node, (ast.Import, ast.ImportFrom))
+                     and not (isinstance(node, ast.Assign) and is_upstream(self.qualify(module, dotted(node.value), ctx.env)))}
         for name, path in imported_names(module, self.files[module][1], stmt.body).items():
             if name not in others:
                 ctx.env[name] = Named(path)
+            elif name in stand_ins and catches_import and imports:
+                ctx.env[name] = Named(path)
+                resolves = ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
+                self.stand_ins.setdefault(module, []).append((path, GuardCond(
+                    resolves, f"the import at line {stmt.lineno} resolves (else {name} is the plugin's own, line {stand_ins[name]})", stmt.lineno)))
             if name in fallbacks and catches_import:  # `name is not None` means "the import resolved"
                 self.none_fallbacks[(module, path)] = ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
         for node in stmt.body:
@@ -507,7 +516,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             bases.append(qualified or f"?{ast.unparse(base)}")
             if is_upstream(qualified):  # the class statement needs a class there (not a function)
                 self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
-        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases)
+        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases, decorated=bool(node.decorator_list or node.keywords))
         self.scan.classes[path] = cls
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -515,12 +524,33 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 cls.methods.setdefault(stmt.name, MethodDecl(stmt.name, stmt.lineno, function_params(stmt.args), decorators, raises_only(stmt)))
                 if stmt.name in ("__getattr__", "__getattribute__"):
                     cls.dynamic = True
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                assigned_method = self._assigned_method(module, stmt.targets[0].id, stmt, ctx)
+                if assigned_method is not None:
+                    cls.methods.setdefault(stmt.targets[0].id, assigned_method)
             for name in assigned_in(stmt):
                 cls.names.add(name)
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
         if not ctx.functions and ctx.cls is None:
             ctx.env[node.name] = Named(path)
+
+    def _assigned_method(self, module: str, name: str, stmt: ast.Assign, ctx: Context) -> MethodDecl | None:
+        """A method bound by assignment in a class body: `m = _plugin_fn`, `m = lambda self: …`,
+        `m = staticmethod(fn)` / `classmethod(fn)` (a function in a class body is a method however
+        it got there: Python's data model, "Functions"). None for any other value."""
+        value, decorators = stmt.value, ()
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and dotted(value.func) in ("staticmethod", "classmethod"):
+            value, decorators = value.args[0], (dotted(value.func),)
+        if isinstance(value, ast.Lambda):
+            return MethodDecl(name, stmt.lineno, function_params(value.args), decorators)
+        path = self.qualify(module, dotted(value), ctx.env) if isinstance(value, (ast.Name, ast.Attribute)) else None
+        found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        function = found[1]
+        own = tuple(filter(None, (dotted(d) for d in function.decorator_list)))
+        return MethodDecl(name, stmt.lineno, function_params(function.args), decorators + own, raises_only(function))
 
     def _import(self, module: str, stmt: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         env = ctx.env

@@ -11,6 +11,7 @@ of a plugin class reaches only that class's own hierarchy; any other receiver ma
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,6 +39,25 @@ def reads_of(scan: PluginScan, name: str) -> list[Read]:
     for module, tree in _trees_mentioning(scan, name.encode()):
         _Reads(module.name, module.file, name, _imported_names(tree, module.name, module.is_package), found).visit(tree, None, False, None, {})
     return found
+
+
+def unnamed_private_function(scan: PluginScan, path: str) -> bool:
+    """Whether `path` ("pkg.mod._helper") is an undecorated module-level function whose name
+    says it is the module's own (a leading underscore: not part of its interface, PEP 8) and
+    that no plugin source names anywhere else: no call, reference or string of it (a word
+    search, so a mention in a comment counts too). Nothing can then call it."""
+    module, _, name = path.rpartition(".")
+    if module not in scan.modules or not name.startswith("_") or name.startswith("__"):
+        return False
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    mentions = 0
+    for found, tree in _trees_mentioning(scan, name.encode()):
+        source = module_source(scan.root / found.file, scan.root)
+        mentions += len(word.findall(source))
+        if found.name == module and not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name and not node.decorator_list
+                                            for node in tree.body):
+            return False
+    return mentions == 1
 
 
 def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):

@@ -135,6 +135,8 @@ class _Extractor:
                     self._class_attribute(target.value.id, target.attr)
                 for name in _assigned_names(target):
                     alias = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) and isinstance(target, ast.Name) else None
+                    if alias == name and name in names:
+                        continue  # `X = X` (a back-compat block) rebinds what X already is: an import, a class, a value
                     if alternative and not alias and name in names and names[name].kind != "value":
                         if alternative == "except" and names[name].kind == "from":
                             names[name] = names[name]._replace(fallback=True)

@@ -1,0 +1,401 @@
+"""What an expression holds is read the same however the plugin spells it (issue 34, items 2 and
+3): each rule below holds one semantics written at least three ways, and a negative where the
+verdict flips. The upstream pair is kinds_support's 0.9.0 -> 0.10.0 (torchao_utils gone in
+0.10.0)."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import INTERFACE_WITHOUT_MHA_POOL, check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target
+
+GONE = "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model"
+TORCHAO = "sglang.srt.layers.torchao_utils"
+BACKEND = "from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory, new={
+        **INTERFACE_WITHOUT_MHA_POOL,
+        # a back-compat block rebinding names to themselves, whatever bound them first
+        "sglang/srt/layers/attention/compat.py": """
+            from sglang.srt.layers.sampler import Sampler
+            import sglang.srt.layers.sampler as sampler_module
+
+            class Metadata:
+                pass
+
+            LIMIT = 4
+
+            Sampler = Sampler
+            sampler_module = sampler_module
+            Metadata = Metadata
+            LIMIT = LIMIT
+            """,
+        # a module function upstream calls with a keyword, from another module and from its own
+        "sglang/srt/layers/rope.py": """
+            def get_rope(head_size, base, scaling=None):
+                return head_size
+
+
+            def default_rope():
+                return get_rope(64, 10000)
+            """,
+        "sglang/srt/models/llama.py": """
+            from sglang.srt.layers import rope
+
+            def build(config):
+                return rope.get_rope(config.head_size, config.base, scaling=config.scaling)
+            """,
+    })
+
+
+def _live(doc: dict, module_file: str) -> bool:
+    return any(f["live"] for f in doc["findings"] if f["file"] == module_file)
+
+
+# ---------------------------------------------------------------- module names built at run time
+NAMES = {
+    # the names come from a class attribute and a dict's keys, through list() and +, in a comprehension
+    "comprehension": """
+        import importlib
+
+        class Backends:
+            DEFAULT = ["alpha"]
+            EXTRA = {"beta": "paged"}
+
+        def register():
+            names = Backends.DEFAULT + list(Backends.EXTRA)
+            return [importlib.import_module(__name__ + ".backends." + n) for n in names]
+        """,
+    # import_module under another name, over sorted() of a tuple
+    "aliased_import_module": """
+        from importlib import import_module as load
+
+        NAMES = ("beta", "alpha")
+
+        def register():
+            for name in sorted(NAMES):
+                load(f"p.backends.{name}")
+        """,
+    # a table of flags: a backend whose flag is the constant False is never imported
+    "flag_table": """
+        import importlib
+
+        ENABLED = {"alpha": True, "beta": True, "gamma": False}
+
+        def register():
+            for name, enabled in ENABLED.items():
+                if enabled:
+                    importlib.import_module(f"p.backends.{name}")
+        """,
+    "comprehension_filter": """
+        import importlib
+
+        ENABLED = {"alpha": True, "beta": True, "gamma": False}
+
+        def register():
+            return {n: importlib.import_module(f"p.backends.{n}") for n in ENABLED if ENABLED[n]}
+        """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NAMES))
+def test_modules_named_from_folded_constants_are_live_and_no_others(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": NAMES[spelling],
+                             "p/backends/__init__.py": "", **{f"p/backends/{b}.py": BACKEND for b in ("alpha", "beta", "gamma")}})
+    code, doc = check(root, new)
+    assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/backends/beta.py"), _live(doc, "p/backends/gamma.py")) == (True, True, False)
+    assert code == 1
+
+
+# ---------------------------------------------------------------- a patch through sys.modules
+PATCHES = {
+    "in_sys_modules": """
+        import sys
+
+        NAME = "sglang.srt.layers.torchao_utils"
+
+        def register():
+            if NAME in sys.modules:
+                sys.modules[NAME].apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "walrus_get": """
+        import sys
+
+        def register():
+            if (mod := sys.modules.get("sglang.srt.layers.torchao_utils")) is not None:
+                setattr(mod, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "aliased_modules": """
+        from sys import modules as loaded
+
+        def register():
+            mod = loaded.get("sglang.srt.layers.torchao_utils")
+            if mod is not None:
+                mod.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PATCHES))
+def test_a_patch_through_sys_modules_of_a_module_gone_never_happens(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": PATCHES[spelling]})
+    code, doc = check(root, new)
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["status"], patch["breaking"]) == ("missing", False), patch
+    assert code == 0
+
+
+# ---------------------------------------------------------------- the branches of one expression
+BRANCHES = {
+    # (the plugin's function body, whether the missing member is read where it fails)
+    "and": ("return hasattr(sampler, 'gone') and sampler.gone()", False),
+    "ternary": ("return sampler.gone() if hasattr(sampler, 'gone') else None", False),
+    "or_not": ("return not hasattr(sampler, 'gone') or sampler.gone()", False),
+    "ternary_else": ("return None if hasattr(sampler, 'gone') else sampler.gone()", True),
+    "runtime_ternary": ("return sampler.gone() if n == 0 else None", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BRANCHES))
+def test_a_read_in_a_branch_of_an_expression_runs_under_its_test(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    body, breaks = BRANCHES[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+import sglang.srt.layers.sampler as sampler
+
+
+def register(n=0):
+    {body}
+"""})
+    code, doc = check(root, new)
+    read = by_target(doc["findings"])["sglang.srt.layers.sampler.gone"]
+    assert read["status"] == "missing" and read["breaking"] is breaks, read
+    if spelling == "runtime_ternary":
+        assert read["guard"]["condition"] == "n == 0" and read["guard"]["outcome"] == "runtime"
+    assert code == (1 if breaks else 0)
+
+
+# ---------------------------------------------------------------- methods bound by assignment
+METHODS = {
+    "def": "class XPlatform(SRTPlatform):\n    def get_mha_kv_pool_cls(self):\n        return None\n",
+    "module_function": "def _pool(self):\n    return None\n\n\nclass XPlatform(SRTPlatform):\n    get_mha_kv_pool_cls = _pool\n",
+    "lambda": "class XPlatform(SRTPlatform):\n    get_mha_kv_pool_cls = lambda self: None  # noqa: E731\n",
+    "other_module": "from p.pools import pool\n\n\nclass XPlatform(SRTPlatform):\n    get_mha_kv_pool_cls = pool\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(METHODS))
+def test_an_override_bound_by_assignment_is_judged_as_a_def(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": "def activate():\n    return 'p.platform.XPlatform'\n",
+        "p/pools.py": "def pool(self):\n    return None\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS[spelling],
+    })
+    code, doc = check(root, new)
+    overrides = {f["target"]: f for f in doc["findings"] if f["kind"] == "override"}
+    dropped = overrides["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert dropped["status"] == "not_on_base" and dropped["live"], dropped
+
+
+BASES = {
+    "star_import": "from sglang.srt.platforms.interface import *  # noqa: F403\n\n\nclass XPlatform(SRTPlatform):  # noqa: F405\n",
+    "module_alias": "import sglang.srt.platforms.interface as iface\n\n\nclass XPlatform(iface.SRTPlatform):\n",
+    "plugin_star": "from p.bases import *  # noqa: F403\n\n\nclass XPlatform(Base):  # noqa: F405\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BASES))
+def test_a_base_named_through_a_star_import_or_alias_is_upstreams(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": "def activate():\n    return 'p.platform.XPlatform'\n",
+        "p/bases.py": "from sglang.srt.platforms.interface import SRTPlatform as Base\n",
+        "p/platform.py": BASES[spelling] + "    def get_mha_kv_pool_cls(self):\n        return None\n",
+    })
+    code, doc = check(root, new)
+    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+# ---------------------------------------------------------------- names of modules and classes
+TARGETS = {
+    "module_name": "import sglang.srt.layers.sampler as sampler_module\n\nTARGET = sampler_module.__name__ + '.Sampler.forward'\n",
+    "class_module_qualname": "from sglang.srt.layers.sampler import Sampler\n\nTARGET = f'{Sampler.__module__}.{Sampler.__qualname__}.forward'\n",
+    "class_constant": "class Targets:\n    SAMPLER = 'sglang.srt.layers.sampler.Sampler'\n\n\nclass More(Targets):\n    pass\n\n\nTARGET = More.SAMPLER + '.forward'\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(TARGETS))
+def test_a_hook_target_built_from_names_python_sets_is_evaluated(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+{TARGETS[spelling]}
+
+def after(result, *args, **kwargs):
+    return result
+
+
+def register():
+    HookRegistry.register(TARGET, after, HookType.AFTER)
+"""})
+    code, doc = check(root, new)
+    hook = by_target(doc["findings"])["sglang.srt.layers.sampler.Sampler.forward"]
+    assert hook["status"] == "ok" and code == 0, hook
+
+
+def test_activate_may_return_a_class_constant(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": "class _Spec:\n    platform_cls = 'p.platform.XPlatform'\n\n\ndef activate():\n    return _Spec.platform_cls\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
+    })
+    code, doc = check(root, new)
+    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+# ---------------------------------------------------------------- a stand-in for a missing import
+STAND_INS = {
+    "def": "def register_attention_backend(name):\n        return lambda fn: fn\n",
+    "lambda": "register_attention_backend = lambda name: (lambda fn: fn)  # noqa: E731\n",
+    "class": "class register_attention_backend:\n        def __init__(self, name):\n            pass\n\n        def __call__(self, fn):\n            return fn\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(STAND_INS))
+def test_a_name_an_import_error_handler_stands_in_for_is_upstreams_where_it_resolves(upstreams, tmp_path_factory, tmp_path, spelling):
+    _, new = upstreams
+    without = upstream_pair(tmp_path_factory, new={"sglang/srt/layers/attention/attention_registry.py": ""})[1]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+try:
+    from sglang.srt.layers.attention.attention_registry import register_attention_backend
+except ImportError:
+    {STAND_INS[spelling]}
+
+@register_attention_backend("xdev")
+def create(runner):
+    return None
+
+
+def register():
+    pass
+"""})
+    target = "sglang.srt.layers.attention.attention_registry.register_attention_backend"
+    code, doc = check(root, new)
+    assert by_target(doc["findings"])[target]["status"] == "ok" and code == 0
+    code, doc = check(root, without)  # the stand-in runs: nothing upstream is needed
+    assert not any(f["breaking"] for f in doc["findings"]) and code == 0, doc["findings"]
+
+
+# ---------------------------------------------------------------- `X = X` upstream
+@pytest.mark.parametrize("name", ["Sampler", "sampler_module", "Metadata", "LIMIT"])
+def test_an_upstream_self_alias_keeps_what_the_name_was(upstreams, tmp_path, name):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+from sglang.srt.layers.attention.compat import {name}
+
+
+def register():
+    return {name}
+"""})
+    code, doc = check(root, new)
+    found = by_target(doc["findings"]).get(f"sglang.srt.layers.attention.compat.{name}")
+    assert found is None or found["status"] == "ok", found
+    assert code == 0
+
+
+# ---------------------------------------------------------------- auto-discovery of a subpackage
+DISCOVERY = {
+    "name_prefix": "prefix=__name__ + '.backends.'",
+    "fstring_prefix": "prefix=f'{PACKAGE}.backends.'",
+    "positional_prefix": "PACKAGE + '.backends.'",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DISCOVERY))
+def test_auto_discovery_makes_the_listed_package_live(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+import importlib
+import os
+import pkgutil
+
+PACKAGE = "p"
+
+
+def register():
+    folder = os.path.join(os.path.dirname(__file__), "backends")
+    for info in pkgutil.iter_modules([folder], {DISCOVERY[spelling]}):
+        importlib.import_module(info.name)
+""", "p/backends/alpha.py": BACKEND, "p/tools/beta.py": BACKEND})
+    code, doc = check(root, new)
+    assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/tools/beta.py")) == (True, False) and code == 1
+
+
+# ---------------------------------------------------------------- a module function replaced by the plugin's
+REPLACEMENTS = {
+    # (how the plugin sets it, whether its function takes `scaling=`, which llama.py passes)
+    "assign": ("rope.get_rope = my_get_rope", False),
+    "setattr": ("setattr(rope, 'get_rope', my_get_rope)", False),
+    "namespace": ("vars(rope)['get_rope'] = my_get_rope", False),
+    "takes_kwargs": ("rope.get_rope = my_get_rope_kwargs", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(REPLACEMENTS))
+def test_a_replaced_module_function_is_judged_against_upstreams_calls(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    statement, fits = REPLACEMENTS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+from sglang.srt.layers import rope
+
+
+def my_get_rope(head_size, base):
+    return head_size
+
+
+def my_get_rope_kwargs(head_size, base, **kwargs):
+    return head_size
+
+
+def register():
+    {statement}
+"""})
+    code, doc = check(root, new)
+    patch = by_target(doc["findings"])["sglang.srt.layers.rope.get_rope"]
+    if fits:
+        assert not patch["breaking"] and code == 0, patch
+    else:
+        assert (patch["status"], patch["breaking"]) == ("signature_changed", True) and "llama.py:4" in patch["detail"] and code == 1, patch
+
+
+# ---------------------------------------------------------------- a private helper nothing calls
+HELPERS = {
+    # (the helper and what else the module holds, whether the import in it can run)
+    "never_named": ("def _legacy(model):\n    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n    return apply_torchao_config_to_model(model, None)\n", False),
+    "async_never_named": ("async def _legacy(model):\n    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n    return apply_torchao_config_to_model(model, None)\n", False),
+    "called": ("def _legacy(model):\n    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n    return apply_torchao_config_to_model(model, None)\n\n\nHANDLERS = [_legacy]\n", True),
+    "public": ("def legacy(model):\n    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n    return apply_torchao_config_to_model(model, None)\n", True),
+    "decorated": ("import functools\n\n\n@functools.lru_cache\ndef _legacy(model):\n    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n    return apply_torchao_config_to_model(model, None)\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(HELPERS))
+def test_an_import_in_a_private_helper_nothing_names_cannot_fail(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    source, runs = HELPERS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source + "\n\ndef register():\n    pass\n"})
+    code, doc = check(root, new)
+    imported = [f for f in doc["findings"] if f["target"].startswith(TORCHAO) and f["kind"] == "import"]
+    assert imported and all(f["breaking"] is runs for f in imported) and code == (1 if runs else 0), imported
