@@ -359,3 +359,65 @@ def test_port_carries_the_upstream_change_into_the_stale_copy(vllm_0221, vllm_02
     assert "or parallel_config.use_sequence_parallel_moe" in port["merged"]
     assert 'DPMetadata(num_tokens_across_dp_cpu.to("cpu"))' in port["merged"]  # the device edit stays
     assert code == 1  # the removed get_total_cp_world_size has nothing to port to
+
+
+# an out-of-tree op stands in wherever upstream builds the class it is registered for: its forward
+# is judged against the calls upstream makes on those instances, through nn.Module.__call__
+NORM_UPSTREAM = {
+    **UPSTREAM,
+    "vllm/model_executor/custom_op.py": """
+        from torch import nn
+
+        class CustomOp(nn.Module):
+            @classmethod
+            def register_oot(cls, _decorated_op_cls=None, name=None):
+                return _decorated_op_cls
+
+            def forward(self, *args, **kwargs):
+                return self.forward_native(*args, **kwargs)
+        """,
+    "vllm/model_executor/layers/layernorm.py": """
+        from vllm.model_executor.custom_op import CustomOp
+
+        class RMSNorm(CustomOp):
+            def forward_native(self, x, residual=None):
+                return x
+        """,
+    "vllm/model_executor/models/llama.py": """
+        from torch import nn
+        from vllm.model_executor.layers.layernorm import RMSNorm
+
+        class LlamaDecoderLayer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.post_attention_layernorm = RMSNorm()
+
+            def forward(self, h, residual):
+                return self.post_attention_layernorm(h, residual)
+        """,
+}
+NORMS = {
+    # (how the class is registered, its forward, whether the call in llama.py binds)
+    "decorator": ("@RMSNorm.register_oot\nclass AcmeRMSNorm(RMSNorm):\n", "x", False),
+    "decorator_called": ("@CustomOp.register_oot(name='RMSNorm')\nclass AcmeRMSNorm(RMSNorm):\n", "x", False),
+    "call": ("class AcmeRMSNorm(RMSNorm):\n", "x", False),
+    "call_fits": ("class AcmeRMSNorm(RMSNorm):\n", "x, residual=None", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NORMS))
+def test_an_out_of_tree_op_is_judged_against_calls_on_what_upstream_builds(tmp_path_factory, tmp_path, spelling):
+    upstream = tmp_path_factory.mktemp("vllm-norm")
+    write_tree(upstream, NORM_UPSTREAM)
+    head, params, fits = NORMS[spelling]
+    register = "\n\nCustomOp.register_oot(_decorated_op_cls=AcmeRMSNorm, name='RMSNorm')\n" if spelling.startswith("call") else "\n"
+    plugin = _plugin(tmp_path, {"acme/platform.py": "from vllm.platforms.interface import Platform\n\n\nclass AcmePlatform(Platform):\n    pass\n",
+                                "acme/ops.py": "from vllm.model_executor.custom_op import CustomOp\nfrom vllm.model_executor.layers.layernorm import RMSNorm\n\n\n"
+                                               + head + f"    def forward(self, {params}):\n        return x\n" + register + "\n\ndef register_ops():\n    pass\n"})
+    code, doc = _check(plugin, str(upstream))
+    found = [f for f in doc["findings"] if f["target"] == "vllm.model_executor.layers.layernorm.RMSNorm.forward"]
+    if fits:
+        assert not any(f["breaking"] for f in found) and code == 0, found
+    else:
+        assert len(found) == 1 and found[0]["breaking"] and code == 1, found
+        assert "llama.py:10" in found[0]["detail"] and "nn.Module.__call__" in found[0]["detail"]

@@ -275,6 +275,27 @@ def plugin_replacements(judge: JudgeContext) -> dict[Ref, list[Dependency]]:
     return judge.memo.replacements
 
 
+def oot_replacements(judge: JudgeContext) -> list[tuple[Ref, Dependency]]:
+    """(upstream class, registration) for each plugin class registered to stand in for an
+    upstream class by its name (vLLM's `@RMSNorm.register_oot`: CustomOp.__new__ builds the
+    registered class wherever upstream builds one named so, vllm/model_executor/custom_op.py):
+    the class the registration is made on when it is the one named, else the upstream class so
+    named among the registered class's bases (`CustomOp.register_oot(name="RMSNorm")` on a
+    subclass of RMSNorm)."""
+    found = []
+    for dep in judge.scan.dependencies:
+        if dep.kind != "custom_op" or not dep.hook or dep.hook not in judge.scan.classes or not dep.target or not dep.name:
+            continue
+        owner = judge.index.resolve(dep.target)
+        if owner.ok and owner.ref.kind == "class" and owner.ref.qualname.rsplit(".", 1)[-1] == dep.name:
+            found.append((owner.ref, dep))
+            continue
+        named = next((r for r in judge.plugin_mro(dep.hook) if r.module and r.kind == "class" and r.qualname.rsplit(".", 1)[-1] == dep.name), None)
+        if named is not None:
+            found.append((named, dep))
+    return found
+
+
 def platform_products(judge: JudgeContext) -> dict[str, set[str]]:
     """The plugin classes the plugin's platform classes return from a method by name or by
     qualified name (a factory upstream calls on `current_platform` and builds instances of:
@@ -342,7 +363,12 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
     def bind(site: CallSite):
         return bind_problem(dep.params or (), site.shape, bool(dep.bound) and (site.bound or not _through_class(judge, site)))
 
-    built, rebound, own = _instance_sites(judge, dep) if problem else (None, set(), {})
+    # a (self, *args, **kwargs) base declares no signature: the calls upstream makes on the
+    # instances it builds of a class the plugin stands in for still pass what they pass
+    forwards = info is not None and {p.kind for p in info.params[1:]} == {"var", "varkw"}
+    built, rebound, own = _instance_sites(judge, dep) if problem or forwards else (None, set(), {})
+    if not problem and forwards and built.calls:
+        problem = False, "the calls upstream makes on the instances it builds decide"
     base_static = "staticmethod" in {d.rsplit(".", 1)[-1] for d in info.decorators} if info else False
 
     def reaches(site: CallSite):
@@ -391,18 +417,18 @@ def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, se
     receivers holding only instances upstream builds of its own classes of the plugin class's
     MRO by a name the plugin does not rebind: those never run the override."""
     found, rebound = CallSites(), set()
-    for upstream_class, patches in plugin_replacements(judge).items():
-        if upstream_class.kind != "class":
+    stand_ins = [(cls, patch, False) for cls, patches in plugin_replacements(judge).items() if cls.kind == "class" for patch in patches]
+    stand_ins += [(cls, registration, True) for cls, registration in oot_replacements(judge)]
+    for upstream_class, patch, everywhere in stand_ins:
+        mro = judge.plugin_mro(patch.hook) if patch.hook in judge.scan.classes else []
+        own = [r.qualname for r in mro if r.module == ""]
+        if dep.plugin_class not in own or any(dep.member in judge.scan.classes[c].methods for c in own[: own.index(dep.plugin_class)]):
             continue
-        for patch in patches:
-            mro = judge.plugin_mro(patch.hook) if patch.hook in judge.scan.classes else []
-            own = [r.qualname for r in mro if r.module == ""]
-            if dep.plugin_class not in own or any(dep.member in judge.scan.classes[c].methods for c in own[: own.index(dep.plugin_class)]):
-                continue
-            sites = instance_calls(judge.index, upstream_class, dep.member)
-            found.calls.extend(sites.calls)
-            found.unsure.extend(sites.unsure)
-            rebound.add(patch.target)
+        sites = instance_calls(judge.index, upstream_class, dep.member)
+        found.calls.extend(sites.calls)
+        found.unsure.extend(sites.unsure)
+        # an out-of-tree registration stands in wherever upstream builds the class, by any name
+        rebound.update({patch.target} | ({s.made for s in sites.calls} if everywhere else set()))
     for factory, products in platform_products(judge).items():
         for product in products:
             own = [r.qualname for r in judge.plugin_mro(product) if r.module == ""]
