@@ -32,7 +32,7 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import SELF_HELD, WRITE
-from harness.knowledge.scan.folding import OPAQUE, Instance, Named, _Opaque, bind
+from harness.knowledge.scan.folding import OPAQUE, Instance, Named, bind
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
     arg,
@@ -541,7 +541,7 @@ class Expressions:
 
     def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context, bound: str | None = None) -> None:
         if bound is None and ctx.functions and any(
-            isinstance(n, ast.Name) and n.id in ctx.local and isinstance(ctx.env.get(n.id), (Instance, _Opaque))
+            isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
             for part in (target_node, type_node, hook_node) if part is not None for n in walk(part)
         ):
             # `def _hook(attr, fn, kind=AFTER): HookRegistry.register(f"…:{attr}", fn, kind)`: one
