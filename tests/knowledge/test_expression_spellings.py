@@ -51,6 +51,11 @@ def upstreams(tmp_path_factory):
     })
 
 
+def _check_init(tmp_path, upstream: str, source: str) -> tuple[int, dict]:
+    """`harness check` on a plugin whose whole code is `p/__init__.py` (`source`), loaded by p:register."""
+    return check(plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source}), upstream)
+
+
 def _live(doc: dict, module_file: str) -> bool:
     return any(f["live"] for f in doc["findings"] if f["file"] == module_file)
 
@@ -143,8 +148,7 @@ PATCHES = {
 @pytest.mark.parametrize("spelling", sorted(PATCHES))
 def test_a_patch_through_sys_modules_of_a_module_gone_never_happens(upstreams, tmp_path, spelling):
     _, new = upstreams
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": PATCHES[spelling]})
-    code, doc = check(root, new)
+    code, doc = _check_init(tmp_path, new, PATCHES[spelling])
     patch = by_target(doc["findings"])[GONE]
     assert (patch["status"], patch["breaking"]) == ("missing", False), patch
     assert code == 0
@@ -165,14 +169,13 @@ BRANCHES = {
 def test_a_read_in_a_branch_of_an_expression_runs_under_its_test(upstreams, tmp_path, spelling):
     _, new = upstreams
     body, breaks = BRANCHES[spelling]
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+    code, doc = _check_init(tmp_path, new, f"""
 import sglang.srt.layers.sampler as sampler
 
 
 def register(n=0):
     {body}
-"""})
-    code, doc = check(root, new)
+""")
     read = by_target(doc["findings"])["sglang.srt.layers.sampler.gone"]
     assert read["status"] == "missing" and read["breaking"] is breaks, read
     if spelling == "runtime_ternary":
@@ -236,7 +239,7 @@ TARGETS = {
 @pytest.mark.parametrize("spelling", sorted(TARGETS))
 def test_a_hook_target_built_from_names_python_sets_is_evaluated(upstreams, tmp_path, spelling):
     _, new = upstreams
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+    code, doc = _check_init(tmp_path, new, f"""
 from sglang.srt.plugins.hook_registry import HookRegistry, HookType
 
 {TARGETS[spelling]}
@@ -247,8 +250,7 @@ def after(result, *args, **kwargs):
 
 def register():
     HookRegistry.register(TARGET, after, HookType.AFTER)
-"""})
-    code, doc = check(root, new)
+""")
     hook = by_target(doc["findings"])["sglang.srt.layers.sampler.Sampler.forward"]
     assert hook["status"] == "ok" and code == 0, hook
 
@@ -302,14 +304,13 @@ def register():
 @pytest.mark.parametrize("name", ["Sampler", "sampler_module", "Metadata", "LIMIT"])
 def test_an_upstream_self_alias_keeps_what_the_name_was(upstreams, tmp_path, name):
     _, new = upstreams
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+    code, doc = _check_init(tmp_path, new, f"""
 from sglang.srt.layers.attention.compat import {name}
 
 
 def register():
     return {name}
-"""})
-    code, doc = check(root, new)
+""")
     found = by_target(doc["findings"]).get(f"sglang.srt.layers.attention.compat.{name}")
     assert found is None or found["status"] == "ok", found
     assert code == 0
@@ -357,7 +358,7 @@ REPLACEMENTS = {
 def test_a_replaced_module_function_is_judged_against_upstreams_calls(upstreams, tmp_path, spelling):
     _, new = upstreams
     statement, fits = REPLACEMENTS[spelling]
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+    code, doc = _check_init(tmp_path, new, f"""
 from sglang.srt.layers import rope
 
 
@@ -371,8 +372,7 @@ def my_get_rope_kwargs(head_size, base, **kwargs):
 
 def register():
     {statement}
-"""})
-    code, doc = check(root, new)
+""")
     patch = by_target(doc["findings"])["sglang.srt.layers.rope.get_rope"]
     if fits:
         assert not patch["breaking"] and code == 0, patch
@@ -395,7 +395,6 @@ HELPERS = {
 def test_an_import_in_a_private_helper_nothing_names_cannot_fail(upstreams, tmp_path, spelling):
     _, new = upstreams
     source, runs = HELPERS[spelling]
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source + "\n\ndef register():\n    pass\n"})
-    code, doc = check(root, new)
+    code, doc = _check_init(tmp_path, new, source + "\n\ndef register():\n    pass\n")
     imported = [f for f in doc["findings"] if f["target"].startswith(TORCHAO) and f["kind"] == "import"]
     assert imported and all(f["breaking"] is runs for f in imported) and code == (1 if runs else 0), imported
