@@ -42,6 +42,8 @@ ENGINE = EngineProfile(
         # sglang/srt/entrypoints/http_server.py /start_profile takes output_dir, num_steps, activities
         profiler=Profiler(body=True),
     ),
+    # sglang/srt/platforms/__init__.py:163-172 (0.5.23): module __getattr__ makes it on first read
+    platform_instance="sglang.srt.platforms.current_platform",
     hook_registry="sglang.srt.plugins.hook_registry.HookRegistry",
     hook_points="sglang.srt.plugins.",
     model_registry="sglang.srt.models.registry.ModelRegistry",

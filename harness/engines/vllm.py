@@ -38,6 +38,8 @@ ENGINE = EngineProfile(
     },
     platform_bases=("vllm.platforms.interface.Platform",),
     runtime="vllm",
+    # vllm/platforms/__init__.py (0.11.0) module __getattr__: the resolved class, instantiated on first read
+    platform_instance="vllm.platforms.current_platform",
     kinds=kind_table(*PLAIN_KINDS),
     load_failures={
         "platform_class": "the platform class cannot be loaded: vLLM's resolve_obj_by_qualname (outside any try) raises and the server does not start",

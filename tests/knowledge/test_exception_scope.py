@@ -131,3 +131,64 @@ def test_statements_after_a_handler_that_returns_are_skipped_when_the_import_fai
     hook = next(f for f in doc["findings"] if f["kind"] == "hook")
     assert hook["status"] == "missing" and hook["guard"]["outcome"] == "skipped" and not hook["breaking"], hook
     assert code == 0
+
+
+# `try: <imports> except ImportError: … else: <patch>`: the else runs only when every import of
+# the body resolved, with what they bound (F17 variant w3). The patch of a module gone on 0.10.0
+# is reported and skipped there, however the else reaches the module.
+ELSE_PATCHES = {
+    "module_alias_in_function": ("def register():\n    try:\n        import sglang.srt.layers.torchao_utils as t\n"
+                                 "    except ModuleNotFoundError:\n        pass\n    else:\n        t.apply_torchao_config_to_model = _skip\n"),
+    "from_import_in_function": ("def register():\n    try:\n        from sglang.srt.layers import torchao_utils\n"
+                                "    except ImportError:\n        return\n    else:\n        setattr(torchao_utils, 'apply_torchao_config_to_model', _skip)\n"),
+    "at_module_level": ("try:\n    import sglang.srt.layers.torchao_utils as t\nexcept ImportError:\n    t = None\n"
+                        "else:\n    t.apply_torchao_config_to_model = _skip\n\n\ndef register():\n    return None\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ELSE_PATCHES))
+def test_a_patch_in_the_else_of_a_guarded_import_runs_only_when_it_resolves(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": "def _skip(model, torchao_config, filter_fn=None):\n    return model\n\n\n" + ELSE_PATCHES[spelling],
+    }, name=spelling)
+    target = "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model"
+    code, doc = check(root, old)
+    patch = next(f for f in doc["findings"] if f["kind"] == "patch")
+    assert patch["target"] == target and patch["status"] == Status.ok.value and code == 0, patch
+    code, doc = check(root, new)
+    patch = next(f for f in doc["findings"] if f["kind"] == "patch")
+    assert patch["target"] == target and patch["status"] == Status.missing.value, patch
+    assert patch["guard"]["outcome"] == "skipped" and not patch["breaking"] and code == 0, patch
+
+
+# A helper whose every call sits in a try that catches its failure (F17 variant w6): the error
+# leaves the helper and is handled at the call, so its import and the patch after it are caught.
+HELPER = ("def _skip(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
+          "def _install():\n    from sglang.srt.layers import torchao_utils\n\n    torchao_utils.apply_torchao_config_to_model = _skip\n\n\n")
+CALLERS = {
+    "module_level_try": ("try:\n    _install()\nexcept ImportError:\n    pass\n\n\ndef register():\n    return None\n", False),
+    "try_in_register": ("def register():\n    try:\n        _install()\n    except (ImportError, RuntimeError):\n        return\n", False),
+    "suppress_in_register": ("import contextlib\n\n\ndef register():\n    with contextlib.suppress(ImportError):\n        _install()\n", False),
+    # negatives: a call outside any try, or the helper handed on as a callback (called unseen)
+    "one_call_unguarded": ("def register():\n    try:\n        _install()\n    except ImportError:\n        pass\n    _install()\n", True),
+    "also_a_callback": ("HOOKS = [_install]\n\n\ndef register():\n    try:\n        _install()\n    except ImportError:\n        pass\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CALLERS))
+def test_a_helper_called_only_inside_a_catching_try_is_caught_there(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    caller, breaks = CALLERS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": HELPER + caller,
+    }, name=spelling)
+    code, doc = check(root, new)
+    findings = {f["kind"]: f for f in doc["findings"] if f["kind"] in ("import", "patch")}
+    assert findings["import"]["status"] == Status.missing.value, doc["findings"]
+    assert findings["import"]["breaking"] is breaks, findings["import"]
+    assert code == (1 if breaks else 0)
+    if not breaks:
+        assert findings["import"]["guard"]["outcome"] == findings["patch"]["guard"]["outcome"] == "caught"

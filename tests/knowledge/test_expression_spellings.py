@@ -103,6 +103,37 @@ NAMES = {
         def register():
             return {n: importlib.import_module(f"p.backends.{n}") for n in ENABLED if ENABLED[n]}
         """,
+    # a loop over a comprehension of names, imported with __import__ (F03 variant w5)
+    "loop_over_comprehension": """
+        BASE = "p.backends"
+        NAMES = ["alpha", "beta", "gamma"]
+
+        def register():
+            for module in [f"{BASE}.{n}" for n in NAMES if n != "gamma"]:
+                __import__(module)
+        """,
+    # a starred tuple joined, over a sorted union of sets (F25 variant w2)
+    "starred_join_over_union": """
+        import importlib
+
+        ROOT = ("p", "backends")
+        ENABLED = {"alpha"}
+        EXTRA = frozenset(["beta"])
+
+        def register():
+            for name in sorted(ENABLED | EXTRA):
+                importlib.import_module(".".join((*ROOT, name)))
+        """,
+    # map over a lambda, then map of import_module itself (F25 variant w6)
+    "map_lambda_then_map_import": """
+        import importlib
+
+        MODULES = list(map(lambda b: "p.backends.%s" % b, ["alpha", "beta"]))
+
+        def register():
+            for module in map(importlib.import_module, MODULES):
+                module.__name__
+        """,
 }
 
 

@@ -70,9 +70,38 @@ FALLBACK = {
 }
 
 
-def test_a_none_fallback_import_is_checked_as_the_upstream_name(upstreams, tmp_path):
+# the same fallbacks written with contextlib.suppress after setting None (F36 variant w4)
+FALLBACK_SPELLINGS = {
+    "try_except": FALLBACK,
+    "suppress": {**FALLBACK, "fb/__init__.py": FALLBACK["fb/__init__.py"].replace("""
+        try:
+            from sglang.srt.layers.attention.attention_registry import register_attention_backend
+        except ImportError:  # older SGLang without the registry
+            register_attention_backend = None
+
+        try:
+            from sglang.srt.utils.common import get_device_name as device_name
+        except ImportError:
+            device_name = None
+""", """
+        import contextlib
+
+        register_attention_backend = None
+        with contextlib.suppress(ImportError):
+            from sglang.srt.layers.attention.attention_registry import register_attention_backend
+
+        device_name = None
+        with contextlib.suppress(ModuleNotFoundError, ImportError):
+            from sglang.srt.utils.common import get_device_name as device_name
+""")},
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FALLBACK_SPELLINGS))
+def test_a_none_fallback_import_is_checked_as_the_upstream_name(upstreams, tmp_path, spelling):
     old, new = upstreams
-    root = plugin(tmp_path, FALLBACK)
+    assert spelling == "try_except" or "suppress" in FALLBACK_SPELLINGS[spelling]["fb/__init__.py"]
+    root = plugin(tmp_path, FALLBACK_SPELLINGS[spelling])
     code, doc = check(root, old)
     backend = [f for f in doc["findings"] if f["kind"] == "attention_backend"]
     assert [(f["status"], f["target"]) for f in backend] == [("ok", "sglang.srt.layers.attention.attention_registry.register_attention_backend")]

@@ -80,3 +80,37 @@ def test_a_patch_through_sys_modules_on_a_module_gone_is_reported(upstreams, tmp
     assert skipped["guard"]["outcome"] == "skipped" and not skipped["breaking"]
     # sys.modules[...] of a module never imported raises KeyError
     assert patches[9]["status"] == "missing" and patches[9]["breaking"]
+
+
+# The hook is whatever object upstream's wrapper calls (hook_registry._wrap_fn: AROUND calls
+# hook(original_fn, *args, **kwargs)), however the plugin makes it: each maker below is written
+# so that it fits Sampler.forward ("fits") or cannot take (original_fn, self, logits) ("narrow").
+MAKERS = {
+    "closure": ("def make(cfg):\n    def hook({params}):\n        return original_fn(self, logits)\n    return hook\n", "make(1)"),
+    "partial_from_factory": ("def _impl(cfg, {params}):\n    return original_fn(self, logits)\n\n\n"
+                             "def make(cfg):\n    return functools.partial(_impl, cfg)\n", "make(1)"),
+    "lambda_from_factory": ("def make(cfg):\n    return lambda {params}: original_fn(self, logits)\n", "make(1)"),
+    "callable_instance": ("class Hook:\n    def __init__(self, cfg):\n        self.cfg = cfg\n\n"
+                          "    def __call__(hook_self, {params}):\n        return original_fn(self, logits)\n", "Hook(1)"),
+}
+PARAMS = {"fits": "original_fn, self, logits, *args, **kwargs", "narrow": "original_fn, self"}
+
+
+@pytest.mark.parametrize("fit", sorted(PARAMS))
+@pytest.mark.parametrize("maker", sorted(MAKERS))
+def test_a_hook_is_judged_as_the_object_the_wrapper_calls(upstreams, tmp_path, maker, fit):
+    old, _ = upstreams
+    source, made = MAKERS[maker]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa.hooks:register"}),
+        "fa/__init__.py": "",
+        "fa/hooks.py": ("import functools\n\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+                        + source.format(params=PARAMS[fit])
+                        + f"\n\ndef register():\n    HookRegistry.register('sglang.srt.layers.sampler.Sampler.forward', {made}, HookType.AROUND)\n"),
+    }, name=f"{maker}-{fit}")
+    code, doc = check(root, old)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    if fit == "fits":
+        assert hook["status"] == "ok" and code == 0, hook
+    else:
+        assert hook["status"] == "signature_changed" and hook["breaking"] and code == 1, hook

@@ -78,6 +78,26 @@ SPELLINGS = {
     "helper_default_fits": ("def keep(result, *args, **kwargs):\n    return result\n\n\n"
                             "def _hook(target, fn, kind=HookType.AFTER):\n    HookRegistry.register(target, fn, kind)\n\n\n"
                             f"def register():\n    _hook({TARGET!r}, keep)\n", False),
+    # the callable read from a module imported by a relative name (F03 variant w4): package= as a
+    # keyword, positionally, or the module's own __package__
+    "relative_import_module": ("import importlib\n\n\ndef keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                               "def register():\n    mod = importlib.import_module('.hooks', package='p')\n"
+                               f"    HookRegistry.register({TARGET!r}, mod.keep, HookType.REPLACE)\n", True),
+    "relative_import_module_positional": ("from importlib import import_module\n\n\ndef keep(hf_weights_files, hf_folder, index_file):\n"
+                                          "    return hf_weights_files\n\n\ndef register():\n    mod = import_module('.hooks', 'p')\n"
+                                          f"    HookRegistry.register({TARGET!r}, mod.keep, HookType.REPLACE)\n", True),
+    "relative_import_module_package": ("import importlib\n\n\ndef keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                                       "def register():\n    mod = importlib.import_module('.hooks', package=__package__)\n"
+                                       f"    HookRegistry.register({TARGET!r}, mod.keep, HookType.REPLACE)\n", False),
+    # a table of (target, hook, type) spread into the call (F16 variant w5), a tuple or a list
+    "spread_tuple_table": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                           f"SPECS = [({TARGET!r}, keep, HookType.REPLACE)]\n\n\n"
+                           "def register():\n    for spec in SPECS:\n        HookRegistry.register(*spec)\n", True),
+    "spread_list": ("def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
+                    f"def register():\n    spec = [{TARGET!r}, keep, HookType.AFTER]\n    HookRegistry.register(*spec)\n", True),
+    "spread_fits": ("def keep(hf_weights_files, hf_folder, index_file, allow_patterns=None):\n    return hf_weights_files\n\n\n"
+                    f"SPECS = (({TARGET!r}, keep, HookType.REPLACE),)\n\n\n"
+                    "def register():\n    for spec in SPECS:\n        HookRegistry.register(*spec)\n", False),
 }
 
 

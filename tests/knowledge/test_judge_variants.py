@@ -78,7 +78,16 @@ VARARGS = {
                               f"def register():\n    HookRegistry.register({FILTER!r}, make(True), HookType.REPLACE)\n", True),
     "after_varargs": ("def keep(result, *args):\n    return result\n\n\n"
                       f"def register():\n    HookRegistry.register({FILTER!r}, keep, HookType.AFTER)\n", True),
+    # a positional-only parameter (PEP 570) takes it only by position too (F27 variant w5)
+    "positional_only": ("def keep(hf_weights_files, hf_folder, index_file, allow_patterns=None, /):\n    return hf_weights_files\n\n\n"
+                        f"def register():\n    HookRegistry.register({FILTER!r}, keep, HookType.REPLACE)\n", True),
+    "positional_only_lambda": (f"def register():\n    HookRegistry.register({FILTER!r}, lambda files, folder, index, allow_patterns=None, /: files, "
+                               "HookType.REPLACE)\n", True),
+    "positional_only_partial": ("def keep(strict, hf_weights_files, hf_folder, index_file, allow_patterns=None, /):\n    return hf_weights_files\n\n\n"
+                                f"def register():\n    HookRegistry.register({FILTER!r}, functools.partial(keep, True), HookType.REPLACE)\n", True),
     # negatives: **kwargs, or a parameter of that name, takes the keyword
+    "positional_only_varkw": ("def keep(hf_weights_files, hf_folder, index_file, allow_patterns=None, /, **kwargs):\n    return hf_weights_files\n\n\n"
+                              f"def register():\n    HookRegistry.register({FILTER!r}, keep, HookType.REPLACE)\n", False),
     "varkw": (f"def register():\n    HookRegistry.register({FILTER!r}, lambda *args, **kwargs: args[0], HookType.REPLACE)\n", False),
     "named_keyword": ("def keep(*args, allow_patterns=None):\n    return args[0]\n\n\n"
                       f"def register():\n    HookRegistry.register({FILTER!r}, keep, HookType.REPLACE)\n", False),

@@ -86,7 +86,37 @@ def test_a_computed_import_module_does_not_make_the_package_live(upstreams, tmp_
     assert code == 1
 
 
-def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_path):
+# each names the model package in the variable SGLang's model registry reads (srt/environ.py)
+EXTERNAL_NAMINGS = {
+    "envs_field": """
+            from sglang.srt.environ import envs
+
+            if not envs.SGLANG_EXTERNAL_MODEL_PACKAGE.get():
+                envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)
+            """,
+    # the field held in a local first (read with getattr; F24 variant w3)
+    "field_alias": """
+            from sglang.srt import environ
+
+            field = getattr(environ.envs, "SGLANG_EXTERNAL_MODEL_PACKAGE")
+            field.set(__name__)
+            """,
+    # os.environ.update with a keyword or a dict (F24 variant w4)
+    "environ_update_keyword": """
+            from os import environ
+
+            environ.update(SGLANG_EXTERNAL_MODEL_PACKAGE=__package__)
+            """,
+    "environ_update_dict": """
+            import os
+
+            os.environ.update({"SGLANG_EXTERNAL_MODEL_PACKAGE": "ext.models"})
+            """,
+}
+
+
+@pytest.mark.parametrize("naming", sorted(EXTERNAL_NAMINGS))
+def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_path, naming):
     _, new = upstreams
     root = plugin(tmp_path, {
         "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
@@ -94,12 +124,7 @@ def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_pat
             def register():
                 import ext.models  # noqa: F401
             """,
-        "ext/models/__init__.py": """
-            from sglang.srt.environ import envs
-
-            if not envs.SGLANG_EXTERNAL_MODEL_PACKAGE.get():
-                envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)
-            """,
+        "ext/models/__init__.py": EXTERNAL_NAMINGS[naming],
         "ext/models/tiny.py": """
             import sglang.srt.layers.torchao_utils as torchao_utils
             from sglang.srt.models.llama import LlamaForCausalLM
@@ -150,4 +175,36 @@ def test_modules_named_from_plugin_constants_are_live(upstreams, tmp_path):
     for backend in ("alpha", "beta", "gamma", "delta", "epsilon"):
         assert live_of(doc, f"ven/backends/{backend}/patch.py") == {True}, backend
     assert live_of(doc, "ven/backends/zeta/patch.py") == {False}
+    assert code == 1
+
+
+# pkgutil.iter_modules over another package's __path__, each name prefixed with that package's
+# __name__ (F03 variant w7): its direct submodules are imported, a namespace package's too
+DISCOVERIES = {
+    "import_module_then_iter": ("import importlib\nimport pkgutil\n\n\ndef register():\n"
+                                "    found = importlib.import_module('dv.backends')\n"
+                                "    for info in pkgutil.iter_modules(found.__path__, prefix=found.__name__ + '.'):\n"
+                                "        importlib.import_module(info.name)\n"),
+    "aliased_import_positional_prefix": ("import importlib\nimport pkgutil\n\nimport dv.backends as backends\n\n\ndef register():\n"
+                                         "    for _, name, _ in pkgutil.iter_modules(backends.__path__, backends.__name__ + '.'):\n"
+                                         "        importlib.import_module(name)\n"),
+    "walk_packages_fstring": ("import importlib\nimport pkgutil\n\n\ndef register():\n    found = importlib.import_module('dv.backends')\n"
+                              "    for info in pkgutil.walk_packages(found.__path__, f'{found.__name__}.'):\n"
+                              "        importlib.import_module(info.name)\n"),
+}
+
+
+@pytest.mark.parametrize("namespace", [False, True], ids=["package", "namespace"])
+@pytest.mark.parametrize("spelling", sorted(DISCOVERIES))
+def test_modules_listed_from_another_packages_path_are_live(upstreams, tmp_path, spelling, namespace):
+    _, new = upstreams
+    files = {
+        "pyproject.toml": pyproject(plugins={"dv": "dv.registry:register"}),
+        "dv/__init__.py": "",
+        "dv/registry.py": DISCOVERIES[spelling],
+        "dv/backends/alpha.py": TORCHAO_IMPORT,
+        **({} if namespace else {"dv/backends/__init__.py": ""}),
+    }
+    code, doc = check(plugin(tmp_path, files, name=f"{spelling}-{namespace}"), new)
+    assert live_of(doc, "dv/backends/alpha.py") == {True}, doc["findings"]
     assert code == 1

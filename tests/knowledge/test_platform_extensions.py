@@ -139,3 +139,120 @@ def test_a_method_the_declared_release_never_had_is_a_dead_override_never_red(up
 
 def test_extension_is_never_a_breaking_status():
     assert Status.extension not in BREAKING
+
+
+# `current_platform` is the instance of the class activate() names (sglang/srt/platforms/__init__.py:
+# 163-172, 0.5.23): a member read on it anywhere in the plugin is judged as `self.<member>` in that
+# class, however the plugin reaches the instance; a name nothing defines is missing (AttributeError).
+INSTANCE_READS = {
+    "from_import": ("from sglang.srt.platforms import current_platform\n\n\n"
+                    "def size():\n    return current_platform.{name}()\n"),
+    "module_alias": ("import sglang.srt.platforms as platforms\n\n\n"
+                     "def size():\n    return platforms.current_platform.{name}()\n"),
+    "renamed": ("from sglang.srt.platforms import current_platform as plat\n\n\n"
+                "def size():\n    chunk = plat.{name}\n    return chunk()\n"),
+    "constant_getattr": ("from sglang.srt import platforms\n\nMETHOD = '{name}'\n\n\n"
+                         "def size():\n    return getattr(platforms.current_platform, METHOD)()\n"),
+}
+
+
+def instance_plugin(tmp_path, name, reader, platforms=("Priv",)):
+    classes = "".join(f"""
+
+class {cls}Platform(SRTPlatform):
+    def __init__(self):
+        self.held = self.get_sampler_chunk_size()
+
+    def get_sampler_chunk_size(self) -> int:
+        return 4096
+""" for cls in platforms)
+    choice = " if False else ".join(f'"priv.platform:{cls}Platform"' for cls in platforms)
+    return plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"priv": "priv:activate"}, plugins={"priv_use": "priv.use:register"}),
+        "priv/__init__.py": f"def activate():\n    return {choice}\n",
+        "priv/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n" + classes
+                            + "\n\nsetattr(PrivPlatform, 'grafted', lambda self: 1)\nPrivPlatform.assigned = staticmethod(len)\n",
+        "priv/use.py": reader.format(name=name) + (
+            "\n\ndef register():\n    from sglang.srt.platforms import current_platform\n"
+            "    current_platform.written = 2\n    setattr(current_platform, 'set_by_name', 3)\n    return size\n"),
+    }, name=f"{name}-{len(platforms)}")
+
+
+@pytest.mark.parametrize("spelling", sorted(INSTANCE_READS))
+def test_a_member_read_on_the_platform_instance_is_judged_on_the_active_platform_class(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    reader = INSTANCE_READS[spelling]
+    code, doc = check(instance_plugin(tmp_path, "get_sampler_chunk_sz", reader), old)
+    typo = [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_sampler_chunk_sz"]
+    assert [(f["status"], f["breaking"], f["file"]) for f in typo] == [(Status.missing.value, True, "priv/use.py")], doc["findings"]
+    assert "PrivPlatform" in typo[0]["detail"] and "AttributeError" in typo[0]["detail"]
+    assert code == 1
+    # what the plugin class, upstream's base, the instance's __init__, a write on the instance or one on
+    # the class after its body (setattr, assignment: the module runs before the instance is made) defines is there
+    for name in ("get_sampler_chunk_size", "init_backend", "held", "written", "set_by_name", "grafted", "assigned"):
+        code, doc = check(instance_plugin(tmp_path, name, reader), old)
+        assert not [f for f in doc["findings"] if f["breaking"]], (name, doc["findings"])
+        assert code == 0, name
+    # two platform classes: which one the instance is depends on the machine; nothing is judged
+    code, doc = check(instance_plugin(tmp_path, "get_sampler_chunk_sz", reader, platforms=("Priv", "Other")), old)
+    assert not [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_sampler_chunk_sz"], doc["findings"]
+
+
+GRAFTS = {
+    "assignment": "PrivPlatform.get_mha_kv_pool_cls = _pool\n",
+    "setattr": "setattr(PrivPlatform, 'get_mha_kv_pool_cls', _pool)\n",
+    "setattr_constant": "NAME = 'get_mha_kv_pool_cls'\nsetattr(PrivPlatform, NAME, _pool)\n",
+    "in_activate": None,  # the setattr inside activate(), before it names the class
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(GRAFTS))
+def test_a_method_set_on_the_platform_class_after_its_body_is_an_override(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    graft = GRAFTS[spelling]
+    activate = ("def activate():\n    from priv.platform import PrivPlatform, _pool\n"
+                "    setattr(PrivPlatform, 'get_mha_kv_pool_cls', _pool)\n    return 'priv.platform:PrivPlatform'\n"
+                if graft is None else "def activate():\n    return 'priv.platform:PrivPlatform'\n")
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"priv": "priv:activate"}),
+        "priv/__init__.py": activate,
+        "priv/platform.py": ("from sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                             "class PrivPlatform(SRTPlatform):\n    def init_backend(self) -> None:\n        pass\n\n\n"
+                             "def _pool(self):\n    return object\n\n\n" + (graft or "")),
+    }, name=spelling)
+    code, doc = check(root, old)
+    assert by_target(doc["findings"])[f"{IFACE}.get_mha_kv_pool_cls"]["status"] == Status.ok.value, doc["findings"]
+    assert code == 0
+    # 0.10.0 drops it from the base: upstream no longer calls the grafted method
+    code, doc = check(root, new, "--baseline", old)
+    finding = by_target(doc["findings"])[f"{IFACE}.get_mha_kv_pool_cls"]
+    assert finding["status"] == Status.not_on_base.value and finding["breaking"], finding
+    assert code == 1
+
+
+PARTIAL_METHODS = {
+    # (the override, whether it takes get_default_attention_backend(self)'s calls)
+    "positional": ("get_default_attention_backend = functools.partialmethod(_backend, 'torch_native')", "def _backend(self, name):", True),
+    "keyword": ("get_default_attention_backend = functools.partialmethod(_backend, name='torch_native')", "def _backend(self, name):", True),
+    "imported_name": ("get_default_attention_backend = partialmethod(_backend, 'torch_native')", "def _backend(self, name):", True),
+    "leaves_one_required": ("get_default_attention_backend = functools.partialmethod(_backend, 'torch_native')", "def _backend(self, name, extra):", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PARTIAL_METHODS))
+def test_a_partialmethod_override_is_judged_with_what_it_leaves(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    override, helper, fits = PARTIAL_METHODS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"pm": "pm:activate"}),
+        "pm/__init__.py": ("import functools\nfrom functools import partialmethod\n\n"
+                           "from sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                           f"{helper}\n    return name\n\n\nclass PmPlatform(SRTPlatform):\n    {override}\n\n\n"
+                           "def activate():\n    return 'pm:PmPlatform'\n"),
+    }, name=spelling)
+    code, doc = check(root, old)
+    finding = by_target(doc["findings"])[f"{IFACE}.get_default_attention_backend"]
+    if fits:
+        assert finding["status"] == Status.ok.value and code == 0, finding
+    else:
+        assert finding["status"] == Status.signature_changed.value and "extra" in finding["detail"], finding

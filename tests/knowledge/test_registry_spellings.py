@@ -36,6 +36,16 @@ SPELLINGS = {
     "helper_keyword": (HEAD + "def reuse(*, name):\n    return ATTENTION_BACKENDS[name]\n\n\n" + use('reuse(name="dual")').replace(HEAD, ""), True),
     "get_default": (use('ATTENTION_BACKENDS.get("dual", ATTENTION_BACKENDS["torch_native"])'), False),
     "get_tested": (use('ATTENTION_BACKENDS.get("dual") or ATTENTION_BACKENDS["torch_native"]'), False),
+    # `.pop(key)` raises KeyError as `[key]` does; with a default it copes
+    "pop": (use('ATTENTION_BACKENDS.pop("dual")'), True),
+    "pop_default": (use('ATTENTION_BACKENDS.pop("dual", None) or ATTENTION_BACKENDS["torch_native"]'), False),
+    # the result bound to a name tested before any other read (F39 variant w1), as a test of the call
+    "get_bound_then_none_test": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    if factory is None:\n        return\n'
+                                 '    return factory(None)\n', False),
+    "get_bound_then_truth_test": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    return factory(None) if factory else None\n', False),
+    # a read before the test uses None as the value
+    "get_bound_used_first": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    made = factory(None)\n'
+                             '    if factory is None:\n        return None\n    return made\n', True),
 }
 
 

@@ -351,14 +351,20 @@ class Judge:
         certain, message = problem
         detail = f"{dep.expression}(...) → {what}{signature_text(params)}: {message}"
         replaced = self._replaced_by_plugin(resolution.ref) if certain else None
+        through_init = False
+        if replaced is None and certain and resolution.ref.kind == "class":
+            # `C.__init__ = own_init` / setattr(C, "__init__", …): calling C (or a subclass
+            # inheriting that __init__) after the patch runs the plugin's function, self bound
+            init = self.index.resolve(f"{resolution.ref.path}.__init__")
+            replaced, through_init = (self._replaced_by_plugin(init.ref) if init.ok else None), True
         if replaced is not None:
             # vllm-ascend's patch_triton.py sets fla.ops.chunk_gated_delta_rule to its own kernel,
             # which takes prebuilt_meta=: a call made after that patch binds the plugin's function
             patch, own = replaced
-            if own is not None and bind_problem(own, dep.call, False) is None:
+            if own is not None and bind_problem(own, dep.call, through_init) is None:
                 return Finding(**self.base(dep), status=Status.ok, defined_in=patch.hook,
                                detail=f"{detail}; but the plugin replaces it with {patch.hook}{signature_text(own)} ({patch.file}:{patch.line}), which takes the call")
-            certain = own is not None and bind_problem(own, dep.call, False)[0]
+            certain = own is not None and bind_problem(own, dep.call, through_init)[0]
             detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
 
@@ -628,6 +634,11 @@ class Judge:
         """Patches and registrations: the target must resolve."""
         if dep.target is None:
             return Finding(**self.base(dep), status=Status.unknown, detail=f"target {dep.expression} could not be evaluated statically", risk=risk_of(dep, Status.unknown))
+        instance, platform = profile().platform_instance, self.scan.active_platform
+        if dep.kind == "patch" and instance and platform and dep.target.startswith(instance + "."):
+            # the instance is made from the plugin's own class: a write on it changes the plugin's object
+            return Finding(**self.base(dep), status=Status.ok, detail=f"sets {dep.target[len(instance) + 1:]!r} on {instance.rsplit('.', 1)[-1]}, "
+                                                                      f"an instance of the plugin's {platform} (the class activate() names)")
         resolution = resolve_dependency(dep, self.index)
         if not resolution.ok:
             if is_undecided(resolution):

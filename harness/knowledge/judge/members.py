@@ -201,7 +201,8 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
     # named after the plugin class's first upstream base, so the key stays put when the
     # member moves between upstream bases; defined_in says which one defines it
     target = f"{first.path}.{dep.member}"
-    where = f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}"
+    where = (f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}" if dep.name
+             else f"{dep.expression} (the platform instance: a {dep.plugin_class}, the class activate() names)")
     if ref is None:
         if found.outcome is Outcome.undecided:
             return Finding(**judge.base(dep, target), status=Status.unknown, detail=f"{where}: not decided: {found.note}")

@@ -60,7 +60,10 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
             else:
                 problems.append((param.default is None, f"drops positional parameter {param.name!r}"))
         else:
-            if i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
+            if i >= positional_only and over_pos[i].kind == "posonly" and param.kind == "pos" and not has_varkw:
+                # `def f(a, b=None, /)`: a call passing b= fails (PEP 570); upstream's calls decide
+                problems.append((False, f"takes {over_pos[i].name!r} only by position (before `/`): a call passing {param.name}= fails"))
+            elif i >= positional_only and over_pos[i].name != param.name and param.kind == "pos" and not has_varkw:
                 problems.append((False, f"parameter {i + 1} is {over_pos[i].name!r}, base calls it {param.name!r}"))
             if i >= positional_only and over_pos[i].default is None and param.default is not None:
                 # upstream defines the default so that its calls can leave the argument out

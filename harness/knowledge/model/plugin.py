@@ -330,6 +330,14 @@ class PluginScan:
     def live_modules(self) -> list[str]:
         return [name for name, module in self.modules.items() if module.live]
 
+    @property
+    def active_platform(self) -> str | None:
+        """The plugin platform class the engine's platform instance (`current_platform`) is
+        made from when the plugin is active: the one class activate() names, when it derives
+        from the platform base; None for none or several (which one runs is the machine's)."""
+        paths = {p.replace(":", ".") for p in self.platform_class_paths}
+        return next(iter(paths)) if len(paths) == 1 and next(iter(paths)) in self.platforms else None
+
 
 # ----------------------------------------------------------------------------- repo layout
 

@@ -6,6 +6,7 @@ upstream class of fields read on unannotated parameters."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,10 +25,11 @@ from harness.knowledge.model import (
     dotted,
     function_params,
     is_upstream,
+    module_source,
     walk,
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
-from harness.knowledge.scan.folding import OPAQUE, leaves, map_leaves, on_param
+from harness.knowledge.scan.folding import OPAQUE, Named, leaves, map_leaves, on_param
 from harness.knowledge.scan.syntax import call_shape
 from harness.knowledge.upstream import SymbolIndex, c3
 
@@ -43,6 +45,9 @@ class PluginClasses:
     parameter_keys: list
     parameter_imports: list
     parameter_hooks: list
+    parameter_patches: list
+    decorated: dict[int, str]
+    grafts: list
     plugin_calls: list
     call_arguments: dict
     dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]]
@@ -50,6 +55,13 @@ class PluginClasses:
     def finish(self) -> None:
         """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
         self._parameter_hooks()
+        self._parameter_patches()
+        for path, name, method in self.grafts:  # `Cls.m = fn`, setattr(Cls, "m", fn) on a plugin class
+            cls = self.scan.classes.get(path)
+            if cls is not None and method is not None:
+                cls.methods.setdefault(name, method)
+            elif cls is not None:
+                cls.names.add(name)
         runtime = self._runs_in_hooks()
         for dep in self.scan.dependencies:
             if dep.kind != "hook":
@@ -65,11 +77,43 @@ class PluginClasses:
             self._entry_point_dependency(ep)
         self.resolve_named_classes()
         self._class_dependencies()
+        self._platform_instance_members()
         self._parameter_fields()
         self._instance_flags()
         self._parameter_keys()
         self._parameter_imports()
         self._inherited_constructors()
+        self._caught_by_callers()
+
+    def _caught_by_callers(self) -> None:
+        """A module function the plugin only calls (by name, nowhere else named: no entry point,
+        hook or callback) from inside `try` blocks whose handlers catch an error of a dependency
+        in its body (`try: _apply_patches() except ImportError: …`): the error leaves the function
+        and is handled there, so the dependency carries that handler, as if written in the try."""
+        entry = {ep.value.replace(":", ".") for ep in self.scan.entry_points}
+        sites: dict[str, list] = {}
+        for _, _, ctx, qualified in self.plugin_calls:
+            sites.setdefault(qualified, []).append(ctx)
+        mentions: dict[str, int] = {}
+        for dep in self.scan.dependencies:
+            function = dep.enclosing[0] if len(dep.enclosing) == 1 else None
+            owner, _, name = (function or "").rpartition(".")
+            if function is None or owner not in self.files or function in entry or function in self.hook_callables or function not in sites:
+                continue
+            # a kind whose failure raises nothing (a patch) still sits in the try: an earlier
+            # failure of the body stops it (judge.conditions.fails_before)
+            errors = profile().spec(dep.kind).errors
+            handlers = [next((c for c in reversed(ctx.catches) if not errors or c.handles(errors)), None) for ctx in sites[function]]
+            if None in handlers or errors and any(c.handles(errors) for c in dep.catches):
+                continue
+            if function not in mentions:  # the def and those calls, no other use of the name
+                word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+                try:
+                    mentions[function] = sum(len(word.findall(module_source(path, self.root))) for path, _ in self.files.values())
+                except OSError:
+                    mentions[function] = -1
+            if mentions[function] == len(sites[function]) + 1:
+                dep.catches = (handlers[0], *dep.catches)
 
     def _parameter_keys(self) -> None:
         """A registry read keyed by a function's parameter (`def reuse(name): return
@@ -126,9 +170,39 @@ class PluginClasses:
         that call passes them (defaults filling the rest); with no such call, one hook read as
         written (its target unknown)."""
         for module, node, target, hook_type, hook, ctx in self.parameter_hooks:
-            bindings = self.caller_bindings(module, ctx.functions[-1], node.lineno)
+            bindings = self.helper_bindings(module, ctx.functions, node.lineno)
             for binding, where in bindings or [({}, "")]:
                 self._hook(module, node, target, hook_type, hook, replace(ctx, env={**ctx.env, **binding}), bound=where)
+
+    def _parameter_patches(self) -> None:
+        """`setattr(owner, name, fn)` inside a helper taking them as parameters: one patch per
+        call of the helper (helper_bindings), as that call passes them."""
+        for module, call, ctx in self.parameter_patches:
+            for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno) or [({}, "")]:
+                self.setattr_call(module, call, replace(ctx, env={**ctx.env, **binding}), bound=True)
+
+    def helper_bindings(self, module: str, functions: tuple[str, ...], line: int) -> list[tuple[dict, str]]:
+        """What the parameters of the innermost of `functions` hold: caller_bindings; for the
+        inner function of a decorator factory, which nothing calls by name (`def replaces(owner,
+        name): def deco(fn): setattr(owner, name, fn); return fn; return deco`), each use of the
+        factory as a decorator (`@replaces(C, "m")` on `def h`): its arguments, the inner
+        function's first parameter bound to h."""
+        found = self.caller_bindings(module, functions[-1], line)
+        inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
+        first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
+        if not first:
+            return found
+        outer = functions[-2].rsplit(".", 1)[-1]
+        for (binding, where), (_, call, _) in zip(self.caller_bindings(module, functions[-2], line), self.call_arguments.get(outer, [])):
+            if id(call) in self.decorated:
+                found.append(({**binding, first[0]: Named(self.decorated[id(call)])}, where))
+        return found
+
+    def _definition(self, module: str, function: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The def of plugin function `function` in `module` whose body spans `line`."""
+        short, tree = function.rsplit(".", 1)[-1], self.tree(module)
+        return next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == short
+                     and n.lineno <= line <= (n.end_lineno or n.lineno)), None) if tree else None
 
     def _parameter_imports(self) -> None:
         """`importlib.import_module(f"pkg.{name}.patch")` inside a function whose parameter
@@ -150,9 +224,7 @@ class PluginClasses:
         constants gives one call per element), as (parameter -> value, "file:line"); defaults
         fill what a call leaves out; parameters whose value is not known are left out."""
         short = function.rsplit(".", 1)[-1]
-        tree = self.tree(module)
-        definition = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == short
-                           and n.lineno <= line <= (n.end_lineno or n.lineno)), None) if tree else None
+        definition = self._definition(module, function, line)
         if definition is None:
             return []
         args = definition.args
@@ -227,7 +299,7 @@ class PluginClasses:
         if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
                and n.func.value.id == self_name and n.lineno < last for n in walk(node)):
             return UNDECIDED
-        truth = self.assigned_truth(cls.module, node.body, is_flag, {}, f"{cls.file}: self.{name}")
+        truth = self.assigned_truth(cls.module, node.body, is_flag, {}, f"{cls.file}: self.{name}", local=frozenset(p.name for p in params[1:]))
         return UNDECIDED if truth is None else truth
 
     def _parameter_fields(self) -> None:
@@ -422,6 +494,40 @@ class PluginClasses:
                         # (a method nothing names still fails when called by name), not skipped
                         guards=ref.guards, catches=ref.catches,
                     ))
+
+    def _platform_instance_members(self) -> None:
+        """`current_platform.x` anywhere in the plugin reads `x` on the instance of the class
+        activate() names (the engine's platform_instance: made from that class on first read).
+        With one platform class, each such read is judged as `self.x` in that class (a subclass
+        member over its MRO), unless a plugin class of that MRO or a write on the instance
+        (`current_platform.x = …`, setattr) binds `x`. Several platform classes: which one runs
+        is the machine's, so nothing is judged."""
+        instance, platform = profile().platform_instance, self.scan.active_platform
+        if instance is None or platform is None:
+            return
+        classes = self.scan.classes
+        mro = self.plugin_mro(platform)
+        if any(classes[k].dynamic for k in mro):
+            return
+        prefix = instance + "."
+        reads = [dep for dep in self.scan.dependencies if dep.kind in ("reference", "call") and (dep.target or "").startswith(prefix)]
+        written = {dep.target[len(prefix):].split(".")[0] for dep in self.scan.dependencies
+                   if dep.kind == "patch" and (dep.target or "").startswith(prefix)}
+        # `PrivPlatform.m = fn`, setattr(PrivPlatform, "m", fn) (or on an object of unknown class)
+        written |= {name for name, writes in self.attribute_writes.items() if any(owner is None or owner in mro for _, _, owner in writes)}
+        calls = {(dep.file, dep.line, dep.target): dep.call for dep in reads if dep.kind == "call" and dep.target.count(".") == prefix.count(".")}
+        seen: set[tuple] = set()
+        for dep in reads:
+            member = dep.target[len(prefix):].split(".")[0]
+            # one finding per member and function: `f = current_platform.m; f()` reads it once
+            if (member in written or any(member in classes[k].methods or member in classes[k].names for k in mro)
+                    or (dep.file, dep.enclosing, member) in seen):
+                continue
+            seen.add((dep.file, dep.enclosing, member))
+            self.scan.dependencies.append(replace(
+                dep, kind="subclass", target=None, call=calls.get((dep.file, dep.line, prefix + member)), plugin_class=platform,
+                member=member, access="instance", name=None, expression=f"{instance.rsplit('.', 1)[-1]}.{member}", how=None,
+            ))
 
     def plugin_mro(self, path: str) -> list[str]:
         """The plugin classes in `path`'s MRO, in C3 order (their order does not depend on

@@ -19,12 +19,12 @@ from harness.knowledge.model import (
     Dependency,
     GuardCond,
     MethodDecl,
+    Param,
     PluginClass,
     PluginScan,
     Scope,
     SelfRef,
     dotted,
-    Param,
     function_params,
     is_upstream,
     raises_only,
@@ -36,7 +36,9 @@ from harness.knowledge.scan.folding import OPAQUE, Instance, Named, bind
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
     arg,
+    assigned,
     call_shape,
+    is_super,
     returned_function,
 )
 
@@ -112,6 +114,8 @@ class Expressions:
     parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]]
     parameter_imports: list[tuple[str, ast.expr, Context]]
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
+    parameter_patches: list[tuple[str, ast.Call, Context]]
+    decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
@@ -279,7 +283,7 @@ class Expressions:
         base = node.value
         if isinstance(base, ast.Name) and base.id == ctx.self_name:
             access = "class" if ctx.method and "classmethod" in {d.rsplit(".", 1)[-1] for d in ctx.method.decorators} else "instance"
-        elif isinstance(base, ast.Call) and dotted(base.func) == "super" and not base.args:
+        elif is_super(base, ctx.self_name, ctx.cls.path.rsplit(".", 1)[-1]):
             access = "super"
         elif isinstance(base, ast.Call) and dotted(base.func) == "type" and len(base.args) == 1 and isinstance(base.args[0], ast.Name) and base.args[0].id == ctx.self_name:
             access = "class"
@@ -305,6 +309,7 @@ class Expressions:
         engine = profile()
         hooks = engine.hook_registry
         if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
+            call, ctx = self._spread(module, call, ctx)
             self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), ctx)
             return
         if "attention_backend" in engine.kinds and qualified.endswith("register_attention_backend") and call.args:
@@ -312,13 +317,7 @@ class Expressions:
             self._dependency("attention_backend", qualified, module, call, ctx, name=backend if isinstance(backend, str) else "?")
             return
         if name == "setattr" and len(call.args) >= 2:
-            owner = self.qualify(module, dotted(call.args[0]), env)
-            attr = self.const(module, call.args[1], env)
-            if is_upstream(owner) and isinstance(attr, str):
-                value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
-                self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=value, params=params)
-            else:
-                self._sets_member(module, call, ctx, call.args[0], attr)
+            self.setattr_call(module, call, ctx)
             return
         if isinstance(call.func, ast.Attribute) and call.func.attr in _NAMED_SETTERS and call.args:
             # `layer.register_parameter("weight_scale", …)`: the name is then read as `layer.weight_scale`
@@ -329,12 +328,18 @@ class Expressions:
                 qualified_class = self.qualify(module, dotted(element), env)
                 if is_upstream(qualified_class):
                     self._dependency("reference", qualified_class, module, call, ctx, expression=ast.unparse(call), how=CLASS_USE_CHECK)
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "get" and call.args and not isinstance(call.args[0], ast.Starred):
-            # `REGISTRY.get("key")`: None (or the default) for a key upstream dropped
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("get", "pop") and call.args and not isinstance(call.args[0], ast.Starred):
+            # `REGISTRY.get("key")`: None (or the default) for a key upstream dropped; `.pop("key")`
+            # without a default raises KeyError as `[key]` does
             owner = self.qualify(module, dotted(call.func.value), env)
             key = self.const(module, call.args[0], env)
             if is_upstream(owner) and isinstance(key, str):
-                how = "get-default" if len(call.args) > 1 or call.keywords else "get-tested" if id(call) in self._tested else "get"
+                if len(call.args) > 1 or call.keywords:
+                    how = "get-default"
+                elif call.func.attr == "pop":
+                    how = None
+                else:
+                    how = "get-tested" if id(call) in self._tested or self._result_tested(module, call, ctx) else "get"
                 self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key, how=how)
         if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
             owner = self.qualify(module, dotted(call.args[0]), env)
@@ -350,8 +355,18 @@ class Expressions:
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             if engine.external_model_env and self.const(module, call.args[0], env) == engine.external_model_env:
                 self._model_package(module, self.const(module, call.args[1], env), ctx)
+        if name.endswith("environ.update") and engine.external_model_env:
+            # environ.update(NAME=value) / environ.update({NAME: value}): the same write
+            given = {k.arg: k.value for k in call.keywords if k.arg}
+            written = self.const(module, call.args[0], env) if call.args else {}
+            value = given.get(engine.external_model_env)
+            if value is not None:
+                self._model_package(module, self.const(module, value, env), ctx)
+            elif isinstance(written, dict) and engine.external_model_env in written:
+                self._model_package(module, written[engine.external_model_env], ctx)
+        setting = self.qualify(module, dotted(call.func.value), env) if isinstance(call.func, ast.Attribute) and dotted(call.func.value) else None
         if (engine.external_model_env and isinstance(call.func, ast.Attribute) and call.func.attr == "set" and call.args
-                and (dotted(call.func.value) or "").rsplit(".", 1)[-1] == engine.external_model_env):
+                and engine.external_model_env in ((dotted(call.func.value) or "").rsplit(".", 1)[-1], (setting or "").rsplit(".", 1)[-1])):
             # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(...) writes the variable (srt/environ.py)
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
@@ -452,12 +467,33 @@ class Expressions:
         lists `<package>.utils`: pkgutil's docs); empty when no prefix folds to a name."""
         tree = self.tree(module)
         found = []
-        for node in walk(tree) if tree else []:
-            if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in ("iter_modules", "walk_packages"):
-                prefix = self.const(module, arg(node, 1, "prefix"), {})
-                if isinstance(prefix, str) and prefix.endswith(".") and len(prefix) > 1:
-                    found.append(prefix[:-1])
+        scopes = [(tree, {})] if tree else []
+        # in a function, the names it binds once to a folded value first (`pkg = import_module("p.x")`
+        # then `prefix=pkg.__name__ + "."`)
+        scopes += [(f, self._straight_bindings(module, f)) for f in walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
+        for scope, env in scopes:
+            for node in (walk(scope) if scope is tree else ast.walk(scope)):
+                if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in ("iter_modules", "walk_packages"):
+                    prefix = self.const(module, arg(node, 1, "prefix"), env)
+                    if isinstance(prefix, str) and prefix.endswith(".") and len(prefix) > 1 and prefix[:-1] not in found:
+                        found.append(prefix[:-1])
         return found
+
+    def _straight_bindings(self, module: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict:
+        """The names `function` assigns exactly once, by a plain `name = value`, folded in line
+        order (each value sees those before it); a name bound any other way is left out."""
+        assigns = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+        counts: dict[str, int] = {}
+        for node in ast.walk(function):
+            for name in (assigned(node.target) if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.comprehension))
+                         else [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]):
+                counts[name] = counts.get(name, 0) + 1
+        env: dict = {}
+        for node in sorted(assigns, key=lambda n: n.lineno):
+            name = node.targets[0].id
+            if counts.get(name) == 1:
+                env[name] = self.const(module, node.value, env)
+        return env
 
     def _discovers(self, module: str) -> bool:
         """Whether the module lists files or modules (pkgutil.iter_modules / walk_packages,
@@ -522,7 +558,12 @@ class Expressions:
         return ref is None or ref.kind in ("value", "dynamic", "external")  # a missing one is still a patch
 
     def _kernel_key(self, module: str, call: ast.Call, ctx: Context) -> None:
-        """A kernel-replacement registry keyed by (upstream module path, kernel name)."""
+        """A kernel-replacement registry keyed by (upstream module path, kernel name). A call of
+        a plugin function is not one: its body says what it does with those names (a patch
+        through sys.modules, a registry write) and is read for that."""
+        callee = self.qualify(module, dotted(call.func), ctx.env) if dotted(call.func) else None
+        if callee and not is_upstream(callee) and self._plugin_definition(callee) is not None:
+            return
         args = [self.const(module, arg, ctx.env) for arg in call.args[:2]]
         if len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 2:
             args = args[0]
@@ -530,10 +571,68 @@ class Expressions:
         if prefix and len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith(prefix) and "." not in args[1]:
             self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}")
 
+    def _spread(self, module: str, call: ast.Call, ctx: Context) -> tuple[ast.Call, Context]:
+        """`register(*spec)` with `spec` folding to a sequence (a loop over a table of (target,
+        hook, type) tuples): the same call with each element as its own argument, bound in the
+        context under a name no plugin code uses; the call as it is otherwise."""
+        if not (len(call.args) == 1 and isinstance(call.args[0], ast.Starred)):
+            return call, ctx
+        spread = self.const(module, call.args[0].value, ctx.env)
+        if not isinstance(spread, list):
+            return call, ctx
+        names = [f"<arg{i}>" for i in range(len(spread))]
+        args = [ast.copy_location(ast.Name(n, ast.Load()), call) for n in names]
+        return ast.copy_location(ast.Call(func=call.func, args=args, keywords=call.keywords), call), replace(ctx, env={**ctx.env, **dict(zip(names, spread))})
+
+    def _result_tested(self, module: str, call: ast.Call, ctx: Context) -> bool:
+        """Whether the function holding `call` binds its result to a name (`f = R.get(k)`) and
+        tests that name (`if f is None: return`, `if not f`, `f and …`) before anything else
+        reads it: then a None result is coped with, as a test of the call itself would."""
+        function = self._definition(module, ctx.functions[-1], call.lineno) if ctx.functions else None
+        if function is None:
+            return False
+        bound = next((stmt.targets[0].id for stmt in walk(function) if isinstance(stmt, ast.Assign) and stmt.value is call
+                      and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)), None)
+        if bound is None:
+            return False
+        tests = {id(node.test) for node in walk(function) if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert))}
+        tests |= {id(value) for node in walk(function) if isinstance(node, ast.BoolOp) for value in node.values}
+
+        def in_order(node: ast.AST, tested: bool):
+            """(a read of the name, whether it sits in a test), in the order Python evaluates them
+            (a conditional expression's test before its branches)."""
+            tested = tested or id(node) in tests
+            if isinstance(node, ast.Name) and node.id == bound and isinstance(node.ctx, ast.Load):
+                yield tested
+            children = [node.test, node.body, node.orelse] if isinstance(node, ast.IfExp) else ast.iter_child_nodes(node)
+            for child in children:
+                yield from in_order(child, tested)
+
+        return next(in_order(function, False), False)
+
+    def setattr_call(self, module: str, call: ast.Call, ctx: Context, bound: bool = False) -> None:
+        """`setattr(owner, "name", value)`: a patch when owner is upstream. Inside a helper whose
+        parameters hold the owner or the name (`def replace(owner, name, fn): setattr(owner,
+        name, fn)`), one patch per call of the helper, with what it passes (finish(); `bound`:
+        this is that pass)."""
+        owner = self.qualify(module, dotted(call.args[0]), ctx.env)
+        attr = self.const(module, call.args[1], ctx.env)
+        if is_upstream(owner) and isinstance(attr, str):
+            value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
+            self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=value, params=params)
+        elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
+                                                 for n in call.args[:2]):
+            self.parameter_patches.append((module, call, ctx))
+        else:
+            self._sets_member(module, call, ctx, call.args[0], attr)
+            self.graft_method(module, call.args[0], attr, call.args[2] if len(call.args) > 2 else None, call.lineno, ctx)
+
     def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: Context) -> None:
         self._replacement_decorator(module, owner, decorator, ctx)
         if not isinstance(decorator, ast.Call):
             return
+        if not ctx.functions:  # `@factory(args)` on a def or class: what the factory's inner function receives
+            self.decorated[id(decorator)] = f"{ctx.cls.path if ctx.cls is not None else module}.{owner.name}"
         name = dotted(decorator.func) or ""
         qualified = self.qualify(module, name, ctx.env) or name
         if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
@@ -585,8 +684,39 @@ class Expressions:
                 path, definition, params = self._hook_signature(module, node.args[0], ctx, depth + 1)
                 bound = [k.arg for k in node.keywords if k.arg]
                 return path, definition, None if params is None or any(isinstance(a, ast.Starred) for a in node.args) else partial_params(params, len(node.args) - 1, bound)
+        if isinstance(node, ast.Call) and depth < 8:
+            returned = self._factory_return(module, node, ctx)
+            if returned is not None:  # `return functools.partial(_impl, cfg)`, `return lambda …`, `return _module_fn`
+                home, value = returned
+                return self._hook_signature(home, value, Context(env={}), depth + 1)
+            made = self.qualify(module, dotted(node.func), ctx.env) if dotted(node.func) else None
+            found = self._plugin_definition(made) if made and not is_upstream(made) else None
+            if found is not None and isinstance(found[1], ast.ClassDef):
+                # an instance of a plugin class: calling it runs its __call__, self bound
+                call = next((n for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__"), None)
+                return (f"{made}.__call__", call, function_params(call.args)[1:]) if call is not None else (None, None, None)
         path, definition = self._hook_callable(module, node, ctx)
         return path, definition, function_params(definition.args) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+    def _factory_return(self, module: str, node: ast.Call, ctx: Context) -> tuple[str, ast.expr] | None:
+        """(its module, the expression) a plugin factory called as `node` returns, when every
+        `return` of it returns one expression that is no nested function of its own (those are
+        returned_function's): a partial, a lambda, a module function by name. None otherwise."""
+        name = dotted(node.func)
+        path = self.qualify(module, name, ctx.env) if name else None
+        found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or returned_function(found[1]) is not None:
+            return None
+        returns, stack = [], list(found[1].body)
+        while stack:
+            child = stack.pop()
+            if isinstance(child, ast.Return):
+                returns.append(child.value)
+            elif not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.extend(ast.iter_child_nodes(child))
+        if len(returns) != 1 or returns[0] is None or isinstance(returns[0], ast.Name) and returns[0].id in {p.name for p in function_params(found[1].args)}:
+            return None
+        return found[0], returns[0]
 
     def _hook_callable(self, module: str, node, ctx: Context) -> tuple[str | None, ast.AST | None]:
         """(plugin path, definition) of the function or class a hook registers."""
@@ -628,6 +758,8 @@ class Expressions:
                 self._dependency("server_arg", f"{engine.server_args}.{target.attr}", module, stmt, ctx, name=target.attr)
             else:  # `v.x += 1` reads x first
                 self._field(module, target, ctx, how=None if isinstance(stmt, ast.AugAssign) else WRITE)
+                if isinstance(stmt, ast.Assign):
+                    self.graft_method(module, target.value, target.attr, stmt.value, stmt.lineno, ctx)
         elif isinstance(target, ast.Subscript) and self._namespace_of(module, target.value, env) and isinstance(key := self.const(module, target.slice, env), str):
             # `mod.__dict__["f"] = g`, `vars(mod)["f"] = g`: the same as `mod.f = g`
             owner = self._namespace_of(module, target.value, env)
@@ -660,6 +792,11 @@ class Expressions:
             path, _, params = self._hook_signature(module, node, ctx)
             return (None, None) if path is None or is_upstream(path) else (path, params)
         value = self.qualify(module, dotted(node), ctx.env)
+        if value is None and not isinstance(node, (ast.Name, ast.Attribute)):
+            folded = self.const(module, node, ctx.env)  # `REG[name]` over a folded registry
+            if isinstance(folded, Named) and not is_upstream(folded.path):
+                name = "<value>"  # no identifier: no name of the plugin's
+                return self._patch_value(module, ast.copy_location(ast.Name(name, ast.Load()), node), replace(ctx, env={**ctx.env, name: folded}))
         if value is None or is_upstream(value):
             return None, None
         return value, self._hook_signature(module, node, ctx)[2]

@@ -6,6 +6,8 @@ upstream (`hasattr`, version comparisons, `try/except ImportError` flags)."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+import operator
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -101,6 +103,17 @@ class Condition:
     cond: Cond
 
 
+_PLAIN_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+                  ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+def _plain(value) -> bool:
+    """A folded value Python compares as itself: a literal, or a list or dict of literals."""
+    if isinstance(value, (list, dict)):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
 def bind(target: ast.AST, value) -> dict:
     """What a `for` target binds to one folded element (unpacking a list of the right length)."""
     if isinstance(target, ast.Name):
@@ -193,7 +206,7 @@ class Folding:
             local = env[head]
             if not isinstance(local, Named):
                 return None
-            return f"{local.path}.{rest}" if rest else local.path
+            return self._through_plugin_module(f"{local.path}.{rest}", _seen) if rest else local.path
         binding = self.table(module).names.get(head)
         if binding is None:
             base = self._star_bound(module, head, _seen)
@@ -212,7 +225,22 @@ class Folding:
             base = self.qualify(module, binding.target, None, _seen) or binding.target
         else:
             return None
-        return f"{base}.{rest}" if rest else base
+        return self._through_plugin_module(f"{base}.{rest}" if rest else base, _seen)
+
+    def _through_plugin_module(self, path: str, _seen: frozenset) -> str:
+        """`compat.DeviceMixin` where the plugin module `compat` imports DeviceMixin (a module
+        that absorbs upstream moves, a package __init__ re-exporting): the path of what that
+        module binds, followed there; `path` itself when it names nothing bound by import."""
+        parts = path.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:end])
+            if owner not in self.files:
+                continue
+            binding = self.table(owner).names.get(parts[end])
+            if binding is None and self._star_bound(owner, parts[end], _seen) is None or binding is not None and binding.kind not in ("from", "module", "alias"):
+                return path
+            return self.qualify(owner, ".".join(parts[end:]), None, _seen) or path
+        return path
 
     def _star_bound(self, module: str, name: str, seen: frozenset) -> str | None:
         """The path a name that `module` binds only through `from m import *` refers to: the
@@ -290,6 +318,13 @@ class Folding:
             if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
                 return [*left, *right]
             return OPAQUE
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # a union of folded sets (or dicts)
+            left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
+            if isinstance(left, dict) and isinstance(right, dict):
+                return {**left, **right}
+            if isinstance(left, list) and isinstance(right, list) and all(isinstance(e, (str, int)) for e in (*left, *right)):
+                return list(dict.fromkeys([*left, *right]))
+            return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             fmt, args = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
             # only plain values are formatted: a folded Named or Instance is no run-time string
@@ -301,7 +336,18 @@ class Folding:
                     return OPAQUE
             return OPAQUE
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return [self.const(module, element, env, depth + 1) for element in node.elts]
+            elements = []
+            for element in node.elts:
+                if isinstance(element, ast.Starred):  # (*ROOT, name): the folded sequence's elements
+                    spread = self.const(module, element.value, env, depth + 1)
+                    if not isinstance(spread, (list, dict)):
+                        return OPAQUE
+                    elements.extend(spread)
+                else:
+                    elements.append(self.const(module, element, env, depth + 1))
+            return elements
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
+            return self._comprehension(module, node.elt, node.generators[0], env, depth)
         if isinstance(node, ast.Dict):
             folded = {}
             for key, value in zip(node.keys, node.values):
@@ -328,12 +374,41 @@ class Folding:
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
         return OPAQUE
 
+    def _comprehension(self, module: str, element: ast.expr, generator: ast.comprehension, env: dict, depth: int):
+        """`[f"{P}.{n}" for n in NAMES if …]` over a folded sequence: each element folded with the
+        loop variable bound, those an `if` folds false left out; OPAQUE when the sequence, a
+        test or the unpacking does not fold."""
+        items = self.const(module, generator.iter, env, depth + 1)
+        if isinstance(items, dict):
+            items = list(items)
+        if not isinstance(items, list) or generator.is_async:
+            return OPAQUE
+        folded = []
+        for item in items:
+            bound = bind(generator.target, item)
+            if any(value is OPAQUE for value in bound.values()) and not isinstance(generator.target, ast.Name):
+                return OPAQUE
+            inner = {**env, **bound}
+            tests = [self.condition(module, test, inner, depth + 1) for test in generator.ifs]
+            if any(not isinstance(t, Const) for t in tests):
+                return OPAQUE
+            if all(t.value for t in tests):
+                folded.append(self.const(module, element, inner, depth + 1))
+        return folded
+
     def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
         name = dotted(node.func) or ""
         qualified = self.qualify(module, name, env) or name
         args = node.args
         if qualified.endswith("import_module") and args:
             imported = self.const(module, args[0], env, depth + 1)
+            package = next((self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg == "package"),
+                           self.const(module, args[1], env, depth + 1) if len(args) > 1 else None)
+            if isinstance(imported, str) and imported.startswith(".") and isinstance(package, str):
+                try:  # import_module(".ops.x", package="pkg.hooks"): importlib's own resolution
+                    imported = importlib.util.resolve_name(imported, package)
+                except (ImportError, ValueError):
+                    return OPAQUE
             return Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
         if qualified == "sys.modules.get" and args:
             # the module if something imported it, else None: on a release without it, always None
@@ -427,7 +502,7 @@ class Folding:
     # ------------------------------------------------------------- flags set by `if`s
 
     def assigned_truth(self, module: str, body: list[ast.stmt], is_target: Callable[[ast.AST], bool], env: dict, where: str,
-                       state: Cond | None = None, depth: int = 0) -> Cond | None:
+                       state: Cond | None = None, depth: int = 0, local: frozenset[str] = frozenset()) -> Cond | None:
         """Whether a variable is true after `body` runs, as a Cond over the tests of the `if`s
         that assign it (version checks fold; the rest are Unknown atoms named `where:line`):
         `v = a` gives a's truth; `if t: <block>` gives (t and the block's) or (not t and the
@@ -437,18 +512,20 @@ class Folding:
         NPUWorker.use_v2_model_runner). `is_target(node)` says whether an expression is the
         variable (a Name, or `self.<attr>`). `state`: its truth before `body` (None: unset).
         Returns None when `body` leaves it unset, UNDECIDED when it is assigned in a way not
-        followed here (a loop, a with or try block, an augmented or unpacking assignment)."""
+        followed here (a loop, a with or try block, an augmented or unpacking assignment).
+        `local`: the function's parameters: a value or test of those alone is Runtime (the
+        constructor's arguments: true for some, `self.on = name.startswith("tp")`)."""
         for stmt in body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 if any(is_target(t) for t in targets):
-                    state = self._truth(module, stmt.value, is_target, env, state, f"{where}:{stmt.lineno}")
+                    state = self._truth(module, stmt.value, is_target, env, state, f"{where}:{stmt.lineno}", local)
                 elif any(is_target(n) for t in targets for n in walk(t)):
                     return UNDECIDED
             elif isinstance(stmt, ast.If) and depth < 8:
-                test = self._truth(module, stmt.test, is_target, env, state, None)
-                then = self.assigned_truth(module, stmt.body, is_target, env, where, state, depth + 1)
-                other = self.assigned_truth(module, stmt.orelse, is_target, env, where, state, depth + 1)
+                test = self._truth(module, stmt.test, is_target, env, state, None, local)
+                then = self.assigned_truth(module, stmt.body, is_target, env, where, state, depth + 1, local)
+                other = self.assigned_truth(module, stmt.orelse, is_target, env, where, state, depth + 1, local)
                 if then != other:
                     unset = Unknown(f"{where}: unset")
                     state = AnyOf((AllOf((test, unset if then is None else then)), AllOf((Not(test), unset if other is None else other))))
@@ -456,14 +533,16 @@ class Folding:
                 return UNDECIDED
         return state
 
-    def _truth(self, module: str, node: ast.expr, is_target: Callable[[ast.AST], bool], env: dict, state: Cond | None, name: str | None) -> Cond:
-        """The truth of `node` with the variable's reads standing for `state`; an unreadable
-        value is the atom Unknown(name) (UNDECIDED when unnamed: a test)."""
+    def _truth(self, module: str, node: ast.expr, is_target: Callable[[ast.AST], bool], env: dict, state: Cond | None, name: str | None,
+               local: frozenset[str] = frozenset()) -> Cond:
+        """The truth of `node` with the variable's reads standing for `state`; a value of the
+        names in `local` alone is Runtime; another unreadable value is the atom Unknown(name)
+        (UNDECIDED when unnamed: a test)."""
         if any(is_target(n) for n in walk(node)):
             flag = "<flag>"  # not an identifier: no name of the plugin's
             node = _named(node, is_target, lambda _: flag)
             env = {**env, flag: Condition(state if state is not None else Unknown(f"{name or 'a test'}: unset"))}
-        cond = self.condition(module, node, env)
+        cond = self.condition(module, node, env, local=local)
         if not isinstance(cond, Undecided):
             return cond
         value = self.const(module, node, env)
@@ -493,15 +572,16 @@ class Folding:
                 imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
                 if imports:
                     return Condition(ImportsResolve(imports))
-        for stmt in reversed(tree.body if tree else []):  # the last module-level binding wins
+        body = tree.body if tree else []
+        for position in range(len(body) - 1, -1, -1):  # the last module-level binding wins
+            stmt = body[position]
             if isinstance(stmt, ast.If) and name in assigned_in(stmt):
                 truth = self._if_assigned(module, tree.body, name, depth)
                 if truth is not OPAQUE:
                     return truth
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-                return self.const(module, stmt.value, {}, depth)
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
-                return self.const(module, stmt.value, {}, depth)
+            if (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+                    or isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name):
+                return self._module_edits(module, name, self.const(module, stmt.value, {}, depth), body[position + 1:], depth)
         binding = self.table(module).names.get(name)
         if binding is not None and binding.kind == "from":
             source_module, source_name = binding.target.split(":")
@@ -512,11 +592,56 @@ class Folding:
         qualified = self.qualify(module, name)
         return Named(qualified) if qualified else OPAQUE
 
+    def _module_edits(self, module: str, name: str, value, after: list[ast.stmt], depth: int):
+        """A module-level dict or list `name` as the module's later top-level statements leave
+        it (edit_of, in order: a registry filled entry by entry); edits inside functions are not
+        seen."""
+        for stmt in after:
+            value = self.edit_of(module, name, value, stmt, {}, depth)
+        return value
+
+    def edit_of(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int = 0):
+        """The folded dict or list `value` of variable `name` after `stmt`: `X["k"] = v`,
+        `X.update({…})`, `X.setdefault("k", v)`, `X.append(v)`, `X.extend([…])` applied (to a
+        copy); OPAQUE for any other edit of it (`del X[k]`, `X.pop(…)`, a subscript store in a
+        loop, a key or argument that does not fold); `value` itself when `stmt` does not edit it."""
+        if not isinstance(value, (dict, list)):
+            return value
+
+        def is_name(node: ast.AST) -> bool:
+            return isinstance(node, ast.Name) and node.id == name
+
+        call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) and is_name(stmt.targets[0].value):
+            key = self.const(module, stmt.targets[0].slice, env, depth + 1)
+            if not isinstance(value, dict) or not isinstance(key, (str, int)):
+                return OPAQUE
+            return {**value, key: self.const(module, stmt.value, env, depth + 1)}
+        if call is not None and isinstance(call.func, ast.Attribute) and is_name(call.func.value):
+            args = [self.const(module, a, env, depth + 1) for a in call.args]
+            edit = call.func.attr
+            if edit in ("get", "keys", "values", "items", "copy", "index", "count"):
+                return value
+            if call.keywords or any(a is OPAQUE for a in args):
+                return OPAQUE
+            if isinstance(value, dict) and edit == "update" and len(args) == 1 and isinstance(args[0], dict):
+                return {**value, **args[0]}
+            if isinstance(value, dict) and edit == "setdefault" and len(args) == 2 and isinstance(args[0], (str, int)):
+                return {args[0]: args[1], **value}
+            if isinstance(value, list) and edit == "append" and len(args) == 1:
+                return [*value, args[0]]
+            if isinstance(value, list) and edit == "extend" and len(args) == 1 and isinstance(args[0], list):
+                return [*value, *args[0]]
+            return OPAQUE
+        if any(is_name(n.value) for n in walk(stmt) if isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del))):
+            return OPAQUE
+        return value
+
     def _name_attribute(self, path: str, attr: str) -> str | None:
         """`__name__` of a module, `__module__` / `__qualname__` / `__name__` of a class or
         function, for a plugin or upstream one named by `path` (where it is defined, as Python
         sets them: the data model's "Special attributes"); None when `path` is none of these."""
-        if path in self.files:
+        if path in self.files or any(name.startswith(path + ".") for name in self.files):  # a namespace package too
             found = ("module", path, "")
         elif (plugin := self._plugin_definition(path)) is not None:
             found = ("class", plugin[0], path[len(plugin[0]) + 1:])
@@ -630,6 +755,13 @@ class Folding:
             version = self._version_compare(module, left, op, right, env, depth)
             if version is not None:
                 return version
+            compared = _PLAIN_COMPARE.get(type(op))
+            values = (self.const(module, left, env, depth + 1), self.const(module, right, env, depth + 1)) if compared else ()
+            if compared and all(_plain(v) for v in values):  # `n != "gamma"` over folded constants
+                try:
+                    return Const(bool(compared(*values)))
+                except TypeError:
+                    return UNDECIDED
         if isinstance(node, ast.Compare) and len(node.ops) > 1:  # a <= v < b
             parts = []
             operands = [node.left, *node.comparators]

@@ -55,7 +55,7 @@ from harness.knowledge.model import (
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class
 from harness.knowledge.scan.classes import PluginClasses
-from harness.knowledge.scan.expressions import Context, Expressions, flag_owner
+from harness.knowledge.scan.expressions import Context, Expressions, flag_owner, partial_params
 from harness.knowledge.scan.folding import (
     OPAQUE,
     Condition,
@@ -68,6 +68,7 @@ from harness.knowledge.scan.liveness import mark_live, plugin_roots, with_parent
 from harness.knowledge.scan.registrations import Registrations
 from harness.knowledge.scan.syntax import (
     assigned,
+    plain_spellings,
     assigned_in,
     assigned_in_all,
     exception_names,
@@ -143,6 +144,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # calls of plugin names, judged once every class is known: (module, the call, its context, the qualified name)
         self.plugin_calls: list[tuple[str, ast.Call, Context, str]] = []
         self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
+        self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
+        self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
+        self.grafts: list[tuple[str, str, MethodDecl | None]] = []  # (plugin class path, name, the method when a function)
         # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
         self.call_arguments: dict[str, list[tuple[str, ast.Call, dict]]] = {}
         self._relfiles: dict[str, str] = {}
@@ -183,7 +187,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             path, is_package = self.files[module]
             try:
                 source = module_source(path, self.root)
-                tree = ast.parse(source)
+                tree = plain_spellings(ast.parse(source))
             except OSError as exc:
                 self._file_error(module, f"cannot be read: {exc.strerror or exc}", 1)
                 tree = None
@@ -262,12 +266,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 not_lookups.add(id(node.value))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 uses.setdefault(node.attr, f"{self.relfile(module)}:{node.lineno}")
-            elif isinstance(node, ast.Call) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-                if dotted(node.func) in ("getattr", "hasattr"):
-                    uses.setdefault(node.args[1].value, f"{self.relfile(module)}:{node.lineno}")
-                elif dotted(node.func) == "setattr":
-                    not_lookups.add(id(node.args[1]))
-                    self.attribute_writes.setdefault(node.args[1].value, []).append(("setattr", node.lineno, None))
+            elif (isinstance(node, ast.Call) and len(node.args) >= 2 and dotted(node.func) in ("getattr", "hasattr")
+                  and isinstance(name := self.const(module, node.args[1], {}), str)):
+                uses.setdefault(name, f"{self.relfile(module)}:{node.lineno}")  # a constant or a name folding to one
+            elif (isinstance(node, ast.Call) and len(node.args) >= 2 and dotted(node.func) == "setattr"
+                  and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+                not_lookups.add(id(node.args[1]))
+                self.attribute_writes.setdefault(node.args[1].value, []).append(("setattr", node.lineno, None))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier() and id(node) not in not_lookups:
                 strings.setdefault(node.value, f"{self.relfile(module)}:{node.lineno}")
 
@@ -287,6 +292,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
 
     def _statement(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Return)):
+            for name, value in list(env.items()):  # `REG["k"] = v`, `REG.append(v)`: what later reads of REG fold to
+                if isinstance(value, (dict, list)):
+                    env[name] = self.edit_of(module, name, value, stmt, env)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._function(module, stmt, ctx)
             if ctx.functions:  # a nested function: its name now refers to it
@@ -311,10 +320,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             iterable = self.const(module, stmt.iter, env)
             if isinstance(iterable, dict):  # iterating a dict gives its keys
                 iterable = list(iterable)
-            if isinstance(iterable, list):
+            if isinstance(iterable, list) and iterable:
                 for element in iterable:
                     self._block(module, stmt.body, replace(ctx, env={**env, **bind(stmt.target, element)}))
-            else:
+            else:  # not folded, or empty here (a registry functions fill later): the body once, its elements unknown
                 self._block(module, stmt.body, replace(ctx, env={**env, **{n: OPAQUE for n in assigned(stmt.target)}}))
             self._block(module, stmt.orelse, ctx)
             return
@@ -328,6 +337,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 if item.optional_vars is not None:
                     env.update({n: OPAQUE for n in assigned(item.optional_vars)})
             self._block(module, stmt.body, replace(ctx, catches=catches))
+            suppressed = {name for catch in catches[len(ctx.catches):] for name in catch.exceptions}
+            imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
+            for name, path in imported_names(module, self.files[module][1], stmt.body).items():
+                # `f = None` then `with suppress(ImportError): from sglang.x import f`: as the
+                # try/except form, f is upstream's wherever it is used (tested `is not None`)
+                if env.get(name, OPAQUE) is None and suppressed & IMPORT_ERRORS and imports:
+                    self.none_fallbacks[(module, path)] = ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
+                env[name] = Named(path)
             return
         if isinstance(stmt, (ast.While, ast.Match)) or hasattr(stmt, "cases"):
             for child in ast.iter_child_nodes(stmt):
@@ -431,8 +448,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for handler in stmt.handlers:
             guard = GuardCond(succeeded if isinstance(succeeded, Undecided) else Not(succeeded), f"not ({body_text})", handler.lineno)
             self._block(module, handler.body, replace(ctx, guards=ctx.guards + (guard,)))
-        if stmt.orelse:
-            self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (GuardCond(succeeded, body_text, stmt.lineno),)))
+        if stmt.orelse:  # runs only after the whole body did: what the body imported is bound there
+            bound = {**ctx.env, **{name: Named(path) for name, path in imported_names(module, self.files[module][1], stmt.body).items()}}
+            self._block(module, stmt.orelse, replace(ctx, env=bound, guards=ctx.guards + (GuardCond(succeeded, body_text, stmt.lineno),)))
         self._block(module, stmt.finalbody, ctx)
         if imports and catches_import:
             # HAS_X = True in the body, HAS_X = False in a handler: HAS_X means "the imports resolve"
@@ -525,7 +543,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 if stmt.name in ("__getattr__", "__getattribute__"):
                     cls.dynamic = True
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                assigned_method = self._assigned_method(module, stmt.targets[0].id, stmt, ctx)
+                assigned_method = self._assigned_method(module, stmt.targets[0].id, stmt.value, stmt.lineno, ctx)
                 if assigned_method is not None:
                     cls.methods.setdefault(stmt.targets[0].id, assigned_method)
             for name in assigned_in(stmt):
@@ -535,22 +553,39 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if not ctx.functions and ctx.cls is None:
             ctx.env[node.name] = Named(path)
 
-    def _assigned_method(self, module: str, name: str, stmt: ast.Assign, ctx: Context) -> MethodDecl | None:
-        """A method bound by assignment in a class body: `m = _plugin_fn`, `m = lambda self: …`,
-        `m = staticmethod(fn)` / `classmethod(fn)` (a function in a class body is a method however
-        it got there: Python's data model, "Functions"). None for any other value."""
-        value, decorators = stmt.value, ()
+    def _assigned_method(self, module: str, name: str, value: ast.expr, line: int, ctx: Context) -> MethodDecl | None:
+        """A method bound by assignment in a class body (`m = _plugin_fn`, `m = lambda self: …`,
+        `m = staticmethod(fn)` / `classmethod(fn)`) or on the class afterwards (graft_method): a
+        function in a class's namespace is a method however it got there (Python's data model,
+        "Functions"). None for any other value."""
+        decorators: tuple[str, ...] = ()
         if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and dotted(value.func) in ("staticmethod", "classmethod"):
             value, decorators = value.args[0], (dotted(value.func),)
+        if (isinstance(value, ast.Call) and value.args and not any(isinstance(a, ast.Starred) for a in value.args)
+                and self.qualify(module, dotted(value.func), ctx.env) == "functools.partialmethod"):
+            # partialmethod(fn, *a, **k): self, then what partial(fn, *a, **k) leaves (functools docs)
+            inner = self._assigned_method(module, name, value.args[0], line, ctx)
+            if inner is None or not inner.params:
+                return None
+            rest = partial_params(inner.params[1:], len(value.args) - 1, [k.arg for k in value.keywords if k.arg])
+            return MethodDecl(name, line, (inner.params[0], *rest), inner.decorators, inner.raises_only)
         if isinstance(value, ast.Lambda):
-            return MethodDecl(name, stmt.lineno, function_params(value.args), decorators)
+            return MethodDecl(name, line, function_params(value.args), decorators)
         path = self.qualify(module, dotted(value), ctx.env) if isinstance(value, (ast.Name, ast.Attribute)) else None
         found = self._plugin_definition(path) if path and not is_upstream(path) else None
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         function = found[1]
         own = tuple(filter(None, (dotted(d) for d in function.decorator_list)))
-        return MethodDecl(name, stmt.lineno, function_params(function.args), decorators + own, raises_only(function))
+        return MethodDecl(name, line, function_params(function.args), decorators + own, raises_only(function))
+
+    def graft_method(self, module: str, owner: ast.expr, name, value: ast.expr | None, line: int, ctx: Context) -> None:
+        """`Cls.m = fn` / `setattr(Cls, "m", fn)` on a plugin class: `m` is a method of Cls
+        (an override of its base's when it has one) as if written in its body."""
+        path = self.qualify(module, dotted(owner), ctx.env)
+        if path and not is_upstream(path) and isinstance(name, str) and value is not None:
+            # applied in finish(): the class may sit in a module read later
+            self.grafts.append((path, name, self._assigned_method(module, name, value, line, ctx)))
 
     def _import(self, module: str, stmt: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         env = ctx.env

@@ -4,6 +4,7 @@ the names a statement or a function binds, exception names, `try`-body imports."
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 
 from harness.knowledge.model import (
@@ -31,6 +32,58 @@ def call_shape(call: ast.Call) -> CallShape:
         any(isinstance(a, ast.Starred) for a in call.args),
         any(kw.arg is None for kw in call.keywords),
     )
+
+
+def plain_spellings(tree: ast.Module) -> ast.Module:
+    """Builtin calls rewritten in place as the plain expressions they are, so that every kind
+    reads both spellings alike (members, calls through them, imports, fields):
+    - `getattr(x, "name")` is the read `x.name` (with two arguments the builtin raises
+      AttributeError as the attribute does), the name a literal or a module-level
+      `NAME = "literal"`; with a default (three arguments) it is a test-like read and stays;
+    - `map(f, xs)` is `[f(x) for x in xs]` and `map(lambda b: e, xs)` is `[e for b in xs]`
+      (one sequence; the list is what a loop over the lazy map sees).
+    A module that binds either name itself keeps that one as written."""
+    names = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+             and isinstance(stmt.value.value, str) for t in stmt.targets if isinstance(t, ast.Name)}
+    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    own |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    own |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+
+    class Rewrite(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            builtin = node.func.id if isinstance(node.func, ast.Name) and node.func.id not in own else None
+            if builtin == "getattr" and len(node.args) == 2 and not node.keywords:
+                name = node.args[1]
+                attr = name.value if isinstance(name, ast.Constant) else names.get(name.id) if isinstance(name, ast.Name) else None
+                if isinstance(attr, str) and attr.isidentifier() and not keyword.iskeyword(attr):
+                    return ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Load()), node)
+            if builtin == "map" and len(node.args) == 2 and not node.keywords and not isinstance(node.args[1], ast.Starred):
+                function, items = node.args
+                if isinstance(function, ast.Lambda):
+                    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+                    if len(params) != 1 or function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
+                        return node
+                    variable, element = params[0], function.body
+                elif isinstance(function, (ast.Name, ast.Attribute)):
+                    variable = "<item>"  # no identifier: no name of the plugin's
+                    element = ast.copy_location(ast.Call(func=function, args=[ast.Name(variable, ast.Load())], keywords=[]), node)
+                else:
+                    return node
+                loop = ast.comprehension(target=ast.Name(variable, ast.Store()), iter=items, ifs=[], is_async=0)
+                return ast.fix_missing_locations(ast.copy_location(ast.ListComp(elt=element, generators=[loop]), node))
+            return node
+
+    return Rewrite().visit(tree)
+
+
+def is_super(node: ast.AST, receiver: str | None, class_name: str | None) -> bool:
+    """`super()`, or `super(C, self)` written in a method of class C (self: `receiver`): the
+    same lookup, starting after C in the instance's MRO."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" and not node.keywords):
+        return False
+    return not node.args or (receiver is not None and len(node.args) == 2 and isinstance(node.args[0], ast.Name)
+                             and node.args[0].id == class_name and isinstance(node.args[1], ast.Name) and node.args[1].id == receiver)
 
 
 def arg(call: ast.Call, position: int, keyword: str) -> ast.AST | None:

@@ -15,7 +15,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.knowledge.model import Param, PluginScan, Ref, dotted, function_params, module_source, walk
+from harness.knowledge.model import (
+    Param,
+    PluginScan,
+    Ref,
+    dotted,
+    function_params,
+    module_source,
+    walk,
+)
+from harness.knowledge.scan.syntax import is_super
 
 
 @dataclass(frozen=True)
@@ -201,8 +210,7 @@ class _Reads:
         else:
             if isinstance(child, ast.Attribute) and child.attr == self.name and isinstance(child.ctx, ast.Load):
                 through = receiver is not None and isinstance(child.value, ast.Name) and child.value.id == receiver
-                upward = (receiver is not None and isinstance(child.value, ast.Call) and isinstance(child.value.func, ast.Name)
-                          and child.value.func.id == "super" and not child.value.args)
+                upward = receiver is not None and is_super(child.value, receiver, cls.rsplit(".", 1)[-1] if cls else None)
                 held = child.value
                 via = (cls, held.attr) if (cls is not None and receiver is not None and isinstance(held, ast.Attribute)
                                            and isinstance(held.value, ast.Name) and held.value.id == receiver) else None

@@ -1,0 +1,145 @@
+"""Rules the held-out vLLM-kind variants of 2026-12-04 asked for, each over three spellings:
+
+1. A plugin that puts its own `__init__` on an upstream class (assignment, setattr, a decorator
+   factory that calls setattr) makes every later call of that class run it: a call passing what
+   only the plugin's `__init__` takes binds (the issue's "calls judged against upstream's
+   constructor although the plugin replaced that `__init__`").
+2. `super(ThisClass, self).m(…)` is `super().m(…)`; a `self.<flag>` that `__init__` sets from its
+   parameters is run-time data, so a call under `if n == 0 or not self.flag:` that cannot bind
+   breaks with the condition named (runtime), not undecided.
+3. A module-level registry filled entry by entry (`REG["k"] = v`, `.update`, `.append`) folds to
+   what those statements leave: a loop over it that patches upstream is read per entry.
+
+Fixture upstreams (tests/knowledge/kinds_support.py plus the modules below), not a real release."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+
+QUEUE = "sglang.srt.managers.queue"
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    extra = {
+        "sglang/srt/managers/queue.py": """
+            class MessageQueue:
+                def __init__(self, n_reader, n_local_reader, connect_ip=None):
+                    self.n_reader = n_reader
+
+
+            class Communicator:
+                def __init__(self, group, unique_name=""):
+                    self.group = group
+
+                def all_gather(self, input_, dim=-1):
+                    return input_
+            """,
+        "sglang/srt/models/tiny.py": """
+            from torch import nn
+
+
+            class TinyAttention(nn.Module):
+                def forward(self, positions, hidden_states):
+                    return hidden_states
+
+
+            class TinyLayer(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.self_attn = TinyAttention()
+
+                def forward(self, positions, hidden_states):
+                    return self.self_attn(positions=positions, hidden_states=hidden_states)
+            """,
+    }
+    return upstream_pair(tmp_path_factory, old=extra, new=extra)
+
+
+def one_module(tmp_path, name, source):
+    return plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.patches:register"}), "p/__init__.py": "", "p/patches.py": source}, name=name)
+
+
+# --- 1. a patched __init__ is what later calls of the class run --------------------------
+
+INIT = ("from sglang.srt.managers.queue import MessageQueue\n\n_orig = MessageQueue.__init__\n\n\n"
+        "def _init(self, n_reader, n_local_reader, connect_ip=None, use_pinned_ring=False):\n"
+        "    _orig(self, n_reader, n_local_reader, connect_ip)\n\n\n")
+PATCHED_INITS = {
+    "assignment": INIT + "MessageQueue.__init__ = _init\n\n\ndef register():\n    return MessageQueue(1, 1, use_pinned_ring=True)\n",
+    "setattr_in_register": INIT + "def register():\n    setattr(MessageQueue, '__init__', _init)\n    return MessageQueue(1, 1, use_pinned_ring=True)\n",
+    "decorator_factory": ("from sglang.srt.managers.queue import MessageQueue\n\n_orig = MessageQueue.__init__\n\n\n"
+                          "def replaces(owner, name):\n    def deco(fn):\n        setattr(owner, name, fn)\n        return fn\n    return deco\n\n\n"
+                          "@replaces(MessageQueue, '__init__')\n"
+                          "def _init(self, n_reader, n_local_reader, connect_ip=None, use_pinned_ring=False):\n"
+                          "    _orig(self, n_reader, n_local_reader, connect_ip)\n\n\n"
+                          "def register():\n    return MessageQueue(1, 1, use_pinned_ring=True)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PATCHED_INITS))
+def test_a_call_binds_the_init_the_plugin_put_on_the_class(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    code, doc = check(one_module(tmp_path, spelling, PATCHED_INITS[spelling]), old)
+    # a call that binds is counted, not listed
+    assert not [f for f in doc["findings"] if f["breaking"]], doc["findings"]
+    assert code == 0
+    # without the patch the same call passes a keyword upstream's __init__ does not take
+    source = PATCHED_INITS[spelling].replace("MessageQueue.__init__ = _init\n", "").replace("setattr(MessageQueue, '__init__', _init)\n    ", "")
+    source = source.replace("@replaces(MessageQueue, '__init__')\n", "")
+    code, doc = check(one_module(tmp_path, spelling + "-unpatched", source), old)
+    call = next(f for f in doc["findings"] if f["kind"] == "call" and f["target"] == f"{QUEUE}.MessageQueue")
+    assert call["breaking"] and "use_pinned_ring" in call["detail"] and code == 1, call
+
+
+# --- 2. super(C, self) and flags __init__ sets from its parameters --------------------------
+
+COMMUNICATOR = ("from sglang.srt.managers.queue import Communicator\n\n\n"
+                "class DevCommunicator(Communicator):\n"
+                "    def __init__(self, group, unique_name=''):\n        super().__init__(group, unique_name)\n        self.fast = {flag}\n\n"
+                "    def all_gather(self, input_, dim=-1):\n        n = len(input_)\n        if n == 0 or not self.fast:\n"
+                "            return {call}.all_gather(input_, dim, 8)\n        return input_\n\n\n"
+                "def register():\n    return DevCommunicator\n")
+SUPER_CALLS = {
+    "bare_super_flag_from_startswith": ("unique_name.startswith('tp')", "super()"),
+    "two_argument_super_flag_from_compare": ("unique_name == 'tp'", "super(DevCommunicator, self)"),
+    "two_argument_super_flag_from_parameter": ("bool(group)", "super(DevCommunicator, self)"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SUPER_CALLS))
+def test_a_super_call_under_a_flag_of_the_constructors_arguments_breaks_at_run_time(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    flag, call = SUPER_CALLS[spelling]
+    code, doc = check(one_module(tmp_path, spelling, COMMUNICATOR.format(flag=flag, call=call)), old)
+    found = [f for f in doc["findings"] if f["kind"] == "subclass" and f["target"].endswith(".all_gather") and f["status"] == "signature_changed"]
+    assert len(found) == 1 and found[0]["breaking"], doc["findings"]
+    assert found[0]["guard"]["outcome"] == "runtime" and "self.fast" in found[0]["guard"]["condition"]
+    assert code == 1
+
+
+# --- 3. a registry filled entry by entry -------------------------------------------------
+
+DEV_ATTENTION = ("from sglang.srt.models import tiny as _tiny\n\n\n"
+                 "class DevAttention(_tiny.TinyAttention):\n    def forward(self, positions, x):\n        return x\n\n\n")
+REGISTRIES = {
+    "item_assignment": DEV_ATTENTION + "_PATCHES = {}\n_PATCHES['TinyAttention'] = DevAttention\n\n\n"
+                       "def register():\n    for name, cls in _PATCHES.items():\n        setattr(_tiny, name, cls)\n",
+    "update": DEV_ATTENTION + "_PATCHES = {}\n_PATCHES.update({'TinyAttention': DevAttention})\n\n\n"
+              "def register():\n    for name in _PATCHES:\n        setattr(_tiny, name, _PATCHES[name])\n",
+    "append_pairs": DEV_ATTENTION + "_PATCHES = []\n_PATCHES.append(('TinyAttention', DevAttention))\n\n\n"
+                    "def register():\n    for name, cls in _PATCHES:\n        setattr(_tiny, name, cls)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(REGISTRIES))
+def test_a_loop_over_a_registry_filled_entry_by_entry_patches_each_entry(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    code, doc = check(one_module(tmp_path, spelling, REGISTRIES[spelling]), old)
+    patches = [f for f in doc["findings"] if f["kind"] == "patch"]
+    assert [f["target"] for f in patches] == ["sglang.srt.models.tiny.TinyAttention"], doc["findings"]
+    # TinyLayer calls self.self_attn(positions=…, hidden_states=…): the plugin's forward lacks hidden_states
+    forward = [f for f in doc["findings"] if f["target"].endswith("TinyAttention.forward")]
+    assert forward and forward[0]["breaking"], doc["findings"]
+    assert code == 1
