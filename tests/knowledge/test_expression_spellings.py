@@ -173,6 +173,43 @@ PATCHES = {
             if mod is not None:
                 mod.apply_torchao_config_to_model = lambda model, *a, **k: model
         """,
+    # the KeyError of sys.modules[N] caught with an exit (F32 variant w1)
+    "subscript_key_error": """
+        import sys
+
+        def register():
+            try:
+                mod = sys.modules["sglang.srt.layers.torchao_utils"]
+            except KeyError:
+                return
+            setattr(mod, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    # a helper taking the module's name, guarding on sys.modules (F32 variant w7): the pair is
+    # handed to it; what a missing target does is its body's (not certain)
+    "helper_taking_the_module_name": """
+        import sys
+
+        def _patch_if_loaded(name, attr, fn):
+            module = sys.modules.get(name)
+            if module is None or not hasattr(module, attr):
+                return False
+            vars(module)[attr] = fn
+            return True
+
+        def register():
+            _patch_if_loaded("sglang.srt.layers.torchao_utils", "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "subscript_lookup_error_loop": """
+        import sys
+
+        def register():
+            for name in ["sglang.srt.layers.torchao_utils"]:
+                try:
+                    mod = sys.modules[name]
+                except LookupError:
+                    continue
+                mod.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
 }
 
 

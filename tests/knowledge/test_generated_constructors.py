@@ -125,3 +125,31 @@ def register():
         assert calls[0]["target"] == "sglang.srt.speculative.eagle_info.EagleDraftInput" and code == 1
     else:
         assert calls == [] and code == 0, calls
+
+
+# A plugin @dataclass over an upstream dataclass (F19 variant w6): its generated __init__ takes
+# the upstream fields, then its own, however the decorator is spelled.
+PLUGIN_DATACLASSES = {
+    "bare": "from dataclasses import dataclass\n\n\n@dataclass\n",
+    "module_attribute": "import dataclasses\n\n\n@dataclasses.dataclass\n",
+    "with_options": "from dataclasses import dataclass\n\n\n@dataclass(frozen=True, eq=False)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PLUGIN_DATACLASSES))
+def test_a_plugin_dataclass_over_an_upstream_one_takes_both_fields(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"spec": "spec:register"}),
+        "spec/__init__.py": PLUGIN_DATACLASSES[spelling] + (
+            "class DevDraftInput(EagleDraftInput):\n    chunk_scale: float = 1.0\n\n\n"
+            "def seed(hidden, probs):\n    return DevDraftInput(hidden_states=hidden, topk_p=probs, chunk_scale=2.0)\n\n\n"
+            "def broken(hidden):\n    return DevDraftInput(hidden_state=hidden)\n\n\n"
+            "def register():\n    return seed, broken\n"),
+    }, name=spelling)
+    (root / "spec/__init__.py").write_text("from sglang.srt.speculative.eagle_info import EagleDraftInput\n" + (root / "spec/__init__.py").read_text())
+    code, doc = check(root, old)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]]
+    broken = (root / "spec/__init__.py").read_text().splitlines().index("def broken(hidden):") + 2
+    assert [(f["line"], "hidden_state" in f["detail"]) for f in calls] == [(broken, True)], doc["findings"]
+    assert code == 1

@@ -89,6 +89,16 @@ SPELLINGS = {
     "relative_import_module_package": ("import importlib\n\n\ndef keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
                                        "def register():\n    mod = importlib.import_module('.hooks', package=__package__)\n"
                                        f"    HookRegistry.register({TARGET!r}, mod.keep, HookType.REPLACE)\n", False),
+    # the registration itself bound by functools.partial (F16 variant w7)
+    "partial_of_register": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                            "replace = functools.partial(HookRegistry.register, hook_type=HookType.REPLACE)\n\n\n"
+                            f"def register():\n    replace({TARGET!r}, keep)\n", True),
+    "partial_of_register_imported": ("from functools import partial\n\n\ndef keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
+                                     f"after = partial(HookRegistry.register, {TARGET!r})\n\n\n"
+                                     "def register():\n    after(keep, HookType.AFTER)\n", True),
+    "partial_of_register_fits": ("def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                                 "replace = functools.partial(HookRegistry.register, hook_type=HookType.REPLACE)\n\n\n"
+                                 f"def register():\n    replace({TARGET!r}, keep)\n", False),
     # a table of (target, hook, type) spread into the call (F16 variant w5), a tuple or a list
     "spread_tuple_table": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
                            f"SPECS = [({TARGET!r}, keep, HookType.REPLACE)]\n\n\n"

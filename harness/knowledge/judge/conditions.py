@@ -91,6 +91,9 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
     if row.name == "falls_back" and outcome == "undecided":
         # the engine recovers whether or not the test holds: the test decides nothing (not unverified)
         finding.guard = None
+    if row.name == "not_taken" and finding.guard is not None and finding.status in _FAILING:
+        # what the detail says fails would, were the code run; on this release it is not
+        finding.detail = f"{finding.detail or finding.status.value}; not run on this release: `{finding.guard.condition}` is false here (line {finding.guard.line})"
     if row.name == "runtime_condition" and finding.guard is not None:
         finding.detail = f"{finding.detail or finding.status.value}; fails when `{finding.guard.condition}` holds (line {finding.guard.line}), a run-time condition"
     if outcome in ("skipped", "caught"):

@@ -54,6 +54,7 @@ from harness.knowledge.judge.successors import find_successors
 from harness.knowledge.model import (
     CLASS_USE_BASE,
     CLASS_USES,
+    DATACLASS_EXTENDS,
     EMPTY_BODIES,
     CallShape,
     Cond,
@@ -336,6 +337,11 @@ class Judge:
         if not resolution.ok:
             return None  # the import or reference finding says it is gone
         params, bound, what = self._callable_params(resolution)
+        if dep.how == DATACLASS_EXTENDS:
+            # @dataclass on the plugin class: the base's fields only when @dataclass made its __init__ too
+            if params is None or not what.endswith("(synthesised by @dataclass)"):
+                return None
+            params, bound, what = (*params, *(dep.params or ())), False, f"{dep.expression.split(' (')[0]}.__init__ (synthesised by @dataclass)"
         if params is None:
             return None
         problem = bind_problem(params, dep.call, bound)
@@ -643,6 +649,11 @@ class Judge:
         if not resolution.ok:
             if is_undecided(resolution):
                 return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note, risk=risk_of(dep, Status.unknown))
+            if dep.kind == "kernel" and dep.how == "helper":
+                # a guard, a setattr that adds the name, a caught import: the helper's body decides
+                return Finding(**self.base(dep), status=Status.missing, breaking=False, risk=risk_of(dep, Status.missing),
+                               detail=f"{resolution.note}; the pair is handed to the plugin's {dep.expression}, whose body decides what a "
+                                      "missing target does: the replacement never lands, a failure is not certain")
             return self._added_name(dep, resolution) or self.missing_finding(dep, resolution.note)
         fields = self._resolved_fields(dep.target, resolution)
         finding = Finding(**self.base(dep), **fields, risk=risk_of(dep, fields["status"]) if fields["status"] == Status.unknown else 0)

@@ -7,6 +7,7 @@ from harness.knowledge.model.findings import BREAKING, Finding, Guard, GuardOutc
 from harness.knowledge.model.plugin import (
     CLASS_USE_BASE,
     CLASS_USE_CHECK,
+    DATACLASS_EXTENDS,
     CLASS_USES,
     UNDECIDED,
     AllOf,
@@ -71,7 +72,7 @@ from harness.knowledge.model.symbol_records import (
 )
 
 __all__ = [
-    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape",
+    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS",
     "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "EntryPoint",
     "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "GuardOutcome", "HasAttr", "HasKey", "ImportsResolve",
     "InstanceAttributes", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",

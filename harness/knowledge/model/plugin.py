@@ -218,6 +218,9 @@ class CallShape:
 # isinstance()/issubclass()'s second argument (both raise TypeError on a function)
 CLASS_USE_BASE, CLASS_USE_CHECK = "base", "isinstance"
 CLASS_USES = (CLASS_USE_BASE, CLASS_USE_CHECK)
+# a call of a plugin @dataclass over an upstream class: its __init__ takes the upstream class's
+# dataclass fields, then the plugin's own (Dependency.params)
+DATACLASS_EXTENDS = "dataclass-extends"
 
 
 @dataclass

@@ -12,12 +12,14 @@ from pathlib import Path
 
 from harness.engines import profile
 from harness.knowledge.model import (
+    DATACLASS_EXTENDS,
     UNDECIDED,
     Cond,
     Dependency,
     EntryPoint,
     FieldPresent,
     GuardCond,
+    Param,
     ParamFieldPresent,
     PluginScan,
     Ref,
@@ -131,14 +133,41 @@ class PluginClasses:
         (none of its own classes defines `__init__`/`__new__` or is decorated) is a call of that
         upstream class: one `call` dependency per call, judged against what upstream takes."""
         constructors: dict[str, str | None] = {}
+        extended: dict[str, tuple[str, tuple[Param, ...]] | None] = {}
         for module, call, ctx, qualified in self.plugin_calls:
             if qualified not in self.scan.classes:
                 continue
             if qualified not in constructors:
                 constructors[qualified] = self.inherited_constructor(qualified)
+                extended[qualified] = self.dataclass_extension(qualified)
             if constructors[qualified] is not None:
                 self._dependency("call", constructors[qualified], module, call, ctx, call=call_shape(call),
                                  expression=f"{dotted(call.func)} (built by {constructors[qualified]})")
+            elif extended[qualified] is not None:
+                base, fields = extended[qualified]
+                self._dependency("call", base, module, call, ctx, call=call_shape(call), params=fields, how=DATACLASS_EXTENDS,
+                                 expression=f"{dotted(call.func)} (a @dataclass over {base}: its fields, then the plugin's)")
+
+    def dataclass_extension(self, path: str) -> tuple[str, tuple[Param, ...]] | None:
+        """For a plugin class written `@dataclass class C(UpstreamBase): x: int = 0` (a plain
+        dataclass decorator, no `__init__` of its own, no other plugin base): (the upstream base,
+        the fields C adds, in order) -- its generated `__init__` takes the base's dataclass fields
+        first, then these (dataclasses: fields in reverse MRO order). None otherwise."""
+        cls = self.scan.classes[path]
+        found = self._plugin_definition(path)
+        node = found[1] if found is not None else None
+        if not isinstance(node, ast.ClassDef) or len(cls.bases) != 1 or cls.bases[0] in self.scan.classes or not is_upstream(cls.bases[0]):
+            return None
+        if {"__init__", "__new__"} & set(cls.methods) or len(node.decorator_list) != 1 or node.keywords:
+            return None
+        decorator = node.decorator_list[0]
+        call = decorator if isinstance(decorator, ast.Call) else None
+        if (dotted(call.func if call else decorator) or "").rsplit(".", 1)[-1] != "dataclass" or (call and (call.args or any(
+                k.arg in ("init", "kw_only") for k in call.keywords))):
+            return None
+        fields = tuple(Param(stmt.target.id, "pos", "…" if stmt.value is not None else None) for stmt in node.body
+                       if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and "ClassVar" not in ast.unparse(stmt.annotation))
+        return cls.bases[0], fields
 
     def inherited_constructor(self, path: str) -> str | None:
         """The upstream class whose constructor builds an instance of the plugin class `path`:

@@ -558,18 +558,18 @@ class Expressions:
         return ref is None or ref.kind in ("value", "dynamic", "external")  # a missing one is still a patch
 
     def _kernel_key(self, module: str, call: ast.Call, ctx: Context) -> None:
-        """A kernel-replacement registry keyed by (upstream module path, kernel name). A call of
-        a plugin function is not one: its body says what it does with those names (a patch
-        through sys.modules, a registry write) and is read for that."""
+        """A kernel-replacement registry keyed by (upstream module path, kernel name). Handed to
+        a plugin function (`@replaces("sglang.x", "f")`, `_patch_if_loaded("sglang.x", "f", g)`),
+        what a missing target does is that function's to decide (how="helper")."""
         callee = self.qualify(module, dotted(call.func), ctx.env) if dotted(call.func) else None
-        if callee and not is_upstream(callee) and self._plugin_definition(callee) is not None:
-            return
+        helper = "helper" if callee and not is_upstream(callee) and self._plugin_definition(callee) is not None else None
         args = [self.const(module, arg, ctx.env) for arg in call.args[:2]]
         if len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 2:
             args = args[0]
         prefix = profile().kernel_key_prefix
         if prefix and len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith(prefix) and "." not in args[1]:
-            self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}")
+            self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}", how=helper,
+                             expression=callee if helper else None)
 
     def _spread(self, module: str, call: ast.Call, ctx: Context) -> tuple[ast.Call, Context]:
         """`register(*spec)` with `spec` folding to a sequence (a loop over a table of (target,

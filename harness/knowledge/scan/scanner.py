@@ -30,6 +30,7 @@ from harness.errors import HarnessError
 from harness.knowledge.model import (
     CLASS_USE_BASE,
     UNDECIDED,
+    AllOf,
     Catch,
     Cond,
     Dependency,
@@ -113,6 +114,10 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     scanner.finish()
     mark_live(scan, scanner)
     return scan
+
+
+# what a failed `sys.modules[name]` raises, and the handlers that catch it
+_LOOKUP_ERRORS = {"KeyError", "LookupError", "Exception", "BaseException"}
 
 
 class Scanner(Expressions, Registrations, PluginClasses, Folding):
@@ -289,6 +294,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if imports and any(h.type is None or exception_names([h.type]) & IMPORT_ERRORS for h in exits):
                 # `try: import x / except ImportError: return`: the rest runs only when the imports resolve
                 ctx = replace(ctx, guards=ctx.guards + (GuardCond(ImportsResolve(imports), f"the imports at line {stmt.lineno} succeed", stmt.lineno),))
+            loaded = [self.const(module, n.value, ctx.env) for n in (walk(ast.Module(body=stmt.body, type_ignores=[])) if exits else [])
+                      if isinstance(n, ast.Assign) and isinstance(n.value, ast.Subscript) and dotted(n.value.value) == "sys.modules"]
+            loaded = [value.path for value in loaded if isinstance(value, Named)]
+            if loaded and any(h.type is None or exception_names([h.type]) & _LOOKUP_ERRORS for h in exits):
+                # `try: m = sys.modules["sglang.x"] / except KeyError: return`: the rest runs only when it was imported
+                ctx = replace(ctx, guards=ctx.guards + (GuardCond(AllOf(tuple(ModuleExists(path) for path in loaded)),
+                                                                  f"sys.modules holds {', '.join(loaded)} (line {stmt.lineno})", stmt.lineno),))
 
     def _statement(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
@@ -475,6 +487,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     resolves, f"the import at line {stmt.lineno} resolves (else {name} is the plugin's own, line {stand_ins[name]})", stmt.lineno)))
             if name in fallbacks and catches_import:  # `name is not None` means "the import resolved"
                 self.none_fallbacks[(module, path)] = ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
+        # after the try, a name the body bound once by `name = value` (and no handler rebinds)
+        # holds that value where the body ran: `try: m = sys.modules["sglang.x"] except KeyError:
+        # return` then `m.f = g` patches sglang.x
+        handled_names = {name for handler in stmt.handlers for node in handler.body for name in assigned_in(node)}
+        simple = [node for node in stmt.body if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+        counts: dict[str, int] = {}
+        for node in stmt.body:
+            for name in assigned_in(node):
+                counts[name] = counts.get(name, 0) + 1
+        for node in simple:
+            name = node.targets[0].id
+            if counts[name] == 1 and name not in handled_names and ctx.env.get(name, OPAQUE) is OPAQUE:
+                value = self.const(module, node.value, ctx.env)
+                if isinstance(value, Named):
+                    ctx.env[name] = value
         for node in stmt.body:
             for name in assigned_in(node):
                 ctx.env.setdefault(name, OPAQUE)

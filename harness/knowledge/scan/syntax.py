@@ -41,17 +41,34 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
       AttributeError as the attribute does), the name a literal or a module-level
       `NAME = "literal"`; with a default (three arguments) it is a test-like read and stays;
     - `map(f, xs)` is `[f(x) for x in xs]` and `map(lambda b: e, xs)` is `[e for b in xs]`
-      (one sequence; the list is what a loop over the lazy map sees).
-    A module that binds either name itself keeps that one as written."""
+      (one sequence; the list is what a loop over the lazy map sees);
+    - a call of a module-level name bound once to `functools.partial(f, *a, **k)` is `f(*a, …,
+      **k, …)` (`around = partial(HookRegistry.register, hook_type=AROUND); around(t, fn)`).
+    A module that binds getattr or map itself keeps that one as written."""
     names = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
              and isinstance(stmt.value.value, str) for t in stmt.targets if isinstance(t, ast.Name)}
     own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     own |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     own |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
 
+    partial_names = {"functools.partial"} | {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "functools"
+                                             for a in n.names if a.name == "partial"}
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    partials = {stmt.targets[0].id: stmt.value for stmt in tree.body
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stores.get(stmt.targets[0].id) == 1 and isinstance(stmt.value, ast.Call) and stmt.value.args
+                and dotted(stmt.value.func) in partial_names and not any(isinstance(a, ast.Starred) for a in stmt.value.args)}
+
     class Rewrite(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
+            bound = partials.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            if bound is not None and bound is not node:
+                return ast.copy_location(ast.Call(func=bound.args[0], args=[*bound.args[1:], *node.args],
+                                                  keywords=[*bound.keywords, *node.keywords]), node)
             builtin = node.func.id if isinstance(node.func, ast.Name) and node.func.id not in own else None
             if builtin == "getattr" and len(node.args) == 2 and not node.keywords:
                 name = node.args[1]
