@@ -103,6 +103,25 @@ NAMES = {
         def register():
             return {n: importlib.import_module(f"p.backends.{n}") for n in ENABLED if ENABLED[n]}
         """,
+    # module names kept in fields of plugin @dataclass records (F22 variant w5): by position,
+    # by keyword, and a default
+    "dataclass_records": """
+        import importlib
+        from dataclasses import dataclass
+
+        @dataclass
+        class Spec:
+            module_path: str
+            name: str = ""
+            enabled: bool = True
+
+        TABLE = [Spec("p.backends.alpha", "a"), Spec(name="b", module_path="p.backends.beta"), Spec("p.backends.gamma", enabled=False)]
+
+        def register():
+            for spec in TABLE:
+                if spec.enabled:
+                    importlib.import_module(spec.module_path)
+        """,
     # a loop over a comprehension of names, imported with __import__ (F03 variant w5)
     "loop_over_comprehension": """
         BASE = "p.backends"

@@ -89,6 +89,17 @@ SPELLINGS = {
     "relative_import_module_package": ("import importlib\n\n\ndef keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
                                        "def register():\n    mod = importlib.import_module('.hooks', package=__package__)\n"
                                        f"    HookRegistry.register({TARGET!r}, mod.keep, HookType.REPLACE)\n", False),
+    # the registry handed to a helper as a parameter (F34 held-out kind), by position, keyword or alias
+    "registry_parameter": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                           f"def install(registry, kind=HookType.REPLACE):\n    registry.register({TARGET!r}, keep, kind)\n\n\n"
+                           "def register():\n    install(HookRegistry)\n", True),
+    "registry_keyword": ("def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
+                         f"def install(fn, *, registry):\n    registry.register({TARGET!r}, fn, HookType.AFTER)\n\n\n"
+                         "def register():\n    install(keep, registry=HookRegistry)\n", True),
+    "registry_module_alias_fits": ("import sglang.srt.plugins.hook_registry as hr\n\n\n"
+                                   "def keep(hf_weights_files, hf_folder, index_file, allow_patterns=None):\n    return hf_weights_files\n\n\n"
+                                   f"def install(registry):\n    registry.register({TARGET!r}, keep, HookType.REPLACE)\n\n\n"
+                                   "def register():\n    install(hr.HookRegistry)\n", False),
     # the registration itself bound by functools.partial (F16 variant w7)
     "partial_of_register": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
                             "replace = functools.partial(HookRegistry.register, hook_type=HookType.REPLACE)\n\n\n"

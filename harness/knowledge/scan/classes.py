@@ -32,7 +32,7 @@ from harness.knowledge.model import (
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.folding import OPAQUE, Named, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import call_shape
+from harness.knowledge.scan.syntax import arg, call_shape
 from harness.knowledge.upstream import SymbolIndex, c3
 
 
@@ -48,6 +48,7 @@ class PluginClasses:
     parameter_imports: list
     parameter_hooks: list
     parameter_patches: list
+    parameter_registries: list
     decorated: dict[int, str]
     grafts: list
     plugin_calls: list
@@ -57,6 +58,7 @@ class PluginClasses:
     def finish(self) -> None:
         """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
         self._parameter_hooks()
+        self._parameter_registries()
         self._parameter_patches()
         for path, name, method in self.grafts:  # `Cls.m = fn`, setattr(Cls, "m", fn) on a plugin class
             cls = self.scan.classes.get(path)
@@ -202,6 +204,17 @@ class PluginClasses:
             bindings = self.helper_bindings(module, ctx.functions, node.lineno)
             for binding, where in bindings or [({}, "")]:
                 self._hook(module, node, target, hook_type, hook, replace(ctx, env={**ctx.env, **binding}), bound=where)
+
+    def _parameter_registries(self) -> None:
+        """`registry.register(target, fn, kind)` in a helper whose parameter `registry` a caller
+        gives HookRegistry: one hook per such call, with what it passes."""
+        hooks = profile().hook_registry
+        for module, call, ctx in self.parameter_registries:
+            for binding, where in self.helper_bindings(module, ctx.functions, call.lineno):
+                held = binding.get(call.func.value.id)
+                if isinstance(held, Named) and (held.path == hooks or self.qualify(module, held.path) == hooks):
+                    inner = replace(ctx, env={**ctx.env, **binding})
+                    self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)
 
     def _parameter_patches(self) -> None:
         """`setattr(owner, name, fn)` inside a helper taking them as parameters: one patch per

@@ -115,6 +115,7 @@ class Expressions:
     parameter_imports: list[tuple[str, ast.expr, Context]]
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
+    parameter_registries: list[tuple[str, ast.Call, Context]]
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
@@ -308,6 +309,12 @@ class Expressions:
             self._self_calls.add(id(call.func))
         engine = profile()
         hooks = engine.hook_registry
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "register" else None
+        if (hooks and isinstance(receiver, ast.Name) and ctx.functions and receiver.id in ctx.local
+                and (env.get(receiver.id) is OPAQUE or isinstance(env.get(receiver.id), Instance))):
+            # `def install(registry): registry.register(target, fn, AROUND)`: a hook where a
+            # caller hands it HookRegistry (finish())
+            self.parameter_registries.append((module, call, ctx))
         if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
             call, ctx = self._spread(module, call, ctx)
             self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), ctx)

@@ -71,6 +71,18 @@ class Named:
 
 
 @dataclass(frozen=True)
+class Record:
+    """An instance of a plugin @dataclass made from folded arguments (`Replacement("pkg.mod",
+    "f")`): its fields by name, defaults filled; a field read on it is that value."""
+
+    cls: str
+    fields: tuple[tuple[str, object], ...]
+
+    def get(self, name: str):
+        return next((value for field, value in self.fields if field == name), OPAQUE)
+
+
+@dataclass(frozen=True)
 class RunningVersion:
     """The running upstream version: `sglang.__version__` (parsed=False) or a parsed Version."""
 
@@ -287,6 +299,8 @@ class Folding:
                 return module if self.files[module][1] else module.rpartition(".")[0]
             return self.module_constant(module, node.id, depth + 1)
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and isinstance(held := env.get(node.value.id, OPAQUE), Record):
+                return held.get(node.attr)  # `rep.module_path` of a folded Replacement(…)
             owner = self.qualify(module, dotted(node.value), env)
             if owner and node.attr in _NAME_ATTRIBUTES:
                 named = self._name_attribute(owner, node.attr)
@@ -454,6 +468,9 @@ class Folding:
                 return list(getattr(owner, node.func.attr)())
             if isinstance(owner, RunningVersion) and node.func.attr == "startswith":
                 return OPAQUE
+        record = self._record(module, qualified, node, env, depth) if qualified else None
+        if record is not None:
+            return record
         # a plugin helper whose body is one `return <expression>` (e.g. a version check)
         function = self._plugin_function(qualified) if qualified else None
         if function is not None and depth < 10:
@@ -469,6 +486,28 @@ class Folding:
                 return self.const(fmodule, body[0].value, local, depth + 1)
             return self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
+
+    def _record(self, module: str, path: str, node: ast.Call, env: dict, depth: int) -> Record | None:
+        """`C(a, b, name=c)` of a plugin class written `@dataclass class C: x: str; y: str = ""`
+        (no __init__ of its own, no base): a Record of its fields as the generated __init__
+        binds them (dataclasses: fields in order, defaults filled). None for anything else."""
+        found = self._plugin_definition(path) if not is_upstream(path) else None
+        cls = found[1] if found is not None else None
+        if (not isinstance(cls, ast.ClassDef) or cls.bases or cls.keywords or len(cls.decorator_list) != 1
+                or (dotted(cls.decorator_list[0].func if isinstance(cls.decorator_list[0], ast.Call) else cls.decorator_list[0]) or "").rsplit(".", 1)[-1] != "dataclass"
+                or any(isinstance(n, ast.FunctionDef) and n.name in ("__init__", "__post_init__") for n in cls.body)
+                or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)):
+            return None
+        fields = [(stmt.target.id, stmt.value) for stmt in cls.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                  and "ClassVar" not in ast.unparse(stmt.annotation)]
+        if len(node.args) > len(fields):
+            return None
+        given = {**dict(zip([f for f, _ in fields], node.args)), **{k.arg: k.value for k in node.keywords}}
+        values = []
+        for name, default in fields:
+            expression = given.get(name, default)
+            values.append((name, self.const(module, expression, env if name in given else {}, depth + 1) if expression is not None else OPAQUE))
+        return Record(path, tuple(values))
 
     def _version_helper(self, module: str, function: ast.FunctionDef, local: dict, depth: int):
         """A helper longer than one return whose one comparison of the running version decides it

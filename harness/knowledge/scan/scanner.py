@@ -150,6 +150,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.plugin_calls: list[tuple[str, ast.Call, Context, str]] = []
         self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
+        self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
         self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
         self.grafts: list[tuple[str, str, MethodDecl | None]] = []  # (plugin class path, name, the method when a function)
         # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
