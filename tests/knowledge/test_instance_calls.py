@@ -14,9 +14,9 @@ from kinds_support import check, plugin, pyproject, upstream_pair
 
 LAYER = "sglang.srt.models.mtp.Layer"
 
-OLD_LAYER = ("from torch import nn\n\n\nclass Layer(nn.Module):\n    def forward(self, x, step=0):\n        return x\n\n"
+OLD_LAYER = ("from itertools import islice\n\nfrom torch import nn\n\n\nclass Layer(nn.Module):\n    def forward(self, x, step=0):\n        return x\n\n"
              "    def warm(self, x):\n        return x\n\n\n")
-NEW_LAYER = ("from torch import nn\n\n\nclass Layer(nn.Module):\n    def forward(self, x, step=0, *, skip=False):\n        return x\n\n"
+NEW_LAYER = ("from itertools import islice\n\nfrom torch import nn\n\n\nclass Layer(nn.Module):\n    def forward(self, x, step=0, *, skip=False):\n        return x\n\n"
              "    def warm(self, x, *, skip=False):\n        return x\n\n\n")
 # how upstream keeps the instances it builds and calls them (new release: with skip=)
 HOLDERS = {
@@ -27,6 +27,17 @@ HOLDERS = {
                     "    def forward(self, x, i):\n        for layer in self.layers.values():\n            layer.warm(x{kw})\n"
                     "        return self.layers[str(i)](x, i{kw})\n"),
     "local": ("def run(x):\n    layer = Layer()\n    layer.warm(x{kw})\n    return layer(x{kw})\n"),
+    # built by a function handed to a factory whose result is unpacked (vLLM models/utils.py
+    # make_layers(n, layer_fn) -> (start, end, ModuleList)), walked through islice or indexed
+    "factory_lambda": ("def make_layers(n, layer_fn, prefix=''):\n    return 0, n, nn.ModuleList([layer_fn(prefix=str(i)) for i in range(n)])\n\n\n"
+                       "class Model(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+                       "        self.start, self.end, self.layers = make_layers(n, lambda prefix: Layer(), prefix='m')\n\n"
+                       "    def forward(self, x):\n        for layer in islice(self.layers, self.start, self.end):\n            layer.warm(x{kw})\n"
+                       "            x = layer(x, 0{kw})\n        return x\n"),
+    "factory_lambda_keyword": ("def make_layers(n, layer_fn):\n    return 0, n, [layer_fn() for _ in range(n)]\n\n\n"
+                               "class Model(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+                               "        _, _, self.layers = make_layers(n, layer_fn=lambda: Layer())\n\n"
+                               "    def forward(self, x, i):\n        self.layers[i].warm(x{kw})\n        return self.layers[i](x, i{kw})\n"),
 }
 PATCHES = {
     "assign": "import sglang.srt.models.mtp\n\n\ndef register():\n    sglang.srt.models.mtp.Layer = Mine\n",

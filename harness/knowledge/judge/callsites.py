@@ -441,21 +441,24 @@ def _find_instances(index: SymbolIndex, cls: Ref, method: str) -> CallSites:
             held = _holder(node, parents)
             scope = _enclosing(node, parents, (ast.FunctionDef, ast.AsyncFunctionDef))
             owner = _enclosing(node, parents, (ast.ClassDef,))
-            if held is None or scope is None or (held[0].startswith("self.") and owner is None):
+            if held is None or scope is None or (any(h.startswith("self.") for h in held[0]) and owner is None):
                 result.unsure.append(CallSite(relpath, node.lineno, f"a {name} built here and kept where the scan does not follow",
                                               CallShape(0, (), True, True), True, made=made))
                 continue
-            holder, element, mixed = held
-            if holder.startswith("self."):
-                owner_ref = Ref("class", module, owner.name)
-                bodies = [n for n in tree.body if isinstance(n, ast.ClassDef) and owner_ref in index.mro(Ref("class", module, n.name))]
-            else:
-                bodies = [scope]
-            sole = not mixed and _bindings(bodies, holder) == 1
-            for body in bodies:
-                for call, receiver in _holder_calls(body, holder, element, method, through_call):
-                    if call.lineno > node.lineno or holder.startswith("self."):
-                        result.calls.append(CallSite(relpath, call.lineno, receiver, call_shape(call), True, made=made, sole=sole, holder=holder))
+            holders, element, mixed = held
+            placed: set[int] = set()
+            for holder in holders:
+                if holder.startswith("self."):
+                    owner_ref = Ref("class", module, owner.name)
+                    bodies = [n for n in tree.body if isinstance(n, ast.ClassDef) and owner_ref in index.mro(Ref("class", module, n.name))]
+                else:
+                    bodies = [scope]
+                sole = not mixed and _bindings(bodies, holder) == 1
+                for body in bodies:
+                    for call, receiver in _holder_calls(body, holder, element, method, through_call):
+                        if (call.lineno > node.lineno or holder.startswith("self.")) and id(call) not in placed:
+                            placed.add(id(call))  # a loop over islice(self.layers, self.start, self.end) is one call
+                            result.calls.append(CallSite(relpath, call.lineno, receiver, call_shape(call), True, made=made, sole=sole, holder=holder))
     for sites in (result.calls, result.unsure):
         sites.sort(key=lambda s: (s.path, s.line))
     return result
@@ -489,18 +492,32 @@ def _enclosing(node: ast.AST, parents: dict[int, ast.AST], kinds: tuple[type, ..
     return None
 
 
-def _holder(node: ast.Call, parents: dict[int, ast.AST]) -> tuple[str, bool, bool] | None:
-    """Where the instance a constructing call makes is kept: ("self.x" or a local name, whether
-    as an element of a container, whether other values may be kept beside it: a branch of an
-    `if … else`, a literal container), or None when it goes anywhere else."""
+def _holder(node: ast.Call, parents: dict[int, ast.AST]) -> tuple[tuple[str, ...], bool, bool] | None:
+    """Where the instance a constructing call makes is kept: ("self.x" or a local name, or each
+    name a factory's result is unpacked to; whether as an element of a container; whether other
+    values may be kept beside it: a branch of an `if … else`, a literal container), or None when
+    it goes anywhere else. Built by a function handed to a factory (vLLM's `make_layers(n,
+    lambda prefix: Layer(…))`, models/utils.py), it is an element of what the factory returns."""
     child, element, mixed = node, False, False
     while (parent := parents.get(id(child))) is not None:
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is child:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             target = targets[0] if len(targets) == 1 else None
+            if isinstance(target, ast.Tuple) and element:  # `self.start, self.end, self.layers = make_layers(…)`
+                names = tuple(f"self.{t.attr}" if isinstance(t, ast.Attribute) and dotted(t.value) == "self" else t.id
+                              for t in target.elts if isinstance(t, ast.Name) or isinstance(t, ast.Attribute) and dotted(t.value) == "self")
+                return (names, element, mixed) if names else None
             if isinstance(target, ast.Attribute) and dotted(target.value) == "self":
-                return f"self.{target.attr}", element, mixed
-            return (target.id, element, mixed) if isinstance(target, ast.Name) else None
+                return (f"self.{target.attr}",), element, mixed
+            return ((target.id,), element, mixed) if isinstance(target, ast.Name) else None
+        if isinstance(parent, ast.Lambda) and parent.body is child:
+            factory = parents.get(id(parent))
+            if isinstance(factory, ast.keyword):  # `make_layers(n, layer_fn=lambda: …)`
+                factory = parents.get(id(factory))
+            if not (isinstance(factory, ast.Call) and (parent in factory.args or any(k.value is parent for k in factory.keywords))):
+                return None
+            child, element = factory, True
+            continue
         if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             if isinstance(parent, ast.Dict) and child not in parent.values:
                 return None

@@ -29,7 +29,7 @@ from harness.knowledge.model import (
 from harness.knowledge.upstream.source import UpstreamSource, cache_dir, read_cache_file, write_cache_file
 from harness.knowledge.upstream.symbols import extract_module
 
-CACHE_VERSION = 23  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses; 13: __getattr__ over `if name in T: … else: raise`; 14: `x[k].name` is no name of `x`; call sites through annotated attributes; 15, 16: receivers typed by parameter, local, return annotations; 17: loop variables over tuples of annotated results; 18: bound methods kept on self, receivers narrowed by issubclass checks; 19: return annotations kept with parameter annotations; 20: call sites carry the line of their **kwargs binding; 21: and the class their receiver is typed with; 22: `X = X` keeps X's earlier binding; 23: calls of module-level functions placed in every module)
+CACHE_VERSION = 24  # bump when ModuleTable's shape or extraction rules change (11: msgpack, not pickle; 12: analyses; 13: __getattr__ over `if name in T: … else: raise`; 14: `x[k].name` is no name of `x`; call sites through annotated attributes; 15, 16: receivers typed by parameter, local, return annotations; 17: loop variables over tuples of annotated results; 18: bound methods kept on self, receivers narrowed by issubclass checks; 19: return annotations kept with parameter annotations; 20: call sites carry the line of their **kwargs binding; 21: and the class their receiver is typed with; 22: `X = X` keeps X's earlier binding; 23: calls of module-level functions placed in every module; 24: instances built in a lambda handed to a factory, make_layers)
 
 
 def module_name(relpath: str) -> tuple[str, bool]:
