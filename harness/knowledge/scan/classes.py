@@ -32,7 +32,7 @@ from harness.knowledge.model import (
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.folding import OPAQUE, Named, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape
+from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields
 from harness.knowledge.upstream import SymbolIndex, c3
 
 
@@ -157,19 +157,10 @@ class PluginClasses:
         first, then these (dataclasses: fields in reverse MRO order). None otherwise."""
         cls = self.scan.classes[path]
         found = self._plugin_definition(path)
-        node = found[1] if found is not None else None
-        if not isinstance(node, ast.ClassDef) or len(cls.bases) != 1 or cls.bases[0] in self.scan.classes or not is_upstream(cls.bases[0]):
+        fields = dataclass_fields(found[1]) if found is not None and isinstance(found[1], ast.ClassDef) else None
+        if fields is None or len(cls.bases) != 1 or cls.bases[0] in self.scan.classes or not is_upstream(cls.bases[0]) or "__init__" in cls.methods:
             return None
-        if {"__init__", "__new__"} & set(cls.methods) or len(node.decorator_list) != 1 or node.keywords:
-            return None
-        decorator = node.decorator_list[0]
-        call = decorator if isinstance(decorator, ast.Call) else None
-        if (dotted(call.func if call else decorator) or "").rsplit(".", 1)[-1] != "dataclass" or (call and (call.args or any(
-                k.arg in ("init", "kw_only") for k in call.keywords))):
-            return None
-        fields = tuple(Param(stmt.target.id, "pos", "…" if stmt.value is not None else None) for stmt in node.body
-                       if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and "ClassVar" not in ast.unparse(stmt.annotation))
-        return cls.bases[0], fields
+        return cls.bases[0], tuple(Param(name, "pos", "…" if default is not None else None) for name, default in fields)
 
     def inherited_constructor(self, path: str) -> str | None:
         """The upstream class whose constructor builds an instance of the plugin class `path`:

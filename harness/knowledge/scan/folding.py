@@ -42,6 +42,7 @@ from harness.knowledge.model import (
 from harness.knowledge.scan.syntax import (
     assigned,
     assigned_in,
+    dataclass_fields,
     flag_names,
     upstream_imports,
 )
@@ -493,13 +494,10 @@ class Folding:
         binds them (dataclasses: fields in order, defaults filled). None for anything else."""
         found = self._plugin_definition(path) if not is_upstream(path) else None
         cls = found[1] if found is not None else None
-        if (not isinstance(cls, ast.ClassDef) or cls.bases or cls.keywords or len(cls.decorator_list) != 1
-                or (dotted(cls.decorator_list[0].func if isinstance(cls.decorator_list[0], ast.Call) else cls.decorator_list[0]) or "").rsplit(".", 1)[-1] != "dataclass"
-                or any(isinstance(n, ast.FunctionDef) and n.name in ("__init__", "__post_init__") for n in cls.body)
+        fields = dataclass_fields(cls) if isinstance(cls, ast.ClassDef) and not cls.bases else None
+        if (fields is None or any(isinstance(n, ast.FunctionDef) and n.name == "__post_init__" for n in cls.body)
                 or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)):
             return None
-        fields = [(stmt.target.id, stmt.value) for stmt in cls.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-                  and "ClassVar" not in ast.unparse(stmt.annotation)]
         if len(node.args) > len(fields):
             return None
         given = {**dict(zip([f for f, _ in fields], node.args)), **{k.arg: k.value for k in node.keywords}}

@@ -94,6 +94,25 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     return Rewrite().visit(tree)
 
 
+def dataclass_fields(node: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None:
+    """The fields (name, default expression or None) of a class written as a plain dataclass:
+    one `@dataclass` / `@dataclasses.dataclass(…)` decorator that generates `__init__` (no
+    `init=False`, `kw_only=`, positional options), no metaclass keyword, no `__init__` or
+    `__new__` of its own; ClassVar annotations are no fields (dataclasses docs). None otherwise."""
+    if len(node.decorator_list) != 1 or node.keywords:
+        return None
+    decorator = node.decorator_list[0]
+    options = decorator if isinstance(decorator, ast.Call) else None
+    if (dotted(options.func if options else decorator) or "").rsplit(".", 1)[-1] != "dataclass":
+        return None
+    if options is not None and (options.args or any(k.arg in ("init", "kw_only") for k in options.keywords)):
+        return None
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in ("__init__", "__new__") for n in node.body):
+        return None
+    return [(stmt.target.id, stmt.value) for stmt in node.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            and "ClassVar" not in ast.unparse(stmt.annotation)]
+
+
 def is_super(node: ast.AST, receiver: str | None, class_name: str | None) -> bool:
     """`super()`, or `super(C, self)` written in a method of class C (self: `receiver`): the
     same lookup, starting after C in the instance's MRO."""
