@@ -40,6 +40,7 @@ from harness.knowledge.model import (
     PluginClass,
     Ref,
     Resolution,
+    STANDS_IN,
     Status,
     dotted,
     is_upstream,
@@ -192,7 +193,11 @@ def method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:
 
 
 def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
-    mro = judge.upstream_mro(dep.plugin_class)
+    if dep.how == STANDS_IN:  # the upstream class the plugin's class stands in for
+        replaced = judge.index.resolve(dep.hook)
+        mro = judge.index.mro(replaced.ref) if replaced.ok and replaced.ref.kind == "class" else []
+    else:
+        mro = judge.upstream_mro(dep.plugin_class)
     first = next((c for c in mro if c.kind == "class"), None)
     if first is None or missing_bases(mro):
         return None  # an upstream base that does not resolve: its import or reference says so

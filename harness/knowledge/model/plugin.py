@@ -221,6 +221,10 @@ CLASS_USES = (CLASS_USE_BASE, CLASS_USE_CHECK)
 # a call of a plugin @dataclass over an upstream class: its __init__ takes the upstream class's
 # dataclass fields, then the plugin's own (Dependency.params)
 DATACLASS_EXTENDS = "dataclass-extends"
+# a method of a plugin class deriving from no upstream class that the plugin binds to an upstream
+# class's name (`mixtral.MixtralDecoderLayer = Fused`): judged as an override of that class's
+# method (Dependency.hook names the class), against the calls on the instances upstream builds
+STANDS_IN = "stands-in"
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.engines import profile
 from harness.knowledge.model import (
     DATACLASS_EXTENDS,
+    STANDS_IN,
     UNDECIDED,
     Cond,
     Dependency,
@@ -81,6 +82,7 @@ class PluginClasses:
             self._entry_point_dependency(ep)
         self.resolve_named_classes()
         self._class_dependencies()
+        self._stand_in_methods()
         self._platform_instance_members()
         self._parameter_fields()
         self._instance_flags()
@@ -527,6 +529,25 @@ class PluginClasses:
                         # (a method nothing names still fails when called by name), not skipped
                         guards=ref.guards, catches=ref.catches,
                     ))
+
+    def _stand_in_methods(self) -> None:
+        """A plugin class over no upstream class that a patch puts in an upstream class's place
+        (`mixtral.MixtralDecoderLayer = FusedLayer`, an nn.Module of its own): upstream builds it
+        by that name and calls on it what it calls on the class it replaces, so each method both
+        have is judged as an override of that class's (STANDS_IN)."""
+        for patch in [d for d in self.scan.dependencies if d.kind == "patch" and d.hook in self.scan.classes]:
+            replaced = self.upstream_ref(patch.target)
+            if replaced is None or replaced.kind != "class" or self.upstream_bases(patch.hook):
+                continue
+            for name, method in self.scan.classes[patch.hook].methods.items():
+                if name.startswith("__") or not self.index.member(replaced, name).ok:
+                    continue
+                cls = self.scan.classes[patch.hook]
+                self.scan.dependencies.append(Dependency(
+                    "subclass", None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound,
+                    raises_only=method.raises_only, plugin_class=cls.path, member=name, access="override", name=cls.path,
+                    how=STANDS_IN, hook=replaced.path,
+                ))
 
     def _platform_instance_members(self) -> None:
         """`current_platform.x` anywhere in the plugin reads `x` on the instance of the class
