@@ -130,6 +130,12 @@ REGISTRIES = {
               "def register():\n    for name in _PATCHES:\n        setattr(_tiny, name, _PATCHES[name])\n",
     "append_pairs": DEV_ATTENTION + "_PATCHES = []\n_PATCHES.append(('TinyAttention', DevAttention))\n\n\n"
                     "def register():\n    for name, cls in _PATCHES:\n        setattr(_tiny, name, cls)\n",
+    # filled in a function, an entry added only under a run-time test (vllm-ascend utils.py's
+    # REGISTERED_ASCEND_OPS): the loop may meet it, and meets the others whatever the test
+    "conditional_in_function": DEV_ATTENTION + "import os\n\nREG = {}\n\n\n"
+                               "def register():\n    global REG\n    REG = {'Other': None}\n"
+                               "    if os.environ.get('DEV_FUSED'):\n        REG['TinyAttention'] = DevAttention\n"
+                               "    del REG['Other']\n    for name, cls in REG.items():\n        setattr(_tiny, name, cls)\n",
 }
 
 

@@ -163,6 +163,37 @@ _DATA_BUILTINS = frozenset({"len", "isinstance", "issubclass", "any", "all", "mi
                             "tuple", "list", "set", "sum", "type", "sorted", "round"})
 
 
+def returned_marker(name: str) -> str:
+    """How `local` (Context.local) marks a name bound to what a call returned (no identifier)."""
+    return f"<returned>{name}"
+
+
+def call_results(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names every binding of which in `function`'s own body is `name = <call>(…)` (a call's
+    result; not a parameter, a loop variable or a literal)."""
+    bindings: dict[str, list[ast.AST]] = {}
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bindings.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            for name in assigned(getattr(node, "target", None) or ast.Tuple(elts=[], ctx=ast.Store())):
+                bindings.setdefault(name, []).append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return {name for name, values in bindings.items() if all(isinstance(v, (ast.Call, ast.Await)) for v in values)}
+
+
+def is_type_test(node: ast.AST, local: frozenset[str]) -> bool:
+    """`isinstance(v, T)` of a name bound to what a call returned (returned_marker in `local`):
+    a test of what upstream hands back (a compatibility branch, `isinstance(out, tuple)` for a
+    release that returned tuples), undecided as a capability test is, not run-time data."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" and len(node.args) == 2
+            and isinstance(node.args[0], ast.Name) and returned_marker(node.args[0].id) in local)
+
+
 def runtime_test(node: ast.AST, local: frozenset[str]) -> bool:
     """Whether the test `node` reads run-time data only: at least one name in `local` (or a
     `<self.x>` placeholder), and no call but methods of such values and _DATA_BUILTINS
@@ -638,40 +669,66 @@ class Folding:
         return value
 
     def edit_of(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int = 0):
-        """The folded dict or list `value` of variable `name` after `stmt`: `X["k"] = v`,
-        `X.update({…})`, `X.setdefault("k", v)`, `X.append(v)`, `X.extend([…])` applied (to a
-        copy); OPAQUE for any other edit of it (`del X[k]`, `X.pop(…)`, a subscript store in a
-        loop, a key or argument that does not fold); `value` itself when `stmt` does not edit it."""
+        """The folded dict or list `value` of variable `name` after `stmt` (a copy): `X["k"] =
+        v`, `X.update({…})`, `X.setdefault("k", v)`, `X.append(v)`, `X.extend([…])` applied, and
+        `del X["k"]` / `X.pop("k")` taken out. Inside an `if`, loop, `try` or `with` the edits may
+        run: the entries they add are kept beside the others (what a loop over X may meet), those
+        they remove stay. An edit whose key or argument does not fold is left out."""
         if not isinstance(value, (dict, list)):
             return value
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return value
+        nested = [s for field in ("body", "orelse", "finalbody", "handlers", "cases") for s in getattr(stmt, field, []) or []]
+        if nested:
+            for inner in nested:
+                for child in (inner.body if isinstance(inner, (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))) else [inner]):
+                    value = self._added_by(module, name, value, child, env, depth)
+            return value
+        return self._edited(module, name, value, stmt, env, depth, removals=True)
 
+    def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int):
+        """`value` with what `stmt` (and statements nested in it) may add to `name`."""
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return value
+        nested = [s for field in ("body", "orelse", "finalbody", "handlers", "cases") for s in getattr(stmt, field, []) or []]
+        for inner in nested:
+            for child in (inner.body if isinstance(inner, (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))) else [inner]):
+                value = self._added_by(module, name, value, child, env, depth)
+        return value if nested else self._edited(module, name, value, stmt, env, depth, removals=False)
+
+    def _edited(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, removals: bool):
+        """One simple statement's edit of `name` (edit_of); `removals`: whether a removal applies."""
         def is_name(node: ast.AST) -> bool:
             return isinstance(node, ast.Name) and node.id == name
 
         call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) and is_name(stmt.targets[0].value):
             key = self.const(module, stmt.targets[0].slice, env, depth + 1)
-            if not isinstance(value, dict) or not isinstance(key, (str, int)):
-                return OPAQUE
-            return {**value, key: self.const(module, stmt.value, env, depth + 1)}
-        if call is not None and isinstance(call.func, ast.Attribute) and is_name(call.func.value):
-            args = [self.const(module, a, env, depth + 1) for a in call.args]
-            edit = call.func.attr
-            if edit in ("get", "keys", "values", "items", "copy", "index", "count"):
-                return value
-            if call.keywords or any(a is OPAQUE for a in args):
-                return OPAQUE
-            if isinstance(value, dict) and edit == "update" and len(args) == 1 and isinstance(args[0], dict):
-                return {**value, **args[0]}
-            if isinstance(value, dict) and edit == "setdefault" and len(args) == 2 and isinstance(args[0], (str, int)):
-                return {args[0]: args[1], **value}
-            if isinstance(value, list) and edit == "append" and len(args) == 1:
-                return [*value, args[0]]
-            if isinstance(value, list) and edit == "extend" and len(args) == 1 and isinstance(args[0], list):
-                return [*value, *args[0]]
-            return OPAQUE
-        if any(is_name(n.value) for n in walk(stmt) if isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del))):
-            return OPAQUE
+            if isinstance(value, dict) and isinstance(key, (str, int)):
+                return {**value, key: self.const(module, stmt.value, env, depth + 1)}
+            return value
+        if isinstance(stmt, ast.Delete) and removals:
+            for target in stmt.targets:
+                if isinstance(target, ast.Subscript) and is_name(target.value) and isinstance(value, dict):
+                    key = self.const(module, target.slice, env, depth + 1)
+                    value = {k: v for k, v in value.items() if k != key}
+            return value
+        if call is None or not (isinstance(call.func, ast.Attribute) and is_name(call.func.value)) or call.keywords:
+            return value
+        args = [self.const(module, a, env, depth + 1) for a in call.args]
+        if any(a is OPAQUE for a in args):
+            return value
+        edit = call.func.attr
+        if isinstance(value, dict) and edit == "update" and len(args) == 1 and isinstance(args[0], dict):
+            return {**value, **args[0]}
+        if isinstance(value, dict) and edit == "setdefault" and len(args) == 2 and isinstance(args[0], (str, int)):
+            return {args[0]: args[1], **value}
+        if isinstance(value, dict) and edit == "pop" and removals and args and isinstance(args[0], (str, int)):
+            return {k: v for k, v in value.items() if k != args[0]}
+        if isinstance(value, list) and edit == "append" and len(args) == 1:
+            return [*value, args[0]]
+        if isinstance(value, list) and edit == "extend" and len(args) == 1 and isinstance(args[0], list):
+            return [*value, *args[0]]
         return value
 
     def _name_attribute(self, path: str, attr: str) -> str | None:
@@ -812,6 +869,8 @@ class Folding:
             return value.cond
         if isinstance(value, bool):
             return Const(value)
+        if is_type_test(node, local):
+            return UNDECIDED
         return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
 
     def _version_compare(self, module, left, op, right, env, depth) -> Cond | None:

@@ -64,6 +64,9 @@ from harness.knowledge.scan.folding import (
     Instance,
     Named,
     bind,
+    call_results,
+    is_type_test,
+    returned_marker,
 )
 from harness.knowledge.scan.liveness import mark_live, plugin_roots, with_parents
 from harness.knowledge.scan.registrations import Registrations
@@ -407,6 +410,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                         env[target.id] = OPAQUE
                     elif isinstance(stmt, ast.AnnAssign) and is_upstream(annotated := self.qualify(module, annotation_class(stmt.annotation), env)):
                         env[target.id] = Instance(annotated)  # `x: ServerArgs = …`
+                    elif is_type_test(stmt.value, ctx.local):  # `is_tuple = isinstance(out, tuple)` of what a call returned
+                        env[target.id] = Condition(UNDECIDED)
                     else:
                         env[target.id] = self.const(module, stmt.value, env)
                         if ctx.in_class_body and isinstance(env[target.id], Named):
@@ -524,7 +529,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         names = local_names(node) | {p.name for p in params}
         local = {**ctx.env, **{name: OPAQUE for name in names}}
         path = self._function_path(module, node, ctx)
-        inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False, local=ctx.local | names)
+        inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False,
+                        local=ctx.local | names | {returned_marker(name) for name in call_results(node)})
         if ctx.in_class_body:
             method = ctx.cls.methods.get(node.name)
             if method is not None and method.line == node.lineno:
