@@ -161,7 +161,7 @@ def instance_plugin(tmp_path, name, reader, platforms=("Priv",)):
 
 class {cls}Platform(SRTPlatform):
     def __init__(self):
-        self.held = self.get_sampler_chunk_size()
+        self.held = self.get_sampler_chunk_size() + self.grafted()
 
     def get_sampler_chunk_size(self) -> int:
         return 4096
