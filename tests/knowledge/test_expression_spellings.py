@@ -218,6 +218,17 @@ PATCHES = {
         def register():
             _patch_if_loaded("sglang.srt.layers.torchao_utils", "apply_torchao_config_to_model", lambda model, *a, **k: model)
         """,
+    # import_module in the try, the ImportError caught with an exit (F32 variant w2)
+    "import_module_import_error": """
+        import importlib
+
+        def register():
+            try:
+                mod = importlib.import_module("sglang.srt.layers.torchao_utils")
+            except ImportError:
+                return
+            mod.__dict__["apply_torchao_config_to_model"] = lambda model, *a, **k: model
+        """,
     "subscript_lookup_error_loop": """
         import sys
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -100,7 +101,7 @@ class PluginClasses:
         sites: dict[str, list] = {}
         for _, _, ctx, qualified in self.plugin_calls:
             sites.setdefault(qualified, []).append(ctx)
-        mentions: dict[str, int] = {}
+        mentions: Counter[str] | None = None
         for dep in self.scan.dependencies:
             function = dep.enclosing[0] if len(dep.enclosing) == 1 else None
             owner, _, name = (function or "").rpartition(".")
@@ -112,13 +113,15 @@ class PluginClasses:
             handlers = [next((c for c in reversed(ctx.catches) if not errors or c.handles(errors)), None) for ctx in sites[function]]
             if None in handlers or errors and any(c.handles(errors) for c in dep.catches):
                 continue
-            if function not in mentions:  # the def and those calls, no other use of the name
-                word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-                try:
-                    mentions[function] = sum(len(word.findall(module_source(path, self.root))) for path, _ in self.files.values())
-                except OSError:
-                    mentions[function] = -1
-            if mentions[function] == len(sites[function]) + 1:
+            if mentions is None:  # every word of the plugin's sources, counted once (a file not read: none trusted)
+                mentions = Counter()
+                for path, _ in self.files.values():
+                    try:
+                        mentions.update(re.findall(rb"\w+", module_source(path, self.root)))
+                    except OSError:
+                        mentions = Counter()
+                        break
+            if mentions and mentions[name.encode()] == len(sites[function]) + 1:  # the def and those calls, no other use of the name
                 dep.catches = (handlers[0], *dep.catches)
 
     def _parameter_keys(self) -> None:

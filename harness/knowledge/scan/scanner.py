@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -298,13 +299,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if imports and any(h.type is None or exception_names([h.type]) & IMPORT_ERRORS for h in exits):
                 # `try: import x / except ImportError: return`: the rest runs only when the imports resolve
                 ctx = replace(ctx, guards=ctx.guards + (GuardCond(ImportsResolve(imports), f"the imports at line {stmt.lineno} succeed", stmt.lineno),))
-            loaded = [self.const(module, n.value, ctx.env) for n in (walk(ast.Module(body=stmt.body, type_ignores=[])) if exits else [])
-                      if isinstance(n, ast.Assign) and isinstance(n.value, ast.Subscript) and dotted(n.value.value) == "sys.modules"]
-            loaded = [value.path for value in loaded if isinstance(value, Named)]
-            if loaded and any(h.type is None or exception_names([h.type]) & _LOOKUP_ERRORS for h in exits):
-                # `try: m = sys.modules["sglang.x"] / except KeyError: return`: the rest runs only when it was imported
-                ctx = replace(ctx, guards=ctx.guards + (GuardCond(AllOf(tuple(ModuleExists(path) for path in loaded)),
-                                                                  f"sys.modules holds {', '.join(loaded)} (line {stmt.lineno})", stmt.lineno),))
+            # `try: m = sys.modules["sglang.x"] / except KeyError: return`, `try: m =
+            # importlib.import_module("sglang.x") / except ImportError: return`: the rest runs
+            # only when the module is there (loaded, importable)
+            if isinstance(stmt, ast.Try) and exits:
+                for errors, made in ((_LOOKUP_ERRORS, lambda v: isinstance(v, ast.Subscript) and dotted(v.value) == "sys.modules"),
+                                     (IMPORT_ERRORS, lambda v: isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("import_module"))):
+                    found = self._bound_modules(module, stmt.body, ctx, made)
+                    if found and any(h.type is None or exception_names([h.type]) & errors for h in exits):
+                        ctx = replace(ctx, guards=ctx.guards + (GuardCond(AllOf(tuple(ModuleExists(path) for path in found)),
+                                                                          f"{', '.join(found)} can be had (the try at line {stmt.lineno})", stmt.lineno),))
+
+    def _bound_modules(self, module: str, body: list[ast.stmt], ctx: Context, made: Callable[[ast.expr], bool]) -> list[str]:
+        """The upstream modules `name = <value>` statements in `body` bind, for values `made` accepts."""
+        values = [self.const(module, n.value, ctx.env) for n in walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Assign) and made(n.value)]
+        return [value.path for value in values if isinstance(value, Named) and is_upstream(value.path)]
 
     def _statement(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
