@@ -39,13 +39,10 @@ def upstreams(tmp_path_factory):
     return upstream_pair(tmp_path_factory, old=ALIASES, new={**ALIASES, **new})
 
 
-FALLBACK = {
-    "pyproject.toml": pyproject(plugins={"fb": "fb:register"}),
-    "fb/__init__.py": """
-        import logging
-
-        log = logging.getLogger(__name__)
-
+# the imports bound to None where they fail: try/except, and contextlib.suppress after setting
+# None (F36 variant w4)
+FALLBACK_IMPORTS = {
+    "try_except": """
         try:
             from sglang.srt.layers.attention.attention_registry import register_attention_backend
         except ImportError:  # older SGLang without the registry
@@ -55,7 +52,24 @@ FALLBACK = {
             from sglang.srt.utils.common import get_device_name as device_name
         except ImportError:
             device_name = None
+        """,
+    "suppress": """
+        import contextlib
 
+        register_attention_backend = None
+        with contextlib.suppress(ImportError):
+            from sglang.srt.layers.attention.attention_registry import register_attention_backend
+
+        device_name = None
+        with contextlib.suppress(ModuleNotFoundError, ImportError):
+            from sglang.srt.utils.common import get_device_name as device_name
+        """,
+}
+FALLBACK_USE = """
+        import logging
+
+        log = logging.getLogger(__name__)
+        {imports}
 
         def _create(runner):
             return None
@@ -66,41 +80,14 @@ FALLBACK = {
                 register_attention_backend("fb")(_create)
             if device_name is not None:
                 log.info("fb on %s", device_name(0, 1))
-        """,
-}
-
-
-# the same fallbacks written with contextlib.suppress after setting None (F36 variant w4)
-FALLBACK_SPELLINGS = {
-    "try_except": FALLBACK,
-    "suppress": {**FALLBACK, "fb/__init__.py": FALLBACK["fb/__init__.py"].replace("""
-        try:
-            from sglang.srt.layers.attention.attention_registry import register_attention_backend
-        except ImportError:  # older SGLang without the registry
-            register_attention_backend = None
-
-        try:
-            from sglang.srt.utils.common import get_device_name as device_name
-        except ImportError:
-            device_name = None
-""", """
-        import contextlib
-
-        register_attention_backend = None
-        with contextlib.suppress(ImportError):
-            from sglang.srt.layers.attention.attention_registry import register_attention_backend
-
-        device_name = None
-        with contextlib.suppress(ModuleNotFoundError, ImportError):
-            from sglang.srt.utils.common import get_device_name as device_name
-""")},
-}
+        """
+FALLBACK_SPELLINGS = {name: {"pyproject.toml": pyproject(plugins={"fb": "fb:register"}), "fb/__init__.py": FALLBACK_USE.format(imports=imports)}
+                      for name, imports in FALLBACK_IMPORTS.items()}
 
 
 @pytest.mark.parametrize("spelling", sorted(FALLBACK_SPELLINGS))
 def test_a_none_fallback_import_is_checked_as_the_upstream_name(upstreams, tmp_path, spelling):
     old, new = upstreams
-    assert spelling == "try_except" or "suppress" in FALLBACK_SPELLINGS[spelling]["fb/__init__.py"]
     root = plugin(tmp_path, FALLBACK_SPELLINGS[spelling])
     code, doc = check(root, old)
     backend = [f for f in doc["findings"] if f["kind"] == "attention_backend"]
