@@ -674,16 +674,10 @@ class Folding:
         `del X["k"]` / `X.pop("k")` taken out. Inside an `if`, loop, `try` or `with` the edits may
         run: the entries they add are kept beside the others (what a loop over X may meet), those
         they remove stay. An edit whose key or argument does not fold is left out."""
-        if not isinstance(value, (dict, list)):
+        if not isinstance(value, (dict, list)) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return value
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return value
-        nested = [s for field in ("body", "orelse", "finalbody", "handlers", "cases") for s in getattr(stmt, field, []) or []]
-        if nested:
-            for inner in nested:
-                for child in (inner.body if isinstance(inner, (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))) else [inner]):
-                    value = self._added_by(module, name, value, child, env, depth)
-            return value
+        if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
+            return self._added_by(module, name, value, stmt, env, depth)
         return self._edited(module, name, value, stmt, env, depth, removals=True)
 
     def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int):
