@@ -166,6 +166,79 @@ def test_modules_named_from_folded_constants_are_live_and_no_others(upstreams, t
     assert code == 1
 
 
+# the module names an object keeps from its constructor's arguments, read in one of its methods
+INSTANCE_NAMES = {
+    "callable_object": """
+        import importlib
+
+        class Loader:
+            def __init__(self, module_path, attr=None):
+                self.module_path = module_path
+                self.attr = attr
+
+            def __call__(self):
+                return importlib.import_module(self.module_path)
+
+        LOADERS = [Loader("p.backends.alpha"), Loader(module_path="p.backends.beta", attr="x")]
+
+        def register():
+            for load in LOADERS:
+                load()
+        """,
+    "method_on_built_name": """
+        from importlib import import_module
+
+        class Backend:
+            def __init__(self, name, package="p.backends"):
+                self.module = f"{package}.{name}"
+
+            def load(self):
+                return import_module(self.module)
+
+        def register():
+            for backend in (Backend("alpha"), Backend("beta")):
+                backend.load()
+        """,
+    "subclass_without_init": """
+        import importlib
+
+        class Base:
+            def __init__(self, name):
+                self.name = name
+
+            def apply(self):
+                importlib.import_module("p.backends." + self.name)
+
+        class Fast(Base):
+            pass
+
+        def register():
+            Base("alpha").apply()
+            Fast("beta").apply()
+        """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(INSTANCE_NAMES))
+def test_modules_named_by_an_objects_constructor_arguments_are_live_and_no_others(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": INSTANCE_NAMES[spelling],
+                             "p/backends/__init__.py": "", **{f"p/backends/{b}.py": BACKEND for b in ("alpha", "beta", "gamma")}})
+    code, doc = check(root, new)
+    assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/backends/beta.py"), _live(doc, "p/backends/gamma.py")) == (True, True, False)
+    assert code == 1
+
+
+def test_an_attribute_another_method_rewrites_names_no_module_from_the_constructor(upstreams, tmp_path):
+    _, new = upstreams
+    source = INSTANCE_NAMES["callable_object"].replace(
+        "            def __call__(self):", "            def retarget(self, other):\n                self.module_path = other\n\n            def __call__(self):")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source,
+                             "p/backends/__init__.py": "", **{f"p/backends/{b}.py": BACKEND for b in ("alpha", "beta", "gamma")}})
+    _, doc = check(root, new)
+    assert not _live(doc, "p/backends/alpha.py") and not _live(doc, "p/backends/gamma.py")
+
+
 # ---------------------------------------------------------------- a patch through sys.modules
 PATCHES = {
     "in_sys_modules": """
@@ -363,6 +436,72 @@ def test_activate_may_return_a_class_constant(upstreams, tmp_path):
     code, doc = check(root, new)
     dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
     assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+ACTIVATES = {
+    "partial": "import functools\n\n\ndef _activate(qualname):\n    return qualname\n\n\n"
+               "activate = functools.partial(_activate, 'p.platform.XPlatform')\n",
+    "partial_keywords": "from functools import partial\n\n\ndef _activate(*, module, cls):\n    return f'{module}:{cls}'\n\n\n"
+                        "activate = partial(_activate, module='p.platform', cls='XPlatform')\n",
+    "lambda": "PLATFORM = 'p.platform.XPlatform'\nactivate = lambda: PLATFORM  # noqa: E731\n",
+    "alias_of_another_module": "from p import impl\n\nactivate = impl.find\n",
+    "helper_call": "def _qual(module, cls):\n    return module + '.' + cls\n\n\ndef activate():\n    return _qual('p.platform', 'XPlatform')\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ACTIVATES))
+def test_activate_is_whatever_the_entry_point_attribute_is_bound_to(upstreams, tmp_path, spelling):
+    """The engine calls the entry point's attribute: a def, an alias, a lambda or a partial of a
+    plugin function all name the platform class the same way."""
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": ACTIVATES[spelling],
+        "p/impl.py": "def find():\n    name = 'XPlatform'\n    return f'p.platform:{name}'\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
+    })
+    code, doc = check(root, new)
+    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+CLASSES = {
+    "class_statement": "class XPlatform(SRTPlatform):\n    get_mha_kv_pool_cls = _pool\n",
+    "type_call": "XPlatform = type('XPlatform', (SRTPlatform,), {'get_mha_kv_pool_cls': _pool})\n",
+    "type_call_dict_keywords": "XPlatform = type('XPlatform', (SRTPlatform,), dict(get_mha_kv_pool_cls=_pool))\n",
+    "base_from_a_factory": "def platform_base(base=SRTPlatform):\n    class _Base(base):\n        get_mha_kv_pool_cls = _pool\n\n"
+                           "    return _Base\n\n\nclass XPlatform(platform_base()):\n    pass\n",
+    "factory_parameter_base": "def platform_base(mixin):\n    class _Base(mixin, SRTPlatform):\n        pass\n\n    return _Base\n\n\n"
+                              "class Mixin:\n    pass\n\n\nclass XPlatform(platform_base(Mixin)):\n    get_mha_kv_pool_cls = _pool\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CLASSES))
+def test_a_platform_class_is_judged_over_its_mro_however_python_builds_it(upstreams, tmp_path, spelling):
+    """`type(name, bases, namespace)` and a base returned by a class factory build the same
+    class as the statement: its overrides are judged over the real MRO."""
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": "def activate():\n    return 'p.platform:XPlatform'\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                         "def _pool(self):\n    return None\n\n\n" + CLASSES[spelling],
+    })
+    code, doc = check(root, new)
+    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+def test_a_type_call_whose_namespace_is_not_written_out_claims_nothing(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": "def activate():\n    return 'p.platform:XPlatform'\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\nNAMESPACE = {}\n"
+                         "XPlatform = type('XPlatform', (SRTPlatform,), NAMESPACE)\n",
+    })
+    code, doc = check(root, new)
+    assert code == 0 and not [f for f in doc["findings"] if f["breaking"]], doc["findings"]
 
 
 # ---------------------------------------------------------------- a stand-in for a missing import

@@ -179,6 +179,8 @@ def test_a_module_imported_only_under_a_module_flag_off_on_the_release_is_skippe
     assert patch["status"] == "missing" and not patch["breaking"], patch
     assert patch["guard"]["outcome"] == "skipped", patch
     assert "_V2_SUPPORTED (ap/patches/__init__.py:8)" in patch["guard"]["condition"], patch
+    # the import never runs, so neither does what a failing import costs (the plugin skipped)
+    assert "not run on this release" in patch["detail"] and "ImportError" not in patch["detail"], patch
 
 
 def test_a_module_imported_only_for_type_checking_is_never_imported(on_base):
@@ -186,6 +188,7 @@ def test_a_module_imported_only_for_type_checking_is_never_imported(on_base):
     hints = found[TYPING]
     assert hints["status"] == "missing" and not hints["breaking"], hints
     assert "TYPE_CHECKING (ap/worker.py:7)" in hints["guard"]["condition"], hints
+    assert "not run on this release" in hints["detail"] and "ImportError" not in hints["detail"], hints
 
 
 def test_on_a_release_the_flags_leave_on_the_same_breaks_are_red(tmp_path):

@@ -12,7 +12,7 @@ from harness.knowledge.judge.breaking import BreakingFacts, certain_failure, dec
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import field_present
 from harness.knowledge.judge.registries import registry_keys
-from harness.knowledge.judge.resolution import compare_version, is_undecided
+from harness.knowledge.judge.resolution import compare_version, import_failure, is_undecided
 from harness.knowledge.model import (
     AllOf,
     AnyOf,
@@ -92,7 +92,10 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
         # the engine recovers whether or not the test holds: the test decides nothing (not unverified)
         finding.guard = None
     if row.name == "not_taken" and finding.guard is not None and finding.status in _FAILING:
-        # what the detail says fails would, were the code run; on this release it is not
+        # what the detail says fails would, were the code run; on this release it is not, so what
+        # a failing import would cost (the plugin skipped) does not happen either
+        if dep.kind == "import" and finding.detail:
+            finding.detail = finding.detail.removesuffix("; " + import_failure(dep))
         finding.detail = f"{finding.detail or finding.status.value}; not run on this release: `{finding.guard.condition}` is false here (line {finding.guard.line})"
     if row.name == "runtime_condition" and finding.guard is not None:
         finding.detail = f"{finding.detail or finding.status.value}; fails when `{finding.guard.condition}` holds (line {finding.guard.line}), a run-time condition"

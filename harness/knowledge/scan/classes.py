@@ -33,7 +33,7 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
-from harness.knowledge.scan.folding import OPAQUE, Named, leaves, map_leaves, on_param
+from harness.knowledge.scan.folding import OPAQUE, Named, Record, leaves, map_leaves, on_param
 from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields
 from harness.knowledge.upstream import SymbolIndex, c3
 
@@ -250,24 +250,58 @@ class PluginClasses:
         for module, expression, ctx in self.parameter_imports:
             targets = [target for binding, _ in self.caller_bindings(module, ctx.functions[-1], expression.lineno)
                        if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
+            targets = targets or [target for binding in self._instance_bindings(module, ctx.functions[-1], expression.lineno)
+                                  if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
             # no caller names it: a module chosen at run time (an environment variable, a config
             # value), any of those the name's shape allows
             for target in targets or self.chosen_modules(module, expression, ctx.env):
                 self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
 
-    def caller_bindings(self, module: str, function: str, line: int) -> list[tuple[dict, str]]:
+    def _instance_bindings(self, module: str, function: str, line: int) -> list[dict]:
+        """For a method of a plugin class C (its def in `module` spans `line`): per construction
+        `C(…)` in the plugin, {self: Record of the attributes C's `__init__` sets at its top level
+        from what that call passes (`self.module_path = module_path`)}. An attribute something
+        else also writes (another method, `obj.attr = …`, setattr) is left out; none when a plugin
+        subclass has an `__init__` of its own or the method is a static or class method."""
+        cls_path, _, _ = function.rpartition(".")
+        cls, method = self.scan.classes.get(cls_path), self._definition(module, function, line)
+        if cls is None or method is None or "__init__" not in cls.methods or method.decorator_list or not function_params(method.args):
+            return []
+        init = self._definition(cls.module, f"{cls_path}.__init__", cls.methods["__init__"].line)
+        subclasses = self._plugin_subclasses(cls_path)
+        if init is None or not function_params(init.args) or any("__init__" in self.scan.classes[c].methods for c in subclasses - {cls_path}):
+            return []
+        receiver = function_params(init.args)[0].name
+        sets = {stmt.targets[0].attr: stmt.value for stmt in init.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Attribute) and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == receiver}
+        sets = {name: value for name, value in sets.items()
+                if all(writer == f"{cls_path}.__init__" for writer, _, _ in self.attribute_writes.get(name, []))}
+        if not sets:
+            return []
+        found = []
+        for path in subclasses:
+            for binding, _ in self.caller_bindings(cls.module, f"{cls_path}.__init__", init.lineno, called_as=path.rsplit(".", 1)[-1]):
+                held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
+                found.append({function_params(method.args)[0].name: Record(cls_path, held)})
+        return found
+
+    def caller_bindings(self, module: str, function: str, line: int, called_as: str | None = None) -> list[tuple[dict, str]]:
         """For the plugin function `function` (its def in `module` spans `line`): each call of it
         in the plugin (by its name; a method's through any receiver, self taken away), with the
         arguments folded where the call is made (Expressions.call_arguments: a loop over
         constants gives one call per element), as (parameter -> value, "file:line"); defaults
-        fill what a call leaves out; parameters whose value is not known are left out."""
-        short = function.rsplit(".", 1)[-1]
+        fill what a call leaves out; parameters whose value is not known are left out.
+        `called_as`: the name calls use when it is not the function's (a class name for its
+        `__init__`, whose instance parameter no call passes)."""
+        short = called_as or function.rsplit(".", 1)[-1]
         definition = self._definition(module, function, line)
         if definition is None:
             return []
         args = definition.args
         positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-        method = function.rpartition(".")[0] in self.scan.classes
+        if called_as is not None:  # a class called: its __init__ gets the instance first
+            positional = positional[1:]
+        method = called_as is None and function.rpartition(".")[0] in self.scan.classes
         defaults = {a.arg: d for a, d in zip([*args.posonlyargs, *args.args][::-1], args.defaults[::-1])}
         defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
         found = []
@@ -597,21 +631,55 @@ class PluginClasses:
 
         return [ref.qualname for ref in c3(Ref("class", "", path), bases)]
 
-    def returned_class_paths(self, module: str, function: str) -> list[str]:
+    def returned_class_paths(self, module: str, function: str, depth: int = 0) -> list[str]:
         """What `activate()` returns: "pkg.mod:Class" or "pkg.mod.Class" (both load with
-        pkgutil.resolve_name in sglang/srt/platforms/__init__.py)."""
-        paths = []
+        pkgutil.resolve_name in sglang/srt/platforms/__init__.py). The entry point's attribute is
+        what the engine calls, however the module binds it: a `def`, an alias of a plugin function
+        (`activate = _impl`, `= hooks.activate`), a `lambda: "pkg.mod.Class"`, or a
+        `functools.partial(_impl, "pkg.mod.Class")` (its arguments bound to `_impl`'s parameters)."""
         tree = self.tree(module)
-        for node in walk(tree) if tree else []:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function:
-                env: dict = {}
-                for stmt in walk(node):
-                    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                        env[stmt.targets[0].id] = self.const(module, stmt.value, env)
-                    if isinstance(stmt, ast.Return) and stmt.value is not None:
-                        value = self.const(module, stmt.value, env)
-                        if isinstance(value, str) and ("." in value or ":" in value):
-                            paths.append(value)
+        if tree is None or depth > 5:
+            return []
+        defined = [node for node in walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
+        if defined:
+            return [path for node in defined for path in self._returned_strings(module, node, {})]
+        paths: list[str] = []
+        for stmt in tree.body:
+            if not (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == function for t in stmt.targets)):
+                continue
+            value = stmt.value
+            if isinstance(value, ast.Lambda):
+                held = self.const(module, value.body, {p.name: OPAQUE for p in function_params(value.args)})
+                paths.extend([held] if isinstance(held, str) and ("." in held or ":" in held) else [])
+                continue
+            bound: list[ast.expr] = []
+            keywords: list[ast.keyword] = []
+            if isinstance(value, ast.Call) and value.args and self.qualify(module, dotted(value.func), {}) == "functools.partial":
+                value, bound, keywords = value.args[0], value.args[1:], value.keywords
+            target = self.qualify(module, dotted(value), {}) if isinstance(value, (ast.Name, ast.Attribute)) else None
+            owner, _, name = (target or "").rpartition(".")
+            found = self._plugin_function(target) if target else None
+            if found is not None and not bound and not keywords:
+                paths.extend(self.returned_class_paths(owner, name, depth + 1))
+            elif found is not None and not any(isinstance(a, ast.Starred) for a in bound):
+                fmodule, fnode = found
+                env = {p.name: OPAQUE for p in function_params(fnode.args)}
+                env.update({p.name: self.const(module, a, {}) for p, a in zip(function_params(fnode.args), bound)})
+                env.update({k.arg: self.const(module, k.value, {}) for k in keywords if k.arg})
+                paths.extend(self._returned_strings(fmodule, fnode, env))
+        return paths
+
+    def _returned_strings(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict) -> list[str]:
+        """The dotted or colon paths a function's `return`s fold to, its assignments followed in
+        order (`env`: its parameters' values, if bound)."""
+        paths, env = [], dict(env)
+        for stmt in walk(node):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                env[stmt.targets[0].id] = self.const(module, stmt.value, env)
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                value = self.const(module, stmt.value, env)
+                if isinstance(value, str) and ("." in value or ":" in value):
+                    paths.append(value)
         return paths
 
     def _derives_from_platform(self, path: str) -> bool:

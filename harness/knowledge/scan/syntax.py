@@ -4,6 +4,7 @@ the names a statement or a function binds, exception names, `try`-body imports."
 from __future__ import annotations
 
 import ast
+import copy
 import keyword
 import re
 
@@ -44,7 +45,12 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
       (one sequence; the list is what a loop over the lazy map sees);
     - a call of a module-level name bound once to `functools.partial(f, *a, **k)` is `f(*a, …,
       **k, …)` (`around = partial(HookRegistry.register, hook_type=AROUND); around(t, fn)`).
-    A module that binds getattr or map itself keeps that one as written."""
+    - `X = type("X", (B1, B2), {"m": f, …})` (a literal tuple, and a literal dict or `dict(m=f, …)`)
+      is `class X(B1, B2): m = f`;
+    - `class X(make_base(A))`, where `make_base` is a module function whose body only defines a
+      class and returns it, is `class X(<that class>)`: the class is written out at module level
+      before X under its own name, the factory's parameters replaced by the call's arguments.
+    A module that binds getattr, map or type itself keeps that one as written."""
     names = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
              and isinstance(stmt.value.value, str) for t in stmt.targets if isinstance(t, ast.Name)}
     own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -63,6 +69,27 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 and dotted(stmt.value.func) in partial_names and not any(isinstance(a, ast.Starred) for a in stmt.value.args)}
 
     class Rewrite(ast.NodeTransformer):
+        def visit_Assign(self, node: ast.Assign) -> ast.AST:
+            self.generic_visit(node)
+            call = node.value
+            if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Name) and call.func.id == "type" and "type" not in own
+                    and len(call.args) == 3 and not call.keywords):
+                return node
+            _, bases, namespace = call.args
+            if (isinstance(namespace, ast.Call) and isinstance(namespace.func, ast.Name) and namespace.func.id == "dict"
+                    and "dict" not in own and not namespace.args and all(k.arg for k in namespace.keywords)):
+                entries = [(k.arg, k.value) for k in namespace.keywords]  # dict(m=f, …)
+            elif isinstance(namespace, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                         and k.value.isidentifier() for k in namespace.keys):
+                entries = [(k.value, v) for k, v in zip(namespace.keys, namespace.values)]
+            else:
+                return node
+            if not isinstance(bases, ast.Tuple) or any(isinstance(b, ast.Starred) for b in bases.elts):
+                return node
+            body = [ast.Assign(targets=[ast.Name(k, ast.Store())], value=v) for k, v in entries]
+            return ast.fix_missing_locations(ast.copy_location(_class_def(node.targets[0].id, bases.elts, body or [ast.Pass()]), node))
+
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             bound = partials.get(node.func.id) if isinstance(node.func, ast.Name) else None
@@ -91,7 +118,82 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 return ast.fix_missing_locations(ast.copy_location(ast.ListComp(elt=element, generators=[loop]), node))
             return node
 
-    return Rewrite().visit(tree)
+    tree = Rewrite().visit(tree)
+    _inline_class_factories(tree, own)
+    return tree
+
+
+def _class_def(name: str, bases: list[ast.expr], body: list[ast.stmt], keywords: list[ast.keyword] | None = None,
+               decorators: list[ast.expr] | None = None) -> ast.ClassDef:
+    node = ast.ClassDef(name=name, bases=bases, keywords=keywords or [], body=body, decorator_list=decorators or [])
+    if "type_params" in ast.ClassDef._fields:  # Python 3.12+
+        node.type_params = []
+    return node
+
+
+def _inline_class_factories(tree: ast.Module, own: set[str]) -> None:
+    """Module-level classes whose base is a call of a class factory (a module function whose
+    body, besides a docstring, is one `class C(…)` and `return C`) get that class written out
+    before them, its factory parameters replaced by the call's arguments (or the defaults)."""
+    factories = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list and not (stmt.args.vararg or stmt.args.kwarg):
+            body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if (len(body) == 2 and isinstance(body[0], ast.ClassDef) and isinstance(body[1], ast.Return)
+                    and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].name):
+                factories[stmt.name] = (stmt, body[0])
+    if not factories:
+        return
+    taken = {name for stmt in tree.body for name in assigned_in(stmt)} | own
+    out: list[ast.stmt] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            for i, base in enumerate(stmt.bases):
+                made = _made_class(base, factories, taken)
+                if made is not None:
+                    taken.add(made.name)
+                    out.append(ast.fix_missing_locations(ast.copy_location(made, stmt)))
+                    stmt.bases[i] = ast.copy_location(ast.Name(made.name, ast.Load()), base)
+        out.append(stmt)
+    tree.body[:] = out
+
+
+def _made_class(base: ast.expr, factories: dict, taken: set[str]) -> ast.ClassDef | None:
+    if not (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id in factories):
+        return None
+    factory, made = factories[base.func.id]
+    params = [*factory.args.posonlyargs, *factory.args.args]
+    if any(isinstance(a, ast.Starred) for a in base.args) or any(k.arg is None for k in base.keywords) or len(base.args) > len(params):
+        return None
+    values: dict[str, ast.expr] = dict(zip((p.arg for p in params), base.args))
+    values.update({k.arg: k.value for k in base.keywords})
+    defaults = dict(zip((p.arg for p in params[len(params) - len(factory.args.defaults):]), factory.args.defaults))
+    defaults.update({p.arg: d for p, d in zip(factory.args.kwonlyargs, factory.args.kw_defaults) if d is not None})
+    names = [p.arg for p in (*params, *factory.args.kwonlyargs)]
+    for name in names:
+        if name not in values:
+            if name not in defaults:
+                return None
+            values[name] = defaults[name]
+    if set(values) - set(names) or set(assigned_in_all(made.body)) & set(names):
+        return None
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return copy.deepcopy(values[node.id]) if isinstance(node.ctx, ast.Load) and node.id in values else node
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+            shadowed = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)} | local_names(node)
+            return node if shadowed & set(values) else self.generic_visit(node)
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+    name, n = made.name, 1
+    while name in taken:
+        n += 1
+        name = f"{made.name}_{n}"
+    copied = Substitute().visit(copy.deepcopy(made))
+    return _class_def(name, copied.bases, copied.body, copied.keywords, copied.decorator_list)
 
 
 def dataclass_fields(node: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None:
