@@ -36,6 +36,7 @@ Kind = Literal[
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 ATTRIBUTE_ERRORS = frozenset({"AttributeError", "Exception", "BaseException"})
 CALL_ERRORS = frozenset({"TypeError", "Exception", "BaseException"})
+KEY_ERRORS = frozenset({"KeyError", "LookupError", "Exception", "BaseException"})  # REGISTRY[key], .pop(key)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ PLAIN_KINDS = (
     KindSpec("import", usage=True, errors=IMPORT_ERRORS),
     KindSpec("reference", usage=True, errors=ATTRIBUTE_ERRORS),
     KindSpec("call", usage=True, errors=CALL_ERRORS),
-    KindSpec("registry_key", usage=True),
+    KindSpec("registry_key", usage=True, errors=KEY_ERRORS),
     KindSpec("field", usage=True, errors=ATTRIBUTE_ERRORS),
     KindSpec("architecture", usage=True, falls_back=True),
     KindSpec("patch", target=True, landing="patch"),

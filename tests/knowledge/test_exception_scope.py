@@ -105,6 +105,40 @@ def test_a_failure_the_handler_does_not_catch_still_breaks(upstreams, tmp_path):
     assert imports and imports[0]["breaking"] is True  # ValueError does not catch the ImportError
 
 
+NOT_FOUND = {
+    # the module named after `from` is there, the name is not (a submodule gone): "cannot import
+    # name", a plain ImportError that `except ModuleNotFoundError` does not catch
+    "from_package_import_gone_submodule": ("from sglang.srt.layers import torchao_utils as tu", True),
+    "from_module_import_gone_name": ("from sglang.srt.layers.quantization import fp8_utils as tu", True),
+    # the module itself is not found: ModuleNotFoundError, caught
+    "import_gone_module": ("import sglang.srt.layers.torchao_utils as tu", False),
+    "from_gone_module_import_name": ("from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model as tu", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NOT_FOUND))
+def test_except_module_not_found_catches_only_a_module_not_found(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    statement, escapes = NOT_FOUND[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": f"""
+            try:
+                {statement}
+            except ModuleNotFoundError:
+                tu = None
+
+
+            def register():
+                pass
+            """,
+    })
+    code, doc = check(root, new)
+    imports = [f for f in doc["findings"] if f["kind"] == "import"]
+    assert imports and imports[0]["breaking"] is escapes, imports
+    assert code == (1 if escapes else 0)
+
+
 def test_statements_after_a_handler_that_returns_are_skipped_when_the_import_fails(upstreams, tmp_path):
     old, new = upstreams
     root = plugin(tmp_path, {

@@ -46,6 +46,15 @@ SPELLINGS = {
     # a read before the test uses None as the value
     "get_bound_used_first": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    made = factory(None)\n'
                              '    if factory is None:\n        return None\n    return made\n', True),
+    # the KeyError of `[key]` / `.pop(key)` caught by a handler of it (or of a base: LookupError, Exception)
+    "subscript_except_key_error": (HEAD + 'def register():\n    try:\n        factory = ATTENTION_BACKENDS["dual"]\n    except KeyError:\n'
+                                   '        return\n    return factory(None)\n', False),
+    "pop_except_lookup_error": (HEAD + 'def register():\n    try:\n        return ATTENTION_BACKENDS.pop("dual")(None)\n    except LookupError:\n'
+                                '        return None\n', False),
+    "helper_in_try_except_exception": (HEAD + "def reuse(name):\n    return ATTENTION_BACKENDS[name]\n\n\n"
+                                       'def register():\n    try:\n        reuse("dual")\n    except Exception:\n        pass\n', False),
+    "subscript_except_attribute_error": (HEAD + 'def register():\n    try:\n        factory = ATTENTION_BACKENDS["dual"]\n    except AttributeError:\n'
+                                         '        return\n    return factory(None)\n', True),
 }
 
 

@@ -73,6 +73,10 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
     if deciding is not None:
         finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
     errors = profile().spec(dep.kind).errors
+    if dep.kind == "import" and dep.name and judge.index.module_exists(dep.name):
+        # `from M import n` with M there: "cannot import name" is a plain ImportError, which
+        # `except ModuleNotFoundError` (its subclass, for a module not found) lets through
+        errors = errors - {"ModuleNotFoundError"}
     catch = next((c for c in reversed(dep.catches) if c.handles(errors)), None)
     if outcome in ("runs", "runtime") and catch is not None and finding.status in _FAILING and (certain or finding.status is Status.unknown):
         outcome = "caught"

@@ -55,7 +55,7 @@ def declared_baseline(plugin: Path) -> tuple[UpstreamSource | None, str | None]:
 
 def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str], baseline: str) -> str:
     """Everything the verdict depends on, by content or by (size, mtime): the plugin's files,
-    the upstream's content fingerprint, the knowledge engine's own code and data, and the
+    the upstream's content fingerprint, the knowledge engine's own code and data and the engine profiles, and the
     interpreter whose installed packages answer for outside bases."""
     digest = hashlib.blake2b(digest_size=16)
     if not plugin.is_dir():
@@ -63,7 +63,8 @@ def _inputs_key(plugin: Path, upstream: UpstreamSource, entries: list[str], base
     # and every file the declared version is read from (it picks the baseline), and those naming run modules
     files = [path for path, _ in plugin_module_files(plugin).values()] + [plugin / name for name in _PACKAGING] + pin_sources(plugin) + run_entry_sources(plugin)
     code = Path(__file__).parents[1]
-    files += sorted(code.rglob("*.py")) + sorted(code.glob("data/*"))
+    # the engine profiles (harness/engines: kinds, loaders, load failures) decide verdicts too
+    files += sorted(code.rglob("*.py")) + sorted(code.glob("data/*")) + sorted((code.parent / "engines").rglob("*.py"))
     for path in files:
         try:
             st = os.lstat(path)
