@@ -102,6 +102,21 @@ RUNTIME_SPELLINGS = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
         """,
+    # the test kept in a local first, then `if` on the local (alone, or negated)
+    "local_test": """
+        def reduce(input_, dim, world_size):
+            needs_fallback = input_.dim() != 2 or input_.shape[dim] % world_size != 0
+            if needs_fallback:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
+    "negated_local_test": """
+        def reduce(input_, world_size):
+            fast = not (input_.dim() == 2 and world_size > 1)
+            if not fast:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
 }
 
 
@@ -148,6 +163,25 @@ UNDECIDED_OR_FALSE = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
         """, "skipped", 0),
+    # the same tests kept in a local first: a capability false here, a machine question beside data
+    "capability_in_a_local": ("""
+        import sglang.srt.layers as layers
+
+        def prepare(n):
+            usable = hasattr(layers, "torchao_utils") and n > 0
+            if usable:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """, "skipped", 0),
+    "machine_in_a_local": ("""
+        from p.util import is_npu
+
+        def prepare(n):
+            npu = is_npu() and n > 0
+            if npu:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """, "undecided", 3),
 }
 
 

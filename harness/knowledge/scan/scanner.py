@@ -34,6 +34,7 @@ from harness.knowledge.model import (
     AllOf,
     Catch,
     Cond,
+    Const,
     Dependency,
     GuardCond,
     ImportsResolve,
@@ -421,6 +422,12 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                         env[target.id] = Instance(annotated)  # `x: ServerArgs = …`
                     elif is_type_test(stmt.value, ctx.local):  # `is_tuple = isinstance(out, tuple)` of what a call returned
                         env[target.id] = Condition(UNDECIDED)
+                    elif ctx.functions and (isinstance(stmt.value, (ast.BoolOp, ast.Compare)) or (
+                            isinstance(stmt.value, ast.UnaryOp) and isinstance(stmt.value.op, ast.Not))):
+                        # a test kept in a local (`fallback = x.dim() != 2 or …; if fallback:`) is
+                        # that test, run-time data and all, as if written in the `if`
+                        cond = self.condition(module, stmt.value, env, local=ctx.local)
+                        env[target.id] = cond.value if isinstance(cond, Const) else Condition(cond)
                     else:
                         env[target.id] = self.const(module, stmt.value, env)
                         if ctx.in_class_body and isinstance(env[target.id], Named):
