@@ -469,6 +469,8 @@ CLASSES = {
     "class_statement": "class XPlatform(SRTPlatform):\n    get_mha_kv_pool_cls = _pool\n",
     "type_call": "XPlatform = type('XPlatform', (SRTPlatform,), {'get_mha_kv_pool_cls': _pool})\n",
     "type_call_dict_keywords": "XPlatform = type('XPlatform', (SRTPlatform,), dict(get_mha_kv_pool_cls=_pool))\n",
+    "starred_bases": "BASES = (SRTPlatform,)\n\n\nclass XPlatform(*BASES):\n    get_mha_kv_pool_cls = _pool\n",
+    "type_call_bases_named": "BASES = (SRTPlatform,)\nXPlatform = type('XPlatform', BASES, {'get_mha_kv_pool_cls': _pool})\n",
     "base_from_a_factory": "def platform_base(base=SRTPlatform):\n    class _Base(base):\n        get_mha_kv_pool_cls = _pool\n\n"
                            "    return _Base\n\n\nclass XPlatform(platform_base()):\n    pass\n",
     "factory_parameter_base": "def platform_base(mixin):\n    class _Base(mixin, SRTPlatform):\n        pass\n\n    return _Base\n\n\n"

@@ -46,7 +46,8 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     - a call of a module-level name bound once to `functools.partial(f, *a, **k)` is `f(*a, …,
       **k, …)` (`around = partial(HookRegistry.register, hook_type=AROUND); around(t, fn)`).
     - `X = type("X", (B1, B2), {"m": f, …})` (a literal tuple, and a literal dict or `dict(m=f, …)`)
-      is `class X(B1, B2): m = f`;
+      is `class X(B1, B2): m = f`; bases `*BASES` (a module-level literal tuple or list bound
+      once) are its elements;
     - `class X(make_base(A))`, where `make_base` is a module function whose body only defines a
       class and returns it, is `class X(<that class>)`: the class is written out at module level
       before X under its own name, the factory's parameters replaced by the call's arguments.
@@ -68,7 +69,25 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 and stores.get(stmt.targets[0].id) == 1 and isinstance(stmt.value, ast.Call) and stmt.value.args
                 and dotted(stmt.value.func) in partial_names and not any(isinstance(a, ast.Starred) for a in stmt.value.args)}
 
+    # module-level names bound once to a literal tuple or list (`BASES = (Mixin, SRTPlatform)`)
+    sequences = {stmt.targets[0].id: stmt.value.elts for stmt in tree.body
+                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                 and stores.get(stmt.targets[0].id) == 1 and isinstance(stmt.value, (ast.Tuple, ast.List))
+                 and not any(isinstance(e, ast.Starred) for e in stmt.value.elts)}
+
+    tuples = {stmt.targets[0].id for stmt in tree.body if isinstance(stmt, ast.Assign) and stmt.targets[0].__class__ is ast.Name
+              and stmt.targets[0].id in sequences and isinstance(stmt.value, ast.Tuple)}
+
+    def spliced(bases: list[ast.expr]) -> list[ast.expr]:
+        return [copy.deepcopy(e) for b in bases for e in (
+            sequences[b.value.id] if isinstance(b, ast.Starred) and isinstance(b.value, ast.Name) and b.value.id in sequences else [b])]
+
     class Rewrite(ast.NodeTransformer):
+        def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+            self.generic_visit(node)
+            node.bases = spliced(node.bases)  # class X(*BASES)
+            return node
+
         def visit_Assign(self, node: ast.Assign) -> ast.AST:
             self.generic_visit(node)
             call = node.value
@@ -85,10 +104,15 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 entries = [(k.value, v) for k, v in zip(namespace.keys, namespace.values)]
             else:
                 return node
-            if not isinstance(bases, ast.Tuple) or any(isinstance(b, ast.Starred) for b in bases.elts):
+            if isinstance(bases, ast.Name) and bases.id in tuples:  # type() takes a tuple, never a list
+                bases = ast.Tuple(elts=[ast.Starred(bases, ast.Load())], ctx=ast.Load())
+            if not isinstance(bases, ast.Tuple):
+                return node
+            elements = spliced(bases.elts)
+            if any(isinstance(b, ast.Starred) for b in elements):
                 return node
             body = [ast.Assign(targets=[ast.Name(k, ast.Store())], value=v) for k, v in entries]
-            return ast.fix_missing_locations(ast.copy_location(_class_def(node.targets[0].id, bases.elts, body or [ast.Pass()]), node))
+            return ast.fix_missing_locations(ast.copy_location(_class_def(node.targets[0].id, elements, body or [ast.Pass()]), node))
 
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
