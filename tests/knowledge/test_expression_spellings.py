@@ -404,6 +404,9 @@ TARGETS = {
     "module_name": "import sglang.srt.layers.sampler as sampler_module\n\nTARGET = sampler_module.__name__ + '.Sampler.forward'\n",
     "class_module_qualname": "from sglang.srt.layers.sampler import Sampler\n\nTARGET = f'{Sampler.__module__}.{Sampler.__qualname__}.forward'\n",
     "class_constant": "class Targets:\n    SAMPLER = 'sglang.srt.layers.sampler.Sampler'\n\n\nclass More(Targets):\n    pass\n\n\nTARGET = More.SAMPLER + '.forward'\n",
+    # a class constant built from the class body's own earlier names (its scope, not the module's)
+    "class_body_chain": "class Targets:\n    MODULE = 'sglang.srt.layers.sampler'\n    SAMPLER = MODULE + '.Sampler'\n\n\nTARGET = Targets.SAMPLER + '.forward'\n",
+    "class_body_fstring": "class Targets:\n    MODULE = 'sglang.srt.layers.sampler'\n    FORWARD: str = f'{MODULE}.Sampler.forward'\n\n\nTARGET = Targets.FORWARD\n",
 }
 
 

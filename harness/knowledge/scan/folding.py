@@ -765,18 +765,38 @@ class Folding:
         if found is None or not isinstance(found[1], ast.ClassDef):
             return OPAQUE
         module, cls = found
-        for stmt in reversed(cls.body):
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets):
-                return self.const(module, stmt.value, {}, depth + 1)
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr and stmt.value is not None:
-                return self.const(module, stmt.value, {}, depth + 1)
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == attr:
-                return Named(f"{path}.{attr}")
+        held = self._class_body_value(module, path, cls.body, len(cls.body), attr, depth)
+        if held is not None:
+            return held
         for base in cls.bases:
             held = self.class_constant(self.qualify(module, dotted(base)) or "", attr, depth + 1)
             if held is not OPAQUE:
                 return held
         return OPAQUE
+
+    def _class_body_value(self, module: str, path: str, body: list[ast.stmt], end: int, name: str, depth: int):
+        """What `name` holds after the first `end` statements of a class body (the last binding
+        wins), folded in the class's own scope: a name the value reads that the body bound before
+        is that binding (`B = A + ".x"` after `A = "pkg"`), any other a module name. None when
+        the body does not bind it there."""
+        for i in range(end - 1, -1, -1):
+            stmt = body[i]
+            value = None
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                value = stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value is not None:
+                value = stmt.value
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == name:
+                return Named(f"{path}.{name}")
+            if value is not None:
+                env = {}
+                if depth < 20:
+                    for read in {n.id for n in walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}:
+                        bound = self._class_body_value(module, path, body, i, read, depth + 1)
+                        if bound is not None:
+                            env[read] = bound
+                return self.const(module, value, env, depth + 1)
+        return None
 
     # ------------------------------------------------------------- guard conditions
 
