@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 from kinds_support import check, plugin, pyproject, upstream_pair
 
@@ -140,6 +142,57 @@ def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_pat
     code, doc = check(root, new)
     assert live_of(doc, "ext/models/tiny.py") == {True}, doc["findings"]
     assert code == 1
+
+
+# the package named (or a module imported by name) only in a module's private function that
+# nothing names: nothing can call it, so nothing is imported through it (F24's converse)
+UNCALLED_NAMINGS = {
+    "envs_field": """
+            from sglang.srt.environ import envs
+
+            def _use_external_models():
+                envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)
+            """,
+    "environ_item": """
+            import os
+
+            def _use_external_models():
+                os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = "ext.models"
+            """,
+    "import_module": """
+            import importlib
+
+            def _load_tiny():
+                return importlib.import_module("ext.models.tiny")
+            """,
+}
+
+
+@pytest.mark.parametrize("naming", sorted(UNCALLED_NAMINGS))
+@pytest.mark.parametrize("called", [False, True])
+def test_a_module_named_only_in_a_private_function_nothing_calls_is_not_live(upstreams, tmp_path, naming, called):
+    _, new = upstreams
+    source = textwrap.dedent(UNCALLED_NAMINGS[naming])
+    helper = source.split("def ", 1)[1].split("(", 1)[0]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
+        "ext/__init__.py": "from sglang.srt.models.llama import LlamaForCausalLM  # noqa: F401\n\n\ndef register():\n    import ext.models  # noqa: F401\n",
+        "ext/models/__init__.py": source + (f"\n\n{helper}()\n" if called else ""),
+        "ext/models/tiny.py": """
+            import sglang.srt.layers.torchao_utils as torchao_utils
+            from sglang.srt.models.llama import LlamaForCausalLM
+
+
+            class Tiny(LlamaForCausalLM):
+                pass
+
+
+            EntryClass = [Tiny]
+            """,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {called}, doc["findings"]
+    assert code == (1 if called else 0)
 
 
 def test_modules_named_from_plugin_constants_are_live(upstreams, tmp_path):

@@ -72,6 +72,7 @@ from harness.knowledge.scan.folding import (
 )
 from harness.knowledge.scan.liveness import mark_live, plugin_roots, with_parents
 from harness.knowledge.scan.registrations import Registrations
+from harness.knowledge.scan.uses import unnamed_private_function
 from harness.knowledge.scan.syntax import (
     assigned,
     plain_spellings,
@@ -117,6 +118,7 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
             f"and no module that imports {engine.package}: nothing to check"
         )
     scanner.finish()
+    scanner.drop_uncalled_imports()
     mark_live(scan, scanner)
     return scan
 
@@ -222,6 +224,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
     def _file_error(self, module: str, message: str, line: int) -> None:
         self.scan.modules[module].error = message
         self.scan.dependencies.append(Dependency("file", module, module, self.relfile(module), line, expression=message))
+
+    def drop_uncalled_imports(self) -> None:
+        """Modules imported by name (import_module, a model package set) only inside a module's
+        private function nothing names are never imported that way (uses.unnamed_private_function:
+        nothing can call the function), so they are not live through it."""
+        uncalled: dict[str, bool] = {}
+        for module, found in self.dynamic_imports.items():
+            kept = []
+            for target, functions in found:
+                for function in functions:
+                    if function not in uncalled:
+                        uncalled[function] = unnamed_private_function(self.scan, function)
+                if not any(uncalled[f] for f in functions):
+                    kept.append((target, functions))
+            found[:] = kept
 
     def imports_of(self, module: str) -> list[str]:
         return [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
