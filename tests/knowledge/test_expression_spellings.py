@@ -153,6 +153,43 @@ NAMES = {
             for module in map(importlib.import_module, MODULES):
                 module.__name__
         """,
+    # a constant deny-set skipped with `continue`
+    "deny_set_continue": """
+        import importlib
+
+        ALL = ("alpha", "beta", "gamma")
+        DISABLED = frozenset({"gamma"})
+
+        def register():
+            for backend in ALL:
+                if backend in DISABLED:
+                    continue
+                importlib.import_module("p.backends." + backend)
+        """,
+    # a dict comprehension of names, imported over its values()
+    "dict_comprehension_values": """
+        import importlib
+
+        MODULES = {b: f"p.backends.{b}" for b in ["alpha", "beta", "gamma"] if b != "gamma"}
+
+        def register():
+            for name in MODULES.values():
+                importlib.import_module(name)
+        """,
+    # a generator function yielding the names (skipping one with continue), imported with __import__
+    "generator_function": """
+        ALL = ("alpha", "beta", "gamma")
+
+        def _modules():
+            for backend in ALL:
+                if backend == "gamma":
+                    continue
+                yield "{0}.backends.{1}".format(__package__, backend)
+
+        def register():
+            for name in _modules():
+                __import__(name)
+        """,
 }
 
 

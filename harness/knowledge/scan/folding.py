@@ -394,6 +394,12 @@ class Folding:
             return elements
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
             return self._comprehension(module, node.elt, node.generators[0], env, depth)
+        if isinstance(node, ast.DictComp) and len(node.generators) == 1:  # {b: f"{P}.{b}" for b in NAMES}
+            keys = self._comprehension(module, node.key, node.generators[0], env, depth)
+            values = self._comprehension(module, node.value, node.generators[0], env, depth)
+            if not isinstance(keys, list) or not isinstance(values, list):
+                return OPAQUE
+            return {_hashable(key): value for key, value in zip(keys, values)}
         if isinstance(node, ast.Dict):
             folded = {}
             for key, value in zip(node.keys, node.values):
@@ -516,8 +522,49 @@ class Folding:
                 local.setdefault(p.name, OPAQUE)
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
                 return self.const(fmodule, body[0].value, local, depth + 1)
+            if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fnode)) and not isinstance(fnode, ast.AsyncFunctionDef):
+                return self._yielded(fmodule, body, local, depth + 1)  # a generator: the values it yields, as a list
             return self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
+
+    def _yielded(self, module: str, body: list[ast.stmt], env: dict, depth: int):
+        """What a generator body yields, in order, when it is only `yield <expr>` statements,
+        `for` loops over folded constants and `if`s whose tests fold (with `continue`); OPAQUE
+        for anything else (a value it cannot fold, a `return`, a `while`)."""
+        values: list = []
+        for stmt in body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is not None:
+                values.append(self.const(module, stmt.value.value, env, depth + 1))
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.YieldFrom):
+                inner = self.const(module, stmt.value.value, env, depth + 1)
+                if not isinstance(inner, list):
+                    return OPAQUE
+                values.extend(inner)
+            elif isinstance(stmt, ast.For) and not stmt.orelse:
+                items = self.const(module, stmt.iter, env, depth + 1)
+                items = list(items) if isinstance(items, dict) else items
+                if not isinstance(items, list):
+                    return OPAQUE
+                for item in items:
+                    inner = self._yielded(module, stmt.body, {**env, **bind(stmt.target, item)}, depth + 1)
+                    if inner is OPAQUE:
+                        return OPAQUE
+                    values.extend(inner)
+            elif isinstance(stmt, ast.If):
+                test = self.condition(module, stmt.test, env, depth + 1)
+                if not isinstance(test, Const):
+                    return OPAQUE
+                branch = stmt.body if test.value else stmt.orelse
+                if branch and isinstance(branch[-1], ast.Continue):  # `if b in SKIP: continue` ends this element
+                    inner = self._yielded(module, branch[:-1], env, depth + 1)
+                    return OPAQUE if inner is OPAQUE else [*values, *inner]
+                inner = self._yielded(module, branch, env, depth + 1)
+                if inner is OPAQUE:
+                    return OPAQUE
+                values.extend(inner)
+            elif not isinstance(stmt, ast.Pass):
+                return OPAQUE
+        return OPAQUE if any(value is OPAQUE for value in values) else values
 
     def _record(self, module: str, path: str, node: ast.Call, env: dict, depth: int) -> Record | None:
         """`C(a, b, name=c)` of a plugin class written `@dataclass class C: x: str; y: str = ""`
@@ -922,7 +969,9 @@ class Folding:
         cond = self.condition(module, test, env, local=local)
         if string_version_compare(cond):
             text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
-        return GuardCond(Not(cond) if negate else cond, f"not ({text})" if negate else text, line)
+        if negate:  # a folded test stays folded (`if b in _DISABLED: continue` for b = "delta")
+            cond = Const(not cond.value) if isinstance(cond, Const) else Not(cond)
+        return GuardCond(cond, f"not ({text})" if negate else text, line)
 
     def _instance(self, module: str, node: ast.AST, env: dict) -> Instance | None:
         """The upstream instance a variable holds, with evidence (see Instance); the engine's
