@@ -114,3 +114,50 @@ def test_a_hook_is_judged_as_the_object_the_wrapper_calls(upstreams, tmp_path, m
         assert hook["status"] == "ok" and code == 0, hook
     else:
         assert hook["status"] == "signature_changed" and hook["breaking"] and code == 1, hook
+
+
+# a bound method of a plugin object registered as the hook: self is bound, so the wrapper's
+# arguments fill the parameters after it
+BOUND = {
+    "object_made_inline": "HookRegistry.register(TARGET, Patch(cfg).{m}, HookType.AROUND)",
+    "object_in_a_local": "patch = Patch(cfg)\n                HookRegistry.register(TARGET, patch.{m}, HookType.AROUND)",
+    "method_of_a_plugin_base": "patch = Derived(cfg)\n                HookRegistry.register(TARGET, patch.{m}, HookType.AROUND)",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BOUND))
+@pytest.mark.parametrize("method, fits", [("around", True), ("too_narrow", False)])
+def test_a_bound_method_hook_is_judged_without_self(upstreams, tmp_path, spelling, method, fits):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"bm": "bm:register"}),
+        "bm/__init__.py": """
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+            TARGET = "sglang.srt.layers.sampler.Sampler.forward"
+
+
+            class Patch:
+                def __init__(self, cfg):
+                    self.cfg = cfg
+
+                def around(self, original_fn, sampler, logits, *args, **kwargs):
+                    return original_fn(sampler, logits, *args, **kwargs)
+
+                def too_narrow(self, original_fn, sampler):
+                    return original_fn(sampler)
+
+
+            class Derived(Patch):
+                pass
+
+
+            def register(cfg=None):
+                """ + BOUND[spelling].format(m=method) + "\n",
+    })
+    code, doc = check(root, old)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    if fits:
+        assert hook["status"] == "ok" and code == 0, hook
+    else:
+        assert hook["status"] == "signature_changed" and hook["breaking"] and code == 1, hook

@@ -702,8 +702,50 @@ class Expressions:
                 # an instance of a plugin class: calling it runs its __call__, self bound
                 call = next((n for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__"), None)
                 return (f"{made}.__call__", call, function_params(call.args)[1:]) if call is not None else (None, None, None)
+        if isinstance(node, ast.Attribute):
+            bound = self._bound_method(module, node, ctx)
+            if bound is not None:
+                return bound
         path, definition = self._hook_callable(module, node, ctx)
         return path, definition, function_params(definition.args) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+    def _bound_method(self, module: str, node: ast.Attribute, ctx: Context) -> tuple[str, ast.AST, tuple[Param, ...]] | None:
+        """`Patch(cfg).around`, or `patch.around` for a local bound once to `Patch(…)` in the same
+        function: the method of that plugin class (or a plugin base), as a bound method: without
+        its first parameter, unless it is a staticmethod. None when the object is anything else."""
+        made = node.value
+        if isinstance(made, ast.Name):
+            scope = self._definition(module, ctx.functions[-1], node.lineno) if ctx.functions else self.tree(module)
+            values = []
+            for stmt in walk(scope) if scope is not None else []:
+                if isinstance(stmt, ast.Assign):
+                    targets = stmt.targets
+                elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)):
+                    targets = [stmt.target]
+                elif isinstance(stmt, ast.withitem) and stmt.optional_vars is not None:
+                    targets = [stmt.optional_vars]
+                else:
+                    continue
+                if any(isinstance(n, ast.Name) and n.id == made.id for t in targets for n in walk(t)):
+                    values.append(getattr(stmt, "value", None))  # a loop or with target: no one value
+            made = values[0] if len(values) == 1 else None
+        if not isinstance(made, ast.Call):
+            return None
+        cls_path = self.qualify(module, dotted(made.func), ctx.env) if dotted(made.func) else None
+        if not cls_path or cls_path not in self.scan.classes:
+            return None
+        for owner in self.plugin_mro(cls_path):
+            cls = self.scan.classes[owner]
+            method = cls.methods.get(node.attr)
+            if method is None:
+                continue
+            definition = self._definition(cls.module, f"{owner}.{node.attr}", method.line)
+            if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return None
+            params = function_params(definition.args)
+            static = any((dotted(d) or "").rsplit(".", 1)[-1] == "staticmethod" for d in definition.decorator_list)
+            return f"{owner}.{node.attr}", definition, params if static else params[1:]
+        return None
 
     def _factory_return(self, module: str, node: ast.Call, ctx: Context) -> tuple[str, ast.expr] | None:
         """(its module, the expression) a plugin factory called as `node` returns, when every
