@@ -161,3 +161,33 @@ def test_a_bound_method_hook_is_judged_without_self(upstreams, tmp_path, spellin
         assert hook["status"] == "ok" and code == 0, hook
     else:
         assert hook["status"] == "signature_changed" and hook["breaking"] and code == 1, hook
+
+
+# a class-based registrar: the target and kind kept on the object by __init__, the hook given
+# to its __call__ (called at once, or used as a decorator)
+REGISTRARS = {
+    "called_at_once": ("", "Registrar(TARGET, HookType.AROUND)({fn})\n"),
+    "decorator": ("@Registrar(TARGET, kind=HookType.AROUND)\n", ""),
+    "keyword_target": ("", "Registrar(kind=HookType.AROUND, target=TARGET)({fn})\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(REGISTRARS))
+@pytest.mark.parametrize("params, fits", [("original_fn, sampler, logits, *args, **kwargs", True), ("original_fn, sampler", False)])
+def test_a_hook_registered_by_a_registrar_object_is_judged(upstreams, tmp_path, spelling, params, fits):
+    old, _ = upstreams
+    decorator, call = REGISTRARS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"rg": "rg.hooks"}),
+        "rg/__init__.py": "",
+        "rg/hooks.py": "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                       "TARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n\n"
+                       "class Registrar:\n    def __init__(self, target, kind):\n        self.target, self.kind = target, kind\n\n"
+                       "    def __call__(self, fn):\n        HookRegistry.register(self.target, fn, self.kind)\n        return fn\n\n\n"
+                       f"{decorator}def forward({params}):\n    return original_fn(sampler)\n\n\n{call.format(fn='forward')}",
+    })
+    code, doc = check(root, old)
+    hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert [h["target"] for h in hooks] == ["sglang.srt.layers.sampler.Sampler.forward"], hooks
+    assert hooks[0]["hook_type"] == "AROUND" and hooks[0]["status"] == ("ok" if fits else "signature_changed"), hooks[0]
+    assert code == (0 if fits else 1)

@@ -226,6 +226,8 @@ class PluginClasses:
         factory as a decorator (`@replaces(C, "m")` on `def h`): its arguments, the inner
         function's first parameter bound to h."""
         found = self.caller_bindings(module, functions[-1], line)
+        if not found and functions[-1].endswith(".__call__"):
+            found = self._object_call_bindings(module, functions[-1], line)
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
         first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
         if not first:
@@ -250,19 +252,40 @@ class PluginClasses:
         for module, expression, ctx in self.parameter_imports:
             targets = [target for binding, _ in self.caller_bindings(module, ctx.functions[-1], expression.lineno)
                        if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
-            targets = targets or [target for binding in self._instance_bindings(module, ctx.functions[-1], expression.lineno)
+            targets = targets or [target for binding, _ in self._instance_bindings(module, ctx.functions[-1], expression.lineno)
                                   if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
             # no caller names it: a module chosen at run time (an environment variable, a config
             # value), any of those the name's shape allows
             for target in targets or self.chosen_modules(module, expression, ctx.env):
                 self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
 
-    def _instance_bindings(self, module: str, function: str, line: int) -> list[dict]:
+    def _object_call_bindings(self, module: str, function: str, line: int) -> list[tuple[dict, str]]:
+        """For `__call__` of a plugin class C: each object made and called at once,
+        `C(target, kind)(fn)` or `@C(target, kind)` on a def: self as a Record of what `__init__`
+        kept (_instance_bindings), the parameters after it as the call passes them (the
+        decorated def for a decorator)."""
+        method = self._definition(module, function, line)
+        params = [a.arg for a in (*method.args.posonlyargs, *method.args.args)][1:] if method is not None else []
+        found = []
+        for binding, construction in self._instance_bindings(module, function, line):
+            if id(construction) in self.decorated and params:
+                found.append(({**binding, params[0]: Named(self.decorated[id(construction)])}, f"{self.relfile(module)}:{construction.lineno}"))
+            elif id(construction) in self.called_objects:
+                caller, call, env = self.called_objects[id(construction)]
+                if any(isinstance(a, ast.Starred) for a in call.args):
+                    continue
+                given = {**dict(zip(params, call.args)), **{k.arg: k.value for k in call.keywords if k.arg}}
+                values = {name: self.const(caller, value, env) for name, value in given.items()}
+                found.append(({**binding, **{k: v for k, v in values.items() if v is not OPAQUE}}, f"{self.relfile(caller)}:{call.lineno}"))
+        return found
+
+    def _instance_bindings(self, module: str, function: str, line: int) -> list[tuple[dict, ast.Call]]:
         """For a method of a plugin class C (its def in `module` spans `line`): per construction
-        `C(…)` in the plugin, {self: Record of the attributes C's `__init__` sets at its top level
-        from what that call passes (`self.module_path = module_path`)}. An attribute something
-        else also writes (another method, `obj.attr = …`, setattr) is left out; none when a plugin
-        subclass has an `__init__` of its own or the method is a static or class method."""
+        `C(…)` in the plugin, ({self: Record of the attributes C's `__init__` sets at its top
+        level from what that call passes (`self.module_path = module_path`, also unpacked from a
+        tuple)}, the construction call). An attribute something else also writes (another method,
+        `obj.attr = …`, setattr) is left out; none when a plugin subclass has an `__init__` of its
+        own or the method is a static or class method."""
         cls_path, _, _ = function.rpartition(".")
         cls, method = self.scan.classes.get(cls_path), self._definition(module, function, line)
         if cls is None or method is None or "__init__" not in cls.methods or method.decorator_list or not function_params(method.args):
@@ -272,17 +295,31 @@ class PluginClasses:
         if init is None or not function_params(init.args) or any("__init__" in self.scan.classes[c].methods for c in subclasses - {cls_path}):
             return []
         receiver = function_params(init.args)[0].name
-        sets = {stmt.targets[0].attr: stmt.value for stmt in init.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Attribute) and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == receiver}
+
+        def on_self(target: ast.AST) -> bool:
+            return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver
+
+        sets: dict[str, ast.expr] = {}
+        for stmt in init.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            target, value = stmt.targets[0], stmt.value
+            if on_self(target):
+                sets[target.attr] = value
+            elif (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts)
+                  and all(on_self(t) for t in target.elts)):  # self.a, self.b = a, b
+                sets.update({t.attr: v for t, v in zip(target.elts, value.elts)})
         sets = {name: value for name, value in sets.items()
                 if all(writer == f"{cls_path}.__init__" for writer, _, _ in self.attribute_writes.get(name, []))}
         if not sets:
             return []
         found = []
         for path in subclasses:
-            for binding, _ in self.caller_bindings(cls.module, f"{cls_path}.__init__", init.lineno, called_as=path.rsplit(".", 1)[-1]):
+            short = path.rsplit(".", 1)[-1]
+            bindings = self.caller_bindings(cls.module, f"{cls_path}.__init__", init.lineno, called_as=short)
+            for (binding, _), (_, call, _) in zip(bindings, self.call_arguments.get(short, [])):
                 held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
-                found.append({function_params(method.args)[0].name: Record(cls_path, held)})
+                found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
         return found
 
     def caller_bindings(self, module: str, function: str, line: int, called_as: str | None = None) -> list[tuple[dict, str]]:

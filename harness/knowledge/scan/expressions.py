@@ -120,6 +120,7 @@ class Expressions:
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
+    called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
 
     def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
         """References, calls and registrations inside one expression."""
@@ -393,6 +394,10 @@ class Expressions:
             if call.args or call.keywords:  # folded when asked: the names the arguments read, as bound here
                 read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
                 self.call_arguments.setdefault(short, []).append((module, call, read))
+        if isinstance(call.func, ast.Call) and (call.args or call.keywords):
+            # `Registrar(target, kind)(fn)`: what the object's __call__ gets (helper_bindings)
+            read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
+            self.called_objects[id(call.func)] = (module, call, read)
         if is_upstream(qualified):
             self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
