@@ -630,6 +630,12 @@ REPLACEMENTS = {
     "setattr": ("setattr(rope, 'get_rope', my_get_rope)", False),
     "namespace": ("vars(rope)['get_rope'] = my_get_rope", False),
     "takes_kwargs": ("rope.get_rope = my_get_rope_kwargs", True),
+    # the module got by import_module, the function through functools.wraps / update_wrapper
+    "setattr_on_import_module": ("setattr(importlib.import_module('sglang.srt.layers.rope'), 'get_rope', my_get_rope)", False),
+    "assign_on_import_module": ("importlib.import_module(ROPE).get_rope = my_get_rope", False),
+    "wraps": ("rope.get_rope = functools.wraps(rope.get_rope)(my_get_rope)", False),
+    "update_wrapper": ("rope.get_rope = functools.update_wrapper(my_get_rope, rope.get_rope)", False),
+    "wraps_kwargs": ("rope.get_rope = functools.wraps(rope.get_rope)(my_get_rope_kwargs)", True),
 }
 
 
@@ -638,7 +644,12 @@ def test_a_replaced_module_function_is_judged_against_upstreams_calls(upstreams,
     _, new = upstreams
     statement, fits = REPLACEMENTS[spelling]
     code, doc = _check_init(tmp_path, new, f"""
+import functools
+import importlib
+
 from sglang.srt.layers import rope
+
+ROPE = "sglang.srt.layers.rope"
 
 
 def my_get_rope(head_size, base):

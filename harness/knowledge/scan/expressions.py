@@ -627,7 +627,7 @@ class Expressions:
         parameters hold the owner or the name (`def replace(owner, name, fn): setattr(owner,
         name, fn)`), one patch per call of the helper, with what it passes (finish(); `bound`:
         this is that pass)."""
-        owner = self.qualify(module, dotted(call.args[0]), ctx.env)
+        owner = self._owner_of(module, call.args[0], ctx.env)
         attr = self.const(module, call.args[1], ctx.env)
         if is_upstream(owner) and isinstance(attr, str):
             value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
@@ -638,6 +638,27 @@ class Expressions:
         else:
             self._sets_member(module, call, ctx, call.args[0], attr)
             self.graft_method(module, call.args[0], attr, call.args[2] if len(call.args) > 2 else None, call.lineno, ctx)
+
+    def _unwrapped(self, module: str, node, env: dict):
+        """`functools.wraps(orig)(f)` and `functools.update_wrapper(f, orig)` are f itself (they
+        copy names onto f and return it: Python's functools docs); anything else as given."""
+        for _ in range(4):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and len(node.args) == 1 and not node.keywords
+                    and self.qualify(module, dotted(node.func.func), env) == "functools.wraps"):
+                node = node.args[0]
+            elif isinstance(node, ast.Call) and node.args and self.qualify(module, dotted(node.func), env) == "functools.update_wrapper":
+                node = node.args[0]
+            else:
+                break
+        return node
+
+    def _owner_of(self, module: str, node: ast.expr, env: dict) -> str | None:
+        """The dotted path of the object a patch writes on: a name or attribute chain, or a module
+        got by a call or a subscript (`import_module("sglang.x")`, `sys.modules["sglang.x"]`)."""
+        if isinstance(node, (ast.Call, ast.Subscript)):
+            loaded = self.const(module, node, env)
+            return loaded.path if isinstance(loaded, Named) else None
+        return self.qualify(module, dotted(node), env)
 
     def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: Context) -> None:
         self._replacement_decorator(module, owner, decorator, ctx)
@@ -688,6 +709,7 @@ class Expressions:
         written: a function or class by name, a factory call's returned closure, a lambda, or
         `functools.partial` over any of these (its bound arguments taken away as
         inspect.signature does: Python's functools docs). Parameters None when not known."""
+        node = self._unwrapped(module, node, ctx.env)
         if isinstance(node, ast.Lambda):
             return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
         if isinstance(node, ast.Call) and node.args and depth < 8:
@@ -801,10 +823,7 @@ class Expressions:
         engine = profile()
         if isinstance(target, ast.Attribute):
             self._named_class_attribute(module, target, stmt, ctx)
-            owner = self.qualify(module, dotted(target.value), env)
-            if isinstance(target.value, ast.Subscript):  # sys.modules["sglang.x"].name = …
-                loaded = self.const(module, target.value, env)
-                owner = loaded.path if isinstance(loaded, Named) else None
+            owner = self._owner_of(module, target.value, env)
             if is_upstream(owner):
                 value, params = self._patch_value(module, getattr(stmt, "value", None), ctx)
                 self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=value, params=params)
@@ -837,6 +856,7 @@ class Expressions:
         plugin callable by name. `f = own_f` gives own_f; a call (`wrap(f)`, `make(cfg)`,
         `functools.partial(own_f, …)`) gives what it returns when that is a plugin function it
         defines, its bound arguments taken away (_hook_signature), not the function called."""
+        node = self._unwrapped(module, node, ctx.env)
         if node is None or isinstance(node, ast.Lambda):
             return None, None
         if isinstance(node, ast.Call):
