@@ -87,6 +87,31 @@ def test_an_override_of_a_rebound_class_is_judged_by_the_calls_on_its_instances(
         assert code == (2 if own_class else 0)
 
 
+# the method itself replaced on upstream's class (V-d's kind with a patch, not a subclass): every
+# instance runs the replacement, so the calls on the instances upstream builds are judged
+METHOD_PATCHES = {
+    "assign": "from sglang.srt.models import mtp\n\n\ndef register():\n    mtp.Layer.{m} = {fn}\n",
+    "setattr": "from sglang.srt.models.mtp import Layer\n\n\ndef register():\n    setattr(Layer, '{m}', {fn})\n",
+    "replace_hook": ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+                     "def register():\n    HookRegistry.register('sglang.srt.models.mtp.Layer.{m}', {fn}, HookType.REPLACE)\n"),
+}
+FUNCTIONS = "def forward(self, x, step=0):\n    return x\n\n\ndef roomy(self, x, step=0, **kwargs):\n    return x\n\n\n"
+
+
+@pytest.mark.parametrize("fn, fits", [("forward", False), ("roomy", True)])
+@pytest.mark.parametrize("spelling", sorted(METHOD_PATCHES))
+def test_a_replaced_method_is_judged_by_the_calls_on_upstreams_instances(upstreams, tmp_path, spelling, fn, fits):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.patch:register"}), "p/__init__.py": "",
+                             "p/patch.py": FUNCTIONS + METHOD_PATCHES[spelling].format(m="forward", fn=fn)})
+    code, doc = check(root, new)
+    finding = next(f for f in doc["findings"] if f["target"] == f"{LAYER}.forward")
+    if fits:
+        assert not finding["breaking"] and code == 0, finding
+    else:
+        assert finding["breaking"] and "sglang/srt/models/mtp.py:" in finding["detail"] and code == 1, finding
+
+
 def test_a_name_rebound_in_another_module_than_the_one_that_builds_is_undecided(tmp_path_factory, tmp_path):
     """`from mtp import Layer` in the building module binds the name when it is imported: whether
     that runs before the plugin's patch is not known, so a failing call there is not certain."""

@@ -27,7 +27,7 @@ from typing import Any
 from harness.engines import profile
 from harness.knowledge.judge import architectures, conditions, members
 from harness.knowledge.judge.breaking import BreakingFacts, decide
-from harness.knowledge.judge.callsites import CallSite
+from harness.knowledge.judge.callsites import CallSite, instance_calls
 from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
 from harness.knowledge.judge.forms import judge_named_class, judge_replacement
@@ -557,7 +557,11 @@ class Judge:
 
         # a hook replaces the target: every call of it lands on the hook (with `reaches`, only some do)
         unbound = binds_no_call(expected, dep.params, positional_only=always) if reaches is None else None
-        return against_calls(self.index, resolution.ref, problem, bind, reaches=reaches, unbound=unbound)
+        # a method's calls include those on instances upstream builds of its class by name, and
+        # for nn.Module.forward the calls of the instance itself (`self.mlp(x)`: Module.__call__)
+        owner, _, member = resolution.ref.qualname.rpartition(".")
+        built = instance_calls(self.index, Ref("class", resolution.ref.module, owner), member) if owner and always else None
+        return against_calls(self.index, resolution.ref, problem, bind, reaches=reaches, unbound=unbound, extra=built)
 
     def _judge_model(self, dep: Dependency) -> Finding:
         resolution = self.index.resolve(dep.target)
