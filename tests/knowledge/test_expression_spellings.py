@@ -636,6 +636,10 @@ REPLACEMENTS = {
     "wraps": ("rope.get_rope = functools.wraps(rope.get_rope)(my_get_rope)", False),
     "update_wrapper": ("rope.get_rope = functools.update_wrapper(my_get_rope, rope.get_rope)", False),
     "wraps_kwargs": ("rope.get_rope = functools.wraps(rope.get_rope)(my_get_rope_kwargs)", True),
+    # unittest.mock's patchers, started: the same attribute set
+    "mock_patch_object": ("mock.patch.object(rope, 'get_rope', my_get_rope).start()", False),
+    "mock_patch_by_name": ("patch('sglang.srt.layers.rope.get_rope', my_get_rope).start()", False),
+    "mock_patch_object_new_keyword": ("mock.patch.object(rope, 'get_rope', new=my_get_rope_kwargs).start()", True),
 }
 
 
@@ -646,6 +650,8 @@ def test_a_replaced_module_function_is_judged_against_upstreams_calls(upstreams,
     code, doc = _check_init(tmp_path, new, f"""
 import functools
 import importlib
+from unittest import mock
+from unittest.mock import patch
 
 from sglang.srt.layers import rope
 

@@ -49,6 +49,10 @@ _NAMED_SETTERS = {"register_parameter", "register_buffer", "register_module", "a
 _DISCOVERY = {"iter_modules", "walk_packages", "listdir", "scandir", "iterdir", "glob", "rglob", "walk"}
 
 
+_MOCK_PATCHERS = frozenset({"unittest.mock.patch.object", "mock.patch.object"})  # (owner, "name", new)
+_MOCK_PATCHERS_BY_NAME = frozenset({"unittest.mock.patch", "mock.patch"})  # ("pkg.mod.name", new)
+
+
 @dataclass
 class Context:
     """Where a statement runs: its local bindings, guards, handlers and enclosing functions."""
@@ -327,6 +331,16 @@ class Expressions:
         if name == "setattr" and len(call.args) >= 2:
             self.setattr_call(module, call, ctx)
             return
+        # unittest.mock's patchers, started or entered, set the attribute as setattr does (and
+        # patch("pkg.mod.name", new) imports pkg.mod first: mock._get_target / pkgutil.resolve_name)
+        if qualified in _MOCK_PATCHERS and len(call.args) >= 2 and (new := arg(call, 2, "new")) is not None:
+            setter = ast.Call(func=ast.Name("setattr", ast.Load()), args=[call.args[0], call.args[1], new], keywords=[])
+            self.setattr_call(module, ast.copy_location(setter, call), ctx)
+        elif qualified in _MOCK_PATCHERS_BY_NAME and call.args and (new := arg(call, 1, "new")) is not None:
+            target = self.const(module, call.args[0], env)
+            if isinstance(target, str) and is_upstream(target) and "." in target:
+                value, params = self._patch_value(module, new, ctx)
+                self._dependency("patch", target, module, call, ctx, how="setattr", hook=value, params=params)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _NAMED_SETTERS and call.args:
             # `layer.register_parameter("weight_scale", …)`: the name is then read as `layer.weight_scale`
             self._sets_member(module, call, ctx, call.func.value, self.const(module, call.args[0], env))
