@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import get_args
 
 from harness.engines import profile
-from harness.engines.kinds import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, Kind
+from harness.engines.kinds import ATTRIBUTE_ERRORS, CALL_ERRORS, IMPORT_ERRORS, KEY_ERRORS, Kind
 
 
 def test_every_kind_has_one_spec():
@@ -21,7 +21,7 @@ def test_the_sets_asked_for():
     assert sglang.kinds_where("registration") == {"attention_backend", "kernel", "model"}
     assert sglang.spec("subclass").errors == ATTRIBUTE_ERRORS | CALL_ERRORS
     assert sglang.spec("import").errors == IMPORT_ERRORS and sglang.spec("call").errors == CALL_ERRORS
-    assert not sglang.spec("hook").errors and not sglang.spec("registry_key").errors
+    assert not sglang.spec("hook").errors and sglang.spec("registry_key").errors == KEY_ERRORS  # REGISTRY[key]
     assert sglang.spec("override").landing == "platform factory method"
     assert sglang.spec("server_arg").landing is None
 
