@@ -122,3 +122,16 @@ def test_a_name_rebound_in_another_module_than_the_one_that_builds_is_undecided(
     code, doc = check(root, new)
     forward = _overrides(doc)[f"{LAYER}.forward"]
     assert not forward["breaking"] and "which runs first is not checked" in forward["detail"], forward
+
+
+@pytest.mark.parametrize("holder, fits", [("Roomy", True), ("Narrow", False)])
+def test_a_method_patched_from_a_plugin_class_is_that_classs_own(upstreams, tmp_path, holder, fits):
+    """`Layer.forward = Roomy.forward`: Roomy's def, not the first `forward` in the module."""
+    _, new = upstreams
+    classes = ("class Narrow:\n    def forward(self, x, step=0):\n        return x\n\n\n"
+               "class Roomy:\n    def forward(self, x, step=0, **kwargs):\n        return x\n\n\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.patch:register"}), "p/__init__.py": "",
+                             "p/patch.py": classes + METHOD_PATCHES["assign"].format(m="forward", fn=f"{holder}.forward")})
+    code, doc = check(root, new)
+    finding = next(f for f in doc["findings"] if f["target"] == f"{LAYER}.forward")
+    assert finding["breaking"] is not fits and code == (0 if fits else 1), finding

@@ -209,21 +209,11 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
         return certain, f"{message}; upstream calls checked: {checked or 'none found'}, but it is also called in ways a source scan cannot see"
     if sites.calls:
         return False, f"{message}; but every upstream call of it binds: {checked}"
-    if certain and (not _never_called(index, ref) or bind(_fullest_call(index, ref)) is not None):
-        # called in ways a source scan cannot see (nn.Module.__call__, a dunder, by name), or
-        # no call could ever bind (the wrapper's own arguments do not fit)
+    if certain and not _never_called(index, ref):
+        # called in ways a source scan cannot see (nn.Module.__call__, a dunder, by name); what
+        # nothing calls cannot fail, even where no call could bind (it fails only where it runs)
         return problem
     return False, f"{message}; but nothing in {index.source.label} calls it (no call, reference or name string found)"
-
-
-def _fullest_call(index: SymbolIndex, ref: Ref) -> CallSite:
-    """A call of `ref` passing every parameter it has (through an instance, for a method): what
-    any caller could pass. A callable that cannot take even this one fails whoever calls it."""
-    info = index.function_info(ref)
-    method = "." in ref.qualname and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
-    positional = [p for p in info.params if p.kind in ("posonly", "pos")][1 if method else 0 :]
-    keywords = tuple(p.name for p in info.params if p.kind == "kwonly")
-    return CallSite("", 0, "", CallShape(len(positional), keywords, False, False), method)
 
 
 def _called_implicitly(index: SymbolIndex, ref: Ref) -> bool:

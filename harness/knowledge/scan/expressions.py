@@ -820,6 +820,13 @@ class Expressions:
         if path is None:
             return None, None
         owner, _, short = path.rpartition(".")
+        cls_module, _, cls_name = owner.rpartition(".")
+        if owner not in self.files and cls_module in self.files:
+            # `Cls.method` of a plugin class: that class's own def, not the module's first of the name
+            body = self.tree(cls_module).body if self.tree(cls_module) else []
+            cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
+            if cls is not None:
+                return path, next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short), None)
         home = owner if owner in self.files else module
         tree = self.tree(home)
         definition = next(
