@@ -191,3 +191,30 @@ def test_a_hook_registered_by_a_registrar_object_is_judged(upstreams, tmp_path, 
     assert [h["target"] for h in hooks] == ["sglang.srt.layers.sampler.Sampler.forward"], hooks
     assert hooks[0]["hook_type"] == "AROUND" and hooks[0]["status"] == ("ok" if fits else "signature_changed"), hooks[0]
     assert code == (0 if fits else 1)
+
+
+# the factory a method of a plugin class (its module also defines another function of the same
+# name): the hook is the closure that method returns
+METHOD_FACTORIES = {
+    "called_with_an_object": "HookRegistry.register(TARGET, HookFactory.sampler_forward(HookFactory()), HookType.AROUND)",
+    "table_of_unbound_methods": ("for target, make in [(TARGET, HookFactory.sampler_forward)]:\n"
+                                 "        HookRegistry.register(target, make(HookFactory()), HookType.AROUND)"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(METHOD_FACTORIES))
+@pytest.mark.parametrize("params, fits", [("original_fn, sampler, logits, *args, **kwargs", True), ("original_fn, sampler", False)])
+def test_a_hook_made_by_a_factory_method_is_the_closure_it_returns(upstreams, tmp_path, spelling, params, fits):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"mf": "mf:register"}),
+        "mf/__init__.py": "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                          "TARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n\n"
+                          "def sampler_forward(x):\n    return x\n\n\n"
+                          f"class HookFactory:\n    def sampler_forward(self):\n        def _forward({params}):\n"
+                          "            return original_fn(sampler)\n\n        return _forward\n\n\n"
+                          f"def register():\n    {METHOD_FACTORIES[spelling]}\n",
+    })
+    code, doc = check(root, old)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    assert hook["status"] == ("ok" if fits else "signature_changed") and code == (0 if fits else 1), hook

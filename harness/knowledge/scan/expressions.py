@@ -821,18 +821,17 @@ class Expressions:
             return None, None
         owner, _, short = path.rpartition(".")
         cls_module, _, cls_name = owner.rpartition(".")
-        if owner not in self.files and cls_module in self.files:
+        body = self.tree(cls_module).body if owner not in self.files and cls_module in self.files and self.tree(cls_module) else []
+        cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
+        if cls is not None:
             # `Cls.method` of a plugin class: that class's own def, not the module's first of the name
-            body = self.tree(cls_module).body if self.tree(cls_module) else []
-            cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
-            if cls is not None:
-                return path, next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short), None)
-        home = owner if owner in self.files else module
-        tree = self.tree(home)
-        definition = next(
-            (n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
-            None,
-        ) if tree else None
+            definition = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short), None)
+        else:
+            tree = self.tree(owner if owner in self.files else module)
+            definition = next(
+                (n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short),
+                None,
+            ) if tree else None
         if isinstance(node, ast.Call):
             # a factory call, register(target, make_hook(cfg), …): the hook is what it returns
             made = returned_function(definition) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
