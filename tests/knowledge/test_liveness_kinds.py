@@ -88,6 +88,19 @@ def test_a_computed_import_module_does_not_make_the_package_live(upstreams, tmp_
     assert code == 1
 
 
+# a model module of the external package whose import fails on the new release (torchao_utils gone)
+TINY_MODEL = """
+    import sglang.srt.layers.torchao_utils as torchao_utils
+    from sglang.srt.models.llama import LlamaForCausalLM
+
+
+    class Tiny(LlamaForCausalLM):
+        pass
+
+
+    EntryClass = [Tiny]
+    """
+
 # each names the model package in the variable SGLang's model registry reads (srt/environ.py)
 EXTERNAL_NAMINGS = {
     "envs_field": """
@@ -127,17 +140,7 @@ def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_pat
                 import ext.models  # noqa: F401
             """,
         "ext/models/__init__.py": EXTERNAL_NAMINGS[naming],
-        "ext/models/tiny.py": """
-            import sglang.srt.layers.torchao_utils as torchao_utils
-            from sglang.srt.models.llama import LlamaForCausalLM
-
-
-            class Tiny(LlamaForCausalLM):
-                pass
-
-
-            EntryClass = [Tiny]
-            """,
+        "ext/models/tiny.py": TINY_MODEL,
     })
     code, doc = check(root, new)
     assert live_of(doc, "ext/models/tiny.py") == {True}, doc["findings"]
@@ -178,17 +181,7 @@ def test_a_module_named_only_in_a_private_function_nothing_calls_is_not_live(ups
         "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
         "ext/__init__.py": "from sglang.srt.models.llama import LlamaForCausalLM  # noqa: F401\n\n\ndef register():\n    import ext.models  # noqa: F401\n",
         "ext/models/__init__.py": source + (f"\n\n{helper}()\n" if called else ""),
-        "ext/models/tiny.py": """
-            import sglang.srt.layers.torchao_utils as torchao_utils
-            from sglang.srt.models.llama import LlamaForCausalLM
-
-
-            class Tiny(LlamaForCausalLM):
-                pass
-
-
-            EntryClass = [Tiny]
-            """,
+        "ext/models/tiny.py": TINY_MODEL,
     })
     code, doc = check(root, new)
     assert live_of(doc, "ext/models/tiny.py") == {called}, doc["findings"]

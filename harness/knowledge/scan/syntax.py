@@ -70,13 +70,12 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 and dotted(stmt.value.func) in partial_names and not any(isinstance(a, ast.Starred) for a in stmt.value.args)}
 
     # module-level names bound once to a literal tuple or list (`BASES = (Mixin, SRTPlatform)`)
-    sequences = {stmt.targets[0].id: stmt.value.elts for stmt in tree.body
-                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                 and stores.get(stmt.targets[0].id) == 1 and isinstance(stmt.value, (ast.Tuple, ast.List))
-                 and not any(isinstance(e, ast.Starred) for e in stmt.value.elts)}
-
-    tuples = {stmt.targets[0].id for stmt in tree.body if isinstance(stmt, ast.Assign) and stmt.targets[0].__class__ is ast.Name
-              and stmt.targets[0].id in sequences and isinstance(stmt.value, ast.Tuple)}
+    literals = {stmt.targets[0].id: stmt.value for stmt in tree.body
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stores.get(stmt.targets[0].id) == 1 and isinstance(stmt.value, (ast.Tuple, ast.List))
+                and not any(isinstance(e, ast.Starred) for e in stmt.value.elts)}
+    sequences = {name: value.elts for name, value in literals.items()}
+    tuples = {name for name, value in literals.items() if isinstance(value, ast.Tuple)}
 
     def spliced(bases: list[ast.expr]) -> list[ast.expr]:
         return [copy.deepcopy(e) for b in bases for e in (
