@@ -110,6 +110,13 @@ RUNTIME_SPELLINGS = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
         """,
+    "annotated_local_test": """
+        def reduce(input_, world_size):
+            fallback: bool = input_.shape[0] % world_size != 0
+            if fallback:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
     "negated_local_test": """
         def reduce(input_, world_size):
             fast = not (input_.dim() == 2 and world_size > 1)

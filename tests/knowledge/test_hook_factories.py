@@ -197,6 +197,7 @@ def test_a_hook_registered_by_a_registrar_object_is_judged(upstreams, tmp_path, 
 # name): the hook is the closure that method returns
 METHOD_FACTORIES = {
     "called_with_an_object": "HookRegistry.register(TARGET, HookFactory.sampler_forward(HookFactory()), HookType.AROUND)",
+    "keyword_hook_argument": "HookRegistry.register(TARGET, hook=HookFactory.sampler_forward(HookFactory()), hook_type=HookType.AROUND)",
     "table_of_unbound_methods": ("for target, make in [(TARGET, HookFactory.sampler_forward)]:\n"
                                  "        HookRegistry.register(target, make(HookFactory()), HookType.AROUND)"),
 }
