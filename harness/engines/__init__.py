@@ -16,7 +16,7 @@ from importlib import import_module
 
 from harness.engines.base import LOADERS, EngineProfile, Loader, PinForm
 from harness.engines.forms import QUALNAME
-from harness.engines.kinds import IMPORT_ERRORS, Kind
+from harness.engines.kinds import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, Kind
 from harness.engines.serving import BenchClient, Profiler, Serving
 from harness.errors import HarnessError
 
@@ -70,6 +70,6 @@ def result_aliases() -> dict[str, tuple[str, ...]]:
 
 
 __all__ = [
-    "BenchClient", "ENGINES", "EngineProfile", "IMPORT_ERRORS", "Kind", "LOADERS", "Loader", "PinForm", "Profiler",
+    "BenchClient", "ENGINES", "EngineProfile", "IMPORT_ERRORS", "KEY_ERRORS", "ATTRIBUTE_ERRORS", "Kind", "LOADERS", "Loader", "PinForm", "Profiler",
     "QUALNAME", "SGLANG", "Serving", "engine_named", "engine_of_spec", "profile", "result_aliases", "use_engine",
 ]

@@ -304,3 +304,32 @@ def test_a_read_in_a_method_nothing_calls_does_not_break(upstreams, tmp_path, me
     read = by_target(doc["findings"])["sglang.srt.managers.scheduler.Scheduler.gone_state"]
     assert (read["status"], read["breaking"]) == ("missing", breaks), read
     assert code == (1 if breaks else 0)
+
+
+CERTAIN_CALLS = {
+    # (the test around a call no signature of fp8_gemm binds, the row, the exit code)
+    "machine": ("is_npu()", "undecided_guard", 3),
+    "machine_in_a_local": ("npu_run", "undecided_guard", 3),
+    "run_time_data": ("n > 0", "runtime_condition", 1),
+    "none": ("True", "runs", 1),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CERTAIN_CALLS))
+def test_a_certain_failure_under_an_undecided_test_is_unverified(upstreams, tmp_path, spelling):
+    """The `undecided_guard` row: a call that cannot bind, under a test nothing here decides
+    (a question about the machine), is unverified (exit 3), not passed and not breaking."""
+    old, _ = upstreams  # 0.9.0 has fp8_gemm(a, b)
+    test, row, exit_code = CERTAIN_CALLS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.ops:register"}),
+        "p/__init__.py": "",
+        "p/util.py": "import os\n\n\ndef is_npu():\n    return os.path.exists('/dev/davinci0')\n",
+        "p/ops.py": ("from sglang.srt.layers.quantization.fp8_utils import fp8_gemm\n\nfrom p.util import is_npu\n\n\n"
+                     f"def gemm(a, b, n):\n    npu_run = is_npu() and n > 0\n    if {test}:\n        return fp8_gemm(a, b, n)\n    return a\n\n\n"
+                     "def register():\n    pass\n"),
+    })
+    code, doc = check(root, old)
+    call = next(f for f in doc["findings"] if f["target"].endswith("fp8_gemm") and f["kind"] == "call")
+    assert (call["status"], call["decided_by"]) == ("signature_changed", row), call
+    assert call["breaking"] is (exit_code == 1) and code == exit_code, call

@@ -116,6 +116,46 @@ NOT_FOUND = {
 }
 
 
+# a handler that always raises lets the error leave the try (F07 variant y2); one that may
+# fall through catches it
+HANDLERS = {
+    "raise_from": ('raise ImportError("tao needs torchao_utils") from exc', True),
+    "bare_raise": ('log.error("no torchao_utils")\n                raise', True),
+    "raise_other_in_both_branches": (('if STRICT:\n                    raise RuntimeError("strict") from exc\n'
+                                      '                else:\n                    raise ImportError("no torchao_utils") from exc'), True),
+    "raise_only_when_strict": ('if STRICT:\n                    raise\n                tu = None', False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(HANDLERS))
+def test_a_handler_that_always_raises_catches_nothing(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    handler, escapes = HANDLERS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": f"""
+            import logging
+            import os
+
+            log = logging.getLogger(__name__)
+            STRICT = os.environ.get("TAO_STRICT") == "1"
+
+            try:
+                import sglang.srt.layers.torchao_utils as tu
+            except ImportError as exc:
+                {handler}
+
+
+            def register():
+                pass
+            """,
+    })
+    code, doc = check(root, new)
+    imports = [f for f in doc["findings"] if f["kind"] == "import"]
+    assert imports and imports[0]["breaking"] is escapes, imports
+    assert code == (1 if escapes else 0)
+
+
 @pytest.mark.parametrize("spelling", sorted(NOT_FOUND))
 def test_except_module_not_found_catches_only_a_module_not_found(upstreams, tmp_path, spelling):
     _, new = upstreams

@@ -190,6 +190,106 @@ NAMES = {
             for name in _modules():
                 __import__(name)
         """,
+    # a registry module-level code fills: records a decorator factory appends (keyword-only
+    # arguments, a NamedTuple), entries a registering call stores, names a plain decorator makes
+    "decorator_factory_records": """
+        import importlib
+        from typing import NamedTuple
+
+        class Backend(NamedTuple):
+            module: str
+            priority: int = 0
+
+        _BACKENDS = []
+
+        def backend(*, module, priority=0):
+            def deco(cls):
+                _BACKENDS.append(Backend(module=module, priority=priority))
+                return cls
+            return deco
+
+        @backend(module="p.backends.alpha")
+        class Alpha:
+            pass
+
+        @backend(module="p.backends.beta", priority=1)
+        class Beta:
+            pass
+
+        def register():
+            for spec in _BACKENDS:
+                importlib.import_module(spec.module)
+        """,
+    "registering_calls": """
+        import importlib
+
+        _TABLE = {}
+
+        def add(key, module):
+            _TABLE[key] = module
+
+        add("a", "p.backends.alpha")
+        add(key="b", module="p.backends.beta")
+
+        def register():
+            for module in _TABLE.values():
+                importlib.import_module(module)
+        """,
+    "plain_decorator_function_names": """
+        import importlib
+
+        PREFIX = "p.backends."
+        _NAMES = []
+
+        def backend(fn):
+            _NAMES.append(PREFIX + fn.__name__)
+            return fn
+
+        @backend
+        def alpha():
+            pass
+
+        @backend
+        def beta():
+            pass
+
+        def register():
+            for name in _NAMES:
+                importlib.import_module(name)
+        """,
+    # file names listed by hand, the module name their stem (os.path.splitext, unpacked)
+    "file_name_stems": """
+        import importlib
+        import os
+
+        FILES = ["alpha.py", "beta.py"]
+
+        def register():
+            for filename in FILES:
+                stem, _ = os.path.splitext(filename)
+                importlib.import_module("p.backends." + stem)
+        """,
+    # "module.attr" targets, the module the part before the last dot (str.rpartition, unpacked)
+    "dotted_targets_rpartition": """
+        import importlib
+
+        TARGETS = ("p.backends.alpha.make", "p.backends.beta.make")
+
+        def register():
+            for target in TARGETS:
+                module_name, _, attr = target.rpartition(".")
+                getattr(importlib.import_module(module_name), attr)
+        """,
+    # names with a suffix taken off, in the order a priority table gives (sorted with a key)
+    "sorted_by_priority_removesuffix": """
+        import importlib
+
+        PRIORITY = {"beta_backend": 2, "alpha_backend": 1}
+
+        def register():
+            for name in sorted(PRIORITY, key=PRIORITY.get, reverse=True):
+                importlib.import_module("p.backends." + name.removesuffix("_backend"))
+        """,
 }
 
 
@@ -353,6 +453,66 @@ PATCHES = {
 }
 
 
+# the error getting the owner raises (sys.modules[m] KeyError; mock's import ImportError),
+# caught around the patch itself (F32 variants y1, y2)
+CAUGHT_PATCHES = {
+    "suppress_key_error": """
+        import contextlib
+        import sys
+
+        def register():
+            with contextlib.suppress(KeyError):
+                sys.modules["sglang.srt.layers.torchao_utils"].apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "try_lookup_error_pass": """
+        import sys
+
+        TORCHAO = "sglang.srt.layers.torchao_utils"
+
+        def register():
+            try:
+                setattr(sys.modules[TORCHAO], "apply_torchao_config_to_model", lambda model, *a, **k: model)
+            except LookupError:
+                pass
+        """,
+    "mock_patch_import_error": """
+        from unittest import mock
+
+        def register():
+            try:
+                mock.patch("sglang.srt.layers.torchao_utils.apply_torchao_config_to_model", lambda model, *a, **k: model).start()
+            except (ImportError, AttributeError):
+                pass
+        """,
+    "import_module_not_found": """
+        import importlib
+
+        def register():
+            try:
+                importlib.import_module("sglang.srt.layers.torchao_utils").apply_torchao_config_to_model = lambda model, *a, **k: model
+            except ModuleNotFoundError:
+                pass
+        """,
+}
+PATCHES.update(CAUGHT_PATCHES)
+
+
+@pytest.mark.parametrize("handler", ["AttributeError", "TypeError"])
+def test_a_handler_of_another_error_leaves_a_failing_owner_lookup_breaking(upstreams, tmp_path, handler):
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, f"""
+import contextlib
+import sys
+
+
+def register():
+    with contextlib.suppress({handler}):
+        sys.modules["sglang.srt.layers.torchao_utils"].apply_torchao_config_to_model = lambda model, *a, **k: model
+""")
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["status"], patch["breaking"]) == ("missing", True) and code == 1, patch
+
+
 @pytest.mark.parametrize("spelling", sorted(PATCHES))
 def test_a_patch_through_sys_modules_of_a_module_gone_never_happens(upstreams, tmp_path, spelling):
     _, new = upstreams
@@ -486,6 +646,10 @@ ACTIVATES = {
     "lambda": "PLATFORM = 'p.platform.XPlatform'\nactivate = lambda: PLATFORM  # noqa: E731\n",
     "alias_of_another_module": "from p import impl\n\nactivate = impl.find\n",
     "helper_call": "def _qual(module, cls):\n    return module + '.' + cls\n\n\ndef activate():\n    return _qual('p.platform', 'XPlatform')\n",
+    # an environment override with the class as its default: what a deployment that sets nothing loads
+    "environ_get_default": "import os\n\nDEFAULT = 'p.platform.XPlatform'\n\n\ndef activate():\n    return os.environ.get('P_PLATFORM', DEFAULT)\n",
+    "getenv_keyword_default": "from os import getenv\n\n\ndef activate():\n    return getenv('P_PLATFORM', default='p.platform:XPlatform')\n",
+    "environ_get_or": "from os import environ\n\n\ndef activate():\n    return environ.get('P_PLATFORM') or 'p.platform.XPlatform'\n",
 }
 
 
@@ -498,6 +662,27 @@ def test_activate_is_whatever_the_entry_point_attribute_is_bound_to(upstreams, t
         "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
         "p/__init__.py": ACTIVATES[spelling],
         "p/impl.py": "def find():\n    name = 'XPlatform'\n    return f'p.platform:{name}'\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
+    })
+    code, doc = check(root, new)
+    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+# "module:Class.attr" entry points: importlib.metadata's EntryPoint.load() walks the attributes
+ENTRY_ATTRIBUTES = {
+    "staticmethod": "class Plugin:\n    PLATFORM = 'p.platform.XPlatform'\n\n    @staticmethod\n    def activate():\n        return Plugin.PLATFORM\n",
+    "classmethod": "class Plugin:\n    PLATFORM = 'p.platform:XPlatform'\n\n    @classmethod\n    def activate(cls):\n        return cls.PLATFORM\n",
+    "staticmethod_call": "class Plugin:\n    activate = staticmethod(lambda: 'p.platform.XPlatform')\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ENTRY_ATTRIBUTES))
+def test_an_entry_point_naming_a_class_attribute_is_that_function(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:Plugin.activate"}),
+        "p/__init__.py": ENTRY_ATTRIBUTES[spelling],
         "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
     })
     code, doc = check(root, new)
@@ -640,6 +825,10 @@ REPLACEMENTS = {
     "mock_patch_object": ("mock.patch.object(rope, 'get_rope', my_get_rope).start()", False),
     "mock_patch_by_name": ("patch('sglang.srt.layers.rope.get_rope', my_get_rope).start()", False),
     "mock_patch_object_new_keyword": ("mock.patch.object(rope, 'get_rope', new=my_get_rope_kwargs).start()", True),
+    # a bound method of a plugin object the module made: judged without self
+    "method_of_a_module_object": ("rope.get_rope = _ROPES.get_rope", False),
+    "method_of_a_module_object_setattr": ("setattr(rope, 'get_rope', _ROPES.get_rope)", False),
+    "method_of_a_module_object_kwargs": ("rope.get_rope = _ROPES.get_rope_kwargs", True),
 }
 
 
@@ -664,6 +853,20 @@ def my_get_rope(head_size, base):
 
 def my_get_rope_kwargs(head_size, base, **kwargs):
     return head_size
+
+
+class Ropes:
+    def __init__(self, cache):
+        self.cache = cache
+
+    def get_rope(self, head_size, base):
+        return head_size
+
+    def get_rope_kwargs(self, head_size, base, **kwargs):
+        return head_size
+
+
+_ROPES = Ropes(cache={{}})
 
 
 def register():

@@ -219,3 +219,78 @@ def test_a_hook_made_by_a_factory_method_is_the_closure_it_returns(upstreams, tm
     code, doc = check(root, old)
     hook = next(f for f in doc["findings"] if f["kind"] == "hook")
     assert hook["status"] == ("ok" if fits else "signature_changed") and code == (0 if fits else 1), hook
+
+
+# hooks queued in a module-level list by module-level code (a decorator factory's closure, a
+# plain decorator, a registering call), registered later by a loop over the list (F20 variant x2)
+QUEUED = {
+    "decorator_factory": ("""
+        def around(target):
+            def deco(fn):
+                _PENDING.append((target, fn))
+                return fn
+            return deco
+
+
+        @around(TARGET)
+        def _forward({params}):
+            return original_fn(self, logits)
+        """),
+    "decorator_factory_wrapper": ("""
+        def around(target):
+            def deco(fn):
+                @functools.wraps(fn)
+                def hook({params}):
+                    return fn(original_fn, self, logits)
+                _PENDING.append((target, hook))
+                return hook
+            return deco
+
+
+        @around(target=TARGET)
+        def _forward(original_fn, self, logits, *args, **kwargs):
+            return original_fn(self, logits)
+        """),
+    "registering_call": ("""
+        def queue(target, fn):
+            _PENDING.append((target, fn))
+
+
+        def _forward({params}):
+            return original_fn(self, logits)
+
+
+        queue(TARGET, fn=_forward)
+        """),
+}
+
+
+@pytest.mark.parametrize("fit", sorted(PARAMS))
+@pytest.mark.parametrize("spelling", sorted(QUEUED))
+def test_a_hook_queued_by_module_level_code_is_judged_where_the_queue_is_registered(upstreams, tmp_path, spelling, fit):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa:register"}),
+        "fa/__init__.py": """
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+            from fa.queue import _PENDING
+
+
+            def register():
+                from fa import hooks  # noqa: F401  (fills _PENDING)
+
+                for target, hook in _PENDING:
+                    HookRegistry.register(target, hook, HookType.AROUND)
+            """,
+        "fa/queue.py": "_PENDING = []\n",
+        "fa/hooks.py": "import functools\n\nfrom fa.queue import _PENDING\n\nTARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n"
+                       + QUEUED[spelling].replace("\n        ", "\n").format(params=PARAMS[fit]),
+    }, name=f"{spelling}-{fit}")
+    code, doc = check(root, old)
+    hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert [h["target"] for h in hooks] == ["sglang.srt.layers.sampler.Sampler.forward"], hooks
+    if fit == "fits":
+        assert hooks[0]["status"] == "ok" and code == 0, hooks
+    else:
+        assert hooks[0]["status"] == "signature_changed" and hooks[0]["breaking"] and code == 1, hooks

@@ -12,15 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
-from harness.knowledge.model import BREAKING, GuardOutcome, Status
+from harness.knowledge.model import BREAKING, GuardOutcome, RowName, Status
 
 # what a status says of the target where the code runs
 _FITS = {Status.ok, Status.inherited, Status.moved, Status.deprecated, Status.extension, Status.body_changed, Status.dead_override}
-
-RowName = Literal["dead_module", "not_taken", "handled", "uncalled", "fits", "falls_back", "not_certain",
-                  "undecided_guard", "runtime_condition", "runs"]
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
         deciding = replace(guards[-1], text=" and ".join(f"({g.text})" for g in guards) + ": never all true")
     if deciding is not None:
         finding.guard = Guard(condition=deciding.text, line=deciding.line, outcome=outcome)
-    errors = profile().spec(dep.kind).errors
+    errors = dep.errors
     if dep.kind == "import" and dep.name and judge.index.module_exists(dep.name):
         # `from M import n` with M there: "cannot import name" is a plain ImportError, which
         # `except ModuleNotFoundError` (its subclass, for a module not found) lets through
@@ -91,7 +91,7 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
             line=handler.line, outcome="caught",
         )
     row = decide(BreakingFacts(finding.status, certain, finding.live, outcome, falls_back=falls_back))
-    finding.breaking = row.breaking
+    finding.breaking, finding.decided_by = row.breaking, row.name
     if row.name == "falls_back" and outcome == "undecided":
         # the engine recovers whether or not the test holds: the test decides nothing (not unverified)
         finding.guard = None
@@ -151,7 +151,7 @@ def fails_before(judge: JudgeContext, dep: Dependency) -> tuple[Finding, Catch] 
                 judge.memo.in_try.setdefault((other.module, catch), []).append(other)
     for position, catch in enumerate(dep.catches):
         for other in judge.memo.in_try.get((dep.module, catch), []):
-            errors = profile().spec(other.kind).errors
+            errors = other.errors
             if other.line >= dep.line or other.enclosing != dep.enclosing or not errors:
                 continue
             if dep.guards[: len(other.guards)] != other.guards or any(judge.evaluate(g.cond) is not True for g in other.guards):

@@ -3,7 +3,7 @@
 the symbol records an upstream index keeps. Nothing here reads a tree; every stage above speaks
 in these types (and in the engine profiles of harness.engines, the layer below)."""
 
-from harness.knowledge.model.findings import BREAKING, Finding, Guard, GuardOutcome, Status
+from harness.knowledge.model.findings import BREAKING, Finding, Guard, GuardOutcome, RowName, Status
 from harness.knowledge.model.plugin import (
     CLASS_USE_BASE,
     CLASS_USE_CHECK,
@@ -75,7 +75,7 @@ from harness.knowledge.model.symbol_records import (
 __all__ = [
     "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS", "STANDS_IN",
     "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "EntryPoint",
-    "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "GuardOutcome", "HasAttr", "HasKey", "ImportsResolve",
+    "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "GuardOutcome", "HasAttr", "RowName", "HasKey", "ImportsResolve",
     "InstanceAttributes", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",
     "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "Ref", "Resolution", "Root", "Runtime",
     "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",

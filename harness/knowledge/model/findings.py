@@ -48,6 +48,10 @@ HookType = Literal["BEFORE", "AFTER", "AROUND", "REPLACE"]
 # caught: its failure is handled; undecided: a condition on the upstream or the machine not decidable
 GuardOutcome = Literal["runs", "runtime", "skipped", "caught", "undecided"]
 
+# the rows of the one breaking table, in order (judge/breaking.py ROWS; docs/static-check.md)
+RowName = Literal["dead_module", "not_taken", "handled", "uncalled", "fits", "falls_back", "not_certain",
+                  "undecided_guard", "runtime_condition", "runs"]
+
 
 class Guard(BaseModel):
     """The condition a dependency sits under, evaluated against the judged upstream."""
@@ -80,6 +84,7 @@ class Finding(BaseModel):
     # plugin callable that runs it (a hook's, patch's or override's own callable): when it fails (triage)
     scope: Literal["module", "function", "runtime"] | None = None
     runs_in: str | None = None
+    decided_by: RowName | None = None  # the breaking table's row that decided `breaking` (None: its producer did)
 
     @model_validator(mode="after")
     def _breaking_by_default(self) -> "Finding":
@@ -100,6 +105,6 @@ class Finding(BaseModel):
         """Live, not breaking, and not decided: what `check` exits 3 on."""
         if not self.live or self.breaking:
             return False
-        if self.guard is not None and self.guard.outcome == "undecided" and self.status in BREAKING:
-            return True
+        if self.decided_by == "undecided_guard" or self.guard is not None and self.guard.outcome == "undecided" and self.status in BREAKING:
+            return True  # it fails where it runs; whether it runs is not decided here
         return self.status is Status.unknown and (self.guard is None or self.guard.outcome in ("runs", "runtime"))

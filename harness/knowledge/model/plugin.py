@@ -256,6 +256,15 @@ class Dependency:
     catches: tuple[Catch, ...] = ()
     enclosing: tuple[str, ...] = ()  # dotted paths of the functions it sits in, outermost first
     loaded_by: frozenset[str] = frozenset()  # Loaders that import its module while the plugin loads
+    # what its site raises, beyond its kind's errors, when the object it writes on is not there:
+    # `sys.modules["m"].f = g` KeyError, `setattr(import_module("m"), …)` ImportError
+    owner_errors: frozenset[str] = frozenset()
+
+    @property
+    def errors(self) -> frozenset[str]:
+        """The exception class names its failure raises at the plugin site (KindSpec.errors and
+        owner_errors): a `try/except` or `suppress` of one of them handles it."""
+        return profile().spec(self.kind).errors | self.owner_errors
 
     @property
     def key(self) -> str:

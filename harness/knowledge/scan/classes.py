@@ -109,7 +109,7 @@ class PluginClasses:
                 continue
             # a kind whose failure raises nothing (a patch) still sits in the try: an earlier
             # failure of the body stops it (judge.conditions.fails_before)
-            errors = profile().spec(dep.kind).errors
+            errors = dep.errors
             handlers = [next((c for c in reversed(ctx.catches) if not errors or c.handles(errors)), None) for ctx in sites[function]]
             if None in handlers or errors and any(c.handles(errors) for c in dep.catches):
                 continue
@@ -673,18 +673,35 @@ class PluginClasses:
         pkgutil.resolve_name in sglang/srt/platforms/__init__.py). The entry point's attribute is
         what the engine calls, however the module binds it: a `def`, an alias of a plugin function
         (`activate = _impl`, `= hooks.activate`), a `lambda: "pkg.mod.Class"`, or a
-        `functools.partial(_impl, "pkg.mod.Class")` (its arguments bound to `_impl`'s parameters)."""
+        `functools.partial(_impl, "pkg.mod.Class")` (its arguments bound to `_impl`'s parameters).
+        `function` may be a class attribute ("Plugin.activate": EntryPoint.load() walks the
+        attributes): a static or class method, or a class attribute bound as above."""
         tree = self.tree(module)
         if tree is None or depth > 5:
             return []
-        defined = [node for node in walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
+        env: dict = {}
+        if "." in function:
+            owner, _, function = function.rpartition(".")
+            found = self._plugin_definition(f"{module}.{owner}")
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                return []
+            module, scope = found[0], found[1].body
+            defined = [node for node in scope if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
+            for node in defined:  # called on the class: a classmethod's first parameter is that class
+                if any(dotted(d) == "classmethod" for d in node.decorator_list) and node.args.args:
+                    env[node.args.args[0].arg] = Named(f"{module}.{owner}")
+        else:
+            scope = tree.body
+            defined = [node for node in walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
         if defined:
-            return [path for node in defined for path in self._returned_strings(module, node, {})]
+            return [path for node in defined for path in self._returned_strings(module, node, env)]
         paths: list[str] = []
-        for stmt in tree.body:
+        for stmt in scope:
             if not (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == function for t in stmt.targets)):
                 continue
             value = stmt.value
+            if isinstance(value, ast.Call) and len(value.args) == 1 and dotted(value.func) in ("staticmethod", "classmethod"):
+                value = value.args[0]  # `activate = staticmethod(_impl)` in a class body
             if isinstance(value, ast.Lambda):
                 held = self.const(module, value.body, {p.name: OPAQUE for p in function_params(value.args)})
                 paths.extend([held] if isinstance(held, str) and ("." in held or ":" in held) else [])
@@ -694,10 +711,10 @@ class PluginClasses:
             if isinstance(value, ast.Call) and value.args and self.qualify(module, dotted(value.func), {}) == "functools.partial":
                 value, bound, keywords = value.args[0], value.args[1:], value.keywords
             target = self.qualify(module, dotted(value), {}) if isinstance(value, (ast.Name, ast.Attribute)) else None
-            owner, _, name = (target or "").rpartition(".")
+            owner_module, _, name = (target or "").rpartition(".")
             found = self._plugin_function(target) if target else None
             if found is not None and not bound and not keywords:
-                paths.extend(self.returned_class_paths(owner, name, depth + 1))
+                paths.extend(self.returned_class_paths(owner_module, name, depth + 1))
             elif found is not None and not any(isinstance(a, ast.Starred) for a in bound):
                 fmodule, fnode = found
                 env = {p.name: OPAQUE for p in function_params(fnode.args)}
@@ -714,9 +731,7 @@ class PluginClasses:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env)
             if isinstance(stmt, ast.Return) and stmt.value is not None:
-                value = self.const(module, stmt.value, env)
-                if isinstance(value, str) and ("." in value or ":" in value):
-                    paths.append(value)
+                paths += [value for value in self.strings(module, stmt.value, env) if "." in value or ":" in value]
         return paths
 
     def _derives_from_platform(self, path: str) -> bool:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import ast
 import re
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.engines import Kind, profile
+from harness.engines import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, Kind, profile
 from harness.knowledge.model import (
     CLASS_USE_CHECK,
     CallShape,
@@ -39,6 +40,7 @@ from harness.knowledge.scan.syntax import (
     assigned,
     call_shape,
     is_super,
+    module_level,
     returned_function,
 )
 
@@ -340,7 +342,9 @@ class Expressions:
             target = self.const(module, call.args[0], env)
             if isinstance(target, str) and is_upstream(target) and "." in target:
                 value, params = self._patch_value(module, new, ctx)
-                self._dependency("patch", target, module, call, ctx, how="setattr", hook=value, params=params)
+                # mock imports the owner (pkgutil.resolve_name: ImportError) and reads the attribute
+                self._dependency("patch", target, module, call, ctx, how="setattr", hook=value, params=params,
+                                 owner_errors=IMPORT_ERRORS | ATTRIBUTE_ERRORS)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _NAMED_SETTERS and call.args:
             # `layer.register_parameter("weight_scale", …)`: the name is then read as `layer.weight_scale`
             self._sets_member(module, call, ctx, call.func.value, self.const(module, call.args[0], env))
@@ -645,7 +649,8 @@ class Expressions:
         attr = self.const(module, call.args[1], ctx.env)
         if is_upstream(owner) and isinstance(attr, str):
             value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
-            self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=value, params=params)
+            self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=value, params=params,
+                             owner_errors=self._owner_errors(module, call.args[0], ctx.env))
         elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
                                                  for n in call.args[:2]):
             self.parameter_patches.append((module, call, ctx))
@@ -665,6 +670,17 @@ class Expressions:
             else:
                 break
         return node
+
+    def _owner_errors(self, module: str, node: ast.expr, env: dict) -> frozenset[str]:
+        """What getting the object a patch writes on raises when that module or attribute is not
+        there: `sys.modules["m"]` KeyError, `import_module("m")` ImportError, `sys.modules.get("m")`
+        (None) or `pkg.sub` AttributeError; nothing for a plain name (its import fails first)."""
+        if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
+            return KEY_ERRORS
+        if isinstance(node, ast.Call):
+            called = self.qualify(module, dotted(node.func), env) or ""
+            return IMPORT_ERRORS if called.endswith("import_module") else ATTRIBUTE_ERRORS if called == "sys.modules.get" else frozenset()
+        return ATTRIBUTE_ERRORS if isinstance(node, ast.Attribute) else frozenset()
 
     def _owner_of(self, module: str, node: ast.expr, env: dict) -> str | None:
         """The dotted path of the object a patch writes on: a name or attribute chain, or a module
@@ -753,22 +769,16 @@ class Expressions:
     def _bound_method(self, module: str, node: ast.Attribute, ctx: Context) -> tuple[str, ast.AST, tuple[Param, ...]] | None:
         """`Patch(cfg).around`, or `patch.around` for a local bound once to `Patch(…)` in the same
         function: the method of that plugin class (or a plugin base), as a bound method: without
-        its first parameter, unless it is a staticmethod. None when the object is anything else."""
+        its first parameter, unless it is a staticmethod. A name the function does not bind is
+        the module's global (`_MIRROR = Mirror(root)` at module level). None when the object is
+        anything else."""
         made = node.value
         if isinstance(made, ast.Name):
-            scope = self._definition(module, ctx.functions[-1], node.lineno) if ctx.functions else self.tree(module)
-            values = []
-            for stmt in walk(scope) if scope is not None else []:
-                if isinstance(stmt, ast.Assign):
-                    targets = stmt.targets
-                elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)):
-                    targets = [stmt.target]
-                elif isinstance(stmt, ast.withitem) and stmt.optional_vars is not None:
-                    targets = [stmt.optional_vars]
-                else:
-                    continue
-                if any(isinstance(n, ast.Name) and n.id == made.id for t in targets for n in walk(t)):
-                    values.append(getattr(stmt, "value", None))  # a loop or with target: no one value
+            scope = self._definition(module, ctx.functions[-1], node.lineno) if ctx.functions else None
+            values = _bound_values(walk(scope), made.id) if scope is not None else []
+            if not values and made.id not in ctx.local:
+                tree = self.tree(module)
+                values = _bound_values(module_level(tree.body), made.id) if tree else []
             made = values[0] if len(values) == 1 else None
         if not isinstance(made, ast.Call):
             return None
@@ -826,6 +836,8 @@ class Expressions:
         if cls is not None:
             # `Cls.method` of a plugin class: that class's own def, not the module's first of the name
             definition = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short), None)
+        elif owner not in self.files and (nested := self._plugin_definition(path)) is not None:
+            definition = nested[1]  # a closure by its qualname (`pkg.hooks.around.deco.hook`)
         else:
             tree = self.tree(owner if owner in self.files else module)
             definition = next(
@@ -846,7 +858,8 @@ class Expressions:
             owner = self._owner_of(module, target.value, env)
             if is_upstream(owner):
                 value, params = self._patch_value(module, getattr(stmt, "value", None), ctx)
-                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=value, params=params)
+                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=value, params=params,
+                                 owner_errors=self._owner_errors(module, target.value, env))
             elif engine.server_args and dotted(target.value) in engine.server_args_names and owner is None:
                 self._dependency("server_arg", f"{engine.server_args}.{target.attr}", module, stmt, ctx, name=target.attr)
             else:  # `v.x += 1` reads x first
@@ -885,6 +898,8 @@ class Expressions:
                 return None, None
             path, _, params = self._hook_signature(module, node, ctx)
             return (None, None) if path is None or is_upstream(path) else (path, params)
+        if isinstance(node, ast.Attribute) and (bound := self._bound_method(module, node, ctx)) is not None:
+            return bound[0], bound[2]  # `_MIRROR.download`: a method of a plugin object, self bound
         value = self.qualify(module, dotted(node), ctx.env)
         if value is None and not isinstance(node, (ast.Name, ast.Attribute)):
             folded = self.const(module, node, ctx.env)  # `REG[name]` over a folded registry
@@ -912,3 +927,21 @@ class Expressions:
             kind, target, module, self.relfile(module), node.lineno,
             scope=ctx.scope, guards=guards, catches=ctx.catches, enclosing=ctx.functions, **fields,
         ))
+
+
+def _bound_values(nodes: Iterable[ast.AST], name: str) -> list[ast.expr | None]:
+    """The values the statements among `nodes` bind to `name`, one per binding (None for a loop
+    or `with` target, which has no one value)."""
+    values = []
+    for stmt in nodes:
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)):
+            targets = [stmt.target]
+        elif isinstance(stmt, ast.withitem) and stmt.optional_vars is not None:
+            targets = [stmt.optional_vars]
+        else:
+            continue
+        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in walk(t)):
+            values.append(getattr(stmt, "value", None))
+    return values

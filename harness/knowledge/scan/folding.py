@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import operator
+import posixpath
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ from harness.knowledge.scan.syntax import (
     assigned_in,
     dataclass_fields,
     flag_names,
+    local_names,
+    module_level,
+    returned_function,
     upstream_imports,
 )
 from harness.knowledge.upstream import SymbolIndex
@@ -55,6 +59,10 @@ _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg
 
 _SEQUENCE_BUILTINS = ("list", "tuple", "sorted", "set", "frozenset")
 _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
+_PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
+_STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "removeprefix",
+                             "removesuffix", "lower", "upper"})
+_ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
 
 class _Opaque:
@@ -236,8 +244,10 @@ class Folding:
 
     files: dict[str, tuple[Path, bool]]
     index: SymbolIndex
-    none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve]  # (module, imported path) -> "the import resolves"
+    none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve | HasAttr]  # (module, imported path) -> "the import resolves"
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
+    _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]] | None  # _fill_sites, built once
+    _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
 
     def qualify(self, module: str, expression: str | None, env: dict | None = None, _seen: frozenset = frozenset()) -> str | None:
         """The absolute dotted path a name in `module` refers to (plugin or upstream), or None
@@ -250,7 +260,8 @@ class Folding:
             local = env[head]
             if not isinstance(local, Named):
                 return None
-            return self._through_plugin_module(f"{local.path}.{rest}", _seen) if rest else local.path
+            # a name a function imported from a plugin module: what that module binds it to
+            return self._through_plugin_module(f"{local.path}.{rest}" if rest else local.path, _seen)
         binding = self.table(module).names.get(head)
         if binding is None:
             base = self._star_bound(module, head, _seen)
@@ -426,6 +437,26 @@ class Folding:
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
         return OPAQUE
 
+    def strings(self, module: str, node: ast.AST, env: dict) -> list[str]:
+        """The strings an expression may evaluate to: a constant; both arms of `a if c else b`;
+        each of `x or y`; every value of a constant dict it indexes (`backend_map[key]`,
+        `backend_map.get(key, default)`); the default of an environment read
+        (`os.environ.get("X", d)`, `os.getenv("X", d)`: what a deployment that does not set X
+        gets; the variable's own value is unknown here)."""
+        if isinstance(node, ast.IfExp):
+            return self.strings(module, node.body, env) + self.strings(module, node.orelse, env)
+        if isinstance(node, ast.BoolOp):
+            return [s for value in node.values for s in self.strings(module, value, env)]
+        if isinstance(node, ast.Call) and self.qualify(module, dotted(node.func), env) in _ENVIRONMENT_READS:
+            default = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg in ("default", "value")), None)
+            return self.strings(module, default, env) if default is not None else []
+        if isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
+            table = self.const(module, node.value if isinstance(node, ast.Subscript) else node.func.value, env)
+            default = self.strings(module, node.args[1], env) if isinstance(node, ast.Call) and len(node.args) > 1 else []
+            return [v for v in table.values() if isinstance(v, str)] + default if isinstance(table, dict) else []
+        value = self.const(module, node, env)
+        return [value] if isinstance(value, str) else []
+
     def _comprehension(self, module: str, element: ast.expr, generator: ast.comprehension, env: dict, depth: int):
         """`[f"{P}.{n}" for n in NAMES if …]` over a folded sequence: each element folded with the
         loop variable bound, those an `if` folds false left out; OPAQUE when the sequence, a
@@ -476,7 +507,7 @@ class Folding:
             if isinstance(inner, RunningVersion):
                 return RunningVersion(parsed=True)
             return VersionLiteral(inner) if isinstance(inner, str) else OPAQUE
-        if name in _SEQUENCE_BUILTINS and qualified == name and len(args) == 1 and not node.keywords:
+        if name in _SEQUENCE_BUILTINS and qualified == name and len(args) == 1 and (not node.keywords or name == "sorted"):
             # list(x) / tuple(x) / sorted(x) / set(x) of folded constants: its elements (a dict's keys)
             inner = self.const(module, args[0], env, depth + 1)
             if isinstance(inner, dict):
@@ -484,8 +515,22 @@ class Folding:
             if not isinstance(inner, list):
                 return OPAQUE
             if name == "sorted":
-                return sorted(inner) if all(isinstance(e, str) for e in inner) else OPAQUE
+                return self._sorted(module, inner, node.keywords, env, depth)
             return inner
+        if qualified in _PATH_FUNCTIONS and args and not node.keywords:
+            # os.path.splitext("m.py")[0] and the like: string functions, folded by running them
+            values = [self.const(module, a, env, depth + 1) for a in args]
+            if all(isinstance(v, str) for v in values):
+                result = getattr(posixpath, qualified.rpartition(".")[2])(*values)
+                return list(result) if isinstance(result, tuple) else result
+            return OPAQUE
+        if name == "getattr" and qualified == name and len(args) == 3 and isinstance(args[2], ast.Constant) and args[2].value is None:
+            # getattr(mod, "sub", None): the upstream attribute where it is there, else None (as
+            # sys.modules.get), so `is not None` tests that it is there
+            owner, attr = self.const(module, args[0], env, depth + 1), self.const(module, args[1], env, depth + 1)
+            if isinstance(owner, Named) and is_upstream(owner.path) and isinstance(attr, str) and attr.isidentifier():
+                self.none_fallbacks[(module, f"{owner.path}.{attr}")] = HasAttr(owner.path, attr)
+                return Named(f"{owner.path}.{attr}")
         if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
             cond = self.condition(module, node, env, depth + 1)
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
@@ -495,6 +540,13 @@ class Folding:
             if isinstance(owner, str) and node.func.attr == "join" and len(values) == 1 and isinstance(values[0], list):
                 if all(isinstance(part, str) for part in values[0]):
                     return owner.join(values[0])
+            if isinstance(owner, str) and node.func.attr in _STRING_METHODS and all(isinstance(a, (str, int)) for a in values) and not node.keywords:
+                # "pkg.mod.f".rpartition("."), name.split(".")[-1], s.removesuffix(".py"): run on the folded values
+                try:
+                    result = getattr(owner, node.func.attr)(*values)
+                except (TypeError, ValueError):
+                    return OPAQUE
+                return list(result) if isinstance(result, tuple) else result
             if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in values):
                 try:
                     return owner.format(*values)
@@ -526,6 +578,33 @@ class Folding:
                 return self._yielded(fmodule, body, local, depth + 1)  # a generator: the values it yields, as a list
             return self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
+
+    def _sorted(self, module: str, items: list, keywords: list[ast.keyword], env: dict, depth: int):
+        """`sorted(items, key=…, reverse=…)` of folded items: the key a folded dict's `.get`
+        (`key=ORDER.get`), a builtin of one argument (`len`, `str`) or a lambda whose body folds
+        for each item; OPAQUE when the key, the order or a comparison does not fold."""
+        options = {k.arg: k.value for k in keywords}
+        reverse = self.const(module, options.pop("reverse"), env, depth + 1) if "reverse" in options else False
+        key_node = options.pop("key", None)
+        if options or not isinstance(reverse, bool):
+            return OPAQUE
+        if key_node is None:
+            keys = items
+        elif isinstance(key_node, ast.Lambda) and len(function_params(key_node.args)) == 1:
+            param = function_params(key_node.args)[0].name
+            keys = [self.const(module, key_node.body, {**env, param: item}, depth + 1) for item in items]
+        elif isinstance(key_node, ast.Attribute) and key_node.attr == "get" and isinstance(table := self.const(module, key_node.value, env, depth + 1), dict):
+            keys = [table.get(_hashable(item)) for item in items]
+        elif isinstance(key_node, ast.Name) and key_node.id in ("len", "str") and self.qualify(module, key_node.id, env) is None:
+            keys = [len(item) if key_node.id == "len" else str(item) for item in items] if all(isinstance(i, (str, list)) for i in items) else [OPAQUE]
+        else:
+            return OPAQUE
+        if any(k is OPAQUE or isinstance(k, (Named, Record, Instance)) for k in keys):
+            return OPAQUE
+        try:
+            return [item for _, item in sorted(zip(keys, items, strict=True), key=lambda pair: pair[0], reverse=reverse)]
+        except TypeError:
+            return OPAQUE
 
     def _yielded(self, module: str, body: list[ast.stmt], env: dict, depth: int):
         """What a generator body yields, in order, when it is only `yield <expr>` statements,
@@ -568,11 +647,12 @@ class Folding:
 
     def _record(self, module: str, path: str, node: ast.Call, env: dict, depth: int) -> Record | None:
         """`C(a, b, name=c)` of a plugin class written `@dataclass class C: x: str; y: str = ""`
-        (no __init__ of its own, no base): a Record of its fields as the generated __init__
+        (no __init__ of its own, no base) or `class C(NamedTuple)`: a Record of its fields as the generated __init__
         binds them (dataclasses: fields in order, defaults filled). None for anything else."""
         found = self._plugin_definition(path) if not is_upstream(path) else None
         cls = found[1] if found is not None else None
-        fields = dataclass_fields(cls) if isinstance(cls, ast.ClassDef) and not cls.bases else None
+        # a dataclass with no base, or a NamedTuple (its one base, no decorator)
+        fields = dataclass_fields(cls) if isinstance(cls, ast.ClassDef) and (not cls.bases or not cls.decorator_list) else None
         if (fields is None or any(isinstance(n, ast.FunctionDef) and n.name == "__post_init__" for n in cls.body)
                 or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)):
             return None
@@ -696,7 +776,7 @@ class Folding:
                     return truth
             if (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
                     or isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name):
-                return self._module_edits(module, name, self.const(module, stmt.value, {}, depth), body[position + 1:], depth)
+                return self.filled(module, name, self._module_edits(module, name, self.const(module, stmt.value, {}, depth), body[position + 1:], depth), depth)
         binding = self.table(module).names.get(name)
         if binding is not None and binding.kind == "from":
             source_module, source_name = binding.target.split(":")
@@ -706,6 +786,99 @@ class Folding:
                 return RunningVersion(parsed=False)
         qualified = self.qualify(module, name)
         return Named(qualified) if qualified else OPAQUE
+
+    def filled(self, module: str, name: str, value, depth: int = 0):
+        """`value`, the module-level list or dict `name` of `module`, with what module-level
+        calls of plugin functions anywhere in the plugin add to it when their modules are
+        imported: `@queue_hook("target")` / `@register` on a def or class, `register(fn)`,
+        `factory(args)(fn)`, where the function (or the closure a decorator factory returns)
+        appends to or stores in `name`, its parameters bound to what that call passes and the
+        decorated object to the decorator's parameter (a registry filled by decorators). Order is
+        not kept: the entries are what a later loop over it may meet."""
+        if not isinstance(value, (list, dict)) or (module, name) in self._filling or depth > 20:
+            return value
+        self._filling.add((module, name))
+        try:
+            for home, local, stmt, bound in self._fill_sites().get((module, name), []):
+                env = {param: self.const(caller, node, {}, depth + 1) if caller else node for param, (caller, node) in bound.items()}
+                value = self._edited(home, local, value, stmt, env, depth + 1, removals=False)
+        finally:
+            self._filling.discard((module, name))
+        return value
+
+    def _fill_sites(self) -> dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]]:
+        """(module, global) -> the statements that edit it inside plugin functions that
+        module-level code calls or applies as decorators: (the function's module, the name the
+        global has there, the statement, its parameters' bindings: param -> (the caller's module,
+        the argument node) or ("", a folded value))."""
+        if self._fills is not None:
+            return self._fills
+        self._fills = {}
+        for module in self.files:
+            tree = self.tree(module)
+            statements = list(module_level(tree.body)) if tree else []
+            statements += [s for c in statements if isinstance(c, ast.ClassDef) for s in c.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            for stmt in statements:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    owner = next((c.name for c in statements if isinstance(c, ast.ClassDef) and stmt in c.body), None)
+                    made = Named(f"{module}.{owner}.{stmt.name}" if owner else f"{module}.{stmt.name}")
+                    for decorator in stmt.decorator_list:
+                        self._fill_application(module, decorator, ("", made))
+                elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                    call = stmt.value
+                    applied = call.func if isinstance(call.func, ast.Call) and len(call.args) == 1 else None
+                    self._fill_application(module, applied or call, (module, call.args[0]) if applied else None)
+        return self._fills
+
+    def _fill_application(self, module: str, node: ast.expr, decorated: tuple | None) -> None:
+        """The edits of module globals one application makes (_fill_sites): `node` a decorator
+        or a call in `module`; `decorated` what a decorator (or the callable a call returns) is
+        applied to."""
+        call = node if isinstance(node, ast.Call) else None
+        found = self._plugin_function(self.qualify(module, dotted(call.func if call else node)) or "")
+        if found is None:
+            return
+        home, function = found
+        params = function_params(function.args)
+        bound: dict = {}
+        if call is not None:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return
+            bound.update({p.name: (module, a) for p, a in zip(params, call.args)})
+            bound.update({k.arg: (module, k.value) for k in call.keywords})
+        elif decorated is not None and params:
+            bound[params[0].name] = decorated
+            decorated = None
+        for p, default in zip(reversed([p for p in function.args.args]), reversed(function.args.defaults)):
+            bound.setdefault(p.arg, (home, default))
+        for p, default in zip(function.args.kwonlyargs, function.args.kw_defaults):
+            if default is not None:
+                bound.setdefault(p.arg, (home, default))
+        path = f"{home}.{function.name}"
+        self._fill_edits(home, function, path, bound)
+        inner = returned_function(function) if call is not None and decorated is not None else None
+        if inner is not None and function_params(inner.args):
+            self._fill_edits(home, inner, f"{path}.{inner.name}", {**bound, function_params(inner.args)[0].name: decorated})
+
+    def _fill_edits(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, path: str, bound: dict) -> None:
+        """Record each statement of `function`'s own body (not its nested functions') that edits
+        a global of `home`, with `bound` and its nested functions by path."""
+        local = local_names(function)
+        bound = {**bound, **{n.name: ("", Named(f"{path}.{n.name}")) for n in function.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}}
+        for stmt in module_level(function.body):
+            target = None
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+                target = stmt.value.func.value
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+                target = stmt.targets[0].value
+            if isinstance(target, ast.Name) and target.id not in local and target.id in self.table(home).names:
+                owner, name = home, target.id
+                for _ in range(8):  # a registry imported from the plugin module that defines it
+                    binding = self.table(owner).names.get(name)
+                    if binding is None or binding.kind != "from" or binding.target.split(":")[0] not in self.files:
+                        break
+                    owner, name = binding.target.split(":")
+                self._fills.setdefault((owner, name), []).append((home, target.id, stmt, bound))
 
     def _module_edits(self, module: str, name: str, value, after: list[ast.stmt], depth: int):
         """A module-level dict or list `name` as the module's later top-level statements leave

@@ -43,7 +43,7 @@ def plugin_roots(scan: PluginScan, scanner: ScannedModules, entries: list[str]) 
         loader = engine.entry_points.get(ep.group, "plugins")
         roots.append(Root(module, f"entry point {ep.group}:{ep.name}", loader))
         if loader == "platform" and module in scanner.files:
-            for path in scanner.returned_class_paths(module, attr.split(".")[0]):
+            for path in scanner.returned_class_paths(module, attr.strip()):
                 scan.platform_class_paths.append(path)
                 class_module = scanner.module_of(path)
                 if class_module:

@@ -95,7 +95,7 @@ class Registrations:
         if ctx.method is None or ctx.cls is None or stmt.value is None:
             return
         slot = profile().named_classes.returns.get(ctx.method.name)
-        for text in self._strings(module, stmt.value, ctx.env):
+        for text in self.strings(module, stmt.value, ctx.env):
             if QUALNAME.match(text) and (slot is not None or self._names_code(text)):
                 self._named_class(module, stmt, ctx, text, f"{ctx.method.name}()", slot.base if slot else None, "return", plugin_class=ctx.cls.path)
 
@@ -104,7 +104,7 @@ class Registrations:
         slot = profile().named_classes.attributes.get(target.attr)
         if slot is None or getattr(stmt, "value", None) is None:
             return
-        for text in self._strings(module, stmt.value, ctx.env):
+        for text in self.strings(module, stmt.value, ctx.env):
             if QUALNAME.match(text):
                 self._named_class(module, stmt, ctx, text, target.attr, slot.base, "attribute")
 
@@ -118,21 +118,6 @@ class Registrations:
         """Whether a dotted string names something in the plugin or in upstream (not a logger name, a URL…)."""
         head = text.split(".")[0].split(":")[0]
         return is_upstream(head) or any(name.split(".")[0] == head for name in self.files)
-
-    def _strings(self, module: str, node: ast.AST, env: dict) -> list[str]:
-        """The strings an expression may evaluate to: a constant, both arms of `a if c else b`,
-        `x or y`, and every value of a constant dict it indexes (`backend_map[key]`,
-        `backend_map.get(key, default)`)."""
-        if isinstance(node, ast.IfExp):
-            return self._strings(module, node.body, env) + self._strings(module, node.orelse, env)
-        if isinstance(node, ast.BoolOp):
-            return [s for value in node.values for s in self._strings(module, value, env)]
-        if isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
-            table = self.const(module, node.value if isinstance(node, ast.Subscript) else node.func.value, env)
-            default = self._strings(module, node.args[1], env) if isinstance(node, ast.Call) and len(node.args) > 1 else []
-            return [v for v in table.values() if isinstance(v, str)] + default if isinstance(table, dict) else []
-        value = self.const(module, node, env)
-        return [value] if isinstance(value, str) else []
 
     def resolve_named_classes(self) -> None:
         """Each plugin-side qualified name, resolved the way importlib + getattr would: the

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from harness.engines import IMPORT_ERRORS, profile
+from harness.engines import IMPORT_ERRORS, KEY_ERRORS, profile
 from harness.errors import HarnessError
 from harness.knowledge.model import (
     CLASS_USE_BASE,
@@ -37,6 +37,7 @@ from harness.knowledge.model import (
     Const,
     Dependency,
     GuardCond,
+    HasAttr,
     ImportsResolve,
     MethodDecl,
     ModuleExists,
@@ -74,6 +75,7 @@ from harness.knowledge.scan.liveness import mark_live, plugin_roots, with_parent
 from harness.knowledge.scan.registrations import Registrations
 from harness.knowledge.scan.uses import unnamed_private_function
 from harness.knowledge.scan.syntax import (
+    always_raises,
     assigned,
     plain_spellings,
     assigned_in,
@@ -123,10 +125,6 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     return scan
 
 
-# what a failed `sys.modules[name]` raises, and the handlers that catch it
-_LOOKUP_ERRORS = {"KeyError", "LookupError", "Exception", "BaseException"}
-
-
 class Scanner(Expressions, Registrations, PluginClasses, Folding):
     """Reads every module of one plugin checkout into a PluginScan."""
 
@@ -139,9 +137,11 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.trees: dict[str, ast.Module | None] = {}
         self.dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # module -> (imported, enclosing functions)
         self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
-        self.none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve] = {}  # (module, imported path) -> "the import resolves"
+        self.none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve | HasAttr] = {}  # (module, imported path) -> "the import resolves"
         self._future_annotations: set[str] = set()
         self.star_names: dict[tuple[str, str], str | None] = {}
+        self._fills = None
+        self._filling = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._tested: set[int] = set()  # ids of expressions whose value is only tested (an if / while test, a BoolOp operand)
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
@@ -322,7 +322,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             # importlib.import_module("sglang.x") / except ImportError: return`: the rest runs
             # only when the module is there (loaded, importable)
             if isinstance(stmt, ast.Try) and exits:
-                for errors, made in ((_LOOKUP_ERRORS, lambda v: isinstance(v, ast.Subscript) and dotted(v.value) == "sys.modules"),
+                for errors, made in ((KEY_ERRORS, lambda v: isinstance(v, ast.Subscript) and dotted(v.value) == "sys.modules"),
                                      (IMPORT_ERRORS, lambda v: isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("import_module"))):
                     found = self._bound_modules(module, stmt.body, ctx, made)
                     if found and any(h.type is None or exception_names([h.type]) & errors for h in exits):
@@ -448,10 +448,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                         env[target.id] = cond.value if isinstance(cond, Const) else Condition(cond)
                     else:
                         env[target.id] = self.const(module, stmt.value, env)
+                        if not ctx.functions and not ctx.in_class_body:  # a registry module-level calls fill
+                            env[target.id] = self.filled(module, target.id, env[target.id])
                         if ctx.in_class_body and isinstance(env[target.id], Named):
                             ctx.cls.class_names[target.id] = env[target.id].path
                         if target.id == "EntryClass" and not ctx.functions:
                             self._entry_class(module, stmt, ctx)
+                elif isinstance(target, (ast.Tuple, ast.List)):  # `mod, _, attr = path.rpartition(".")`: each its element
+                    env.update(bind(target, self.const(module, stmt.value, env)))
                 else:
                     env.update({n: OPAQUE for n in assigned(target)})
             return
@@ -490,6 +494,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
     def _try(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         handled: set[str] = set()
         for handler in stmt.handlers:
+            if always_raises(handler.body):
+                continue  # it re-raises (`raise ImportError("…") from exc`): the error still leaves the try
             handled |= exception_names([handler.type]) if handler.type is not None else {"*"}
         body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno),)) if stmt.handlers else ctx
         self._block(module, stmt.body, body_ctx)

@@ -7,6 +7,7 @@ import ast
 import copy
 import keyword
 import re
+from collections.abc import Iterator
 
 from harness.knowledge.model import (
     CallShape,
@@ -220,10 +221,16 @@ def _made_class(base: ast.expr, factories: dict, taken: set[str]) -> ast.ClassDe
 
 
 def dataclass_fields(node: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None:
-    """The fields (name, default expression or None) of a class written as a plain dataclass:
+    """The fields (name, default expression or None) of a class written as a plain dataclass
+    or a `typing.NamedTuple`:
     one `@dataclass` / `@dataclasses.dataclass(…)` decorator that generates `__init__` (no
     `init=False`, `kw_only=`, positional options), no metaclass keyword, no `__init__` or
     `__new__` of its own; ClassVar annotations are no fields (dataclasses docs). None otherwise."""
+    if (not node.decorator_list and not node.keywords and len(node.bases) == 1
+            and (dotted(node.bases[0]) or "").rsplit(".", 1)[-1] == "NamedTuple"):
+        # `class R(NamedTuple): a: str; b: int = 0`: its generated __new__ binds the same way
+        # (typing docs), methods aside
+        return [(stmt.target.id, stmt.value) for stmt in node.body if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)]
     if len(node.decorator_list) != 1 or node.keywords:
         return None
     decorator = node.decorator_list[0]
@@ -317,6 +324,33 @@ def exception_names(nodes) -> set[str]:
             if text:
                 names.add(text.rsplit(".", 1)[-1])
     return names
+
+
+def always_raises(body: list[ast.stmt]) -> bool:
+    """Whether a block ends by raising on every path (its last statement a `raise`, or an
+    `if` whose branches both do): an `except` handler like that re-raises what it caught
+    (`raise ImportError("…") from exc`), so the error still leaves the `try`."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    return isinstance(last, ast.If) and always_raises(last.body) and always_raises(last.orelse)
+
+
+def module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run in a module's (or class's) own scope: `body`, and the blocks of
+    its if/try/with/for statements, but no function or class body."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from module_level(getattr(stmt, field, None) or [])
+        for handler in getattr(stmt, "handlers", None) or []:
+            yield from module_level(handler.body)
+        for case in getattr(stmt, "cases", None) or []:
+            yield from module_level(case.body)
 
 
 def flag_names(stmt: ast.stmt) -> list[str]:
