@@ -117,6 +117,41 @@ RUNTIME_SPELLINGS = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
         """,
+    # the value a walrus binds, tested at once
+    "walrus": """
+        def reduce(input_):
+            if (n := input_.numel()) == 0:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model, n
+        """,
+    # run-time data OR a question nothing here decides: the data alone can make it true
+    "or_a_machine_question": """
+        import os
+
+        def is_npu():
+            return os.path.exists("/dev/davinci0")
+
+        def reduce(input_):
+            if input_.numel() == 0 or not is_npu():
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
+    "or_a_flag_set_from_the_environment": """
+        import os
+
+        class Communicator:
+            def __init__(self):
+                self.use_dev_kernels = os.environ.get("DEV_KERNELS", "1") == "1"
+
+            def all_gather(self, input_):
+                if (n := input_.numel()) == 0 or not self.use_dev_kernels:
+                    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                    return apply_torchao_config_to_model, n
+
+
+        def gather(comm: Communicator, x):
+            return comm.all_gather(x)
+        """,
     "negated_local_test": """
         def reduce(input_, world_size):
             fast = not (input_.dim() == 2 and world_size > 1)

@@ -127,6 +127,32 @@ HANDLERS = {
 }
 
 
+# the errors caught named by a module constant: here, imported from a compat module, spread into suppress
+CONSTANT_HANDLERS = {
+    "module_tuple": ("ERRORS = (ImportError, AttributeError)\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
+    "imported_tuple": ("from tao.compat import OPTIONAL_ERRORS as ERRORS\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
+    "suppress_spread": ("import contextlib\n\nERRORS = [ModuleNotFoundError, AttributeError]\n",
+                        "tu = None\nwith contextlib.suppress(*ERRORS):\n    {import_}\n"),
+    "tuple_without_import_errors": ("ERRORS = (KeyError, AttributeError)\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CONSTANT_HANDLERS))
+def test_errors_named_by_a_module_constant_are_caught(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    head, body = CONSTANT_HANDLERS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/compat.py": "OPTIONAL_ERRORS = (ImportError, AttributeError)\n",
+        "tao/__init__.py": head + "\n" + body.format(import_="import sglang.srt.layers.torchao_utils as tu") + "\n\ndef register():\n    pass\n",
+    })
+    code, doc = check(root, new)
+    imports = [f for f in doc["findings"] if f["kind"] == "import"]
+    escapes = spelling == "tuple_without_import_errors"
+    assert imports and imports[0]["breaking"] is escapes, imports
+    assert code == (1 if escapes else 0)
+
+
 @pytest.mark.parametrize("spelling", sorted(HANDLERS))
 def test_a_handler_that_always_raises_catches_nothing(upstreams, tmp_path, spelling):
     _, new = upstreams

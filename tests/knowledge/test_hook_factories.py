@@ -122,6 +122,10 @@ BOUND = {
     "object_made_inline": "HookRegistry.register(TARGET, Patch(cfg).{m}, HookType.AROUND)",
     "object_in_a_local": "patch = Patch(cfg)\n                HookRegistry.register(TARGET, patch.{m}, HookType.AROUND)",
     "method_of_a_plugin_base": "patch = Derived(cfg)\n                HookRegistry.register(TARGET, patch.{m}, HookType.AROUND)",
+    # a classmethod read off the class (cls bound), directly, through a subclass, or set by assignment
+    "classmethod_on_the_class": "HookRegistry.register(TARGET, Policy.{m}, HookType.AROUND)",
+    "classmethod_on_a_subclass": "HookRegistry.register(TARGET, DerivedPolicy.{m}, HookType.AROUND)",
+    "classmethod_on_an_instance": "policy = Policy()\n                HookRegistry.register(TARGET, policy.{m}, HookType.AROUND)",
 }
 
 
@@ -149,6 +153,20 @@ def test_a_bound_method_hook_is_judged_without_self(upstreams, tmp_path, spellin
 
 
             class Derived(Patch):
+                pass
+
+
+            class Policy:
+                @classmethod
+                def around(cls, original_fn, sampler, logits, *args, **kwargs):
+                    return original_fn(sampler, logits, *args, **kwargs)
+
+                @classmethod
+                def too_narrow(cls, original_fn, sampler):
+                    return original_fn(sampler)
+
+
+            class DerivedPolicy(Policy):
                 pass
 
 
@@ -290,6 +308,38 @@ def test_a_hook_queued_by_module_level_code_is_judged_where_the_queue_is_registe
     code, doc = check(root, old)
     hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
     assert [h["target"] for h in hooks] == ["sglang.srt.layers.sampler.Sampler.forward"], hooks
+    if fit == "fits":
+        assert hooks[0]["status"] == "ok" and code == 0, hooks
+    else:
+        assert hooks[0]["status"] == "signature_changed" and hooks[0]["breaking"] and code == 1, hooks
+
+
+# a table of hook specs spread into register(): keyword dicts (a literal, dict(...)) with `**`,
+# NamedTuple records or tuples with `*` (F16 variant z1, F06 variant z1)
+SPREADS = {
+    "dict_literals": ('SPECS = [{"target": TARGET, "hook": hook, "hook_type": HookType.AROUND}]', "HookRegistry.register(**spec)"),
+    "dict_calls": ("SPECS = [dict(target=TARGET, hook=hook, hook_type=HookType.AROUND)]", "HookRegistry.register(**spec)"),
+    "named_tuples": ("class Spec(NamedTuple):\n    target: str\n    hook: Callable\n    hook_type: HookType\n\n\n"
+                     "SPECS = (Spec(TARGET, hook, HookType.AROUND),)", "HookRegistry.register(*spec)"),
+    "tuple_and_keyword": ("SPECS = [(TARGET, hook)]", "HookRegistry.register(*spec, hook_type=HookType.AROUND)"),
+}
+
+
+@pytest.mark.parametrize("fit", sorted(PARAMS))
+@pytest.mark.parametrize("spelling", sorted(SPREADS))
+def test_a_hook_spec_spread_into_register_is_judged(upstreams, tmp_path, spelling, fit):
+    old, _ = upstreams
+    table, registration = SPREADS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa:register"}),
+        "fa/__init__.py": ("from typing import Callable, NamedTuple\n\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                           "TARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n\n"
+                           f"def hook({PARAMS[fit]}):\n    return original_fn(self, logits)\n\n\n{table}\n\n\n"
+                           f"def register():\n    for spec in SPECS:\n        {registration}\n"),
+    }, name=f"{spelling}-{fit}")
+    code, doc = check(root, old)
+    hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert [(h["target"], h["hook_type"]) for h in hooks] == [("sglang.srt.layers.sampler.Sampler.forward", "AROUND")], hooks
     if fit == "fits":
         assert hooks[0]["status"] == "ok" and code == 0, hooks
     else:

@@ -111,10 +111,27 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
 
 
 def runtime_only(judge: JudgeContext, cond: Cond) -> bool:
-    """Whether every leaf of `cond` this upstream leaves undecided is a Runtime test (so the
-    code runs for some inputs), and there is at least one."""
-    open_leaves = [leaf for leaf in leaves(cond) if _evaluate(judge, leaf, {}) is None]
-    return bool(open_leaves) and all(isinstance(leaf, Runtime) for leaf in open_leaves)
+    """Whether `cond`, not decided on this upstream, holds for some run-time data whatever the
+    open questions about the upstream or the machine answer (so the code runs for some inputs):
+    `n == 0 or not self.flag` does (its Runtime disjunct alone can make it true), `is_npu() and
+    n == 0` does not (it also needs the machine question)."""
+    return _holds(judge, cond) == "runtime"
+
+
+def _holds(judge: JudgeContext, cond: Cond) -> str:
+    """"true" / "false" on this upstream, "runtime" (true for some run-time data whatever the
+    undecided leaves are) or "undecided"."""
+    if isinstance(cond, Not):
+        inner = _holds(judge, cond.cond)
+        return {"true": "false", "false": "true"}.get(inner, inner)
+    if isinstance(cond, (AllOf, AnyOf)):
+        parts = {_holds(judge, c) for c in cond.conds}
+        order = ("false", "undecided", "runtime", "true") if isinstance(cond, AllOf) else ("true", "runtime", "undecided", "false")
+        return next(o for o in order if o in parts) if parts else ("true" if isinstance(cond, AllOf) else "false")
+    value = _evaluate(judge, cond, {})
+    if value is None:
+        return "runtime" if isinstance(cond, Runtime) else "undecided"
+    return "true" if value else "false"
 
 
 def stale_branch(judge: JudgeContext, module: str) -> GuardCond | None:

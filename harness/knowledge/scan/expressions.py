@@ -33,7 +33,7 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import SELF_HELD, WRITE
-from harness.knowledge.scan.folding import OPAQUE, Instance, Named, bind
+from harness.knowledge.scan.folding import OPAQUE, Instance, Named, Record, bind
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
     arg,
@@ -602,17 +602,46 @@ class Expressions:
                              expression=callee if helper else None)
 
     def _spread(self, module: str, call: ast.Call, ctx: Context) -> tuple[ast.Call, Context]:
-        """`register(*spec)` with `spec` folding to a sequence (a loop over a table of (target,
-        hook, type) tuples): the same call with each element as its own argument, bound in the
-        context under a name no plugin code uses; the call as it is otherwise."""
-        if not (len(call.args) == 1 and isinstance(call.args[0], ast.Starred)):
+        """`register(*spec)` / `register(**spec)` with `spec` folding to a sequence, a NamedTuple
+        record or a dict of str keys (a loop over a table of (target, hook, type) tuples, records
+        or keyword dicts): the same call with each element as its own argument (keyword), bound
+        in the context under names no plugin code uses; the call as it is otherwise."""
+        args: list[ast.expr] = []
+        keywords: list[ast.keyword] = []
+        bound: dict = {}
+
+        def hold(value) -> ast.Name:
+            name = f"<arg{len(bound)}>"
+            bound[name] = value
+            return ast.copy_location(ast.Name(name, ast.Load()), call)
+
+        for node in call.args:
+            if not isinstance(node, ast.Starred):
+                args.append(node)
+                continue
+            spread = self.const(module, node.value, ctx.env)
+            if isinstance(spread, Record) and self._named_tuple(spread.cls):
+                spread = [value for _, value in spread.fields]
+            if not isinstance(spread, list):
+                return call, ctx
+            args += [hold(value) for value in spread]
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                keywords.append(keyword)
+                continue
+            spread = self.const(module, keyword.value, ctx.env)
+            if not (isinstance(spread, dict) and all(isinstance(key, str) for key in spread)):
+                return call, ctx
+            keywords += [ast.keyword(key, hold(value)) for key, value in spread.items()]
+        if not bound:
             return call, ctx
-        spread = self.const(module, call.args[0].value, ctx.env)
-        if not isinstance(spread, list):
-            return call, ctx
-        names = [f"<arg{i}>" for i in range(len(spread))]
-        args = [ast.copy_location(ast.Name(n, ast.Load()), call) for n in names]
-        return ast.copy_location(ast.Call(func=call.func, args=args, keywords=call.keywords), call), replace(ctx, env={**ctx.env, **dict(zip(names, spread))})
+        return ast.copy_location(ast.Call(func=call.func, args=args, keywords=keywords), call), replace(ctx, env={**ctx.env, **bound})
+
+    def _named_tuple(self, path: str) -> bool:
+        """Whether the plugin class `path` is a `typing.NamedTuple` (its instances unpack)."""
+        found = self._plugin_definition(path)
+        return found is not None and isinstance(found[1], ast.ClassDef) and any(
+            (dotted(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in found[1].bases)
 
     def _result_tested(self, module: str, call: ast.Call, ctx: Context) -> bool:
         """Whether the function holding `call` binds its result to a name (`f = R.get(k)`) and
@@ -764,7 +793,12 @@ class Expressions:
             if bound is not None:
                 return bound
         path, definition = self._hook_callable(module, node, ctx)
-        return path, definition, function_params(definition.args) if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return path, definition, None
+        params = function_params(definition.args)
+        if isinstance(node, ast.Attribute) and any((dotted(d) or "").rsplit(".", 1)[-1] == "classmethod" for d in definition.decorator_list):
+            params = params[1:]  # `Cls.method` of a classmethod: Python binds cls
+        return path, definition, params
 
     def _bound_method(self, module: str, node: ast.Attribute, ctx: Context) -> tuple[str, ast.AST, tuple[Param, ...]] | None:
         """`Patch(cfg).around`, or `patch.around` for a local bound once to `Patch(…)` in the same
@@ -834,8 +868,16 @@ class Expressions:
         body = self.tree(cls_module).body if owner not in self.files and cls_module in self.files and self.tree(cls_module) else []
         cls = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == cls_name), None)
         if cls is not None:
-            # `Cls.method` of a plugin class: that class's own def, not the module's first of the name
-            definition = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short), None)
+            # `Cls.method` of a plugin class: that class's own def (or a plugin base's, in base
+            # order), not the module's first of the name
+            definition, home, queue = None, cls_module, [cls]
+            while queue and definition is None:
+                current = queue.pop(0)
+                definition = next((n for n in current.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == short), None)
+                for base in current.bases:
+                    found = self._plugin_definition(self.qualify(home, dotted(base)) or "") if dotted(base) else None
+                    if found is not None and isinstance(found[1], ast.ClassDef):
+                        queue.append(found[1])
         elif owner not in self.files and (nested := self._plugin_definition(path)) is not None:
             definition = nested[1]  # a closure by its qualname (`pkg.hooks.around.deco.hook`)
         else:

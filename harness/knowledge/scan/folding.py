@@ -220,10 +220,10 @@ def runtime_test(node: ast.AST, local: frozenset[str]) -> bool:
                 root = root.func if isinstance(root, ast.Call) else root.value
             if not (isinstance(root, ast.Name) and (root.id in local or root.id.startswith("<self."))):
                 return False
-        elif isinstance(sub, ast.Name) and (sub.id in local or sub.id.startswith("<self.")):
+        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and (sub.id in local or sub.id.startswith("<self.")):
             reads_local = True
-        elif isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
-            return False
+        elif isinstance(sub, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False  # `(n := x.numel()) == 0` is its value's test: the name it binds is not read
     return reads_local
 
 
@@ -517,6 +517,14 @@ class Folding:
             if name == "sorted":
                 return self._sorted(module, inner, node.keywords, env, depth)
             return inner
+        if name == "dict" and qualified == name and len(args) <= 1 and all(k.arg for k in node.keywords):
+            # dict(target=…, hook=…), dict(TABLE, key=…), dict([(k, v), …]): Python's dict() on the folded values
+            base = self.const(module, args[0], env, depth + 1) if args else {}
+            if isinstance(base, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in base):
+                base = {_hashable(k): v for k, v in base}
+            if not isinstance(base, dict):
+                return OPAQUE
+            return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
         if qualified in _PATH_FUNCTIONS and args and not node.keywords:
             # os.path.splitext("m.py")[0] and the like: string functions, folded by running them
             values = [self.const(module, a, env, depth + 1) for a in args]

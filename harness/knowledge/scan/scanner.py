@@ -315,7 +315,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True, local=ctx.local),))
             exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
             imports = tuple(upstream_imports(module, self.files[module][1], stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
-            if imports and any(h.type is None or exception_names([h.type]) & IMPORT_ERRORS for h in exits):
+            if imports and any(h.type is None or self.exception_names(module, [h.type]) & IMPORT_ERRORS for h in exits):
                 # `try: import x / except ImportError: return`: the rest runs only when the imports resolve
                 ctx = replace(ctx, guards=ctx.guards + (GuardCond(ImportsResolve(imports), f"the imports at line {stmt.lineno} succeed", stmt.lineno),))
             # `try: m = sys.modules["sglang.x"] / except KeyError: return`, `try: m =
@@ -325,7 +325,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 for errors, made in ((KEY_ERRORS, lambda v: isinstance(v, ast.Subscript) and dotted(v.value) == "sys.modules"),
                                      (IMPORT_ERRORS, lambda v: isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("import_module"))):
                     found = self._bound_modules(module, stmt.body, ctx, made)
-                    if found and any(h.type is None or exception_names([h.type]) & errors for h in exits):
+                    if found and any(h.type is None or self.exception_names(module, [h.type]) & errors for h in exits):
                         ctx = replace(ctx, guards=ctx.guards + (GuardCond(AllOf(tuple(ModuleExists(path) for path in found)),
                                                                           f"{', '.join(found)} can be had (the try at line {stmt.lineno})", stmt.lineno),))
 
@@ -377,7 +377,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 self._expressions(module, item.context_expr, ctx)
                 call = item.context_expr
                 if isinstance(call, ast.Call) and (self.qualify(module, dotted(call.func), env) or "").endswith("suppress"):
-                    catches += (Catch(frozenset(exception_names(call.args)), stmt.lineno),)
+                    catches += (Catch(frozenset(self.exception_names(module, call.args)), stmt.lineno),)
                 if item.optional_vars is not None:
                     env.update({n: OPAQUE for n in assigned(item.optional_vars)})
             self._block(module, stmt.body, replace(ctx, catches=catches))
@@ -491,12 +491,39 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if paths:
             ctx.cls.returns.setdefault(ctx.method.name, set()).update(paths)
 
+    def exception_names(self, module: str, nodes, depth: int = 0) -> set[str]:
+        """The exception class names `except <nodes>` (or `suppress(*nodes)`) catches: names and
+        dotted names as written, and a module constant holding a tuple of them (`except
+        _OPTIONAL_ERRORS:` with `_OPTIONAL_ERRORS = (ImportError, AttributeError)`, also imported
+        from another plugin module)."""
+        names: set[str] = set()
+        for node in nodes:
+            for element in node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]:
+                element = element.value if isinstance(element, ast.Starred) else element  # suppress(*ERRORS)
+                held = self._module_value_node(module, element.id) if isinstance(element, ast.Name) and depth < 5 else None
+                names |= self.exception_names(*held, depth + 1) if held is not None else exception_names([element])
+        return names
+
+    def _module_value_node(self, module: str, name: str) -> tuple[str, list[ast.expr]] | None:
+        """(its module, [the expression]) of the last module-level `name = (…)` / `[…]` binding of
+        `name` in `module` or the plugin module it imports it from; None otherwise."""
+        for _ in range(5):
+            tree = self.tree(module)
+            bound = [s.value for s in tree.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)] if tree else []
+            if bound:
+                return (module, [bound[-1]]) if isinstance(bound[-1], (ast.Tuple, ast.List)) else None
+            binding = self.table(module).names.get(name)
+            if binding is None or binding.kind != "from" or binding.target.split(":")[0] not in self.files:
+                return None
+            module, name = binding.target.split(":")
+        return None
+
     def _try(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         handled: set[str] = set()
         for handler in stmt.handlers:
             if always_raises(handler.body):
                 continue  # it re-raises (`raise ImportError("…") from exc`): the error still leaves the try
-            handled |= exception_names([handler.type]) if handler.type is not None else {"*"}
+            handled |= self.exception_names(module, [handler.type]) if handler.type is not None else {"*"}
         body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno),)) if stmt.handlers else ctx
         self._block(module, stmt.body, body_ctx)
         imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))

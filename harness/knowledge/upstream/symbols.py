@@ -370,7 +370,9 @@ def _getattr_names(function: ast.FunctionDef | ast.AsyncFunctionDef, tables) -> 
     var = function.args.args[0].arg
     answered: set[str] = set()
     looked_up: dict[str, set[str]] = {}  # local -> keys of the table it was .get() from
-    for stmt in function.body:
+    statements = list(function.body)
+    while statements:
+        stmt = statements.pop(0)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue  # docstring, a local import
         if isinstance(stmt, ast.Raise):
@@ -394,6 +396,11 @@ def _getattr_names(function: ast.FunctionDef | ast.AsyncFunctionDef, tables) -> 
                     return tuple(sorted(answered | looked_up[test.left.id]))  # the rest runs for the table's keys only
                 if test.left.id == var and isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
                     answered.add(right.value)
+                    statements[:0] = stmt.orelse  # an `elif` chain: the other names go on there
+                    continue
+                if (test.left.id == var and isinstance(test.ops[0], ast.In) and isinstance(right, ast.Call) and not right.args
+                        and dotted(right.func) in ("globals", "vars")):
+                    statements[:0] = stmt.orelse  # `elif name in globals()`: only names the module binds anyway
                     continue
                 if test.left.id == var and isinstance(test.ops[0], ast.In):
                     table = tables(right.id) if isinstance(right, ast.Name) else _literal_strings(right)
