@@ -257,6 +257,36 @@ NAMES = {
             for name in _NAMES:
                 importlib.import_module(name)
         """,
+    # string.Template substituted with a keyword, a mapping, or safe_substitute (F25 variant z1)
+    "template_keyword": """
+        import importlib
+        from string import Template
+
+        MODULE = Template("p.backends.${backend}")
+
+        def register():
+            for backend in ("alpha", "beta"):
+                importlib.import_module(MODULE.substitute(backend=backend))
+        """,
+    "template_mapping": """
+        import importlib
+        import string
+
+        def register():
+            for backend in ["alpha", "beta"]:
+                importlib.import_module(string.Template("$package.backends.$backend").substitute({"package": "p", "backend": backend}))
+        """,
+    "template_safe_substitute": """
+        import importlib
+        from string import Template
+
+        MODULE = Template("p.backends.${backend}")
+        SETTINGS = {"backend": "alpha"}
+
+        def register():
+            importlib.import_module(MODULE.safe_substitute(SETTINGS))
+            importlib.import_module(MODULE.safe_substitute(SETTINGS, backend="beta"))
+        """,
     # file names listed by hand, the module name their stem (os.path.splitext, unpacked)
     "file_name_stems": """
         import importlib

@@ -127,6 +127,23 @@ EXTERNAL_NAMINGS = {
 
             os.environ.update({"SGLANG_EXTERNAL_MODEL_PACKAGE": "ext.models"})
             """,
+    # the dict union operator on os.environ (PEP 584; F24 variant z1), a dict() call, a constant
+    "environ_union": """
+            import os
+
+            os.environ |= {"SGLANG_EXTERNAL_MODEL_PACKAGE": __name__}
+            """,
+    "environ_union_dict_call": """
+            from os import environ
+
+            environ |= dict(SGLANG_EXTERNAL_MODEL_PACKAGE=__package__)
+            """,
+    "environ_union_constant": """
+            import os
+
+            SETTINGS = {"SGLANG_EXTERNAL_MODEL_PACKAGE": "ext.models"}
+            os.environ |= SETTINGS
+            """,
 }
 
 

@@ -63,6 +63,30 @@ def test_a_module_the_team_runs_is_live(upstreams, tmp_path, spelling):
     assert code == 1
 
 
+# `python -m <package>` runs the package's __main__ module (runpy); a console script naming the
+# package (`p.tools:main`) imports only its __init__
+PACKAGE_RUNS = {
+    "readme_package": ({"README.md": "# p\n\n    python -m p.tools --report\n"}, True),
+    "ci_package_with_options": ({".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: python -u -m p.tools --steps 3\n"}, True),
+    "makefile_package": ({"Makefile": "bench:\n\tpython3 -m p.tools\n"}, True),
+    "console_script_naming_the_package": ({"setup.cfg": "[options.entry_points]\nconsole_scripts =\n    p-bench = p.tools:main\n"}, False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PACKAGE_RUNS))
+def test_a_package_run_with_python_m_runs_its_main_module(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    files, runs_main = PACKAGE_RUNS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), **files,
+                             "p/__init__.py": "", "p/hooks.py": HOOKS, "p/tools/__init__.py": "def main():\n    pass\n",
+                             "p/tools/__main__.py": TOOL})
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[GONE]
+    assert (finding["live"], finding["breaking"]) == (runs_main, runs_main), finding
+    assert ("p.tools.__main__" in [r["module"] for r in doc["roots"]]) is runs_main
+    assert code == (1 if runs_main else 0)
+
+
 def test_a_module_no_command_runs_stays_dead(upstreams, tmp_path):
     _, new = upstreams
     root = plugin(tmp_path, {

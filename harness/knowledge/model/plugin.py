@@ -463,16 +463,17 @@ def run_entry_sources(root: Path) -> list[Path]:
     return found
 
 
-def run_entries(root: Path) -> list[tuple[str, str]]:
+def run_entries(root: Path) -> list[tuple[str, str, bool]]:
     """Modules the plugin's own packaging, CI and docs run directly, so they are live whatever the
-    engine imports: (dotted module, why), in file order. Console scripts (`[project.scripts]`,
+    engine imports: (dotted module, why, whether it is run as `python -m`: a package so run runs
+    its `__main__` module too), in file order. Console scripts (`[project.scripts]`,
     `[project.gui-scripts]`, `console_scripts` entry points in setup.cfg / setup.py / the
     metadata's entry_points.txt: the module of `name = "pkg.mod:main"`), and `python -m
     pkg.mod` (also through `torchrun`, `accelerate launch`) in CI workflows, Makefiles,
     Dockerfiles, shell scripts and docs (run_entry_sources). Names that are not plugin modules
     are left to the caller to drop. Unreadable files name nothing; a malformed pyproject.toml
     raises HarnessError (as read_entry_points)."""
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, bool]] = []
     pyproject = root / "pyproject.toml"
     text = packaging_text(pyproject, root)
     if text is not None:
@@ -483,9 +484,9 @@ def run_entries(root: Path) -> list[tuple[str, str]]:
         for table in ("scripts", "gui-scripts"):
             scripts = project.get(table) if isinstance(project, dict) else None
             for name, value in (scripts or {}).items() if isinstance(scripts, dict) else ():
-                found.append((str(value).partition(":")[0].strip(), f"console script {name} ([project.{table}] in pyproject.toml)"))
+                found.append((str(value).partition(":")[0].strip(), f"console script {name} ([project.{table}] in pyproject.toml)", False))
     for ep in read_entry_points(root, ("console_scripts", "gui_scripts")):
-        found.append((ep.value.partition(":")[0], f"console script {ep.name} ({ep.group} in {ep.file})"))
+        found.append((ep.value.partition(":")[0], f"console script {ep.name} ({ep.group} in {ep.file})", False))
     for path in run_entry_sources(root):
         try:
             text = path.read_text(errors="replace")
@@ -501,7 +502,7 @@ def run_entries(root: Path) -> list[tuple[str, str]]:
             # its line in the file as written: where the module name first follows a -m
             at = re.search(rf"-m\s+{re.escape(module)}\b", text) or re.search(rf"\b{re.escape(module)}\b", text)
             line = text.count("\n", 0, at.start() if at else 0) + 1
-            found.append((module, f"run with `python -m {module}` ({path.relative_to(root)}:{line})"))
+            found.append((module, f"run with `python -m {module}` ({path.relative_to(root)}:{line})", True))
     return list(dict.fromkeys(found))
 
 

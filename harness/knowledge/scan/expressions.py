@@ -895,6 +895,13 @@ class Expressions:
     def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
         engine = profile()
+        if (isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.BitOr) and engine.external_model_env
+                and self.qualify(module, dotted(target), env) == "os.environ"):
+            # `os.environ |= {NAME: value}` (PEP 584): the same write as os.environ[NAME] = value
+            written = self.const(module, stmt.value, env)
+            if isinstance(written, dict) and engine.external_model_env in written:
+                self._model_package(module, written[engine.external_model_env], ctx)
+            return
         if isinstance(target, ast.Attribute):
             self._named_class_attribute(module, target, stmt, ctx)
             owner = self._owner_of(module, target.value, env)

@@ -9,6 +9,7 @@ import ast
 import importlib.util
 import operator
 import posixpath
+import string
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -89,6 +90,13 @@ class Record:
 
     def get(self, name: str):
         return next((value for field, value in self.fields if field == name), OPAQUE)
+
+
+@dataclass(frozen=True)
+class TemplateText:
+    """`string.Template("pkg.${name}.patch")` of a folded string: its `.substitute(…)` folds."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -525,6 +533,8 @@ class Folding:
             if not isinstance(base, dict):
                 return OPAQUE
             return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
+        if qualified == "string.Template" and len(args) == 1 and isinstance(text := self.const(module, args[0], env, depth + 1), str):
+            return TemplateText(text)
         if qualified in _PATH_FUNCTIONS and args and not node.keywords:
             # os.path.splitext("m.py")[0] and the like: string functions, folded by running them
             values = [self.const(module, a, env, depth + 1) for a in args]
@@ -555,6 +565,19 @@ class Folding:
                 except (TypeError, ValueError):
                     return OPAQUE
                 return list(result) if isinstance(result, tuple) else result
+            if isinstance(owner, TemplateText) and node.func.attr in ("substitute", "safe_substitute") and len(values) <= 1:
+                # Template(t).substitute({…}, name=…): string.Template on the folded values
+                mapping = values[0] if values else {}
+                given = {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg}
+                if not isinstance(mapping, dict) or any(k.arg is None for k in node.keywords):
+                    return OPAQUE
+                mapping = {**mapping, **given}
+                if not all(isinstance(v, (str, int)) for v in mapping.values()):
+                    return OPAQUE
+                try:
+                    return getattr(string.Template(owner.text), node.func.attr)(mapping)
+                except (KeyError, ValueError):
+                    return OPAQUE
             if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in values):
                 try:
                     return owner.format(*values)

@@ -67,10 +67,13 @@ def plugin_roots(scan: PluginScan, scanner: ScannedModules, entries: list[str]) 
             roots.append(Root(f"{package}.*", f"a module of {package}, an external model package (its modules define EntryClass)", "model_package"))
     # what the team runs directly (a console script, `python -m` in its CI or docs) is live too
     rooted = {root.module for root in roots}
-    for module, why in run_entries(scan.root):
-        if module in scanner.files and module not in rooted:
-            rooted.add(module)
-            roots.append(Root(module, why, "script"))
+    for module, why, as_main in run_entries(scan.root):
+        # `python -m pkg` runs pkg/__init__.py, then pkg/__main__.py (the runpy docs)
+        main = f"{module}.__main__" if as_main and module in scanner.files and scanner.files[module][1] else None
+        for run in (module, main):
+            if run in scanner.files and run not in rooted:
+                rooted.add(run)
+                roots.append(Root(run, why if run == module else f"{why}: a package, so its __main__ module runs", "script"))
     return roots
 
 
