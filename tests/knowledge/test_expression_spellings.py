@@ -838,6 +838,25 @@ def register():
     assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/tools/beta.py")) == (True, False) and code == 1
 
 
+# the package listed by its own __path__ and __name__, bound by an import in the function or the module
+PACKAGE_DISCOVERY = {
+    "local_import_as": ("", "    import p.backends as pkg\n\n    for info in pkgutil.iter_modules(pkg.__path__, prefix=pkg.__name__ + '.'):\n"),
+    "local_from_import": ("", "    from p import backends\n\n    for info in pkgutil.walk_packages(backends.__path__, backends.__name__ + '.'):\n"),
+    "module_level_import": ("import p.backends as pkg\n", "    for info in pkgutil.iter_modules(pkg.__path__, f'{pkg.__name__}.'):\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PACKAGE_DISCOVERY))
+def test_auto_discovery_of_a_package_by_its_own_path_makes_it_live(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    head, loop = PACKAGE_DISCOVERY[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}),
+                             "p/__init__.py": f"import importlib\nimport pkgutil\n{head}\n\ndef register():\n{loop}        importlib.import_module(info.name)\n",
+                             "p/backends/__init__.py": "", "p/backends/alpha.py": BACKEND, "p/tools/beta.py": BACKEND})
+    code, doc = check(root, new)
+    assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/tools/beta.py")) == (True, False) and code == 1
+
+
 # ---------------------------------------------------------------- a module function replaced by the plugin's
 REPLACEMENTS = {
     # (how the plugin sets it, whether its function takes `scaling=`, which llama.py passes)

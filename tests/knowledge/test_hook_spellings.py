@@ -119,6 +119,18 @@ SPELLINGS = {
     "spread_fits": ("def keep(hf_weights_files, hf_folder, index_file, allow_patterns=None):\n    return hf_weights_files\n\n\n"
                     f"SPECS = (({TARGET!r}, keep, HookType.REPLACE),)\n\n\n"
                     "def register():\n    for spec in SPECS:\n        HookRegistry.register(*spec)\n", False),
+    # the target a member of a plugin enum (F05 variant z2): a str mix-in's `.value`, a StrEnum
+    # member itself, a plain Enum's `.value`; its `.name` building the target
+    "enum_str_mixin_value": ("import enum\n\n\nclass Target(str, enum.Enum):\n    FILTER = " + repr(TARGET) + "\n\n\n"
+                             "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                             "def register():\n    HookRegistry.register(Target.FILTER.value, keep, HookType.REPLACE)\n", True),
+    "strenum_member": ("from enum import StrEnum\n\n\nclass Target(StrEnum):\n    FILTER = " + repr(TARGET) + "\n\n\n"
+                       "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                       "def register():\n    HookRegistry.register(Target.FILTER, keep, HookType.REPLACE)\n", True),
+    "enum_value_and_name": ("from enum import Enum\n\n\nclass Module(Enum):\n    filter_files = 'sglang.srt.model_loader.weight_utils'\n\n\n"
+                            "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                            "def register():\n"
+                            "    HookRegistry.register(f'{Module.filter_files.value}.{Module.filter_files.name}', keep, HookType.REPLACE)\n", False),
 }
 
 

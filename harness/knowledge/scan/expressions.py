@@ -39,6 +39,7 @@ from harness.knowledge.scan.syntax import (
     arg,
     assigned,
     call_shape,
+    imported_names,
     is_super,
     module_level,
     returned_function,
@@ -519,6 +520,9 @@ class Expressions:
                          else [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]):
                 counts[name] = counts.get(name, 0) + 1
         env: dict = {}
+        for node in ast.walk(function):  # `import pkg.ops as ops` in the function: the module it names
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                env.update({name: Named(path) for name, path in imported_names(module, self.files[module][1], [node]).items()})
         for node in sorted(assigns, key=lambda n: n.lineno):
             name = node.targets[0].id
             if counts.get(name) == 1:

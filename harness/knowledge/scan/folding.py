@@ -63,6 +63,7 @@ _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
 _PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
 _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "removeprefix",
                              "removesuffix", "lower", "upper"})
+_ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
 
@@ -1009,13 +1010,56 @@ class Folding:
             body = found.body
         return (module, found) if found is not None else None
 
+    def enum_kind(self, path: str, depth: int = 0) -> str | None:
+        """"str" for a plugin enum class whose members are strings (a `str` mix-in, StrEnum),
+        "enum" for another plugin enum.Enum subclass, None for anything else."""
+        found = self._plugin_definition(path) if depth <= 8 and not is_upstream(path) else None
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        module, cls = found
+        bases = [self.qualify(module, dotted(b)) or dotted(b) or "" for b in cls.bases]
+        kinds = [self.enum_kind(b, depth + 1) for b in bases]
+        if not any(kinds) and not any(b in _ENUM_BASES for b in bases):
+            return None
+        return "str" if "str" in kinds or any(b in ("str", "enum.StrEnum") for b in bases) else "enum"
+
+    def enum_members(self, path: str, depth: int = 0) -> dict[str, object] | None:
+        """{member name: value} of the plugin enum class `path` in definition order (the
+        class-body bindings that are no dunder, sunder or function: the enum docs' rules), or
+        None when `path` is no plugin enum; a value that does not fold (`auto()`) is OPAQUE."""
+        if self.enum_kind(path) is None:
+            return None
+        module, cls = self._plugin_definition(path)
+        members: dict[str, object] = {}
+        for stmt in cls.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                if not name.startswith("_") and not isinstance(stmt.value, ast.Lambda):
+                    members[name] = self._class_body_value(module, path, cls.body, cls.body.index(stmt) + 1, name, depth + 1)
+        return members
+
+    def _enum_attribute(self, path: str, attr: str, depth: int):
+        """`E.M.value` / `E.M.name` of a plugin enum member `path` ("pkg.E.M"); OPAQUE otherwise."""
+        owner, _, member = path.rpartition(".")
+        members = self.enum_members(owner, depth) if attr in ("value", "name") and owner else None
+        if members is None or member not in members:
+            return OPAQUE
+        return members[member] if attr == "value" else member
+
     def class_constant(self, path: str, attr: str, depth: int):
         """What `attr` holds in the body of the plugin class `path` (`platform_cls = "pkg.X"`,
-        the last binding in the body), else in its plugin bases in order; OPAQUE when not known."""
+        the last binding in the body), else in its plugin bases in order; OPAQUE when not known.
+        A member of a plugin enum of strings is its value (the member is that str); of another
+        enum, OPAQUE (its `.value` folds: _enum_attribute)."""
         found = self._plugin_definition(path) if depth <= 20 else None
         if found is None or not isinstance(found[1], ast.ClassDef):
-            return OPAQUE
+            return self._enum_attribute(path, attr, depth)
         module, cls = found
+        kind = self.enum_kind(path)
+        if kind is not None:
+            members = self.enum_members(path, depth)
+            if attr in members:
+                return members[attr] if kind == "str" else OPAQUE
         held = self._class_body_value(module, path, cls.body, len(cls.body), attr, depth)
         if held is not None:
             return held
