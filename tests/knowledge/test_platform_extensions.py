@@ -256,3 +256,34 @@ def test_a_partialmethod_override_is_judged_with_what_it_leaves(upstreams, tmp_p
         assert finding["status"] == Status.ok.value and code == 0, finding
     else:
         assert finding["status"] == Status.signature_changed.value and "extra" in finding["detail"], finding
+
+
+# a platform class the entry point does not return, no base of the one it does, and named nowhere
+# else in the plugin is never loaded: its overrides are no platform's (F02 variant z2). Named
+# somewhere (a string, a reference), it may be: judged as the platform
+UNLOADED = {
+    "left_beside_it": ("class OldPlatform(SRTPlatform):\n    def get_mha_kv_pool_cls(self):\n        return None\n", False),
+    "unused_subclass": ("class DebugPlatform(XPlatform):\n    def get_mha_kv_pool_cls(self):\n        return None\n", False),
+    "in_another_module": ("from p.legacy import LegacyPlatform  # noqa: F401\n", False),
+    "named_by_a_string": ("class OldPlatform(SRTPlatform):\n    def get_mha_kv_pool_cls(self):\n        return None\n\n\n"
+                          "FALLBACK = 'p.platform.OldPlatform'\n", True),
+    "named_by_reference": ("class OldPlatform(SRTPlatform):\n    def get_mha_kv_pool_cls(self):\n        return None\n\n\n"
+                           "PLATFORMS = {'old': OldPlatform}\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(UNLOADED))
+def test_a_platform_class_nothing_loads_is_not_the_platform(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    extra, loaded = UNLOADED[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": "def activate():\n    return 'p.platform.XPlatform'\n",
+        "p/legacy.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                       "class LegacyPlatform(SRTPlatform):\n    def get_mha_kv_pool_cls(self):\n        return None\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                         "class XPlatform(SRTPlatform):\n    def get_default_attention_backend(self):\n        return 'torch_native'\n\n\n" + extra,
+    })
+    code, doc = check(root, new, "--baseline", old)
+    dropped = [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_mha_kv_pool_cls" and f["breaking"]]
+    assert bool(dropped) is loaded and code == (1 if loaded else 0), doc["findings"]

@@ -78,7 +78,7 @@ class PluginClasses:
                     dep.scope = "runtime"
                     dep.scope_reason = f"registered inside {function}, {why}: it runs only after HookRegistry.apply_hooks, so this hook is never applied"
                     break
-        self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path)]
+        self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path) and not self._unloaded_platform(path)]
         for ep in self.scan.entry_points:
             self._entry_point_dependency(ep)
         self.resolve_named_classes()
@@ -91,6 +91,28 @@ class PluginClasses:
         self._parameter_imports()
         self._inherited_constructors()
         self._caught_by_callers()
+
+    def _unloaded_platform(self, path: str) -> bool:
+        """Whether the platform class `path` is never the one the engine loads: the entry point's
+        platform classes are known, `path` is none of them nor a base of one, and no plugin code
+        names it (a reference, an attribute, a string) outside its own class statement: a
+        class left in a module (`DotPlatformV1` beside the `DotPlatform` activate() returns)."""
+        loaded = [p.replace(":", ".") for p in self.scan.platform_class_paths]
+        if not loaded or any(path == p or path in self.plugin_mro(p) for p in loaded if p in self.scan.classes):
+            return False
+        if any(p not in self.scan.classes for p in loaded):
+            return False  # a returned class the scan does not know: which one loads is not certain
+        short = path.rsplit(".", 1)[-1]
+        for module in self.files:
+            tree = self.tree(module)
+            own = {id(n) for c in walk(tree) if isinstance(c, ast.ClassDef) and f"{module}.{c.name}" == path for n in walk(c)} if tree else set()
+            for node in walk(tree) if tree else []:
+                if id(node) in own:
+                    continue
+                if (isinstance(node, ast.Name) and node.id == short or isinstance(node, ast.Attribute) and node.attr == short
+                        or isinstance(node, ast.Constant) and isinstance(node.value, str) and short in node.value):
+                    return False
+        return True
 
     def _caught_by_callers(self) -> None:
         """A module function the plugin only calls (by name, nowhere else named: no entry point,
@@ -574,8 +596,8 @@ class PluginClasses:
         for context in contexts:
             kind = "override" if context in self.scan.platforms else "subclass"
             mro = self.plugin_mro(context)
-            if any(classes[k].dynamic for k in mro):
-                continue
+            if any(classes[k].dynamic for k in mro) or self._derives_from_platform(context) and self._unloaded_platform(context):
+                continue  # (a platform class nothing loads: nothing of it runs)
             for position, path in enumerate(mro):
                 cls = classes[path]
                 for name, method in cls.methods.items():
