@@ -119,6 +119,22 @@ SPELLINGS = {
     "spread_fits": ("def keep(hf_weights_files, hf_folder, index_file, allow_patterns=None):\n    return hf_weights_files\n\n\n"
                     f"SPECS = (({TARGET!r}, keep, HookType.REPLACE),)\n\n\n"
                     "def register():\n    for spec in SPECS:\n        HookRegistry.register(*spec)\n", False),
+    # a plugin decorator factory returning plugin_hook(...) (F06 variant z2): its arguments bound
+    "plugin_hook_factory": ("from sglang.srt.plugins.hook_registry import plugin_hook\n\n\n"
+                            "def replace_in(module, name, kind=HookType.REPLACE):\n    return plugin_hook(f'{module}.{name}', type=kind)\n\n\n"
+                            "@replace_in('sglang.srt.model_loader.weight_utils', 'filter_files')\n"
+                            "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                            "def register():\n    pass\n", True),
+    "plugin_hook_factory_keywords_fits": ("from sglang.srt.plugins.hook_registry import plugin_hook\n\nMODULE = 'sglang.srt.model_loader.weight_utils'\n\n\n"
+                                          "def replace_in(module, name, kind=HookType.REPLACE):\n    return plugin_hook(module + '.' + name, type=kind)\n\n\n"
+                                          "@replace_in(name='filter_files', module=MODULE)\n"
+                                          "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                                          "def register():\n    pass\n", False),
+    "plugin_hook_factory_after": ("from sglang.srt.plugins import hook_registry\n\n\n"
+                                  "def on(target, kind):\n    return hook_registry.plugin_hook(target, type=kind)\n\n\n"
+                                  f"@on({TARGET!r}, HookType.AFTER)\n"
+                                  "def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
+                                  "def register():\n    pass\n", True),
     # the target a member of a plugin enum (F05 variant z2): a str mix-in's `.value`, a StrEnum
     # member itself, a plain Enum's `.value`; its `.name` building the target
     "enum_str_mixin_value": ("import enum\n\n\nclass Target(str, enum.Enum):\n    FILTER = " + repr(TARGET) + "\n\n\n"

@@ -597,6 +597,8 @@ class Expressions:
         what a missing target does is that function's to decide (how="helper")."""
         callee = self.qualify(module, dotted(call.func), ctx.env) if dotted(call.func) else None
         helper = "helper" if callee and not is_upstream(callee) and self._plugin_definition(callee) is not None else None
+        if helper and self._plugin_hook_factory(module, call, ctx) is not None:
+            return  # the pair is a hook target (the helper returns plugin_hook(...)): judged as the hook
         args = [self.const(module, arg, ctx.env) for arg in call.args[:2]]
         if len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 2:
             args = args[0]
@@ -733,6 +735,16 @@ class Expressions:
         qualified = self.qualify(module, name, ctx.env) or name
         if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
             self._hook(module, decorator, arg(decorator, 0, "target"), arg(decorator, 1, "type"), owner, ctx)
+            return
+        returned = self._plugin_hook_factory(module, decorator, ctx)
+        if returned is not None:
+            # `@on_layer(owner, "m")` where on_layer returns plugin_hook(f"{owner}.{m}", type=kind):
+            # that decorator, its arguments folded with the factory's parameters bound
+            (home, made), (_, factory) = returned, self._plugin_definition(self.qualify(module, name, ctx.env))
+            bound = self._bound_parameters(module, factory, decorator, ctx.env, home)
+            held = {"<target>": self.const(home, arg(made, 0, "target"), bound), "<type>": self.const(home, arg(made, 1, "type"), bound)}
+            placeholders = [ast.copy_location(ast.Name(n, ast.Load()), decorator) if held[n] is not OPAQUE else None for n in ("<target>", "<type>")]
+            self._hook(module, decorator, placeholders[0], placeholders[1], owner, replace(ctx, env={**ctx.env, **held}))
 
     def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context, bound: str | None = None) -> None:
         if bound is None and ctx.functions and any(
@@ -835,6 +847,32 @@ class Expressions:
             static = any((dotted(d) or "").rsplit(".", 1)[-1] == "staticmethod" for d in definition.decorator_list)
             return f"{owner}.{node.attr}", definition, params if static else params[1:]
         return None
+
+    def _plugin_hook_factory(self, module: str, call: ast.Call, ctx: Context) -> tuple[str, ast.Call] | None:
+        """(its module, the call) when the plugin function `call` calls returns one
+        `plugin_hook(...)` call (a decorator factory of the plugin's around SGLang's); else None."""
+        returned = self._factory_return(module, call, ctx)
+        made = returned[1] if returned is not None and isinstance(returned[1], ast.Call) else None
+        if made is None or not ((dotted(made.func) or "").endswith("plugin_hook")
+                                or (self.qualify(returned[0], dotted(made.func)) or "").endswith("hook_registry.plugin_hook")):
+            return None
+        return returned[0], made
+
+    def _bound_parameters(self, module: str, function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, env: dict, home: str) -> dict:
+        """{parameter: folded value} of `function` (defined in `home`) as `call` (in `module`)
+        binds them: positionals, keywords, then defaults; a `*`/`**` argument binds nothing."""
+        params = function_params(function.args)
+        bound = {}
+        if not any(isinstance(a, ast.Starred) for a in call.args):
+            bound.update({p.name: self.const(module, a, env) for p, a in zip(params, call.args)})
+        bound.update({k.arg: self.const(module, k.value, env) for k in call.keywords if k.arg})
+        positional = [*function.args.posonlyargs, *function.args.args]
+        for p, default in zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults):
+            bound.setdefault(p.arg, self.const(home, default, {}))
+        for p, default in zip(function.args.kwonlyargs, function.args.kw_defaults):
+            if default is not None:
+                bound.setdefault(p.arg, self.const(home, default, {}))
+        return {**{p.name: OPAQUE for p in params}, **bound}
 
     def _factory_return(self, module: str, node: ast.Call, ctx: Context) -> tuple[str, ast.expr] | None:
         """(its module, the expression) a plugin factory called as `node` returns, when every
