@@ -135,6 +135,22 @@ SPELLINGS = {
                                   f"@on({TARGET!r}, HookType.AFTER)\n"
                                   "def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
                                   "def register():\n    pass\n", True),
+    # the callable a plugin decorator made (F27 variant z2): a shim filtering keywords takes
+    # anything; a plain wrapper passing *args, **kwargs on is the function's own signature; a
+    # factory's wrapper with its own parameters is that signature
+    "decorated_shim_fits": ("import inspect\n\n\ndef tolerant(fn):\n    accepted = inspect.signature(fn).parameters\n\n"
+                            "    @functools.wraps(fn)\n    def shim(*args, **kwargs):\n"
+                            "        return fn(*args, **{k: v for k, v in kwargs.items() if k in accepted})\n\n    return shim\n\n\n"
+                            "@tolerant\ndef keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                            f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.REPLACE)\n", False),
+    "decorated_plain_wrapper": ("def logged(fn):\n    @functools.wraps(fn)\n    def wrapper(*args, **kwargs):\n"
+                                "        return fn(*args, **kwargs)\n\n    return wrapper\n\n\n"
+                                "@logged\ndef keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.REPLACE)\n", True),
+    "decorated_factory_own_parameters": ("def retried(times):\n    def deco(fn):\n        def wrapper(hf_weights_files, hf_folder, index_file):\n"
+                                         "            return fn(hf_weights_files, hf_folder, index_file)\n        return wrapper\n    return deco\n\n\n"
+                                         "@retried(times=2)\ndef keep(*args, **kwargs):\n    return args[0]\n\n\n"
+                                         f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.REPLACE)\n", True),
     # the target a member of a plugin enum (F05 variant z2): a str mix-in's `.value`, a StrEnum
     # member itself, a plain Enum's `.value`; its `.name` building the target
     "enum_str_mixin_value": ("import enum\n\n\nclass Target(str, enum.Enum):\n    FILTER = " + repr(TARGET) + "\n\n\n"

@@ -811,6 +811,7 @@ class Expressions:
         path, definition = self._hook_callable(module, node, ctx)
         if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return path, definition, None
+        path, definition = self._decorated(path, definition)
         params = function_params(definition.args)
         if isinstance(node, ast.Attribute) and any((dotted(d) or "").rsplit(".", 1)[-1] == "classmethod" for d in definition.decorator_list):
             params = params[1:]  # `Cls.method` of a classmethod: Python binds cls
@@ -847,6 +848,34 @@ class Expressions:
             static = any((dotted(d) or "").rsplit(".", 1)[-1] == "staticmethod" for d in definition.decorator_list)
             return f"{owner}.{node.attr}", definition, params if static else params[1:]
         return None
+
+    def _decorated(self, path: str | None, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, ast.FunctionDef | ast.AsyncFunctionDef]:
+        """What the name of a decorated plugin function is bound to, as far as a call binds it:
+        each plugin decorator (innermost first; `@deco` or `@factory(…)`) that returns a closure
+        of its own replaces the function with that closure, unless the closure passes its
+        `*args, **kwargs` on to the function unchanged (a plain wrapper: the function's own
+        signature still decides). A decorator that is not the plugin's, or returns anything
+        else, leaves it as it is (functools.lru_cache, a registering decorator)."""
+        found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        home = found[0] if found is not None else None
+        for decorator in reversed(definition.decorator_list):
+            if home is None:
+                break
+            called = decorator.func if isinstance(decorator, ast.Call) else decorator
+            target = self.qualify(home, dotted(called)) if dotted(called) else None
+            found = self._plugin_definition(target) if target and not is_upstream(target) else None
+            deco = found[1] if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            deco_path = target
+            if deco is not None and isinstance(decorator, ast.Call):
+                inner = returned_function(deco)
+                deco, deco_path = inner, f"{target}.{inner.name}" if inner is not None else None
+            closure = returned_function(deco) if deco is not None else None
+            if closure is None or not function_params(deco.args):
+                break
+            wrapped = function_params(deco.args)[0].name
+            if not _forwards_all(closure, wrapped):
+                path, definition = f"{deco_path}.{closure.name}", closure
+        return path, definition
 
     def _plugin_hook_factory(self, module: str, call: ast.Call, ctx: Context) -> tuple[str, ast.Call] | None:
         """(its module, the call) when the plugin function `call` calls returns one
@@ -1036,3 +1065,17 @@ def _bound_values(nodes: Iterable[ast.AST], name: str) -> list[ast.expr | None]:
         if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in walk(t)):
             values.append(getattr(stmt, "value", None))
     return values
+
+
+def _forwards_all(closure: ast.FunctionDef | ast.AsyncFunctionDef, wrapped: str) -> bool:
+    """Whether `closure` takes `*args, **kwargs` and calls `wrapped` with exactly them (a plain
+    wrapper): then what binds is what `wrapped` takes."""
+    var, varkw = closure.args.vararg, closure.args.kwarg
+    if var is None or varkw is None:
+        return False
+    for node in walk(closure):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == wrapped
+                and [a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name)] == [var.arg]
+                and [k.value.id for k in node.keywords if k.arg is None and isinstance(k.value, ast.Name)] == [varkw.arg]):
+            return True
+    return False
