@@ -150,3 +150,42 @@ def test_real_release_attention_backend_keys(tmp_path, version):
         assert code == 1
     else:
         assert keys == {} and code == 0, keys
+
+
+# a registry merged from other module dicts with `**` (vLLM's _VLLM_MODELS = {**_TEXT_…, **_EMBEDDING_…}),
+# directly, through two levels, or with a dict literal spread: the keys of each part are there
+MERGED = {
+    "spread_names": """
+        _TEXT = {"LlamaForCausalLM": ("llama", "LlamaForCausalLM")}
+        _EMBEDDING = {"BertModel": ("bert", "BertModel")}
+        MODELS = {**_TEXT, **_EMBEDDING}
+        """,
+    "two_levels": """
+        _TEXT = {"LlamaForCausalLM": ("llama", "LlamaForCausalLM")}
+        _GENERATION = {**_TEXT}
+        MODELS = {**_GENERATION, "BertModel": ("bert", "BertModel")}
+        """,
+    "literal_spread": """
+        _TEXT = {"LlamaForCausalLM": ("llama", "LlamaForCausalLM")}
+        MODELS = {**_TEXT, **{"BertModel": ("bert", "BertModel")}}
+        """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MERGED))
+def test_keys_of_a_registry_merged_with_spreads_are_there(tmp_path_factory, tmp_path, spelling):
+    _, new = upstream_pair(tmp_path_factory, new={"sglang/srt/models/merged.py": MERGED[spelling]})
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"m": "m:register"}),
+        "m/__init__.py": """
+            from sglang.srt.models.merged import MODELS
+
+
+            def register():
+                return MODELS["BertModel"], MODELS["LlamaForCausalLM"], MODELS["GoneForCausalLM"]
+            """,
+    })
+    code, doc = check(root, new)
+    keys = {f["target"].rsplit("[", 1)[-1]: f for f in doc["findings"] if f["kind"] == "registry_key"}
+    assert set(keys) == {"'GoneForCausalLM']"}, keys
+    assert keys["'GoneForCausalLM']"]["status"] == "missing" and code == 1

@@ -62,7 +62,7 @@ def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
         literal = ast.copy_location(ast.Dict(keys=[ast.Constant(k.arg) if k.arg else None for k in literal.keywords], values=[k.value for k in literal.keywords]), literal)
     if not isinstance(literal, ast.Dict):
         return None
-    _dict_keys(literal, f"{relpath}:{literal.lineno}", f"{name} = {{…}}", result)
+    _dict_keys(literal, f"{relpath}:{literal.lineno}", f"{name} = {{…}}", result, tree)
     registrations = _registration_functions(tree, name)
     for function in registrations:
         _registration_calls(index, ref, Ref("function", ref.module, function), registrations[function], result)
@@ -76,12 +76,30 @@ def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
     return result
 
 
-def _dict_keys(node: ast.Dict, where: str, how: str, result: RegistryKeys) -> None:
-    for key in node.keys:
+def _dict_keys(node: ast.Dict, where: str, how: str, result: RegistryKeys, tree: ast.Module | None = None, depth: int = 0) -> None:
+    """The literal keys of `node` into `result`; a `**T` spread of another module-level dict
+    literal of the same module (`_VLLM_MODELS = {**_TEXT_GENERATION_MODELS, …}`) gives T's."""
+    for key, value in zip(node.keys, node.values):
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
             result.keys.setdefault(key.value, where)
+            continue
+        spread = value if key is None and isinstance(value, ast.Dict) else None  # {**{"k": v}}
+        if key is None and isinstance(value, ast.Name) and tree is not None and depth < 8:
+            spread = _module_literal(tree, value.id)
+        if isinstance(spread, ast.Dict):
+            _dict_keys(spread, where.rsplit(":", 1)[0] + f":{spread.lineno}", f"{ast.unparse(value)[:40]} = {{…}}", result, tree, depth + 1)
         else:
             result.open.append(f"{how} at {where} has a key computed at run time")
+
+
+def _module_literal(tree: ast.Module, name: str) -> ast.expr | None:
+    """The value of the last module-level `name = …` / `name: T = …` in `tree`, or None."""
+    found = None
+    for stmt in tree.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            found = stmt.value
+    return found
 
 
 def _registration_functions(tree: ast.Module, name: str) -> dict[str, tuple[int, str]]:
