@@ -177,13 +177,16 @@ def test_check_exit_code_3_when_only_unverifiable(upstream_repo, tmp_path):
     write_tree(tmp_path, {
         "pyproject.toml": '[project]\nname = "u"\n[project.entry-points."sglang.srt.plugins"]\nu = "u:load"\n',
         "u/__init__.py": """
+            import os
+
             from sglang.srt.plugins.hook_registry import HookRegistry, HookType
 
             def target_for(name):
-                return "sglang.srt.managers.scheduler.Scheduler." + name.lower()
+                # the method named by the deployment: nothing here can say which
+                return "sglang.srt.managers.scheduler.Scheduler." + os.environ[name]
 
             def load():
-                HookRegistry.register(target_for("SCHEDULE"), lambda r, *a, **k: r, HookType.AFTER)
+                HookRegistry.register(target_for("U_SCHEDULER_METHOD"), lambda r, *a, **k: r, HookType.AFTER)
             """,
     })
     proc = harness("check", "--plugin", str(tmp_path), "--upstream", f"{upstream_repo}@v1")
