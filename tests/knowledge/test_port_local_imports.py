@@ -95,6 +95,29 @@ def test_a_name_neither_the_copy_nor_its_module_binds_is_still_undefined(upstrea
     assert [u["name"] for u in entry["undefined_names"]] == ["Phases"], entry
 
 
+IMPORT = "from sglang.srt.model_executor.cuda_graph_config import Phase"
+# where the copy binds Phase, by Python's scopes (F38 variant z2): another scope's binding is not
+# the copy's; its own, read from a nested scope, is
+SCOPES = {
+    "nested_function": (f"def _known(p):\n            {IMPORT}\n            return p in Phase.ALL\n\n", "Phase.ALL", True),
+    "nested_class_body": (f"class _Known:\n            {IMPORT}\n\n", "Phase.ALL", True),
+    "comprehension_variable": ("_ = [Phase for Phase in ()]\n\n", "Phase.ALL", True),
+    "own_import_read_by_a_closure": (f"{IMPORT}\n\n        def _known(p):\n            return p in Phase.ALL\n\n", "Phase.ALL", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SCOPES))
+def test_a_name_bound_in_another_scope_is_undefined_in_the_copy(upstreams, tmp_path, spelling):
+    binding, read, undefined = SCOPES[spelling]
+    source = COPY.replace("        from sglang.srt.model_executor.cuda_graph_config import Phase\n\n", "        " + binding)
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"graphdev": "graphdev:register"}),
+        "graphdev/__init__.py": source.replace("{target}", f"{CONFIG}.check_cuda_graph_backend").replace("{phase_alias}", read),
+    })
+    _, entry = port(root, *upstreams)
+    assert [u["name"] for u in entry["undefined_names"]] == (["Phase"] if undefined else []), entry
+
+
 @pytest.mark.network
 @pytest.mark.slow
 def test_real_release_check_cuda_graph_backend_copy(tmp_path):

@@ -22,6 +22,7 @@ import builtins
 import difflib
 import io
 import re
+import symtable
 import tempfile
 import textwrap
 import tokenize
@@ -442,37 +443,33 @@ def _diff(a: str, b: str, a_label: str, b_label: str) -> str:
 def _undefined(text: str, module_names: frozenset[str] | None, upstream_module: str, index: SymbolIndex) -> list[UndefinedName]:
     """Free names of the function in `text` (annotations and defaults included) that the
     plugin module (`module_names`: what it binds at module level; None when a star import may
-    bind anything) does not bind and that are not builtins."""
+    bind anything) does not bind and that are not builtins. Scopes are Python's own (the
+    standard library's symtable): a name a nested function imports or assigns is that
+    function's, not the outer one's."""
+    source = textwrap.dedent(text)
     try:
-        function = ast.parse(textwrap.dedent(text)).body[0]
-    except (SyntaxError, IndexError):
+        function = ast.parse(source).body[0]
+        top = symtable.symtable(source, "<port>", "exec")
+    except (SyntaxError, IndexError, ValueError):
         return []
     if module_names is None:
         return []
-    bound = module_names | _BUILTINS | _locals(function)
-    used = dict.fromkeys(n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    free: set[str] = set()
+
+    def visit(table: symtable.SymbolTable) -> None:
+        for symbol in table.get_symbols():
+            if not symbol.is_referenced():
+                continue
+            if table is top and not (symbol.is_assigned() or symbol.is_imported()) or table is not top and symbol.is_global():
+                free.add(symbol.get_name())
+        for child in table.get_children():
+            visit(child)
+
+    visit(top)
+    used = dict.fromkeys(n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in free)
     upstream = index.table(upstream_module)
-    return [UndefinedName(name=name, upstream_import=_import_statement(name, upstream_module, upstream.names.get(name) if upstream else None)) for name in used if name not in bound]
-
-
-def _locals(function: ast.AST) -> set[str]:
-    """Names bound anywhere inside the function: parameters, assignments, loop, with and
-    except targets, nested defs and classes, imports, comprehension variables."""
-    names: set[str] = set()
-    for node in walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
-    return names
+    return [UndefinedName(name=name, upstream_import=_import_statement(name, upstream_module, upstream.names.get(name) if upstream else None))
+            for name in used if name not in module_names and name not in _BUILTINS]
 
 
 def _import_statement(name: str, module: str, binding) -> str | None:
