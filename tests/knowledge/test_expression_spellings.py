@@ -287,6 +287,39 @@ NAMES = {
             importlib.import_module(MODULE.safe_substitute(SETTINGS))
             importlib.import_module(MODULE.safe_substitute(SETTINGS, backend="beta"))
         """,
+    # a class constant read through self in a method (F22 variant z1), and pkgutil.resolve_name
+    # importing the module part of "pkg.mod:attr" or the longest module prefix of "pkg.mod.attr"
+    "class_constant_through_self": """
+        import importlib
+        from typing import ClassVar, Tuple
+
+        class Installer:
+            MODULES: ClassVar[Tuple[str, ...]] = ("p.backends.alpha", "p.backends.beta")
+
+            def install(self):
+                for name in self.MODULES:
+                    importlib.import_module(name)
+
+        def register():
+            Installer().install()
+        """,
+    "resolve_name_colon": """
+        import pkgutil
+
+        SPECS = ["p.backends.alpha:apply_torchao_config_to_model", "p.backends.beta:apply_torchao_config_to_model"]
+
+        def register():
+            for spec in SPECS:
+                module_name, _, attr = spec.partition(":")
+                pkgutil.resolve_name(f"{module_name}:{attr}")
+        """,
+    "resolve_name_dotted": """
+        from pkgutil import resolve_name
+
+        def register():
+            for backend in ("alpha", "beta"):
+                resolve_name("p.backends." + backend + ".apply_torchao_config_to_model")
+        """,
     # file names listed by hand, the module name their stem (os.path.splitext, unpacked)
     "file_name_stems": """
         import importlib
@@ -946,3 +979,27 @@ def test_an_import_in_a_private_helper_nothing_names_cannot_fail(upstreams, tmp_
     code, doc = _check_init(tmp_path, new, source + "\n\ndef register():\n    pass\n")
     imported = [f for f in doc["findings"] if f["target"].startswith(TORCHAO) and f["kind"] == "import"]
     assert imported and all(f["breaking"] is runs for f in imported) and code == (1 if runs else 0), imported
+
+
+def test_a_class_constant_an_instance_overwrites_is_not_what_self_reads(upstreams, tmp_path):
+    _, new = upstreams
+    code, doc = check(plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": """
+            import importlib
+
+            class Installer:
+                MODULES = ("p.backends.alpha",)
+
+                def __init__(self, modules=()):
+                    self.MODULES = modules
+
+                def install(self):
+                    for name in self.MODULES:
+                        importlib.import_module(name)
+
+            def register():
+                Installer().install()
+            """,
+        "p/backends/__init__.py": "", "p/backends/alpha.py": BACKEND}), new)
+    assert not _live(doc, "p/backends/alpha.py") and code != 1, doc["findings"]

@@ -376,8 +376,8 @@ class Expressions:
             elif isinstance(attr, str):
                 self._field(module, call, ctx, call.args[0], attr)
             return
-        if qualified.endswith(("import_module", "__import__")) and call.args:
-            self._dynamic_import(module, call, ctx)
+        if (qualified.endswith(("import_module", "__import__")) or qualified == "pkgutil.resolve_name") and call.args:
+            self._dynamic_import(module, call, ctx, resolves=qualified == "pkgutil.resolve_name")
             return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             if engine.external_model_env and self.const(module, call.args[0], env) == engine.external_model_env:
@@ -436,7 +436,9 @@ class Expressions:
             else:
                 ctx.cls.dynamic = True
 
-    def _dynamic_import(self, module: str, call: ast.Call, ctx: Context) -> None:
+    def _dynamic_import(self, module: str, call: ast.Call, ctx: Context, resolves: bool = False) -> None:
+        """`import_module(name)` / `__import__(name)`, or `pkgutil.resolve_name(name)` (`resolves`:
+        "pkg.mod:attr" imports pkg.mod; "pkg.mod.attr" the longest prefix that is a module)."""
         if any(isinstance(guard.cond, Const) and not guard.cond.value for guard in ctx.guards):
             return  # under a test that folds to false here (`if enabled:` over a constant table): never made
         target = self.const(module, call.args[0], ctx.env)
@@ -454,6 +456,8 @@ class Expressions:
                 for package in self._listed_packages(module) or [own]:
                     self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
             return
+        if resolves:
+            target = target.partition(":")[0] if ":" in target else self._longest_module(target)
         if target.startswith("."):
             package = self.const(module, arg(call, 1, "package"), ctx.env)
             if not isinstance(package, str):
@@ -463,6 +467,16 @@ class Expressions:
         self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
         if is_upstream(target):
             self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
+
+    def _longest_module(self, path: str) -> str:
+        """The longest prefix of the dotted `path` that is a plugin or upstream module (what
+        pkgutil.resolve_name imports before reading the rest as attributes); `path` when none is."""
+        parts = path.split(".")
+        for end in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:end])
+            if prefix in self.files or is_upstream(prefix) and self.index.module_exists(prefix):
+                return prefix
+        return path
 
     def chosen_modules(self, module: str, node: ast.expr, env: dict) -> list[str]:
         """The plugin modules a name built at run time may be: `f"vendev.backends.{name}.patch"`,

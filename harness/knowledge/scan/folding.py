@@ -353,6 +353,10 @@ class Folding:
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and isinstance(held := env.get(node.value.id, OPAQUE), Record):
                 return held.get(node.attr)  # `rep.module_path` of a folded Replacement(…)
+            if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):
+                held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
+                if held is not OPAQUE:
+                    return held
             owner = self.qualify(module, dotted(node.value), env)
             if owner and node.attr in _NAME_ATTRIBUTES:
                 named = self._name_attribute(owner, node.attr)
@@ -502,6 +506,10 @@ class Folding:
                 except (ImportError, ValueError):
                     return OPAQUE
             return Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
+        if qualified == "pkgutil.resolve_name" and args:
+            # "pkg.mod:attr" or "pkg.mod.attr": the object, its module imported (pkgutil docs)
+            resolved = self.const(module, args[0], env, depth + 1)
+            return Named(resolved.replace(":", ".")) if isinstance(resolved, str) and resolved and not resolved.startswith(".") else OPAQUE
         if qualified == "sys.modules.get" and args:
             # the module if something imported it, else None: on a release without it, always None
             loaded = self.const(module, args[0], env, depth + 1)
@@ -1009,6 +1017,26 @@ class Folding:
                 return None
             body = found.body
         return (module, found) if found is not None else None
+
+    def _set_on_instances(self, path: str, attr: str) -> bool:
+        """Whether a method of the plugin class `path` or of a plugin base writes `self.<attr>`
+        (or `setattr(self, "attr", …)`), so `self.attr` need not be the class's constant."""
+        queue, seen = [path], set()
+        while queue:
+            current = queue.pop()
+            found = self._plugin_definition(current) if current not in seen else None
+            seen.add(current)
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                continue
+            module, cls = found
+            for node in walk(cls):
+                if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    return True
+                if (isinstance(node, ast.Call) and dotted(node.func) == "setattr" and len(node.args) >= 2
+                        and isinstance(node.args[1], ast.Constant) and node.args[1].value == attr):
+                    return True
+            queue += [q for b in cls.bases if (q := self.qualify(module, dotted(b)) if dotted(b) else None)]
+        return False
 
     def enum_kind(self, path: str, depth: int = 0) -> str | None:
         """"str" for a plugin enum class whose members are strings (a `str` mix-in, StrEnum),

@@ -603,6 +603,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if method is not None and method.line == node.lineno:
                 self_name = params[0].name if params and method.bound else None
                 inner = replace(inner, self_name=self_name, method=method)
+                if self_name:  # `self.TABLE` of a class constant folds (Folding.const)
+                    local.update({"<self>": self_name, "<class>": ctx.cls.path})
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
             if arg.arg == inner.self_name:
                 continue
