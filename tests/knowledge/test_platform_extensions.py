@@ -287,3 +287,6 @@ def test_a_platform_class_nothing_loads_is_not_the_platform(upstreams, tmp_path,
     code, doc = check(root, new, "--baseline", old)
     dropped = [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_mha_kv_pool_cls" and f["breaking"]]
     assert bool(dropped) is loaded and code == (1 if loaded else 0), doc["findings"]
+    if not loaded:  # reported as dead code, by the table's `uncalled` row
+        dead = [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_mha_kv_pool_cls" and f["live"]]
+        assert dead and all(f["decided_by"] == "uncalled" and "is never loaded" in f["detail"] for f in dead), dead

@@ -153,12 +153,28 @@ class Judge:
         if finding is None:
             return None
         finding = self.apply_conditions(finding, dep)
+        unloaded = self._in_unloaded_platform(dep) if finding.breaking else None
+        if unloaded is not None:
+            facts = BreakingFacts(finding.status, True, finding.live, finding.guard.outcome if finding.guard else "runs", uncalled=unloaded)
+            finding.breaking, finding.risk, finding.decided_by = decide(facts).breaking, finding.risk // 4, decide(facts).name
+            returned = ", ".join(self.scan.platform_class_paths)
+            finding.detail = (f"{finding.detail or finding.status.value}; {unloaded} is never loaded: the platform entry point returns "
+                              f"{returned}, and nothing in the plugin names {unloaded.rsplit('.', 1)[-1]} (dead code to remove)")
+            return finding
         caller = self.uncalled_method(dep) if finding.breaking else None
         if caller is not None:
             facts = BreakingFacts(finding.status, True, finding.live, finding.guard.outcome if finding.guard else "runs", uncalled=caller)
-            finding.breaking, finding.risk = decide(facts).breaking, finding.risk // 4
+            finding.breaking, finding.risk, finding.decided_by = decide(facts).breaking, finding.risk // 4, decide(facts).name
             finding.detail = f"{finding.detail or finding.status.value}; it runs only in {caller}, which nothing calls (no upstream base declares it; no code of the plugin or of {self.index.source.label} names it on an instance of it)"
         return finding
+
+    def _in_unloaded_platform(self, dep: Dependency) -> str | None:
+        """The platform class nothing loads (PluginScan.unloaded_platforms) whose member `dep`
+        is or whose method holds it, or None: none of its code can run."""
+        for path in self.scan.unloaded_platforms:
+            if dep.plugin_class == path or any(f == path or f.startswith(path + ".") for f in dep.enclosing):
+                return path
+        return None
 
     def uncalled_method(self, dep: Dependency) -> str | None:
         """The plugin method or function holding `dep` (its path) when nothing can call it, so

@@ -329,6 +329,8 @@ class PluginScan:
     classes: dict[str, PluginClass] = field(default_factory=dict)
     platforms: list[str] = field(default_factory=list)  # paths of plugin classes deriving from SRTPlatform / DeviceMixin
     platform_class_paths: list[str] = field(default_factory=list)  # returned by activate()
+    # platform classes nothing loads: not returned, no base of one returned, named nowhere else
+    unloaded_platforms: list[str] = field(default_factory=list)
     dependencies: list[Dependency] = field(default_factory=list)
     # attribute names the plugin reads anywhere (`x.name`, getattr(x, "name")) -> first "file:line"
     attribute_uses: dict[str, str] = field(default_factory=dict)

@@ -78,7 +78,8 @@ class PluginClasses:
                     dep.scope = "runtime"
                     dep.scope_reason = f"registered inside {function}, {why}: it runs only after HookRegistry.apply_hooks, so this hook is never applied"
                     break
-        self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path) and not self._unloaded_platform(path)]
+        self.scan.platforms = [path for path in self.scan.classes if self._derives_from_platform(path)]
+        self.scan.unloaded_platforms = [path for path in self.scan.platforms if self._unloaded_platform(path)]
         for ep in self.scan.entry_points:
             self._entry_point_dependency(ep)
         self.resolve_named_classes()
@@ -596,8 +597,8 @@ class PluginClasses:
         for context in contexts:
             kind = "override" if context in self.scan.platforms else "subclass"
             mro = self.plugin_mro(context)
-            if any(classes[k].dynamic for k in mro) or self._derives_from_platform(context) and self._unloaded_platform(context):
-                continue  # (a platform class nothing loads: nothing of it runs)
+            if any(classes[k].dynamic for k in mro):
+                continue
             for position, path in enumerate(mro):
                 cls = classes[path]
                 for name, method in cls.methods.items():
