@@ -116,6 +116,37 @@ NOT_FOUND = {
 }
 
 
+# the errors caught named by a module constant: here, imported from a compat module, spread into suppress
+CONSTANT_HANDLERS = {
+    "module_tuple": ("ERRORS = (ImportError, AttributeError)\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
+    "imported_tuple": ("from tao.compat import OPTIONAL_ERRORS as ERRORS\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
+    "suppress_spread": ("import contextlib\n\nERRORS = [ModuleNotFoundError, AttributeError]\n",
+                        "tu = None\nwith contextlib.suppress(*ERRORS):\n    {import_}\n"),
+    "tuple_without_import_errors": ("ERRORS = (KeyError, AttributeError)\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
+}
+
+
+def _import_verdict(upstream: str, tmp_path, files: dict) -> tuple[bool, int]:
+    """(whether the torchao_utils import breaks, the exit code) of `harness check` on `upstream`
+    of a plugin `tao` made of `files`."""
+    code, doc = check(plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"tao": "tao:register"}), **files}), upstream)
+    imports = [f for f in doc["findings"] if f["kind"] == "import"]
+    assert imports, doc["findings"]
+    return imports[0]["breaking"], code
+
+
+@pytest.mark.parametrize("spelling", sorted(CONSTANT_HANDLERS))
+def test_errors_named_by_a_module_constant_are_caught(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    head, body = CONSTANT_HANDLERS[spelling]
+    breaks, code = _import_verdict(new, tmp_path, {
+        "tao/compat.py": "OPTIONAL_ERRORS = (ImportError, AttributeError)\n",
+        "tao/__init__.py": head + "\n" + body.format(import_="import sglang.srt.layers.torchao_utils as tu") + "\n\ndef register():\n    pass\n",
+    })
+    escapes = spelling == "tuple_without_import_errors"
+    assert breaks is escapes and code == (1 if escapes else 0)
+
+
 # a handler that always raises lets the error leave the try (F07 variant y2); one that may
 # fall through catches it
 HANDLERS = {
@@ -127,38 +158,11 @@ HANDLERS = {
 }
 
 
-# the errors caught named by a module constant: here, imported from a compat module, spread into suppress
-CONSTANT_HANDLERS = {
-    "module_tuple": ("ERRORS = (ImportError, AttributeError)\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
-    "imported_tuple": ("from tao.compat import OPTIONAL_ERRORS as ERRORS\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
-    "suppress_spread": ("import contextlib\n\nERRORS = [ModuleNotFoundError, AttributeError]\n",
-                        "tu = None\nwith contextlib.suppress(*ERRORS):\n    {import_}\n"),
-    "tuple_without_import_errors": ("ERRORS = (KeyError, AttributeError)\n", "try:\n    {import_}\nexcept ERRORS:\n    tu = None\n"),
-}
-
-
-@pytest.mark.parametrize("spelling", sorted(CONSTANT_HANDLERS))
-def test_errors_named_by_a_module_constant_are_caught(upstreams, tmp_path, spelling):
-    _, new = upstreams
-    head, body = CONSTANT_HANDLERS[spelling]
-    root = plugin(tmp_path, {
-        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
-        "tao/compat.py": "OPTIONAL_ERRORS = (ImportError, AttributeError)\n",
-        "tao/__init__.py": head + "\n" + body.format(import_="import sglang.srt.layers.torchao_utils as tu") + "\n\ndef register():\n    pass\n",
-    })
-    code, doc = check(root, new)
-    imports = [f for f in doc["findings"] if f["kind"] == "import"]
-    escapes = spelling == "tuple_without_import_errors"
-    assert imports and imports[0]["breaking"] is escapes, imports
-    assert code == (1 if escapes else 0)
-
-
 @pytest.mark.parametrize("spelling", sorted(HANDLERS))
 def test_a_handler_that_always_raises_catches_nothing(upstreams, tmp_path, spelling):
     _, new = upstreams
     handler, escapes = HANDLERS[spelling]
-    root = plugin(tmp_path, {
-        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+    breaks, code = _import_verdict(new, tmp_path, {
         "tao/__init__.py": f"""
             import logging
             import os
@@ -176,18 +180,14 @@ def test_a_handler_that_always_raises_catches_nothing(upstreams, tmp_path, spell
                 pass
             """,
     })
-    code, doc = check(root, new)
-    imports = [f for f in doc["findings"] if f["kind"] == "import"]
-    assert imports and imports[0]["breaking"] is escapes, imports
-    assert code == (1 if escapes else 0)
+    assert breaks is escapes and code == (1 if escapes else 0)
 
 
 @pytest.mark.parametrize("spelling", sorted(NOT_FOUND))
 def test_except_module_not_found_catches_only_a_module_not_found(upstreams, tmp_path, spelling):
     _, new = upstreams
     statement, escapes = NOT_FOUND[spelling]
-    root = plugin(tmp_path, {
-        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+    breaks, code = _import_verdict(new, tmp_path, {
         "tao/__init__.py": f"""
             try:
                 {statement}
@@ -199,10 +199,7 @@ def test_except_module_not_found_catches_only_a_module_not_found(upstreams, tmp_
                 pass
             """,
     })
-    code, doc = check(root, new)
-    imports = [f for f in doc["findings"] if f["kind"] == "import"]
-    assert imports and imports[0]["breaking"] is escapes, imports
-    assert code == (1 if escapes else 0)
+    assert breaks is escapes and code == (1 if escapes else 0)
 
 
 def test_statements_after_a_handler_that_returns_are_skipped_when_the_import_fails(upstreams, tmp_path):

@@ -96,6 +96,15 @@ MAKERS = {
 PARAMS = {"fits": "original_fn, self, logits, *args, **kwargs", "narrow": "original_fn, self"}
 
 
+def _judged(hook: dict, fit: str, code: int) -> None:
+    """A hook whose parameters fit the wrapper's call is ok (exit 0); a narrow one cannot bind it
+    (signature_changed, breaking, exit 1)."""
+    if fit == "fits":
+        assert hook["status"] == "ok" and code == 0, hook
+    else:
+        assert hook["status"] == "signature_changed" and hook["breaking"] and code == 1, hook
+
+
 @pytest.mark.parametrize("fit", sorted(PARAMS))
 @pytest.mark.parametrize("maker", sorted(MAKERS))
 def test_a_hook_is_judged_as_the_object_the_wrapper_calls(upstreams, tmp_path, maker, fit):
@@ -110,10 +119,7 @@ def test_a_hook_is_judged_as_the_object_the_wrapper_calls(upstreams, tmp_path, m
     }, name=f"{maker}-{fit}")
     code, doc = check(root, old)
     hook = next(f for f in doc["findings"] if f["kind"] == "hook")
-    if fit == "fits":
-        assert hook["status"] == "ok" and code == 0, hook
-    else:
-        assert hook["status"] == "signature_changed" and hook["breaking"] and code == 1, hook
+    _judged(hook, fit, code)
 
 
 # a bound method of a plugin object registered as the hook: self is bound, so the wrapper's
@@ -308,10 +314,7 @@ def test_a_hook_queued_by_module_level_code_is_judged_where_the_queue_is_registe
     code, doc = check(root, old)
     hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
     assert [h["target"] for h in hooks] == ["sglang.srt.layers.sampler.Sampler.forward"], hooks
-    if fit == "fits":
-        assert hooks[0]["status"] == "ok" and code == 0, hooks
-    else:
-        assert hooks[0]["status"] == "signature_changed" and hooks[0]["breaking"] and code == 1, hooks
+    _judged(hooks[0], fit, code)
 
 
 # a table of hook specs spread into register(): keyword dicts (a literal, dict(...)) with `**`,
@@ -340,7 +343,4 @@ def test_a_hook_spec_spread_into_register_is_judged(upstreams, tmp_path, spellin
     code, doc = check(root, old)
     hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
     assert [(h["target"], h["hook_type"]) for h in hooks] == [("sglang.srt.layers.sampler.Sampler.forward", "AROUND")], hooks
-    if fit == "fits":
-        assert hooks[0]["status"] == "ok" and code == 0, hooks
-    else:
-        assert hooks[0]["status"] == "signature_changed" and hooks[0]["breaking"] and code == 1, hooks
+    _judged(hooks[0], fit, code)
