@@ -556,8 +556,49 @@ CAUGHT_PATCHES = {
             except ModuleNotFoundError:
                 pass
         """,
+    # pkgutil.resolve_name in the try, the rest after it only when it resolved (F34 kind, set 7)
+    "resolve_name_continue": """
+        import pkgutil
+
+        def register():
+            for spec in ["sglang.srt.layers.torchao_utils"]:
+                try:
+                    owner = pkgutil.resolve_name(spec)
+                except (ImportError, AttributeError):
+                    continue
+                owner.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "resolve_name_return": """
+        from pkgutil import resolve_name
+
+        def register():
+            try:
+                owner = resolve_name("sglang.srt.layers.torchao_utils")
+            except Exception:
+                return
+            setattr(owner, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
 }
 PATCHES.update(CAUGHT_PATCHES)
+
+
+def test_resolve_name_caught_for_one_of_its_errors_only_still_breaks(upstreams, tmp_path):
+    # pkgutil.resolve_name("a.b.c") raises AttributeError for a submodule that is gone: `except
+    # ImportError` lets it through, so what follows is not guarded by it
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, """
+import pkgutil
+
+
+def register():
+    try:
+        owner = pkgutil.resolve_name("sglang.srt.layers.torchao_utils")
+    except ImportError:
+        return
+    owner.apply_torchao_config_to_model = lambda model, *a, **k: model
+""")
+    patch = by_target(doc["findings"])[GONE]
+    assert patch["breaking"] and code == 1, patch
 
 
 @pytest.mark.parametrize("handler", ["AttributeError", "TypeError"])

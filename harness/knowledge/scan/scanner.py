@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from harness.engines import IMPORT_ERRORS, KEY_ERRORS, profile
+from harness.engines import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, profile
 from harness.errors import HarnessError
 from harness.knowledge.model import (
     CLASS_USE_BASE,
@@ -322,15 +322,24 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             # importlib.import_module("sglang.x") / except ImportError: return`: the rest runs
             # only when the module is there (loaded, importable)
             if isinstance(stmt, ast.Try) and exits:
+                # (and `owner = pkgutil.resolve_name("pkg.mod:Cls")` / `except (ImportError,
+                # AttributeError): continue`: the rest runs only when the object is there)
+                resolves = lambda v: isinstance(v, ast.Call) and self.qualify(module, dotted(v.func), ctx.env) == "pkgutil.resolve_name"  # noqa: E731
                 for errors, made in ((KEY_ERRORS, lambda v: isinstance(v, ast.Subscript) and dotted(v.value) == "sys.modules"),
-                                     (IMPORT_ERRORS, lambda v: isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("import_module"))):
+                                     (IMPORT_ERRORS, lambda v: isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("import_module")),
+                                     (IMPORT_ERRORS | ATTRIBUTE_ERRORS, resolves)):
                     found = self._bound_modules(module, stmt.body, ctx, made)
-                    if found and any(h.type is None or self.exception_names(module, [h.type]) & errors for h in exits):
-                        ctx = replace(ctx, guards=ctx.guards + (GuardCond(AllOf(tuple(ModuleExists(path) for path in found)),
-                                                                          f"{', '.join(found)} can be had (the try at line {stmt.lineno})", stmt.lineno),))
+                    # resolve_name raises ImportError or AttributeError (a module part or an
+                    # attribute missing: pkgutil's code): the handler must take both
+                    needs = (IMPORT_ERRORS, ATTRIBUTE_ERRORS) if made is resolves else (errors,)
+                    if found and any(h.type is None or all(self.exception_names(module, [h.type]) & e for e in needs) for h in exits):
+                        exists = tuple(ModuleExists(p) if self.index.module_exists(p) else HasAttr(*p.rsplit(".", 1)) for p in found)
+                        ctx = replace(ctx, guards=ctx.guards + (GuardCond(AllOf(exists), f"{', '.join(found)} can be had (the try at line {stmt.lineno})",
+                                                                          stmt.lineno),))
 
     def _bound_modules(self, module: str, body: list[ast.stmt], ctx: Context, made: Callable[[ast.expr], bool]) -> list[str]:
-        """The upstream modules `name = <value>` statements in `body` bind, for values `made` accepts."""
+        """The upstream modules (or objects, for pkgutil.resolve_name) `name = <value>` statements
+        in `body` bind, for values `made` accepts."""
         values = [self.const(module, n.value, ctx.env) for n in walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Assign) and made(n.value)]
         return [value.path for value in values if isinstance(value, Named) and is_upstream(value.path)]
 
