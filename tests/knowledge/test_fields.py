@@ -343,3 +343,24 @@ def test_diff_shows_a_dropped_field_as_an_impact(upstreams, tmp_path):
     assert not [f for f in fields if f["successor"]]  # a same-named member elsewhere is no evidence of one
     # a field that is there on both sides is not an impact
     assert not [f for f in fields if f["target"].endswith((".batch_size", ".seq_lens"))]
+
+
+# a write through the server-args name is a server_arg; one on an item of it (`args[2].x`, a
+# hook's positional arguments; F30 variant u2) or on another object's attribute is not
+WRITES = {
+    "server_args_itself": ("server_args.cuda_graph_bs = 4", 1),
+    "args_itself": ("args.cuda_graph_bs = 4", 1),
+    "item_of_args": ("args[2].is_all_greedy = True", 0),
+    "item_of_server_args": ("server_args[0].cuda_graph_bs = 4", 0),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(WRITES))
+def test_only_a_write_on_the_server_args_name_is_a_server_arg(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    statement, counted = WRITES[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"fp": "fp:register"}),
+                             "fp/__init__.py": ("from sglang.srt.server_args import ServerArgs  # noqa: F401\n\n\n"
+                                                f"def tune(server_args, args):\n    {statement}\n\n\ndef register():\n    pass\n")})
+    code, doc = check(root, old)
+    assert doc["checked"].get("server_arg", 0) == counted and code == 0, doc

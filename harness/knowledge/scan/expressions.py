@@ -994,7 +994,8 @@ class Expressions:
                 value, params = self._patch_value(module, getattr(stmt, "value", None), ctx)
                 self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=value, params=params,
                                  owner_errors=self._owner_errors(module, target.value, env))
-            elif engine.server_args and dotted(target.value) in engine.server_args_names and owner is None:
+            elif engine.server_args and isinstance(target.value, ast.Name) and target.value.id in engine.server_args_names and owner is None:
+                # (`args[2].x = …` writes on an item, not on args)
                 self._dependency("server_arg", f"{engine.server_args}.{target.attr}", module, stmt, ctx, name=target.attr)
             else:  # `v.x += 1` reads x first
                 self._field(module, target, ctx, how=None if isinstance(stmt, ast.AugAssign) else WRITE)
