@@ -324,7 +324,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if isinstance(stmt, ast.Try) and exits:
                 # (and `owner = pkgutil.resolve_name("pkg.mod:Cls")` / `except (ImportError,
                 # AttributeError): continue`: the rest runs only when the object is there)
-                resolves = lambda v: isinstance(v, ast.Call) and self.qualify(module, dotted(v.func), ctx.env) == "pkgutil.resolve_name"  # noqa: E731
+                def resolves(v: ast.expr, env: dict = ctx.env) -> bool:
+                    return isinstance(v, ast.Call) and self.qualify(module, dotted(v.func), env) == "pkgutil.resolve_name"
+
                 for errors, made in ((KEY_ERRORS, lambda v: isinstance(v, ast.Subscript) and dotted(v.value) == "sys.modules"),
                                      (IMPORT_ERRORS, lambda v: isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("import_module")),
                                      (IMPORT_ERRORS | ATTRIBUTE_ERRORS, resolves)):
