@@ -52,6 +52,9 @@ class EngineProfile:
     model_registry: str | None = None  # the class whose .register() adds a model architecture
     model_loader: str | None = None  # the function that imports an external model package's modules
     external_model_env: str | None = None  # the variable naming an external model package
+    # the object whose attributes are settings fields named after their environment variable
+    # (a field's `.name` is the variable's name)
+    settings_fields: str | None = None
     # the object that holds the server's settings, and the names plugins hold it by unannotated
     server_args: str | None = None
     server_args_names: tuple[str, ...] = ()

@@ -49,6 +49,9 @@ ENGINE = EngineProfile(
     model_registry="sglang.srt.models.registry.ModelRegistry",
     model_loader="sglang.srt.models.registry.import_model_classes",
     external_model_env="SGLANG_EXTERNAL_MODEL_PACKAGE",
+    # srt/environ.py (0.5.19 :55-57, 0.5.23): EnvField.__set_name__ keeps the attribute's name,
+    # the variable get() reads
+    settings_fields="sglang.srt.environ.envs",
     server_args="sglang.srt.server_args.ServerArgs",
     server_args_names=("server_args", "args"),
     plugin_loader_module="sglang.srt.plugins",

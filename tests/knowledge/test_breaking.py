@@ -368,3 +368,27 @@ def test_a_certain_failure_under_an_undecided_test_is_unverified(upstreams, tmp_
     call = next(f for f in doc["findings"] if f["target"].endswith("fp8_gemm") and f["kind"] == "call")
     assert (call["status"], call["decided_by"]) == ("signature_changed", row), call
     assert call["breaking"] is (exit_code == 1) and code == exit_code, call
+
+
+# the same path written with an elif, nested ifs, and an early return: it runs when every test
+# on it holds, and the finding names them all (V variants u9, u10)
+RUNTIME_PATHS = {
+    "elif": "    if n == 1:\n        return a\n    elif b is None or not fast:\n        return fp8_gemm(a, b, n)\n    return a\n",
+    "nested": "    if n != 1:\n        if b is None or not fast:\n            return fp8_gemm(a, b, n)\n    return a\n",
+    "conjunction": "    if n != 1 and (b is None or not fast):\n        return fp8_gemm(a, b, n)\n    return a\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(RUNTIME_PATHS))
+def test_a_failure_on_a_path_of_several_run_time_tests_names_each(upstreams, tmp_path, spelling):
+    old, _ = upstreams  # 0.9.0 has fp8_gemm(a, b)
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.ops:register"}),
+        "p/__init__.py": "",
+        "p/ops.py": ("from sglang.srt.layers.quantization.fp8_utils import fp8_gemm\n\n\n"
+                     f"def gemm(a, b, n, fast=False):\n{RUNTIME_PATHS[spelling]}\n\ndef register():\n    pass\n"),
+    })
+    code, doc = check(root, old)
+    call = next(f for f in doc["findings"] if f["target"].endswith("fp8_gemm") and f["kind"] == "call")
+    assert (call["breaking"], call["guard"]["outcome"], code) == (True, "runtime", 1), call
+    assert "n" in call["guard"]["condition"] and "not fast" in call["guard"]["condition"], call["guard"]

@@ -353,6 +353,157 @@ NAMES = {
             for name in sorted(PRIORITY, key=PRIORITY.get, reverse=True):
                 importlib.import_module("p.backends." + name.removesuffix("_backend"))
         """,
+    # printf-style formatting with a mapping over itertools.chain of a list and a tuple (F25 variant u1)
+    "percent_mapping_over_chain": """
+        import importlib
+        import itertools
+
+        FIRST = ["alpha"]
+        MORE = ("beta",)
+        TEMPLATE = "%(root)s.backends.%(name)s"
+
+        def register():
+            for name in itertools.chain(FIRST, MORE):
+                importlib.import_module(TEMPLATE % {"root": __name__, "name": name})
+        """,
+    # lazy loaders (functools.partial of import_module) built for every backend, only some called
+    # (F25 variant u2): from a dict, held in a local, from a list
+    "partial_loaders_dict": """
+        import functools
+        import importlib
+
+        LOADERS = {b: functools.partial(importlib.import_module, f"p.backends.{b}") for b in ("alpha", "beta", "gamma")}
+
+        def register():
+            for b in ("alpha", "beta"):
+                LOADERS[b]()
+        """,
+    "partial_loader_local": """
+        from functools import partial
+        from importlib import import_module
+
+        def register():
+            for b in ("alpha", "beta"):
+                load = partial(import_module, "p.backends." + b)
+                load()
+            partial(import_module, "p.backends.gamma")
+        """,
+    "partial_loaders_list": """
+        import functools
+        import importlib
+
+        ENABLED = ["alpha", "beta"]
+
+        def register():
+            for load in [functools.partial(importlib.import_module, name=f"p.backends.{b}") for b in ENABLED]:
+                load()
+        """,
+    # the members of a plugin enum, iterated (F22/F25 variants v1): `.value` with format_map,
+    # a str mix-in's value in a comprehension, `.name` with format keywords
+    "enum_members_format_map": """
+        import enum
+        import importlib
+
+        TEMPLATE = "{package}.backends.{backend}"
+
+        class Backend(enum.Enum):
+            ALPHA = "alpha"
+            BETA = "beta"
+
+        def register():
+            for backend in Backend:
+                importlib.import_module(TEMPLATE.format_map({"package": __name__, "backend": backend.value}))
+        """,
+    "str_enum_comprehension": """
+        import enum
+        import importlib
+
+        class Module(str, enum.Enum):
+            ALPHA = "p.backends.alpha"
+            BETA = "p.backends.beta"
+
+        def register():
+            return [importlib.import_module(m.value) for m in Module]
+        """,
+    "enum_names_format_keywords": """
+        from enum import Enum
+        from importlib import import_module
+
+        class Backend(Enum):
+            alpha = 1
+            beta = 2
+
+        def register():
+            for backend in list(Backend):
+                import_module("{root}.backends.{name}".format(root="p", name=backend.name))
+        """,
+    # classes registered by their base's __init_subclass__ (F22 variant u1): into a class
+    # attribute through the base's name or through cls, or into a module dict
+    "init_subclass_base_attribute": """
+        import importlib
+        from typing import ClassVar
+
+        class Patch:
+            target: ClassVar[str]
+            registry: ClassVar[list] = []
+
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                Patch.registry.append(cls)
+
+        class Alpha(Patch):
+            target = "p.backends.alpha"
+
+        class Beta(Patch):
+            target = "p.backends.beta"
+
+        def register():
+            for patch in Patch.registry:
+                importlib.import_module(patch.target)
+        """,
+    "init_subclass_through_cls": """
+        from importlib import import_module
+
+        class Patch:
+            _all = []
+
+            def __init_subclass__(cls):
+                cls._all.append(cls)
+
+            @classmethod
+            def apply_all(cls):
+                for sub in cls._all:
+                    import_module("p.backends." + sub.NAME)
+
+        class Alpha(Patch):
+            NAME = "alpha"
+
+        class Beta(Alpha):
+            NAME = "beta"
+
+        def register():
+            Patch.apply_all()
+        """,
+    "init_subclass_module_dict": """
+        import importlib
+
+        PATCHES = {}
+
+        class Patch:
+            def __init_subclass__(cls, module, **kwargs):
+                super().__init_subclass__(**kwargs)
+                PATCHES[cls.__name__] = module
+
+        class Alpha(Patch, module="p.backends.alpha"):
+            pass
+
+        class Beta(Patch, module="p.backends.beta"):
+            pass
+
+        def register():
+            for module in PATCHES.values():
+                importlib.import_module(module)
+        """,
 }
 
 
@@ -578,6 +729,35 @@ CAUGHT_PATCHES = {
                 return
             setattr(owner, "apply_torchao_config_to_model", lambda model, *a, **k: model)
         """,
+    # the owner an attribute of what sys.modules.get / import_module return, the AttributeError
+    # of a gone submodule caught (F32 variant v2)
+    "suppress_attribute_of_sys_modules_get": """
+        import contextlib
+        import sys
+
+        def register():
+            with contextlib.suppress(AttributeError):
+                owner = sys.modules.get("sglang.srt.layers").torchao_utils
+                owner.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "try_attribute_of_import_module": """
+        import importlib
+
+        def register():
+            try:
+                owner = importlib.import_module("sglang.srt.layers").torchao_utils
+            except (ImportError, AttributeError):
+                return
+            setattr(owner, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "suppress_attribute_of_sys_modules_subscript": """
+        from contextlib import suppress
+        from sys import modules
+
+        def register():
+            with suppress(KeyError, AttributeError):
+                modules["sglang.srt.layers"].torchao_utils.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
 }
 PATCHES.update(CAUGHT_PATCHES)
 
@@ -613,6 +793,15 @@ def register():
     with contextlib.suppress({handler}):
         sys.modules["sglang.srt.layers.torchao_utils"].apply_torchao_config_to_model = lambda model, *a, **k: model
 """)
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["status"], patch["breaking"]) == ("missing", True) and code == 1, patch
+
+
+def test_an_owner_lookup_raising_what_no_handler_takes_leaves_the_patch_breaking(upstreams, tmp_path):
+    # the negative of suppress_attribute_of_sys_modules_get: a KeyError handler lets the
+    # AttributeError through, so the patch line is reached only where the lookup works
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, PATCHES["suppress_attribute_of_sys_modules_get"].replace("suppress(AttributeError)", "suppress(KeyError)"))
     patch = by_target(doc["findings"])[GONE]
     assert (patch["status"], patch["breaking"]) == ("missing", True) and code == 1, patch
 
@@ -754,6 +943,11 @@ ACTIVATES = {
     "environ_get_default": "import os\n\nDEFAULT = 'p.platform.XPlatform'\n\n\ndef activate():\n    return os.environ.get('P_PLATFORM', DEFAULT)\n",
     "getenv_keyword_default": "from os import getenv\n\n\ndef activate():\n    return getenv('P_PLATFORM', default='p.platform:XPlatform')\n",
     "environ_get_or": "from os import environ\n\n\ndef activate():\n    return environ.get('P_PLATFORM') or 'p.platform.XPlatform'\n",
+    # the module's own name, however it is read: __name__, __package__, its ModuleSpec
+    "module_name": "def activate():\n    return __name__ + '.platform.XPlatform'\n",
+    "package_name": "def activate():\n    return f'{__package__}.platform:XPlatform'\n",
+    "spec_name": "def activate():\n    return __spec__.name + '.platform.XPlatform'\n",
+    "spec_parent": "def activate():\n    return '{}.platform.XPlatform'.format(__spec__.parent)\n",
 }
 
 
@@ -771,6 +965,49 @@ def test_activate_is_whatever_the_entry_point_attribute_is_bound_to(upstreams, t
     code, doc = check(root, new)
     dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
     assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+# `activate` bound to an object: the engine calls it, so its class's __call__ runs with self the
+# object its construction made
+CALLABLE_OBJECTS = {
+    "init_stores_argument": "class _Activator:\n    def __init__(self, target):\n        self._target = target\n\n"
+                            "    def __call__(self):\n        return self._target\n\n\nactivate = _Activator('p.platform.XPlatform')\n",
+    "init_default_keyword": "class _Activator:\n    def __init__(self, *, module='p.platform', name='XPlatform'):\n"
+                            "        self.path = f'{module}:{name}'\n\n    def __call__(self):\n        return self.path\n\n\n"
+                            "activate = _Activator(name='XPlatform')\n",
+    "dataclass": "from dataclasses import dataclass\n\n\n@dataclass\nclass _Activator:\n    target: str\n\n"
+                 "    def __call__(self):\n        return self.target\n\n\nactivate = _Activator(target='p.platform.XPlatform')\n",
+    "class_constant": "class _Activator:\n    TARGET = 'p.platform.XPlatform'\n\n    def __call__(self):\n"
+                      "        return self.TARGET\n\n\nactivate = _Activator()\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CALLABLE_OBJECTS))
+def test_activate_bound_to_a_callable_object_returns_what_its_call_returns(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": CALLABLE_OBJECTS[spelling],
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
+    })
+    code, doc = check(root, new)
+    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
+
+
+def test_a_callable_object_made_with_none_activates_no_platform(upstreams, tmp_path):
+    """The negative: the same object made with None returns None, so the engine loads no
+    platform of the plugin and the class's override is not live (exit 2: no live module depends
+    on the release, so nothing is checked)."""
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": CALLABLE_OBJECTS["init_stores_argument"].replace("_Activator('p.platform.XPlatform')", "_Activator(None)"),
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
+    })
+    code, doc = check(root, new)
+    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    assert not dropped["live"] and not dropped["breaking"] and code == 2, dropped
 
 
 # "module:Class.attr" entry points: importlib.metadata's EntryPoint.load() walks the attributes
@@ -952,6 +1189,10 @@ REPLACEMENTS = {
     "method_of_a_module_object": ("rope.get_rope = _ROPES.get_rope", False),
     "method_of_a_module_object_setattr": ("setattr(rope, 'get_rope', _ROPES.get_rope)", False),
     "method_of_a_module_object_kwargs": ("rope.get_rope = _ROPES.get_rope_kwargs", True),
+    # a lambda forwarding to the plugin's function (V variant u5): its own parameters are what callers bind
+    "lambda_assign": ("rope.get_rope = lambda head_size, base: my_get_rope(head_size, base)", False),
+    "lambda_setattr": ("setattr(rope, 'get_rope', lambda head_size, base, **kw: my_get_rope(head_size, base))", True),
+    "lambda_mock_patch": ("mock.patch.object(rope, 'get_rope', lambda *a: my_get_rope(*a)).start()", False),
 }
 
 

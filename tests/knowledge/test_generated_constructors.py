@@ -153,3 +153,26 @@ def test_a_plugin_dataclass_over_an_upstream_one_takes_both_fields(upstreams, tm
     broken = (root / "spec/__init__.py").read_text().splitlines().index("def broken(hidden):") + 2
     assert [(f["line"], "hidden_state" in f["detail"]) for f in calls] == [(broken, True)], doc["findings"]
     assert code == 1
+
+
+# the arguments as written, or unpacked from a literal (F19 variant v1): the same call
+UNPACKED = {
+    "keywords": ("EagleDraftInput(hidden_states=h, topk_p=p)", "EagleDraftInput(hidden_state=h)"),
+    "dict_literal": ("EagleDraftInput(**{'hidden_states': h, 'topk_p': p})", "EagleDraftInput(**{'hidden_state': h})"),
+    "dict_call": ("EagleDraftInput(**dict(hidden_states=h, topk_p=p))", "EagleDraftInput(**dict(topk_p=p, hidden_state=h))"),
+    "list_positional": ("Child(*[1, 2], **{'c': 3})", "Child(*(1, 2, 3, 4))"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(UNPACKED))
+def test_arguments_unpacked_from_a_literal_bind_as_written(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    fits, fails = UNPACKED[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"spec": "spec:register"}),
+        "spec/__init__.py": ("from sglang.srt.speculative.eagle_info import Child, EagleDraftInput\n\n\n"
+                             f"def seed(h, p):\n    ok = {fits}\n    bad = {fails}\n    return ok, bad\n\n\ndef register():\n    pass\n"),
+    })
+    code, doc = check(root, old)
+    assert sorted(f["line"] for f in doc["findings"] if f["kind"] == "call" and f["breaking"]) == [6], doc["findings"]
+    assert code == 1

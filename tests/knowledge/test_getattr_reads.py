@@ -1,7 +1,8 @@
 """`getattr(x, "name")` with two arguments is the read `x.name` (the builtin raises
 AttributeError as the attribute read does), so every kind judges both spellings alike: a
 member of the plugin class's upstream base, a function of an upstream module called through
-it, a platform method. The name may be a literal or a module constant; with a default (three
+it, a platform method; so is `operator.attrgetter("name")(x)`, called at once or through a
+module-level getter. The name may be a literal or a module constant; with a default (three
 arguments) the read cannot fail and is not judged as one. Fixture upstreams
 (tests/knowledge/kinds_support.py), not a real release."""
 
@@ -30,6 +31,10 @@ SPELLINGS = {
     "attribute": lambda receiver, name: f"{receiver}.{name}",
     "getattr_literal": lambda receiver, name: f"getattr({receiver}, {name!r})",
     "getattr_constant": lambda receiver, name: f"getattr({receiver}, NAME)",
+    # operator's getters compute the same read (F21 variant u1): called at once, or bound at module level
+    "attrgetter_call": lambda receiver, name: f"operator.attrgetter({name!r})({receiver})",
+    "attrgetter_module_name": lambda receiver, name: f"_GET({receiver})",
+    "attrgetter_pair": lambda receiver, name: f"attrgetter('__class__', NAME)({receiver})[1]",
 }
 
 
@@ -39,7 +44,8 @@ def reads_plugin(tmp_path, kind, spelling, name):
     return plugin(tmp_path, {
         "pyproject.toml": pyproject(plugins={"p": "p.use:register"}),
         "p/__init__.py": "",
-        "p/use.py": f"NAME = {name!r}\n" + body + "\n\ndef register():\n    return None\n",
+        "p/use.py": f"import operator\nfrom operator import attrgetter\n\nNAME = {name!r}\n_GET = attrgetter(NAME)\n" + body
+                    + "\n\ndef register():\n    return None\n",
     }, name=f"{kind}-{spelling}-{name}")
 
 

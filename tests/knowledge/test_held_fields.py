@@ -35,10 +35,10 @@ def upstreams(tmp_path_factory):
                          new={"sglang/srt/topo.py": TOPO.format(name="split_kv")})
 
 
-def _plugin(tmp_path, init: str, subclass: bool):
+def _plugin(tmp_path, init: str, subclass: bool, read: str = "return self.topo.split_k_and_v(x)"):
     code = ("from sglang.srt.topo import Other, Topo, make_any, make_topo\n\n\n"
             f"class Holder:\n    def __init__(self, topo: Topo = None, other=None):\n{init}\n"
-            "    def run(self, x):\n        return self.topo.split_k_and_v(x)\n\n\n")
+            f"    def run(self, x):\n        {read}\n\n\n")
     if subclass:
         code += "class Child(Holder):\n    def __init__(self):\n        super().__init__()\n        self.topo = Topo(3)\n\n\n"
     code += "def register():\n    return Holder().run(1)\n"
@@ -84,3 +84,22 @@ def test_a_function_set_on_an_upstream_class_reads_that_class_through_its_first_
     assert found and found[0]["breaking"] and found[0]["line"] == 5 and status == 1, doc["findings"]
     status, doc = check(root, old)
     assert status == 0 and not [f for f in doc["findings"] if f["target"] == TARGET]
+
+
+# the member read however the expression goes on (F21 variant v2: `self.embed_tokens.weight.t()`)
+READS = {
+    "called": "return self.topo.split_k_and_v(x)",
+    "attribute_of_it": "return self.topo.split_k_and_v.__name__",
+    "method_of_it": "return self.topo.split_k_and_v.__get__(x)",
+}
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_member_of_what_self_keeps_is_read_however_the_chain_goes_on(upstreams, tmp_path, read):
+    old, new = upstreams
+    root = _plugin(tmp_path, KEPT["built"], subclass=False, read=READS[read])
+    code, doc = check(root, new)
+    found = [f for f in doc["findings"] if f["target"] == TARGET]
+    assert found and found[0]["breaking"] and found[0]["status"] == "missing" and code == 1, doc["findings"]
+    code, doc = check(root, old)
+    assert code == 0 and not [f for f in doc["findings"] if f["target"] == TARGET]

@@ -163,6 +163,20 @@ SPELLINGS = {
                             "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
                             "def register():\n"
                             "    HookRegistry.register(f'{Module.filter_files.value}.{Module.filter_files.name}', keep, HookType.REPLACE)\n", False),
+    # the target an attribute of a module-level object (F06 variant u1): a SimpleNamespace, a
+    # plugin dataclass record, a plain object whose __init__ stores it; written over afterwards,
+    # the stored value is not what the registration reads
+    "target_simple_namespace": ("from types import SimpleNamespace\n\nTARGETS = SimpleNamespace(filter=" + repr(TARGET) + ")\n\n\n"
+                                "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                "def register():\n    HookRegistry.register(TARGETS.filter, keep, HookType.REPLACE)\n", True),
+    "target_dataclass_record": ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass Targets:\n    filter: str\n\n\n"
+                                "TARGETS = Targets(filter=" + repr(TARGET) + ")\n\n\n"
+                                "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                "def register():\n    HookRegistry.register(TARGETS.filter, keep, HookType.REPLACE)\n", True),
+    "target_init_object_fits": ("class Targets:\n    def __init__(self, module):\n        self.filter = module + '.filter_files'\n\n\n"
+                                "TARGETS = Targets('sglang.srt.model_loader.weight_utils')\n\n\n"
+                                "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                                "def register():\n    HookRegistry.register(TARGETS.filter, keep, HookType.REPLACE)\n", False),
 }
 
 
@@ -195,3 +209,59 @@ def test_partial_takes_bound_arguments_away_as_inspect_does():
         kinds = {"posonly": inspect.Parameter.POSITIONAL_ONLY, "pos": inspect.Parameter.POSITIONAL_OR_KEYWORD, "var": inspect.Parameter.VAR_POSITIONAL,
                  "kwonly": inspect.Parameter.KEYWORD_ONLY, "varkw": inspect.Parameter.VAR_KEYWORD}
         assert [(p.name, kinds[p.kind]) for p in partial_params(params, positional, keywords)] == expected, (positional, keywords)
+
+
+# a callable taking *args and **kwargs forwards anything, unless it also has a keyword-only
+# parameter without a default: no call names it (F30 variant u2)
+FORWARDERS = {
+    "closure_around": ("def make(cfg):\n    def fwd(original_fn, *args, cfg, **kwargs):\n        return original_fn(*args, **kwargs)\n"
+                       "    return fwd\n\n\n"
+                       f"def register():\n    HookRegistry.register({TARGET!r}, make(1), HookType.AROUND)\n", True),
+    "lambda_replace": (f"def register():\n    HookRegistry.register({TARGET!r}, lambda *args, strict, **kwargs: args[0], HookType.REPLACE)\n", True),
+    "def_after": ("def keep(result, *args, level, **kwargs):\n    return result\n\n\n"
+                  f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.AFTER)\n", True),
+    "partial_binds_it_fits": ("def fwd(original_fn, *args, cfg, **kwargs):\n    return original_fn(*args, **kwargs)\n\n\n"
+                              f"def register():\n    HookRegistry.register({TARGET!r}, functools.partial(fwd, cfg=1), HookType.AROUND)\n", False),
+    "default_fits": ("def fwd(original_fn, *args, cfg=None, **kwargs):\n    return original_fn(*args, **kwargs)\n\n\n"
+                     f"def register():\n    HookRegistry.register({TARGET!r}, fwd, HookType.AROUND)\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FORWARDERS))
+def test_a_forwarding_hook_with_a_required_keyword_only_parameter_breaks(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    source, breaks = FORWARDERS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
+    code, doc = check(root, old)
+    hook = by_target(doc["findings"])[TARGET]
+    assert hook["breaking"] is breaks, hook
+    assert code == (1 if breaks else 0)
+    if breaks:
+        assert "missing required argument" in hook["detail"], hook["detail"]
+
+
+# a bound method of an object another plugin module makes (F27 variant v1), imported by name,
+# through its module, or through an alias; whichever module is read first
+OBJECT_IMPORTS = {
+    "from_import": ("from p.objs import FILTER", "FILTER.keep"),
+    "module_attribute": ("from p import objs", "objs.FILTER.keep"),
+    "module_alias": ("import p.objs as o", "o.FILTER.keep"),
+}
+
+
+@pytest.mark.parametrize("fits", [False, True], ids=["lacks_keyword", "fits"])
+@pytest.mark.parametrize("spelling", sorted(OBJECT_IMPORTS))
+def test_a_bound_method_of_an_object_from_another_module_is_judged_without_self(upstreams, tmp_path, spelling, fits):
+    _, new = upstreams
+    imported, read = OBJECT_IMPORTS[spelling]
+    extra = ", **kwargs" if fits else ""
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "",
+        "p/hooks.py": HEAD + f"{imported}\n\n\ndef register():\n    HookRegistry.register({TARGET!r}, {read}, HookType.REPLACE)\n",
+        "p/objs.py": (f"class Filter:\n    def __init__(self, strict):\n        self.strict = strict\n\n"
+                      f"    def keep(self, hf_weights_files, hf_folder, index_file{extra}):\n        return hf_weights_files\n\n\n"
+                      "FILTER = Filter(strict=False)\n"),
+    })
+    code, doc = check(root, new)
+    hook = by_target(doc["findings"])[TARGET]
+    assert hook["breaking"] is not fits and code == (0 if fits else 1), hook

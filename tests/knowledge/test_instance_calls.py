@@ -135,3 +135,41 @@ def test_a_method_patched_from_a_plugin_class_is_that_classs_own(upstreams, tmp_
     code, doc = check(root, new)
     finding = next(f for f in doc["findings"] if f["target"] == f"{LAYER}.forward")
     assert finding["breaking"] is not fits and code == (0 if fits else 1), finding
+
+
+# a class upstream builds by calling a parameter that defaults to it (vLLM's LlamaDecoderLayer
+# `attn_layer_type=LlamaAttention`, LlamaModel `layer_type=LlamaDecoderLayer`): the plugin's
+# subclass handed in by that keyword is what those calls run (V variants x8, u7)
+BUILT = ("from torch import nn\n\n\nclass Attn(nn.Module):\n    def forward(self, x, step=0, *, skip=False):\n        return x\n\n\n"
+         "class Block(nn.Module):\n    def __init__(self, attn_type=Attn):\n        super().__init__()\n        self.attn = attn_type()\n\n"
+         "    def forward(self, x):\n        return self.attn(x, 0, skip=True)\n\n\n"
+         "class Model(nn.Module):\n    def __init__(self, block_type=Block):\n        super().__init__()\n"
+         "        self.blocks = nn.ModuleList([block_type() for _ in range(2)])\n\n"
+         "    def forward(self, x):\n        for block in self.blocks:\n            x = block(x)\n        return x\n")
+HANDED = {
+    "keyword_to_upstream_constructor": "def register():\n    return Block(attn_type=MyAttn)\n",
+    "partial_handed_on": ("import functools\n\n\nclass MyModel(Model):\n    def __init__(self):\n"
+                          "        super().__init__(block_type=functools.partial(Block, attn_type=MyAttn))\n\n\n"
+                          "def register():\n    return MyModel()\n"),
+    "subclass_init_keyword": ("class MyBlock(Block):\n    def __init__(self):\n        super().__init__(attn_type=MyAttn)\n\n\n"
+                              "def register():\n    return Model(block_type=MyBlock)\n"),
+    "never_handed": "def register():\n    return Block()\n",
+}
+
+
+@pytest.mark.parametrize("fits", [False, True], ids=["lacks_keyword", "fits"])
+@pytest.mark.parametrize("spelling", sorted(HANDED))
+def test_a_class_handed_to_a_parameter_upstream_builds_from_is_judged_by_those_calls(tmp_path_factory, tmp_path, spelling, fits):
+    _, new = upstream_pair(tmp_path_factory, new={"sglang/srt/models/built.py": BUILT})
+    own = "def forward(self, x, step=0, **kwargs):" if fits else "def forward(self, x, step=0):"
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.models:register"}), "p/__init__.py": "",
+                             "p/models.py": "from sglang.srt.models.built import Attn, Block, Model\n\n\n"
+                                            f"class MyAttn(Attn):\n    {own}\n        return x\n\n\n" + HANDED[spelling]})
+    code, doc = check(root, new)
+    finding = next((f for f in doc["findings"] if f["target"] == "sglang.srt.models.built.Attn.forward"), None)
+    if fits or spelling == "never_handed":  # upstream builds its own Attn: no call of it reaches MyAttn
+        assert finding is None or not finding["breaking"], finding
+        assert code == 0
+    else:
+        assert finding["breaking"] and "unexpected keyword argument 'skip'" in finding["detail"], finding
+        assert "sglang/srt/models/built.py:" in finding["detail"] and code == 1

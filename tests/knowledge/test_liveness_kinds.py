@@ -144,6 +144,30 @@ EXTERNAL_NAMINGS = {
             SETTINGS = {"SGLANG_EXTERNAL_MODEL_PACKAGE": "ext.models"}
             os.environ |= SETTINGS
             """,
+    # the variable's name read off the settings field (EnvField.__set_name__; F24 variant u1):
+    # setdefault, a subscript write, putenv
+    "field_name_setdefault": """
+            import os
+
+            from sglang.srt.environ import envs
+
+            field = envs.SGLANG_EXTERNAL_MODEL_PACKAGE
+            os.environ.setdefault(field.name, __name__)
+            """,
+    "field_name_subscript": """
+            import os
+
+            from sglang.srt import environ
+
+            os.environ[environ.envs.SGLANG_EXTERNAL_MODEL_PACKAGE.name] = "ext.models"
+            """,
+    "field_name_update": """
+            from os import environ
+
+            from sglang.srt.environ import envs
+
+            environ.update({envs.SGLANG_EXTERNAL_MODEL_PACKAGE.name: __package__})
+            """,
 }
 
 

@@ -103,13 +103,19 @@ SCOPES = {
     "nested_class_body": (f"class _Known:\n            {IMPORT}\n\n", "Phase.ALL", True),
     "comprehension_variable": ("_ = [Phase for Phase in ()]\n\n", "Phase.ALL", True),
     "own_import_read_by_a_closure": (f"{IMPORT}\n\n        def _known(p):\n            return p in Phase.ALL\n\n", "Phase.ALL", False),
+    # an import only a type checker runs (F38 variant v2): TYPE_CHECKING is False at run time;
+    # read only in an annotation, the name is a hint and binds nothing that runs
+    "type_checking_import": (f"if TYPE_CHECKING:\n            {IMPORT}\n\n", "Phase.ALL", True),
+    "typing_type_checking_import": (f"if typing.TYPE_CHECKING:\n            {IMPORT}\n\n", "Phase.ALL", True),
+    "type_checking_import_in_a_hint": (f"if TYPE_CHECKING:\n            {IMPORT}\n        marker: Phase = None\n\n", "('prefill', 'decode')", False),
 }
 
 
 @pytest.mark.parametrize("spelling", sorted(SCOPES))
 def test_a_name_bound_in_another_scope_is_undefined_in_the_copy(upstreams, tmp_path, spelling):
     binding, read, undefined = SCOPES[spelling]
-    source = COPY.replace("        from sglang.srt.model_executor.cuda_graph_config import Phase\n\n", "        " + binding)
+    source = "\n    import typing\n    from typing import TYPE_CHECKING\n" + COPY.replace(
+        "        from sglang.srt.model_executor.cuda_graph_config import Phase\n\n", "        " + binding)
     root = plugin(tmp_path, {
         "pyproject.toml": pyproject(plugins={"graphdev": "graphdev:register"}),
         "graphdev/__init__.py": source.replace("{target}", f"{CONFIG}.check_cuda_graph_backend").replace("{phase_alias}", read),

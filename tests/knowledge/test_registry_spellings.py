@@ -87,3 +87,65 @@ def test_a_test_for_the_key_guards_the_read(upstreams, tmp_path, guard):
     reads = [f for f in doc["findings"] if f["target"] == KEY and f["guard"]]  # the read under the test
     assert reads and all(f["status"] == "missing" and f["guard"]["outcome"] == "skipped" and not f["breaking"] for f in reads), reads
     assert code == 0
+
+
+# a member of an upstream enum looked up by its name (F39 variant v1, vLLM's
+# AttentionBackendEnum["TREE_ATTN"]): by subscript, by a constant key, by attribute, by getattr
+ENUM = "sglang/srt/layers/attention/backend_enum.py"
+ENUM_READS = {
+    "subscript": 'Backend["TREE"]',
+    "subscript_constant": "Backend[NAME]",
+    "attribute": "Backend.TREE",
+    "getattr": 'getattr(Backend, "TREE")',
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ENUM_READS))
+def test_an_enum_member_looked_up_by_name_is_judged_like_the_attribute(tmp_path_factory, tmp_path, spelling):
+    members = "import enum\n\n\nclass Backend(enum.Enum):\n    FLASH = 'flash'\n"
+    old, new = upstream_pair(tmp_path_factory, old={ENUM: members + "    TREE = 'tree'\n"}, new={ENUM: members})
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": (f"from sglang.srt.layers.attention.backend_enum import Backend\n\nNAME = 'TREE'\n\n\n"
+                          f"def register():\n    return {ENUM_READS[spelling]}.value\n"),
+    })
+    code, doc = check(root, old)
+    assert code == 0 and not [f for f in doc["findings"] if f["breaking"]], doc["findings"]
+    code, doc = check(root, new)
+    gone = [f for f in doc["findings"] if f["breaking"] and "TREE" in (f["target"] or "")]
+    assert gone and gone[0]["status"] == "missing" and code == 1, doc["findings"]
+
+
+# a key handed to an upstream lookup function that raises for a name its registry lacks (F39
+# variant u1, vLLM's get_quantization_config): the list of names from a Literal's values, which
+# a registration decorator extends
+METHODS_FILE = "sglang/srt/layers/quantization/methods.py"
+METHODS = ('from typing import Literal, get_args\n\nMethods = Literal["fp8", {extra}]\nMETHODS: list[str] = list(get_args(Methods))\n\n\n'
+           "def register_method(name):\n    def wrap(cls):\n        if name not in METHODS:\n            METHODS.append(name)\n        return cls\n\n    return wrap\n\n\n"
+           'def get_method(name):\n    """The config class of a method."""\n    if name not in METHODS:\n        raise ValueError(f"Invalid method: {{name}}")\n    return name\n')
+LOOKUPS = {
+    "positional": ('get_method("gguf")', True),
+    "keyword": ('get_method(name="gguf")', True),
+    "module_constant": ("get_method(KEY)", True),
+    "registered_by_the_plugin_first": ('register_method("gguf")(object)\n    return get_method("gguf")', False),
+    "a_key_it_has": ('get_method("fp8")', False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LOOKUPS))
+def test_a_key_handed_to_a_lookup_function_is_a_read_of_its_registry(tmp_path_factory, tmp_path, spelling):
+    old, new = upstream_pair(tmp_path_factory, old={METHODS_FILE: METHODS.format(extra='"gguf"')}, new={METHODS_FILE: METHODS.format(extra='"awq"')})
+    read, breaks = LOOKUPS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from sglang.srt.layers.quantization.methods import get_method, register_method\n\nKEY = 'gguf'\n\n\n"
+                          f"def register():\n    return {read}\n"),
+    })
+    code, doc = check(root, old)
+    assert code == 0 and not [f for f in doc["findings"] if f["breaking"]], doc["findings"]
+    code, doc = check(root, new)
+    found = [f for f in doc["findings"] if f["target"].endswith("get_method") and f["status"] != "ok"]
+    if breaks:
+        assert found and found[0]["status"] == "missing" and found[0]["breaking"] and "'gguf'" in found[0]["detail"] and code == 1, doc["findings"]
+    else:
+        assert not found and code == 0, doc["findings"]

@@ -403,6 +403,7 @@ def _first_definer(index: SymbolIndex, cls: Ref, name: str, after_self: bool) ->
 # torch.nn.Module.__call__ runs `forward` with the call's arguments (torch/nn/modules/module.py
 # _call_impl), so `self.attn(q, k)` is a call of the instance's `forward`
 MODULE_CALL = "forward"
+PARAMETER = "parameter "  # a CallSite's `made` for an instance built by calling a parameter
 # calls that hold the instances passed to them and hand them out by index or iteration
 _CONTAINERS = frozenset({"ModuleList", "ModuleDict", "list", "tuple", "dict"})
 
@@ -423,7 +424,10 @@ def _find_instances(index: SymbolIndex, cls: Ref, method: str) -> CallSites:
     name = cls.qualname.rpartition(".")[2]
     through_call = method == MODULE_CALL and _is_module(index, cls)
     result, needle = CallSites(), f"{name}(".encode()
-    for module in [m for m, text in index.sources().items() if needle in text]:
+    # a parameter defaulting to the class (`attn_layer_type: type[nn.Module] = LlamaAttention`):
+    # what the function builds by calling it is that class, or the subclass a caller passes
+    default = re.compile(rb"=[ \t]*(?:[\w.]+\.)?" + re.escape(name.encode()) + rb"[ \t]*[,)\n]")
+    for module in [m for m, text in index.sources().items() if needle in text or default.search(text)]:
         tree = index.tree(module)
         if tree is None:
             continue
@@ -431,11 +435,15 @@ def _find_instances(index: SymbolIndex, cls: Ref, method: str) -> CallSites:
         for node in walk(tree):
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
+        builders = _parameter_builders(index, module, tree, name, cls)
         for node in walk(tree):
-            if not (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Name) and node.func.id == name)
-                                                    or (isinstance(node.func, ast.Attribute) and node.func.attr == name))):
+            if id(node) in builders:
+                made = builders[id(node)]
+            elif not (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Name) and node.func.id == name)
+                                                      or (isinstance(node.func, ast.Attribute) and node.func.attr == name))):
                 continue
-            made = _made_at(index, module, node.func, cls)
+            else:
+                made = _made_at(index, module, node.func, cls)
             if made is None:
                 continue
             held = _holder(node, parents)
@@ -470,6 +478,29 @@ def _is_module(index: SymbolIndex, cls: Ref) -> bool:
     outside = [klass for klass in index.mro(cls) if klass.kind != "class"]
     return any(index.member(k, "__call__").outcome is not Outcome.missing and index.member(k, MODULE_CALL).outcome is not Outcome.missing
                for k in outside)
+
+
+def _parameter_builders(index: SymbolIndex, module: str, tree: ast.Module, name: str, cls: Ref) -> dict[int, str]:
+    """Calls of a function's parameter whose default is `cls` (`def __init__(…, attn_layer_type=
+    LlamaAttention): self.self_attn = attn_layer_type(…)`), the parameter not rebound in the
+    function: id(call) -> "parameter <name>" (what it builds is what its caller hands in, and
+    callers hand it on under the same name: vLLM's layer_type through _init_model to LlamaModel)."""
+    found: dict[int, str] = {}
+    for function in walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = function.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        for parameter, value in defaults:
+            if value is None or (dotted(value) or "").rpartition(".")[2] != name:
+                continue
+            made = _made_at(index, module, value, cls)
+            if made is None or _bindings([function], parameter.arg) > 1:  # the parameter itself counts one
+                continue
+            found.update({id(n): f"{PARAMETER}{parameter.arg}" for n in walk(function)
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == parameter.arg})
+    return found
 
 
 def _made_at(index: SymbolIndex, module: str, func: ast.expr, cls: Ref) -> str | None:

@@ -56,6 +56,7 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
     if imported is not None and judge.evaluate(imported.cond) is False:
         guards = (imported,) + guards  # no import of the module runs on this release
     outcome, deciding = "runs", (guards[-1] if guards else None)
+    data: list[GuardCond] = []  # the run-time tests the path takes, outermost first
     for guard in guards:
         value = judge.evaluate(guard.cond)
         if value is False:
@@ -64,8 +65,12 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
         if value is None:
             # a test of run-time data holds for some inputs; the stale branch is a naming condition
             kind = "runtime" if guard is not stale and runtime_only(judge, guard.cond) else "undecided"
+            data += [guard] if kind == "runtime" else []
             if outcome == "runs" or (outcome == "runtime" and kind == "undecided"):
                 outcome, deciding = kind, guard
+    if outcome == "runtime" and len(data) > 1:
+        # the path runs when every test on it holds (`if n == 1: … elif x.dim() != 2 or not flag:`)
+        deciding = replace(data[-1], text=" and ".join(f"({g.text})" for g in data))
     if outcome in ("runtime", "undecided") and len(guards) > 1 and judge.evaluate(AllOf(tuple(g.cond for g in guards))) is False:
         # each test alone may hold, never all together: `if use_mla: return` … `elif not use_mla:` … `else:`
         outcome = "skipped"

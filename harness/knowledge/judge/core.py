@@ -32,7 +32,7 @@ from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
 from harness.knowledge.judge.forms import judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
-from harness.knowledge.judge.registries import registry_keys
+from harness.knowledge.judge.registries import keyed_lookup, registration_functions, registry_keys
 from harness.knowledge.judge.resolution import (
     assembled_field,
     defined_path,
@@ -69,6 +69,7 @@ from harness.knowledge.model import (
     Ref,
     Resolution,
     Status,
+    forwards_anything,
     is_upstream,
     risk_of,
     signature_text,
@@ -361,6 +362,8 @@ class Judge:
         if params is None:
             return None
         problem = bind_problem(params, dep.call, bound)
+        if problem is None and (keyed := self._keyed_read(dep, resolution)) is not None:
+            return keyed
         if problem is None:
             shifted = self._positional_shift(dep, params, bound)
             if shifted is not None:
@@ -398,6 +401,26 @@ class Judge:
         if patch is None:
             return None
         return patch, patch.params if patch.params is not None else plugin_function_params(self.scan, patch.hook)
+
+    def _keyed_read(self, dep: Dependency, resolution: Resolution) -> Finding | None:
+        """A call handing a constant key to an upstream lookup function (registries.keyed_lookup):
+        judged as the registry read it makes, when the key is not there (None otherwise)."""
+        lookup = keyed_lookup(self.index, resolution.ref) if resolution.ref.kind == "function" and dep.arguments else None
+        given = dict(dep.arguments)
+        key = given.get(lookup.position, given.get(lookup.param)) if lookup else None
+        if key is None:
+            return None
+        read = self._judge_registry_key(replace(dep, kind="registry_key", target=lookup.registry, name=key, how=None))
+        if read is None or read.status is Status.ok:
+            return None
+        read.target, read.kind = dep.target, dep.kind
+        if read.status is Status.missing:
+            keys = read.detail.partition("; its keys: ")[2]
+            read.detail = (f"{dep.expression}({key!r}) raises: {resolution.ref.path} first tests `{lookup.param} not in "
+                           f"{lookup.registry.rsplit('.', 1)[-1]}`, which has no {key!r} in {self.index.source.label}; its keys: {keys}")
+        else:
+            read.detail = f"{dep.expression}({key!r}) raises unless {key!r} is in {lookup.registry}: {read.detail}"
+        return read
 
     def _positional_shift(self, dep: Dependency, params: tuple[Param, ...], bound: bool) -> str | None:
         """What a positional argument of the call now fills instead of the parameter it filled
@@ -604,17 +627,32 @@ class Judge:
 
     def _judge_registry_key(self, dep: Dependency) -> Finding | None:
         """`X["key"]` on an upstream module-level dict: the key must be one upstream puts in it
-        (harness.knowledge.judge.registries); anything else subscripted (a class, a sequence) is not
-        a registry and gives no finding."""
+        (harness.knowledge.judge.registries); on an upstream enum class, a member of that name;
+        anything else subscripted (another class, a sequence) is not a registry and gives no finding."""
         resolution = resolve_dependency(dep, self.index)
+        if resolution.ok and resolution.ref.kind == "class" and any(r.kind == "external" and r.qualname.startswith("enum.") for r in self.index.mro(resolution.ref)):
+            # `E["NAME"]` of an enum is its member NAME (enum docs: EnumType.__getitem__), a
+            # KeyError (or the metaclass's error) when the class has none
+            target = f"{dep.target}[{dep.name!r}]"
+            member = self.index.member(resolution.ref, dep.name)
+            if member.ok:
+                return Finding(**self.base(dep, target), status=Status.ok, defined_in=member.ref.path, detail=f"the member {dep.name} of {dep.target}")
+            return Finding(**self.base(dep, target), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                           detail=f"{dep.target} has no member {dep.name!r} in {self.index.source.label}: looking it up by name raises")
         if not resolution.ok or resolution.ref.kind != "value":
             return None  # the name itself: its import or reference says so
         found = registry_keys(self.index, resolution.ref)
         if found is None:
             return None
         target = f"{dep.target}[{dep.name!r}]"
-        own = next((d for d in self.scan.dependencies if d.name == dep.name and d is not dep and (
-            profile().spec(d.kind).registration or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target))), None)
+        registers = registration_functions(self.index, resolution.ref)
+
+        def puts_in(d: Dependency) -> bool:  # the plugin's own call of a registration function with the key
+            at = registers.get(d.target or "") if d.kind == "call" else None
+            return at is not None and dict(d.arguments).get(at[0], dict(d.arguments).get(at[1])) == dep.name
+
+        own = next((d for d in self.scan.dependencies if d is not dep and (puts_in(d) or d.name == dep.name and (
+            profile().spec(d.kind).registration or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target)))), None)
         if dep.name in found.keys:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")
         if own is not None:
@@ -698,7 +736,6 @@ class Judge:
         params = dep.params if dep.params is not None else plugin_function_params(self.scan, dep.hook)
         if params is None:
             return None
-        kinds = {p.kind for p in params}
         replaced = members.plugin_replacements(self)
         owner, _, name = dep.target.rpartition(".")
         held = self.index.resolve(owner)
@@ -726,7 +763,7 @@ class Judge:
                 through = found is not None and found.ok and found.ref.kind == "module" and found.ref.module == module
             return True if through else Unreached(f"it looks {name} up elsewhere than {module}, the only binding the plugin replaces")
 
-        problem = self._hook_signature(replace(dep, params=params, hook_type="REPLACE", passthrough="var" in kinds and "varkw" in kinds), resolution, reaches)
+        problem = self._hook_signature(replace(dep, params=params, hook_type="REPLACE", passthrough=forwards_anything(params)), resolution, reaches)
         if problem is None:
             return None
         certain, message = problem

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from harness.engines import profile
 from harness.knowledge.judge.callsites import (
+    PARAMETER,
     PLATFORM_INSTANCE,
     CallSite,
     CallSites,
@@ -417,7 +418,8 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
 def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, set[str], dict[tuple[str, int], CallSite]]:
     """The calls upstream makes of the override's method on instances it builds of a class the
     plugin rebinds to a class deriving from the override's (`deepseek_mtp.DeepSeekMTPLayer =
-    AscendMTPLayer`; callsites.instance_calls, `self.layers[i](…)` included for forward), with
+    AscendMTPLayer`; callsites.instance_calls, `self.layers[i](…)` included for forward), or
+    builds by calling a parameter the plugin hands the class to by keyword (`layer_type=`), with
     the rebound names (`module.Name`); none when no plugin class after the override's redefines
     the method (that one is what those instances run). Third, the calls (path, line) on
     receivers holding only instances upstream builds of its own classes of the plugin class's
@@ -435,6 +437,16 @@ def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, se
         found.unsure.extend(sites.unsure)
         # an out-of-tree registration stands in wherever upstream builds the class, by any name
         rebound.update({patch.target} | ({s.made for s in sites.calls} if everywhere else set()))
+    for keyword, handed in sorted(judge.scan.class_arguments):
+        # handed to upstream as `layer_type=DevLayer`: built wherever upstream calls a parameter
+        # of that name defaulting to a class of its MRO
+        own = [r.qualname for r in judge.plugin_mro(handed) if r.module == ""]
+        if dep.plugin_class not in own or any(dep.member in judge.scan.classes[c].methods for c in own[: own.index(dep.plugin_class)]):
+            continue
+        for upstream_class in (r for r in judge.plugin_mro(handed) if r.module and r.kind == "class"):
+            sites = instance_calls(judge.index, upstream_class, dep.member)
+            found.calls.extend(site for site in sites.calls if site.made == f"{PARAMETER}{keyword}")
+        rebound.add(f"{PARAMETER}{keyword}")
     for factory, products in platform_products(judge).items():
         for product in products:
             own = [r.qualname for r in judge.plugin_mro(product) if r.module == ""]

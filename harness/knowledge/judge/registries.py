@@ -3,7 +3,8 @@
 Plugins read upstream registries by key (`ATTENTION_BACKENDS["dsa"]`): when upstream drops the
 key, the read is a KeyError at run time although every name still resolves. The keys of a dict
 `X` defined in module M come from, statically:
-  - its literal: `X = {"a": …, "b": …}`;
+  - its literal: `X = {"a": …, "b": …}`, or a list of names (`X = ["a", "b"]`, `X =
+    list(get_args(Literal["a", "b"]))`), whose members are its keys;
   - stores anywhere in the release: `X["k"] = …`, `X.update({"k": …})`, `X.setdefault("k", …)`;
   - registration functions of M that store under a parameter (`def register(name): … X[name] = fn`),
     called anywhere with a constant (`@register("k")`, `register("k", f)`).
@@ -60,6 +61,9 @@ def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
             literal = stmt.value
     if isinstance(literal, ast.Call) and dotted(literal.func) == "dict" and not literal.args:
         literal = ast.copy_location(ast.Dict(keys=[ast.Constant(k.arg) if k.arg else None for k in literal.keywords], values=[k.value for k in literal.keywords]), literal)
+    members = _members(tree, literal)
+    if members is not None:  # a list of names (`QUANTIZATION_METHODS = list(get_args(Methods))`): its members are the keys
+        literal = ast.copy_location(ast.Dict(keys=members, values=[ast.Constant(None)] * len(members)), literal)
     if not isinstance(literal, ast.Dict):
         return None
     _dict_keys(literal, f"{relpath}:{literal.lineno}", f"{name} = {{…}}", result, tree)
@@ -67,8 +71,8 @@ def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
     for function in registrations:
         _registration_calls(index, ref, Ref("function", ref.module, function), registrations[function], result)
     # every module that may store into the dict (its name as a word before `[`, `.update(`,
-    # `.setdefault(`); the defining module always
-    store = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"[ \t]*(?:\[|\.update\(|\.setdefault\()")
+    # `.setdefault(`, a list's `.append(` / `.extend(` / `.add(`); the defining module always
+    store = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"[ \t]*(?:\[|\.update\(|\.setdefault\(|\.append\(|\.extend\(|\.add\()")
     needle = name.encode()
     candidates = {ref.module} | {module for module, source in index.sources().items() if needle in source and store.search(source)}
     for module in sorted(candidates):
@@ -90,6 +94,23 @@ def _dict_keys(node: ast.Dict, where: str, how: str, result: RegistryKeys, tree:
             _dict_keys(spread, where.rsplit(":", 1)[0] + f":{spread.lineno}", f"{ast.unparse(value)[:40]} = {{…}}", result, tree, depth + 1)
         else:
             result.open.append(f"{how} at {where} has a key computed at run time")
+
+
+def _members(tree: ast.Module, node: ast.expr | None, depth: int = 0) -> list[ast.expr] | None:
+    """The elements of a list, tuple or set of names: a literal, `list(…)` / `tuple(…)` /
+    `set(…)` of one, `typing.get_args(L)` of a module-level `L = Literal["a", "b"]` (typing
+    docs: the literal's values); None for anything else."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return list(node.elts)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and depth < 8:
+        called = (dotted(node.func) or "").rsplit(".", 1)[-1]
+        if called in ("list", "tuple", "set", "frozenset", "sorted"):
+            return _members(tree, node.args[0], depth + 1)
+        if called == "get_args" and isinstance(node.args[0], ast.Name):
+            literal = _module_literal(tree, node.args[0].id)
+            if isinstance(literal, ast.Subscript) and (dotted(literal.value) or "").rsplit(".", 1)[-1] == "Literal":
+                return list(literal.slice.elts) if isinstance(literal.slice, ast.Tuple) else [literal.slice]
+    return None
 
 
 def _module_literal(tree: ast.Module, name: str) -> ast.expr | None:
@@ -114,6 +135,9 @@ def _registration_functions(tree: ast.Module, name: str) -> dict[str, tuple[int,
             if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                     and node.value.id == name and isinstance(node.slice, ast.Name) and node.slice.id in params):
                 found[function.name] = (params.index(node.slice.id), node.slice.id)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "add")
+                  and dotted(node.func.value) == name and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in params):
+                found[function.name] = (params.index(node.args[0].id), node.args[0].id)  # a list of names: `X.append(p)`
     return found
 
 
@@ -139,7 +163,8 @@ def _registration_calls(index: SymbolIndex, registry: Ref, function: Ref, param:
 
 
 def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict, result: RegistryKeys) -> None:
-    """`X[k] = …`, `X.update(…)`, `X.setdefault(k, …)` in `module` on the registry."""
+    """`X[k] = …`, `X.update(…)`, `X.setdefault(k, …)` in `module` on the registry; on a list of
+    names, `X.append(k)`, `X.add(k)`, `X.extend([…])`."""
     tree = index.tree(module)
     if tree is None:
         return
@@ -161,9 +186,15 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
                 result.keys.setdefault(node.slice.value, where)
             else:
                 result.open.append(f"{ast.unparse(node)} = … at {where} stores a key computed at run time")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault") and is_registry(node.func.value):
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "setdefault", "append", "add", "extend")
+              and is_registry(node.func.value)):
             first = node.args[0] if node.args else None
-            if node.func.attr == "setdefault" and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            if id(node) in inside and node.func.attr in ("append", "add"):
+                continue  # a registration function's own parameter: its calls' keys (read above)
+            if node.func.attr == "extend" and _members(tree, first) is not None:
+                _dict_keys(ast.Dict(keys=_members(tree, first), values=[ast.Constant(None)] * len(_members(tree, first))), where,
+                           f"{registry.qualname}.extend([…])", result)
+            elif node.func.attr != "update" and isinstance(first, ast.Constant) and isinstance(first.value, str):
                 result.keys.setdefault(first.value, where)
             elif node.func.attr == "update" and isinstance(first, ast.Dict):
                 _dict_keys(first, where, f"{registry.qualname}.update({{…}})", result)
@@ -180,3 +211,50 @@ def _near(tree: ast.AST, lines: list[int]):
             continue
         yield child
         yield from _near(child, lines)
+
+
+@dataclass
+class KeyedLookup:
+    """A function that looks its argument up in a registry and raises when it is not a key:
+    `if name not in X: raise …` among its first statements (vLLM's get_quantization_config)."""
+
+    position: int  # the parameter's position among those a caller passes
+    param: str
+    registry: str  # the registry's dotted path
+
+
+_LOOKUP_DECODER = msgspec.msgpack.Decoder(KeyedLookup | None)
+
+
+def keyed_lookup(index: SymbolIndex, ref: Ref) -> KeyedLookup | None:
+    """The KeyedLookup `ref` (a module-level function of the release) is, or None. The test must
+    come before anything else the body does, bar a docstring and logging (the raise then
+    decides the call). Memoised per index."""
+    return index.analysis("keyed_lookup", ref, _LOOKUP_DECODER, lambda: _keyed_lookup(index, ref))
+
+
+def _keyed_lookup(index: SymbolIndex, ref: Ref) -> KeyedLookup | None:
+    tree = index.tree(ref.module) if ref.kind == "function" and "." not in ref.qualname else None
+    function = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == ref.qualname), None) if tree else None
+    if function is None:
+        return None
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    test = body[0] if body and isinstance(body[0], ast.If) and not body[0].orelse else None
+    if test is None or not (test.body and isinstance(test.body[-1], ast.Raise)):
+        return None
+    compare = test.test
+    if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.ops[0], ast.NotIn)
+            and isinstance(compare.left, ast.Name) and compare.left.id in params and isinstance(compare.comparators[0], ast.Name)):
+        return None
+    found = index.resolve_in_scope(ref.module, compare.comparators[0].id)
+    if not found.ok or found.ref.kind != "value":
+        return None
+    return KeyedLookup(params.index(compare.left.id), compare.left.id, found.ref.path)
+
+
+def registration_functions(index: SymbolIndex, ref: Ref) -> dict[str, tuple[int, str]]:
+    """The functions of the registry `ref`'s module that store a parameter into it (a decorator
+    factory's at any depth): dotted path -> (position, parameter name)."""
+    tree = index.tree(ref.module)
+    return {f"{ref.module}.{name}": at for name, at in _registration_functions(tree, ref.qualname).items()} if tree else {}

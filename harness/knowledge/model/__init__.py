@@ -64,6 +64,7 @@ from harness.knowledge.model.symbol_records import (
     decode_table,
     dotted,
     encode_table,
+    forwards_anything,
     function_params,
     parse_source,
     raises_only,
@@ -80,7 +81,7 @@ __all__ = [
     "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "Ref", "Resolution", "Root", "Runtime",
     "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",
     "body_fingerprint", "declared_pins", "declared_version", "decode_table", "detect_engine", "dotted",
-    "encode_table", "function_params", "is_upstream", "module_source", "parse_source",
+    "encode_table", "forwards_anything", "function_params", "is_upstream", "module_source", "parse_source",
     "pin_sources", "plugin_module_files", "raises_only", "read_entry_points", "resolve_relative",
     "run_entries", "run_entry_sources",
     "risk_of", "signature_text", "walk"

@@ -259,6 +259,9 @@ class Dependency:
     # what its site raises, beyond its kind's errors, when the object it writes on is not there:
     # `sys.modules["m"].f = g` KeyError, `setattr(import_module("m"), …)` ImportError
     owner_errors: frozenset[str] = frozenset()
+    # calls: the string constants it passes, by position (0, 1, …) or keyword (a key handed to a
+    # lookup function upstream, `get_quantization_config("gguf")`)
+    arguments: tuple[tuple[int | str, str], ...] = ()
 
     @property
     def errors(self) -> frozenset[str]:
@@ -343,6 +346,9 @@ class PluginScan:
     # modules every import of which sits under a guard (`if FLAG: import m`, `if self.v2: from m
     # import R`), along every path from the roots: when they are imported at all (mark_live)
     imported_when: dict[str, GuardCond] = field(default_factory=dict)
+    # plugin classes handed to a call by keyword (`layer_type=DevDecoderLayer`, also inside
+    # functools.partial): (keyword, class path); upstream may build them where it calls that parameter
+    class_arguments: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def live_modules(self) -> list[str]:

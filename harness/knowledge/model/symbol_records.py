@@ -24,6 +24,14 @@ class Param(NamedTuple):
     default: str | None  # source of the default (shortened), None when required
 
 
+def forwards_anything(params: tuple[Param, ...] | None) -> bool:
+    """Whether a callable with these parameters takes whatever a caller passes after its
+    required positional ones: `*args` and `**kwargs`, and no keyword-only parameter without a
+    default (one a forwarding call never names: TypeError, inspect.Signature.bind)."""
+    kinds = {p.kind for p in params or ()}
+    return "var" in kinds and "varkw" in kinds and not any(p.kind == "kwonly" and p.default is None for p in params)
+
+
 class FunctionInfo(NamedTuple):
     qualname: str  # "func" or "Class.method" (nested: "Outer.Inner.method")
     lineno: int

@@ -449,7 +449,10 @@ def _undefined(text: str, module_names: frozenset[str] | None, upstream_module: 
     source = textwrap.dedent(text)
     try:
         function = ast.parse(source).body[0]
-        top = symtable.symtable(source, "<port>", "exec")
+        # what runs: an `if TYPE_CHECKING:` block never does (typing docs), so a name only it
+        # imports is unbound when the body reads it (UnboundLocalError, a NameError)
+        checking_only = _type_checking_imports(function)
+        top = symtable.symtable(ast.unparse(_without_type_checking(ast.parse(source))) if checking_only else source, "<port>", "exec")
     except (SyntaxError, IndexError, ValueError):
         return []
     if module_names is None:
@@ -466,10 +469,31 @@ def _undefined(text: str, module_names: frozenset[str] | None, upstream_module: 
             visit(child)
 
     visit(top)
-    used = dict.fromkeys(n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in free)
+    annotations = {id(n) for a in walk(function) for field in ("annotation", "returns") if isinstance(getattr(a, field, None), ast.AST)
+                   for n in ast.walk(getattr(a, field))}
+    used = dict.fromkeys(n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in free
+                         and not (n.id in checking_only and id(n) in annotations))  # a hint only a type checker reads
     upstream = index.table(upstream_module)
     return [UndefinedName(name=name, upstream_import=_import_statement(name, upstream_module, upstream.names.get(name) if upstream else None))
             for name in used if name not in module_names and name not in _BUILTINS]
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _type_checking_imports(function: ast.AST) -> set[str]:
+    """The names imports under `if TYPE_CHECKING:` in `function` bind."""
+    return {alias.asname or alias.name.split(".")[0] for node in walk(function) if isinstance(node, ast.If) and _is_type_checking(node.test)
+            for stmt in node.body for inner in ast.walk(stmt) if isinstance(inner, (ast.Import, ast.ImportFrom)) for alias in inner.names}
+
+
+def _without_type_checking(tree: ast.Module) -> ast.Module:
+    """`tree` with the body of each `if TYPE_CHECKING:` emptied (`pass`): the code as it runs."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            node.body = [ast.Pass()]
+    return ast.fix_missing_locations(tree)
 
 
 def _import_statement(name: str, module: str, binding) -> str | None:

@@ -696,7 +696,8 @@ class PluginClasses:
         pkgutil.resolve_name in sglang/srt/platforms/__init__.py). The entry point's attribute is
         what the engine calls, however the module binds it: a `def`, an alias of a plugin function
         (`activate = _impl`, `= hooks.activate`), a `lambda: "pkg.mod.Class"`, or a
-        `functools.partial(_impl, "pkg.mod.Class")` (its arguments bound to `_impl`'s parameters).
+        `functools.partial(_impl, "pkg.mod.Class")` (its arguments bound to `_impl`'s parameters),
+        or an object of a plugin class whose `__call__` returns it (`_Activator("pkg.mod.Class")`).
         `function` may be a class attribute ("Plugin.activate": EntryPoint.load() walks the
         attributes): a static or class method, or a class attribute bound as above."""
         tree = self.tree(module)
@@ -728,6 +729,13 @@ class PluginClasses:
             if isinstance(value, ast.Lambda):
                 held = self.const(module, value.body, {p.name: OPAQUE for p in function_params(value.args)})
                 paths.extend([held] if isinstance(held, str) and ("." in held or ":" in held) else [])
+                continue
+            made = self.const(module, value, {}) if isinstance(value, ast.Call) else None
+            if isinstance(made, Record) and (found := self._plugin_definition(made.cls)) is not None:
+                # a callable object (`activate = _Activator("pkg.mod.Class")`): what its __call__
+                # returns, self the object its __init__ made
+                for call in (n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == "__call__" and n.args.args):
+                    paths.extend(self._returned_strings(found[0], call, {call.args.args[0].arg: made}))
                 continue
             bound: list[ast.expr] = []
             keywords: list[ast.keyword] = []

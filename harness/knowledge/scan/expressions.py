@@ -26,6 +26,7 @@ from harness.knowledge.model import (
     Scope,
     SelfRef,
     dotted,
+    forwards_anything,
     function_params,
     is_upstream,
     raises_only,
@@ -33,7 +34,14 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import SELF_HELD, WRITE
-from harness.knowledge.scan.folding import OPAQUE, Instance, Named, Record, bind
+from harness.knowledge.scan.folding import (
+    OPAQUE,
+    Instance,
+    Named,
+    Partial,
+    Record,
+    bind,
+)
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
     arg,
@@ -212,8 +220,7 @@ class Expressions:
                     or len(child.generators) != 1 or child.generators[0].is_async):
                 continue
             generator = child.generators[0]
-            values = self.const(module, generator.iter, ctx.env)
-            values = list(values) if isinstance(values, dict) else values
+            values = self.iterated(self.const(module, generator.iter, ctx.env))
             if not isinstance(values, list) or len(values) > 256:
                 continue
             parts = [child.key, child.value] if isinstance(child, ast.DictComp) else [child.elt]
@@ -241,12 +248,15 @@ class Expressions:
             self.parameter_keys.append((path, module, ctx.functions[-1], node.slice.id, node, ctx))
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: Context) -> None:
-        held = node.value
+        read = node  # in a chain (`self.embed.weight.t()`), the read on what self.embed holds
+        while isinstance(read.value, ast.Attribute) and isinstance(read.value.value, ast.Attribute):
+            read = read.value
+        held = read.value
         if (isinstance(node.ctx, ast.Load) and ctx.self_name and ctx.cls is not None and isinstance(held, ast.Attribute)
                 and isinstance(held.value, ast.Name) and held.value.id == ctx.self_name):
             # `self.topo.split_k_and_v`: a field of what the class keeps on self (finish() names
             # the class when every binding of `self.topo` is an instance of one upstream class)
-            self._dependency("field", None, module, node, ctx, expression=f"{ctx.self_name}.{held.attr}.{node.attr}", name=node.attr,
+            self._dependency("field", None, module, read, ctx, expression=f"{ctx.self_name}.{held.attr}.{read.attr}", name=read.attr,
                              hook=f"{SELF_HELD}{ctx.cls.path}", member=held.attr)
         if isinstance(node.ctx, ast.Load):
             innermost = node
@@ -311,8 +321,20 @@ class Expressions:
             inner = call.func
             self._hook(module, call, arg(inner, 0, "target"), arg(inner, 1, "type"), call.args[0] if call.args else None, ctx)
             return
+        lazy = (self.const(module, call.func, env) if isinstance(call.func, ast.Subscript)
+                else env.get(call.func.id) if isinstance(call.func, ast.Name) else None)
+        if isinstance(lazy, Partial) and lazy.func.endswith("import_module") and _plain_values([*lazy.args, *dict(lazy.keywords).values()]):
+            # `LOADERS[b]()` of `functools.partial(import_module, name)`: the import happens here
+            made = ast.Call(func=call.func, args=[*map(ast.Constant, lazy.args), *call.args],
+                            keywords=[*(ast.keyword(k, ast.Constant(v)) for k, v in lazy.keywords), *call.keywords])
+            self._dynamic_import(module, ast.fix_missing_locations(ast.copy_location(made, call)), ctx)
+            return
         name = "" if isinstance(call.func, ast.Call) else dotted(call.func) or ""
         qualified = self.qualify(module, name, env) or name
+        for keyword in call.keywords:
+            handed = self.qualify(module, dotted(keyword.value), env) if keyword.arg and dotted(keyword.value) else None
+            if handed in self.scan.classes:
+                self.scan.class_arguments.add((keyword.arg, handed))
         if ctx.self_name and isinstance(call.func, ast.Attribute) and self._self_reference(call.func, ctx, call_shape(call)):
             self._self_calls.add(id(call.func))
         engine = profile()
@@ -376,7 +398,7 @@ class Expressions:
             elif isinstance(attr, str):
                 self._field(module, call, ctx, call.args[0], attr)
             return
-        if (qualified.endswith(("import_module", "__import__")) or qualified == "pkgutil.resolve_name") and call.args:
+        if (qualified.endswith(("import_module", "__import__")) or qualified == "pkgutil.resolve_name") and arg(call, 0, "name") is not None:
             self._dynamic_import(module, call, ctx, resolves=qualified == "pkgutil.resolve_name")
             return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
@@ -418,7 +440,10 @@ class Expressions:
             read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
             self.called_objects[id(call.func)] = (module, call, read)
         if is_upstream(qualified):
-            self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name)
+            given = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+            strings = tuple((at, value) for at, node in given if isinstance(node, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr))
+                            and isinstance(value := self.const(module, node, env), str))
+            self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name, arguments=strings)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
         if name and not is_upstream(qualified):
@@ -441,12 +466,13 @@ class Expressions:
         "pkg.mod:attr" imports pkg.mod; "pkg.mod.attr" the longest prefix that is a module)."""
         if any(isinstance(guard.cond, Const) and not guard.cond.value for guard in ctx.guards):
             return  # under a test that folds to false here (`if enabled:` over a constant table): never made
-        target = self.const(module, call.args[0], ctx.env)
-        if not isinstance(target, str) and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(call.args[0])):
+        named = arg(call, 0, "name")  # import_module(name, package), __import__(name, …), resolve_name(name)
+        target = self.const(module, named, ctx.env)
+        if not isinstance(target, str) and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(named)):
             # built from the function's parameters or locals: what its callers pass (finish()), or
             # a module chosen at run time among those its shape names
-            self.parameter_imports.append((module, call.args[0], ctx))
-            if self.chosen_modules(module, call.args[0], ctx.env):
+            self.parameter_imports.append((module, named, ctx))
+            if self.chosen_modules(module, named, ctx.env):
                 return
         if not isinstance(target, str):
             # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
@@ -720,21 +746,40 @@ class Expressions:
                 break
         return node
 
-    def _owner_errors(self, module: str, node: ast.expr, env: dict) -> frozenset[str]:
-        """What getting the object a patch writes on raises when that module or attribute is not
-        there: `sys.modules["m"]` KeyError, `import_module("m")` ImportError, `sys.modules.get("m")`
-        (None) or `pkg.sub` AttributeError; nothing for a plain name (its import fails first)."""
+    def lookup_errors(self, module: str, node: ast.expr, env: dict) -> tuple[frozenset[str], ...] | None:
+        """The errors getting an upstream object by name raises when a part of it is not there,
+        one family per way it can fail: `sys.modules["m"]` KeyError, `import_module("m")`
+        ImportError, `pkgutil.resolve_name("m:a")` ImportError and AttributeError (pkgutil's
+        code), `sys.modules.get("m")` none (None when not loaded); an attribute read on one of
+        these adds AttributeError (on None too). None for any other expression."""
         if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
-            return KEY_ERRORS
+            return (KEY_ERRORS,)
         if isinstance(node, ast.Call):
             called = self.qualify(module, dotted(node.func), env) or ""
-            return IMPORT_ERRORS if called.endswith("import_module") else ATTRIBUTE_ERRORS if called == "sys.modules.get" else frozenset()
+            if called.endswith("import_module"):
+                return (IMPORT_ERRORS,)
+            return {"pkgutil.resolve_name": (IMPORT_ERRORS, ATTRIBUTE_ERRORS), "sys.modules.get": ()}.get(called)
+        if isinstance(node, ast.Attribute) and (inner := self.lookup_errors(module, node.value, env)) is not None:
+            return tuple(dict.fromkeys((*inner, ATTRIBUTE_ERRORS)))
+        return None
+
+    def _owner_errors(self, module: str, node: ast.expr, env: dict) -> frozenset[str]:
+        """What getting the object a patch writes on raises when that module or attribute is not
+        there (lookup_errors; `sys.modules.get("m")` gives None, on which the write raises
+        AttributeError) or `pkg.sub` AttributeError; nothing for a plain name (its import fails first)."""
+        found = self.lookup_errors(module, node, env)
+        if found is not None:
+            return frozenset().union(*found) or ATTRIBUTE_ERRORS
         return ATTRIBUTE_ERRORS if isinstance(node, ast.Attribute) else frozenset()
 
     def _owner_of(self, module: str, node: ast.expr, env: dict) -> str | None:
         """The dotted path of the object a patch writes on: a name or attribute chain, or a module
-        got by a call or a subscript (`import_module("sglang.x")`, `sys.modules["sglang.x"]`)."""
-        if isinstance(node, (ast.Call, ast.Subscript)):
+        got by a call or a subscript (`import_module("sglang.x")`, `sys.modules["sglang.x"]`) and
+        an attribute chain on it."""
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if isinstance(base, (ast.Call, ast.Subscript)):  # `sys.modules["sglang.x"].Cls` too
             loaded = self.const(module, node, env)
             return loaded.path if isinstance(loaded, Named) else None
         return self.qualify(module, dotted(node), env)
@@ -782,7 +827,6 @@ class Expressions:
             else:
                 hook_type = (dotted(type_node) or "?").rsplit(".", 1)[-1].upper()
         hook_path, definition, params = self._hook_signature(module, hook_node, ctx)
-        kinds = {p.kind for p in params or ()}
         expression = (ast.unparse(target_node) if target_node is not None else "?") + (f" as called at {bound}" if bound else "")
         if hook_path:
             self.hook_callables[hook_path] = target if isinstance(target, str) else expression
@@ -790,7 +834,7 @@ class Expressions:
             "hook", target if isinstance(target, str) else None, module, node, ctx,
             hook_type=hook_type, hook=hook_path, params=params, expression=expression,
             raises_only=isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and raises_only(definition),
-            passthrough="var" in kinds and "varkw" in kinds,
+            passthrough=forwards_anything(params),
         )
 
     def _hook_signature(self, module: str, node, ctx: Context, depth: int = 0) -> tuple[str | None, ast.AST | None, tuple[Param, ...] | None]:
@@ -835,19 +879,30 @@ class Expressions:
         """`Patch(cfg).around`, or `patch.around` for a local bound once to `Patch(…)` in the same
         function: the method of that plugin class (or a plugin base), as a bound method: without
         its first parameter, unless it is a staticmethod. A name the function does not bind is
-        the module's global (`_MIRROR = Mirror(root)` at module level). None when the object is
-        anything else."""
-        made = node.value
+        the module's global (`_MIRROR = Mirror(root)` at module level), or one imported from
+        another plugin module. None when the object is anything else."""
+        made, home, env = node.value, module, ctx.env
         if isinstance(made, ast.Name):
             scope = self._definition(module, ctx.functions[-1], node.lineno) if ctx.functions else None
             values = _bound_values(walk(scope), made.id) if scope is not None else []
             if not values and made.id not in ctx.local:
                 tree = self.tree(module)
                 values = _bound_values(module_level(tree.body), made.id) if tree else []
-            made = values[0] if len(values) == 1 else None
+            made = values[0] if len(values) == 1 else made
+        if isinstance(made, (ast.Name, ast.Attribute)) and dotted(made) and (isinstance(made, ast.Attribute) or made.id not in ctx.local):
+            # a module-level object of another plugin module (`from p.filters import SHARD_FILTER`)
+            home, _, name = (self.qualify(module, dotted(made), ctx.env) or "").rpartition(".")
+            tree = self.tree(home) if home in self.files and home != module else None
+            values = _bound_values(module_level(tree.body), name) if tree else []
+            made, env = (values[0] if len(values) == 1 else None), {}
         if not isinstance(made, ast.Call):
             return None
-        cls_path = self.qualify(module, dotted(made.func), ctx.env) if dotted(made.func) else None
+        cls_path = self.qualify(home, dotted(made.func), env) if dotted(made.func) else None
+        found = self._plugin_definition(cls_path) if cls_path and cls_path not in self.scan.classes else None
+        if found is not None and isinstance(found[1], ast.ClassDef):
+            # a class of a module not scanned yet: its own methods, as written
+            definition = next((n for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == node.attr), None)
+            return self._method_bound(f"{cls_path}.{node.attr}", definition) if definition is not None else None
         if not cls_path or cls_path not in self.scan.classes:
             return None
         for owner in self.plugin_mro(cls_path):
@@ -858,10 +913,16 @@ class Expressions:
             definition = self._definition(cls.module, f"{owner}.{node.attr}", method.line)
             if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return None
-            params = function_params(definition.args)
-            static = any((dotted(d) or "").rsplit(".", 1)[-1] == "staticmethod" for d in definition.decorator_list)
-            return f"{owner}.{node.attr}", definition, params if static else params[1:]
+            return self._method_bound(f"{owner}.{node.attr}", definition)
         return None
+
+    @staticmethod
+    def _method_bound(path: str, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ast.AST, tuple[Param, ...]]:
+        """(path, definition, parameters) of a method read off an instance: its first parameter
+        bound, unless it is a staticmethod."""
+        params = function_params(definition.args)
+        static = any((dotted(d) or "").rsplit(".", 1)[-1] == "staticmethod" for d in definition.decorator_list)
+        return path, definition, params if static else params[1:]
 
     def _decorated(self, path: str | None, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str | None, ast.FunctionDef | ast.AsyncFunctionDef]:
         """What the name of a decorated plugin function is bound to, as far as a call binds it:
@@ -1021,12 +1082,15 @@ class Expressions:
     def _patch_value(self, module: str, node: ast.AST | None, ctx: Context) -> tuple[str | None, tuple[Param, ...] | None]:
         """(the plugin callable a patch sets, its parameters as callers see them), each None when
         not known; the path is None when the patch sets an upstream object or a value that is no
-        plugin callable by name. `f = own_f` gives own_f; a call (`wrap(f)`, `make(cfg)`,
+        plugin callable by name. `f = own_f` gives own_f; a lambda, itself (`<lambda>`); a call (`wrap(f)`, `make(cfg)`,
         `functools.partial(own_f, …)`) gives what it returns when that is a plugin function it
         defines, its bound arguments taken away (_hook_signature), not the function called."""
         node = self._unwrapped(module, node, ctx.env)
-        if node is None or isinstance(node, ast.Lambda):
+        if node is None:
             return None, None
+        if isinstance(node, ast.Lambda):  # `mod.f = lambda ctx, path, …: own(…)`: its parameters are what callers bind
+            path, _, params = self._hook_signature(module, node, ctx)
+            return path, params
         if isinstance(node, ast.Call):
             callee = self.qualify(module, dotted(node.func), ctx.env)
             if callee is None or is_upstream(callee):
@@ -1094,3 +1158,8 @@ def _forwards_all(closure: ast.FunctionDef | ast.AsyncFunctionDef, wrapped: str)
                 and [k.value.id for k in node.keywords if k.arg is None and isinstance(k.value, ast.Name)] == [varkw.arg]):
             return True
     return False
+
+
+def _plain_values(values: list) -> bool:
+    """Whether each folded value is a literal an ast.Constant can hold (str, int, float, bool, None)."""
+    return all(v is None or isinstance(v, (str, int, float, bool)) for v in values)

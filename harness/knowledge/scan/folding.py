@@ -63,6 +63,7 @@ _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
 _PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
 _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "removeprefix",
                              "removesuffix", "lower", "upper"})
+_NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
@@ -91,6 +92,16 @@ class Record:
 
     def get(self, name: str):
         return next((value for field, value in self.fields if field == name), OPAQUE)
+
+
+@dataclass(frozen=True)
+class Partial:
+    """`functools.partial(f, *args, **keywords)` of folded arguments: `func` the qualified name
+    of f; calling it calls f with these first (functools docs)."""
+
+    func: str
+    args: tuple
+    keywords: tuple[tuple[str, object], ...]
 
 
 @dataclass(frozen=True)
@@ -351,19 +362,35 @@ class Folding:
                 return module if self.files[module][1] else module.rpartition(".")[0]
             return self.module_constant(module, node.id, depth + 1)
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "__spec__" and "__spec__" not in env and node.attr in ("name", "parent"):
+                # the module's ModuleSpec (importlib docs): its name, and the package it belongs to
+                package = module if self.files[module][1] else module.rpartition(".")[0]
+                return module if node.attr == "name" else package
             if isinstance(node.value, ast.Name) and isinstance(held := env.get(node.value.id, OPAQUE), Record):
-                return held.get(node.attr)  # `rep.module_path` of a folded Replacement(…)
+                return self._record_attribute(held, node.attr, depth)  # `rep.module_path` of a folded Replacement(…)
             if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
                     return held
+            if isinstance(node.value, (ast.Call, ast.Subscript)) and isinstance(base := self.const(module, node.value, env, depth + 1), Named) and is_upstream(base.path):
+                return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`
             owner = self.qualify(module, dotted(node.value), env)
+            home, _, constant = (owner or "").rpartition(".")
+            if home in self.files and isinstance(held := self.module_constant(home, constant, depth + 1), Record):
+                # TARGETS.draft_extend of a module-level SimpleNamespace or plugin record, unless
+                # the module writes that attribute on it
+                if not any(isinstance(n, ast.Attribute) and n.attr == node.attr and isinstance(n.ctx, ast.Store)
+                           and dotted(n.value) == constant for n in walk(self.tree(home))):
+                    return self._record_attribute(held, node.attr, depth)
             if owner and node.attr in _NAME_ATTRIBUTES:
                 named = self._name_attribute(owner, node.attr)
                 if named is not None:
                     return named
             if owner in self.files:
                 return self.module_constant(owner, node.attr, depth + 1)
+            settings = profile().settings_fields
+            if node.attr == "name" and settings and owner and owner.rpartition(".")[0] == settings:
+                return owner.rpartition(".")[2]  # envs.SGLANG_X.name: the field's variable
             if f"{owner}.{node.attr}" in profile().version_reads:
                 return RunningVersion(parsed=False)
             held = self.class_constant(owner, node.attr, depth + 1) if owner else OPAQUE
@@ -397,9 +424,11 @@ class Folding:
             return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             fmt, args = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
-            # only plain values are formatted: a folded Named or Instance is no run-time string
-            plain = all(isinstance(a, (str, int, float)) for a in (args if isinstance(args, list) else [args]))
-            if isinstance(fmt, str) and isinstance(args, (str, int, float, list)) and plain:
+            # only plain values are formatted: a folded Named or Instance is no run-time string;
+            # a mapping fills `%(key)s` fields
+            values = args.values() if isinstance(args, dict) else args if isinstance(args, list) else [args]
+            plain = all(isinstance(a, (str, int, float)) for a in values)
+            if isinstance(fmt, str) and isinstance(args, (str, int, float, list, dict)) and plain:
                 try:
                     return fmt % (tuple(args) if isinstance(args, list) else args)
                 except (TypeError, ValueError):
@@ -450,6 +479,16 @@ class Folding:
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
         return OPAQUE
 
+    def iterated(self, value):
+        """What a loop over a folded value meets: a list's elements, a dict's keys, a plugin
+        enum class's members (each `Named("pkg.E.M")`, whose `.value` / `.name` fold); the
+        value itself otherwise."""
+        if isinstance(value, dict):
+            return list(value)
+        if isinstance(value, Named) and not is_upstream(value.path) and (members := self.enum_members(value.path)) is not None:
+            return [Named(f"{value.path}.{member}") for member in members]
+        return value
+
     def strings(self, module: str, node: ast.AST, env: dict) -> list[str]:
         """The strings an expression may evaluate to: a constant; both arms of `a if c else b`;
         each of `x or y`; every value of a constant dict it indexes (`backend_map[key]`,
@@ -474,9 +513,7 @@ class Folding:
         """`[f"{P}.{n}" for n in NAMES if …]` over a folded sequence: each element folded with the
         loop variable bound, those an `if` folds false left out; OPAQUE when the sequence, a
         test or the unpacking does not fold."""
-        items = self.const(module, generator.iter, env, depth + 1)
-        if isinstance(items, dict):
-            items = list(items)
+        items = self.iterated(self.const(module, generator.iter, env, depth + 1))
         if not isinstance(items, list) or generator.is_async:
             return OPAQUE
         folded = []
@@ -526,9 +563,7 @@ class Folding:
             return VersionLiteral(inner) if isinstance(inner, str) else OPAQUE
         if name in _SEQUENCE_BUILTINS and qualified == name and len(args) == 1 and (not node.keywords or name == "sorted"):
             # list(x) / tuple(x) / sorted(x) / set(x) of folded constants: its elements (a dict's keys)
-            inner = self.const(module, args[0], env, depth + 1)
-            if isinstance(inner, dict):
-                inner = list(inner)
+            inner = self.iterated(self.const(module, args[0], env, depth + 1))
             if not isinstance(inner, list):
                 return OPAQUE
             if name == "sorted":
@@ -542,6 +577,22 @@ class Folding:
             if not isinstance(base, dict):
                 return OPAQUE
             return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
+        if qualified in _NAMESPACES and not args and all(k.arg for k in node.keywords):
+            # SimpleNamespace(draft="pkg.mod.f", …): an object whose attributes are its keywords
+            return Record(qualified, tuple((k.arg, self.const(module, k.value, env, depth + 1)) for k in node.keywords))
+        if qualified == "functools.partial" and args and not any(isinstance(a, ast.Starred) for a in args) and all(k.arg for k in node.keywords):
+            func = self.qualify(module, dotted(args[0]), env) if dotted(args[0]) else None
+            if func is not None:  # a lazy call: nothing runs until the partial is called
+                return Partial(func, tuple(self.const(module, a, env, depth + 1) for a in args[1:]),
+                               tuple((k.arg, self.const(module, k.value, env, depth + 1)) for k in node.keywords))
+            return OPAQUE
+        if qualified in ("itertools.chain", "itertools.chain.from_iterable") and not node.keywords:
+            # the folded sequences one after the other (a dict gives its keys)
+            parts = [self.const(module, a, env, depth + 1) for a in args]
+            if qualified.endswith("from_iterable"):
+                parts = parts[0] if len(parts) == 1 and isinstance(parts[0], list) else [OPAQUE]
+            parts = [list(p) if isinstance(p, dict) else p for p in parts]
+            return [item for p in parts for item in p] if all(isinstance(p, list) for p in parts) else OPAQUE
         if qualified == "string.Template" and len(args) == 1 and isinstance(text := self.const(module, args[0], env, depth + 1), str):
             return TemplateText(text)
         if qualified in _PATH_FUNCTIONS and args and not node.keywords:
@@ -587,10 +638,19 @@ class Folding:
                     return getattr(string.Template(owner.text), node.func.attr)(mapping)
                 except (KeyError, ValueError):
                     return OPAQUE
+            if isinstance(owner, str) and node.func.attr == "format_map" and len(values) == 1 and isinstance(values[0], dict):
+                if all(isinstance(v, (str, int)) for v in values[0].values()):
+                    try:
+                        return owner.format_map(values[0])
+                    except (KeyError, ValueError):
+                        return OPAQUE
             if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in values):
-                try:
-                    return owner.format(*values)
-                except (IndexError, KeyError):
+                named = {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg}
+                if any(k.arg is None for k in node.keywords) or not all(isinstance(v, (str, int)) for v in named.values()):
+                    return OPAQUE
+                try:  # "{0}.{name}".format(p, name=n)
+                    return owner.format(*values, **named)
+                except (IndexError, KeyError, ValueError):
                     return OPAQUE
             if isinstance(owner, dict) and node.func.attr == "items" and not values:
                 return [list(item) for item in owner.items()]
@@ -639,7 +699,7 @@ class Folding:
             keys = [len(item) if key_node.id == "len" else str(item) for item in items] if all(isinstance(i, (str, list)) for i in items) else [OPAQUE]
         else:
             return OPAQUE
-        if any(k is OPAQUE or isinstance(k, (Named, Record, Instance)) for k in keys):
+        if any(k is OPAQUE or isinstance(k, (Named, Record, Instance, Partial)) for k in keys):
             return OPAQUE
         try:
             return [item for _, item in sorted(zip(keys, items, strict=True), key=lambda pair: pair[0], reverse=reverse)]
@@ -661,7 +721,7 @@ class Folding:
                 values.extend(inner)
             elif isinstance(stmt, ast.For) and not stmt.orelse:
                 items = self.const(module, stmt.iter, env, depth + 1)
-                items = list(items) if isinstance(items, dict) else items
+                items = self.iterated(items)
                 if not isinstance(items, list):
                     return OPAQUE
                 for item in items:
@@ -688,9 +748,14 @@ class Folding:
     def _record(self, module: str, path: str, node: ast.Call, env: dict, depth: int) -> Record | None:
         """`C(a, b, name=c)` of a plugin class written `@dataclass class C: x: str; y: str = ""`
         (no __init__ of its own, no base) or `class C(NamedTuple)`: a Record of its fields as the generated __init__
-        binds them (dataclasses: fields in order, defaults filled). None for anything else."""
+        binds them (dataclasses: fields in order, defaults filled); of a plain class whose
+        `__init__` only stores attributes (see _init_record). None for anything else."""
         found = self._plugin_definition(path) if not is_upstream(path) else None
         cls = found[1] if found is not None else None
+        if isinstance(cls, ast.ClassDef) and any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body):
+            return self._init_record(module, path, found[0], cls, node, env, depth)
+        if isinstance(cls, ast.ClassDef) and not (cls.bases or cls.keywords or cls.decorator_list or node.args or node.keywords):
+            return Record(path, ())  # `C()` of a plain class: object.__init__ sets nothing
         # a dataclass with no base, or a NamedTuple (its one base, no decorator)
         fields = dataclass_fields(cls) if isinstance(cls, ast.ClassDef) and (not cls.bases or not cls.decorator_list) else None
         if (fields is None or any(isinstance(n, ast.FunctionDef) and n.name == "__post_init__" for n in cls.body)
@@ -704,6 +769,49 @@ class Folding:
             expression = given.get(name, default)
             values.append((name, self.const(module, expression, env if name in given else {}, depth + 1) if expression is not None else OPAQUE))
         return Record(path, tuple(values))
+
+    def _record_attribute(self, record: Record, attr: str, depth: int):
+        """`attr` read on a folded object: its field, else its class's constant (`self.TARGET`)
+        unless a method sets it on instances."""
+        if any(field == attr for field, _ in record.fields) or self._set_on_instances(record.cls, attr):
+            return record.get(attr)
+        return self.class_constant(record.cls, attr, depth + 1)
+
+    def _init_record(self, module: str, path: str, home: str, cls: ast.ClassDef, node: ast.Call, env: dict, depth: int) -> Record | None:
+        """`C("pkg.mod.X")` of a plugin class with no base, decorator or metaclass whose
+        `__init__` only stores attributes (`self.target = target`, a docstring aside), each
+        written nowhere else in the class: a Record of those attributes, the call's arguments
+        bound to `__init__`'s parameters as Python binds them (defaults filled). None otherwise."""
+        init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        arguments = init.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if (cls.bases or cls.keywords or cls.decorator_list or not positional or init.decorator_list
+                or arguments.vararg or arguments.kwarg or len(node.args) > len(positional) - 1
+                or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)):
+            return None
+        receiver = positional[0].arg
+        defaults = {a.arg: d for a, d in zip(positional[::-1], arguments.defaults[::-1])}
+        defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+        bound = {a.arg: self.const(module, v, env, depth + 1) for a, v in zip(positional[1:], node.args)}
+        bound.update({k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords})
+        for parameter in [*positional[1:], *arguments.kwonlyargs]:
+            if parameter.arg not in bound:
+                if parameter.arg not in defaults:
+                    return None  # a required parameter the call leaves out: a TypeError, no object
+                bound[parameter.arg] = self.const(home, defaults[parameter.arg], {}, depth + 1)
+        fields: dict[str, object] = {}
+        for stmt in init.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else (
+                stmt.target if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else None)
+            if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
+                return None
+            fields[target.attr] = self.const(home, stmt.value, bound, depth + 1)
+        written = [n for n in walk(cls) if isinstance(n, ast.Attribute) and n.attr in fields and isinstance(n.ctx, (ast.Store, ast.Del))]
+        if len(written) != len(fields) or any(dotted(n.func) == "setattr" for n in walk(cls) if isinstance(n, ast.Call)):
+            return None  # another method rebinds a field: its value at a later read is not the stored one
+        return Record(path, tuple(fields.items()))
 
     def _version_helper(self, module: str, function: ast.FunctionDef, local: dict, depth: int):
         """A helper longer than one return whose one comparison of the running version decides it
@@ -859,6 +967,8 @@ class Folding:
             statements = list(module_level(tree.body)) if tree else []
             statements += [s for c in statements if isinstance(c, ast.ClassDef) for s in c.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
             for stmt in statements:
+                if isinstance(stmt, ast.ClassDef):
+                    self._fill_subclass_hooks(module, stmt)
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     owner = next((c.name for c in statements if isinstance(c, ast.ClassDef) and stmt in c.body), None)
                     made = Named(f"{module}.{owner}.{stmt.name}" if owner else f"{module}.{stmt.name}")
@@ -900,17 +1010,48 @@ class Folding:
         if inner is not None and function_params(inner.args):
             self._fill_edits(home, inner, f"{path}.{inner.name}", {**bound, function_params(inner.args)[0].name: decorated})
 
-    def _fill_edits(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, path: str, bound: dict) -> None:
+    def _fill_subclass_hooks(self, module: str, node: ast.ClassDef) -> None:
+        """A class statement runs `__init_subclass__` of each plugin base that defines it, the
+        new class its first parameter and the statement's keywords the others
+        (object.__init_subclass__ docs): its edits of registries fill them (_fill_edits)."""
+        path = f"{module}.{node.name}"
+        queue, seen = [self.qualify(module, dotted(b)) for b in node.bases if dotted(b)], set()
+        while queue:
+            base = queue.pop()
+            found = self._plugin_definition(base) if base and base not in seen else None
+            seen.add(base)
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                continue
+            home, cls = found
+            hook = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init_subclass__"), None)
+            if hook is not None and function_params(hook.args):
+                # the class statement's keywords are __init_subclass__'s (`class A(Patch, module="…")`)
+                bound = {k.arg: (module, k.value) for k in node.keywords if k.arg and k.arg != "metaclass"}
+                bound[function_params(hook.args)[0].name] = ("", Named(path))
+                self._fill_edits(home, hook, f"{base}.__init_subclass__", bound, owner=base)
+            queue += [self.qualify(home, dotted(b)) for b in cls.bases if dotted(b)]
+
+    def _fill_edits(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, path: str, bound: dict, owner: str | None = None) -> None:
         """Record each statement of `function`'s own body (not its nested functions') that edits
-        a global of `home`, with `bound` and its nested functions by path."""
+        a global of `home` or an attribute of a plugin class (`Base._registry.append(cls)`; in a
+        method of the class `owner`, `cls._registry` is that class's), with `bound` and its
+        nested functions by path."""
         local = local_names(function)
         bound = {**bound, **{n.name: ("", Named(f"{path}.{n.name}")) for n in function.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}}
+        receiver = function_params(function.args)[0].name if owner and function_params(function.args) else None
         for stmt in module_level(function.body):
             target = None
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
                 target = stmt.value.func.value
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
                 target = stmt.targets[0].value
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                cls = owner if target.value.id == receiver else self.qualify(home, target.value.id) if target.value.id not in local else None
+                found = self._plugin_definition(cls) if cls else None
+                if found is not None and isinstance(found[1], ast.ClassDef):
+                    qualname = cls[len(found[0]) + 1:]
+                    self._fills.setdefault((found[0], f"{qualname}.{target.attr}"), []).append((home, dotted(target), stmt, bound))
+                continue
             if isinstance(target, ast.Name) and target.id not in local and target.id in self.table(home).names:
                 owner, name = home, target.id
                 for _ in range(8):  # a registry imported from the plugin module that defines it
@@ -952,8 +1093,8 @@ class Folding:
 
     def _edited(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, removals: bool):
         """One simple statement's edit of `name` (edit_of); `removals`: whether a removal applies."""
-        def is_name(node: ast.AST) -> bool:
-            return isinstance(node, ast.Name) and node.id == name
+        def is_name(node: ast.AST) -> bool:  # `REGISTRY`, or a class attribute `Base._registry`
+            return isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) == name
 
         call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) and is_name(stmt.targets[0].value):
@@ -1089,8 +1230,8 @@ class Folding:
             if attr in members:
                 return members[attr] if kind == "str" else OPAQUE
         held = self._class_body_value(module, path, cls.body, len(cls.body), attr, depth)
-        if held is not None:
-            return held
+        if held is not None:  # a list or dict the plugin fills from elsewhere (`Base._registry.append(cls)`)
+            return self.filled(module, f"{path[len(module) + 1:]}.{attr}", held, depth)
         for base in cls.bases:
             held = self.class_constant(self.qualify(module, dotted(base)) or "", attr, depth + 1)
             if held is not OPAQUE:

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from harness.engines import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, profile
+from harness.engines import IMPORT_ERRORS, profile
 from harness.errors import HarnessError
 from harness.knowledge.model import (
     CLASS_USE_BASE,
@@ -323,27 +322,37 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             # only when the module is there (loaded, importable)
             if isinstance(stmt, ast.Try) and exits:
                 # (and `owner = pkgutil.resolve_name("pkg.mod:Cls")` / `except (ImportError,
-                # AttributeError): continue`: the rest runs only when the object is there)
-                def resolves(v: ast.expr, env: dict = ctx.env) -> bool:
-                    return isinstance(v, ast.Call) and self.qualify(module, dotted(v.func), env) == "pkgutil.resolve_name"
+                # AttributeError): continue`, `owner = import_module("pkg").sub` / `except
+                # AttributeError`: the rest runs only when the object is there, when the handler
+                # takes every error the lookup may raise: lookup_errors)
+                found = [path for path, needs in self._bound_lookups(module, stmt.body, ctx)
+                         if any(h.type is None or all(self.exception_names(module, [h.type]) & e for e in needs) for h in exits)]
+                ctx = self._had(ctx, found, f"the try at line {stmt.lineno}", stmt.lineno)
+            elif isinstance(stmt, ast.Assign) and ctx.catches:
+                # `owner = sys.modules.get("pkg").sub` inside `with suppress(AttributeError):` (or a
+                # try body): when it raises, the rest of this block is skipped with it
+                found = [path for path, needs in self._bound_lookups(module, [stmt], ctx)
+                         if needs and all(any(c.handles(e) for c in ctx.catches) for e in needs)]
+                ctx = self._had(ctx, found, f"line {stmt.lineno} raises nothing", stmt.lineno)
 
-                for errors, made in ((KEY_ERRORS, lambda v: isinstance(v, ast.Subscript) and dotted(v.value) == "sys.modules"),
-                                     (IMPORT_ERRORS, lambda v: isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("import_module")),
-                                     (IMPORT_ERRORS | ATTRIBUTE_ERRORS, resolves)):
-                    found = self._bound_modules(module, stmt.body, ctx, made)
-                    # resolve_name raises ImportError or AttributeError (a module part or an
-                    # attribute missing: pkgutil's code): the handler must take both
-                    needs = (IMPORT_ERRORS, ATTRIBUTE_ERRORS) if made is resolves else (errors,)
-                    if found and any(h.type is None or all(self.exception_names(module, [h.type]) & e for e in needs) for h in exits):
-                        exists = tuple(ModuleExists(p) if self.index.module_exists(p) else HasAttr(*p.rsplit(".", 1)) for p in found)
-                        ctx = replace(ctx, guards=ctx.guards + (GuardCond(AllOf(exists), f"{', '.join(found)} can be had (the try at line {stmt.lineno})",
-                                                                          stmt.lineno),))
+    def _had(self, ctx: Context, found: list[str], where: str, line: int) -> Context:
+        """`ctx` with the guard that the upstream objects `found` are there (each a module, or an
+        attribute of its parent)."""
+        if not found:
+            return ctx
+        exists = tuple(ModuleExists(p) if self.index.module_exists(p) else HasAttr(*p.rsplit(".", 1)) for p in found)
+        return replace(ctx, guards=ctx.guards + (GuardCond(AllOf(exists), f"{', '.join(found)} can be had ({where})", line),))
 
-    def _bound_modules(self, module: str, body: list[ast.stmt], ctx: Context, made: Callable[[ast.expr], bool]) -> list[str]:
-        """The upstream modules (or objects, for pkgutil.resolve_name) `name = <value>` statements
-        in `body` bind, for values `made` accepts."""
-        values = [self.const(module, n.value, ctx.env) for n in walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Assign) and made(n.value)]
-        return [value.path for value in values if isinstance(value, Named) and is_upstream(value.path)]
+    def _bound_lookups(self, module: str, body: list[ast.stmt], ctx: Context) -> list[tuple[str, tuple[frozenset[str], ...]]]:
+        """(the upstream module or object, the error families getting it raises) for each `name =
+        <value>` statement in `body` whose value looks it up by name (lookup_errors), raising."""
+        found = []
+        for node in walk(ast.Module(body=body, type_ignores=[])):
+            needs = self.lookup_errors(module, node.value, ctx.env) if isinstance(node, ast.Assign) else None
+            value = self.const(module, node.value, ctx.env) if needs else None
+            if isinstance(value, Named) and is_upstream(value.path):
+                found.append((value.path, needs))
+        return found
 
     def _statement(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
@@ -372,9 +381,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             return
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._expressions(module, stmt.iter, ctx)
-            iterable = self.const(module, stmt.iter, env)
-            if isinstance(iterable, dict):  # iterating a dict gives its keys
-                iterable = list(iterable)
+            iterable = self.iterated(self.const(module, stmt.iter, env))  # a dict's keys, an enum's members
             if isinstance(iterable, list) and iterable:
                 for element in iterable:
                     self._block(module, stmt.body, replace(ctx, env={**env, **bind(stmt.target, element)}))

@@ -52,6 +52,9 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     - `class X(make_base(A))`, where `make_base` is a module function whose body only defines a
       class and returns it, is `class X(<that class>)`: the class is written out at module level
       before X under its own name, the factory's parameters replaced by the call's arguments.
+    - `f(*[a, b], **{"k": v})` and `f(**dict(k=v))` are `f(a, b, k=v)`;
+    - `operator.attrgetter("a", "b")(x)` is `(x.a, x.b)` and `methodcaller("m", v)(x)` is
+      `x.m(v)`, called at once or through a module-level name bound once to the getter;
     A module that binds getattr, map or type itself keeps that one as written."""
     names = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
              and isinstance(stmt.value.value, str) for t in stmt.targets if isinstance(t, ast.Name)}
@@ -69,6 +72,26 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and stores.get(stmt.targets[0].id) == 1 and isinstance(stmt.value, ast.Call) and stmt.value.args
                 and dotted(stmt.value.func) in partial_names and not any(isinstance(a, ast.Starred) for a in stmt.value.args)}
+
+    # operator.attrgetter / methodcaller of literal names, called inline or through a module-level
+    # name bound once (`_WEIGHTS = attrgetter("w13_weight", "w2_weight")`)
+    operator_names = {f"operator.{f}": f for f in ("attrgetter", "methodcaller")} | {
+        a.asname or a.name: a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "operator"
+        for a in n.names if a.name in ("attrgetter", "methodcaller")}
+
+    def getter(node: ast.expr) -> tuple[str, ast.Call] | None:
+        kind = operator_names.get(dotted(node.func) or "") if isinstance(node, ast.Call) else None
+        if kind is None or not node.args or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        texts = [a.value if isinstance(a, ast.Constant) else names.get(a.id) if isinstance(a, ast.Name) else None
+                 for a in (node.args if kind == "attrgetter" else node.args[:1])]
+        if not all(isinstance(t, str) and all(p.isidentifier() and not keyword.iskeyword(p) for p in t.split(".")) for t in texts):
+            return None
+        return (kind, node) if kind == "methodcaller" or not node.keywords else None
+
+    getters = {stmt.targets[0].id: found for stmt in tree.body
+               if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+               and stores.get(stmt.targets[0].id) == 1 and (found := getter(stmt.value)) is not None}
 
     # module-level names bound once to a literal tuple or list (`BASES = (Mixin, SRTPlatform)`)
     literals = {stmt.targets[0].id: stmt.value for stmt in tree.body
@@ -120,6 +143,10 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             if bound is not None and bound is not node:
                 return ast.copy_location(ast.Call(func=bound.args[0], args=[*bound.args[1:], *node.args],
                                                   keywords=[*bound.keywords, *node.keywords]), node)
+            _spread_literals(node, "dict" in own)
+            made = getters.get(node.func.id) if isinstance(node.func, ast.Name) else getter(node.func)
+            if made is not None and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+                return ast.fix_missing_locations(ast.copy_location(_operator_applied(*made, node.args[0], names), node))
             builtin = node.func.id if isinstance(node.func, ast.Name) and node.func.id not in own else None
             if builtin == "getattr" and len(node.args) == 2 and not node.keywords:
                 name = node.args[1]
@@ -145,6 +172,48 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     tree = Rewrite().visit(tree)
     _inline_class_factories(tree, own)
     return tree
+
+
+def _spread_literals(node: ast.Call, dict_bound: bool) -> None:
+    """`f(*[a, b], **{"k": v})` / `f(**dict(k=v))` as `f(a, b, k=v)`: a literal unpacked in a
+    call passes its elements (the keys literal identifiers, none given twice; `dict` the
+    builtin unless the module binds the name)."""
+    args: list[ast.expr] = []
+    for argument in node.args:
+        spread = argument.value if isinstance(argument, ast.Starred) else None
+        args += spread.elts if isinstance(spread, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in spread.elts) else [argument]
+    keywords: list[ast.keyword] = []
+    for given in node.keywords:
+        value = given.value
+        if given.arg is None and isinstance(value, ast.Dict) and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in value.keys):
+            keywords += [ast.copy_location(ast.keyword(arg=k.value, value=v), v) for k, v in zip(value.keys, value.values)]
+        elif (given.arg is None and isinstance(value, ast.Call) and dotted(value.func) == "dict" and not dict_bound and not value.args
+              and all(k.arg for k in value.keywords)):
+            keywords += value.keywords
+        else:
+            keywords.append(given)
+    names = [k.arg for k in keywords if k.arg]
+    if len(names) == len(set(names)):
+        node.args, node.keywords = args, keywords
+
+
+def _operator_applied(kind: str, made: ast.Call, value: ast.expr, names: dict[str, str]) -> ast.expr:
+    """`attrgetter("a", "b.c")(x)` as `(x.a, x.b.c)` (one name: `x.a`), `methodcaller("m", *a,
+    **k)(x)` as `x.m(*a, **k)`: what the operator module's objects compute (operator docs)."""
+    def text(node: ast.expr) -> str:
+        return node.value if isinstance(node, ast.Constant) else names[node.id]
+
+    def read(path: str) -> ast.expr:
+        node = copy.deepcopy(value)
+        for part in path.split("."):
+            node = ast.Attribute(value=node, attr=part, ctx=ast.Load())
+        return node
+
+    if kind == "methodcaller":
+        return ast.Call(func=read(text(made.args[0])), args=copy.deepcopy(made.args[1:]), keywords=copy.deepcopy(made.keywords))
+    reads = [read(text(a)) for a in made.args]
+    return reads[0] if len(reads) == 1 else ast.Tuple(elts=reads, ctx=ast.Load())
 
 
 def _class_def(name: str, bases: list[ast.expr], body: list[ast.stmt], keywords: list[ast.keyword] | None = None,
