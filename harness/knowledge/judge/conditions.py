@@ -11,7 +11,7 @@ from harness.engines import profile
 from harness.knowledge.judge.breaking import BreakingFacts, certain_failure, decide
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import field_present
-from harness.knowledge.judge.registries import registry_keys
+from harness.knowledge.judge.registries import plugin_puts, registry_keys
 from harness.knowledge.judge.resolution import compare_version, import_failure, is_undecided
 from harness.knowledge.model import (
     AllOf,
@@ -235,7 +235,9 @@ def _evaluate(judge: JudgeContext, cond: Cond, assumed: dict) -> bool | None:
         keys = registry_keys(judge.index, found.ref) if found.ok and found.ref.kind == "value" else None
         if keys is None:
             return None
-        return True if cond.key in keys.keys else (None if keys.open else False)
+        if cond.key in keys.keys or plugin_puts(judge.scan.dependencies, judge.index, found.ref, cond.registry, cond.key) is not None:
+            return True  # upstream's key, or one the plugin puts in itself
+        return None if keys.open else False
     if isinstance(cond, FieldPresent):  # hasattr(v, "x") on an instance of an upstream class
         return field_present(judge, cond.cls, cond.name)
     if isinstance(cond, ModuleExists):

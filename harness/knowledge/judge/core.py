@@ -32,7 +32,7 @@ from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
 from harness.knowledge.judge.forms import judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
-from harness.knowledge.judge.registries import keyed_lookup, registration_functions, registry_keys
+from harness.knowledge.judge.registries import keyed_lookup, plugin_puts, registry_keys
 from harness.knowledge.judge.resolution import (
     assembled_field,
     defined_path,
@@ -645,14 +645,8 @@ class Judge:
         if found is None:
             return None
         target = f"{dep.target}[{dep.name!r}]"
-        registers = registration_functions(self.index, resolution.ref)
-
-        def puts_in(d: Dependency) -> bool:  # the plugin's own call of a registration function with the key
-            at = registers.get(d.target or "") if d.kind == "call" else None
-            return at is not None and dict(d.arguments).get(at[0], dict(d.arguments).get(at[1])) == dep.name
-
-        own = next((d for d in self.scan.dependencies if d is not dep and (puts_in(d) or d.name == dep.name and (
-            profile().spec(d.kind).registration or (d.kind == "patch" and d.how == "item-assign" and d.target == dep.target)))), None)
+        own = plugin_puts([d for d in self.scan.dependencies if d is not dep], self.index, resolution.ref, dep.target, dep.name) or next(
+            (d for d in self.scan.dependencies if d is not dep and d.name == dep.name and profile().spec(d.kind).registration), None)
         if dep.name in found.keys:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")
         if own is not None:

@@ -258,3 +258,18 @@ def registration_functions(index: SymbolIndex, ref: Ref) -> dict[str, tuple[int,
     factory's at any depth): dotted path -> (position, parameter name)."""
     tree = index.tree(ref.module)
     return {f"{ref.module}.{name}": at for name, at in _registration_functions(tree, ref.qualname).items()} if tree else {}
+
+
+def plugin_puts(dependencies: list, index: SymbolIndex, ref: Ref, target: str, key: str):
+    """The plugin's own dependency that puts `key` in the registry `ref` (named `target` where the
+    plugin reads it), or None: `X["k"] = v`, `X.append("k")` / `.add` / `.setdefault`, or a call
+    of one of the registry's registration functions with the key (`register_method("k")`)."""
+    registers = registration_functions(index, ref)
+    for dep in dependencies:
+        at = registers.get(dep.target or "") if dep.kind == "call" else None
+        given = dict(dep.arguments)
+        if at is not None and given.get(at[0], given.get(at[1])) == key:
+            return dep
+        if dep.kind == "patch" and dep.target == target and dep.name == key and (dep.how == "item-assign" or (dep.how or "").startswith("in-place")):
+            return dep
+    return None

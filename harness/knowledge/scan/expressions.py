@@ -426,7 +426,10 @@ class Expressions:
             owner = self.qualify(module, dotted(call.func.value), env)
             self._architecture_use(module, call, ctx)
             if is_upstream(owner) and self._is_upstream_value(owner):
-                self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}")
+                # the key it puts in, for a registry's later `key in X` (`X.append("k")`, `X.setdefault("k", v)`)
+                at = {"append": 0, "add": 0, "setdefault": 0, "insert": 1}.get(call.func.attr)
+                key = self.const(module, call.args[at], env) if at is not None and len(call.args) > at else None
+                self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}", name=key if isinstance(key, str) else None)
                 return
         if not is_upstream(qualified) and isinstance(call.func, (ast.Name, ast.Attribute)):
             # what each call of a plugin function passes, folded where it is made (loops over
