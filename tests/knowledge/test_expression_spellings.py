@@ -951,19 +951,27 @@ ACTIVATES = {
 }
 
 
+def _platform_override(new, tmp_path, init: str, entry: str = "p:activate", **extra: str) -> tuple[int, dict]:
+    """`harness check` of a plugin whose entry point `entry` (`p/__init__.py`: `init`) names
+    p.platform.XPlatform, which overrides get_mha_kv_pool_cls (gone on the new release):
+    (exit code, that override's finding)."""
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": entry}),
+        "p/__init__.py": init,
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
+        **extra,
+    })
+    code, doc = check(root, new)
+    return code, by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+
+
 @pytest.mark.parametrize("spelling", sorted(ACTIVATES))
 def test_activate_is_whatever_the_entry_point_attribute_is_bound_to(upstreams, tmp_path, spelling):
     """The engine calls the entry point's attribute: a def, an alias, a lambda or a partial of a
     plugin function all name the platform class the same way."""
     _, new = upstreams
-    root = plugin(tmp_path, {
-        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
-        "p/__init__.py": ACTIVATES[spelling],
-        "p/impl.py": "def find():\n    name = 'XPlatform'\n    return f'p.platform:{name}'\n",
-        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
-    })
-    code, doc = check(root, new)
-    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    code, dropped = _platform_override(new, tmp_path, ACTIVATES[spelling],
+                                       **{"p/impl.py": "def find():\n    name = 'XPlatform'\n    return f'p.platform:{name}'\n"})
     assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
 
 
@@ -985,13 +993,7 @@ CALLABLE_OBJECTS = {
 @pytest.mark.parametrize("spelling", sorted(CALLABLE_OBJECTS))
 def test_activate_bound_to_a_callable_object_returns_what_its_call_returns(upstreams, tmp_path, spelling):
     _, new = upstreams
-    root = plugin(tmp_path, {
-        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
-        "p/__init__.py": CALLABLE_OBJECTS[spelling],
-        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
-    })
-    code, doc = check(root, new)
-    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    code, dropped = _platform_override(new, tmp_path, CALLABLE_OBJECTS[spelling])
     assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
 
 
@@ -1000,13 +1002,7 @@ def test_a_callable_object_made_with_none_activates_no_platform(upstreams, tmp_p
     platform of the plugin and the class's override is not live (exit 2: no live module depends
     on the release, so nothing is checked)."""
     _, new = upstreams
-    root = plugin(tmp_path, {
-        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
-        "p/__init__.py": CALLABLE_OBJECTS["init_stores_argument"].replace("_Activator('p.platform.XPlatform')", "_Activator(None)"),
-        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
-    })
-    code, doc = check(root, new)
-    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    code, dropped = _platform_override(new, tmp_path, CALLABLE_OBJECTS["init_stores_argument"].replace("_Activator('p.platform.XPlatform')", "_Activator(None)"))
     assert not dropped["live"] and not dropped["breaking"] and code == 2, dropped
 
 
@@ -1021,13 +1017,7 @@ ENTRY_ATTRIBUTES = {
 @pytest.mark.parametrize("spelling", sorted(ENTRY_ATTRIBUTES))
 def test_an_entry_point_naming_a_class_attribute_is_that_function(upstreams, tmp_path, spelling):
     _, new = upstreams
-    root = plugin(tmp_path, {
-        "pyproject.toml": pyproject(platforms={"x": "p:Plugin.activate"}),
-        "p/__init__.py": ENTRY_ATTRIBUTES[spelling],
-        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + METHODS["def"],
-    })
-    code, doc = check(root, new)
-    dropped = by_target(doc["findings"])["sglang.srt.platforms.interface.SRTPlatform.get_mha_kv_pool_cls"]
+    code, dropped = _platform_override(new, tmp_path, ENTRY_ATTRIBUTES[spelling], entry="p:Plugin.activate")
     assert (dropped["status"], dropped["live"]) == ("not_on_base", True) and code == 1, dropped
 
 

@@ -180,13 +180,18 @@ SPELLINGS = {
 }
 
 
+def _hook(tmp_path, upstream: str, source: str) -> tuple[int, dict]:
+    """`harness check` of a plugin whose p/hooks.py is HEAD + `source`: (exit code, the hook's finding)."""
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
+    code, doc = check(root, upstream)
+    return code, by_target(doc["findings"])[TARGET]
+
+
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 def test_a_hook_is_judged_against_the_call_however_it_is_written(upstreams, tmp_path, spelling):
     _, new = upstreams
     source, breaks = SPELLINGS[spelling]
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
-    code, doc = check(root, new)
-    hook = by_target(doc["findings"])[TARGET]
+    code, hook = _hook(tmp_path, new, source)
     assert hook["breaking"] is breaks, hook
     if breaks:
         assert hook["status"] == "signature_changed" and "allow_patterns" in hook["detail"] and code == 1
@@ -231,9 +236,7 @@ FORWARDERS = {
 def test_a_forwarding_hook_with_a_required_keyword_only_parameter_breaks(upstreams, tmp_path, spelling):
     old, _ = upstreams
     source, breaks = FORWARDERS[spelling]
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
-    code, doc = check(root, old)
-    hook = by_target(doc["findings"])[TARGET]
+    code, hook = _hook(tmp_path, old, source)
     assert hook["breaking"] is breaks, hook
     assert code == (1 if breaks else 0)
     if breaks:
