@@ -408,38 +408,43 @@ PARAMETER = "parameter "  # a CallSite's `made` for an instance built by calling
 _CONTAINERS = frozenset({"ModuleList", "ModuleDict", "list", "tuple", "dict"})
 
 
-def instance_calls(index: SymbolIndex, cls: Ref, method: str) -> CallSites:
+def instance_calls(index: SymbolIndex, cls: Ref, method: str, by_parameter: bool = False) -> CallSites:
     """The calls upstream makes of `method` on the instances it builds of class `cls` by name
     (`self.attn = Attn(…)` then `self.attn.m(…)`; kept in a list, `ModuleList`/`ModuleDict` or a
     comprehension, then `self.layers[i].m(…)` or `for layer in self.layers: layer.m(…)`; a local
     variable, the same within its function), and for `forward` of an nn.Module the calls of the
     instance itself (`self.attn(…)`: Module.__call__ runs forward). Each call's `made` is the
     global its constructing name is looked up at. An instance kept anywhere else (returned,
-    passed on) is one `unsure` entry naming where it was built. Memoised per index."""
+    passed on) is one `unsure` entry naming where it was built. `by_parameter`: instead, the
+    calls on instances built by calling a parameter that defaults to `cls` (_parameter_builders;
+    `made` "parameter <name>"). Memoised per index."""
     key = Ref("function", cls.module, f"{cls.qualname}.{method}")
-    return index.analysis("instance_calls", key, _DECODER, lambda: _find_instances(index, cls, method))
+    return index.analysis("parameter_instance_calls" if by_parameter else "instance_calls", key, _DECODER,
+                          lambda: _find_instances(index, cls, method, by_parameter))
 
 
-def _find_instances(index: SymbolIndex, cls: Ref, method: str) -> CallSites:
+def _find_instances(index: SymbolIndex, cls: Ref, method: str, by_parameter: bool) -> CallSites:
     name = cls.qualname.rpartition(".")[2]
     through_call = method == MODULE_CALL and _is_module(index, cls)
     result, needle = CallSites(), f"{name}(".encode()
     # a parameter defaulting to the class (`attn_layer_type: type[nn.Module] = LlamaAttention`):
     # what the function builds by calling it is that class, or the subclass a caller passes
     default = re.compile(rb"=[ \t]*(?:[\w.]+\.)?" + re.escape(name.encode()) + rb"[ \t]*[,)\n]")
-    for module in [m for m, text in index.sources().items() if needle in text or default.search(text)]:
+    for module in [m for m, text in index.sources().items() if (default.search(text) if by_parameter else needle in text)]:
         tree = index.tree(module)
         if tree is None:
             continue
-        relpath, parents = index.files[module][0], {}
+        relpath, parents, functions = index.files[module][0], {}, []
         for node in walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append(node)
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
-        builders = _parameter_builders(index, module, tree, name, cls)
+        builders = _parameter_builders(index, module, functions, name, cls) if by_parameter else {}
         for node in walk(tree):
             if id(node) in builders:
                 made = builders[id(node)]
-            elif not (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Name) and node.func.id == name)
+            elif by_parameter or not (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Name) and node.func.id == name)
                                                       or (isinstance(node.func, ast.Attribute) and node.func.attr == name))):
                 continue
             else:
@@ -480,15 +485,13 @@ def _is_module(index: SymbolIndex, cls: Ref) -> bool:
                for k in outside)
 
 
-def _parameter_builders(index: SymbolIndex, module: str, tree: ast.Module, name: str, cls: Ref) -> dict[int, str]:
+def _parameter_builders(index: SymbolIndex, module: str, functions: list[ast.FunctionDef | ast.AsyncFunctionDef], name: str, cls: Ref) -> dict[int, str]:
     """Calls of a function's parameter whose default is `cls` (`def __init__(…, attn_layer_type=
     LlamaAttention): self.self_attn = attn_layer_type(…)`), the parameter not rebound in the
     function: id(call) -> "parameter <name>" (what it builds is what its caller hands in, and
     callers hand it on under the same name: vLLM's layer_type through _init_model to LlamaModel)."""
     found: dict[int, str] = {}
-    for function in walk(tree):
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
+    for function in functions:
         args = function.args
         positional = [*args.posonlyargs, *args.args]
         defaults = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]

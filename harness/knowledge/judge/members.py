@@ -444,7 +444,7 @@ def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, se
         if dep.plugin_class not in own or any(dep.member in judge.scan.classes[c].methods for c in own[: own.index(dep.plugin_class)]):
             continue
         for upstream_class in (r for r in judge.plugin_mro(handed) if r.module and r.kind == "class"):
-            sites = instance_calls(judge.index, upstream_class, dep.member)
+            sites = instance_calls(judge.index, upstream_class, dep.member, by_parameter=True)
             found.calls.extend(site for site in sites.calls if site.made == f"{PARAMETER}{keyword}")
         rebound.add(f"{PARAMETER}{keyword}")
     for factory, products in platform_products(judge).items():

@@ -332,9 +332,10 @@ class Expressions:
         name = "" if isinstance(call.func, ast.Call) else dotted(call.func) or ""
         qualified = self.qualify(module, name, env) or name
         for keyword in call.keywords:
-            handed = self.qualify(module, dotted(keyword.value), env) if keyword.arg and dotted(keyword.value) else None
-            if handed in self.scan.classes:
-                self.scan.class_arguments.add((keyword.arg, handed))
+            if keyword.arg and isinstance(keyword.value, (ast.Name, ast.Attribute)):
+                handed = self.qualify(module, dotted(keyword.value), env)
+                if handed in self.scan.classes:
+                    self.scan.class_arguments.add((keyword.arg, handed))
         if ctx.self_name and isinstance(call.func, ast.Attribute) and self._self_reference(call.func, ctx, call_shape(call)):
             self._self_calls.add(id(call.func))
         engine = profile()
@@ -444,8 +445,9 @@ class Expressions:
             self.called_objects[id(call.func)] = (module, call, read)
         if is_upstream(qualified):
             given = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
-            strings = tuple((at, value) for at, node in given if isinstance(node, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr))
-                            and isinstance(value := self.const(module, node, env), str))
+            strings = tuple((at, node.value if isinstance(node, ast.Constant) else value) for at, node in given
+                            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                            or isinstance(node, ast.Name) and isinstance(value := self.const(module, node, env), str))
             self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name, arguments=strings)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
