@@ -444,8 +444,8 @@ def _find_instances(index: SymbolIndex, cls: Ref, method: str, by_parameter: boo
         for node in walk(tree):
             if id(node) in builders:
                 made = builders[id(node)]
-            elif by_parameter or not (isinstance(node, ast.Call) and ((isinstance(node.func, ast.Name) and node.func.id == name)
-                                                      or (isinstance(node.func, ast.Attribute) and node.func.attr == name))):
+            elif by_parameter or not (isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Name) and node.func.id == name) or (isinstance(node.func, ast.Attribute) and node.func.attr == name))):
                 continue
             else:
                 made = _made_at(index, module, node.func, cls)
