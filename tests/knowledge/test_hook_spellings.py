@@ -177,6 +177,38 @@ SPELLINGS = {
                                 "TARGETS = Targets('sglang.srt.model_loader.weight_utils')\n\n\n"
                                 "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
                                 "def register():\n    HookRegistry.register(TARGETS.filter, keep, HookType.REPLACE)\n", False),
+    # the target computed by the record's class (F06 variant t1): a @property, a
+    # functools.cached_property, a one-return method, each reading the record's fields
+    "target_record_property": ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass Spec:\n    owner: str\n    attr: str\n\n"
+                               "    @property\n    def target(self):\n        return f'{self.owner}.{self.attr}'\n\n\n"
+                               "SPECS = (Spec('sglang.srt.model_loader.weight_utils', 'filter_files'),)\n\n\n"
+                               "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                               "def register():\n    for spec in SPECS:\n        HookRegistry.register(spec.target, keep, HookType.REPLACE)\n", True),
+    "target_record_cached_property": ("from typing import NamedTuple\n\n\nclass Spec(NamedTuple):\n    module: str\n\n"
+                                      "    @functools.cached_property\n    def target(self):\n        return self.module + '.filter_files'\n\n\n"
+                                      "SPEC = Spec('sglang.srt.model_loader.weight_utils')\n\n\n"
+                                      "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                      "def register():\n    HookRegistry.register(SPEC.target, keep, HookType.REPLACE)\n", True),
+    "target_record_method_fits": ("class Spec:\n    def __init__(self, owner, attr):\n        self.owner = owner\n        self.attr = attr\n\n"
+                                  "    def target(self, sep='.'):\n        return sep.join((self.owner, self.attr))\n\n\n"
+                                  "SPEC = Spec('sglang.srt.model_loader.weight_utils', 'filter_files')\n\n\n"
+                                  "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                                  "def register():\n    HookRegistry.register(SPEC.target(), keep, HookType.REPLACE)\n", False),
+    # the record registers itself (F34 variant s1, F32 variant v1): a method reads self's fields,
+    # called on each record a loop, a comprehension or a plain call goes through
+    "record_installs_itself_loop": ("from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass Hook:\n    target: str\n    fn: object\n"
+                                    "    kind: object = HookType.REPLACE\n\n    def install(self):\n        HookRegistry.register(self.target, self.fn, self.kind)\n\n\n"
+                                    "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                    f"HOOKS = (Hook({TARGET!r}, keep),)\n\n\n"
+                                    "def register():\n    for hook in HOOKS:\n        hook.install()\n", True),
+    "record_installs_itself_comprehension": ("from typing import NamedTuple\n\n\nclass Hook(NamedTuple):\n    target: str\n    fn: object\n\n"
+                                             "    def install(self, registry=HookRegistry):\n        registry.register(self.target, self.fn, HookType.REPLACE)\n\n\n"
+                                             "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                             "def register():\n    [h.install() for h in [Hook(" + repr(TARGET) + ", keep)]]\n", True),
+    "record_installs_itself_fits": ("class Hook:\n    def __init__(self, target, fn):\n        self.target = target\n        self.fn = fn\n\n"
+                                    "    def install(self):\n        HookRegistry.register(self.target, self.fn, HookType.REPLACE)\n\n\n"
+                                    "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+                                    f"def register():\n    Hook({TARGET!r}, keep).install()\n", False),
 }
 
 
@@ -184,7 +216,8 @@ def _hook(tmp_path, upstream: str, source: str) -> tuple[int, dict]:
     """`harness check` of a plugin whose p/hooks.py is HEAD + `source`: (exit code, the hook's finding)."""
     root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
     code, doc = check(root, upstream)
-    return code, by_target(doc["findings"])[TARGET]
+    # the hook's own finding (a record built from the target's parts is a reference of its own)
+    return code, next((f for f in doc["findings"] if f["target"] == TARGET and f["kind"] == "hook"), None) or by_target(doc["findings"])[TARGET]
 
 
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))

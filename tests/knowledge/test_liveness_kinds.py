@@ -168,6 +168,31 @@ EXTERNAL_NAMINGS = {
 
             environ.update({envs.SGLANG_EXTERNAL_MODEL_PACKAGE.name: __package__})
             """,
+    # the field's bound `set` kept under a plugin name and called later (F24 variant t1)
+    "bound_setter": """
+            from sglang.srt.environ import envs
+
+            use_package = envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set
+            use_package(__name__)
+            """,
+    "bound_setter_in_a_function": """
+            from sglang.srt import environ
+
+            _setter = environ.envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set
+
+
+            def _use():
+                _setter("ext.models")
+
+
+            _use()
+            """,
+    "bound_setter_keyword": """
+            import sglang.srt.environ as sgl_env
+
+            remember = sgl_env.envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set
+            remember(value=__package__)
+            """,
 }
 
 

@@ -108,6 +108,18 @@ SCOPES = {
     "type_checking_import": (f"if TYPE_CHECKING:\n            {IMPORT}\n\n", "Phase.ALL", True),
     "typing_type_checking_import": (f"if typing.TYPE_CHECKING:\n            {IMPORT}\n\n", "Phase.ALL", True),
     "type_checking_import_in_a_hint": (f"if TYPE_CHECKING:\n            {IMPORT}\n        marker: Phase = None\n\n", "('prefill', 'decode')", False),
+    # `global Phase` then a binding in the body binds the module's Phase before the read (F38 variant t1)
+    "global_then_import": (f"global Phase\n        {IMPORT}\n\n", "Phase.ALL", False),
+    "global_then_assignment": ("global Phase\n        import sglang.srt.model_executor.cuda_graph_config as _c\n        Phase = _c.Phase\n\n", "Phase.ALL", False),
+    "global_then_guarded_import": (f"global Phase\n        try:\n            {IMPORT}\n        except ImportError:\n            Phase = None\n\n", "Phase.ALL", False),
+    # the copy's own binding comes after a read (F38 variant t2): Python runs the body in order, so the
+    # read raises UnboundLocalError (a local) or NameError (a global the module does not bind)
+    "read_then_import": (f"early = Phase.ALL\n        {IMPORT}\n\n", "early", True),
+    "read_then_assignment": ("early = Phase.ALL\n        import sglang.srt.model_executor.cuda_graph_config as _c\n        Phase = _c.Phase\n\n", "early", True),
+    "global_read_then_import": (f"global Phase\n        early = Phase.ALL\n        {IMPORT}\n\n", "early", True),
+    # a read that a loop runs again after the binding, or that a closure runs later, is not before it
+    "read_in_a_loop_that_binds": (f"for _ in (1, 2):\n            early = Phase.ALL if _ == 2 else ()\n            {IMPORT}\n\n", "early", False),
+    "read_by_a_closure_defined_first": (f"def _known(p):\n            return p in Phase.ALL\n        {IMPORT}\n\n", "Phase.ALL", False),
 }
 
 

@@ -463,19 +463,97 @@ def _undefined(text: str, module_names: frozenset[str] | None, upstream_module: 
         for symbol in table.get_symbols():
             if not symbol.is_referenced():
                 continue
-            if table is top and not (symbol.is_assigned() or symbol.is_imported()) or table is not top and symbol.is_global():
+            # `global X` then a binding of X in the body binds the module's X when that line runs
+            bound_here = symbol.is_declared_global() and (symbol.is_assigned() or symbol.is_imported())
+            if table is top and not (symbol.is_assigned() or symbol.is_imported()) or table is not top and symbol.is_global() and not bound_here:
                 free.add(symbol.get_name())
         for child in table.get_children():
             visit(child)
 
     visit(top)
+    early = _read_before_bound(function)
     annotations = {id(n) for a in walk(function) for field in ("annotation", "returns") if isinstance(getattr(a, field, None), ast.AST)
                    for n in ast.walk(getattr(a, field))}
     used = dict.fromkeys(n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in free
                          and not (n.id in checking_only and id(n) in annotations))  # a hint only a type checker reads
     upstream = index.table(upstream_module)
+    for name, declared_global in early.items():
+        if not declared_global or name not in module_names:
+            used[name] = None  # a local read before its binding: UnboundLocalError whatever the module binds
     return [UndefinedName(name=name, upstream_import=_import_statement(name, upstream_module, upstream.names.get(name) if upstream else None))
-            for name in used if name not in module_names and name not in _BUILTINS]
+            for name in used if (name not in module_names or name in early) and name not in _BUILTINS]
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _read_before_bound(function: ast.AST) -> dict[str, bool]:
+    """Names each function in `function` binds (a local, or `global X` then a binding) that
+    it reads before any of its bindings: {name: declared global}. Python runs a body in
+    source order but for loops, so a read that comes before every binding of the name in
+    its scope, outside a loop that also binds it, runs unbound (UnboundLocalError for a
+    local, NameError for a global the module does not bind)."""
+    found: dict[str, bool] = {}
+    for scope in [function, *(n for n in walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not function)]:
+        declared = {name for n in _in_scope(scope) if isinstance(n, ast.Global) for name in n.names}
+        params = {a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs, scope.args.vararg, scope.args.kwarg) if a}
+        binds: dict[str, list[ast.AST]] = {}
+        reads: list[tuple[str, ast.AST]] = []
+        loops: list[ast.AST] = []
+        for node in _in_scope(scope):
+            if isinstance(node, _LOOPS):
+                loops.append(node)
+            for name in _bound_names(node):
+                binds.setdefault(name, []).append(node)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                reads.append((node.id, node))
+        for name, read in reads:
+            if name in params or name not in binds or name in found:
+                continue
+            first = min(binds[name], key=_position)
+            if _position(read) < _position(first) and not any(_within(read, loop) and any(_within(b, loop) for b in binds[name]) for loop in loops):
+                found[name] = name in declared
+    return found
+
+
+def _in_scope(scope: ast.AST):
+    """The nodes `scope`'s own code runs: not a nested def, lambda or class body (their
+    decorators and defaults, yes) nor a comprehension's, which has its own scope but for its
+    first iterable."""
+    stack = list(reversed(scope.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _COMPREHENSIONS):
+            stack.append(node.generators[0].iter)
+            continue
+        if isinstance(node, _SCOPES):
+            stack.extend(reversed([*getattr(node, "decorator_list", []), *(getattr(node.args, "defaults", []) if hasattr(node, "args") else []),
+                                   *(d for d in (getattr(node.args, "kw_defaults", []) if hasattr(node, "args") else []) if d)]))
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    return []
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= _position(node) and (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -251,6 +251,13 @@ class PluginClasses:
         found = self.caller_bindings(module, functions[-1], line)
         if not found and functions[-1].endswith(".__call__"):
             found = self._object_call_bindings(module, functions[-1], line)
+        if functions[-1].rpartition(".")[0] in self.scan.classes:
+            # a method called through its instances (`hook.install()`): self is each instance
+            # the plugin makes, as far as it folds (_instance_bindings)
+            instances = self._instance_bindings(module, functions[-1], line)
+            definition = self._definition(module, functions[-1], line)
+            uncalled = [(self._default_binding(module, definition), "")] if definition is not None else []
+            found = [({**binding, **instance}, where) for binding, where in found or uncalled for instance, _ in instances] or found
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
         first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
         if not first:
@@ -311,8 +318,10 @@ class PluginClasses:
         own or the method is a static or class method."""
         cls_path, _, _ = function.rpartition(".")
         cls, method = self.scan.classes.get(cls_path), self._definition(module, function, line)
-        if cls is None or method is None or "__init__" not in cls.methods or method.decorator_list or not function_params(method.args):
+        if cls is None or method is None or method.decorator_list or not function_params(method.args):
             return []
+        if "__init__" not in cls.methods:
+            return self._record_bindings(cls_path, function_params(method.args)[0].name)
         init = self._definition(cls.module, f"{cls_path}.__init__", cls.methods["__init__"].line)
         subclasses = self._plugin_subclasses(cls_path)
         if init is None or not function_params(init.args) or any("__init__" in self.scan.classes[c].methods for c in subclasses - {cls_path}):
@@ -345,6 +354,22 @@ class PluginClasses:
                 found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
         return found
 
+    def _record_bindings(self, cls_path: str, receiver: str) -> list[tuple[dict, ast.Call]]:
+        """For a method of a plugin @dataclass or NamedTuple with no `__init__` of its own and no
+        plugin subclass: per construction of it in the plugin that folds (Folding._record: its
+        fields as the generated `__init__` binds them), ({receiver: that Record}, the call)."""
+        if self._plugin_subclasses(cls_path) - {cls_path}:
+            return []
+        short = cls_path.rsplit(".", 1)[-1]
+        found = []
+        for caller, call, env in self.call_arguments.get(short, []):
+            if self.qualify(caller, dotted(call.func), env) != cls_path:
+                continue
+            record = self._record(caller, cls_path, call, env, 0)
+            if record is not None:
+                found.append(({receiver: record}, call))
+        return found
+
     def caller_bindings(self, module: str, function: str, line: int, called_as: str | None = None) -> list[tuple[dict, str]]:
         """For the plugin function `function` (its def in `module` spans `line`): each call of it
         in the plugin (by its name; a method's through any receiver, self taken away), with the
@@ -362,16 +387,21 @@ class PluginClasses:
         if called_as is not None:  # a class called: its __init__ gets the instance first
             positional = positional[1:]
         method = called_as is None and function.rpartition(".")[0] in self.scan.classes
-        defaults = {a.arg: d for a, d in zip([*args.posonlyargs, *args.args][::-1], args.defaults[::-1])}
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
         found = []
         for caller, call, env in self.call_arguments.get(short, []):
             names = positional[1:] if method and isinstance(call.func, ast.Attribute) else positional
             given = {**{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
-            arguments = {**{k: self.const(module, d, {}) for k, d in defaults.items()},
+            arguments = {**self._default_binding(module, definition),
                          **{k: OPAQUE if isinstance(v, ast.Starred) else self.const(caller, v, env) for k, v in given.items()}}
             found.append(({name: value for name, value in arguments.items() if value is not OPAQUE}, f"{self.relfile(caller)}:{call.lineno}"))
         return found
+
+    def _default_binding(self, module: str, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> dict:
+        """{parameter: its default, folded in `module`} of the parameters of `definition` that have one."""
+        args = definition.args
+        defaults = {a.arg: d for a, d in zip([*args.posonlyargs, *args.args][::-1], args.defaults[::-1])}
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        return {k: self.const(module, d, {}) for k, d in defaults.items()}
 
     def _instance_flags(self) -> None:
         """Tests of `self.<flag>` (SelfFlag) become what the class's __init__ leaves there, in the

@@ -415,10 +415,14 @@ class Expressions:
             elif isinstance(written, dict) and engine.external_model_env in written:
                 self._model_package(module, written[engine.external_model_env], ctx)
         setting = self.qualify(module, dotted(call.func.value), env) if isinstance(call.func, ast.Attribute) and dotted(call.func.value) else None
-        if (engine.external_model_env and isinstance(call.func, ast.Attribute) and call.func.attr == "set" and call.args
-                and engine.external_model_env in ((dotted(call.func.value) or "").rsplit(".", 1)[-1], (setting or "").rsplit(".", 1)[-1])):
-            # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(...) writes the variable (srt/environ.py)
-            self._model_package(module, self.const(module, call.args[0], env), ctx)
+        bound_setter = qualified.rsplit(".", 2)[-2:] if not isinstance(call.func, ast.Attribute) else []
+        if engine.external_model_env and arg(call, 0, "value") is not None and (
+                isinstance(call.func, ast.Attribute) and call.func.attr == "set"
+                and engine.external_model_env in ((dotted(call.func.value) or "").rsplit(".", 1)[-1], (setting or "").rsplit(".", 1)[-1])
+                or bound_setter == [engine.external_model_env, "set"]):
+            # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(value) writes the variable
+            # (srt/environ.py EnvField.set), also through a name bound to that method (`use = envs.X.set; use(p)`)
+            self._model_package(module, self.const(module, arg(call, 0, "value"), env), ctx)
         if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         self._replacement_call(module, call, ctx)
@@ -1011,6 +1015,8 @@ class Expressions:
         if not name:
             return None, None
         bound = ctx.env.get(name)
+        if bound is None and isinstance(node, ast.Attribute) and isinstance(ctx.env.get(name.partition(".")[0]), Record):
+            bound = self.const(module, node, ctx.env)  # `self.fn` of a folded record: the field's function
         path = bound.path if isinstance(bound, Named) else self.qualify(module, name, ctx.env)
         if path is None:
             return None, None

@@ -658,6 +658,20 @@ class Folding:
                 return list(getattr(owner, node.func.attr)())
             if isinstance(owner, RunningVersion) and node.func.attr == "startswith":
                 return OPAQUE
+            if isinstance(owner, Record) and (method := self._record_method(owner, node.func.attr, property_=False)) is not None:
+                # `spec.target()` of a one-return method: its expression, the record as the receiver
+                home, returned, receiver, definition = method
+                positional = [*definition.args.posonlyargs, *definition.args.args][1:]
+                if any(k.arg is None for k in node.keywords) or len(values) > len(positional) or definition.args.vararg:
+                    return OPAQUE
+                local = {receiver: owner, **{p.arg: v for p, v in zip(positional, values)}}
+                local.update({k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords})
+                defaults = [*zip(positional[len(positional) - len(definition.args.defaults):], definition.args.defaults),
+                            *((p, d) for p, d in zip(definition.args.kwonlyargs, definition.args.kw_defaults) if d is not None)]
+                for p, default in defaults:
+                    if p.arg not in local:
+                        local[p.arg] = self.const(home, default, {}, depth + 1)
+                return self.const(home, returned, {**{p.name: OPAQUE for p in function_params(definition.args)}, **local}, depth + 1)
         record = self._record(module, qualified, node, env, depth) if qualified else None
         if record is not None:
             return record
@@ -775,7 +789,30 @@ class Folding:
         unless a method sets it on instances."""
         if any(field == attr for field, _ in record.fields) or self._set_on_instances(record.cls, attr):
             return record.get(attr)
+        method = self._record_method(record, attr, property_=True)
+        if method is not None:  # `spec.target` of `@property def target(self): return f"{self.owner}.{self.attr}"`
+            return self.const(method[0], method[1], {method[2]: record}, depth + 1)
         return self.class_constant(record.cls, attr, depth + 1)
+
+    def _record_method(self, record: Record, name: str, property_: bool) -> tuple[str, ast.expr, str, ast.FunctionDef] | None:
+        """(module, returned expression, receiver name, the def) of the method `name`
+        of a folded record's plugin class (a @property / functools.cached_property when
+        `property_`, else a plain method) whose body is one `return <expression>`; None else.
+        The expression folds with the receiver bound to the record."""
+        found = self._plugin_definition(record.cls) if not is_upstream(record.cls) else None
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        method = next((n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if method is None:
+            return None
+        decorators = [dotted(d) for d in method.decorator_list]
+        if decorators != (["property"] if property_ else []) and not (property_ and decorators and decorators[0].rpartition(".")[2] == "cached_property" and len(decorators) == 1):
+            return None
+        params = function_params(method.args)
+        body = [s for s in method.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if not params or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return None
+        return found[0], body[0].value, params[0].name, method
 
     def _init_record(self, module: str, path: str, home: str, cls: ast.ClassDef, node: ast.Call, env: dict, depth: int) -> Record | None:
         """`C("pkg.mod.X")` of a plugin class with no base, decorator or metaclass whose
