@@ -504,6 +504,69 @@ NAMES = {
             for module in PATCHES.values():
                 importlib.import_module(module)
         """,
+    # Python's iterator builtins over folded sequences (F34 variant t2): parallel tuples zipped,
+    # enumerate with a start, reversed, itertools.compress by a tuple of flags
+    "zip_parallel_tuples": """
+        import importlib
+
+        NAMES = ("alpha", "beta", "gamma")
+        ENABLED = (True, True, False)
+
+        def register():
+            for name, enabled in zip(NAMES, ENABLED):
+                if enabled:
+                    importlib.import_module(f"p.backends.{name}")
+        """,
+    "enumerate_start": """
+        import importlib
+
+        def register():
+            for i, name in enumerate(["alpha", "beta", "gamma"], start=1):
+                if i < 3:
+                    importlib.import_module("p.backends." + name)
+        """,
+    "reversed_then_compress": """
+        import importlib
+        import itertools
+
+        def register():
+            for name in itertools.compress(reversed(("gamma", "beta", "alpha")), (0, 1, 1)[::-1]):
+                importlib.import_module("p.backends.%s" % name)
+        """,
+    # a record's property names the module, and a method of the record imports it (F25 variant
+    # s1, F34 variant s1)
+    "record_property": """
+        import importlib
+        from dataclasses import dataclass
+
+        @dataclass(frozen=True)
+        class Backend:
+            name: str
+
+            @property
+            def module(self):
+                return f"{__name__}.backends.{self.name}"
+
+        BACKENDS = (Backend("alpha"), Backend("beta"))
+
+        def register():
+            for backend in BACKENDS:
+                importlib.import_module(backend.module)
+        """,
+    "record_method_imports": """
+        import importlib
+        from typing import NamedTuple
+
+        class Backend(NamedTuple):
+            name: str
+
+            def load(self):
+                return importlib.import_module("p.backends." + self.name)
+
+        def register():
+            for backend in [Backend("alpha"), Backend(name="beta")]:
+                backend.load()
+        """,
 }
 
 
@@ -664,6 +727,45 @@ PATCHES = {
                     continue
                 mod.apply_torchao_config_to_model = lambda model, *a, **k: model
         """,
+    # the module object looked up by the caller and handed to a helper (F32 variant t1): None
+    # on a release without it, so the helper's own test of it leaves the patch unmade
+    "module_object_passed_in": """
+        import sys
+
+        def _install(mod, fn):
+            if mod is None:
+                return False
+            owner = mod
+            setattr(owner, "apply_torchao_config_to_model", fn)
+            return True
+
+        def register():
+            _install(sys.modules.get("sglang.srt.layers.torchao_utils"), lambda model, *a, **k: model)
+        """,
+    "module_object_passed_by_keyword": """
+        import sys
+
+        NAME = "sglang.srt.layers.torchao_utils"
+
+        def _install(fn, mod=None):
+            if mod is not None:
+                setattr(mod, "apply_torchao_config_to_model", fn)
+
+        def register():
+            _install(fn=lambda model, *a, **k: model, mod=sys.modules.get(NAME))
+        """,
+    "module_object_passed_by_a_method": """
+        import sys
+
+        class Installer:
+            def apply(self, mod, attr, fn):
+                if mod is None:
+                    return
+                setattr(mod, attr, fn)
+
+        def register():
+            Installer().apply(sys.modules.get("sglang.srt.layers.torchao_utils"), "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
 }
 
 
@@ -760,6 +862,26 @@ CAUGHT_PATCHES = {
         """,
 }
 PATCHES.update(CAUGHT_PATCHES)
+
+
+def test_a_module_object_handed_to_a_helper_that_does_not_test_it_breaks(upstreams, tmp_path):
+    # the converse of module_object_passed_in: nothing tests what the caller hands over, so the
+    # setattr on None (a module not loaded) raises AttributeError where the release lacks it
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, """
+import sys
+
+
+def _install(mod, fn):
+    setattr(mod, "apply_torchao_config_to_model", fn)
+
+
+def register():
+    _install(sys.modules.get("sglang.srt.layers.torchao_utils"), lambda model, *a, **k: model)
+""")
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["status"], patch["breaking"]) == ("missing", True), patch
+    assert code == 1
 
 
 def test_resolve_name_caught_for_one_of_its_errors_only_still_breaks(upstreams, tmp_path):

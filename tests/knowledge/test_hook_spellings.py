@@ -205,6 +205,20 @@ SPELLINGS = {
                                              "    def install(self, registry=HookRegistry):\n        registry.register(self.target, self.fn, HookType.REPLACE)\n\n\n"
                                              "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
                                              "def register():\n    [h.install() for h in [Hook(" + repr(TARGET) + ", keep)]]\n", True),
+    # targets, hooks and kinds in parallel tuples zipped, the kind looked up by value (F34 variant t2)
+    "zip_parallel_tuples": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                            f"TARGETS = ({TARGET!r},)\nHOOKS = (keep,)\nKINDS = ('replace',)\n\n\n"
+                            "def register():\n    for target, hook, kind in zip(TARGETS, HOOKS, KINDS):\n"
+                            "        HookRegistry.register(target, hook, HookType(kind))\n", True),
+    # a function bound to an object by hand (F27 variant t1): the object takes its first parameter
+    "method_type": ("import types\n\n\nclass Policy:\n    strict = False\n\n\n"
+                    "def keep(policy, hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                    f"def register():\n    HookRegistry.register({TARGET!r}, types.MethodType(keep, Policy()), HookType.REPLACE)\n", True),
+    "method_type_imported_fits": ("from types import MethodType\n\n\n"
+                                  "def keep(policy, hf_weights_files, hf_folder, index_file, allow_patterns=None):\n    return hf_weights_files\n\n\n"
+                                  f"def register():\n    HookRegistry.register({TARGET!r}, MethodType(keep, object()), HookType.REPLACE)\n", False),
+    "descriptor_get": ("def keep(policy, hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                       f"def register():\n    HookRegistry.register({TARGET!r}, keep.__get__({{'strict': True}}), HookType.REPLACE)\n", True),
     "record_installs_itself_fits": ("class Hook:\n    def __init__(self, target, fn):\n        self.target = target\n        self.fn = fn\n\n"
                                     "    def install(self):\n        HookRegistry.register(self.target, self.fn, HookType.REPLACE)\n\n\n"
                                     "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"

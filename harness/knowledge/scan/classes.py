@@ -34,7 +34,7 @@ from harness.knowledge.model import (
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.folding import OPAQUE, Named, Record, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields
+from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields, module_level
 from harness.knowledge.upstream import SymbolIndex, c3
 
 
@@ -222,7 +222,7 @@ class PluginClasses:
         for module, node, target, hook_type, hook, ctx in self.parameter_hooks:
             bindings = self.helper_bindings(module, ctx.functions, node.lineno)
             for binding, where in bindings or [({}, "")]:
-                self._hook(module, node, target, hook_type, hook, replace(ctx, env={**ctx.env, **binding}), bound=where)
+                self._hook(module, node, target, hook_type, hook, self._bound_context(module, ctx, binding, node.lineno), bound=where)
 
     def _parameter_registries(self) -> None:
         """`registry.register(target, fn, kind)` in a helper whose parameter `registry` a caller
@@ -232,7 +232,7 @@ class PluginClasses:
             for binding, where in self.helper_bindings(module, ctx.functions, call.lineno):
                 held = binding.get(call.func.value.id)
                 if isinstance(held, Named) and (held.path == hooks or self.qualify(module, held.path) == hooks):
-                    inner = replace(ctx, env={**ctx.env, **binding})
+                    inner = self._bound_context(module, ctx, binding, call.lineno)
                     self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)
 
     def _parameter_patches(self) -> None:
@@ -240,7 +240,47 @@ class PluginClasses:
         call of the helper (helper_bindings), as that call passes them."""
         for module, call, ctx in self.parameter_patches:
             for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno) or [({}, "")]:
-                self.setattr_call(module, call, replace(ctx, env={**ctx.env, **binding}), bound=True)
+                self.setattr_call(module, call, self._bound_context(module, ctx, binding, call.lineno), bound=True)
+
+    def _bound_context(self, module: str, ctx, binding: dict, line: int):
+        """`ctx` of a statement at `line` in a helper, with the helper's parameters bound as one
+        call passes them: the locals it derives from them before `line` refolded with those
+        values (`cls = mod.Mixin` after `mod` is bound: each a name the function assigns once,
+        by a plain `name = <expression>` in its own scope), and the tests of its guards that
+        read any of these decided again (`if mod is None: return` for `mod` a
+        `sys.modules.get(M)` the caller passes)."""
+        definition = self._definition(module, ctx.functions[-1], line) if ctx.functions and binding else None
+        if definition is None:
+            return replace(ctx, env={**ctx.env, **binding})
+        derived = set(binding)
+        env = self._derived_locals(module, definition, {**ctx.env, **binding}, derived, line)
+        tests = {(n.test.lineno, ast.unparse(n.test)): n.test for n in walk(definition) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))}
+        guards = []
+        for guard in ctx.guards:
+            negated = guard.text.startswith("not (") and guard.text.endswith(")")
+            test = tests.get((guard.line, guard.text[5:-1] if negated else guard.text))
+            if test is not None and any(isinstance(n, ast.Name) and n.id in derived for n in walk(test)):
+                guard = self._guard(module, test, env, negate=negated)
+            guards.append(guard)
+        return replace(ctx, env=env, guards=tuple(guards))
+
+    def _derived_locals(self, module: str, definition, env: dict, derived: set[str], line: int) -> dict:
+        """`env` with the locals `definition` derives from the names in `derived` before `line`
+        (see _bound_context); `derived` gains their names."""
+        env = dict(env)
+        statements = list(module_level(definition.body))
+        assigned = Counter(t.id for stmt in statements if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
+                           for t in walk(stmt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store))
+        for stmt in statements:
+            if stmt.lineno >= line or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            name = stmt.targets[0].id
+            if assigned[name] == 1 and name not in derived and any(isinstance(n, ast.Name) and n.id in derived for n in walk(stmt.value)):
+                value = self.const(module, stmt.value, env)
+                if value is not OPAQUE:
+                    env[name] = value
+                    derived.add(name)
+        return env
 
     def helper_bindings(self, module: str, functions: tuple[str, ...], line: int) -> list[tuple[dict, str]]:
         """What the parameters of the innermost of `functions` hold: caller_bindings; for the

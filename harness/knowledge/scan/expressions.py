@@ -854,6 +854,13 @@ class Expressions:
         node = self._unwrapped(module, node, ctx.env)
         if isinstance(node, ast.Lambda):
             return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
+        if isinstance(node, ast.Call) and depth < 8 and (
+                len(node.args) == 2 and self.qualify(module, dotted(node.func) or "", ctx.env) == "types.MethodType"
+                or len(node.args) == 1 and isinstance(node.func, ast.Attribute) and node.func.attr == "__get__"):
+            # types.MethodType(f, obj) / f.__get__(obj): f bound to obj, which takes f's first
+            # parameter (Python's data model: method objects)
+            path, definition, params = self._hook_signature(module, node.args[0] if node.args and len(node.args) == 2 else node.func.value, ctx, depth + 1)
+            return path, definition, None if params is None else partial_params(params, 1, [])
         if isinstance(node, ast.Call) and node.args and depth < 8:
             name = dotted(node.func) or ""
             if (self.qualify(module, name, ctx.env) or name) in ("functools.partial", "partial"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import itertools
 import operator
 import posixpath
 import string
@@ -59,6 +60,7 @@ _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg
 
 
 _SEQUENCE_BUILTINS = ("list", "tuple", "sorted", "set", "frozenset")
+_ITERATORS = ("zip", "enumerate", "reversed", "itertools.compress")
 _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
 _PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
 _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "removeprefix",
@@ -465,6 +467,13 @@ class Folding:
         if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
             loaded = self.const(module, node.slice, env, depth + 1)
             return Named(loaded) if isinstance(loaded, str) and is_upstream(loaded) else OPAQUE
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Slice):
+            # NAMES[1:], NAMES[::-1], name[:-3] of a folded sequence or string
+            container = self.const(module, node.value, env, depth + 1)
+            bounds = [self.const(module, b, env, depth + 1) if b is not None else None for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+            if isinstance(container, (list, str)) and all(b is None or type(b) is int for b in bounds) and bounds[2] != 0:
+                return container[slice(*bounds)]
+            return OPAQUE
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # TABLE["key"], PAIR[0] of folded constants
             container, key = self.const(module, node.value, env, depth + 1), self.const(module, node.slice, env, depth + 1)
             if isinstance(container, dict) and not isinstance(key, (list, dict)) and key in container:
@@ -472,6 +481,9 @@ class Folding:
             if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
                 return container[key]
             return OPAQUE
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):  # -1 in an index or a slice
+            inner = self.const(module, node.operand, env, depth + 1)
+            return -inner if type(inner) in (int, float) else OPAQUE
         if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
             cond = self.condition(module, node, env, depth + 1)
             if isinstance(cond, Const):
@@ -569,6 +581,23 @@ class Folding:
             if name == "sorted":
                 return self._sorted(module, inner, node.keywords, env, depth)
             return inner
+        if qualified in _ITERATORS and args and (not node.keywords or qualified == "enumerate"):
+            # zip(a, b) / enumerate(a, start) / reversed(a) / itertools.compress(a, selectors) of
+            # folded sequences: what a loop over it meets, each tuple a list (Python's builtins docs)
+            parts = [self.iterated(self.const(module, a, env, depth + 1)) for a in args]
+            start = self.const(module, node.keywords[0].value, env, depth + 1) if node.keywords and node.keywords[0].arg == "start" else 0
+            if not all(isinstance(p, list) for p in parts[:1 if qualified == "enumerate" else None]) or len(node.keywords) > 1 or not isinstance(start, int):
+                return OPAQUE
+            if qualified == "zip":
+                return [list(t) for t in zip(*parts)]
+            if qualified == "enumerate" and len(parts) <= 2:
+                first = parts[1] if len(parts) == 2 else start
+                return [[i, item] for i, item in enumerate(parts[0], first)] if isinstance(first, int) else OPAQUE
+            if qualified == "reversed" and len(parts) == 1:
+                return parts[0][::-1]
+            if qualified == "itertools.compress" and len(parts) == 2 and all(s is not OPAQUE and not isinstance(s, (Named, Record)) for s in parts[1]):
+                return list(itertools.compress(parts[0], parts[1]))
+            return OPAQUE
         if name == "dict" and qualified == name and len(args) <= 1 and all(k.arg for k in node.keywords):
             # dict(target=…, hook=…), dict(TABLE, key=…), dict([(k, v), …]): Python's dict() on the folded values
             base = self.const(module, args[0], env, depth + 1) if args else {}
