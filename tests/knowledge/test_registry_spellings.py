@@ -149,3 +149,35 @@ def test_a_key_handed_to_a_lookup_function_is_a_read_of_its_registry(tmp_path_fa
         assert found and found[0]["status"] == "missing" and found[0]["breaking"] and "'gguf'" in found[0]["detail"] and code == 1, doc["findings"]
     else:
         assert not found and code == 0, doc["findings"]
+
+
+# a registry filled by methods of its module's classes (F39 variant t1, vLLM's op_registry filled
+# by `@CustomOp.register("k")` / `@PluggableLayer.register("k")`): a classmethod decorator
+# factory, the same called by hand, a staticmethod taking the key; each release module that
+# makes such a call puts its key in
+OPS_FILE = "sglang/srt/layers/custom_op.py"
+OPS = ("op_registry = {}\n\n\nclass CustomOp:\n    @classmethod\n    def register(cls, name):\n        def decorator(op_cls):\n"
+       "            op_registry[name] = op_cls\n            return op_cls\n\n        return decorator\n\n\n"
+       "class Layers:\n    @staticmethod\n    def add(name, layer_cls):\n        op_registry[name] = layer_cls\n")
+REGISTRATIONS = {
+    "classmethod_decorator": "from sglang.srt.layers.custom_op import CustomOp\n\n\n@CustomOp.register({key!r})\nclass Op(CustomOp):\n    pass\n",
+    "classmethod_called": "from sglang.srt.layers import custom_op\n\n\nclass Op:\n    pass\n\n\ncustom_op.CustomOp.register({key!r})(Op)\n",
+    "staticmethod_call": "from sglang.srt.layers.custom_op import Layers\n\n\nclass Op:\n    pass\n\n\nLayers.add({key!r}, Op)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(REGISTRATIONS))
+def test_keys_put_in_by_methods_of_the_registrys_module_are_known(tmp_path_factory, tmp_path, spelling):
+    made = REGISTRATIONS[spelling]
+    old, new = upstream_pair(tmp_path_factory, old={OPS_FILE: OPS, "sglang/srt/layers/silu.py": made.format(key="silu")},
+                             new={OPS_FILE: OPS, "sglang/srt/layers/silu.py": made.format(key="silu_and_mul")})
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": "def register():\n    from sglang.srt.layers.custom_op import op_registry\n\n    return op_registry['silu']\n",
+    })
+    code, doc = check(root, old)
+    assert code == 0 and not [f for f in doc["findings"] if f["status"] != "ok"], doc["findings"]
+    code, doc = check(root, new)
+    key = by_target(doc["findings"])["sglang.srt.layers.custom_op.op_registry['silu']"]
+    assert (key["status"], key["breaking"]) == ("missing", True) and "silu_and_mul" in key["detail"], key
+    assert code == 1

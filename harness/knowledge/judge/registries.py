@@ -7,7 +7,8 @@ key, the read is a KeyError at run time although every name still resolves. The 
     list(get_args(Literal["a", "b"]))`), whose members are its keys;
   - stores anywhere in the release: `X["k"] = …`, `X.update({"k": …})`, `X.setdefault("k", …)`;
   - registration functions of M that store under a parameter (`def register(name): … X[name] = fn`),
-    called anywhere with a constant (`@register("k")`, `register("k", f)`).
+    and methods of M's classes that do (`CustomOp.register(name)`), called anywhere with a
+    constant (`@register("k")`, `register("k", f)`, `@CustomOp.register("k")`).
 Any other way in (a computed key, `X.update(other)`, a literal that is not a dict, a registration
 called with a variable) makes the key set `open`: a key not found is then undecided, not missing.
 
@@ -123,33 +124,51 @@ def _module_literal(tree: ast.Module, name: str) -> ast.expr | None:
     return found
 
 
+def _functions(tree: ast.Module):
+    """(qualname, def, the parameters a caller passes) of the module's functions and of the
+    methods of its classes (a classmethod's or method's first parameter is bound, not passed)."""
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield stmt.name, stmt, [a.arg for a in stmt.args.posonlyargs + stmt.args.args]
+        elif isinstance(stmt, ast.ClassDef):
+            for method in stmt.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    static = any(dotted(d) == "staticmethod" for d in method.decorator_list)
+                    params = [a.arg for a in method.args.posonlyargs + method.args.args]
+                    yield f"{stmt.name}.{method.name}", method, params if static else params[1:]
+
+
 def _registration_functions(tree: ast.Module, name: str) -> dict[str, tuple[int, str]]:
-    """Module-level functions storing into `name[p]` for one of their own parameters p (at any
-    depth, as a decorator factory does): function -> (position, parameter name)."""
+    """Module-level functions, and methods of module-level classes (`@CustomOp.register("k")`,
+    vLLM custom_op.py), storing into `name[p]` for one of their own parameters p (at any depth,
+    as a decorator factory does): qualname -> (position among what a caller passes, parameter name)."""
     found = {}
-    for function in tree.body:
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    for qualname, function, params in _functions(tree):
         for node in walk(function):
             if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                     and node.value.id == name and isinstance(node.slice, ast.Name) and node.slice.id in params):
-                found[function.name] = (params.index(node.slice.id), node.slice.id)
+                found[qualname] = (params.index(node.slice.id), node.slice.id)
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "add")
                   and dotted(node.func.value) == name and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in params):
-                found[function.name] = (params.index(node.args[0].id), node.args[0].id)  # a list of names: `X.append(p)`
+                found[qualname] = (params.index(node.args[0].id), node.args[0].id)  # a list of names: `X.append(p)`
     return found
 
 
 def _registration_calls(index: SymbolIndex, registry: Ref, function: Ref, param: tuple[int, str], result: RegistryKeys) -> None:
     position, keyword = param
-    for module in index.modules_calling(function.qualname, bare=True):
+    short = function.qualname.rsplit(".", 1)[-1]
+    # a method is called through its class (`CustomOp.register("k")`); a function by its name
+    modules = index.modules_calling(short, bare="." not in function.qualname)
+    if "." in function.qualname:
+        modules = [m for m in modules if function.qualname.encode() + b"(" in index.sources()[m]]
+    for module in modules:
         tree = index.tree(module)
         if tree is None:
             continue
         relpath = index.files[module][0]
         for node in _near(tree, lines_naming(index.sources()[module], function.qualname)):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)) or (dotted(node.func) or "").rsplit(".", 1)[-1] != function.qualname:
+            if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)) or not (
+                    "." + (dotted(node.func) or "")).endswith("." + function.qualname):
                 continue
             found = index.resolve_in_scope(module, dotted(node.func))
             if not found.ok or found.ref != function:
@@ -178,7 +197,7 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
         return found.ok and found.ref == registry
 
     # stores under a registration function's own parameter are its calls' keys (read above)
-    inside = {id(n) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and module == registry.module and f.name in registrations for n in walk(f)}
+    inside = {id(n) for qualname, f, _ in (_functions(tree) if module == registry.module else ()) if qualname in registrations for n in walk(f)}
     for node in _near(tree, lines_naming(index.sources()[module], registry.qualname)):
         where = f"{relpath}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and id(node) not in inside and is_registry(node.value):
