@@ -32,6 +32,7 @@ from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
 from harness.knowledge.judge.forms import judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
+from harness.knowledge.judge.placements import judge_placement
 from harness.knowledge.judge.registries import keyed_lookup, plugin_puts, registry_keys
 from harness.knowledge.judge.resolution import (
     assembled_field,
@@ -56,6 +57,7 @@ from harness.knowledge.model import (
     CLASS_USES,
     DATACLASS_EXTENDS,
     EMPTY_BODIES,
+    PLACED,
     CallShape,
     Cond,
     Dependency,
@@ -697,6 +699,8 @@ class Judge:
             # the instance is made from the plugin's own class: a write on it changes the plugin's object
             return Finding(**self.base(dep), status=Status.ok, detail=f"sets {dep.target[len(instance) + 1:]!r} on {instance.rsplit('.', 1)[-1]}, "
                                                                       f"an instance of the plugin's {platform} (the class activate() names)")
+        if dep.kind == "patch" and dep.how == PLACED:
+            return judge_placement(self, dep)
         resolution = resolve_dependency(dep, self.index)
         if not resolution.ok:
             if is_undecided(resolution):

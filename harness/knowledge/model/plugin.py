@@ -225,6 +225,10 @@ DATACLASS_EXTENDS = "dataclass-extends"
 # class's name (`mixtral.MixtralDecoderLayer = Fused`): judged as an override of that class's
 # method (Dependency.hook names the class), against the calls on the instances upstream builds
 STANDS_IN = "stands-in"
+# `obj.attr = P(…)` (or `obj.attr.__class__ = P`) on an instance of an upstream class C: a patch
+# of C's instance attribute whose target is "C.attr" and whose `hook` is the plugin class P; the
+# calls C's methods make through `self.attr` run P's methods (judge.placements)
+PLACED = "instance-attribute"
 
 
 @dataclass

@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.engines import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, Kind, profile
 from harness.knowledge.model import (
     CLASS_USE_CHECK,
+    PLACED,
     CallShape,
     Catch,
     Const,
@@ -1080,6 +1081,7 @@ class Expressions:
                 self._field(module, target, ctx, how=None if isinstance(stmt, ast.AugAssign) else WRITE)
                 if isinstance(stmt, ast.Assign):
                     self.graft_method(module, target.value, target.attr, stmt.value, stmt.lineno, ctx)
+                    self._placement(module, target, stmt, ctx)
         elif isinstance(target, ast.Subscript) and self._namespace_of(module, target.value, env) and isinstance(key := self.const(module, target.slice, env), str):
             # `mod.__dict__["f"] = g`, `vars(mod)["f"] = g`: the same as `mod.f = g`
             owner = self._namespace_of(module, target.value, env)
@@ -1096,6 +1098,22 @@ class Expressions:
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
             if isinstance(key, str) and key == engine.external_model_env and (dotted(target.value) or "").endswith("environ"):
                 self._model_package(module, self.const(module, stmt.value, env), ctx)
+
+    def _placement(self, module: str, target: ast.Attribute, stmt: ast.Assign, ctx: Context) -> None:
+        """`obj.attr = P(…)` on an instance of an upstream class C (annotated, or narrowed by an
+        `isinstance` test), or `obj.attr.__class__ = P`: from then on the calls C's methods make
+        through `self.attr` run the plugin class P's methods (a PLACED patch of "C.attr")."""
+        held, attr, value = target.value, target.attr, stmt.value
+        if attr == "__class__" and isinstance(held, ast.Attribute):
+            held, attr, made = held.value, held.attr, value  # the object re-classed in place
+        else:
+            made = value.func if isinstance(value, ast.Call) else None
+        instance = self._instance(module, held, ctx.env)
+        placed = self.qualify(module, dotted(made), ctx.env) if made is not None and dotted(made) else None
+        found = self._plugin_definition(placed) if placed and not is_upstream(placed) else None
+        if instance is not None and instance.path and found is not None and isinstance(found[1], ast.ClassDef):
+            self._dependency("patch", f"{instance.path}.{attr}", module, stmt, ctx, how=PLACED, hook=placed,
+                             expression=f"{ast.unparse(target)} = {ast.unparse(value)[:60]}")
 
     def _patch_value(self, module: str, node: ast.AST | None, ctx: Context) -> tuple[str | None, tuple[Param, ...] | None]:
         """(the plugin callable a patch sets, its parameters as callers see them), each None when

@@ -335,6 +335,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                          if needs and all(any(c.handles(e) for c in ctx.catches) for e in needs)]
                 ctx = self._had(ctx, found, f"line {stmt.lineno} raises nothing", stmt.lineno)
 
+    def _narrowed(self, module: str, test: ast.expr, env: dict) -> tuple[str, Instance] | None:
+        """(x, Instance(C)) for a test `isinstance(x, C)` of a local x with one upstream class C."""
+        if not (isinstance(test, ast.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name)
+                and "isinstance" not in env):
+            return None
+        cls = self.qualify(module, dotted(test.args[1]), env) if dotted(test.args[1]) else None
+        resolved = self.upstream_ref(cls)
+        return (test.args[0].id, Instance(resolved.path)) if resolved is not None and resolved.kind == "class" else None
+
     def _had(self, ctx: Context, found: list[str], where: str, line: int) -> Context:
         """`ctx` with the guard that the upstream objects `found` are there (each a module, or an
         attribute of its parent)."""
@@ -372,7 +381,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             self._tested.add(id(stmt.test))
             self._expressions(module, stmt.test, ctx)
             owner = flag_owner(ctx)
-            self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),)))
+            body = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),))
+            narrowed = self._narrowed(module, stmt.test, env)
+            if narrowed is None:
+                self._block(module, stmt.body, body)
+            else:  # `if isinstance(x, C):` x holds an instance of C in the body; what else the body binds stays bound
+                name, instance = narrowed
+                inner = {**env, name: instance}
+                self._block(module, stmt.body, replace(body, env=inner))
+                env.update({k: v for k, v in inner.items() if k != name or v is not instance})
             if stmt.orelse:
                 self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner, local=ctx.local),)))
             return

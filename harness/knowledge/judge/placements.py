@@ -1,0 +1,59 @@
+"""A plugin object put in an attribute of an instance upstream built (a PLACED patch).
+
+`layer.mlp = DevFusedMLP(layer.mlp)` for `layer` an instance of LlamaDecoderLayer (annotated, or
+narrowed by `isinstance`), or `layer.mlp.__class__ = DevFusedMLP`: from then on every call
+LlamaDecoderLayer's methods make through `self.mlp` runs the plugin class's methods --
+`self.mlp(x)` its forward (torch's nn.Module.__call__) or __call__, `self.mlp.m(x)` its m. Each
+such call upstream makes is bound to the plugin method's parameters; one that cannot bind is a
+TypeError on that path (breaking, its conditions named)."""
+
+from __future__ import annotations
+
+from harness.knowledge.judge.callsites import MODULE_CALL, attribute_calls, conditions_at
+from harness.knowledge.judge.context import JudgeContext
+from harness.knowledge.judge.signatures import bind_problem
+from harness.knowledge.model import Dependency, Finding, MethodDecl, Outcome, Status, risk_of, signature_text
+
+
+def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
+    """The finding for a PLACED patch `dep` (target "C.attr", hook the plugin class): ok when
+    every call C's methods make through `self.attr` binds to the plugin method it runs;
+    signature_changed and breaking when one cannot. None when C does not resolve as a class or
+    the plugin class is not known (the import or reference of C says what is wrong)."""
+    owner, _, attr = (dep.target or "").rpartition(".")
+    resolution = judge.index.resolve(owner)
+    placed = judge.scan.classes.get(dep.hook or "")
+    if not resolution.ok or resolution.ref.kind != "class" or placed is None:
+        return None
+    mro = judge.plugin_mro(placed.path)
+    own = [judge.scan.classes[r.qualname] for r in mro if r.module == "" and r.qualname in judge.scan.classes]
+    module_like = any(r.kind != "class" and judge.index.member(r, "__call__").outcome is not Outcome.missing
+                      and judge.index.member(r, MODULE_CALL).outcome is not Outcome.missing for r in mro)
+    methods: dict[str, MethodDecl] = {}
+    for cls in own:  # the first plugin class of the MRO defining each name is what runs
+        for name, decl in cls.methods.items():
+            methods.setdefault(name, decl)
+    checked, failing = [], []
+    for name, decl in sorted(methods.items()):
+        through = name == "__call__" or (name == MODULE_CALL and module_like)
+        if name.startswith("__") and name != "__call__":
+            continue
+        for site in attribute_calls(judge.index, resolution.ref, attr, name, through).calls:
+            checked.append(site)
+            problem = bind_problem(decl.params, site.shape, decl.bound)
+            if problem is not None and problem[0]:
+                failing.append((site, name, decl, problem[1]))
+    base = judge.base(dep)
+    if failing:
+        failing.sort(key=lambda found: len(conditions_at(judge.index, found[0])) > 0)
+        site, name, decl, why = failing[0]
+        under = conditions_at(judge.index, site)
+        when = f" when {' and '.join(f'`{c}`' for c in under)}" if under else ""
+        more = f" (and {len(failing) - 1} more call(s))" if len(failing) > 1 else ""
+        return Finding(**base, status=Status.signature_changed, breaking=True, defined_in=resolution.ref.path, risk=risk_of(dep, Status.signature_changed),
+                       detail=f"{dep.expression} puts a {placed.path} in {resolution.ref.path}.{attr}; upstream calls it at {site.describe()} ({site.receiver}), "
+                              f"which runs {placed.path}.{name}{signature_text(decl.params)}: {why}, a TypeError on that path{when}{more}")
+    where = ", ".join(s.describe() for s in checked[:6]) + (f" and {len(checked) - 6} more" if len(checked) > 6 else "")
+    detail = (f"{dep.expression}: every call {resolution.ref.path}'s methods make through self.{attr} binds: {where}" if checked
+              else f"{dep.expression}: {resolution.ref.path}'s methods make no call through self.{attr} that {placed.path} answers")
+    return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=detail)

@@ -1,0 +1,84 @@
+"""A plugin object put in an attribute of an instance upstream built is what that instance's
+methods call through `self.<attr>` (issue 34, item 1: "calls through nn.Module.__call__"; vLLM
+variant t9): `layer.mlp = Fused(layer.mlp)` for `layer` narrowed by `isinstance` or annotated,
+or `layer.mlp.__class__ = Fused`. Upstream's `self.mlp(x)` runs Fused.forward (torch's
+nn.Module.__call__) and `self.mlp.warm(x)` Fused.warm: a call that cannot bind is a TypeError on
+that path; one that binds is fine."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+
+TARGET = "sglang.srt.models.llama.DecoderLayer.mlp"
+LLAMA = ("from torch import nn\n\n\nclass MLP(nn.Module):\n    def forward(self, x):\n        return x\n\n    def warm(self, x):\n        return x\n\n\n"
+         "class DecoderLayer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.mlp = MLP()\n\n"
+         "    def forward(self, hidden_states, residual):\n        self.mlp.warm(hidden_states{kw})\n        return self.mlp(hidden_states{kw}), residual\n\n\n"
+         "class Model(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n        self.layers = nn.ModuleList([DecoderLayer() for _ in range(n)])\n")
+
+# how the plugin puts its object in place
+PLACINGS = {
+    "isinstance_narrowed": ("def fuse(model):\n    for layer in model.layers:\n        if isinstance(layer, DecoderLayer):\n"
+                            "            layer.mlp = Fused(layer.mlp)\n"),
+    "annotated_parameter": "def fuse_one(layer: DecoderLayer) -> None:\n    layer.mlp = Fused(layer.mlp)\n",
+    "reclassed": ("def fuse(model):\n    for layer in model.layers:\n        if isinstance(layer, llama.DecoderLayer):\n"
+                  "            layer.mlp.__class__ = Fused\n"),
+}
+FUSED = {
+    # (the plugin class, whether an upstream call through self.mlp fails on the new release)
+    "fits_both": ("class Fused(nn.Module):\n    def __init__(self, inner=None):\n        super().__init__()\n\n"
+                  "    def forward(self, x, **kwargs):\n        return x\n\n    def warm(self, x, **kwargs):\n        return x\n", False),
+    "forward_needs_residual": ("class Fused(nn.Module):\n    def __init__(self, inner=None):\n        super().__init__()\n\n"
+                               "    def forward(self, x, residual):\n        return x\n", True),
+    "warm_lacks_the_keyword": ("class Fused(nn.Module):\n    def __init__(self, inner=None):\n        super().__init__()\n\n"
+                               "    def forward(self, x, **kwargs):\n        return x\n\n    def warm(self, x):\n        return x\n", True),
+}
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory, old={"sglang/srt/models/llama.py": LLAMA.format(kw="")},
+                         new={"sglang/srt/models/llama.py": LLAMA.format(kw=", skip=True")})
+
+
+def _placed(tmp_path, placing: str, fused: str) -> object:
+    return plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from torch import nn\n\nfrom sglang.srt.models import llama\nfrom sglang.srt.models.llama import DecoderLayer\n\n\n"
+                          + fused + "\n\n" + PLACINGS[placing] + "\n\ndef register():\n    return None\n"),
+    })
+
+
+@pytest.mark.parametrize("placing", sorted(PLACINGS))
+@pytest.mark.parametrize("fused", sorted(FUSED))
+def test_a_plugin_object_placed_in_an_upstream_instance_is_judged_against_the_calls_it_gets(upstreams, tmp_path, placing, fused):
+    old, new = upstreams
+    source, breaks = FUSED[fused]
+    root = _placed(tmp_path, placing, source)
+    code, doc = check(root, new)
+    (found,) = [f for f in doc["findings"] if f["target"] == TARGET and f["kind"] == "patch"]
+    assert found["breaking"] is breaks, found
+    if breaks:
+        assert found["status"] == "signature_changed" and "llama.py" in found["detail"] and code == 1
+    else:
+        assert found["status"] == "ok" and code == 0, doc["findings"]
+
+
+def test_the_residual_forward_fails_on_the_old_release_too(upstreams, tmp_path):
+    # the call upstream makes is `self.mlp(hidden_states)` on both: a forward needing residual never binds
+    old, _ = upstreams
+    code, doc = check(_placed(tmp_path, "isinstance_narrowed", FUSED["forward_needs_residual"][0]), old)
+    (found,) = [f for f in doc["findings"] if f["target"] == TARGET]
+    assert found["breaking"] and "residual" in found["detail"] and code == 1
+
+
+def test_an_object_put_on_something_else_is_no_placement(upstreams, tmp_path):
+    # not narrowed to an upstream class: what `layer` holds is not known, nothing is claimed
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from torch import nn\n\nfrom sglang.srt.models import llama  # noqa: F401\n\n\n" + FUSED["forward_needs_residual"][0]
+                          + "\n\ndef fuse(model):\n    for layer in model.layers:\n        layer.mlp = Fused(layer.mlp)\n\n\ndef register():\n    return None\n"),
+    })
+    code, doc = check(root, new)
+    assert not [f for f in doc["findings"] if f["target"] == TARGET] and code == 0, doc["findings"]
