@@ -629,3 +629,40 @@ def _attribute_calls(index: SymbolIndex, cls: Ref, attr: str, method: str, throu
                 result.calls.append(CallSite(relpath, call.lineno, receiver, call_shape(call), True))
     result.calls.sort(key=lambda s: (s.path, s.line))
     return result
+
+
+def platform_calls(index: SymbolIndex, method: str) -> CallSites:
+    """The calls the release makes of `method` on the engine's platform instance
+    (EngineProfile.platform_instance: `current_platform.get_device_capability()`), the object
+    made from the plugin's activated platform class: each reaches that class's `method`.
+    Bound calls. Memoised per index."""
+    instance = profile().platform_instance
+    if not instance:
+        return CallSites()
+    key = Ref("function", instance.rpartition(".")[0], f"{instance.rpartition('.')[2]}.{method}")
+    return index.analysis("platform_calls", key, _DECODER, lambda: _platform_calls(index, instance, method))
+
+
+def _platform_calls(index: SymbolIndex, instance: str, method: str) -> CallSites:
+    short = instance.rpartition(".")[2]
+    needle = f"{short}.{method}(".encode()
+    result = CallSites()
+    for module, text in index.sources().items():
+        if needle not in text or (tree := index.tree(module)) is None:
+            continue
+        relpath = index.files[module][0]
+        for node in near(tree, lines_naming(text, f"{short}.{method}")):
+            receiver = dotted(node.func.value) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method else None
+            if receiver and receiver.rsplit(".", 1)[-1] == short:  # as _classify reads PLATFORM_INSTANCE
+                result.calls.append(CallSite(relpath, node.lineno, receiver, call_shape(node), True))
+    result.calls.sort(key=lambda s: (s.path, s.line))
+    return result
+
+
+def near(tree: ast.AST, lines: list[int]):
+    """Every node of `tree` whose lines span one of `lines` (sorted; where a name is mentioned):
+    a release module is large, its mentions few."""
+    for child in ast.iter_child_nodes(tree):
+        if spans(child, lines):
+            yield child
+            yield from near(child, lines)

@@ -16,6 +16,7 @@ from harness.knowledge.judge.callsites import (
     CallSites,
     call_sites,
     instance_calls,
+    platform_calls,
 )
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.factory_calls import factory_calls
@@ -374,6 +375,10 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
     # instances it builds of a class the plugin stands in for still pass what they pass
     forwards = info is not None and {p.kind for p in info.params[1:]} == {"var", "varkw"}
     built, rebound, own = _instance_sites(judge, dep) if problem or forwards else (None, set(), {})
+    on_platform = _platform_sites(judge, dep) if problem else []
+    if on_platform:  # the engine's platform instance is made from the class whose method this is
+        built = CallSites(built.calls + on_platform, built.unsure) if built is not None else CallSites(on_platform, [])
+    platform_lines = {(s.path, s.line) for s in on_platform}
     if not problem and forwards and built.calls:
         problem = False, "the calls upstream makes on the instances it builds decide"
     base_static = "staticmethod" in {d.rsplit(".", 1)[-1] for d in info.decorators} if info else False
@@ -385,6 +390,8 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
             # objects (vllm 0.18's LoRA `quant_method.apply(layer, x, bias)`, typed with the
             # quantisation base, never lands on a fused-MoE method), so it is no evidence here
             return Unreached(f"upstream's own {defined_in}{signature_text(info.params)} cannot take it either ({refused[1]})")
+        if (site.path, site.line) in platform_lines:
+            return True
         if site.made:  # an instance upstream builds by a name the plugin rebinds to its class
             return True if site.made in rebound else (
                 f"the plugin rebinds {', '.join(sorted(rebound))}; {site.where} builds it by the name {site.made}, "
@@ -413,6 +420,19 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
         status = Status.unknown if certain is None else Status.signature_changed
         return Finding(**judge.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+
+def _platform_sites(judge: JudgeContext, dep: Dependency) -> list[CallSite]:
+    """The calls upstream makes of the override's method on the engine's platform instance
+    (`current_platform.m(…)`) when the plugin's activated platform class runs this override (it
+    is the class, or a plugin base of it that no plugin class before it in the MRO overrides)."""
+    active = judge.scan.active_platform
+    if not active or active not in judge.scan.classes or not dep.plugin_class:
+        return []
+    own = [r.qualname for r in judge.plugin_mro(active) if r.module == ""]
+    if dep.plugin_class not in own or any(dep.member in judge.scan.classes[c].methods for c in own[: own.index(dep.plugin_class)]):
+        return []
+    return platform_calls(judge.index, dep.member).calls
 
 
 def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, set[str], dict[tuple[str, int], CallSite]]:

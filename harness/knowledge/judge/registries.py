@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from harness.knowledge.judge.callsites import lines_naming, spans
+from harness.knowledge.judge.callsites import lines_naming, near
 from harness.knowledge.model import Ref, dotted, walk
 from harness.knowledge.upstream import SymbolIndex
 
@@ -166,7 +166,7 @@ def _registration_calls(index: SymbolIndex, registry: Ref, function: Ref, param:
         if tree is None:
             continue
         relpath = index.files[module][0]
-        for node in _near(tree, lines_naming(index.sources()[module], function.qualname)):
+        for node in near(tree, lines_naming(index.sources()[module], function.qualname)):
             if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)) or not (
                     "." + (dotted(node.func) or "")).endswith("." + function.qualname):
                 continue
@@ -198,7 +198,7 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
 
     # stores under a registration function's own parameter are its calls' keys (read above)
     inside = {id(n) for qualname, f, _ in (_functions(tree) if module == registry.module else ()) if qualname in registrations for n in walk(f)}
-    for node in _near(tree, lines_naming(index.sources()[module], registry.qualname)):
+    for node in near(tree, lines_naming(index.sources()[module], registry.qualname)):
         where = f"{relpath}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and id(node) not in inside and is_registry(node.value):
             if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
@@ -219,17 +219,6 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
                 _dict_keys(first, where, f"{registry.qualname}.update({{…}})", result)
             else:
                 result.open.append(f"{ast.unparse(node)[:80]} at {where} adds keys computed at run time")
-
-
-def _near(tree: ast.AST, lines: list[int]):
-    """Every node of `tree` whose lines span one of `lines` (sorted; where the registry or its
-    registration function is named): a store or call names it, and a release module is large,
-    its mentions few."""
-    for child in ast.iter_child_nodes(tree):
-        if not spans(child, lines):
-            continue
-        yield child
-        yield from _near(child, lines)
 
 
 @dataclass
