@@ -533,6 +533,47 @@ NAMES = {
             for name in itertools.compress(reversed(("gamma", "beta", "alpha")), (0, 1, 1)[::-1]):
                 importlib.import_module("p.backends.%s" % name)
         """,
+    # a helper derives the module from a table entry its parameter keys (F22 variant t2): the
+    # entry unpacked from a split, read whole, or partitioned; gamma's entry is never asked for
+    "helper_unpacks_a_table_entry": """
+        import importlib
+        import operator
+
+        KERNELS = {"a": "p.backends.alpha:f", "b": "p.backends.beta:f", "g": "p.backends.gamma:f"}
+
+        def resolve(key):
+            module_name, attr = KERNELS[key].split(":", 1)
+            return operator.attrgetter(attr)(importlib.import_module(module_name))
+
+        def register():
+            for key in ("a", "b"):
+                resolve(key)
+        """,
+    "helper_reads_a_table_entry": """
+        import importlib
+
+        MODULES = {"a": "alpha", "b": "beta", "g": "gamma"}
+
+        def load(key, package="p.backends"):
+            name = package + "." + MODULES[key]
+            return importlib.import_module(name)
+
+        def register():
+            load("a")
+            load(key="b")
+        """,
+    "helper_partitions_a_table_entry": """
+        from importlib import import_module
+
+        TABLE = [("a", "p.backends.alpha:f"), ("b", "p.backends.beta:f"), ("g", "p.backends.gamma:f")]
+
+        def resolve(spec):
+            module_name, _, attr = spec.partition(":")
+            return getattr(import_module(module_name), attr)
+
+        def register():
+            return [resolve(spec) for key, spec in TABLE if key != "g"]
+        """,
     # a record's property names the module, and a method of the record imports it (F25 variant
     # s1, F34 variant s1)
     "record_property": """

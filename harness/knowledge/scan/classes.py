@@ -33,7 +33,7 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
-from harness.knowledge.scan.folding import OPAQUE, Named, Record, leaves, map_leaves, on_param
+from harness.knowledge.scan.folding import OPAQUE, Named, Record, bind, leaves, map_leaves, on_param
 from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields, module_level
 from harness.knowledge.upstream import SymbolIndex, c3
 
@@ -272,14 +272,16 @@ class PluginClasses:
         assigned = Counter(t.id for stmt in statements if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
                            for t in walk(stmt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store))
         for stmt in statements:
-            if stmt.lineno >= line or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            if stmt.lineno >= line or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple))):
                 continue
-            name = stmt.targets[0].id
-            if assigned[name] == 1 and name not in derived and any(isinstance(n, ast.Name) and n.id in derived for n in walk(stmt.value)):
+            names = [n.id for n in walk(stmt.targets[0]) if isinstance(n, ast.Name)]
+            if (all(assigned[n] == 1 and n not in derived for n in names)
+                    and any(isinstance(n, ast.Name) and n.id in derived for n in walk(stmt.value))):
+                # `cls = mod.Mixin`; `module_name, attr = TABLE[key].split(":", 1)` unpacked
                 value = self.const(module, stmt.value, env)
-                if value is not OPAQUE:
-                    env[name] = value
-                    derived.add(name)
+                bound = {k: v for k, v in bind(stmt.targets[0], value).items() if v is not OPAQUE} if value is not OPAQUE else {}
+                env.update(bound)
+                derived.update(bound)
         return env
 
     def helper_bindings(self, module: str, functions: tuple[str, ...], line: int) -> list[tuple[dict, str]]:
@@ -321,7 +323,7 @@ class PluginClasses:
         module the name's shape allows (Expressions.chosen_modules)."""
         for module, expression, ctx in self.parameter_imports:
             targets = [target for binding, _ in self.caller_bindings(module, ctx.functions[-1], expression.lineno)
-                       if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
+                       if isinstance(target := self.const(module, expression, self._bound_context(module, ctx, binding, expression.lineno).env), str)]
             targets = targets or [target for binding, _ in self._instance_bindings(module, ctx.functions[-1], expression.lineno)
                                   if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
             # no caller names it: a module chosen at run time (an environment variable, a config
