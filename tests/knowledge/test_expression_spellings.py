@@ -533,6 +533,51 @@ NAMES = {
             for name in itertools.compress(reversed(("gamma", "beta", "alpha")), (0, 1, 1)[::-1]):
                 importlib.import_module("p.backends.%s" % name)
         """,
+    # a generator that binds names before it yields (F22 variant t1): a text table parsed line by
+    # line, a name built from a prefix, a pair unpacked
+    "generator_parses_a_text_table": '''
+        import importlib
+
+        TABLE = """
+        alpha   on
+        beta    on
+        """
+
+        def _rows():
+            for line in TABLE.strip().splitlines():
+                name, state = line.split()
+                yield name
+
+        def register():
+            for name in _rows():
+                importlib.import_module("p.backends." + name)
+        ''',
+    "generator_builds_names": """
+        import importlib
+
+        def _modules(prefix="p.backends"):
+            for short in ("alpha", "beta"):
+                full = f"{prefix}.{short}"
+                yield full
+
+        def register():
+            return [importlib.import_module(m) for m in _modules()]
+        """,
+    "generator_unpacks_pairs": """
+        import importlib
+
+        ENABLED = {"alpha": True, "beta": True, "gamma": False}
+
+        def _enabled():
+            for pair in ENABLED.items():
+                name, on = pair
+                if on:
+                    yield name
+
+        def register():
+            for name in _enabled():
+                importlib.import_module(f"p.backends.{name}")
+        """,
     # a helper derives the module from a table entry its parameter keys (F22 variant t2): the
     # entry unpacked from a split, read whole, or partitioned; gamma's entry is never asked for
     "helper_unpacks_a_table_entry": """

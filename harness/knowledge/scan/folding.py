@@ -63,7 +63,7 @@ _SEQUENCE_BUILTINS = ("list", "tuple", "sorted", "set", "frozenset")
 _ITERATORS = ("zip", "enumerate", "reversed", "itertools.compress")
 _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
 _PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
-_STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "strip", "lstrip", "rstrip", "replace", "removeprefix",
+_STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "replace", "removeprefix",
                              "removesuffix", "lower", "upper"})
 _NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
@@ -690,17 +690,9 @@ class Folding:
             if isinstance(owner, Record) and (method := self._record_method(owner, node.func.attr, property_=False)) is not None:
                 # `spec.target()` of a one-return method: its expression, the record as the receiver
                 home, returned, receiver, definition = method
-                positional = [*definition.args.posonlyargs, *definition.args.args][1:]
-                if any(k.arg is None for k in node.keywords) or len(values) > len(positional) or definition.args.vararg:
+                if any(k.arg is None for k in node.keywords) or definition.args.vararg:
                     return OPAQUE
-                local = {receiver: owner, **{p.arg: v for p, v in zip(positional, values)}}
-                local.update({k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords})
-                defaults = [*zip(positional[len(positional) - len(definition.args.defaults):], definition.args.defaults),
-                            *((p, d) for p, d in zip(definition.args.kwonlyargs, definition.args.kw_defaults) if d is not None)]
-                for p, default in defaults:
-                    if p.arg not in local:
-                        local[p.arg] = self.const(home, default, {}, depth + 1)
-                return self.const(home, returned, {**{p.name: OPAQUE for p in function_params(definition.args)}, **local}, depth + 1)
+                return self.const(home, returned, self._called_with(home, definition, [owner, *values], node.keywords, module, env, depth), depth + 1)
         record = self._record(module, qualified, node, env, depth) if qualified else None
         if record is not None:
             return record
@@ -709,12 +701,8 @@ class Folding:
         if function is not None and depth < 10:
             fmodule, fnode = function
             body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-            local = {p.name: self.const(module, a, env, depth + 1) for p, a in zip(function_params(fnode.args), args)}
-            for kw in node.keywords:
-                if kw.arg:
-                    local[kw.arg] = self.const(module, kw.value, env, depth + 1)
-            for p in function_params(fnode.args):
-                local.setdefault(p.name, OPAQUE)
+            values = [self.const(module, a, env, depth + 1) for a in args]
+            local = self._called_with(fmodule, fnode, values, node.keywords, module, env, depth)
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
                 return self.const(fmodule, body[0].value, local, depth + 1)
             if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fnode)) and not isinstance(fnode, ast.AsyncFunctionDef):
@@ -751,11 +739,14 @@ class Folding:
 
     def _yielded(self, module: str, body: list[ast.stmt], env: dict, depth: int):
         """What a generator body yields, in order, when it is only `yield <expr>` statements,
-        `for` loops over folded constants and `if`s whose tests fold (with `continue`); OPAQUE
+        assignments to names, `for` loops over folded constants and `if`s whose tests fold (with `continue`); OPAQUE
         for anything else (a value it cannot fold, a `return`, a `while`)."""
         values: list = []
+        env = dict(env)
         for stmt in body:
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is not None:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple)):
+                env.update(bind(stmt.targets[0], self.const(module, stmt.value, env, depth + 1)))  # `a, b = line.split()`
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is not None:
                 values.append(self.const(module, stmt.value.value, env, depth + 1))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.YieldFrom):
                 inner = self.const(module, stmt.value.value, env, depth + 1)
@@ -822,6 +813,22 @@ class Folding:
         if method is not None:  # `spec.target` of `@property def target(self): return f"{self.owner}.{self.attr}"`
             return self.const(method[0], method[1], {method[2]: record}, depth + 1)
         return self.class_constant(record.cls, attr, depth + 1)
+
+    def _called_with(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, values: list, keywords: list[ast.keyword],
+                     module: str, env: dict, depth: int) -> dict:
+        """{parameter: folded value} of the plugin function `function` (defined in `home`)
+        called with the folded positional `values` and `keywords` (folded in `module`, `env`):
+        positionals, keywords, then the defaults (folded in `home`); OPAQUE for the rest."""
+        params = function_params(function.args)
+        local = {p.name: v for p, v in zip(params, values)}
+        local.update({k.arg: self.const(module, k.value, env, depth + 1) for k in keywords if k.arg})
+        positional = [*function.args.posonlyargs, *function.args.args]
+        defaults = [*zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults),
+                    *((p, d) for p, d in zip(function.args.kwonlyargs, function.args.kw_defaults) if d is not None)]
+        for p, default in defaults:
+            if p.arg not in local:
+                local[p.arg] = self.const(home, default, {}, depth + 1)
+        return {**{p.name: OPAQUE for p in params}, **local}
 
     def _record_method(self, record: Record, name: str, property_: bool) -> tuple[str, ast.expr, str, ast.FunctionDef] | None:
         """(module, returned expression, receiver name, the def) of the method `name`
