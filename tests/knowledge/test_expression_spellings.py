@@ -840,6 +840,29 @@ PATCHES = {
         def register():
             _install(fn=lambda model, *a, **k: model, mod=sys.modules.get(NAME))
         """,
+    # a small patch manager (F32 variant v1): an object of (module, path, function) whose method
+    # looks the module up, walks the path with getattr and sets the last name
+    "patch_manager_object_walks_a_path": """
+        import sys
+
+        class Patch:
+            def __init__(self, module, path, fn):
+                self.module = module
+                self.path = path
+                self.fn = fn
+
+            def apply(self):
+                owner = sys.modules.get(self.module)
+                if owner is None:
+                    return
+                names = self.path.split(".")
+                for name in names[:-1]:
+                    owner = getattr(owner, name)
+                setattr(owner, names[-1], self.fn)
+
+        def register():
+            Patch("sglang.srt.layers.torchao_utils", "apply_torchao_config_to_model", lambda model, *a, **k: model).apply()
+        """,
     "module_object_passed_by_a_method": """
         import sys
 
@@ -948,6 +971,63 @@ CAUGHT_PATCHES = {
         """,
 }
 PATCHES.update(CAUGHT_PATCHES)
+
+
+# the walk goes through a package that is there to a submodule that is not: getattr raises
+# AttributeError (a module not imported is no attribute of its package), so the patch breaks
+WALKS = {
+    # a record whose method walks "sub.attr" from a package (F32 variant v1), a helper doing the same
+    "patch_manager_record_walks_a_path": """
+        import sys
+        from dataclasses import dataclass
+
+        @dataclass(frozen=True)
+        class ModulePatch:
+            module: str
+            attr_path: str
+            replacement: object
+
+            def apply(self):
+                owner = sys.modules.get(self.module)
+                if owner is None:
+                    return False
+                *parents, leaf = self.attr_path.split(".")
+                for part in parents:
+                    owner = getattr(owner, part)
+                setattr(owner, leaf, self.replacement)
+                return True
+
+        PATCHES = (ModulePatch("sglang.srt.layers", "torchao_utils.apply_torchao_config_to_model", lambda model, *a, **k: model),)
+
+        def register():
+            for patch in PATCHES:
+                patch.apply()
+        """,
+    "helper_walks_a_path": """
+        import sys
+
+        def _patch(module, path, fn):
+            owner = sys.modules.get(module)
+            if owner is None:
+                return
+            head, _, leaf = path.rpartition(".")
+            for part in head.split("."):
+                owner = getattr(owner, part)
+            setattr(owner, leaf, fn)
+
+        def register():
+            _patch("sglang.srt.layers", "torchao_utils.apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(WALKS))
+def test_a_path_walked_from_a_package_to_a_gone_submodule_breaks(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, WALKS[spelling])
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["status"], patch["breaking"]) == ("missing", True), patch
+    assert code == 1
 
 
 def test_a_module_object_handed_to_a_helper_that_does_not_test_it_breaks(upstreams, tmp_path):

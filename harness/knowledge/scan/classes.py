@@ -244,45 +244,77 @@ class PluginClasses:
 
     def _bound_context(self, module: str, ctx, binding: dict, line: int):
         """`ctx` of a statement at `line` in a helper, with the helper's parameters bound as one
-        call passes them: the locals it derives from them before `line` refolded with those
-        values (`cls = mod.Mixin` after `mod` is bound: each a name the function assigns once,
-        by a plain `name = <expression>` in its own scope), and the tests of its guards that
-        read any of these decided again (`if mod is None: return` for `mod` a
-        `sys.modules.get(M)` the caller passes)."""
+        call passes them: its locals as the statements that run before `line` leave them with
+        those values (_locals_at: `cls = mod.Mixin`, `a, *rest = spec.split(".")`, a loop
+        walking `owner = getattr(owner, part)`), and the tests of its guards that read a value
+        so changed decided again, with the locals as they are at the test (`if mod is None:
+        return` for `mod` a `sys.modules.get(M)` the caller passes)."""
         definition = self._definition(module, ctx.functions[-1], line) if ctx.functions and binding else None
         if definition is None:
             return replace(ctx, env={**ctx.env, **binding})
-        derived = set(binding)
-        env = self._derived_locals(module, definition, {**ctx.env, **binding}, derived, line)
+        start = {**ctx.env, **binding}
+        env = self._locals_at(module, definition, start, line)
         tests = {(n.test.lineno, ast.unparse(n.test)): n.test for n in walk(definition) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))}
         guards = []
         for guard in ctx.guards:
             negated = guard.text.startswith("not (") and guard.text.endswith(")")
             test = tests.get((guard.line, guard.text[5:-1] if negated else guard.text))
-            if test is not None and any(isinstance(n, ast.Name) and n.id in derived for n in walk(test)):
-                guard = self._guard(module, test, env, negate=negated)
+            if test is not None and definition.lineno <= test.lineno <= definition.end_lineno:
+                at = self._locals_at(module, definition, start, test.lineno)
+                if any(isinstance(n, ast.Name) and (n.id in binding or at.get(n.id) is not ctx.env.get(n.id)) for n in walk(test)):
+                    guard = self._guard(module, test, at, negate=negated)
             guards.append(guard)
         return replace(ctx, env=env, guards=tuple(guards))
 
-    def _derived_locals(self, module: str, definition, env: dict, derived: set[str], line: int) -> dict:
-        """`env` with the locals `definition` derives from the names in `derived` before `line`
-        (see _bound_context); `derived` gains their names."""
-        env = dict(env)
-        statements = list(module_level(definition.body))
-        assigned = Counter(t.id for stmt in statements if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
-                           for t in walk(stmt) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store))
-        for stmt in statements:
-            if stmt.lineno >= line or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple))):
-                continue
-            names = [n.id for n in walk(stmt.targets[0]) if isinstance(n, ast.Name)]
-            if (all(assigned[n] == 1 and n not in derived for n in names)
-                    and any(isinstance(n, ast.Name) and n.id in derived for n in walk(stmt.value))):
-                # `cls = mod.Mixin`; `module_name, attr = TABLE[key].split(":", 1)` unpacked
-                value = self.const(module, stmt.value, env)
-                bound = {k: v for k, v in bind(stmt.targets[0], value).items() if v is not OPAQUE} if value is not OPAQUE else {}
-                env.update(bound)
-                derived.update(bound)
+    def _locals_at(self, module: str, definition, env: dict, line: int) -> dict:
+        """`env` (what the scan bound, the parameters as one call passes them) updated with what
+        the function's statements that run before `line` on its way there bind: plain
+        assignments (unpacking included), `for` loops over folded values whose bodies only
+        assign (unrolled), early exits; a name any other statement binds keeps the scan's value."""
+        env, scanned = dict(env), env
+        body = definition.body
+        while body:
+            inner = None
+            for stmt in body:
+                if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+                    inner = stmt
+                    break
+                if stmt.lineno > line:
+                    break
+                self._run_simple(module, stmt, env, scanned)
+            if inner is None or isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                break
+            # the compound statement holding `line`: into the block that holds it
+            blocks = [getattr(inner, f, None) or [] for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(inner, "handlers", None) or []]
+            body = next((b for b in blocks if b and b[0].lineno <= line <= (b[-1].end_lineno or b[-1].lineno)), None)
+            if isinstance(inner, (ast.For, ast.AsyncFor)):  # which element: the scan's
+                env.update({t.id: scanned.get(t.id, OPAQUE) for t in walk(inner.target) if isinstance(t, ast.Name)})
         return env
+
+    def _run_simple(self, module: str, stmt: ast.stmt, env: dict, scanned: dict) -> None:
+        """What `stmt` binds in `env` when it is a plain assignment, a loop over a folded value
+        whose body only assigns, or an `if` that only exits; a name anything else stores (or an
+        assignment whose value does not fold) gets the scan's value, `scanned`."""
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple, ast.List)):
+            value = self.const(module, stmt.value, env)
+            env.update({k: v if v is not OPAQUE else scanned.get(k, OPAQUE) for k, v in bind(stmt.targets[0], value).items()})
+            return
+        if isinstance(stmt, ast.If) and not stmt.orelse and all(isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Expr, ast.Pass)) for s in stmt.body):
+            return  # an early exit: what follows runs where it did not
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and not stmt.orelse and all(isinstance(s, ast.Assign) and len(s.targets) == 1 for s in stmt.body):
+            items = self.iterated(self.const(module, stmt.iter, env))
+            if isinstance(items, list):
+                for item in items:
+                    env.update(bind(stmt.target, item))
+                    for inner in stmt.body:
+                        self._run_simple(module, inner, env, scanned)
+                return
+        if isinstance(stmt, ast.Expr):
+            return
+        for node in walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                env[node.id] = scanned.get(node.id, OPAQUE)
 
     def helper_bindings(self, module: str, functions: tuple[str, ...], line: int) -> list[tuple[dict, str]]:
         """What the parameters of the innermost of `functions` hold: caller_bindings; for the

@@ -158,14 +158,23 @@ def _plain(value) -> bool:
 
 
 def bind(target: ast.AST, value) -> dict:
-    """What a `for` target binds to one folded element (unpacking a list of the right length)."""
+    """What a `for` target (or an assignment's) binds to one folded element: unpacking a list of
+    the right length, a starred name taking the rest as a list."""
     if isinstance(target, ast.Name):
         return {target.id: value}
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, list) and len(value) == len(target.elts):
-        bound: dict = {}
-        for element, item in zip(target.elts, value):
-            bound.update(bind(element, item))
-        return bound
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, list):
+        starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
+        if len(starred) == 1 and len(value) >= len(target.elts) - 1:  # `*parents, leaf = path.split(".")`
+            at, after = starred[0], len(target.elts) - starred[0] - 1
+            value = [*value[:at], value[at:len(value) - after], *value[len(value) - after:]]
+            elements = [e.value if isinstance(e, ast.Starred) else e for e in target.elts]
+        else:
+            elements = target.elts
+        if len(value) == len(elements) and not (len(starred) > 1):
+            bound: dict = {}
+            for element, item in zip(elements, value):
+                bound.update(bind(element, item))
+            return bound
     return {name: OPAQUE for name in assigned(target)}
 
 
@@ -637,6 +646,11 @@ class Folding:
             owner, attr = self.const(module, args[0], env, depth + 1), self.const(module, args[1], env, depth + 1)
             if isinstance(owner, Named) and is_upstream(owner.path) and isinstance(attr, str) and attr.isidentifier():
                 self.none_fallbacks[(module, f"{owner.path}.{attr}")] = HasAttr(owner.path, attr)
+                return Named(f"{owner.path}.{attr}")
+        if name == "getattr" and qualified == name and len(args) == 2 and not node.keywords:
+            # getattr(obj, "attr") of an upstream object: that attribute (AttributeError where it is not)
+            owner, attr = self.const(module, args[0], env, depth + 1), self.const(module, args[1], env, depth + 1)
+            if isinstance(owner, Named) and is_upstream(owner.path) and isinstance(attr, str) and attr.isidentifier():
                 return Named(f"{owner.path}.{attr}")
         if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
             cond = self.condition(module, node, env, depth + 1)
