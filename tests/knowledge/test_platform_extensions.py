@@ -290,3 +290,33 @@ def test_a_platform_class_nothing_loads_is_not_the_platform(upstreams, tmp_path,
     if not loaded:  # reported as dead code, by the table's `uncalled` row
         dead = [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_mha_kv_pool_cls" and f["live"]]
         assert dead and all(f["decided_by"] == "uncalled" and "is never loaded" in f["detail"] for f in dead), dead
+
+
+# a dual-support platform on the older release (F10 variant t2): the newer API's method hands
+# over to the older one, which this release declares and calls -- nothing is lost, nothing red;
+# a newer-API method with a body of its own stays not_on_base when nothing says more
+DUAL = {
+    "self_call": ("def get_kv_pool_cls(self, *, kind):\n        return self.get_mha_kv_pool_cls() if kind == 'mha' else None\n", False),
+    "type_self_call": ("def get_kv_pool_cls(self, *, kind):\n        return type(self).get_mha_kv_pool_cls(self)\n", False),
+    "classmethod_call": ("@classmethod\n    def get_kv_pool_cls(cls, *, kind):\n        return cls.get_mha_kv_pool_cls(cls)\n", False),
+    "own_body": ("def get_kv_pool_cls(self, *, kind):\n        return object\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DUAL))
+def test_a_newer_api_method_handing_over_to_the_older_one_is_not_red(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    method, breaks = DUAL[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dual": "dual:activate"}),
+        "dual/__init__.py": "def activate():\n    return 'dual.platform.DualPlatform'\n",
+        "dual/platform.py": ("from sglang.srt.platforms.interface import SRTPlatform\n\n\nclass DualPlatform(SRTPlatform):\n"
+                             "    def get_mha_kv_pool_cls(self):\n        return object\n\n    " + method),
+    })
+    code, doc = check(root, old)  # no declared release: no baseline
+    finding = by_target(doc["findings"])[f"{IFACE}.get_kv_pool_cls"]
+    if breaks:
+        assert finding["status"] == Status.not_on_base.value and finding["breaking"] and code == 1
+    else:
+        assert finding["status"] == Status.dead_override.value and not finding["breaking"], finding
+        assert "get_mha_kv_pool_cls" in finding["detail"] and code == 0

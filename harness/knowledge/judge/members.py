@@ -50,7 +50,7 @@ from harness.knowledge.model import (
     signature_text,
     walk,
 )
-from harness.knowledge.scan import call_shape, reads_of
+from harness.knowledge.scan import call_shape, reads_of, self_calls_in
 from harness.knowledge.upstream import c3, display
 
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
@@ -910,6 +910,13 @@ def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Re
         # CpuPlatform of upstream's platforms defines: a platform that has it is called
         return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
                        detail=f"{dep.member} is not defined on {first.path} or its bases, but upstream calls it on the current platform ({through_platform})")
+    delegate = _delegate_on_base(judge, dep, first) if not was_called and not renamed else None
+    if delegate is not None:
+        # a dual-support platform: the newer API's method hands over to the older one, which this
+        # release calls -- the behaviour is there, the method waits for the release that calls it
+        return Finding(**judge.base(dep, target), status=Status.dead_override, breaking=False, risk=risk_of(dep, Status.dead_override),
+                       detail=(f"{dep.member} is not defined on {first.path} or its bases, so upstream does not call it here; it hands over to "
+                               f"{dep.name}.{delegate}, which overrides {first.path}.{delegate} and is what this release calls"))
     baseline = judge.index.source.label if judge.on_baseline else judge.baseline.index.source.label if judge.baseline is not None else None
     if not was_called and baseline is not None:
         # what the baseline did not call either, this release does not lose (docs/static-check.md, "breaking")
@@ -925,6 +932,20 @@ def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Re
         detail = f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it"
     return Finding(**judge.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
                    detail=detail, risk=risk_of(dep, Status.not_on_base))
+
+
+def _delegate_on_base(judge: JudgeContext, dep: Dependency, first: Ref) -> str | None:
+    """A method the override calls on its own instance (`self.get_mha_kv_pool_cls()`) that the
+    plugin class also overrides and the upstream base `first` defines: what carries the
+    override's behaviour on this release. None when there is none."""
+    cls = judge.scan.classes.get(dep.plugin_class or "")
+    if cls is None:
+        return None
+    own = {name for r in judge.plugin_mro(cls.path) if r.module == "" and r.qualname in judge.scan.classes for name in judge.scan.classes[r.qualname].methods}
+    for name in sorted(self_calls_in(judge.scan, cls, dep.member) & own - {dep.member}):
+        if judge.index.member(first, name).outcome is Outcome.resolved:
+            return name
+    return None
 
 
 def _called_through_platform(judge: JudgeContext, name: str) -> str | None:

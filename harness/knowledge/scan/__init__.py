@@ -16,10 +16,11 @@ from harness.knowledge.scan.uses import (
     unnamed_private_function,
     plugin_function_params,
     registered_by_name,
+    self_calls_in,
     set_on_others,
 )
 
 __all__ = [
     "ARCHITECTURE", "WRITE", "annotation_class", "call_shape", "leaves", "reads_elsewhere_only", "reads_of", "unnamed_private_function",
-    "plugin_function_params", "registered_by_name", "scan_plugin", "set_on_others", "type_checking_imports"
+    "plugin_function_params", "registered_by_name", "scan_plugin", "self_calls_in", "set_on_others", "type_checking_imports"
 ]

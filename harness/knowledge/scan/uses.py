@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from harness.knowledge.model import (
     Param,
+    PluginClass,
     PluginScan,
     Ref,
     dotted,
@@ -94,6 +95,24 @@ def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):
 
 
 _TREES: dict[tuple[str, int], ast.Module | None] = {}
+
+
+def self_calls_in(scan: PluginScan, cls: PluginClass, method: str) -> set[str]:
+    """The names a method of the plugin class `cls` calls on its own instance or class
+    (`self.x(…)`, `cls.x(…)`, `type(self).x(…)`), read from its def; empty when not found."""
+    found: set[str] = set()
+    for module, tree in _trees_mentioning(scan, method.encode()):
+        if module.name != cls.module:
+            continue
+        for node in walk(tree):
+            if isinstance(node, ast.ClassDef) and node.lineno == cls.line:
+                for definition in node.body:
+                    if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and definition.name == method and definition.args.args:
+                        receiver = definition.args.args[0].arg
+                        found |= {call.func.attr for call in walk(definition) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                                  and (isinstance(call.func.value, ast.Name) and call.func.value.id == receiver
+                                       or isinstance(call.func.value, ast.Call) and dotted(call.func.value.func) == "type")}
+    return found
 
 
 def plugin_function_params(scan: PluginScan, path: str) -> tuple[Param, ...] | None:
