@@ -187,6 +187,37 @@ EXTERNAL_NAMINGS = {
 
             _use()
             """,
+    # the field looked up by a name a helper's caller passes (F24 variant x2): keywords through
+    # **overrides, a parameter, a loop over a dict at module level
+    "helper_kwargs_overrides": """
+            from sglang.srt.environ import envs
+
+
+            def apply(**overrides):
+                for name, value in overrides.items():
+                    getattr(envs, name).set(value)
+
+
+            apply(SGLANG_EXTERNAL_MODEL_PACKAGE=__name__)
+            """,
+    "helper_field_parameter": """
+            from sglang.srt import environ
+
+
+            def use(field_name, value=None):
+                field = getattr(environ.envs, field_name)
+                field.set(value or "ext.models")
+
+
+            use("SGLANG_EXTERNAL_MODEL_PACKAGE")
+            """,
+    "module_loop_over_settings": """
+            from sglang.srt.environ import envs
+
+            SETTINGS = {"SGLANG_EXTERNAL_MODEL_PACKAGE": "ext.models"}
+            for name, value in SETTINGS.items():
+                getattr(envs, name).set(value)
+            """,
     "bound_setter_keyword": """
             import sglang.srt.environ as sgl_env
 
@@ -227,6 +258,17 @@ UNCALLED_NAMINGS = {
 
             def _use_external_models():
                 os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = "ext.models"
+            """,
+    # written by a helper (its **overrides) whose one caller nothing calls
+    "helper_kwargs": """
+            from sglang.srt.environ import envs
+
+            def _use_external_models():
+                _apply(SGLANG_EXTERNAL_MODEL_PACKAGE="ext.models")
+
+            def _apply(**overrides):
+                for name, value in overrides.items():
+                    getattr(envs, name).set(value)
             """,
     "import_module": """
             import importlib

@@ -50,6 +50,7 @@ class PluginClasses:
     parameter_imports: list
     parameter_hooks: list
     parameter_patches: list
+    parameter_settings: list
     parameter_registries: list
     decorated: dict[int, str]
     grafts: list
@@ -89,6 +90,7 @@ class PluginClasses:
         self._parameter_fields()
         self._instance_flags()
         self._parameter_keys()
+        self._parameter_settings()
         self._parameter_imports()
         self._inherited_constructors()
         self._caught_by_callers()
@@ -241,6 +243,50 @@ class PluginClasses:
         for module, call, ctx in self.parameter_patches:
             for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno) or [({}, "")]:
                 self.setattr_call(module, call, self._bound_context(module, ctx, binding, call.lineno), bound=True)
+
+    def _parameter_settings(self) -> None:
+        """A settings write inside a helper (`getattr(envs, name).set(value)` over its
+        `**overrides`): once per call of the helper, per element of a loop around it, with what
+        that call passes (Expressions.settings_write)."""
+        for module, call, qualified, ctx in self.parameter_settings:
+            for binding, where in self.helper_bindings(module, ctx.functions, call.lineno):
+                # it runs where that call runs: inside the caller's functions too (drop_uncalled_imports)
+                callers = self._functions_at(*where.rsplit(":", 1)) if where else ()
+                for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                    self.settings_write(module, call, qualified, replace(inner, functions=(*callers, *inner.functions)), bound=True)
+
+    def _functions_at(self, relfile: str, line: str) -> tuple[str, ...]:
+        """The plugin functions (paths as the scan names them) whose bodies hold `relfile:line`, outermost first."""
+        module = next((m for m in self.files if self.relfile(m) == relfile), None)
+        body, prefix, found = (self.tree(module).body if module and self.tree(module) else []), module, []
+        while body:
+            node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                         and n.lineno <= int(line) <= (n.end_lineno or n.lineno)), None)
+            if node is None:
+                break
+            prefix = f"{prefix}.{node.name}"
+            if not isinstance(node, ast.ClassDef):
+                found.append(prefix)
+            body = node.body
+        return tuple(found)
+
+    def _bound_contexts(self, module: str, ctx, binding: dict, line: int, done: frozenset[int] = frozenset()) -> list:
+        """_bound_context, once per element of each loop around `line` (in the helper) whose
+        iterable folds with the binding (`for name, value in overrides.items():`), outermost first."""
+        definition = self._definition(module, ctx.functions[-1], line) if ctx.functions and binding else None
+        loops = [n for n in walk(definition) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno not in done
+                 and any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in n.body)] if definition is not None else []
+        if not loops:
+            return [self._bound_context(module, ctx, binding, line)]
+        loop = min(loops, key=lambda n: n.lineno)
+        items = self.iterated(self.const(module, loop.iter, self._locals_at(module, definition, {**ctx.env, **binding}, loop.lineno)))
+        if not isinstance(items, list) or not items:
+            return self._bound_contexts(module, ctx, binding, line, done | {loop.lineno})
+        found = []
+        for item in items:
+            elements = bind(loop.target, item)
+            found.extend(self._bound_contexts(module, replace(ctx, env={**ctx.env, **elements}), {**binding, **elements}, line, done | {loop.lineno}))
+        return found
 
     def _bound_context(self, module: str, ctx, binding: dict, line: int):
         """`ctx` of a statement at `line` in a helper, with the helper's parameters bound as one
@@ -462,11 +508,19 @@ class PluginClasses:
             positional = positional[1:]
         method = called_as is None and function.rpartition(".")[0] in self.scan.classes
         found = []
+        named = {*positional, *(a.arg for a in args.kwonlyargs)}
         for caller, call, env in self.call_arguments.get(short, []):
             names = positional[1:] if method and isinstance(call.func, ast.Attribute) else positional
             given = {**{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
+            extra = None
+            if args.kwarg and all(k.arg for k in call.keywords):
+                # `def apply(**overrides)`: the keywords no parameter takes, as a dict (Python's call semantics)
+                extra = {k.arg: self.const(caller, k.value, env) for k in call.keywords if k.arg not in named}
+                given = {k: v for k, v in given.items() if k in named}
             arguments = {**self._default_binding(module, definition),
                          **{k: OPAQUE if isinstance(v, ast.Starred) else self.const(caller, v, env) for k, v in given.items()}}
+            if extra is not None:
+                arguments[args.kwarg.arg] = extra if all(v is not OPAQUE for v in extra.values()) else OPAQUE
             found.append(({name: value for name, value in arguments.items() if value is not OPAQUE}, f"{self.relfile(caller)}:{call.lineno}"))
         return found
 

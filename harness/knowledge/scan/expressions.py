@@ -131,6 +131,7 @@ class Expressions:
     parameter_imports: list[tuple[str, ast.expr, Context]]
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
+    parameter_settings: list[tuple[str, ast.Call, str, Context]]
     parameter_registries: list[tuple[str, ast.Call, Context]]
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
@@ -415,15 +416,8 @@ class Expressions:
                 self._model_package(module, self.const(module, value, env), ctx)
             elif isinstance(written, dict) and engine.external_model_env in written:
                 self._model_package(module, written[engine.external_model_env], ctx)
-        setting = self.qualify(module, dotted(call.func.value), env) if isinstance(call.func, ast.Attribute) and dotted(call.func.value) else None
-        bound_setter = qualified.rsplit(".", 2)[-2:] if not isinstance(call.func, ast.Attribute) else []
-        if engine.external_model_env and arg(call, 0, "value") is not None and (
-                isinstance(call.func, ast.Attribute) and call.func.attr == "set"
-                and engine.external_model_env in ((dotted(call.func.value) or "").rsplit(".", 1)[-1], (setting or "").rsplit(".", 1)[-1])
-                or bound_setter == [engine.external_model_env, "set"]):
-            # SGLang's settings object: envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(value) writes the variable
-            # (srt/environ.py EnvField.set), also through a name bound to that method (`use = envs.X.set; use(p)`)
-            self._model_package(module, self.const(module, arg(call, 0, "value"), env), ctx)
+        if engine.external_model_env and arg(call, 0, "value") is not None:
+            self.settings_write(module, call, qualified, ctx)
         if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         self._replacement_call(module, call, ctx)
@@ -587,6 +581,28 @@ class Expressions:
             isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in _DISCOVERY
             for node in (walk(tree) if tree else [])
         )
+
+    def settings_write(self, module: str, call: ast.Call, qualified: str, ctx: Context, bound: bool = False) -> None:
+        """SGLang's settings object: `envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(value)` writes the
+        variable (srt/environ.py EnvField.set), also through a name bound to that method (`use =
+        envs.X.set; use(p)`) or a field looked up by name (`getattr(envs, name).set(v)`). Inside
+        a helper whose parameters decide the field or the value, once per call of the helper
+        with what it passes (finish(); `bound`: this is that pass)."""
+        engine, env = profile(), ctx.env
+        field = None
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "set":
+            held = self.const(module, call.func.value, env)
+            field = (held.path if isinstance(held, Named) else self.qualify(module, dotted(call.func.value), env) or dotted(call.func.value) or "")
+        elif not isinstance(call.func, ast.Attribute) and qualified.endswith(".set"):
+            field = qualified[: -len(".set")]
+        if field is None:
+            return
+        value = self.const(module, arg(call, 0, "value"), env)
+        if field.rsplit(".", 1)[-1] == engine.external_model_env and isinstance(value, str):
+            self._model_package(module, value, ctx)
+        elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and not isinstance(env.get(n.id), (Named, str))
+                                                 for n in walk(call)):
+            self.parameter_settings.append((module, call, qualified, ctx))
 
     def _model_package(self, module: str, package, ctx: Context) -> None:
         """An external model package: the engine imports each of its direct submodules

@@ -490,6 +490,12 @@ class Folding:
             if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
                 return container[key]
             return OPAQUE
+        if isinstance(node, ast.BoolOp) and all(isinstance(v, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr)) for v in node.values):
+            # `value or "default"`, `a and b` of folded plain values: Python's value of the expression
+            values = [self.const(module, v, env, depth + 1) for v in node.values]
+            if all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+                want = isinstance(node.op, ast.And)  # `and` stops at the first false value, `or` at the first true one
+                return next((v for v in values[:-1] if bool(v) is not want), values[-1])
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):  # -1 in an index or a slice
             inner = self.const(module, node.operand, env, depth + 1)
             return -inner if type(inner) in (int, float) else OPAQUE
