@@ -52,6 +52,8 @@ class EngineProfile:
     model_registry: str | None = None  # the class whose .register() adds a model architecture
     model_loader: str | None = None  # the function that imports an external model package's modules
     external_model_env: str | None = None  # the variable naming an external model package
+    # the variable listing (comma-separated) the last names of model modules the loader skips
+    disabled_models_env: str | None = None
     # the object whose attributes are settings fields named after their environment variable
     # (a field's `.name` is the variable's name)
     settings_fields: str | None = None

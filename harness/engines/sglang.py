@@ -49,6 +49,9 @@ ENGINE = EngineProfile(
     model_registry="sglang.srt.models.registry.ModelRegistry",
     model_loader="sglang.srt.models.registry.import_model_classes",
     external_model_env="SGLANG_EXTERNAL_MODEL_PACKAGE",
+    # srt/models/registry.py import_model_classes (0.5.11 :98, 0.5.23 :123): a module whose last
+    # name is in envs.SGLANG_DISABLED_MODEL_ARCHS (an EnvTuple, split on ",") is not imported
+    disabled_models_env="SGLANG_DISABLED_MODEL_ARCHS",
     # srt/environ.py (0.5.19 :55-57, 0.5.23): EnvField.__set_name__ keeps the attribute's name,
     # the variable get() reads
     settings_fields="sglang.srt.environ.envs",

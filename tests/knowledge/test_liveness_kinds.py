@@ -362,3 +362,43 @@ def test_modules_listed_from_another_packages_path_are_live(upstreams, tmp_path,
     code, doc = check(plugin(tmp_path, files, name=f"{spelling}-{namespace}"), new)
     assert live_of(doc, "dv/backends/alpha.py") == {True}, doc["findings"]
     assert code == 1
+
+
+# the loader skips a module of the package whose last name the plugin lists in
+# SGLANG_DISABLED_MODEL_ARCHS (srt/models/registry.py import_model_classes; F24 variant w6),
+# however the variable is written; a list naming other modules leaves it live
+DISABLINGS = {
+    "settings_field": ("from sglang.srt.environ import envs\n\nenvs.SGLANG_DISABLED_MODEL_ARCHS.set('tiny')\n", False),
+    "environ_item_list": ("import os\n\nos.environ['SGLANG_DISABLED_MODEL_ARCHS'] = 'big, tiny'\n", False),
+    "environ_update": ("import os\n\nos.environ.update(SGLANG_DISABLED_MODEL_ARCHS='tiny')\n", False),
+    "another_module_disabled": ("from sglang.srt.environ import envs\n\nenvs.SGLANG_DISABLED_MODEL_ARCHS.set('big')\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DISABLINGS))
+def test_a_model_module_the_plugin_disables_is_not_loaded(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    disabling, live = DISABLINGS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
+        "ext/__init__.py": "def register():\n    import ext.models  # noqa: F401\n",
+        "ext/models/__init__.py": "from sglang.srt.environ import envs\n\nenvs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)\n" + disabling,
+        "ext/models/tiny.py": TINY_MODEL,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {live}, doc["findings"]
+    assert code == (1 if live else 0)
+
+
+def test_a_subpackage_of_a_model_package_is_not_loaded(upstreams, tmp_path):
+    # import_model_classes imports the package's modules `if not ispkg`: a subpackage is skipped
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
+        "ext/__init__.py": "def register():\n    import ext.models  # noqa: F401\n",
+        "ext/models/__init__.py": "from sglang.srt.environ import envs\n\nenvs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)\n",
+        "ext/models/tiny.py": TINY_MODEL,
+        "ext/models/legacy/__init__.py": TINY_MODEL,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {True} and live_of(doc, "ext/models/legacy/__init__.py") == {False}, doc["findings"]

@@ -51,6 +51,8 @@ class PluginClasses:
     parameter_hooks: list
     parameter_patches: list
     parameter_settings: list
+    model_packages: set[str]
+    disabled_models: set[str]
     parameter_registries: list
     decorated: dict[int, str]
     grafts: list
@@ -92,6 +94,7 @@ class PluginClasses:
         self._parameter_keys()
         self._parameter_settings()
         self._parameter_imports()
+        self._model_package_modules()
         self._inherited_constructors()
         self._caught_by_callers()
 
@@ -243,6 +246,21 @@ class PluginClasses:
         for module, call, ctx in self.parameter_patches:
             for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno) or [({}, "")]:
                 self.setattr_call(module, call, self._bound_context(module, ctx, binding, call.lineno), bound=True)
+
+    def _model_package_modules(self) -> None:
+        """Each external model package's `pkg.*` becomes the modules the engine's loader imports:
+        its direct submodules that are no package, bar those the plugin disables by last name
+        (EngineProfile.disabled_models_env)."""
+        for found in self.dynamic_imports.values():
+            expanded = []
+            for target, functions in found:
+                package = target[:-2] if target.endswith(".*") else None
+                if package in self.model_packages:
+                    expanded += [(m, functions) for m in sorted(self.files) if m.rpartition(".")[0] == package and not self.files[m][1]
+                                 and m.rpartition(".")[2] not in self.disabled_models]
+                else:
+                    expanded.append((target, functions))
+            found[:] = expanded
 
     def _parameter_settings(self) -> None:
         """A settings write inside a helper (`getattr(envs, name).set(value)` over its

@@ -132,6 +132,8 @@ class Expressions:
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
     parameter_settings: list[tuple[str, ast.Call, str, Context]]
+    model_packages: set[str]
+    disabled_models: set[str]
     parameter_registries: list[tuple[str, ast.Call, Context]]
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
@@ -405,17 +407,15 @@ class Expressions:
             self._dynamic_import(module, call, ctx, resolves=qualified == "pkgutil.resolve_name")
             return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
-            if engine.external_model_env and self.const(module, call.args[0], env) == engine.external_model_env:
-                self._model_package(module, self.const(module, call.args[1], env), ctx)
-        if name.endswith("environ.update") and engine.external_model_env:
-            # environ.update(NAME=value) / environ.update({NAME: value}): the same write
-            given = {k.arg: k.value for k in call.keywords if k.arg}
+            variable = self.const(module, call.args[0], env)
+            if isinstance(variable, str):
+                self._environment_write(module, variable, self.const(module, call.args[1], env), ctx)
+        if name.endswith("environ.update"):
+            # environ.update(NAME=value) / environ.update({NAME: value}): the same writes
             written = self.const(module, call.args[0], env) if call.args else {}
-            value = given.get(engine.external_model_env)
-            if value is not None:
-                self._model_package(module, self.const(module, value, env), ctx)
-            elif isinstance(written, dict) and engine.external_model_env in written:
-                self._model_package(module, written[engine.external_model_env], ctx)
+            for variable, value in [*(written.items() if isinstance(written, dict) else ()),
+                                    *((k.arg, self.const(module, k.value, env)) for k in call.keywords if k.arg)]:
+                self._environment_write(module, variable, value, ctx)
         if engine.external_model_env and arg(call, 0, "value") is not None:
             self.settings_write(module, call, qualified, ctx)
         if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
@@ -598,16 +598,29 @@ class Expressions:
         if field is None:
             return
         value = self.const(module, arg(call, 0, "value"), env)
-        if field.rsplit(".", 1)[-1] == engine.external_model_env and isinstance(value, str):
-            self._model_package(module, value, ctx)
+        variable = field.rsplit(".", 1)[-1]
+        if variable in (engine.external_model_env, engine.disabled_models_env) and isinstance(value, str):
+            self._environment_write(module, variable, value, ctx)
         elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and not isinstance(env.get(n.id), (Named, str))
                                                  for n in walk(call)):
             self.parameter_settings.append((module, call, qualified, ctx))
 
+    def _environment_write(self, module: str, variable: str, value, ctx: Context) -> None:
+        """The plugin sets the environment variable `variable` to the folded `value` (os.environ,
+        putenv, the engine's settings fields): the one naming an external model package, or
+        the one listing model modules the loader skips (EngineProfile.disabled_models_env)."""
+        engine = profile()
+        if variable == engine.external_model_env:
+            self._model_package(module, value, ctx)
+        elif variable == engine.disabled_models_env and isinstance(value, str):
+            self.disabled_models.update(name.strip() for name in value.split(",") if name.strip())
+
     def _model_package(self, module: str, package, ctx: Context) -> None:
-        """An external model package: the engine imports each of its direct submodules
-        (sglang/srt/models/registry.py import_model_classes)."""
+        """An external model package: the engine imports each of its direct submodules that is
+        no package (sglang/srt/models/registry.py import_model_classes, `if not ispkg`), bar
+        those the plugin disables (_environment_write; applied in finish())."""
         if isinstance(package, str) and package in self.files:
+            self.model_packages.add(package)
             self.dynamic_imports.setdefault(module, []).extend([(package, ctx.functions), (f"{package}.*", ctx.functions)])
 
     def _entry_class(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
@@ -1076,12 +1089,12 @@ class Expressions:
     def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
         engine = profile()
-        if (isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.BitOr) and engine.external_model_env
+        if (isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.BitOr)
                 and self.qualify(module, dotted(target), env) == "os.environ"):
-            # `os.environ |= {NAME: value}` (PEP 584): the same write as os.environ[NAME] = value
+            # `os.environ |= {NAME: value}` (PEP 584): the same writes as os.environ[NAME] = value
             written = self.const(module, stmt.value, env)
-            if isinstance(written, dict) and engine.external_model_env in written:
-                self._model_package(module, written[engine.external_model_env], ctx)
+            for variable, value in written.items() if isinstance(written, dict) else ():
+                self._environment_write(module, variable, value, ctx)
             return
         if isinstance(target, ast.Attribute):
             self._named_class_attribute(module, target, stmt, ctx)
@@ -1112,8 +1125,8 @@ class Expressions:
                     self._dependency("architecture", owner, module, stmt, ctx, name=key, how="registers")
             if engine.kernel_key_prefix and isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith(engine.kernel_key_prefix):
                 self._dependency("kernel", f"{key[0]}.{key[1]}", module, stmt, ctx, name=f"{key[0]}:{key[1]}")
-            if isinstance(key, str) and key == engine.external_model_env and (dotted(target.value) or "").endswith("environ"):
-                self._model_package(module, self.const(module, stmt.value, env), ctx)
+            if isinstance(key, str) and (dotted(target.value) or "").endswith("environ"):
+                self._environment_write(module, key, self.const(module, stmt.value, env), ctx)
 
     def _placement(self, module: str, target: ast.Attribute, stmt: ast.Assign, ctx: Context) -> None:
         """`obj.attr = P(…)` on an instance of an upstream class C (annotated, or narrowed by an

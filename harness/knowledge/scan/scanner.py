@@ -156,6 +156,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.plugin_calls: list[tuple[str, ast.Call, Context, str]] = []
         self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
         self.parameter_settings: list[tuple[str, ast.Call, str, Context]] = []  # settings written from a helper's parameters
+        self.model_packages: set[str] = set()  # external model packages the plugin names
+        self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
         self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
