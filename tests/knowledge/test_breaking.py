@@ -159,6 +159,42 @@ RUNTIME_SPELLINGS = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
         """,
+    # a negated conjunction of data and a question nothing here decides (vLLM variant s9): `not
+    # (a and b)` is `not a or not b`, true for some data whatever b is; also with the machine
+    # question, and as `not a or not b` written out
+    "negated_conjunction_with_a_flag": """
+        import os
+
+        class Communicator:
+            def __init__(self):
+                self.use_p2p = os.environ.get("DEV_P2P", "1") == "1"
+
+            def send(self, tensor):
+                if not (tensor.is_contiguous() and self.use_p2p):
+                    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                    return apply_torchao_config_to_model
+
+
+        def send(comm: Communicator, x):
+            return comm.send(x)
+        """,
+    "negated_conjunction_with_the_machine": """
+        from p.util import is_npu
+
+        def reduce(input_):
+            if not (is_npu() and input_.dim() == 2):
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
+    "negated_disjunction_early_exit": """
+        from p.util import is_npu
+
+        def reduce(input_):
+            if not (is_npu() or input_.numel() > 0):
+                return None
+            from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+            return apply_torchao_config_to_model
+        """,
 }
 
 
@@ -168,6 +204,7 @@ def test_a_failure_under_a_run_time_condition_breaks_and_names_it(upstreams, tmp
     root = plugin(tmp_path, {
         "pyproject.toml": pyproject(plugins={"p": "p.ops:register"}),
         "p/__init__.py": "",
+        "p/util.py": "import os\n\n\ndef is_npu():\n    return os.path.exists('/dev/davinci0')\n",
         "p/ops.py": textwrap.dedent(RUNTIME_SPELLINGS[spelling]) + "\n\ndef register():\n    pass\n",
     })
     code, doc = check(root, new)
@@ -215,6 +252,15 @@ UNDECIDED_OR_FALSE = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
         """, "skipped", 0),
+    # `not (machine or data)`: needs the machine question false -- not data alone
+    "negated_disjunction_with_the_machine": ("""
+        from p.util import is_npu
+
+        def prepare(n):
+            if not (is_npu() or n > 0):
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """, "undecided", 3),
     "machine_in_a_local": ("""
         from p.util import is_npu
 

@@ -126,6 +126,13 @@ def runtime_only(judge: JudgeContext, cond: Cond) -> bool:
 def _holds(judge: JudgeContext, cond: Cond) -> str:
     """"true" / "false" on this upstream, "runtime" (true for some run-time data whatever the
     undecided leaves are) or "undecided"."""
+    if isinstance(cond, Not) and isinstance(cond.cond, Not):
+        return _holds(judge, cond.cond.cond)
+    if isinstance(cond, Not) and isinstance(cond.cond, (AllOf, AnyOf)):
+        # De Morgan: `not (a and b)` is `not a or not b`, true for some data when a is run-time
+        # data, whatever b is (vLLM variant s9: `if not (t.is_contiguous() and self.use_p2p):`)
+        flipped = AnyOf if isinstance(cond.cond, AllOf) else AllOf
+        return _holds(judge, flipped(tuple(Not(c) for c in cond.cond.conds)))
     if isinstance(cond, Not):
         inner = _holds(judge, cond.cond)
         return {"true": "false", "false": "true"}.get(inner, inner)
