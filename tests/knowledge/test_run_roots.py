@@ -111,3 +111,32 @@ def test_a_run_file_that_is_a_symlink_is_not_read(upstreams, tmp_path):
     (root / "README.md").symlink_to(outside)
     code, doc = check(root, new)
     assert by_target(doc["findings"])[GONE]["live"] is False and code == 0
+
+
+# a module's `if __name__ == "__main__":` block runs only when the module itself is run as a
+# script (F03 variant s2): what it alone imports is not live where the module is only imported,
+# however the test is written; run with `python -m` (the team's CI), it is
+MAIN_BLOCKS = {
+    "name_equals_main": "if __name__ == '__main__':\n    import p.tools.bench  # noqa: F401\n",
+    "main_equals_name": 'if "__main__" == __name__:\n    from p.tools import bench  # noqa: F401\n',
+    "import_module_in_main": "if __name__ == '__main__':\n    import importlib\n\n    importlib.import_module('p.tools.bench')\n",
+}
+
+
+@pytest.mark.parametrize("run_as_main", [False, True])
+@pytest.mark.parametrize("spelling", sorted(MAIN_BLOCKS))
+def test_what_a_main_block_imports_is_live_only_when_the_module_runs_as_a_script(upstreams, tmp_path, spelling, run_as_main):
+    _, new = upstreams
+    files = {
+        "pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+        "p/__init__.py": "",
+        "p/hooks.py": HOOKS + "\n\n" + MAIN_BLOCKS[spelling],
+        "p/tools/__init__.py": "",
+        "p/tools/bench.py": TOOL,
+    }
+    if run_as_main:
+        files[".github/workflows/ci.yml"] = "jobs:\n  smoke:\n    steps:\n      - run: python -m p.hooks\n"
+    code, doc = check(plugin(tmp_path, files), new)
+    found = by_target(doc["findings"]).get(GONE)
+    assert (found is not None and found["live"] and found["breaking"]) is run_as_main, doc["findings"]
+    assert code == (1 if run_as_main else 0)

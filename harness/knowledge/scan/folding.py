@@ -47,6 +47,7 @@ from harness.knowledge.scan.syntax import (
     assigned_in,
     dataclass_fields,
     flag_names,
+    is_main_test,
     local_names,
     module_level,
     returned_function,
@@ -276,6 +277,7 @@ class Folding:
     files: dict[str, tuple[Path, bool]]
     index: SymbolIndex
     none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve | HasAttr]  # (module, imported path) -> "the import resolves"
+    main_modules: set[str]  # modules run as `__main__` (`python -m`)
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]] | None  # _fill_sites, built once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
@@ -1364,6 +1366,9 @@ class Folding:
         is UNDECIDED."""
         if depth > 20:
             return UNDECIDED
+        if is_main_test(node) and "__name__" not in env:
+            # true only where the module runs as a script: one the team runs with `python -m`
+            return Const(module in self.main_modules)
         if isinstance(node, ast.BoolOp):
             conds = tuple(self.condition(module, v, env, depth + 1, local) for v in node.values)
             return AllOf(conds) if isinstance(node.op, ast.And) else AnyOf(conds)

@@ -25,6 +25,7 @@ class ScannedModules(Protocol):
 
     files: dict[str, tuple[Path, bool]]  # module -> (file, is a package)
     import_guards: dict[str, dict[str, list[tuple[GuardCond, ...]]]]  # module -> imported -> guards
+    main_modules: set[str]  # modules run as `__main__` (their `if __name__ == "__main__":` imports count)
 
     def table(self, module: str) -> ModuleTable: ...
     def module_of(self, path: str) -> str | None: ...

@@ -54,6 +54,7 @@ from harness.knowledge.model import (
     raises_only,
     read_entry_points,
     resolve_relative,
+    run_entries,
     walk,
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class
@@ -81,6 +82,7 @@ from harness.knowledge.scan.syntax import (
     assigned_in_all,
     exception_names,
     flag_names,
+    is_main_test,
     imported_names,
     local_names,
     none_assigned,
@@ -105,6 +107,8 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     files = plugin_module_files(root)
     scan = PluginScan(root, entry_points)
     scanner = Scanner(root, files, index, scan)
+    # `python -m mod` runs mod as __main__ (a package: its __main__ module), its main block too
+    scanner.main_modules = {f"{module}.__main__" if files[module][1] else module for module, _, as_main in run_entries(root) if as_main and module in files}
     for name, (path, is_package) in files.items():
         scan.modules[name] = PluginModule(name, scanner.relfile(name), is_package)
     # the upstream modules the plugin imports, parsed up front (in parallel when many)
@@ -157,6 +161,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
         self.parameter_settings: list[tuple[str, ast.Call, str, Context]] = []  # settings written from a helper's parameters
         self.model_packages: set[str] = set()  # external model packages the plugin names
+        self.main_modules: set[str] = set()  # modules the team runs as `__main__` (`python -m`; scan_plugin)
+        self._main_imports: dict[str, set[str]] = {}
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
@@ -244,7 +250,22 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             found[:] = kept
 
     def imports_of(self, module: str) -> list[str]:
-        return [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
+        found = [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
+        main_only = self._main_only(module) if module not in self.main_modules else set()
+        return [name for name in found if name not in main_only]
+
+    def _main_only(self, module: str) -> set[str]:
+        """What a module imports only inside `if __name__ == "__main__":` at its top level: run
+        when it is executed as a script (`python -m`), never when it is imported (Python's
+        `__main__` docs). Each module's once."""
+        if module not in self._main_imports:
+            tree = self.tree(module)
+            inside, outside = set(), set()
+            for stmt in tree.body if tree else []:
+                into = inside if isinstance(stmt, ast.If) and is_main_test(stmt.test) else outside
+                into.update(name for node in walk(stmt) if isinstance(node, (ast.Import, ast.ImportFrom)) for name in self._imported(module, node))
+            self._main_imports[module] = inside - outside
+        return self._main_imports[module]
 
     def imports_upstream(self, module: str) -> bool:
         """Whether the module imports the engine's package; for a file that does not parse, by its text."""
@@ -269,6 +290,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 continue
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 found.extend(self._imported(module, node))
+            elif isinstance(node, ast.If) and is_main_test(node.test) and module not in self.main_modules:
+                continue  # a script's own block: not run when the module is imported
             elif isinstance(node, ast.stmt):
                 stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, (ast.stmt, ast.excepthandler)))
             elif isinstance(node, ast.excepthandler):

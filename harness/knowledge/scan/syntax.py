@@ -482,3 +482,12 @@ def upstream_imports(module: str, is_package: bool, body: list[ast.stmt]) -> lis
             if is_upstream(base):
                 found.extend((base, None if alias.name == "*" else alias.name) for alias in stmt.names)
     return found
+
+
+def is_main_test(test: ast.expr) -> bool:
+    """`__name__ == "__main__"` (either way round): true only in a module run as a script."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return (any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides)
+            and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in sides))
