@@ -76,7 +76,7 @@ from harness.knowledge.model import (
     risk_of,
     signature_text,
 )
-from harness.knowledge.scan import plugin_function_params, reads_elsewhere_only, reads_of, unnamed_private_function
+from harness.knowledge.scan import module_getattr_unreached, plugin_function_params, reads_elsewhere_only, reads_of, unnamed_private_function
 from harness.knowledge.upstream import (
     SymbolIndex,
     c3,
@@ -194,6 +194,8 @@ class Judge:
             cls = self.scan.classes.get(owner)
             if cls is None and unnamed_private_function(self.scan, path):
                 return path  # a module's own helper nothing names
+            if cls is None and name == "__getattr__" and owner in self.scan.modules and module_getattr_unreached(self.scan, owner):
+                return path  # PEP 562: called only for a name the module lacks, and nothing reads one
             method = cls.methods.get(name) if cls is not None else None
             # a decorator other than these may register the method and call it unnamed
             if method is None or name.startswith("__") or {d.rsplit(".", 1)[-1] for d in method.decorators} - _PLAIN_DECORATORS:

@@ -23,6 +23,7 @@ from harness.knowledge.model import (
     dotted,
     function_params,
     module_source,
+    resolve_relative,
     walk,
 )
 from harness.knowledge.scan.syntax import is_super
@@ -95,6 +96,42 @@ def _trees_mentioning(scan: PluginScan, needle: bytes, *any_of: bytes):
 
 
 _TREES: dict[tuple[str, int], ast.Module | None] = {}
+
+
+def module_getattr_unreached(scan: PluginScan, module: str) -> bool:
+    """Whether the module-level `__getattr__` of the plugin module `module` (PEP 562) is never
+    called: Python calls it only for a name the module does not bind, and no plugin code reads
+    one -- no `from module import X`, `module.X` through an import of it, `getattr(module, …)`
+    or entry point `module:X` with X unbound there. False when any read may reach it."""
+    found = scan.modules.get(module)
+    if found is None or found.error is not None:
+        return False
+    tree = next((tree for m, tree in _trees_mentioning(scan, b"__getattr__") if m.name == module), None)
+    if tree is None:
+        return False
+    bound = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    bound |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign)) for t in walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    bound |= {(a.asname or a.name).split(".")[0] for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    submodules = {m.rpartition(".")[2] for m in scan.modules if m.rpartition(".")[0] == module}
+    if any(ep.value.partition(":")[0] == module and ep.value.partition(":")[2].split(".")[0] not in bound for ep in scan.entry_points):
+        return False
+    short = module.rpartition(".")[2]
+    for other, other_tree in _trees_mentioning(scan, short.encode()):
+        aliases = set()
+        for node in walk(other_tree):
+            if isinstance(node, ast.ImportFrom):
+                base = resolve_relative(other.name, other.is_package, node.level, node.module)
+                if base == module and any(a.name != "*" and a.name not in bound | submodules for a in node.names):
+                    return False
+                aliases |= {a.asname or a.name for a in node.names if base and f"{base}.{a.name}" == module}
+            elif isinstance(node, ast.Import):
+                aliases |= {a.asname or a.name for a in node.names if a.name == module}
+        for node in walk(other_tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and dotted(node.value) in aliases and node.attr not in bound | submodules:
+                return False
+            if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and node.args and dotted(node.args[0]) in aliases:
+                return False
+    return True
 
 
 def self_calls_in(scan: PluginScan, cls: PluginClass, method: str) -> set[str]:

@@ -1,0 +1,56 @@
+"""A module-level `__getattr__` (PEP 562) runs only when code reads a name the module does not
+bind (F07 variant s2): an import inside it fails only then. Nothing in the plugin reading such a
+name, the import never runs (an entry point names a function the module defines); a read of one
+-- `from p.lazy import Backend`, `lazy.Backend` through an import, `getattr(lazy, …)` -- runs it."""
+
+from __future__ import annotations
+
+import pytest
+from kinds_support import check, plugin, pyproject, upstream_pair
+from knowledge_support import by_target
+
+GONE = "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model"  # in 0.9.0, not in 0.10.0
+LAZY = '''
+from sglang.srt.layers.sampler import Sampler
+
+
+def register():
+    return Sampler
+
+
+def __getattr__(name):
+    if name == "Backend":
+        from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+
+        return apply_torchao_config_to_model
+    raise AttributeError(name)
+'''
+READERS = {
+    # (another plugin module, whether it reads a name p.lazy lacks)
+    "nothing_reads_it": ("from p.lazy import register\n\n\ndef use():\n    return register()\n", False),
+    "from_import": ("from p.lazy import Backend\n", True),
+    "attribute_through_import": ("import p.lazy as lazy\n\n\ndef use():\n    return lazy.Backend\n", True),
+    "getattr_by_name": ("from p import lazy\n\n\ndef use(name):\n    return getattr(lazy, name)\n", True),
+}
+
+
+@pytest.fixture(scope="module")
+def upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_an_import_in_a_module_getattr_runs_only_for_a_name_read(upstreams, tmp_path, reader):
+    _, new = upstreams
+    source, runs = READERS[reader]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+        "p/__init__.py": "",
+        "p/lazy.py": LAZY,
+        "p/use.py": source,
+        "p/hooks.py": "import p.use  # noqa: F401\n\n\ndef register():\n    return None\n",
+    })
+    code, doc = check(root, new)
+    found = by_target(doc["findings"])[GONE]
+    assert found["breaking"] is runs, found
+    assert code == (1 if runs else 0)
