@@ -82,3 +82,30 @@ def test_an_object_put_on_something_else_is_no_placement(upstreams, tmp_path):
     })
     code, doc = check(root, new)
     assert not [f for f in doc["findings"] if f["target"] == TARGET] and code == 0, doc["findings"]
+
+
+# an instance of the upstream class itself re-classed (vLLM variant s7): narrowed by `type(x) is
+# C`, `isinstance`, or annotated; the calls upstream makes on the instances it builds of C
+# (`self.mlp(x)`, `self.mlp.warm(x)` for `self.mlp = MLP()`) run the plugin class's methods
+RECLASSINGS = {
+    "type_is": ("def fuse(model):\n    for layer in model.layers:\n        mlp = getattr(layer, 'mlp', None)\n"
+                "        if type(mlp) is llama.MLP:\n            mlp.__class__ = Fused\n"),
+    "isinstance": "def fuse(model):\n    for layer in model.layers:\n        mlp = layer.mlp\n        if isinstance(mlp, llama.MLP):\n            mlp.__class__ = Fused\n",
+    "annotated": "def fuse_one(mlp: llama.MLP) -> None:\n    mlp.__class__ = Fused\n",
+}
+
+
+@pytest.mark.parametrize("reclassing", sorted(RECLASSINGS))
+@pytest.mark.parametrize("fused", sorted(FUSED))
+def test_an_upstream_instance_re_classed_is_judged_against_the_calls_on_those_instances(upstreams, tmp_path, reclassing, fused):
+    _, new = upstreams
+    source, breaks = FUSED[fused]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from torch import nn\n\nfrom sglang.srt.models import llama\n\n\n" + source + "\n\n" + RECLASSINGS[reclassing]
+                          + "\n\ndef register():\n    return None\n"),
+    })
+    code, doc = check(root, new)
+    (found,) = [f for f in doc["findings"] if f["target"] == "sglang.srt.models.llama.MLP" and f["kind"] == "patch"]
+    assert found["breaking"] is breaks, found
+    assert code == (1 if breaks else 0), doc["findings"]

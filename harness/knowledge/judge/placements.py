@@ -1,26 +1,31 @@
-"""A plugin object put in an attribute of an instance upstream built (a PLACED patch).
+"""A plugin object put in an attribute of an instance upstream built, or an instance upstream
+built re-classed (a PLACED patch).
 
 `layer.mlp = DevFusedMLP(layer.mlp)` for `layer` an instance of LlamaDecoderLayer (annotated, or
-narrowed by `isinstance`), or `layer.mlp.__class__ = DevFusedMLP`: from then on every call
-LlamaDecoderLayer's methods make through `self.mlp` runs the plugin class's methods --
-`self.mlp(x)` its forward (torch's nn.Module.__call__) or __call__, `self.mlp.m(x)` its m. Each
-such call upstream makes is bound to the plugin method's parameters; one that cannot bind is a
-TypeError on that path (breaking, its conditions named)."""
+narrowed by `isinstance` / `type(x) is C`), or `layer.mlp.__class__ = DevFusedMLP`: from then on
+every call LlamaDecoderLayer's methods make through `self.mlp` runs the plugin class's methods
+-- `self.mlp(x)` its forward (torch's nn.Module.__call__) or __call__, `self.mlp.m(x)` its m.
+`mlp.__class__ = DevFusedMLP` for `mlp` an instance of LlamaMLP: the calls upstream makes on the
+instances it builds of LlamaMLP (callsites.instance_calls) run them. Each such call is bound to
+the plugin method's parameters; one that cannot bind is a TypeError on that path (breaking, its
+conditions named)."""
 
 from __future__ import annotations
 
-from harness.knowledge.judge.callsites import MODULE_CALL, attribute_calls, conditions_at
+from harness.knowledge.judge.callsites import MODULE_CALL, attribute_calls, conditions_at, instance_calls
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.signatures import bind_problem
 from harness.knowledge.model import Dependency, Finding, MethodDecl, Outcome, Status, risk_of, signature_text
 
 
 def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
-    """The finding for a PLACED patch `dep` (target "C.attr", hook the plugin class): ok when
-    every call C's methods make through `self.attr` binds to the plugin method it runs;
+    """The finding for a PLACED patch `dep` (target "C.attr", or "C" with name "__class__"; hook
+    the plugin class): ok when every call C's methods make through `self.attr` (the calls on C's
+    instances) binds to the plugin method it runs;
     signature_changed and breaking when one cannot. None when C does not resolve as a class or
     the plugin class is not known (the import or reference of C says what is wrong)."""
-    owner, _, attr = (dep.target or "").rpartition(".")
+    reclassed = dep.name == "__class__"  # an instance of the class itself, not an attribute of one
+    owner, _, attr = (dep.target, "", "") if reclassed else (dep.target or "").rpartition(".")
     resolution = judge.index.resolve(owner)
     placed = judge.scan.classes.get(dep.hook or "")
     if not resolution.ok or resolution.ref.kind != "class" or placed is None:
@@ -38,7 +43,8 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
         through = name == "__call__" or (name == MODULE_CALL and module_like)
         if name.startswith("__") and name != "__call__":
             continue
-        for site in attribute_calls(judge.index, resolution.ref, attr, name, through).calls:
+        sites = instance_calls(judge.index, resolution.ref, name) if reclassed else attribute_calls(judge.index, resolution.ref, attr, name, through)
+        for site in sites.calls:
             checked.append(site)
             problem = bind_problem(decl.params, site.shape, decl.bound)
             if problem is not None and problem[0]:
@@ -50,10 +56,12 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
         under = conditions_at(judge.index, site)
         when = f" when {' and '.join(f'`{c}`' for c in under)}" if under else ""
         more = f" (and {len(failing) - 1} more call(s))" if len(failing) > 1 else ""
+        where = f"turns instances of {resolution.ref.path} into {placed.path}" if reclassed else f"puts a {placed.path} in {resolution.ref.path}.{attr}"
         return Finding(**base, status=Status.signature_changed, breaking=True, defined_in=resolution.ref.path, risk=risk_of(dep, Status.signature_changed),
-                       detail=f"{dep.expression} puts a {placed.path} in {resolution.ref.path}.{attr}; upstream calls it at {site.describe()} ({site.receiver}), "
+                       detail=f"{dep.expression} {where}; upstream calls it at {site.describe()} ({site.receiver}), "
                               f"which runs {placed.path}.{name}{signature_text(decl.params)}: {why}, a TypeError on that path{when}{more}")
     where = ", ".join(s.describe() for s in checked[:6]) + (f" and {len(checked) - 6} more" if len(checked) > 6 else "")
-    detail = (f"{dep.expression}: every call {resolution.ref.path}'s methods make through self.{attr} binds: {where}" if checked
-              else f"{dep.expression}: {resolution.ref.path}'s methods make no call through self.{attr} that {placed.path} answers")
+    through = f"on instances of {resolution.ref.path}" if reclassed else f"{resolution.ref.path}'s methods make through self.{attr}"
+    detail = (f"{dep.expression}: every call upstream {through} binds: {where}" if checked
+              else f"{dep.expression}: no call upstream {through} is one {placed.path} answers")
     return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=detail)

@@ -1130,18 +1130,22 @@ class Expressions:
 
     def _placement(self, module: str, target: ast.Attribute, stmt: ast.Assign, ctx: Context) -> None:
         """`obj.attr = P(…)` on an instance of an upstream class C (annotated, or narrowed by an
-        `isinstance` test), or `obj.attr.__class__ = P`: from then on the calls C's methods make
-        through `self.attr` run the plugin class P's methods (a PLACED patch of "C.attr")."""
-        held, attr, value = target.value, target.attr, stmt.value
+        `isinstance` / `type(obj) is C` test), or `obj.attr.__class__ = P`: from then on the calls
+        C's methods make through `self.attr` run the plugin class P's methods (a PLACED patch of
+        "C.attr"). `obj.__class__ = P` on an instance of C: the calls upstream makes on the
+        instances it builds of C run P's (a PLACED patch of "C", name "__class__")."""
+        held, attr, value, name = target.value, target.attr, stmt.value, None
         if attr == "__class__" and isinstance(held, ast.Attribute):
-            held, attr, made = held.value, held.attr, value  # the object re-classed in place
+            held, attr, made = held.value, held.attr, value  # the object in an attribute re-classed in place
+        elif attr == "__class__":
+            made, name = value, "__class__"  # an instance of C itself re-classed: what upstream calls on C's instances
         else:
             made = value.func if isinstance(value, ast.Call) else None
         instance = self._instance(module, held, ctx.env)
         placed = self.qualify(module, dotted(made), ctx.env) if made is not None and dotted(made) else None
         found = self._plugin_definition(placed) if placed and not is_upstream(placed) else None
         if instance is not None and instance.path and found is not None and isinstance(found[1], ast.ClassDef):
-            self._dependency("patch", f"{instance.path}.{attr}", module, stmt, ctx, how=PLACED, hook=placed,
+            self._dependency("patch", instance.path if name else f"{instance.path}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, name=name,
                              expression=f"{ast.unparse(target)} = {ast.unparse(value)[:60]}")
 
     def _patch_value(self, module: str, node: ast.AST | None, ctx: Context) -> tuple[str | None, tuple[Param, ...] | None]:

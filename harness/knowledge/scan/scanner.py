@@ -362,10 +362,16 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 ctx = self._had(ctx, found, f"line {stmt.lineno} raises nothing", stmt.lineno)
 
     def _narrowed(self, module: str, test: ast.expr, env: dict) -> tuple[str, Instance] | None:
-        """(x, Instance(C)) for a test `isinstance(x, C)` of a local x with one upstream class C."""
-        if not (isinstance(test, ast.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name)
-                and "isinstance" not in env):
+        """(x, Instance(C)) for a test `isinstance(x, C)` or `type(x) is C` (`==`) of a local x
+        with one upstream class C."""
+        if isinstance(test, ast.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and "isinstance" not in env:
+            held, named = test.args
+        elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.left, ast.Call)
+              and dotted(test.left.func) == "type" and len(test.left.args) == 1 and isinstance(test.left.args[0], ast.Name) and "type" not in env):
+            held, named = test.left.args[0], test.comparators[0]
+        else:
             return None
+        test = ast.Call(func=ast.Name("isinstance"), args=[held, named], keywords=[])
         cls = self.qualify(module, dotted(test.args[1]), env) if dotted(test.args[1]) else None
         resolved = self.upstream_ref(cls)
         return (test.args[0].id, Instance(resolved.path)) if resolved is not None and resolved.kind == "class" else None
