@@ -218,6 +218,59 @@ EXTERNAL_NAMINGS = {
             for name, value in SETTINGS.items():
                 getattr(envs, name).set(value)
             """,
+    # a settings object of the plugin's writes them in a method (F24 variant s1): over
+    # dataclasses.fields with the variable named from each field, a field read through self, a
+    # NamedTuple's field by getattr
+    "settings_dataclass_fields": """
+            import dataclasses
+
+            from sglang.srt.environ import envs
+
+
+            @dataclasses.dataclass(frozen=True)
+            class Settings:
+                external_model_package: str = "ext.models"
+
+                def apply(self):
+                    for f in dataclasses.fields(self):
+                        getattr(envs, "SGLANG_" + f.name.upper()).set(getattr(self, f.name))
+
+
+            Settings().apply()
+            """,
+    "settings_record_method": """
+            from dataclasses import dataclass
+
+            from sglang.srt.environ import envs
+
+
+            @dataclass
+            class Settings:
+                package: str
+
+                def apply(self):
+                    envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(self.package)
+
+
+            Settings(package=__name__).apply()
+            """,
+    "settings_namedtuple_getattr": """
+            from typing import NamedTuple
+
+            from sglang.srt import environ
+
+
+            class Setting(NamedTuple):
+                variable: str
+                value: str
+
+                def apply(self):
+                    getattr(environ.envs, self.variable).set(self.value)
+
+
+            for setting in [Setting("SGLANG_EXTERNAL_MODEL_PACKAGE", "ext.models")]:
+                setting.apply()
+            """,
     "bound_setter_keyword": """
             import sglang.srt.environ as sgl_env
 
@@ -269,6 +322,22 @@ UNCALLED_NAMINGS = {
             def _apply(**overrides):
                 for name, value in overrides.items():
                     getattr(envs, name).set(value)
+            """,
+    # a settings object whose writing method nothing calls (the test calls the first function)
+    "settings_method_never_called": """
+            from dataclasses import dataclass
+
+            from sglang.srt.environ import envs
+
+            def _use_external_models():
+                Settings("ext.models").apply()
+
+            @dataclass
+            class Settings:
+                package: str
+
+                def apply(self):
+                    envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(self.package)
             """,
     "import_module": """
             import importlib

@@ -58,6 +58,7 @@ class PluginClasses:
     grafts: list
     plugin_calls: list
     call_arguments: dict
+    bare_calls: dict
     dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]]
 
     def finish(self) -> None:
@@ -394,7 +395,11 @@ class PluginClasses:
             # the plugin makes, as far as it folds (_instance_bindings)
             instances = self._instance_bindings(module, functions[-1], line)
             definition = self._definition(module, functions[-1], line)
-            uncalled = [(self._default_binding(module, definition), "")] if definition is not None else []
+            short = functions[-1].rsplit(".", 1)[-1]
+            # called with no arguments (`hook.install()`): its defaults, where each such call is;
+            # never called by name: nothing
+            uncalled = [(self._default_binding(module, definition), f"{self.relfile(caller)}:{call.lineno}")
+                        for caller, call, _ in self.bare_calls.get(short, [])] if definition is not None else []
             found = [({**binding, **instance}, where) for binding, where in found or uncalled for instance, _ in instances] or found
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
         first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
@@ -500,7 +505,7 @@ class PluginClasses:
             return []
         short = cls_path.rsplit(".", 1)[-1]
         found = []
-        for caller, call, env in self.call_arguments.get(short, []):
+        for caller, call, env in [*self.call_arguments.get(short, []), *self.bare_calls.get(short, [])]:
             if self.qualify(caller, dotted(call.func), env) != cls_path:
                 continue
             record = self._record(caller, cls_path, call, env, 0)

@@ -139,6 +139,7 @@ class Expressions:
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
+    bare_calls: dict[str, list[tuple[str, ast.Call, dict]]]
     called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
 
     def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
@@ -438,6 +439,8 @@ class Expressions:
             if call.args or call.keywords:  # folded when asked: the names the arguments read, as bound here
                 read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
                 self.call_arguments.setdefault(short, []).append((module, call, read))
+            else:  # `Settings()`: an object made with its defaults (PluginClasses._record_bindings)
+                self.bare_calls.setdefault(short, []).append((module, call, {}))
         if isinstance(call.func, ast.Call) and (call.args or call.keywords):
             # `Registrar(target, kind)(fn)`: what the object's __call__ gets (helper_bindings)
             read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}

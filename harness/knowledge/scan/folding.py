@@ -656,10 +656,18 @@ class Folding:
                 self.none_fallbacks[(module, f"{owner.path}.{attr}")] = HasAttr(owner.path, attr)
                 return Named(f"{owner.path}.{attr}")
         if name == "getattr" and qualified == name and len(args) == 2 and not node.keywords:
-            # getattr(obj, "attr") of an upstream object: that attribute (AttributeError where it is not)
+            # getattr(obj, "attr") of an upstream object: that attribute (AttributeError where it
+            # is not); of a folded record: its field (or class constant)
             owner, attr = self.const(module, args[0], env, depth + 1), self.const(module, args[1], env, depth + 1)
             if isinstance(owner, Named) and is_upstream(owner.path) and isinstance(attr, str) and attr.isidentifier():
                 return Named(f"{owner.path}.{attr}")
+            if isinstance(owner, Record) and isinstance(attr, str):
+                return self._record_attribute(owner, attr, depth)
+        if qualified == "dataclasses.fields" and len(args) == 1 and isinstance(record := self.const(module, args[0], env, depth + 1), Record):
+            # the fields of a folded dataclass instance, in order, each with its `.name` (dataclasses docs)
+            found = self._plugin_definition(record.cls) if not is_upstream(record.cls) else None
+            if found is not None and isinstance(found[1], ast.ClassDef) and dataclass_fields(found[1]) is not None and found[1].decorator_list:
+                return [Record("dataclasses.Field", (("name", field),)) for field, _ in record.fields]
         if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
             cond = self.condition(module, node, env, depth + 1)
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)

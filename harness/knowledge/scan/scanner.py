@@ -170,6 +170,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.grafts: list[tuple[str, str, MethodDecl | None]] = []  # (plugin class path, name, the method when a function)
         # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
         self.call_arguments: dict[str, list[tuple[str, ast.Call, dict]]] = {}
+        self.bare_calls: dict[str, list[tuple[str, ast.Call, dict]]] = {}  # calls of plugin names with no arguments
         self.called_objects: dict[int, tuple[str, ast.Call, dict]] = {}
         self._relfiles: dict[str, str] = {}
         self.calls: dict[str, set[str]] = {}  # plugin function -> plugin functions it calls
