@@ -219,6 +219,17 @@ SPELLINGS = {
                                   f"def register():\n    HookRegistry.register({TARGET!r}, MethodType(keep, object()), HookType.REPLACE)\n", False),
     "descriptor_get": ("def keep(policy, hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
                        f"def register():\n    HookRegistry.register({TARGET!r}, keep.__get__({{'strict': True}}), HookType.REPLACE)\n", True),
+    # the hook a plugin object's __call__ returns (F30 variant s2): the object in a local, made
+    # and called at once, kept at module level
+    "callable_builder_local": ("class Builder:\n    def __init__(self, strict):\n        self.strict = strict\n\n"
+                               "    def __call__(self):\n        def keep(hf_weights_files, hf_folder, index_file):\n            return hf_weights_files\n\n        return keep\n\n\n"
+                               f"def register():\n    builder = Builder(strict=True)\n    HookRegistry.register({TARGET!r}, builder(), HookType.REPLACE)\n", True),
+    "callable_builder_at_once": ("from dataclasses import dataclass\n\n\n@dataclass\nclass Builder:\n    strict: bool = False\n\n"
+                                 "    def __call__(self):\n        def keep(hf_weights_files, hf_folder, index_file):\n            return hf_weights_files\n\n        return keep\n\n\n"
+                                 f"def register():\n    HookRegistry.register({TARGET!r}, Builder()(), HookType.REPLACE)\n", True),
+    "callable_builder_module_fits": ("class Builder:\n    def __call__(self):\n        def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n"
+                                     "            return hf_weights_files\n\n        return keep\n\n\nBUILD = Builder()\n\n\n"
+                                     f"def register():\n    HookRegistry.register({TARGET!r}, BUILD(), HookType.REPLACE)\n", False),
     "record_installs_itself_fits": ("class Hook:\n    def __init__(self, target, fn):\n        self.target = target\n        self.fn = fn\n\n"
                                     "    def install(self):\n        HookRegistry.register(self.target, self.fn, HookType.REPLACE)\n\n\n"
                                     "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"

@@ -905,6 +905,12 @@ class Expressions:
             if returned is not None:  # `return functools.partial(_impl, cfg)`, `return lambda …`, `return _module_fn`
                 home, value = returned
                 return self._hook_signature(home, value, Context(env={}), depth + 1)
+            if isinstance(node.func, (ast.Name, ast.Attribute, ast.Call)) and not node.args and not node.keywords:
+                # `builder()` of a plugin object: its __call__ runs; the hook is the function it returns
+                bound = self._bound_method(module, ast.copy_location(ast.Attribute(value=node.func, attr="__call__", ctx=ast.Load()), node), ctx)
+                made_fn = returned_function(bound[1]) if bound is not None and isinstance(bound[1], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+                if made_fn is not None:
+                    return f"{bound[0]}.{made_fn.name}", made_fn, function_params(made_fn.args)
             made = self.qualify(module, dotted(node.func), ctx.env) if dotted(node.func) else None
             found = self._plugin_definition(made) if made and not is_upstream(made) else None
             if found is not None and isinstance(found[1], ast.ClassDef):
