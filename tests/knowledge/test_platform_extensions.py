@@ -320,3 +320,33 @@ def test_a_newer_api_method_handing_over_to_the_older_one_is_not_red(upstreams, 
     else:
         assert finding["status"] == Status.dead_override.value and not finding["breaking"], finding
         assert "get_mha_kv_pool_cls" in finding["detail"] and code == 0
+
+
+# a class decorator of the plugin's that sets the method on the class it gets (vLLM variant s2):
+# assigned, by setattr, as a classmethod of a nested function, from another module
+DECORATORS = {
+    "assignment": ("def caps(cls):\n    cls.get_mha_kv_pool_cls = _pool\n    return cls\n", "caps"),
+    "setattr": ("def caps(klass):\n    setattr(klass, 'get_mha_kv_pool_cls', _pool)\n    return klass\n", "caps"),
+    "nested_classmethod": ("def caps(platform_cls):\n    def get_mha_kv_pool_cls(cls):\n        return object\n\n"
+                           "    platform_cls.get_mha_kv_pool_cls = classmethod(get_mha_kv_pool_cls)\n    return platform_cls\n", "caps"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DECORATORS))
+def test_a_method_a_class_decorator_sets_is_an_override(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    decorator, name = DECORATORS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"priv": "priv:activate"}),
+        "priv/__init__.py": "def activate():\n    return 'priv.platform:PrivPlatform'\n",
+        "priv/caps.py": "def _pool(self):\n    return object\n\n\n" + decorator,
+        "priv/platform.py": (f"from sglang.srt.platforms.interface import SRTPlatform\n\nfrom priv.caps import {name}\n\n\n"
+                             f"@{name}\nclass PrivPlatform(SRTPlatform):\n    def init_backend(self) -> None:\n        pass\n"),
+    }, name=spelling)
+    code, doc = check(root, old)
+    assert by_target(doc["findings"])[f"{IFACE}.get_mha_kv_pool_cls"]["status"] == Status.ok.value, doc["findings"]
+    assert code == 0
+    code, doc = check(root, new, "--baseline", old)
+    finding = by_target(doc["findings"])[f"{IFACE}.get_mha_kv_pool_cls"]
+    assert finding["status"] == Status.not_on_base.value and finding["breaking"], finding
+    assert code == 1

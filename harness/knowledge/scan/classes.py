@@ -51,6 +51,8 @@ class PluginClasses:
     parameter_hooks: list
     parameter_patches: list
     parameter_settings: list
+    parameter_grafts: list
+    decorations: dict[str, list[tuple[str, str]]]
     model_packages: set[str]
     disabled_models: set[str]
     parameter_registries: list
@@ -66,6 +68,9 @@ class PluginClasses:
         self._parameter_hooks()
         self._parameter_registries()
         self._parameter_patches()
+        for module, owner, name, value, line, ctx in self.parameter_grafts:
+            for binding, _ in self.helper_bindings(module, ctx.functions, line):
+                self.graft_method(module, owner, name, value, line, self._bound_context(module, ctx, binding, line), bound=True)
         for path, name, method in self.grafts:  # `Cls.m = fn`, setattr(Cls, "m", fn) on a plugin class
             cls = self.scan.classes.get(path)
             if cls is not None and method is not None:
@@ -388,6 +393,10 @@ class PluginClasses:
         factory as a decorator (`@replaces(C, "m")` on `def h`): its arguments, the inner
         function's first parameter bound to h."""
         found = self.caller_bindings(module, functions[-1], line)
+        definition = self._definition(module, functions[-1], line)
+        first = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)][:1] if definition is not None else []
+        if first:  # used as a plain decorator (`@deco class C`): called with what it decorates
+            found += [({first[0]: Named(decorated)}, where) for decorated, where in self.decorations.get(functions[-1], [])]
         if not found and functions[-1].endswith(".__call__"):
             found = self._object_call_bindings(module, functions[-1], line)
         if functions[-1].rpartition(".")[0] in self.scan.classes:

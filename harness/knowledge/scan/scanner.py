@@ -171,6 +171,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
         self.call_arguments: dict[str, list[tuple[str, ast.Call, dict]]] = {}
         self.bare_calls: dict[str, list[tuple[str, ast.Call, dict]]] = {}  # calls of plugin names with no arguments
+        self.decorations: dict[str, list[tuple[str, str]]] = {}  # plugin function -> (what it decorates plainly, "file:line")
+        self.parameter_grafts: list[tuple[str, ast.expr, str, ast.expr, int, Context]] = []  # `cls.m = f` on a helper's parameter
         self.called_objects: dict[int, tuple[str, ast.Call, dict]] = {}
         self._relfiles: dict[str, str] = {}
         self.calls: dict[str, set[str]] = {}  # plugin function -> plugin functions it calls
@@ -693,12 +695,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         return f"{module}.{node.name}"
 
     def _class(self, module: str, node: ast.ClassDef, ctx: Context) -> None:
+        path = self._function_path(module, node, ctx)
         for decorator in node.decorator_list:
             self._expressions(module, decorator, ctx)
             self._decorator(module, node, decorator, ctx)
+            applied = self.qualify(module, dotted(decorator), ctx.env) if isinstance(decorator, (ast.Name, ast.Attribute)) else None
+            if applied and not is_upstream(applied):  # `@own_deco class C`: own_deco(C) runs (helper_bindings)
+                self.decorations.setdefault(applied, []).append((path, f"{self.relfile(module)}:{node.lineno}"))
         for base in node.bases:
             self._expressions(module, base, ctx)
-        path = self._function_path(module, node, ctx)
         bases = []
         for base in node.bases:
             qualified = self.qualify(module, dotted(base), ctx.env)
@@ -750,13 +755,18 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         own = tuple(filter(None, (dotted(d) for d in function.decorator_list)))
         return MethodDecl(name, line, function_params(function.args), decorators + own, raises_only(function))
 
-    def graft_method(self, module: str, owner: ast.expr, name, value: ast.expr | None, line: int, ctx: Context) -> None:
+    def graft_method(self, module: str, owner: ast.expr, name, value: ast.expr | None, line: int, ctx: Context, bound: bool = False) -> None:
         """`Cls.m = fn` / `setattr(Cls, "m", fn)` on a plugin class: `m` is a method of Cls
-        (an override of its base's when it has one) as if written in its body."""
+        (an override of its base's when it has one) as if written in its body; on a helper's
+        parameter, onto each class the helper gets (finish(); `bound`: that pass)."""
         path = self.qualify(module, dotted(owner), ctx.env)
         if path and not is_upstream(path) and isinstance(name, str) and value is not None:
             # applied in finish(): the class may sit in a module read later
             self.grafts.append((path, name, self._assigned_method(module, name, value, line, ctx)))
+        elif (not bound and isinstance(owner, ast.Name) and owner.id in ctx.local and (ctx.env.get(owner.id, OPAQUE) is OPAQUE or isinstance(ctx.env.get(owner.id), Instance))
+              and isinstance(name, str) and value is not None):
+            # `def deco(cls): cls.m = classmethod(f); return cls`: onto each class it decorates (finish())
+            self.parameter_grafts.append((module, owner, name, value, line, ctx))
 
     def _import(self, module: str, stmt: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         env = ctx.env
