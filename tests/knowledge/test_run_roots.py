@@ -43,6 +43,11 @@ SPELLINGS = {
     "examples_readme_continued": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
                                    "examples/README.md": "# bench\n\n    CUDA_VISIBLE_DEVICES=0 python \\\n        -m p.tools.bench --steps 3\n"},
                                   "run with `python -m p.tools.bench` (examples/README.md:4)"),
+    # a local composite action the workflow uses (vLLM variant s12)
+    "github_composite_action": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                 ".github/workflows/ci.yml": "jobs:\n  smoke:\n    steps:\n      - uses: ./.github/actions/smoke\n",
+                                 ".github/actions/smoke/action.yml": "runs:\n  using: composite\n  steps:\n    - run: python -m p.tools.bench\n      shell: bash\n"},
+                                "run with `python -m p.tools.bench` (.github/actions/smoke/action.yml:4)"),
     "circleci": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
                   ".circleci/config.yml": "jobs:\n  bench:\n    steps:\n      - run:\n          command: |\n            python -m p.tools.bench\n"},
                  "run with `python -m p.tools.bench` (.circleci/config.yml:6)"),

@@ -449,8 +449,8 @@ _VERSION_FILES = ("version.py", "_version.py", "versions.py")
 _DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
 
 
-# Files a team runs plugin modules from: CI workflows, build and task files, scripts and docs
-_RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".gitlab-ci.yml", ".gitlab-ci.yaml", ".buildkite/*.yml", ".buildkite/*.yaml",
+# Files a team runs plugin modules from: CI workflows and the composite actions they use, build and task files, scripts and docs
+_RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".github/actions/*/action.yml", ".github/actions/*/action.yaml", ".gitlab-ci.yml", ".gitlab-ci.yaml", ".buildkite/*.yml", ".buildkite/*.yaml",
               ".buildkite/*/*.yml", ".buildkite/*/*.yaml", ".circleci/*.yml", ".circleci/*.yaml", "ci/*.yml", "ci/*.yaml", "Makefile", "Dockerfile*",
               "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py",
               # the rest of the docs a team writes (examples/README.md, benchmarks/*.md), to a bounded depth
