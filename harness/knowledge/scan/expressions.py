@@ -887,6 +887,13 @@ class Expressions:
         node = self._unwrapped(module, node, ctx.env)
         if isinstance(node, ast.Lambda):
             return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
+        looked_up = isinstance(node, (ast.Call, ast.Subscript)) or isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Call, ast.Subscript))
+        if looked_up and isinstance(named := self.const(module, node, ctx.env), Named) and not is_upstream(named.path):
+            # `pkgutil.resolve_name("pkg.mod:f")`, `import_module("pkg.mod").f`, `TABLE[k]` of a plugin function
+            found = self._plugin_definition(named.path)
+            if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+                path, definition = self._decorated(named.path, found[1])
+                return path, definition, function_params(definition.args)
         if isinstance(node, ast.Call) and depth < 8 and (
                 len(node.args) == 2 and self.qualify(module, dotted(node.func) or "", ctx.env) == "types.MethodType"
                 or len(node.args) == 1 and isinstance(node.func, ast.Attribute) and node.func.attr == "__get__"):

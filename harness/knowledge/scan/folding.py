@@ -385,7 +385,8 @@ class Folding:
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
                     return held
-            if isinstance(node.value, (ast.Call, ast.Subscript)) and isinstance(base := self.const(module, node.value, env, depth + 1), Named) and is_upstream(base.path):
+            if (isinstance(node.value, (ast.Call, ast.Subscript)) and isinstance(base := self.const(module, node.value, env, depth + 1), Named)
+                    and (is_upstream(base.path) or base.path in self.files)):
                 return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`
             owner = self.qualify(module, dotted(node.value), env)
             home, _, constant = (owner or "").rpartition(".")
