@@ -57,7 +57,7 @@ from harness.knowledge.model import (
     run_entries,
     walk,
 )
-from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class
+from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class, type_checking_imports
 from harness.knowledge.scan.classes import PluginClasses
 from harness.knowledge.scan.expressions import Context, Expressions, flag_owner, partial_params
 from harness.knowledge.scan.folding import (
@@ -163,6 +163,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.model_packages: set[str] = set()  # external model packages the plugin names
         self.main_modules: set[str] = set()  # modules the team runs as `__main__` (`python -m`; scan_plugin)
         self._main_imports: dict[str, set[str]] = {}
+        self._hinted: dict[str, dict[str, str]] = {}
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
@@ -256,6 +257,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         found = [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
         main_only = self._main_only(module) if module not in self.main_modules else set()
         return [name for name in found if name not in main_only]
+
+    def _type_checking_names(self, module: str) -> dict[str, str]:
+        """{name: path} the module imports only `if TYPE_CHECKING:` (annotations.type_checking_imports); each module's once."""
+        if module not in self._hinted:
+            tree = self.tree(module)
+            self._hinted[module] = type_checking_imports(tree, module, self.files[module][1]) if tree else {}
+        return self._hinted[module]
 
     def _main_only(self, module: str) -> set[str]:
         """What a module imports only inside `if __name__ == "__main__":` at its top level: run
@@ -682,7 +690,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if annotated is None:
                 local[arg.arg] = Instance(None, path, arg.arg)
             else:
-                qualified = self.qualify(module, annotated, ctx.env)
+                # an annotation is read as a type checker reads it: names only `if TYPE_CHECKING:` imports count
+                head, _, rest = annotated.partition(".")
+                hinted = self._type_checking_names(module).get(head) if head not in ctx.env and head not in self.table(module).names else None
+                qualified = (f"{hinted}.{rest}" if rest else hinted) if hinted else self.qualify(module, annotated, ctx.env)
                 if is_upstream(qualified):
                     local[arg.arg] = Instance(qualified)
         self._block(module, node.body, inner)
