@@ -131,3 +131,26 @@ def test_writes_in_another_runtime_of_the_package_are_no_evidence(releases, tmp_
     target = "sglang.srt.model_executor.model_runner_components.ngram_embedding_manager.NgramEmbeddingManager"
     assert _statuses(fields) == {(5, f"{target}.k"): "missing"}, fields
     assert "multimodal_gen" not in fields[(5, f"{target}.k")]["detail"] and code == 1
+
+
+# 0.5.23's ServerArgs takes the fields of its namespace classes (arg_groups/fields/__init__.py:31
+# msgspec.structs.fields): annotated names only. ExecMamba's `enable_mamba_extra_buffer =
+# Derived(...)` (arg_groups/fields/exec_.py:474) is an unannotated class attribute, so no field
+# (F05 variant s2); cuda_graph_bs_decode is annotated (exec_.py:640). Read through the settings
+# name, an annotated parameter, or a hook's target
+DERIVED = {
+    "settings_name": "def flags(server_args):\n    return server_args.enable_mamba_extra_buffer, server_args.cuda_graph_bs_decode\n\n\ndef register():\n    pass\n",
+    "annotated_parameter": ("from sglang.srt.server_args import ServerArgs\n\n\n"
+                            "def flags(args: ServerArgs):\n    return args.enable_mamba_extra_buffer, args.cuda_graph_bs_decode\n\n\ndef register():\n    pass\n"),
+    "getattr_by_name": ("from sglang.srt.server_args import ServerArgs\n\n\n"
+                        "def flags(args: ServerArgs):\n    return getattr(args, 'enable_mamba_extra_buffer'), getattr(args, 'cuda_graph_bs_decode')\n\n\n"
+                        "def register():\n    pass\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DERIVED))
+def test_an_unannotated_attribute_of_a_namespace_class_is_no_field(releases, tmp_path, spelling):
+    code, fields = _fields(tmp_path, DERIVED[spelling], "0.5.23")
+    statuses = {target.rsplit(".", 1)[-1]: f["status"] for (_, target), f in fields.items()}
+    assert statuses.get("enable_mamba_extra_buffer") == "missing" and statuses.get("cuda_graph_bs_decode", "ok") == "ok", fields
+    assert code == 1

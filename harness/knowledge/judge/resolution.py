@@ -75,8 +75,9 @@ def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:
 def assembled_field(index: SymbolIndex, resolution: Resolution) -> Resolution:
     """A member of a class whose fields are computed at import: `X = defstruct(..., fields built
     from namespace classes, namespace=vars(X))`, as 0.5.23 builds ServerArgs from the arg_groups
-    classes its module imports. The computed fields are what those classes declare: a name that
-    neither the class body nor one of them declares is missing (a hook on it is skipped; a value
+    classes its module imports. The computed fields are what those classes declare as fields
+    (annotated names; msgspec.structs.fields): a name that neither the class body nor one of
+    them declares is missing (a hook on it is skipped; a value
     set on it is dropped). Other resolutions come back unchanged."""
     if resolution.ok and resolution.ref.kind != "value" or resolution.outcome is Outcome.missing:
         return resolution
@@ -96,7 +97,10 @@ def assembled_field(index: SymbolIndex, resolution: Resolution) -> Resolution:
             members = index.class_info(namespace.ref)
             if members and any(kind == "value" for kind in members.members.values()):
                 namespaces.append(namespace.ref)
-                if members.members.get(field_name) == "value":
+                # its fields are its annotated names (0.5.23 arg_groups/fields collect_input_fields
+                # reads msgspec.structs.fields): an unannotated class attribute is none
+                declared = {name for name, _ in members.fields} if members.fields else {n for n, kind in members.members.items() if kind == "value"}
+                if field_name in declared:
                     ref = namespace.ref._replace(kind="value", qualname=f"{namespace.ref.qualname}.{field_name}")
                     return Resolution(resolution.target, ref, note=f"field declared on {namespace.ref.path}, which {owner.ref.qualname} is assembled from")
     if resolution.ok or not namespaces:
