@@ -34,7 +34,7 @@ from harness.knowledge.model import (
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.folding import OPAQUE, Named, Record, bind, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields, module_level
+from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields
 from harness.knowledge.upstream import SymbolIndex, c3
 
 
