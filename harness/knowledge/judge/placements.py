@@ -23,7 +23,8 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
     the plugin class): ok when every call C's methods make through `self.attr` (the calls on C's
     instances) binds to the plugin method it runs;
     signature_changed and breaking when one cannot. None when C does not resolve as a class or
-    the plugin class is not known (the import or reference of C says what is wrong)."""
+    the plugin class is not known (the import or reference of C says what is wrong), or when no
+    upstream call runs one of its methods (a record of data put there)."""
     reclassed = dep.name == "__class__"  # an instance of the class itself, not an attribute of one
     owner, _, attr = (dep.target, "", "") if reclassed else (dep.target or "").rpartition(".")
     resolution = judge.index.resolve(owner)
@@ -60,8 +61,8 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
         return Finding(**base, status=Status.signature_changed, breaking=True, defined_in=resolution.ref.path, risk=risk_of(dep, Status.signature_changed),
                        detail=f"{dep.expression} {where}; upstream calls it at {site.describe()} ({site.receiver}), "
                               f"which runs {placed.path}.{name}{signature_text(decl.params)}: {why}, a TypeError on that path{when}{more}")
+    if not checked:
+        return None  # a value (a record of data) no upstream call runs: nothing to judge
     where = ", ".join(s.describe() for s in checked[:6]) + (f" and {len(checked) - 6} more" if len(checked) > 6 else "")
     through = f"on instances of {resolution.ref.path}" if reclassed else f"{resolution.ref.path}'s methods make through self.{attr}"
-    detail = (f"{dep.expression}: every call upstream {through} binds: {where}" if checked
-              else f"{dep.expression}: no call upstream {through} is one {placed.path} answers")
-    return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=detail)
+    return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=f"{dep.expression}: every call upstream {through} binds: {where}")

@@ -42,6 +42,7 @@ from harness.knowledge.scan.folding import (
     Partial,
     Record,
     bind,
+    narrowed_key,
 )
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
@@ -1157,7 +1158,7 @@ class Expressions:
             made, name = value, "__class__"  # an instance of C itself re-classed: what upstream calls on C's instances
         else:
             made = value.func if isinstance(value, ast.Call) else None
-        instance = self._instance(module, held, ctx.env)
+        instance = self._instance(module, held, ctx.env) or (ctx.env.get(narrowed_key(held.id)) if isinstance(held, ast.Name) else None)
         placed = self.qualify(module, dotted(made), ctx.env) if made is not None and dotted(made) else None
         found = self._plugin_definition(placed) if placed and not is_upstream(placed) else None
         if instance is not None and instance.path and found is not None and isinstance(found[1], ast.ClassDef):

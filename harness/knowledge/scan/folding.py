@@ -1512,6 +1512,12 @@ class Folding:
         return None
 
 
+def narrowed_key(name: str) -> str:
+    """The environment key under which a body an `isinstance(name, C)` test guards keeps
+    Instance(C) (not `name` itself: what field reads see is left as it was)."""
+    return f"<isinstance {name}>"
+
+
 def _named(node: ast.AST, matches: Callable[[ast.AST], bool], name: Callable[[ast.AST], str]) -> ast.AST:
     """A copy of `node` with each subexpression `matches` accepts replaced by the name name(it)
     (a placeholder the caller binds in the folding environment)."""

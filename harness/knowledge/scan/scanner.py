@@ -67,6 +67,7 @@ from harness.knowledge.scan.folding import (
     Instance,
     Named,
     bind,
+    narrowed_key,
     call_results,
     is_type_test,
     returned_marker,
@@ -428,11 +429,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             narrowed = self._narrowed(module, stmt.test, env)
             if narrowed is None:
                 self._block(module, stmt.body, body)
-            else:  # `if isinstance(x, C):` x holds an instance of C in the body; what else the body binds stays bound
+            else:  # `if isinstance(x, C):` x holds an instance of C in the body (for placements only:
+                # a field read there may be on a plugin subclass the body narrows to next); what
+                # else the body binds stays bound
                 name, instance = narrowed
-                inner = {**env, name: instance}
+                inner = {**env, narrowed_key(name): instance}
                 self._block(module, stmt.body, replace(body, env=inner))
-                env.update({k: v for k, v in inner.items() if k != name or v is not instance})
+                env.update({k: v for k, v in inner.items() if k != narrowed_key(name)})
             if stmt.orelse:
                 self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner, local=ctx.local),)))
             return
