@@ -51,6 +51,8 @@ class PluginClasses:
     parameter_hooks: list
     parameter_patches: list
     parameter_settings: list
+    _defs: dict[str, dict[str, list]]  # module -> def name -> its defs (_definition)
+    _tests: dict[int, tuple]  # id(def) -> (its tests by (line, text), names it stores, names each line reads) (_bound_context)
     parameter_grafts: list
     decorations: dict[str, list[tuple[str, str]]]
     model_packages: set[str]
@@ -70,7 +72,9 @@ class PluginClasses:
         self._parameter_patches()
         for module, owner, name, value, line, ctx in self.parameter_grafts:
             for binding, _ in self.helper_bindings(module, ctx.functions, line):
-                self.graft_method(module, owner, name, value, line, self._bound_context(module, ctx, binding, line), bound=True)
+                held = binding.get(owner.id)
+                if isinstance(held, Named) and not is_upstream(held.path):  # a plugin class handed in (`@deco class C`)
+                    self.graft_method(module, owner, name, value, line, self._bound_context(module, ctx, binding, line), bound=True)
         for path, name, method in self.grafts:  # `Cls.m = fn`, setattr(Cls, "m", fn) on a plugin class
             cls = self.scan.classes.get(path)
             if cls is not None and method is not None:
@@ -323,14 +327,26 @@ class PluginClasses:
         if definition is None:
             return replace(ctx, env={**ctx.env, **binding})
         start = {**ctx.env, **binding}
-        env = self._locals_at(module, definition, start, line)
-        tests = {(n.test.lineno, ast.unparse(n.test)): n.test for n in walk(definition) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))}
+        if id(definition) not in self._tests:  # its tests by (line, text), the names it stores and those each line reads
+            nodes = list(walk(definition))
+            reads: dict[int, set[str]] = {}
+            for n in nodes:
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    reads.setdefault(n.lineno, set()).add(n.id)
+            self._tests[id(definition)] = ({(n.test.lineno, ast.unparse(n.test)): n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))},
+                                           {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}, reads)
+        tests, stores, reads = self._tests[id(definition)]
+
+        def locals_at(at_line: int) -> dict:  # only where the line reads a local the function binds
+            return self._locals_at(module, definition, start, at_line) if reads.get(at_line, set()) & stores else start
+
+        env = locals_at(line)
         guards = []
         for guard in ctx.guards:
             negated = guard.text.startswith("not (") and guard.text.endswith(")")
             test = tests.get((guard.line, guard.text[5:-1] if negated else guard.text))
             if test is not None and definition.lineno <= test.lineno <= definition.end_lineno:
-                at = self._locals_at(module, definition, start, test.lineno)
+                at = locals_at(test.lineno)
                 if any(isinstance(n, ast.Name) and (n.id in binding or at.get(n.id) is not ctx.env.get(n.id)) for n in walk(test)):
                     guard = self._guard(module, test, at, negate=negated)
             guards.append(guard)
@@ -403,12 +419,13 @@ class PluginClasses:
             # a method called through its instances (`hook.install()`): self is each instance
             # the plugin makes, as far as it folds (_instance_bindings)
             instances = self._instance_bindings(module, functions[-1], line)
-            definition = self._definition(module, functions[-1], line)
             short = functions[-1].rsplit(".", 1)[-1]
-            # called with no arguments (`hook.install()`): its defaults, where each such call is;
-            # never called by name: nothing
-            uncalled = [(self._default_binding(module, definition), f"{self.relfile(caller)}:{call.lineno}")
-                        for caller, call, _ in self.bare_calls.get(short, [])] if definition is not None else []
+            # called with no arguments (`hook.install()`): its defaults, where each such call is
+            # (one per calling function); never called by name: nothing
+            defaults = self._default_binding(module, definition) if instances and not found and definition is not None else {}
+            callers = {self._functions_at(self.relfile(caller), str(call.lineno)): f"{self.relfile(caller)}:{call.lineno}"
+                       for caller, call, _ in self.bare_calls.get(short, [])} if instances and not found else {}
+            uncalled = [(defaults, where) for where in callers.values()]
             found = [({**binding, **instance}, where) for binding, where in found or uncalled for instance, _ in instances] or found
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
         first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
@@ -422,9 +439,14 @@ class PluginClasses:
 
     def _definition(self, module: str, function: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The def of plugin function `function` in `module` whose body spans `line`."""
-        short, tree = function.rsplit(".", 1)[-1], self.tree(module)
-        return next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == short
-                     and n.lineno <= line <= (n.end_lineno or n.lineno)), None) if tree else None
+        short = function.rsplit(".", 1)[-1]
+        if module not in self._defs:  # each module's defs by name, once
+            tree = self.tree(module)
+            self._defs[module] = {}
+            for n in walk(tree) if tree else ():
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._defs[module].setdefault(n.name, []).append(n)
+        return next((n for n in self._defs[module].get(short, []) if n.lineno <= line <= (n.end_lineno or n.lineno)), None)
 
     def _parameter_imports(self) -> None:
         """`importlib.import_module(f"pkg.{name}.patch")` inside a function whose parameter

@@ -278,6 +278,7 @@ class Folding:
     index: SymbolIndex
     none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve | HasAttr]  # (module, imported path) -> "the import resolves"
     main_modules: set[str]  # modules run as `__main__` (`python -m`)
+    _instance_writes: dict[tuple[str, str], bool]  # (class, name) -> _set_on_instances
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]] | None  # _fill_sites, built once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
@@ -1265,7 +1266,14 @@ class Folding:
 
     def _set_on_instances(self, path: str, attr: str) -> bool:
         """Whether a method of the plugin class `path` or of a plugin base writes `self.<attr>`
-        (or `setattr(self, "attr", …)`), so `self.attr` need not be the class's constant."""
+        (or `setattr(self, "attr", …)`), so `self.attr` need not be the class's constant. Once
+        per (class, name): the plugin does not change while it is scanned."""
+        key = (path, attr)
+        if key not in self._instance_writes:
+            self._instance_writes[key] = self._writes_on_instances(path, attr)
+        return self._instance_writes[key]
+
+    def _writes_on_instances(self, path: str, attr: str) -> bool:
         queue, seen = [path], set()
         while queue:
             current = queue.pop()

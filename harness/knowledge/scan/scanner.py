@@ -165,6 +165,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.main_modules: set[str] = set()  # modules the team runs as `__main__` (`python -m`; scan_plugin)
         self._main_imports: dict[str, set[str]] = {}
         self._hinted: dict[str, dict[str, str]] = {}
+        self._defs: dict[str, dict[str, list]] = {}
+        self._tests: dict[int, tuple] = {}
+        self._instance_writes: dict[tuple[str, str], bool] = {}
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
