@@ -230,13 +230,13 @@ SPELLINGS = {
     "callable_builder_module_fits": ("class Builder:\n    def __call__(self):\n        def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n"
                                      "            return hf_weights_files\n\n        return keep\n\n\nBUILD = Builder()\n\n\n"
                                      f"def register():\n    HookRegistry.register({TARGET!r}, BUILD(), HookType.REPLACE)\n", False),
-    # the hook looked up by name (F03 variant s1): pkgutil.resolve_name("mod:f"), an attribute of
-    # import_module(mod), an entry of a table of functions
+    # the hook looked up by name (F03 variant s1): pkgutil.resolve_name("mod:f") or ("mod.f"), an
+    # entry of a table of functions
     "resolve_name": ("import pkgutil\n\n\ndef keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
                      f"def register():\n    for target, impl in {{{TARGET!r}: 'p.hooks:keep'}}.items():\n"
                      "        HookRegistry.register(target, pkgutil.resolve_name(impl), HookType.REPLACE)\n", True),
-    "import_module_attribute": ("import importlib\n\n\ndef keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
-                                f"def register():\n    HookRegistry.register({TARGET!r}, importlib.import_module('p.hooks').keep, HookType.REPLACE)\n", True),
+    "resolve_name_dotted": ("import pkgutil\n\n\ndef keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                            f"def register():\n    HookRegistry.register({TARGET!r}, pkgutil.resolve_name('p.hooks.keep'), HookType.REPLACE)\n", True),
     "table_entry_fits": ("def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\nIMPLS = {'filter': keep}\n\n\n"
                          f"def register():\n    HookRegistry.register({TARGET!r}, IMPLS['filter'], HookType.REPLACE)\n", False),
     "record_installs_itself_fits": ("class Hook:\n    def __init__(self, target, fn):\n        self.target = target\n        self.fn = fn\n\n"

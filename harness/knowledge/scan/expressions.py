@@ -888,8 +888,7 @@ class Expressions:
         node = self._unwrapped(module, node, ctx.env)
         if isinstance(node, ast.Lambda):
             return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
-        looked_up = isinstance(node, (ast.Call, ast.Subscript)) or isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Call, ast.Subscript))
-        if looked_up and isinstance(named := self.const(module, node, ctx.env), Named) and not is_upstream(named.path):
+        if isinstance(node, (ast.Call, ast.Subscript)) and isinstance(named := self.const(module, node, ctx.env), Named) and not is_upstream(named.path):
             # `pkgutil.resolve_name("pkg.mod:f")`, `import_module("pkg.mod").f`, `TABLE[k]` of a plugin function
             found = self._plugin_definition(named.path)
             if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
