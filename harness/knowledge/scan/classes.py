@@ -563,7 +563,9 @@ class PluginClasses:
         method = called_as is None and function.rpartition(".")[0] in self.scan.classes
         found = []
         named = {*positional, *(a.arg for a in args.kwonlyargs)}
-        for caller, call, env in self.call_arguments.get(short, []):
+        calls = self.call_arguments.get(short, [])
+        defaults = self._default_binding(module, definition) if calls else {}  # folded once, not per call
+        for caller, call, env in calls:
             names = positional[1:] if method and isinstance(call.func, ast.Attribute) else positional
             given = {**{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
             extra = None
@@ -571,7 +573,7 @@ class PluginClasses:
                 # `def apply(**overrides)`: the keywords no parameter takes, as a dict (Python's call semantics)
                 extra = {k.arg: self.const(caller, k.value, env) for k in call.keywords if k.arg not in named}
                 given = {k: v for k, v in given.items() if k in named}
-            arguments = {**self._default_binding(module, definition),
+            arguments = {**defaults,
                          **{k: OPAQUE if isinstance(v, ast.Starred) else self.const(caller, v, env) for k, v in given.items()}}
             if extra is not None:
                 arguments[args.kwarg.arg] = extra if all(v is not OPAQUE for v in extra.values()) else OPAQUE
