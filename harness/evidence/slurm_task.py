@@ -30,11 +30,14 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REFUSED = "harness: refused"  # how slurm_task's refusal line begins (the launcher looks for it)
 CANNOT = "harness: cannot"  # how the batch script's line begins when the node cannot run the engine
 HEAD_ADDR_ENV = "HARNESS_HEAD_ADDR"
+# How long a task whose engine ended on SIGTERM waits for its own (seconds).
+STOP_SIGNAL_WAIT_S = 5.0
 
 
 def task_command(command: list[str], env: dict[str, str], head_addr: str) -> list[str]:
@@ -51,6 +54,11 @@ def task_command(command: list[str], env: dict[str, str], head_addr: str) -> lis
 
 
 def _run(spec_path: str, sha256: str) -> None:
+    stopping: list[int] = []
+    # Slurm delivers a stop's SIGTERM to every process of the step, this one too: noted, so that
+    # an engine that ends on it ends its task (and job) as a clean stop, exit 0. Installed first:
+    # a stop may come while this task still starts (a rank > 0 starts beside a healthy rank 0).
+    signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
     from harness.util import slurm
 
     try:
@@ -77,16 +85,20 @@ def _run(spec_path: str, sha256: str) -> None:
             os.close(handle)
     print(f"harness: slurm job {os.environ.get('SLURM_JOB_ID')} task {rank} on {os.environ.get('SLURMD_NODENAME')}: "
           f"{' '.join(command)}", file=sys.stderr, flush=True)
-    stopping: list[int] = []
-    # Slurm delivers a stop's SIGTERM to every process of the step, this one too: noted, so that
-    # an engine that ends on it ends its task (and job) as a clean stop, exit 0.
-    signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
+    if stopping:
+        print("harness: stopped on SIGTERM before the engine started: a clean stop", file=sys.stderr, flush=True)
+        raise SystemExit(0)
     try:
         engine = subprocess.Popen(command)  # a child, not exec: this task says how the engine ended
     except OSError as exc:
         raise SystemExit(f"{CANNOT} start the engine {command[0]!r} on node {os.environ.get('SLURMD_NODENAME')}: "
                          f"{exc.strerror or exc}") from None
     code = engine.wait()
+    # Slurm signals the step's processes one by one: the engine may be gone on its SIGTERM before
+    # this task's own arrives. A TERM comes to both, so wait for ours a moment.
+    deadline = time.monotonic() + STOP_SIGNAL_WAIT_S
+    while code == -signal.SIGTERM and not stopping and time.monotonic() < deadline:
+        time.sleep(0.05)
     if stopping and code in (0, -signal.SIGTERM):
         print(f"harness: the engine stopped on SIGTERM (exit {code}): a clean stop", file=sys.stderr, flush=True)
         raise SystemExit(0)

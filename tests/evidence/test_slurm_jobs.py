@@ -8,6 +8,9 @@ harness's interpreter is one line. The parts that need no cluster run first."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -76,6 +79,26 @@ def test_the_runbook_asks_for_gpu_binding_and_requeue_in_sbatch_s_words(tmp_path
 def test_a_pending_reason_is_hopeless_only_where_squeue_s_man_page_says_no_wait_clears_it(reason, hopeless):
     found = slurm.hopeless(reason)
     assert (found is None) if hopeless is None else (hopeless in found), found
+
+
+@pytest.mark.parametrize("task_signalled", [True, False])
+def test_an_engine_gone_on_sigterm_before_its_task_gets_its_own_is_a_clean_stop_only_if_it_comes(tmp_path,
+                                                                                                task_signalled):
+    # Slurm signals a step's processes one by one: here the engine (sh) ends on its TERM first and
+    # a process it leaves behind signals the task a second later, as slurmstepd would.
+    later = "p=$PPID; (sleep 1; kill -TERM $p) & " if task_signalled else ""
+    spec = tmp_path / "server.task.json"
+    spec.write_text(json.dumps({"command": ["sh", "-c", f"{later}kill -TERM $$"], "logs": str(tmp_path),
+                                "name": "server"}))
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "SLURM_PROCID": "0", "SLURM_JOB_ID": "7",
+           "HARNESS_HEAD_ADDR": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-m", "harness.evidence.slurm_task", "run", str(spec),
+                           hashlib.sha256(spec.read_bytes()).hexdigest()],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    if task_signalled:
+        assert done.returncode == 0 and "the engine stopped on SIGTERM (exit -15): a clean stop" in done.stderr
+    else:  # a TERM nobody sent the task is the engine's failure, as a shell reports it
+        assert done.returncode == 143 and "clean stop" not in done.stderr, done.stderr
 
 
 def test_the_docs_tp_x_pp_runbook_loads_and_gives_each_node_its_rank(tmp_path):
