@@ -1185,6 +1185,13 @@ TARGETS = {
     # a class constant built from the class body's own earlier names (its scope, not the module's)
     "class_body_chain": "class Targets:\n    MODULE = 'sglang.srt.layers.sampler'\n    SAMPLER = MODULE + '.Sampler'\n\n\nTARGET = Targets.SAMPLER + '.forward'\n",
     "class_body_fstring": "class Targets:\n    MODULE = 'sglang.srt.layers.sampler'\n    FORWARD: str = f'{MODULE}.Sampler.forward'\n\n\nTARGET = Targets.FORWARD\n",
+    # str.format reading the name attributes itself (F06 variant r2)
+    "format_positional_attributes": "from sglang.srt.layers.sampler import Sampler\n\nTARGET = '{0.__module__}.{0.__qualname__}.{1}'.format(Sampler, 'forward')\n",
+    "format_keyword_attributes": "from sglang.srt.layers.sampler import Sampler\n\nTARGET = '{cls.__module__}.{cls.__name__}.forward'.format(cls=Sampler)\n",
+    "format_module_name": "import sglang.srt.layers.sampler as sampler_module\n\nTARGET = '{m.__name__}.Sampler.{f}'.format(m=sampler_module, f='forward')\n",
+    # %-formatting with named fields from a mapping: dict(T, k=v), a display spreading T
+    "percent_dict_call": "_T = {'module': 'sglang.srt.layers.sampler'}\nTARGET = '%(module)s.Sampler.%(attr)s' % dict(_T, attr='forward')\n",
+    "percent_spread_display": "_T = {'module': 'sglang.srt.layers.sampler'}\nTARGET = '%(module)s.%(cls)s.forward' % {**_T, 'cls': 'Sampler'}\n",
 }
 
 
@@ -1205,6 +1212,313 @@ def register():
 """)
     hook = by_target(doc["findings"])["sglang.srt.layers.sampler.Sampler.forward"]
     assert hook["status"] == "ok" and code == 0, hook
+
+
+# ---------------------------------------------------------------- the interpreter's version
+PYTHON_GATES = {
+    # (the gate around the import of a name the release dropped, whether it runs on Python >= 3.10)
+    "at_least": ("if sys.version_info >= (3, 10):\n    {imp}\nelse:\n    apply_torchao_config_to_model = None\n", True),
+    "flipped_sliced": ("if (3, 9) < sys.version_info[:2]:\n    {imp}\n", True),
+    "else_branch": ("if sys.version_info < (3, 10):\n    apply_torchao_config_to_model = None\nelse:\n    {imp}\n", True),
+    "never": ("if sys.version_info[:2] <= (3, 8):\n    {imp}\n", False),
+    "some_interpreters": ("if sys.version_info >= (3, 12):\n    {imp}\n", None),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PYTHON_GATES))
+def test_an_interpreter_version_gate_is_decided_by_the_releases_requires_python(tmp_path_factory, tmp_path, spelling):
+    # F07 variant r1: the release requires Python >= 3.10, so `>= (3, 10)` always holds where it runs
+    _, new = upstream_pair(tmp_path_factory, new={"pyproject.toml": '[project]\nname = "sglang"\nrequires-python = ">=3.10"\n'})
+    gate, runs = PYTHON_GATES[spelling]
+    code, doc = _check_init(tmp_path, new, "import sys\n\n" + gate.format(imp=BACKEND.strip()) + "\n\ndef register():\n    pass\n")
+    found = by_target(doc["findings"])[GONE]
+    if runs is None:  # holds on 3.12 and later only: the gate is named, nothing is certain
+        assert not found["breaking"] and found["guard"]["outcome"] == "undecided", found
+    elif runs:
+        assert found["breaking"] and found["live"] and code == 1, found
+    else:
+        assert not found["breaking"] and code == 0, found
+    # a release that states no Requires-Python decides nothing
+    _, silent = upstream_pair(tmp_path_factory)
+    code, doc = _check_init(tmp_path / "silent", silent, "import sys\n\n" + gate.format(imp=BACKEND.strip()) + "\n\ndef register():\n    pass\n")
+    assert not by_target(doc["findings"])[GONE]["breaking"], doc["findings"]
+
+
+# ---------------------------------------------------------------- match statements as guards
+CASES = {
+    # (the function body around the import of a name the release dropped, whether it breaks, the guard's outcome)
+    "or_pattern_on_data": ("match config.backend:\n        case 'ray' | 'mp':\n            {imp}\n        case _:\n            pass\n",
+                           True, "runtime"),
+    "class_pattern_with_guard": ("match config:\n        case dict() if config.get('x'):\n            {imp}\n", True, "runtime"),
+    "other_release": ("match sglang.__version__:\n        case '0.9.0':\n            {imp}\n", False, "skipped"),
+    "wildcard_after_other_release": ("match sglang.__version__:\n        case '0.9.0':\n            pass\n        case other:\n"
+                                     "            {imp}\n", True, "runs"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CASES))
+def test_a_case_of_a_match_statement_runs_under_its_patterns_test(upstreams, tmp_path, spelling):
+    # V variant r10: `case "a" | "b":` is `if x == "a" or x == "b":`, each earlier case's test negated
+    _, new = upstreams
+    body, breaks, outcome = CASES[spelling]
+    code, doc = _check_init(tmp_path, new, "import sglang\n\n\ndef register(config=None):\n    " + body.format(imp=BACKEND.strip())
+                            + "\n    return config\n")
+    found = by_target(doc["findings"])[GONE]
+    assert (found["breaking"], found["guard"]["outcome"]) == (breaks, outcome), found
+    assert code == (1 if breaks else 0)
+    if outcome == "runtime":
+        assert "config" in found["guard"]["condition"], found["guard"]
+
+
+# ---------------------------------------------------------------- the plugin's own entry-point group
+OWN_GROUPS = {
+    "load": "from importlib.metadata import entry_points\n\n\ndef register():\n    for ep in entry_points(group='p.packs'):\n        ep.load()\n",
+    "select_import_module": ("import importlib\nfrom importlib import metadata\n\nGROUP = 'p.packs'\n\n\ndef register():\n"
+                             "    for ep in metadata.entry_points().select(group=GROUP):\n        importlib.import_module(ep.module)\n"),
+    "resolve_name_comprehension": ("import importlib.metadata\nimport pkgutil\n\n\ndef register():\n"
+                                   "    return [pkgutil.resolve_name(ep.value) for ep in importlib.metadata.entry_points(group='p.packs')]\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OWN_GROUPS))
+def test_modules_named_by_the_plugins_own_entry_point_group_are_loaded(upstreams, tmp_path, spelling):
+    # F22 variant r2: register() loads every entry of a group the plugin declares itself
+    _, new = upstreams
+    text = pyproject(plugins={"p": "p:register"}) + ('[project.entry-points."p.packs"]\nlegacy = "p.legacy:quantize"\n'
+                                                     '[project.entry-points."p.other"]\nunused = "p.unused"\n')
+    root = plugin(tmp_path, {"pyproject.toml": text, "p/__init__.py": OWN_GROUPS[spelling],
+                             "p/legacy.py": BACKEND + "\n\ndef quantize(model):\n    return apply_torchao_config_to_model(model, None)\n",
+                             "p/unused.py": "from sglang.srt.layers.torchao_utils import FILTERS\n"})
+    code, doc = check(root, new)
+    assert (_live(doc, "p/legacy.py"), _live(doc, "p/unused.py")) == (True, False) and code == 1, doc["findings"]
+
+
+# ---------------------------------------------------------------- a try's else after a lookup by name
+ELSE_PATCHES = {
+    "assign": "m.apply_torchao_config_to_model = skip",
+    "namespace_update": "vars(m).update(apply_torchao_config_to_model=skip)",
+    "setattr": "setattr(m, 'apply_torchao_config_to_model', skip)",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ELSE_PATCHES))
+def test_a_patch_in_the_else_of_a_sys_modules_lookup_runs_only_where_the_module_is(upstreams, tmp_path, spelling):
+    # F32 variant r1: on a release without the module the KeyError is caught and the else never runs
+    old, new = upstreams
+    source = f"""
+import sys
+
+
+def skip(model, torchao_config, filter_fn=None):
+    return model
+
+
+def register():
+    try:
+        m = sys.modules[{TORCHAO!r}]
+    except KeyError:
+        pass
+    else:
+        {ELSE_PATCHES[spelling]}
+"""
+    code, doc = _check_init(tmp_path, old, source)
+    assert by_target(doc["findings"]).get(GONE, {"status": "ok"})["status"] == "ok" and code == 0, doc["findings"]
+    code, doc = _check_init(tmp_path / "new", new, source)
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["kind"], patch["status"], patch["breaking"]) == ("patch", "missing", False) and code == 0, patch
+    assert "can be had" in patch["detail"], patch["detail"]
+
+
+# ---------------------------------------------------------------- the first module that is there
+FIRST_THERE = {
+    "or_of_gets": "m = sys.modules.get(NEW) or sys.modules.get(OLD)\n    if m is None:\n        return\n    m.apply_torchao_config_to_model = skip",
+    "walrus_first": "if (m := sys.modules.get(NEW)) is None:\n        m = None\n    m = (m := sys.modules.get(NEW)) or sys.modules.get(OLD)\n"
+                    "    if m is not None:\n        m.apply_torchao_config_to_model = skip",
+    "setattr_on_the_choice": "m = sys.modules.get(NEW) or sys.modules.get(OLD)\n    if m:\n        setattr(m, 'apply_torchao_config_to_model', skip)",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FIRST_THERE))
+def test_a_choice_between_loaded_modules_is_the_one_there_on_each_release(tmp_path_factory, tmp_path, spelling):
+    # F32 variant r2: the function moved modules; on each release one lookup finds it
+    moved = {"sglang/srt/layers/quant_utils.py": "def apply_torchao_config_to_model(model, torchao_config, filter_fn=None):\n    return model\n"}
+    old, new = upstream_pair(tmp_path_factory, new=moved)
+    source = (f"import sys\n\nNEW = 'sglang.srt.layers.quant_utils'\nOLD = {TORCHAO!r}\n\n\n"
+              "def skip(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
+              f"def register():\n    {FIRST_THERE[spelling]}\n")
+    for upstream, there in ((old, GONE), (new, "sglang.srt.layers.quant_utils.apply_torchao_config_to_model")):
+        code, doc = _check_init(tmp_path / there, upstream, source)
+        assert not [f for f in doc["findings"] if f["status"] == "missing" or f["breaking"]] and code == 0, doc["findings"]
+        assert [f["target"] for f in doc["findings"] if f["kind"] == "patch"] in ([], [there]), doc["findings"]
+
+
+CAPTURES = {
+    "after_none_case": "    match sys.modules.get(TORCHAO):\n        case None:\n            return\n        case m:\n            m.apply_torchao_config_to_model = skip\n",
+    "guarded_capture": "    match sys.modules.get(TORCHAO):\n        case m if m is not None:\n            m.apply_torchao_config_to_model = skip\n",
+    "as_pattern": "    match sys.modules.get(TORCHAO):\n        case None:\n            pass\n        case object() as m:\n            setattr(m, 'apply_torchao_config_to_model', skip)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CAPTURES))
+def test_a_case_capture_binds_the_subject(upstreams, tmp_path, spelling):
+    # F32 variant q2: `case module:` is the module sys.modules.get found; None where it is not loaded
+    old, new = upstreams
+    source = f"import sys\n\nTORCHAO = {TORCHAO!r}\n\n\ndef skip(model, torchao_config, filter_fn=None):\n    return model\n\n\ndef register():\n" + CAPTURES[spelling]
+    code, doc = _check_init(tmp_path, old, source)
+    assert by_target(doc["findings"]).get(GONE, {"status": "ok"})["status"] == "ok" and code == 0, doc["findings"]
+    code, doc = _check_init(tmp_path / "new", new, source)
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["kind"], patch["status"], patch["breaking"]) == ("patch", "missing", False) and code == 0, patch
+
+
+# ---------------------------------------------------------------- a lazy map nothing consumes
+LAZY_MAPS = {
+    # (the module's code, whether the modules are imported)
+    "module_constant_unread": ("_loaded = map(importlib.import_module, NAMES)\n\n\ndef register():\n    return len(NAMES)\n", False),
+    "local_unread": ("def register():\n    pending = map(importlib.import_module, NAMES)\n    return len(NAMES)\n", False),
+    "starmap_unread": ("import itertools\n\n_loaded = itertools.starmap(importlib.import_module, [(n,) for n in NAMES])\n\n\n"
+                       "def register():\n    return len(NAMES)\n", False),
+    # consumed: in place, or bound to a name that is read
+    "consumed_in_place": ("def register():\n    return list(map(importlib.import_module, NAMES))\n", True),
+    "bound_then_iterated": ("def register():\n    loaded = map(importlib.import_module, NAMES)\n    for module in loaded:\n        print(module)\n", True),
+    "for_loop_over_it": ("def register():\n    for module in map(importlib.import_module, NAMES):\n        print(module)\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LAZY_MAPS))
+def test_a_map_runs_its_function_only_where_something_consumes_it(upstreams, tmp_path, spelling):
+    # F25 variant q2: map() is lazy; kept where nothing iterates it, it imports nothing
+    _, new = upstreams
+    source, imported = LAZY_MAPS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}),
+                             "p/__init__.py": "import importlib\n\nNAMES = ['p.legacy']\n\n" + source,
+                             "p/legacy.py": BACKEND})
+    code, doc = check(root, new)
+    assert _live(doc, "p/legacy.py") is imported and code == (1 if imported else 2), doc["findings"]  # 2: nothing live uses sglang
+
+
+# ---------------------------------------------------------------- module names built as paths
+PATH_NAMES = {
+    "parts_joined": "'.'.join((PurePosixPath('p', 'backends') / name / 'patch').parts)",
+    "str_replaced": "str(PurePosixPath('p/backends') / name / 'patch').replace('/', '.')",
+    "path_as_posix": "pathlib.Path('p').joinpath('backends', name, 'patch.py').with_suffix('').as_posix().replace('/', '.')",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PATH_NAMES))
+def test_a_module_name_built_with_pathlib_is_folded(upstreams, tmp_path, spelling):
+    # F25 variant q1: pure paths of constant strings give the module names
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": f"""
+import importlib
+import pathlib
+from pathlib import PurePosixPath
+
+
+def register():
+    for name in ('alpha',):
+        importlib.import_module({PATH_NAMES[spelling]})
+""", "p/backends/__init__.py": "", "p/backends/alpha/__init__.py": "", "p/backends/alpha/patch.py": BACKEND})
+    code, doc = check(root, new)
+    assert _live(doc, "p/backends/alpha/patch.py") and code == 1, doc["findings"]
+
+
+# ---------------------------------------------------------------- what a free function returned
+FREE_RESULTS = {
+    # (how the flag is bound, the guard's outcome): a free function's result is no run-time data
+    "plugin_helper": ("flag = _supports('x')", "undecided"),
+    "module_function": ("flag = os.path.isdir('/dev/accel')", "undecided"),
+    "imported_function": ("flag = getpid()", "undecided"),
+    # data the call is handed decides: a method of a parameter is run-time data
+    "method_of_a_parameter": ("flag = config.get('x')", "runtime"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FREE_RESULTS))
+def test_a_local_holding_a_free_functions_result_is_no_run_time_data(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    binding, outcome = FREE_RESULTS[spelling]
+    code, doc = _check_init(tmp_path, new, f"""
+import os
+from os import getpid
+
+
+def _supports(name):
+    return bool(name)
+
+
+def register(config=None):
+    {binding}
+    if flag:
+        {BACKEND.strip()}
+        return apply_torchao_config_to_model
+""")
+    found = by_target(doc["findings"])[GONE]
+    assert found["guard"]["outcome"] == outcome and found["breaking"] is (outcome == "runtime"), found
+
+
+def test_a_keyword_passed_under_the_plugins_own_test_is_judged_per_arm(upstreams, tmp_path):
+    # spyre's `MultiModalFieldElem(**({"modality": m} if takes_modality else {}), data=d)`: each arm
+    # is a call under the test; an undecided capability test leaves the failing arm undecided
+    _, new = upstreams
+    source = """
+from sglang.srt.layers.rope import get_rope
+
+
+def _takes(name):
+    return bool(name)
+
+
+def register():
+    takes_scaling = _takes("scaling")
+    return get_rope(64, 10000, **({"rotary_dim": 64} if takes_scaling else {}))
+"""
+    code, doc = _check_init(tmp_path, new, source)
+    call = next(f for f in doc["findings"] if f["kind"] == "call" and f["target"] == "sglang.srt.layers.rope.get_rope")
+    assert (call["status"], call["breaking"], call["guard"]["outcome"]) == ("signature_changed", False, "undecided") and code != 1, call
+    assert "rotary_dim" in call["detail"], call
+    # under run-time data the failing arm is a TypeError on that path
+    code, doc = _check_init(tmp_path / "runtime", new, source.replace('takes_scaling = _takes("scaling")', "takes_scaling = len(str(_takes)) > 3").replace(
+        "def register():", "def register(n=0):").replace("len(str(_takes)) > 3", "n > 3"))
+    call = next(f for f in doc["findings"] if f["kind"] == "call" and f["target"] == "sglang.srt.layers.rope.get_rope")
+    assert (call["breaking"], call["guard"]["outcome"]) == (True, "runtime") and code == 1, call
+
+
+def test_a_class_formatted_whole_is_no_dotted_path(upstreams, tmp_path):
+    # str(Sampler) is "<class '…'>": the target is not Sampler.forward, and nothing says it is
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, """
+from sglang.srt.layers.sampler import Sampler
+from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+
+def after(result, *args, **kwargs):
+    return result
+
+
+def register():
+    HookRegistry.register('{0}.forward'.format(Sampler), after, HookType.AFTER)
+""")
+    assert "sglang.srt.layers.sampler.Sampler.forward" not in by_target(doc["findings"]), doc["findings"]
+    assert [f["status"] for f in doc["findings"] if f["kind"] == "hook"] == ["unknown"], doc["findings"]
+
+
+def test_a_percent_format_missing_a_field_is_no_value_and_no_crash(upstreams, tmp_path):
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, """
+from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+_T = {'module': 'sglang.srt.layers.sampler'}
+
+
+def after(result, *args, **kwargs):
+    return result
+
+
+def register():
+    HookRegistry.register('%(module)s.%(cls)s.forward' % _T, after, HookType.AFTER)
+""")
+    assert [f["status"] for f in doc["findings"] if f["kind"] == "hook"] == ["unknown"] and code == 3, doc["findings"]
 
 
 def test_activate_may_return_a_class_constant(upstreams, tmp_path):
@@ -1236,6 +1550,14 @@ ACTIVATES = {
     "package_name": "def activate():\n    return f'{__package__}.platform:XPlatform'\n",
     "spec_name": "def activate():\n    return __spec__.name + '.platform.XPlatform'\n",
     "spec_parent": "def activate():\n    return '{}.platform.XPlatform'.format(__spec__.parent)\n",
+    # a bound method of a module-level object (F02 variant r1): what the method returns, self that object
+    "bound_method_class_attribute": ("class _Plugin:\n    platform_cls = 'p.platform.XPlatform'\n\n    def activate(self):\n"
+                                     "        return self.platform_cls\n\n\n_plugin = _Plugin()\nactivate = _plugin.activate\n"),
+    "bound_method_init_field": ("class _Plugin:\n    def __init__(self, module):\n        self.module = module\n\n"
+                                "    def activate(self):\n        return f'{self.module}:XPlatform'\n\n\nactivate = _Plugin('p.platform').activate\n"),
+    "bound_method_dataclass": ("import dataclasses\n\n\n@dataclasses.dataclass\nclass _Plugin:\n    module: str\n    name: str = 'XPlatform'\n\n"
+                               "    def activate(self):\n        return self.module + '.' + self.name\n\n\n_PLUGIN = _Plugin('p.platform')\n"
+                               "activate = _PLUGIN.activate\n"),
 }
 
 
@@ -1383,6 +1705,49 @@ def register():
     assert not any(f["breaking"] for f in doc["findings"]) and code == 0, doc["findings"]
 
 
+# ---------------------------------------------------------------- a registration is also a call
+REGISTRATIONS = {
+    "call": "register_attention_backend('xdev', create)\n",
+    "decorator": "@register_attention_backend('xdev', 'fallback')\ndef create2(runner):\n    return None\n",
+    "guarded_alias": "if register is not None:\n    register('xdev', create)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(REGISTRATIONS))
+def test_a_registration_call_that_does_not_bind_to_upstreams_signature_breaks(upstreams, tmp_path, spelling):
+    # upstream's register_attention_backend(name) returns the decorator: two arguments raise TypeError
+    _, new = upstreams
+    source = f"""
+from sglang.srt.layers.attention.attention_registry import register_attention_backend
+
+try:
+    from sglang.srt.layers.attention.attention_registry import register_attention_backend as register
+except ImportError:
+    register = None
+
+
+def create(runner):
+    return None
+
+
+{REGISTRATIONS[spelling]}
+
+def register_plugin():
+    pass
+"""
+    code, doc = check(plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register_plugin"}),
+                                        "p/__init__.py": source}), new)
+    broken = [f for f in doc["findings"] if f["breaking"]]
+    assert code == 1 and [f["target"] for f in broken] == [
+        "sglang.srt.layers.attention.attention_registry.register_attention_backend"], doc["findings"]
+    assert "takes 1 positional arguments, the call passes 2" in broken[0]["detail"], broken[0]
+    # the one-argument form binds: the registration alone, no finding against it
+    code, doc = check(plugin(tmp_path / "fits", {"pyproject.toml": pyproject(plugins={"p": "p:register_plugin"}),
+                                                 "p/__init__.py": source.replace(", create)", ")(create)")
+                                                 .replace(", 'fallback')", ")")}), new)
+    assert code == 0 and not [f for f in doc["findings"] if f["breaking"]], doc["findings"]
+
+
 # ---------------------------------------------------------------- `X = X` upstream
 @pytest.mark.parametrize("name", ["Sampler", "sampler_module", "Metadata", "LIMIT"])
 def test_an_upstream_self_alias_keeps_what_the_name_was(upstreams, tmp_path, name):
@@ -1471,6 +1836,16 @@ REPLACEMENTS = {
     "lambda_assign": ("rope.get_rope = lambda head_size, base: my_get_rope(head_size, base)", False),
     "lambda_setattr": ("setattr(rope, 'get_rope', lambda head_size, base, **kw: my_get_rope(head_size, base))", True),
     "lambda_mock_patch": ("mock.patch.object(rope, 'get_rope', lambda *a: my_get_rope(*a)).start()", False),
+    # the original saved and the global replaced in one statement (V variant r5)
+    "tuple_save_and_replace": ("global _ORIG\n    _ORIG, rope.get_rope = rope.get_rope, my_get_rope", False),
+    "list_save_and_replace": ("[saved, rope.get_rope] = [rope.get_rope, my_get_rope]", False),
+    "tuple_save_and_replace_kwargs": ("_kept, rope.get_rope = rope.get_rope, my_get_rope_kwargs", True),
+    # the module's namespace updated (F32 variant r1), the module got in a try whose else patches it
+    "namespace_update_keyword": ("vars(rope).update(get_rope=my_get_rope)", False),
+    "dunder_dict_update": ("rope.__dict__.update({'get_rope': my_get_rope})", False),
+    "namespace_update_kwargs": ("vars(rope).update(get_rope=my_get_rope_kwargs)", True),
+    "sys_modules_try_else": ("import sys\n    try:\n        loaded = sys.modules[ROPE]\n    except KeyError:\n        pass\n"
+                             "    else:\n        vars(loaded).update(get_rope=my_get_rope)", False),
 }
 
 

@@ -46,8 +46,22 @@ def upstreams(tmp_path_factory):
 
 
 HEAD = "import functools\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+PROPERTY_CLASS = ("import dataclasses\n\n\n@dataclasses.dataclass\nclass Cfg:\n    strict: bool = True\n\n"
+                  "    @classmethod\n    def from_env(cls) -> 'Cfg':\n        return cls(False)\n\n"
+                  "    @{deco}\n    def hook(self):\n        strict = self.strict\n\n"
+                  "        def keep(hf_weights_files, hf_folder, index_file{extra}):\n            return hf_weights_files if strict else []\n\n"
+                  "        return keep\n\n\n")
 SPELLINGS = {
     # (the hooks module, whether it breaks on the new release)
+    # the closure a property's getter returns (F30 variant q2), read off an instance however made
+    "property_of_classmethod_instance": (PROPERTY_CLASS.format(deco="property", extra="") +
+                                         f"def register():\n    HookRegistry.register({TARGET!r}, Cfg.from_env().hook, HookType.REPLACE)\n", True),
+    "property_of_constructed_instance": (PROPERTY_CLASS.format(deco="property", extra="") +
+                                         f"def register():\n    HookRegistry.register({TARGET!r}, Cfg(True).hook, HookType.REPLACE)\n", True),
+    "cached_property_of_module_object": (PROPERTY_CLASS.format(deco="functools.cached_property", extra="") +
+                                         f"_CFG = Cfg()\n\n\ndef register():\n    HookRegistry.register({TARGET!r}, _CFG.hook, HookType.REPLACE)\n", True),
+    "property_fits": (PROPERTY_CLASS.format(deco="property", extra=", allow_patterns=None") +
+                      f"def register():\n    HookRegistry.register({TARGET!r}, Cfg.from_env().hook, HookType.REPLACE)\n", False),
     "function": ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
                  f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.REPLACE)\n", True),
     "closure": ("def make(strict):\n    def keep(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n    return keep\n\n\n"
@@ -264,6 +278,76 @@ def test_a_hook_is_judged_against_the_call_however_it_is_written(upstreams, tmp_
         assert hook["status"] == "signature_changed" and "allow_patterns" in hook["detail"] and code == 1
     else:
         assert code == 0
+
+
+# hooks a helper registers in a loop over what its callers hand it (F34 variant r2): one hook per
+# element, each judged with its own target and callable
+GONE_TARGET = "sglang.srt.model_loader.weight_utils.gone_helper"
+LOOPED = {
+    "variadic_tuples": ("def _install(*specs):\n    for target, fn, kind in specs:\n        HookRegistry.register(target, fn, kind)\n\n\n"
+                        "def register():\n    _install(({t!r}, keep, HookType.REPLACE), ({g!r}, keep, HookType.AFTER))\n"),
+    "list_parameter": ("def _install(specs):\n    for target, fn, kind in specs:\n        HookRegistry.register(target, fn, kind)\n\n\n"
+                       "def register():\n    _install([({t!r}, keep, HookType.REPLACE), ({g!r}, keep, HookType.AFTER)])\n"),
+    "unpacked_in_the_body": ("def _install(*specs):\n    for spec in specs:\n        target, fn, kind = spec\n"
+                             "        HookRegistry.register(target, fn, kind)\n\n\n"
+                             "def register():\n    _install(({t!r}, keep, HookType.REPLACE), ({g!r}, keep, HookType.AFTER))\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LOOPED))
+def test_hooks_a_helper_registers_in_a_loop_over_its_arguments_are_each_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    _both_hooks_judged(tmp_path, new, "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                       + LOOPED[spelling].format(t=TARGET, g=GONE_TARGET))
+
+
+def _both_hooks_judged(tmp_path, upstream: str, source: str) -> dict[str, dict]:
+    """`harness check` of p/hooks.py (HEAD + `source`) registering a REPLACE hook on TARGET that
+    lacks allow_patterns and an AFTER hook on GONE_TARGET: each judged as itself. The hook findings."""
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
+    code, doc = check(root, upstream)
+    hooks = {f["target"]: f for f in doc["findings"] if f["kind"] == "hook"}
+    assert (hooks[TARGET]["status"], hooks[TARGET]["hook_type"], hooks[TARGET]["breaking"]) == ("signature_changed", "REPLACE", True), hooks
+    assert (hooks[GONE_TARGET]["status"], hooks[GONE_TARGET]["hook_type"]) == ("missing", "AFTER"), hooks
+    assert code == 1
+    return hooks
+
+
+# hooks declared as subclasses of a plugin base, found with `Base.__subclasses__()` (F34 variant r1):
+# its direct subclasses, each with its class attributes; a grandchild is no direct subclass
+SUBCLASS_HOOKS = {
+    "for_loop": "def register():\n    for spec in _Hook.__subclasses__():\n        HookRegistry.register(spec.target, spec.hook, spec.kind)\n",
+    "comprehension": "def register():\n    return [HookRegistry.register(c.target, c.hook, c.kind) for c in _Hook.__subclasses__()]\n",
+    "map_lambda": "def register():\n    list(map(lambda c: HookRegistry.register(c.target, c.hook, c.kind), _Hook.__subclasses__()))\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SUBCLASS_HOOKS))
+def test_hooks_declared_as_subclasses_of_a_plugin_base_are_each_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    source = (f"class _Hook:\n    target = None\n    kind = HookType.AFTER\n\n\n"
+              f"class _Keep(_Hook):\n    target = {TARGET!r}\n    kind = HookType.REPLACE\n\n"
+              f"    @staticmethod\n    def hook(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n"
+              f"class _Gone(_Hook):\n    target = {GONE_TARGET!r}\n\n    @staticmethod\n    def hook(result, *args, **kwargs):\n        return result\n\n\n"
+              f"class _Grandchild(_Gone):\n    target = 'sglang.srt.model_loader.weight_utils.never_registered'\n\n\n" + SUBCLASS_HOOKS[spelling])
+    hooks = _both_hooks_judged(tmp_path, new, source)
+    assert "sglang.srt.model_loader.weight_utils.never_registered" not in hooks, hooks
+
+
+# rows of (target, hook, kind) handed to HookRegistry.register by itertools.starmap (F34 variant q1)
+STARMAPS = {
+    "list_of_starmap": "import itertools\n\n\ndef register():\n    list(itertools.starmap(HookRegistry.register, _ROWS))\n",
+    "for_over_starmap_alias": "from itertools import starmap as each\n\n\ndef register():\n    for _ in each(HookRegistry.register, _ROWS):\n        pass\n",
+    "tuple_of_starmap_module_level": "from itertools import starmap\n\nDONE = tuple(starmap(HookRegistry.register, _ROWS))\n\n\ndef register():\n    return DONE\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(STARMAPS))
+def test_hooks_registered_by_starmap_over_rows_are_each_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    source = ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+              f"_ROWS = (({TARGET!r}, keep, HookType.REPLACE), ({GONE_TARGET!r}, keep, HookType.AFTER))\n\n\n" + STARMAPS[spelling])
+    _both_hooks_judged(tmp_path, new, source)
 
 
 def test_partial_takes_bound_arguments_away_as_inspect_does():

@@ -44,6 +44,11 @@ PATCHES = {
     "alias": "import sglang.srt.models.mtp as mtp\n\n\ndef register():\n    mtp.Layer = Mine\n",
     "setattr": "from sglang.srt.models import mtp\n\n\ndef register():\n    setattr(mtp, 'Layer', Mine)\n",
     "none": "\n\ndef register():\n    return Mine\n",
+    # a class made for the occasion and put in Layer's place (V variant q8): by type() with the
+    # plugin's class first in the MRO, or a class statement inside the function
+    "type_call": "import sglang.srt.models.mtp as mtp\n\n\ndef register():\n    mtp.Layer = type('Layer', (Mine, mtp.Layer), {})\n",
+    "type_call_module_level": "from sglang.srt.models import mtp\n\nmtp.Layer = type('Fused', (Mine,), {'__doc__': 'fused'})\n\n\ndef register():\n    pass\n",
+    "local_class": "import sglang.srt.models.mtp as mtp\n\n\ndef register():\n    class Local(Mine):\n        pass\n\n    mtp.Layer = Local\n",
 }
 MINE = ("from sglang.srt.models.mtp import Layer\n\n\nclass Mine(Layer):\n    def forward(self, x, step=0):\n        return x\n\n"
         "    def warm(self, x):\n        return x\n\n\n")

@@ -54,3 +54,29 @@ def test_an_import_in_a_module_getattr_runs_only_for_a_name_read(upstreams, tmp_
     found = by_target(doc["findings"])[GONE]
     assert found["breaking"] is runs, found
     assert code == (1 if runs else 0)
+
+
+# a lazy package importing the submodule a read names (F22 variant q2): `pkg.legacy` on a
+# package whose __getattr__ imports `.{name}` imports pkg.legacy; a submodule nothing reads stays dead
+LAZY_PACKAGES = {
+    "relative_with_package": "importlib.import_module(f'.{name}', __name__)",
+    "absolute_fstring": "importlib.import_module(f'{__name__}.{name}')",
+    "relative_package_keyword": "importlib.import_module('.' + name, package=__package__)",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LAZY_PACKAGES))
+def test_a_lazy_package_imports_the_submodule_a_read_names(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": "from p import ops\n\n\ndef register():\n    return ops.legacy.run\n",
+        "p/ops/__init__.py": f"import importlib\n\n__all__ = ['legacy', 'unread']\n\n\ndef __getattr__(name):\n"
+                             f"    if name in __all__:\n        return {LAZY_PACKAGES[spelling]}\n    raise AttributeError(name)\n",
+        "p/ops/legacy.py": "from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n\n\ndef run():\n"
+                           "    return apply_torchao_config_to_model\n",
+        "p/ops/unread.py": "from sglang.srt.layers.torchao_utils import FILTERS\n",
+    })
+    code, doc = check(root, new)
+    live = {f["file"]: f["live"] for f in doc["findings"]}
+    assert (live.get("p/ops/legacy.py"), live.get("p/ops/unread.py")) == (True, False) and code == 1, doc["findings"]

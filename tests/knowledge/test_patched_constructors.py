@@ -75,6 +75,17 @@ PATCHED_INITS = {
                           "def _init(self, n_reader, n_local_reader, connect_ip=None, use_pinned_ring=False):\n"
                           "    _orig(self, n_reader, n_local_reader, connect_ip)\n\n\n"
                           "def register():\n    return MessageQueue(1, 1, use_pinned_ring=True)\n"),
+    # an attribute assignment on a helper's parameter (V variant r7): each call's class is patched
+    "helper_parameter_assignment": INIT + "def put_init(cls):\n    cls.__init__ = _init\n    return cls\n\n\n"
+                                          "def register():\n    put_init(MessageQueue)\n    return MessageQueue(1, 1, use_pinned_ring=True)\n",
+    "helper_two_parameters": INIT + "def put(cls, fn):\n    cls.__init__ = fn\n\n\n"
+                                    "def register():\n    put(MessageQueue, fn=_init)\n    return MessageQueue(1, 1, use_pinned_ring=True)\n",
+    "decorator_factory_assignment": ("from sglang.srt.managers.queue import MessageQueue\n\n_orig = MessageQueue.__init__\n\n\n"
+                                     "def replaces_init(owner):\n    def deco(fn):\n        owner.__init__ = fn\n        return fn\n    return deco\n\n\n"
+                                     "@replaces_init(MessageQueue)\n"
+                                     "def _init(self, n_reader, n_local_reader, connect_ip=None, use_pinned_ring=False):\n"
+                                     "    _orig(self, n_reader, n_local_reader, connect_ip)\n\n\n"
+                                     "def register():\n    return MessageQueue(1, 1, use_pinned_ring=True)\n"),
 }
 
 
@@ -87,7 +98,8 @@ def test_a_call_binds_the_init_the_plugin_put_on_the_class(upstreams, tmp_path, 
     assert code == 0
     # without the patch the same call passes a keyword upstream's __init__ does not take
     source = PATCHED_INITS[spelling].replace("MessageQueue.__init__ = _init\n", "").replace("setattr(MessageQueue, '__init__', _init)\n    ", "")
-    source = source.replace("@replaces(MessageQueue, '__init__')\n", "")
+    source = source.replace("@replaces(MessageQueue, '__init__')\n", "").replace("@replaces_init(MessageQueue)\n", "")
+    source = source.replace("    put_init(MessageQueue)\n", "").replace("    put(MessageQueue, fn=_init)\n", "")
     code, doc = check(one_module(tmp_path, spelling + "-unpatched", source), old)
     call = next(f for f in doc["findings"] if f["kind"] == "call" and f["target"] == f"{QUEUE}.MessageQueue")
     assert call["breaking"] and "use_pinned_ring" in call["detail"] and code == 1, call

@@ -198,6 +198,27 @@ def test_a_member_read_on_the_platform_instance_is_judged_on_the_active_platform
     assert not [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_sampler_chunk_sz"], doc["findings"]
 
 
+@pytest.mark.parametrize("rebound", [False, True], ids=["activated_class", "instance_set_by_the_plugin"])
+@pytest.mark.parametrize("spelling", sorted(INSTANCE_READS))
+def test_a_method_only_a_subclass_of_the_activated_class_defines_is_missing_on_the_instance(upstreams, tmp_path, spelling, rebound):
+    # F20 variant r2: the engine makes current_platform from exactly the class activate() names
+    old, _ = upstreams
+    root = instance_plugin(tmp_path, "tuned_rows", INSTANCE_READS[spelling])
+    platform = root / "priv" / "platform.py"
+    platform.write_text(platform.read_text() + "\n\nclass TunedPlatform(PrivPlatform):\n    def tuned_rows(self):\n        return 8\n")
+    if rebound:  # the plugin puts its own object there: it may be the subclass
+        use = root / "priv" / "use.py"
+        use.write_text(use.read_text() + "\n\ndef install():\n    import sglang.srt.platforms as platforms\n"
+                       "    from priv.platform import TunedPlatform\n    platforms.current_platform = TunedPlatform()\n")
+    code, doc = check(root, old)
+    read = [f for f in doc["findings"] if f["target"] == f"{IFACE}.tuned_rows" and f["kind"] == "subclass"]
+    if rebound:
+        assert [f["status"] for f in read] == [Status.unknown.value] and code != 1, doc["findings"]
+    else:
+        assert [(f["status"], f["breaking"]) for f in read] == [(Status.missing.value, True)] and code == 1, doc["findings"]
+        assert "AttributeError" in read[0]["detail"], read[0]
+
+
 GRAFTS = {
     "assignment": "PrivPlatform.get_mha_kv_pool_cls = _pool\n",
     "setattr": "setattr(PrivPlatform, 'get_mha_kv_pool_cls', _pool)\n",

@@ -27,7 +27,14 @@ PATCHES = {
     "assign": "import sglang.srt.layers.fla\nfrom p.kernel import chunk\n\nsglang.srt.layers.fla.chunk = chunk\n",
     "alias": "import sglang.srt.layers.fla as fla\nfrom p import kernel\n\nfla.chunk = kernel.chunk\n",
     "setattr": "import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\nsetattr(fla, 'chunk', chunk)\n",
+    # save-and-replace in one statement: the original kept, the module global set
+    "tuple_swap": "import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\n_ORIG, fla.chunk = fla.chunk, chunk\n",
+    "list_swap": "import sglang.srt.layers.fla as fla\nfrom p import kernel\n\n[_ORIG, fla.chunk] = [fla.chunk, kernel.chunk]\n",
+    "global_swap": ("import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\n_ORIG = None\n\n\ndef install():\n"
+                    "    global _ORIG\n    _ORIG, fla.chunk = fla.chunk, chunk\n"),
     "none": "",
+    # the kernel is kept aside, the original stays: `fla.chunk` is read before `_KEPT` is bound
+    "swap_keeps_original": "import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\n_ORIG, _KEPT = fla.chunk, chunk\n",
     # not on this release: the original is what the call binds (vllm-ascend patches FusedMoE only off 0.23.0)
     "guarded_off": "import sglang\nimport sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\nif sglang.__version__ < '0.10.0':\n    fla.chunk = chunk\n",
     # a replacement defined under a module-level test that holds here
@@ -40,11 +47,12 @@ PATCHES = {
 def test_a_call_binds_the_plugins_replacement(upstreams, tmp_path, patch):
     _, new = upstreams
     root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.patches:register"}), "p/__init__.py": "", "p/kernel.py": KERNEL,
-                             "p/patches.py": PATCHES[patch] + "\n\ndef register():\n    from p import model\n    return model\n",
+                             "p/patches.py": PATCHES[patch] + "\n\ndef register():\n    install()\n    from p import model\n    return model\n"
+                             + ("" if "def install" in PATCHES[patch] else "\n\ndef install():\n    pass\n"),
                              "p/model.py": CALLER})
     code, doc = check(root, new)
     call = next((f for f in doc["findings"] if f["kind"] == "call" and f["target"] == CHUNK), None)
-    if patch in ("none", "guarded_off"):
+    if patch in ("none", "guarded_off", "swap_keeps_original"):
         assert call is not None and (call["status"], call["breaking"]) == ("signature_changed", True) and code == 1
     else:
         assert call is None or not call["breaking"], call  # ok: counted, not listed

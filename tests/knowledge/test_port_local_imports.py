@@ -120,6 +120,12 @@ SCOPES = {
     # a read that a loop runs again after the binding, or that a closure runs later, is not before it
     "read_in_a_loop_that_binds": (f"for _ in (1, 2):\n            early = Phase.ALL if _ == 2 else ()\n            {IMPORT}\n\n", "early", False),
     "read_by_a_closure_defined_first": (f"def _known(p):\n            return p in Phase.ALL\n        {IMPORT}\n\n", "Phase.ALL", False),
+    # bound only in a block that leaves the function (F38 variant q2): nothing after it sees the binding
+    "import_in_a_returning_handler": (f"try:\n            pass\n        except ValueError:\n            {IMPORT}\n            return Phase\n\n", "Phase.ALL", True),
+    "import_in_a_raising_branch": (f"if backend == 'none':\n            {IMPORT}\n            raise ValueError(Phase.ALL)\n\n", "Phase.ALL", True),
+    "import_in_a_returning_else": (f"if backend:\n            pass\n        else:\n            {IMPORT}\n            return False\n\n", "Phase.ALL", True),
+    # one path binds it and falls through: bound there
+    "import_in_both_branches": (f"if backend:\n            {IMPORT}\n        else:\n            {IMPORT}\n            return False\n\n", "Phase.ALL", False),
 }
 
 

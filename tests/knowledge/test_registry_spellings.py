@@ -55,6 +55,24 @@ SPELLINGS = {
                                        'def register():\n    try:\n        reuse("dual")\n    except Exception:\n        pass\n', False),
     "subscript_except_attribute_error": (HEAD + 'def register():\n    try:\n        factory = ATTENTION_BACKENDS["dual"]\n    except AttributeError:\n'
                                          '        return\n    return factory(None)\n', True),
+    # the entry wrapped in place: the key is read before the plugin's own put stores it (F39 variant r1)
+    "wrapped_in_place": (HEAD + 'def wrap(factory):\n    return factory\n\n\ndef register():\n'
+                         '    ATTENTION_BACKENDS["dual"] = wrap(ATTENTION_BACKENDS["dual"])\n', True),
+    "wrapped_through_a_local": (HEAD + 'def wrap(factory):\n    return factory\n\n\ndef register():\n'
+                                '    original = ATTENTION_BACKENDS["dual"]\n    ATTENTION_BACKENDS["dual"] = wrap(original)\n', True),
+    "wrapped_by_partial": (HEAD + 'import functools\n\n\ndef on_device(factory, runner):\n    return factory(runner)\n\n\n'
+                           'def register():\n    ATTENTION_BACKENDS["dual"] = functools.partial(\n        on_device,\n'
+                           '        ATTENTION_BACKENDS["dual"],\n    )\n', True),
+    # operator.itemgetter over the registry (F39 variant q1): `X["k"]` for each key
+    "itemgetter_inline": (use('__import__("operator").itemgetter("dual")(ATTENTION_BACKENDS)').replace(
+        'factory = __import__("operator").itemgetter', 'factory = itemgetter').replace(HEAD, HEAD + "from operator import itemgetter\n\n\n"), True),
+    "itemgetter_bound_unpacked": (HEAD + 'import operator\n\n_GET = operator.itemgetter("dual", "torch_native")\n\n\n'
+                                  'def register():\n    factory, fallback = _GET(ATTENTION_BACKENDS)\n    return factory(None)\n', True),
+    "itemgetter_default_kept": (HEAD + 'from operator import itemgetter\n\n\ndef register():\n'
+                                '    return itemgetter("torch_native")(ATTENTION_BACKENDS)(None)\n', None),
+    # the plugin's own put before the read: the key is there
+    "put_then_read": (HEAD + 'def create(runner):\n    return None\n\n\ndef register():\n'
+                      '    ATTENTION_BACKENDS["dual"] = create\n    return ATTENTION_BACKENDS["dual"](None)\n', None),
 }
 
 
@@ -66,6 +84,10 @@ def test_a_dropped_key_is_found_however_it_is_read(upstreams, tmp_path, spelling
     code, doc = check(root, old)  # a key that resolves is counted, not listed
     assert by_target(doc["findings"]).get(KEY, {"status": "ok"})["status"] == "ok" and code == 0
     code, doc = check(root, new)
+    if breaks is None:  # the plugin puts the key in itself
+        key = by_target(doc["findings"]).get(KEY, {"status": "ok"})
+        assert key["status"] == "ok" and code == 0, key
+        return
     key = by_target(doc["findings"])[KEY]
     assert (key["status"], key["breaking"]) == ("missing", breaks), key
     assert code == (1 if breaks else 0)

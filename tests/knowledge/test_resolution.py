@@ -19,6 +19,34 @@ DEPTH = 1500  # links in the deep chains: beyond Python's default recursion limi
 
 UPSTREAM = {
     "sglang/__init__.py": "",
+    # nested classes whose bases name a sibling nested class: evaluated in the enclosing class body
+    "sglang/srt/nested.py": """
+        class State:
+            def global_only(self):
+                return 0
+
+
+        class Pool:
+            class State:
+                def at_layer_idx(self, i):
+                    return i
+
+            class SpeculativeState(State):
+                pass
+
+            class Doubly(SpeculativeState, dict):
+                pass
+
+
+        class Outer:
+            class Mid:
+                class Base:
+                    def deep(self):
+                        return 1
+
+                class Child(Base):
+                    pass
+        """,
     # sglang/srt has no __init__.py: a namespace package, as in the real releases
     "sglang/srt/built.py": """
         import collections
@@ -345,6 +373,21 @@ def test_class_factories_make_classes_with_those_members(upstream, tmp_path, tar
     resolution = check(index, f"sglang.srt.built.{target}", outcome, owner)
     if outcome is Outcome.missing:
         assert "has no attribute" in resolution.note
+
+
+@pytest.mark.parametrize(
+    "target, outcome, owner",
+    [
+        ("Pool.SpeculativeState.at_layer_idx", Outcome.resolved, "sglang.srt.nested.Pool.State"),
+        ("Pool.Doubly.at_layer_idx", Outcome.resolved, "sglang.srt.nested.Pool.State"),
+        ("Outer.Mid.Child.deep", Outcome.resolved, "sglang.srt.nested.Outer.Mid.Base"),
+        # the module's own State is not the base: its method is no member
+        ("Pool.SpeculativeState.global_only", Outcome.missing, None),
+    ],
+)
+def test_a_nested_class_base_is_looked_up_in_the_enclosing_class_body(upstream, tmp_path, target, outcome, owner):
+    index = index_of(upstream, tmp_path)
+    check(index, f"sglang.srt.nested.{target}", outcome, owner)
 
 
 # ----------------------------------------------------------------------------- outside bases

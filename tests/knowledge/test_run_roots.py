@@ -51,6 +51,29 @@ SPELLINGS = {
     "circleci": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
                   ".circleci/config.yml": "jobs:\n  bench:\n    steps:\n      - run:\n          command: |\n            python -m p.tools.bench\n"},
                  "run with `python -m p.tools.bench` (.circleci/config.yml:6)"),
+    # the interpreter named by a make or shell variable (V variant q11)
+    "makefile_variable": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                           "Makefile": "PYTHON ?= python3\n\n.PHONY: bench\nbench:\n\tP_PLUGINS=p $(PYTHON) -m p.tools.bench --steps 4\n"},
+                          "run with `python -m p.tools.bench` (Makefile:5)"),
+    "shell_variable_braced": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                               "scripts/bench.sh": "#!/bin/sh\nPY=${PY:-python3}\n\"${PY}\" -m p.tools.bench\n"},
+                              "run with `python -m p.tools.bench` (scripts/bench.sh:3)"),
+    "shell_variable_bare": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                             "docs/bench.md": "# Bench\n\n    $PYTHON_BIN -m p.tools.bench\n"},
+                            "run with `python -m p.tools.bench` (docs/bench.md:3)"),
+    # the module a GitHub Actions matrix names (V variant r12): the job runs once per value
+    "matrix_list": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                     ".github/workflows/probes.yml": "jobs:\n  probe:\n    strategy:\n      matrix:\n        probe: [p.tools.other, p.tools.bench]\n"
+                                                     "    steps:\n      - run: python -m ${{ matrix.probe }} --steps 8\n"},
+                    "run with `python -m p.tools.bench` (matrix.probe, .github/workflows/probes.yml:5)"),
+    "matrix_include": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                        ".github/workflows/probes.yml": "jobs:\n  probe:\n    strategy:\n      matrix:\n        include:\n          - tool: p.tools.bench\n"
+                                                        "            steps: 3\n    steps:\n      - run: python3 -u -m ${{matrix.tool}}\n"},
+                       "run with `python -m p.tools.bench` (matrix.tool, .github/workflows/probes.yml:6)"),
+    "matrix_folded_block": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                             ".github/workflows/probes.yaml": "jobs:\n  probe:\n    strategy:\n      matrix:\n        probe:\n          - p.tools.bench\n"
+                                                              "    steps:\n      - run: >-\n          python\n          -m ${{ matrix.probe }}\n"},
+                            "run with `python -m p.tools.bench` (matrix.probe, .github/workflows/probes.yaml:6)"),
 }
 
 

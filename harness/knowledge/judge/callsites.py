@@ -32,6 +32,8 @@ from harness.knowledge.upstream import SymbolIndex
 MAX_MODULES = 16
 # The platform object upstream code calls platform methods on; an instance of the profile's platform interface.
 PLATFORM_INSTANCE = "current_platform"
+# CallSite.made of an instance a function annotated to return the class built (instance_calls)
+FACTORY_MADE = "factory:"
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class CallSite:
 
     def describe(self) -> str:
         """`path:line (2 positional, allow_patterns=)`."""
-        parts = [f"{self.shape.positional} positional"] + [f"{k}=" for k in self.shape.keywords]
+        parts = [f"{self.shape.positional} positional"] + [f"{k}=" for k in self.shape.keywords] + [f"{k}= (sometimes)" for k in self.shape.sometimes]
         parts += ["*args"] * self.shape.star_args + ["**kwargs"] * self.shape.star_kwargs
         through = f" through {self.receiver}" if self.made else ""
         return f"{self.where} ({', '.join(parts)}){through}"
@@ -423,14 +425,36 @@ def instance_calls(index: SymbolIndex, cls: Ref, method: str, by_parameter: bool
                           lambda: _find_instances(index, cls, method, by_parameter))
 
 
+def _factories(index: SymbolIndex, cls: Ref) -> dict[str, str]:
+    """The module-level functions of the release whose return annotation names `cls` (`def
+    create_sampler(...) -> "Sampler":`): function path -> the `made` of what they return,
+    FACTORY_MADE and the path (no one global decides its class: a factory may hand back a
+    subclass it was given)."""
+    name = cls.qualname.rpartition(".")[2]
+    arrow = re.compile(rb"->\s*['\"]?(?:Optional\[)?(?:[\w.]+\.)?" + re.escape(name.encode()) + rb"\b")
+    found: dict[str, str] = {}
+    for module in [m for m, text in index.sources().items() if name.encode() in text and arrow.search(text)]:
+        tree = index.tree(module)
+        for node in tree.body if tree is not None else ():
+            text = annotation_class(node.returns) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            resolved = index.resolve_in_scope(module, text) if text else None
+            if resolved is None or not resolved.ok or resolved.ref != cls:
+                continue
+            found[f"{module}.{node.name}"] = f"{FACTORY_MADE}{module}.{node.name}"
+    return found
+
+
 def _find_instances(index: SymbolIndex, cls: Ref, method: str, by_parameter: bool) -> CallSites:
     name = cls.qualname.rpartition(".")[2]
     through_call = method == MODULE_CALL and _is_module(index, cls)
     result, needle = CallSites(), f"{name}(".encode()
+    # a function annotated to return the class (`self.sampler = create_sampler()`) builds one too
+    factories = {} if by_parameter else _factories(index, cls)
+    needles = [needle, *{f"{path.rpartition('.')[2]}(".encode() for path in factories}]
     # a parameter defaulting to the class (`attn_layer_type: type[nn.Module] = LlamaAttention`):
     # what the function builds by calling it is that class, or the subclass a caller passes
     default = re.compile(rb"=[ \t]*(?:[\w.]+\.)?" + re.escape(name.encode()) + rb"[ \t]*[,)\n]")
-    for module in [m for m, text in index.sources().items() if (default.search(text) if by_parameter else needle in text)]:
+    for module in [m for m, text in index.sources().items() if (default.search(text) if by_parameter else any(n in text for n in needles))]:
         tree = index.tree(module)
         if tree is None:
             continue
@@ -444,11 +468,13 @@ def _find_instances(index: SymbolIndex, cls: Ref, method: str, by_parameter: boo
         for node in walk(tree):
             if id(node) in builders:
                 made = builders[id(node)]
-            elif by_parameter or not (isinstance(node, ast.Call) and (
-                    (isinstance(node.func, ast.Name) and node.func.id == name) or (isinstance(node.func, ast.Attribute) and node.func.attr == name))):
+            elif by_parameter or not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
                 continue
-            else:
+            elif (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == name:
                 made = _made_at(index, module, node.func, cls)
+            else:
+                called = index.resolve_in_scope(module, dotted(node.func) or "") if factories else None
+                made = factories.get(called.ref.path) if called is not None and called.ok else None
             if made is None:
                 continue
             held = _holder(node, parents)

@@ -58,7 +58,6 @@ from harness.knowledge.model import (
     DATACLASS_EXTENDS,
     EMPTY_BODIES,
     PLACED,
-    CallShape,
     Cond,
     Dependency,
     Finding,
@@ -595,7 +594,7 @@ class Judge:
         extra = 1 if prefix else 0
 
         def bind(site: CallSite):
-            shape = CallShape(site.shape.positional + extra + (1 if site.bound else 0), site.shape.keywords, site.shape.star_args, site.shape.star_kwargs)
+            shape = replace(site.shape, positional=site.shape.positional + extra + (1 if site.bound else 0))
             return bind_problem(dep.params, shape, False)
 
         # a hook replaces the target: every call of it lands on the hook (with `reaches`, only some do)
@@ -649,7 +648,7 @@ class Judge:
         if found is None:
             return None
         target = f"{dep.target}[{dep.name!r}]"
-        own = plugin_puts([d for d in self.scan.dependencies if d is not dep], self.index, resolution.ref, dep.target, dep.name) or next(
+        own = plugin_puts([d for d in self.scan.dependencies if d is not dep], self.index, resolution.ref, dep.target, dep.name, dep) or next(
             (d for d in self.scan.dependencies if d is not dep and d.name == dep.name and profile().spec(d.kind).registration), None)
         if dep.name in found.keys:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")

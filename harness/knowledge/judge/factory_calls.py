@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import msgspec
 
@@ -304,7 +304,7 @@ def spread_shapes(scope: ast.AST | None, call: ast.Call) -> list[tuple[CallShape
     args = scope.args if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     if not bindings or (args is not None and name in {a.arg for a in ast.walk(args) if isinstance(a, ast.arg)}):
         return [(shape, 0)]
-    return [(CallShape(shape.positional, shape.keywords + keys, shape.star_args, False), line) for keys, line in bindings.items()]
+    return [(replace(shape, keywords=shape.keywords + keys, star_kwargs=False), line) for keys, line in bindings.items()]
 
 
 def _parents(tree: ast.AST) -> dict[int, ast.AST]:

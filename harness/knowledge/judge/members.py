@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from harness.engines import profile
 from harness.knowledge.judge.callsites import (
+    FACTORY_MADE,
     PARAMETER,
     PLATFORM_INSTANCE,
     CallSite,
@@ -42,6 +43,7 @@ from harness.knowledge.model import (
     PluginClass,
     Ref,
     Resolution,
+    PLATFORM_INSTANCE_READ,
     STANDS_IN,
     Status,
     dotted,
@@ -220,9 +222,10 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
         own = next((w for c in mro for w in [written_by_plugin(judge, f"{c.path}.{dep.member}")] if w is not None), None)
         if own is not None and dep.access in ("instance", "class"):
             return Finding(**judge.base(dep, target), status=Status.ok, detail=f"{where}: the plugin sets {dep.member!r} on {first.path} itself ({own.file}:{own.line})")
-        # the class the code is written in (dep.name) may be a base of the one judged
+        # the class the code is written in (dep.name) may be a base of the one judged; the
+        # platform instance is made from exactly the class activate() names, never a subclass
         sub = next((found for cls in dict.fromkeys((dep.plugin_class, dep.name)) for found in [judge.plugin_subclass_defining(cls, dep.member)] if found),
-                   None) if dep.access in ("instance", "class") else None
+                   None) if dep.access in ("instance", "class") and dep.how != PLATFORM_INSTANCE_READ else None
         if sub is not None:
             return Finding(**judge.base(dep, target), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                            detail=f"{where}: {dep.member!r} is not declared by {first.path} and its bases ({found.note}), but the plugin's subclass {sub.path} "
@@ -392,7 +395,7 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
             return Unreached(f"upstream's own {defined_in}{signature_text(info.params)} cannot take it either ({refused[1]})")
         if (site.path, site.line) in platform_lines:
             return True
-        if site.made:  # an instance upstream builds by a name the plugin rebinds to its class
+        if site.made and not site.made.startswith(FACTORY_MADE):  # an instance upstream builds by a name the plugin rebinds to its class
             return True if site.made in rebound else (
                 f"the plugin rebinds {', '.join(sorted(rebound))}; {site.where} builds it by the name {site.made}, "
                 "bound when that module is imported (which runs first is not checked)")
@@ -483,7 +486,8 @@ def _instance_sites(judge: JudgeContext, dep: Dependency) -> tuple[CallSites, se
     bound = {name for cls in judge.scan.classes.values() for name in cls.names}
     for klass in (r for r in judge.plugin_mro(dep.plugin_class) if r.module and r.kind == "class"):
         for site in instance_calls(judge.index, klass, dep.member).calls:
-            if site.sole and site.made not in rebound and not (site.holder.startswith("self.") and site.holder[5:] in bound):
+            if (site.sole and site.made not in rebound and not site.made.startswith(FACTORY_MADE)
+                    and not (site.holder.startswith("self.") and site.holder[5:] in bound)):
                 upstream_own[(site.path, site.line)] = site
     return found, rebound, upstream_own
 

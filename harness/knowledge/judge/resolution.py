@@ -10,7 +10,7 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from harness.engines import LOADERS, profile
-from harness.knowledge.model import Dependency, Outcome, Resolution
+from harness.knowledge.model import Dependency, Outcome, PythonCompare, Resolution
 from harness.knowledge.upstream import SymbolIndex, UpstreamSource
 
 
@@ -65,6 +65,29 @@ def compare_version(actual: str | None, op: str, literal: str, parsed: bool) -> 
         return _COMPARE[op](Version(actual), Version(literal))
     except InvalidVersion:
         return None
+
+
+def python_holds(requires_python: str | None, cond: PythonCompare) -> bool | None:
+    """Whether `sys.version_info <op> version` (its first `items` items) holds on every CPython
+    3.x.y the release allows by its Requires-Python (True), on none of them (False), or on some
+    (None); None too when the release states none or the specifier does not parse.
+    sys.version_info is (major, minor, micro, releaselevel, serial) and compares as a tuple
+    (Python docs, sys.version_info), so `sys.version_info == (3, 10)` never holds."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        allowed = SpecifierSet(requires_python) if requires_python else None
+    except InvalidSpecifier:
+        return None
+    if allowed is None:
+        return None
+    found = set()
+    for minor in range(40):
+        for micro in range(40):
+            if f"3.{minor}.{micro}" in allowed:
+                running = (3, minor, micro, "final", 0)
+                found.add(_COMPARE[cond.op](running[: cond.items] if cond.items else running, cond.version))
+    return found.pop() if len(found) == 1 else None
 
 
 def resolve_dependency(dep: Dependency, index: SymbolIndex) -> Resolution:

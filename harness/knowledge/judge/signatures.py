@@ -79,9 +79,13 @@ def signature_incompatibility(base: tuple[Param, ...], override: tuple[Param, ..
     for param in over_pos[len(base_pos) :]:
         if param.default is None and param.name not in base_names:
             problems.append((not (base_var or base_varkw), f"adds required parameter {param.name!r}"))
+    optional = {p.name for p in base if p.default is not None}
     for param in override:
         if param.kind == "kwonly" and param.default is None and param.name not in base_names:
             problems.append((not base_varkw, f"adds required keyword {param.name!r}"))
+        elif param.kind == "kwonly" and param.default is None and param.name in optional:
+            # as for a positional one: the calls that leave it out fail (upstream's calls decide)
+            problems.append((True, f"keyword {param.name!r} is required where the base's is optional: calls that leave it out fail"))
     if not problems:
         return None
     certain = [p for p in problems if p[0]]
@@ -296,10 +300,10 @@ def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tup
     positional = [p for p in params if p.kind in ("posonly", "pos")]
     takes_var = any(p.kind == "var" for p in params)
     takes_varkw = any(p.kind == "varkw" for p in params)
-    for keyword in call.keywords:
+    for keyword in (*call.keywords, *call.sometimes):
         param = names.get(keyword)
         if (param is None or param.kind in ("posonly", "var", "varkw")) and not takes_varkw:
-            return True, f"unexpected keyword argument {keyword!r}"
+            return True, f"unexpected keyword argument {keyword!r}" + (" (on the runs that pass it)" if keyword in call.sometimes else "")
         if param is not None and param in positional[: call.positional]:
             return True, f"multiple values for argument {keyword!r} (passed by position and by keyword)"
     if call.positional > len(positional) and not takes_var:
@@ -309,5 +313,5 @@ def bind_problem(params: tuple[Param, ...], call: CallShape, bound: bool) -> tup
     supplied = {p.name for p in positional[: call.positional]} | set(call.keywords)
     missing = [p.name for p in params if p.default is None and p.kind in ("posonly", "pos", "kwonly") and p.name not in supplied]
     if missing:
-        return True, f"missing required argument {missing[0]!r}"
+        return True, f"missing required argument {missing[0]!r}" + (" (on the runs that do not pass it)" if missing[0] in call.sometimes else "")
     return None

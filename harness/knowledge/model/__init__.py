@@ -9,6 +9,7 @@ from harness.knowledge.model.plugin import (
     CLASS_USE_CHECK,
     DATACLASS_EXTENDS,
     PLACED,
+    PLATFORM_INSTANCE_READ,
     STANDS_IN,
     CLASS_USES,
     UNDECIDED,
@@ -32,6 +33,7 @@ from harness.knowledge.model.plugin import (
     PluginClass,
     PluginModule,
     PluginScan,
+    PythonCompare,
     Root,
     Runtime,
     Scope,
@@ -75,11 +77,11 @@ from harness.knowledge.model.symbol_records import (
 )
 
 __all__ = [
-    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS", "PLACED", "STANDS_IN",
+    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS", "PLACED", "PLATFORM_INSTANCE_READ", "STANDS_IN",
     "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "EntryPoint",
     "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "GuardOutcome", "HasAttr", "RowName", "HasKey", "ImportsResolve",
     "InstanceAttributes", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",
-    "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "Ref", "Resolution", "Root", "Runtime",
+    "ParamFieldPresent", "PluginClass", "PluginModule", "PluginScan", "PythonCompare", "Ref", "Resolution", "Root", "Runtime",
     "Scope", "SelfFlag", "SelfRef", "Status", "UNDECIDED", "Undecided", "Unknown", "VersionCompare",
     "body_fingerprint", "declared_pins", "declared_version", "decode_table", "detect_engine", "dotted",
     "encode_table", "forwards_anything", "function_params", "is_upstream", "module_source", "parse_source",

@@ -129,6 +129,16 @@ class VersionCompare:
 
 
 @dataclass(frozen=True)
+class PythonCompare:
+    """`sys.version_info <op> (3, 10)` (`items` n: `sys.version_info[:n] <op> …`): the running
+    interpreter's version, which the release's Requires-Python bounds."""
+
+    op: Literal["<", "<=", ">", ">=", "==", "!="]
+    version: tuple[int, ...]
+    items: int | None = None
+
+
+@dataclass(frozen=True)
 class Not:
     cond: Cond
 
@@ -181,7 +191,7 @@ class SelfFlag:
 
 
 Cond = (
-    HasAttr | HasKey | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | Not | AllOf | AnyOf | Const
+    HasAttr | HasKey | FieldPresent | ParamFieldPresent | ModuleExists | ImportsResolve | VersionCompare | PythonCompare | Not | AllOf | AnyOf | Const
     | Undecided | Unknown | Runtime | SelfFlag
 )
 UNDECIDED = Undecided()
@@ -212,6 +222,8 @@ class CallShape:
     keywords: tuple[str, ...]
     star_args: bool
     star_kwargs: bool
+    # keywords passed on some runs only: `**({"k": v} if c else {})` (star_kwargs stays False)
+    sometimes: tuple[str, ...] = ()
 
 
 # References that need a class where they point, not just a name: a class statement's base, and
@@ -225,6 +237,9 @@ DATACLASS_EXTENDS = "dataclass-extends"
 # class's name (`mixtral.MixtralDecoderLayer = Fused`): judged as an override of that class's
 # method (Dependency.hook names the class), against the calls on the instances upstream builds
 STANDS_IN = "stands-in"
+# `current_platform.x`: a read on the engine's platform instance, which is made from exactly the
+# class activate() names (no subclass of it)
+PLATFORM_INSTANCE_READ = "platform-instance"
 # `obj.attr = P(…)` (or `obj.attr.__class__ = P`) on an instance of an upstream class C: a patch
 # of C's instance attribute whose target is "C.attr" and whose `hook` is the plugin class P; the
 # calls C's methods make through `self.attr` run P's methods (judge.placements)
@@ -250,7 +265,7 @@ class Dependency:
     raises_only: bool = False  # the plugin callable's body is one `raise`: its signature decides nothing
     passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes
     expression: str | None = None  # as written
-    how: str | None = None  # patches: setattr | assign | item-assign | in-place .append …; references: CLASS_USES
+    how: str | None = None  # patches: setattr | assign | item-assign | item-reassign | in-place .append …; references: CLASS_USES
     name: str | None = None  # registrations: backend name / kernel key / argument / model class
     call: CallShape | None = None
     plugin_class: str | None = None  # override / subclass: the plugin class whose MRO decides
@@ -456,8 +471,38 @@ _RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".github/ac
               # the rest of the docs a team writes (examples/README.md, benchmarks/*.md), to a bounded depth
               "*.md", "*.rst", "*/*.md", "*/*.rst", "*/*/*.md", "*/*/*.rst", "*/*.sh", "*/*/*.sh")
 _RUN_FILES_MOST = 400  # a bound on what is read: a plugin checkout is not trusted
-# `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`
-_PYTHON_M = re.compile(r"\b(?:python[0-9.]*|torchrun|accelerate\s+launch)\b[^\n;&|`]*?\s-m\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+# `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`, and the interpreter
+# named by a make or shell variable (`$(PYTHON) -m pkg.mod`, `${PY} -m …`, `$PYTHON_BIN -m …`)
+_INTERPRETER = r"(?:\b(?:python[0-9.]*|torchrun|accelerate\s+launch)\b|\$[({]?\w*PY\w*[)}]?)"
+_PYTHON_M = re.compile(_INTERPRETER + r"[^\n;&|`]*?\s-m\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+
+
+_PYTHON_M_MATRIX = re.compile(_INTERPRETER + r"[^\n;&|`]*?\s-m\s+\$\{\{\s*matrix\.([\w-]+)\s*\}\}")
+
+
+def _matrix_values(text: str) -> dict[str, list[str]]:
+    """Of a GitHub Actions workflow, each matrix variable -> the strings its jobs' `strategy.matrix`
+    gives it (a list, and `include` entries); {} for text that is no such YAML."""
+    import yaml
+
+    try:
+        workflow = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}
+    jobs = workflow.get("jobs") if isinstance(workflow, dict) else None
+    values: dict[str, list[str]] = {}
+    for job in jobs.values() if isinstance(jobs, dict) else ():
+        matrix = job.get("strategy", {}).get("matrix") if isinstance(job, dict) and isinstance(job.get("strategy"), dict) else None
+        if not isinstance(matrix, dict):
+            continue
+        rows = [{key: value} for key, value in matrix.items() if key not in ("include", "exclude")]
+        rows += [entry for entry in matrix.get("include") or [] if isinstance(entry, dict)]
+        for row in rows:
+            for key, value in row.items():
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, str) and item not in values.setdefault(key, []):
+                        values[key].append(item)
+    return values
 
 
 def run_entry_sources(root: Path) -> list[Path]:
@@ -509,6 +554,14 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
         joined = re.sub(r"\\\r?\n[ \t]*", " ", text)
         if path.suffix in (".yml", ".yaml"):
             joined = re.sub(r"\r?\n[ \t]+(?=\S)", " ", joined)
+        if path.suffix in (".yml", ".yaml"):
+            # `python -m ${{ matrix.probe }}`: the job runs once per value of its matrix (GitHub Actions)
+            matrix = _matrix_values(text)
+            for match in _PYTHON_M_MATRIX.finditer(joined):
+                for module in matrix.get(match.group(1), []):
+                    at = re.search(rf"\b{re.escape(module)}\b", text)
+                    line = text.count("\n", 0, at.start() if at else 0) + 1
+                    found.append((module, f"run with `python -m {module}` (matrix.{match.group(1)}, {path.relative_to(root)}:{line})", True))
         for match in _PYTHON_M.finditer(joined):
             module = match.group(1)
             # its line in the file as written: where the module name first follows a -m

@@ -509,13 +509,35 @@ def _read_before_bound(function: ast.AST) -> dict[str, bool]:
                 binds.setdefault(name, []).append(node)
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 reads.append((node.id, node))
+        exits = _exiting_blocks(scope)
         for name, read in reads:
             if name in params or name not in binds or name in found:
                 continue
-            first = min(binds[name], key=_position)
-            if _position(read) < _position(first) and not any(_within(read, loop) and any(_within(b, loop) for b in binds[name]) for loop in loops):
+            # a binding reaches the read when it comes first, outside any block that leaves the
+            # function (`except E: from m import X; return`) the read is not in
+            reaching = [b for b in binds[name] if _position(b) < _position(read)
+                        and not any(_in_block(b, block) and not _in_block(read, block) for block in exits)]
+            if not reaching and not any(_within(read, loop) and any(_within(b, loop) for b in binds[name]) for loop in loops):
                 found[name] = name in declared
     return found
+
+
+def _exiting_blocks(scope: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The statement blocks of `scope`'s own code (an if/else branch, a handler, a try/with/loop
+    body, a case) whose last statement returns or raises, as (start, end) source positions:
+    nothing bound in one reaches code after it."""
+    blocks = []
+    for node in [scope, *_in_scope(scope)]:
+        bodies = [getattr(node, field, None) for field in ("body", "orelse", "finalbody")] if node is not scope else []
+        for body in bodies:
+            if isinstance(body, list) and body and isinstance(body[-1], (ast.Return, ast.Raise)):
+                blocks.append(((body[0].lineno, body[0].col_offset), (body[-1].end_lineno, body[-1].end_col_offset)))
+    return blocks
+
+
+def _in_block(node: ast.AST, block: tuple[tuple[int, int], tuple[int, int]]) -> bool:
+    start, end = block
+    return start <= _position(node) and (node.end_lineno, node.end_col_offset) <= end
 
 
 def _in_scope(scope: ast.AST):

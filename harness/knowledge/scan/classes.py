@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.engines import profile
 from harness.knowledge.model import (
     DATACLASS_EXTENDS,
+    PLATFORM_INSTANCE_READ,
     STANDS_IN,
     UNDECIDED,
     Cond,
@@ -30,11 +31,13 @@ from harness.knowledge.model import (
     function_params,
     is_upstream,
     module_source,
+    resolve_relative,
     walk,
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.folding import OPAQUE, Named, Record, bind, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields
+from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields, module_level
+from harness.knowledge.scan.uses import module_getattr_reads
 from harness.knowledge.upstream import SymbolIndex, c3
 
 
@@ -231,13 +234,15 @@ class PluginClasses:
 
     def _parameter_hooks(self) -> None:
         """A hook registered inside a helper from its parameters (`_hook("forward", fn,
-        HookType.AROUND)`) is one hook per call of the helper, its target, type and callable as
-        that call passes them (defaults filling the rest); with no such call, one hook read as
-        written (its target unknown)."""
+        HookType.AROUND)`) is one hook per call of the helper (and per element of a loop around
+        the registration: `def install(*specs): for target, fn, kind in specs:`), its target,
+        type and callable as that call passes them (defaults filling the rest); with no such
+        call, one hook read as written (its target unknown)."""
         for module, node, target, hook_type, hook, ctx in self.parameter_hooks:
             bindings = self.helper_bindings(module, ctx.functions, node.lineno)
             for binding, where in bindings or [({}, "")]:
-                self._hook(module, node, target, hook_type, hook, self._bound_context(module, ctx, binding, node.lineno), bound=where)
+                for inner in self._bound_contexts(module, ctx, binding, node.lineno):  # one per element of a loop around it
+                    self._hook(module, node, target, hook_type, hook, inner, bound=where)
 
     def _parameter_registries(self) -> None:
         """`registry.register(target, fn, kind)` in a helper whose parameter `registry` a caller
@@ -247,15 +252,26 @@ class PluginClasses:
             for binding, where in self.helper_bindings(module, ctx.functions, call.lineno):
                 held = binding.get(call.func.value.id)
                 if isinstance(held, Named) and (held.path == hooks or self.qualify(module, held.path) == hooks):
-                    inner = self._bound_context(module, ctx, binding, call.lineno)
-                    self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)
+                    for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                        self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)
 
     def _parameter_patches(self) -> None:
         """`setattr(owner, name, fn)` inside a helper taking them as parameters: one patch per
         call of the helper (helper_bindings), as that call passes them."""
+        bindings: dict[tuple, list] = {}  # a helper's callers, once per helper
         for module, call, ctx in self.parameter_patches:
-            for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno) or [({}, "")]:
-                self.setattr_call(module, call, self._bound_context(module, ctx, binding, call.lineno), bound=True)
+            definition = self._definition(module, ctx.functions[-1], call.lineno)
+            key = (module, ctx.functions, id(definition))
+            if key not in bindings:
+                bindings[key] = self.helper_bindings(module, ctx.functions, call.lineno)
+            if not bindings[key] and id(call) in self._patch_only:
+                continue  # `param.x = v` in a helper nothing calls with values: its own pass took it
+            for binding, _ in bindings[key] or [({}, "")]:
+                owner = binding.get(call.args[0].id) if isinstance(call.args[0], ast.Name) else None
+                if id(call) in self._patch_only and not (isinstance(owner, Named) and is_upstream(owner.path)):
+                    continue  # `param.x = v` patches only what a caller hands in from upstream
+                for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                    self.setattr_call(module, call, inner, bound=True)
 
     def _model_package_modules(self) -> None:
         """Each external model package's `pkg.*` becomes the modules the engine's loader imports:
@@ -415,6 +431,10 @@ class PluginClasses:
             found += [({first[0]: Named(decorated)}, where) for decorated, where in self.decorations.get(functions[-1], [])]
         if not found and functions[-1].endswith(".__call__"):
             found = self._object_call_bindings(module, functions[-1], line)
+        if not found and functions[-1] == f"{module}.__getattr__" and len(first) == 1:
+            # a module's own __getattr__ (PEP 562): called with each name plugin code reads on
+            # the module that it does not bind
+            found = [({first[0]: name}, where) for name, where in module_getattr_reads(self.scan, module) if name is not None]
         if functions[-1].rpartition(".")[0] in self.scan.classes:
             # a method called through its instances (`hook.install()`): self is each instance
             # the plugin makes, as far as it folds (_instance_bindings)
@@ -453,15 +473,26 @@ class PluginClasses:
         `name` its callers pass as constants (`_load("alpha")`): each module so named is
         imported there, as a constant argument would be; with no such caller, each plugin
         module the name's shape allows (Expressions.chosen_modules)."""
-        for module, expression, ctx in self.parameter_imports:
-            targets = [target for binding, _ in self.caller_bindings(module, ctx.functions[-1], expression.lineno)
-                       if isinstance(target := self.const(module, expression, self._bound_context(module, ctx, binding, expression.lineno).env), str)]
+        for module, expression, package, ctx in self.parameter_imports:
+            targets = [target for binding, _ in self.helper_bindings(module, ctx.functions, expression.lineno)
+                       for inner in self._bound_contexts(module, ctx, binding, expression.lineno)
+                       if isinstance(target := self._absolute(self.const(module, expression, inner.env),
+                                                              self.const(module, package, inner.env) if package is not None else None), str)]
             targets = targets or [target for binding, _ in self._instance_bindings(module, ctx.functions[-1], expression.lineno)
                                   if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
             # no caller names it: a module chosen at run time (an environment variable, a config
             # value), any of those the name's shape allows
             for target in targets or self.chosen_modules(module, expression, ctx.env):
                 self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
+
+    @staticmethod
+    def _absolute(name, package) -> str | None:
+        """`import_module(name, package)`'s module: a relative name resolved against `package`
+        (importlib's rule); None when it cannot be."""
+        if not isinstance(name, str) or not name.startswith("."):
+            return name if isinstance(name, str) else None
+        level = len(name) - len(name.lstrip("."))
+        return resolve_relative(package, True, level, name.lstrip(".") or None) if isinstance(package, str) else None
 
     def _object_call_bindings(self, module: str, function: str, line: int) -> list[tuple[dict, str]]:
         """For `__call__` of a plugin class C: each object made and called at once,
@@ -577,6 +608,10 @@ class PluginClasses:
                          **{k: OPAQUE if isinstance(v, ast.Starred) else self.const(caller, v, env) for k, v in given.items()}}
             if extra is not None:
                 arguments[args.kwarg.arg] = extra if all(v is not OPAQUE for v in extra.values()) else OPAQUE
+            if args.vararg and not any(isinstance(a, ast.Starred) for a in call.args[:len(names)]):
+                # `def install(*specs)`: the positional arguments past the named ones, as a tuple
+                rest = [OPAQUE if isinstance(a, ast.Starred) else self.const(caller, a, env) for a in call.args[len(names):]]
+                arguments[args.vararg.arg] = rest if all(v is not OPAQUE for v in rest) else OPAQUE
             found.append(({name: value for name, value in arguments.items() if value is not OPAQUE}, f"{self.relfile(caller)}:{call.lineno}"))
         return found
 
@@ -850,15 +885,17 @@ class PluginClasses:
             replaced = self.upstream_ref(patch.target)
             if replaced is None or replaced.kind != "class" or self.upstream_bases(patch.hook):
                 continue
-            for name, method in self.scan.classes[patch.hook].methods.items():
-                if name.startswith("__") or not self.index.member(replaced, name).ok:
-                    continue
-                cls = self.scan.classes[patch.hook]
-                self.scan.dependencies.append(Dependency(
-                    "subclass", None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound,
-                    raises_only=method.raises_only, plugin_class=cls.path, member=name, access="override", name=cls.path,
-                    how=STANDS_IN, hook=replaced.path,
-                ))
+            seen: set[str] = set()
+            for cls in (self.scan.classes[path] for path in self.plugin_mro(patch.hook)):  # its own methods, then its plugin bases'
+                for name, method in cls.methods.items():
+                    if name in seen or name.startswith("__") or not self.index.member(replaced, name).ok:
+                        continue
+                    seen.add(name)
+                    self.scan.dependencies.append(Dependency(
+                        "subclass", None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound,
+                        raises_only=method.raises_only, plugin_class=patch.hook, member=name, access="override", name=cls.path,
+                        how=STANDS_IN, hook=replaced.path,
+                    ))
 
     def _platform_instance_members(self) -> None:
         """`current_platform.x` anywhere in the plugin reads `x` on the instance of the class
@@ -881,6 +918,8 @@ class PluginClasses:
         # `PrivPlatform.m = fn`, setattr(PrivPlatform, "m", fn) (or on an object of unknown class)
         written |= {name for name, writes in self.attribute_writes.items() if any(owner is None or owner in mro for _, _, owner in writes)}
         calls = {(dep.file, dep.line, dep.target): dep.call for dep in reads if dep.kind == "call" and dep.target.count(".") == prefix.count(".")}
+        # the plugin setting the instance itself (`platforms.current_platform = Tuned()`): its class is that object's
+        rebound = any(dep.kind == "patch" and dep.target == instance for dep in self.scan.dependencies)
         seen: set[tuple] = set()
         for dep in reads:
             member = dep.target[len(prefix):].split(".")[0]
@@ -891,7 +930,8 @@ class PluginClasses:
             seen.add((dep.file, dep.enclosing, member))
             self.scan.dependencies.append(replace(
                 dep, kind="subclass", target=None, call=calls.get((dep.file, dep.line, prefix + member)), plugin_class=platform,
-                member=member, access="instance", name=None, expression=f"{instance.rsplit('.', 1)[-1]}.{member}", how=None,
+                member=member, access="instance", name=None, expression=f"{instance.rsplit('.', 1)[-1]}.{member}",
+                how=None if rebound else PLATFORM_INSTANCE_READ,
             ))
 
     def plugin_mro(self, path: str) -> list[str]:
@@ -929,8 +969,9 @@ class PluginClasses:
                 if any(dotted(d) == "classmethod" for d in node.decorator_list) and node.args.args:
                     env[node.args.args[0].arg] = Named(f"{module}.{owner}")
         else:
-            scope = tree.body
-            defined = [node for node in walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
+            # the module's own binding of the name: a method or nested function of that name is another object
+            scope = list(module_level(tree.body))
+            defined = [node for node in scope if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
         if defined:
             return [path for node in defined for path in self._returned_strings(module, node, env)]
         paths: list[str] = []
@@ -944,11 +985,13 @@ class PluginClasses:
                 held = self.const(module, value.body, {p.name: OPAQUE for p in function_params(value.args)})
                 paths.extend([held] if isinstance(held, str) and ("." in held or ":" in held) else [])
                 continue
-            made = self.const(module, value, {}) if isinstance(value, ast.Call) else None
+            # a callable object (`activate = _Activator("pkg.mod.Class")`): what its __call__
+            # returns; a bound method of one (`activate = _plugin.activate`): what that method
+            # returns; self the object its __init__ made
+            made, method = ((self.const(module, value, {}), "__call__") if isinstance(value, ast.Call)
+                            else (self.const(module, value.value, {}), value.attr) if isinstance(value, ast.Attribute) else (None, None))
             if isinstance(made, Record) and (found := self._plugin_definition(made.cls)) is not None:
-                # a callable object (`activate = _Activator("pkg.mod.Class")`): what its __call__
-                # returns, self the object its __init__ made
-                for call in (n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == "__call__" and n.args.args):
+                for call in (n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == method and n.args.args):
                     paths.extend(self._returned_strings(found[0], call, {call.args.args[0].arg: made}))
                 continue
             bound: list[ast.expr] = []

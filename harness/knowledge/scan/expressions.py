@@ -34,8 +34,9 @@ from harness.knowledge.model import (
     resolve_relative,
     walk,
 )
-from harness.knowledge.scan.annotations import SELF_HELD, WRITE
+from harness.knowledge.scan.annotations import SELF_HELD, WRITE, annotation_class
 from harness.knowledge.scan.folding import (
+    ENTRY_POINT_CLASS,
     OPAQUE,
     Instance,
     Named,
@@ -129,9 +130,10 @@ class Expressions:
     _self_calls: set[int]
     _tested: set[int]
     parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]]
-    parameter_imports: list[tuple[str, ast.expr, Context]]
+    parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]]  # (module, name, package, where)
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
+    _patch_only: set[int]  # setattr calls standing for `param.x = v`: a patch or nothing
     parameter_settings: list[tuple[str, ast.Call, str, Context]]
     model_packages: set[str]
     disabled_models: set[str]
@@ -358,8 +360,8 @@ class Expressions:
             return
         if "attention_backend" in engine.kinds and qualified.endswith("register_attention_backend") and call.args:
             backend = self.const(module, call.args[0], env)
+            # and a call as any other: `register_attention_backend("x", factory)` raises TypeError
             self._dependency("attention_backend", qualified, module, call, ctx, name=backend if isinstance(backend, str) else "?")
-            return
         if name == "setattr" and len(call.args) >= 2:
             self.setattr_call(module, call, ctx)
             return
@@ -375,6 +377,14 @@ class Expressions:
                 # mock imports the owner (pkgutil.resolve_name: ImportError) and reads the attribute
                 self._dependency("patch", target, module, call, ctx, how="setattr", hook=value, params=params,
                                  owner_errors=IMPORT_ERRORS | ATTRIBUTE_ERRORS)
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "update" and (namespace := self._namespace_of(module, call.func.value, env)):
+            # `vars(mod).update(f=g)`, `mod.__dict__.update({"f": g})`: `mod.f = g` for each key
+            given = call.args[0] if len(call.args) == 1 and isinstance(call.args[0], ast.Dict) else None
+            entries = [(k.arg, k.value) for k in call.keywords if k.arg] + ([
+                (key.value, value) for key, value in zip(given.keys, given.values) if isinstance(key, ast.Constant) and isinstance(key.value, str)] if given else [])
+            for name, value_node in entries if len(call.args) <= 1 else ():
+                value, params = self._patch_value(module, value_node, ctx)
+                self._dependency("patch", f"{namespace}.{name}", module, call, ctx, how="assign", hook=value, params=params)
         if isinstance(call.func, ast.Attribute) and call.func.attr in _NAMED_SETTERS and call.args:
             # `layer.register_parameter("weight_scale", …)`: the name is then read as `layer.weight_scale`
             self._sets_member(module, call, ctx, call.func.value, self.const(module, call.args[0], env))
@@ -407,6 +417,12 @@ class Expressions:
             return
         if (qualified.endswith(("import_module", "__import__")) or qualified == "pkgutil.resolve_name") and arg(call, 0, "name") is not None:
             self._dynamic_import(module, call, ctx, resolves=qualified == "pkgutil.resolve_name")
+            return
+        if (isinstance(call.func, ast.Attribute) and call.func.attr == "load" and not call.args and not call.keywords
+                and isinstance(entry := self.const(module, call.func.value, env), Record) and entry.cls == ENTRY_POINT_CLASS):
+            # `ep.load()` of one of the plugin's own entry points: resolves its value as pkgutil.resolve_name does
+            named = ast.copy_location(ast.Call(func=call.func, args=[ast.Constant(entry.get("value"))], keywords=[]), call)
+            self._dynamic_import(module, named, ctx, resolves=True)
             return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             variable = self.const(module, call.args[0], env)
@@ -451,12 +467,30 @@ class Expressions:
             strings = tuple((at, node.value if isinstance(node, ast.Constant) else value) for at, node in given
                             if isinstance(node, ast.Constant) and isinstance(node.value, str)
                             or isinstance(node, ast.Name) and isinstance(value := self.const(module, node, env), str))
-            self._dependency("call", qualified, module, call, ctx, call=call_shape(call), expression=name, arguments=strings)
+            for shape, test, negate in self._arm_shapes(call):
+                arm = ctx if test is None else replace(ctx, guards=ctx.guards + (self._guard(module, test, ctx.env, negate=negate, local=ctx.local),))
+                self._dependency("call", qualified, module, call, arm, call=shape, expression=name, arguments=strings)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
         if name and not is_upstream(qualified):
             self.plugin_calls.append((module, call, ctx, qualified))
         self._kernel_key(module, call, ctx)
+
+    @staticmethod
+    def _arm_shapes(call: ast.Call) -> list[tuple[CallShape, ast.expr | None, bool]]:
+        """The call's shapes with the condition each is made under: one `**(A if c else B)` of dict
+        displays is two calls, A's keys under c and B's under not c (the plugin's own test, judged
+        on the release: `**({"modality": m} if takes_modality else {})`); otherwise the one shape."""
+        choices = [k for k in call.keywords if k.arg is None and isinstance(k.value, ast.IfExp)]
+        shape = call_shape(call)
+        if len(choices) != 1 or not shape.sometimes:
+            return [(shape, None, False)]
+        test = choices[0].value.test
+        arms = []
+        for arm, negate in ((choices[0].value.body, False), (choices[0].value.orelse, True)):
+            made = ast.Call(func=call.func, args=call.args, keywords=[k for k in call.keywords if k is not choices[0]] + [ast.keyword(arg=None, value=arm)])
+            arms.append((call_shape(made), test, negate))
+        return arms
 
     def _sets_member(self, module: str, call: ast.Call, ctx: Context, obj: ast.expr, attr) -> None:
         """`obj` gets the member `attr` (a str, or anything else when not constant) by name: a
@@ -479,7 +513,7 @@ class Expressions:
         if not isinstance(target, str) and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(named)):
             # built from the function's parameters or locals: what its callers pass (finish()), or
             # a module chosen at run time among those its shape names
-            self.parameter_imports.append((module, named, ctx))
+            self.parameter_imports.append((module, named, arg(call, 1, "package"), ctx))
             if self.chosen_modules(module, named, ctx.env):
                 return
         if not isinstance(target, str):
@@ -772,15 +806,20 @@ class Expressions:
         elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
                                                  for n in call.args[:2]):
             self.parameter_patches.append((module, call, ctx))
+        elif id(call) in self._patch_only:
+            return  # an assignment's own pass took its field and graft
         else:
             self._sets_member(module, call, ctx, call.args[0], attr)
             self.graft_method(module, call.args[0], attr, call.args[2] if len(call.args) > 2 else None, call.lineno, ctx)
 
     def _unwrapped(self, module: str, node, env: dict):
         """`functools.wraps(orig)(f)` and `functools.update_wrapper(f, orig)` are f itself (they
-        copy names onto f and return it: Python's functools docs); anything else as given."""
+        copy names onto f and return it: Python's functools docs), `(name := f)` is f; anything
+        else as given."""
         for _ in range(4):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and len(node.args) == 1 and not node.keywords
+            if isinstance(node, ast.NamedExpr):
+                node = node.value
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and len(node.args) == 1 and not node.keywords
                     and self.qualify(module, dotted(node.func.func), env) == "functools.wraps"):
                 node = node.args[0]
             elif isinstance(node, ast.Call) and node.args and self.qualify(module, dotted(node.func), env) == "functools.update_wrapper":
@@ -960,6 +999,7 @@ class Expressions:
         if not isinstance(made, ast.Call):
             return None
         cls_path = self.qualify(home, dotted(made.func), env) if dotted(made.func) else None
+        cls_path = self._made_by_classmethod(cls_path) or cls_path
         found = self._plugin_definition(cls_path) if cls_path and cls_path not in self.scan.classes else None
         if found is not None and isinstance(found[1], ast.ClassDef):
             # a class of a module not scanned yet: its own methods, as written
@@ -975,8 +1015,28 @@ class Expressions:
             definition = self._definition(cls.module, f"{owner}.{node.attr}", method.line)
             if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return None
+            if {(dotted(d) or "").rsplit(".", 1)[-1] for d in definition.decorator_list} & {"property", "cached_property"}:
+                # a property read: the value is what its getter returns (a closure it defines)
+                made_fn = returned_function(definition)
+                return (f"{owner}.{node.attr}.{made_fn.name}", made_fn, function_params(made_fn.args)) if made_fn is not None else None
             return self._method_bound(f"{owner}.{node.attr}", definition)
         return None
+
+    def _made_by_classmethod(self, path: str | None) -> str | None:
+        """The plugin class C when `path` is a classmethod of C that makes an instance of it
+        (`return cls(…)`, or annotated to return C: an alternative constructor like `from_env`)."""
+        owner, _, name = (path or "").rpartition(".")
+        cls = self.scan.classes.get(owner)
+        method = cls.methods.get(name) if cls is not None else None
+        if method is None or "classmethod" not in {d.rsplit(".", 1)[-1] for d in method.decorators}:
+            return None
+        definition = self._definition(cls.module, path, method.line)
+        first = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)][:1] if definition is not None else []
+        returns = annotation_class(definition.returns) if definition is not None else None
+        if returns is not None and (returns == owner.rpartition(".")[2] or self.qualify(cls.module, returns, {}) == owner):
+            return owner
+        made = [n.value for n in walk(definition) if isinstance(n, ast.Return) and n.value is not None] if first else []
+        return owner if made and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == first[0] for v in made) else None
 
     @staticmethod
     def _method_bound(path: str, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ast.AST, tuple[Param, ...]]:
@@ -1127,6 +1187,14 @@ class Expressions:
                 if isinstance(stmt, ast.Assign):
                     self.graft_method(module, target.value, target.attr, stmt.value, stmt.lineno, ctx)
                     self._placement(module, target, stmt, ctx)
+                if (isinstance(stmt, ast.Assign) and ctx.functions and isinstance(target.value, ast.Name) and target.value.id != ctx.self_name
+                        and target.value.id in ctx.local and (env.get(target.value.id) is OPAQUE or isinstance(env.get(target.value.id), Instance))):
+                    # `def fuse(cls): cls.forward = f` is `setattr(cls, "forward", f)`: a patch of
+                    # what each call of the helper passes (finish(); parameter_patches)
+                    setter = ast.copy_location(ast.Call(func=ast.Name("setattr", ast.Load()),
+                                                        args=[target.value, ast.Constant(target.attr), stmt.value], keywords=[]), stmt)
+                    self._patch_only.add(id(setter))
+                    self.parameter_patches.append((module, setter, ctx))
         elif isinstance(target, ast.Subscript) and self._namespace_of(module, target.value, env) and isinstance(key := self.const(module, target.slice, env), str):
             # `mod.__dict__["f"] = g`, `vars(mod)["f"] = g`: the same as `mod.f = g`
             owner = self._namespace_of(module, target.value, env)
@@ -1136,7 +1204,12 @@ class Expressions:
             owner = self.qualify(module, dotted(target.value), env)
             key = self.const(module, target.slice, env)
             if is_upstream(owner):
-                self._dependency("patch", owner, module, stmt, ctx, how="item-assign", name=key if isinstance(key, str) else None)
+                # `X[k] = wrap(X[k])` reads the key before it stores: it puts in no key that was not there
+                rereads = isinstance(key, str) and any(
+                    isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.qualify(module, dotted(n.value), env) == owner
+                    and self.const(module, n.slice, env) == key for n in walk(stmt.value))
+                self._dependency("patch", owner, module, stmt, ctx, how="item-reassign" if rereads else "item-assign",
+                                 name=key if isinstance(key, str) else None)
                 if engine.model_registry and owner == f"{engine.model_registry}.models" and isinstance(key, str):
                     self._dependency("architecture", owner, module, stmt, ctx, name=key, how="registers")
             if engine.kernel_key_prefix and isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key) and key[0].startswith(engine.kernel_key_prefix):

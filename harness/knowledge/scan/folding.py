@@ -14,7 +14,7 @@ import string
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from harness.engines import profile
 from harness.knowledge.model import (
@@ -30,7 +30,9 @@ from harness.knowledge.model import (
     ImportsResolve,
     ModuleExists,
     Not,
+    Outcome,
     ParamFieldPresent,
+    PythonCompare,
     Ref,
     Runtime,
     SelfFlag,
@@ -40,6 +42,7 @@ from harness.knowledge.model import (
     dotted,
     function_params,
     is_upstream,
+    read_entry_points,
     walk,
 )
 from harness.knowledge.scan.syntax import (
@@ -69,6 +72,25 @@ _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "spli
 _NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
+
+
+class _NameFields:
+    """A class, function or module as str.format sees it: its name attributes (`{0.__module__}`,
+    `{0.__qualname__}`, `{0.__name__}`) and nothing else; formatting it whole raises TypeError
+    (its str is `<class …>`, never a dotted path)."""
+
+    def __init__(self, path: str, name_attribute) -> None:
+        object.__setattr__(self, "_found", (path, name_attribute))
+
+    def __getattribute__(self, attr: str):
+        path, name_attribute = object.__getattribute__(self, "_found")
+        value = name_attribute(path, attr) if attr in _NAME_ATTRIBUTES else None
+        if value is None:
+            raise AttributeError(attr)
+        return value
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("formatted whole")
 
 
 class _Opaque:
@@ -189,6 +211,19 @@ def on_param(cond: Cond) -> bool:
     return any(isinstance(c, ParamFieldPresent) for c in leaves(cond))
 
 
+_COMPARE_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}  # a op b is b FLIPPED[op] a
+
+
+# pathlib's classes and what is read of them, folded as PurePosixPath (names only: nothing touches files)
+_PATH_CLASSES = frozenset({"pathlib.PurePosixPath", "pathlib.PurePath", "pathlib.Path", "pathlib.PosixPath"})
+_PATH_PARTS = frozenset({"parts", "name", "stem", "suffix", "parent"})
+_PATH_METHODS = frozenset({"with_suffix", "with_name", "with_stem", "joinpath", "as_posix"})
+# importlib.metadata's entry points (the backport's too), and the records standing for them
+_ENTRY_POINTS = ("importlib.metadata.entry_points", "importlib_metadata.entry_points")
+ENTRY_POINT_CLASS, _ENTRY_POINTS_CLASS = "importlib.metadata.EntryPoint", "importlib.metadata.EntryPoints"
+
+
 def leaves(cond: Cond) -> list[Cond]:
     """The conditions under Not / AllOf / AnyOf."""
     if isinstance(cond, Not):
@@ -208,9 +243,16 @@ def returned_marker(name: str) -> str:
     return f"<returned>{name}"
 
 
-def call_results(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names every binding of which in `function`'s own body is `name = <call>(…)` (a call's
-    result; not a parameter, a loop variable or a literal)."""
+def free_marker(name: str) -> str:
+    """How `local` (Context.local) marks a name bound only to what free functions returned."""
+    return f"<free {name}>"
+
+
+def call_results(function: ast.FunctionDef | ast.AsyncFunctionDef, local: frozenset[str] | set[str]) -> tuple[set[str], set[str]]:
+    """(names every binding of which in `function`'s own body is `name = <call>(…)`: a call's
+    result, not a parameter, a loop variable or a literal; those of them bound only to calls of
+    free functions, no method of a `local` name: `takes = has_argument(F, "x")`, `on_npu =
+    is_npu()`, no run-time data for runtime_test)."""
     bindings: dict[str, list[ast.AST]] = {}
     stack = list(function.body)
     while stack:
@@ -223,7 +265,19 @@ def call_results(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             for name in assigned(getattr(node, "target", None) or ast.Tuple(elts=[], ctx=ast.Store())):
                 bindings.setdefault(name, []).append(node)
         stack.extend(ast.iter_child_nodes(node))
-    return {name for name, values in bindings.items() if all(isinstance(v, (ast.Call, ast.Await)) for v in values)}
+    results = {name for name, values in bindings.items() if all(isinstance(v, (ast.Call, ast.Await)) for v in values)}
+    return results, {name for name in results if all(_free_call(v, local) for v in bindings[name])}
+
+
+def _free_call(node: ast.AST, local) -> bool:
+    """A call of a free function (a module's or an import's), not of a method of a local, a
+    builtin over data, or a lambda."""
+    if not isinstance(node, ast.Call):
+        return False
+    root = node.func
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    return isinstance(root, ast.Name) and root.id not in local and root.id not in _DATA_BUILTINS
 
 
 def is_type_test(node: ast.AST, local: frozenset[str]) -> bool:
@@ -253,7 +307,7 @@ def runtime_test(node: ast.AST, local: frozenset[str]) -> bool:
             if not (isinstance(root, ast.Name) and (root.id in local or root.id.startswith("<self."))):
                 return False
         elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and (sub.id in local or sub.id.startswith("<self.")):
-            reads_local = True
+            reads_local = reads_local or free_marker(sub.id) not in local  # what a free function returned is no data
         elif isinstance(sub, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
             return False  # `(n := x.numel()) == 0` is its value's test: the name it binds is not read
     return reads_local
@@ -277,6 +331,7 @@ class Folding:
     files: dict[str, tuple[Path, bool]]
     index: SymbolIndex
     none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve | HasAttr]  # (module, imported path) -> "the import resolves"
+    _groups: dict[str, list]  # the plugin's own entry points by group (_entry_points)
     main_modules: set[str]  # modules run as `__main__` (`python -m`)
     _instance_writes: dict[tuple[str, str], bool]  # (class, name) -> _set_on_instances
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
@@ -363,6 +418,8 @@ class Folding:
             return OPAQUE
         if isinstance(node, ast.Constant):
             return node.value
+        if isinstance(node, ast.NamedExpr):  # `(name := value)` is the value
+            return self.const(module, node.value, env, depth + 1)
         if isinstance(node, ast.Name):
             if node.id in env:
                 value = env[node.id]
@@ -375,6 +432,10 @@ class Folding:
             if node.id == "__package__":
                 return module if self.files[module][1] else module.rpartition(".")[0]
             return self.module_constant(module, node.id, depth + 1)
+        if isinstance(node, ast.Attribute) and node.attr in _PATH_PARTS and isinstance(path := self.const(module, node.value, env, depth + 1), PurePosixPath):
+            # PurePosixPath("pkg", "backends").parts / .name / .stem / .suffix / .parent (pathlib, pure: no file system)
+            value = getattr(path, node.attr)
+            return list(value) if isinstance(value, tuple) else value
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "__spec__" and "__spec__" not in env and node.attr in ("name", "parent"):
                 # the module's ModuleSpec (importlib docs): its name, and the package it belongs to
@@ -430,6 +491,11 @@ class Folding:
             if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
                 return [*left, *right]
             return OPAQUE
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # a folded path joined with a str or path
+            left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
+            if isinstance(left, PurePosixPath) and isinstance(right, (str, PurePosixPath)) or isinstance(left, str) and isinstance(right, PurePosixPath):
+                return PurePosixPath(left) / right
+            return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # a union of folded sets (or dicts)
             left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
             if isinstance(left, dict) and isinstance(right, dict):
@@ -446,7 +512,7 @@ class Folding:
             if isinstance(fmt, str) and isinstance(args, (str, int, float, list, dict)) and plain:
                 try:
                     return fmt % (tuple(args) if isinstance(args, list) else args)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, KeyError):  # a field the mapping lacks: not this value
                     return OPAQUE
             return OPAQUE
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -474,6 +540,10 @@ class Folding:
                 if key is not None:
                     # a tuple key folds to a list: key the dict by the tuple, as Python does
                     folded[_hashable(self.const(module, key, env, depth + 1))] = self.const(module, value, env, depth + 1)
+                elif isinstance(spread := self.const(module, value, env, depth + 1), dict):
+                    folded.update(spread)  # `{**TABLE, "k": v}`: its entries, in order
+                else:
+                    return OPAQUE
             return folded
         if isinstance(node, ast.Call):
             return self._const_call(module, node, env, depth)
@@ -494,6 +564,13 @@ class Folding:
             if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
                 return container[key]
             return OPAQUE
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and all(isinstance(v, (ast.Call, ast.NamedExpr)) for v in node.values):
+            # `sys.modules.get(NEW) or sys.modules.get(OLD)` (or getattr(m, "x", None)): the first
+            # that is there on this release, each None where it is not
+            values = [self.const(module, v, env, depth + 1) for v in node.values]
+            there = [self._there(module, v) for v in values]
+            if None not in there:
+                return next((v for v, found in zip(values, there) if found), values[-1])
         if isinstance(node, ast.BoolOp) and all(isinstance(v, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr)) for v in node.values):
             # `value or "default"`, `a and b` of folded plain values: Python's value of the expression
             values = [self.const(module, v, env, depth + 1) for v in node.values]
@@ -564,6 +641,21 @@ class Folding:
         name = dotted(node.func) or ""
         qualified = self.qualify(module, name, env) or name
         args = node.args
+        if qualified in _PATH_CLASSES and not node.keywords and not any(isinstance(a, ast.Starred) for a in args):
+            # pathlib paths of folded strings, as pure POSIX paths: only their names are read
+            parts = [self.const(module, a, env, depth + 1) for a in args]
+            return PurePosixPath(*parts) if all(isinstance(p, (str, PurePosixPath)) for p in parts) else OPAQUE
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_METHODS and not node.keywords:
+            path = self.const(module, node.func.value, env, depth + 1)
+            given = [self.const(module, a, env, depth + 1) for a in args]
+            if isinstance(path, PurePosixPath) and all(isinstance(g, (str, PurePosixPath)) for g in given):
+                try:
+                    return getattr(path, node.func.attr)(*given)
+                except (TypeError, ValueError):
+                    return OPAQUE
+        if name in ("str", "os.fspath") and qualified in ("str", "os.fspath") and len(args) == 1 and isinstance(
+                path := self.const(module, args[0], env, depth + 1), PurePosixPath):
+            return str(path)
         if qualified.endswith("import_module") and args:
             imported = self.const(module, args[0], env, depth + 1)
             package = next((self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg == "package"),
@@ -578,6 +670,19 @@ class Folding:
             # "pkg.mod:attr" or "pkg.mod.attr": the object, its module imported (pkgutil docs)
             resolved = self.const(module, args[0], env, depth + 1)
             return Named(resolved.replace(":", ".")) if isinstance(resolved, str) and resolved and not resolved.startswith(".") else OPAQUE
+        if qualified in _ENTRY_POINTS and not args and (group := self.const(module, next((k.value for k in node.keywords if k.arg == "group"), None), env, depth + 1)) is not OPAQUE:
+            # entry_points(group="g"): the plugin's own entries of that group, as EntryPoint records
+            return self._entry_points(group) if isinstance(group, str) else OPAQUE
+        if qualified in _ENTRY_POINTS and not args and not node.keywords:
+            return Record(_ENTRY_POINTS_CLASS, ())  # entry_points(): `.select(group="g")` of it
+        if (isinstance(node.func, ast.Attribute) and node.func.attr == "select" and not args
+                and self.const(module, node.func.value, env, depth + 1) == Record(_ENTRY_POINTS_CLASS, ())):
+            group = self.const(module, next((k.value for k in node.keywords if k.arg == "group"), None), env, depth + 1)
+            return self._entry_points(group) if isinstance(group, str) else OPAQUE
+        if (isinstance(node.func, ast.Attribute) and node.func.attr == "__subclasses__" and not args and not node.keywords
+                and isinstance(base := self.const(module, node.func.value, env, depth + 1), Named) and base.path in self.scan.classes):
+            # a plugin class's direct subclasses: those the plugin defines, in the order it does
+            return [Named(c.path) for c in self.scan.classes.values() if base.path in c.bases]
         if qualified == "sys.modules.get" and args:
             # the module if something imported it, else None: on a release without it, always None
             loaded = self.const(module, args[0], env, depth + 1)
@@ -705,13 +810,16 @@ class Folding:
                         return owner.format_map(values[0])
                     except (KeyError, ValueError):
                         return OPAQUE
-            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int)) for a in values):
+            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int, Named)) for a in values):
                 named = {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg}
-                if any(k.arg is None for k in node.keywords) or not all(isinstance(v, (str, int)) for v in named.values()):
+                if any(k.arg is None for k in node.keywords) or not all(isinstance(v, (str, int, Named)) for v in named.values()):
                     return OPAQUE
+                # "{0.__module__}.{0.__qualname__}".format(Cls): a class, function or module
+                # formats only through its name attributes (its own str is not a path)
+                as_names = {id(v): _NameFields(v.path, self._name_attribute) for v in (*values, *named.values()) if isinstance(v, Named)}
                 try:  # "{0}.{name}".format(p, name=n)
-                    return owner.format(*values, **named)
-                except (IndexError, KeyError, ValueError):
+                    return owner.format(*(as_names.get(id(v), v) for v in values), **{k: as_names.get(id(v), v) for k, v in named.items()})
+                except (IndexError, KeyError, ValueError, AttributeError, TypeError):
                     return OPAQUE
             if isinstance(owner, dict) and node.func.attr == "items" and not values:
                 return [list(item) for item in owner.items()]
@@ -1231,6 +1339,27 @@ class Folding:
             return [*value, *args[0]]
         return value
 
+    def _there(self, module: str, value) -> bool | None:
+        """Whether a folded `sys.modules.get(M)` / `getattr(m, "x", None)` value is there on this
+        release (none_fallbacks: the module exists, the attribute resolves); None for any other value."""
+        found = self.none_fallbacks.get((module, value.path)) if isinstance(value, Named) else None
+        if isinstance(found, ModuleExists):
+            return self.index.module_exists(found.path)
+        if isinstance(found, HasAttr):
+            resolution = self.index.resolve(f"{found.owner}.{found.name}")
+            return resolution.ok if resolution.outcome is not Outcome.undecided else None
+        return None
+
+    def _entry_points(self, group: str) -> list[Record]:
+        """The plugin's own entry points of `group` (importlib.metadata reads what its packaging
+        declares), each an EntryPoint record: name, value, group, and the module and attr its
+        value names (`pkg.mod:attr`)."""
+        if group not in self._groups:
+            self._groups[group] = [Record(ENTRY_POINT_CLASS, (("name", ep.name), ("value", ep.value), ("group", group),
+                                                               ("module", ep.value.partition(":")[0]), ("attr", ep.value.partition(":")[2] or None)))
+                                   for ep in read_entry_points(self.scan.root, (group,))]
+        return self._groups[group]
+
     def _name_attribute(self, path: str, attr: str) -> str | None:
         """`__name__` of a module, `__module__` / `__qualname__` / `__name__` of a class or
         function, for a plugin or upstream one named by `path` (where it is defined, as Python
@@ -1419,7 +1548,8 @@ class Folding:
             if isinstance(left, ast.NamedExpr):
                 left = left.target
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
-                named = env.get(left.id) if isinstance(left, ast.Name) else None
+                # a name holding `sys.modules.get(M)` or the call itself (`match sys.modules.get(M): case None:`)
+                named = env.get(left.id) if isinstance(left, ast.Name) else self.const(module, left, env, depth + 1) if isinstance(left, ast.Call) else None
                 fallback = self.none_fallbacks.get((module, named.path)) if isinstance(named, Named) else None
                 if fallback is not None and (fallback.imports if isinstance(fallback, ImportsResolve) else True):
                     return fallback if isinstance(op, ast.IsNot) else Not(fallback)
@@ -1439,7 +1569,7 @@ class Folding:
                 if isinstance(attr, str) and is_upstream(owner):
                     cond = HasAttr(owner, attr)
                     return cond if isinstance(op, ast.In) else Not(cond)
-            version = self._version_compare(module, left, op, right, env, depth)
+            version = self._version_compare(module, left, op, right, env, depth) or self._python_compare(module, left, op, right, env, depth)
             if version is not None:
                 return version
             compared = _PLAIN_COMPARE.get(type(op))
@@ -1467,14 +1597,12 @@ class Folding:
         return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
 
     def _version_compare(self, module, left, op, right, env, depth) -> Cond | None:
-        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-        symbol = ops.get(type(op))
+        symbol = _COMPARE_OPS.get(type(op))
         if symbol is None:
             return None
         a, b = self.const(module, left, env, depth + 1), self.const(module, right, env, depth + 1)
-        flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
         if isinstance(b, RunningVersion):
-            a, b, symbol = b, a, flipped[symbol]
+            a, b, symbol = b, a, _FLIPPED[symbol]
         if not isinstance(a, RunningVersion):
             return None
         literal = b.text if isinstance(b, VersionLiteral) else b
@@ -1482,6 +1610,30 @@ class Folding:
             return UNDECIDED
         # sglang.__version__ compared with a plain string is a *string* comparison in Python
         return VersionCompare(symbol, literal, a.parsed or isinstance(b, VersionLiteral))
+
+    def _python_compare(self, module, left, op, right, env, depth) -> Cond | None:
+        """`sys.version_info >= (3, 10)`, `(3, 10) <= sys.version_info[:2]`: PythonCompare with a
+        literal tuple of at most three ints (a longer one meets the release level, a str)."""
+        symbol = _COMPARE_OPS.get(type(op))
+
+        def interpreter(node) -> tuple[bool, int | None] | None:  # (it is sys.version_info, its first n items)
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.lower is None and node.slice.step is None:
+                inner = interpreter(node.value)
+                upper = self.const(module, node.slice.upper, env, depth + 1) if node.slice.upper is not None else None
+                return (True, upper if type(upper) is int and upper > 0 else 0) if inner == (True, None) else None
+            return (True, None) if self.qualify(module, dotted(node), env) == "sys.version_info" else None
+
+        if symbol is None:
+            return None
+        if interpreter(left) is None and interpreter(right) is not None:
+            left, right, symbol = right, left, _FLIPPED[symbol]
+        found = interpreter(left)
+        if found is None:
+            return None
+        literal = self.const(module, right, env, depth + 1)
+        if found[1] == 0 or not (isinstance(literal, list) and 0 < len(literal) <= 3 and all(type(v) is int for v in literal)):
+            return UNDECIDED
+        return PythonCompare(symbol, tuple(literal), found[1])
 
     def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False, owner: tuple[str, str] | None = None,
                local: frozenset[str] = frozenset()) -> GuardCond:

@@ -69,6 +69,7 @@ from harness.knowledge.scan.folding import (
     bind,
     narrowed_key,
     call_results,
+    free_marker,
     is_type_test,
     returned_marker,
 )
@@ -78,6 +79,7 @@ from harness.knowledge.scan.uses import unnamed_private_function
 from harness.knowledge.scan.syntax import (
     always_raises,
     assigned,
+    case_tests,
     plain_spellings,
     assigned_in,
     assigned_in_all,
@@ -87,6 +89,7 @@ from harness.knowledge.scan.syntax import (
     imported_names,
     local_names,
     none_assigned,
+    pattern_names,
     python_version,
     upstream_imports,
 )
@@ -151,7 +154,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
         self.parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]] = []
         # import_module arguments built from a function's parameters: (module, the argument, its context)
-        self.parameter_imports: list[tuple[str, ast.expr, Context]] = []
+        self.parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]] = []
         # hook registrations whose target, type or callable is a function's parameter: (module, the
         # registering node, target, type, callable, its context)
         # module -> (upstream path, "the import resolves"): a name an `except ImportError` handler
@@ -170,6 +173,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._instance_writes: dict[tuple[str, str], bool] = {}
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
+        self._patch_only: set[int] = set()
+        self._groups: dict[str, list] = {}
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
         self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
         self.grafts: list[tuple[str, str, MethodDecl | None]] = []  # (plugin class path, name, the method when a function)
@@ -480,8 +485,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     self._expressions(module, child, ctx)
             for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", [])):
                 self._block(module, block, ctx)
-            for case in getattr(stmt, "cases", []):
-                self._block(module, case.body, ctx)
+            owner = flag_owner(ctx)
+            for case, test in zip(stmt.cases, case_tests(stmt)) if isinstance(stmt, ast.Match) else ():
+                # a case's body runs under its pattern's test, as an `if`/`elif` chain would
+                env.update({n: OPAQUE for n in pattern_names(case.pattern)})
+                if isinstance(case.pattern, ast.MatchAs) and case.pattern.name:  # `case x:` / `case P as x:` binds the subject
+                    env[case.pattern.name] = self.const(module, stmt.subject, env)
+                guards = ctx.guards if test is None else ctx.guards + (self._guard(module, test, env, owner=owner, local=ctx.local),)
+                self._block(module, case.body, replace(ctx, guards=guards))
             return
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             self._import(module, stmt, ctx)
@@ -525,7 +536,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     elif is_type_test(stmt.value, ctx.local):  # `is_tuple = isinstance(out, tuple)` of what a call returned
                         env[target.id] = Condition(UNDECIDED)
                     elif ctx.functions and (isinstance(stmt.value, (ast.BoolOp, ast.Compare)) or (
-                            isinstance(stmt.value, ast.UnaryOp) and isinstance(stmt.value.op, ast.Not))):
+                            isinstance(stmt.value, ast.UnaryOp) and isinstance(stmt.value.op, ast.Not))) and not (
+                            isinstance(stmt.value, ast.BoolOp) and isinstance(self.const(module, stmt.value, env), Named)):
+                        # (`m = sys.modules.get(A) or sys.modules.get(B)` holds a module, not a test)
                         # a test kept in a local (`fallback = x.dim() != 2 or …; if fallback:`) is
                         # that test, run-time data and all, as if written in the `if`
                         cond = self.condition(module, stmt.value, env, local=ctx.local)
@@ -617,9 +630,16 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for handler in stmt.handlers:
             guard = GuardCond(succeeded if isinstance(succeeded, Undecided) else Not(succeeded), f"not ({body_text})", handler.lineno)
             self._block(module, handler.body, replace(ctx, guards=ctx.guards + (guard,)))
-        if stmt.orelse:  # runs only after the whole body did: what the body imported is bound there
-            bound = {**ctx.env, **{name: Named(path) for name, path in imported_names(module, self.files[module][1], stmt.body).items()}}
-            self._block(module, stmt.orelse, replace(ctx, env=bound, guards=ctx.guards + (GuardCond(succeeded, body_text, stmt.lineno),)))
+        if stmt.orelse:  # runs only after the whole body did: what the body imported or bound once is bound there
+            bound = {**ctx.env, **{name: Named(path) for name, path in imported_names(module, self.files[module][1], stmt.body).items()},
+                     **self._bound_once(module, stmt.body, ctx.env)}
+            # under "the imports resolve" where that is the question; otherwise as the code after a
+            # try whose handlers leave: it runs whenever the body ran through
+            guards = ctx.guards if isinstance(succeeded, Undecided) else ctx.guards + (GuardCond(succeeded, body_text, stmt.lineno),)
+            # and only where what the body looked up by name (`sys.modules[M]`, a handler taking its errors) was there
+            found = [path for path, needs in self._bound_lookups(module, stmt.body, ctx)
+                     if any(h.type is None or all(self.exception_names(module, [h.type]) & e for e in needs) for h in stmt.handlers)]
+            self._block(module, stmt.orelse, self._had(replace(ctx, env=bound, guards=guards), found, f"the try at line {stmt.lineno}", stmt.lineno))
         self._block(module, stmt.finalbody, ctx)
         if imports and catches_import:
             # HAS_X = True in the body, HAS_X = False in a handler: HAS_X means "the imports resolve"
@@ -648,20 +668,25 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # holds that value where the body ran: `try: m = sys.modules["sglang.x"] except KeyError:
         # return` then `m.f = g` patches sglang.x
         handled_names = {name for handler in stmt.handlers for node in handler.body for name in assigned_in(node)}
-        simple = [node for node in stmt.body if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
-        counts: dict[str, int] = {}
-        for node in stmt.body:
-            for name in assigned_in(node):
-                counts[name] = counts.get(name, 0) + 1
-        for node in simple:
-            name = node.targets[0].id
-            if counts[name] == 1 and name not in handled_names and ctx.env.get(name, OPAQUE) is OPAQUE:
-                value = self.const(module, node.value, ctx.env)
-                if isinstance(value, Named):
-                    ctx.env[name] = value
+        ctx.env.update({name: value for name, value in self._bound_once(module, stmt.body, ctx.env).items() if name not in handled_names})
         for node in stmt.body:
             for name in assigned_in(node):
                 ctx.env.setdefault(name, OPAQUE)
+
+    def _bound_once(self, module: str, body: list[ast.stmt], env: dict) -> dict:
+        """The names `body` binds once, by a plain `name = value` whose value is a module, class or
+        function by name (Named), and that `env` does not hold yet: what they hold once it ran."""
+        counts: dict[str, int] = {}
+        for node in body:
+            for name in assigned_in(node):
+                counts[name] = counts.get(name, 0) + 1
+        found = {}
+        for node in body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                if counts[name] == 1 and env.get(name, OPAQUE) is OPAQUE and isinstance(value := self.const(module, node.value, env), Named):
+                    found[name] = value
+        return found
 
     def _function(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> None:
         for decorator in node.decorator_list:
@@ -680,8 +705,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         names = local_names(node) | {p.name for p in params}
         local = {**ctx.env, **{name: OPAQUE for name in names}}
         path = self._function_path(module, node, ctx)
+        results, free = call_results(node, names | ctx.local)
         inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False,
-                        local=ctx.local | names | {returned_marker(name) for name in call_results(node)})
+                        local=ctx.local | names | {returned_marker(name) for name in results} | {free_marker(name) for name in free})
         if ctx.in_class_body:
             method = ctx.cls.methods.get(node.name)
             if method is not None and method.line == node.lineno:
@@ -743,7 +769,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 cls.names.add(name)
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
-        if not ctx.functions and ctx.cls is None:
+        if ctx.cls is None:  # at module level, or a function's local class (`mod.X = Local` then binds it)
             ctx.env[node.name] = Named(path)
 
     def _assigned_method(self, module: str, name: str, value: ast.expr, line: int, ctx: Context) -> MethodDecl | None:

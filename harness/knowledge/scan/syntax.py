@@ -28,12 +28,43 @@ def python_version() -> str:
 
 
 def call_shape(call: ast.Call) -> CallShape:
+    """The call's argument shape. A `**` of literal dicts with constant keys, or of a conditional
+    expression choosing between such (`**({"k": v} if c else {})`), passes its keys: those of
+    every choice always, the others sometimes; any other `**` is an unknown star_kwargs."""
+    keywords = [kw.arg for kw in call.keywords if kw.arg]
+    sometimes: list[str] = []
+    star_kwargs = False
+    for kw in call.keywords:
+        if kw.arg is not None:
+            continue
+        choices = _literal_key_choices(kw.value)
+        if choices is None:
+            star_kwargs = True
+            continue
+        always = set.intersection(*choices)
+        keywords += sorted(always)
+        sometimes += sorted(set.union(*choices) - always)
     return CallShape(
         sum(1 for a in call.args if not isinstance(a, ast.Starred)),
-        tuple(kw.arg for kw in call.keywords if kw.arg),
+        tuple(keywords),
         any(isinstance(a, ast.Starred) for a in call.args),
-        any(kw.arg is None for kw in call.keywords),
+        star_kwargs,
+        tuple(sometimes),
     )
+
+
+def _literal_key_choices(node: ast.expr) -> list[set[str]] | None:
+    """The key sets a `**` operand may hold: one per arm of a conditional expression whose arms
+    are dict displays with constant string keys (or `dict(k=v)`); None otherwise."""
+    if isinstance(node, ast.IfExp):
+        body, orelse = _literal_key_choices(node.body), _literal_key_choices(node.orelse)
+        return None if body is None or orelse is None else body + orelse
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        return [{k.value for k in node.keys}]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args
+            and all(k.arg for k in node.keywords)):
+        return [{k.arg for k in node.keywords}]
+    return None
 
 
 def plain_spellings(tree: ast.Module) -> ast.Module:
@@ -43,48 +74,79 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
       AttributeError as the attribute does), the name a literal or a module-level
       `NAME = "literal"`; with a default (three arguments) it is a test-like read and stays;
     - `map(f, xs)` is `[f(x) for x in xs]` and `map(lambda b: e, xs)` is `[e for b in xs]`
-      (one sequence; the list is what a loop over the lazy map sees);
+      (one sequence; the list is what a loop over the lazy map sees), `itertools.starmap(f, rows)`
+      `[f(*row) for row in rows]`; one bound to a name nothing reads calls nothing (its
+      arguments alone are evaluated);
     - a call of a module-level name bound once to `functools.partial(f, *a, **k)` is `f(*a, …,
       **k, …)` (`around = partial(HookRegistry.register, hook_type=AROUND); around(t, fn)`).
     - `X = type("X", (B1, B2), {"m": f, …})` (a literal tuple, and a literal dict or `dict(m=f, …)`)
       is `class X(B1, B2): m = f`; bases `*BASES` (a module-level literal tuple or list bound
-      once) are its elements;
+      once) are its elements; `mod.X = type(…)` is that class, then `mod.X = X`;
     - `class X(make_base(A))`, where `make_base` is a module function whose body only defines a
       class and returns it, is `class X(<that class>)`: the class is written out at module level
       before X under its own name, the factory's parameters replaced by the call's arguments.
     - `f(*[a, b], **{"k": v})` and `f(**dict(k=v))` are `f(a, b, k=v)`;
-    - `operator.attrgetter("a", "b")(x)` is `(x.a, x.b)` and `methodcaller("m", v)(x)` is
-      `x.m(v)`, called at once or through a module-level name bound once to the getter;
+    - `operator.attrgetter("a", "b")(x)` is `(x.a, x.b)`, `methodcaller("m", v)(x)` is
+      `x.m(v)` and `itemgetter("k")(x)` is `x["k"]`, called at once or through a module-level
+      name bound once to the getter;
+    - `a, m.f = m.f, g` (literal tuples or lists of one length, nothing starred) is `a = m.f`
+      then `m.f = g`, where no later value reads a name an earlier target binds (the values
+      are all evaluated before any target is bound; a swap `a, b = b, a` stays);
     A module that binds getattr, map or type itself keeps that one as written."""
     names = {t.id: stmt.value.value for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
              and isinstance(stmt.value.value, str) for t in stmt.targets if isinstance(t, ast.Name)}
-    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    own |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    own |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    # one walk: the names the module binds (own), how often each is stored, what it reads (names
+    # and string constants), and the assignments whose value is a call
+    own: set[str] = set()
+    stores: dict[str, int] = {}
+    read: set[str] = set()
+    assigned_calls: list[ast.Assign | ast.AnnAssign] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Store):
+                own.add(n.id)
+                stores[n.id] = stores.get(n.id, 0) + 1
+            elif isinstance(n.ctx, ast.Load):
+                read.add(n.id)
+        elif isinstance(n, ast.Constant):
+            if isinstance(n.value, str):
+                read.add(n.value)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            own.update(a.asname or a.name for a in n.names)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Call):
+            assigned_calls.append(n)
 
     partial_names = {"functools.partial"} | {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "functools"
                                              for a in n.names if a.name == "partial"}
-    stores: dict[str, int] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stores[n.id] = stores.get(n.id, 0) + 1
     partials = {stmt.targets[0].id: stmt.value for stmt in tree.body
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and stores.get(stmt.targets[0].id) == 1 and isinstance(stmt.value, ast.Call) and stmt.value.args
                 and dotted(stmt.value.func) in partial_names and not any(isinstance(a, ast.Starred) for a in stmt.value.args)}
 
+    # itertools.starmap, however imported
+    starmaps = {"itertools.starmap"} | {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "itertools"
+                                        for a in n.names if a.name == "starmap"}
+    # a lazy map / starmap bound to a name nothing reads (no load, no string naming it) never calls its function
+    unconsumed = {id(stmt.value) for stmt in assigned_calls
+                  if (dotted(stmt.value.func) in starmaps or dotted(stmt.value.func) == "map" and "map" not in own)
+                  and all(isinstance(t, ast.Name) and t.id not in read for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]))}
+
     # operator.attrgetter / methodcaller of literal names, called inline or through a module-level
     # name bound once (`_WEIGHTS = attrgetter("w13_weight", "w2_weight")`)
-    operator_names = {f"operator.{f}": f for f in ("attrgetter", "methodcaller")} | {
+    operator_names = {f"operator.{f}": f for f in ("attrgetter", "methodcaller", "itemgetter")} | {
         a.asname or a.name: a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "operator"
-        for a in n.names if a.name in ("attrgetter", "methodcaller")}
+        for a in n.names if a.name in ("attrgetter", "methodcaller", "itemgetter")}
 
     def getter(node: ast.expr) -> tuple[str, ast.Call] | None:
         kind = operator_names.get(dotted(node.func) or "") if isinstance(node, ast.Call) else None
         if kind is None or not node.args or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
         texts = [a.value if isinstance(a, ast.Constant) else names.get(a.id) if isinstance(a, ast.Name) else None
-                 for a in (node.args if kind == "attrgetter" else node.args[:1])]
+                 for a in (node.args if kind != "methodcaller" else node.args[:1])]
+        if kind == "itemgetter":  # keys, not names: any string constant
+            return (kind, node) if all(isinstance(t, str) for t in texts) and not node.keywords else None
         if not all(isinstance(t, str) and all(p.isidentifier() and not keyword.iskeyword(p) for p in t.split(".")) for t in texts):
             return None
         return (kind, node) if kind == "methodcaller" or not node.keywords else None
@@ -111,10 +173,12 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             node.bases = spliced(node.bases)  # class X(*BASES)
             return node
 
-        def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.AST]:
             self.generic_visit(node)
+            if (pairs := _paired_targets(node)) is not None:
+                return [ast.copy_location(ast.Assign(targets=[target], value=value), node) for target, value in pairs]
             call = node.value
-            if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)
+            if not (len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Attribute)) and isinstance(call, ast.Call)
                     and isinstance(call.func, ast.Name) and call.func.id == "type" and "type" not in own
                     and len(call.args) == 3 and not call.keywords):
                 return node
@@ -135,7 +199,16 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             if any(isinstance(b, ast.Starred) for b in elements):
                 return node
             body = [ast.Assign(targets=[ast.Name(k, ast.Store())], value=v) for k, v in entries]
-            return ast.fix_missing_locations(ast.copy_location(_class_def(node.targets[0].id, elements, body or [ast.Pass()]), node))
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                return ast.fix_missing_locations(ast.copy_location(_class_def(target.id, elements, body or [ast.Pass()]), node))
+            # `mod.X = type("X", bases, ns)`: the class under its own name (one the module binds
+            # nowhere else), then bound where the assignment puts it
+            named = call.args[0].value if isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str) else ""
+            name = named if named.isidentifier() and not keyword.iskeyword(named) and named not in own else f"_type_at_{node.lineno}"
+            made = ast.copy_location(_class_def(name, elements, body or [ast.Pass()]), node)
+            return [ast.fix_missing_locations(made),
+                    ast.fix_missing_locations(ast.copy_location(ast.Assign(targets=[target], value=ast.Name(name, ast.Load())), node))]
 
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
@@ -153,6 +226,15 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 attr = name.value if isinstance(name, ast.Constant) else names.get(name.id) if isinstance(name, ast.Name) else None
                 if isinstance(attr, str) and attr.isidentifier() and not keyword.iskeyword(attr):
                     return ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Load()), node)
+            if id(node) in unconsumed and len(node.args) == 2:
+                return ast.copy_location(ast.Tuple(elts=node.args, ctx=ast.Load()), node)  # the arguments are evaluated, nothing is called
+            if (dotted(node.func) in starmaps and len(node.args) == 2 and not node.keywords and not isinstance(node.args[1], ast.Starred)
+                    and isinstance(node.args[0], (ast.Name, ast.Attribute))):
+                # starmap(f, rows) is `[f(*row) for row in rows]` (itertools docs), as map below
+                variable = "<row>"
+                element = ast.Call(func=node.args[0], args=[ast.Starred(ast.Name(variable, ast.Load()), ast.Load())], keywords=[])
+                loop = ast.comprehension(target=ast.Name(variable, ast.Store()), iter=node.args[1], ifs=[], is_async=0)
+                return ast.fix_missing_locations(ast.copy_location(ast.ListComp(elt=ast.copy_location(element, node), generators=[loop]), node))
             if builtin == "map" and len(node.args) == 2 and not node.keywords and not isinstance(node.args[1], ast.Starred):
                 function, items = node.args
                 if isinstance(function, ast.Lambda):
@@ -172,6 +254,25 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     tree = Rewrite().visit(tree)
     _inline_class_factories(tree, own)
     return tree
+
+
+def _paired_targets(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]] | None:
+    """The (target, value) pairs of `t1, t2 = v1, v2` that bind as the statements `t1 = v1; t2 =
+    v2` would: one target, both sides literal tuples or lists of one length, nothing starred, and
+    no value reads a name bound by a target before it. None otherwise."""
+    if len(node.targets) != 1:
+        return None
+    target, value = node.targets[0], node.value
+    if not (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts) and len(target.elts) > 1
+            and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))):
+        return None
+    bound: set[str] = set()
+    for element, later in zip(target.elts, value.elts):
+        if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(later)):
+            return None
+        bound |= {n.id for n in ast.walk(element) if isinstance(n, ast.Name)}
+    return list(zip(target.elts, value.elts))
 
 
 def _spread_literals(node: ast.Call, dict_bound: bool) -> None:
@@ -200,7 +301,8 @@ def _spread_literals(node: ast.Call, dict_bound: bool) -> None:
 
 def _operator_applied(kind: str, made: ast.Call, value: ast.expr, names: dict[str, str]) -> ast.expr:
     """`attrgetter("a", "b.c")(x)` as `(x.a, x.b.c)` (one name: `x.a`), `methodcaller("m", *a,
-    **k)(x)` as `x.m(*a, **k)`: what the operator module's objects compute (operator docs)."""
+    **k)(x)` as `x.m(*a, **k)`, `itemgetter("k", "j")(x)` as `(x["k"], x["j"])`: what the
+    operator module's objects compute (operator docs)."""
     def text(node: ast.expr) -> str:
         return node.value if isinstance(node, ast.Constant) else names[node.id]
 
@@ -212,6 +314,9 @@ def _operator_applied(kind: str, made: ast.Call, value: ast.expr, names: dict[st
 
     if kind == "methodcaller":
         return ast.Call(func=read(text(made.args[0])), args=copy.deepcopy(made.args[1:]), keywords=copy.deepcopy(made.keywords))
+    if kind == "itemgetter":
+        reads = [ast.Subscript(value=copy.deepcopy(value), slice=ast.Constant(text(a)), ctx=ast.Load()) for a in made.args]
+        return reads[0] if len(reads) == 1 else ast.Tuple(elts=reads, ctx=ast.Load())
     reads = [read(text(a)) for a in made.args]
     return reads[0] if len(reads) == 1 else ast.Tuple(elts=reads, ctx=ast.Load())
 
@@ -405,6 +510,50 @@ def always_raises(body: list[ast.stmt]) -> bool:
     if isinstance(last, ast.Raise):
         return True
     return isinstance(last, ast.If) and always_raises(last.body) and always_raises(last.orelse)
+
+
+def case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
+    """The test a `case` pattern makes of `subject`, as the expression Python's match evaluates
+    (PEP 634): `"a" | "b"` is `subject == "a" or subject == "b"`, `None` is `subject is None`,
+    `C()` is `isinstance(subject, C)`, `_` and a capture hold always (a Constant True); None for
+    a pattern no plain expression states (sequences, mappings, class patterns with arguments)."""
+    if isinstance(pattern, ast.MatchValue):
+        return ast.Compare(left=subject, ops=[ast.Eq()], comparators=[pattern.value])
+    if isinstance(pattern, ast.MatchSingleton):
+        return ast.Compare(left=subject, ops=[ast.Is()], comparators=[ast.Constant(pattern.value)])
+    if isinstance(pattern, ast.MatchOr):
+        tests = [case_test(subject, p) for p in pattern.patterns]
+        return None if any(t is None for t in tests) else ast.BoolOp(op=ast.Or(), values=tests)
+    if isinstance(pattern, ast.MatchAs):
+        return ast.Constant(True) if pattern.pattern is None else case_test(subject, pattern.pattern)
+    if isinstance(pattern, ast.MatchClass) and not pattern.patterns and not pattern.kwd_patterns:
+        return ast.Call(func=ast.Name("isinstance", ast.Load()), args=[subject, pattern.cls], keywords=[])
+    return None
+
+
+def case_tests(stmt: ast.Match) -> list[ast.expr | None]:
+    """Per case of a match statement, the test under which its body runs: its pattern's test
+    (case_test) and its guard, each earlier case's test negated (the first that holds wins);
+    None where nothing can be said (the pattern has no plain test, nor has an earlier one)."""
+    tests: list[ast.expr | None] = []
+    earlier: list[ast.expr] = []
+    for case in stmt.cases:
+        own = case_test(stmt.subject, case.pattern)
+        parts = [ast.UnaryOp(op=ast.Not(), operand=e) for e in earlier]
+        if own is not None and not (isinstance(own, ast.Constant) and own.value is True):
+            parts.append(own)
+        if case.guard is not None:
+            parts.append(case.guard)
+        test = None if not parts else parts[0] if len(parts) == 1 else ast.BoolOp(op=ast.And(), values=parts)
+        tests.append(None if test is None else ast.fix_missing_locations(ast.copy_location(test, case.pattern)))
+        if own is not None and not (isinstance(own, ast.Constant) and own.value is True) and case.guard is None:
+            earlier.append(own)
+    return tests
+
+
+def pattern_names(pattern: ast.pattern) -> list[str]:
+    """The names a `case` pattern binds (captures, `*rest`, `**rest`, `as` names)."""
+    return [name for node in ast.walk(pattern) for name in (getattr(node, "name", None), getattr(node, "rest", None)) if name]
 
 
 def module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:

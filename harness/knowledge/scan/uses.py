@@ -100,38 +100,57 @@ _TREES: dict[tuple[str, int], ast.Module | None] = {}
 
 def module_getattr_unreached(scan: PluginScan, module: str) -> bool:
     """Whether the module-level `__getattr__` of the plugin module `module` (PEP 562) is never
-    called: Python calls it only for a name the module does not bind, and no plugin code reads
-    one -- no `from module import X`, `module.X` through an import of it, `getattr(module, …)`
-    or entry point `module:X` with X unbound there. False when any read may reach it."""
+    called: no plugin code reads a name the module does not bind (module_getattr_reads). False
+    when any read may reach it."""
+    return not module_getattr_reads(scan, module)
+
+
+def module_getattr_reads(scan: PluginScan, module: str) -> list[tuple[str | None, str]]:
+    """The reads of the plugin module `module` that its module-level `__getattr__` (PEP 562)
+    answers, Python calling it only for a name the module does not bind: (the name, or None
+    where it is not constant, "file:line") for each `from module import X`, `module.X` through
+    an import of it, `getattr(module, …)` or entry point `module:X`, X unbound there. A submodule
+    is bound once something imports it (`import module.X`, `from module import X` names the
+    submodule itself); one nothing imports is answered by `__getattr__` too."""
     found = scan.modules.get(module)
     if found is None or found.error is not None:
-        return False
+        return []
     tree = next((tree for m, tree in _trees_mentioning(scan, b"__getattr__") if m.name == module), None)
     if tree is None:
-        return False
+        return []
     bound = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     bound |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign)) for t in walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
     bound |= {(a.asname or a.name).split(".")[0] for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
     submodules = {m.rpartition(".")[2] for m in scan.modules if m.rpartition(".")[0] == module}
-    if any(ep.value.partition(":")[0] == module and ep.value.partition(":")[2].split(".")[0] not in bound for ep in scan.entry_points):
-        return False
+    reads: list[tuple[str | None, str]] = [(ep.value.partition(":")[2].split(".")[0], ep.file) for ep in scan.entry_points
+                                           if ep.value.partition(":")[0] == module and ep.value.partition(":")[2].split(".")[0] not in bound]
     short = module.rpartition(".")[2]
+    imported: set[str] = set()  # submodules some plugin code imports by name
+    attribute_reads: list[tuple[str, str]] = []
     for other, other_tree in _trees_mentioning(scan, short.encode()):
         aliases = set()
         for node in walk(other_tree):
             if isinstance(node, ast.ImportFrom):
                 base = resolve_relative(other.name, other.is_package, node.level, node.module)
-                if base == module and any(a.name != "*" and a.name not in bound | submodules for a in node.names):
-                    return False
+                if base == module:
+                    reads.extend((a.name, f"{other.file}:{node.lineno}") for a in node.names if a.name != "*" and a.name not in bound | submodules)
+                if base and base.rpartition(".")[0] == module:  # `from module.X import y` imports X
+                    imported.add(base.rpartition(".")[2])
+                if base == module:  # `from module import X` of a submodule imports it
+                    imported |= {a.name for a in node.names if a.name in submodules}
                 aliases |= {a.asname or a.name for a in node.names if base and f"{base}.{a.name}" == module}
             elif isinstance(node, ast.Import):
                 aliases |= {a.asname or a.name for a in node.names if a.name == module}
+                imported |= {a.name[len(module) + 1:].split(".")[0] for a in node.names if a.name.startswith(module + ".")}
         for node in walk(other_tree):
-            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and dotted(node.value) in aliases and node.attr not in bound | submodules:
-                return False
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and dotted(node.value) in aliases and node.attr not in bound:
+                attribute_reads.append((node.attr, f"{other.file}:{node.lineno}"))
             if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and node.args and dotted(node.args[0]) in aliases:
-                return False
-    return True
+                name = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) else None
+                if name not in bound:
+                    reads.append((name, f"{other.file}:{node.lineno}"))
+    reads += [(name, where) for name, where in attribute_reads if name not in submodules or name not in imported]
+    return reads
 
 
 def self_calls_in(scan: PluginScan, cls: PluginClass, method: str) -> set[str]:

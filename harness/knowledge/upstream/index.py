@@ -35,6 +35,7 @@ C3 is harness.knowledge.upstream.mro's.
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 import types
 from typing import Callable, Generator, NamedTuple
@@ -51,7 +52,11 @@ from harness.knowledge.model import (
 from harness.knowledge.upstream.external import ExternalMembers, Members, display
 from harness.knowledge.upstream.instance_attributes import instance_attributes
 from harness.knowledge.upstream.mro import _c3_merge, c3
-from harness.knowledge.upstream.source import UpstreamSource, release_requirements
+from harness.knowledge.upstream.source import (
+    UpstreamSource,
+    release_requirements,
+    release_requires_python,
+)
 from harness.knowledge.upstream.tables import CACHE_VERSION, ModuleTables, module_name
 
 # what callers import from here: the index with its answers, and the records they are made of
@@ -92,6 +97,11 @@ class SymbolIndex(ModuleTables):
         self._cycle_hits = 0  # answers shaped by a cycle are not memoised
 
     # ------------------------------------------------------------------ resolution
+
+    @functools.cached_property
+    def requires_python(self) -> str | None:
+        """The release's Requires-Python (release_requires_python), read once."""
+        return release_requires_python(self.source)
 
     @property
     def external(self) -> ExternalMembers:
@@ -397,6 +407,11 @@ class SymbolIndex(ModuleTables):
             if expression.endswith("()") and not expression.startswith("?"):  # what a factory's classes inherit
                 bases.append(Ref("external", "", expression))
                 continue
+            parent = ref.qualname.rpartition(".")[0]
+            if parent and self.class_info(Ref("class", ref.module, f"{parent}.{expression.split('.')[0]}")) is not None:
+                # a nested class's bases are evaluated in the enclosing class body, which binds its own
+                # nested classes (`class SpeculativeState(State)` inside MambaPool: MambaPool.State)
+                expression = f"{parent}.{expression}"
             found = yield from self._g_class_expression(ref.module, expression)
             if found.outcome is Outcome.resolved and found.ref.path in _FACTORY_BASES:
                 bases.append(Ref("external", "", f"{found.ref.path}()"))  # class X(NamedTuple) is made by it

@@ -291,6 +291,25 @@ def _extract_wheel_source(wheel: Path, dest: Path, engine: EngineProfile | None 
                     target.write(chunk)
 
 
+def release_requires_python(source: UpstreamSource) -> str | None:
+    """The release's Requires-Python specifier (`>=3.10`), from its wheel's METADATA or a
+    `pyproject.toml` beside the package ([project] requires-python); None when neither says."""
+    from email.parser import Parser
+
+    metadata = next(iter(sorted(source.root.glob(f"{source.package}-*.dist-info/METADATA"))), None)
+    if metadata is not None:
+        return Parser().parsestr(metadata.read_text(errors="replace"), headersonly=True).get("Requires-Python")
+    if (source.root / "pyproject.toml").is_file():
+        import tomllib
+
+        try:
+            found = tomllib.loads((source.root / "pyproject.toml").read_text()).get("project", {}).get("requires-python")
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+            return None
+        return found if isinstance(found, str) else None
+    return None
+
+
 def release_requirements(source: UpstreamSource) -> dict[str, str]:
     """Distribution (canonical name) -> version specifier the upstream requires of it, from the
     release wheel's METADATA (`Requires-Dist`, extras and other platforms left out) or a
