@@ -1429,8 +1429,9 @@ FREE_RESULTS = {
     "plugin_helper": ("flag = _supports('x')", "undecided"),
     "module_function": ("flag = os.path.isdir('/dev/accel')", "undecided"),
     "imported_function": ("flag = getpid()", "undecided"),
-    # data the call is handed decides: a method of a parameter is run-time data
+    # data the call is handed decides: a method of a parameter, a function handed one, is run-time data
     "method_of_a_parameter": ("flag = config.get('x')", "runtime"),
+    "helper_handed_a_parameter": ("flag = _supports(config)", "runtime"),
 }
 
 

@@ -270,14 +270,16 @@ def call_results(function: ast.FunctionDef | ast.AsyncFunctionDef, local: frozen
 
 
 def _free_call(node: ast.AST, local) -> bool:
-    """A call of a free function (a module's or an import's), not of a method of a local, a
-    builtin over data, or a lambda."""
+    """A call of a free function (a module's or an import's) handed no local (no run-time data:
+    `has_argument(F, "x")`, `is_npu()`), not a method of a local, a builtin over data
+    (`getattr(layer, "mlp")`) or a lambda."""
     if not isinstance(node, ast.Call):
         return False
     root = node.func
     while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
         root = root.func if isinstance(root, ast.Call) else root.value
-    return isinstance(root, ast.Name) and root.id not in local and root.id not in _DATA_BUILTINS
+    return (isinstance(root, ast.Name) and root.id not in local and root.id not in _DATA_BUILTINS
+            and not any(isinstance(n, ast.Name) and n.id in local for a in (*node.args, *node.keywords) for n in walk(a)))
 
 
 def is_type_test(node: ast.AST, local: frozenset[str]) -> bool:
