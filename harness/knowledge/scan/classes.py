@@ -264,8 +264,6 @@ class PluginClasses:
             key = (module, ctx.functions, id(definition))
             if key not in bindings:
                 bindings[key] = self.helper_bindings(module, ctx.functions, call.lineno)
-            if not bindings[key] and id(call) in self._patch_only:
-                continue  # `param.x = v` in a helper nothing calls with values: its own pass took it
             for binding, _ in bindings[key] or [({}, "")]:
                 owner = binding.get(call.args[0].id) if isinstance(call.args[0], ast.Name) else None
                 if id(call) in self._patch_only and not (isinstance(owner, Named) and is_upstream(owner.path)):

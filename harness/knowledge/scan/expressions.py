@@ -31,7 +31,6 @@ from harness.knowledge.model import (
     function_params,
     is_upstream,
     raises_only,
-    resolve_relative,
     walk,
 )
 from harness.knowledge.scan.annotations import SELF_HELD, WRITE, annotation_class
@@ -527,11 +526,9 @@ class Expressions:
         if resolves:
             target = target.partition(":")[0] if ":" in target else self._longest_module(target)
         if target.startswith("."):
-            package = self.const(module, arg(call, 1, "package"), ctx.env)
-            if not isinstance(package, str):
+            target = self._absolute(target, self.const(module, arg(call, 1, "package"), ctx.env))
+            if target is None:
                 return
-            level = len(target) - len(target.lstrip("."))
-            target = resolve_relative(package, True, level, target.lstrip(".") or None)
         self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
         if is_upstream(target):
             self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
