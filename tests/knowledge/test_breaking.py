@@ -15,7 +15,8 @@ from kinds_support import IFACE, INTERFACE_WITHOUT_MHA_POOL, check, plugin, pypr
 from knowledge_support import by_target
 
 from harness.knowledge.judge import ROWS, BreakingFacts, decide
-from harness.knowledge.model import Status
+from harness.knowledge.judge.conditions import evaluate
+from harness.knowledge.model import AllOf, AnyOf, Const, Not, Runtime, Status, Unknown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "static-check.md"
 GONE = "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model"  # in 0.9.0, not in 0.10.0
@@ -438,3 +439,17 @@ def test_a_failure_on_a_path_of_several_run_time_tests_names_each(upstreams, tmp
     call = next(f for f in doc["findings"] if f["target"].endswith("fp8_gemm") and f["kind"] == "call")
     assert (call["breaking"], call["guard"]["outcome"], code) == (True, "runtime", 1), call
     assert "n" in call["guard"]["condition"] and "not fast" in call["guard"]["condition"], call["guard"]
+
+
+def test_a_formula_with_many_shared_leaves_is_decided_operand_by_operand():
+    # the guards of a module imported along several chains (vllm-ascend 0.23.0's v2 runner): more
+    # than six run-time tests each read twice, and beside them a flag __init__ clears on this
+    # release (`self.v2 = cfg.v2; if self.v2 and on_0_23: self.v2 = False`): false whatever they hold
+    tests = [Runtime(f"t{i}") for i in range(7)]
+    v2 = Unknown("worker.py: self.v2")
+    cleared = AnyOf((AllOf((v2, Const(True), Const(False))), AllOf((Not(AllOf((v2, Const(True)))), v2))))
+    chain = AnyOf(tuple(tests))
+    assert evaluate(None, AllOf((chain, AnyOf(tuple(reversed(tests))), cleared))) is False
+    assert evaluate(None, AnyOf((AllOf((chain, cleared)), AllOf((AnyOf(tuple(reversed(tests))), cleared))))) is False
+    # an operand that may hold keeps the whole undecided
+    assert evaluate(None, AnyOf((AllOf((chain, cleared)), AllOf((AnyOf(tuple(reversed(tests))), v2))))) is None

@@ -147,14 +147,19 @@ def test_errors_named_by_a_module_constant_are_caught(upstreams, tmp_path, spell
     assert breaks is escapes and code == (1 if escapes else 0)
 
 
-# a handler that always raises lets the error leave the try (F07 variant y2); one that may
-# fall through catches it
+# a handler that always raises lets the error leave the try (F07 variant y2), as does one that re-raises
+# whenever the module not found is upstream's; one that may fall through catches it
 HANDLERS = {
     "raise_from": ('raise ImportError("tao needs torchao_utils") from exc', True),
     "bare_raise": ('log.error("no torchao_utils")\n                raise', True),
     "raise_other_in_both_branches": (('if STRICT:\n                    raise RuntimeError("strict") from exc\n'
                                       '                else:\n                    raise ImportError("no torchao_utils") from exc'), True),
     "raise_only_when_strict": ('if STRICT:\n                    raise\n                tu = None', False),
+    # a re-raise under a test of the module not found (F07 variant p1): upstream's module is never the vendor runtime
+    "reraise_unless_vendor_runtime": ('if exc.name != "torch_npu":\n                    raise\n                tu = None', True),
+    "reraise_exc_unless_optional": ('if exc.name not in OPTIONAL:\n                    raise exc\n                tu = None', True),
+    "reraise_when_upstream": ('if exc.name and exc.name.startswith("sglang."):\n                    raise\n                tu = None', True),
+    "reraise_only_the_vendor_runtime": ('if exc.name == "torch_npu":\n                    raise\n                tu = None', False),
 }
 
 
@@ -169,6 +174,7 @@ def test_a_handler_that_always_raises_catches_nothing(upstreams, tmp_path, spell
 
             log = logging.getLogger(__name__)
             STRICT = os.environ.get("TAO_STRICT") == "1"
+            OPTIONAL = ("torch_npu", "torch_mlu")
 
             try:
                 import sglang.srt.layers.torchao_utils as tu

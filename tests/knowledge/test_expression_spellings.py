@@ -580,6 +580,208 @@ NAMES = {
         """,
     # a helper derives the module from a table entry its parameter keys (F22 variant t2): the
     # entry unpacked from a split, read whole, or partitioned; gamma's entry is never asked for
+    # a helper's `*args` / `**kwargs` hold what its callers pass (F34 variant p2's `_dotted(*parts)`), a folded list
+    # spread into one too
+    "helper_varargs_join": """
+        import importlib
+
+        _PREFIX = ("p", "backends")
+
+        def _dotted(*parts):
+            return ".".join(_PREFIX + parts)
+
+        def register():
+            importlib.import_module(_dotted("alpha"))
+            importlib.import_module(_dotted("beta"))
+        """,
+    "helper_kwargs_format": """
+        import importlib
+
+        def _module(**where):
+            return "{package}.backends.{name}".format(**where)
+
+        def register():
+            for name in ("alpha", "beta"):
+                importlib.import_module(_module(package=__package__, name=name))
+        """,
+    "spread_into_helper": """
+        import importlib
+
+        def _join(package, *rest):
+            return ".".join([package, *rest])
+
+        TARGETS = [["p", "backends", "alpha"], ["p", "backends", "beta"]]
+
+        def register():
+            for parts in TARGETS:
+                importlib.import_module(_join(*parts))
+        """,
+    # a name built by augmented assignment (F06 variant o1): `+=` of a str, of an f-string, `%=`
+    "augmented_assignment": """
+        import importlib
+
+        def register():
+            for name in ("alpha", "beta"):
+                module = __package__
+                module += ".backends."
+                module += name
+                importlib.import_module(module)
+        """,
+    "augmented_fstring": """
+        import importlib
+
+        def register():
+            first = "p"
+            first += f".backends.{'alpha'}"
+            second = "p.backends"
+            second += f".{'beta'}"
+            importlib.import_module(first)
+            importlib.import_module(second)
+        """,
+    "augmented_percent": """
+        import importlib
+
+        def register():
+            for name in ["alpha", "beta"]:
+                template = "p.backends.%s"
+                template %= name
+                importlib.import_module(template)
+        """,
+    # a string's method kept to call later (F06 variant o2): `.format`, `.join`, `.replace`
+    "bound_format": """
+        import importlib
+
+        _backend = "p.backends.{}".format
+
+        def register():
+            importlib.import_module(_backend("alpha"))
+            importlib.import_module(_backend("beta"))
+        """,
+    "bound_join_local": """
+        import importlib
+
+        def register():
+            dotted = ".".join
+            for name in ("alpha", "beta"):
+                importlib.import_module(dotted(["p", "backends", name]))
+        """,
+    "bound_replace": """
+        import importlib
+
+        _NAME = "p.backends.NAME"
+
+        def register():
+            fill = _NAME.replace
+            importlib.import_module(fill("NAME", "alpha"))
+            importlib.import_module(fill("NAME", "beta"))
+        """,
+    # the members of a typing.Literal (F25 variant o1): get_args, typing.get_args, __args__
+    "literal_get_args": """
+        import importlib
+        from typing import Literal, get_args
+
+        Backend = Literal["alpha", "beta"]
+
+        def register():
+            for name in get_args(Backend):
+                importlib.import_module("%s.backends.%s" % (__name__, name))
+        """,
+    "literal_typing_get_args": """
+        import importlib
+        import typing
+
+        def register():
+            for name in typing.get_args(typing.Literal["alpha", "beta"]):
+                importlib.import_module(f"p.backends.{name}")
+        """,
+    "literal_dunder_args": """
+        import importlib
+        from typing import Literal
+
+        Backend = Literal["beta", "alpha"]
+
+        def register():
+            return [importlib.import_module("p.backends." + name) for name in Backend.__args__]
+        """,
+    # a helper longer than one return, run on the folded argument (F22 variant o1): `match` cases, an if/elif
+    # chain, a name bound then returned
+    "helper_match_cases": """
+        import importlib
+
+        def _module(kind):
+            match kind:
+                case "fast" | "small":
+                    return "p.backends.alpha"
+                case "paged":
+                    return "p.backends.beta"
+                case _:
+                    raise ValueError(kind)
+
+        def register():
+            for kind in ("fast", "paged"):
+                importlib.import_module(_module(kind))
+        """,
+    "helper_if_elif_chain": """
+        import importlib
+
+        def _module(kind):
+            \"\"\"Which backend serves a kind.\"\"\"
+            if kind == "fast":
+                return "p.backends.alpha"
+            elif kind in ("paged", "blocked"):
+                return "p.backends.beta"
+            raise ValueError(kind)
+
+        def register():
+            importlib.import_module(_module("fast"))
+            importlib.import_module(_module("blocked"))
+        """,
+    "helper_binds_then_returns": """
+        import importlib
+
+        def _module(name, enabled=True):
+            path = "p.backends." + name
+            if not enabled:
+                return None
+            return path
+
+        def register():
+            for name in ("alpha", "beta", "gamma"):
+                module = _module(name, enabled=name != "gamma")
+                if module is not None:
+                    importlib.import_module(module)
+        """,
+    # importlib's spec recipe (F03 variant p2): find_spec + module_from_spec + exec_module, aliased names, LazyLoader
+    "spec_exec_module": """
+        import importlib.util
+
+        def register():
+            for name in ("alpha", "beta"):
+                spec = importlib.util.find_spec(f"p.backends.{name}")
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+        """,
+    "spec_exec_module_aliased": """
+        from importlib.util import find_spec, module_from_spec
+
+        _MODULES = ["p.backends.alpha", "p.backends.beta"]
+
+        def register():
+            for name in _MODULES:
+                spec = find_spec(name)
+                spec.loader.exec_module(module_from_spec(spec))
+        """,
+    "lazy_loader_recipe": """
+        import importlib.util
+
+        def register():
+            for name in ("p.backends.alpha", "p.backends.beta"):
+                spec = importlib.util.find_spec(name)
+                loader = importlib.util.LazyLoader(spec.loader)
+                spec.loader = loader
+                module = importlib.util.module_from_spec(spec)
+                loader.exec_module(module)
+        """,
     "helper_unpacks_a_table_entry": """
         import importlib
         import operator
@@ -750,6 +952,70 @@ PATCHES = {
             if NAME in sys.modules:
                 sys.modules[NAME].apply_torchao_config_to_model = lambda model, *a, **k: model
         """,
+    # a stand-in default where the module is not loaded (F32 variant p1): the write lands on it, nothing raises
+    "get_with_stand_in_default": """
+        import sys
+        import types
+
+        _NOT_LOADED = types.ModuleType("not_loaded")
+
+        def register():
+            target = sys.modules.get("sglang.srt.layers.torchao_utils", _NOT_LOADED)
+            target.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "setattr_on_get_with_default_inline": """
+        import sys
+        from types import SimpleNamespace
+
+        NAME = "sglang.srt.layers.torchao_utils"
+
+        def register():
+            setattr(sys.modules.get(NAME, SimpleNamespace()), "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "get_or_stand_in": """
+        import sys
+
+        class _Nowhere:
+            pass
+
+        def register():
+            mod = sys.modules.get("sglang.srt.layers.torchao_utils") or _Nowhere
+            mod.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    # the loaded modules gathered first (F32 variant q1): a dict comprehension filtered by `in sys.modules`, its .get
+    "dict_of_loaded_modules": """
+        import sys
+
+        _NAMES = ("sglang.srt.layers.torchao_utils",)
+
+        def register():
+            loaded = {m: sys.modules[m] for m in _NAMES if m in sys.modules}
+            for name in _NAMES:
+                mod = loaded.get(name)
+                if mod is None:
+                    continue
+                mod.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "dict_of_loaded_modules_walrus": """
+        import sys
+
+        def register():
+            loaded = {n: sys.modules[n] for n in ["sglang.srt.layers.torchao_utils"] if n in sys.modules}
+            if (mod := loaded.get("sglang.srt.layers.torchao_utils")) is not None:
+                setattr(mod, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "dict_of_loaded_modules_rows": """
+        import sys
+
+        _ROWS = [("sglang.srt.layers.torchao_utils", "apply_torchao_config_to_model")]
+
+        def register():
+            loaded = {mod: sys.modules[mod] for mod, _ in _ROWS if mod in sys.modules}
+            for mod_name, attr in _ROWS:
+                found = loaded.get(mod_name, None)
+                if found is not None:
+                    setattr(found, attr, lambda model, *a, **k: model)
+        """,
     "walrus_get": """
         import sys
 
@@ -888,6 +1154,32 @@ CAUGHT_PATCHES = {
         def register():
             with contextlib.suppress(KeyError):
                 sys.modules["sglang.srt.layers.torchao_utils"].apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    # the builtin __import__ (F17 variant o1): the module named with a fromlist (keyword or positional), the
+    # top-level package without one; its ImportError caught
+    "dunder_import_fromlist": """
+        def register():
+            try:
+                tao = __import__("sglang.srt.layers.torchao_utils", fromlist=["apply_torchao_config_to_model"])
+                tao.apply_torchao_config_to_model = lambda model, *a, **k: model
+            except ImportError:
+                pass
+        """,
+    "dunder_import_positional_fromlist": """
+        NAME = "sglang.srt.layers.torchao_utils"
+
+        def register():
+            try:
+                setattr(__import__(NAME, globals(), locals(), ["x"], 0), "apply_torchao_config_to_model", lambda model, *a, **k: model)
+            except (ImportError, AttributeError):
+                return
+        """,
+    "dunder_import_top_package": """
+        def register():
+            try:
+                __import__("sglang.srt.layers.torchao_utils").srt.layers.torchao_utils.apply_torchao_config_to_model = lambda m, *a, **k: m
+            except Exception:
+                pass
         """,
     "try_lookup_error_pass": """
         import sys
@@ -1103,6 +1395,21 @@ def test_a_patch_through_sys_modules_of_a_module_gone_never_happens(upstreams, t
     assert code == 0
 
 
+def test_a_patch_on_sys_modules_get_with_a_none_default_breaks(upstreams, tmp_path):
+    # a default of None is no stand-in: the write raises AttributeError on None
+    source = """
+import sys
+
+
+def register():
+    target = sys.modules.get("sglang.srt.layers.torchao_utils", None)
+    target.apply_torchao_config_to_model = lambda model, *a, **k: model
+"""
+    code, doc = _check_init(tmp_path, upstreams[1], source)
+    patch = by_target(doc["findings"])[GONE]
+    assert (patch["status"], patch["breaking"]) == ("missing", True) and code == 1, patch
+
+
 # ---------------------------------------------------------------- the branches of one expression
 BRANCHES = {
     # (the plugin's function body, whether the missing member is read where it fails)
@@ -1160,6 +1467,13 @@ BASES = {
     "star_import": "from sglang.srt.platforms.interface import *  # noqa: F403\n\n\nclass XPlatform(SRTPlatform):  # noqa: F405\n",
     "module_alias": "import sglang.srt.platforms.interface as iface\n\n\nclass XPlatform(iface.SRTPlatform):\n",
     "plugin_star": "from p.bases import *  # noqa: F403\n\n\nclass XPlatform(Base):  # noqa: F405\n",
+    # a compat import (F01 variant p2): the try's name where it resolves on this release, else the handler's
+    "compat_try_resolves": ("try:\n    from sglang.srt.platforms.interface import SRTPlatform\nexcept ImportError:\n"
+                            "    from p.bases import Base as SRTPlatform\n\n\nclass XPlatform(SRTPlatform):\n"),
+    "compat_fallback_used": ("try:\n    from sglang.srt.platforms.gone_interface import SRTPlatform\nexcept (ImportError, AttributeError):\n"
+                             "    from sglang.srt.platforms.interface import SRTPlatform\n\n\nclass XPlatform(SRTPlatform):\n"),
+    "compat_module_not_found_alias": ("try:\n    import sglang.srt.platforms.gone_interface as iface\nexcept ModuleNotFoundError:\n"
+                                      "    import sglang.srt.platforms.interface as iface\n\n\nclass XPlatform(iface.SRTPlatform):\n"),
 }
 
 
@@ -1812,6 +2126,28 @@ def test_auto_discovery_of_a_package_by_its_own_path_makes_it_live(upstreams, tm
     assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/tools/beta.py")) == (True, False) and code == 1
 
 
+# walk_packages lists the modules of sub-packages too, recursively (F22 variant p2); iter_modules only the direct ones
+NESTED_DISCOVERY = {
+    "walk_packages_keyword_prefix": ("    from p import backends\n\n    for info in pkgutil.walk_packages(backends.__path__, prefix=backends.__name__ + '.'):\n", True),
+    "walk_packages_onerror": ("    import p.backends as pkg\n\n    for info in pkgutil.walk_packages(pkg.__path__, f'{pkg.__name__}.', onerror=print):\n", True),
+    "walk_packages_keywords": ("    for info in pkgutil.walk_packages(path=None, prefix='p.backends.'):\n", True),
+    "iter_modules_direct_only": ("    import p.backends as pkg\n\n    for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + '.'):\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NESTED_DISCOVERY))
+def test_walk_packages_reaches_the_modules_of_sub_packages(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    loop, nested = NESTED_DISCOVERY[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}),
+                             "p/__init__.py": f"import importlib\nimport pkgutil\n\n\ndef register():\n{loop}        importlib.import_module(info.name)\n",
+                             "p/backends/__init__.py": "", "p/backends/alpha.py": BACKEND, "p/backends/compat/__init__.py": "",
+                             "p/backends/compat/gamma.py": BACKEND, "p/tools/beta.py": BACKEND})
+    code, doc = check(root, new)
+    assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/backends/compat/gamma.py"), _live(doc, "p/tools/beta.py")) == (True, nested, False)
+    assert code == 1
+
+
 # ---------------------------------------------------------------- a module function replaced by the plugin's
 REPLACEMENTS = {
     # (how the plugin sets it, whether its function takes `scaling=`, which llama.py passes)
@@ -1847,6 +2183,10 @@ REPLACEMENTS = {
     "namespace_update_kwargs": ("vars(rope).update(get_rope=my_get_rope_kwargs)", True),
     "sys_modules_try_else": ("import sys\n    try:\n        loaded = sys.modules[ROPE]\n    except KeyError:\n        pass\n"
                              "    else:\n        vars(loaded).update(get_rope=my_get_rope)", False),
+    # through a sibling function's __globals__, its module's namespace (V variant p5)
+    "function_globals_item": ("rope.default_rope.__globals__['get_rope'] = my_get_rope", False),
+    "function_globals_update": ("rope.default_rope.__globals__.update(get_rope=my_get_rope)", False),
+    "function_globals_item_kwargs": ("rope.default_rope.__globals__['get_rope'] = my_get_rope_kwargs", True),
 }
 
 

@@ -253,6 +253,31 @@ SPELLINGS = {
                             f"def register():\n    HookRegistry.register({TARGET!r}, pkgutil.resolve_name('p.hooks.keep'), HookType.REPLACE)\n", True),
     "table_entry_fits": ("def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\nIMPLS = {'filter': keep}\n\n\n"
                          f"def register():\n    HookRegistry.register({TARGET!r}, IMPLS['filter'], HookType.REPLACE)\n", False),
+    # an instance of a plugin class as the hook (F27 variant p1): its __call__, self bound -- kept in a local, a
+    # dataclass instance in a local, made inline
+    "instance_in_a_local": ("class Filter:\n    def __init__(self, strict=False):\n        self.strict = strict\n\n"
+                            "    def __call__(self, hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n"
+                            f"def register():\n    shard_filter = Filter(strict=True)\n    HookRegistry.register({TARGET!r}, shard_filter, HookType.REPLACE)\n", True),
+    "dataclass_instance_in_a_local": ("from dataclasses import dataclass\n\n\n@dataclass\nclass Filter:\n    strict: bool = False\n\n"
+                                      "    def __call__(self, hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n"
+                                      f"def register():\n    chosen = Filter(strict=False)\n    HookRegistry.register({TARGET!r}, chosen, HookType.REPLACE)\n", True),
+    "instance_inline_fits": ("class Filter:\n    def __call__(self, hf_weights_files, hf_folder, index_file, allow_patterns=None):\n        return hf_weights_files\n\n\n"
+                             f"def register():\n    HookRegistry.register({TARGET!r}, Filter(), HookType.REPLACE)\n", False),
+    # a factory returning (target, hook) that the caller unpacks (F30 variant p1): a tuple, a list, a local pair
+    "factory_returns_target_and_hook": ("def make(strict):\n    def keep(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n"
+                                        f"    return {TARGET!r}, keep\n\n\n"
+                                        "def register():\n    target, hook = make(True)\n    HookRegistry.register(target, hook, HookType.REPLACE)\n", True),
+    "factory_returns_a_list_fits": ("def make(strict):\n    def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n        return hf_weights_files\n\n"
+                                    f"    return [{TARGET!r}, keep]\n\n\n"
+                                    "def register():\n    target, hook = make(True)\n    HookRegistry.register(target, hook, HookType.REPLACE)\n", False),
+    "factory_returns_a_bound_pair": ("def make(strict):\n    def keep(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n"
+                                     f"    pair = ({TARGET!r}, keep)\n    return pair\n\n\n"
+                                     "def register():\n    HookRegistry.register(*make(True), HookType.REPLACE)\n", True),
+    # a decorator factory applied at once (F30 variant x1): the hook is what deco(impl) returns, not deco
+    "decorator_factory_applied_fits": ("import functools\n\n\ndef with_config(cfg):\n    def deco(impl):\n        @functools.wraps(impl)\n"
+                                       "        def around(*args, **kwargs):\n            return impl(cfg, *args, **kwargs)\n\n        return around\n\n"
+                                       "    return deco\n\n\ndef keep(cfg, hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                       f"def register():\n    HookRegistry.register({TARGET!r}, with_config(1)(keep), HookType.REPLACE)\n", False),
     "record_installs_itself_fits": ("class Hook:\n    def __init__(self, target, fn):\n        self.target = target\n        self.fn = fn\n\n"
                                     "    def install(self):\n        HookRegistry.register(self.target, self.fn, HookType.REPLACE)\n\n\n"
                                     "def keep(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
@@ -334,11 +359,17 @@ def test_hooks_declared_as_subclasses_of_a_plugin_base_are_each_judged(upstreams
     assert "sglang.srt.model_loader.weight_utils.never_registered" not in hooks, hooks
 
 
-# rows of (target, hook, kind) handed to HookRegistry.register by itertools.starmap (F34 variant q1)
+# rows of (target, hook, kind) handed to HookRegistry.register by itertools.starmap (F34 variant q1), or
+# columns by map
 STARMAPS = {
     "list_of_starmap": "import itertools\n\n\ndef register():\n    list(itertools.starmap(HookRegistry.register, _ROWS))\n",
     "for_over_starmap_alias": "from itertools import starmap as each\n\n\ndef register():\n    for _ in each(HookRegistry.register, _ROWS):\n        pass\n",
     "tuple_of_starmap_module_level": "from itertools import starmap\n\nDONE = tuple(starmap(HookRegistry.register, _ROWS))\n\n\ndef register():\n    return DONE\n",
+    # the columns handed to map() as parallel sequences (F05 variant o2): map(f, a, b, c) calls f(a[i], b[i], c[i])
+    "list_of_map_over_columns": "def register():\n    list(map(HookRegistry.register, _TARGETS, _HOOKS, _KINDS))\n",
+    "for_over_map_lambda_columns": ("def register():\n    for _ in map(lambda t, h, k: HookRegistry.register(t, h, k), _TARGETS, _HOOKS, _KINDS):\n"
+                                    "        pass\n"),
+    "unpacked_map_over_columns": "def register():\n    return [*map(HookRegistry.register, _TARGETS, _HOOKS, _KINDS)]\n",
 }
 
 
@@ -346,7 +377,8 @@ STARMAPS = {
 def test_hooks_registered_by_starmap_over_rows_are_each_judged(upstreams, tmp_path, spelling):
     _, new = upstreams
     source = ("def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
-              f"_ROWS = (({TARGET!r}, keep, HookType.REPLACE), ({GONE_TARGET!r}, keep, HookType.AFTER))\n\n\n" + STARMAPS[spelling])
+              f"_ROWS = (({TARGET!r}, keep, HookType.REPLACE), ({GONE_TARGET!r}, keep, HookType.AFTER))\n"
+              f"_TARGETS, _HOOKS, _KINDS = ({TARGET!r}, {GONE_TARGET!r}), (keep, keep), (HookType.REPLACE, HookType.AFTER)\n\n\n" + STARMAPS[spelling])
     _both_hooks_judged(tmp_path, new, source)
 
 

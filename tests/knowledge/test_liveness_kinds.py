@@ -277,6 +277,29 @@ EXTERNAL_NAMINGS = {
             remember = sgl_env.envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set
             remember(value=__package__)
             """,
+    # the name resolved relative to a package (F24 variant o1): importlib.util.resolve_name, through the Envs
+    # class, a module constant, a keyword value
+    "class_field_resolve_name": """
+            import importlib.util
+
+            from sglang.srt.environ import Envs
+
+            Envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(importlib.util.resolve_name(".models", "ext"))
+            """,
+    "resolve_name_constant": """
+            from importlib.util import resolve_name
+
+            from sglang.srt.environ import envs
+
+            _PACKAGE = resolve_name("..models", "ext.models")
+            envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(_PACKAGE)
+            """,
+    "resolve_name_into_environ": """
+            import importlib.util
+            import os
+
+            os.environ.update(SGLANG_EXTERNAL_MODEL_PACKAGE=importlib.util.resolve_name(".", __name__))
+            """,
 }
 
 

@@ -36,6 +36,24 @@ def upstreams(tmp_path_factory):
                 def all_gather(self, input_, dim=-1):
                     return input_
             """,
+        "sglang/srt/mem_cache/__init__.py": "",
+        "sglang/srt/mem_cache/memory_pool.py": """
+            class MHATokenToKVPool:
+                def __init__(self, size, dtype, device="cpu"):
+                    self.size = size
+
+
+            class EmptyPool:
+                def __init__(self, size=0):
+                    self.size = size
+            """,
+        "sglang/srt/mem_cache/configurator.py": """
+            from sglang.srt.platforms import current_platform
+
+
+            def pool_cls():
+                return current_platform.get_mha_kv_pool_cls()
+            """,
         "sglang/srt/models/tiny.py": """
             from torch import nn
 
@@ -105,6 +123,38 @@ def test_a_call_binds_the_init_the_plugin_put_on_the_class(upstreams, tmp_path, 
     assert call["breaking"] and "use_pinned_ring" in call["detail"] and code == 1, call
 
 
+# the converse (V variants p4, o4): upstream's __init__ takes the call, the plugin's does not; a call made at run
+# time runs the plugin's and fails -- put by assignment, by setattr inside a callable instance's once-guard, or
+# through functools.update_wrapper; a call through a name bound before the patch keeps upstream's
+NARROW = ("from sglang.srt.managers.queue import MessageQueue\n\n_orig = MessageQueue.__init__\n\n\n"
+          "def _init(self, n_reader, n_local_reader):\n    _orig(self, n_reader, n_local_reader, None)\n\n\n")
+USE = "def make():\n    return MessageQueue(1, 1, connect_ip='10.0.0.1')\n"
+NARROWED_INITS = {
+    "assignment": (NARROW + "MessageQueue.__init__ = _init\n\n\n" + USE + "\n\ndef register():\n    return make\n", True),
+    "callable_instance_once": (NARROW + "class _Install:\n    done = False\n\n    def __call__(self):\n        if not self.done:\n"
+                               "            setattr(MessageQueue, '__init__', _init)\n            self.done = True\n\n\n"
+                               "_INSTALL = _Install()\n\n\n" + USE + "\n\ndef register():\n    _INSTALL()\n    return make\n", True),
+    "update_wrapper": (NARROW + "import functools\n\nMessageQueue.__init__ = functools.update_wrapper(_init, _orig)\n\n\n"
+                       + USE + "\n\ndef register():\n    return make\n", True),
+    "saved_original_called": (NARROW + "MessageQueue.__init__ = _init\n\n\n"
+                              "def make():\n    q = object.__new__(MessageQueue)\n    _orig(q, 1, 1, connect_ip='10.0.0.1')\n    return q\n"
+                              "\n\ndef register():\n    return make\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NARROWED_INITS))
+def test_a_call_upstream_takes_fails_on_the_narrower_init_the_plugin_put(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    source, breaks = NARROWED_INITS[spelling]
+    code, doc = check(one_module(tmp_path, spelling, source), old)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]]
+    if breaks:
+        assert len(calls) == 1 and "p.patches._init" in calls[0]["detail"] and "connect_ip" in calls[0]["detail"], doc["findings"]
+        assert code == 1
+    else:
+        assert not calls and code == 0, doc["findings"]
+
+
 # --- 2. super(C, self) and flags __init__ sets from its parameters --------------------------
 
 COMMUNICATOR = ("from sglang.srt.managers.queue import Communicator\n\n\n"
@@ -129,6 +179,85 @@ def test_a_super_call_under_a_flag_of_the_constructors_arguments_breaks_at_run_t
     assert len(found) == 1 and found[0]["breaking"], doc["findings"]
     assert found[0]["guard"]["outcome"] == "runtime" and "self.fast" in found[0]["guard"]["condition"]
     assert code == 1
+
+
+# the arguments packed in a local first, or the super() method kept in a local (V variants p9, p10): the same call
+PACKED = ("from sglang.srt.managers.queue import Communicator\n\n\n"
+          "class DevCommunicator(Communicator):\n"
+          "    def all_gather(self, input_, dim=-1):\n        n = len(input_)\n        if n == 0:\n{body}\n        return input_\n\n\n"
+          "def register():\n    return DevCommunicator\n")
+PACKED_CALLS = {
+    "tuple_starred": ("            args = (input_, dim, 8)\n            return super().all_gather(*args)", True),
+    "list_starred_two_argument_super": ("            args = [input_, dim, 8]\n            return super(DevCommunicator, self).all_gather(*args)", True),
+    "bound_super_method": ("            gather = super().all_gather\n            return gather(input_, dim, 8)", True),
+    "bound_super_method_fits": ("            gather = super().all_gather\n            return gather(input_, dim)", False),
+    # a list grown before the call: its length is not the display's
+    "list_grown_before_the_call": ("            args = [input_]\n            args.append(dim)\n            return super().all_gather(*args)", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PACKED_CALLS))
+def test_a_super_call_through_packed_arguments_or_a_saved_method_is_judged(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    body, breaks = PACKED_CALLS[spelling]
+    code, doc = check(one_module(tmp_path, spelling, PACKED.format(body=body)), old)
+    found = [f for f in doc["findings"] if f["kind"] == "subclass" and f["target"].endswith(".all_gather") and f["breaking"]]
+    assert bool(found) is breaks and code == (1 if breaks else 0), doc["findings"]
+    if breaks:
+        assert found[0]["guard"]["outcome"] == "runtime" and "n == 0" in found[0]["guard"]["condition"], found[0]
+
+
+# a forward put on an upstream layer as a functools.partialmethod (V variant p7): self, then what the partial leaves;
+# TinyLayer calls self.self_attn(positions=…, hidden_states=…) through nn.Module.__call__
+FORWARD = "def _forward(self, positions, {second}, fused=False):\n    return positions\n\n\n"
+PARTIAL_METHODS = {
+    "assignment": ("import functools\n\nfrom sglang.srt.models import tiny\n\n\n" + FORWARD
+                   + "def register():\n    tiny.TinyAttention.forward = functools.partialmethod(_forward, fused=True)\n"),
+    "setattr_alias": ("from functools import partialmethod as pm\n\nfrom sglang.srt.models.tiny import TinyAttention\n\n\n" + FORWARD
+                      + "def register():\n    setattr(TinyAttention, 'forward', pm(_forward, fused=True))\n"),
+    "module_level_assignment": ("import functools\n\nimport sglang.srt.models.tiny as tiny\n\n\n" + FORWARD
+                                + "tiny.TinyAttention.forward = functools.partialmethod(_forward, fused=True)\n\n\ndef register():\n    pass\n"),
+}
+
+
+@pytest.mark.parametrize("fits", [False, True], ids=["lacks_hidden_states", "takes_hidden_states"])
+@pytest.mark.parametrize("spelling", sorted(PARTIAL_METHODS))
+def test_a_partialmethod_put_on_a_layer_is_judged_against_the_calls_through_module_call(upstreams, tmp_path, spelling, fits):
+    old, _ = upstreams
+    source = PARTIAL_METHODS[spelling].format(second="hidden_states" if fits else "x")
+    code, doc = check(one_module(tmp_path, f"{spelling}-{fits}", source), old)
+    patch = next(f for f in doc["findings"] if f["kind"] == "patch" and f["target"].endswith("TinyAttention.forward"))
+    assert patch["breaking"] is not fits and code == (0 if fits else 1), patch
+
+
+# a platform method overridden by a @property returning a class (F10 variant q2): upstream's
+# `current_platform.get_mha_kv_pool_cls()` calls the class, binding its __init__
+PROPERTY_OVERRIDES = {
+    "property_plugin_subclass": ("class DevPool(MHATokenToKVPool):\n    pass\n\n\n", "@property", "DevPool", True),
+    "cached_property_upstream_class": ("", "@functools.cached_property", "MHATokenToKVPool", True),
+    "property_own_init_with_defaults_fits": ("class DevPool(MHATokenToKVPool):\n    def __init__(self, size=4096, dtype=None):\n"
+                                             "        super().__init__(size, dtype)\n\n\n", "@property", "DevPool", False),
+    "property_class_taking_nothing_fits": ("", "@property", "EmptyPool", False),
+    "plain_method_returning_the_class_fits": ("class DevPool(MHATokenToKVPool):\n    pass\n\n\n", "", "DevPool", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PROPERTY_OVERRIDES))
+def test_a_property_override_is_called_as_what_it_returns(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    pools, decorator, returned, breaks = PROPERTY_OVERRIDES[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dev": "dev:activate"}),
+        "dev/__init__.py": "def activate():\n    return 'dev.platform.DevPlatform'\n",
+        "dev/platform.py": ("import functools\n\nfrom sglang.srt.mem_cache.memory_pool import EmptyPool, MHATokenToKVPool\n"
+                            "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + pools + "class DevPlatform(SRTPlatform):\n"
+                            f"    {decorator}\n    def get_mha_kv_pool_cls(self):\n        return {returned}\n"),
+    }, name=spelling)
+    code, doc = check(root, old)
+    found = [f for f in doc["findings"] if f["target"].endswith(".get_mha_kv_pool_cls") and f["breaking"]]
+    assert bool(found) is breaks and code == (1 if breaks else 0), doc["findings"]
+    if breaks:
+        assert returned in found[0]["detail"] and "size" in found[0]["detail"], found[0]
 
 
 # --- 3. a registry filled entry by entry -------------------------------------------------

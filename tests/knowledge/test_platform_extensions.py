@@ -153,6 +153,14 @@ INSTANCE_READS = {
                 "def size():\n    chunk = plat.{name}\n    return chunk()\n"),
     "constant_getattr": ("from sglang.srt import platforms\n\nMETHOD = '{name}'\n\n\n"
                          "def size():\n    return getattr(platforms.current_platform, METHOD)()\n"),
+    # typing.cast hands back what it is given (F20 variant o2): a Protocol, a string annotation, the module's cast
+    "cast_to_protocol": ("from typing import Protocol, cast\n\nfrom sglang.srt.platforms import current_platform\n\n\n"
+                         "class Sized(Protocol):\n    def {name}(self) -> int: ...\n\n\n"
+                         "def size():\n    platform = cast(Sized, current_platform)\n    return platform.{name}()\n"),
+    "cast_string_type": ("import typing\n\nimport sglang.srt.platforms as platforms\n\n\n"
+                         "def size():\n    return typing.cast('Sized', platforms.current_platform).{name}()\n"),
+    "cast_aliased_module": ("import typing as t\n\nfrom sglang.srt.platforms import current_platform\n\n\n"
+                            "def size():\n    chunk = t.cast(object, current_platform).{name}\n    return chunk()\n"),
 }
 
 
@@ -326,6 +334,13 @@ DUAL = {
     "type_self_call": ("def get_kv_pool_cls(self, *, kind):\n        return type(self).get_mha_kv_pool_cls(self)\n", False),
     "classmethod_call": ("@classmethod\n    def get_kv_pool_cls(cls, *, kind):\n        return cls.get_mha_kv_pool_cls(cls)\n", False),
     "own_body": ("def get_kv_pool_cls(self, *, kind):\n        return object\n", True),
+    # the older method looked up by a name built from the kind (F10 variant o2): `%`, an f-string, str.format
+    "getattr_percent_name": ("def get_kv_pool_cls(self, kind='mha'):\n        hook = getattr(self, 'get_%s_kv_pool_cls' % kind, None)\n"
+                             "        return hook() if hook is not None else None\n", False),
+    "getattr_fstring_name": ("def get_kv_pool_cls(self, *, kind):\n        return getattr(self, f'get_{kind}_kv_pool_cls')()\n", False),
+    "getattr_format_name": ("def get_kv_pool_cls(self, *, kind):\n        return getattr(self, 'get_{}_kv_pool_cls'.format(kind))()\n", False),
+    # a name of another shape reaches no method the older release calls
+    "getattr_other_shape": ("def get_kv_pool_cls(self, *, kind):\n        return getattr(self, f'make_{kind}_pool')()\n", True),
 }
 
 
@@ -370,3 +385,30 @@ def test_a_method_a_class_decorator_sets_is_an_override(upstreams, tmp_path, spe
                              f"@{name}\nclass PrivPlatform(SRTPlatform):\n    def init_backend(self) -> None:\n        pass\n"),
     }, name=spelling)
     _assert_an_override_of_the_dropped_pool(root, old, new)
+
+
+# a private method (`def __rows(self)`) is stored as `_PrivPlatform__rows` (name mangling, F20 variant p2): read
+# so from outside the class, or as `self.__rows` inside it, it resolves; `__rows` read outside does not
+MANGLED_READS = {
+    "outside_attribute": ("current_platform.__rows()", True),
+    "outside_getattr": ("getattr(current_platform, '__rows')()", True),
+    "outside_through_a_local": ("plat = current_platform\n    return plat.__rows()", True),
+    "outside_mangled_name": ("current_platform._PrivPlatform__rows()", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MANGLED_READS))
+def test_a_private_method_is_found_only_under_its_mangled_name(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    read, breaks = MANGLED_READS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"priv": "priv:activate"}, plugins={"priv_use": "priv.use:register"}),
+        "priv/__init__.py": "def activate():\n    return 'priv.platform:PrivPlatform'\n",
+        "priv/platform.py": ("from sglang.srt.platforms.interface import SRTPlatform\n\n\nclass PrivPlatform(SRTPlatform):\n"
+                             "    def __rows(self):\n        return 4096\n\n    def rows_inside(self):\n        return self.__rows()\n"),
+        "priv/use.py": ("from sglang.srt.platforms import current_platform\n\n\ndef size():\n    current_platform.rows_inside()\n    "
+                        + (read if "return" in read else f"return {read}") + "\n\n\ndef register():\n    return size\n"),
+    })
+    code, doc = check(root, old)
+    broken = [f for f in doc["findings"] if f["breaking"]]
+    assert [f["target"].rsplit(".", 1)[-1] for f in broken] == (["__rows"] if breaks else []) and code == (1 if breaks else 0), doc["findings"]

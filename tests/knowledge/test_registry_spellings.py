@@ -39,6 +39,14 @@ SPELLINGS = {
     # `.pop(key)` raises KeyError as `[key]` does; with a default it copes
     "pop": (use('ATTENTION_BACKENDS.pop("dual")'), True),
     "pop_default": (use('ATTENTION_BACKENDS.pop("dual", None) or ATTENTION_BACKENDS["torch_native"]'), False),
+    # `del X[key]` raises KeyError as `.pop(key)` does (F39 variant p1): a literal, a module constant, an alias;
+    # `.pop(key, None)` is the removal that copes
+    "del_literal": (HEAD + 'def register():\n    del ATTENTION_BACKENDS["dual"]\n', True),
+    "del_constant": (HEAD + '_HIDDEN = "dual"\n\n\ndef register():\n    del ATTENTION_BACKENDS[_HIDDEN]\n', True),
+    "del_through_alias": (HEAD + 'import sglang.srt.layers.attention.attention_registry as registry\n\n\n'
+                          'def register():\n    del registry.ATTENTION_BACKENDS["dual"], registry.ATTENTION_BACKENDS["torch_native"]\n', True),
+    "del_except_key_error": (HEAD + 'def register():\n    try:\n        del ATTENTION_BACKENDS["dual"]\n    except KeyError:\n        pass\n', False),
+    "pop_default_removal": (HEAD + 'def register():\n    ATTENTION_BACKENDS.pop("dual", None)\n', False),
     # the result bound to a name tested before any other read (F39 variant w1), as a test of the call
     "get_bound_then_none_test": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    if factory is None:\n        return\n'
                                  '    return factory(None)\n', False),

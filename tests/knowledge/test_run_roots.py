@@ -74,6 +74,16 @@ SPELLINGS = {
                              ".github/workflows/probes.yaml": "jobs:\n  probe:\n    strategy:\n      matrix:\n        probe:\n          - p.tools.bench\n"
                                                               "    steps:\n      - run: >-\n          python\n          -m ${{ matrix.probe }}\n"},
                             "run with `python -m p.tools.bench` (matrix.probe, .github/workflows/probes.yaml:6)"),
+    # uv's `run -m` (V variant o12), an exec-form list (a Dockerfile's ENTRYPOINT, V variant o11; a compose command)
+    "uv_run_module": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                       "README.md": "# p\n\n```bash\nuv run --extra bench -m p.tools.bench --steps 3\n```\n"},
+                      "run with `python -m p.tools.bench` (README.md:4)"),
+    "dockerfile_exec_form": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                              "Dockerfile": 'FROM python:3.11-slim\nCOPY . .\nRUN pip install .\nENTRYPOINT ["python3", "-m", "p.tools.bench"]\n'},
+                             "run with `python -m p.tools.bench` (Dockerfile:4)"),
+    "compose_command_list": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                              "docker-compose.yml": 'services:\n  bench:\n    build: .\n    command: ["python", "-u", "-m", "p.tools.bench"]\n'},
+                             "run with `python -m p.tools.bench` (docker-compose.yml:4)"),
 }
 
 

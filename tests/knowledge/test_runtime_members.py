@@ -97,3 +97,39 @@ def test_members_registered_by_the_code_a_layer_hands_itself_to(upstreams, tmp_p
     # a layer that hands itself to nothing gets nothing registered
     assert members[("weight", 23)] == "missing"
     assert code == 1
+
+
+# a member read where the statement writes through it (F21 variant p1): `self.x.data *= s`, `self.x[i] = v`,
+# `self.x.y = v` read x first; only `self.x = v` (or `self.x += v`) binds x on the class
+READS_THROUGH = {
+    "augmented_attribute": "self.{name}.data *= 2",
+    "item_store": "self.{name}[0] = 1",
+    "attribute_store": "self.{name}.requires_grad = False",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(READS_THROUGH))
+def test_a_write_through_a_member_reads_it(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    statement = READS_THROUGH[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"pd": "pd:register"}),
+        "pd/__init__.py": f"""
+            from sglang.srt.layers.linear import ReplicatedLinear
+
+
+            class ScaledLinear(ReplicatedLinear):
+                def fold(self):
+                    {statement.format(name="weight")}
+
+                def typo(self):
+                    {statement.format(name="weights")}
+
+
+            def register():
+                return ScaledLinear.fold, ScaledLinear.typo
+            """,
+    })
+    code, doc = check(root, old)
+    members = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "subclass"}
+    assert "weight" not in members and members.get("weights") == "missing" and code == 1, members

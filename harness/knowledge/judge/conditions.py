@@ -209,16 +209,28 @@ def evaluate(judge: JudgeContext, cond: Cond) -> bool | None:
     three-valued reading leaves it undecided, each assignment of the undecided leaves that
     occur more than once is tried (up to 2**6; Kleene's reading is exact for leaves read
     once): `(v and old) or (not (v and old) and v)` with `old` true here is false whatever
-    `v` is. Equal leaves are one atom (an Unknown names one value); each Undecided is its own."""
+    `v` is; with more, each operand of an and/or is decided so on its own leaves. Equal leaves
+    are one atom (an Unknown names one value); each Undecided is its own."""
     value = _evaluate(judge, cond, {})
     if value is not None or not isinstance(cond, (Not, AllOf, AnyOf)):
         return value
     counts = Counter(leaf for leaf in leaves(cond) if not isinstance(leaf, Undecided))
     atoms = [leaf for leaf, count in counts.items() if count > 1 and _evaluate(judge, leaf, {}) is None]
-    if not atoms or len(atoms) > 6:
+    if not atoms:
         return None
-    outcomes = {_evaluate(judge, cond, {atom: bool(bits >> i & 1) for i, atom in enumerate(atoms)}) for bits in range(2 ** len(atoms))}
-    return outcomes.pop() if len(outcomes) == 1 else None
+    if len(atoms) <= 6:
+        outcomes = {_evaluate(judge, cond, {atom: bool(bits >> i & 1) for i, atom in enumerate(atoms)}) for bits in range(2 ** len(atoms))}
+        return outcomes.pop() if len(outcomes) == 1 else None
+    # too many shared leaves for the whole: each operand decided on its own leaves is as sound (a
+    # disjunction false whatever its leaves when every operand is; a conjunction when one is)
+    if isinstance(cond, Not):
+        inner = evaluate(judge, cond.cond)
+        return None if inner is None else not inner
+    parts = [evaluate(judge, c) for c in cond.conds]
+    want = isinstance(cond, AnyOf)
+    if want in parts:
+        return want
+    return (not want) if parts and all(p is (not want) for p in parts) else None
 
 
 def _evaluate(judge: JudgeContext, cond: Cond, assumed: dict) -> bool | None:

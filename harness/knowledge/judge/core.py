@@ -367,6 +367,8 @@ class Judge:
         problem = bind_problem(params, dep.call, bound)
         if problem is None and (keyed := self._keyed_read(dep, resolution)) is not None:
             return keyed
+        if problem is None and (refused := self._refused_by_replacement(dep, resolution)) is not None:
+            return refused
         if problem is None:
             shifted = self._positional_shift(dep, params, bound)
             if shifted is not None:
@@ -395,6 +397,34 @@ class Judge:
             certain = own is not None and bind_problem(own, dep.call, through_init)[0]
             detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _refused_by_replacement(self, dep: Dependency, resolution: Resolution) -> Finding | None:
+        """A plugin call that upstream's callable takes, of a callable (or a class's __init__) a
+        live plugin patch replaces, unguarded or under guards that hold, with a function that
+        cannot take it: a call made at run time that looks the callable up then (an attribute of
+        its owner, `mod.f(…)`, or the class, whose __init__ Python reads at the call) runs the
+        plugin's function, a TypeError. A name bound before the patch (`_orig = C.__init__`)
+        keeps the original. None otherwise."""
+        if dep.scope == "module":
+            return None  # a call at import may run before the patch
+        replaced, through_init = None, False
+        if "." in (dep.expression or "") and resolution.ref.kind != "class":
+            replaced = self._replaced_by_plugin(resolution.ref)
+        if resolution.ref.kind == "class":
+            init = self.index.resolve(f"{resolution.ref.path}.__init__")
+            replaced, through_init = (self._replaced_by_plugin(init.ref) if init.ok else None), True
+        if replaced is None or replaced[1] is None:
+            return None
+        patch, own = replaced
+        if not patch.live or not all(self.evaluate(g.cond) is True for g in patch.guards):
+            return None
+        problem = bind_problem(own, dep.call, through_init)
+        if problem is None or not problem[0]:
+            return None
+        return Finding(**self.base(dep), status=Status.signature_changed, breaking=True, defined_in=patch.hook,
+                       detail=(f"{dep.expression}(...) binds {resolution.ref.path}, but the plugin replaces it with {patch.hook}"
+                               f"{signature_text(own)} ({patch.file}:{patch.line}), which this call runs: {problem[1]}"),
+                       risk=risk_of(dep, Status.signature_changed))
 
     def _replaced_by_plugin(self, ref: Ref) -> tuple[Dependency, tuple[Param, ...] | None] | None:
         """The plugin's patch that rebinds the upstream function `ref` to a plugin function

@@ -419,7 +419,8 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
             # forwards to forward_native): only upstream's calls of it could show a mismatch
             return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in,
                            detail=f"base {defined_in}{signature_text(info.params)} takes any arguments")
-        detail = f"base {defined_in}{signature_text(info.params)} vs override {signature_text(dep.params)}: {message}"
+        called = f"{dep.hook}, the class the @property override returns, called as" if dep.hook else "override"
+        detail = f"base {defined_in}{signature_text(info.params)} vs {called} {signature_text(dep.params)}: {message}"
         status = Status.unknown if certain is None else Status.signature_changed
         return Finding(**judge.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)

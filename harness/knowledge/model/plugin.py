@@ -466,16 +466,21 @@ _DOCS_CONFIGS = ("docs/source/conf.py", "docs/conf.py")
 
 # Files a team runs plugin modules from: CI workflows and the composite actions they use, build and task files, scripts and docs
 _RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".github/actions/*/action.yml", ".github/actions/*/action.yaml", ".gitlab-ci.yml", ".gitlab-ci.yaml", ".buildkite/*.yml", ".buildkite/*.yaml",
-              ".buildkite/*/*.yml", ".buildkite/*/*.yaml", ".circleci/*.yml", ".circleci/*.yaml", "ci/*.yml", "ci/*.yaml", "Makefile", "Dockerfile*",
+              ".buildkite/*/*.yml", ".buildkite/*/*.yaml", ".circleci/*.yml", ".circleci/*.yaml", "ci/*.yml", "ci/*.yaml", "Makefile", "Dockerfile*", "*/Dockerfile*",
+              "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml",
               "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py",
               # the rest of the docs a team writes (examples/README.md, benchmarks/*.md), to a bounded depth
               "*.md", "*.rst", "*/*.md", "*/*.rst", "*/*/*.md", "*/*/*.rst", "*/*.sh", "*/*/*.sh")
 _RUN_FILES_MOST = 400  # a bound on what is read: a plugin checkout is not trusted
-# `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`, and the interpreter
-# named by a make or shell variable (`$(PYTHON) -m pkg.mod`, `${PY} -m …`, `$PYTHON_BIN -m …`)
-_INTERPRETER = r"(?:\b(?:python[0-9.]*|torchrun|accelerate\s+launch)\b|\$[({]?\w*PY\w*[)}]?)"
+# `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`, `uv run -m pkg.mod` (uv's
+# `--module`), and the interpreter named by a make or shell variable (`$(PYTHON) -m pkg.mod`, `${PY} -m …`)
+_INTERPRETER = r"(?:\b(?:python[0-9.]*|torchrun|accelerate\s+launch|uv\s+run)\b|\$[({]?\w*PY\w*[)}]?)"
 _PYTHON_M = re.compile(_INTERPRETER + r"[^\n;&|`]*?\s-m\s+([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 
+
+# an exec-form command, `["python3", "-m", "pkg.mod"]` (a Dockerfile's ENTRYPOINT/CMD/RUN, a compose or
+# workflow flow list): read as the command line it stands for
+_EXEC_FORM = re.compile(r'\[\s*"[^"\n\]]*"(?:\s*,\s*"[^"\n\]]*")*\s*\]')
 
 _PYTHON_M_MATRIX = re.compile(_INTERPRETER + r"[^\n;&|`]*?\s-m\s+\$\{\{\s*matrix\.([\w-]+)\s*\}\}")
 
@@ -526,8 +531,9 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
     its `__main__` module too), in file order. Console scripts (`[project.scripts]`,
     `[project.gui-scripts]`, `console_scripts` entry points in setup.cfg / setup.py / the
     metadata's entry_points.txt: the module of `name = "pkg.mod:main"`), and `python -m
-    pkg.mod` (also through `torchrun`, `accelerate launch`) in CI workflows, Makefiles,
-    Dockerfiles, shell scripts and docs (run_entry_sources). Names that are not plugin modules
+    pkg.mod` (also through `torchrun`, `accelerate launch`, `uv run`; an exec-form list
+    `["python", "-m", "pkg.mod"]` too) in CI workflows, Makefiles, Dockerfiles and compose files,
+    shell scripts and docs (run_entry_sources). Names that are not plugin modules
     are left to the caller to drop. Unreadable files name nothing; a malformed pyproject.toml
     raises HarnessError (as read_entry_points)."""
     found: list[tuple[str, str, bool]] = []
@@ -554,6 +560,7 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
         joined = re.sub(r"\\\r?\n[ \t]*", " ", text)
         if path.suffix in (".yml", ".yaml"):
             joined = re.sub(r"\r?\n[ \t]+(?=\S)", " ", joined)
+        joined = _EXEC_FORM.sub(lambda form: " ".join(re.findall(r'"([^"]*)"', form.group(0))), joined)
         if path.suffix in (".yml", ".yaml"):
             # `python -m ${{ matrix.probe }}`: the job runs once per value of its matrix (GitHub Actions)
             matrix = _matrix_values(text)

@@ -18,12 +18,15 @@ from harness.knowledge.model import (
     STANDS_IN,
     UNDECIDED,
     Cond,
+    Const,
     Dependency,
     EntryPoint,
     FieldPresent,
     GuardCond,
+    MethodDecl,
     Param,
     ParamFieldPresent,
+    PluginClass,
     PluginScan,
     Ref,
     SelfFlag,
@@ -652,17 +655,24 @@ class PluginClasses:
         has it or an __init__ of its own, and __init__ calls no method of self before it is
         set. UNDECIDED otherwise."""
         cls = self.scan.classes.get(cls_path)
-        if cls is None or "__init__" not in cls.methods or name in cls.methods:
+        if cls is None or name in cls.methods:
             return UNDECIDED
         upstream = self.upstream_bases(cls_path)
         related = {cls_path, *upstream, *self._plugin_bases(cls_path)}
         subclasses = self._plugin_subclasses(cls_path)
         writes = [(function, line) for function, line, owner in self.attribute_writes.get(name, []) if owner is None or owner in related | subclasses]
-        if not writes or any(function != f"{cls_path}.__init__" for function, _ in writes):
+        # a once-flag (`if not self.done: …; self.done = True`): the block that sets it runs the first time, with the flag as it began
+        writes = [(function, line) for function, line in writes if not self._sets_its_own_guard(cls, function, line, name)]
+        if any(function != f"{cls_path}.__init__" for function, _ in writes):
             return UNDECIDED
         if any(name in self.scan.classes[path].names or "__init__" in self.scan.classes[path].methods for path in subclasses - {cls_path}):
             return UNDECIDED
         if any(self._upstream_has(base, name) for base in upstream):
+            return UNDECIDED
+        if not writes:  # what the class body binds (`done = False`), when it folds
+            held = self.class_constant(cls_path, name, 0) if self.attribute_writes.get(name) else OPAQUE
+            return Const(bool(held)) if held is None or isinstance(held, (bool, int, str)) else UNDECIDED
+        if "__init__" not in cls.methods:
             return UNDECIDED
         tree = self.tree(cls.module)
         node = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"
@@ -680,6 +690,32 @@ class PluginClasses:
             return UNDECIDED
         truth = self.assigned_truth(cls.module, node.body, is_flag, {}, f"{cls.file}: self.{name}", local=frozenset(p.name for p in params[1:]))
         return UNDECIDED if truth is None else truth
+
+    def _sets_its_own_guard(self, cls: PluginClass, function: str, line: int, name: str) -> bool:
+        """Whether the write of `self.<name>` at `line` of the method `function` of `cls` sits in
+        an `if not self.<name>:` (or `if self.<name>:`) block of that method and leaves the
+        flag so that the test fails: a guard that lets its block run once."""
+        method = cls.methods.get(function.rpartition(".")[2]) if function.rpartition(".")[0] == cls.path else None
+        tree = self.tree(cls.module) if method is not None else None
+        node = next((n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno == method.line), None) if tree else None
+        if node is None or not node.args.args:
+            return False
+        receiver = node.args.args[0].arg
+
+        def is_flag(n: ast.AST) -> bool:
+            return isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == receiver and n.attr == name
+
+        for block in walk(node):
+            if not isinstance(block, ast.If) or not (block.lineno < line <= max(getattr(s, "end_lineno", 0) or 0 for s in block.body)):
+                continue
+            negated = isinstance(block.test, ast.UnaryOp) and isinstance(block.test.op, ast.Not) and is_flag(block.test.operand)
+            if not (negated or is_flag(block.test)):
+                continue
+            for stmt in block.body:
+                if (isinstance(stmt, ast.Assign) and stmt.lineno == line and len(stmt.targets) == 1 and is_flag(stmt.targets[0])
+                        and isinstance(stmt.value, ast.Constant) and bool(stmt.value.value) is negated):
+                    return True
+        return False
 
     def _parameter_fields(self) -> None:
         """Fields read on an unannotated parameter of a hook or an override: the class is what
@@ -855,9 +891,12 @@ class PluginClasses:
                     if shadowed or private or (cls.file, method.line, name) in seen:
                         continue
                     seen.add((cls.file, method.line, name))
+                    # a @property over a base method: a call of it calls what the getter returns (a class: its __init__)
+                    made = self._property_class_init(cls, name, method)
                     self.scan.dependencies.append(Dependency(
-                        kind, None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound, raises_only=method.raises_only,
-                        plugin_class=context, member=name, access="override", name=path,
+                        kind, None, cls.module, cls.file, method.line, scope="module", params=made[1] if made else method.params,
+                        bound=True if made else method.bound, raises_only=method.raises_only, plugin_class=context, member=name, access="override", name=path,
+                        hook=made[0] if made else None,
                     ))
                 for ref in cls.self_refs:
                     after = mro[position + 1 :] if ref.access == "super" else mro
@@ -931,6 +970,23 @@ class PluginClasses:
                 member=member, access="instance", name=None, expression=f"{instance.rsplit('.', 1)[-1]}.{member}",
                 how=None if rebound else PLATFORM_INSTANCE_READ,
             ))
+
+    def _property_class_init(self, cls: PluginClass, name: str, method: MethodDecl) -> tuple[str, tuple[Param, ...]] | None:
+        """For a `@property` method whose getter returns one class by name, (that class, the
+        parameters of its `__init__`: the plugin's own, else its first upstream base's): what
+        `obj.name(…)` binds. None for anything else."""
+        if not {"property", "cached_property"} & {d.rsplit(".", 1)[-1] for d in method.decorators} or len(cls.returns.get(name, ())) != 1:
+            return None
+        (made,) = cls.returns[name]
+        for path in self.plugin_mro(made) if made in self.scan.classes else ():
+            if "__init__" in self.scan.classes[path].methods:
+                return made, self.scan.classes[path].methods["__init__"].params
+        for base in self.upstream_bases(made) if made in self.scan.classes else [made] if is_upstream(made) else []:
+            found = self.index.resolve(f"{base}.__init__")
+            info = self.index.function_info(found.ref) if found.ok and found.ref.kind == "function" else None
+            if info is not None:
+                return made, info.params
+        return None
 
     def plugin_mro(self, path: str) -> list[str]:
         """The plugin classes in `path`'s MRO, in C3 order (their order does not depend on

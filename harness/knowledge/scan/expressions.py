@@ -21,6 +21,7 @@ from harness.knowledge.model import (
     Dependency,
     GuardCond,
     MethodDecl,
+    ModuleExists,
     Param,
     PluginClass,
     PluginScan,
@@ -51,11 +52,12 @@ from harness.knowledge.scan.syntax import (
     call_shape,
     imported_names,
     is_super,
+    mangled,
     module_level,
     returned_function,
 )
 
-_IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
+IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
 # torch.nn.Module methods that set an attribute by name, as setattr does (torch/nn/modules/module.py:
 # register_parameter, register_buffer, register_module/add_module store it where __getattr__ finds it)
 _NAMED_SETTERS = {"register_parameter", "register_buffer", "register_module", "add_module"}
@@ -315,10 +317,11 @@ class Expressions:
             access = "class"
         else:
             return False
+        member = mangled(node.attr, ctx.cls.path.rpartition(".")[2])  # `self.__x` in class C reads `_C__x`
         if isinstance(node.ctx, ast.Load):
-            ctx.cls.self_refs.append(SelfRef(node.attr, access, node.lineno, call, ctx.guards, ctx.catches))
+            ctx.cls.self_refs.append(SelfRef(member, access, node.lineno, call, ctx.guards, ctx.catches))
         elif access != "super":
-            ctx.cls.names.add(node.attr)
+            ctx.cls.names.add(member)
         return True
 
     def _call(self, module: str, call: ast.Call, ctx: Context) -> None:
@@ -423,6 +426,12 @@ class Expressions:
             named = ast.copy_location(ast.Call(func=call.func, args=[ast.Constant(entry.get("value"))], keywords=[]), call)
             self._dynamic_import(module, named, ctx, resolves=True)
             return
+        if (isinstance(call.func, ast.Attribute) and call.func.attr == "exec_module" and len(call.args) == 1
+                and isinstance(made := self.const(module, call.args[0], env), Named) and (made.path in self.files or is_upstream(made.path))):
+            # `spec.loader.exec_module(module_from_spec(find_spec(M)))` runs M's body: an import of M (importlib's recipe)
+            named = ast.copy_location(ast.Call(func=call.func, args=[ast.Constant(made.path)], keywords=[]), call)
+            self._dynamic_import(module, named, ctx)
+            return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             variable = self.const(module, call.args[0], env)
             if isinstance(variable, str):
@@ -439,7 +448,7 @@ class Expressions:
             self._model_package(module, self.const(module, call.args[0], env), ctx)
         self._replacement_call(module, call, ctx)
         self._model_registration(module, call, ctx)
-        if isinstance(call.func, ast.Attribute) and call.func.attr in _IN_PLACE_EDITS:
+        if isinstance(call.func, ast.Attribute) and call.func.attr in IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
             self._architecture_use(module, call, ctx)
             if is_upstream(owner) and self._is_upstream_value(owner):
@@ -520,8 +529,8 @@ class Expressions:
             # a name from elsewhere (a registry entry's module_path) says nothing about which
             if self._discovers(module):
                 own = module if self.files[module][1] else module.rpartition(".")[0]
-                for package in self._listed_packages(module) or [own]:
-                    self.dynamic_imports.setdefault(module, []).append((f"{package}.*", ctx.functions))
+                for pattern in self._listed_packages(module) or [f"{own}.*"]:
+                    self.dynamic_imports.setdefault(module, []).append((pattern, ctx.functions))
             return
         if resolves:
             target = target.partition(":")[0] if ":" in target else self._longest_module(target)
@@ -572,9 +581,11 @@ class Expressions:
         return [name for name in self.files if pattern.fullmatch(name)]
 
     def _listed_packages(self, module: str) -> list[str]:
-        """The packages `pkgutil.iter_modules(path, prefix=P)` / `walk_packages(…, prefix=P)`
-        calls in `module` list, from the prefix they give each name (`__package__ + ".utils."`
-        lists `<package>.utils`: pkgutil's docs); empty when no prefix folds to a name."""
+        """What `pkgutil.iter_modules(path, prefix=P)` / `walk_packages(…, prefix=P)` calls in
+        `module` list, from the prefix they give each name (`__package__ + ".utils."` lists
+        `<package>.utils`: pkgutil's docs): `<package>.*` (its direct submodules), for
+        walk_packages `<package>.**` (those of its sub-packages too, recursively); empty when no
+        prefix folds to a name."""
         tree = self.tree(module)
         found = []
         scopes = [(tree, {})] if tree else []
@@ -583,10 +594,11 @@ class Expressions:
         scopes += [(f, self._straight_bindings(module, f)) for f in walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
         for scope, env in scopes:
             for node in (walk(scope) if scope is tree else ast.walk(scope)):
-                if isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] in ("iter_modules", "walk_packages"):
+                if isinstance(node, ast.Call) and (lister := (dotted(node.func) or "").rsplit(".", 1)[-1]) in ("iter_modules", "walk_packages"):
                     prefix = self.const(module, arg(node, 1, "prefix"), env)
-                    if isinstance(prefix, str) and prefix.endswith(".") and len(prefix) > 1 and prefix[:-1] not in found:
-                        found.append(prefix[:-1])
+                    pattern = f"{prefix[:-1]}.{'**' if lister == 'walk_packages' else '*'}" if isinstance(prefix, str) else ""
+                    if isinstance(prefix, str) and prefix.endswith(".") and len(prefix) > 1 and pattern not in found:
+                        found.append(pattern)
         return found
 
     def _straight_bindings(self, module: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict:
@@ -798,8 +810,8 @@ class Expressions:
         attr = self.const(module, call.args[1], ctx.env)
         if is_upstream(owner) and isinstance(attr, str):
             value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
-            self._dependency("patch", f"{owner}.{attr}", module, call, ctx, how="setattr", hook=value, params=params,
-                             owner_errors=self._owner_errors(module, call.args[0], ctx.env))
+            self._dependency("patch", f"{owner}.{attr}", module, call, self._on_stand_in(module, call.args[0], ctx), how="setattr",
+                             hook=value, params=params, owner_errors=self._owner_errors(module, call.args[0], ctx.env))
         elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
                                                  for n in call.args[:2]):
             self.parameter_patches.append((module, call, ctx))
@@ -808,6 +820,25 @@ class Expressions:
         else:
             self._sets_member(module, call, ctx, call.args[0], attr)
             self.graft_method(module, call.args[0], attr, call.args[2] if len(call.args) > 2 else None, call.lineno, ctx)
+
+    def _instance_call(self, cls_path: str) -> tuple[str | None, ast.AST | None, tuple[Param, ...] | None]:
+        """An instance of the plugin class `cls_path` as a callable: its `__call__`, self bound
+        (Python's data model); (None, None, None) when the class body defines none."""
+        found = self._plugin_definition(cls_path)
+        call = next((n for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__"), None) if (
+            found is not None and isinstance(found[1], ast.ClassDef)) else None
+        return (f"{cls_path}.__call__", call, function_params(call.args)[1:]) if call is not None else (None, None, None)
+
+    def _made_once(self, name: str, ctx: Context) -> ast.Call | None:
+        """The call a local of the enclosing function is bound to, when one `name = <call>` is
+        the only binding of it there; None otherwise."""
+        found = self._plugin_definition(ctx.functions[-1]) if ctx.functions else None
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        stores = [n for n in walk(found[1]) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+        made = [n.value for n in walk(found[1]) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+        return made[0] if len(stores) == 1 and len(made) == 1 and isinstance(made[0], ast.Call) else None
 
     def _unwrapped(self, module: str, node, env: dict):
         """`functools.wraps(orig)(f)` and `functools.update_wrapper(f, orig)` are f itself (they
@@ -834,8 +865,8 @@ class Expressions:
         if isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value), env) == "sys.modules":
             return (KEY_ERRORS,)
         if isinstance(node, ast.Call):
-            called = self.qualify(module, dotted(node.func), env) or ""
-            if called.endswith("import_module"):
+            called = self.qualify(module, dotted(node.func), env) or dotted(node.func) or ""  # (a builtin: its own name)
+            if called.endswith("import_module") or called == "__import__":
                 return (IMPORT_ERRORS,)
             return {"pkgutil.resolve_name": (IMPORT_ERRORS, ATTRIBUTE_ERRORS), "sys.modules.get": ()}.get(called)
         if isinstance(node, ast.Attribute) and (inner := self.lookup_errors(module, node.value, env)) is not None:
@@ -850,6 +881,16 @@ class Expressions:
         if found is not None:
             return frozenset().union(*found) or ATTRIBUTE_ERRORS
         return ATTRIBUTE_ERRORS if isinstance(node, ast.Attribute) else frozenset()
+
+    def _on_stand_in(self, module: str, node: ast.expr, ctx: Context) -> Context:
+        """`ctx` for a write on `node`; where node is `sys.modules.get(M, stand_in)` (or `… or
+        stand_in`, or a name holding it) the write lands on the plugin's stand-in when M is not
+        loaded: it patches M only under "M exists" (nothing raises where it does not)."""
+        value = self.const(module, node, ctx.env) if isinstance(node, (ast.Name, ast.Call, ast.BoolOp)) else None
+        if not (isinstance(value, Named) and (module, value.path) in self.stand_in_owners):
+            return ctx
+        guard = GuardCond(ModuleExists(value.path), f"{value.path} is loaded (else {ast.unparse(node)} is the plugin's stand-in)", node.lineno)
+        return replace(ctx, guards=ctx.guards + (guard,))
 
     def _owner_of(self, module: str, node: ast.expr, env: dict) -> str | None:
         """The dotted path of the object a patch writes on: a name or attribute chain, or a module
@@ -922,6 +963,10 @@ class Expressions:
         `functools.partial` over any of these (its bound arguments taken away as
         inspect.signature does: Python's functools docs). Parameters None when not known."""
         node = self._unwrapped(module, node, ctx.env)
+        if isinstance(node, ast.Name) and isinstance(held := ctx.env.get(node.id), Record) and not is_upstream(held.cls):
+            return self._instance_call(held.cls)  # `f = Filter(strict=x); register(t, f)`: an instance of a plugin class
+        if isinstance(node, ast.Name) and ctx.env.get(node.id) is OPAQUE and (made := self._made_once(node.id, ctx)) is not None and depth < 8:
+            return self._hook_signature(module, made, ctx, depth + 1)  # what the call that bound it made
         if isinstance(node, ast.Lambda):
             return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
         if isinstance(node, (ast.Call, ast.Subscript)) and isinstance(named := self.const(module, node, ctx.env), Named) and not is_upstream(named.path):
@@ -943,6 +988,13 @@ class Expressions:
                 path, definition, params = self._hook_signature(module, node.args[0], ctx, depth + 1)
                 bound = [k.arg for k in node.keywords if k.arg]
                 return path, definition, None if params is None or any(isinstance(a, ast.Starred) for a in node.args) else partial_params(params, len(node.args) - 1, bound)
+            if self.qualify(module, name, ctx.env) == "functools.partialmethod":
+                # partialmethod(fn, *a, **k) set on a class: self, then what partial(fn, *a, **k) leaves (functools docs)
+                path, definition, params = self._hook_signature(module, node.args[0], ctx, depth + 1)
+                bound = [k.arg for k in node.keywords if k.arg]
+                if params is None or not params or any(isinstance(a, ast.Starred) for a in node.args):
+                    return path, definition, None
+                return path, definition, (params[0], *partial_params(params[1:], len(node.args) - 1, bound))
         if isinstance(node, ast.Call) and depth < 8:
             returned = self._factory_return(module, node, ctx)
             if returned is not None:  # `return functools.partial(_impl, cfg)`, `return lambda …`, `return _module_fn`
@@ -957,9 +1009,7 @@ class Expressions:
             made = self.qualify(module, dotted(node.func), ctx.env) if dotted(node.func) else None
             found = self._plugin_definition(made) if made and not is_upstream(made) else None
             if found is not None and isinstance(found[1], ast.ClassDef):
-                # an instance of a plugin class: calling it runs its __call__, self bound
-                call = next((n for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__"), None)
-                return (f"{made}.__call__", call, function_params(call.args)[1:]) if call is not None else (None, None, None)
+                return self._instance_call(made)
         if isinstance(node, ast.Attribute):
             bound = self._bound_method(module, node, ctx)
             if bound is not None:
@@ -1174,8 +1224,8 @@ class Expressions:
             owner = self._owner_of(module, target.value, env)
             if is_upstream(owner):
                 value, params = self._patch_value(module, getattr(stmt, "value", None), ctx)
-                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, ctx, how="assign", hook=value, params=params,
-                                 owner_errors=self._owner_errors(module, target.value, env))
+                self._dependency("patch", f"{owner}.{target.attr}", module, stmt, self._on_stand_in(module, target.value, ctx),
+                                 how="assign", hook=value, params=params, owner_errors=self._owner_errors(module, target.value, env))
             elif engine.server_args and isinstance(target.value, ast.Name) and target.value.id in engine.server_args_names and owner is None:
                 # (`args[2].x = …` writes on an item, not on args)
                 self._dependency("server_arg", f"{engine.server_args}.{target.attr}", module, stmt, ctx, name=target.attr)
@@ -1265,8 +1315,12 @@ class Expressions:
         return value, self._hook_signature(module, node, ctx)[2]
 
     def _namespace_of(self, module: str, node: ast.AST, env: dict) -> str | None:
-        """The upstream module or class whose namespace `node` is (`mod.__dict__`, `vars(mod)`),
-        or None."""
+        """The upstream module or class whose namespace `node` is (`mod.__dict__`, `vars(mod)`,
+        `fn.__globals__` of an upstream function), or None."""
+        if isinstance(node, ast.Attribute) and node.attr == "__globals__":
+            # a function's __globals__ is its module's namespace (Python's data model, "User-defined functions")
+            function = self.upstream_ref(self.qualify(module, dotted(node.value), env))
+            return function.module if function is not None and function.kind == "function" else None
         if isinstance(node, ast.Attribute) and node.attr == "__dict__":
             owner = self.qualify(module, dotted(node.value), env)
         elif isinstance(node, ast.Call) and dotted(node.func) == "vars" and len(node.args) == 1:

@@ -48,6 +48,7 @@ from harness.knowledge.model import (
 from harness.knowledge.scan.syntax import (
     assigned,
     assigned_in,
+    case_test,
     dataclass_fields,
     flag_names,
     is_main_test,
@@ -69,6 +70,9 @@ _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
 _PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
 _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "replace", "removeprefix",
                              "removesuffix", "lower", "upper"})
+_LITERALS = ("typing.Literal", "typing_extensions.Literal")
+_MODULE_SPEC = "importlib.machinery.ModuleSpec"
+_BOUND_METHODS = _STRING_METHODS | {"format", "format_map", "join"}  # a string's methods a name may keep to call later
 _NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
@@ -98,6 +102,7 @@ class _Opaque:
 
 
 OPAQUE = _Opaque()
+_FELL_THROUGH = _Opaque()  # (Folding._returned: a branch that ended without returning)
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,22 @@ class Partial:
     func: str
     args: tuple
     keywords: tuple[tuple[str, object], ...]
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    """A method of a folded string kept unbound from its call (`fmt = "pkg.{}.patch".format`):
+    calling it is calling `text.method(...)`."""
+
+    text: str
+    method: str
+
+
+@dataclass(frozen=True)
+class LiteralType:
+    """`typing.Literal["a", "b"]` of folded values: `typing.get_args` and `__args__` give them back."""
+
+    values: tuple
 
 
 @dataclass(frozen=True)
@@ -438,6 +459,10 @@ class Folding:
             # PurePosixPath("pkg", "backends").parts / .name / .stem / .suffix / .parent (pathlib, pure: no file system)
             value = getattr(path, node.attr)
             return list(value) if isinstance(value, tuple) else value
+        if isinstance(node, ast.Attribute) and node.attr == "__args__" and isinstance(literal := self.const(module, node.value, env, depth + 1), LiteralType):
+            return list(literal.values)  # a Literal's __args__ (what typing.get_args returns)
+        if isinstance(node, ast.Attribute) and node.attr in _BOUND_METHODS and isinstance(text := self.const(module, node.value, env, depth + 1), str):
+            return BoundMethod(text, node.attr)
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "__spec__" and "__spec__" not in env and node.attr in ("name", "parent"):
                 # the module's ModuleSpec (importlib docs): its name, and the package it belongs to
@@ -449,9 +474,12 @@ class Folding:
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
                     return held
-            if (isinstance(node.value, (ast.Call, ast.Subscript)) and isinstance(base := self.const(module, node.value, env, depth + 1), Named)
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if (isinstance(root, (ast.Call, ast.Subscript)) and isinstance(base := self.const(module, node.value, env, depth + 1), Named)
                     and (is_upstream(base.path) or base.path in self.files)):
-                return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`
+                return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`, `__import__("pkg").sub.f`
             owner = self.qualify(module, dotted(node.value), env)
             home, _, constant = (owner or "").rpartition(".")
             if home in self.files and isinstance(held := self.module_constant(home, constant, depth + 1), Record):
@@ -531,10 +559,17 @@ class Folding:
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
             return self._comprehension(module, node.elt, node.generators[0], env, depth)
         if isinstance(node, ast.DictComp) and len(node.generators) == 1:  # {b: f"{P}.{b}" for b in NAMES}
-            keys = self._comprehension(module, node.key, node.generators[0], env, depth)
-            values = self._comprehension(module, node.value, node.generators[0], env, depth)
+            generator = node.generators[0]
+            loaded = self._loaded_filter(module, node, env)
+            if loaded:  # {m: sys.modules[m] for m in NAMES if m in sys.modules}: each module where it is loaded, as .get gives
+                generator = ast.comprehension(target=generator.target, iter=generator.iter, ifs=[], is_async=generator.is_async)
+            keys = self._comprehension(module, node.key, generator, env, depth)
+            values = self._comprehension(module, node.value, generator, env, depth)
             if not isinstance(keys, list) or not isinstance(values, list):
                 return OPAQUE
+            for key in keys if loaded else ():
+                if isinstance(key, str) and is_upstream(key):
+                    self.none_fallbacks[(module, key)] = ModuleExists(key)
             return {_hashable(key): value for key, value in zip(keys, values)}
         if isinstance(node, ast.Dict):
             folded = {}
@@ -561,6 +596,9 @@ class Folding:
             return OPAQUE
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # TABLE["key"], PAIR[0] of folded constants
             container, key = self.const(module, node.value, env, depth + 1), self.const(module, node.slice, env, depth + 1)
+            if isinstance(container, Named) and container.path in _LITERALS:
+                values = key if isinstance(node.slice, ast.Tuple) and isinstance(key, list) else [key]
+                return LiteralType(tuple(values)) if all(isinstance(v, (str, int, bool)) or v is None for v in values) else OPAQUE
             if isinstance(container, dict) and not isinstance(key, (list, dict)) and key in container:
                 return container[key]
             if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
@@ -573,6 +611,12 @@ class Folding:
             there = [self._there(module, v) for v in values]
             if None not in there:
                 return next((v for v, found in zip(values, there) if found), values[-1])
+        if (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2
+                and self._there(module, loaded := self.const(module, node.values[0], env, depth + 1)) is not None
+                and isinstance(found := self.none_fallbacks.get((module, loaded.path)), ModuleExists)):
+            # `sys.modules.get(M) or _STUB`: M where it is loaded, the plugin's stand-in where not
+            self.stand_in_owners.add((module, found.path))
+            return loaded
         if isinstance(node, ast.BoolOp) and all(isinstance(v, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr)) for v in node.values):
             # `value or "default"`, `a and b` of folded plain values: Python's value of the expression
             values = [self.const(module, v, env, depth + 1) for v in node.values]
@@ -619,6 +663,17 @@ class Folding:
         value = self.const(module, node, env)
         return [value] if isinstance(value, str) else []
 
+    def _loaded_filter(self, module: str, node: ast.DictComp, env: dict) -> bool:
+        """Whether a dict comprehension is `{k: sys.modules[k] for … if k in sys.modules}`: the
+        loaded modules among those named (a .get of one gives None where it is not loaded)."""
+        generator = node.generators[0]
+        if len(generator.ifs) != 1 or not isinstance(test := generator.ifs[0], ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.In):
+            return False
+        key = ast.dump(node.key)
+        return (ast.dump(test.left) == key and self.qualify(module, dotted(test.comparators[0]), env) == "sys.modules"
+                and isinstance(node.value, ast.Subscript) and self.qualify(module, dotted(node.value.value), env) == "sys.modules"
+                and ast.dump(node.value.slice) == key)
+
     def _comprehension(self, module: str, element: ast.expr, generator: ast.comprehension, env: dict, depth: int):
         """`[f"{P}.{n}" for n in NAMES if …]` over a folded sequence: each element folded with the
         loop variable bound, those an `if` folds false left out; OPAQUE when the sequence, a
@@ -640,6 +695,11 @@ class Folding:
         return folded
 
     def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
+        if isinstance(node.func, ast.Name) and (node.func.id in env or getattr(self.table(module).names.get(node.func.id), "kind", None) == "value"):
+            bound = self.const(module, node.func, env, depth + 1)
+            if isinstance(bound, BoundMethod):  # `fmt("x")` of `fmt = "pkg.{}".format`: "pkg.{}".format("x")
+                method = ast.Attribute(value=ast.Constant(bound.text), attr=bound.method, ctx=ast.Load())
+                return self._const_call(module, ast.Call(func=method, args=node.args, keywords=node.keywords), env, depth + 1)
         name = dotted(node.func) or ""
         qualified = self.qualify(module, name, env) or name
         args = node.args
@@ -668,6 +728,28 @@ class Folding:
                 except (ImportError, ValueError):
                     return OPAQUE
             return Named(imported) if isinstance(imported, str) and not imported.startswith(".") else OPAQUE
+        if qualified == "importlib.util.find_spec" and args and isinstance(found := self.const(module, args[0], env, depth + 1), str) and found in self.files:
+            # the spec of a plugin module M: `.name`; module_from_spec makes M's (empty) module (an upstream
+            # module's spec stays a test that it is there)
+            return Record(_MODULE_SPEC, (("name", found),))
+        if qualified == "importlib.util.module_from_spec" and len(args) == 1:
+            spec = self.const(module, args[0], env, depth + 1)
+            return Named(spec.get("name")) if isinstance(spec, Record) and spec.cls == _MODULE_SPEC and isinstance(spec.get("name"), str) else OPAQUE
+        if qualified == "importlib.util.resolve_name" and len(args) == 2 and not node.keywords:
+            # a relative module name against its anchor package (importlib's own resolution)
+            relative, package = self.const(module, args[0], env, depth + 1), self.const(module, args[1], env, depth + 1)
+            try:
+                return importlib.util.resolve_name(relative, package) if isinstance(relative, str) and isinstance(package, str) else OPAQUE
+            except (ImportError, ValueError):
+                return OPAQUE
+        if qualified == "__import__" and args:
+            # the top-level package, or with a non-empty fromlist the module named (the builtin's docs)
+            imported = self.const(module, args[0], env, depth + 1)
+            fromlist = next((k.value for k in node.keywords if k.arg == "fromlist"), args[3] if len(args) > 3 else None)
+            leaf = fromlist is not None and bool(self.const(module, fromlist, env, depth + 1))
+            if isinstance(imported, str) and imported and not imported.startswith("."):
+                return Named(imported if leaf else imported.partition(".")[0])
+            return OPAQUE
         if qualified == "pkgutil.resolve_name" and args:
             # "pkg.mod:attr" or "pkg.mod.attr": the object, its module imported (pkgutil docs)
             resolved = self.const(module, args[0], env, depth + 1)
@@ -685,11 +767,16 @@ class Folding:
                 and isinstance(base := self.const(module, node.func.value, env, depth + 1), Named) and base.path in self.scan.classes):
             # a plugin class's direct subclasses: those the plugin defines, in the order it does
             return [Named(c.path) for c in self.scan.classes.values() if base.path in c.bases]
+        if qualified in ("typing.get_args", "typing_extensions.get_args") and len(args) == 1:
+            literal = self.const(module, args[0], env, depth + 1)
+            return list(literal.values) if isinstance(literal, LiteralType) else OPAQUE
         if qualified == "sys.modules.get" and args:
             # the module if something imported it, else None: on a release without it, always None
             loaded = self.const(module, args[0], env, depth + 1)
             if isinstance(loaded, str) and is_upstream(loaded):
                 self.none_fallbacks[(module, loaded)] = ModuleExists(loaded)
+                if len(args) > 1 and not (isinstance(args[1], ast.Constant) and args[1].value is None):
+                    self.stand_in_owners.add((module, loaded))  # the default where it is not loaded
                 return Named(loaded)
             return OPAQUE
         if qualified in ("importlib.metadata.version", "importlib_metadata.version") and args:
@@ -813,8 +900,13 @@ class Folding:
                     except (KeyError, ValueError):
                         return OPAQUE
             if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int, Named)) for a in values):
-                named = {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg}
-                if any(k.arg is None for k in node.keywords) or not all(isinstance(v, (str, int, Named)) for v in named.values()):
+                named = {}
+                for k in node.keywords:  # `name=v` and `**mapping` of a folded dict, in order
+                    given = self.const(module, k.value, env, depth + 1)
+                    if k.arg is None and not (isinstance(given, dict) and all(isinstance(key, str) for key in given)):
+                        return OPAQUE
+                    named.update(given if k.arg is None else {k.arg: given})
+                if not all(isinstance(v, (str, int, Named)) for v in named.values()):
                     return OPAQUE
                 # "{0.__module__}.{0.__qualname__}".format(Cls): a class, function or module
                 # formats only through its name attributes (its own str is not a path)
@@ -823,6 +915,11 @@ class Folding:
                     return owner.format(*(as_names.get(id(v), v) for v in values), **{k: as_names.get(id(v), v) for k, v in named.items()})
                 except (IndexError, KeyError, ValueError, AttributeError, TypeError):
                     return OPAQUE
+            if isinstance(owner, dict) and node.func.attr == "get" and 1 <= len(values) <= 2 and not node.keywords and values[0] is not OPAQUE:
+                key = _hashable(values[0])  # TABLE.get(k, d) of a folded table and key: the entry, else d (None) when nothing adds to it
+                if key in owner:
+                    return owner[key]
+                return OPAQUE if self._may_be_filled(node.func.value) else values[1] if len(values) == 2 else None
             if isinstance(owner, dict) and node.func.attr == "items" and not values:
                 return [list(item) for item in owner.items()]
             if isinstance(owner, dict) and node.func.attr in ("keys", "values") and not values:
@@ -835,21 +932,26 @@ class Folding:
                 if any(k.arg is None for k in node.keywords) or definition.args.vararg:
                     return OPAQUE
                 return self.const(home, returned, self._called_with(home, definition, [owner, *values], node.keywords, module, env, depth), depth + 1)
-        record = self._record(module, qualified, node, env, depth) if qualified else None
+        direct = isinstance(node.func, (ast.Name, ast.Attribute))  # (`f(a)(b)` calls what f returns, not f)
+        record = self._record(module, qualified, node, env, depth) if qualified and direct else None
         if record is not None:
             return record
         # a plugin helper whose body is one `return <expression>` (e.g. a version check)
-        function = self._plugin_function(qualified) if qualified else None
+        function = self._plugin_function(qualified) if qualified and direct else None
         if function is not None and depth < 10:
             fmodule, fnode = function
             body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-            values = [self.const(module, a, env, depth + 1) for a in args]
+            values = []
+            for a in args:  # `f(*PARTS)` of a folded list passes its elements
+                spread = self.const(module, a.value, env, depth + 1) if isinstance(a, ast.Starred) else OPAQUE
+                values += spread if isinstance(spread, list) else [self.const(module, a, env, depth + 1)]
             local = self._called_with(fmodule, fnode, values, node.keywords, module, env, depth)
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
                 return self.const(fmodule, body[0].value, local, depth + 1)
             if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fnode)) and not isinstance(fnode, ast.AsyncFunctionDef):
                 return self._yielded(fmodule, body, local, depth + 1)  # a generator: the values it yields, as a list
-            return self._version_helper(fmodule, fnode, local, depth + 1)
+            returned = self._returned(fmodule, body, dict(local), depth + 1, owner=qualified)
+            return returned if returned is not OPAQUE else self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
 
     def _sorted(self, module: str, items: list, keywords: list[ast.keyword], env: dict, depth: int):
@@ -960,11 +1062,19 @@ class Folding:
                      module: str, env: dict, depth: int) -> dict:
         """{parameter: folded value} of the plugin function `function` (defined in `home`)
         called with the folded positional `values` and `keywords` (folded in `module`, `env`):
-        positionals, keywords, then the defaults (folded in `home`); OPAQUE for the rest."""
+        positionals, keywords, then the defaults (folded in `home`); `*args` the positionals left
+        over (a list), `**kwargs` the keywords no parameter names (a dict); OPAQUE for the rest."""
         params = function_params(function.args)
-        local = {p.name: v for p, v in zip(params, values)}
-        local.update({k.arg: self.const(module, k.value, env, depth + 1) for k in keywords if k.arg})
-        positional = [*function.args.posonlyargs, *function.args.args]
+        positional = [p for p in params if p.kind in ("posonly", "pos")]
+        local = {p.name: v for p, v in zip(positional, values)}
+        given = {k.arg: self.const(module, k.value, env, depth + 1) for k in keywords if k.arg}
+        named = {p.name for p in params if p.kind in ("pos", "kwonly")}
+        local.update({name: value for name, value in given.items() if name in named})
+        if function.args.vararg:
+            local[function.args.vararg.arg] = list(values[len(positional):])
+        if function.args.kwarg and all(k.arg for k in keywords):
+            local[function.args.kwarg.arg] = {name: value for name, value in given.items() if name not in named}
+        positional = [*function.args.posonlyargs, *function.args.args]  # (the ast args, for their defaults)
         defaults = [*zip(positional[len(positional) - len(function.args.defaults):], function.args.defaults),
                     *((p, d) for p, d in zip(function.args.kwonlyargs, function.args.kw_defaults) if d is not None)]
         for p, default in defaults:
@@ -1027,6 +1137,77 @@ class Folding:
         if len(written) != len(fields) or any(dotted(n.func) == "setattr" for n in walk(cls) if isinstance(n, ast.Call)):
             return None  # another method rebinds a field: its value at a later read is not the stored one
         return Record(path, tuple(fields.items()))
+
+    def _returned(self, module: str, body: list[ast.stmt], env: dict, depth: int, _ran: bool = False, owner: str = ""):
+        """What a helper's body returns, run on folded values: `if`/`elif` and `match` cases whose
+        tests fold pick their branch, `name = value` binds, a nested def or class binds its name
+        (the plugin path `<owner>.<name>`), the first `return` reached is the value (None where the
+        body ends). OPAQUE where a test does not fold, a `raise` is reached, or any other
+        statement comes first."""
+        for stmt in body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, ast.Pass):
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and owner and not stmt.decorator_list:
+                env[stmt.name] = Named(f"{owner}.{stmt.name}")
+                continue
+            if isinstance(stmt, ast.Return):
+                return None if stmt.value is None else self.const(module, stmt.value, env, depth + 1)
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                env[stmt.targets[0].id] = self.const(module, stmt.value, env, depth + 1)
+                continue
+            branch = None
+            if isinstance(stmt, ast.If):
+                test = self._truth_of(module, stmt.test, env, depth)
+                if test is None:
+                    return OPAQUE
+                branch = stmt.body if test else stmt.orelse
+            elif isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    test = case_test(stmt.subject, case.pattern)  # (None: a pattern no plain test states)
+                    held = self._truth_of(module, test, env, depth) if test is not None else None
+                    if case.guard is not None and held is True:
+                        held = self._truth_of(module, case.guard, env, depth)
+                    if held is True:
+                        branch = case.body
+                        break
+                    if held is not False:
+                        return OPAQUE
+                else:
+                    branch = []  # no case matched: on after the match
+            else:
+                return OPAQUE
+            returned = self._returned(module, branch, env, depth + 1, _ran=True, owner=owner)
+            if returned is not _FELL_THROUGH:
+                return returned
+        return _FELL_THROUGH if _ran else None
+
+    def _truth_of(self, module: str, test: ast.expr, env: dict, depth: int) -> bool | None:
+        """Whether a test of folded values holds (Python's truth of its value); None where it
+        does not fold."""
+        value = self.const(module, test, env, depth + 1)
+
+        def decided(cond: Cond) -> bool | None:
+            if isinstance(cond, Const):
+                return cond.value
+            if isinstance(cond, Not):
+                inner = decided(cond.cond)
+                return None if inner is None else not inner
+            if isinstance(cond, (AllOf, AnyOf)):
+                values = [decided(c) for c in cond.conds]
+                want = isinstance(cond, AnyOf)  # `or` holds at the first true operand, `and` fails at the first false one
+                for v in values:
+                    if v is None:
+                        return None
+                    if v is want:
+                        return want
+                return not want
+            return None
+
+        if isinstance(value, Condition):
+            return decided(value.cond)
+        if value is None or isinstance(value, (bool, str, int, float, list, dict)):
+            return bool(value)
+        return None
 
     def _version_helper(self, module: str, function: ast.FunctionDef, local: dict, depth: int):
         """A helper longer than one return whose one comparison of the running version decides it

@@ -122,10 +122,9 @@ def _imported_when(scan: PluginScan, scanner: ScannedModules) -> dict[str, Guard
     queue: list[tuple[str, tuple[tuple[GuardCond, str], ...]]] = []
 
     def reach(name: str, chain: tuple[tuple[GuardCond, str], ...]) -> None:
-        if name.endswith(".*"):
-            for module in scan.modules:
-                if module.rpartition(".")[0] == name[:-2]:
-                    reach(module, chain)
+        if (members := submodules(name, scan.modules)) is not None:
+            for module in members:
+                reach(module, chain)
             return
         if name not in scan.modules:
             return
@@ -183,8 +182,8 @@ def walk_imports(scan: PluginScan, start: list[str], imports_of, seen, mark) -> 
     queue = [name for module in start for name in with_parents(module)]
     while queue:
         name = queue.pop()
-        if name.endswith(".*"):  # every direct submodule (pkgutil.iter_modules over a package)
-            queue.extend(m for m in scan.modules if m.rpartition(".")[0] == name[:-2])
+        if (members := submodules(name, scan.modules)) is not None:
+            queue.extend(members)
             continue
         module = scan.modules.get(name)
         if module is None or seen(module):
@@ -192,6 +191,16 @@ def walk_imports(scan: PluginScan, start: list[str], imports_of, seen, mark) -> 
         mark(module)
         for imported in imports_of(name):
             queue.extend(with_parents(imported))
+
+
+def submodules(pattern: str, modules) -> list[str] | None:
+    """The modules a wildcard names: `pkg.*` every direct submodule of pkg (pkgutil.iter_modules
+    over a package), `pkg.**` every module below it (walk_packages); None for a plain name."""
+    if pattern.endswith(".**"):
+        return [m for m in modules if m.startswith(pattern[:-2])]
+    if pattern.endswith(".*"):
+        return [m for m in modules if m.rpartition(".")[0] == pattern[:-2]]
+    return None
 
 
 def with_parents(name: str) -> list[str]:

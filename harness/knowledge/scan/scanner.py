@@ -59,7 +59,7 @@ from harness.knowledge.model import (
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class, type_checking_imports
 from harness.knowledge.scan.classes import PluginClasses
-from harness.knowledge.scan.expressions import Context, Expressions, flag_owner, partial_params
+from harness.knowledge.scan.expressions import IN_PLACE_EDITS, Context, Expressions, flag_owner, partial_params
 from harness.knowledge.scan.folding import (
     OPAQUE,
     Condition,
@@ -88,6 +88,7 @@ from harness.knowledge.scan.syntax import (
     is_main_test,
     imported_names,
     local_names,
+    mangled,
     none_assigned,
     pattern_names,
     python_version,
@@ -145,6 +146,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]] = {}  # module -> (imported, enclosing functions)
         self.hook_callables: dict[str, str] = {}  # plugin path of a hook function/class -> its target
         self.none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve | HasAttr] = {}  # (module, imported path) -> "the import resolves"
+        # (module, upstream module) got by `sys.modules.get(M, stand_in)` / `… or stand_in`: the plugin's object where M is not loaded
+        self.stand_in_owners: set[tuple[str, str]] = set()
         self._future_annotations: set[str] = set()
         self.star_names: dict[tuple[str, str], str | None] = {}
         self._fills = None
@@ -192,6 +195,35 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.attribute_writes: dict[str, list[tuple[str, int, str | None]]] = {}
         # module -> module it imports -> the guards around each statement importing it
         self.import_guards: dict[str, dict[str, list[tuple[GuardCond, ...]]]] = {}
+        self._edited_names: set[str] | None = None  # last parts of names the plugin edits in place (_may_be_filled)
+
+    def _may_be_filled(self, iterable: ast.expr) -> bool:
+        """Whether a container the scan folded (empty for a loop over it, without a key for a
+        `.get` of it) may hold more when the code runs: a literal (`()`, `[]`) cannot; a name can
+        when any plugin module edits a name of its last
+        part in place (`X.append(…)`, `X.update(…)`, `X[k] = …`, `X += …`, `del X[k]`), hands it to a
+        function of its own (which may fill it) or rebinds it from a function (`global X`). Anything else (a call, a subscript) may."""
+        if isinstance(iterable, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+            return False
+        name = dotted(iterable)
+        if name is None:
+            return True
+        if self._edited_names is None:
+            self._edited_names = set()
+            for module in self.files:
+                for node in walk(self.tree(module) or ast.Module(body=[], type_ignores=[])):
+                    if isinstance(node, ast.Global):
+                        self._edited_names.update(node.names)
+                    elif isinstance(node, ast.AugAssign) or isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                        edited = node.target if isinstance(node, ast.AugAssign) else node.value
+                        self._edited_names.add((dotted(edited) or "").rpartition(".")[2])
+                    elif isinstance(node, ast.Call):
+                        if isinstance(node.func, ast.Attribute) and node.func.attr in IN_PLACE_EDITS | {"__setitem__"}:
+                            self._edited_names.add((dotted(node.func.value) or "").rpartition(".")[2])
+                        # handed to a function of the plugin's, which may fill it
+                        if (called := self.qualify(module, dotted(node.func))) and not is_upstream(called) and self._plugin_definition(called):
+                            self._edited_names.update((dotted(a) or "").rpartition(".")[2] for a in [*node.args, *(k.value for k in node.keywords)])
+        return name.rpartition(".")[2] in self._edited_names
 
     def relfile(self, module: str) -> str:
         if module not in self._relfiles:
@@ -450,6 +482,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._try(module, stmt, ctx)
             return
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            # a name a loop's body adds to (`s += x`) holds what the passes made so far: unknown in and after it
+            env.update({n.target.id: OPAQUE for n in walk(stmt) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)})
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._expressions(module, stmt.iter, ctx)
             iterable = self.iterated(self.const(module, stmt.iter, env))  # a dict's keys, an enum's members
@@ -457,7 +492,11 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 for element in iterable:
                     self._block(module, stmt.body, replace(ctx, env={**env, **bind(stmt.target, element)}))
             else:  # not folded, or empty here (a registry functions fill later): the body once, its elements unknown
-                self._block(module, stmt.body, replace(ctx, env={**env, **{n: OPAQUE for n in assigned(stmt.target)}}))
+                guards = ctx.guards
+                if iterable == [] and not self._may_be_filled(stmt.iter):
+                    # empty, and nothing in the plugin adds to it: the body never runs
+                    guards += (GuardCond(Const(False), f"{ast.unparse(stmt.iter)} is empty", stmt.lineno),)
+                self._block(module, stmt.body, replace(ctx, guards=guards, env={**env, **{n: OPAQUE for n in assigned(stmt.target)}}))
             self._block(module, stmt.orelse, ctx)
             return
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -514,9 +553,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     self._expressions(module, target.slice, ctx)
             if ctx.cls is not None and ctx.self_name:
                 for target in targets:
-                    for node in walk(target):
-                        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name:
-                            ctx.cls.names.add(node.attr)
+                    for node in walk(target):  # `self.x = …` sets x; `self.x.data *= s`, `self.x[i] = …` read it
+                        if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+                                and node.value.id == ctx.self_name):
+                            ctx.cls.names.add(mangled(node.attr, ctx.cls.path.rpartition(".")[2]))
                             made = stmt.value if node is target and isinstance(stmt.value, ast.Call) else None
                             path = self.qualify(module, dotted(made.func), env) if made is not None else None
                             held = env.get(stmt.value.id) if node is target and isinstance(stmt.value, ast.Name) else None
@@ -529,8 +569,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 self._expressions(module, stmt.annotation, ctx)
             for target in targets:
                 if isinstance(target, ast.Name):
-                    if isinstance(stmt, ast.AugAssign):
-                        env[target.id] = OPAQUE
+                    if isinstance(stmt, ast.AugAssign):  # `name += ".forward"`: name's value, then the operation (folded)
+                        env[target.id] = self.const(module, ast.BinOp(left=ast.Name(target.id, ast.Load()), op=stmt.op, right=stmt.value), env)
                     elif isinstance(stmt, ast.AnnAssign) and is_upstream(annotated := self.qualify(module, annotation_class(stmt.annotation), env)):
                         env[target.id] = Instance(annotated)  # `x: ServerArgs = …`
                     elif is_type_test(stmt.value, ctx.local):  # `is_tuple = isinstance(out, tuple)` of what a call returned
@@ -557,6 +597,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     env.update({n: OPAQUE for n in assigned(target)})
             return
         if isinstance(stmt, ast.Delete):
+            # `del X[k]` raises KeyError when upstream's X no longer holds k, as `X[k]` and `X.pop(k)` do
+            for target in stmt.targets:
+                if isinstance(target, ast.Subscript):
+                    self._registry_key(module, target, ctx)
             return
         if isinstance(stmt, ast.Return):
             self._named_class_return(module, stmt, ctx)
@@ -618,7 +662,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
     def _try(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         handled: set[str] = set()
         for handler in stmt.handlers:
-            if always_raises(handler.body):
+            if always_raises(handler.body) or self._reraises_upstream(module, stmt, handler):
                 continue  # it re-raises (`raise ImportError("…") from exc`): the error still leaves the try
             handled |= self.exception_names(module, [handler.type]) if handler.type is not None else {"*"}
         body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno),)) if stmt.handlers else ctx
@@ -654,9 +698,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         stand_ins = {name: node.lineno for handler in stmt.handlers for node in handler.body for name in assigned_in(node)
                      if name in others and not isinstance(node, (ast.Import, ast.ImportFrom))
                      and not (isinstance(node, ast.Assign) and is_upstream(self.qualify(module, dotted(node.value), ctx.env)))}
+        # `try: from a import X` / `except ImportError: from b import X` (a compat import): X is a's where that
+        # import resolves on this release, else b's
+        fallback_imports = [imported_names(module, self.files[module][1], h.body) for h in stmt.handlers if not always_raises(h.body)]
         for name, path in imported_names(module, self.files[module][1], stmt.body).items():
             if name not in others:
                 ctx.env[name] = Named(path)
+            elif catches_import and fallback_imports and all(name in found for found in fallback_imports):
+                ctx.env[name] = Named(path if not is_upstream(path) or self.index.resolve(path).ok else fallback_imports[0][name])
             elif name in stand_ins and catches_import and imports:
                 ctx.env[name] = Named(path)
                 resolves = ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")))
@@ -672,6 +721,53 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for node in stmt.body:
             for name in assigned_in(node):
                 ctx.env.setdefault(name, OPAQUE)
+
+    def _reraises_upstream(self, module: str, stmt: ast.Try, handler: ast.ExceptHandler) -> bool:
+        """Whether `except E as exc:` re-raises every failure of the try's upstream imports: its
+        body starts with `if <test of exc.name>: raise` and the test holds for each module name the
+        ImportError may carry (Python sets `name` to the module not found: here an upstream
+        module, a prefix of one the body imports, below the top package). A test that does not fold
+        for some name, or that reads anything but exc.name and constants, decides nothing (False)."""
+        first = handler.body[0] if handler.body else None
+        if (handler.name is None or not isinstance(first, ast.If) or first.orelse
+                or not (len(first.body) == 1 and isinstance(first.body[0], ast.Raise))):
+            return False
+        raised = first.body[0].exc
+        if raised is not None and not (isinstance(raised, ast.Name) and raised.id == handler.name):
+            return False  # `raise Other(…)` is another error; judged as it always was
+        imported = [path for path, _ in upstream_imports(module, self.files[module][1], stmt.body)]
+        names = {".".join(path.split(".")[:n]) for path in imported for n in range(2, path.count(".") + 2)}
+        return bool(names) and all(self._holds_for_name(module, first.test, handler.name, name) for name in names)
+
+    def _holds_for_name(self, module: str, test: ast.expr, exc: str, name: str) -> bool:
+        """Whether `test` is true with `<exc>.name` equal to `name`: comparisons, `in`, boolean
+        operators and str methods of folded constants (False where it does not fold)."""
+        class Substitute(ast.NodeTransformer):
+            def visit_Attribute(self, node):
+                if isinstance(node.value, ast.Name) and node.value.id == exc and node.attr == "name":
+                    return ast.copy_location(ast.Constant(name), node)
+                return self.generic_visit(node)
+
+        expression = Substitute().visit(ast.parse(ast.unparse(test), mode="eval"))
+        allowed = (ast.Expression, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Call,
+                   ast.Attribute, ast.Name, ast.Load, ast.boolop, ast.cmpop, ast.unaryop)
+        constants = {}
+        for node in ast.walk(expression):
+            if not isinstance(node, allowed):
+                return False
+            if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith")):
+                return False
+            if isinstance(node, ast.Name):
+                value = self.const(module, node, {})
+                if not (value is None or isinstance(value, (str, list))) or isinstance(value, list) and not all(isinstance(v, str) for v in value):
+                    return False
+                constants[node.id] = tuple(value) if isinstance(value, list) else value
+            if isinstance(node, ast.Attribute) and node.attr not in ("startswith", "endswith"):
+                return False
+        try:
+            return eval(compile(expression, "<handler test>", "eval"), {"__builtins__": {}}, constants) is True  # noqa: S307 -- constants only
+        except Exception:  # a test that fails on these values decides nothing
+            return False
 
     def _bound_once(self, module: str, body: list[ast.stmt], env: dict) -> dict:
         """The names `body` binds once, by a plain `name = value` whose value is a module, class or
@@ -755,18 +851,20 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
         cls = PluginClass(path, module, self.relfile(module), node.lineno, bases, decorated=bool(node.decorator_list or node.keywords))
         self.scan.classes[path] = cls
-        for stmt in node.body:
+        for stmt in node.body:  # (a private `__x` is stored as `_Class__x`)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorators = tuple(filter(None, (dotted(d) for d in stmt.decorator_list)))
-                cls.methods.setdefault(stmt.name, MethodDecl(stmt.name, stmt.lineno, function_params(stmt.args), decorators, raises_only(stmt)))
+                name = mangled(stmt.name, node.name)
+                cls.methods.setdefault(name, MethodDecl(name, stmt.lineno, function_params(stmt.args), decorators, raises_only(stmt)))
                 if stmt.name in ("__getattr__", "__getattribute__"):
                     cls.dynamic = True
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                assigned_method = self._assigned_method(module, stmt.targets[0].id, stmt.value, stmt.lineno, ctx)
+                name = mangled(stmt.targets[0].id, node.name)
+                assigned_method = self._assigned_method(module, name, stmt.value, stmt.lineno, ctx)
                 if assigned_method is not None:
-                    cls.methods.setdefault(stmt.targets[0].id, assigned_method)
+                    cls.methods.setdefault(name, assigned_method)
             for name in assigned_in(stmt):
-                cls.names.add(name)
+                cls.names.add(mangled(name, node.name))
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
         if ctx.cls is None:  # at module level, or a function's local class (`mod.X = Local` then binds it)

@@ -74,7 +74,8 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
       AttributeError as the attribute does), the name a literal or a module-level
       `NAME = "literal"`; with a default (three arguments) it is a test-like read and stays;
     - `map(f, xs)` is `[f(x) for x in xs]` and `map(lambda b: e, xs)` is `[e for b in xs]`
-      (one sequence; the list is what a loop over the lazy map sees), `itertools.starmap(f, rows)`
+      (the list is what a loop over the lazy map sees), `map(f, xs, ys)` `[f(x, y) for x, y in
+      zip(xs, ys)]`, `itertools.starmap(f, rows)`
       `[f(*row) for row in rows]`; one bound to a name nothing reads calls nothing (its
       arguments alone are evaluated);
     - a call of a module-level name bound once to `functools.partial(f, *a, **k)` is `f(*a, …,
@@ -85,7 +86,9 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     - `class X(make_base(A))`, where `make_base` is a module function whose body only defines a
       class and returns it, is `class X(<that class>)`: the class is written out at module level
       before X under its own name, the factory's parameters replaced by the call's arguments.
-    - `f(*[a, b], **{"k": v})` and `f(**dict(k=v))` are `f(a, b, k=v)`;
+    - `f(*[a, b], **{"k": v})` and `f(**dict(k=v))` are `f(a, b, k=v)`; `typing.cast(T, x)` is `x`;
+      in a function, `args = (a, b); f(*args)` is `f(args[0], args[1])` and `m = super().m; m(x)`
+      is `super().m(x)` (the local bound once, never changed in place);
     - `operator.attrgetter("a", "b")(x)` is `(x.a, x.b)`, `methodcaller("m", v)(x)` is
       `x.m(v)` and `itemgetter("k")(x)` is `x["k"]`, called at once or through a module-level
       name bound once to the getter;
@@ -128,6 +131,11 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     # itertools.starmap, however imported
     starmaps = {"itertools.starmap"} | {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "itertools"
                                         for a in n.names if a.name == "starmap"}
+    # typing.cast, however imported: `cast(T, x)` is x at run time (the typing docs)
+    casts = {f"{m}.cast" for m in ("typing", "typing_extensions")} | {
+        f"{a.asname}.cast" for n in tree.body if isinstance(n, ast.Import) for a in n.names if a.name in ("typing", "typing_extensions") and a.asname} | {
+        a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module in ("typing", "typing_extensions")
+        for a in n.names if a.name == "cast"}
     # a lazy map / starmap bound to a name nothing reads (no load, no string naming it) never calls its function
     unconsumed = {id(stmt.value) for stmt in assigned_calls
                   if (dotted(stmt.value.func) in starmaps or dotted(stmt.value.func) == "map" and "map" not in own)
@@ -168,6 +176,18 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             sequences[b.value.id] if isinstance(b, ast.Starred) and isinstance(b.value, ast.Name) and b.value.id in sequences else [b])]
 
     class Rewrite(ast.NodeTransformer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.frames: list[tuple[dict[str, int], dict[str, ast.Attribute]]] = []  # per enclosing function: _once_bound
+
+        def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+            self.frames.append(_once_bound(node))
+            self.generic_visit(node)
+            self.frames.pop()
+            return node
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
         def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
             self.generic_visit(node)
             node.bases = spliced(node.bases)  # class X(*BASES)
@@ -212,11 +232,23 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
 
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
+            if self.frames:
+                packed, supers = self.frames[-1]
+                if isinstance(node.func, ast.Name) and node.func.id in supers:  # `m = super().m; m(x)` is `super().m(x)`
+                    node.func = ast.copy_location(copy.deepcopy(supers[node.func.id]), node.func)
+                if any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id in packed for a in node.args):
+                    # `args = (a, b); f(*args)` passes args[0], args[1]
+                    node.args = [element for a in node.args for element in (
+                        [ast.copy_location(ast.Subscript(value=ast.Name(a.value.id, ast.Load()), slice=ast.Constant(i), ctx=ast.Load()), a)
+                         for i in range(packed[a.value.id])] if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id in packed else [a])]
+                    ast.fix_missing_locations(node)
             bound = partials.get(node.func.id) if isinstance(node.func, ast.Name) else None
             if bound is not None and bound is not node:
                 return ast.copy_location(ast.Call(func=bound.args[0], args=[*bound.args[1:], *node.args],
                                                   keywords=[*bound.keywords, *node.keywords]), node)
             _spread_literals(node, "dict" in own)
+            if dotted(node.func) in casts and len(node.args) == 2 and not node.keywords and not isinstance(node.args[1], ast.Starred):
+                return node.args[1]
             made = getters.get(node.func.id) if isinstance(node.func, ast.Name) else getter(node.func)
             if made is not None and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
                 return ast.fix_missing_locations(ast.copy_location(_operator_applied(*made, node.args[0], names), node))
@@ -235,19 +267,25 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                 element = ast.Call(func=node.args[0], args=[ast.Starred(ast.Name(variable, ast.Load()), ast.Load())], keywords=[])
                 loop = ast.comprehension(target=ast.Name(variable, ast.Store()), iter=node.args[1], ifs=[], is_async=0)
                 return ast.fix_missing_locations(ast.copy_location(ast.ListComp(elt=ast.copy_location(element, node), generators=[loop]), node))
-            if builtin == "map" and len(node.args) == 2 and not node.keywords and not isinstance(node.args[1], ast.Starred):
-                function, items = node.args
+            if (builtin == "map" and len(node.args) >= 2 and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+                    and "zip" not in own):
+                function, sequences = node.args[0], node.args[1:]
                 if isinstance(function, ast.Lambda):
-                    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-                    if len(params) != 1 or function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
+                    variables = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+                    if len(variables) != len(sequences) or function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
                         return node
-                    variable, element = params[0], function.body
+                    element = function.body
                 elif isinstance(function, (ast.Name, ast.Attribute)):
-                    variable = "<item>"  # no identifier: no name of the plugin's
-                    element = ast.copy_location(ast.Call(func=function, args=[ast.Name(variable, ast.Load())], keywords=[]), node)
+                    variables = [f"<item{i}>" for i in range(len(sequences))]  # no identifier: no name of the plugin's
+                    element = ast.copy_location(ast.Call(func=function, args=[ast.Name(v, ast.Load()) for v in variables], keywords=[]), node)
                 else:
                     return node
-                loop = ast.comprehension(target=ast.Name(variable, ast.Store()), iter=items, ifs=[], is_async=0)
+                if len(sequences) == 1:
+                    target, items = ast.Name(variables[0], ast.Store()), sequences[0]
+                else:  # map(f, a, b) calls f(x, y) for x, y in zip(a, b): it stops at the shortest (the builtin's docs)
+                    target = ast.Tuple(elts=[ast.Name(v, ast.Store()) for v in variables], ctx=ast.Store())
+                    items = ast.Call(func=ast.Name("zip", ast.Load()), args=list(sequences), keywords=[])
+                loop = ast.comprehension(target=target, iter=items, ifs=[], is_async=0)
                 return ast.fix_missing_locations(ast.copy_location(ast.ListComp(elt=element, generators=[loop]), node))
             return node
 
@@ -273,6 +311,32 @@ def _paired_targets(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]] | None:
             return None
         bound |= {n.id for n in ast.walk(element) if isinstance(n, ast.Name)}
     return list(zip(target.elts, value.elts))
+
+
+def _once_bound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, int], dict[str, ast.Attribute]]:
+    """Of a function's locals bound once and never changed in place: those holding a tuple or
+    list display (name -> its length; nothing starred in it) and those holding a method read on
+    `super()` (name -> that read)."""
+    stores: dict[str, int] = {}
+    edited: set[str] = set()
+    packed: dict[str, int] = {}
+    supers: dict[str, ast.Attribute] = {}
+    for n in ast.walk(function):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) or (
+                isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and not isinstance(n.ctx, ast.Load)):
+            edited.add(n.value.id)  # `xs.append(…)`, `xs[0] = …`: may change what it holds
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            edited.add(n.target.id)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            value = n.value
+            if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+                packed[n.targets[0].id] = len(value.elts)
+            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Call) and dotted(value.value.func) == "super":
+                supers[n.targets[0].id] = value
+    once = {name for name, count in stores.items() if count == 1}
+    return ({k: v for k, v in packed.items() if k in once and k not in edited}, {k: v for k, v in supers.items() if k in once})
 
 
 def _spread_literals(node: ast.Call, dict_bound: bool) -> None:
@@ -498,6 +562,48 @@ def exception_names(nodes) -> set[str]:
             if text:
                 names.add(text.rsplit(".", 1)[-1])
     return names
+
+
+def mangled(name: str, class_name: str) -> str:
+    """`name` as Python stores it when written in the body of class `class_name`: a private
+    name (`__x`, not `__x__`) becomes `_Class__x` (the language reference, "Identifiers:
+    private name mangling")."""
+    if not name.startswith("__") or name.endswith("__") or not class_name.strip("_"):
+        return name
+    return f"_{class_name.lstrip('_')}{name}"
+
+
+def name_shape(node: ast.expr) -> str | None:
+    """A regular expression for the strings a name built at run time may be, from its literal
+    parts: `"get_%s_pool" % kind`, f"get_{kind}_pool", `"get_{}_pool".format(kind)`, `"get_" +
+    kind + "_pool"` give `get_.+_pool`; a plain literal gives itself. None when no literal part
+    shapes it."""
+    def parts(n: ast.expr) -> list[str | None] | None:  # literal text, None for a run-time part
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            return [n.value]
+        if isinstance(n, ast.JoinedStr):
+            return [v.value if isinstance(v, ast.Constant) else None for v in n.values]
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            left, right = parts(n.left), parts(n.right)
+            return None if left is None and right is None else [*(left or [None]), *(right or [None])]
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and isinstance(n.left, ast.Constant) and isinstance(n.left.value, str):
+            return _split_fields(n.left.value, r"%[-#0 +]*\d*(?:\.\d+)?[sdrifx]")
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "format"
+                and isinstance(n.func.value, ast.Constant) and isinstance(n.func.value.value, str)):
+            return _split_fields(n.func.value.value, r"\{[^{}]*\}")
+        return None
+
+    found = parts(node)
+    if found is None or not any(found):
+        return None
+    return "".join(".+" if p is None else re.escape(p) for p in found)
+
+
+def _split_fields(template: str, field: str) -> list[str | None]:
+    pieces: list[str | None] = []
+    for i, text in enumerate(re.split(field, template)):
+        pieces += ([None] if i else []) + [text]
+    return pieces
 
 
 def always_raises(body: list[ast.stmt]) -> bool:

@@ -26,7 +26,7 @@ from harness.knowledge.model import (
     resolve_relative,
     walk,
 )
-from harness.knowledge.scan.syntax import is_super
+from harness.knowledge.scan.syntax import is_super, name_shape
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,12 @@ def self_calls_in(scan: PluginScan, cls: PluginClass, method: str) -> set[str]:
                         found |= {call.func.attr for call in walk(definition) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                                   and (isinstance(call.func.value, ast.Name) and call.func.value.id == receiver
                                        or isinstance(call.func.value, ast.Call) and dotted(call.func.value.func) == "type")}
+                        # `getattr(self, "get_%s_pool" % kind, None)`: any own method whose name fits the name's shape
+                        for call in walk(definition):
+                            if (isinstance(call, ast.Call) and dotted(call.func) == "getattr" and len(call.args) >= 2
+                                    and isinstance(call.args[0], ast.Name) and call.args[0].id == receiver
+                                    and (shape := name_shape(call.args[1])) is not None):
+                                found |= {name for name in cls.methods if re.fullmatch(shape, name)}
     return found
 
 
