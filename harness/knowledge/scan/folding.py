@@ -69,7 +69,7 @@ _ITERATORS = ("zip", "enumerate", "reversed", "itertools.compress")
 _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
 _PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
 _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "replace", "removeprefix",
-                             "removesuffix", "lower", "upper"})
+                             "removesuffix", "lower", "upper", "startswith", "endswith"})
 _LITERALS = ("typing.Literal", "typing_extensions.Literal")
 _MODULE_SPEC = "importlib.machinery.ModuleSpec"
 _BOUND_METHODS = _STRING_METHODS | {"format", "format_map", "join"}  # a string's methods a name may keep to call later
@@ -1182,8 +1182,20 @@ class Folding:
         return _FELL_THROUGH if _ran else None
 
     def _truth_of(self, module: str, test: ast.expr, env: dict, depth: int) -> bool | None:
-        """Whether a test of folded values holds (Python's truth of its value); None where it
-        does not fold."""
+        """Whether a test of folded values holds (Python's truth of its value; `and`/`or`/`not`
+        of such tests operand by operand); None where it does not fold."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._truth_of(module, test.operand, env, depth + 1)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            want = isinstance(test.op, ast.Or)  # `or` holds at the first true operand, `and` fails at the first false one
+            for operand in test.values:
+                held = self._truth_of(module, operand, env, depth + 1)
+                if held is None:
+                    return None
+                if held is want:
+                    return want
+            return not want
         value = self.const(module, test, env, depth + 1)
 
         def decided(cond: Cond) -> bool | None:

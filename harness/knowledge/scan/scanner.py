@@ -66,6 +66,7 @@ from harness.knowledge.scan.folding import (
     Folding,
     Instance,
     Named,
+    Record,
     bind,
     narrowed_key,
     call_results,
@@ -740,34 +741,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         return bool(names) and all(self._holds_for_name(module, first.test, handler.name, name) for name in names)
 
     def _holds_for_name(self, module: str, test: ast.expr, exc: str, name: str) -> bool:
-        """Whether `test` is true with `<exc>.name` equal to `name`: comparisons, `in`, boolean
-        operators and str methods of folded constants (False where it does not fold)."""
-        class Substitute(ast.NodeTransformer):
-            def visit_Attribute(self, node):
-                if isinstance(node.value, ast.Name) and node.value.id == exc and node.attr == "name":
-                    return ast.copy_location(ast.Constant(name), node)
-                return self.generic_visit(node)
-
-        expression = Substitute().visit(ast.parse(ast.unparse(test), mode="eval"))
-        allowed = (ast.Expression, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Call,
-                   ast.Attribute, ast.Name, ast.Load, ast.boolop, ast.cmpop, ast.unaryop)
-        constants = {}
-        for node in ast.walk(expression):
-            if not isinstance(node, allowed):
-                return False
-            if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith")):
-                return False
-            if isinstance(node, ast.Name):
-                value = self.const(module, node, {})
-                if not (value is None or isinstance(value, (str, list))) or isinstance(value, list) and not all(isinstance(v, str) for v in value):
-                    return False
-                constants[node.id] = tuple(value) if isinstance(value, list) else value
-            if isinstance(node, ast.Attribute) and node.attr not in ("startswith", "endswith"):
-                return False
-        try:
-            return eval(compile(expression, "<handler test>", "eval"), {"__builtins__": {}}, constants) is True  # noqa: S307 -- constants only
-        except Exception:  # a test that fails on these values decides nothing
-            return False
+        """Whether `test` folds to true with `<exc>.name` equal to `name` (the error as a record
+        whose `name` is that module; Folding._truth_of): False where it does not fold."""
+        error = Record("ModuleNotFoundError", (("name", name),))
+        return self._truth_of(module, test, {exc: error}, 0) is True
 
     def _bound_once(self, module: str, body: list[ast.stmt], env: dict) -> dict:
         """The names `body` binds once, by a plain `name = value` whose value is a module, class or
