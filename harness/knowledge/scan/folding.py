@@ -360,6 +360,8 @@ class Folding:
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]] | None  # _fill_sites, built once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
+    stand_in_owners: set[tuple[str, str]]  # (module, upstream module) got with a stand-in default (Scanner; `.get(M, stub)`)
+    _may_be_filled: Callable[[ast.expr], bool]  # whether a folded container may hold more at run time (Scanner)
 
     def qualify(self, module: str, expression: str | None, env: dict | None = None, _seen: frozenset = frozenset()) -> str | None:
         """The absolute dotted path a name in `module` refers to (plugin or upstream), or None
