@@ -32,8 +32,10 @@ from harness.knowledge.model import (
     PythonCompare,
     Runtime,
     Status,
+    UNDECIDED,
     Undecided,
     VersionCompare,
+    kleene,
     risk_of,
 )
 from harness.knowledge.scan import leaves
@@ -226,27 +228,19 @@ def evaluate(judge: JudgeContext, cond: Cond) -> bool | None:
     if isinstance(cond, Not):
         inner = evaluate(judge, cond.cond)
         return None if inner is None else not inner
-    parts = [evaluate(judge, c) for c in cond.conds]
-    want = isinstance(cond, AnyOf)
-    if want in parts:
-        return want
-    return (not want) if parts and all(p is (not want) for p in parts) else None
+    return kleene(type(cond)(tuple(_decided(evaluate(judge, c)) for c in cond.conds)), lambda leaf: None)
+
+
+def _decided(value: bool | None) -> Cond:
+    return UNDECIDED if value is None else Const(value)
 
 
 def _evaluate(judge: JudgeContext, cond: Cond, assumed: dict) -> bool | None:
-    if cond in assumed:
-        return assumed[cond]
-    if isinstance(cond, Const):
-        return cond.value
-    if isinstance(cond, Not):
-        value = _evaluate(judge, cond.cond, assumed)
-        return None if value is None else not value
-    if isinstance(cond, AllOf):
-        values = [_evaluate(judge, c, assumed) for c in cond.conds]
-        return False if False in values else (None if None in values else True)
-    if isinstance(cond, AnyOf):
-        values = [_evaluate(judge, c, assumed) for c in cond.conds]
-        return True if True in values else (None if None in values else False)
+    return kleene(cond, lambda leaf: assumed[leaf] if leaf in assumed else _leaf(judge, leaf))
+
+
+def _leaf(judge: JudgeContext, cond: Cond) -> bool | None:
+    """One leaf of a guard on this upstream (not Not/AllOf/AnyOf/Const): True, False or None."""
     if isinstance(cond, HasAttr):
         resolution = judge.index.resolve(f"{cond.owner}.{cond.name}")
         return True if resolution.ok and not is_undecided(resolution) else (None if is_undecided(resolution) else False)

@@ -14,7 +14,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 import tomllib
 
@@ -195,6 +195,23 @@ Cond = (
     | Undecided | Unknown | Runtime | SelfFlag
 )
 UNDECIDED = Undecided()
+
+
+def kleene(cond: Cond, leaf: Callable[[Cond], bool | None]) -> bool | None:
+    """The truth of a condition in Kleene's three-valued logic: `Not`/`AllOf`/`AnyOf`/`Const`
+    reduced here, every other node by `leaf` (True, False, or None for not decided). An `AnyOf`
+    holds when one operand does, whatever the undecided ones; an `AllOf` fails when one fails.
+    The one reducer the scan (a test of folded values) and the judge (a guard on a release) share."""
+    if isinstance(cond, Const):
+        return cond.value
+    if isinstance(cond, Not):
+        inner = kleene(cond.cond, leaf)
+        return None if inner is None else not inner
+    if isinstance(cond, (AllOf, AnyOf)):
+        values = [kleene(c, leaf) for c in cond.conds]
+        want = isinstance(cond, AnyOf)  # `or` holds at a true operand, `and` fails at a false one
+        return want if want in values else (None if None in values else not want)
+    return leaf(cond)
 
 
 @dataclass(frozen=True)

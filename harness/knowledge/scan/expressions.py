@@ -49,6 +49,7 @@ from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
     arg,
     assigned,
+    bound_once,
     call_shape,
     imported_names,
     is_super,
@@ -602,22 +603,14 @@ class Expressions:
         return found
 
     def _straight_bindings(self, module: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict:
-        """The names `function` assigns exactly once, by a plain `name = value`, folded in line
-        order (each value sees those before it); a name bound any other way is left out."""
-        assigns = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
-        counts: dict[str, int] = {}
-        for node in ast.walk(function):
-            for name in (assigned(node.target) if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.comprehension))
-                         else [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]):
-                counts[name] = counts.get(name, 0) + 1
+        """The names `function` binds once by a plain `name = value` (syntax.bound_once), folded
+        in line order (each value sees those before it), over the modules it imports."""
         env: dict = {}
         for node in ast.walk(function):  # `import pkg.ops as ops` in the function: the module it names
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 env.update({name: Named(path) for name, path in imported_names(module, self.files[module][1], [node]).items()})
-        for node in sorted(assigns, key=lambda n: n.lineno):
-            name = node.targets[0].id
-            if counts.get(name) == 1:
-                env[name] = self.const(module, node.value, env)
+        for name, value in sorted(bound_once(function).items(), key=lambda item: item[1].lineno):
+            env[name] = self.const(module, value, env)
         return env
 
     def _discovers(self, module: str) -> bool:
@@ -831,14 +824,12 @@ class Expressions:
 
     def _made_once(self, name: str, ctx: Context) -> ast.Call | None:
         """The call a local of the enclosing function is bound to, when one `name = <call>` is
-        the only binding of it there; None otherwise."""
+        the only binding of it there (syntax.bound_once); None otherwise."""
         found = self._plugin_definition(ctx.functions[-1]) if ctx.functions else None
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        stores = [n for n in walk(found[1]) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
-        made = [n.value for n in walk(found[1]) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
-        return made[0] if len(stores) == 1 and len(made) == 1 and isinstance(made[0], ast.Call) else None
+        made = bound_once(found[1]).get(name)
+        return made if isinstance(made, ast.Call) else None
 
     def _unwrapped(self, module: str, node, env: dict):
         """`functools.wraps(orig)(f)` and `functools.update_wrapper(f, orig)` are f itself (they

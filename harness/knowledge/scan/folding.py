@@ -42,6 +42,7 @@ from harness.knowledge.model import (
     dotted,
     function_params,
     is_upstream,
+    kleene,
     read_entry_points,
     walk,
 )
@@ -1185,40 +1186,16 @@ class Folding:
 
     def _truth_of(self, module: str, test: ast.expr, env: dict, depth: int) -> bool | None:
         """Whether a test of folded values holds (Python's truth of its value; `and`/`or`/`not`
-        of such tests operand by operand); None where it does not fold."""
+        of such tests operand by operand, in Kleene's logic); None where it does not fold."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self._truth_of(module, test.operand, env, depth + 1)
             return None if inner is None else not inner
         if isinstance(test, ast.BoolOp):
-            want = isinstance(test.op, ast.Or)  # `or` holds at the first true operand, `and` fails at the first false one
-            for operand in test.values:
-                held = self._truth_of(module, operand, env, depth + 1)
-                if held is None:
-                    return None
-                if held is want:
-                    return want
-            return not want
+            parts = tuple(UNDECIDED if (held := self._truth_of(module, operand, env, depth + 1)) is None else Const(held) for operand in test.values)
+            return kleene(AnyOf(parts) if isinstance(test.op, ast.Or) else AllOf(parts), lambda leaf: None)
         value = self.const(module, test, env, depth + 1)
-
-        def decided(cond: Cond) -> bool | None:
-            if isinstance(cond, Const):
-                return cond.value
-            if isinstance(cond, Not):
-                inner = decided(cond.cond)
-                return None if inner is None else not inner
-            if isinstance(cond, (AllOf, AnyOf)):
-                values = [decided(c) for c in cond.conds]
-                want = isinstance(cond, AnyOf)  # `or` holds at the first true operand, `and` fails at the first false one
-                for v in values:
-                    if v is None:
-                        return None
-                    if v is want:
-                        return want
-                return not want
-            return None
-
         if isinstance(value, Condition):
-            return decided(value.cond)
+            return kleene(value.cond, lambda leaf: None)
         if value is None or isinstance(value, (bool, str, int, float, list, dict)):
             return bool(value)
         return None

@@ -313,30 +313,59 @@ def _paired_targets(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]] | None:
     return list(zip(target.elts, value.elts))
 
 
-def _once_bound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, int], dict[str, ast.Attribute]]:
-    """Of a function's locals bound once and never changed in place: those holding a tuple or
-    list display (name -> its length; nothing starred in it) and those holding a method read on
-    `super()` (name -> that read)."""
-    stores: dict[str, int] = {}
+def bound_once(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> dict[str, ast.expr]:
+    """A function's locals bound exactly once, by a plain `name = value`: name -> value. Every
+    way Python binds a name counts toward the once (an assignment, augmented or annotated; a
+    `for`, comprehension, `with … as` or walrus target; an `except … as`; an import; a nested
+    def or class; a match capture; `del`), in nested scopes too; a name declared global or
+    nonlocal is not a local. The one reading of "bound once" every rule that trusts a local's
+    value uses."""
+    counts: dict[str, int] = {}
+    plain: dict[str, ast.expr] = {}
+    shared: set[str] = set()
+    for node in ast.walk(function):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names = [node.id]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [(a.asname or a.name).partition(".")[0] for a in node.names]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            names = [node.name]
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names = [node.name]
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names = [node.rest]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            shared.update(node.names)
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            plain[node.targets[0].id] = node.value
+    return {name: value for name, value in plain.items() if counts.get(name) == 1 and name not in shared}
+
+
+def _edited_in_place(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a function may change without rebinding: `xs.append(…)`, `xs.attr`, `xs[0] = …`, `xs += …`."""
     edited: set[str] = set()
-    packed: dict[str, int] = {}
-    supers: dict[str, ast.Attribute] = {}
     for n in ast.walk(function):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            stores[n.id] = stores.get(n.id, 0) + 1
-        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) or (
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) or (
                 isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and not isinstance(n.ctx, ast.Load)):
-            edited.add(n.value.id)  # `xs.append(…)`, `xs[0] = …`: may change what it holds
+            edited.add(n.value.id)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
             edited.add(n.target.id)
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-            value = n.value
-            if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
-                packed[n.targets[0].id] = len(value.elts)
-            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Call) and dotted(value.value.func) == "super":
-                supers[n.targets[0].id] = value
-    once = {name for name, count in stores.items() if count == 1}
-    return ({k: v for k, v in packed.items() if k in once and k not in edited}, {k: v for k, v in supers.items() if k in once})
+    return edited
+
+
+def _once_bound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, int], dict[str, ast.Attribute]]:
+    """Of a function's locals bound once (bound_once) and never changed in place: those holding a
+    tuple or list display (name -> its length; nothing starred in it) and those holding a method
+    read on `super()` (name -> that read)."""
+    once, edited = bound_once(function), _edited_in_place(function)
+    packed = {name: len(value.elts) for name, value in once.items()
+              if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts) and name not in edited}
+    supers = {name: value for name, value in once.items()
+              if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Call) and dotted(value.value.func) == "super"}
+    return packed, supers
 
 
 def _spread_literals(node: ast.Call, dict_bound: bool) -> None:
