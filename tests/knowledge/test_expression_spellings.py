@@ -1584,6 +1584,27 @@ def test_a_case_of_a_match_statement_runs_under_its_patterns_test(upstreams, tmp
         assert "config" in found["guard"]["condition"], found["guard"]
 
 
+# the release numbers as a tuple of ints compared with a tuple (fourteenth set F27-n3): a version
+# test as `sglang.__version__ < "0.10.0"` is, however the tuple is made
+RELEASE_TUPLES = {
+    "generator_with_digit_test": ("tuple(int(p) for p in sglang.__version__.split('.')[:3] if p.isdigit())", "< (0, 10, 0)", False),
+    "map_int": ("tuple(map(int, sglang.__version__.split('.')[:3]))", ">= (0, 10)", True),
+    "list_comprehension_through_a_helper": ("_release(sglang.__version__)", "< (0, 10)", False),
+    "older_bound_holds": ("tuple(map(int, sglang.__version__.split('.')))", "> (0, 9, 5)", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(RELEASE_TUPLES))
+def test_a_release_tuple_compares_as_a_version(upstreams, tmp_path, spelling):
+    _, new = upstreams  # 0.10.0, which dropped torchao_utils
+    made, test, runs = RELEASE_TUPLES[spelling]
+    code, doc = _check_init(tmp_path, new, "import sglang\n\n\ndef _release(v):\n    return [int(x) for x in v.split('.')]\n\n\n"
+                            f"RELEASE = {made}\n\n\ndef register():\n    if RELEASE {test}:\n        {BACKEND.strip()}\n")
+    found = by_target(doc["findings"])[GONE]
+    assert (found["breaking"], found["guard"]["outcome"]) == (runs, "runs" if runs else "skipped"), found
+    assert code == (1 if runs else 0)
+
+
 # ---------------------------------------------------------------- the plugin's own entry-point group
 OWN_GROUPS = {
     "load": "from importlib.metadata import entry_points\n\n\ndef register():\n    for ep in entry_points(group='p.packs'):\n        ep.load()\n",
@@ -2020,6 +2041,37 @@ def register():
     assert not any(f["breaking"] for f in doc["findings"]) and code == 0, doc["findings"]
 
 
+# the stand-in kept in a compat module and the name used from another plugin module (fourteenth
+# set F36-n1): upstream's where the compat module's import resolves, by a module-level import, a
+# function-level one, or the module imported whole
+COMPAT_USES = {
+    "from_import": ("from p._compat import register_attention_backend\n\n\n", "register_attention_backend"),
+    "function_import": ("", "from p._compat import register_attention_backend as register\n    register"),
+    "module_alias": ("from p import _compat as compat\n\n\n", "compat.register_attention_backend"),
+}
+
+
+@pytest.mark.parametrize("use", sorted(COMPAT_USES))
+@pytest.mark.parametrize("spelling", ["class", "def"])
+def test_a_stand_in_kept_in_a_compat_module_is_upstreams_where_used(upstreams, tmp_path_factory, tmp_path, spelling, use):
+    _, new = upstreams
+    without = upstream_pair(tmp_path_factory, new={"sglang/srt/layers/attention/attention_registry.py": ""})[1]
+    head, name = COMPAT_USES[use]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.backend:register"}), "p/__init__.py": "", "p/_compat.py": f"""
+try:
+    from sglang.srt.layers.attention.attention_registry import register_attention_backend
+except ImportError:
+    {STAND_INS[spelling]}
+""", "p/backend.py": head + f"class Factory:\n    NAME = 'xdev'\n\n    @classmethod\n    def create(cls, runner):\n        return None\n\n\n"
+                    f"def register():\n    {name}(Factory.NAME)(Factory.create)\n"})
+    target = "sglang.srt.layers.attention.attention_registry.register_attention_backend"
+    code, doc = check(root, new)
+    assert doc["findings"] and all(f["status"] == "ok" for f in doc["findings"] if f["target"] == target), doc["findings"]
+    assert not any("not part of this upstream" in (f["detail"] or "") for f in doc["findings"]) and code == 0, doc["findings"]
+    code, doc = check(root, without)  # the stand-in runs: nothing upstream is needed
+    assert not any(f["breaking"] for f in doc["findings"]) and code == 0, doc["findings"]
+
+
 # ---------------------------------------------------------------- a registration is also a call
 REGISTRATIONS = {
     "call": "register_attention_backend('xdev', create)\n",
@@ -2279,3 +2331,48 @@ def test_a_class_constant_an_instance_overwrites_is_not_what_self_reads(upstream
             """,
         "p/backends/__init__.py": "", "p/backends/alpha.py": BACKEND}), new)
     assert not _live(doc, "p/backends/alpha.py") and code != 1, doc["findings"]
+
+
+# ------------------------------------------- fourteenth held-out set: the values a loader walks
+# A row a loop skips with `continue` under a test its folded values decide (`if not b.enabled:`) is
+# never imported (F25-n1); a helper reached as a classmethod or staticmethod runs with `cls` bound
+# (F25-n2, F22-n2); a generator that logs and filters on its own data yields what it may (F03-n2);
+# a helper's `exec_module` recipe imports what its callers name (F03-n1); a helper called with no
+# arguments runs on its defaults (F34-n1).
+LOADERS = {
+    "not_enabled_continue": ("from typing import NamedTuple\n\n\nclass Row(NamedTuple):\n    name: str\n    enabled: bool\n\n\n"
+                             "ROWS = (Row('alpha', True), Row('beta', False))\n\n\ndef register():\n    for row in ROWS:\n"
+                             "        if not row.enabled:\n            continue\n        importlib.import_module(f'p.backends.{row.name}')\n"),
+    "not_both_continue": ("ROWS = [('alpha', True, True), ('beta', True, False)]\n\n\ndef register():\n    for name, on, ready in ROWS:\n"
+                          "        if not (on and ready):\n            continue\n        importlib.import_module('p.backends.' + name)\n"),
+    "disabled_or_skip": ("SKIP = ('beta',)\n\n\ndef register():\n    for name in ('alpha', 'beta'):\n"
+                         "        if name in SKIP or not name:\n            continue\n        importlib.import_module('p.backends.%s' % name)\n"),
+    "classmethod_layout": ("class Layout:\n    ROOT = 'p.backends'\n\n    @classmethod\n    def module_for(cls, name):\n        return f'{cls.ROOT}.{name}'\n\n\n"
+                           "def register():\n    for name in {'alpha': 'x'}:\n        importlib.import_module(Layout.module_for(name))\n"),
+    "staticmethod_layout": ("class Layout:\n    @staticmethod\n    def module_for(name):\n        return 'p.backends.' + name\n\n\n"
+                            "def register():\n    importlib.import_module(Layout.module_for('alpha'))\n"),
+    "inherited_classmethod": ("class Base:\n    ROOT = 'p.nowhere'\n\n    @classmethod\n    def module_for(cls, name):\n        return f'{cls.ROOT}.{name}'\n\n\n"
+                              "class Layout(Base):\n    ROOT = 'p.backends'\n\n\ndef register():\n    importlib.import_module(Layout.module_for('alpha'))\n"),
+    "classmethod_tuple_in_generator": ("class Ext:\n    PACKAGE = 'p.backends'\n    MODULES = ('alpha',)\n\n    @classmethod\n    def qualified(cls):\n"
+                                       "        return tuple(f'{cls.PACKAGE}.{n}' for n in cls.MODULES)\n\n\ndef modules():\n    for dotted in Ext.qualified():\n"
+                                       "        yield importlib.import_module(dotted)\n\n\ndef register():\n    for module in modules():\n        pass\n"),
+    "generator_logging_and_runtime_filter": ("import logging\nimport os\n\nlog = logging.getLogger(__name__)\nTABLE = {'alpha': 'p.backends.alpha'}\n\n\n"
+                                             "def enabled():\n    off = {p for p in os.environ.get('P_OFF', '').split(',') if p}\n"
+                                             "    for key, module in TABLE.items():\n        log.debug('p: %s', key)\n        if key in off:\n            continue\n"
+                                             "        yield module\n\n\ndef register():\n    for module in enabled():\n        importlib.import_module(module)\n"),
+    "exec_module_in_a_helper": ("import importlib.util\n\n\ndef _exec(qualified):\n    spec = importlib.util.find_spec(qualified)\n"
+                                "    module = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(module)\n    return module\n\n\n"
+                                "def register():\n    for name in ('alpha',):\n        _exec(f'p.backends.{name}')\n"),
+    "helper_default_table": ("NAMES = ('alpha',)\n\n\ndef load_all(names=NAMES):\n    for name in names:\n        importlib.import_module('p.backends.' + name)\n\n\n"
+                             "def register():\n    load_all()\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LOADERS))
+def test_what_a_loader_walks_decides_which_modules_are_live(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}),
+                             "p/__init__.py": "import importlib\n" + LOADERS[spelling],
+                             "p/backends/__init__.py": "", "p/backends/alpha.py": BACKEND, "p/backends/beta.py": BACKEND})
+    code, doc = check(root, new)
+    assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/backends/beta.py")) == (True, False) and code == 1

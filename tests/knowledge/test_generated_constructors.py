@@ -176,3 +176,49 @@ def test_arguments_unpacked_from_a_literal_bind_as_written(upstreams, tmp_path, 
     code, doc = check(root, old)
     assert sorted(f["line"] for f in doc["findings"] if f["kind"] == "call" and f["breaking"]) == [6], doc["findings"]
     assert code == 1
+
+
+# a field whose value is a helper's call returning a Field (vLLM's EngineArgs: `x: list[int] =
+# get_field(SchedulerConfig, "x")`) has the default that Field carries: the call need not pass it;
+# `field(...)` itself decides by its options, however it is imported (fourteenth set V-n6)
+FIELD_DEFAULTS = {
+    "helper_returning_a_field": ("sizes: list = get_field(Other, 'sizes')", False),
+    "field_default_factory": ("sizes: list = dataclasses.field(default_factory=list)", False),
+    "plain_default": ("sizes: int = 0", False),
+    "field_without_default": ("sizes: list = field(repr=False)", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FIELD_DEFAULTS))
+def test_a_field_set_by_a_helper_returning_a_field_has_a_default(tmp_path_factory, tmp_path, spelling):
+    declared, required = FIELD_DEFAULTS[spelling]
+    engine = {"sglang/srt/engine_args.py": f"""
+        import dataclasses
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class Other:
+            sizes: list = field(default_factory=list)
+
+
+        def get_field(cls, name):
+            return field(default_factory=list)
+
+
+        @dataclass
+        class EngineArgs:
+            model: str = "m"
+            {declared}
+        """}
+    old, _ = upstream_pair(tmp_path_factory, old=engine, new=engine)
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"ea": "ea:register"}), "ea/__init__.py": """
+        from sglang.srt.engine_args import EngineArgs
+
+
+        def register():
+            return EngineArgs(model="x")
+        """})
+    code, doc = check(root, old)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]]
+    assert bool(calls) == required and code == (1 if required else 0), doc["findings"]

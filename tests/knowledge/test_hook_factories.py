@@ -344,3 +344,77 @@ def test_a_hook_spec_spread_into_register_is_judged(upstreams, tmp_path, spellin
     hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
     assert [(h["target"], h["hook_type"]) for h in hooks] == [("sglang.srt.layers.sampler.Sampler.forward", "AROUND")], hooks
     _judged(hooks[0], fit, code)
+
+
+# fourteenth held-out set (F27-n2, F30-n1, F34-n1): the hook an installer registers from what it
+# keeps — an instance a classmethod factory builds, a table `__init__` stores on self and a method
+# loops over, a table a helper takes by default — with the hook type named by the member's name
+INSTALLERS = {
+    "classmethod_factory_in_a_dict": (
+        "class Hook:\n    def __init__(self, cfg=None):\n        self.cfg = cfg\n\n    @classmethod\n    def from_env(cls):\n"
+        "        return cls(os.environ.get('FA_CFG', ''))\n\n    def __call__(hook_self, {params}):\n        return original_fn(self, logits)\n\n\n"
+        "def _table():\n    return {{TARGET: Hook.from_env()}}\n\n\n"
+        "def register():\n    for target, hook in _table().items():\n        HookRegistry.register(target, hook, HookType.AROUND)\n"),
+    "table_kept_on_self": (
+        "@dataclasses.dataclass(frozen=True)\nclass Hook:\n    on: bool = False\n\n    @classmethod\n    def from_env(cls):\n"
+        "        return cls(on=os.environ.get('FA_ON') == '1')\n\n    def __call__(hook_self, {params}):\n        return original_fn(self, logits)\n\n\n"
+        "class Installer:\n    def __init__(self):\n        self.table = {{TARGET: (Hook.from_env(), HookType.AROUND)}}\n\n"
+        "    def install(self):\n        for target, (hook, kind) in self.table.items():\n            HookRegistry.register(target, hook, kind)\n\n\n"
+        "def register():\n    Installer().install()\n"),
+    "default_table_by_member_name": (
+        "class Spec(typing.NamedTuple):\n    target: str\n    fn: object\n    kind: str\n\n\n"
+        "def hook({params}):\n    return original_fn(self, logits)\n\n\nTABLE = (Spec(TARGET, hook, 'AROUND'),)\n\n\n"
+        "def install_all(table=TABLE):\n    for spec in table:\n        HookRegistry.register(spec.target, spec.fn, HookType[spec.kind])\n\n\n"
+        "def register():\n    install_all()\n"),
+}
+
+
+@pytest.mark.parametrize("fit", sorted(PARAMS))
+@pytest.mark.parametrize("spelling", sorted(INSTALLERS))
+def test_a_hook_an_installer_keeps_is_judged(upstreams, tmp_path, spelling, fit):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa.hooks:register"}),
+        "fa/__init__.py": "",
+        "fa/hooks.py": ("import dataclasses\nimport os\nimport typing\n\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                        "TARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n\n" + INSTALLERS[spelling].format(params=PARAMS[fit])),
+    }, name=f"{spelling}-{fit}")
+    code, doc = check(root, old)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    assert hook["hook_type"] == "AROUND", hook
+    _judged(hook, fit, code)
+
+
+# a late patch applied from a table of specs by a method the installer calls per spec (fourteenth
+# set F32-n2): `sys.modules[spec.module]` under suppress(KeyError), `setattr(mod, spec.attr, …)`,
+# the spec a dataclass copy (dataclasses.replace), a NamedTuple copy (`_replace`) or a plain tuple
+LATE_SPECS = {
+    "dataclass_replace": ("@dataclasses.dataclass(frozen=True)\nclass Spec:\n    module: str\n    attr: str\n    fn: object\n\n\n"
+                          "_BASE = Spec(module=LAYERS + '.{mod}', attr='', fn=_keep)\nSPECS = (dataclasses.replace(_BASE, attr='{attr}'),)\n", "spec"),
+    "namedtuple_replace": ("class Spec(typing.NamedTuple):\n    module: str\n    attr: str\n    fn: object\n\n\n"
+                           "SPECS = [Spec(LAYERS + '.{mod}', '', _keep)._replace(attr='{attr}')]\n", "spec"),
+    "plain_tuples": ("SPECS = ((LAYERS + '.{mod}', '{attr}', _keep),)\n", "tuple"),
+}
+
+
+@pytest.mark.parametrize("target", ["gone", "kept"])
+@pytest.mark.parametrize("spelling", sorted(LATE_SPECS))
+def test_a_late_patch_from_a_spec_table_is_a_dependency(upstreams, tmp_path, spelling, target):
+    old, new = upstreams
+    mod, attr = ("torchao_utils", "apply_torchao_config_to_model") if target == "gone" else ("attention.attention_registry", "register_attention_backend")
+    table, form = LATE_SPECS[spelling]
+    apply = ("    def _apply_one(self, spec):\n        with contextlib.suppress(KeyError):\n            module = sys.modules[spec.module]\n"
+             "            setattr(module, spec.attr, spec.fn)\n" if form == "spec" else
+             "    def _apply_one(self, spec):\n        name, attr, fn = spec\n        with contextlib.suppress(KeyError):\n"
+             "            setattr(sys.modules[name], attr, fn)\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"lp": "lp:register"}), "lp/__init__.py": (
+        "import contextlib\nimport dataclasses\nimport sys\nimport typing\n\nLAYERS = 'sglang.srt.layers'\n\n\n"
+        "def _keep(model, *args, **kwargs):\n    return model\n\n\n" + table.format(mod=mod, attr=attr)
+        + "\n\nclass LatePatcher:\n    def __init__(self, specs):\n        self.specs = tuple(specs)\n\n" + apply
+        + "\n    def run(self):\n        for spec in self.specs:\n            self._apply_one(spec)\n\n\n"
+        "def register():\n    LatePatcher(SPECS).run()\n")}, name=f"{spelling}-{target}")
+    path = f"sglang.srt.layers.{mod}.{attr}"
+    for upstream, status in ((old, "ok"), (new, "missing" if target == "gone" else "ok")):
+        code, doc = check(root, upstream)
+        patches = [f for f in doc["findings"] if f["kind"] == "patch" and f["target"] == path]
+        assert patches and all(f["status"] == status and not f["breaking"] for f in patches) and code == 0, doc["findings"]

@@ -161,6 +161,18 @@ INSTANCE_READS = {
                          "def size():\n    return typing.cast('Sized', platforms.current_platform).{name}()\n"),
     "cast_aliased_module": ("import typing as t\n\nfrom sglang.srt.platforms import current_platform\n\n\n"
                             "def size():\n    chunk = t.cast(object, current_platform).{name}\n    return chunk()\n"),
+    # the instance kept on self by an object the plugin builds with it (fourteenth set F20-n2):
+    # passed by position, by keyword, from a local
+    "held_on_self": ("from sglang.srt.platforms import current_platform\n\n\nclass Reader:\n    def __init__(self, platform):\n"
+                     "        self.platform = platform\n\n    def size(self):\n        return self.platform.{name}()\n\n\n"
+                     "def size():\n    return Reader(current_platform).size()\n"),
+    "held_by_keyword": ("import sglang.srt.platforms as platforms\n\n\nclass Reader:\n    def __init__(self, *, platform=None):\n"
+                        "        self.platform = platform\n\n    def size(self):\n        chunk = self.platform.{name}\n        return chunk()\n\n\n"
+                        "def size():\n    return Reader(platform=platforms.current_platform).size()\n"),
+    "held_from_a_local": ("class Reader:\n    def __init__(self, platform, rows=1):\n        self.platform, self.rows = platform, rows\n\n"
+                          "    def size(self):\n        return self.platform.{name}() * self.rows\n\n\n"
+                          "def size():\n    from sglang.srt.platforms import current_platform\n\n    plat = current_platform\n"
+                          "    return Reader(plat, 2).size()\n"),
 }
 
 
@@ -204,6 +216,16 @@ def test_a_member_read_on_the_platform_instance_is_judged_on_the_active_platform
     # two platform classes: which one the instance is depends on the machine; nothing is judged
     code, doc = check(instance_plugin(tmp_path, "get_sampler_chunk_sz", reader, platforms=("Priv", "Other")), old)
     assert not [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_sampler_chunk_sz"], doc["findings"]
+
+
+def test_an_object_kept_on_self_that_is_not_the_platform_is_not_judged_as_it(upstreams, tmp_path):
+    # the negative of held_on_self: one construction passes another object, so `self.platform` is
+    # not always the engine's platform instance
+    old, _ = upstreams
+    reader = INSTANCE_READS["held_on_self"].replace("return Reader(current_platform).size()",
+                                                    "Reader(object()).size()\n    return Reader(current_platform).size()")
+    code, doc = check(instance_plugin(tmp_path, "get_sampler_chunk_sz", reader), old)
+    assert not [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_sampler_chunk_sz"] and code == 0, doc["findings"]
 
 
 @pytest.mark.parametrize("rebound", [False, True], ids=["activated_class", "instance_set_by_the_plugin"])

@@ -78,6 +78,26 @@ SPELLINGS = {
                                   'def register():\n    factory, fallback = _GET(ATTENTION_BACKENDS)\n    return factory(None)\n', True),
     "itemgetter_default_kept": (HEAD + 'from operator import itemgetter\n\n\ndef register():\n'
                                 '    return itemgetter("torch_native")(ATTENTION_BACKENDS)(None)\n', None),
+    # the key passed on through two helpers from a loop over a table (fourteenth set F39-n1): a str
+    # enum's member and its `.value`, a record's field, a plain string; the registry a helper returns
+    "enum_value_through_two_helpers": (HEAD + "import enum\n\n\nclass Up(str, enum.Enum):\n    DUAL = 'dual'\n\n\n"
+                                       "def _factory(backend):\n    return ATTENTION_BACKENDS[backend.value]\n\n\n"
+                                       "def _wrap(name, upstream):\n    return _factory(upstream)\n\n\n"
+                                       "def register():\n    for name, upstream in {'mine': Up.DUAL}.items():\n        _wrap(name, upstream)\n", True),
+    "record_field_through_a_method_loop": (HEAD + "import dataclasses\n\n\n@dataclasses.dataclass(frozen=True)\nclass Port:\n    name: str\n    base: str\n\n\n"
+                                           "_BASE = Port('mine', 'torch_native')\nPORTS = (_BASE, dataclasses.replace(_BASE, name='other', base='dual'))\n\n\n"
+                                           "class Registrar:\n    def __init__(self, table):\n        self.table = table\n\n"
+                                           "    @classmethod\n    def from_ports(cls, ports):\n        return cls({p.name: p for p in ports})\n\n"
+                                           "    def apply(self):\n        for name, port in self.table.items():\n            ATTENTION_BACKENDS[port.base](None)\n\n\n"
+                                           "def register():\n    Registrar.from_ports(PORTS).apply()\n", True),
+    "registry_a_helper_returns": (HEAD + "def _registry():\n    return ATTENTION_BACKENDS\n\n\ndef _entry(key):\n    return _registry()[key]\n\n\n"
+                                  "def _install(key):\n    return _entry(key)\n\n\ndef register():\n    for key in ('dual',):\n        _install(key)\n", True),
+    # a comprehension reads its element only for the values its `if` holds for (F39-n2): a membership
+    # test guards the read; without it the read breaks
+    "comprehension_filtered_by_membership": (use('next((ATTENTION_BACKENDS[n] for n in ("dual", "torch_native") if n in ATTENTION_BACKENDS), None)'), False),
+    "list_comprehension_filtered_by_get": (use('[ATTENTION_BACKENDS[n] for n in NAMES if ATTENTION_BACKENDS.get(n)][0]').replace(
+        "def register", 'NAMES = ["dual", "torch_native"]\n\n\ndef register'), False),
+    "comprehension_unfiltered": (use('[ATTENTION_BACKENDS[n] for n in ("dual", "torch_native")][0]'), True),
     # the plugin's own put before the read: the key is there
     "put_then_read": (HEAD + 'def create(runner):\n    return None\n\n\ndef register():\n'
                       '    ATTENTION_BACKENDS["dual"] = create\n    return ATTENTION_BACKENDS["dual"](None)\n', None),

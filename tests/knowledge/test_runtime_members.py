@@ -46,6 +46,16 @@ LAYERS = {
             def __init__(self):
                 super().__init__()
         """,
+    "sglang/srt/layers/packed.py": """
+        import torch
+
+        def replace_parameter(layer, name, value):
+            setattr(layer, name, torch.nn.Parameter(value, requires_grad=False))
+
+        class PackedLayer(torch.nn.Module):
+            def process_weights_after_loading(self):
+                replace_parameter(self, "w_packed", self.raw)
+        """,
 }
 
 
@@ -133,3 +143,64 @@ def test_a_write_through_a_member_reads_it(upstreams, tmp_path, spelling):
     code, doc = check(root, old)
     members = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "subclass"}
     assert "weight" not in members and members.get("weights") == "missing" and code == 1, members
+
+
+# a member read before the same method writes it (fourteenth set F21-n2): the read runs first, so the
+# plugin's own later `self.x = v` does not put x there; a write elsewhere, or one the read follows, does
+FIRST_READS = {
+    "read_then_write": ("cached = self._fp32\n        self._fp32 = self.weight\n        return cached", True),
+    "tested_then_written": ("if self._fp32 is None:\n            self._fp32 = self.weight\n        return self._fp32", True),
+    "chained_assignment": ("cached = self._fp32\n        cached = self._fp32 = self.weight.float()\n        return cached", True),
+    "written_first": ("self._fp32 = self.weight\n        return self._fp32", False),
+    "written_in_init": ("return self._fp32", False),
+    "class_default": ("if self._spare is None:\n            self._spare = self.weight\n        return self._spare", False),
+    "in_a_loop": ("for _ in range(2):\n            if getattr(self, 'x', None) is None or self._fp32 is None:\n                self._fp32 = self.weight\n"
+                  "        return self._fp32", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FIRST_READS))
+def test_a_member_read_before_its_own_method_writes_it_is_missing(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    body, missing = FIRST_READS[spelling]
+    init = "\n    def __init__(self, *args):\n        super().__init__(*args)\n        self._fp32 = None\n" if spelling == "written_in_init" else ""
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"pd": "pd:register"}),
+        "pd/__init__.py": ("from sglang.srt.layers.linear import ReplicatedLinear\n\n\nclass CachedLinear(ReplicatedLinear):\n    _spare = None\n"
+                           + init + f"\n    def fp32(self):\n        {body}\n\n\ndef register():\n    return CachedLinear.fp32\n"),
+    })
+    code, doc = check(root, old)
+    members = {f["target"].rsplit(".", 1)[-1]: f for f in doc["findings"] if f["kind"] == "subclass"}
+    if missing:
+        assert members["_fp32"]["status"] == "missing" and members["_fp32"]["breaking"] and code == 1, members
+    else:
+        assert "_fp32" not in members and "_spare" not in members and code == 0, members
+
+
+# what an upstream method sets through a helper it hands the instance and the name
+# (`replace_parameter(self, "W_UV", …)`, vLLM's MLAAttention) is there for a plugin subclass's read,
+# also one before its own write (tpu-inference's process_weights_after_loading)
+def test_a_member_an_upstream_helper_sets_on_the_instance_is_not_missing(upstreams, tmp_path):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"pd": "pd:register"}),
+        "pd/__init__.py": """
+            from sglang.srt.layers.packed import PackedLayer
+
+
+            class DevicePacked(PackedLayer):
+                def process_weights_after_loading(self):
+                    super().process_weights_after_loading()
+                    staged = self.w_packed.float()
+                    typo = self.w_pakced
+                    self.w_packed = staged
+                    return typo
+
+
+            def register():
+                return DevicePacked.process_weights_after_loading
+            """,
+    })
+    code, doc = check(root, old)
+    members = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "subclass"}
+    assert "w_packed" not in members and members.get("w_pakced") == "missing" and code == 1, members

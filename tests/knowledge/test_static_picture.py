@@ -332,6 +332,68 @@ def test_override_served_by_a_legacy_shim_is_deprecated_not_breaking(upstreams, 
     assert by_target(doc["findings"])[f"{IFACE}.get_mha_kv_pool_cls"]["status"] == "deprecated"
 
 
+# fourteenth held-out set (F10-n1, F10-n2): the override bound in the class body by a plugin
+# factory's call (the nested def it returns is the method), with activate() naming the class
+# through a helper's environment default; a factory returning no function binds no method
+LEGACY_SPELLINGS = {
+    "factory_closure": ("def _getter(kind):\n    def getter(self):\n        return object\n    return getter\n\n\n", "_getter('mha')", True),
+    "factory_returning_a_class": ("def _pool():\n    class Pool:\n        pass\n\n    return Pool\n\n\n", "_pool()", False),
+    "factory_returning_a_def": ("def _fixed(value):\n    def factory(self):\n        return value\n\n    return factory\n\n\n", "_fixed(object)", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LEGACY_SPELLINGS))
+def test_a_method_a_factory_puts_in_the_class_body_is_an_override(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    factory, call, method = LEGACY_SPELLINGS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"lg": "lg:activate"}),
+        "lg/__init__.py": (
+            "import os\n\n_DEFAULT = 'lg.platform.LgPlatform'\n\n\ndef _path():\n    return os.environ.get('LG_PLATFORM', _DEFAULT)\n\n\n"
+            "def activate():\n    return _path()\n"),
+        "lg/platform.py": ("from sglang.srt.platforms.interface import SRTPlatform\n\n" + factory
+                           + f"class LgPlatform(SRTPlatform):\n    get_mha_kv_pool_cls = {call}\n\n    def support_cuda_graph(self):\n        return True\n"),
+    })
+    code, doc = check(root, new, "--baseline", old)
+    findings = by_target(doc["findings"])
+    assert findings[f"{IFACE}.support_cuda_graph"]["status"] == "not_on_base" and code == 1  # the platform class is live
+    legacy = findings.get(f"{IFACE}.get_mha_kv_pool_cls")
+    if method:
+        assert legacy["status"] == "deprecated" and not legacy["breaking"], legacy
+    else:  # the attribute holds a class, no function: no method of that name
+        assert legacy is None
+
+
+# activate() choosing the class by a test of upstream (fourteenth set F02-n2): only the class it
+# returns on a release is loaded (pkgutil.resolve_name of that one path), so the other one's
+# overrides do not run there; a choice by run-time data (an environment variable) loads either
+CHOICES = {
+    "if_return": ("def activate():\n    if hasattr(SRTPlatform, 'get_kv_pool_cls'):\n        return MODERN\n    return LEGACY\n", True),
+    "conditional_expression": ("def activate():\n    return MODERN if hasattr(SRTPlatform, 'get_kv_pool_cls') else LEGACY\n", True),
+    "match_on_a_helper": ("def _api():\n    return 'pool' if hasattr(SRTPlatform, 'get_kv_pool_cls') else 'flags'\n\n\n"
+                          "def activate():\n    match _api():\n        case 'pool':\n            return MODERN\n        case _:\n            return LEGACY\n", True),
+    "environment_choice": ("import os\n\n\ndef activate():\n    if os.environ.get('DT_MODERN'):\n        return MODERN\n    return LEGACY\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CHOICES))
+def test_only_the_platform_class_activate_returns_on_a_release_is_loaded(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    source, decided = CHOICES[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dt": "dt:activate"}),
+        "dt/__init__.py": ("from sglang.srt.platforms.interface import SRTPlatform\n\nMODERN = 'dt.modern.Modern'\nLEGACY = 'dt.legacy:Legacy'\n\n\n" + source),
+        "dt/modern.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\nclass Modern(SRTPlatform):\n    def get_kv_pool_cls(self, *, kind):\n        return object\n",
+        "dt/legacy.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\nclass Legacy(SRTPlatform):\n    def support_cuda_graph(self):\n        return True\n",
+    })
+    code, doc = check(root, new)
+    legacy = by_target(doc["findings"]).get(f"{IFACE}.support_cuda_graph")
+    if decided:  # the legacy class is not what activate() gives on 0.10.0
+        assert code == 0 and not (legacy and legacy["breaking"]), doc["findings"]
+    else:
+        assert legacy["status"] == "not_on_base" and legacy["breaking"] and code == 1, legacy
+
+
 # ----------------------------------------------------------------------------- layout and roots
 
 

@@ -333,6 +333,7 @@ class SelfRef:
     call: CallShape | None
     guards: tuple[GuardCond, ...] = ()
     catches: tuple[Catch, ...] = ()
+    function: str | None = None  # the method it sits in
 
 
 @dataclass
@@ -344,6 +345,10 @@ class PluginClass:
     bases: list[str]  # qualified base expressions: plugin class paths, upstream paths, outside names
     methods: dict[str, MethodDecl] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
+    # `self.x = v` in its methods: x -> (the method, the line) of each; a name in `names` and not
+    # here, or also in `bound_otherwise`, got there another way (the class body, setattr, `+=`)
+    self_writes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    bound_otherwise: set[str] = field(default_factory=set)
     dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
     # a class decorator or a class keyword (metaclass=…): either may write how the class is built
     decorated: bool = False

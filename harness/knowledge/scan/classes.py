@@ -6,8 +6,10 @@ upstream class of fields read on unannotated parameters."""
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +19,8 @@ from harness.knowledge.model import (
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
     UNDECIDED,
+    AllOf,
+    AnyOf,
     Cond,
     Const,
     Dependency,
@@ -38,10 +42,14 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
-from harness.knowledge.scan.folding import OPAQUE, Named, Record, bind, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape, dataclass_fields, module_level
+from harness.knowledge.scan.expressions import Context
+from harness.knowledge.scan.folding import OPAQUE, Instance, Named, Record, bind, leaves, map_leaves, on_param
+from harness.knowledge.scan.syntax import arg, call_shape, case_tests, dataclass_fields, local_names, module_level
 from harness.knowledge.scan.uses import module_getattr_reads
 from harness.knowledge.upstream import SymbolIndex, c3
+
+
+_MOST_CALLER_ENVS = 32  # bindings of a caller's own callers tried per call (a helper called from everywhere stops here)
 
 
 class PluginClasses:
@@ -58,6 +66,7 @@ class PluginClasses:
     parameter_patches: list
     parameter_settings: list
     _defs: dict[str, dict[str, list]]  # module -> def name -> its defs (_definition)
+    _through_callers: dict[tuple, list]  # (module, call line, depth) -> _caller_envs, once each (finish() asks again and again)
     _tests: dict[int, tuple]  # id(def) -> (its tests by (line, text), names it stores, names each line reads) (_bound_context)
     parameter_grafts: list
     decorations: dict[str, list[tuple[str, str]]]
@@ -87,6 +96,7 @@ class PluginClasses:
                 cls.methods.setdefault(name, method)
             elif cls is not None:
                 cls.names.add(name)
+                cls.bound_otherwise.add(name)
         runtime = self._runs_in_hooks()
         for dep in self.scan.dependencies:
             if dep.kind != "hook":
@@ -104,6 +114,7 @@ class PluginClasses:
         self.resolve_named_classes()
         self._class_dependencies()
         self._stand_in_methods()
+        self._platform_held_reads()
         self._platform_instance_members()
         self._parameter_fields()
         self._instance_flags()
@@ -170,14 +181,26 @@ class PluginClasses:
 
     def _parameter_keys(self) -> None:
         """A registry read keyed by a function's parameter (`def reuse(name): return
-        ATTENTION_BACKENDS[name]`) reads each constant key a call of that function passes:
-        one registry_key dependency per key, at the read, naming the call."""
-        for registry, module, function, param, node, ctx in self.parameter_keys:
-            for binding, where in self.caller_bindings(module, function, node.lineno):
-                key = binding.get(param)
-                if isinstance(key, str):
-                    self._dependency("registry_key", registry, module, node, ctx, name=key,
-                                     expression=f"{ast.unparse(node)} with {param}={key!r} ({where})")
+        ATTENTION_BACKENDS[name]`, or a value built from it: `[backend.value]`) reads each
+        constant key a call of that function passes (helper_bindings: also through its own
+        callers): one registry_key dependency per key, at the read, naming the call."""
+        for registry, module, function, keyed, node, ctx in self.parameter_keys:
+            seen: set[tuple[str, str]] = set()
+            bindings = self.helper_bindings(module, ctx.functions, node.lineno)
+            if not any(isinstance(self.const(module, node.slice, {**ctx.env, **binding}), str) for binding, _ in bindings if binding):
+                # no call passes the key here: through the callers' own callers
+                bindings = self.helper_bindings(module, ctx.functions, node.lineno, through=True)
+            for binding, where in bindings[:_MOST_CALLER_ENVS]:
+                # with the parameters bound; else the locals at the read as that call leaves them
+                # (loops around it unrolled)
+                key = self.const(module, node.slice, {**ctx.env, **binding}) if binding else None
+                keys = [key] if isinstance(key, str) or not binding else [
+                    self.const(module, node.slice, inner.env) for inner in self._bound_contexts(module, ctx, binding, node.lineno)]
+                for key in keys:
+                    if isinstance(key, str) and (key, where) not in seen:
+                        seen.add((key, where))
+                        self._dependency("registry_key", registry, module, node, ctx, name=key,
+                                         expression=f"{ast.unparse(node)} with {keyed}={key!r} ({where})")
 
     def _inherited_constructors(self) -> None:
         """A call of a plugin class that builds itself with an upstream class's constructor
@@ -267,6 +290,14 @@ class PluginClasses:
             key = (module, ctx.functions, id(definition))
             if key not in bindings:
                 bindings[key] = self.helper_bindings(module, ctx.functions, call.lineno)
+                # an attribute name the helper's parameters or locals decide (`setattr(mod, spec.attr,
+                # …)`) where no call binds a parameter but the instance: through the callers' own callers
+                params = [p.name for p in function_params(definition.args)] if definition is not None else []
+                local = {*params, *local_names(definition)} if definition is not None else set()
+                passed = set(params[1:] if ctx.functions[-1].rpartition(".")[0] in self.scan.classes else params)
+                read = {n.id for n in walk(call.args[1]) if isinstance(n, ast.Name)} & local if len(call.args) > 1 else set()
+                if read and passed and not any(binding.keys() & passed for binding, _ in bindings[key]):
+                    bindings[key] = self.helper_bindings(module, ctx.functions, call.lineno, through=True)
             for binding, _ in bindings[key] or [({}, "")]:
                 owner = binding.get(call.args[0].id) if isinstance(call.args[0], ast.Name) else None
                 if id(call) in self._patch_only and not (isinstance(owner, Named) and is_upstream(owner.path)):
@@ -367,7 +398,16 @@ class PluginClasses:
                 if any(isinstance(n, ast.Name) and (n.id in binding or at.get(n.id) is not ctx.env.get(n.id)) for n in walk(test)):
                     guard = self._guard(module, test, at, negate=negated)
             guards.append(guard)
-        return replace(ctx, env=env, guards=tuple(guards))
+        bound = replace(ctx, env=env, guards=tuple(guards))
+        # `module = sys.modules[spec.module]` earlier in the `with suppress(KeyError):` (or try)
+        # block around the line: with the value bound, the rest runs only where it is there (as Scanner._block)
+        for block in (n for n in walk(definition) if ctx.catches and isinstance(n, (ast.With, ast.Try)) and n.lineno < line <= (n.end_lineno or n.lineno)):
+            for stmt in block.body:
+                if isinstance(stmt, ast.Assign) and (stmt.end_lineno or stmt.lineno) < line:
+                    found = [path for path, needs in self._bound_lookups(module, [stmt], replace(ctx, env=locals_at(stmt.lineno)))
+                             if needs and all(any(c.handles(e) for c in ctx.catches) for e in needs)]
+                    bound = self._had(bound, found, f"line {stmt.lineno} raises nothing", stmt.lineno)
+        return bound
 
     def _locals_at(self, module: str, definition, env: dict, line: int) -> dict:
         """`env` (what the scan bound, the parameters as one call passes them) updated with what
@@ -419,13 +459,15 @@ class PluginClasses:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 env[node.id] = scanned.get(node.id, OPAQUE)
 
-    def helper_bindings(self, module: str, functions: tuple[str, ...], line: int) -> list[tuple[dict, str]]:
+    def helper_bindings(self, module: str, functions: tuple[str, ...], line: int, depth: int = 0, through: bool = False) -> list[tuple[dict, str]]:
         """What the parameters of the innermost of `functions` hold: caller_bindings; for the
         inner function of a decorator factory, which nothing calls by name (`def replaces(owner,
         name): def deco(fn): setattr(owner, name, fn); return fn; return deco`), each use of the
         factory as a decorator (`@replaces(C, "m")` on `def h`): its arguments, the inner
-        function's first parameter bound to h."""
-        found = self.caller_bindings(module, functions[-1], line)
+        function's first parameter bound to h. `through`: arguments the calls pass on from their
+        own function's parameters are followed to its callers (caller_bindings' through_callers;
+        `depth` calls up so far)."""
+        found = self.caller_bindings(module, functions[-1], line, through_callers=depth + 1 if through else 0)
         definition = self._definition(module, functions[-1], line)
         first = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)][:1] if definition is not None else []
         if first:  # used as a plain decorator (`@deco class C`): called with what it decorates
@@ -475,7 +517,7 @@ class PluginClasses:
         imported there, as a constant argument would be; with no such caller, each plugin
         module the name's shape allows (Expressions.chosen_modules)."""
         for module, expression, package, ctx in self.parameter_imports:
-            targets = [target for binding, _ in self.helper_bindings(module, ctx.functions, expression.lineno)
+            targets = [target for binding, _ in self.helper_bindings(module, ctx.functions, expression.lineno, through=True)
                        for inner in self._bound_contexts(module, ctx, binding, expression.lineno)
                        if isinstance(target := self._absolute(self.const(module, expression, inner.env),
                                                               self.const(module, package, inner.env) if package is not None else None), str)]
@@ -490,6 +532,8 @@ class PluginClasses:
     def _absolute(name, package) -> str | None:
         """`import_module(name, package)`'s module: a relative name resolved against `package`
         (importlib's rule); None when it cannot be."""
+        if isinstance(name, Named):  # a module object a helper made (exec_module of module_from_spec)
+            return name.path
         if not isinstance(name, str) or not name.startswith("."):
             return name if isinstance(name, str) else None
         level = len(name) - len(name.lstrip("."))
@@ -558,6 +602,27 @@ class PluginClasses:
             for (binding, _), (_, call, _) in zip(bindings, self.call_arguments.get(short, [])):
                 held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
                 found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
+            defaults = None
+            for caller, call, env in self.bare_calls.get(short, []):  # `Installer()`: its defaults
+                if self.qualify(caller, dotted(call.func), env) == path:
+                    defaults = self._default_binding(cls.module, init) if defaults is None else defaults
+                    held = tuple((name, self.const(cls.module, value, defaults)) for name, value in sets.items())
+                    found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
+
+        homes = {self.scan.classes[c].module for c in subclasses if c in self.scan.classes}
+
+        def in_own_classmethod(caller: str, call: ast.Call) -> bool:
+            # `cls(…)` in a classmethod of the class or a plugin subclass (an alternative constructor, `from_ports`)
+            if caller not in homes:
+                return False
+            enclosing = self._functions_at(self.relfile(caller), str(call.lineno))
+            owner, _, name = enclosing[-1].rpartition(".") if enclosing else ("", "", "")
+            decl = self.scan.classes[owner].methods.get(name) if owner in subclasses and owner in self.scan.classes else None
+            return decl is not None and "classmethod" in {d.rsplit(".", 1)[-1] for d in decl.decorators}
+
+        for binding, _, call in self._call_bindings(cls.module, f"{cls_path}.__init__", init.lineno, "cls", 1, in_own_classmethod):
+            held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
+            found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
         return found
 
     def _record_bindings(self, cls_path: str, receiver: str) -> list[tuple[dict, ast.Call]]:
@@ -576,14 +641,22 @@ class PluginClasses:
                 found.append(({receiver: record}, call))
         return found
 
-    def caller_bindings(self, module: str, function: str, line: int, called_as: str | None = None) -> list[tuple[dict, str]]:
+    def caller_bindings(self, module: str, function: str, line: int, called_as: str | None = None, through_callers: int = 0) -> list[tuple[dict, str]]:
         """For the plugin function `function` (its def in `module` spans `line`): each call of it
         in the plugin (by its name; a method's through any receiver, self taken away), with the
         arguments folded where the call is made (Expressions.call_arguments: a loop over
         constants gives one call per element), as (parameter -> value, "file:line"); defaults
         fill what a call leaves out; parameters whose value is not known are left out.
         `called_as`: the name calls use when it is not the function's (a class name for its
-        `__init__`, whose instance parameter no call passes)."""
+        `__init__`, whose instance parameter no call passes). `through_callers` (1 to 3): an
+        argument that reads a parameter of the function the call sits in is folded once per
+        binding of that function's own callers (helper_bindings; `_wrap(name, upstream)` in a
+        loop, passing `upstream` on to `_factory(upstream)`), so one call may give several."""
+        return [(binding, where) for binding, where, _ in self._call_bindings(module, function, line, called_as, through_callers)]
+
+    def _call_bindings(self, module: str, function: str, line: int, called_as: str | None, through_callers: int,
+                       only: Callable[[str, ast.Call], bool] | None = None) -> list[tuple[dict, str, ast.Call]]:
+        """caller_bindings, each with its call; `only(caller module, call)` picks the calls read."""
         short = called_as or function.rsplit(".", 1)[-1]
         definition = self._definition(module, function, line)
         if definition is None:
@@ -595,9 +668,16 @@ class PluginClasses:
         method = called_as is None and function.rpartition(".")[0] in self.scan.classes
         found = []
         named = {*positional, *(a.arg for a in args.kwonlyargs)}
-        calls = self.call_arguments.get(short, [])
-        defaults = self._default_binding(module, definition) if calls else {}  # folded once, not per call
+        # calls passing arguments, then those passing none of a module function with defaults
+        # (`install_all()`: its defaults; a method's: helper_bindings), in that order
+        bare = [(caller, call, env) for caller, call, env in self.bare_calls.get(short, ())
+                if self.qualify(caller, dotted(call.func), env) == function] if (
+            called_as is None and not method and (args.defaults or any(d is not None for d in args.kw_defaults))) else []
+        calls = itertools.chain(self.call_arguments.get(short, ()), bare)
+        defaults = self._default_binding(module, definition) if short in self.call_arguments or short in self.bare_calls else {}  # once, not per call
         for caller, call, env in calls:
+            if only is not None and not only(caller, call):
+                continue
             names = positional[1:] if method and isinstance(call.func, ast.Attribute) else positional
             given = {**{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
             extra = None
@@ -613,8 +693,44 @@ class PluginClasses:
                 # `def install(*specs)`: the positional arguments past the named ones, as a tuple
                 rest = [OPAQUE if isinstance(a, ast.Starred) else self.const(caller, a, env) for a in call.args[len(names):]]
                 arguments[args.vararg.arg] = rest if all(v is not OPAQUE for v in rest) else OPAQUE
-            found.append(({name: value for name, value in arguments.items() if value is not OPAQUE}, f"{self.relfile(caller)}:{call.lineno}"))
+            where = f"{self.relfile(caller)}:{call.lineno}"
+            # an argument not folded here, or standing for a parameter of the function the call sits in
+            unknown = {k: v for k, v in given.items() if not isinstance(v, ast.Starred)
+                       and (arguments.get(k) is OPAQUE or isinstance(arguments.get(k), Instance) and arguments[k].function is not None)
+                       } if 0 < through_callers <= 3 else {}
+            outer = self._caller_envs(caller, call, unknown, env, through_callers) if unknown else []
+            for inner in outer or [None]:
+                refolded = {k: self.const(caller, v, inner) for k, v in unknown.items()} if inner is not None else {}
+                refolded = {k: v for k, v in refolded.items() if v is not OPAQUE}
+                found.append(({name: value for name, value in {**arguments, **refolded}.items() if value is not OPAQUE}, where, call))
         return found
+
+    def _caller_envs(self, caller: str, call: ast.Call, unknown: dict[str, ast.expr], env: dict, depth: int) -> list[dict]:
+        """The locals of the function a call sits in at that call, once per binding of that
+        function's own callers (helper_bindings, loops around the call unrolled: _bound_contexts),
+        where an argument the call passes reads one of them; [] otherwise."""
+        key = (caller, call.lineno, call.col_offset, depth)
+        if key in self._through_callers:
+            return self._through_callers[key]
+        self._through_callers[key] = []  # (a cycle of helpers calling each other ends here)
+        functions = self._functions_at(self.relfile(caller), str(call.lineno))
+        if not functions or functions[-1].rpartition(".")[2].startswith("__"):
+            return []  # a dunder (`__init__`) is called by Python, not by its name: no callers to follow
+        definition = self._definition(caller, functions[-1], call.lineno)
+        params = {p.name for p in function_params(definition.args)} if definition is not None else set()
+        local = local_names(definition) | params if definition is not None else set()
+        read = {n.id for v in unknown.values() for n in walk(v) if isinstance(n, ast.Name)}
+        if not read & local:
+            return []
+        ctx = Context(env=dict(env), functions=functions, local=frozenset(local))
+        envs = []
+        for binding, _ in self.helper_bindings(caller, functions, call.lineno, depth, through=True):
+            if binding and len(envs) < _MOST_CALLER_ENVS:
+                # the parameters as bound; the locals (a loop's element) replayed to the call only where read
+                envs += ([{**env, **binding}] if read & local <= params else
+                         [inner.env for inner in self._bound_contexts(caller, ctx, binding, call.lineno)][: _MOST_CALLER_ENVS - len(envs)])
+        self._through_callers[key] = envs
+        return envs
 
     def _default_binding(self, module: str, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> dict:
         """{parameter: its default, folded in `module`} of the parameters of `definition` that have one."""
@@ -900,7 +1016,7 @@ class PluginClasses:
                     ))
                 for ref in cls.self_refs:
                     after = mro[position + 1 :] if ref.access == "super" else mro
-                    if any(ref.member in classes[k].methods or ref.member in classes[k].names for k in after):
+                    if any(ref.member in classes[k].methods or ref.member in classes[k].names for k in after) and not self._written_after(ref, [classes[k] for k in after]):
                         continue
                     if (cls.file, ref.line, ref.member, ref.access) in seen:
                         continue
@@ -912,6 +1028,20 @@ class PluginClasses:
                         # (a method nothing names still fails when called by name), not skipped
                         guards=ref.guards, catches=ref.catches,
                     ))
+
+    def _written_after(self, ref, classes: list) -> bool:
+        """Whether the plugin binds `self.<ref.member>` only by `self.x = v` statements of the
+        method the read sits in, each after the read and not in a loop around it: the read runs
+        first, so the plugin's own write does not make it there (`cached = self._w` then `self._w
+        = …`); what upstream's classes set is judged as for any other read."""
+        writes = [w for cls in classes if ref.member in cls.names for w in cls.self_writes.get(ref.member, [])]
+        if (ref.access != "instance" or not ref.function or not writes or any(ref.member in cls.bound_otherwise or ref.member in cls.methods for cls in classes)
+                or any(function != ref.function or line <= ref.line for function, line in writes)):
+            return False
+        owner = next((cls for cls in classes if ref.member in cls.self_writes), None)
+        definition = self._definition(owner.module, ref.function, ref.line) if owner is not None else None
+        loops = [n for n in walk(definition) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))] if definition is not None else []
+        return definition is not None and not any(n.lineno <= ref.line <= (n.end_lineno or n.lineno) for n in loops)
 
     def _stand_in_methods(self) -> None:
         """A plugin class over no upstream class that a patch puts in an upstream class's place
@@ -970,6 +1100,26 @@ class PluginClasses:
                 member=member, access="instance", name=None, expression=f"{instance.rsplit('.', 1)[-1]}.{member}",
                 how=None if rebound else PLATFORM_INSTANCE_READ,
             ))
+
+    def _platform_held_reads(self) -> None:
+        """`self.platform.m()` in a method of a plugin class whose every construction the plugin
+        makes keeps the engine's platform instance in `self.platform` (`Hooks(current_platform)`,
+        `__init__` storing its parameter): a read of `current_platform.m`, judged on the
+        activated class as one written out is (_platform_instance_members)."""
+        instance = profile().platform_instance
+        if instance is None:
+            return
+        held: dict[tuple[str, str, str], bool] = {}
+        for dep in list(self.scan.dependencies):
+            if dep.kind != "field" or not (dep.hook or "").startswith(SELF_HELD) or not dep.member or not dep.enclosing or not dep.name:
+                continue
+            key = (dep.module, dep.enclosing[-1], dep.member)
+            if key not in held:
+                made = [binding for binding, _ in self._instance_bindings(dep.module, dep.enclosing[-1], dep.line)]
+                held[key] = bool(made) and all(isinstance(record, Record) and record.get(dep.member) == Named(instance)
+                                               for binding in made for record in binding.values())
+            if held[key]:
+                self.scan.dependencies.append(replace(dep, kind="reference", target=f"{instance}.{dep.name}", hook=None, member=None))
 
     def _property_class_init(self, cls: PluginClass, name: str, method: MethodDecl) -> tuple[str, tuple[Param, ...]] | None:
         """For a `@property` method whose getter returns one class by name, (that class, the
@@ -1064,6 +1214,61 @@ class PluginClasses:
                 env.update({k.arg: self.const(module, k.value, {}) for k in keywords if k.arg})
                 paths.extend(self._returned_strings(fmodule, fnode, env))
         return paths
+
+    def returned_class_conditions(self, module: str, function: str) -> dict[str, tuple[GuardCond, ...]]:
+        """For an entry point's module-level def (`activate`): each path it returns -> the guards
+        of the branches returning it, () where one returns it whatever the tests. A class returned
+        only under a test of upstream (`if hasattr(SRTPlatform, "capabilities"): return "…modern…"`,
+        a `match` case, `a if t else b`) is loaded only where that holds: pkgutil.resolve_name
+        imports the one path activate() gives (sglang/srt/platforms/__init__.py)."""
+        tree = self.tree(module)
+        defined = [n for n in module_level(tree.body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function] if tree else []
+        if len(defined) != 1:
+            return {}
+        found: dict[str, list[tuple[GuardCond, ...]]] = {}
+
+        def returned(value: ast.expr, guards: tuple[GuardCond, ...], env: dict) -> None:
+            if isinstance(value, ast.IfExp):
+                returned(value.body, guards + (self._guard(module, value.test, env),), env)
+                returned(value.orelse, guards + (self._guard(module, value.test, env, negate=True),), env)
+                return
+            for path in self.strings(module, value, env):
+                if "." in path or ":" in path:
+                    found.setdefault(path, []).append(guards)
+
+        def visit(body: list[ast.stmt], guards: tuple[GuardCond, ...], env: dict) -> None:
+            for stmt in body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    env[stmt.targets[0].id] = self.const(module, stmt.value, env)
+                elif isinstance(stmt, ast.Return) and stmt.value is not None:
+                    returned(stmt.value, guards, env)
+                elif isinstance(stmt, ast.If):
+                    visit(stmt.body, guards + (self._guard(module, stmt.test, env),), dict(env))
+                    otherwise = guards + (self._guard(module, stmt.test, env, negate=True),)
+                    visit(stmt.orelse, otherwise, dict(env))
+                    if stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                        guards = otherwise  # `if t: return A` then `return B`: B only where t fails
+                elif isinstance(stmt, ast.Match):
+                    for case, test in zip(stmt.cases, case_tests(stmt)):
+                        visit(case.body, guards + ((self._guard(module, test, env),) if test is not None else ()), dict(env))
+                elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    for field in ("body", "orelse", "finalbody"):
+                        visit(getattr(stmt, field, []) or [], guards, env)
+                    for handler in getattr(stmt, "handlers", []):
+                        visit(handler.body, guards, env)
+
+        visit(defined[0].body, (), {})
+        conditions = {}
+        for path, alternatives in found.items():
+            if any(not guards for guards in alternatives):
+                conditions[path] = ()
+            elif len(alternatives) == 1:
+                conditions[path] = alternatives[0]
+            else:
+                conds = tuple(AllOf(tuple(g.cond for g in guards)) for guards in alternatives)
+                text = " or ".join(" and ".join(g.text for g in guards) for guards in alternatives)
+                conditions[path] = (GuardCond(AnyOf(conds), text, alternatives[0][0].line),)
+        return conditions
 
     def _returned_strings(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict) -> list[str]:
         """The dotted or colon paths a function's `return`s fold to, its assignments followed in

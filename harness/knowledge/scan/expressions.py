@@ -20,6 +20,7 @@ from harness.knowledge.model import (
     Const,
     Dependency,
     GuardCond,
+    ImportsResolve,
     MethodDecl,
     ModuleExists,
     Param,
@@ -163,6 +164,8 @@ class Expressions:
                 self._tested.update(id(value) for value in (child.left, *child.comparators))
             elif isinstance(child, ast.UnaryOp) and isinstance(child.op, ast.Not):
                 self._tested.add(id(child.operand))
+            elif isinstance(child, ast.comprehension):  # `… for n in N if X.get(n)`: a test of each value
+                self._tested.update(id(test) for test in child.ifs)
         unrolled = self._comprehensions(module, node, ctx)
         branches = self._branch_guards(module, node, ctx)
         base = ctx
@@ -191,13 +194,13 @@ class Expressions:
         only when `t` holds and `b` only when it does not; `x and y` evaluates `y` only when `x`
         is true, `x or y` only when it is false (the language reference, "Boolean operations",
         "Conditional expressions"). Read as an `if` statement's test is (Folding._guard)."""
-        if not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in walk(node)):
+        if not any(isinstance(n, (ast.IfExp, ast.BoolOp)) or isinstance(n, ast.comprehension) and n.ifs for n in walk(node)):
             return {}
         owner = flag_owner(ctx)  # as an `if` in the same method reads self.<flag>
         extra: dict[int, tuple[GuardCond, ...]] = {}
 
-        def guard(test: ast.AST, negate: bool) -> GuardCond:
-            return self._guard(module, test, ctx.env, negate=negate, owner=owner, local=ctx.local)
+        def guard(test: ast.AST, negate: bool, bound: frozenset[str] = frozenset()) -> GuardCond:
+            return self._guard(module, test, ctx.env, negate=negate, owner=owner, local=ctx.local | bound)
 
         def visit(n: ast.AST, guards: tuple[GuardCond, ...]) -> None:
             if guards:
@@ -212,6 +215,18 @@ class Expressions:
                 for value in n.values:
                     visit(value, before)
                     before = before + (guard(value, isinstance(n.op, ast.Or)),)
+                return
+            if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                # the element only for the values every `if` of the generators holds for
+                held, bound = guards, frozenset()
+                for generator in n.generators:
+                    visit(generator.iter, held)
+                    bound |= set(assigned(generator.target))  # its values: run-time data, as a loop's
+                    for test in generator.ifs:
+                        visit(test, held)
+                        held = held + (guard(test, False, bound),)
+                for part in ([n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]):
+                    visit(part, held)
                 return
             for child in ast.iter_child_nodes(n):
                 visit(child, guards)
@@ -239,8 +254,14 @@ class Expressions:
                 inner = replace(ctx, env={**ctx.env, **bind(generator.target, value)})
                 if any(self.const(module, test, inner.env) is False for test in generator.ifs):
                     continue
-                for part in [*parts, *generator.ifs]:
-                    self._expressions(module, part, inner)
+                for test in generator.ifs:
+                    self._expressions(module, test, inner)
+                # the element is evaluated only for a value every condition holds for (the
+                # language reference, "Displays for lists, sets and dictionaries")
+                local = inner.local | set(assigned(generator.target))
+                held = replace(inner, guards=inner.guards + tuple(self._guard(module, test, inner.env, local=local) for test in generator.ifs))
+                for part in parts:
+                    self._expressions(module, part, held)
         return unrolled
 
     def _registry_key(self, module: str, node: ast.Subscript, ctx: Context) -> None:
@@ -249,13 +270,18 @@ class Expressions:
         expression = dotted(node.value)
         if expression is None or expression.split(".")[0] == ctx.self_name:
             return
-        path = self.qualify(module, expression, ctx.env)
+        if isinstance(node.value, ast.Call):  # `_models()[arch]`: a registry a plugin helper returns
+            held = self.const(module, node.value, ctx.env)
+            path = held.path if isinstance(held, Named) else None
+        else:
+            path = self.qualify(module, expression, ctx.env)
         key = self.const(module, node.slice, ctx.env)
         if is_upstream(path) and isinstance(key, str):
             self._dependency("registry_key", path, module, node, ctx, expression=ast.unparse(node), name=key)
-        elif is_upstream(path) and isinstance(node.slice, ast.Name) and ctx.functions and node.slice.id in ctx.local:
-            # `def reuse(name): return ATTENTION_BACKENDS[name]`: the keys are what its callers pass (finish())
-            self.parameter_keys.append((path, module, ctx.functions[-1], node.slice.id, node, ctx))
+        elif is_upstream(path) and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(node.slice)):
+            # `def reuse(name): return ATTENTION_BACKENDS[name]` (or `[backend.value]`): the keys
+            # are what its callers pass (finish())
+            self.parameter_keys.append((path, module, ctx.functions[-1], ast.unparse(node.slice), node, ctx))
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: Context) -> None:
         read = node  # in a chain (`self.embed.weight.t()`), the read on what self.embed holds
@@ -320,9 +346,10 @@ class Expressions:
             return False
         member = mangled(node.attr, ctx.cls.path.rpartition(".")[2])  # `self.__x` in class C reads `_C__x`
         if isinstance(node.ctx, ast.Load):
-            ctx.cls.self_refs.append(SelfRef(member, access, node.lineno, call, ctx.guards, ctx.catches))
+            ctx.cls.self_refs.append(SelfRef(member, access, node.lineno, call, ctx.guards, ctx.catches, ctx.functions[-1] if ctx.functions else None))
         elif access != "super":
             ctx.cls.names.add(member)
+            ctx.cls.bound_otherwise.add(member)
         return True
 
     def _call(self, module: str, call: ast.Call, ctx: Context) -> None:
@@ -433,6 +460,11 @@ class Expressions:
             named = ast.copy_location(ast.Call(func=call.func, args=[ast.Constant(made.path)], keywords=[]), call)
             self._dynamic_import(module, named, ctx)
             return
+        if (isinstance(call.func, ast.Attribute) and call.func.attr == "exec_module" and len(call.args) == 1 and ctx.functions
+                and self.const(module, call.args[0], env) is OPAQUE):
+            # the same recipe inside a helper whose parameter names the module: what its callers pass (finish())
+            self.parameter_imports.append((module, call.args[0], None, ctx))
+            return
         if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             variable = self.const(module, call.args[0], env)
             if isinstance(variable, str):
@@ -509,6 +541,7 @@ class Expressions:
         elif ctx.cls is not None and isinstance(obj, ast.Name) and obj.id == ctx.self_name:
             if isinstance(attr, str):
                 ctx.cls.names.add(attr)
+                ctx.cls.bound_otherwise.add(attr)
             else:
                 ctx.cls.dynamic = True
 
@@ -935,6 +968,8 @@ class Expressions:
                 hook_type = value.upper()
             elif isinstance(type_node, ast.Call) and type_node.args and isinstance(self.const(module, type_node.args[0], ctx.env), str):
                 hook_type = self.const(module, type_node.args[0], ctx.env).upper()  # HookType("around")
+            elif isinstance(type_node, ast.Subscript) and isinstance(member := self.const(module, type_node.slice, ctx.env), str):
+                hook_type = member.upper()  # HookType["AROUND"]: the member of that name (Enum.__getitem__)
             else:
                 hook_type = (dotted(type_node) or "?").rsplit(".", 1)[-1].upper()
         hook_path, definition, params = self._hook_signature(module, hook_node, ctx)
@@ -1322,10 +1357,23 @@ class Expressions:
 
     def _dependency(self, kind: Kind, target: str | None, module: str, node: ast.AST, ctx: Context, **fields) -> None:
         guards = ctx.guards + tuple(guard for path, guard in self.stand_ins.get(module, ()) if target and (target == path or target.startswith(f"{path}.")))
+        guards += self._stand_in_guards(module, target) if target and is_upstream(target) else ()
         self.scan.dependencies.append(Dependency(
             kind, target, module, self.relfile(module), node.lineno,
             scope=ctx.scope, guards=guards, catches=ctx.catches, enclosing=ctx.functions, **fields,
         ))
+
+
+    def _stand_in_guards(self, module: str, target: str) -> tuple[GuardCond, ...]:
+        """For a name `module` imports from another plugin module that stands in for it
+        (Folding.stand_in_imports): the condition under which it is upstream's, that module's
+        import resolving."""
+        guards = []
+        for source in sorted(set(self.table(module).imports) & self.files.keys() - {module}):
+            for name, (path, imports, line) in self.stand_in_imports(source).items():
+                if target == path or target.startswith(f"{path}."):
+                    guards.append(GuardCond(ImportsResolve(imports), f"the import at {self.relfile(source)}:{line} resolves (else {name} is the plugin's own)", line))
+        return tuple(guards)
 
 
 def _bound_values(nodes: Iterable[ast.AST], name: str) -> list[ast.expr | None]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from harness.engines import profile
+from harness.engines import IMPORT_ERRORS, profile
 from harness.knowledge.model import (
     UNDECIDED,
     AllOf,
@@ -47,11 +47,14 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan.syntax import (
+    always_raises,
     assigned,
     assigned_in,
     case_test,
     dataclass_fields,
+    exception_names,
     flag_names,
+    imported_names,
     is_main_test,
     local_names,
     module_level,
@@ -246,6 +249,23 @@ _ENTRY_POINTS = ("importlib.metadata.entry_points", "importlib_metadata.entry_po
 ENTRY_POINT_CLASS, _ENTRY_POINTS_CLASS = "importlib.metadata.EntryPoint", "importlib.metadata.EntryPoints"
 
 
+def folded(cond: Cond) -> Cond:
+    """`cond` as a Const when its folded parts decide it whatever the rest (Kleene: `not True`,
+    `x and False`, `x or True`), so that every reader of a guard sees it decided; else as given."""
+    value = kleene(cond, lambda leaf: None)
+    return cond if value is None else Const(value)
+
+
+def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """The nodes of a function's body outside the functions, lambdas and classes it defines."""
+    found, todo = [], list(function.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        todo += [c for c in ast.iter_child_nodes(node) if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))]
+    return found
+
+
 def leaves(cond: Cond) -> list[Cond]:
     """The conditions under Not / AllOf / AnyOf."""
     if isinstance(cond, Not):
@@ -358,6 +378,7 @@ class Folding:
     _groups: dict[str, list]  # the plugin's own entry points by group (_entry_points)
     main_modules: set[str]  # modules run as `__main__` (`python -m`)
     _instance_writes: dict[tuple[str, str], bool]  # (class, name) -> _set_on_instances
+    _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]] | None  # _fill_sites, built once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
@@ -381,7 +402,11 @@ class Folding:
         if binding is None:
             base = self._star_bound(module, head, _seen)
             return None if base is None else f"{base}.{rest}" if rest else base
-        if binding.kind in ("def", "class", "value"):
+        if binding.kind in ("def", "class") and head in self.stand_in_imports(module):
+            # `try: from sglang.x import f` / `except ImportError: def f(…)`: upstream's f where
+            # the import resolves (the reader adds that condition: stand_in_guards)
+            base = self.stand_in_imports(module)[head][0]
+        elif binding.kind in ("def", "class", "value"):
             base = f"{module}.{head}"
         elif binding.kind == "module":
             base = binding.target
@@ -397,6 +422,28 @@ class Folding:
             return None
         return self._through_plugin_module(f"{base}.{rest}" if rest else base, _seen)
 
+    def stand_in_imports(self, module: str) -> dict[str, tuple[str, tuple[tuple[str, str | None], ...], int]]:
+        """Names a module-level `try` imports from upstream and an `except ImportError` handler
+        (one that does not re-raise) binds again by a def or class of the plugin's own: name ->
+        (the upstream path, the imports of that try, its line). Each module's once."""
+        if module not in self._stand_in_cache:
+            found: dict = {}
+            tree, package = self.tree(module), self.files[module][1]
+            for stmt in tree.body if tree else []:
+                if not (isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar"):
+                    continue
+                imported = {name: path for name, path in imported_names(module, package, stmt.body).items() if is_upstream(path)}
+                imports = tuple(upstream_imports(module, package, stmt.body))
+                for handler in stmt.handlers:
+                    if (handler.type is not None and not exception_names([handler.type]) & IMPORT_ERRORS) or always_raises(handler.body):
+                        continue
+                    for node in handler.body:
+                        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in imported:
+                            path = imported[node.name]
+                            found[node.name] = (path, tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}")), stmt.lineno)
+            self._stand_in_cache[module] = found
+        return self._stand_in_cache[module]
+
     def _through_plugin_module(self, path: str, _seen: frozenset) -> str:
         """`compat.DeviceMixin` where the plugin module `compat` imports DeviceMixin (a module
         that absorbs upstream moves, a package __init__ re-exporting): the path of what that
@@ -407,7 +454,8 @@ class Folding:
             if owner not in self.files:
                 continue
             binding = self.table(owner).names.get(parts[end])
-            if binding is None and self._star_bound(owner, parts[end], _seen) is None or binding is not None and binding.kind not in ("from", "module", "alias"):
+            if binding is None and self._star_bound(owner, parts[end], _seen) is None or (
+                    binding is not None and binding.kind not in ("from", "module", "alias") and parts[end] not in self.stand_in_imports(owner)):
                 return path
             return self.qualify(owner, ".".join(parts[end:]), None, _seen) or path
         return path
@@ -466,6 +514,8 @@ class Folding:
             return list(literal.values)  # a Literal's __args__ (what typing.get_args returns)
         if isinstance(node, ast.Attribute) and node.attr in _BOUND_METHODS and isinstance(text := self.const(module, node.value, env, depth + 1), str):
             return BoundMethod(text, node.attr)
+        if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(text := self.const(module, node.value, env, depth + 1), str):
+            return text  # a str enum's member folds to its value (class_constant), which `.value` is too; a str has no other
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "__spec__" and "__spec__" not in env and node.attr in ("name", "parent"):
                 # the module's ModuleSpec (importlib docs): its name, and the package it belongs to
@@ -559,6 +609,8 @@ class Folding:
                 else:
                     elements.append(self.const(module, element, env, depth + 1))
             return elements
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and self._version_parts(module, node, env, depth):
+            return RunningVersion(parsed=True)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
             return self._comprehension(module, node.elt, node.generators[0], env, depth)
         if isinstance(node, ast.DictComp) and len(node.generators) == 1:  # {b: f"{P}.{b}" for b in NAMES}
@@ -646,19 +698,29 @@ class Folding:
             return [Named(f"{value.path}.{member}") for member in members]
         return value
 
-    def strings(self, module: str, node: ast.AST, env: dict) -> list[str]:
+    def strings(self, module: str, node: ast.AST, env: dict, depth: int = 0) -> list[str]:
         """The strings an expression may evaluate to: a constant; both arms of `a if c else b`;
         each of `x or y`; every value of a constant dict it indexes (`backend_map[key]`,
         `backend_map.get(key, default)`); the default of an environment read
         (`os.environ.get("X", d)`, `os.getenv("X", d)`: what a deployment that does not set X
-        gets; the variable's own value is unknown here)."""
+        gets; the variable's own value is unknown here); what each `return` of a plugin helper
+        it calls may give, its parameters bound to what the call passes."""
+        if depth > 8:
+            return []
         if isinstance(node, ast.IfExp):
-            return self.strings(module, node.body, env) + self.strings(module, node.orelse, env)
+            return self.strings(module, node.body, env, depth + 1) + self.strings(module, node.orelse, env, depth + 1)
         if isinstance(node, ast.BoolOp):
-            return [s for value in node.values for s in self.strings(module, value, env)]
-        if isinstance(node, ast.Call) and self.qualify(module, dotted(node.func), env) in _ENVIRONMENT_READS:
+            return [s for value in node.values for s in self.strings(module, value, env, depth + 1)]
+        qualified = self.qualify(module, dotted(node.func), env) if isinstance(node, ast.Call) and dotted(node.func) else None
+        if qualified in _ENVIRONMENT_READS:
             default = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg in ("default", "value")), None)
-            return self.strings(module, default, env) if default is not None else []
+            return self.strings(module, default, env, depth + 1) if default is not None else []
+        if (qualified and not any(isinstance(a, ast.Starred) for a in node.args) and (function := self._plugin_function(qualified)) is not None
+                and self.const(module, node, env) is OPAQUE):
+            home, definition = function
+            local = self._called_with(home, definition, [self.const(module, a, env) for a in node.args], node.keywords, module, env, depth)
+            returns = [n.value for n in own_nodes(definition) if isinstance(n, ast.Return) and n.value is not None]
+            return list(dict.fromkeys(s for r in returns for s in self.strings(home, r, local, depth + 1)))
         if isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
             table = self.const(module, node.value if isinstance(node, ast.Subscript) else node.func.value, env)
             default = self.strings(module, node.args[1], env) if isinstance(node, ast.Call) and len(node.args) > 1 else []
@@ -738,6 +800,11 @@ class Folding:
         if qualified == "importlib.util.module_from_spec" and len(args) == 1:
             spec = self.const(module, args[0], env, depth + 1)
             return Named(spec.get("name")) if isinstance(spec, Record) and spec.cls == _MODULE_SPEC and isinstance(spec.get("name"), str) else OPAQUE
+        if qualified in ("dataclasses.replace", "copy.replace") and len(args) == 1 and all(k.arg for k in node.keywords):
+            # a copy of a record with the fields named changed (the dataclasses docs; a field it
+            # does not have raises, so it folds only when each is one)
+            changes = {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}
+            return self._replaced(self.const(module, args[0], env, depth + 1), changes, node)
         if qualified == "importlib.util.resolve_name" and len(args) == 2 and not node.keywords:
             # a relative module name against its anchor package (importlib's own resolution)
             relative, package = self.const(module, args[0], env, depth + 1), self.const(module, args[1], env, depth + 1)
@@ -789,6 +856,8 @@ class Folding:
             if isinstance(inner, RunningVersion):
                 return RunningVersion(parsed=True)
             return VersionLiteral(inner) if isinstance(inner, str) else OPAQUE
+        if name in ("tuple", "list") and qualified == name and len(args) == 1 and self._version_parts(module, args[0], env, depth):
+            return RunningVersion(parsed=True)  # compared with a tuple of ints as a version is
         if name in _SEQUENCE_BUILTINS and qualified == name and len(args) == 1 and (not node.keywords or name == "sorted"):
             # list(x) / tuple(x) / sorted(x) / set(x) of folded constants: its elements (a dict's keys)
             inner = self.iterated(self.const(module, args[0], env, depth + 1))
@@ -929,6 +998,9 @@ class Folding:
                 return list(getattr(owner, node.func.attr)())
             if isinstance(owner, RunningVersion) and node.func.attr == "startswith":
                 return OPAQUE
+            if isinstance(owner, Record) and node.func.attr == "_replace" and not values:
+                # a NamedTuple's copy with fields changed, as dataclasses.replace
+                return self._replaced(owner, {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg}, node)
             if isinstance(owner, Record) and (method := self._record_method(owner, node.func.attr, property_=False)) is not None:
                 # `spec.target()` of a one-return method: its expression, the record as the receiver
                 home, returned, receiver, definition = method
@@ -940,11 +1012,13 @@ class Folding:
         if record is not None:
             return record
         # a plugin helper whose body is one `return <expression>` (e.g. a version check)
-        function = self._plugin_function(qualified) if qualified and direct else None
+        function, bound = (self._plugin_function(qualified), []) if qualified and direct else (None, [])
+        if function is None and qualified and direct and (method := self._class_function(qualified)) is not None:
+            *function, bound = method
         if function is not None and depth < 10:
             fmodule, fnode = function
             body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-            values = []
+            values = list(bound)
             for a in args:  # `f(*PARTS)` of a folded list passes its elements
                 spread = self.const(module, a.value, env, depth + 1) if isinstance(a, ast.Starred) else OPAQUE
                 values += spread if isinstance(spread, list) else [self.const(module, a, env, depth + 1)]
@@ -986,8 +1060,9 @@ class Folding:
 
     def _yielded(self, module: str, body: list[ast.stmt], env: dict, depth: int):
         """What a generator body yields, in order, when it is only `yield <expr>` statements,
-        assignments to names, `for` loops over folded constants and `if`s whose tests fold (with `continue`); OPAQUE
-        for anything else (a value it cannot fold, a `return`, a `while`)."""
+        assignments to names, calls, `for` loops over folded constants and `if`s whose tests fold
+        (with `continue`) or test the generator's own run-time data (both branches: what it may
+        yield); OPAQUE for anything else (a value it cannot fold, a `return`, a `while`)."""
         values: list = []
         env = dict(env)
         for stmt in body:
@@ -1000,6 +1075,8 @@ class Folding:
                 if not isinstance(inner, list):
                     return OPAQUE
                 values.extend(inner)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                self._past_call(module, stmt, env, depth)
             elif isinstance(stmt, ast.For) and not stmt.orelse:
                 items = self.const(module, stmt.iter, env, depth + 1)
                 items = self.iterated(items)
@@ -1011,7 +1088,16 @@ class Folding:
                         return OPAQUE
                     values.extend(inner)
             elif isinstance(stmt, ast.If):
-                test = self.condition(module, stmt.test, env, depth + 1)
+                test = self.condition(module, stmt.test, env, depth + 1, local=frozenset(env))
+                if isinstance(test, Runtime):
+                    # a test of the generator's own data (`if key in disabled: continue`): either
+                    # branch may run, so what it may yield is both branches' and then the rest's
+                    for branch in (stmt.body, stmt.orelse):
+                        inner = self._yielded(module, branch[:-1] if branch and isinstance(branch[-1], ast.Continue) else branch, env, depth + 1)
+                        if inner is OPAQUE:
+                            return OPAQUE
+                        values.extend(inner)
+                    continue
                 if not isinstance(test, Const):
                     return OPAQUE
                 branch = stmt.body if test.value else stmt.orelse
@@ -1150,6 +1236,9 @@ class Folding:
         for stmt in body:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, ast.Pass):
                 continue
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                self._past_call(module, stmt, env, depth)
+                continue
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and owner and not stmt.decorator_list:
                 env[stmt.name] = Named(f"{owner}.{stmt.name}")
                 continue
@@ -1183,6 +1272,17 @@ class Folding:
             if returned is not _FELL_THROUGH:
                 return returned
         return _FELL_THROUGH if _ran else None
+
+    def _past_call(self, module: str, stmt: ast.Expr, env: dict, depth: int) -> None:
+        """`env` after a statement that only calls (`log.debug(…)`, `print(…)`, a plugin
+        function): a call cannot rebind its caller's locals (Python's scoping), so each stays
+        what it held, but a list or dict a local holds may change: its edit folded (edit_of:
+        `names.append(x)`), or unknown when the call is handed it."""
+        handed = {n.id for n in walk(stmt.value) if isinstance(n, ast.Name)}
+        for name, value in list(env.items()):
+            if isinstance(value, (dict, list)):
+                edited = self.edit_of(module, name, value, stmt, env, depth + 1)
+                env[name] = edited if edited != value or name not in handed else OPAQUE
 
     def _truth_of(self, module: str, test: ast.expr, env: dict, depth: int) -> bool | None:
         """Whether a test of folded values holds (Python's truth of its value; `and`/`or`/`not`
@@ -1227,6 +1327,37 @@ class Folding:
         for stmt in tree.body if tree else []:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
                 return module, stmt
+        return None
+
+    @staticmethod
+    def _replaced(record, changes: dict, node: ast.Call):
+        """`record` with the fields `changes` names set (dataclasses.replace, NamedTuple._replace);
+        OPAQUE when it is no record, a keyword is no field of it (both raise), or one is unpacked."""
+        if isinstance(record, Record) and all(k.arg for k in node.keywords) and changes.keys() <= {f for f, _ in record.fields}:
+            return Record(record.cls, tuple((f, changes.get(f, v)) for f, v in record.fields))
+        return OPAQUE
+
+    def _class_function(self, path: str) -> tuple[str, ast.FunctionDef, list] | None:
+        """`Cls.f` of a plugin class (its own body, then its plugin bases in order) where f is a
+        staticmethod or classmethod: (module, def, what Python binds before the caller's
+        arguments: nothing, or the class `Cls` itself for `cls`). None for a plain method (it
+        needs an instance) or anything else."""
+        owner, _, name = path.rpartition(".")
+        queue, seen = [owner], set()
+        while queue:
+            current = queue.pop(0)
+            found = self._plugin_definition(current) if current not in seen and not is_upstream(current) else None
+            seen.add(current)
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                continue
+            home, cls = found
+            definition = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+            if definition is not None:
+                kinds = {(dotted(d) or "").rsplit(".", 1)[-1] for d in definition.decorator_list}
+                if len(definition.decorator_list) != 1 or not kinds & {"staticmethod", "classmethod"}:
+                    return None
+                return home, definition, [Named(owner)] if "classmethod" in kinds else []
+            queue += [q for b in cls.bases if (q := self.qualify(home, dotted(b), {}) if dotted(b) else None)]
         return None
 
     # ------------------------------------------------------------- flags set by `if`s
@@ -1464,6 +1595,15 @@ class Folding:
         they remove stay. An edit whose key or argument does not fold is left out."""
         if not isinstance(value, (dict, list)) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return value
+        if (isinstance(stmt, ast.For) and not stmt.orelse and not any(isinstance(n, (ast.Break, ast.Return)) for n in walk(stmt))
+                and isinstance(items := self.iterated(self.const(module, stmt.iter, env, depth + 1)), list) and len(items) <= 256):
+            # a loop over folded values (`for k, (a, b) in TABLE.items(): X[k] = R(k, a, b)`): its
+            # body's edits once per element, the target bound to it
+            for item in items:
+                inner = {**env, **bind(stmt.target, item)}
+                for child in stmt.body:
+                    value = self.edit_of(module, name, value, child, inner, depth)
+            return value
         if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
             return self._added_by(module, name, value, stmt, env, depth)
         return self._edited(module, name, value, stmt, env, depth, removals=True)
@@ -1691,9 +1831,9 @@ class Folding:
             return Const(module in self.main_modules)
         if isinstance(node, ast.BoolOp):
             conds = tuple(self.condition(module, v, env, depth + 1, local) for v in node.values)
-            return AllOf(conds) if isinstance(node.op, ast.And) else AnyOf(conds)
+            return folded(AllOf(conds) if isinstance(node.op, ast.And) else AnyOf(conds))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return Not(self.condition(module, node.operand, env, depth + 1, local))
+            return folded(Not(self.condition(module, node.operand, env, depth + 1, local)))
         if isinstance(node, ast.NamedExpr):  # `(m := sys.modules.get(N))`: tests what it binds
             return self.condition(module, node.value, env, depth + 1, local)
         if isinstance(node, ast.Call):
@@ -1721,6 +1861,14 @@ class Folding:
             left, op, right = node.left, node.ops[0], node.comparators[0]
             if isinstance(left, ast.NamedExpr):
                 left = left.target
+            choice = self._chosen(module, left, env) if isinstance(op, (ast.Eq, ast.NotEq)) else None
+            if choice is not None:
+                # `pick() == "x"` where `pick()` returns `a if t else b`: (t and a == "x") or (not t and b == "x")
+                home, chosen, inner = choice
+                test = self.condition(home, chosen.test, inner, depth + 1, local)
+                arms = [self.condition(module, ast.copy_location(ast.Compare(left=arm, ops=[op], comparators=[right]), node), {**env, **inner}, depth + 1, local)
+                        for arm in (chosen.body, chosen.orelse)]
+                return folded(AnyOf((folded(AllOf((test, arms[0]))), folded(AllOf((folded(Not(test)), arms[1]))))))
             if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
                 # a name holding `sys.modules.get(M)` or the call itself (`match sys.modules.get(M): case None:`)
                 named = env.get(left.id) if isinstance(left, ast.Name) else self.const(module, left, env, depth + 1) if isinstance(left, ast.Call) else None
@@ -1770,6 +1918,44 @@ class Folding:
             return UNDECIDED
         return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
 
+    def _chosen(self, module: str, node: ast.AST, env: dict) -> tuple[str, ast.IfExp, dict] | None:
+        """(its module, the `a if t else b`, the helper's locals) when `node` is that expression
+        whose arms fold to constants, or a call of a plugin helper whose body is one `return` of
+        it (`def _api(): return "caps" if hasattr(SRTPlatform, "capabilities") else "flags"`)."""
+        home, local = module, env
+        if isinstance(node, ast.Call) and dotted(node.func) and (function := self._plugin_function(self.qualify(module, dotted(node.func), env) or "")) is not None:
+            home, definition = function
+            body = [b for b in definition.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+            if len(body) != 1 or not isinstance(body[0], ast.Return) or any(isinstance(a, ast.Starred) for a in node.args):
+                return None
+            local = self._called_with(home, definition, [self.const(module, a, env) for a in node.args], node.keywords, module, env, 0)
+            node = body[0].value
+        if not isinstance(node, ast.IfExp):
+            return None
+        if any(self.const(home, arm, local) is OPAQUE for arm in (node.body, node.orelse)):
+            return None
+        return home, node, local
+
+    def _version_parts(self, module: str, node: ast.AST, env: dict, depth: int) -> bool:
+        """Whether `node` makes the running version's release numbers as ints: `int(p) for p in
+        V.split(".")[:3]` (a comprehension, its `if` a digit test at most) or `map(int,
+        V.split("."))`, V the running version (sglang.__version__)."""
+        def parts(split: ast.AST) -> bool:  # V.split(".") or a slice of it from the start
+            if isinstance(split, ast.Subscript) and isinstance(split.slice, ast.Slice) and split.slice.lower is None and split.slice.step is None:
+                split = split.value
+            return (isinstance(split, ast.Call) and isinstance(split.func, ast.Attribute) and split.func.attr == "split"
+                    and [self.const(module, a, env, depth + 1) for a in split.args] == ["."]
+                    and isinstance(self.const(module, split.func.value, env, depth + 1), RunningVersion))
+
+        if isinstance(node, ast.Call) and dotted(node.func) == "map" and len(node.args) == 2 and dotted(node.args[0]) == "int":
+            return parts(node.args[1])
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
+            generator = node.generators[0]
+            return (isinstance(generator.target, ast.Name) and isinstance(node.elt, ast.Call) and dotted(node.elt.func) == "int"
+                    and len(node.elt.args) == 1 and isinstance(node.elt.args[0], ast.Name) and node.elt.args[0].id == generator.target.id
+                    and all(ast.unparse(t) == f"{generator.target.id}.isdigit()" for t in generator.ifs) and parts(generator.iter))
+        return False
+
     def _version_compare(self, module, left, op, right, env, depth) -> Cond | None:
         symbol = _COMPARE_OPS.get(type(op))
         if symbol is None:
@@ -1780,6 +1966,8 @@ class Folding:
         if not isinstance(a, RunningVersion):
             return None
         literal = b.text if isinstance(b, VersionLiteral) else b
+        if a.parsed and isinstance(literal, list) and literal and all(type(n) is int for n in literal):
+            literal = ".".join(map(str, literal))  # `(0, 5, 23)` against the version's release numbers
         if not isinstance(literal, str):
             return UNDECIDED
         # sglang.__version__ compared with a plain string is a *string* comparison in Python
@@ -1828,7 +2016,7 @@ class Folding:
         if string_version_compare(cond):
             text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
         if negate:  # a folded test stays folded (`if b in _DISABLED: continue` for b = "delta")
-            cond = Const(not cond.value) if isinstance(cond, Const) else Not(cond)
+            cond = folded(Not(cond))
         return GuardCond(cond, f"not ({text})" if negate else text, line)
 
     def _instance(self, module: str, node: ast.AST, env: dict) -> Instance | None:

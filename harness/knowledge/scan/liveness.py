@@ -33,6 +33,7 @@ class ScannedModules(Protocol):
     def imports_upstream(self, module: str) -> bool: ...
     def load_time_imports(self, module: str, entry_callables: set[str]) -> list[str]: ...
     def returned_class_paths(self, module: str, function: str) -> list[str]: ...
+    def returned_class_conditions(self, module: str, function: str) -> dict[str, tuple[GuardCond, ...]]: ...
     def named_class_roots(self, platform_classes: list[str]) -> list[tuple[str, str, str, tuple[GuardCond, ...]]]: ...
 
 
@@ -44,11 +45,13 @@ def plugin_roots(scan: PluginScan, scanner: ScannedModules, entries: list[str]) 
         loader = engine.entry_points.get(ep.group, "plugins")
         roots.append(Root(module, f"entry point {ep.group}:{ep.name}", loader))
         if loader == "platform" and module in scanner.files:
+            # a class returned only under a test of upstream is imported only where it holds
+            conditions = scanner.returned_class_conditions(module, attr.strip())
             for path in scanner.returned_class_paths(module, attr.strip()):
                 scan.platform_class_paths.append(path)
                 class_module = scanner.module_of(path)
                 if class_module:
-                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class"))
+                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class", conditions.get(path, ())))
     if roots:  # classes the plugin names by qualified name are imported when upstream needs them
         platform_classes = [path.replace(":", ".") for path in scan.platform_class_paths]
         roots += [Root(*named) for named in scanner.named_class_roots(platform_classes)]

@@ -93,6 +93,7 @@ from harness.knowledge.scan.syntax import (
     none_assigned,
     pattern_names,
     python_version,
+    returned_function,
     upstream_imports,
 )
 from harness.knowledge.upstream import SymbolIndex, extract_module
@@ -173,8 +174,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._main_imports: dict[str, set[str]] = {}
         self._hinted: dict[str, dict[str, str]] = {}
         self._defs: dict[str, dict[str, list]] = {}
+        self._through_callers: dict[tuple, list] = {}
         self._tests: dict[int, tuple] = {}
         self._instance_writes: dict[tuple[str, str], bool] = {}
+        self._stand_in_cache: dict[str, dict] = {}
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
         self._patch_only: set[int] = set()
@@ -558,6 +561,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                         if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                                 and node.value.id == ctx.self_name):
                             ctx.cls.names.add(mangled(node.attr, ctx.cls.path.rpartition(".")[2]))
+                            ctx.cls.self_writes.setdefault(mangled(node.attr, ctx.cls.path.rpartition(".")[2]), []).append(
+                                (ctx.functions[-1] if ctx.functions else "", stmt.lineno))
                             made = stmt.value if node is target and isinstance(stmt.value, ast.Call) else None
                             path = self.qualify(module, dotted(made.func), env) if made is not None else None
                             held = env.get(stmt.value.id) if node is target and isinstance(stmt.value, ast.Name) else None
@@ -842,6 +847,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     cls.methods.setdefault(name, assigned_method)
             for name in assigned_in(stmt):
                 cls.names.add(mangled(name, node.name))
+                cls.bound_otherwise.add(mangled(name, node.name))
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
         if ctx.cls is None:  # at module level, or a function's local class (`mod.X = Local` then binds it)
@@ -865,11 +871,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             return MethodDecl(name, line, (inner.params[0], *rest), inner.decorators, inner.raises_only)
         if isinstance(value, ast.Lambda):
             return MethodDecl(name, line, function_params(value.args), decorators)
-        path = self.qualify(module, dotted(value), ctx.env) if isinstance(value, (ast.Name, ast.Attribute)) else None
+        made = isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))  # `m = make_getter("mla")`
+        path = self.qualify(module, dotted(value.func if made else value), ctx.env) if made or isinstance(value, (ast.Name, ast.Attribute)) else None
         found = self._plugin_definition(path) if path and not is_upstream(path) else None
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        function = found[1]
+        # a plugin factory's call puts in the class what it returns: the nested def it builds
+        function = returned_function(found[1]) if made else found[1]
+        if function is None:
+            return None
         own = tuple(filter(None, (dotted(d) for d in function.decorator_list)))
         return MethodDecl(name, line, function_params(function.args), decorators + own, raises_only(function))
 

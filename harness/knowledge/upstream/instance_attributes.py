@@ -11,7 +11,8 @@ from harness.knowledge.model import ClassInfo, InstanceAttributes, dotted, walk
 
 def instance_attributes(tree: ast.Module, info: ClassInfo) -> InstanceAttributes:
     """What the methods of one class body assign on their instance (`self.x = …`, annotated,
-    augmented, tuple and starred targets, loop and `with` targets, `setattr(self, "x", …)`), and
+    augmented, tuple and starred targets, loop and `with` targets, `setattr(self, "x", …)`, a
+    helper handed the instance and a name: `replace_parameter(self, "x", …)`), and
     why more may exist (`setattr` with a computed name, `self.__dict__` / `vars(self)` writes, a
     `__getattr__`/`__getattribute__`), from the module's `tree`: asked for a few classes only,
     so extraction does not walk every function body. A class made by a call has no method
@@ -32,6 +33,8 @@ def instance_attributes(tree: ast.Module, info: ClassInfo) -> InstanceAttributes
     return InstanceAttributes(names, tuple(dynamic))
 
 
+# builtins that take an object and a name without setting it
+_NOT_SETTERS = {"getattr", "hasattr", "delattr", "isinstance", "issubclass"}
 # torch.nn.Module methods that make `self.<name>` answer through Module.__getattr__
 _MODULE_REGISTRATIONS = {"register_buffer", "register_parameter", "add_module", "register_module"}
 
@@ -88,6 +91,11 @@ class _SelfWrites(ast.NodeVisitor):
                 self.names.setdefault(key.value, node.lineno)
             else:
                 self.dynamic.append(f"{self.owner} registers a parameter, buffer or submodule with a computed name ({node.func.attr}, line {node.lineno})")
+        elif (func not in _NOT_SETTERS and len(node.args) >= 2 and self._is_receiver(node.args[0]) and isinstance(node.args[1], ast.Constant)
+              and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
+            # the instance and a name handed to a helper that sets it (vLLM's `replace_parameter(self,
+            # "W_UV", …)`): the name may be there after the call
+            self.names.setdefault(node.args[1].value, node.lineno)
         self.generic_visit(node)
 
     def _target(self, target: ast.AST) -> None:

@@ -237,7 +237,9 @@ class _Extractor:
         fields: list[tuple[str, bool]] = []
         for stmt, _ in self._runtime_statements(node.body):
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and "ClassVar" not in ast.unparse(stmt.annotation):
-                field_call = stmt.value if isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").endswith("field") else None
+                # `field(…)` (dataclasses.field, any import of it) decides by its options; any other
+                # value, a helper's call returning a Field too (vLLM's `get_field(Cfg, "x")`), is a default
+                field_call = stmt.value if isinstance(stmt.value, ast.Call) and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] == "field" else None
                 options = {kw.arg: kw.value for kw in field_call.keywords} if field_call else {}
                 if not (isinstance(options.get("init"), ast.Constant) and options["init"].value is False):
                     has_default = field_call is None and stmt.value is not None or bool(options.keys() & {"default", "default_factory"})
