@@ -56,6 +56,7 @@ from harness.knowledge.scan.syntax import (
     is_super,
     mangled,
     module_level,
+    own_returns,
     returned_function,
 )
 
@@ -1182,13 +1183,7 @@ class Expressions:
         found = self._plugin_definition(path) if path and not is_upstream(path) else None
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or returned_function(found[1]) is not None:
             return None
-        returns, stack = [], list(found[1].body)
-        while stack:
-            child = stack.pop()
-            if isinstance(child, ast.Return):
-                returns.append(child.value)
-            elif not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                stack.extend(ast.iter_child_nodes(child))
+        returns = [r.value for r in own_returns(found[1])]
         if len(returns) != 1 or returns[0] is None or isinstance(returns[0], ast.Name) and returns[0].id in {p.name for p in function_params(found[1].args)}:
             return None
         return found[0], returns[0]

@@ -58,6 +58,7 @@ from harness.knowledge.scan.syntax import (
     is_main_test,
     local_names,
     module_level,
+    own_returns,
     returned_function,
     upstream_imports,
 )
@@ -254,16 +255,6 @@ def folded(cond: Cond) -> Cond:
     `x and False`, `x or True`), so that every reader of a guard sees it decided; else as given."""
     value = kleene(cond, lambda leaf: None)
     return cond if value is None else Const(value)
-
-
-def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
-    """The nodes of a function's body outside the functions, lambdas and classes it defines."""
-    found, todo = [], list(function.body)
-    while todo:
-        node = todo.pop()
-        found.append(node)
-        todo += [c for c in ast.iter_child_nodes(node) if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))]
-    return found
 
 
 def leaves(cond: Cond) -> list[Cond]:
@@ -719,7 +710,7 @@ class Folding:
                 and self.const(module, node, env) is OPAQUE):
             home, definition = function
             local = self._called_with(home, definition, [self.const(module, a, env) for a in node.args], node.keywords, module, env, depth)
-            returns = [n.value for n in own_nodes(definition) if isinstance(n, ast.Return) and n.value is not None]
+            returns = [r.value for r in own_returns(definition) if r.value is not None]
             return list(dict.fromkeys(s for r in returns for s in self.strings(home, r, local, depth + 1)))
         if isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
             table = self.const(module, node.value if isinstance(node, ast.Subscript) else node.func.value, env)

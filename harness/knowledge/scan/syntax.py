@@ -718,17 +718,24 @@ def flag_names(stmt: ast.stmt) -> list[str]:
     return sorted(in_body & in_handlers)
 
 
-def returned_function(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The nested function a factory returns when every `return` in it returns that one
-    function by name (the closure a `make_hook(cfg)` builds), else None."""
-    nested = {n.name: n for n in factory.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    returns, stack = [], list(factory.body)
-    while stack:  # the factory's own returns, not those of the functions it defines
+def own_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """The `return` statements of a function's own body, not those of the functions, lambdas
+    and classes it defines."""
+    returns, stack = [], list(function.body)
+    while stack:
         node = stack.pop()
         if isinstance(node, ast.Return):
             returns.append(node)
         elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             stack.extend(ast.iter_child_nodes(node))
+    return returns
+
+
+def returned_function(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The nested function a factory returns when every `return` in it returns that one
+    function by name (the closure a `make_hook(cfg)` builds), else None."""
+    nested = {n.name: n for n in factory.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    returns = own_returns(factory)
     names = {r.value.id for r in returns if isinstance(r.value, ast.Name)}
     if len(names) == 1 and len(returns) == sum(1 for r in returns if isinstance(r.value, ast.Name)) and next(iter(names)) in nested:
         return nested[next(iter(names))]
