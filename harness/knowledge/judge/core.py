@@ -581,7 +581,7 @@ class Judge:
         mro = self.upstream_mro(owner)
         classes = self.scan.classes
         plugin_classes = [classes[ref.qualname] for ref in c3(Ref("class", "", owner), lambda ref: [Ref("class", "", b) for b in classes[ref.qualname].bases if b in classes])]
-        defining = next((c for c in plugin_classes if member in c.methods or member in c.names), None)
+        defining = next((c for c in plugin_classes if member in c.methods or c.binds(member)), None)
         if defining is not None:
             return Finding(**self.base(dep), status=Status.ok, detail=f"a hook on the plugin's own {defining.path}.{member} ({defining.file}:{defining.line})")
         inherited = self.lookup(mro, member, instance=False) if not missing_bases(mro) else None

@@ -185,7 +185,7 @@ def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, memb
             starts += [base for base in judge.memo.subclasses if base != plugin_class and is_upstream(base)
                        and (found := judge.index.resolve(base)).ok and found.ref == target.ref]
     return next((judge.scan.classes[path] for start in starts for path in _descendants(judge, start)
-                 if member in judge.scan.classes[path].names or member in judge.scan.classes[path].methods), None)
+                 if judge.scan.classes[path].binds(member) or member in judge.scan.classes[path].methods), None)
 
 
 def method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:
@@ -342,7 +342,7 @@ def replacement_defining(judge: JudgeContext, mro: list[Ref], member: str) -> st
         for dep in replaced.get(klass, []):
             for ref in judge.plugin_mro(dep.hook) if dep.hook in judge.scan.classes else ():
                 cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
-                if cls is not None and (member in cls.names or member in cls.methods):
+                if cls is not None and (cls.binds(member) or member in cls.methods):
                     return f"the plugin replaces {klass.path} with its {dep.hook} ({dep.file}:{dep.line}), which binds it"
     return None
 

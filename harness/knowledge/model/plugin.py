@@ -344,10 +344,9 @@ class PluginClass:
     line: int
     bases: list[str]  # qualified base expressions: plugin class paths, upstream paths, outside names
     methods: dict[str, MethodDecl] = field(default_factory=dict)
-    names: set[str] = field(default_factory=set)  # everything bound in the class body or on self
-    # `self.x = v` in its methods: x -> (the method, the line) of each; a name in `names` and not
-    # here, or also in `bound_otherwise`, got there another way (the class body, setattr, `+=`)
+    # `self.x = v` in its methods: x -> (the method, the line) of each
     self_writes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    # names bound another way: the class body, setattr(self, "x", …), `self.x += …`, `Cls.x = v`
     bound_otherwise: set[str] = field(default_factory=set)
     dynamic: bool = False  # __getattr__, setattr(self, <expr>, …): members cannot be listed
     # a class decorator or a class keyword (metaclass=…): either may write how the class is built
@@ -362,6 +361,15 @@ class PluginClass:
     returns: dict[str, set[str]] = field(default_factory=dict)
     # `name = Other` in the class body -> Other's qualified path (what `self.name` reads then)
     class_names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def names(self) -> set[str]:
+        """Everything bound in the class body or on its instances (methods aside)."""
+        return set(self.self_writes) | self.bound_otherwise
+
+    def binds(self, name: str) -> bool:
+        """Whether `name` is bound in the class body or on its instances (`name in names`, without the set)."""
+        return name in self.self_writes or name in self.bound_otherwise
 
 
 @dataclass

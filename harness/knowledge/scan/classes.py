@@ -95,7 +95,6 @@ class PluginClasses:
             if cls is not None and method is not None:
                 cls.methods.setdefault(name, method)
             elif cls is not None:
-                cls.names.add(name)
                 cls.bound_otherwise.add(name)
         runtime = self._runs_in_hooks()
         for dep in self.scan.dependencies:
@@ -186,10 +185,8 @@ class PluginClasses:
         callers): one registry_key dependency per key, at the read, naming the call."""
         for registry, module, function, keyed, node, ctx in self.parameter_keys:
             seen: set[tuple[str, str]] = set()
-            bindings = self.helper_bindings(module, ctx.functions, node.lineno)
-            if not any(isinstance(self.const(module, node.slice, {**ctx.env, **binding}), str) for binding, _ in bindings if binding):
-                # no call passes the key here: through the callers' own callers
-                bindings = self.helper_bindings(module, ctx.functions, node.lineno, through=True)
+            bindings = self.bindings_or_through(module, ctx.functions, node.lineno, lambda found: any(
+                isinstance(self.const(module, node.slice, {**ctx.env, **binding}), str) for binding, _ in found if binding))
             for binding, where in bindings[:_MOST_CALLER_ENVS]:
                 # with the parameters bound; else the locals at the read as that call leaves them
                 # (loops around it unrolled)
@@ -289,15 +286,14 @@ class PluginClasses:
             definition = self._definition(module, ctx.functions[-1], call.lineno)
             key = (module, ctx.functions, id(definition))
             if key not in bindings:
-                bindings[key] = self.helper_bindings(module, ctx.functions, call.lineno)
                 # an attribute name the helper's parameters or locals decide (`setattr(mod, spec.attr,
-                # …)`) where no call binds a parameter but the instance: through the callers' own callers
+                # …)`) is known when a call binds a parameter besides the instance
                 params = [p.name for p in function_params(definition.args)] if definition is not None else []
                 local = {*params, *local_names(definition)} if definition is not None else set()
                 passed = set(params[1:] if ctx.functions[-1].rpartition(".")[0] in self.scan.classes else params)
                 read = {n.id for n in walk(call.args[1]) if isinstance(n, ast.Name)} & local if len(call.args) > 1 else set()
-                if read and passed and not any(binding.keys() & passed for binding, _ in bindings[key]):
-                    bindings[key] = self.helper_bindings(module, ctx.functions, call.lineno, through=True)
+                bindings[key] = self.bindings_or_through(module, ctx.functions, call.lineno, lambda found: not (read and passed) or any(
+                    binding.keys() & passed for binding, _ in found))
             for binding, _ in bindings[key] or [({}, "")]:
                 owner = binding.get(call.args[0].id) if isinstance(call.args[0], ast.Name) else None
                 if id(call) in self._patch_only and not (isinstance(owner, Named) and is_upstream(owner.path)):
@@ -499,6 +495,14 @@ class PluginClasses:
             if id(call) in self.decorated:
                 found.append(({**binding, first[0]: Named(self.decorated[id(call)])}, where))
         return found
+
+    def bindings_or_through(self, module: str, functions: tuple[str, ...], line: int,
+                            known: Callable[[list[tuple[dict, str]]], bool]) -> list[tuple[dict, str]]:
+        """helper_bindings of the direct callers; when `known(those)` is false (they pass nothing
+        the read needs), the bindings followed through the callers' own callers instead. Only
+        reads that need it ask: following callers up costs far more than one level."""
+        found = self.helper_bindings(module, functions, line)
+        return found if known(found) else self.helper_bindings(module, functions, line, through=True)
 
     def _definition(self, module: str, function: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The def of plugin function `function` in `module` whose body spans `line`."""
@@ -781,7 +785,7 @@ class PluginClasses:
         writes = [(function, line) for function, line in writes if not self._sets_its_own_guard(cls, function, line, name)]
         if any(function != f"{cls_path}.__init__" for function, _ in writes):
             return UNDECIDED
-        if any(name in self.scan.classes[path].names or "__init__" in self.scan.classes[path].methods for path in subclasses - {cls_path}):
+        if any(self.scan.classes[path].binds(name) or "__init__" in self.scan.classes[path].methods for path in subclasses - {cls_path}):
             return UNDECIDED
         if any(self._upstream_has(base, name) for base in upstream):
             return UNDECIDED
@@ -1016,7 +1020,7 @@ class PluginClasses:
                     ))
                 for ref in cls.self_refs:
                     after = mro[position + 1 :] if ref.access == "super" else mro
-                    if any(ref.member in classes[k].methods or ref.member in classes[k].names for k in after) and not self._written_after(ref, [classes[k] for k in after]):
+                    if any(ref.member in classes[k].methods or classes[k].binds(ref.member) for k in after) and not self._written_after(ref, [classes[k] for k in after]):
                         continue
                     if (cls.file, ref.line, ref.member, ref.access) in seen:
                         continue
@@ -1034,7 +1038,7 @@ class PluginClasses:
         method the read sits in, each after the read and not in a loop around it: the read runs
         first, so the plugin's own write does not make it there (`cached = self._w` then `self._w
         = …`); what upstream's classes set is judged as for any other read."""
-        writes = [w for cls in classes if ref.member in cls.names for w in cls.self_writes.get(ref.member, [])]
+        writes = [w for cls in classes for w in cls.self_writes.get(ref.member, [])]
         if (ref.access != "instance" or not ref.function or not writes or any(ref.member in cls.bound_otherwise or ref.member in cls.methods for cls in classes)
                 or any(function != ref.function or line <= ref.line for function, line in writes)):
             return False
@@ -1091,7 +1095,7 @@ class PluginClasses:
         for dep in reads:
             member = dep.target[len(prefix):].split(".")[0]
             # one finding per member and function: `f = current_platform.m; f()` reads it once
-            if (member in written or any(member in classes[k].methods or member in classes[k].names for k in mro)
+            if (member in written or any(member in classes[k].methods or classes[k].binds(member) for k in mro)
                     or (dep.file, dep.enclosing, member) in seen):
                 continue
             seen.add((dep.file, dep.enclosing, member))

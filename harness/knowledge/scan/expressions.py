@@ -349,7 +349,6 @@ class Expressions:
         if isinstance(node.ctx, ast.Load):
             ctx.cls.self_refs.append(SelfRef(member, access, node.lineno, call, ctx.guards, ctx.catches, ctx.functions[-1] if ctx.functions else None))
         elif access != "super":
-            ctx.cls.names.add(member)
             ctx.cls.bound_otherwise.add(member)
         return True
 
@@ -541,7 +540,6 @@ class Expressions:
             self._field(module, call, ctx, obj, attr, how=WRITE)
         elif ctx.cls is not None and isinstance(obj, ast.Name) and obj.id == ctx.self_name:
             if isinstance(attr, str):
-                ctx.cls.names.add(attr)
                 ctx.cls.bound_otherwise.add(attr)
             else:
                 ctx.cls.dynamic = True

@@ -560,7 +560,6 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     for node in walk(target):  # `self.x = …` sets x; `self.x.data *= s`, `self.x[i] = …` read it
                         if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
                                 and node.value.id == ctx.self_name):
-                            ctx.cls.names.add(mangled(node.attr, ctx.cls.path.rpartition(".")[2]))
                             ctx.cls.self_writes.setdefault(mangled(node.attr, ctx.cls.path.rpartition(".")[2]), []).append(
                                 (ctx.functions[-1] if ctx.functions else "", stmt.lineno))
                             made = stmt.value if node is target and isinstance(stmt.value, ast.Call) else None
@@ -846,7 +845,6 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 if assigned_method is not None:
                     cls.methods.setdefault(name, assigned_method)
             for name in assigned_in(stmt):
-                cls.names.add(mangled(name, node.name))
                 cls.bound_otherwise.add(mangled(name, node.name))
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
