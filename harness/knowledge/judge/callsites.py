@@ -24,7 +24,7 @@ import msgspec
 
 from harness.engines import profile
 from harness.knowledge.judge.receivers import FOREIGN, receiver_class
-from harness.knowledge.model import CallShape, Outcome, Ref, dotted, walk
+from harness.knowledge.model import CallShape, Outcome, Ref, dotted, resolve_relative, walk
 from harness.knowledge.scan import annotation_class, call_shape
 from harness.knowledge.upstream import SymbolIndex
 
@@ -236,13 +236,24 @@ def conditions_at(index: SymbolIndex, site: CallSite) -> list[str]:
     `**kwargs` binding it was read with runs under: the run-time condition a failing call is named
     with (docs/static-check.md, row `runtime_condition`). Empty for a call under none, or when the
     site cannot be found."""
+    conditions: list[str] = []
+    for _, test, positive in tests_at(index, site):
+        text = ast.unparse(test) if positive else f"not ({ast.unparse(test)})"
+        if text not in conditions:
+            conditions.append(text)
+    return conditions
+
+
+def tests_at(index: SymbolIndex, site: CallSite) -> list[tuple[str, ast.expr, bool]]:
+    """(module, test, branch) for each test conditions_at names: `branch` True for the body of
+    an `if`/`while`/conditional expression, False for its `else`."""
     module = next((m for m, (relpath, _) in index.files.items() if relpath == site.path), None)
     tree = index.tree(module) if module is not None else None
     if tree is None:
         return []
-    conditions: list[str] = []
+    found: list[tuple[str, ast.expr, bool]] = []
 
-    def visit(node: ast.AST, tests: list[str], line: int, kind: type) -> bool:
+    def visit(node: ast.AST, tests: list[tuple[ast.expr, bool]], line: int, kind: type) -> bool:
         for field_name, value in ast.iter_fields(node):
             children = value if isinstance(value, list) else [value]
             for child in (c for c in children if isinstance(c, ast.AST)):
@@ -250,10 +261,9 @@ def conditions_at(index: SymbolIndex, site: CallSite) -> list[str]:
                     continue
                 inner = tests
                 if isinstance(node, (ast.If, ast.While, ast.IfExp)) and field_name in ("body", "orelse"):
-                    test = ast.unparse(node.test)
-                    inner = [*tests, test if field_name == "body" else f"not ({test})"]
+                    inner = [*tests, (node.test, field_name == "body")]
                 if isinstance(child, kind) and child.lineno == line:
-                    conditions.extend(t for t in inner if t not in conditions)
+                    found.extend((module, test, positive) for test, positive in inner)
                     return True
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                     inner = []
@@ -264,7 +274,16 @@ def conditions_at(index: SymbolIndex, site: CallSite) -> list[str]:
     visit(tree, [], site.line, ast.Call)
     if site.binding:  # and those its `**kwargs` binding runs under
         visit(tree, [], site.binding, ast.Assign)
-    return conditions
+    return found
+
+
+def platform_instance_read(index: SymbolIndex, module: str, node: ast.expr) -> bool:
+    """Whether `node` in upstream `module` reads the engine's platform instance
+    (`current_platform`, `platforms.current_platform`; not another object of that name,
+    _other_instance)."""
+    instance = profile().platform_instance
+    text = dotted(node)
+    return bool(instance and text and text.rsplit(".", 1)[-1] == instance.rpartition(".")[2] and not _other_instance(index, module))
 
 
 def lines_naming(text: bytes, name: str) -> list[int]:
@@ -345,6 +364,8 @@ def _classify(index, module, node, enclosing, scope, ref, owner_ref, name, stati
         return (True, "super()", implicit, "") if definer == owner_ref else None
     text = dotted(receiver) if not isinstance(receiver, ast.Call) else None
     if text and text.rsplit(".", 1)[-1] == PLATFORM_INSTANCE:
+        if _other_instance(index, module):
+            return None
         platform = index.resolve(profile().platform_bases[0])
         if platform.ok and platform.ref.kind == "class":
             return (True, text, implicit, "") if _first_definer(index, platform.ref, name, after_self=False) == owner_ref else None
@@ -674,7 +695,7 @@ def _platform_calls(index: SymbolIndex, instance: str, method: str) -> CallSites
     needle = f"{short}.{method}(".encode()
     result = CallSites()
     for module, text in index.sources().items():
-        if needle not in text or (tree := index.tree(module)) is None:
+        if needle not in text or (tree := index.tree(module)) is None or _other_instance(index, module):
             continue
         relpath = index.files[module][0]
         for node in near(tree, lines_naming(text, f"{short}.{method}")):
@@ -683,6 +704,34 @@ def _platform_calls(index: SymbolIndex, instance: str, method: str) -> CallSites
                 result.calls.append(CallSite(relpath, node.lineno, receiver, call_shape(node), True))
     result.calls.sort(key=lambda s: (s.path, s.line))
     return result
+
+
+def _other_instance(index: SymbolIndex, module: str) -> bool:
+    """Whether every `from X import current_platform` in upstream `module` (at any depth) imports
+    another object than the engine's platform instance (EngineProfile.platform_instance,
+    resolved): SGLang 0.5.23's multimodal_gen reads its own
+    `sglang.multimodal_gen.runtime.platforms.current_platform`, built from another entry-point
+    group (multimodal_gen/runtime/platforms/__init__.py), so its calls never reach the plugin's
+    SRT platform class. False when the module binds the name any other way, imports it from
+    nowhere, or an import does not resolve (kept, as before). Memoised per index."""
+    memo = index.memo.setdefault("other_platform_instance", {})
+    if module not in memo:
+        instance = profile().platform_instance
+        engine = index.resolve(instance).ref if instance else None
+        short = (instance or "").rpartition(".")[2]
+        tree = index.tree(module) if engine is not None else None
+        sources: list[str] = []
+        for node in walk(tree) if tree is not None else ():
+            if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == short for a in node.names):
+                if any(a.name != short for a in node.names if (a.asname or a.name) == short):
+                    sources = []
+                    break
+                sources.append(resolve_relative(module, index.files[module][1], node.level, node.module))
+            elif isinstance(node, ast.Name) and node.id == short and isinstance(node.ctx, ast.Store):
+                sources = []
+                break
+        memo[module] = bool(sources) and all((found := index.resolve(f"{source}.{short}")).ok and found.ref != engine for source in sources)
+    return memo[module]
 
 
 def near(tree: ast.AST, lines: list[int]):

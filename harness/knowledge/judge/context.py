@@ -49,6 +49,8 @@ class JudgeMemo:
     displaced: dict[tuple[Ref, str], str | None] = field(default_factory=dict)
     # members._taken_out: per upstream class, the plugin classes deriving from it
     derived: dict[Ref, list[str]] = field(default_factory=dict)
+    # platform_tests.predicate: `current_platform.<m>()` on the plugin's platform class, if decided
+    platform_predicates: dict[str, bool | None] = field(default_factory=dict)
 
 
 class JudgeContext(Protocol):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import replace
+from functools import partial
 import re
 from typing import Any
 
@@ -33,6 +34,7 @@ from harness.knowledge.judge.fields import judge_field
 from harness.knowledge.judge.forms import judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
 from harness.knowledge.judge.placements import judge_placement
+from harness.knowledge.judge.platform_tests import platform_skip
 from harness.knowledge.judge.registries import keyed_lookup, plugin_puts, registry_keys
 from harness.knowledge.judge.resolution import (
     assembled_field,
@@ -633,7 +635,7 @@ class Judge:
         # for nn.Module.forward the calls of the instance itself (`self.mlp(x)`: Module.__call__)
         owner, _, member = resolution.ref.qualname.rpartition(".")
         built = instance_calls(self.index, Ref("class", resolution.ref.module, owner), member) if owner and always else None
-        return against_calls(self.index, resolution.ref, problem, bind, reaches=reaches, unbound=unbound, extra=built)
+        return against_calls(self.index, resolution.ref, problem, bind, reaches=reaches, unbound=unbound, extra=built, skipped=partial(platform_skip, self))
 
     def _judge_model(self, dep: Dependency) -> Finding:
         resolution = self.index.resolve(dep.target)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from functools import partial
 
 from harness.engines import profile
 from harness.knowledge.judge.callsites import (
@@ -32,6 +33,7 @@ from harness.knowledge.judge.signatures import (
     signature_incompatibility,
 )
 from harness.knowledge.judge.skipped_init import skipped_state
+from harness.knowledge.judge.platform_tests import platform_skip
 from harness.knowledge.judge.successors import find_successor
 from harness.knowledge.model import (
     AllOf,
@@ -412,7 +414,7 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
             # upstream checks it with isinstance and calls the model's own method
             problem = False, f"{problem[1]}; the base is declared on {protocol}, a typing.Protocol: only a call upstream makes can fail"
         # the calls upstream makes of the base method reach the override
-        problem = against_calls(judge.index, ref, problem, bind, reaches=reaches, extra=built)
+        problem = against_calls(judge.index, ref, problem, bind, reaches=reaches, extra=built, skipped=partial(platform_skip, judge))
         certain, message = problem
         if not certain and {p.kind for p in info.params[1:]} == {"var", "varkw"}:
             # a (self, *args, **kwargs) base declares no signature (vLLM's CustomOp.forward_oot

@@ -148,7 +148,7 @@ def failing_call(index: SymbolIndex, ref: Ref, bind, reaches) -> CallSite | None
 
 
 def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind, reaches=None, extra: CallSites | None = None,
-                  unbound: str | None = None) -> tuple[bool | None, str]:
+                  unbound: str | None = None, skipped=None) -> tuple[bool | None, str]:
     """A signature `problem` (certain, why) of a callable standing in for upstream's `ref`, judged
     by the calls the release makes of `ref` (harness.knowledge.judge.callsites); `bind(site)` is
     bind_problem for one call; `reaches(site)`, when given, tells the calls that can land on the
@@ -164,6 +164,12 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
     then whichever call upstream makes fails, so it is breaking without placing one, unless
     nothing calls `ref` at all."""
     certain, message = problem
+    if skipped is not None:  # a call that never runs with the plugin active reaches nothing
+        placed = reaches
+
+        def reaches(site: CallSite):
+            why = skipped(site)
+            return Unreached(why) if why else placed(site) if placed is not None else True
     sites = call_sites(index, ref)
     if extra is not None and (extra.calls or extra.unsure):
         sites = CallSites(sorted(sites.calls + extra.calls, key=lambda s: (s.path, s.line)), sites.unsure + extra.unsure)

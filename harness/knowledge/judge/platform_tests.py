@@ -1,0 +1,242 @@
+"""Upstream calls the plugin's own platform class keeps from running.
+
+A call upstream makes under `if current_platform.is_out_of_tree():` (or `is_cuda()`, `not
+current_platform.is_cpu()`, …) runs only where that test holds for the engine's platform
+instance, which the plugin's activated platform class builds. Such a predicate is decided
+when the first class of that class's MRO defining it returns a constant, or compares a class
+attribute with constants (SGLang 0.5.23 srt/platforms/device_mixin.py: `return self._enum ==
+PlatformEnum.OOT`, `return self._enum in (PlatformEnum.CUDA, …)`), and the attribute is a
+constant the MRO binds in a class body (`_enum = PlatformEnum.CUDA`). A call under a test so
+decided false never runs with the plugin active (docs/static-check.md, "platform tests").
+Anything else (a predicate with arguments, an attribute set on instances or computed) is not
+decided, and the call counts as before.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from harness.knowledge.judge.callsites import CallSite, platform_instance_read, tests_at
+from harness.knowledge.judge.context import JudgeContext
+from harness.knowledge.model import AllOf, AnyOf, Const, Not, Outcome, Ref, Undecided, dotted, kleene
+
+_UNKNOWN = object()
+
+
+def platform_skip(judge: JudgeContext, site: CallSite) -> str | None:
+    """Why upstream's call at `site` never runs with the plugin active: the first test it runs
+    under (its function's `if`/`while`/conditional tests, callsites.tests_at) that the plugin's
+    activated platform class decides against the branch taken, as text naming the class; None
+    when there is none or no single platform class is activated."""
+    active = judge.scan.active_platform
+    if not active:
+        return None
+    for module, test, positive in tests_at(judge.index, site):
+        value = kleene(_cond(judge, module, test), lambda _: None)
+        if value is not None and value != positive:
+            text = ast.unparse(test)
+            return f"it runs only when `{text if positive else f'not ({text})'}`, false for the plugin's platform class {active}"
+    return None
+
+
+def _cond(judge: JudgeContext, module: str, test: ast.expr):
+    """`test` as a condition for model.kleene: `not`/`and`/`or` kept, each platform predicate
+    call a constant when decided, anything else undecided."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return Not(_cond(judge, module, test.operand))
+    if isinstance(test, ast.BoolOp):
+        parts = tuple(_cond(judge, module, value) for value in test.values)
+        return AllOf(parts) if isinstance(test.op, ast.And) else AnyOf(parts)
+    if (isinstance(test, ast.Call) and not test.args and not test.keywords and isinstance(test.func, ast.Attribute)
+            and platform_instance_read(judge.index, module, test.func.value)):
+        value = predicate(judge, test.func.attr)
+        if isinstance(value, bool):
+            return Const(value)
+    return Undecided()
+
+
+def predicate(judge: JudgeContext, method: str) -> bool | None:
+    """What `current_platform.<method>()` returns with the plugin's platform class activated,
+    when the first class of its MRO defining `method` returns a constant or a comparison of a
+    class attribute with constants; None otherwise. Memoised per judge."""
+    memo = judge.memo.platform_predicates
+    if method not in memo:
+        memo[method] = _predicate(judge, method)
+    return memo[method]
+
+
+def _predicate(judge: JudgeContext, method: str) -> bool | None:
+    mro = judge.plugin_mro(judge.scan.active_platform)
+    for position, ref in enumerate(mro):
+        found = _defined(judge, ref, method)
+        if found is _UNKNOWN:
+            return None
+        if found is not None:
+            home, function = found
+            body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+                return None
+            self_name = function.args.args[0].arg if function.args.args else None
+            value = _value(judge, home, body[0].value, self_name, mro)
+            return value if isinstance(value, bool) else None
+    return None
+
+
+def _defined(judge: JudgeContext, ref: Ref, name: str):
+    """(the module whose names it reads, the def) of `name` on class `ref` of the MRO; None when
+    the class does not bind it; _UNKNOWN when it binds it some other way or cannot be read."""
+    if ref.kind == "class" and ref.module == "":  # a plugin class
+        cls = judge.scan.classes.get(ref.qualname)
+        if cls is None:
+            return _UNKNOWN
+        if name in cls.methods:
+            node = _plugin_class_def(judge, ref.qualname)
+            function = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if node else None
+            return (cls.module, function) if function is not None else _UNKNOWN
+        return _UNKNOWN if cls.binds(name) or cls.dynamic else None
+    if ref.kind != "class":  # an outside base (abc.ABC): only one whose members are listed and lack it
+        return None if _outside_lacks(judge, ref, name) else _UNKNOWN
+    info = judge.index.class_info(ref)
+    if info is None:
+        return _UNKNOWN
+    if name not in info.members:
+        return None
+    node = _upstream_class_def(judge, ref)
+    function = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name and not n.decorator_list), None) if node else None
+    return (ref.module, function) if function is not None else _UNKNOWN
+
+
+def _outside_lacks(judge: JudgeContext, ref: Ref, name: str) -> bool:
+    """Whether an outside class of the MRO (abc.ABC, typing.Generic) is known not to bind `name`."""
+    return judge.index.member(ref, name).outcome is Outcome.missing
+
+
+def _value(judge: JudgeContext, module: str, node: ast.expr, self_name: str | None, mro: list[Ref]):
+    """A predicate's returned expression folded: a bool constant, `self.<attr>` (a class
+    attribute the MRO binds to a constant), a dotted name (its resolved path), a tuple of those,
+    `==`/`!=`/`in`/`not in` between them, `not`; _UNKNOWN for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, str, int)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _value(judge, module, node.operand, self_name, mro)
+        return not inner if isinstance(inner, bool) else _UNKNOWN
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name:
+        return _class_attribute(judge, node.attr, mro)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_value(judge, module, e, self_name, mro) for e in node.elts]
+        return _UNKNOWN if any(i is _UNKNOWN for i in items) else tuple(items)
+    if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node):
+        return _path(judge, module, dotted(node))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left = _value(judge, module, node.left, self_name, mro)
+        right = _value(judge, module, node.comparators[0], self_name, mro)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        op = node.ops[0]
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            same = _same(judge, left, right)
+            return _UNKNOWN if same is None else same == isinstance(op, ast.Eq)
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, tuple):
+            sames = [_same(judge, left, item) for item in right]
+            found = True if True in sames else (None if None in sames else False)
+            return _UNKNOWN if found is None else found == isinstance(op, ast.In)
+    return _UNKNOWN
+
+
+class _Path(str):
+    """A resolved dotted name (an enum member, a class): equal to another only by identity."""
+
+
+def _path(judge: JudgeContext, module: str, text: str):
+    """The upstream object a dotted name in `module` reads (plugin modules: a name the scan
+    qualified is already a path), as a _Path; _UNKNOWN when it does not resolve."""
+    found = judge.index.resolve_in_scope(module, text) if module in judge.index.files else judge.index.resolve(text)
+    return _Path(found.ref.path) if found.ok and found.ref is not None else _UNKNOWN
+
+
+def _same(judge: JudgeContext, left, right) -> bool | None:
+    """Whether two folded values are equal: literals by value; resolved paths by identity, or
+    for two members of one class by their assigned literal values (enum aliases); None when
+    that cannot be told."""
+    if isinstance(left, _Path) and isinstance(right, _Path):
+        if left == right:
+            return True
+        owner, owner2 = left.rpartition(".")[0], right.rpartition(".")[0]
+        if owner != owner2:
+            return None
+        values = [_member_literal(judge, path) for path in (left, right)]
+        return None if _UNKNOWN in values else values[0] == values[1]
+    if isinstance(left, _Path) or isinstance(right, _Path):
+        return None
+    return left == right
+
+
+def _member_literal(judge: JudgeContext, path: str):
+    """What tells the member `path` from its class's other members: the literal its class body
+    assigns (`OOT = 7`), or its own name where every member of the body is `auto()` (enum.auto:
+    each the last value plus one, so never an alias of another); _UNKNOWN otherwise, or where
+    the class writes `_generate_next_value_`."""
+    owner, _, name = path.rpartition(".")
+    found = judge.index.resolve(owner)
+    node = _upstream_class_def(judge, found.ref) if found.ok and found.ref is not None and found.ref.kind == "class" else None
+    members = {t.id: stmt.value for stmt in node.body if isinstance(stmt, ast.Assign) for t in stmt.targets if isinstance(t, ast.Name)} if node else {}
+    if name not in members or any(isinstance(n, ast.FunctionDef) and n.name == "_generate_next_value_" for n in node.body):
+        return _UNKNOWN
+    if all(isinstance(v, ast.Call) and not v.args and dotted(v.func) in ("auto", "enum.auto") for v in members.values()):
+        return ("auto", name)
+    value = members[name]
+    return value.value if isinstance(value, ast.Constant) else _UNKNOWN
+
+
+def _class_attribute(judge: JudgeContext, name: str, mro: list[Ref]):
+    """`self.<name>` as the first class of `mro` binding it in its body leaves it, when that is a
+    constant or a dotted name; _UNKNOWN when a plugin class binds it on instances or otherwise."""
+    for ref in mro:
+        if ref.kind == "class" and ref.module == "":
+            cls = judge.scan.classes.get(ref.qualname)
+            if cls is None or cls.dynamic or name in cls.self_writes or name in cls.methods:
+                return _UNKNOWN
+            if name in cls.class_names:
+                return _path(judge, "", cls.class_names[name])
+            if name in cls.bound_otherwise:
+                node = _plugin_class_def(judge, ref.qualname)
+                value = _body_value(node, name) if node else None
+                return value.value if isinstance(value, ast.Constant) else _UNKNOWN
+            continue
+        if ref.kind != "class" and _outside_lacks(judge, ref, name):
+            continue
+        node = _upstream_class_def(judge, ref) if ref.kind == "class" else None
+        if node is None:
+            return _UNKNOWN
+        value = _body_value(node, name)
+        if value is not None:
+            return _value(judge, ref.module, value, None, mro)
+    return _UNKNOWN
+
+
+def _body_value(node: ast.ClassDef, name: str) -> ast.expr | None:
+    """The value of the last plain `name = value` (or `name: T = value`) at the top of a class body."""
+    found = None
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            found = stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value is not None:
+            found = stmt.value
+    return found
+
+
+def _upstream_class_def(judge: JudgeContext, ref: Ref) -> ast.ClassDef | None:
+    info = judge.index.class_info(ref)
+    tree = judge.index.tree(ref.module) if info is not None else None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == ref.qualname.rpartition(".")[2]
+                 and n.lineno == info.lineno), None) if tree is not None else None
+
+
+def _plugin_class_def(judge: JudgeContext, path: str) -> ast.ClassDef | None:
+    cls = judge.scan.classes[path]
+    try:
+        tree = ast.parse((judge.scan.root / cls.file).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == cls.line), None)
+
