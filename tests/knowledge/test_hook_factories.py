@@ -317,6 +317,80 @@ def test_a_hook_queued_by_module_level_code_is_judged_where_the_queue_is_registe
     _judged(hooks[0], fit, code)
 
 
+
+# hooks queued per HookType name in a grouped registry, registered `HookType[kind]` in a loop over
+# its items(): a defaultdict(list) edited `Q[k].append(v)` / `.extend([v])`, or a dict edited
+# `Q.setdefault(k, []).append(v)`
+GROUPED = {
+    "defaultdict_decorator_factory": ("collections.defaultdict(list)", """
+        def around(target):
+            def deco(fn):
+                _PENDING["AROUND"].append((target, fn))
+                return fn
+            return deco
+
+
+        @around(TARGET)
+        def _forward({params}):
+            return original_fn(self, logits)
+        """),
+    "setdefault_registering_call": ("{}", """
+        def queue(kind, target, fn):
+            _PENDING.setdefault(kind, []).append((target, fn))
+
+
+        def _forward({params}):
+            return original_fn(self, logits)
+
+
+        queue("AROUND", TARGET, _forward)
+        """),
+    "defaultdict_extend_in_a_loop": ("collections.defaultdict(list)", """
+        def _forward({params}):
+            return original_fn(self, logits)
+
+
+        def _queue_all():
+            for kind, target, fn in (("AROUND", TARGET, _forward),):
+                _PENDING[kind].extend([(target, fn)])
+
+
+        _queue_all()
+        """),
+}
+
+
+@pytest.mark.parametrize("fit", sorted(PARAMS))
+@pytest.mark.parametrize("spelling", sorted(GROUPED))
+def test_a_hook_queued_under_its_kind_in_a_grouped_registry_is_judged(upstreams, tmp_path, spelling, fit):
+    old, _ = upstreams
+    made, code_text = GROUPED[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa:register"}),
+        "fa/__init__.py": """
+            from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+            from fa.queue import _PENDING
+
+
+            def register():
+                from fa import hooks  # noqa: F401  (fills _PENDING)
+
+                for kind, entries in _PENDING.items():
+                    for target, hook in entries:
+                        HookRegistry.register(target, hook, HookType[kind])
+            """,
+        "fa/queue.py": f"import collections\n\n_PENDING = {made}\n",
+        # the module path built with a str method: a string, never a (module, kernel) key
+        "fa/hooks.py": "from fa.queue import _PENDING\n\nTARGET = ''.join(['sglang.srt.layers.', 'sampler']) + '.Sampler.forward'\n\n"
+                       + code_text.replace("\n        ", "\n").format(params=PARAMS[fit]),
+    }, name=f"{spelling}-{fit}")
+    code, doc = check(root, old)
+    assert not [f for f in doc["findings"] if f["kind"] == "kernel"], doc["findings"]
+    hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert [h["target"] for h in hooks] == ["sglang.srt.layers.sampler.Sampler.forward"], hooks
+    _judged(hooks[0], fit, code)
+
 # a table of hook specs spread into register(): keyword dicts (a literal, dict(...)) with `**`,
 # NamedTuple records or tuples with `*` (F16 variant z1, F06 variant z1)
 SPREADS = {

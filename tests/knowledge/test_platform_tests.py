@@ -61,6 +61,28 @@ UPSTREAM = {
     "sglang/media/platforms.py": """
         current_platform = None
         """,
+    # a module-level choice between two classes of that other engine (0.5.17 multimodal_gen musa.py:378)
+    "sglang/media/musa.py": """
+        class _Base:
+            @classmethod
+            def get_device_total_memory(cls):
+                return 0
+
+
+        class Mtml(_Base):
+            pass
+
+
+        class NonMtml(_Base):
+            pass
+
+
+        MusaPlatform = Mtml if __debug__ else NonMtml
+
+
+        def probe():
+            return MusaPlatform.get_device_total_memory()
+        """,
     "sglang/media/worker.py": """
         from sglang.media.platforms import current_platform
 
@@ -120,7 +142,9 @@ def test_calls_under_a_platform_test_the_plugin_class_decides(upstream, tmp_path
     code, doc = check(root, upstream)
     found = [f for f in doc["findings"] if f["target"].endswith(".get_device_total_memory")]
     assert found and found[0]["live"], doc["findings"]
-    assert "sglang/media/worker.py" not in (found[0]["detail"] or "")  # another object named current_platform
+    # another object named current_platform; a class chosen between two of another engine
+    assert "sglang/media/worker.py" not in (found[0]["detail"] or "") and "sglang/media/musa.py" not in (found[0]["detail"] or "")
+    assert found[0]["status"] == "signature_changed", found[0]
     assert found[0]["breaking"] is runs, found[0]["detail"]
     assert code == (1 if runs else 0)
     if runs:

@@ -377,6 +377,13 @@ def _classify(index, module, node, enclosing, scope, ref, owner_ref, name, stati
             return (True, text, classmethod_, "") if definer == owner_ref else None
         if found.ok and found.ref.kind in ("module", "external"):
             return None  # a module's own function of that name, not a method; another library's object
+        chosen = _chosen_classes(index, module, text)
+        if chosen:  # `Impl = A if available else B` at module level: one of the two classes
+            definers = {_first_definer(index, klass, name, after_self=False) == owner_ref for klass in chosen}
+            if definers == {False}:
+                return None
+            if definers == {True}:
+                return (True, text, classmethod_, "")
         held = _attribute_class(index, module, enclosing, text) if enclosing else None
         if held is not None:  # `self.comm.send(…)` with `comm: Optional[Base]` declared on the class
             mro = index.mro(owner_ref)
@@ -388,6 +395,20 @@ def _classify(index, module, node, enclosing, scope, ref, owner_ref, name, stati
     if held is not None:  # `cp_group: GroupCoordinator`, `get_tp_group() -> GroupCoordinator`, `x = self.comm`
         return (True, text or ast.unparse(receiver), implicit, held.path) if held in index.mro(owner_ref) or owner_ref in index.mro(held) else None
     return False, text or ast.unparse(receiver), implicit, ""
+
+
+def _chosen_classes(index: SymbolIndex, module: str, text: str) -> list[Ref]:
+    """The classes a module-level name bound once to a choice between classes holds
+    (`MusaPlatform = MtmlMusaPlatform if mtml_available else NonMtmlMusaPlatform`, SGLang 0.5.17
+    multimodal_gen/runtime/platforms/musa.py:378): each branch resolved in `module`; empty
+    when the name is bound otherwise or a branch is no class."""
+    tree = index.tree(module) if "." not in text else None
+    bindings = [stmt.value for stmt in (tree.body if tree is not None else []) if isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == text for t in stmt.targets)]
+    if len(bindings) != 1 or not isinstance(bindings[0], ast.IfExp):
+        return []
+    found = [index.resolve_in_scope(module, dotted(branch) or "") for branch in (bindings[0].body, bindings[0].orelse)]
+    return [f.ref for f in found] if all(f.ok and f.ref.kind == "class" for f in found) else []
 
 
 def _attribute_class(index: SymbolIndex, module: str, enclosing: str, text: str) -> Ref | None:

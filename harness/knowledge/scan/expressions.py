@@ -750,11 +750,14 @@ class Expressions:
         helper = "helper" if callee and not is_upstream(callee) and self._plugin_definition(callee) is not None else None
         if helper and self._plugin_hook_factory(module, call, ctx) is not None:
             return  # the pair is a hook target (the helper returns plugin_hook(...)): judged as the hook
+        if isinstance(call.func, ast.Attribute) and isinstance(self.const(module, call.func.value, ctx.env), str):
+            return  # a str method (`"".join(["sglang.srt.layers.", "sampler"])`) builds a string, keys nothing
         args = [self.const(module, arg, ctx.env) for arg in call.args[:2]]
         if len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 2:
             args = args[0]
         prefix = profile().kernel_key_prefix
-        if prefix and len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith(prefix) and "." not in args[1]:
+        # the kernel's name is an identifier (an empty one is no key: `(mod, "")`)
+        if prefix and len(args) == 2 and all(isinstance(a, str) for a in args) and args[0].startswith(prefix) and args[1].isidentifier():
             self._dependency("kernel", f"{args[0]}.{args[1]}", module, call, ctx, name=f"{args[0]}:{args[1]}", how=helper,
                              expression=callee if helper else None)
 

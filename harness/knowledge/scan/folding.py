@@ -882,6 +882,9 @@ class Folding:
             if not isinstance(base, dict):
                 return OPAQUE
             return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
+        if qualified == "collections.defaultdict" and len(args) <= 1 and not node.keywords:
+            # an empty registry whose missing keys its edits make (`X[k].append(v)`: _edited)
+            return {}
         if qualified in _NAMESPACES and not args and all(k.arg for k in node.keywords):
             # SimpleNamespace(draft="pkg.mod.f", …): an object whose attributes are its keywords
             return Record(qualified, tuple((k.arg, self.const(module, k.value, env, depth + 1)) for k in node.keywords))
@@ -1458,7 +1461,10 @@ class Folding:
         try:
             for home, local, stmt, bound in self._fill_sites().get((module, name), []):
                 env = {param: self.const(caller, node, {}, depth + 1) if caller else node for param, (caller, node) in bound.items()}
-                value = self._edited(home, local, value, stmt, env, depth + 1, removals=False)
+                if isinstance(stmt, (ast.For, ast.AsyncFor)):  # a loop around the edit: once per element (edit_of)
+                    value = self.edit_of(home, local, value, stmt, env, depth + 1)
+                else:
+                    value = self._edited(home, local, value, stmt, env, depth + 1, removals=False)
         finally:
             self._filling.discard((module, name))
         return value
@@ -1548,10 +1554,27 @@ class Folding:
         local = local_names(function)
         bound = {**bound, **{n.name: ("", Named(f"{path}.{n.name}")) for n in function.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}}
         receiver = function_params(function.args)[0].name if owner and function_params(function.args) else None
+        # an edit inside a `for` is recorded as its outermost loop: edit_of replays that once per element
+        loops: dict[int, ast.stmt] = {}
+        for stmt in module_level(function.body):
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                for inner in module_level(stmt.body):
+                    loops.setdefault(id(inner), loops.get(id(stmt), stmt))
+        recorded: set[tuple[int, tuple]] = set()
+
+        def record(key: tuple, name: str, stmt: ast.stmt) -> None:
+            stmt = loops.get(id(stmt), stmt)
+            if (id(stmt), key) not in recorded:
+                recorded.add((id(stmt), key))
+                self._fills.setdefault(key, []).append((home, name, stmt, bound))
+
         for stmt in module_level(function.body):
             target = None
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
                 target = stmt.value.func.value
+                if _grouped_key(stmt.value, lambda n: isinstance(n, (ast.Name, ast.Attribute))) is not None:
+                    # `X[k].append(v)`, `X.setdefault(k, []).append(v)` edit X
+                    target = target.value if isinstance(target, ast.Subscript) else target.func.value
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
                 target = stmt.targets[0].value
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
@@ -1559,7 +1582,7 @@ class Folding:
                 found = self._plugin_definition(cls) if cls else None
                 if found is not None and isinstance(found[1], ast.ClassDef):
                     qualname = cls[len(found[0]) + 1:]
-                    self._fills.setdefault((found[0], f"{qualname}.{target.attr}"), []).append((home, dotted(target), stmt, bound))
+                    record((found[0], f"{qualname}.{target.attr}"), dotted(target), stmt)
                 continue
             if isinstance(target, ast.Name) and target.id not in local and target.id in self.table(home).names:
                 owner, name = home, target.id
@@ -1568,7 +1591,7 @@ class Folding:
                     if binding is None or binding.kind != "from" or binding.target.split(":")[0] not in self.files:
                         break
                     owner, name = binding.target.split(":")
-                self._fills.setdefault((owner, name), []).append((home, target.id, stmt, bound))
+                record((owner, name), target.id, stmt)
 
     def _module_edits(self, module: str, name: str, value, after: list[ast.stmt], depth: int):
         """A module-level dict or list `name` as the module's later top-level statements leave
@@ -1626,6 +1649,15 @@ class Folding:
                     key = self.const(module, target.slice, env, depth + 1)
                     value = {k: v for k, v in value.items() if k != key}
             return value
+        grouped = _grouped_key(call, is_name)
+        if grouped is not None and isinstance(value, dict):
+            # `X[k].append(v)` on a defaultdict(list), `X.setdefault(k, []).append(v)`: the list at k grows
+            key = self.const(module, grouped, env, depth + 1)
+            args = [self.const(module, a, env, depth + 1) for a in call.args]
+            if not isinstance(key, (str, int)) or any(a is OPAQUE for a in args) or not isinstance(value.get(key, []), list):
+                return value
+            items = [*args] if call.func.attr == "append" and len(args) == 1 else args[0] if len(args) == 1 and isinstance(args[0], list) else None
+            return {**value, key: [*value.get(key, []), *items]} if items is not None else value
         if call is None or not (isinstance(call.func, ast.Attribute) and is_name(call.func.value)) or call.keywords:
             return value
         args = [self.const(module, a, env, depth + 1) for a in call.args]
@@ -2039,6 +2071,20 @@ def _named(node: ast.AST, matches: Callable[[ast.AST], bool], name: Callable[[as
             return ast.Name(id=name(child), ctx=ast.Load()) if matches(child) else super().visit(child)
 
     return Replace().visit(copy.deepcopy(node))
+
+
+def _grouped_key(call: ast.Call | None, is_name) -> ast.expr | None:
+    """The key node of `X[k].append(v)` / `.extend(vs)` or `X.setdefault(k, []).append(v)`, where
+    `is_name(X)`; None for any other call."""
+    if call is None or call.keywords or not isinstance(call.func, ast.Attribute) or call.func.attr not in ("append", "extend"):
+        return None
+    holder = call.func.value
+    if isinstance(holder, ast.Subscript) and is_name(holder.value):
+        return holder.slice
+    if (isinstance(holder, ast.Call) and isinstance(holder.func, ast.Attribute) and holder.func.attr == "setdefault"
+            and is_name(holder.func.value) and len(holder.args) == 2 and not holder.keywords):
+        return holder.args[0]
+    return None
 
 
 def _hashable(value):
