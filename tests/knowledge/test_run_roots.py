@@ -178,3 +178,32 @@ def test_what_a_main_block_imports_is_live_only_when_the_module_runs_as_a_script
     found = by_target(doc["findings"]).get(GONE)
     assert (found is not None and found["live"] and found["breaking"]) is run_as_main, doc["findings"]
     assert code == (1 if run_as_main else 0)
+
+
+# a private helper with a function-local import, called only from the module's own main block:
+# imported by the engine, nothing calls it; run as a script, the block calls it
+MAIN_CALLS = {
+    "called": "if __name__ == '__main__':\n    _compare()\n",
+    "exit_code_of_a_call": "if __name__ == '__main__':\n    import sys\n\n    sys.exit(_compare())\n",
+    "bound_then_called": "if '__main__' == __name__:\n    run = _compare\n    run()\n",
+}
+
+
+@pytest.mark.parametrize("run_as_main", [False, True])
+@pytest.mark.parametrize("spelling", sorted(MAIN_CALLS))
+def test_a_helper_only_the_main_block_calls_runs_only_when_the_module_runs_as_a_script(upstreams, tmp_path, spelling, run_as_main):
+    _, new = upstreams
+    helper = ("\n\ndef _compare():\n    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n\n"
+              "    return apply_torchao_config_to_model\n\n\n")
+    files = {
+        "pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+        "p/__init__.py": "",
+        "p/hooks.py": HOOKS + helper + MAIN_CALLS[spelling],
+    }
+    if run_as_main:
+        files[".github/workflows/ci.yml"] = "jobs:\n  smoke:\n    steps:\n      - run: python -m p.hooks\n"
+    code, doc = check(plugin(tmp_path, files), new)
+    found = by_target(doc["findings"]).get(GONE)
+    assert found is not None and found["status"] == "missing", doc["findings"]
+    assert found["breaking"] is run_as_main, found
+    assert code == (1 if run_as_main else 0)

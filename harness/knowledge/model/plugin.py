@@ -381,6 +381,7 @@ class PluginScan:
     classes: dict[str, PluginClass] = field(default_factory=dict)
     platforms: list[str] = field(default_factory=list)  # paths of plugin classes deriving from SRTPlatform / DeviceMixin
     platform_class_paths: list[str] = field(default_factory=list)  # returned by activate()
+    main_modules: set[str] = field(default_factory=set)  # run as `__main__` (`python -m` in the plugin's CI, docs)
     # platform classes nothing loads: not returned, no base of one returned, named nowhere else
     unloaded_platforms: list[str] = field(default_factory=list)
     dependencies: list[Dependency] = field(default_factory=list)

@@ -115,7 +115,7 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     scan = PluginScan(root, entry_points)
     scanner = Scanner(root, files, index, scan)
     # `python -m mod` runs mod as __main__ (a package: its __main__ module), its main block too
-    scanner.main_modules = {f"{module}.__main__" if files[module][1] else module for module, _, as_main in run_entries(root) if as_main and module in files}
+    scanner.main_modules = scan.main_modules = {f"{module}.__main__" if files[module][1] else module for module, _, as_main in run_entries(root) if as_main and module in files}
     for name, (path, is_package) in files.items():
         scan.modules[name] = PluginModule(name, scanner.relfile(name), is_package)
     # the upstream modules the plugin imports, parsed up front (in parallel when many)

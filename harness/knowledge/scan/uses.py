@@ -26,7 +26,7 @@ from harness.knowledge.model import (
     resolve_relative,
     walk,
 )
-from harness.knowledge.scan.syntax import is_super, name_shape
+from harness.knowledge.scan.syntax import is_main_test, is_super, name_shape
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,15 @@ def unnamed_private_function(scan: PluginScan, path: str) -> bool:
     """Whether `path` ("pkg.mod._helper") is an undecorated module-level function whose name
     says it is the module's own (a leading underscore: not part of its interface, PEP 8) and
     that no plugin source names anywhere else: no call, reference or string of it (a word
-    search, so a mention in a comment counts too). Nothing can then call it."""
+    search, so a mention in a comment counts too). Nothing can then call it. A mention inside
+    the module's own `if __name__ == "__main__":` block does not count unless the plugin runs
+    that module as a script (PluginScan.main_modules: `python -m` in its CI or docs): imported, the
+    block never runs (Python's `__main__` docs)."""
     module, _, name = path.rpartition(".")
     if module not in scan.modules or not name.startswith("_") or name.startswith("__"):
         return False
     word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    scripted = module in scan.main_modules
     mentions = 0
     for found, tree in _trees_mentioning(scan, name.encode()):
         source = module_source(scan.root / found.file, scan.root)
@@ -68,6 +72,10 @@ def unnamed_private_function(scan: PluginScan, path: str) -> bool:
         if found.name == module and not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name and not node.decorator_list
                                             for node in tree.body):
             return False
+        if found.name == module and not scripted:
+            lines = source.splitlines()
+            mentions -= sum(len(word.findall(b"\n".join(lines[node.lineno - 1:node.end_lineno]))) for node in tree.body
+                            if isinstance(node, ast.If) and is_main_test(node.test) and not node.orelse)
     return mentions == 1
 
 
