@@ -12,7 +12,7 @@ from harness.knowledge.judge.breaking import BreakingFacts, certain_failure, dec
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import field_present
 from harness.knowledge.judge.registries import plugin_puts, registry_keys
-from harness.knowledge.judge.resolution import compare_version, import_failure, is_undecided, python_holds
+from harness.knowledge.judge.resolution import import_failure, is_undecided, python_holds
 from harness.knowledge.model import (
     AllOf,
     AnyOf,
@@ -268,7 +268,7 @@ def _leaf(judge: JudgeContext, cond: Cond) -> bool | None:
                 results.append(True)
         return False if False in results else (None if None in results else True)
     if isinstance(cond, VersionCompare):
-        return compare_version(judge.version, cond.op, cond.literal, cond.parsed)
+        return cond.holds(judge.version)
     if isinstance(cond, PythonCompare):
         return python_holds(judge.index.requires_python, cond)
     return None  # Undecided, Unknown, and a ParamFieldPresent or SelfFlag the scan could not place

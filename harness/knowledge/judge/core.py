@@ -43,7 +43,6 @@ from harness.knowledge.judge.resolution import (
     inherited_from,
     is_undecided,
     resolve_dependency,
-    upstream_version,
 )
 from harness.knowledge.judge.signatures import (
     RAISES_ONLY,
@@ -84,6 +83,7 @@ from harness.knowledge.upstream import (
     optional_read,
     reads_attribute,
     reads_module_global,
+    upstream_version,
 )
 
 

@@ -4,10 +4,7 @@ upstream's version and a plugin's version comparison against it."""
 
 from __future__ import annotations
 
-import operator
 import re
-
-from packaging.version import InvalidVersion, Version
 
 from harness.engines import LOADERS, profile
 from harness.knowledge.model import Dependency, Outcome, PythonCompare, Resolution
@@ -33,38 +30,6 @@ def is_undecided(resolution: Resolution) -> bool:
 def defined_path(resolution: Resolution) -> str | None:
     ref = resolution.ref
     return ref.path if ref.kind not in ("external", "dynamic") else None
-
-
-def upstream_version(source: UpstreamSource) -> str | None:
-    """The upstream version of a source: the release's, else `__version__` in <package>/version.py,
-    or in _version.py, which vLLM's version.py imports it from (written by its build)."""
-    if source.kind == "release" and source.version:
-        return source.version
-    for name in ("version.py", "_version.py"):
-        try:
-            text = (source.package_dir / name).read_text()
-        except OSError:
-            continue
-        match = re.search(r"""__version__\s*=\s*(?:version\s*=\s*)?["']([^"']+)["']""", text)
-        if match:
-            return match.group(1)
-    return None
-
-
-_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
-
-
-def compare_version(actual: str | None, op: str, literal: str, parsed: bool) -> bool | None:
-    """`version <op> literal` as the plugin's code would compute it: PEP 440 ordering for
-    parsed versions, plain string ordering for `sglang.__version__ >= "0.5.20"`."""
-    if actual is None:
-        return None
-    if not parsed:
-        return _COMPARE[op](actual, literal)
-    try:
-        return _COMPARE[op](Version(actual), Version(literal))
-    except InvalidVersion:
-        return None
 
 
 def python_holds(requires_python: str | None, cond: PythonCompare) -> bool | None:

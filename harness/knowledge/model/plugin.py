@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import configparser
 import itertools
+import operator
 import os
 import re
 import stat
@@ -126,6 +127,22 @@ class VersionCompare:
     op: Literal["<", "<=", ">", ">=", "==", "!="]
     literal: str
     parsed: bool
+
+    def holds(self, actual: str | None) -> bool | None:
+        """`actual <op> literal` as the plugin's code computes it: PEP 440 ordering for parsed
+        versions, plain string ordering for `sglang.__version__ >= "0.5.20"`; None for no
+        version or one PEP 440 cannot parse."""
+        from packaging.version import InvalidVersion, Version
+
+        if actual is None:
+            return None
+        compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}[self.op]
+        if not self.parsed:
+            return compare(actual, self.literal)
+        try:
+            return compare(Version(actual), Version(self.literal))
+        except InvalidVersion:
+            return None
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ from harness.knowledge.scan.syntax import (
     returned_function,
     upstream_imports,
 )
-from harness.knowledge.upstream import SymbolIndex
+from harness.knowledge.upstream import SymbolIndex, upstream_version
 
 _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version", "distutils.version.LooseVersion")
 
@@ -372,6 +372,7 @@ class Folding:
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]] | None  # _fill_sites, built once
+    _release: str | None  # the scanned release's version (_on_this_release), "" for none; read once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
     stand_in_owners: set[tuple[str, str]]  # (module, upstream module) got with a stand-in default (Scanner; `.get(M, stub)`)
     _may_be_filled: Callable[[ast.expr], bool]  # whether a folded container may hold more at run time (Scanner)
@@ -882,6 +883,10 @@ class Folding:
             if not isinstance(base, dict):
                 return OPAQUE
             return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
+        if qualified == "collections.ChainMap" and not node.keywords:
+            # lookups search the maps in order (collections docs): the first one holding a key wins
+            maps = [self.const(module, a, env, depth + 1) for a in args]
+            return {k: v for m in reversed(maps) for k, v in m.items()} if all(isinstance(m, dict) for m in maps) else OPAQUE
         if qualified == "collections.defaultdict" and len(args) <= 1 and not node.keywords:
             # an empty registry whose missing keys its edits make (`X[k].append(v)`: _edited)
             return {}
@@ -1241,6 +1246,15 @@ class Folding:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env, depth + 1)
                 continue
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                # a loop filling the helper's own dicts and lists (`for k, (kind, fn) in T.items():
+                # table[kind].append((k, fn))`), over folded values: each filled per element (edit_of)
+                if not self._fills_only(stmt) or not isinstance(self.iterated(self.const(module, stmt.iter, env, depth + 1)), list):
+                    return OPAQUE
+                for name, value in list(env.items()):
+                    if isinstance(value, (dict, list)):
+                        env[name] = self.edit_of(module, name, value, stmt, env, depth + 1)
+                continue
             branch = None
             if isinstance(stmt, ast.If):
                 test = self._truth_of(module, stmt.test, env, depth)
@@ -1266,6 +1280,17 @@ class Folding:
             if returned is not _FELL_THROUGH:
                 return returned
         return _FELL_THROUGH if _ran else None
+
+    @staticmethod
+    def _fills_only(loop: ast.For | ast.AsyncFor) -> bool:
+        """Whether a loop's body only edits containers (calls, `X[k] = v`, nested such loops) and
+        never leaves it early: what it does to a helper's locals is then each element's edit."""
+        def fills(stmt: ast.stmt) -> bool:
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                return not stmt.orelse and all(fills(s) for s in stmt.body)
+            return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)) or (
+                isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Subscript) for t in stmt.targets))
+        return not loop.orelse and all(fills(s) for s in loop.body)
 
     def _past_call(self, module: str, stmt: ast.Expr, env: dict, depth: int) -> None:
         """`env` after a statement that only calls (`log.debug(…)`, `print(…)`, a plugin
@@ -1618,9 +1643,24 @@ class Folding:
                 for child in stmt.body:
                     value = self.edit_of(module, name, value, child, inner, depth)
             return value
+        taken = self._on_this_release(module, stmt.test, env) if isinstance(stmt, ast.If) else None
+        if taken is not None:  # `if Version(sglang.__version__) < Version("0.5.20"): X[k] = v`: one branch runs
+            for child in stmt.body if taken else stmt.orelse:
+                value = self.edit_of(module, name, value, child, env, depth)
+            return value
         if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
             return self._added_by(module, name, value, stmt, env, depth)
         return self._edited(module, name, value, stmt, env, depth, removals=True)
+
+    def _on_this_release(self, module: str, test: ast.expr, env: dict) -> bool | None:
+        """Whether an `if` test holds on the release scanned: its folded parts and its comparisons
+        of the running engine version (VersionCompare.holds against the index's release); None
+        where anything else decides it. What a registry holds is then the release's: the judge
+        still names the guards of everything else."""
+        if self._release is None:
+            self._release = upstream_version(self.index.source) or ""
+        return kleene(self.condition(module, test, env),
+                      lambda leaf: leaf.holds(self._release or None) if isinstance(leaf, VersionCompare) else None)
 
     def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int):
         """`value` with what `stmt` (and statements nested in it) may add to `name`."""
@@ -1654,7 +1694,8 @@ class Folding:
             # `X[k].append(v)` on a defaultdict(list), `X.setdefault(k, []).append(v)`: the list at k grows
             key = self.const(module, grouped, env, depth + 1)
             args = [self.const(module, a, env, depth + 1) for a in call.args]
-            if not isinstance(key, (str, int)) or any(a is OPAQUE for a in args) or not isinstance(value.get(key, []), list):
+            # (a key may be an enum member the table groups by: `table[HookType.AFTER].append(…)`)
+            if not isinstance(key, (str, int, Named)) or any(a is OPAQUE for a in args) or not isinstance(value.get(key, []), list):
                 return value
             items = [*args] if call.func.attr == "append" and len(args) == 1 else args[0] if len(args) == 1 and isinstance(args[0], list) else None
             return {**value, key: [*value.get(key, []), *items]} if items is not None else value

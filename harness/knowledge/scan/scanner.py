@@ -153,6 +153,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._future_annotations: set[str] = set()
         self.star_names: dict[tuple[str, str], str | None] = {}
         self._fills = None
+        self._release = None
         self._filling = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._tested: set[int] = set()  # ids of expressions whose value is only tested (an if / while test, a BoolOp operand)

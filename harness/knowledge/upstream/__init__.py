@@ -22,6 +22,7 @@ from harness.knowledge.upstream.source import (
     read_cache_file,
     resolve_upstream,
     split_git_spec,
+    upstream_version,
     write_cache_file,
 )
 from harness.knowledge.upstream.symbols import extract_module
@@ -35,6 +36,6 @@ __all__ = [
     "CACHE_VERSION", "Commit", "MEMBER_DECORATORS", "RELEASE_SPEC", "SymbolIndex", "TABLE_FILE", "UNREACHABLE",
     "UpstreamSource", "c3", "cache_dir", "cached_release", "cached_versions", "describe_here", "display",
     "extract_module", "first_parent_commits", "latest_release", "load_index", "module_name", "optional_read",
-    "read_cache_file", "reads_attribute", "reads_module_global", "resolve_upstream", "split_git_spec", "step_ends",
+    "read_cache_file", "reads_attribute", "reads_module_global", "resolve_upstream", "upstream_version", "split_git_spec", "step_ends",
     "stop_parse_pools", "write_cache_file",
 ]

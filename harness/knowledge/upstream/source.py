@@ -170,6 +170,22 @@ def _engine_of(distribution: str) -> EngineProfile:
 # ----------------------------------------------------------------------------- releases
 
 
+def upstream_version(source: UpstreamSource) -> str | None:
+    """The upstream version of a source: the release's, else `__version__` in <package>/version.py,
+    or in _version.py, which vLLM's version.py imports it from (written by its build)."""
+    if source.kind == "release" and source.version:
+        return source.version
+    for name in ("version.py", "_version.py"):
+        try:
+            text = (source.package_dir / name).read_text()
+        except OSError:
+            continue
+        match = re.search(r"""__version__\s*=\s*(?:version\s*=\s*)?["']([^"']+)["']""", text)
+        if match:
+            return match.group(1)
+    return None
+
+
 def cached_release(version: str, engine: EngineProfile | None = None) -> UpstreamSource | None:
     """The release `version` of `engine` (default: the one in force) if it is already in the
     wheel cache, else None (nothing is downloaded)."""
