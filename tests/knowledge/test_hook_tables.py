@@ -94,3 +94,48 @@ def test_a_merged_hook_table_holds_what_the_release_puts_in_it(upstreams, tmp_pa
     hooks = {f["target"]: f for f in doc["findings"] if f["kind"] == "hook"}
     assert set(hooks) == {FORWARD}, doc["findings"]  # the guarded entry is not in the table on 0.10.0
     assert code == 0 and hooks[FORWARD]["status"] == "ok", hooks
+
+
+# hooks registered in the `__init__` of an object the plugin builds, from what the construction
+# passes: positionally, by keyword, or through a plugin subclass with no `__init__` of its own
+CONSTRUCTIONS = {
+    "positional": ("_Installer", "_Installer(SPECS)"),
+    "keyword": ("_Installer", "_Installer(specs=SPECS)"),
+    "subclass_without_init": ("_Sub", "_Sub(SPECS)"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CONSTRUCTIONS))
+def test_hooks_an_init_registers_are_those_its_constructions_pass(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    _, built = CONSTRUCTIONS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tb": "tb:register"}),
+        "tb/__init__.py": HEAD + f"""
+SPECS = [("forward", HookType.AROUND, _forward), ("apply_torchao_config_to_model", HookType.AROUND, _skip)]
+
+
+class _Installer:
+    owner = "sglang.srt.layers.sampler.Sampler"
+
+    def __init__(self, specs):
+        self.done = []
+        for attr, kind, fn in specs:
+            target = ".".join((self.owner, attr))
+            HookRegistry.register(target, fn, kind)
+            self.done.append(target)
+
+
+class _Sub(_Installer):
+    pass
+
+
+def register():
+    return {built}
+""",
+    })
+    code, doc = check(root, new)
+    hooks = {f["target"]: f for f in doc["findings"] if f["kind"] == "hook"}
+    assert set(hooks) == {FORWARD, "sglang.srt.layers.sampler.Sampler.apply_torchao_config_to_model"}, doc["findings"]
+    assert hooks[FORWARD]["status"] == "ok" and hooks["sglang.srt.layers.sampler.Sampler.apply_torchao_config_to_model"]["breaking"]
+    assert code == 1

@@ -464,6 +464,12 @@ class PluginClasses:
         own function's parameters are followed to its callers (caller_bindings' through_callers;
         `depth` calls up so far)."""
         found = self.caller_bindings(module, functions[-1], line, through_callers=depth + 1 if through else 0)
+        owner, _, short = functions[-1].rpartition(".")
+        if not found and short == "__init__" and owner in self.scan.classes:
+            # a class's __init__ runs for each construction `C(…)` (and of a plugin subclass with no
+            # __init__ of its own), its parameters after self as that call passes them
+            found = [pair for path in sorted(self._plugin_subclasses(owner)) if path == owner or "__init__" not in self.scan.classes[path].methods
+                     for pair in self.caller_bindings(module, functions[-1], line, called_as=path.rsplit(".", 1)[-1])]
         definition = self._definition(module, functions[-1], line)
         first = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)][:1] if definition is not None else []
         if first:  # used as a plain decorator (`@deco class C`): called with what it decorates
