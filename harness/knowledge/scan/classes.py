@@ -488,8 +488,9 @@ class PluginClasses:
             # called with no arguments (`hook.install()`): its defaults, where each such call is
             # (one per calling function); never called by name: nothing
             defaults = self._default_binding(module, definition) if instances and not found and definition is not None else {}
+            calls = [*self.bare_calls.get(short, []), *(self._held_object_calls(functions[-1].rpartition(".")[0]) if short == "__call__" else [])]
             callers = {self._functions_at(self.relfile(caller), str(call.lineno)): f"{self.relfile(caller)}:{call.lineno}"
-                       for caller, call, _ in self.bare_calls.get(short, [])} if instances and not found else {}
+                       for caller, call, _ in calls} if instances and not found else {}
             uncalled = [(defaults, where) for where in callers.values()]
             found = [({**binding, **instance}, where) for binding, where in found or uncalled for instance, _ in instances] or found
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
@@ -500,6 +501,22 @@ class PluginClasses:
         for (binding, where), (_, call, _) in zip(self.caller_bindings(module, functions[-2], line), self.call_arguments.get(outer, [])):
             if id(call) in self.decorated:
                 found.append(({**binding, first[0]: Named(self.decorated[id(call)])}, where))
+        return found
+
+    def _held_object_calls(self, cls_path: str) -> list[tuple[str, ast.Call, dict]]:
+        """The calls with no arguments of a module global holding an instance of plugin class
+        `cls_path` (`install = _Installer(SPECS)`, then `install()` anywhere): its `__call__` runs
+        there, as (caller module, call, env) like bare_calls."""
+        found = []
+        for module in self.files:
+            tree = self.tree(module)
+            for stmt in tree.body if tree else ():
+                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                        and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func)
+                        and self.qualify(module, dotted(stmt.value.func)) == cls_path):
+                    held = f"{module}.{stmt.targets[0].id}"
+                    found += [(caller, call, env) for caller, call, env in self.bare_calls.get(stmt.targets[0].id, [])
+                              if self.qualify(caller, dotted(call.func), env) == held]
         return found
 
     def bindings_or_through(self, module: str, functions: tuple[str, ...], line: int,

@@ -499,8 +499,8 @@ class Expressions:
                 self.call_arguments.setdefault(short, []).append((module, call, read))
             else:  # `Settings()`: an object made with its defaults (PluginClasses._record_bindings)
                 self.bare_calls.setdefault(short, []).append((module, call, {}))
-        if isinstance(call.func, ast.Call) and (call.args or call.keywords):
-            # `Registrar(target, kind)(fn)`: what the object's __call__ gets (helper_bindings)
+        if isinstance(call.func, ast.Call):
+            # `Registrar(target, kind)(fn)`, `Installer(specs)()`: what the object's __call__ gets (helper_bindings)
             read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
             self.called_objects[id(call.func)] = (module, call, read)
         if is_upstream(qualified):
@@ -1003,6 +1003,12 @@ class Expressions:
             if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
                 path, definition = self._decorated(named.path, found[1])
                 return path, definition, function_params(definition.args)
+        if isinstance(node, (ast.Attribute, ast.Subscript, ast.Name)) and isinstance(held := self.const(module, node, ctx.env), Partial) and not is_upstream(held.func):
+            # `spec.hook`, `HOOKS[k]`, a loop variable holding functools.partial(f, …) of a plugin function
+            found = self._plugin_definition(held.func)
+            if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+                path, definition = self._decorated(held.func, found[1])
+                return path, definition, partial_params(function_params(definition.args), len(held.args), [k for k, _ in held.keywords])
         if isinstance(node, ast.Call) and depth < 8 and (
                 len(node.args) == 2 and self.qualify(module, dotted(node.func) or "", ctx.env) == "types.MethodType"
                 or len(node.args) == 1 and isinstance(node.func, ast.Attribute) and node.func.attr == "__get__"):

@@ -1124,17 +1124,47 @@ class Folding:
             return Record(path, ())  # `C()` of a plain class: object.__init__ sets nothing
         # a dataclass with no base, or a NamedTuple (its one base, no decorator)
         fields = dataclass_fields(cls) if isinstance(cls, ast.ClassDef) and (not cls.bases or not cls.decorator_list) else None
-        if (fields is None or any(isinstance(n, ast.FunctionDef) and n.name == "__post_init__" for n in cls.body)
-                or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)):
+        if fields is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return None
-        if len(node.args) > len(fields):
+        # `x: str = field(init=False)` is no parameter of the generated __init__ (dataclasses docs)
+        taken = [f for f, default in fields if not _not_in_init(default)]
+        if len(node.args) > len(taken):
             return None
-        given = {**dict(zip([f for f, _ in fields], node.args)), **{k.arg: k.value for k in node.keywords}}
+        given = {**dict(zip(taken, node.args)), **{k.arg: k.value for k in node.keywords}}
         values = []
         for name, default in fields:
-            expression = given.get(name, default)
-            values.append((name, self.const(module, expression, env if name in given else {}, depth + 1) if expression is not None else OPAQUE))
-        return Record(path, tuple(values))
+            expression = given.get(name, _field_default(default))
+            # an argument folds where the call is; a default where the class is written
+            values.append((name, OPAQUE if expression is None else self.const(module, expression, env, depth + 1) if name in given
+                           else self.const(found[0], expression, {}, depth + 1)))
+        record = Record(path, tuple(values))
+        post = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__post_init__"), None)
+        return self._post_init(found[0], post, record, depth) if post is not None else record
+
+    def _post_init(self, home: str, method: ast.FunctionDef, record: Record, depth: int) -> Record | None:
+        """`record` as the dataclass's `__post_init__` leaves it when its body only sets fields
+        from folded values: `self.x = v`, `object.__setattr__(self, "x", v)` (a frozen dataclass's
+        way, the dataclasses docs); a docstring aside. None for any other statement."""
+        params = function_params(method.args)
+        if len(params) != 1:
+            return None
+        receiver = params[0].name
+        for stmt in method.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue
+            call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+            if (call is not None and dotted(call.func) == "object.__setattr__" and len(call.args) == 3 and not call.keywords
+                    and isinstance(call.args[0], ast.Name) and call.args[0].id == receiver and isinstance(call.args[1], ast.Constant)
+                    and isinstance(call.args[1].value, str)):
+                name, value = call.args[1].value, call.args[2]
+            elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute)
+                  and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == receiver):
+                name, value = stmt.targets[0].attr, stmt.value
+            else:
+                return None
+            folded = self.const(home, value, {receiver: record}, depth + 1)
+            record = Record(record.cls, (*((f, v) for f, v in record.fields if f != name), (name, folded)))
+        return record
 
     def _record_attribute(self, record: Record, attr: str, depth: int):
         """`attr` read on a folded object: its field, else its class's constant (`self.TARGET`)
@@ -2112,6 +2142,20 @@ def _named(node: ast.AST, matches: Callable[[ast.AST], bool], name: Callable[[as
             return ast.Name(id=name(child), ctx=ast.Load()) if matches(child) else super().visit(child)
 
     return Replace().visit(copy.deepcopy(node))
+
+
+def _not_in_init(default: ast.expr | None) -> bool:
+    """Whether a dataclass field's default is `field(init=False, …)`."""
+    return (isinstance(default, ast.Call) and (dotted(default.func) or "").rsplit(".", 1)[-1] == "field"
+            and any(k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in default.keywords))
+
+
+def _field_default(default: ast.expr | None) -> ast.expr | None:
+    """A field's default value: `x: T = v`'s v; `field(default=v)`'s v; None for none
+    (`field()`, `field(default_factory=…)`: no constant the scan folds)."""
+    if isinstance(default, ast.Call) and (dotted(default.func) or "").rsplit(".", 1)[-1] == "field":
+        return next((k.value for k in default.keywords if k.arg == "default"), None)
+    return default
 
 
 def _grouped_key(call: ast.Call | None, is_name) -> ast.expr | None:
