@@ -373,6 +373,14 @@ CHOICES = {
     "match_on_a_helper": ("def _api():\n    return 'pool' if hasattr(SRTPlatform, 'get_kv_pool_cls') else 'flags'\n\n\n"
                           "def activate():\n    match _api():\n        case 'pool':\n            return MODERN\n        case _:\n            return LEGACY\n", True),
     "environment_choice": ("import os\n\n\ndef activate():\n    if os.environ.get('DT_MODERN'):\n        return MODERN\n    return LEGACY\n", False),
+    # the first row of a table whose test holds (fifteenth set F02-m2): next() over a generator
+    "first_match_named_predicate": ("def _legacy_api():\n    return not hasattr(SRTPlatform, 'get_kv_pool_cls')\n\n\n"
+                                    "_CANDIDATES = ((_legacy_api, LEGACY), (lambda: True, MODERN))\n\n\n"
+                                    "def activate():\n    return next(path for applies, path in _CANDIDATES if applies())\n", True),
+    "first_match_lambdas": ("_CANDIDATES = [(lambda: hasattr(SRTPlatform, 'get_kv_pool_cls'), MODERN), (lambda: True, LEGACY)]\n\n\n"
+                            "def activate():\n    return next(p for ok, p in _CANDIDATES if ok())\n", True),
+    "first_match_with_a_default": ("_CANDIDATES = ((lambda: hasattr(SRTPlatform, 'support_cuda_graph'), LEGACY),)\n\n\n"
+                                   "def activate():\n    return next((p for ok, p in _CANDIDATES if ok()), MODERN)\n", True),
 }
 
 
@@ -388,8 +396,10 @@ def test_only_the_platform_class_activate_returns_on_a_release_is_loaded(upstrea
     })
     code, doc = check(root, new)
     legacy = by_target(doc["findings"]).get(f"{IFACE}.support_cuda_graph")
-    if decided:  # the legacy class is not what activate() gives on 0.10.0
+    if decided:  # the legacy class is not what activate() gives on 0.10.0; the modern one is
+        modern = by_target(doc["findings"]).get(f"{IFACE}.get_kv_pool_cls")
         assert code == 0 and not (legacy and legacy["breaking"]), doc["findings"]
+        assert modern is not None and modern["live"] and modern["status"] == "ok", doc["findings"]
     else:
         assert legacy["status"] == "not_on_base" and legacy["breaking"] and code == 1, legacy
 

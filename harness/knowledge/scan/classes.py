@@ -52,6 +52,17 @@ from harness.knowledge.upstream import SymbolIndex, c3
 _MOST_CALLER_ENVS = 32  # bindings of a caller's own callers tried per call (a helper called from everywhere stops here)
 
 
+def _placed(node: ast.expr, place: Callable[[ast.AST], ast.expr | None]) -> ast.expr:
+    """A copy of `node` with each sub-node `place` answers replaced by that answer."""
+    class _Place(ast.NodeTransformer):
+        def visit(self, child):
+            found = place(child)
+            return found if found is not None else super().visit(child)
+
+    import copy
+    return _Place().visit(copy.deepcopy(node))
+
+
 class PluginClasses:
     """The scanner's whole-plugin pass (a mixin: the scanner provides `tree`, `table`, `const`)."""
 
@@ -1259,6 +1270,15 @@ class PluginClasses:
                 returned(value.body, guards + (self._guard(module, value.test, env),), env)
                 returned(value.orelse, guards + (self._guard(module, value.test, env, negate=True),), env)
                 return
+            rows = self._first_match(module, value)
+            if rows is not None:  # `next(p for test, p in TABLE if test())`: each row's under its test, the earlier ones failing
+                failed: tuple[GuardCond, ...] = ()
+                for test, chosen in rows:
+                    returned(chosen, guards + failed + ((self._guard(module, test, env),) if test is not None else ()), env)
+                    if test is None:
+                        break
+                    failed += (self._guard(module, test, env, negate=True),)
+                return
             for path in self.strings(module, value, env):
                 if "." in path or ":" in path:
                     found.setdefault(path, []).append(guards)
@@ -1297,6 +1317,49 @@ class PluginClasses:
                 conditions[path] = (GuardCond(AnyOf(conds), text, alternatives[0][0].line),)
         return conditions
 
+    def _first_match(self, module: str, value: ast.expr) -> list[tuple[ast.expr | None, ast.expr]] | None:
+        """`next(elt for target in TABLE if test[, default])` over a literal table of tuples written at module
+        level in `module` (`_CANDIDATES = ((pred, "pkg.a:A"), (lambda: True, "pkg.b.B"))`): per
+        row in order, (its test with the row's items in place of the target's names, a call of a
+        lambda or of a module function whose body is one `return` read as what it returns; None
+        for a test that is always true), (the element so written). None for anything else."""
+        if not (isinstance(value, ast.Call) and dotted(value.func) == "next" and value.args and isinstance(value.args[0], ast.GeneratorExp)
+                and len(value.args[0].generators) == 1):
+            return None
+        generator = value.args[0].generators[0]
+        names = [t.id for t in (generator.target.elts if isinstance(generator.target, ast.Tuple) else [generator.target]) if isinstance(t, ast.Name)]
+        tree = self.tree(module)
+        table = [stmt.value for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == dotted(generator.iter)] if tree else []
+        if len(table) != 1 or not isinstance(table[0], (ast.Tuple, ast.List)) or generator.is_async or len(generator.ifs) > 1:
+            return None
+        defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+        def inline(node: ast.expr) -> ast.expr:
+            # `(lambda: E)()` -> E; `f()` of a module function `def f(): return E` -> E
+            if isinstance(node, ast.Call) and not node.args and not node.keywords:
+                if isinstance(node.func, ast.Lambda) and not node.func.args.args:
+                    return node.func.body
+                body = [s for s in defs[node.func.id].body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))] if (
+                    isinstance(node.func, ast.Name) and node.func.id in defs and not function_params(defs[node.func.id].args)) else []
+                if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                    return body[0].value
+            return node
+
+        rows = []
+        for row in table[0].elts:
+            items = row.elts if isinstance(row, ast.Tuple) and isinstance(generator.target, ast.Tuple) else [row]
+            if len(items) != len(names):
+                return None
+            given = dict(zip(names, items))
+            place = lambda node: given.get(node.id) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) else None  # noqa: E731
+            test = inline(_placed(generator.ifs[0], place)) if generator.ifs else ast.Constant(True)
+            rows.append((None if isinstance(test, ast.Constant) and test.value is True else ast.copy_location(test, value),
+                         _placed(value.args[0].elt, place)))
+        if len(value.args) == 2:  # next(gen, default): the default where no row's test holds
+            rows.append((None, value.args[1]))
+        return rows
+
     def _returned_strings(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict) -> list[str]:
         """The dotted or colon paths a function's `return`s fold to, its assignments followed in
         order (`env`: its parameters' values, if bound)."""
@@ -1305,7 +1368,8 @@ class PluginClasses:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env)
             if isinstance(stmt, ast.Return) and stmt.value is not None:
-                paths += [value for value in self.strings(module, stmt.value, env) if "." in value or ":" in value]
+                rows = self._first_match(module, stmt.value) or [(None, stmt.value)]
+                paths += [value for _, chosen in rows for value in self.strings(module, chosen, env) if "." in value or ":" in value]
         return paths
 
     def _derives_from_platform(self, path: str) -> bool:
