@@ -139,3 +139,45 @@ def register():
     assert set(hooks) == {FORWARD, "sglang.srt.layers.sampler.Sampler.apply_torchao_config_to_model"}, doc["findings"]
     assert hooks[FORWARD]["status"] == "ok" and hooks["sglang.srt.layers.sampler.Sampler.apply_torchao_config_to_model"]["breaking"]
     assert code == 1
+
+
+# an object keeping HookRegistry on itself (`self.registry.register(…)`), registering through a
+# helper method per call; a call under `if hasattr(Sampler, "…")` registers only where that holds
+HOLDERS = {
+    "init_default_parameter": "def __init__(self, registry=HookRegistry):\n        self.registry = registry\n",
+    "class_attribute": "registry = HookRegistry\n",
+    "init_assignment": "def __init__(self):\n        self.registry = HookRegistry\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(HOLDERS))
+def test_hooks_registered_through_a_registry_kept_on_self_under_the_callers_guard(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tb": "tb:register"}),
+        "tb/__init__.py": HEAD + f"""
+
+class SamplerPatches:
+    target_cls = "sglang.srt.layers.sampler.Sampler"
+    {HOLDERS[spelling]}
+    def _on(self, method, fn, kind=HookType.AROUND):
+        self.registry.register(f"{{self.target_cls}}.{{method}}", fn, kind)
+
+    def install(self):
+        from sglang.srt.layers.sampler import Sampler
+
+        self._on("forward", _forward)
+        if hasattr(Sampler, "_legacy_mask"):
+            self._on("_legacy_mask", _skip)
+
+
+def register():
+    SamplerPatches().install()
+""",
+    })
+    code, doc = check(root, new)
+    hooks = {f["target"]: f for f in doc["findings"] if f["kind"] == "hook"}
+    assert set(hooks) == {FORWARD, "sglang.srt.layers.sampler.Sampler._legacy_mask"}, doc["findings"]
+    guarded = hooks["sglang.srt.layers.sampler.Sampler._legacy_mask"]
+    assert hooks[FORWARD]["status"] == "ok" and guarded["status"] == "missing" and not guarded["breaking"], guarded
+    assert guarded["guard"]["outcome"] == "skipped" and code == 0

@@ -280,11 +280,12 @@ class PluginClasses:
 
     def _parameter_registries(self) -> None:
         """`registry.register(target, fn, kind)` in a helper whose parameter `registry` a caller
-        gives HookRegistry: one hook per such call, with what it passes."""
+        gives HookRegistry (or `self.registry`, an instance's attribute holding it): one hook per
+        such call, with what it passes."""
         hooks = profile().hook_registry
         for module, call, ctx in self.parameter_registries:
             for binding, where in self.helper_bindings(module, ctx.functions, call.lineno):
-                held = binding.get(call.func.value.id)
+                held = self.const(module, call.func.value, {**ctx.env, **binding})
                 if isinstance(held, Named) and (held.path == hooks or self.qualify(module, held.path) == hooks):
                     for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                         self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)

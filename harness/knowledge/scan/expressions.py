@@ -146,6 +146,7 @@ class Expressions:
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
+    call_guards: dict[str, tuple[GuardCond, ...]]
     bare_calls: dict[str, list[tuple[str, ast.Call, dict]]]
     called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
 
@@ -379,10 +380,11 @@ class Expressions:
         engine = profile()
         hooks = engine.hook_registry
         receiver = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "register" else None
-        if (hooks and isinstance(receiver, ast.Name) and ctx.functions and receiver.id in ctx.local
-                and (env.get(receiver.id) is OPAQUE or isinstance(env.get(receiver.id), Instance))):
-            # `def install(registry): registry.register(target, fn, AROUND)`: a hook where a
-            # caller hands it HookRegistry (finish())
+        if hooks and ctx.functions and (
+                isinstance(receiver, ast.Name) and receiver.id in ctx.local and (env.get(receiver.id) is OPAQUE or isinstance(env.get(receiver.id), Instance))
+                or isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == ctx.self_name):
+            # `def install(registry): registry.register(target, fn, AROUND)`, `self.registry.register(…)`:
+            # a hook where a caller (a construction) hands it HookRegistry (finish())
             self.parameter_registries.append((module, call, ctx))
         if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
             call, ctx = self._spread(module, call, ctx)
@@ -494,6 +496,8 @@ class Expressions:
             # what each call of a plugin function passes, folded where it is made (loops over
             # constants unrolled): caller_bindings reads it
             short = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+            if ctx.guards:  # what a helper does per call runs only where the call does (_hook)
+                self.call_guards[f"{self.relfile(module)}:{call.lineno}"] = ctx.guards
             if call.args or call.keywords:  # folded when asked: the names the arguments read, as bound here
                 read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
                 self.call_arguments.setdefault(short, []).append((module, call, read))
@@ -960,6 +964,8 @@ class Expressions:
             # hook per call of the helper, with what that call passes (finish())
             self.parameter_hooks.append((module, node, target_node, type_node, hook_node, ctx))
             return
+        if bound and self.call_guards.get(bound):  # registered per call of a helper: under that call's guards
+            ctx = replace(ctx, guards=ctx.guards + tuple(g for g in self.call_guards[bound] if g not in ctx.guards))
         target = self.const(module, target_node, ctx.env)
         hook_type = "AFTER"  # HookRegistry's default
         if type_node is not None:

@@ -189,6 +189,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
         self.call_arguments: dict[str, list[tuple[str, ast.Call, dict]]] = {}
         self.bare_calls: dict[str, list[tuple[str, ast.Call, dict]]] = {}  # calls of plugin names with no arguments
+        self.call_guards: dict[str, tuple[GuardCond, ...]] = {}  # "file:line" of a plugin call -> the guards it runs under
         self.decorations: dict[str, list[tuple[str, str]]] = {}  # plugin function -> (what it decorates plainly, "file:line")
         self.parameter_grafts: list[tuple[str, ast.expr, str, ast.expr, int, Context]] = []  # `cls.m = f` on a helper's parameter
         self.called_objects: dict[int, tuple[str, ast.Call, dict]] = {}
