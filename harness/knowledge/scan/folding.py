@@ -1499,6 +1499,11 @@ class Folding:
                 return self.module_constant(source_module, source_name, depth + 1)
             if binding.target.replace(":", ".") in profile().version_reads:
                 return RunningVersion(parsed=False)
+        if binding is None and (star := self._star_bound(module, name, frozenset())) is not None:
+            # `from .layout import *` of a plugin module: the constant that module binds
+            home, _, attr = star.rpartition(".")
+            if home in self.files and star not in self.files:
+                return self.module_constant(home, attr, depth + 1)
         qualified = self.qualify(module, name)
         return Named(qualified) if qualified else OPAQUE
 
