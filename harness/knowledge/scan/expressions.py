@@ -561,6 +561,11 @@ class Expressions:
             self.parameter_imports.append((module, named, arg(call, 1, "package"), ctx))
             if self.chosen_modules(module, named, ctx.env):
                 return
+        if not isinstance(target, str) and (chosen := self.chosen_modules(module, named, ctx.env)):
+            # a module chosen at run time among a table's values (`QUANT_BACKENDS[choice]` from an
+            # environment variable, through a helper): any of them may be imported
+            self.dynamic_imports.setdefault(module, []).extend((name, ctx.functions) for name in chosen)
+            return
         if not isinstance(target, str):
             # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
             # a name from elsewhere (a registry entry's module_path) says nothing about which
@@ -589,10 +594,26 @@ class Expressions:
                 return prefix
         return path
 
-    def chosen_modules(self, module: str, node: ast.expr, env: dict) -> list[str]:
+    def chosen_modules(self, module: str, node: ast.expr, env: dict, depth: int = 0) -> list[str]:
         """The plugin modules a name built at run time may be: `f"vendev.backends.{name}.patch"`,
         `"….{}.patch".format(name)`, `"….%s.patch" % name` with a constant prefix naming a plugin
-        package, each unknown part one dotted segment. [] when the expression has no such shape."""
+        package, each unknown part one dotted segment; `TABLE[key]` / `TABLE.get(key, d)` of a
+        folded dict under a key not known, each plugin module among its values (and d); a call of
+        a plugin function, what each of its `return`s may be. [] when the expression has no such shape."""
+        if isinstance(node, ast.Subscript) or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            table = self.const(module, node.value if isinstance(node, ast.Subscript) else node.func.value, env)
+            extra = [self.const(module, node.args[1], env)] if isinstance(node, ast.Call) and len(node.args) == 2 else []
+            if isinstance(table, dict):
+                return sorted({v for v in [*table.values(), *extra] if isinstance(v, str) and v in self.files})
+        if isinstance(node, ast.Call) and dotted(node.func) and depth < 4:
+            found = self._plugin_definition(self.qualify(module, dotted(node.func), env) or "")
+            if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) and not found[1].decorator_list:
+                names: set[str] = set()
+                for returned in own_returns(found[1]):
+                    value = self.const(found[0], returned.value, {}) if returned.value is not None else None
+                    names.update([value] if isinstance(value, str) and value in self.files
+                                 else self.chosen_modules(found[0], returned.value, {}, depth + 1) if returned.value is not None else [])
+                return sorted(names)
         parts: list[str | None] = []
         if isinstance(node, ast.JoinedStr):
             for value in node.values:
