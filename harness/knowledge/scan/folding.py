@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import itertools
+import json
 import operator
 import posixpath
 import string
@@ -127,6 +128,15 @@ class Record:
 
     def get(self, name: str):
         return next((value for field, value in self.fields if field == name), OPAQUE)
+
+
+@dataclass(frozen=True)
+class PackageFile:
+    """`importlib.resources.files("pkg")` of a plugin package, `.joinpath("data.json")` of it:
+    a file shipped in the plugin's own tree (`relative` its path below the package)."""
+
+    package: str
+    relative: str = ""
 
 
 @dataclass(frozen=True)
@@ -570,6 +580,8 @@ class Folding:
             left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
             if isinstance(left, PurePosixPath) and isinstance(right, (str, PurePosixPath)) or isinstance(left, str) and isinstance(right, PurePosixPath):
                 return PurePosixPath(left) / right
+            if isinstance(left, PackageFile) and isinstance(right, str):  # a Traversable's `/` is joinpath (importlib.resources.abc)
+                return PackageFile(left.package, str(PurePosixPath(left.relative, right)))
             return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # a union of folded sets (or dicts)
             left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
@@ -664,8 +676,9 @@ class Folding:
             # `sys.modules.get(M) or _STUB`: M where it is loaded, the plugin's stand-in where not
             self.stand_in_owners.add((module, found.path))
             return loaded
-        if isinstance(node, ast.BoolOp) and all(isinstance(v, (ast.Constant, ast.Name, ast.Attribute, ast.JoinedStr)) for v in node.values):
-            # `value or "default"`, `a and b` of folded plain values: Python's value of the expression
+        if isinstance(node, ast.BoolOp) and not any(isinstance(v, (ast.BoolOp, ast.Compare, ast.UnaryOp)) for v in node.values):
+            # `value or "default"`, `name.rpartition(".")[0] or name`, `a and b` of folded plain
+            # values: Python's value of the expression (a test among them stays a condition)
             values = [self.const(module, v, env, depth + 1) for v in node.values]
             if all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
                 want = isinstance(node.op, ast.And)  # `and` stops at the first false value, `or` at the first true one
@@ -760,6 +773,20 @@ class Folding:
         name = dotted(node.func) or ""
         qualified = self.qualify(module, name, env) or name
         args = node.args
+        if qualified in ("importlib.resources.files", "importlib_resources.files") and len(args) == 1 and not node.keywords:
+            package = self.const(module, args[0], env, depth + 1)
+            return PackageFile(package) if isinstance(package, str) and package in self.files and self.files[package][1] else OPAQUE
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("joinpath", "read_text") and isinstance(
+                held := self.const(module, node.func.value, env, depth + 1), PackageFile):
+            if node.func.attr == "joinpath":
+                parts = [self.const(module, a, env, depth + 1) for a in args]
+                return PackageFile(held.package, str(PurePosixPath(held.relative, *parts))) if parts and all(isinstance(p, str) for p in parts) else OPAQUE
+            return self._package_text(held)
+        if qualified == "json.loads" and len(args) == 1 and isinstance(text := self.const(module, args[0], env, depth + 1), str):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return OPAQUE
         if qualified in _PATH_CLASSES and not node.keywords and not any(isinstance(a, ast.Starred) for a in args):
             # pathlib paths of folded strings, as pure POSIX paths: only their names are read
             parts = [self.const(module, a, env, depth + 1) for a in args]
@@ -1310,6 +1337,19 @@ class Folding:
             if returned is not _FELL_THROUGH:
                 return returned
         return _FELL_THROUGH if _ran else None
+
+    def _package_text(self, found: PackageFile):
+        """The text of a data file shipped in the plugin's own package (UTF-8, at most 1 MiB, a
+        regular file inside the plugin's tree); OPAQUE when there is no such file."""
+        package_dir = (self.scan.root / self.files[found.package][0]).parent
+        path = package_dir / found.relative
+        try:
+            inside = path.resolve().is_relative_to(self.scan.root.resolve())
+            if not inside or not path.is_file() or path.is_symlink() or path.stat().st_size > 1 << 20:
+                return OPAQUE
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return OPAQUE
 
     @staticmethod
     def _fills_only(loop: ast.For | ast.AsyncFor) -> bool:
