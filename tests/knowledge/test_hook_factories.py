@@ -492,3 +492,31 @@ def test_a_late_patch_from_a_spec_table_is_a_dependency(upstreams, tmp_path, spe
         code, doc = check(root, upstream)
         patches = [f for f in doc["findings"] if f["kind"] == "patch" and f["target"] == path]
         assert patches and all(f["status"] == status and not f["breaking"] for f in patches) and code == 0, doc["findings"]
+
+
+# "module:Qual.name" specs applied to loaded modules: the owner is the module or an attribute of
+# it, chosen by whether the qualified name has a dot (fifteenth set F32-m2); each spelling of that
+# choice folds per spec: a conditional expression over operator.attrgetter or getattr, or a loop
+OWNERS = {
+    "attrgetter_if_dotted": "    owner = operator.attrgetter(owner_path)(module) if owner_path else module\n",
+    "getattr_if_dotted": "    owner = getattr(module, owner_path) if owner_path else module\n",
+    "getattr_loop": "    owner = module\n    for part in filter(None, owner_path.split('.')):\n        owner = getattr(owner, part)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OWNERS))
+def test_a_patch_of_a_module_colon_qualname_spec_reaches_its_owner(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"lp": "lp:register"}), "lp/__init__.py": (
+        "import itertools\nimport operator\nimport sys\n\n\ndef _keep(*args, **kwargs):\n    return None\n\n\n"
+        "_A = (('sglang.srt.layers.sampler:Sampler.forward', _keep),)\n"
+        "_B = (('sglang.srt.layers.torchao_utils:apply_torchao_config_to_model', _keep),)\n\n\n"
+        "def _apply(spec, replacement):\n    module_name, _, qualname = spec.partition(':')\n"
+        "    module = sys.modules.get(module_name)\n    if module is None:\n        return False\n"
+        "    owner_path, _, attr = qualname.rpartition('.')\n" + OWNERS[spelling]
+        + "    setattr(owner, attr, replacement)\n    return True\n\n\n"
+        "def register():\n    return [spec for spec, fn in itertools.chain(_A, _B) if _apply(spec, fn)]\n")}, name=spelling)
+    code, doc = check(root, new)
+    patches = {f["target"]: f["status"] for f in doc["findings"] if f["kind"] == "patch"}
+    assert patches == {"sglang.srt.layers.sampler.Sampler.forward": "ok",
+                       "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model": "missing"}, doc["findings"]

@@ -683,6 +683,10 @@ class Folding:
             if all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
                 want = isinstance(node.op, ast.And)  # `and` stops at the first false value, `or` at the first true one
                 return next((v for v in values[:-1] if bool(v) is not want), values[-1])
+        if isinstance(node, ast.IfExp):  # `a if t else b` where t folds: that branch's value
+            taken = self._truth_of(module, node.test, env, depth + 1)
+            if taken is not None:
+                return self.const(module, node.body if taken else node.orelse, env, depth + 1)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):  # -1 in an index or a slice
             inner = self.const(module, node.operand, env, depth + 1)
             return -inner if type(inner) in (int, float) else OPAQUE
@@ -773,6 +777,11 @@ class Folding:
         name = dotted(node.func) or ""
         qualified = self.qualify(module, name, env) or name
         args = node.args
+        if (isinstance(node.func, ast.Call) and len(args) == 1 and not node.keywords and len(node.func.args) == 1 and not node.func.keywords
+                and self.qualify(module, dotted(node.func.func) or "", env) == "operator.attrgetter"):
+            # attrgetter("a.b")(obj): obj.a.b (the operator docs), on a module or class the scan names
+            path, held = self.const(module, node.func.args[0], env, depth + 1), self.const(module, args[0], env, depth + 1)
+            return Named(f"{held.path}.{path}") if isinstance(path, str) and isinstance(held, Named) and path else OPAQUE
         if qualified in ("importlib.resources.files", "importlib_resources.files") and len(args) == 1 and not node.keywords:
             package = self.const(module, args[0], env, depth + 1)
             return PackageFile(package) if isinstance(package, str) and package in self.files and self.files[package][1] else OPAQUE
@@ -910,6 +919,11 @@ class Folding:
             if not isinstance(base, dict):
                 return OPAQUE
             return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
+        if name == "filter" and qualified == name and len(args) == 2 and not node.keywords and isinstance(args[0], ast.Constant) and args[0].value is None:
+            # filter(None, xs): the true elements (the builtins docs)
+            items = self.iterated(self.const(module, args[1], env, depth + 1))
+            return [v for v in items if isinstance(v, (str, int, float, bool)) and v] if isinstance(items, list) and all(
+                isinstance(v, (str, int, float, bool)) or v is None for v in items) else OPAQUE
         if qualified == "collections.ChainMap" and not node.keywords:
             # lookups search the maps in order (collections docs): the first one holding a key wins
             maps = [self.const(module, a, env, depth + 1) for a in args]
