@@ -57,6 +57,7 @@ from harness.knowledge.model import (
     CLASS_USE_BASE,
     CLASS_USES,
     DATACLASS_EXTENDS,
+    NONE_FALLBACK_CALL,
     EMPTY_BODIES,
     PLACED,
     Cond,
@@ -356,6 +357,11 @@ class Judge:
 
     def _judge_call(self, dep: Dependency) -> Finding | None:
         resolution = self.index.resolve(dep.target)
+        if not resolution.ok and dep.how == NONE_FALLBACK_CALL and not is_undecided(resolution):
+            # the caught import's handler bound the name to None here: this call raises TypeError
+            return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                           detail=f"{dep.expression}(...) calls None on {self.index.source.label}: {resolution.note or dep.target + ' is gone'}, "
+                                  f"so the caught import binds {dep.expression} = None and the call raises TypeError ('NoneType' object is not callable)")
         if not resolution.ok:
             return None  # the import or reference finding says it is gone
         params, bound, what = self._callable_params(resolution)

@@ -267,6 +267,10 @@ CLASS_USES = (CLASS_USE_BASE, CLASS_USE_CHECK)
 # a call of a plugin @dataclass over an upstream class: its __init__ takes the upstream class's
 # dataclass fields, then the plugin's own (Dependency.params)
 DATACLASS_EXTENDS = "dataclass-extends"
+# a call of a name a caught import binds, whose handler binds it to None where the import fails
+# (`try: from sglang.x import f` / `except ImportError: f = None`): on such a release the call
+# raises TypeError ('NoneType' object is not callable) unless a test of the name guards it
+NONE_FALLBACK_CALL = "none-fallback-call"
 # a method of a plugin class deriving from no upstream class that the plugin binds to an upstream
 # class's name (`mixtral.MixtralDecoderLayer = Fused`): judged as an override of that class's
 # method (Dependency.hook names the class), against the calls on the instances upstream builds

@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.engines import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, Kind, profile
 from harness.knowledge.model import (
     CLASS_USE_CHECK,
+    NONE_FALLBACK_CALL,
     PLACED,
     CallShape,
     Catch,
@@ -149,6 +150,7 @@ class Expressions:
     call_guards: dict[str, tuple[GuardCond, ...]]
     bare_calls: dict[str, list[tuple[str, ast.Call, dict]]]
     called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
+    none_fallbacks: dict  # (module, imported path) -> "the import resolves" (Folding's)
 
     def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
         """References, calls and registrations inside one expression."""
@@ -512,9 +514,11 @@ class Expressions:
             strings = tuple((at, node.value if isinstance(node, ast.Constant) else value) for at, node in given
                             if isinstance(node, ast.Constant) and isinstance(node.value, str)
                             or isinstance(node, ast.Name) and isinstance(value := self.const(module, node, env), str))
+            # a name a caught import binds, None where it fails (none_fallbacks): its call fails there
+            fallback = NONE_FALLBACK_CALL if isinstance(call.func, ast.Name) and isinstance(self.none_fallbacks.get((module, qualified)), ImportsResolve) else None
             for shape, test, negate in self._arm_shapes(call):
                 arm = ctx if test is None else replace(ctx, guards=ctx.guards + (self._guard(module, test, ctx.env, negate=negate, local=ctx.local),))
-                self._dependency("call", qualified, module, call, arm, call=shape, expression=name, arguments=strings)
+                self._dependency("call", qualified, module, call, arm, call=shape, expression=name, arguments=strings, how=fallback)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
         if name and not is_upstream(qualified):

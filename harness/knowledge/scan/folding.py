@@ -1989,6 +1989,9 @@ class Folding:
             return folded(Not(self.condition(module, node.operand, env, depth + 1, local)))
         if isinstance(node, ast.NamedExpr):  # `(m := sys.modules.get(N))`: tests what it binds
             return self.condition(module, node.value, env, depth + 1, local)
+        if isinstance(node, ast.Name) and node.id not in local and isinstance(held := env.get(node.id), Named) and isinstance(
+                fallback := self.none_fallbacks.get((module, held.path)), ImportsResolve) and fallback.imports:
+            return fallback  # `if f:` / `f(x) if f else d` of a caught import's None fallback: the import resolved
         if isinstance(node, ast.Call):
             name = dotted(node.func) or ""
             qualified = self.qualify(module, name, env) or name
