@@ -19,10 +19,11 @@ shared by them), parse_ahead.
 
 from __future__ import annotations
 
+import ast
 import difflib
+import re
 from dataclasses import replace
 from functools import partial
-import re
 from typing import Any
 
 from harness.engines import profile
@@ -74,6 +75,7 @@ from harness.knowledge.model import (
     Status,
     forwards_anything,
     is_upstream,
+    resolve_relative,
     risk_of,
     signature_text,
 )
@@ -119,6 +121,7 @@ class Judge:
         `successors`: False for a judge whose findings are only compared (a baseline's), which
         then names none. Successors are searched when `fill_successors` runs, all together."""
         self.index = index
+        self._import_failures: dict[str, str | None] = {}  # _fails_to_import, per upstream module
         self.scan = scan
         self.baseline = Judge(baseline, scan, successors=False) if baseline is not None else None
         self.on_baseline = on_baseline
@@ -289,6 +292,9 @@ class Judge:
             gone = module[len(parent) + 1 :].split(".")[0] if parent else module
             note = f"no module {f'{parent}.{gone}' if parent else gone!r} in {self.index.source.label}"
             return self.missing_finding(dep, note, successor_of=dep.target)
+        failing = self._fails_to_import(module)
+        if failing is not None:  # the module's own code raises ImportError (a stale re-export shim)
+            return self.missing_finding(dep, f"importing {module} fails on {self.index.source.label}: {failing}")
         resolution = self.index.resolve(dep.target)
         if resolution.ok:
             return Finding(**self.base(dep), status=Status.ok, defined_in=defined_path(resolution), detail=resolution.note)
@@ -296,6 +302,34 @@ class Judge:
             return Finding(**self.base(dep), status=Status.unknown, detail=resolution.note)
         note = f"cannot import name {dep.target.rsplit('.', 1)[-1]!r} from {module}: {resolution.note}"
         return self._set_by_plugin(dep, dep.target, note) or self.missing_finding(dep, note, successor_of=dep.target)
+
+    def _fails_to_import(self, module: str) -> str | None:
+        """Why importing the upstream `module` itself raises ImportError on this release: a
+        `from <upstream module> import name` at the top of its body (no `if`, `try` or function
+        around it: it always runs, the language reference's import statement) whose name that
+        module does not have (0.5.17's deprecated nsa_backend.py shim re-exports
+        NativeSparseAttnBackend, which dsa_backend.py no longer defines). None when every such
+        import resolves or is undecided. Memoised per judge."""
+        if module not in self._import_failures:
+            tree = self.index.tree(module)
+            found = None
+            for stmt in tree.body if tree is not None else ():
+                if not isinstance(stmt, ast.ImportFrom) or any(a.name == "*" for a in stmt.names):
+                    continue
+                source = resolve_relative(module, self.index.files[module][1], stmt.level, stmt.module)
+                if not is_upstream(source) or not self.index.module_exists(source):
+                    continue
+                for alias in stmt.names:
+                    if self.index.module_exists(f"{source}.{alias.name}"):
+                        continue  # a submodule, imported by the statement
+                    resolution = self.index.resolve(f"{source}.{alias.name}")
+                    if resolution.outcome is Outcome.missing:
+                        found = f"its line {stmt.lineno} imports {alias.name} from {source}, which has no such name ({resolution.note})"
+                        break
+                if found:
+                    break
+            self._import_failures[module] = found
+        return self._import_failures[module]
 
     def _judge_reference(self, dep: Dependency) -> Finding | None:
         """`a.b.c` through an upstream module/class: getattr step by step, stopping where the
