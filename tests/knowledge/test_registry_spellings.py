@@ -76,6 +76,13 @@ SPELLINGS = {
         'factory = __import__("operator").itemgetter', 'factory = itemgetter').replace(HEAD, HEAD + "from operator import itemgetter\n\n\n"), True),
     "itemgetter_bound_unpacked": (HEAD + 'import operator\n\n_GET = operator.itemgetter("dual", "torch_native")\n\n\n'
                                   'def register():\n    factory, fallback = _GET(ATTENTION_BACKENDS)\n    return factory(None)\n', True),
+    # with the keys unpacked from a folded sequence (fifteenth set F39-m1): inline, bound to a local, a module table
+    "itemgetter_starred_generator": (HEAD + 'import operator\n\n\ndef register():\n'
+                                     '    return operator.itemgetter(*(k for k in ("dual", "torch_native")))(ATTENTION_BACKENDS)\n', True),
+    "itemgetter_starred_local": (HEAD + 'import operator\n\nKEYS = ["torch_native", "dual"]\n\n\ndef register():\n'
+                                 '    lookup = operator.itemgetter(*KEYS)\n    factories = lookup(ATTENTION_BACKENDS)\n    return factories\n', True),
+    "itemgetter_starred_kept": (HEAD + 'from operator import itemgetter\n\nKEYS = ("torch_native",)\n\n\ndef register():\n'
+                                '    return itemgetter(*KEYS)(ATTENTION_BACKENDS)\n', None),
     "itemgetter_default_kept": (HEAD + 'from operator import itemgetter\n\n\ndef register():\n'
                                 '    return itemgetter("torch_native")(ATTENTION_BACKENDS)(None)\n', None),
     # the key passed on through two helpers from a loop over a table (fourteenth set F39-n1): a str
@@ -231,3 +238,4 @@ def test_keys_put_in_by_methods_of_the_registrys_module_are_known(tmp_path_facto
     key = by_target(doc["findings"])["sglang.srt.layers.custom_op.op_registry['silu']"]
     assert (key["status"], key["breaking"]) == ("missing", True) and "silu_and_mul" in key["detail"], key
     assert code == 1
+

@@ -441,6 +441,18 @@ class Expressions:
                 else:
                     how = "get-tested" if id(call) in self._tested or self._result_tested(module, call, ctx) else "get"
                 self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key, how=how)
+        getter = call.func if isinstance(call.func, ast.Call) else self._made_once(call.func.id, ctx) if isinstance(call.func, ast.Name) and call.func.id in ctx.local else None
+        if (getter is not None and len(call.args) == 1 and not call.keywords and not getter.keywords
+                and self.qualify(module, dotted(getter.func) or "", env) == "operator.itemgetter"):
+            # itemgetter(k1, k2)(REG) / itemgetter(*keys)(REG): REG[k1], REG[k2] (KeyError: the operator docs)
+            owner = self.qualify(module, dotted(call.args[0]), env)
+            keys = []
+            for a in getter.args:
+                items = self.iterated(self.const(module, a.value, env)) if isinstance(a, ast.Starred) else [self.const(module, a, env)]
+                keys += items if isinstance(items, list) else [OPAQUE]
+            if is_upstream(owner) and keys and all(isinstance(k, str) for k in keys):
+                for key in keys:
+                    self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key)
         if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
             owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
