@@ -2239,6 +2239,11 @@ REPLACEMENTS = {
     "function_globals_item": ("rope.default_rope.__globals__['get_rope'] = my_get_rope", False),
     "function_globals_update": ("rope.default_rope.__globals__.update(get_rope=my_get_rope)", False),
     "function_globals_item_kwargs": ("rope.default_rope.__globals__['get_rope'] = my_get_rope_kwargs", True),
+    # an instance of a plugin class with __call__ (fifteenth set V-m2): through a helper's parameter,
+    # a local, a loop over a table
+    "callable_object_through_helper": ("_install(rope, 'get_rope', RopeCall())", False),
+    "callable_object_local": ("made = RopeCall()\n    setattr(rope, 'get_rope', made)", False),
+    "callable_object_loop_kwargs": ("for name, fn in [('get_rope', RopeCallKwargs())]:\n        setattr(rope, name, fn)", True),
 }
 
 
@@ -2277,6 +2282,20 @@ class Ropes:
 
 
 _ROPES = Ropes(cache={{}})
+
+
+class RopeCall:
+    def __call__(self, head_size, base):
+        return head_size
+
+
+class RopeCallKwargs:
+    def __call__(self, head_size, base, **kwargs):
+        return head_size
+
+
+def _install(module, name, replacement):
+    setattr(module, name, replacement)
 
 
 def register():

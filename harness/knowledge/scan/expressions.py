@@ -1375,6 +1375,9 @@ class Expressions:
             return (None, None) if path is None or is_upstream(path) else (path, params)
         if isinstance(node, ast.Attribute) and (bound := self._bound_method(module, node, ctx)) is not None:
             return bound[0], bound[2]  # `_MIRROR.download`: a method of a plugin object, self bound
+        if isinstance(node, ast.Name) and isinstance(held := ctx.env.get(node.id), Record) and not is_upstream(held.cls):
+            path, _, params = self._instance_call(held.cls)  # an instance of a plugin class: its __call__ runs
+            return path, params
         value = self.qualify(module, dotted(node), ctx.env)
         if value is None and not isinstance(node, (ast.Name, ast.Attribute)):
             folded = self.const(module, node, ctx.env)  # `REG[name]` over a folded registry
