@@ -72,6 +72,7 @@ class PluginClasses:
     hook_callables: dict[str, str]
     calls: dict[str, set[str]]
     parameter_keys: list
+    parameter_calls: list
     parameter_imports: list
     parameter_hooks: list
     parameter_patches: list
@@ -129,6 +130,7 @@ class PluginClasses:
         self._parameter_fields()
         self._instance_flags()
         self._parameter_keys()
+        self._parameter_calls()
         self._parameter_settings()
         self._parameter_imports()
         self._model_package_modules()
@@ -209,6 +211,29 @@ class PluginClasses:
                         seen.add((key, where))
                         self._dependency("registry_key", registry, module, node, ctx, name=key,
                                          expression=f"{ast.unparse(node)} with {keyed}={key!r} ({where})")
+
+    def _parameter_calls(self) -> None:
+        """A call of an upstream function inside a helper passing string arguments the helper's
+        parameters decide (`def _upstream(method): return get_quantization_config(method)`): the
+        call once more per binding of the helper's callers (helper_bindings, through their own
+        callers when they pass nothing known), with the strings that binding gives, so the
+        judge reads them as it reads constants (a keyed lookup's key)."""
+        for module, call, qualified, name, ctx in self.parameter_calls:
+            given = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+
+            def strings(env: dict) -> tuple:
+                return tuple((at, value) for at, node in given if isinstance(value := self.const(module, node, env), str))
+
+            bindings = self.bindings_or_through(module, ctx.functions, call.lineno, lambda found: any(
+                len(strings({**ctx.env, **binding})) > len(strings(ctx.env)) for binding, _ in found if binding))
+            seen = {strings(ctx.env)}
+            for binding, where in bindings[:_MOST_CALLER_ENVS]:
+                for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                    found = strings(inner.env)
+                    if found not in seen:
+                        seen.add(found)
+                        self._dependency("call", qualified, module, call, inner, call=call_shape(call), expression=name,
+                                         arguments=found)
 
     def _inherited_constructors(self) -> None:
         """A call of a plugin class that builds itself with an upstream class's constructor

@@ -135,6 +135,7 @@ class Expressions:
     _self_calls: set[int]
     _tested: set[int]
     parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]]
+    parameter_calls: list[tuple[str, ast.Call, str, str, Context]]  # (module, call, its upstream callee, as written, where)
     parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]]  # (module, name, package, where)
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
@@ -527,6 +528,11 @@ class Expressions:
                             if isinstance(node, ast.Constant) and isinstance(node.value, str)
                             or isinstance(node, ast.Name) and isinstance(value := self.const(module, node, env), str))
             # a name a caught import binds, None where it fails (none_fallbacks): its call fails there
+            if ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and not isinstance(env.get(n.id), str)
+                                     for a in (*call.args, *(k.value for k in call.keywords)) for n in walk(a)):
+                # a string argument the helper's parameters decide (`get_quantization_config(method)`):
+                # the call again per binding of its callers (finish(): _parameter_calls)
+                self.parameter_calls.append((module, call, qualified, name, ctx))
             fallback = NONE_FALLBACK_CALL if isinstance(call.func, ast.Name) and isinstance(self.none_fallbacks.get((module, qualified)), ImportsResolve) else None
             for shape, test, negate in self._arm_shapes(call):
                 arm = ctx if test is None else replace(ctx, guards=ctx.guards + (self._guard(module, test, ctx.env, negate=negate, local=ctx.local),))
