@@ -540,9 +540,64 @@ def _find_instances(index: SymbolIndex, cls: Ref, method: str, by_parameter: boo
                         if (call.lineno > node.lineno or holder.startswith("self.")) and id(call) not in placed:
                             placed.add(id(call))  # a loop over islice(self.layers, self.start, self.end) is one call
                             result.calls.append(CallSite(relpath, call.lineno, receiver, call_shape(call), True, made=made, sole=sole, holder=holder))
+                    if holder.startswith("self.") and not element:
+                        result.calls.extend(_handed_over_calls(index, module, body, holder, method, through_call, made))
     for sites in (result.calls, result.unsure):
         sites.sort(key=lambda s: (s.path, s.line))
     return result
+
+
+def _handed_over_calls(index: SymbolIndex, module: str, body: ast.AST, holder: str, method: str, through_call: bool, made: str) -> list[CallSite]:
+    """The calls of `method` an upstream class makes on an instance handed to its constructor:
+    `RejectionSampler(self.sampler)` in `body` (vLLM 0.17 gpu_model_runner.py:532), where that
+    class's `__init__` keeps the parameter once as `self.y` (rejection_sampler.py:55), then
+    `self.y(…)` / `self.y.m(…)` in it or a subclass of it in its module (:102). One hand-over."""
+    found: list[CallSite] = []
+    for call in (n for n in walk(body) if isinstance(n, ast.Call) and dotted(n.func)):
+        given = [(position, a) for position, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
+        slots = [slot for slot, a in given if dotted(a) == holder]
+        target = index.resolve_in_scope(module, dotted(call.func) or "") if slots else None
+        if target is None or not target.ok or target.ref.kind != "class":
+            continue
+        tree = index.tree(target.ref.module)
+        for slot in slots:
+            kept = _kept_as(index, target.ref, slot)
+            if kept is None or tree is None:
+                continue
+            relpath = index.files[target.ref.module][0]
+            for klass in (n for n in tree.body if isinstance(n, ast.ClassDef) and target.ref in index.mro(Ref("class", target.ref.module, n.name))):
+                found += [CallSite(relpath, inner.lineno, receiver, call_shape(inner), True, made=made, holder=f"self.{kept}")
+                          for inner, receiver in _holder_calls(klass, f"self.{kept}", False, method, through_call)]
+    return found
+
+
+def _kept_as(index: SymbolIndex, cls: Ref, slot: int | str, depth: int = 0) -> str | None:
+    """The attribute a constructor of `cls` keeps the argument at `slot` (a position after self, or
+    a keyword) in: `self.y = param` in the first `__init__` of its MRO, once; an `__init__` that
+    hands the parameter to `super().__init__(…)` keeps it where that one does. None otherwise."""
+    for klass in index.mro(cls)[:4] if depth < 4 else ():
+        tree = index.tree(klass.module) if klass.kind == "class" else None
+        node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == klass.qualname), None) if tree is not None else None
+        init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if node is not None else None
+        if init is None:
+            continue
+        params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)]
+        param = params[slot + 1] if isinstance(slot, int) and 0 <= slot + 1 < len(params) else slot if isinstance(slot, str) and slot in params else None
+        if param is None or len(params) < 2:
+            return None
+        kept = [t.attr for stmt in walk(init) if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Name) and stmt.value.id == param
+                for t in stmt.targets if isinstance(t, ast.Attribute) and dotted(t.value) == params[0]]
+        if len(kept) == 1:
+            return kept[0]
+        handed = [(n, [i for i, a in enumerate(n.args) if dotted(a) == param] + [k.arg for k in n.keywords if k.arg and dotted(k.value) == param])
+                  for n in walk(init) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+                  and isinstance(n.func.value, ast.Call) and dotted(n.func.value.func) == "super"]
+        handed = [(n, slots) for n, slots in handed if slots]
+        if len(handed) != 1 or len(handed[0][1]) != 1 or kept:
+            return None
+        later = index.mro(klass)[1:2]
+        return _kept_as(index, later[0], handed[0][1][0], depth + 1) if later and later[0].kind == "class" else None
+    return None
 
 
 def _is_module(index: SymbolIndex, cls: Ref) -> bool:
