@@ -1732,7 +1732,7 @@ class Folding:
                 for child in stmt.body:
                     value = self.edit_of(module, name, value, child, inner, depth)
             return value
-        taken = self._on_this_release(module, stmt.test, env) if isinstance(stmt, ast.If) else None
+        taken = self._on_this_release(module, stmt.test, env, depth) if isinstance(stmt, ast.If) else None
         if taken is not None:  # `if Version(sglang.__version__) < Version("0.5.20"): X[k] = v`: one branch runs
             for child in stmt.body if taken else stmt.orelse:
                 value = self.edit_of(module, name, value, child, env, depth)
@@ -1741,14 +1741,16 @@ class Folding:
             return self._added_by(module, name, value, stmt, env, depth)
         return self._edited(module, name, value, stmt, env, depth, removals=True)
 
-    def _on_this_release(self, module: str, test: ast.expr, env: dict) -> bool | None:
+    def _on_this_release(self, module: str, test: ast.expr, env: dict, depth: int) -> bool | None:
         """Whether an `if` test holds on the release scanned: its folded parts and its comparisons
         of the running engine version (VersionCompare.holds against the index's release); None
         where anything else decides it. What a registry holds is then the release's: the judge
         still names the guards of everything else."""
         if self._release is None:
             self._release = upstream_version(self.index.source) or ""
-        return kleene(self.condition(module, test, env),
+        if depth > 20:
+            return None
+        return kleene(self.condition(module, test, env, depth + 1),
                       lambda leaf: leaf.holds(self._release or None) if isinstance(leaf, VersionCompare) else None)
 
     def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int):
