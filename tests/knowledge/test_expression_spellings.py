@@ -2244,6 +2244,11 @@ REPLACEMENTS = {
     "callable_object_through_helper": ("_install(rope, 'get_rope', RopeCall())", False),
     "callable_object_local": ("made = RopeCall()\n    setattr(rope, 'get_rope', made)", False),
     "callable_object_loop_kwargs": ("for name, fn in [('get_rope', RopeCallKwargs())]:\n        setattr(rope, name, fn)", True),
+    # a patcher object keeping the module it patches (fifteenth set F38-m2): built inline, kept in a
+    # local, a module global
+    "patcher_object_inline": ("_Patcher(rope).apply('get_rope', my_get_rope)", False),
+    "patcher_object_local": ("patcher = _Patcher(rope)\n    patcher.apply('get_rope', my_get_rope)", False),
+    "patcher_object_global_kwargs": ("_PATCHER.apply('get_rope', my_get_rope_kwargs)", True),
 }
 
 
@@ -2296,6 +2301,19 @@ class RopeCallKwargs:
 
 def _install(module, name, replacement):
     setattr(module, name, replacement)
+
+
+class _Patcher:
+    def __init__(self, module):
+        self.module = module
+        self.originals = {{}}
+
+    def apply(self, name, fn):
+        self.originals[name] = getattr(self.module, name)
+        setattr(self.module, name, fn)
+
+
+_PATCHER = _Patcher(rope)
 
 
 def register():

@@ -975,6 +975,10 @@ class Expressions:
         if isinstance(base, (ast.Call, ast.Subscript)):  # `sys.modules["sglang.x"].Cls` too
             loaded = self.const(module, node, env)
             return loaded.path if isinstance(loaded, Named) else None
+        if isinstance(base, ast.Name) and isinstance(env.get(base.id), Record) and node is not base:
+            # `self.module` of an object whose construction kept a module or class there
+            held = self.const(module, node, env)
+            return held.path if isinstance(held, Named) else None
         return self.qualify(module, dotted(node), env)
 
     def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: Context) -> None:
