@@ -300,6 +300,58 @@ EXTERNAL_NAMINGS = {
 
             os.environ.update(SGLANG_EXTERNAL_MODEL_PACKAGE=importlib.util.resolve_name(".", __name__))
             """,
+    # the variable an object decides (fifteenth set F24-m1): a property over the field it keeps, a name
+    # its construction passes, a helper's parameter
+    "object_property_over_field": """
+            import os
+
+            from sglang.srt.environ import envs
+
+
+            class ModelPackage:
+                def __init__(self, package):
+                    self.package = package
+                    self._field = envs.SGLANG_EXTERNAL_MODEL_PACKAGE
+
+                @property
+                def env_name(self):
+                    return self._field.name
+
+                def install(self):
+                    return os.environ.setdefault(self.env_name, self.package)
+
+
+            MODELS = ModelPackage(__name__)
+            MODELS.install()
+            """,
+    "object_kept_variable_putenv": """
+            import os
+
+
+            class Exporter:
+                def __init__(self, variable, value):
+                    self.variable = variable
+                    self.value = value
+
+                def export(self):
+                    os.putenv(self.variable, self.value)
+                    os.environ.setdefault(self.variable, self.value)
+
+
+            Exporter("SGLANG_EXTERNAL_MODEL_PACKAGE", "ext.models").export()
+            """,
+    "helper_parameter_setdefault": """
+            import os
+
+            from sglang.srt.environ import envs
+
+
+            def _default(variable, value):
+                os.environ.setdefault(variable, value)
+
+
+            _default(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.name, __name__)
+            """,
 }
 
 

@@ -73,6 +73,7 @@ class PluginClasses:
     calls: dict[str, set[str]]
     parameter_keys: list
     parameter_calls: list
+    parameter_environ: list
     parameter_imports: list
     parameter_hooks: list
     parameter_patches: list
@@ -132,6 +133,7 @@ class PluginClasses:
         self._parameter_keys()
         self._parameter_calls()
         self._parameter_settings()
+        self._parameter_environ()
         self._parameter_imports()
         self._model_package_modules()
         self._inherited_constructors()
@@ -234,6 +236,17 @@ class PluginClasses:
                         seen.add(found)
                         self._dependency("call", qualified, module, call, inner, call=call_shape(call), expression=name,
                                          arguments=found)
+
+    def _parameter_environ(self) -> None:
+        """An environment write inside a method or helper whose variable its parameters decide
+        (`os.environ.setdefault(self.env_name, self.package)`, `env_name` a property over a settings
+        field's `.name`): the write per binding of its instance or callers (helper_bindings)."""
+        for module, call, ctx in self.parameter_environ:
+            for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno):
+                for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                    variable = self.const(module, call.args[0], inner.env)
+                    if isinstance(variable, str):
+                        self._environment_write(module, variable, self.const(module, call.args[1], inner.env), inner)
 
     def _inherited_constructors(self) -> None:
         """A call of a plugin class that builds itself with an upstream class's constructor

@@ -136,6 +136,7 @@ class Expressions:
     _tested: set[int]
     parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]]
     parameter_calls: list[tuple[str, ast.Call, str, str, Context]]  # (module, call, its upstream callee, as written, where)
+    parameter_environ: list[tuple[str, ast.Call, Context]]  # environment writes whose variable a parameter decides
     parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]]  # (module, name, package, where)
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
@@ -486,6 +487,10 @@ class Expressions:
             variable = self.const(module, call.args[0], env)
             if isinstance(variable, str):
                 self._environment_write(module, variable, self.const(module, call.args[1], env), ctx)
+            elif ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(call.args[0])):
+                # `os.environ.setdefault(self.env_name, self.package)`: as each binding of the
+                # method's instance or the helper's callers gives it (finish(): _parameter_environ)
+                self.parameter_environ.append((module, call, ctx))
         if name.endswith("environ.update"):
             # environ.update(NAME=value) / environ.update({NAME: value}): the same writes
             written = self.const(module, call.args[0], env) if call.args else {}

@@ -536,6 +536,9 @@ class Folding:
                     and (is_upstream(base.path) or base.path in self.files)):
                 return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`, `__import__("pkg").sub.f`
             owner = self.qualify(module, dotted(node.value), env)
+            if owner is None and isinstance(root, ast.Name) and isinstance(env.get(root.id), Record) and isinstance(
+                    base := self.const(module, node.value, env, depth + 1), Named):
+                owner = base.path  # `self._field.name` where the object keeps `envs.SGLANG_X`
             home, _, constant = (owner or "").rpartition(".")
             if home in self.files and isinstance(held := self.module_constant(home, constant, depth + 1), Record):
                 # TARGETS.draft_extend of a module-level SimpleNamespace or plugin record, unless

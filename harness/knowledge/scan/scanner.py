@@ -160,6 +160,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
         self.parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]] = []
         self.parameter_calls: list[tuple[str, ast.Call, str, str, Context]] = []
+        self.parameter_environ: list[tuple[str, ast.Call, Context]] = []
         # import_module arguments built from a function's parameters: (module, the argument, its context)
         self.parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]] = []
         # hook registrations whose target, type or callable is a function's parameter: (module, the
