@@ -561,7 +561,7 @@ def _handed_over_calls(index: SymbolIndex, module: str, body: ast.AST, holder: s
             continue
         tree = index.tree(target.ref.module)
         for slot in slots:
-            kept = _kept_as(index, target.ref, slot)
+            kept = kept_as(index, target.ref, slot)
             if kept is None or tree is None:
                 continue
             relpath = index.files[target.ref.module][0]
@@ -571,7 +571,7 @@ def _handed_over_calls(index: SymbolIndex, module: str, body: ast.AST, holder: s
     return found
 
 
-def _kept_as(index: SymbolIndex, cls: Ref, slot: int | str, depth: int = 0) -> str | None:
+def kept_as(index: SymbolIndex, cls: Ref, slot: int | str, depth: int = 0) -> str | None:
     """The attribute a constructor of `cls` keeps the argument at `slot` (a position after self, or
     a keyword) in: `self.y = param` in the first `__init__` of its MRO, once; an `__init__` that
     hands the parameter to `super().__init__(…)` keeps it where that one does. None otherwise."""
@@ -579,6 +579,12 @@ def _kept_as(index: SymbolIndex, cls: Ref, slot: int | str, depth: int = 0) -> s
         tree = index.tree(klass.module) if klass.kind == "class" else None
         node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == klass.qualname), None) if tree is not None else None
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if node is not None else None
+        if init is None and node is not None and any((dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"
+                                                     for d in node.decorator_list):
+            # the __init__ @dataclass writes keeps each field under its own name, in order (dataclasses docs)
+            fields = [st.target.id for st in node.body if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+                      and "ClassVar" not in ast.unparse(st.annotation)]
+            return fields[slot] if isinstance(slot, int) and 0 <= slot < len(fields) else slot if slot in fields else None
         if init is None:
             continue
         params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)]
@@ -596,7 +602,7 @@ def _kept_as(index: SymbolIndex, cls: Ref, slot: int | str, depth: int = 0) -> s
         if len(handed) != 1 or len(handed[0][1]) != 1 or kept:
             return None
         later = index.mro(klass)[1:2]
-        return _kept_as(index, later[0], handed[0][1][0], depth + 1) if later and later[0].kind == "class" else None
+        return kept_as(index, later[0], handed[0][1][0], depth + 1) if later and later[0].kind == "class" else None
     return None
 
 

@@ -11,7 +11,7 @@ from harness.engines import profile
 from harness.knowledge.judge.breaking import BreakingFacts, certain_failure, decide
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.fields import field_present
-from harness.knowledge.judge.registries import plugin_puts, registry_keys
+from harness.knowledge.judge.registries import plugin_puts, registry_at
 from harness.knowledge.judge.resolution import import_failure, is_undecided, python_holds
 from harness.knowledge.model import (
     AllOf,
@@ -245,11 +245,11 @@ def _leaf(judge: JudgeContext, cond: Cond) -> bool | None:
         resolution = judge.index.resolve(f"{cond.owner}.{cond.name}")
         return True if resolution.ok and not is_undecided(resolution) else (None if is_undecided(resolution) else False)
     if isinstance(cond, HasKey):  # "key" in REGISTRY: the keys upstream puts in (judge.registries)
-        found = judge.index.resolve(cond.registry)
-        keys = registry_keys(judge.index, found.ref) if found.ok and found.ref.kind == "value" else None
-        if keys is None:
+        found = registry_at(judge.index, cond.registry)
+        if found is None:
             return None
-        if cond.key in keys.keys or plugin_puts(judge.scan.dependencies, judge.index, found.ref, cond.registry, cond.key) is not None:
+        table, keys = found
+        if cond.key in keys.keys or plugin_puts(judge.scan.dependencies, judge.index, table, cond.registry, cond.key) is not None:
             return True  # upstream's key, or one the plugin puts in itself
         return None if keys.open else False
     if isinstance(cond, FieldPresent):  # hasattr(v, "x") on an instance of an upstream class

@@ -36,7 +36,7 @@ from harness.knowledge.judge.forms import judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
 from harness.knowledge.judge.placements import judge_placement
 from harness.knowledge.judge.platform_tests import platform_skip
-from harness.knowledge.judge.registries import keyed_lookup, plugin_puts, registry_keys
+from harness.knowledge.judge.registries import keyed_lookup, plugin_puts, registry_at, registry_keys
 from harness.knowledge.judge.resolution import (
     assembled_field,
     defined_path,
@@ -714,9 +714,12 @@ class Judge:
                 return Finding(**self.base(dep, target), status=Status.ok, defined_in=member.ref.path, detail=f"the member {dep.name} of {dep.target}")
             return Finding(**self.base(dep, target), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
                            detail=f"{dep.target} has no member {dep.name!r} in {self.index.source.label}: looking it up by name raises")
-        if not resolution.ok or resolution.ref.kind != "value":
+        at = registry_at(self.index, dep.target) if not (resolution.ok and resolution.ref.kind == "value") else None
+        if at is None and (not resolution.ok or resolution.ref.kind != "value"):
             return None  # the name itself: its import or reference says so
-        found = registry_keys(self.index, resolution.ref)
+        found = registry_keys(self.index, resolution.ref) if at is None else at[1]
+        if at is not None:
+            resolution = replace(resolution, ref=at[0])
         if found is None:
             return None
         target = f"{dep.target}[{dep.name!r}]"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from harness.knowledge.judge.callsites import lines_naming, near
+from harness.knowledge.judge.callsites import kept_as, lines_naming, near
 from harness.knowledge.model import Dependency, Ref, dotted, walk
 from harness.knowledge.upstream import SymbolIndex
 
@@ -47,6 +47,46 @@ def registry_keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
 
 
 _DECODER = msgspec.msgpack.Decoder(RegistryKeys | None)
+
+
+def registry_at(index: SymbolIndex, path: str) -> tuple[Ref, RegistryKeys] | None:
+    """The registry a dotted path names and its keys: a module-level dict (registry_keys), or the
+    attribute an object built at module level keeps its argument in, that argument a module dict
+    or a dict comprehension keyed by the keys of one (vLLM 0.11 registry.py:936: `ModelRegistry =
+    _ModelRegistry({arch: … for arch, (mod, cls) in _VLLM_MODELS.items()})`, whose `__init__` keeps
+    it as `self.models`: ModelRegistry.models has _VLLM_MODELS's keys; a comprehension's `if`
+    leaves the set open). None for anything else."""
+    found = index.resolve(path)
+    if found.ok and found.ref.kind == "value":
+        keys = registry_keys(index, found.ref)
+        return (found.ref, keys) if keys is not None else None
+    owner, _, attr = path.rpartition(".")
+    holder = index.resolve(owner) if owner else None
+    tree = index.tree(holder.ref.module) if holder is not None and holder.ok and holder.ref.kind == "value" and "." not in holder.ref.qualname else None
+    built = [stmt.value for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+             and stmt.targets[0].id == holder.ref.qualname] if tree is not None else []
+    call = built[0] if len(built) == 1 and isinstance(built[0], ast.Call) and len(built[0].args) == 1 and not built[0].keywords else None
+    made = index.resolve_in_scope(holder.ref.module, dotted(call.func) or "") if call is not None else None
+    if made is None or not made.ok or made.ref.kind != "class" or kept_as(index, made.ref, 0) != attr:
+        return None
+    given, filtered = call.args[0], False
+    if isinstance(given, ast.DictComp) and len(given.generators) == 1:
+        generator = given.generators[0]
+        first = generator.target.elts[0] if isinstance(generator.target, ast.Tuple) and generator.target.elts else generator.target
+        source = generator.iter.func.value if (isinstance(generator.iter, ast.Call) and isinstance(generator.iter.func, ast.Attribute)
+                                               and generator.iter.func.attr in ("items", "keys") and not generator.iter.args) else generator.iter
+        if not (isinstance(given.key, ast.Name) and isinstance(first, ast.Name) and given.key.id == first.id):
+            return None
+        given, filtered = source, bool(generator.ifs)
+    if not isinstance(given, ast.Name):
+        return None
+    table = Ref("value", holder.ref.module, given.id)
+    keys = registry_keys(index, table)
+    if keys is None:
+        return None
+    if filtered:
+        keys = RegistryKeys(dict(keys.keys), [*keys.open, f"{path} keeps only the keys of {given.id} a comprehension's test passes"])
+    return table, keys
 
 
 def _keys(index: SymbolIndex, ref: Ref) -> RegistryKeys | None:
@@ -91,10 +131,72 @@ def _dict_keys(node: ast.Dict, where: str, how: str, result: RegistryKeys, tree:
         spread = value if key is None and isinstance(value, ast.Dict) else None  # {**{"k": v}}
         if key is None and isinstance(value, ast.Name) and tree is not None and depth < 8:
             spread = _module_literal(tree, value.id)
+        if key is None and isinstance(value, ast.DictComp) and tree is not None and depth < 8:
+            spread = _comprehended(value, tree)
         if isinstance(spread, ast.Dict):
             _dict_keys(spread, where.rsplit(":", 1)[0] + f":{spread.lineno}", f"{ast.unparse(value)[:40]} = {{…}}", result, tree, depth + 1)
         else:
             result.open.append(f"{how} at {where} has a key computed at run time")
+
+
+def _comprehended(node: ast.DictComp, tree: ast.Module) -> ast.Dict | None:
+    """`{k: v for k, (mod, arch) in T.items() if arch == "X"}` over a module-level dict literal T
+    of the same module (vLLM 0.11 registry.py:173, inside `_EMBEDDING_MODELS`): a dict literal of
+    the keys of T whose entry passes the tests (each a comparison of a name the loop binds from
+    the entry with constants: ==, !=, in, not in); None for any other shape."""
+    if len(node.generators) != 1 or not isinstance(node.key, ast.Name):
+        return None
+    generator = node.generators[0]
+    items = isinstance(generator.iter, ast.Call) and isinstance(generator.iter.func, ast.Attribute) and generator.iter.func.attr == "items"
+    source = generator.iter.func.value if items else generator.iter
+    table = _module_literal(tree, source.id) if isinstance(source, ast.Name) else None
+    if not isinstance(table, ast.Dict) or generator.is_async:
+        return None
+    keys = []
+    for key, value in zip(table.keys, table.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        bound: dict[str, object] = {}
+        target = generator.target
+        if items and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            bound.update(_bind_literal(target.elts[0], key) or {})
+            bound.update(_bind_literal(target.elts[1], value) or {})
+        elif not items:
+            bound.update(_bind_literal(target, key) or {})
+        if bound.get(node.key.id) != key.value:
+            return None
+        passes = [_literal_test(test, bound) for test in generator.ifs]
+        if None in passes:
+            return None
+        if all(passes):
+            keys.append(key)
+    return ast.copy_location(ast.Dict(keys=keys, values=[ast.Constant(None)] * len(keys)), node)
+
+
+def _bind_literal(target: ast.expr, value: ast.expr) -> dict[str, object] | None:
+    """Names of a loop target bound to the constants of a literal (tuples unpacked)."""
+    if isinstance(target, ast.Name):
+        return {target.id: value.value if isinstance(value, ast.Constant) else None}
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        found: dict[str, object] = {}
+        for t, v in zip(target.elts, value.elts):
+            found.update(_bind_literal(t, v) or {})
+        return found
+    return None
+
+
+def _literal_test(test: ast.expr, bound: dict[str, object]) -> bool | None:
+    """A comparison of a bound name with constants, decided; None when it is not one."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) and test.left.id in bound):
+        return None
+    left, op, right = bound[test.left.id], test.ops[0], test.comparators[0]
+    if left is None:
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+        return (left == right.value) == isinstance(op, ast.Eq)
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and all(isinstance(e, ast.Constant) for e in right.elts):
+        return (left in {e.value for e in right.elts}) == isinstance(op, ast.In)
+    return None
 
 
 def _members(tree: ast.Module, node: ast.expr | None, depth: int = 0) -> list[ast.expr] | None:

@@ -785,6 +785,9 @@ class Folding:
             # attrgetter("a.b")(obj): obj.a.b (the operator docs), on a module or class the scan names
             path, held = self.const(module, node.func.args[0], env, depth + 1), self.const(module, args[0], env, depth + 1)
             return Named(f"{held.path}.{path}") if isinstance(path, str) and isinstance(held, Named) and path else OPAQUE
+        if isinstance(node.func, ast.Attribute) and not args and not node.keywords and is_upstream(qualified) and (
+                viewed := self._viewed_attribute(qualified)) is not None:
+            return Named(viewed)  # `ModelRegistry.get_supported_archs()`: a view of the registry's keys
         if qualified in ("importlib.resources.files", "importlib_resources.files") and len(args) == 1 and not node.keywords:
             package = self.const(module, args[0], env, depth + 1)
             return PackageFile(package) if isinstance(package, str) and package in self.files and self.files[package][1] else OPAQUE
@@ -1354,6 +1357,41 @@ class Folding:
             if returned is not _FELL_THROUGH:
                 return returned
         return _FELL_THROUGH if _ran else None
+
+    def _viewed_attribute(self, method: str) -> str | None:
+        """`X.m` of an object upstream builds at module level, where m's body is one `return
+        self.a.keys()` / `return self.a` / `return set(self.a)` (vLLM 0.11 registry.py:558
+        get_supported_archs): "X.a", what a membership test then reads; None otherwise."""
+        owner, _, name = method.rpartition(".")
+        held = self.index.resolve(owner) if owner else None
+        registry = profile().model_registry
+        if held is not None and held.ok and registry and owner.rpartition(".")[2] == registry.rpartition(".")[2] and "__getattr__" in (held.note or ""):
+            held = self.index.resolve(registry)  # `from vllm import ModelRegistry`, answered lazily by vllm.__getattr__
+        if held is None or not held.ok or held.ref.kind != "value":
+            return None
+        # the object's class: `X = C(…)` bound once at the top of its module
+        tree = self.index.tree(held.ref.module) if "." not in held.ref.qualname else None
+        built = [st.value for st in tree.body if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                 and st.targets[0].id == held.ref.qualname] if tree is not None else []
+        made = self.index.resolve_in_scope(held.ref.module, dotted(built[0].func) or "") if len(built) == 1 and isinstance(built[0], ast.Call) else None
+        found = self.index.member(made.ref, name) if made is not None and made.ok and made.ref.kind == "class" else None
+        ref = found.ref if found is not None and found.ok else None
+        if ref is None or ref.kind != "function" or "." not in ref.qualname:
+            return None
+        info, tree = self.index.function_info(ref), self.index.tree(ref.module)
+        cls_name, _, function_name = ref.qualname.rpartition(".")
+        cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name), None) if tree is not None and info is not None else None
+        function = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == function_name and n.lineno == info.lineno), None) if cls else None
+        body = [st for st in function.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))] if function else []
+        value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        if isinstance(value, ast.Call) and not value.keywords and (
+                isinstance(value.func, ast.Attribute) and value.func.attr == "keys" and not value.args
+                or isinstance(value.func, ast.Name) and value.func.id in ("set", "frozenset", "list", "tuple") and len(value.args) == 1):
+            value = value.func.value if isinstance(value.func, ast.Attribute) else value.args[0]
+        receiver = function_params(function.args)[0].name if function is not None and function_params(function.args) else None
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == receiver:
+            return f"{held.ref.path}.{value.attr}"
+        return None
 
     def _package_text(self, found: PackageFile):
         """The text of a data file shipped in the plugin's own package (UTF-8, at most 1 MiB, a
