@@ -83,6 +83,15 @@ SPELLINGS = {
                                  '    lookup = operator.itemgetter(*KEYS)\n    factories = lookup(ATTENTION_BACKENDS)\n    return factories\n', True),
     "itemgetter_starred_kept": (HEAD + 'from operator import itemgetter\n\nKEYS = ("torch_native",)\n\n\ndef register():\n'
                                 '    return itemgetter(*KEYS)(ATTENTION_BACKENDS)\n', None),
+    # a ChainMap over the plugin's own map and upstream's registry (fifteenth set F39-m3): a key the
+    # plugin's map lacks is read from upstream's, directly or through a helper's parameter
+    "chain_map_literal_key": (HEAD + 'from collections import ChainMap\n\nCHAIN = ChainMap({}, ATTENTION_BACKENDS)\n\n\n'
+                              'def register():\n    return CHAIN["dual"](None)\n', True),
+    "chain_map_through_parameter": (HEAD + 'import collections\n\nCHAIN = collections.ChainMap({"mine": None}, ATTENTION_BACKENDS)\n\n\n'
+                                    'class Bridge:\n    def __init__(self, base):\n        self.factory = CHAIN[base]\n\n\n'
+                                    'def register():\n    return Bridge("dual")\n', True),
+    "chain_map_shadowed_key": (HEAD + 'from collections import ChainMap\n\nCHAIN = ChainMap({"dual": None}, ATTENTION_BACKENDS)\n\n\n'
+                               'def register():\n    return CHAIN["dual"]\n', None),
     "itemgetter_default_kept": (HEAD + 'from operator import itemgetter\n\n\ndef register():\n'
                                 '    return itemgetter("torch_native")(ATTENTION_BACKENDS)(None)\n', None),
     # the key passed on through two helpers from a loop over a table (fourteenth set F39-n1): a str

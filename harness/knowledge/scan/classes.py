@@ -74,6 +74,7 @@ class PluginClasses:
     parameter_keys: list
     parameter_calls: list
     parameter_environ: list
+    _chain_shadows: dict[int, set]  # Expressions._chain_map: keys the plugin's maps before upstream's hold
     parameter_imports: list
     parameter_hooks: list
     parameter_patches: list
@@ -209,7 +210,7 @@ class PluginClasses:
                 keys = [key] if isinstance(key, str) or not binding else [
                     self.const(module, node.slice, inner.env) for inner in self._bound_contexts(module, ctx, binding, node.lineno)]
                 for key in keys:
-                    if isinstance(key, str) and (key, where) not in seen:
+                    if isinstance(key, str) and (key, where) not in seen and key not in self._chain_shadows.get(id(node), ()):
                         seen.add((key, where))
                         self._dependency("registry_key", registry, module, node, ctx, name=key,
                                          expression=f"{ast.unparse(node)} with {keyed}={key!r} ({where})")

@@ -153,6 +153,7 @@ class Expressions:
     bare_calls: dict[str, list[tuple[str, ast.Call, dict]]]
     called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
     none_fallbacks: dict  # (module, imported path) -> "the import resolves" (Folding's)
+    _chain_shadows: dict[int, set]  # id of a ChainMap read -> the keys the plugin's own maps before upstream's hold
 
     def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
         """References, calls and registrations inside one expression."""
@@ -282,12 +283,44 @@ class Expressions:
         else:
             path = self.qualify(module, expression, ctx.env)
         key = self.const(module, node.slice, ctx.env)
+        # (a module global a function reads: what the module binds, whatever the function's env holds)
+        glob = self.qualify(module, expression) if path is None and expression.split(".")[0] not in ctx.local else path
+        chain = self._chain_map(glob) if glob and not is_upstream(glob) else None
+        if chain is not None:
+            # `ChainMap(_NATIVE, upstream.REG)[key]`: the first map holding the key answers; past
+            # the plugin's own maps, upstream's registry is read
+            shadow, path = chain
+            if isinstance(key, str) and key in shadow:
+                return
+            self._chain_shadows[id(node)] = shadow
         if is_upstream(path) and isinstance(key, str):
             self._dependency("registry_key", path, module, node, ctx, expression=ast.unparse(node), name=key)
         elif is_upstream(path) and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(node.slice)):
             # `def reuse(name): return ATTENTION_BACKENDS[name]` (or `[backend.value]`): the keys
             # are what its callers pass (finish())
             self.parameter_keys.append((path, module, ctx.functions[-1], ast.unparse(node.slice), node, ctx))
+
+    def _chain_map(self, path: str) -> tuple[set, str] | None:
+        """For a plugin module global bound once to `collections.ChainMap(a, …, REG, …)`: (the keys
+        of the plugin's own maps before the first upstream one, that upstream map's path); None
+        otherwise, or when a map before it does not fold."""
+        home, _, name = path.rpartition(".")
+        tree = self.tree(home) if home in self.files else None
+        bound = [stmt.value for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name] if tree is not None else []
+        call = bound[0] if len(bound) == 1 and isinstance(bound[0], ast.Call) and not bound[0].keywords else None
+        if call is None or self.qualify(home, dotted(call.func) or "") != "collections.ChainMap":
+            return None
+        shadow: set = set()
+        for given in call.args:
+            upstream = self.qualify(home, dotted(given) or "") if dotted(given) else None
+            if is_upstream(upstream):
+                return shadow, upstream
+            held = self.const(home, given, {})
+            if not isinstance(held, dict):
+                return None
+            shadow.update(held)
+        return None
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: Context) -> None:
         read = node  # in a chain (`self.embed.weight.t()`), the read on what self.embed holds

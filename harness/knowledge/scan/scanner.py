@@ -161,6 +161,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]] = []
         self.parameter_calls: list[tuple[str, ast.Call, str, str, Context]] = []
         self.parameter_environ: list[tuple[str, ast.Call, Context]] = []
+        self._chain_shadows: dict[int, set] = {}
         # import_module arguments built from a function's parameters: (module, the argument, its context)
         self.parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]] = []
         # hook registrations whose target, type or callable is a function's parameter: (module, the
