@@ -58,6 +58,7 @@ from harness.knowledge.model import (
     CLASS_USE_BASE,
     CLASS_USES,
     DATACLASS_EXTENDS,
+    BOUND_ARGUMENTS,
     NONE_FALLBACK_CALL,
     EMPTY_BODIES,
     PLACED,
@@ -398,6 +399,8 @@ class Judge:
                                   f"so the caught import binds {dep.expression} = None and the call raises TypeError ('NoneType' object is not callable)")
         if not resolution.ok:
             return None  # the import or reference finding says it is gone
+        if dep.how == BOUND_ARGUMENTS:  # the call as such is judged once, where it is written
+            return self._keyed_read(dep, resolution)
         params, bound, what = self._callable_params(resolution)
         if dep.how == DATACLASS_EXTENDS:
             # @dataclass on the plugin class: the base's fields only when @dataclass made its __init__ too

@@ -271,6 +271,9 @@ DATACLASS_EXTENDS = "dataclass-extends"
 # (`try: from sglang.x import f` / `except ImportError: f = None`): on such a release the call
 # raises TypeError ('NoneType' object is not callable) unless a test of the name guards it
 NONE_FALLBACK_CALL = "none-fallback-call"
+# a call seen again with the string arguments one binding of its function's parameters gives
+# (`get_quantization_config(method)` in a helper): only a keyed lookup's key is judged on it
+BOUND_ARGUMENTS = "bound-arguments"
 # a method of a plugin class deriving from no upstream class that the plugin binds to an upstream
 # class's name (`mixtral.MixtralDecoderLayer = Fused`): judged as an override of that class's
 # method (Dependency.hook names the class), against the calls on the instances upstream builds

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.engines import profile
 from harness.knowledge.model import (
+    BOUND_ARGUMENTS,
     DATACLASS_EXTENDS,
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
@@ -222,7 +223,9 @@ class PluginClasses:
         callers when they pass nothing known), with the strings that binding gives, so the
         judge reads them as it reads constants (a keyed lookup's key)."""
         for module, call, qualified, name, ctx in self.parameter_calls:
-            given = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+            # only the arguments that read the function's parameters or locals
+            given = [(at, node) for at, node in [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+                     if any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(node))]
 
             def strings(env: dict) -> tuple:
                 return tuple((at, value) for at, node in given if isinstance(value := self.const(module, node, env), str))
@@ -230,13 +233,17 @@ class PluginClasses:
             bindings = self.bindings_or_through(module, ctx.functions, call.lineno, lambda found: any(
                 len(strings({**ctx.env, **binding})) > len(strings(ctx.env)) for binding, _ in found if binding))
             seen = {strings(ctx.env)}
-            for binding, where in bindings[:_MOST_CALLER_ENVS]:
+            for binding, where in bindings[:_MOST_CALLER_ENVS] if given else ():
+                if not binding:
+                    continue
                 for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                     found = strings(inner.env)
                     if found not in seen:
                         seen.add(found)
+                        constants = tuple((at, n.value) for at, n in [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+                                          if isinstance(n, ast.Constant) and isinstance(n.value, str))
                         self._dependency("call", qualified, module, call, inner, call=call_shape(call), expression=name,
-                                         arguments=found)
+                                         arguments=constants + found, how=BOUND_ARGUMENTS)
 
     def _parameter_environ(self) -> None:
         """An environment write inside a method or helper whose variable its parameters decide
