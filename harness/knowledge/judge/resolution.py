@@ -1,14 +1,15 @@
 """Readings of a resolution the judge's parts share: undecided or not, where a target is defined
-now, members of classes assembled at import, inherited members; what a failing import costs; the
-upstream's version and a plugin's version comparison against it."""
+now, members of classes assembled at import, inherited members; what a failing import costs;
+whether a Python version test holds on the release's Requires-Python (the engine version's is
+VersionCompare.holds, with the upstream's version from upstream.upstream_version)."""
 
 from __future__ import annotations
 
-import re
+import operator
 
 from harness.engines import LOADERS, profile
 from harness.knowledge.model import Dependency, Outcome, PythonCompare, Resolution
-from harness.knowledge.upstream import SymbolIndex, UpstreamSource
+from harness.knowledge.upstream import SymbolIndex
 
 
 def import_failure(dep: Dependency) -> str:
@@ -30,6 +31,9 @@ def is_undecided(resolution: Resolution) -> bool:
 def defined_path(resolution: Resolution) -> str | None:
     ref = resolution.ref
     return ref.path if ref.kind not in ("external", "dynamic") else None
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
 
 
 def python_holds(requires_python: str | None, cond: PythonCompare) -> bool | None:

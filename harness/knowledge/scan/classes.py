@@ -6,6 +6,7 @@ upstream class of fields read on unannotated parameters."""
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 import re
 from collections import Counter
@@ -60,7 +61,6 @@ def _placed(node: ast.expr, place: Callable[[ast.AST], ast.expr | None]) -> ast.
             found = place(child)
             return found if found is not None else super().visit(child)
 
-    import copy
     return _Place().visit(copy.deepcopy(node))
 
 
