@@ -247,7 +247,7 @@ def conditions_at(index: SymbolIndex, site: CallSite) -> list[str]:
 def tests_at(index: SymbolIndex, site: CallSite) -> list[tuple[str, ast.expr, bool]]:
     """(module, test, branch) for each test conditions_at names: `branch` True for the body of
     an `if`/`while`/conditional expression, False for its `else`."""
-    module = next((m for m, (relpath, _) in index.files.items() if relpath == site.path), None)
+    module = index.module_at(site.path)
     tree = index.tree(module) if module is not None else None
     if tree is None:
         return []
@@ -402,7 +402,8 @@ def _chosen_classes(index: SymbolIndex, module: str, text: str) -> list[Ref]:
     (`MusaPlatform = MtmlMusaPlatform if mtml_available else NonMtmlMusaPlatform`, SGLang 0.5.17
     multimodal_gen/runtime/platforms/musa.py:378): each branch resolved in `module`; empty
     when the name is bound otherwise or a branch is no class."""
-    tree = index.tree(module) if "." not in text else None
+    # (read from the text first: parsed only where the name is assigned at the start of a line)
+    tree = index.tree(module) if "." not in text and re.search(rb"^" + re.escape(text.encode()) + rb"\s*=", index.sources().get(module, b""), re.MULTILINE) else None
     bindings = [stmt.value for stmt in (tree.body if tree is not None else []) if isinstance(stmt, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id == text for t in stmt.targets)]
     if len(bindings) != 1 or not isinstance(bindings[0], ast.IfExp):

@@ -36,7 +36,7 @@ from harness.knowledge.judge.forms import judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
 from harness.knowledge.judge.placements import judge_placement
 from harness.knowledge.judge.platform_tests import platform_skip
-from harness.knowledge.judge.registries import keyed_lookup, plugin_puts, registry_at, registry_keys
+from harness.knowledge.judge.registries import plugin_puts, registry_at, registry_keys
 from harness.knowledge.judge.resolution import (
     assembled_field,
     defined_path,
@@ -84,6 +84,7 @@ from harness.knowledge.scan import module_getattr_unreached, plugin_function_par
 from harness.knowledge.upstream import (
     SymbolIndex,
     c3,
+    keyed_lookup,
     optional_read,
     reads_attribute,
     reads_module_global,
@@ -312,7 +313,18 @@ class Judge:
         NativeSparseAttnBackend, which dsa_backend.py no longer defines). None when every such
         import resolves or is undecided. Memoised per judge."""
         if module not in self._import_failures:
-            tree = self.index.tree(module)
+            # first from the module's table (no parse): a name it imports from an upstream module
+            # that does not resolve; only then the statements, to see which run unconditionally
+            table = self.index.table(module)
+
+            def lacks(binding) -> bool:  # (a name the source module binds needs no resolving)
+                source, _, name = binding.target.partition(":")
+                held = self.index.table(source) if is_upstream(source) and self.index.module_exists(source) else None
+                return (held is not None and name not in held.names and not self.index.module_exists(f"{source}.{name}")
+                        and self.index.resolve(f"{source}.{name}").outcome is Outcome.missing)
+
+            suspect = table is not None and any(b.kind == "from" and not b.fallback and lacks(b) for b in table.names.values())
+            tree = self.index.tree(module) if suspect else None
             found = None
             for stmt in tree.body if tree is not None else ():
                 if not isinstance(stmt, ast.ImportFrom) or any(a.name == "*" for a in stmt.names):
@@ -481,7 +493,7 @@ class Judge:
         return patch, patch.params if patch.params is not None else plugin_function_params(self.scan, patch.hook)
 
     def _keyed_read(self, dep: Dependency, resolution: Resolution) -> Finding | None:
-        """A call handing a constant key to an upstream lookup function (registries.keyed_lookup):
+        """A call handing a constant key to an upstream lookup function (upstream.keyed_lookup):
         judged as the registry read it makes, when the key is not there (None otherwise)."""
         lookup = keyed_lookup(self.index, resolution.ref) if resolution.ref.kind == "function" and dep.arguments else None
         given = dict(dep.arguments)

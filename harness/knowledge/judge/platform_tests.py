@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 
+from harness.engines import profile
 from harness.knowledge.judge.callsites import CallSite, platform_instance_read, tests_at
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.model import AllOf, AnyOf, Const, Not, Outcome, Ref, Undecided, dotted, kleene
@@ -29,7 +30,10 @@ def platform_skip(judge: JudgeContext, site: CallSite) -> str | None:
     activated platform class decides against the branch taken, as text naming the class; None
     when there is none or no single platform class is activated."""
     active = judge.scan.active_platform
-    if not active:
+    instance = profile().platform_instance
+    module = judge.index.module_at(site.path) if active and instance else None
+    # (a module that never names the platform instance has no such test: not parsed for it)
+    if module is None or instance.rpartition(".")[2].encode() not in judge.index.sources().get(module, b""):
         return None
     for module, test, positive in tests_at(judge.index, site):
         value = kleene(_cond(judge, module, test), lambda _: None)

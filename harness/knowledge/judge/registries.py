@@ -323,46 +323,6 @@ def _stores(index: SymbolIndex, module: str, registry: Ref, registrations: dict,
                 result.open.append(f"{ast.unparse(node)[:80]} at {where} adds keys computed at run time")
 
 
-@dataclass
-class KeyedLookup:
-    """A function that looks its argument up in a registry and raises when it is not a key:
-    `if name not in X: raise …` among its first statements (vLLM's get_quantization_config)."""
-
-    position: int  # the parameter's position among those a caller passes
-    param: str
-    registry: str  # the registry's dotted path
-
-
-_LOOKUP_DECODER = msgspec.msgpack.Decoder(KeyedLookup | None)
-
-
-def keyed_lookup(index: SymbolIndex, ref: Ref) -> KeyedLookup | None:
-    """The KeyedLookup `ref` (a module-level function of the release) is, or None. The test must
-    come before anything else the body does, bar a docstring and logging (the raise then
-    decides the call). Memoised per index."""
-    return index.analysis("keyed_lookup", ref, _LOOKUP_DECODER, lambda: _keyed_lookup(index, ref))
-
-
-def _keyed_lookup(index: SymbolIndex, ref: Ref) -> KeyedLookup | None:
-    tree = index.tree(ref.module) if ref.kind == "function" and "." not in ref.qualname else None
-    function = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == ref.qualname), None) if tree else None
-    if function is None:
-        return None
-    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    test = body[0] if body and isinstance(body[0], ast.If) and not body[0].orelse else None
-    if test is None or not (test.body and isinstance(test.body[-1], ast.Raise)):
-        return None
-    compare = test.test
-    if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.ops[0], ast.NotIn)
-            and isinstance(compare.left, ast.Name) and compare.left.id in params and isinstance(compare.comparators[0], ast.Name)):
-        return None
-    found = index.resolve_in_scope(ref.module, compare.comparators[0].id)
-    if not found.ok or found.ref.kind != "value":
-        return None
-    return KeyedLookup(params.index(compare.left.id), compare.left.id, found.ref.path)
-
-
 def registration_functions(index: SymbolIndex, ref: Ref) -> dict[str, tuple[int, str]]:
     """The functions of the registry `ref`'s module that store a parameter into it (a decorator
     factory's at any depth): dotted path -> (position, parameter name)."""

@@ -230,20 +230,18 @@ class PluginClasses:
             def strings(env: dict) -> tuple:
                 return tuple((at, value) for at, node in given if isinstance(value := self.const(module, node, env), str))
 
+            # the parameters as each call binds them (no replay of the locals: a key is passed, not built)
             bindings = self.bindings_or_through(module, ctx.functions, call.lineno, lambda found: any(
-                len(strings({**ctx.env, **binding})) > len(strings(ctx.env)) for binding, _ in found if binding))
-            seen = {strings(ctx.env)}
-            for binding, where in bindings[:_MOST_CALLER_ENVS] if given else ():
-                if not binding:
-                    continue
-                for inner in self._bound_contexts(module, ctx, binding, call.lineno):
-                    found = strings(inner.env)
-                    if found not in seen:
-                        seen.add(found)
-                        constants = tuple((at, n.value) for at, n in [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
-                                          if isinstance(n, ast.Constant) and isinstance(n.value, str))
-                        self._dependency("call", qualified, module, call, inner, call=call_shape(call), expression=name,
-                                         arguments=constants + found, how=BOUND_ARGUMENTS)
+                strings({**ctx.env, **binding}) for binding, _ in found if binding))
+            seen: set[tuple] = {()}
+            constants = tuple((at, n.value) for at, n in [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
+                              if isinstance(n, ast.Constant) and isinstance(n.value, str))
+            for binding, where in bindings[:_MOST_CALLER_ENVS]:
+                found = strings({**ctx.env, **binding}) if binding else ()
+                if found not in seen:
+                    seen.add(found)
+                    self._dependency("call", qualified, module, call, replace(ctx, env={**ctx.env, **binding}), call=call_shape(call),
+                                     expression=name, arguments=constants + found, how=BOUND_ARGUMENTS)
 
     def _parameter_environ(self) -> None:
         """An environment write inside a method or helper whose variable its parameters decide

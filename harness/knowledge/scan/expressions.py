@@ -60,6 +60,7 @@ from harness.knowledge.scan.syntax import (
     own_returns,
     returned_function,
 )
+from harness.knowledge.upstream import SymbolIndex, keyed_lookup
 
 IN_PLACE_EDITS = {"append", "extend", "insert", "update", "add", "setdefault", "remove", "pop", "clear", "discard"}
 # torch.nn.Module methods that set an attribute by name, as setattr does (torch/nn/modules/module.py:
@@ -128,6 +129,7 @@ class Expressions:
     """Dependencies inside expressions (a mixin of the scanner, over its constant folder)."""
 
     files: dict[str, tuple[Path, bool]]
+    index: SymbolIndex
     scan: PluginScan
     dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]]
     hook_callables: dict[str, str]
@@ -567,9 +569,11 @@ class Expressions:
                             or isinstance(node, ast.Name) and isinstance(value := self.const(module, node, env), str))
             # a name a caught import binds, None where it fails (none_fallbacks): its call fails there
             if ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and not isinstance(env.get(n.id), str)
-                                     for a in (*call.args, *(k.value for k in call.keywords)) for n in walk(a)):
-                # a string argument the helper's parameters decide (`get_quantization_config(method)`):
-                # the call again per binding of its callers (finish(): _parameter_calls)
+                                     for a in (*call.args, *(k.value for k in call.keywords)) for n in walk(a)) and (
+                    (ref := self.upstream_ref(qualified)) is not None and keyed_lookup(self.index, ref) is not None):
+                # a string argument the helper's parameters decide, handed to an upstream keyed lookup
+                # (`get_quantization_config(method)`): the call again per binding of its callers
+                # (finish(): _parameter_calls)
                 self.parameter_calls.append((module, call, qualified, name, ctx))
             fallback = NONE_FALLBACK_CALL if isinstance(call.func, ast.Name) and isinstance(self.none_fallbacks.get((module, qualified)), ImportsResolve) else None
             for shape, test, negate in self._arm_shapes(call):

@@ -11,6 +11,7 @@ import itertools
 import json
 import operator
 import posixpath
+import re
 import string
 import copy
 from collections.abc import Callable
@@ -1369,8 +1370,10 @@ class Folding:
             held = self.index.resolve(registry)  # `from vllm import ModelRegistry`, answered lazily by vllm.__getattr__
         if held is None or not held.ok or held.ref.kind != "value":
             return None
-        # the object's class: `X = C(…)` bound once at the top of its module
-        tree = self.index.tree(held.ref.module) if "." not in held.ref.qualname else None
+        # the object's class: `X = C(…)` bound once at the top of its module (its text read first)
+        text = self.index.sources().get(held.ref.module, b"")
+        tree = self.index.tree(held.ref.module) if "." not in held.ref.qualname and re.search(
+            rb"^" + re.escape(held.ref.qualname.encode()) + rb"\s*=\s*\w[\w.]*\(", text, re.MULTILINE) else None
         built = [st.value for st in tree.body if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
                  and st.targets[0].id == held.ref.qualname] if tree is not None else []
         made = self.index.resolve_in_scope(held.ref.module, dotted(built[0].func) or "") if len(built) == 1 and isinstance(built[0], ast.Call) else None

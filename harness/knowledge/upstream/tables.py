@@ -47,6 +47,7 @@ class ModuleTables:
     def __init__(self, source: UpstreamSource, use_cache: bool = True):
         self.source = source
         self.files: dict[str, tuple[str, bool]] = {}  # module -> (relpath, is_package)
+        self._by_path: dict[str, str] | None = None  # relpath -> module (module_at), built once
         self.namespace_packages: set[str] = set()
         for relpath in source.files:
             name, is_package = module_name(relpath)
@@ -77,6 +78,12 @@ class ModuleTables:
 
     def module_exists(self, name: str) -> bool:
         return name in self.files or name in self.namespace_packages
+
+    def module_at(self, relpath: str) -> str | None:
+        """The module whose file is `relpath` (relative to the source root), or None."""
+        if self._by_path is None:
+            self._by_path = {path: name for name, (path, _) in self.files.items()}
+        return self._by_path.get(relpath)
 
     def is_parsed(self, name: str) -> bool:
         """Whether `name`'s table is at hand (parsed or cached): reading it costs no parse."""
