@@ -212,6 +212,11 @@ def _class_attribute(judge: JudgeContext, name: str, mro: list[Ref]):
         node = _upstream_class_def(judge, ref) if ref.kind == "class" else None
         if node is None:
             return _UNKNOWN
+        try:  # a method of upstream's that sets it on instances may change it: not a constant
+            if name in judge.index.instance_attributes(ref).names:
+                return _UNKNOWN
+        except (ValueError, SyntaxError):
+            return _UNKNOWN
         value = _body_value(node, name)
         if value is not None:
             return _value(judge, ref.module, value, None, mro)
