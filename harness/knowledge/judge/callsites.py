@@ -577,8 +577,7 @@ def kept_as(index: SymbolIndex, cls: Ref, slot: int | str, depth: int = 0) -> st
     a keyword) in: `self.y = param` in the first `__init__` of its MRO, once; an `__init__` that
     hands the parameter to `super().__init__(…)` keeps it where that one does. None otherwise."""
     for klass in index.mro(cls)[:4] if depth < 4 else ():
-        tree = index.tree(klass.module) if klass.kind == "class" else None
-        node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == klass.qualname), None) if tree is not None else None
+        node = index.class_node(klass) if klass.kind == "class" else None
         init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if node is not None else None
         if init is None and node is not None and any((dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] == "dataclass"
                                                      for d in node.decorator_list):

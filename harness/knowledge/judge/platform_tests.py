@@ -105,7 +105,7 @@ def _defined(judge: JudgeContext, ref: Ref, name: str):
         return _UNKNOWN
     if name not in info.members:
         return None
-    node = _upstream_class_def(judge, ref)
+    node = judge.index.class_node(ref)
     function = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name and not n.decorator_list), None) if node else None
     return (ref.module, function) if function is not None else _UNKNOWN
 
@@ -182,7 +182,7 @@ def _member_literal(judge: JudgeContext, path: str):
     the class writes `_generate_next_value_`."""
     owner, _, name = path.rpartition(".")
     found = judge.index.resolve(owner)
-    node = _upstream_class_def(judge, found.ref) if found.ok and found.ref is not None and found.ref.kind == "class" else None
+    node = judge.index.class_node(found.ref) if found.ok and found.ref is not None and found.ref.kind == "class" else None
     members = {t.id: stmt.value for stmt in node.body if isinstance(stmt, ast.Assign) for t in stmt.targets if isinstance(t, ast.Name)} if node else {}
     if name not in members or any(isinstance(n, ast.FunctionDef) and n.name == "_generate_next_value_" for n in node.body):
         return _UNKNOWN
@@ -209,7 +209,7 @@ def _class_attribute(judge: JudgeContext, name: str, mro: list[Ref]):
             continue
         if ref.kind != "class" and _outside_lacks(judge, ref, name):
             continue
-        node = _upstream_class_def(judge, ref) if ref.kind == "class" else None
+        node = judge.index.class_node(ref) if ref.kind == "class" else None
         if node is None:
             return _UNKNOWN
         try:  # a method of upstream's that sets it on instances may change it: not a constant
@@ -232,13 +232,6 @@ def _body_value(node: ast.ClassDef, name: str) -> ast.expr | None:
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name and stmt.value is not None:
             found = stmt.value
     return found
-
-
-def _upstream_class_def(judge: JudgeContext, ref: Ref) -> ast.ClassDef | None:
-    info = judge.index.class_info(ref)
-    tree = judge.index.tree(ref.module) if info is not None else None
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == ref.qualname.rpartition(".")[2]
-                 and n.lineno == info.lineno), None) if tree is not None else None
 
 
 def _plugin_class_def(judge: JudgeContext, path: str) -> ast.ClassDef | None:

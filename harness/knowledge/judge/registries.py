@@ -62,13 +62,10 @@ def registry_at(index: SymbolIndex, path: str) -> tuple[Ref, RegistryKeys] | Non
         return (found.ref, keys) if keys is not None else None
     owner, _, attr = path.rpartition(".")
     holder = index.resolve(owner) if owner else None
-    tree = index.tree(holder.ref.module) if holder is not None and holder.ok and holder.ref.kind == "value" and "." not in holder.ref.qualname else None
-    built = [stmt.value for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-             and stmt.targets[0].id == holder.ref.qualname] if tree is not None else []
-    call = built[0] if len(built) == 1 and isinstance(built[0], ast.Call) and len(built[0].args) == 1 and not built[0].keywords else None
-    made = index.resolve_in_scope(holder.ref.module, dotted(call.func) or "") if call is not None else None
-    if made is None or not made.ok or made.ref.kind != "class" or kept_as(index, made.ref, 0) != attr:
+    built = index.module_construction(holder.ref) if holder is not None and holder.ok else None
+    if built is None or len(built[1].args) != 1 or built[1].keywords or kept_as(index, built[0], 0) != attr:
         return None
+    call = built[1]
     given, filtered = call.args[0], False
     if isinstance(given, ast.DictComp) and len(given.generators) == 1:
         generator = given.generators[0]

@@ -106,12 +106,6 @@ def _skipped(judge: JudgeContext, plugin_class: str, init: ast.FunctionDef) -> l
     return [ref for ref in upstream if (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def"]
 
 
-def _class_node(judge: JudgeContext, ref: Ref) -> ast.ClassDef | None:
-    info = judge.index.class_info(ref)
-    tree = judge.index.tree(ref.module) if info is not None else None
-    return next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == info.lineno), None) if tree else None
-
-
 def _self_stores(node: ast.AST) -> set[str]:
     found = {n.attr for n in walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and dotted(n.value) == _SELF}
     found |= {n.args[1].value for n in walk(node) if isinstance(n, ast.Call) and dotted(n.func) == "setattr" and len(n.args) >= 2
@@ -124,7 +118,7 @@ def _unset_reads(judge: JudgeContext, plugin_class: str, skipped: list[Ref]) -> 
     the class inherits make, for attributes only the skipped `__init__`s set."""
     mro = judge.plugin_mro(plugin_class)
     upstream = [ref for ref in mro if ref.module and ref.kind == "class"]
-    nodes = {ref: node for ref in upstream if (node := _class_node(judge, ref)) is not None}
+    nodes = {ref: node for ref in upstream if (node := judge.index.class_node(ref)) is not None}
     state: set[str] = set()
     for ref in skipped:
         init = next((m for m in nodes[ref].body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if ref in nodes else None

@@ -11,7 +11,6 @@ import itertools
 import json
 import operator
 import posixpath
-import re
 import string
 import copy
 from collections.abc import Callable
@@ -1370,21 +1369,14 @@ class Folding:
             held = self.index.resolve(registry)  # `from vllm import ModelRegistry`, answered lazily by vllm.__getattr__
         if held is None or not held.ok or held.ref.kind != "value":
             return None
-        # the object's class: `X = C(…)` bound once at the top of its module (its text read first)
-        text = self.index.sources().get(held.ref.module, b"")
-        tree = self.index.tree(held.ref.module) if "." not in held.ref.qualname and re.search(
-            rb"^" + re.escape(held.ref.qualname.encode()) + rb"\s*=\s*\w[\w.]*\(", text, re.MULTILINE) else None
-        built = [st.value for st in tree.body if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                 and st.targets[0].id == held.ref.qualname] if tree is not None else []
-        made = self.index.resolve_in_scope(held.ref.module, dotted(built[0].func) or "") if len(built) == 1 and isinstance(built[0], ast.Call) else None
-        found = self.index.member(made.ref, name) if made is not None and made.ok and made.ref.kind == "class" else None
+        built = self.index.module_construction(held.ref)  # the object's class: `X = C(…)` at the top of its module
+        found = self.index.member(built[0], name) if built is not None else None
         ref = found.ref if found is not None and found.ok else None
         if ref is None or ref.kind != "function" or "." not in ref.qualname:
             return None
-        info, tree = self.index.function_info(ref), self.index.tree(ref.module)
-        cls_name, _, function_name = ref.qualname.rpartition(".")
-        cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name), None) if tree is not None and info is not None else None
-        function = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == function_name and n.lineno == info.lineno), None) if cls else None
+        info = self.index.function_info(ref)
+        cls = self.index.class_node(Ref("class", ref.module, ref.qualname.rpartition(".")[0]))
+        function = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.lineno == info.lineno), None) if cls and info else None
         body = [st for st in function.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))] if function else []
         value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
         if isinstance(value, ast.Call) and not value.keywords and (

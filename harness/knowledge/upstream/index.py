@@ -34,6 +34,7 @@ C3 is harness.knowledge.upstream.mro's.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import re
@@ -48,6 +49,7 @@ from harness.knowledge.model import (
     Outcome,
     Ref,
     Resolution,
+    dotted,
 )
 from harness.knowledge.upstream.external import ExternalMembers, Members, display
 from harness.knowledge.upstream.instance_attributes import instance_attributes
@@ -158,6 +160,29 @@ class SymbolIndex(ModuleTables):
     def class_info(self, ref: Ref) -> ClassInfo | None:
         table = self.table(ref.module)
         return table.classes.get(ref.qualname) if table else None
+
+    def class_node(self, ref: Ref) -> ast.ClassDef | None:
+        """The `class` statement of the release's class `ref` (its module parsed), or None."""
+        info = self.class_info(ref)
+        tree = self.tree(ref.module) if info is not None else None
+        name = ref.qualname.rpartition(".")[2]
+        return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
+
+    def module_construction(self, ref: Ref) -> tuple[Ref, ast.Call] | None:
+        """For a module-level value bound once at the top of its module to a class's call
+        (`ModelRegistry = _ModelRegistry({…})`): (the class, the call); None otherwise. The
+        module's text is read first: parsed only where `Name = C(` starts a line."""
+        if ref.kind != "value" or "." in ref.qualname:
+            return None
+        if not re.search(rb"^" + re.escape(ref.qualname.encode()) + rb"\s*=\s*\w[\w.]*\(", self.sources().get(ref.module, b""), re.MULTILINE):
+            return None
+        tree = self.tree(ref.module)
+        built = [stmt.value for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == ref.qualname] if tree is not None else []
+        if len(built) != 1 or not isinstance(built[0], ast.Call):
+            return None
+        made = self.resolve_in_scope(ref.module, dotted(built[0].func) or "")
+        return (made.ref, built[0]) if made.ok and made.ref.kind == "class" else None
 
     def function_info(self, ref: Ref) -> FunctionInfo | None:
         table = self.table(ref.module)
