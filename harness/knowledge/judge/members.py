@@ -1017,7 +1017,7 @@ def legacy_shim(judge: JudgeContext, mro: list[Ref], name: str) -> tuple[str, st
             for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(target, ast.Name)
             if any(isinstance(n, ast.Constant) and n.value == name for n in walk(stmt.value))
         }
-        class_node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls.qualname.rsplit(".", 1)[-1] and n.lineno == info.lineno), None)
+        class_node = judge.index.class_node(cls)
         for method in (n for n in (class_node.body if class_node else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             names_used = {n.id for n in walk(method) if isinstance(n, ast.Name)}
             lookups = []
@@ -1043,8 +1043,7 @@ def hands_itself_over(judge: JudgeContext, cls: Ref) -> str | None:
         judge.memo.handed[cls.path] = None
         info = judge.index.class_info(cls) if cls.kind == "class" else None
         tree = _ast(judge, cls.module) if info is not None else None
-        name = cls.qualname.rsplit(".", 1)[-1]
-        node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.name == name and n.lineno == info.lineno), None) if tree else None
+        node = judge.index.class_node(cls) if tree is not None else None
         for method in (m for m in (node.body if node else []) if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))):
             receiver = (method.args.posonlyargs + method.args.args)[:1]
             if not receiver:
