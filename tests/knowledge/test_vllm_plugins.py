@@ -396,12 +396,32 @@ NORM_UPSTREAM = {
                 return self.post_attention_layernorm(h, residual)
         """,
 }
+_CALL = "\n\nCustomOp.register_oot(_decorated_op_cls=AcmeRMSNorm, name='RMSNorm')\n"
+# the decorator factory applied by a call, its key and class from an installer's table, a loop over it
+_INSTALLER = """
+
+class _Installer:
+    def __init__(self, table):
+        self.table = table
+
+    def install(self):
+        for upstream_name, cls in self.table:
+            CustomOp.register_oot(name=upstream_name)(cls)
+
+
+_Installer([("RMSNorm", AcmeRMSNorm)]).install()
+"""
+# ... from a helper's parameters
+_HELPER = "\n\ndef _oot(name, cls):\n    CustomOp.register_oot(name=name)(cls)\n\n\n_oot('RMSNorm', AcmeRMSNorm)\n"
 NORMS = {
-    # (how the class is registered, its forward, whether the call in llama.py binds)
-    "decorator": ("@RMSNorm.register_oot\nclass AcmeRMSNorm(RMSNorm):\n", "x", False),
-    "decorator_called": ("@CustomOp.register_oot(name='RMSNorm')\nclass AcmeRMSNorm(RMSNorm):\n", "x", False),
-    "call": ("class AcmeRMSNorm(RMSNorm):\n", "x", False),
-    "call_fits": ("class AcmeRMSNorm(RMSNorm):\n", "x, residual=None", True),
+    # (how the class is registered, its forward, whether the call in llama.py binds, the registration after the class)
+    "decorator": ("@RMSNorm.register_oot\nclass AcmeRMSNorm(RMSNorm):\n", "x", False, "\n"),
+    "decorator_called": ("@CustomOp.register_oot(name='RMSNorm')\nclass AcmeRMSNorm(RMSNorm):\n", "x", False, "\n"),
+    "call": ("class AcmeRMSNorm(RMSNorm):\n", "x", False, _CALL),
+    "call_fits": ("class AcmeRMSNorm(RMSNorm):\n", "x, residual=None", True, _CALL),
+    "installer_loop": ("class AcmeRMSNorm(RMSNorm):\n", "x", False, _INSTALLER),
+    "installer_loop_fits": ("class AcmeRMSNorm(RMSNorm):\n", "x, residual=None", True, _INSTALLER),
+    "helper_parameters": ("class AcmeRMSNorm(RMSNorm):\n", "x", False, _HELPER),
 }
 
 
@@ -409,8 +429,7 @@ NORMS = {
 def test_an_out_of_tree_op_is_judged_against_calls_on_what_upstream_builds(tmp_path_factory, tmp_path, spelling):
     upstream = tmp_path_factory.mktemp("vllm-norm")
     write_tree(upstream, NORM_UPSTREAM)
-    head, params, fits = NORMS[spelling]
-    register = "\n\nCustomOp.register_oot(_decorated_op_cls=AcmeRMSNorm, name='RMSNorm')\n" if spelling.startswith("call") else "\n"
+    head, params, fits, register = NORMS[spelling]
     plugin = _plugin(tmp_path, {"acme/platform.py": "from vllm.platforms.interface import Platform\n\n\nclass AcmePlatform(Platform):\n    pass\n",
                                 "acme/ops.py": "from vllm.model_executor.custom_op import CustomOp\nfrom vllm.model_executor.layers.layernorm import RMSNorm\n\n\n"
                                                + head + f"    def forward(self, {params}):\n        return x\n" + register + "\n\ndef register_ops():\n    pass\n"})
@@ -421,3 +440,58 @@ def test_an_out_of_tree_op_is_judged_against_calls_on_what_upstream_builds(tmp_p
     else:
         assert len(found) == 1 and found[0]["breaking"] and code == 1, found
         assert "llama.py:10" in found[0]["detail"] and "nn.Module.__call__" in found[0]["detail"]
+
+
+MOE_UPSTREAM = {
+    **{k: v for k, v in UPSTREAM.items() if k.startswith(("vllm/__init__", "vllm/version", "vllm/platforms", "vllm/model_executor/__init__"))},
+    "vllm/model_executor/custom_op.py": UPSTREAM["vllm/model_executor/custom_op.py"],
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/fused_moe.py": """
+        from vllm.model_executor.custom_op import CustomOp
+
+        class FusedMoE(CustomOp):
+            def __init__(self, num_experts, top_k, prefix=""):
+                self.num_experts = num_experts
+        """,
+}
+_OWN_INIT = "    def __init__(self, *args, tid2eid=None, **kwargs):\n        self.tid2eid = tid2eid\n        super().__init__(*args, **kwargs)\n"
+MOES = {
+    # (the plugin class and how it is registered, whether FusedMoE(8, 2, tid2eid=…) in the plugin's model breaks)
+    "decorator": ("@CustomOp.register_oot(name='FusedMoE')\nclass AcmeMoE(FusedMoE):\n" + _OWN_INIT, False),
+    "table_loop": ("class AcmeMoE(FusedMoE):\n" + _OWN_INIT + "\n\nfor name, op_cls in {'FusedMoE': AcmeMoE}.items():\n"
+                   "    CustomOp.register_oot(_decorated_op_cls=op_cls, name=name)\n", False),
+    "helper_applied": ("class AcmeMoE(FusedMoE):\n" + _OWN_INIT + "\n\ndef _oot(name, cls):\n    CustomOp.register_oot(name=name)(cls)\n\n\n"
+                       "_oot('FusedMoE', AcmeMoE)\n", False),
+    # negatives: nothing registered, a registration a version guard turns off, a class taking upstream's arguments only
+    "not_registered": ("class AcmeMoE(FusedMoE):\n" + _OWN_INIT, True),
+    "guarded_off": ("import sys\n\n\nclass AcmeMoE(FusedMoE):\n" + _OWN_INIT + "\n\nif sys.version_info < (3, 8):\n"
+                    "    CustomOp.register_oot(_decorated_op_cls=AcmeMoE, name='FusedMoE')\n", True),
+    "inherited_init": ("@CustomOp.register_oot(name='FusedMoE')\nclass AcmeMoE(FusedMoE):\n    pass\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MOES))
+def test_calling_a_class_replaced_out_of_tree_builds_the_plugins_class(tmp_path_factory, tmp_path, spelling):
+    """CustomOp.__new__ builds what op_registry_oot holds for the called class's __name__
+    (vllm/model_executor/custom_op.py), whatever the call passes: a plugin call of FusedMoE with a
+    keyword only the plugin's registered class takes (vllm-ascend 0.23's deepseek_v4.py passes
+    hash=, tid2eid= to FusedMoE, registered as AscendFusedMoE(*args, **kwargs)) binds that class's
+    __init__, not upstream's; with nothing registered that runs, upstream's refuses it."""
+    upstream = tmp_path_factory.mktemp("vllm-moe")
+    write_tree(upstream, MOE_UPSTREAM)
+    source, breaks = MOES[spelling]
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": "from vllm.platforms.interface import Platform\n\n\nclass AcmePlatform(Platform):\n    pass\n",
+        "acme/ops.py": "from vllm.model_executor.custom_op import CustomOp\nfrom vllm.model_executor.layers.fused_moe import FusedMoE\n\n"
+                       "from acme.model import AcmeModel\n\n\n" + source + "\n\ndef register_ops():\n    pass\n",
+        "acme/model.py": "from vllm.model_executor.layers.fused_moe import FusedMoE\n\n\nclass AcmeModel:\n    def __init__(self, table):\n"
+                         "        self.experts = FusedMoE(8, 2, prefix='experts', tid2eid=table)\n",
+    })
+    code, doc = _check(plugin, str(upstream))
+    # (a call that binds is no finding: plain uses are reported only when something is wrong)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith("FusedMoE")]
+    assert (len(calls), code) == ((1, 1) if breaks else (0, 0)), doc["findings"]
+    if breaks:
+        assert calls[0]["breaking"] and calls[0]["status"] == "signature_changed" and "tid2eid" in calls[0]["detail"], calls
+    if spelling == "inherited_init":
+        assert "builds acme.ops.AcmeMoE" in calls[0]["detail"], calls

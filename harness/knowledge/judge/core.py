@@ -32,7 +32,7 @@ from harness.knowledge.judge.breaking import BreakingFacts, decide
 from harness.knowledge.judge.callsites import CallSite, instance_calls
 from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
-from harness.knowledge.judge.forms import judge_named_class, judge_replacement
+from harness.knowledge.judge.forms import built_instead, judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
 from harness.knowledge.judge.placements import judge_placement
 from harness.knowledge.judge.platform_tests import platform_skip
@@ -421,6 +421,8 @@ class Judge:
             params, bound, what = (*params, *(dep.params or ())), False, f"{dep.expression.split(' (')[0]}.__init__ (synthesised by @dataclass)"
         if params is None:
             return None
+        if dep.how is None and (instead := self._built_instead(dep, resolution)) is not None:
+            return instead
         problem = bind_problem(params, dep.call, bound)
         if problem is None and (keyed := self._keyed_read(dep, resolution)) is not None:
             return keyed
@@ -454,6 +456,65 @@ class Judge:
             certain = own is not None and bind_problem(own, dep.call, through_init)[0]
             detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _built_instead(self, dep: Dependency, resolution: Resolution) -> Finding | None:
+        """A plugin call of an upstream class the plugin replaces out of tree (forms.built_instead:
+        vLLM's CustomOp builds the registered class whenever the class is called), judged against
+        what builds the object then: each registered plugin class's constructor (the first
+        `__init__` of its MRO), and upstream's own too when no registration surely runs. A
+        registered class that is not known, or whose constructor is not, leaves a call upstream's
+        class refuses `unknown` (one it takes is judged as upstream's). None when nothing replaces
+        the class, or for a call at import (it may run before the registration)."""
+        registrations = built_instead(self, resolution.ref) if dep.scope != "module" else []
+        if not registrations:
+            return None
+        built: list[tuple[str, Dependency | None]] = [(reg.hook, reg) for reg in registrations]
+        if not any(all(self.evaluate(g.cond) is True for g in reg.guards) for reg in registrations):
+            built.append((resolution.ref.path, None))  # the registrations may not run: upstream's class then
+        where = ", ".join(sorted({f"{reg.file}:{reg.line}" for reg in registrations}))
+        fits, fails = [], []
+        for path, reg in built:
+            params, bound, what = self._constructor(path) if path else (None, False, "")
+            if params is None:
+                # not known what builds it: upstream's constructor says nothing sure; a call it takes stays unjudged
+                params, bound, _ = self._constructor(resolution.ref.path)
+                if params is None or bind_problem(params, dep.call, bound) is None:
+                    return None
+                why = f"the class it builds ({path or 'not known'}) takes what its constructor takes, which is not known"
+                return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                               detail=f"{dep.expression}(...): the plugin registers a class for {resolution.ref.qualname!r} out of tree ({where}); {why}")
+            problem = bind_problem(params, dep.call, bound)
+            (fits if problem is None else fails).append((path, what, params, problem))
+        if not fails:
+            return Finding(**self.base(dep), status=Status.ok, defined_in=fits[0][1],
+                           detail=f"{dep.expression}(...) builds what the plugin registers for {resolution.ref.qualname!r} out of tree ({where}): "
+                                  + "; ".join(f"{what}{signature_text(params)} takes the call" for _, what, params, _ in fits))
+        path, what, params, (certain, message) = fails[0]
+        how = f"registered for {resolution.ref.qualname!r} out of tree, {where}" if path != resolution.ref.path else f"when the registrations at {where} do not run"
+        return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what,
+                       risk=risk_of(dep, Status.signature_changed),
+                       detail=f"{dep.expression}(...) builds {path} ({how}): {what}{signature_text(params)}: {message}")
+
+    def _constructor(self, path: str) -> tuple[tuple[Param, ...] | None, bool, str]:
+        """What calling the class `path` (a plugin or an upstream class) takes: init_params for an
+        upstream class; for a plugin class the first `__init__` its MRO writes (a plugin class's
+        own, or an upstream base's). None where a plugin class binds `__init__`/`__new__` otherwise."""
+        if path not in self.scan.classes:
+            found = self.index.resolve(path)
+            return self.init_params(found.ref) if found.ok and found.ref.kind == "class" else (None, False, path)
+        for ref in self.plugin_mro(path):
+            if ref.module == "" and ref.kind == "class":
+                cls = self.scan.classes[ref.qualname]
+                method = cls.methods.get("__init__")
+                if method is not None:
+                    return method.params, method.bound, f"{ref.qualname}.__init__"
+                if cls.decorated or {"__init__", "__new__"} & cls.names:
+                    return None, False, ref.qualname
+            elif ref.module and ref.kind == "class":
+                return self.init_params(ref)
+            else:
+                return None, False, ref.path
+        return None, False, path
 
     def _refused_by_replacement(self, dep: Dependency, resolution: Resolution) -> Finding | None:
         """A plugin call that upstream's callable takes, of a callable (or a class's __init__) a

@@ -105,6 +105,24 @@ def judge_replacement(judge: JudgeContext, dep: Dependency) -> Finding | None:
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=replaced.path, detail=detail, risk=risk)
 
 
+def built_instead(judge: JudgeContext, ref: Ref) -> list[Dependency]:
+    """The live replacement registrations keyed by the `__name__` of the upstream class `ref`
+    when `ref` is the replaceable class of that name (CustomOp.__new__ and PluggableLayer.__new__
+    look `op_registry_oot[cls.__name__]` up and build the registered class instead, whatever
+    arguments the call passes: vllm/model_executor/custom_op.py), unless a guard of theirs is
+    decided false on this release. A registration's `hook` is the plugin class it builds
+    (None: not known)."""
+    registry = profile().replacements
+    if registry is None or ref.kind != "class":
+        return []
+    short = ref.qualname.rsplit(".", 1)[-1]
+    found = [dep for dep in judge.scan.dependencies if dep.kind == "custom_op" and dep.name == short and dep.live
+             and not any(judge.evaluate(g.cond) is False for g in dep.guards)]
+    if not found or replaceable(judge.index, short, registry.bases) != ref:
+        return []
+    return found
+
+
 # ----------------------------------------------------------------------------- named classes
 
 

@@ -78,6 +78,7 @@ class PluginClasses:
     _chain_shadows: dict[int, set]  # Expressions._chain_map: keys the plugin's maps before upstream's hold
     parameter_imports: list
     parameter_hooks: list
+    parameter_replacements: list
     parameter_patches: list
     parameter_settings: list
     _defs: dict[str, dict[str, list]]  # module -> def name -> its defs (_definition)
@@ -98,6 +99,7 @@ class PluginClasses:
     def finish(self) -> None:
         """Decisions that need the whole plugin: hook timing, platform classes, entry points."""
         self._parameter_hooks()
+        self._parameter_replacements()
         self._parameter_registries()
         self._parameter_patches()
         for module, owner, name, value, line, ctx in self.parameter_grafts:
@@ -321,6 +323,16 @@ class PluginClasses:
             for binding, where in bindings or [({}, "")]:
                 for inner in self._bound_contexts(module, ctx, binding, node.lineno):  # one per element of a loop around it
                     self._hook(module, node, target, hook_type, hook, inner, bound=where)
+
+    def _parameter_replacements(self) -> None:
+        """A replacement registration (`CustomOp.register_oot`) inside a helper or method whose key
+        or class its parameters, or a loop over them, decide: one per call of the helper and
+        element of the loop (helper_bindings, _bound_contexts), as that call passes them; with no
+        such call, one read as written (its key or class unknown)."""
+        for module, node, owner, name, decorated, ctx in self.parameter_replacements:
+            for binding, _ in self.helper_bindings(module, ctx.functions, node.lineno) or [({}, "")]:
+                for inner in self._bound_contexts(module, ctx, binding, node.lineno):
+                    self._replacement(module, node, owner, name, decorated, inner, bound=True)
 
     def _parameter_registries(self) -> None:
         """`registry.register(target, fn, kind)` in a helper whose parameter `registry` a caller

@@ -16,8 +16,9 @@ from harness.knowledge.model import (
     PluginScan,
     dotted,
     is_upstream,
+    walk,
 )
-from harness.knowledge.scan.folding import Named
+from harness.knowledge.scan.folding import OPAQUE, Instance, Named
 from harness.knowledge.scan.syntax import arg
 
 
@@ -26,22 +27,28 @@ class Registrations:
 
     files: dict
     scan: PluginScan
+    parameter_replacements: list  # (module, node, owner, name, class, ctx): registrations per helper call (_replacement)
 
     # ------------------------------------------------------------- replacements (register_oot)
 
     def _replacement_call(self, module: str, call: ast.Call, ctx) -> None:
         """`Owner.register_oot(_decorated_op_cls=C, name="X")`, the call form (vllm-ascend
         utils.py register_ascend_customop). Without a class argument it is the decorator
-        factory, read where it decorates (_replacement_decorator)."""
+        factory, read where it decorates (_replacement_decorator), or where it is applied at once:
+        `Owner.register_oot(name="X")(C)` is the decorator written as a call."""
         registry = profile().replacements
-        if registry is None or not isinstance(call.func, ast.Attribute) or call.func.attr != registry.method:
+        if registry is None:
+            return
+        applied = call.func if isinstance(call.func, ast.Call) and len(call.args) == 1 and not call.keywords else None
+        if applied is not None and isinstance(applied.func, ast.Attribute) and applied.func.attr == registry.method:
+            if arg(applied, 0, registry.class_keyword) is None:  # (with a class, the inner call registered it)
+                self._replacement(module, call, applied.func.value, arg(applied, 1, registry.name_keyword), call.args[0], ctx)
+            return
+        if not isinstance(call.func, ast.Attribute) or call.func.attr != registry.method:
             return
         decorated = arg(call, 0, registry.class_keyword)
-        if decorated is None:
-            return
-        value = self.const(module, decorated, ctx.env)
-        plugin_class = value.path if isinstance(value, Named) else self.qualify(module, dotted(decorated), ctx.env)
-        self._replacement(module, call, call.func.value, arg(call, 1, registry.name_keyword), plugin_class, ctx)
+        if decorated is not None:
+            self._replacement(module, call, call.func.value, arg(call, 1, registry.name_keyword), decorated, ctx)
 
     def _replacement_decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx) -> None:
         """`@Owner.register_oot`, `@Owner.register_oot()`, `@CustomOp.register_oot(name="X")` on a class."""
@@ -54,10 +61,26 @@ class Registrations:
         name = arg(decorator, 1, registry.name_keyword) if isinstance(decorator, ast.Call) else None
         self._replacement(module, decorator, func.value, name, self._function_path(module, owner, ctx), ctx)
 
-    def _replacement(self, module: str, node: ast.AST, owner_node: ast.AST, name_node: ast.AST | None, plugin_class: str | None, ctx) -> None:
+    def _replacement(self, module: str, node: ast.AST, owner_node: ast.AST, name_node: ast.AST | None, decorated: ast.expr | str | None,
+                     ctx, bound: bool = False) -> None:
+        """One custom_op dependency: `decorated` the class registered (a node, or the path of the
+        class a decorator is on). A key or class read from a helper's parameters or a loop over
+        them (`for name, cls in self.table: CustomOp.register_oot(name=name)(cls)`) is one
+        registration per call of the helper and element of the loop (finish(): _parameter_replacements)
+        when the key does not fold where it is written."""
         owner = self.qualify(module, dotted(owner_node), ctx.env)
         if not is_upstream(owner):
             return
+        if not bound and ctx.functions and name_node is not None and not isinstance(self.const(module, name_node, ctx.env), str) and any(
+                isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
+                for n in walk(name_node)):
+            self.parameter_replacements.append((module, node, owner_node, name_node, decorated, ctx))
+            return
+        if isinstance(decorated, ast.AST):
+            value = self.const(module, decorated, ctx.env)
+            plugin_class = value.path if isinstance(value, Named) else self.qualify(module, dotted(decorated), ctx.env)
+        else:
+            plugin_class = decorated
         # the key: `name`, else the __name__ of the class the method is called on
         key = self.const(module, name_node, ctx.env) if name_node is not None else owner.rsplit(".", 1)[-1]
         self._dependency(

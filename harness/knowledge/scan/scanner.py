@@ -172,6 +172,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # calls of plugin names, judged once every class is known: (module, the call, its context, the qualified name)
         self.plugin_calls: list[tuple[str, ast.Call, Context, str]] = []
         self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
+        self.parameter_replacements: list[tuple[str, ast.AST, ast.AST, ast.AST | None, ast.AST | str | None, Context]] = []
         self.parameter_settings: list[tuple[str, ast.Call, str, Context]] = []  # settings written from a helper's parameters
         self.model_packages: set[str] = set()  # external model packages the plugin names
         self.main_modules: set[str] = set()  # modules the team runs as `__main__` (`python -m`; scan_plugin)
@@ -835,7 +836,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             bases.append(qualified or f"?{ast.unparse(base)}")
             if is_upstream(qualified):  # the class statement needs a class there (not a function)
                 self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
-        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases, decorated=bool(node.decorator_list or node.keywords))
+        # (a replacement registration, `@CustomOp.register_oot(name=…)`, hands the class back as it is)
+        registry = profile().replacements
+        rewriting = [d for d in node.decorator_list if registry is None or (dotted(d.func if isinstance(d, ast.Call) else d) or "").rpartition(".")[2] != registry.method]
+        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases, decorated=bool(rewriting or node.keywords))
         self.scan.classes[path] = cls
         for stmt in node.body:  # (a private `__x` is stored as `_Class__x`)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
