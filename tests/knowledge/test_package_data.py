@@ -56,3 +56,53 @@ def register():
         assert code == 1
     else:
         assert not patches and code != 1, doc["findings"]
+
+
+_TOML = '[[replacements]]\nmodule = "sglang.srt.layers.torchao_utils"\nname = "apply_torchao_config_to_model"\n'
+# how the rows are read: (the file's name, its parse, the table as the code keeps it)
+PARSES = {
+    "toml_loads": ("kernels.toml", "tomllib.loads(resources.files(__package__).joinpath('kernels.toml').read_text())", "rows"),
+    "toml_load_open_file": ("kernels.toml", None, "rows"),
+    "json_load_open_file_read_only_view": ("kernels.json", None, "types.MappingProxyType({'rows': rows})['rows']"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PARSES))
+def test_rows_of_a_toml_or_json_file_read_through_an_open_file_are_judged(upstreams, tmp_path, spelling):
+    """tomllib.loads of the file's text, tomllib.load / json.load of the file a `with
+    ….open("rb") as f:` opens (importlib.resources.abc.Traversable.open), and a read-only
+    types.MappingProxyType over the table: the rows are the file's (sixteenth held-out set F05-k2, F22-k2)."""
+    _, new = upstreams
+    name, parse, kept = PARSES[spelling]
+    loader = "tomllib" if name.endswith(".toml") else "json"
+    read = f"    rows = {parse}['replacements']\n" if parse else (
+        f"    with resources.files(__package__).joinpath({name!r}).open('rb') as fh:\n        rows = {loader}.load(fh)['replacements']\n")
+    files = {
+        "pyproject.toml": pyproject(plugins={"pd": "pd:register"}),
+        "pd/__init__.py": f"""import importlib
+import json
+import tomllib
+import types
+from importlib import resources
+
+
+def _skip(*args, **kwargs):
+    return None
+
+
+def _rows():
+{read}    return {kept}
+
+
+def register():
+    for row in _rows():
+        module = importlib.import_module(row["module"])
+        setattr(module, row["name"], _skip)
+""",
+        f"pd/{name}": _TOML if name.endswith(".toml") else json.dumps({"replacements": [
+            {"module": "sglang.srt.layers.torchao_utils", "name": "apply_torchao_config_to_model"}]}),
+    }
+    code, doc = check(plugin(tmp_path, files), new)
+    patches = [f for f in doc["findings"] if f["kind"] in ("patch", "import") and f["target"].startswith("sglang.srt.layers.torchao_utils")]
+    assert patches and all(f["live"] for f in patches) and any(f["breaking"] for f in patches), doc["findings"]
+    assert code == 1

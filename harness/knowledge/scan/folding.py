@@ -12,6 +12,7 @@ import json
 import operator
 import posixpath
 import string
+import tomllib
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,6 +82,8 @@ _MODULE_SPEC = "importlib.machinery.ModuleSpec"
 _BOUND_METHODS = _STRING_METHODS | {"format", "format_map", "join"}  # a string's methods a name may keep to call later
 _NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
+# the stdlib parsers of a data file's text (tomli: tomllib's backport, the same API)
+_DATA_PARSERS = {"json.loads": json.loads, "json.load": json.loads, **{f"{m}.{f}": tomllib.loads for m in ("tomllib", "tomli") for f in ("load", "loads")}}
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
 
@@ -791,17 +794,24 @@ class Folding:
         if qualified in ("importlib.resources.files", "importlib_resources.files") and len(args) == 1 and not node.keywords:
             package = self.const(module, args[0], env, depth + 1)
             return PackageFile(package) if isinstance(package, str) and package in self.files and self.files[package][1] else OPAQUE
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("joinpath", "read_text") and isinstance(
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("joinpath", "read_text", "open") and isinstance(
                 held := self.const(module, node.func.value, env, depth + 1), PackageFile):
             if node.func.attr == "joinpath":
                 parts = [self.const(module, a, env, depth + 1) for a in args]
                 return PackageFile(held.package, str(PurePosixPath(held.relative, *parts))) if parts and all(isinstance(p, str) for p in parts) else OPAQUE
-            return self._package_text(held)
-        if qualified == "json.loads" and len(args) == 1 and isinstance(text := self.const(module, args[0], env, depth + 1), str):
+            # `.open("rb")`: the open file, which json.load / tomllib.load read whole
+            return held if node.func.attr == "open" else self._package_text(held)
+        if qualified in _DATA_PARSERS and len(args) == 1 and not node.keywords:
+            # json.loads(text), tomllib.loads(text); json.load(f) / tomllib.load(f) of an open package file
+            text = self.const(module, args[0], env, depth + 1)
+            text = self._package_text(text) if isinstance(text, PackageFile) and qualified.endswith(".load") else text
             try:
-                return json.loads(text)
-            except ValueError:
+                return _DATA_PARSERS[qualified](text) if isinstance(text, str) else OPAQUE
+            except ValueError:  # (tomllib.TOMLDecodeError is one)
                 return OPAQUE
+        if qualified == "types.MappingProxyType" and len(args) == 1 and not node.keywords and isinstance(
+                viewed := self.const(module, args[0], env, depth + 1), dict):
+            return viewed  # a read-only view of the dict: its lookups and iteration (the types docs)
         if qualified in _PATH_CLASSES and not node.keywords and not any(isinstance(a, ast.Starred) for a in args):
             # pathlib paths of folded strings, as pure POSIX paths: only their names are read
             parts = [self.const(module, a, env, depth + 1) for a in args]
@@ -1320,6 +1330,14 @@ class Folding:
                 continue
             if isinstance(stmt, ast.Return):
                 return None if stmt.value is None else self.const(module, stmt.value, env, depth + 1)
+            if isinstance(stmt, ast.With) and all(isinstance(i.optional_vars, ast.Name) and isinstance(
+                    self.const(module, i.context_expr, env, depth + 1), PackageFile) for i in stmt.items):
+                # `with files(pkg).joinpath("x.toml").open("rb") as f:` binds the open data file; the body runs
+                env.update({i.optional_vars.id: self.const(module, i.context_expr, env, depth + 1) for i in stmt.items})
+                returned = self._returned(module, stmt.body, env, depth + 1, _ran=True, owner=owner)
+                if returned is not _FELL_THROUGH:
+                    return returned
+                continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env, depth + 1)
                 continue

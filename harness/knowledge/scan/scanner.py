@@ -66,6 +66,7 @@ from harness.knowledge.scan.folding import (
     Folding,
     Instance,
     Named,
+    PackageFile,
     Record,
     bind,
     narrowed_key,
@@ -518,6 +519,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     catches += (Catch(frozenset(self.exception_names(module, call.args)), stmt.lineno),)
                 if item.optional_vars is not None:
                     env.update({n: OPAQUE for n in assigned(item.optional_vars)})
+                    if isinstance(item.optional_vars, ast.Name) and isinstance(opened := self.const(module, call, env), PackageFile):
+                        env[item.optional_vars.id] = opened  # `with files(pkg).joinpath("x.toml").open("rb") as f:`
             self._block(module, stmt.body, replace(ctx, catches=catches))
             suppressed = {name for catch in catches[len(ctx.catches):] for name in catch.exceptions}
             imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
