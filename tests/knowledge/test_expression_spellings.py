@@ -353,6 +353,34 @@ NAMES = {
             for name in sorted(PRIORITY, key=PRIORITY.get, reverse=True):
                 importlib.import_module("p.backends." + name.removesuffix("_backend"))
         """,
+    # the one backend a priority table ranks first and last: max / min with a key (sixteenth set F25-k1),
+    # with a lambda key and a default, and of positional arguments
+    "max_min_table_get": """
+        import importlib
+
+        PRIORITY = {"alpha": 3, "gamma": 2, "beta": 1}
+        FMT = "{pkg}.backends.{name}"
+
+        def register():
+            importlib.import_module(FMT.format(pkg=__name__, name=max(PRIORITY, key=PRIORITY.get)))
+            importlib.import_module(FMT.format(pkg=__name__, name=min(PRIORITY, key=PRIORITY.get)))
+        """,
+    "max_lambda_key_default": """
+        import importlib
+
+        RANK = {"alpha": 1, "beta": 1, "gamma": 0}
+
+        def register():
+            for group in (["alpha", "beta"], ["beta", "gamma"], []):
+                importlib.import_module("p.backends." + max(group, key=lambda n: RANK[n], default="beta"))
+        """,
+    "min_of_arguments": """
+        import importlib
+
+        def register():
+            importlib.import_module(f"p.backends.{min('gamma', 'alpha')}")
+            importlib.import_module(f"p.backends.{max('beta', 'alpha')}")
+        """,
     # printf-style formatting with a mapping over itertools.chain of a list and a tuple (F25 variant u1)
     "percent_mapping_over_chain": """
         import importlib

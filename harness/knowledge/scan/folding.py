@@ -910,6 +910,17 @@ class Folding:
             if name == "sorted":
                 return self._sorted(module, inner, node.keywords, env, depth)
             return inner
+        if name in ("max", "min") and qualified == name and args and not any(isinstance(a, ast.Starred) for a in args) and all(
+                k.arg in ("key", "default") for k in node.keywords):
+            # max(TABLE, key=TABLE.get), min(a, b): the first extreme item (builtins docs: the first
+            # one met among equals; a stable sort with reverse= keeps that order), `default` when empty
+            items = self.iterated(self.const(module, args[0], env, depth + 1)) if len(args) == 1 else [self.const(module, a, env, depth + 1) for a in args]
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            ordered = self._sorted(module, items, [ast.keyword("reverse", ast.Constant(name == "max")),
+                                                   *(k for k in node.keywords if k.arg == "key")], env, depth) if isinstance(items, list) else OPAQUE
+            if isinstance(ordered, list):
+                return ordered[0] if ordered else self.const(module, default, env, depth + 1) if default is not None else OPAQUE
+            return OPAQUE
         if qualified in _ITERATORS and args and (not node.keywords or qualified == "enumerate"):
             # zip(a, b) / enumerate(a, start) / reversed(a) / itertools.compress(a, selectors) of
             # folded sequences: what a loop over it meets, each tuple a list (Python's builtins docs)
