@@ -379,6 +379,16 @@ CHOICES = {
                                     "def activate():\n    return next(path for applies, path in _CANDIDATES if applies())\n", True),
     "first_match_lambdas": ("_CANDIDATES = [(lambda: hasattr(SRTPlatform, 'get_kv_pool_cls'), MODERN), (lambda: True, LEGACY)]\n\n\n"
                             "def activate():\n    return next(p for ok, p in _CANDIDATES if ok())\n", True),
+    # a read-only table of paths, keyed by a helper's test of upstream (sixteenth set F02-k2): the
+    # helper importing the class itself, a module constant, a table of keys
+    "table_keyed_by_a_helper_importing_locally": ("import types\n\n_PATHS = types.MappingProxyType({'flags': LEGACY, 'pool': MODERN})\n\n\n"
+                                                  "def _api():\n    from sglang.srt.platforms import interface\n\n"
+                                                  "    return 'pool' if hasattr(interface.SRTPlatform, 'get_kv_pool_cls') else 'flags'\n\n\n"
+                                                  "def activate():\n    return _PATHS[_api()]\n", True),
+    "table_keyed_by_a_module_constant": ("_API = 'flags' if not hasattr(SRTPlatform, 'get_kv_pool_cls') else 'pool'\n\n\n"
+                                         "def activate():\n    return {'flags': LEGACY, 'pool': MODERN}.get(_API)\n", True),
+    "table_keyed_by_run_time_data": ("import os\n\n_PATHS = {'flags': LEGACY, 'pool': MODERN}\n\n\n"
+                                     "def activate():\n    return _PATHS[os.environ.get('DT_API', 'flags')]\n", False),
     "first_match_with_a_default": ("_CANDIDATES = ((lambda: hasattr(SRTPlatform, 'support_cuda_graph'), LEGACY),)\n\n\n"
                                    "def activate():\n    return next((p for ok, p in _CANDIDATES if ok()), MODERN)\n", True),
 }
@@ -400,8 +410,9 @@ def test_only_the_platform_class_activate_returns_on_a_release_is_loaded(upstrea
         modern = by_target(doc["findings"]).get(f"{IFACE}.get_kv_pool_cls")
         assert code == 0 and not (legacy and legacy["breaking"]), doc["findings"]
         assert modern is not None and modern["live"] and modern["status"] == "ok", doc["findings"]
-    else:
+    else:  # either may load: both classes' overrides run
         assert legacy["status"] == "not_on_base" and legacy["breaking"] and code == 1, legacy
+        assert by_target(doc["findings"])[f"{IFACE}.get_kv_pool_cls"]["live"], doc["findings"]
 
 
 # ----------------------------------------------------------------------------- layout and roots

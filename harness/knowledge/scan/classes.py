@@ -1426,7 +1426,11 @@ class PluginClasses:
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env)
             if isinstance(stmt, ast.Return) and stmt.value is not None:
                 rows = self._first_match(module, stmt.value) or [(None, stmt.value)]
-                paths += [value for _, chosen in rows for value in self.strings(module, chosen, env) if "." in value or ":" in value]
+                for _, chosen in rows:
+                    # the one value it folds to on this release (`TABLE["legacy" if hasattr(SRTPlatform, "x") else
+                    # "current"]`), else every string it may be
+                    folded = self.const(module, chosen, env)
+                    paths += [value for value in ([folded] if isinstance(folded, str) else self.strings(module, chosen, env)) if "." in value or ":" in value]
         return paths
 
     def _derives_from_platform(self, path: str) -> bool:

@@ -1341,6 +1341,9 @@ class Folding:
                 continue
             if isinstance(stmt, ast.Return):
                 return None if stmt.value is None else self.const(module, stmt.value, env, depth + 1)
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):  # a local import binds its names (the module or object)
+                env.update({name: Named(path) for name, path in imported_names(module, self.files[module][1], [stmt]).items()})
+                continue
             if isinstance(stmt, ast.With) and all(isinstance(i.optional_vars, ast.Name) and isinstance(
                     self.const(module, i.context_expr, env, depth + 1), PackageFile) for i in stmt.items):
                 # `with files(pkg).joinpath("x.toml").open("rb") as f:` binds the open data file; the body runs
@@ -1463,7 +1466,7 @@ class Folding:
             return kleene(AnyOf(parts) if isinstance(test.op, ast.Or) else AllOf(parts), lambda leaf: None)
         value = self.const(module, test, env, depth + 1)
         if isinstance(value, Condition):
-            return kleene(value.cond, lambda leaf: None)
+            return kleene(value.cond, self._release_leaf)
         if value is None or isinstance(value, (bool, str, int, float, list, dict)):
             return bool(value)
         return None
@@ -1811,12 +1814,25 @@ class Folding:
         of the running engine version (VersionCompare.holds against the index's release); None
         where anything else decides it. What a registry holds is then the release's: the judge
         still names the guards of everything else."""
-        if self._release is None:
-            self._release = upstream_version(self.index.source) or ""
         if depth > 20:
             return None
-        return kleene(self.condition(module, test, env, depth + 1),
-                      lambda leaf: leaf.holds(self._release or None) if isinstance(leaf, VersionCompare) else None)
+        return kleene(self.condition(module, test, env, depth + 1), self._release_leaf)
+
+    def _release_leaf(self, leaf: Cond) -> bool | None:
+        """A test of the release scanned, decided on it: a comparison of the running engine
+        version (VersionCompare.holds), whether an upstream module is there (ModuleExists) or an
+        upstream object has an attribute (HasAttr: `hasattr(SRTPlatform, "support_cuda_graph")`,
+        the index's resolution); None for any other test (run-time data)."""
+        if isinstance(leaf, VersionCompare):
+            if self._release is None:
+                self._release = upstream_version(self.index.source) or ""
+            return leaf.holds(self._release or None)
+        if isinstance(leaf, ModuleExists) and is_upstream(leaf.path):
+            return self.index.module_exists(leaf.path)
+        if isinstance(leaf, HasAttr) and is_upstream(leaf.owner):
+            resolution = self.index.resolve(f"{leaf.owner}.{leaf.name}")
+            return resolution.ok if resolution.outcome is not Outcome.undecided else None
+        return None
 
     def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int):
         """`value` with what `stmt` (and statements nested in it) may add to `name`."""
