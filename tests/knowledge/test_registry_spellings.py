@@ -81,6 +81,10 @@ SPELLINGS = {
                                      '    return operator.itemgetter(*(k for k in ("dual", "torch_native")))(ATTENTION_BACKENDS)\n', True),
     "itemgetter_starred_local": (HEAD + 'import operator\n\nKEYS = ["torch_native", "dual"]\n\n\ndef register():\n'
                                  '    lookup = operator.itemgetter(*KEYS)\n    factories = lookup(ATTENTION_BACKENDS)\n    return factories\n', True),
+    # ... a module global holding the getter, called in an lru_cache'd helper (sixteenth set F39-k1)
+    "itemgetter_starred_module_global": (HEAD + 'import functools\nimport operator\n\nKEYS = ("torch_native", "dual")\n'
+                                         '_PICK = operator.itemgetter(*KEYS)\n\n\n@functools.lru_cache(maxsize=None)\ndef _factories():\n'
+                                         '    return dict(zip(KEYS, _PICK(ATTENTION_BACKENDS)))\n\n\ndef register():\n    return _factories()\n', True),
     "itemgetter_starred_kept": (HEAD + 'from operator import itemgetter\n\nKEYS = ("torch_native",)\n\n\ndef register():\n'
                                 '    return itemgetter(*KEYS)(ATTENTION_BACKENDS)\n', None),
     # a ChainMap over the plugin's own map and upstream's registry (fifteenth set F39-m3): a key the

@@ -478,7 +478,8 @@ class Expressions:
                 else:
                     how = "get-tested" if id(call) in self._tested or self._result_tested(module, call, ctx) else "get"
                 self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key, how=how)
-        getter = call.func if isinstance(call.func, ast.Call) else self._made_once(call.func.id, ctx) if isinstance(call.func, ast.Name) and call.func.id in ctx.local else None
+        getter = (call.func if isinstance(call.func, ast.Call) else None if not isinstance(call.func, ast.Name)
+                  else self._made_once(call.func.id, ctx) if call.func.id in ctx.local else self._module_made_once(module, call.func.id))
         if (getter is not None and len(call.args) == 1 and not call.keywords and not getter.keywords
                 and self.qualify(module, dotted(getter.func) or "", env) == "operator.itemgetter"):
             # itemgetter(k1, k2)(REG) / itemgetter(*keys)(REG): REG[k1], REG[k2] (KeyError: the operator docs)
@@ -954,6 +955,15 @@ class Expressions:
             return None
         made = bound_once(found[1]).get(name)
         return made if isinstance(made, ast.Call) else None
+
+    def _module_made_once(self, module: str, name: str) -> ast.Call | None:
+        """The call a module global is bound to (`_pick = operator.itemgetter(*KEYS)`), when one
+        top-level `name = <call>` is its only binding in the module; None otherwise."""
+        tree = self.tree(module)
+        bound = [n for n in walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)] if tree else []
+        made = [s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name] if tree else []
+        return made[0] if len(made) == 1 and len(bound) == 1 and isinstance(made[0], ast.Call) else None
 
     def _unwrapped(self, module: str, node, env: dict):
         """`functools.wraps(orig)(f)` and `functools.update_wrapper(f, orig)` are f itself (they
