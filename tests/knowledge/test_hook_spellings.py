@@ -359,6 +359,30 @@ def test_hooks_declared_as_subclasses_of_a_plugin_base_are_each_judged(upstreams
     assert "sglang.srt.model_loader.weight_utils.never_registered" not in hooks, hooks
 
 
+# hooks declared by class keywords (sixteenth set F34-k2): `__init_subclass__(cls, /, target, kind=AFTER)`
+# keeps them as class attributes (its defaults where a class statement gives none) and the class in a
+# registry; a classmethod reads `cls.target` for each class it is called on
+_KEYWORD_BASE = ("class _Hook:\n    registry = []\n\n    def __init_subclass__(cls, /, target, kind=HookType.AFTER{rest}):\n"
+                 "        super().__init_subclass__()\n        cls.target = target\n        cls.kind = kind\n        _Hook.registry.append(cls)\n\n"
+                 "    @staticmethod\n    def hook(result, *args, **kwargs):\n        return result\n\n"
+                 "    @classmethod\n    def install(cls):\n        HookRegistry.register(cls.target, cls.hook, cls.kind)\n\n\n"
+                 f"class _Keep(_Hook, target={TARGET!r}, kind=HookType.REPLACE):\n"
+                 "    @staticmethod\n    def hook(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n"
+                 f"class _Gone(_Hook, target={GONE_TARGET!r}):\n    pass\n\n\n")
+KEYWORD_HOOKS = {
+    "registry_loop": _KEYWORD_BASE.format(rest="") + "def register():\n    for hook_cls in _Hook.registry:\n        hook_cls.install()\n",
+    "keyword_only_each_class_named": _KEYWORD_BASE.format(rest=", **kwargs").replace("/, target,", "*, target,")
+    + "def register():\n    _Keep.install()\n    _Gone.install()\n",
+    "comprehension_over_tuple": _KEYWORD_BASE.format(rest="") + "def register():\n    [c.install() for c in tuple(_Hook.registry)]\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(KEYWORD_HOOKS))
+def test_hooks_declared_by_class_keywords_are_each_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    _both_hooks_judged(tmp_path, new, KEYWORD_HOOKS[spelling])
+
+
 # rows of (target, hook, kind) handed to HookRegistry.register by itertools.starmap (F34 variant q1), or
 # columns by map
 STARMAPS = {

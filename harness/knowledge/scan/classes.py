@@ -768,6 +768,12 @@ class PluginClasses:
         bare = [(caller, call, env) for caller, call, env in self.bare_calls.get(short, ())
                 if self.qualify(caller, dotted(call.func), env) == function] if (
             called_as is None and not method and (args.defaults or any(d is not None for d in args.kw_defaults))) else []
+        owner = function.rpartition(".")[0]
+        on_class = method and positional and any(dotted(d) == "classmethod" for d in definition.decorator_list)
+        if on_class:
+            # a classmethod called on a class (`for hook_cls in Base.registry: hook_cls.install()`):
+            # its first parameter is that class, a plugin class of the method's class or one deriving from it
+            bare = [(caller, call, env) for caller, call, env in self.bare_calls.get(short, ()) if isinstance(call.func, ast.Attribute)]
         calls = itertools.chain(self.call_arguments.get(short, ()), bare)
         defaults = self._default_binding(module, definition) if short in self.call_arguments or short in self.bare_calls else {}  # once, not per call
         for caller, call, env in calls:
@@ -782,6 +788,11 @@ class PluginClasses:
                 given = {k: v for k, v in given.items() if k in named}
             arguments = {**defaults,
                          **{k: OPAQUE if isinstance(v, ast.Starred) else self.const(caller, v, env) for k, v in given.items()}}
+            if on_class and isinstance(call.func, ast.Attribute):
+                receiver = self.const(caller, call.func.value, env)
+                if not (isinstance(receiver, Named) and receiver.path in self._plugin_subclasses(owner)):
+                    continue
+                arguments[positional[0]] = receiver
             if extra is not None:
                 arguments[args.kwarg.arg] = extra if all(v is not OPAQUE for v in extra.values()) else OPAQUE
             if args.vararg and not any(isinstance(a, ast.Starred) for a in call.args[:len(names)]):

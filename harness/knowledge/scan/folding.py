@@ -2023,10 +2023,44 @@ class Folding:
         held = self._class_body_value(module, path, cls.body, len(cls.body), attr, depth)
         if held is not None:  # a list or dict the plugin fills from elsewhere (`Base._registry.append(cls)`)
             return self.filled(module, f"{path[len(module) + 1:]}.{attr}", held, depth)
+        held = self._set_by_init_subclass(path, module, cls, attr, depth)
+        if held is not OPAQUE:
+            return held
         for base in cls.bases:
             held = self.class_constant(self.qualify(module, dotted(base)) or "", attr, depth + 1)
             if held is not OPAQUE:
                 return held
+        return OPAQUE
+
+    def _set_by_init_subclass(self, path: str, module: str, cls: ast.ClassDef, attr: str, depth: int):
+        """What `cls.<attr> = <value>` in the `__init_subclass__` of a plugin base (its own body,
+        the last such statement) gives the class `path`: the class statement's keywords are that
+        method's parameters, their defaults where not given (object.__init_subclass__ docs:
+        `class H(Base, target="…")`); OPAQUE when no base sets it so."""
+        queue, seen = [self.qualify(module, dotted(b)) for b in cls.bases if dotted(b)], set()
+        while queue and depth <= 20:
+            base = queue.pop(0)
+            found = self._plugin_definition(base) if base and base not in seen else None
+            seen.add(base)
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                continue
+            home, base_cls = found
+            hook = next((n for n in base_cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init_subclass__"), None)
+            args = hook.args if hook is not None else None
+            positional = [*args.posonlyargs, *args.args] if args is not None else []
+            sets = [stmt.value for stmt in hook.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == attr
+                    and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == positional[0].arg] if positional else []
+            if sets:
+                given = {k.arg: k.value for k in cls.keywords if k.arg}
+                defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+                defaults |= {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+                env = {positional[0].arg: Named(path)}
+                for name in [a.arg for a in positional[1:]] + [a.arg for a in args.kwonlyargs]:
+                    env[name] = (self.const(module, given[name], {}, depth + 1) if name in given
+                                 else self.const(home, defaults[name], {}, depth + 1) if name in defaults else OPAQUE)
+                return self.const(home, sets[-1], env, depth + 1)
+            queue += [self.qualify(home, dotted(b)) for b in base_cls.bases if dotted(b)]
         return OPAQUE
 
     def _class_body_value(self, module: str, path: str, body: list[ast.stmt], end: int, name: str, depth: int):
