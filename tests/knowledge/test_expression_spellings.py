@@ -2261,6 +2261,10 @@ REPLACEMENTS = {
     "namespace_update_keyword": ("vars(rope).update(get_rope=my_get_rope)", False),
     "dunder_dict_update": ("rope.__dict__.update({'get_rope': my_get_rope})", False),
     "namespace_update_kwargs": ("vars(rope).update(get_rope=my_get_rope_kwargs)", True),
+    # ... with a table the plugin keeps (sixteenth set F32-k1): a module dict, a dict() of it, a local
+    "dunder_dict_update_module_table": ("rope.__dict__.update(_OVERRIDES)", False),
+    "namespace_update_dict_call_kwargs": ("vars(rope).update(dict(_OVERRIDES_KWARGS))", True),
+    "namespace_update_local_table": ("table = {'get_rope': my_get_rope}\n    (mod := rope).__dict__.update(table)", False),
     "sys_modules_try_else": ("import sys\n    try:\n        loaded = sys.modules[ROPE]\n    except KeyError:\n        pass\n"
                              "    else:\n        vars(loaded).update(get_rope=my_get_rope)", False),
     # through a sibling function's __globals__, its module's namespace (V variant p5)
@@ -2315,6 +2319,8 @@ class Ropes:
 
 
 _ROPES = Ropes(cache={{}})
+_OVERRIDES = {{"get_rope": my_get_rope}}
+_OVERRIDES_KWARGS = {{"get_rope": my_get_rope_kwargs}}
 
 
 class RopeCall:

@@ -453,6 +453,10 @@ class Expressions:
             given = call.args[0] if len(call.args) == 1 and isinstance(call.args[0], ast.Dict) else None
             entries = [(k.arg, k.value) for k in call.keywords if k.arg] + ([
                 (key.value, value) for key, value in zip(given.keys, given.values) if isinstance(key, ast.Constant) and isinstance(key.value, str)] if given else [])
+            if len(call.args) == 1 and given is None and isinstance(folded := self.const(module, call.args[0], env), dict):
+                # a table of the plugin's (`mod.__dict__.update(_OVERRIDES)`): its entries, each value as folded
+                entries += [(key, ast.copy_location(ast.Name(f"<entry {key}>", ast.Load()), call)) for key in folded if isinstance(key, str)]
+                ctx = replace(ctx, env={**env, **{f"<entry {key}>": value for key, value in folded.items() if isinstance(key, str)}})
             for name, value_node in entries if len(call.args) <= 1 else ():
                 value, params = self._patch_value(module, value_node, ctx)
                 self._dependency("patch", f"{namespace}.{name}", module, call, ctx, how="assign", hook=value, params=params)
@@ -542,7 +546,8 @@ class Expressions:
         if isinstance(call.func, ast.Attribute) and call.func.attr in IN_PLACE_EDITS:
             owner = self.qualify(module, dotted(call.func.value), env)
             self._architecture_use(module, call, ctx)
-            if is_upstream(owner) and self._is_upstream_value(owner):
+            if is_upstream(owner) and self._is_upstream_value(owner) and not self._namespace_of(module, call.func.value, env):
+                # (a namespace's update sets attributes: patches of each key, above)
                 # the key it puts in, for a registry's later `key in X` (`X.append("k")`, `X.setdefault("k", v)`)
                 at = {"append": 0, "add": 0, "setdefault": 0, "insert": 1}.get(call.func.attr)
                 key = self.const(module, call.args[at], env) if at is not None and len(call.args) > at else None
@@ -1461,11 +1466,15 @@ class Expressions:
             function = self.upstream_ref(self.qualify(module, dotted(node.value), env))
             return function.module if function is not None and function.kind == "function" else None
         if isinstance(node, ast.Attribute) and node.attr == "__dict__":
-            owner = self.qualify(module, dotted(node.value), env)
+            held = node.value
         elif isinstance(node, ast.Call) and dotted(node.func) == "vars" and len(node.args) == 1:
-            owner = self.qualify(module, dotted(node.args[0]), env)
+            held = node.args[0]
         else:
             return None
+        # by name, or as it folds (`(mod := sys.modules.get(M)).__dict__`)
+        owner = self.qualify(module, dotted(held), env)
+        if owner is None and isinstance(folded := self.const(module, held, env), Named):
+            owner = folded.path
         return owner if is_upstream(owner) else None
 
     def _dependency(self, kind: Kind, target: str | None, module: str, node: ast.AST, ctx: Context, **fields) -> None:
