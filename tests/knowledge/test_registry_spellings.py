@@ -51,6 +51,14 @@ SPELLINGS = {
     "get_bound_then_none_test": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    if factory is None:\n        return\n'
                                  '    return factory(None)\n', False),
     "get_bound_then_truth_test": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    return factory(None) if factory else None\n', False),
+    # bound by a walrus in the test itself (sixteenth set F39-k3), over a read-only table's keys; in a while
+    "get_walrus_in_the_test": (HEAD + 'import types\n\nWANTED = types.MappingProxyType({"mine": "dual"})\n\n\ndef register():\n'
+                               '    for mine, up in WANTED.items():\n        if (factory := ATTENTION_BACKENDS.get(up)) is None:\n'
+                               '            continue\n        factory(None)\n', False),
+    "get_walrus_truth_in_a_while": (HEAD + 'def register():\n    while not (factory := ATTENTION_BACKENDS.get("dual")):\n        return None\n'
+                                    '    return factory(None)\n', False),
+    "get_walrus_used_first": (HEAD + 'def register():\n    made = (factory := ATTENTION_BACKENDS.get("dual"))(None)\n'
+                              '    if factory is None:\n        return None\n    return made\n', True),
     # a read before the test uses None as the value
     "get_bound_used_first": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    made = factory(None)\n'
                              '    if factory is None:\n        return None\n    return made\n', True),

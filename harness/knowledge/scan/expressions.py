@@ -910,10 +910,17 @@ class Expressions:
             return False
         bound = next((stmt.targets[0].id for stmt in walk(function) if isinstance(stmt, ast.Assign) and stmt.value is call
                       and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)), None)
-        if bound is None:
-            return False
         tests = {id(node.test) for node in walk(function) if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert))}
         tests |= {id(value) for node in walk(function) if isinstance(node, ast.BoolOp) for value in node.values}
+        named = next((node for node in walk(function) if isinstance(node, ast.NamedExpr) and node.value is call), None)
+        if named is not None:
+            # `if (f := R.get(k)) is None: continue`: a test of the value the walrus binds, as it is bound
+            if any(id(test) in tests and any(n is named for n in walk(test)) for test in (
+                    node.test for node in walk(function) if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)))):
+                return True
+            return False  # elsewhere the walrus's own value is used first (`(f := R.get(k))(…)`)
+        if bound is None:
+            return False
 
         def in_order(node: ast.AST, tested: bool):
             """(a read of the name, whether it sits in a test), in the order Python evaluates them
