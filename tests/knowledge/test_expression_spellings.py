@@ -353,6 +353,43 @@ NAMES = {
             for name in sorted(PRIORITY, key=PRIORITY.get, reverse=True):
                 importlib.import_module("p.backends." + name.removesuffix("_backend"))
         """,
+    # a helper unpacking a table entry before it returns (sixteenth set F32-k2): partition, a split, a starred rest
+    "helper_unpacks_partition": """
+        import importlib
+
+        SPECS = ("p.backends.alpha:make", "p.backends.beta:make")
+
+        def _split(spec):
+            module_name, _, attr = spec.partition(":")
+            return module_name, attr
+
+        def register():
+            for spec in SPECS:
+                name, attr = _split(spec)
+                getattr(importlib.import_module(name), attr)
+        """,
+    "helper_unpacks_split_list": """
+        import importlib
+
+        def _module(spec):
+            [root, kind, name] = spec.split("/")
+            return f"{root}.{kind}.{name}"
+
+        def register():
+            importlib.import_module(_module("p/backends/alpha"))
+            importlib.import_module(_module("p/backends/beta"))
+        """,
+    "helper_unpacks_starred": """
+        import importlib
+
+        def _module(dotted):
+            *package, leaf = dotted.split(".")
+            return ".".join(package + ["backends", leaf])
+
+        def register():
+            for dotted in ("p.alpha", "p.beta"):
+                importlib.import_module(_module(dotted))
+        """,
     # the one backend a priority table ranks first and last: max / min with a key (sixteenth set F25-k1),
     # with a lambda key and a default, and of positional arguments
     "max_min_table_get": """

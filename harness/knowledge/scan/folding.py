@@ -1355,6 +1355,11 @@ class Folding:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env, depth + 1)
                 continue
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
+                # `module, _, attr = spec.partition(":")`: each name its element (not known where it does not unpack)
+                held = self.const(module, stmt.value, env, depth + 1)
+                env.update({name: OPAQUE for name in assigned(stmt.targets[0])} | bind(stmt.targets[0], held))
+                continue
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
                 # a loop filling the helper's own dicts and lists (`for k, (kind, fn) in T.items():
                 # table[kind].append((k, fn))`), over folded values: each filled per element (edit_of)
