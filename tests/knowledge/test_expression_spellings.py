@@ -2321,6 +2321,105 @@ REPLACEMENTS = {
 }
 
 
+# a patcher object walking a table of "module:attr" keys (sixteenth set F22-k1): the object built
+# where a function imports its class, a method splitting the key in several statements, the module
+# loaded in a `try` whose handler leaves; a module global; a helper with the table as a default
+TABLE_PATCHERS = {
+    "object_built_after_a_local_import": ("""
+class Patcher:
+    def __init__(self, table=TABLE):
+        self._table = table
+
+    def _split(self, key):
+        module_path, _, attr = key.partition(":")
+        return module_path, attr
+
+    def apply(self):
+        for key, impl in self._table.items():
+            module_path, attr = self._split(key)
+            try:
+                module = _load(module_path)
+            except ImportError:
+                continue
+            setattr(module, attr, impl)
+""", "from p import Patcher\n    Patcher().apply()", False),
+    "module_global_object_fits": ("""
+class Patcher:
+    def __init__(self, table):
+        self.table = table
+
+    def _split(self, key):
+        parts = key.split(":")
+        return parts[0], parts[-1]
+
+    def apply(self):
+        for key, impl in self.table.items():
+            path, attr = self._split(key)
+            try:
+                module = importlib.import_module(path)
+            except (ImportError, AttributeError) as exc:
+                print(exc)
+                return
+            setattr(module, attr, impl)
+
+
+_PATCHER = Patcher(TABLE_KWARGS)
+""", "_PATCHER.apply()", True),
+    "helper_with_a_default_table": ("""
+def _split(key):
+    module_path, attr = key.split(":")
+    return module_path, attr
+
+
+def _apply(table=TABLE):
+    for key, impl in table.items():
+        path, name = _split(key)
+        try:
+            module = _load(path)
+        except ImportError:
+            raise
+        setattr(module, name, impl)
+""", "_apply()", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(TABLE_PATCHERS))
+def test_a_table_of_module_keys_a_patcher_walks_is_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    definitions, statement, fits = TABLE_PATCHERS[spelling]
+    code, doc = _check_init(tmp_path, new, f"""
+import functools
+import importlib
+
+
+def my_get_rope(head_size, base):
+    return head_size
+
+
+def my_get_rope_kwargs(head_size, base, **kwargs):
+    return head_size
+
+
+TABLE = {{"sglang.srt.layers.rope:get_rope": my_get_rope}}
+TABLE_KWARGS = {{"sglang.srt.layers.rope:get_rope": my_get_rope_kwargs}}
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path):
+    return importlib.import_module(path)
+
+{definitions}
+
+def register():
+    {statement}
+""")
+    patch = by_target(doc["findings"])["sglang.srt.layers.rope.get_rope"]
+    if fits:
+        assert not patch["breaking"] and code == 0, patch
+    else:
+        assert (patch["status"], patch["breaking"]) == ("signature_changed", True) and code == 1, patch
+
+
 @pytest.mark.parametrize("spelling", sorted(REPLACEMENTS))
 def test_a_replaced_module_function_is_judged_against_upstreams_calls(upstreams, tmp_path, spelling):
     _, new = upstreams

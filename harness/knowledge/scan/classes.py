@@ -477,7 +477,8 @@ class PluginClasses:
         """`env` (what the scan bound, the parameters as one call passes them) updated with what
         the function's statements that run before `line` on its way there bind: plain
         assignments (unpacking included), `for` loops over folded values whose bodies only
-        assign (unrolled), early exits; a name any other statement binds keeps the scan's value."""
+        assign (unrolled), early exits, `try` bodies whose handlers all leave; a name any other
+        statement binds keeps the scan's value."""
         env, scanned = dict(env), env
         body = definition.body
         while body:
@@ -518,6 +519,13 @@ class PluginClasses:
                         self._run_simple(module, inner, env, scanned)
                 return
         if isinstance(stmt, ast.Expr):
+            return
+        if (isinstance(stmt, ast.Try) and not stmt.orelse and not stmt.finalbody and stmt.handlers
+                and all(h.body and isinstance(h.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)) for h in stmt.handlers)):
+            # `try: module = load(path) except ImportError: continue`: every handler leaves, so what
+            # follows runs where the body ran through (a name a handler binds is not read after it)
+            for inner in stmt.body:
+                self._run_simple(module, inner, env, scanned)
             return
         for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

@@ -564,8 +564,9 @@ class Expressions:
                 self.call_arguments.setdefault(short, []).append((module, call, read))
             else:  # `Settings()`: an object made with its defaults (PluginClasses._record_bindings); the
                 # names a receiver reads as bound here (`hook_cls.install()` in a loop over classes)
-                receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-                read = {n.id: env[n.id] for n in walk(receiver) if isinstance(n, ast.Name) and n.id in env} if receiver is not None else {}
+                # (the callee's own name too: a class a function imports locally)
+                receiver = call.func.value if isinstance(call.func, ast.Attribute) else call.func
+                read = {n.id: env[n.id] for n in walk(receiver) if isinstance(n, ast.Name) and n.id in env}
                 self.bare_calls.setdefault(short, []).append((module, call, read))
         if isinstance(call.func, ast.Call):
             # `Registrar(target, kind)(fn)`, `Installer(specs)()`: what the object's __call__ gets (helper_bindings)

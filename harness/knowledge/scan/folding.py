@@ -1073,7 +1073,11 @@ class Folding:
                 home, returned, receiver, definition = method
                 if any(k.arg is None for k in node.keywords) or definition.args.vararg:
                     return OPAQUE
-                return self.const(home, returned, self._called_with(home, definition, [owner, *values], node.keywords, module, env, depth), depth + 1)
+                local = self._called_with(home, definition, [owner, *values], node.keywords, module, env, depth)
+                if returned is None:  # `module_path, attr = self._split(key)`: the body run on the record
+                    held = self._returned(home, definition.body, dict(local), depth + 1) if depth < 10 else OPAQUE
+                    return OPAQUE if held is _FELL_THROUGH else held
+                return self.const(home, returned, local, depth + 1)
         direct = isinstance(node.func, (ast.Name, ast.Attribute))  # (`f(a)(b)` calls what f returns, not f)
         record = self._record(module, qualified, node, env, depth) if qualified and direct else None
         if record is not None:
@@ -1271,7 +1275,8 @@ class Folding:
     def _record_method(self, record: Record, name: str, property_: bool) -> tuple[str, ast.expr, str, ast.FunctionDef] | None:
         """(module, returned expression, receiver name, the def) of the method `name`
         of a folded record's plugin class (a @property / functools.cached_property when
-        `property_`, else a plain method) whose body is one `return <expression>`; None else.
+        `property_`, else a plain method) whose body is one `return <expression>`; a plain
+        method's longer body gives no expression (None: the caller runs the body); None else.
         The expression folds with the receiver bound to the record."""
         found = self._plugin_definition(record.cls) if not is_upstream(record.cls) else None
         if found is None or not isinstance(found[1], ast.ClassDef):
@@ -1284,6 +1289,8 @@ class Folding:
             return None
         params = function_params(method.args)
         body = [s for s in method.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if params and not property_ and not (len(body) == 1 and isinstance(body[0], ast.Return)):
+            return found[0], None, params[0].name, method  # a longer body: what it returns, run (_returned)
         if not params or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             return None
         return found[0], body[0].value, params[0].name, method
