@@ -109,6 +109,48 @@ EXTERNAL_NAMINGS = {
             if not envs.SGLANG_EXTERNAL_MODEL_PACKAGE.get():
                 envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(__name__)
             """,
+    # the value set on the instance earlier in the same method (sixteenth set F24-k1): an object an
+    # lru_cache'd function builds, the field a class constant read with getattr, a walrus test
+    "instance_attribute_then_field_set": """
+            import functools
+            from sglang.srt.environ import envs
+
+            class Installer:
+                FIELD = "SGLANG_EXTERNAL_MODEL_PACKAGE"
+
+                def __init__(self):
+                    self.package = __name__
+                    field = getattr(envs, self.FIELD)
+                    if not (current := field.get()):
+                        field.set(self.package)
+
+            @functools.lru_cache(maxsize=1)
+            def installer():
+                return Installer()
+
+            installer()
+            """,
+    "instance_attribute_in_a_method": """
+            from sglang.srt import environ
+
+            class Installer:
+                def install(self, package):
+                    self.target = package.rpartition(".")[0] or package
+                    environ.envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(self.target + ".models")
+
+            Installer().install("ext.registry")
+            """,
+    "instance_attribute_built_from_another": """
+            import os
+
+            class Installer:
+                def __init__(self):
+                    self.root = __name__.split(".")[0]
+                    self.package = f"{self.root}.models"
+                    os.environ["SGLANG_EXTERNAL_MODEL_PACKAGE"] = self.package
+
+            Installer()
+            """,
     # the field held in a local first (read with getattr; F24 variant w3)
     "field_alias": """
             from sglang.srt import environ

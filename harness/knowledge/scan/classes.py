@@ -446,7 +446,10 @@ class PluginClasses:
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                     reads.setdefault(n.lineno, set()).add(n.id)
             self._tests[id(definition)] = ({(n.test.lineno, ast.unparse(n.test)): n.test for n in nodes if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))},
-                                           {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}, reads)
+                                           {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                                           # (`self.x = …` changes what a later `self.x` reads)
+                                           | {n.value.id for n in nodes if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)},
+                                           reads)
         tests, stores, reads = self._tests[id(definition)]
 
         def locals_at(at_line: int) -> dict:  # only where the line reads a local the function binds
@@ -507,6 +510,10 @@ class PluginClasses:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple, ast.List)):
             value = self.const(module, stmt.value, env)
             env.update({k: v if v is not OPAQUE else scanned.get(k, OPAQUE) for k, v in bind(stmt.targets[0], value).items()})
+            return
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and env.get("<self>") == target.value.id:
+            env[f"<self.{target.attr}>"] = self.const(module, stmt.value, env)  # `self.target = …`, read later in the method
             return
         if isinstance(stmt, ast.If) and not stmt.orelse and all(isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Expr, ast.Pass)) for s in stmt.body):
             return  # an early exit: what follows runs where it did not

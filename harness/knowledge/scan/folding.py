@@ -526,6 +526,8 @@ class Folding:
                 # the module's ModuleSpec (importlib docs): its name, and the package it belongs to
                 package = module if self.files[module][1] else module.rpartition(".")[0]
                 return module if node.attr == "name" else package
+            if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and f"<self.{node.attr}>" in env:
+                return env[f"<self.{node.attr}>"]  # set earlier in this method (`self.package = models.__name__`)
             if isinstance(node.value, ast.Name) and isinstance(held := env.get(node.value.id, OPAQUE), Record):
                 return self._record_attribute(held, node.attr, depth)  # `rep.module_path` of a folded Replacement(…)
             if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):

@@ -582,6 +582,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if isinstance(stmt, ast.AnnAssign) and stmt.annotation is not None and not ctx.functions and module not in self._future_annotations:
                 self._expressions(module, stmt.annotation, ctx)
             for target in targets:
+                if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and ctx.self_name
+                        and target.value.id == ctx.self_name and env.get("<self>") == ctx.self_name):
+                    # what the method set on its instance, for its own later reads of it (Folding.const)
+                    env[f"<self.{target.attr}>"] = OPAQUE if isinstance(stmt, ast.AugAssign) else self.const(module, stmt.value, env)
                 if isinstance(target, ast.Name):
                     if isinstance(stmt, ast.AugAssign):  # `name += ".forward"`: name's value, then the operation (folded)
                         env[target.id] = self.const(module, ast.BinOp(left=ast.Name(target.id, ast.Load()), op=stmt.op, right=stmt.value), env)
