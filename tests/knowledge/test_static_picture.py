@@ -1082,3 +1082,48 @@ def test_the_declared_sglang_version_is_read_from_every_packaging_file(tmp_path)
         (folder / name).write_text(text)
         assert declared_sglang(folder) == expected[name], name
     assert declared_sglang(tmp_path) is None
+
+
+# a call of the overridden method's name on a parameter annotated with another library's class
+# (sixteenth set F29-k1: `def device_guard(t: torch.Tensor): t.get_device()`) is that object's
+# method: the platform class does not derive from it, so the call never reaches the override
+TENSOR_RECEIVERS = {
+    "annotation": ("t: torch.Tensor", True),
+    "string_annotation": ("t: 'torch.Tensor'", True),
+    "optional_annotation": ("t: Optional[torch.Tensor]", True),
+    "no_annotation": ("t", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(TENSOR_RECEIVERS))
+def test_a_call_on_a_parameter_of_another_librarys_class_does_not_reach_a_platform_override(tmp_path_factory, tmp_path, spelling):
+    parameter, placed = TENSOR_RECEIVERS[spelling]
+    guard = {"sglang/srt/utils/tensor_guard.py": f"""
+from typing import Optional
+
+import torch
+from sglang.srt.platforms import current_platform
+
+
+def name_of({parameter}):
+    return t.get_device_name()
+
+
+def device_name():
+    return current_platform.get_device_name(0)
+"""}
+    new = tmp_path_factory.mktemp("up-guard")
+    write_tree(new, {**NEW, **guard})
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dt": "dt:activate"}),
+        "dt/__init__.py": "def activate():\n    return 'dt.platform.DevPlatform'\n",
+        "dt/platform.py": ("from sglang.srt.platforms.interface import SRTPlatform\n\n\nclass DevPlatform(SRTPlatform):\n"
+                           "    def get_device_name(self, device_id):\n        return 'dev'\n"),
+    })
+    code, doc = check(root, str(new))
+    override = by_target(doc["findings"])[f"{IFACE}.get_device_name"]
+    if placed:  # every call that reaches it passes device_id
+        assert not override["breaking"] and override["status"] != "unknown" and code == 0, override
+        assert "tensor_guard.py:8" not in override["detail"], override
+    else:  # what `t` holds is not shown: the call may reach it
+        assert (override["status"], override["breaking"]) == ("unknown", False) and "tensor_guard.py:8" in override["detail"], override

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from harness.engines import profile
-from harness.knowledge.judge.receivers import FOREIGN, receiver_class
+from harness.knowledge.judge.receivers import FOREIGN, rebound_in_body, receiver_class
 from harness.knowledge.model import CallShape, Outcome, Ref, dotted, resolve_relative, walk
 from harness.knowledge.scan import annotation_class, call_shape
 from harness.knowledge.upstream import SymbolIndex
@@ -390,11 +390,27 @@ def _classify(index, module, node, enclosing, scope, ref, owner_ref, name, stati
             reaches = held in mro or owner_ref in index.mro(held)
             return (True, text, implicit, held.path) if reaches else None
     held = receiver_class(index, module, enclosing, scope, receiver)
-    if held == FOREIGN:
-        return None  # a method of another library's object (a zmq socket)
+    if held == FOREIGN or held is None and _outside_annotated(index, module, scope, receiver, owner_ref):
+        return None  # a method of another library's object (a zmq socket, a `t: torch.Tensor` parameter)
     if held is not None:  # `cp_group: GroupCoordinator`, `get_tp_group() -> GroupCoordinator`, `x = self.comm`
         return (True, text or ast.unparse(receiver), implicit, held.path) if held in index.mro(owner_ref) or owner_ref in index.mro(held) else None
     return False, text or ast.unparse(receiver), implicit, ""
+
+
+def _outside_annotated(index: SymbolIndex, module: str, scope, receiver: ast.expr, owner: Ref) -> bool:
+    """Whether `receiver` is a parameter of `scope` annotated with another library's class that
+    `owner` (the class defining the method) does not derive from (`def device_guard(t:
+    torch.Tensor)`: `t.get_device()` is the tensor's method; only a class deriving from both
+    could reach the owner's)."""
+    if scope is None or not isinstance(receiver, ast.Name):
+        return False
+    args = scope.args
+    annotation = next((a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.arg == receiver.id), None)
+    if annotation is None or rebound_in_body(scope, receiver.id):
+        return False  # (rebound in the body: not only what the caller passed)
+    named = annotation_class(annotation)
+    found = index.resolve_in_scope(module, named) if named else None
+    return found is not None and found.ok and found.ref.kind == "external" and all(c.path != found.ref.path for c in index.mro(owner))
 
 
 def _chosen_classes(index: SymbolIndex, module: str, text: str) -> list[Ref]:

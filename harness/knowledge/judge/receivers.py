@@ -122,6 +122,11 @@ def bound_locally(scope: Scope, name: str) -> bool:
     args = scope.args
     if any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None):
         return True
+    return rebound_in_body(scope, name)
+
+
+def rebound_in_body(scope: Scope, name: str) -> bool:
+    """Whether function `scope`'s own body (not its nested functions) binds `name`."""
     return any(_binds(node, name) for node in own_nodes(scope))
 
 
