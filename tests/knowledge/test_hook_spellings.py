@@ -475,3 +475,33 @@ def test_a_bound_method_of_an_object_from_another_module_is_judged_without_self(
     code, doc = check(root, new)
     hook = by_target(doc["findings"])[TARGET]
     assert hook["breaking"] is not fits and code == (0 if fits else 1), hook
+
+
+# an installer object whose method builds the target with another of its methods (sixteenth set
+# F27-k1): a static method called through self, a longer plain method; the object made where a
+# module function of the method's name calls it, or kept in a global. One hook per registration.
+_INSTALLER = ("MODULE, NAME = TARGET.rpartition('.')[0], TARGET.rpartition('.')[2]\n\n\n"
+              "class Keep:\n    def __init__(self, strict=True):\n        self.strict = strict\n\n"
+              "    def __call__(self, hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n"
+              "class _Installer:\n    def __init__(self, registry=HookRegistry):\n        self._registry = registry\n\n{target}\n"
+              "    def install(self):\n        self._registry.register(self._target(MODULE, NAME), Keep(strict=False), HookType.REPLACE)\n\n\n")
+INSTALLERS = {
+    "static_method_through_self": _INSTALLER.format(target="    @staticmethod\n    def _target(module, name):\n        return '.'.join((module, name))\n")
+    + "def install():\n    _Installer().install()\n\n\ndef register():\n    install()\n",
+    "plain_method_longer_body": _INSTALLER.format(target="    def _target(self, module, name):\n        parts = [module]\n"
+                                                         "        parts.append(name)\n        return '.'.join(parts)\n")
+    + "def register():\n    _Installer().install()\n",
+    "object_kept_in_a_global": _INSTALLER.format(target="    @staticmethod\n    def _target(module, name):\n        return f'{module}.{name}'\n")
+    + "_ONCE = _Installer()\n\n\ndef install():\n    _ONCE.install()\n\n\ndef register():\n    install()\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(INSTALLERS))
+def test_a_hook_target_an_installer_builds_with_its_own_method_is_judged_once(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "",
+                             "p/hooks.py": HEAD + f"TARGET = {TARGET!r}\n" + INSTALLERS[spelling]})
+    code, doc = check(root, new)
+    hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert [(f["target"], f["status"], f["breaking"]) for f in hooks] == [(TARGET, "signature_changed", True)], hooks
+    assert "allow_patterns" in hooks[0]["detail"] and code == 1

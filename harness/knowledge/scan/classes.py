@@ -571,7 +571,9 @@ class PluginClasses:
             # called with no arguments (`hook.install()`): its defaults, where each such call is
             # (one per calling function); never called by name: nothing
             defaults = self._default_binding(module, definition) if instances and not found and definition is not None else {}
-            calls = [*self.bare_calls.get(short, []), *(self._held_object_calls(functions[-1].rpartition(".")[0]) if short == "__call__" else [])]
+            # (a method is called through an attribute: `obj.install()`, not a function's `install()`)
+            calls = [*(c for c in self.bare_calls.get(short, []) if isinstance(c[1].func, ast.Attribute)),
+                     *(self._held_object_calls(functions[-1].rpartition(".")[0]) if short == "__call__" else [])]
             callers = {self._functions_at(self.relfile(caller), str(call.lineno)): f"{self.relfile(caller)}:{call.lineno}"
                        for caller, call, _ in calls} if instances and not found else {}
             uncalled = [(defaults, where) for where in callers.values()]

@@ -1075,7 +1075,7 @@ class Folding:
                 home, returned, receiver, definition = method
                 if any(k.arg is None for k in node.keywords) or definition.args.vararg:
                     return OPAQUE
-                local = self._called_with(home, definition, [owner, *values], node.keywords, module, env, depth)
+                local = self._called_with(home, definition, [owner, *values] if receiver else values, node.keywords, module, env, depth)
                 if returned is None:  # `module_path, attr = self._split(key)`: the body run on the record
                     held = self._returned(home, definition.body, dict(local), depth + 1) if depth < 10 else OPAQUE
                     return OPAQUE if held is _FELL_THROUGH else held
@@ -1277,9 +1277,9 @@ class Folding:
     def _record_method(self, record: Record, name: str, property_: bool) -> tuple[str, ast.expr, str, ast.FunctionDef] | None:
         """(module, returned expression, receiver name, the def) of the method `name`
         of a folded record's plugin class (a @property / functools.cached_property when
-        `property_`, else a plain method) whose body is one `return <expression>`; a plain
+        `property_`, else a plain or static method) whose body is one `return <expression>`; a
         method's longer body gives no expression (None: the caller runs the body); None else.
-        The expression folds with the receiver bound to the record."""
+        The expression folds with the receiver (None for a static method) bound to the record."""
         found = self._plugin_definition(record.cls) if not is_upstream(record.cls) else None
         if found is None or not isinstance(found[1], ast.ClassDef):
             return None
@@ -1287,15 +1287,18 @@ class Folding:
         if method is None:
             return None
         decorators = [dotted(d) for d in method.decorator_list]
-        if decorators != (["property"] if property_ else []) and not (property_ and decorators and decorators[0].rpartition(".")[2] == "cached_property" and len(decorators) == 1):
+        static = not property_ and decorators == ["staticmethod"]  # `self._target(m, n)`: no receiver bound
+        if decorators != (["property"] if property_ else []) and not static and not (
+                property_ and decorators and decorators[0].rpartition(".")[2] == "cached_property" and len(decorators) == 1):
             return None
-        params = function_params(method.args)
+        params = [None, *function_params(method.args)] if static else list(function_params(method.args))
+        receiver = params[0].name if params and params[0] is not None else None
         body = [s for s in method.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         if params and not property_ and not (len(body) == 1 and isinstance(body[0], ast.Return)):
-            return found[0], None, params[0].name, method  # a longer body: what it returns, run (_returned)
+            return found[0], None, receiver, method  # a longer body: what it returns, run (_returned)
         if not params or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             return None
-        return found[0], body[0].value, params[0].name, method
+        return found[0], body[0].value, receiver, method
 
     def _init_record(self, module: str, path: str, home: str, cls: ast.ClassDef, node: ast.Call, env: dict, depth: int) -> Record | None:
         """`C("pkg.mod.X")` of a plugin class with no base, decorator or metaclass whose
