@@ -51,8 +51,25 @@ PROPERTY_CLASS = ("import dataclasses\n\n\n@dataclasses.dataclass\nclass Cfg:\n 
                   "    @{deco}\n    def hook(self):\n        strict = self.strict\n\n"
                   "        def keep(hf_weights_files, hf_folder, index_file{extra}):\n            return hf_weights_files if strict else []\n\n"
                   "        return keep\n\n\n")
+_FACTORY = ("def make_keep(*profiles, **opts):\n    strict = 'strict' in profiles or bool(opts.get('strict'))\n\n"
+            "    def keep(hf_weights_files, hf_folder, index_file{extra}):\n        return hf_weights_files if not strict else []\n\n"
+            "    return keep\n\n\n")
 SPELLINGS = {
     # (the hooks module, whether it breaks on the new release)
+    # a record whose field holds a factory, called in its own method with its other fields
+    # spread (sixteenth set F30-k2): a frozen dataclass, a NamedTuple, a plain class
+    "record_field_factory_starred": (_FACTORY.format(extra="") + "import dataclasses\n\n\n@dataclasses.dataclass(frozen=True)\nclass Spec:\n"
+                                     "    target: str\n    build: object\n    args: tuple = ()\n\n    def install(self):\n"
+                                     "        HookRegistry.register(self.target, self.build(*self.args), HookType.REPLACE)\n\n\n"
+                                     f"def register():\n    for spec in (Spec({TARGET!r}, make_keep, ('strict',)),):\n        spec.install()\n", True),
+    "named_tuple_field_factory_kwargs": (_FACTORY.format(extra="") + "from typing import NamedTuple\n\n\nclass Spec(NamedTuple):\n"
+                                         "    target: str\n    build: object\n    opts: dict = {}\n\n    def install(self):\n"
+                                         "        HookRegistry.register(self.target, self.build(**self.opts), HookType.REPLACE)\n\n\n"
+                                         f"def register():\n    Spec({TARGET!r}, make_keep, {{'strict': True}}).install()\n", True),
+    "plain_object_field_factory_fits": (_FACTORY.format(extra=", allow_patterns=None") + "class Spec:\n    def __init__(self, target, build):\n"
+                                        "        self.target = target\n        self.build = build\n\n    def install(self):\n"
+                                        "        HookRegistry.register(self.target, self.build('strict'), HookType.REPLACE)\n\n\n"
+                                        f"def register():\n    Spec({TARGET!r}, make_keep).install()\n", False),
     # the closure a property's getter returns (F30 variant q2), read off an instance however made
     "property_of_classmethod_instance": (PROPERTY_CLASS.format(deco="property", extra="") +
                                          f"def register():\n    HookRegistry.register({TARGET!r}, Cfg.from_env().hook, HookType.REPLACE)\n", True),

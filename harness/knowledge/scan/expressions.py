@@ -1150,6 +1150,12 @@ class Expressions:
                 if params is None or not params or any(isinstance(a, ast.Starred) for a in node.args):
                     return path, definition, None
                 return path, definition, (params[0], *partial_params(params[1:], len(node.args) - 1, bound))
+        if (isinstance(node, ast.Call) and depth < 8 and isinstance(node.func, ast.Attribute) and dotted(node.func)
+                and not self.qualify(module, dotted(node.func), ctx.env) and isinstance(held := self.const(module, node.func, ctx.env), Named)
+                and not is_upstream(held.path)):
+            # `self.build(*self.args)` of a record whose field holds a plugin factory: a call of that factory
+            factory = ast.copy_location(ast.Call(func=ast.Name("<factory>", ast.Load()), args=node.args, keywords=node.keywords), node)
+            return self._hook_signature(module, factory, replace(ctx, env={**ctx.env, "<factory>": held}), depth + 1)
         if isinstance(node, ast.Call) and depth < 8:
             returned = self._factory_return(module, node, ctx)
             if returned is not None:  # `return functools.partial(_impl, cfg)`, `return lambda …`, `return _module_fn`
