@@ -522,3 +522,34 @@ def test_a_hook_target_an_installer_builds_with_its_own_method_is_judged_once(up
     hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
     assert [(f["target"], f["status"], f["breaking"]) for f in hooks] == [(TARGET, "signature_changed", True)], hooks
     assert "allow_patterns" in hooks[0]["detail"] and code == 1
+
+
+# hooks a descriptor registers from __set_name__ when the class body binds it (sixteenth set
+# F05-k1; the data model, "Creating the class object"): the target from the owner's constant and
+# the attribute's name, the function the descriptor keeps
+_DESCRIPTOR = ("class hooked:\n{init}\n    def __set_name__(self, owner, name):\n"
+               "        HookRegistry.register(f'{{owner.UPSTREAM}}.{{name}}', self.fn, self.kind)\n        setattr(owner, name, staticmethod(self.fn))\n\n\n")
+_OWNER = "class Patches:\n    UPSTREAM = TARGET.rpartition('.')[0]\n\n{body}\n\ndef register():\n    return Patches\n"
+_KEEP = "(hf_weights_files, hf_folder, index_file{extra}):\n        return hf_weights_files\n"
+DESCRIPTORS = {
+    "decorator_factory_call": (_DESCRIPTOR.format(init="    def __init__(self, kind=HookType.AFTER):\n        self.kind = kind\n        self.fn = None\n\n"
+                                                       "    def __call__(self, fn):\n        self.fn = fn\n        return self\n")
+                               + _OWNER.format(body="    @hooked(HookType.REPLACE)\n    def filter_files" + _KEEP.format(extra="")), True),
+    "plain_decorator": (_DESCRIPTOR.format(init="    def __init__(self, fn):\n        self.fn = fn\n        self.kind = HookType.REPLACE\n")
+                        + _OWNER.format(body="    @hooked\n    def filter_files" + _KEEP.format(extra=", allow_patterns=None")), False),
+    "assigned_instance": (_DESCRIPTOR.format(init="    def __init__(self, fn, kind):\n        self.fn = fn\n        self.kind = kind\n")
+                          + "def _keep" + _KEEP.format(extra="").replace("        return", "    return") + "\n\n"
+                          + _OWNER.format(body="    filter_files = hooked(_keep, HookType.REPLACE)\n"), True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DESCRIPTORS))
+def test_a_hook_a_descriptor_registers_when_the_class_is_made_is_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    source, breaks = DESCRIPTORS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "",
+                             "p/hooks.py": HEAD + f"TARGET = {TARGET!r}\n\n\n" + source})
+    code, doc = check(root, new)
+    hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert [(f["target"], f["hook_type"], f["breaking"]) for f in hooks] == [(TARGET, "REPLACE", breaks)], hooks
+    assert code == (1 if breaks else 0), hooks

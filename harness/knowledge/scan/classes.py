@@ -79,6 +79,7 @@ class PluginClasses:
     parameter_imports: list
     parameter_hooks: list
     parameter_replacements: list
+    set_name_sites: dict
     parameter_patches: list
     parameter_settings: list
     _defs: dict[str, dict[str, list]]  # module -> def name -> its defs (_definition)
@@ -559,6 +560,12 @@ class PluginClasses:
             found += [({first[0]: Named(decorated)}, where) for decorated, where in self.decorations.get(functions[-1], [])]
         if not found and functions[-1].endswith(".__call__"):
             found = self._object_call_bindings(module, functions[-1], line)
+        if not found and short == "__set_name__" and owner in self.set_name_sites and definition is not None:
+            # Python calls it once per class-body name bound to an instance (Scanner._set_name_site)
+            params = [p.name for p in function_params(definition.args)]
+            # (self is that instance, as made there: no other construction's)
+            return [(dict(zip(params, (instance, Named(cls), name))), where)
+                    for cls, name, instance, where in self.set_name_sites[owner]] if len(params) >= 3 else []
         if not found and functions[-1] == f"{module}.__getattr__" and len(first) == 1:
             # a module's own __getattr__ (PEP 562): called with each name plugin code reads on
             # the module that it does not bind

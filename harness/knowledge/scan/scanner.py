@@ -92,6 +92,7 @@ from harness.knowledge.scan.syntax import (
     local_names,
     mangled,
     none_assigned,
+    own_returns,
     pattern_names,
     python_version,
     returned_function,
@@ -174,6 +175,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.plugin_calls: list[tuple[str, ast.Call, Context, str]] = []
         self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
         self.parameter_replacements: list[tuple[str, ast.AST, ast.AST, ast.AST | None, ast.AST | str | None, Context]] = []
+        # descriptor class -> (owner class, attribute, the instance, where): its __set_name__ calls (_set_name_site)
+        self.set_name_sites: dict[str, list[tuple[str, str, Record, str]]] = {}
         self.parameter_settings: list[tuple[str, ast.Call, str, Context]] = []  # settings written from a helper's parameters
         self.model_packages: set[str] = set()  # external model packages the plugin names
         self.main_modules: set[str] = set()  # modules the team runs as `__main__` (`python -m`; scan_plugin)
@@ -862,10 +865,50 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     cls.methods.setdefault(name, assigned_method)
             for name in assigned_in(stmt):
                 cls.bound_otherwise.add(mangled(name, node.name))
+            self._set_name_site(module, path, stmt, ctx)
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
         if ctx.cls is None:  # at module level, or a function's local class (`mod.X = Local` then binds it)
             ctx.env[node.name] = Named(path)
+
+    def _set_name_site(self, module: str, owner: str, stmt: ast.stmt, ctx: Context) -> None:
+        """A class-body name bound to an instance of a plugin class that defines `__set_name__`
+        (`x = Declare(fn, kind)`, `@Declare` on a def, or `@Declare(kind)` whose `__call__` keeps
+        the function and returns the instance): Python calls `instance.__set_name__(owner, name)` when the class is
+        made (the data model, "Creating the class object"). Recorded per descriptor class for
+        helper_bindings: (owner class, name, the instance as folded)."""
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
+            made, name, decorated = stmt.decorator_list[0], stmt.name, f"{owner}.{stmt.name}"
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            made, name, decorated = stmt.value, stmt.targets[0].id, None
+        else:
+            return
+        env = ctx.env
+        if decorated is not None and isinstance(made, (ast.Name, ast.Attribute)):
+            # `@Declare` on a def: the instance is Declare(the function)
+            made, env = ast.copy_location(ast.Call(func=made, args=[ast.Name("<decorated>", ast.Load())], keywords=[]), made), {**env, "<decorated>": Named(decorated)}
+            decorated = None
+        path = self.qualify(module, dotted(made.func), env) if isinstance(made, ast.Call) and dotted(made.func) else None
+        found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        methods = {n.name: n for n in found[1].body if isinstance(n, ast.FunctionDef)} if found and isinstance(found[1], ast.ClassDef) else {}
+        if "__set_name__" not in methods:
+            return
+        # the instance as __init__ leaves it (what __call__ and __set_name__ write come after)
+        init_only = ast.ClassDef(name=found[1].name, bases=[], keywords=[], decorator_list=[],
+                                 body=[n for n in found[1].body if not (isinstance(n, ast.FunctionDef) and n.name in ("__call__", "__set_name__"))])
+        instance = self._init_record(module, path, found[0], init_only, made, env, 0) if "__init__" in methods else Record(path, ())
+        if instance is None:
+            return
+        call = methods.get("__call__")
+        if decorated is not None:  # the decorator's __call__(fn) keeps fn (`self.fn = fn`) and returns the instance
+            params = function_params(call.args) if call is not None else ()
+            returns_self = call is not None and params and all(isinstance(r.value, ast.Name) and r.value.id == params[0].name for r in own_returns(call))
+            if not returns_self or len(params) < 2:
+                return
+            kept = {t.attr: Named(decorated) for stmt_ in call.body if isinstance(stmt_, ast.Assign) for t in stmt_.targets
+                    if isinstance(t, ast.Attribute) and dotted(t.value) == params[0].name and isinstance(stmt_.value, ast.Name) and stmt_.value.id == params[1].name}
+            instance = Record(instance.cls, (*((f, v) for f, v in instance.fields if f not in kept), *kept.items()))
+        self.set_name_sites.setdefault(path, []).append((owner, name, instance, f"{self.relfile(module)}:{stmt.lineno}"))
 
     def _assigned_method(self, module: str, name: str, value: ast.expr, line: int, ctx: Context) -> MethodDecl | None:
         """A method bound by assignment in a class body (`m = _plugin_fn`, `m = lambda self: …`,
