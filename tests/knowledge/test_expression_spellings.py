@@ -2302,6 +2302,13 @@ REPLACEMENTS = {
     "dunder_dict_update_module_table": ("rope.__dict__.update(_OVERRIDES)", False),
     "namespace_update_dict_call_kwargs": ("vars(rope).update(dict(_OVERRIDES_KWARGS))", True),
     "namespace_update_local_table": ("table = {'get_rope': my_get_rope}\n    (mod := rope).__dict__.update(table)", False),
+    # the staticmethods of a holder class, walked in its namespace (sixteenth set V-k2): its
+    # other attributes (a str) are no patch
+    "holder_vars_staticmethods": ("for name, member in vars(RopeHolder).items():\n        if isinstance(member, staticmethod):\n"
+                                  "            setattr(rope, name, member)", False),
+    "holder_dict_items_kwargs": ("for name, member in RopeHolderKwargs.__dict__.items():\n        if isinstance(member, (staticmethod, classmethod)):\n"
+                                 "            setattr(rope, name, member)", True),
+    "holder_vars_comprehension": ("[setattr(rope, n, m) for n, m in vars(RopeHolder).items() if not isinstance(m, str)]", False),
     "sys_modules_try_else": ("import sys\n    try:\n        loaded = sys.modules[ROPE]\n    except KeyError:\n        pass\n"
                              "    else:\n        vars(loaded).update(get_rope=my_get_rope)", False),
     # through a sibling function's __globals__, its module's namespace (V variant p5)
@@ -2456,6 +2463,22 @@ class Ropes:
 
 _ROPES = Ropes(cache={{}})
 _OVERRIDES = {{"get_rope": my_get_rope}}
+
+
+class RopeHolder:
+    owner = "sglang.srt.layers.rope"
+
+    @staticmethod
+    def get_rope(head_size, base):
+        return head_size
+
+
+class RopeHolderKwargs:
+    owner = "sglang.srt.layers.rope"
+
+    @staticmethod
+    def get_rope(head_size, base, **kwargs):
+        return head_size
 _OVERRIDES_KWARGS = {{"get_rope": my_get_rope_kwargs}}
 
 
@@ -2490,6 +2513,9 @@ def register():
     {statement}
 """)
     patch = by_target(doc["findings"])["sglang.srt.layers.rope.get_rope"]
+    # a holder's other attribute (a str) is no staticmethod: its setattr is skipped
+    owner = by_target(doc["findings"]).get("sglang.srt.layers.rope.owner")
+    assert owner is None or (owner["guard"]["outcome"], owner["breaking"]) == ("skipped", False), owner
     if fits:
         assert not patch["breaking"] and code == 0, patch
     else:

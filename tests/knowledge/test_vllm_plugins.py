@@ -495,3 +495,47 @@ def test_calling_a_class_replaced_out_of_tree_builds_the_plugins_class(tmp_path_
         assert calls[0]["breaking"] and calls[0]["status"] == "signature_changed" and "tid2eid" in calls[0]["detail"], calls
     if spelling == "inherited_init":
         assert "builds acme.ops.AcmeMoE" in calls[0]["detail"], calls
+
+
+STATIC_UPSTREAM = {
+    **MOE_UPSTREAM,
+    "vllm/model_executor/layers/fused_moe.py": """
+        from vllm.model_executor.custom_op import CustomOp
+
+        class FusedMoE(CustomOp):
+            @staticmethod
+            def select_experts(hidden_states, top_k, global_num_experts=-1):
+                return hidden_states
+
+            def forward(self, x):
+                return FusedMoE.select_experts(x, 2, global_num_experts=8)
+        """,
+}
+# a staticmethod of upstream's replaced by the plugin's own staticmethod object (sixteenth set V-k2):
+# calls through the class or an instance pass no self, so the replacement is judged against them
+HOLDERS = {
+    "vars_of_holder": ("for name, member in vars(Holder).items():\n        if isinstance(member, staticmethod):\n"
+                       "            setattr(FusedMoE, name, member)\n", True),
+    "dunder_dict_comprehension": ("[setattr(FusedMoE, n, m) for n, m in Holder.__dict__.items() if isinstance(m, staticmethod)]\n", True),
+    "fits": ("for name, member in vars(HolderFits).items():\n        if isinstance(member, staticmethod):\n"
+             "            setattr(FusedMoE, name, member)\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(HOLDERS))
+def test_a_staticmethod_replaced_with_the_plugins_staticmethod_is_judged_against_upstreams_calls(tmp_path_factory, tmp_path, spelling):
+    upstream = tmp_path_factory.mktemp("vllm-static")
+    write_tree(upstream, STATIC_UPSTREAM)
+    loop, breaks = HOLDERS[spelling]
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": "from vllm.platforms.interface import Platform\n\n\nclass AcmePlatform(Platform):\n    pass\n",
+        "acme/ops.py": ("from vllm.model_executor.layers.fused_moe import FusedMoE\n\n\nclass Holder:\n    target = 'FusedMoE'\n\n"
+                        "    @staticmethod\n    def select_experts(hidden_states, top_k):\n        return hidden_states\n\n\n"
+                        "class HolderFits:\n    @staticmethod\n    def select_experts(hidden_states, top_k, **kwargs):\n        return hidden_states\n\n\n"
+                        "def register_ops():\n    " + loop),
+    })
+    code, doc = _check(plugin, str(upstream))
+    patch = by_target(doc["findings"])["vllm.model_executor.layers.fused_moe.FusedMoE.select_experts"]
+    assert patch["breaking"] is breaks and code == (1 if breaks else 0), patch
+    if breaks:
+        assert "global_num_experts" in patch["detail"] and "fused_moe.py:9" in patch["detail"], patch

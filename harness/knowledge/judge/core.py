@@ -881,8 +881,15 @@ class Judge:
         if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not dep.hook or resolution.ref.kind != "function":
             return None
         info = self.index.function_info(resolution.ref)
-        if info is None or {d.rsplit(".", 1)[-1] for d in info.decorators} & {"classmethod", "staticmethod"}:
-            return None  # a plain function in their place gets self only through an instance: not judged
+        kinds = {d.rsplit(".", 1)[-1] for d in info.decorators} if info is not None else set()
+        owner_cls, _, method = dep.hook.rpartition(".")
+        own = self.scan.classes.get(owner_cls)
+        static_for_static = "staticmethod" in kinds and own is not None and method in own.methods and not own.methods[method].bound
+        if info is None or kinds & {"classmethod", "staticmethod"} and not static_for_static:
+            # a plain function in their place gets self only through an instance: not judged; a
+            # staticmethod of the plugin's for a staticmethod (`vars(Holder)` hands the object
+            # itself over) takes what upstream's calls pass, as upstream's did
+            return None
         params = dep.params if dep.params is not None else plugin_function_params(self.scan, dep.hook)
         if params is None:
             return None

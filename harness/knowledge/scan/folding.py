@@ -84,6 +84,8 @@ _NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
 # the stdlib parsers of a data file's text (tomli: tomllib's backport, the same API)
 _DATA_PARSERS = {"json.loads": json.loads, "json.load": json.loads, **{f"{m}.{f}": tomllib.loads for m in ("tomllib", "tomli") for f in ("load", "loads")}}
+# builtin types an `isinstance` test of a folded value names
+_BUILTIN_TYPES = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple, staticmethod, classmethod)}
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
 
@@ -519,6 +521,9 @@ class Folding:
             return list(literal.values)  # a Literal's __args__ (what typing.get_args returns)
         if isinstance(node, ast.Attribute) and node.attr in _BOUND_METHODS and isinstance(text := self.const(module, node.value, env, depth + 1), str):
             return BoundMethod(text, node.attr)
+        if (isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
+                and (namespace := self._class_namespace(held.path, depth)) is not None):
+            return namespace  # a plugin class's namespace, as vars() gives it
         if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(text := self.const(module, node.value, env, depth + 1), str):
             return text  # a str enum's member folds to its value (class_constant), which `.value` is too; a str has no other
         if isinstance(node, ast.Attribute):
@@ -811,6 +816,9 @@ class Folding:
                 return _DATA_PARSERS[qualified](text) if isinstance(text, str) else OPAQUE
             except ValueError:  # (tomllib.TOMLDecodeError is one)
                 return OPAQUE
+        if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
+                held := self.const(module, args[0], env, depth + 1), Named) and (namespace := self._class_namespace(held.path, depth)) is not None:
+            return namespace
         if qualified == "types.MappingProxyType" and len(args) == 1 and not node.keywords and isinstance(
                 viewed := self.const(module, args[0], env, depth + 1), dict):
             return viewed  # a read-only view of the dict: its lookups and iteration (the types docs)
@@ -2142,6 +2150,9 @@ class Folding:
                 if is_upstream(owner) and isinstance(attr, str):
                     return HasAttr(owner, attr)
                 return UNDECIDED
+            if name == "isinstance" and qualified == name and len(node.args) == 2 and not node.keywords and (
+                    decided := self._builtin_isinstance(module, node.args[0], node.args[1], env, depth)) is not None:
+                return Const(decided)
             if name == "callable" and len(node.args) == 1:
                 return self.condition(module, node.args[0], env, depth + 1, local) if isinstance(node.args[0], ast.Call) else UNDECIDED
             if qualified.endswith("util.find_spec") and node.args:
@@ -2207,6 +2218,40 @@ class Folding:
         if is_type_test(node, local):
             return UNDECIDED
         return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
+
+    def _class_namespace(self, path: str, depth: int) -> dict | None:
+        """`vars(C)` / `C.__dict__` of the plugin class `path`: the names its body binds, each a
+        def's path or the folded constant (dunders Python adds left out); None for anything else."""
+        found = self._plugin_definition(path)
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        namespace = {}
+        for stmt in found[1].body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                namespace[stmt.name] = Named(f"{path}.{stmt.name}")
+            for bound in assigned_in(stmt) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else ():
+                namespace[bound] = self.class_constant(path, bound, depth + 1)
+        return {k: v for k, v in namespace.items() if not (k.startswith("__") and k.endswith("__"))}
+
+    def _builtin_isinstance(self, module: str, value: ast.expr, types: ast.expr, env: dict, depth: int) -> bool | None:
+        """`isinstance(x, T)` for T builtin types (str, int, dict, staticmethod, …, or a tuple of
+        them) where x folds to a plain value (Python's own answer), or to a plugin class's method
+        (a staticmethod / classmethod object by its decorator: what `vars(Holder)` hands over);
+        None otherwise."""
+        names = [dotted(t) for t in (types.elts if isinstance(types, ast.Tuple) else [types])]
+        if not names or any(n not in _BUILTIN_TYPES or self.qualify(module, n, env) not in (None, n) for n in names):
+            return None
+        held = self.const(module, value, env, depth + 1)
+        wanted = tuple(_BUILTIN_TYPES[n] for n in names)
+        if held is None or isinstance(held, (str, int, float, bool, list, dict)):
+            return isinstance(tuple(held) if isinstance(held, list) and list not in wanted else held, wanted)
+        owner, _, member = held.path.rpartition(".") if isinstance(held, Named) else ("", "", "")
+        declared = self.scan.classes[owner].methods.get(member) if owner in self.scan.classes else None
+        if declared is not None:
+            kinds = {d.rsplit(".", 1)[-1] for d in declared.decorators}
+            kind = staticmethod if "staticmethod" in kinds else classmethod if "classmethod" in kinds else type(lambda: None)
+            return any(t is kind for t in wanted) if set(wanted) <= {staticmethod, classmethod, str, int, float, bool, list, dict, tuple} else None
+        return None
 
     def _chosen(self, module: str, node: ast.AST, env: dict) -> tuple[str, ast.IfExp, dict] | None:
         """(its module, the `a if t else b`, the helper's locals) when `node` is that expression
