@@ -20,6 +20,17 @@ def get_quantization_config(quantization: str):
 """}
 
 HELPERS = {
+    # the name an attribute of a member of a plugin enum holds (its __init__ unpacks the tuple
+    # value; sixteenth set V-k3), a record's field, a table's item: read where the call is made
+    "enum_member_attribute": "import enum\n\n\nclass Fmt(enum.Enum):\n    FP8 = ('dev_fp8', 'fp8')\n    BITBLAS = ('dev_bb', 'gptq_bitblas')\n\n"
+                             "    def __init__(self, device_method, upstream_method):\n        self.device_method = device_method\n"
+                             "        self.upstream_method = upstream_method\n\n\n"
+                             "def register():\n    return {f: get_quantization_config(f.upstream_method) for f in Fmt}\n",
+    "named_tuple_field": "from typing import NamedTuple\n\n\nclass Spec(NamedTuple):\n    name: str\n    method: str\n\n\n"
+                         "SPECS = (Spec('dev_fp8', 'fp8'), Spec('dev_bb', 'gptq_bitblas'))\n\n\n"
+                         "def register():\n    for spec in SPECS:\n        get_quantization_config(spec.method)\n",
+    "table_item": "TABLE = {'dev_fp8': {'method': 'fp8'}, 'dev_bb': {'method': 'gptq_bitblas'}}\n\n\n"
+                  "def register():\n    for name in TABLE:\n        get_quantization_config(TABLE[name]['method'])\n",
     "direct_caller": "def _upstream(method):\n    return get_quantization_config(method)\n\n\n"
                      "def register():\n    return [_upstream('fp8'), _upstream('gptq_bitblas')]\n",
     "cached_two_levels_comprehension": "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef _upstream(method):\n"

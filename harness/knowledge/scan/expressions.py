@@ -576,7 +576,8 @@ class Expressions:
             given = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
             strings = tuple((at, node.value if isinstance(node, ast.Constant) else value) for at, node in given
                             if isinstance(node, ast.Constant) and isinstance(node.value, str)
-                            or isinstance(node, ast.Name) and isinstance(value := self.const(module, node, env), str))
+                            # (a name, an attribute or an item that folds: `fmt.upstream_method` of an enum member)
+                            or isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and isinstance(value := self.const(module, node, env), str))
             # a name a caught import binds, None where it fails (none_fallbacks): its call fails there
             if ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and not isinstance(env.get(n.id), str)
                                      for a in (*call.args, *(k.value for k in call.keywords)) for n in walk(a)) and (

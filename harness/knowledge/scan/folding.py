@@ -2024,12 +2024,25 @@ class Folding:
         return members
 
     def _enum_attribute(self, path: str, attr: str, depth: int):
-        """`E.M.value` / `E.M.name` of a plugin enum member `path` ("pkg.E.M"); OPAQUE otherwise."""
+        """`E.M.value` / `E.M.name` of a plugin enum member `path` ("pkg.E.M"), or an attribute
+        the enum's `__init__` sets from the member's value (a tuple value is passed as the
+        arguments: the enum docs, "When to use __new__() vs. __init__()"); OPAQUE otherwise."""
         owner, _, member = path.rpartition(".")
-        members = self.enum_members(owner, depth) if attr in ("value", "name") and owner else None
+        members = self.enum_members(owner, depth) if owner else None
         if members is None or member not in members:
             return OPAQUE
-        return members[member] if attr == "value" else member
+        if attr in ("value", "name"):
+            return members[member] if attr == "value" else member
+        found = self._plugin_definition(owner)
+        init = next((n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if found else None
+        params = [p.name for p in function_params(init.args)] if init is not None else []
+        value = members[member]
+        if len(params) < 2 or value is OPAQUE:
+            return OPAQUE
+        local = dict(zip(params[1:], value if isinstance(value, list) else [value]))
+        sets = [stmt.value for stmt in init.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == attr and dotted(stmt.targets[0].value) == params[0]]
+        return self.const(found[0], sets[-1], local, depth + 1) if sets and depth < 20 else OPAQUE
 
     def class_constant(self, path: str, attr: str, depth: int):
         """What `attr` holds in the body of the plugin class `path` (`platform_cls = "pkg.X"`,
