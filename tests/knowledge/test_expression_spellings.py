@@ -2390,6 +2390,55 @@ def _apply(table=TABLE):
 }
 
 
+# a registry of module -> {name: replacement} a decorator factory fills (sixteenth set V-k5): the
+# key from a local the decorator computes first, the entry put in a dict of dicts; applied by
+# updating each module's namespace
+SWAP_REGISTRIES = {
+    "setdefault_then_dict_update": ("SWAPS = {}", "SWAPS.setdefault(module_name, {})[key] = fn",
+                                    "importlib.import_module(m).__dict__.update(fns)", "my_get_rope", False),
+    "defaultdict_then_vars_update": ("SWAPS = collections.defaultdict(dict)", "SWAPS[module_name][key] = fn",
+                                     "vars(importlib.import_module(m)).update(fns)", "my_get_rope", False),
+    "setdefault_fits": ("SWAPS = {}", "SWAPS.setdefault(module_name, {})[key] = fn",
+                        "importlib.import_module(m).__dict__.update(fns)", "my_get_rope_kwargs", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SWAP_REGISTRIES))
+def test_a_registry_a_decorator_fills_with_its_locals_patches_what_it_names(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    start, put, apply, function, fits = SWAP_REGISTRIES[spelling]
+    code, doc = _check_init(tmp_path, new, f"""
+import collections
+import importlib
+
+{start}
+
+
+def swap(module_name):
+    def decorate(fn):
+        key = fn.__name__.removeprefix("my_").removesuffix("_kwargs")
+        {put}
+        return fn
+
+    return decorate
+
+
+@swap("sglang.srt.layers.rope")
+def {function}(head_size, base{", **kwargs" if fits else ""}):
+    return head_size
+
+
+def register():
+    for m, fns in SWAPS.items():
+        {apply}
+""")
+    patch = by_target(doc["findings"])["sglang.srt.layers.rope.get_rope"]
+    if fits:
+        assert not patch["breaking"] and code == 0, patch
+    else:
+        assert (patch["status"], patch["breaking"]) == ("signature_changed", True) and code == 1, patch
+
+
 @pytest.mark.parametrize("spelling", sorted(TABLE_PATCHERS))
 def test_a_table_of_module_keys_a_patcher_walks_is_judged(upstreams, tmp_path, spelling):
     _, new = upstreams

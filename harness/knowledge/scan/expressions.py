@@ -1487,7 +1487,7 @@ class Expressions:
         else:
             return None
         # by name, or as it folds (`(mod := sys.modules.get(M)).__dict__`)
-        owner = self.qualify(module, dotted(held), env)
+        owner = self.qualify(module, dotted(held), env) if isinstance(held, (ast.Name, ast.Attribute)) else None
         if owner is None and isinstance(folded := self.const(module, held, env), Named):
             owner = folded.path
         return owner if is_upstream(owner) else None

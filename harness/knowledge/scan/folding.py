@@ -386,7 +386,7 @@ class Folding:
     _instance_writes: dict[tuple[str, str], bool]  # (class, name) -> _set_on_instances
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
-    _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]] | None  # _fill_sites, built once
+    _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple]]] | None  # _fill_sites, built once
     _release: str | None  # the scanned release's version (_on_this_release), "" for none; read once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
     stand_in_owners: set[tuple[str, str]]  # (module, upstream module) got with a stand-in default (Scanner; `.get(M, stub)`)
@@ -521,6 +521,11 @@ class Folding:
             return list(literal.values)  # a Literal's __args__ (what typing.get_args returns)
         if isinstance(node, ast.Attribute) and node.attr in _BOUND_METHODS and isinstance(text := self.const(module, node.value, env, depth + 1), str):
             return BoundMethod(text, node.attr)
+        if (isinstance(node, ast.Attribute) and node.attr == "__bases__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
+                and (found := self._plugin_definition(held.path)) is not None and isinstance(found[1], ast.ClassDef)):
+            # a plugin class's bases, as its class statement names them (the data model's "Special attributes")
+            bases = [self.qualify(found[0], dotted(b)) if dotted(b) else None for b in found[1].bases]
+            return [Named(b) for b in bases] if bases and all(bases) else OPAQUE
         if (isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
                 and (namespace := self._class_namespace(held.path, depth)) is not None):
             return namespace  # a plugin class's namespace, as vars() gives it
@@ -1666,8 +1671,10 @@ class Folding:
             return value
         self._filling.add((module, name))
         try:
-            for home, local, stmt, bound in self._fill_sites().get((module, name), []):
+            for home, local, stmt, bound, before in self._fill_sites().get((module, name), []):
                 env = {param: self.const(caller, node, {}, depth + 1) if caller else node for param, (caller, node) in bound.items()}
+                for assignment in before:  # the function's locals its earlier statements bind (`base = cls.__bases__[0]`)
+                    env.update(bind(assignment.targets[0], self.const(home, assignment.value, env, depth + 1)))
                 if isinstance(stmt, (ast.For, ast.AsyncFor)):  # a loop around the edit: once per element (edit_of)
                     value = self.edit_of(home, local, value, stmt, env, depth + 1)
                 else:
@@ -1676,11 +1683,11 @@ class Folding:
             self._filling.discard((module, name))
         return value
 
-    def _fill_sites(self) -> dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict]]]:
+    def _fill_sites(self) -> dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple]]]:
         """(module, global) -> the statements that edit it inside plugin functions that
         module-level code calls or applies as decorators: (the function's module, the name the
         global has there, the statement, its parameters' bindings: param -> (the caller's module,
-        the argument node) or ("", a folded value))."""
+        the argument node) or ("", a folded value), the plain assignments before it)."""
         if self._fills is not None:
             return self._fills
         self._fills = {}
@@ -1769,11 +1776,16 @@ class Folding:
                     loops.setdefault(id(inner), loops.get(id(stmt), stmt))
         recorded: set[tuple[int, tuple]] = set()
 
+        body = list(module_level(function.body))
+
         def record(key: tuple, name: str, stmt: ast.stmt) -> None:
             stmt = loops.get(id(stmt), stmt)
             if (id(stmt), key) not in recorded:
                 recorded.add((id(stmt), key))
-                self._fills.setdefault(key, []).append((home, name, stmt, bound))
+                # the plain assignments of the function's own body before it, replayed for its locals
+                before = tuple(s for s in body[:body.index(stmt)] if isinstance(s, ast.Assign) and len(s.targets) == 1
+                               and isinstance(s.targets[0], (ast.Name, ast.Tuple))) if stmt in body else ()
+                self._fills.setdefault(key, []).append((home, name, stmt, bound, before))
 
         for stmt in module_level(function.body):
             target = None
@@ -1784,6 +1796,9 @@ class Folding:
                     target = target.value if isinstance(target, ast.Subscript) else target.func.value
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
                 target = stmt.targets[0].value
+                if _nested_key(target, lambda n: isinstance(n, (ast.Name, ast.Attribute))) is not None:
+                    # `X.setdefault(k, {})[k2] = v`, `X[k][k2] = v` edit X
+                    target = target.value if isinstance(target, ast.Subscript) else target.func.value
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                 cls = owner if target.value.id == receiver else self.qualify(home, target.value.id) if target.value.id not in local else None
                 found = self._plugin_definition(cls) if cls else None
@@ -1875,6 +1890,13 @@ class Folding:
             return isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) == name
 
         call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+        inner = _nested_key(stmt.targets[0].value, is_name) if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) else None
+        if inner is not None and isinstance(value, dict):
+            # `X.setdefault(k, {})[k2] = v`, `X[k][k2] = v` of a dict of dicts: the dict at k gains k2
+            key, key2 = self.const(module, inner, env, depth + 1), self.const(module, stmt.targets[0].slice, env, depth + 1)
+            if isinstance(key, (str, int)) and isinstance(key2, (str, int)) and isinstance(value.get(key, {}), dict):
+                return {**value, key: {**value.get(key, {}), key2: self.const(module, stmt.value, env, depth + 1)}}
+            return value
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) and is_name(stmt.targets[0].value):
             key = self.const(module, stmt.targets[0].slice, env, depth + 1)
             if isinstance(value, dict) and isinstance(key, (str, int)):
@@ -2410,6 +2432,16 @@ def _field_default(default: ast.expr | None) -> ast.expr | None:
     if isinstance(default, ast.Call) and (dotted(default.func) or "").rsplit(".", 1)[-1] == "field":
         return next((k.value for k in default.keywords if k.arg == "default"), None)
     return default
+
+
+def _nested_key(holder: ast.expr, is_name) -> ast.expr | None:
+    """The outer key node of `X.setdefault(k, {})[…]` / `X[k][…]` where `is_name(X)`; None otherwise."""
+    if isinstance(holder, ast.Subscript) and is_name(holder.value):
+        return holder.slice
+    if (isinstance(holder, ast.Call) and isinstance(holder.func, ast.Attribute) and holder.func.attr == "setdefault"
+            and is_name(holder.func.value) and len(holder.args) == 2 and not holder.keywords):
+        return holder.args[0]
+    return None
 
 
 def _grouped_key(call: ast.Call | None, is_name) -> ast.expr | None:
