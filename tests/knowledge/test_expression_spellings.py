@@ -353,6 +353,37 @@ NAMES = {
             for name in sorted(PRIORITY, key=PRIORITY.get, reverse=True):
                 importlib.import_module("p.backends." + name.removesuffix("_backend"))
         """,
+    # a comprehension's condition runs for every value until one is false, whatever it returns
+    # (fifteenth set F32-m2): a helper called in the filter, after a condition that stops gamma
+    "filter_calls_a_helper": """
+        import importlib
+
+        def _load(name):
+            importlib.import_module("p.backends." + name)
+            return False
+
+        def register():
+            return [n for n in ("alpha", "beta") if _load(n)]
+        """,
+    "second_filter_after_a_false_one": """
+        import importlib
+
+        def _load(name):
+            return importlib.import_module(f"p.backends.{name}") is None
+
+        def register():
+            return {n: n for n in ("alpha", "beta", "gamma") if n != "gamma" if _load(n)}
+        """,
+    "generator_filter_any": """
+        import importlib
+
+        def _missing(name):
+            importlib.import_module(".".join(("p", "backends", name)))
+            return None
+
+        def register():
+            return any(True for n in ["alpha", "beta"] if _missing(n))
+        """,
     # a helper unpacking a table entry before it returns (sixteenth set F32-k2): partition, a split, a starred rest
     "helper_unpacks_partition": """
         import importlib

@@ -261,10 +261,16 @@ class Expressions:
             unrolled.update(id(n) for part in [*parts, *generator.ifs] for n in walk(part))
             for value in values:
                 inner = replace(ctx, env={**ctx.env, **bind(generator.target, value)})
-                if any(self.const(module, test, inner.env) is False for test in generator.ifs):
-                    continue
+                # each condition runs, in order, until one is false (`if _apply(spec, fn)` calls
+                # _apply for every value, whatever it returns)
+                failed = False
                 for test in generator.ifs:
                     self._expressions(module, test, inner)
+                    if self.const(module, test, inner.env) is False:
+                        failed = True
+                        break
+                if failed:
+                    continue
                 # the element is evaluated only for a value every condition holds for (the
                 # language reference, "Displays for lists, sets and dictionaries")
                 local = inner.local | set(assigned(generator.target))
