@@ -353,6 +353,27 @@ NAMES = {
             for name in sorted(PRIORITY, key=PRIORITY.get, reverse=True):
                 importlib.import_module("p.backends." + name.removesuffix("_backend"))
         """,
+    # a dict spread under a run-time choice holds the entries of either dict (fifteenth set F32-m3)
+    "spread_of_a_run_time_choice": """
+        import importlib
+        import os
+
+        BASE = {"alpha": "p.backends.alpha"}
+        OPTIONAL = {"beta": "p.backends.beta"}
+
+        def register():
+            table = {**BASE, **(OPTIONAL if os.environ.get("P_BETA") else {})}
+            for name, path in table.items():
+                importlib.import_module(path)
+        """,
+    "spread_choosing_between_tables": """
+        import importlib
+        import sys
+
+        def register():
+            chosen = {**({"a": "alpha"} if sys.argv else {"b": "beta"}), "x": "alpha"}
+            return [importlib.import_module("p.backends." + v) for v in chosen.values()]
+        """,
     # a comprehension's condition runs for every value until one is false, whatever it returns
     # (fifteenth set F32-m2): a helper called in the filter, after a condition that stops gamma
     "filter_calls_a_helper": """

@@ -656,6 +656,8 @@ class Folding:
                     folded[_hashable(self.const(module, key, env, depth + 1))] = self.const(module, value, env, depth + 1)
                 elif isinstance(spread := self.const(module, value, env, depth + 1), dict):
                     folded.update(spread)  # `{**TABLE, "k": v}`: its entries, in order
+                elif isinstance(value, ast.IfExp) and (either := self._either_dict(module, value, env, depth)) is not None:
+                    folded.update(either)
                 else:
                     return OPAQUE
             return folded
@@ -714,6 +716,15 @@ class Folding:
                 return cond.value
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
         return OPAQUE
+
+    def _either_dict(self, module: str, node: ast.IfExp, env: dict, depth: int) -> dict | None:
+        """`**(OPTIONAL if flag else {})` under a test decided at run time: the entries of either
+        dict, what a loop over the result may meet (as entries an `if` adds: _added_by); None when
+        a branch is no folded dict or the two give one key different values."""
+        arms = [self.const(module, arm, env, depth + 1) for arm in (node.body, node.orelse)]
+        if not all(isinstance(arm, dict) for arm in arms) or any(k in arms[1] and arms[1][k] != v for k, v in arms[0].items()):
+            return None
+        return {**arms[0], **arms[1]}
 
     def iterated(self, value):
         """What a loop over a folded value meets: a list's elements, a dict's keys, a plugin
