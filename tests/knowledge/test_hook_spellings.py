@@ -553,3 +553,37 @@ def test_a_hook_a_descriptor_registers_when_the_class_is_made_is_judged(upstream
     hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
     assert [(f["target"], f["hook_type"], f["breaking"]) for f in hooks] == [(TARGET, "REPLACE", breaks)], hooks
     assert code == (1 if breaks else 0), hooks
+
+
+# hook classes a metaclass collects when each class statement runs (fourteenth set F06-n2; the data
+# model, "Metaclasses"): its __new__ keeping classes whose namespace has a target, its __init__
+# keeping them by name; a class made in the branch of an `if` this release takes
+_META_HOOKS = (f"class _Keep(_Hook):\n    target = {TARGET!r}\n    kind = HookType.REPLACE\n\n"
+               "    @staticmethod\n    def hook(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n")
+_GONE_HOOK = f"class _Gone(_Hook):\n    target = {GONE_TARGET!r}\n\n    @staticmethod\n    def hook(result, *args, **kwargs):\n        return result\n"
+METACLASSES = {
+    "new_appends_when_namespace_has_a_target": (
+        "class _Meta(type):\n    registry = []\n\n    def __new__(mcls, name, bases, namespace):\n"
+        "        cls = super().__new__(mcls, name, bases, namespace)\n        if namespace.get('target'):\n            mcls.registry.append(cls)\n"
+        "        return cls\n\n\nclass _Hook(metaclass=_Meta):\n    target = ''\n    kind = HookType.AFTER\n\n\n" + _META_HOOKS + _GONE_HOOK
+        + "\n\ndef register():\n    for c in _Meta.registry:\n        HookRegistry.register(c.target, c.hook, c.kind)\n"),
+    "init_keeps_by_name": (
+        "_BY_NAME = {}\n\n\nclass _Meta(type):\n    def __init__(cls, name, bases, namespace):\n        super().__init__(name, bases, namespace)\n"
+        "        if 'target' in namespace:\n            _BY_NAME[name] = cls\n\n\nclass _Base(metaclass=_Meta):\n    kind = HookType.AFTER\n\n\n"
+        "class _Hook(_Base):\n    pass\n\n\n" + _META_HOOKS + _GONE_HOOK
+        + "\n\ndef register():\n    for c in _BY_NAME.values():\n        HookRegistry.register(c.target, c.hook, c.kind)\n"),
+    "class_made_in_the_branch_taken": (
+        "class _Meta(type):\n    registry = []\n\n    def __new__(mcls, name, bases, namespace):\n"
+        "        cls = super().__new__(mcls, name, bases, namespace)\n        if namespace.get('target'):\n            mcls.registry.append(cls)\n"
+        "        return cls\n\n\nclass _Hook(metaclass=_Meta):\n    target = None\n    kind = HookType.AFTER\n\n\n" + _META_HOOKS
+        + "if hasattr(HookRegistry, 'register'):\n" + "".join("    " + line + "\n" for line in _GONE_HOOK.splitlines())
+        + "else:\n    class _Gone(_Hook):\n        target = 'sglang.srt.model_loader.weight_utils.never_registered'\n"
+        + "\n\ndef register():\n    for c in _Meta.registry:\n        HookRegistry.register(c.target, c.hook, c.kind)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(METACLASSES))
+def test_hook_classes_a_metaclass_collects_are_each_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    hooks = _both_hooks_judged(tmp_path, new, METACLASSES[spelling])
+    assert "sglang.srt.model_loader.weight_utils.never_registered" not in hooks and len(hooks) == 2, hooks

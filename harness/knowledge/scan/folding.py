@@ -387,6 +387,7 @@ class Folding:
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple]]] | None  # _fill_sites, built once
+    _branches_memo: dict[str, set[tuple[int, int]]]  # _branches_off, once per module
     _release: str | None  # the scanned release's version (_on_this_release), "" for none; read once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
     stand_in_owners: set[tuple[str, str]]  # (module, upstream module) got with a stand-in default (Scanner; `.get(M, stub)`)
@@ -1685,8 +1686,9 @@ class Folding:
             for home, local, stmt, bound, before in self._fill_sites().get((module, name), []):
                 env = {param: self.const(caller, node, {}, depth + 1) if caller else node for param, (caller, node) in bound.items()}
                 for assignment in before:  # the function's locals its earlier statements bind (`base = cls.__bases__[0]`)
-                    env.update(bind(assignment.targets[0], self.const(home, assignment.value, env, depth + 1)))
-                if isinstance(stmt, (ast.For, ast.AsyncFor)):  # a loop around the edit: once per element (edit_of)
+                    env.update({k: v for k, v in bind(assignment.targets[0], self.const(home, assignment.value, env, depth + 1)).items()
+                                if not (v is OPAQUE and k in bound)})  # (a name bound for the replay keeps its value)
+                if isinstance(stmt, (ast.For, ast.AsyncFor, ast.If)):  # a loop around the edit: once per element (edit_of); an `if`: its test
                     value = self.edit_of(home, local, value, stmt, env, depth + 1)
                 else:
                     value = self._edited(home, local, value, stmt, env, depth + 1, removals=False)
@@ -1706,9 +1708,12 @@ class Folding:
             tree = self.tree(module)
             statements = list(module_level(tree.body)) if tree else []
             statements += [s for c in statements if isinstance(c, ast.ClassDef) for s in c.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            off = self._branches_off(module, tree.body) if tree else set()
             for stmt in statements:
                 if isinstance(stmt, ast.ClassDef):
                     self._fill_subclass_hooks(module, stmt)
+                    if (stmt.lineno, stmt.col_offset) not in off:  # (a class an `if` of this release leaves unmade makes no metaclass call)
+                        self._fill_metaclass_hooks(module, stmt)
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     owner = next((c.name for c in statements if isinstance(c, ast.ClassDef) and stmt in c.body), None)
                     made = Named(f"{module}.{owner}.{stmt.name}" if owner else f"{module}.{stmt.name}")
@@ -1771,6 +1776,61 @@ class Folding:
                 self._fill_edits(home, hook, f"{base}.__init_subclass__", bound, owner=base)
             queue += [self.qualify(home, dotted(b)) for b in cls.bases if dotted(b)]
 
+    def _branches_off(self, module: str, body: list[ast.stmt]) -> set[tuple[int, int]]:
+        """(line, column) of each module-level statement of `module` (its `body`) in an `if`
+        branch a test of this release decides not to run (`if hasattr(Sampler, "x"): class A …
+        else: class B …`: _on_this_release); once per module (by position: a tree may be parsed
+        again)."""
+        if module in self._branches_memo:
+            return self._branches_memo[module]
+        self._branches_memo[module] = off = set()
+        pending = list(body)
+        while pending:
+            stmt = pending.pop()
+            if isinstance(stmt, ast.If):
+                taken = self._on_this_release(module, stmt.test, {}, 0)
+                dropped = stmt.orelse if taken is True else stmt.body if taken is False else []
+                off |= {(s.lineno, s.col_offset) for s in module_level(dropped)}
+                pending += [*stmt.body, *stmt.orelse]
+        return off
+
+    def _fill_metaclass_hooks(self, module: str, node: ast.ClassDef) -> None:
+        """A class statement whose metaclass (its `metaclass=` keyword, or a plugin base's) is a
+        plugin class runs that metaclass's `__new__(mcls, name, bases, namespace)` and
+        `__init__(cls, name, bases, namespace)` (the data model, "Metaclasses"): their edits of
+        registries fill them (_fill_edits), the namespace the class body's names, the class
+        `super().__new__(…)` makes the new class."""
+        path = f"{module}.{node.name}"
+        meta, queue, seen = None, [(module, node)], set()
+        while queue and meta is None:
+            home, cls = queue.pop(0)
+            given = next((k.value for k in cls.keywords if k.arg == "metaclass"), None)
+            if given is not None:
+                meta = self.qualify(home, dotted(given)) if dotted(given) else None
+                break
+            for base in cls.bases:
+                found = self._plugin_definition(self.qualify(home, dotted(base)) or "") if dotted(base) else None
+                if found is not None and isinstance(found[1], ast.ClassDef) and id(found[1]) not in seen:
+                    seen.add(id(found[1]))
+                    queue.append(found)
+        found = self._plugin_definition(meta) if meta else None
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return
+        home, meta_cls = found
+        namespace = self._class_namespace(path, 0, node) or {}
+        bases = [Named(b) if (b := self.qualify(module, dotted(x)) if dotted(x) else None) else OPAQUE for x in node.bases]
+        for method in (n for n in meta_cls.body if isinstance(n, ast.FunctionDef) and n.name in ("__new__", "__init__")):
+            params = [p.name for p in function_params(method.args)]
+            if len(params) < 4:
+                continue
+            receiver = Named(meta) if method.name == "__new__" else Named(path)
+            bound = dict(zip(params, [("", receiver), ("", node.name), ("", bases), ("", namespace)]))
+            for stmt in method.body:  # `cls = super().__new__(mcls, name, bases, namespace)`: the new class
+                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                        and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "__new__"):
+                    bound[stmt.targets[0].id] = ("", Named(path))
+            self._fill_edits(home, method, f"{meta}.{method.name}", bound, owner=meta)
+
     def _fill_edits(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, path: str, bound: dict, owner: str | None = None) -> None:
         """Record each statement of `function`'s own body (not its nested functions') that edits
         a global of `home` or an attribute of a plugin class (`Base._registry.append(cls)`; in a
@@ -1785,6 +1845,10 @@ class Folding:
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
                 for inner in module_level(stmt.body):
                     loops.setdefault(id(inner), loops.get(id(stmt), stmt))
+        for stmt in function.body:  # (and one under a top-level `if`, as that `if`: edit_of decides its test)
+            if isinstance(stmt, ast.If) and id(stmt) not in loops:
+                for inner in module_level([*stmt.body, *stmt.orelse]):
+                    loops.setdefault(id(inner), stmt)
         recorded: set[tuple[int, tuple]] = set()
 
         body = list(module_level(function.body))
@@ -1867,7 +1931,8 @@ class Folding:
         still names the guards of everything else."""
         if depth > 20:
             return None
-        return kleene(self.condition(module, test, env, depth + 1), self._release_leaf)
+        folded = self._truth_of(module, test, env, depth + 1) if env else None  # (`if namespace.get("target"):` of a folded dict)
+        return folded if folded is not None else kleene(self.condition(module, test, env, depth + 1), self._release_leaf)
 
     def _release_leaf(self, leaf: Cond) -> bool | None:
         """A test of the release scanned, decided on it: a comparison of the running engine
@@ -1994,8 +2059,14 @@ class Folding:
             qualname = f"{head}.{qualname}"
         tree = self.tree(module) if module else None
         body, found = tree.body if tree else [], None
-        for part in qualname.split("."):
+        for at, part in enumerate(qualname.split(".")):
             found = next((n for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == part), None)
+            if found is None and at == 0 and tree is not None:
+                # defined inside a module-level `if`/`try` only: the last definition a branch this
+                # release runs makes (`if hasattr(Sampler, "x"): class A … else: class A …`)
+                off = self._branches_off(module, tree.body)
+                found = next((n for n in reversed(list(module_level(tree.body))) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                              and n.name == part and (n.lineno, n.col_offset) not in off), None)
             if found is None:
                 return None
             body = found.body
@@ -2265,18 +2336,24 @@ class Folding:
             return UNDECIDED
         return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
 
-    def _class_namespace(self, path: str, depth: int) -> dict | None:
-        """`vars(C)` / `C.__dict__` of the plugin class `path`: the names its body binds, each a
-        def's path or the folded constant (dunders Python adds left out); None for anything else."""
-        found = self._plugin_definition(path)
+    def _class_namespace(self, path: str, depth: int, node: ast.ClassDef | None = None) -> dict | None:
+        """`vars(C)` / `C.__dict__` of the plugin class `path` (its class statement `node`, when
+        given): the names its body binds, each a def's path or the folded constant (dunders
+        Python adds left out); None for anything else."""
+        found = (self.module_of(path), node) if node is not None else self._plugin_definition(path)
         if found is None or not isinstance(found[1], ast.ClassDef):
             return None
         namespace = {}
-        for stmt in found[1].body:
+        body = found[1].body
+        for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 namespace[stmt.name] = Named(f"{path}.{stmt.name}")
             for bound in assigned_in(stmt) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else ():
-                namespace[bound] = self.class_constant(path, bound, depth + 1)
+                if isinstance(stmt.value, ast.Constant) and stmt.value.value is None:
+                    namespace[bound] = None  # (_class_body_value's None means "not bound")
+                    continue
+                held = self._class_body_value(found[0], path, body, body.index(stmt) + 1, bound, depth + 1) if node is not None else None
+                namespace[bound] = held if held is not None else self.class_constant(path, bound, depth + 1)
         return {k: v for k, v in namespace.items() if not (k.startswith("__") and k.endswith("__"))}
 
     def _builtin_isinstance(self, module: str, value: ast.expr, types: ast.expr, env: dict, depth: int) -> bool | None:
