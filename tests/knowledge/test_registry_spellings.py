@@ -51,6 +51,18 @@ SPELLINGS = {
     "get_bound_then_none_test": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    if factory is None:\n        return\n'
                                  '    return factory(None)\n', False),
     "get_bound_then_truth_test": (HEAD + 'def register():\n    factory = ATTENTION_BACKENDS.get("dual")\n    return factory(None) if factory else None\n', False),
+    # read through an accessor the object calls on itself (sixteenth set F39-k2): a static method,
+    # a plain one; the names from the object's constructor
+    "static_accessor_through_self": (HEAD + "class _Installer:\n    def __init__(self, names):\n        self.names = names\n\n"
+                                     "    @staticmethod\n    def table():\n        return ATTENTION_BACKENDS\n\n    def install(self):\n"
+                                     "        for name in self.names:\n            original = self.table()[name]\n            self.table()[name] = original\n\n\n"
+                                     "def register():\n    _Installer(('dual',)).install()\n", True),
+    "plain_accessor_through_self": (HEAD + "class _Installer:\n    names = ('dual',)\n\n    def table(self):\n        return ATTENTION_BACKENDS\n\n"
+                                    "    def install(self):\n        return [self.table()[n] for n in self.names]\n\n\n"
+                                    "def register():\n    _Installer().install()\n", True),
+    "static_accessor_get_tested": (HEAD + "class _Installer:\n    @staticmethod\n    def table():\n        return ATTENTION_BACKENDS\n\n"
+                                   "    def install(self):\n        if (found := self.table().get('dual')) is None:\n            return None\n"
+                                   "        return found(None)\n\n\ndef register():\n    _Installer().install()\n", False),
     # bound by a walrus in the test itself (sixteenth set F39-k3), over a read-only table's keys; in a while
     "get_walrus_in_the_test": (HEAD + 'import types\n\nWANTED = types.MappingProxyType({"mine": "dual"})\n\n\ndef register():\n'
                                '    for mine, up in WANTED.items():\n        if (factory := ATTENTION_BACKENDS.get(up)) is None:\n'

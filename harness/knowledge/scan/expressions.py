@@ -283,7 +283,8 @@ class Expressions:
         """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
         when upstream's registry no longer holds it); the judge decides whether X is a registry."""
         expression = dotted(node.value)
-        if expression is None or expression.split(".")[0] == ctx.self_name:
+        # (`self.x[k]` is the object's own state; `self.accessor()[k]` what the accessor returns)
+        if expression is None or expression.split(".")[0] == ctx.self_name and not isinstance(node.value, ast.Call):
             return
         if isinstance(node.value, ast.Call):  # `_models()[arch]`: a registry a plugin helper returns
             held = self.const(module, node.value, ctx.env)
@@ -479,6 +480,8 @@ class Expressions:
             # `REGISTRY.get("key")`: None (or the default) for a key upstream dropped; `.pop("key")`
             # without a default raises KeyError as `[key]` does
             owner = self.qualify(module, dotted(call.func.value), env)
+            if isinstance(call.func.value, ast.Call):  # `self.table().get(k)`: what the accessor returns
+                owner = held.path if isinstance(held := self.const(module, call.func.value, env), Named) else None
             key = self.const(module, call.args[0], env)
             if is_upstream(owner) and isinstance(key, str):
                 if len(call.args) > 1 or call.keywords:

@@ -1095,6 +1095,10 @@ class Folding:
             if isinstance(owner, Record) and node.func.attr == "_replace" and not values:
                 # a NamedTuple's copy with fields changed, as dataclasses.replace
                 return self._replaced(owner, {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg}, node)
+            if (owner is OPAQUE and isinstance(node.func.value, ast.Name) and env.get("<self>") == node.func.value.id and "<class>" in env
+                    and (method := self._record_method(Record(env["<class>"], ()), node.func.attr, property_=False)) is not None
+                    and not any(isinstance(n, ast.Name) and n.id == method[2] for n in walk(method[3]) if method[2])):
+                owner = Record(env["<class>"], ())  # `self.accessor()` of a method that does not read its instance
             if isinstance(owner, Record) and (method := self._record_method(owner, node.func.attr, property_=False)) is not None:
                 # `spec.target()` of a one-return method: its expression, the record as the receiver
                 home, returned, receiver, definition = method
