@@ -387,7 +387,7 @@ class Folding:
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple]]] | None  # _fill_sites, built once
-    _branches_memo: dict[str, set[tuple[int, int]]]  # _branches_off, once per module
+    _branches_memo: dict[str, set | dict]  # _branches_off and _branch_definitions, once per module
     _release: str | None  # the scanned release's version (_on_this_release), "" for none; read once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
     stand_in_owners: set[tuple[str, str]]  # (module, upstream module) got with a stand-in default (Scanner; `.get(M, stub)`)
@@ -1780,6 +1780,16 @@ class Folding:
                 self._fill_edits(home, hook, f"{base}.__init_subclass__", bound, owner=base)
             queue += [self.qualify(home, dotted(b)) for b in cls.bases if dotted(b)]
 
+    def _branch_definitions(self, module: str, tree: ast.Module) -> dict:
+        """name -> the last def or class statement a branch of a module-level `if`/`try` that this
+        release runs makes (_branches_off), once per module."""
+        key = f"{module}\0defs"
+        if key not in self._branches_memo:
+            off, top = self._branches_off(module, tree.body), {id(n) for n in tree.body}
+            self._branches_memo[key] = {n.name: n for n in module_level(tree.body) if id(n) not in top
+                                        and isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and (n.lineno, n.col_offset) not in off}
+        return self._branches_memo[key]
+
     def _branches_off(self, module: str, body: list[ast.stmt]) -> set[tuple[int, int]]:
         """(line, column) of each module-level statement of `module` (its `body`) in an `if`
         branch a test of this release decides not to run (`if hasattr(Sampler, "x"): class A …
@@ -2068,9 +2078,7 @@ class Folding:
             if found is None and at == 0 and tree is not None:
                 # defined inside a module-level `if`/`try` only: the last definition a branch this
                 # release runs makes (`if hasattr(Sampler, "x"): class A … else: class A …`)
-                off = self._branches_off(module, tree.body)
-                found = next((n for n in reversed(list(module_level(tree.body))) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                              and n.name == part and (n.lineno, n.col_offset) not in off), None)
+                found = self._branch_definitions(module, tree).get(part)
             if found is None:
                 return None
             body = found.body
