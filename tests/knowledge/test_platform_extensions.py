@@ -186,10 +186,11 @@ class {cls}Platform(SRTPlatform):
     def get_sampler_chunk_size(self) -> int:
         return 4096
 """ for cls in platforms)
-    choice = " if False else ".join(f'"priv.platform:{cls}Platform"' for cls in platforms)
+    # (with two, a choice made on the machine: an environment variable)
+    choice = " if os.environ.get('PRIV_DEVICE') == 'priv' else ".join(f'"priv.platform:{cls}Platform"' for cls in platforms)
     return plugin(tmp_path, {
         "pyproject.toml": pyproject(platforms={"priv": "priv:activate"}, plugins={"priv_use": "priv.use:register"}),
-        "priv/__init__.py": f"def activate():\n    return {choice}\n",
+        "priv/__init__.py": f"import os\n\n\ndef activate():\n    return {choice}\n",
         "priv/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n" + classes
                             + "\n\nsetattr(PrivPlatform, 'grafted', lambda self: 1)\nPrivPlatform.assigned = staticmethod(len)\n",
         "priv/use.py": reader.format(name=name) + (
