@@ -1764,21 +1764,29 @@ class Folding:
         new class its first parameter and the statement's keywords the others
         (object.__init_subclass__ docs): its edits of registries fill them (_fill_edits)."""
         path = f"{module}.{node.name}"
-        queue, seen = [self.qualify(module, dotted(b)) for b in node.bases if dotted(b)], set()
-        while queue:
-            base = queue.pop()
-            found = self._plugin_definition(base) if base and base not in seen else None
-            seen.add(base)
-            if found is None or not isinstance(found[1], ast.ClassDef):
-                continue
-            home, cls = found
-            hook = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init_subclass__"), None)
-            if hook is not None and function_params(hook.args):
+        for home, base, hook in self._subclass_hooks(module, node):
+            if function_params(hook.args):
                 # the class statement's keywords are __init_subclass__'s (`class A(Patch, module="…")`)
                 bound = {k.arg: (module, k.value) for k in node.keywords if k.arg and k.arg != "metaclass"}
                 bound[function_params(hook.args)[0].name] = ("", Named(path))
                 self._fill_edits(home, hook, f"{base}.__init_subclass__", bound, owner=base)
-            queue += [self.qualify(home, dotted(b)) for b in cls.bases if dotted(b)]
+
+    def _subclass_hooks(self, module: str, node: ast.ClassDef) -> list[tuple[str, str, ast.FunctionDef]]:
+        """(module, base path, def) of each `__init_subclass__` the plugin bases of the class
+        statement `node` define, nearest bases first."""
+        found_hooks, queue, seen = [], [(module, b) for b in node.bases], set()
+        while queue:
+            home, base_node = queue.pop(0)
+            base = self.qualify(home, dotted(base_node)) if dotted(base_node) else None
+            found = self._plugin_definition(base) if base and base not in seen else None
+            seen.add(base)
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                continue
+            hook = next((n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == "__init_subclass__"), None)
+            if hook is not None:
+                found_hooks.append((found[0], base, hook))
+            queue += [(found[0], b) for b in found[1].bases]
+        return found_hooks
 
     def _branch_definitions(self, module: str, tree: ast.Module) -> dict:
         """name -> the last def or class statement a branch of a module-level `if`/`try` that this
@@ -2191,17 +2199,9 @@ class Folding:
         the last such statement) gives the class `path`: the class statement's keywords are that
         method's parameters, their defaults where not given (object.__init_subclass__ docs:
         `class H(Base, target="…")`); OPAQUE when no base sets it so."""
-        queue, seen = [self.qualify(module, dotted(b)) for b in cls.bases if dotted(b)], set()
-        while queue and depth <= 20:
-            base = queue.pop(0)
-            found = self._plugin_definition(base) if base and base not in seen else None
-            seen.add(base)
-            if found is None or not isinstance(found[1], ast.ClassDef):
-                continue
-            home, base_cls = found
-            hook = next((n for n in base_cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init_subclass__"), None)
-            args = hook.args if hook is not None else None
-            positional = [*args.posonlyargs, *args.args] if args is not None else []
+        for home, _, hook in self._subclass_hooks(module, cls) if depth <= 20 else ():
+            args = hook.args
+            positional = [*args.posonlyargs, *args.args]
             sets = [stmt.value for stmt in hook.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0], ast.Attribute) and stmt.targets[0].attr == attr
                     and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == positional[0].arg] if positional else []
@@ -2214,7 +2214,6 @@ class Folding:
                     env[name] = (self.const(module, given[name], {}, depth + 1) if name in given
                                  else self.const(home, defaults[name], {}, depth + 1) if name in defaults else OPAQUE)
                 return self.const(home, sets[-1], env, depth + 1)
-            queue += [self.qualify(home, dotted(b)) for b in base_cls.bases if dotted(b)]
         return OPAQUE
 
     def _class_body_value(self, module: str, path: str, body: list[ast.stmt], end: int, name: str, depth: int):
