@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import string
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -153,6 +154,7 @@ class Expressions:
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
     call_guards: dict[str, tuple[GuardCond, ...]]
     bare_calls: dict[str, list[tuple[str, ast.Call, dict]]]
+    _made_once_globals: dict[str, dict[str, ast.Call]]  # _module_made_once, per module
     called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
     none_fallbacks: dict  # (module, imported path) -> "the import resolves" (Folding's)
     _chain_shadows: dict[int, set]  # id of a ChainMap read -> the keys the plugin's own maps before upstream's hold
@@ -984,12 +986,15 @@ class Expressions:
 
     def _module_made_once(self, module: str, name: str) -> ast.Call | None:
         """The call a module global is bound to (`_pick = operator.itemgetter(*KEYS)`), when one
-        top-level `name = <call>` is its only binding in the module; None otherwise."""
-        tree = self.tree(module)
-        bound = [n for n in walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)] if tree else []
-        made = [s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name] if tree else []
-        return made[0] if len(made) == 1 and len(bound) == 1 and isinstance(made[0], ast.Call) else None
+        top-level `name = <call>` is its only binding in the module; None otherwise (the module's
+        globals read once per module)."""
+        if module not in self._made_once_globals:
+            tree = self.tree(module)
+            stores = Counter(n.id for n in walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) if tree else Counter()
+            self._made_once_globals[module] = {
+                s.targets[0].id: s.value for s in (tree.body if tree else []) if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call) and stores[s.targets[0].id] == 1}
+        return self._made_once_globals[module].get(name)
 
     def _unwrapped(self, module: str, node, env: dict):
         """`functools.wraps(orig)(f)` and `functools.update_wrapper(f, orig)` are f itself (they

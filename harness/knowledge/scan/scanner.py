@@ -156,6 +156,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.star_names: dict[tuple[str, str], str | None] = {}
         self._fills = None
         self._branches_memo = {}
+        self._made_once_globals = {}
         self._release = None
         self._filling = set()
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
