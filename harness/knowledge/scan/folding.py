@@ -2548,13 +2548,7 @@ def _grouped_key(call: ast.Call | None, is_name) -> ast.expr | None:
     `is_name(X)`; None for any other call."""
     if call is None or call.keywords or not isinstance(call.func, ast.Attribute) or call.func.attr not in ("append", "extend"):
         return None
-    holder = call.func.value
-    if isinstance(holder, ast.Subscript) and is_name(holder.value):
-        return holder.slice
-    if (isinstance(holder, ast.Call) and isinstance(holder.func, ast.Attribute) and holder.func.attr == "setdefault"
-            and is_name(holder.func.value) and len(holder.args) == 2 and not holder.keywords):
-        return holder.args[0]
-    return None
+    return _nested_key(call.func.value, is_name)
 
 
 def _hashable(value):
