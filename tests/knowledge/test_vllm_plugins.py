@@ -539,3 +539,143 @@ def test_a_staticmethod_replaced_with_the_plugins_staticmethod_is_judged_against
     assert patch["breaking"] is breaks and code == (1 if breaks else 0), patch
     if breaks:
         assert "global_num_experts" in patch["detail"] and "fused_moe.py:9" in patch["detail"], patch
+
+
+# a table entry an `if` on run-time data replaces holds either class (vllm-ascend 0.23.0.post1 utils.py:764-816:
+# REGISTERED_ASCEND_OPS["FusedMoE"] = AscendFusedMoE, then AscendFusedMoE310 under `if is_310p():`)
+CHOSEN = {
+    "assignment": "    OPS = {'FusedMoE': AcmeMoE}\n    if os.environ.get('ACME_SMALL'):\n        OPS['FusedMoE'] = SmallMoE\n",
+    "update_after_local_import": ("    OPS = {'FusedMoE': AcmeMoE}\n    if _small():\n        from acme.small import SmallMoE as Small\n\n"
+                                  "        OPS.update({'FusedMoE': Small})\n"),
+    "global_under_a_decided_if": ("    global OPS\n    OPS = {'FusedMoE': AcmeMoE}\n    if _small():\n        if sys.version_info >= (3, 8):\n"
+                                  "            OPS['FusedMoE'] = SmallMoE\n"),
+    "if_else": "    OPS = {}\n    if not _small():\n        OPS['FusedMoE'] = AcmeMoE\n    else:\n        OPS['FusedMoE'] = SmallMoE\n",
+}
+
+
+@pytest.mark.parametrize("small_takes_it", [False, True])
+@pytest.mark.parametrize("spelling", sorted(CHOSEN))
+def test_a_class_a_run_time_test_chooses_is_judged_under_that_test(tmp_path_factory, tmp_path, spelling, small_takes_it):
+    """A registered class a run-time test picks (an entry replaced under `if`) may be either:
+    a call the other class refuses breaks where the test chooses it, named; when both take it,
+    the two registrations cover every run, so upstream's own class (which refuses it) is not
+    what gets built."""
+    upstream = tmp_path_factory.mktemp("vllm-moe-chosen")
+    write_tree(upstream, MOE_UPSTREAM)
+    small = "class SmallMoE(FusedMoE):\n" + (_OWN_INIT if small_takes_it else "    pass\n")
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": "from vllm.platforms.interface import Platform\n\n\nclass AcmePlatform(Platform):\n    pass\n",
+        "acme/small.py": "from vllm.model_executor.layers.fused_moe import FusedMoE\n\n\n" + small,
+        "acme/ops.py": ("import os\nimport sys\n\nfrom vllm.model_executor.custom_op import CustomOp\nfrom vllm.model_executor.layers.fused_moe import FusedMoE\n\n"
+                        "from acme.model import AcmeModel\nfrom acme.small import SmallMoE\n\nOPS = {}\n\n\nclass AcmeMoE(FusedMoE):\n" + _OWN_INIT
+                        + "\n\ndef _small():\n    return os.environ.get('ACME_SMALL') == '1'\n\n\ndef register_ops():\n" + CHOSEN[spelling]
+                        + "    for name, op_cls in OPS.items():\n        CustomOp.register_oot(_decorated_op_cls=op_cls, name=name)\n"),
+        "acme/model.py": "from vllm.model_executor.layers.fused_moe import FusedMoE\n\n\nclass AcmeModel:\n    def __init__(self, table):\n"
+                         "        self.experts = FusedMoE(8, 2, prefix='experts', tid2eid=table)\n",
+    })
+    code, doc = _check(plugin, str(upstream))
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith("FusedMoE")]
+    if small_takes_it:
+        assert (calls, code) == ([], 0), doc["findings"]
+    else:
+        assert len(calls) == 1 and calls[0]["breaking"] and code == 1, calls
+        assert "builds acme.small.SmallMoE" in calls[0]["detail"] and "where " in calls[0]["detail"] and "small" in calls[0]["detail"].lower(), calls
+
+
+# upstream calls that never run with the plugin active: in a module a platform test keeps out
+# (vllm 0.23.0 models/deepseek_v4/__init__.py imports .amd.model only `if current_platform.is_rocm()`),
+# or in a model package whose every architecture the plugin registers its own class for
+TINY_UPSTREAM = {
+    **{k: v for k, v in NORM_UPSTREAM.items() if k != "vllm/model_executor/models/llama.py"},
+    "vllm/platforms/__init__.py": "current_platform = None\n",
+    "vllm/platforms/interface.py": """
+        import enum
+
+        class PlatformEnum(enum.Enum):
+            OOT = 1
+            ROCM = 2
+
+        class Platform:
+            _enum = None
+
+            def is_rocm(self) -> bool:
+                return self._enum == PlatformEnum.ROCM
+        """,
+    "vllm/model_executor/models/registry.py": """
+        _TEXT_GENERATION_MODELS = {"TinyForCausalLM": ("vllm.models.tiny", "TinyForCausalLM")}
+
+        class _ModelRegistry:
+            def register_model(self, model_arch, model_cls):
+                pass
+
+        ModelRegistry = _ModelRegistry()
+        """,
+    "vllm/models/__init__.py": "",
+    "vllm/models/tiny/__init__.py": """
+        from vllm.platforms import current_platform
+
+        if current_platform.is_rocm():
+            from .amd import TinyForCausalLM
+        else:
+            from .generic import TinyForCausalLM
+        """,
+    "vllm/models/tiny/amd.py": """
+        from torch import nn
+        from vllm.model_executor.layers.layernorm import RMSNorm
+
+        class TinyForCausalLM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = RMSNorm()
+
+            def forward(self, h, r):
+                return self.norm(h, residual=r)
+        """,
+}
+_TINY_GENERIC = """
+from torch import nn
+from vllm.model_executor.layers.layernorm import RMSNorm
+
+class TinyBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = RMSNorm()
+
+    def forward(self, h, r):
+        return {call}
+
+
+class TinyForCausalLM(TinyBlock):
+    pass
+"""
+UNRUN = {
+    # (the plugin platform's _enum, generic.py's call, the plugin registers its own TinyForCausalLM, an upstream
+    #  module loads the package by name too, whether AcmeRMSNorm.forward(self, x) breaks)
+    "amd_only_off_platform": ("OOT", "self.norm(h)", False, False, False),
+    "amd_only_on_rocm": ("ROCM", "self.norm(h)", False, False, True),
+    "generic_calls_it": ("OOT", "self.norm(h, r)", False, False, True),
+    "model_replaced": ("OOT", "self.norm(h, residual=r)", True, False, False),
+    "model_replaced_but_loaded_by_name": ("OOT", "self.norm(h, r)", True, True, True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(UNRUN))
+def test_upstream_calls_in_code_the_plugin_keeps_from_running_do_not_break_an_override(tmp_path_factory, tmp_path, spelling):
+    enum, call, replaces, by_name, breaks = UNRUN[spelling]
+    upstream = tmp_path_factory.mktemp("vllm-tiny")
+    write_tree(upstream, {**TINY_UPSTREAM, "vllm/models/tiny/generic.py": _TINY_GENERIC.format(call=call),
+                          **({"vllm/tools.py": "import importlib\n\n\ndef load():\n    return importlib.import_module('vllm.models.tiny')\n"} if by_name else {})})
+    model = ("from vllm.model_executor.models import ModelRegistry\n\n\ndef register_models():\n"
+             "    ModelRegistry.register_model('TinyForCausalLM', 'acme.tiny:AcmeTiny')\n") if replaces else "def register_models():\n    pass\n"
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": f"from vllm.platforms.interface import Platform, PlatformEnum\n\n\nclass AcmePlatform(Platform):\n    _enum = PlatformEnum.{enum}\n",
+        "acme/tiny.py": "class AcmeTiny:\n    pass\n",
+        "acme/ops.py": ("from vllm.model_executor.custom_op import CustomOp\nfrom vllm.model_executor.layers.layernorm import RMSNorm\n\n"
+                        "from acme.models import register_models\n\n\n@CustomOp.register_oot(name='RMSNorm')\nclass AcmeRMSNorm(RMSNorm):\n"
+                        "    def forward(self, x):\n        return x\n\n\ndef register_ops():\n    register_models()\n"),
+        "acme/models.py": model,
+    })
+    code, doc = _check(plugin, str(upstream))
+    found = [f for f in doc["findings"] if f["target"] == "vllm.model_executor.layers.layernorm.RMSNorm.forward"]
+    # (an override every call that runs binds is no finding; amd_only_on_rocm shows amd.py's call is seen)
+    assert (len(found) == 1 and found[0]["breaking"] and code == 1) if breaks else (found, code) == ([], 0), found

@@ -51,6 +51,8 @@ class JudgeMemo:
     derived: dict[Ref, list[str]] = field(default_factory=dict)
     # platform_tests.predicate: `current_platform.<m>()` on the plugin's platform class, if decided
     platform_predicates: dict[str, bool | None] = field(default_factory=dict)
+    off_platform_modules: dict[str, str | None] = field(default_factory=dict)  # upstream module -> why it is never imported (platform_tests)
+    model_packages: dict[str, set[str] | None] = field(default_factory=dict)  # upstream package -> the registry architectures naming it (platform_tests)
 
 
 class JudgeContext(Protocol):

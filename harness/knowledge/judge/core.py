@@ -62,6 +62,8 @@ from harness.knowledge.model import (
     NONE_FALLBACK_CALL,
     EMPTY_BODIES,
     PLACED,
+    AllOf,
+    AnyOf,
     Cond,
     Dependency,
     Finding,
@@ -469,7 +471,8 @@ class Judge:
         if not registrations:
             return None
         built: list[tuple[str, Dependency | None]] = [(reg.hook, reg) for reg in registrations]
-        if not any(all(self.evaluate(g.cond) is True for g in reg.guards) for reg in registrations):
+        # (registrations under a test and under its negation, `if is_310p(): T[k] = B`, together surely run)
+        if self.evaluate(AnyOf(tuple(AllOf(tuple(g.cond for g in reg.guards)) for reg in registrations))) is not True:
             built.append((resolution.ref.path, None))  # the registrations may not run: upstream's class then
         where = ", ".join(sorted({f"{reg.file}:{reg.line}" for reg in registrations}))
         fits, fails = [], []
@@ -490,7 +493,10 @@ class Judge:
                            detail=f"{dep.expression}(...) builds what the plugin registers for {resolution.ref.qualname!r} out of tree ({where}): "
                                   + "; ".join(f"{what}{signature_text(params)} takes the call" for _, what, params, _ in fits))
         path, what, params, (certain, message) = fails[0]
-        how = f"registered for {resolution.ref.qualname!r} out of tree, {where}" if path != resolution.ref.path else f"when the registrations at {where} do not run"
+        reg = next((reg for p, reg in built if p == path), None)
+        chosen = [g.text for g in reg.guards if self.evaluate(g.cond) is not True] if reg is not None else []
+        how = (f"registered for {resolution.ref.qualname!r} out of tree, {where}" + (f", where {' and '.join(chosen)}" if chosen else "")
+               if path != resolution.ref.path else f"when the registrations at {where} do not run")
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what,
                        risk=risk_of(dep, Status.signature_changed),
                        detail=f"{dep.expression}(...) builds {path} ({how}): {what}{signature_text(params)}: {message}")

@@ -15,32 +15,200 @@ decided, and the call counts as before.
 from __future__ import annotations
 
 import ast
+import re
 
 from harness.engines import profile
 from harness.knowledge.judge.callsites import CallSite, platform_instance_read, tests_at
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.model import AllOf, AnyOf, Const, Not, Outcome, Ref, Undecided, dotted, kleene
+from harness.knowledge.model.symbol_records import resolve_relative
 
 _UNKNOWN = object()
 
 
 def platform_skip(judge: JudgeContext, site: CallSite) -> str | None:
-    """Why upstream's call at `site` never runs with the plugin active: the first test it runs
-    under (its function's `if`/`while`/conditional tests, callsites.tests_at) that the plugin's
-    activated platform class decides against the branch taken, as text naming the class; None
-    when there is none or no single platform class is activated."""
+    """Why upstream's call at `site` never runs with the plugin active, as text: the first test
+    it runs under (its function's `if`/`while`/conditional tests, callsites.tests_at) that the
+    plugin's activated platform class decides against the branch taken; else its module being
+    imported only under such tests (off_platform_module); else its class belonging to a model
+    package the plugin replaces (_replaced_model). None when none of these holds."""
     active = judge.scan.active_platform
     instance = profile().platform_instance
-    module = judge.index.module_at(site.path) if active and instance else None
-    # (a module that never names the platform instance has no such test: not parsed for it)
-    if module is None or instance.rpartition(".")[2].encode() not in judge.index.sources().get(module, b""):
+    module = judge.index.module_at(site.path)
+    if module is None:
         return None
-    for module, test, positive in tests_at(judge.index, site):
-        value = kleene(_cond(judge, module, test), lambda _: None)
-        if value is not None and value != positive:
-            text = ast.unparse(test)
-            return f"it runs only when `{text if positive else f'not ({text})'}`, false for the plugin's platform class {active}"
-    return None
+    if active and instance:
+        # (a module that never names the platform instance has no such test: not parsed for it)
+        for home, test, positive in tests_at(judge.index, site) if instance.rpartition(".")[2].encode() in judge.index.sources().get(module, b"") else ():
+            off = _against(judge, home, test, positive)
+            if off is not None:
+                return f"it runs only when {off}"
+        off = off_platform_module(judge, module)
+        if off is not None:
+            return f"its module {module} is imported only when {off}"
+    return _replaced_model(judge, module, site.line)
+
+
+def _replaced(judge: JudgeContext) -> set[str]:
+    """The architectures the plugin registers its own model class for, where that runs."""
+    return {dep.name for dep in judge.scan.dependencies if dep.kind == "architecture" and dep.how == "registers" and dep.live
+            and not any(judge.evaluate(g.cond) is False for g in dep.guards)}
+
+
+def _replaced_model(judge: JudgeContext, module: str, line: int) -> str | None:
+    """Why upstream's call at `module`:`line` never runs with the plugin active: it sits in a
+    class of a model package whose every model-registry entry (`"Arch": ("vllm.models.x",
+    "Cls")`) names an architecture the plugin registers its own class for, so vLLM never builds
+    that package's models (register_model overwrites the entry: vllm
+    model_executor/models/registry.py), and no upstream module outside the package names the
+    class. None otherwise (a package named any other way may be loaded by name)."""
+    replaced = _replaced(judge)
+    tree = judge.index.tree(module) if replaced else None
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.lineno <= line <= (n.end_lineno or n.lineno)), None) if tree else None
+    if cls is None:
+        return None
+    parts = module.split(".")
+    for depth in range(len(parts), 1, -1):
+        package = ".".join(parts[:depth])
+        keys = _registry_keys(judge, package)
+        if keys is None:
+            return None
+        if keys:
+            break
+    else:
+        return None
+    inside = (package, package + ".")
+    word = re.compile(rb"\b" + re.escape(cls.name.encode()) + rb"\b")
+    if not keys <= replaced or any(word.search(text) for m, text in judge.index.sources().items() if not (m == package or m.startswith(inside[1]))):
+        return None
+    return (f"it runs in {cls.name}, which only {package} builds, a model package whose every architecture "
+            f"({', '.join(sorted(keys))}) the plugin registers its own class for")
+
+
+def _registry_keys(judge: JudgeContext, package: str) -> set[str] | None:
+    """The architectures whose registry entries name `package` itself (_named_by_string, exact)
+    across upstream; None when a string names it otherwise. Memoised per judge."""
+    memo = judge.memo.model_packages
+    if package not in memo:
+        quoted = (f'"{package}"'.encode(), f"'{package}'".encode())
+        found: set[str] | None = set()
+        for importer, text in judge.index.sources().items():
+            if any(q in text for q in quoted):
+                keys = _named_by_string(judge, importer, package, exact=True)
+                if keys is None:
+                    found = None
+                    break
+                found |= keys
+        memo[package] = found
+    return memo[package]
+
+
+def _against(judge: JudgeContext, module: str, test: ast.expr, positive: bool) -> str | None:
+    """`test` (its branch `positive`) as text when the plugin's platform class decides it
+    against that branch, else None."""
+    value = kleene(_cond(judge, module, test), lambda _: None)
+    if value is None or value == positive:
+        return None
+    text = ast.unparse(test)
+    return f"`{text if positive else f'not ({text})'}`, false for the plugin's platform class {judge.scan.active_platform}"
+
+
+def off_platform_module(judge: JudgeContext, module: str) -> str | None:
+    """Why upstream `module` is never imported with the plugin's platform active: every upstream
+    import of it (or of a module inside it, which imports it first) sits under a test the
+    platform class decides against it (`if current_platform.is_rocm(): from .amd.model import
+    …` in vllm 0.23.0 models/deepseek_v4/__init__.py), or in a module itself so never imported.
+    None when one such import may run, when none is found (it may be loaded by name), or when
+    a string names it (importlib). Memoised per judge."""
+    memo = judge.memo.off_platform_modules
+    if module not in memo:
+        memo[module] = None  # (asked again through an import cycle: taken as imported)
+        memo[module] = _off_platform(judge, module)
+    return memo[module]
+
+
+def _off_platform(judge: JudgeContext, module: str) -> str | None:
+    sources = judge.index.sources()
+    parent = module.rpartition(".")[0]
+    near = module.rsplit(".", 2)[0] if module.count(".") >= 2 else parent  # relative imports come from within the package
+    leaf = module.rpartition(".")[2].encode()
+    reasons: list[str] = []
+    replaced = _replaced(judge)
+    for importer, text in sources.items():
+        if importer == module or leaf not in text or not (importer.startswith(near + ".") or importer == near or parent.encode() in text):
+            continue
+        if module.encode() in text:
+            keys = _named_by_string(judge, importer, module)
+            if keys is None or not keys <= replaced:
+                return None
+            if keys:
+                reasons.append(f"the model registry loads it, for {', '.join(sorted(keys))}, which the plugin registers its own class for")
+        tree = judge.index.tree(importer)
+        is_package = judge.index.files[importer][1]
+        for node, tests in _imports(tree):
+            if not any(m == module or m.startswith(module + ".") for m in _imported_modules(importer, is_package, node)):
+                continue
+            off = next((o for t, positive in tests if (o := _against(judge, importer, t, positive)) is not None), None)
+            if off is None and importer != module:
+                chained = off_platform_module(judge, importer)
+                off = f"{importer} is imported, which happens only when {chained}" if chained is not None else None
+            if off is None:
+                return None
+            reasons.append(off)
+    return reasons[0] if reasons else None
+
+
+def _imports(tree: ast.Module | None):
+    """(import statement, the `if` tests around it with their branches) for each import in a
+    module, those in functions with the tests inside their function."""
+    found: list[tuple[ast.stmt, list[tuple[ast.expr, bool]]]] = []
+
+    def visit(body: list[ast.stmt], tests: list[tuple[ast.expr, bool]]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                found.append((stmt, tests))
+            elif isinstance(stmt, ast.If):
+                visit(stmt.body, [*tests, (stmt.test, True)])
+                visit(stmt.orelse, [*tests, (stmt.test, False)])
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(stmt.body, [])
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    for inner in getattr(stmt, field, []) or []:
+                        visit(inner.body if isinstance(inner, ast.ExceptHandler) or type(inner).__name__ == "match_case" else [inner], tests)
+
+    visit(tree.body if tree is not None else [], [])
+    return found
+
+
+def _imported_modules(importer: str, is_package: bool, node: ast.stmt) -> list[str]:
+    """The modules an import statement may import: `import a.b`, `from a import b` (b a module or not)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = resolve_relative(importer, is_package, node.level, node.module) if node.level else (node.module or "")
+    return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+
+
+def _named_by_string(judge: JudgeContext, importer: str, module: str, exact: bool = False) -> set[str] | None:
+    """The keys of the dict entries in `importer` whose values name `module` in a string (the
+    model registry's `"Arch": ("a.b", "Cls")`, vllm model_executor/models/registry.py: an entry a
+    plugin's register_model overwrites); None when a string names it anywhere else
+    (`importlib.import_module("a.b")`, a lazy table), where anything may load it. `exact`: only
+    the string `module` itself names it (not `"a.b.Cls"`, `"a.b:Cls"`)."""
+    tree = judge.index.tree(importer)
+
+    def namings(node: ast.AST) -> int:
+        return sum(1 for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                   and (n.value == module or not exact and n.value.startswith((module + ":", module + "."))))
+
+    total = namings(tree) if tree is not None else 0
+    keys, entries = set(), 0
+    for node in ast.walk(tree) if total else ():
+        for key, value in zip(node.keys, node.values) if isinstance(node, ast.Dict) else ():
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and (count := namings(value)):
+                keys.add(key.value)
+                entries += count
+    return keys if total == entries else None
 
 
 def _cond(judge: JudgeContext, module: str, test: ast.expr):

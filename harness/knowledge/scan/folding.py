@@ -204,6 +204,14 @@ class Instance:
 
 
 @dataclass(frozen=True)
+class OneOf:
+    """A value a run-time test chooses (`X[k] = B` under `if is_310p():` over `X[k] = A`): each
+    option with the guards under which a run holds it (together they cover every run)."""
+
+    options: tuple[tuple[object, tuple[GuardCond, ...]], ...]
+
+
+@dataclass(frozen=True)
 class Condition:
     """A boolean whose value depends on the upstream (e.g. `HAS_X = hasattr(...)`)."""
 
@@ -1939,8 +1947,9 @@ class Folding:
             return value
         taken = self._on_this_release(module, stmt.test, env, depth) if isinstance(stmt, ast.If) else None
         if taken is not None:  # `if Version(sglang.__version__) < Version("0.5.20"): X[k] = v`: one branch runs
+            local = dict(env)
             for child in stmt.body if taken else stmt.orelse:
-                value = self.edit_of(module, name, value, child, env, depth)
+                value = self.edit_of(module, name, value, child, self._imported_into(module, child, local), depth)
             return value
         if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
             return self._added_by(module, name, value, stmt, env, depth)
@@ -1972,18 +1981,65 @@ class Folding:
             return resolution.ok if resolution.outcome is not Outcome.undecided else None
         return None
 
-    def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int):
-        """`value` with what `stmt` (and statements nested in it) may add to `name`."""
+    def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, guards: tuple[GuardCond, ...] = ()):
+        """`value` with what `stmt` (and statements nested in it) may add to `name`; `guards`:
+        the run-time tests of the `if`s around it, under which an entry it sets replaces the one
+        there before (OneOf). An `if` decided on this release runs its one branch."""
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return value
+        if isinstance(stmt, ast.If):
+            taken = self._on_this_release(module, stmt.test, env, depth)
+            arms = [(stmt.body if taken else stmt.orelse, guards)] if taken is not None else [
+                (stmt.body, (*guards, self._option_guard(module, stmt.test, env))),
+                (stmt.orelse, (*guards, self._option_guard(module, stmt.test, env, negate=True)))]
+            for body, inner_guards in arms:
+                local = dict(env)
+                for child in body:
+                    value = self._added_by(module, name, value, child, self._imported_into(module, child, local), depth, inner_guards)
+            return value
         nested = [s for field in ("body", "orelse", "finalbody", "handlers", "cases") for s in getattr(stmt, field, []) or []]
+        local = dict(env)
         for inner in nested:
             for child in (inner.body if isinstance(inner, (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))) else [inner]):
-                value = self._added_by(module, name, value, child, env, depth)
-        return value if nested else self._edited(module, name, value, stmt, env, depth, removals=False)
+                value = self._added_by(module, name, value, child, self._imported_into(module, child, local), depth, guards)
+        return value if nested else self._edited(module, name, value, stmt, env, depth, removals=False, guards=guards)
 
-    def _edited(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, removals: bool):
-        """One simple statement's edit of `name` (edit_of); `removals`: whether a removal applies."""
+    def _imported_into(self, module: str, stmt: ast.stmt, env: dict) -> dict:
+        """`env` (changed in place) with the names an import statement binds, as later statements
+        of the block see them (`if is_310p(): from .ops import A310; X["k"] = A310`)."""
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            env.update({name: Named(path) for name, path in imported_names(module, self.files[module][1], [stmt]).items()})
+        return env
+
+    def _option_guard(self, module: str, test: ast.expr, env: dict, negate: bool = False) -> GuardCond:
+        """An `if` test choosing between a table's entries, as a guard of the option it picks; a
+        test the scan cannot read is one named atom (Unknown, by file position), so that the
+        option under it and the one under its negation are seen to cover every run."""
+        guard = self._guard(module, test, env)
+        if any(isinstance(leaf, Undecided) for leaf in leaves(guard.cond)):
+            guard = GuardCond(Unknown(f"{module}:{test.lineno}:{test.col_offset} {guard.text}"), guard.text, guard.line)
+        return GuardCond(folded(Not(guard.cond)), f"not ({guard.text})", guard.line) if negate else guard
+
+    @staticmethod
+    def _may_replace(entries: dict, new: dict, guards: tuple[GuardCond, ...]) -> dict:
+        """`entries` after an edit setting `new`'s keys under run-time `guards`: a key already
+        there with another value may hold either (OneOf: the new value under the guards, each
+        earlier option where they do not all hold); with no guards the new values replace."""
+        merged = dict(entries)
+        for key, value in new.items():
+            if not guards or key not in entries or entries[key] == value:
+                merged[key] = value
+                continue
+            held = entries[key].options if isinstance(entries[key], OneOf) else ((entries[key], ()),)
+            conds = tuple(g.cond for g in guards)
+            text = " and ".join(g.text for g in guards)
+            otherwise = GuardCond(folded(Not(conds[0] if len(conds) == 1 else AllOf(conds))), f"not ({text})", guards[0].line)
+            merged[key] = OneOf((*((option, (*before, otherwise)) for option, before in held), (value, guards)))
+        return merged
+
+    def _edited(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, removals: bool, guards: tuple[GuardCond, ...] = ()):
+        """One simple statement's edit of `name` (edit_of); `removals`: whether a removal applies;
+        `guards`: the run-time tests it runs under (_may_replace)."""
         def is_name(node: ast.AST) -> bool:  # `REGISTRY`, or a class attribute `Base._registry`
             return isinstance(node, (ast.Name, ast.Attribute)) and dotted(node) == name
 
@@ -1998,7 +2054,7 @@ class Folding:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) and is_name(stmt.targets[0].value):
             key = self.const(module, stmt.targets[0].slice, env, depth + 1)
             if isinstance(value, dict) and isinstance(key, (str, int)):
-                return {**value, key: self.const(module, stmt.value, env, depth + 1)}
+                return self._may_replace(value, {key: self.const(module, stmt.value, env, depth + 1)}, guards)
             return value
         if isinstance(stmt, ast.Delete) and removals:
             for target in stmt.targets:
@@ -2023,7 +2079,7 @@ class Folding:
             return value
         edit = call.func.attr
         if isinstance(value, dict) and edit == "update" and len(args) == 1 and isinstance(args[0], dict):
-            return {**value, **args[0]}
+            return self._may_replace(value, args[0], guards)
         if isinstance(value, dict) and edit == "setdefault" and len(args) == 2 and isinstance(args[0], (str, int)):
             return {args[0]: args[1], **value}
         if isinstance(value, dict) and edit == "pop" and removals and args and isinstance(args[0], (str, int)):

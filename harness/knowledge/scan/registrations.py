@@ -7,6 +7,7 @@ An engine whose profile names none of them records nothing here."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from harness.engines import QUALNAME, profile
 from harness.knowledge.model import (
@@ -18,7 +19,7 @@ from harness.knowledge.model import (
     is_upstream,
     walk,
 )
-from harness.knowledge.scan.folding import OPAQUE, Instance, Named
+from harness.knowledge.scan.folding import OPAQUE, Instance, Named, OneOf
 from harness.knowledge.scan.syntax import arg
 
 
@@ -78,6 +79,11 @@ class Registrations:
             return
         if isinstance(decorated, ast.AST):
             value = self.const(module, decorated, ctx.env)
+            if isinstance(value, OneOf):  # a class a run-time test chooses: one registration per choice, under its guards
+                for option, guards in value.options:
+                    self._replacement(module, node, owner_node, name_node, option.path if isinstance(option, Named) else None,
+                                      replace(ctx, guards=ctx.guards + guards), bound)
+                return
             plugin_class = value.path if isinstance(value, Named) else self.qualify(module, dotted(decorated), ctx.env)
         else:
             plugin_class = decorated
