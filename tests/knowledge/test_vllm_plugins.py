@@ -679,3 +679,42 @@ def test_upstream_calls_in_code_the_plugin_keeps_from_running_do_not_break_an_ov
     found = [f for f in doc["findings"] if f["target"] == "vllm.model_executor.layers.layernorm.RMSNorm.forward"]
     # (an override every call that runs binds is no finding; amd_only_on_rocm shows amd.py's call is seen)
     assert (len(found) == 1 and found[0]["breaking"] and code == 1) if breaks else (found, code) == ([], 0), found
+
+
+# a constructor that only passes *args, **kwargs on to super().__init__ takes what the next __init__ takes
+FORWARDERS = {
+    "forwards_only": ("    def __init__(self, *args, **kwargs):\n        super().__init__(*args, **kwargs)\n", True),
+    "forwards_then_reads_and_pops": ("    def __init__(self, *args, **kwargs):\n        if kwargs.get('prefix') == 'x':\n            raise ValueError\n"
+                                     "        super().__init__(*args, **kwargs)\n        self.n = kwargs['num_experts'] if 'num_experts' in kwargs else args[0]\n"
+                                     "        kwargs.pop('prefix', None)\n", True),
+    "forwards_through_a_grandparent": ("    pass\n\n\nclass SmallMoE(AcmeBase):\n    def __init__(self, *args, **kwargs):\n        super().__init__(*args, **kwargs)\n", True),
+    # negatives: the keyword taken out before the call, or a named parameter for it
+    "pops_before_forwarding": ("    def __init__(self, *args, **kwargs):\n        self.table = kwargs.pop('tid2eid', None)\n        super().__init__(*args, **kwargs)\n", False),
+    "own_parameter": ("    def __init__(self, *args, tid2eid=None, **kwargs):\n        super().__init__(*args, **kwargs)\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FORWARDERS))
+def test_a_registered_class_that_forwards_its_arguments_is_judged_by_the_base_it_forwards_to(tmp_path_factory, tmp_path, spelling):
+    """`FusedMoE(8, 2, tid2eid=t)` building a registered class whose __init__ only forwards
+    `*args, **kwargs` to super().__init__ (vllm-ascend 0.23.0.post1's AscendFusedMoE310) binds
+    upstream's FusedMoE.__init__, which has no tid2eid: breaking; one that takes the keyword out
+    first, or names it, takes the call."""
+    upstream = tmp_path_factory.mktemp("vllm-moe-forward")
+    write_tree(upstream, MOE_UPSTREAM)
+    body, breaks = FORWARDERS[spelling]
+    registered = "SmallMoE" if "SmallMoE" in body else "AcmeBase"
+    plugin = _plugin(tmp_path, {
+        "acme/platform.py": "from vllm.platforms.interface import Platform\n\n\nclass AcmePlatform(Platform):\n    pass\n",
+        "acme/ops.py": ("from vllm.model_executor.custom_op import CustomOp\nfrom vllm.model_executor.layers.fused_moe import FusedMoE\n\n"
+                        "from acme.model import AcmeModel\n\n\nclass AcmeBase(FusedMoE):\n" + body
+                        + f"\n\nCustomOp.register_oot(_decorated_op_cls={registered}, name='FusedMoE')\n\n\ndef register_ops():\n    pass\n"),
+        "acme/model.py": "from vllm.model_executor.layers.fused_moe import FusedMoE\n\n\nclass AcmeModel:\n    def __init__(self, table):\n"
+                         "        self.experts = FusedMoE(8, 2, prefix='experts', tid2eid=table)\n",
+    })
+    code, doc = _check(plugin, str(upstream))
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith("FusedMoE")]
+    if breaks:
+        assert len(calls) == 1 and calls[0]["breaking"] and "tid2eid" in calls[0]["detail"] and code == 1, calls
+    else:
+        assert (calls, code) == ([], 0), calls

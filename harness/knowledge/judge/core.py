@@ -512,6 +512,8 @@ class Judge:
             if ref.module == "" and ref.kind == "class":
                 cls = self.scan.classes[ref.qualname]
                 method = cls.methods.get("__init__")
+                if method is not None and method.forwards:
+                    continue  # (its *args, **kwargs go on unchanged to the next __init__ of the MRO)
                 if method is not None:
                     return method.params, method.bound, f"{ref.qualname}.__init__"
                 if cls.decorated or {"__init__", "__new__"} & cls.names:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from harness.engines import profile
 from harness.knowledge.judge.callsites import CallSite, platform_instance_read, tests_at
@@ -26,12 +27,13 @@ from harness.knowledge.model.symbol_records import resolve_relative
 _UNKNOWN = object()
 
 
-def platform_skip(judge: JudgeContext, site: CallSite) -> str | None:
+def platform_skip(judge: JudgeContext, site: CallSite, deep: bool = True) -> str | None:
     """Why upstream's call at `site` never runs with the plugin active, as text: the first test
     it runs under (its function's `if`/`while`/conditional tests, callsites.tests_at) that the
     plugin's activated platform class decides against the branch taken; else its module being
     imported only under such tests (off_platform_module); else its class belonging to a model
-    package the plugin replaces (_replaced_model). None when none of these holds."""
+    package the plugin replaces (_replaced_model). None when none of these holds; without
+    `deep`, the call's own tests only (the other two read the whole release)."""
     active = judge.scan.active_platform
     instance = profile().platform_instance
     module = judge.index.module_at(site.path)
@@ -43,10 +45,10 @@ def platform_skip(judge: JudgeContext, site: CallSite) -> str | None:
             off = _against(judge, home, test, positive)
             if off is not None:
                 return f"it runs only when {off}"
-        off = off_platform_module(judge, module)
+        off = off_platform_module(judge, module) if deep else None
         if off is not None:
             return f"its module {module} is imported only when {off}"
-    return _replaced_model(judge, module, site.line)
+    return _replaced_model(judge, module, site.line) if deep else None
 
 
 def _replaced(judge: JudgeContext) -> set[str]:
@@ -77,12 +79,20 @@ def _replaced_model(judge: JudgeContext, module: str, line: int) -> str | None:
             break
     else:
         return None
-    inside = (package, package + ".")
-    word = re.compile(rb"\b" + re.escape(cls.name.encode()) + rb"\b")
-    if not keys <= replaced or any(word.search(text) for m, text in judge.index.sources().items() if not (m == package or m.startswith(inside[1]))):
+    if not keys <= replaced or _named_outside(judge, cls.name, package):
         return None
     return (f"it runs in {cls.name}, which only {package} builds, a model package whose every architecture "
             f"({', '.join(sorted(keys))}) the plugin registers its own class for")
+
+
+def _named_outside(judge: JudgeContext, name: str, package: str) -> bool:
+    """Whether an upstream module outside `package` names `name` as a word. Memoised per judge."""
+    memo = judge.memo.model_packages
+    key = f"{package}:{name}"
+    if key not in memo:
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        memo[key] = any(word.search(text) for m, text in judge.index.sources().items() if not (m == package or m.startswith(package + ".")))
+    return bool(memo[key])
 
 
 def _registry_keys(judge: JudgeContext, package: str) -> set[str] | None:
@@ -90,15 +100,13 @@ def _registry_keys(judge: JudgeContext, package: str) -> set[str] | None:
     across upstream; None when a string names it otherwise. Memoised per judge."""
     memo = judge.memo.model_packages
     if package not in memo:
-        quoted = (f'"{package}"'.encode(), f"'{package}'".encode())
         found: set[str] | None = set()
-        for importer, text in judge.index.sources().items():
-            if any(q in text for q in quoted):
-                keys = _named_by_string(judge, importer, package, exact=True)
-                if keys is None:
-                    found = None
-                    break
-                found |= keys
+        for importer in sorted(_texts(judge).quoted.get(package, ())):
+            keys = _named_by_string(judge, importer, package, exact=True)
+            if keys is None:
+                found = None
+                break
+            found |= keys
         memo[package] = found
     return memo[package]
 
@@ -128,16 +136,18 @@ def off_platform_module(judge: JudgeContext, module: str) -> str | None:
 
 
 def _off_platform(judge: JudgeContext, module: str) -> str | None:
-    sources = judge.index.sources()
+    texts = _texts(judge)
     parent = module.rpartition(".")[0]
     near = module.rsplit(".", 2)[0] if module.count(".") >= 2 else parent  # relative imports come from within the package
-    leaf = module.rpartition(".")[2].encode()
     reasons: list[str] = []
     replaced = _replaced(judge)
-    for importer, text in sources.items():
-        if importer == module or leaf not in text or not (importer.startswith(near + ".") or importer == near or parent.encode() in text):
+    named = texts.quoted.get(module, set())
+    candidates = (texts.imported.get(module.rpartition(".")[2], set()) | named) - {module}
+    for importer in sorted(candidates):
+        text = judge.index.sources()[importer]
+        if importer not in named and not (importer.startswith(near + ".") or importer == near or parent.encode() in text):
             continue
-        if module.encode() in text:
+        if importer in named:
             keys = _named_by_string(judge, importer, module)
             if keys is None or not keys <= replaced:
                 return None
@@ -156,6 +166,40 @@ def _off_platform(judge: JudgeContext, module: str) -> str | None:
                 return None
             reasons.append(off)
     return reasons[0] if reasons else None
+
+
+@dataclass(frozen=True)
+class _Texts:
+    """What upstream's sources say, read once per judge: `imported`, each word an import
+    statement names (a module's last name, or a name imported from one) -> the modules whose
+    import statements name it; `quoted`, each dotted string a source holds, and each of its
+    prefixes ("a.b" of "a.b.C" or "a.b:C") -> the modules holding it."""
+
+    imported: dict[str, set[str]]
+    quoted: dict[str, set[str]]
+
+
+# (a parenthesised list, or a line and its backslash continuations)
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)|import[ \t]+[^\n]*(?:\\\n[^\n]*)*)", re.MULTILINE)
+_QUOTED = re.compile(rb"[\"']([A-Za-z_][\w]*(?:\.[\w]+)+(?::[\w.]+)?)[\"']")
+
+
+def _texts(judge: JudgeContext) -> _Texts:
+    memo = judge.memo.model_packages
+    if "<texts>" not in memo:
+        imported: dict[str, set[str]] = {}
+        quoted: dict[str, set[str]] = {}
+        for module, text in judge.index.sources().items():
+            for statement in _IMPORT.findall(text):
+                for word in re.findall(rb"\w+", statement):
+                    imported.setdefault(word.decode(), set()).add(module)
+            for found in _QUOTED.findall(text):
+                name = found.decode().partition(":")[0]
+                parts = name.split(".")
+                for end in range(2, len(parts) + 1):
+                    quoted.setdefault(".".join(parts[:end]), set()).add(module)
+        memo["<texts>"] = _Texts(imported, quoted)
+    return memo["<texts>"]
 
 
 def _imports(tree: ast.Module | None):

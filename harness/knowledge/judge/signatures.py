@@ -168,7 +168,8 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
         placed = reaches
 
         def reaches(site: CallSite):
-            why = skipped(site)
+            # (the module-wide reasons, which read the whole release, only for a call that would fail)
+            why = skipped(site, deep=bind(site) is not None)
             return Unreached(why) if why else placed(site) if placed is not None else True
     sites = call_sites(index, ref)
     if extra is not None and (extra.calls or extra.unsure):

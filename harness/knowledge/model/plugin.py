@@ -341,6 +341,7 @@ class MethodDecl:
     params: tuple[Param, ...]
     decorators: tuple[str, ...]
     raises_only: bool = False  # symbol_records.raises_only
+    forwards: bool = False  # syntax.forwards_to_super: `__init__(self, *args, **kwargs)` passing both on unchanged
 
     @property
     def bound(self) -> bool:

@@ -645,7 +645,7 @@ class PluginClasses:
             # no caller names it: a module chosen at run time (an environment variable, a config
             # value), any of those the name's shape allows
             for target in targets or self.chosen_modules(module, expression, ctx.env):
-                self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
+                self.imported_by_name(module, target, ctx)
 
     @staticmethod
     def _absolute(name, package) -> str | None:
@@ -789,9 +789,11 @@ class PluginClasses:
         named = {*positional, *(a.arg for a in args.kwonlyargs)}
         # calls passing arguments, then those passing none of a module function with defaults
         # (`install_all()`: its defaults; a method's: helper_bindings), in that order
+        # (a class called with no arguments, `_Patcher()`, runs its __init__ with its defaults too)
         bare = [(caller, call, env) for caller, call, env in self.bare_calls.get(short, ())
-                if self.qualify(caller, dotted(call.func), env) == function] if (
-            called_as is None and not method and (args.defaults or any(d is not None for d in args.kw_defaults))) else []
+                if (called := self.qualify(caller, dotted(call.func), env)) == function
+                or called_as is not None and called in self.scan.classes and called.rsplit(".", 1)[-1] == called_as] if (
+            (called_as is not None or not method) and (args.defaults or any(d is not None for d in args.kw_defaults))) else []
         owner = function.rpartition(".")[0]
         on_class = method and positional and any(dotted(d) == "classmethod" for d in definition.decorator_list)
         if on_class:

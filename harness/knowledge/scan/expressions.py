@@ -133,6 +133,7 @@ class Expressions:
     index: SymbolIndex
     scan: PluginScan
     dynamic_imports: dict[str, list[tuple[str, tuple[str, ...]]]]
+    import_guards: dict[str, dict[str, list[tuple]]]  # module -> imported -> the guards of each import (liveness)
     hook_callables: dict[str, str]
     calls: dict[str, set[str]]
     _self_calls: set[int]
@@ -514,6 +515,9 @@ class Expressions:
             elif isinstance(attr, str):
                 self._field(module, call, ctx, call.args[0], attr)
             return
+        if (isinstance(call.func, ast.Name) and qualified and not is_upstream(qualified) and arg(call, 0, "name") is not None
+                and isinstance(held := self.const(module, call.func, env), Named) and held.path in ("importlib.import_module", "pkgutil.resolve_name")):
+            qualified = held.path  # `load = functools.cache(importlib.import_module)`: `load(m)` imports m
         if (qualified.endswith(("import_module", "__import__")) or qualified == "pkgutil.resolve_name") and arg(call, 0, "name") is not None:
             self._dynamic_import(module, call, ctx, resolves=qualified == "pkgutil.resolve_name")
             return
@@ -650,7 +654,8 @@ class Expressions:
         if not isinstance(target, str) and (chosen := self.chosen_modules(module, named, ctx.env)):
             # a module chosen at run time among a table's values (`QUANT_BACKENDS[choice]` from an
             # environment variable, through a helper): any of them may be imported
-            self.dynamic_imports.setdefault(module, []).extend((name, ctx.functions) for name in chosen)
+            for name in chosen:
+                self.imported_by_name(module, name, ctx)
             return
         if not isinstance(target, str):
             # auto-discovery (pkgutil.iter_modules(__path__), os.listdir …) may load any submodule;
@@ -666,9 +671,15 @@ class Expressions:
             target = self._absolute(target, self.const(module, arg(call, 1, "package"), ctx.env))
             if target is None:
                 return
-        self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
+        self.imported_by_name(module, target, ctx)
         if is_upstream(target):
             self._dependency("import", target, module, call, ctx, expression=ast.unparse(call))
+
+    def imported_by_name(self, module: str, target: str, ctx: Context) -> None:
+        """`target` imported by name from `module` (import_module and the like), under the
+        guards it runs under, as an import statement there would be (liveness._imported_when)."""
+        self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
+        self.import_guards.setdefault(module, {}).setdefault(target, []).append(ctx.guards)
 
     def _longest_module(self, path: str) -> str:
         """The longest prefix of the dotted `path` that is a plugin or upstream module (what
@@ -1075,17 +1086,56 @@ class Expressions:
         if name.endswith("plugin_hook") or qualified.endswith("hook_registry.plugin_hook"):
             self._hook(module, decorator, arg(decorator, 0, "target"), arg(decorator, 1, "type"), owner, ctx)
             return
-        returned = self._plugin_hook_factory(module, decorator, ctx)
-        if returned is not None:
+        found = self._hook_factory_of(module, decorator, ctx)
+        if found is not None:
             # `@on_layer(owner, "m")` where on_layer returns plugin_hook(f"{owner}.{m}", type=kind):
             # that decorator, its arguments folded with the factory's parameters bound
-            (home, made), (_, factory) = returned, self._plugin_definition(self.qualify(module, name, ctx.env))
-            bound = self._bound_parameters(module, factory, decorator, ctx.env, home)
-            held = {"<target>": self.const(home, arg(made, 0, "target"), bound), "<type>": self.const(home, arg(made, 1, "type"), bound)}
+            home, factory, made, call, presets = found
+            bound = self._bound_parameters(module, factory, call, {**ctx.env, **presets}, home)
+            type_node = arg(made, 1, "type")
+            spread = [bound.get(k.value.id) for k in made.keywords if k.arg is None and isinstance(k.value, ast.Name)]  # `plugin_hook(t, **kw)`
+            held = {"<target>": self.const(home, arg(made, 0, "target"), bound),
+                    "<type>": self.const(home, type_node, bound) if type_node is not None
+                    else next((d["type"] for d in spread if isinstance(d, dict) and "type" in d), OPAQUE)}
             placeholders = [ast.copy_location(ast.Name(n, ast.Load()), decorator) if held[n] is not OPAQUE else None for n in ("<target>", "<type>")]
             self._hook(module, decorator, placeholders[0], placeholders[1], owner, replace(ctx, env={**ctx.env, **held}))
 
+    def _hook_factory_of(self, module: str, call: ast.Call, ctx: Context) -> tuple[str, ast.AST, ast.Call, ast.Call, dict] | None:
+        """A decorator factory of the plugin's around SGLang's plugin_hook, called as `call`:
+        (its module, the function or lambda, the plugin_hook(...) call it returns, `call` with
+        what a functools.partial presets put first, the presets' folded values by placeholder
+        name). The factory is a plugin def returning one plugin_hook(...) call
+        (_plugin_hook_factory), or a module global bound to a lambda returning one, or to
+        `functools.partial(<such a lambda>, *args, **keywords)` (the functools docs: the
+        partial's arguments come first). None otherwise."""
+        returned = self._plugin_hook_factory(module, call, ctx)
+        if returned is not None:
+            return returned[0], self._plugin_definition(self.qualify(module, dotted(call.func), ctx.env))[1], returned[1], call, {}
+        if isinstance(call.func, ast.Lambda):  # (a partial the syntax reader already spelled out: `(lambda …)(name, type=…)`)
+            home, value = module, call.func
+        else:  # (a global of this module the scan holds a value for qualifies to nothing: named here)
+            path = self.qualify(module, dotted(call.func) or "", ctx.env) or (f"{module}.{call.func.id}" if isinstance(call.func, ast.Name) else "")
+            home, _, name = path.rpartition(".")
+            tree = self.tree(home) if home in self.files else None
+            values = _bound_values(module_level(tree.body), name) if tree else []
+            value = values[0] if len(values) == 1 else None
+        args, keywords, presets = [], [], {}
+        if (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Lambda)
+                and self.qualify(home, dotted(value.func) or "") == "functools.partial" and all(k.arg for k in value.keywords)):
+            for i, preset in enumerate([*value.args[1:], *(k.value for k in value.keywords)]):
+                presets[f"<preset{i}>"] = self.const(home, preset, {})
+            names = [ast.Name(n, ast.Load()) for n in presets]
+            args, keywords = names[:len(value.args) - 1], [ast.keyword(k.arg, n) for k, n in zip(value.keywords, names[len(value.args) - 1:])]
+            value = value.args[0]
+        made = value.body if isinstance(value, ast.Lambda) else None
+        if not isinstance(made, ast.Call) or not (self.qualify(home, dotted(made.func) or "") or "").endswith("hook_registry.plugin_hook"):
+            return None
+        merged = ast.copy_location(ast.Call(func=call.func, args=[*args, *call.args], keywords=[*keywords, *call.keywords]), call)
+        return home, value, made, merged, presets
+
     def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context, bound: str | None = None) -> None:
+        if any(isinstance(guard.cond, Const) and not guard.cond.value for guard in ctx.guards):
+            return  # under a test that folds to false here (`if spec is not None:` for an unmarked function): never made
         if bound is None and ctx.functions and any(
             isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
             for part in (target_node, type_node, hook_node) if part is not None for n in walk(part)
@@ -1171,6 +1221,8 @@ class Expressions:
             # `self.build(*self.args)` of a record whose field holds a plugin factory: a call of that factory
             factory = ast.copy_location(ast.Call(func=ast.Name("<factory>", ast.Load()), args=node.args, keywords=node.keywords), node)
             return self._hook_signature(module, factory, replace(ctx, env={**ctx.env, "<factory>": held}), depth + 1)
+        if isinstance(node, ast.Call) and depth < 8 and (made := self._dispatched_return(module, node, ctx)) is not None:
+            return made  # a functools.singledispatch factory: the closure its implementations return
         if isinstance(node, ast.Call) and depth < 8:
             returned = self._factory_return(module, node, ctx)
             if returned is not None:  # `return functools.partial(_impl, cfg)`, `return lambda …`, `return _module_fn`
@@ -1321,7 +1373,36 @@ class Expressions:
         for p, default in zip(function.args.kwonlyargs, function.args.kw_defaults):
             if default is not None:
                 bound.setdefault(p.arg, self.const(home, default, {}))
-        return {**{p.name: OPAQUE for p in params}, **bound}
+        if function.args.kwarg is not None and all(k.arg for k in call.keywords):  # `**kw`: the keywords no parameter takes
+            named = {p.name for p in params}
+            bound = {**{k: v for k, v in bound.items() if k in named}, function.args.kwarg.arg: {k: v for k, v in bound.items() if k not in named}}
+        return {**{p.name: OPAQUE for p in params if p.name not in bound}, **bound}
+
+    def _dispatched_return(self, module: str, node: ast.Call, ctx: Context) -> tuple[str, ast.AST, tuple[Param, ...]] | None:
+        """(path, definition, parameters) of the closure a call of a plugin `functools.singledispatch`
+        function returns: the implementations registered on it (`@f.register`, `@f.register(T)`)
+        run by the type of the first argument (the functools docs); when those returning a nested
+        function of their own all return ones with one signature, that one. None otherwise."""
+        name = dotted(node.func)
+        path = self.qualify(module, name, ctx.env) if name else None
+        found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
+                self.qualify(found[0], dotted(d) or "") == "functools.singledispatch" for d in found[1].decorator_list):
+            return None
+        home, short = found[0], found[1].name
+        tree = self.tree(home)
+
+        def registers(decorator: ast.expr) -> bool:
+            func = decorator.func if isinstance(decorator, ast.Call) else decorator
+            return isinstance(func, ast.Attribute) and func.attr == "register" and dotted(func.value) == short
+
+        made = [(n, closure) for n in (tree.body if tree else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(registers(d) for d in n.decorator_list) and (closure := returned_function(n)) is not None]
+        shapes = {tuple(function_params(closure.args)) for _, closure in made}
+        if len(shapes) != 1:
+            return None
+        closure = made[0][1]
+        return f"{home}.{short}.{closure.name}", closure, function_params(closure.args)
 
     def _factory_return(self, module: str, node: ast.Call, ctx: Context) -> tuple[str, ast.expr] | None:
         """(its module, the expression) a plugin factory called as `node` returns, when every

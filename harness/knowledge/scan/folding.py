@@ -76,7 +76,7 @@ _ITERATORS = ("zip", "enumerate", "reversed", "itertools.compress")
 _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
 _PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
 _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "replace", "removeprefix",
-                             "removesuffix", "lower", "upper", "startswith", "endswith"})
+                             "removesuffix", "lower", "upper", "startswith", "endswith", "isdigit", "isalpha", "isalnum", "isidentifier"})
 _LITERALS = ("typing.Literal", "typing_extensions.Literal")
 _MODULE_SPEC = "importlib.machinery.ModuleSpec"
 _BOUND_METHODS = _STRING_METHODS | {"format", "format_map", "join"}  # a string's methods a name may keep to call later
@@ -86,6 +86,7 @@ _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Fla
 _DATA_PARSERS = {"json.loads": json.loads, "json.load": json.loads, **{f"{m}.{f}": tomllib.loads for m in ("tomllib", "tomli") for f in ("load", "loads")}}
 # builtin types an `isinstance` test of a folded value names
 _BUILTIN_TYPES = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple, staticmethod, classmethod)}
+_CACHING = ("functools.cache", "functools.lru_cache")  # wrappers a call goes through to the function unchanged
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
 
@@ -204,6 +205,14 @@ class Instance:
 
 
 @dataclass(frozen=True)
+class FlagSet:
+    """Members of a plugin enum.Flag combined with `|` (`Backend.ALPHA | Backend.GAMMA`): their
+    paths; `m in` it holds for a member among them (the enum docs' Flag)."""
+
+    members: frozenset[str]
+
+
+@dataclass(frozen=True)
 class OneOf:
     """A value a run-time test chooses (`X[k] = B` under `if is_310p():` over `X[k] = A`): each
     option with the guards under which a run holds it (together they cover every run)."""
@@ -234,6 +243,8 @@ def bind(target: ast.AST, value) -> dict:
     the right length, a starred name taking the rest as a list."""
     if isinstance(target, ast.Name):
         return {target.id: value}
+    if isinstance(value, tuple):  # a dict's tuple key (_hashable): unpacked as the folded tuple it was
+        value = [list(v) if isinstance(v, tuple) else v for v in value]
     if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, list):
         starred = [i for i, e in enumerate(target.elts) if isinstance(e, ast.Starred)]
         if len(starred) == 1 and len(value) >= len(target.elts) - 1:  # `*parents, leaf = path.split(".")`
@@ -538,6 +549,9 @@ class Folding:
         if (isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
                 and (namespace := self._class_namespace(held.path, depth)) is not None):
             return namespace  # a plugin class's namespace, as vars() gives it
+        if (isinstance(node, ast.Attribute) and node.attr == "__func__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
+                and isinstance((self._plugin_definition(held.path) or (None, None))[1], (ast.FunctionDef, ast.AsyncFunctionDef))):
+            return held  # a staticmethod's (or classmethod's) function: the def itself (the data model)
         if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(text := self.const(module, node.value, env, depth + 1), str):
             return text  # a str enum's member folds to its value (class_constant), which `.value` is too; a str has no other
         if isinstance(node, ast.Attribute):
@@ -549,6 +563,12 @@ class Folding:
                 return env[f"<self.{node.attr}>"]  # set earlier in this method (`self.package = models.__name__`)
             if isinstance(node.value, ast.Name) and isinstance(held := env.get(node.value.id, OPAQUE), Record):
                 return self._record_attribute(held, node.attr, depth)  # `rep.module_path` of a folded Replacement(…)
+            if isinstance(node.value, (ast.Subscript, ast.Call)):
+                held = self.const(module, node.value, env, depth + 1)
+                if isinstance(held, Record):
+                    return self._record_attribute(held, node.attr, depth)  # `SPECS[0].qualname`, `make_spec().target`
+                if self._member_class(held):
+                    return self._enum_attribute(held.path, node.attr, depth)  # `ENABLED[1].device_name`
             if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
@@ -559,7 +579,8 @@ class Folding:
             if (isinstance(root, (ast.Call, ast.Subscript)) and isinstance(base := self.const(module, node.value, env, depth + 1), Named)
                     and (is_upstream(base.path) or base.path in self.files)):
                 return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`, `__import__("pkg").sub.f`
-            owner = self.qualify(module, dotted(node.value), env)
+            # (`X[k].attr` is an attribute of an item of X, never of X)
+            owner = self.qualify(module, dotted(node.value), env) if not isinstance(node.value, ast.Subscript) else None
             if owner is None and isinstance(root, ast.Name) and isinstance(env.get(root.id), Record) and isinstance(
                     base := self.const(module, node.value, env, depth + 1), Named):
                 owner = base.path  # `self._field.name` where the object keeps `envs.SGLANG_X`
@@ -616,6 +637,9 @@ class Folding:
                 return {**left, **right}
             if isinstance(left, list) and isinstance(right, list) and all(isinstance(e, (str, int)) for e in (*left, *right)):
                 return list(dict.fromkeys([*left, *right]))
+            flags = [self._flag_members(v) for v in (left, right)]
+            if all(f is not None for f in flags):  # `Backend.ALPHA | Backend.GAMMA` of an enum.Flag
+                return FlagSet(flags[0] | flags[1])
             return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             fmt, args = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
@@ -736,10 +760,12 @@ class Folding:
         return {**arms[0], **arms[1]}
 
     def iterated(self, value):
-        """What a loop over a folded value meets: a list's elements, a dict's keys, a plugin
-        enum class's members (each `Named("pkg.E.M")`, whose `.value` / `.name` fold); the
-        value itself otherwise."""
+        """What a loop over a folded value meets: a list's elements, a dict's keys, a string's
+        characters, a plugin enum class's members (each `Named("pkg.E.M")`, whose `.value` /
+        `.name` fold); the value itself otherwise."""
         if isinstance(value, dict):
+            return list(value)
+        if isinstance(value, str) and len(value) <= 256:  # a string's characters
             return list(value)
         if isinstance(value, Named) and not is_upstream(value.path) and (members := self.enum_members(value.path)) is not None:
             return [Named(f"{value.path}.{member}") for member in members]
@@ -758,6 +784,10 @@ class Folding:
             return self.strings(module, node.body, env, depth + 1) + self.strings(module, node.orelse, env, depth + 1)
         if isinstance(node, ast.BoolOp):
             return [s for value in node.values for s in self.strings(module, value, env, depth + 1)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and self.const(module, node, env) is OPAQUE:
+            # `"pkg.platform:" + TABLE.get(gen, "Default")`: each string of one side joined to each of the other
+            lefts, rights = self.strings(module, node.left, env, depth + 1), self.strings(module, node.right, env, depth + 1)
+            return [a + b for a in lefts for b in rights][:64]
         qualified = self.qualify(module, dotted(node.func), env) if isinstance(node, ast.Call) and dotted(node.func) else None
         if qualified in _ENVIRONMENT_READS:
             default = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg in ("default", "value")), None)
@@ -814,7 +844,15 @@ class Folding:
                 return self._const_call(module, ast.Call(func=method, args=node.args, keywords=node.keywords), env, depth + 1)
         name = dotted(node.func) or ""
         qualified = self.qualify(module, name, env) or name
+        home, _, attr = qualified.rpartition(".")
+        if (isinstance(node.func, ast.Name) and home in self.files and getattr(self.table(home).names.get(attr), "kind", None) == "value"
+                and isinstance(bound := self.const(module, node.func, env, depth + 1), Named) and not bound.path.startswith(f"{home}.")):
+            name = qualified = bound.path  # `load = functools.cache(importlib.import_module)`; `load(m)` calls import_module
         args = node.args
+        cached = node.func if isinstance(node.func, ast.Call) and not node.func.args else node  # (lru_cache(maxsize=…)(f), or cache(f))
+        if len(args) == 1 and not isinstance(args[0], ast.Starred) and not node.keywords and self.qualify(module, dotted(cached.func) or "", env) in _CACHING:
+            # functools.cache(f), lru_cache(maxsize=None)(f): f, remembering results (the functools docs)
+            return self.const(module, args[0], env, depth + 1)
         if (isinstance(node.func, ast.Call) and len(args) == 1 and not node.keywords and len(node.func.args) == 1 and not node.func.keywords
                 and self.qualify(module, dotted(node.func.func) or "", env) == "operator.attrgetter"):
             # attrgetter("a.b")(obj): obj.a.b (the operator docs), on a module or class the scan names
@@ -981,6 +1019,20 @@ class Folding:
             if not isinstance(base, dict):
                 return OPAQUE
             return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
+        if name in ("int", "float") and qualified == name and len(args) == 1 and not node.keywords:
+            # int("23"), float(x) of a folded plain value: Python's conversion (a bad one is not folded)
+            inner = self.const(module, args[0], env, depth + 1)
+            if not isinstance(inner, (str, int, float, bool)):
+                return OPAQUE
+            try:
+                return int(inner) if name == "int" else float(inner)
+            except ValueError:
+                return OPAQUE
+        if name == "dict.fromkeys" and qualified == name and 1 <= len(args) <= 2 and not node.keywords:
+            # dict.fromkeys(KEYS, value): each key to the one value (None without one)
+            keys = self.iterated(self.const(module, args[0], env, depth + 1))
+            value = self.const(module, args[1], env, depth + 1) if len(args) == 2 else None
+            return {_hashable(k): value for k in keys} if isinstance(keys, list) and all(isinstance(k, (str, int, Named)) for k in keys) else OPAQUE
         if name == "filter" and qualified == name and len(args) == 2 and not node.keywords and isinstance(args[0], ast.Constant) and args[0].value is None:
             # filter(None, xs): the true elements (the builtins docs)
             items = self.iterated(self.const(module, args[1], env, depth + 1))
@@ -990,6 +1042,10 @@ class Folding:
             # lookups search the maps in order (collections docs): the first one holding a key wins
             maps = [self.const(module, a, env, depth + 1) for a in args]
             return {k: v for m in reversed(maps) for k, v in m.items()} if all(isinstance(m, dict) for m in maps) else OPAQUE
+        if qualified == "collections.deque" and len(args) <= 1 and not node.keywords:
+            # deque(items): a queue holding them in order, as a list does for a loop
+            items = self.iterated(self.const(module, args[0], env, depth + 1)) if args else []
+            return list(items) if isinstance(items, list) else OPAQUE
         if qualified == "collections.defaultdict" and len(args) <= 1 and not node.keywords:
             # an empty registry whose missing keys its edits make (`X[k].append(v)`: _edited)
             return {}
@@ -1025,6 +1081,11 @@ class Folding:
             if isinstance(owner, Named) and is_upstream(owner.path) and isinstance(attr, str) and attr.isidentifier():
                 self.none_fallbacks[(module, f"{owner.path}.{attr}")] = HasAttr(owner.path, attr)
                 return Named(f"{owner.path}.{attr}")
+        if name == "getattr" and qualified == name and len(args) == 3 and not node.keywords and isinstance(
+                held := self.const(module, args[0], env, depth + 1), Named) and isinstance(attr := self.const(module, args[1], env, depth + 1), str):
+            marked = self._function_attribute(held.path, attr, depth)
+            if marked is not None:  # `getattr(fn, "__marker__", None)` of a plugin function its decorators mark
+                return self.const(module, args[2], env, depth + 1) if marked is _FELL_THROUGH else marked
         if name == "getattr" and qualified == name and len(args) == 2 and not node.keywords:
             # getattr(obj, "attr") of an upstream object: that attribute (AttributeError where it
             # is not); of a folded record: its field (or class constant)
@@ -1038,12 +1099,14 @@ class Folding:
             found = self._plugin_definition(record.cls) if not is_upstream(record.cls) else None
             if found is not None and isinstance(found[1], ast.ClassDef) and dataclass_fields(found[1]) is not None and found[1].decorator_list:
                 return [Record("dataclasses.Field", (("name", field),)) for field, _ in record.fields]
-        if name in ("hasattr", "getattr", "callable") or qualified.endswith("find_spec"):
+        if name in ("hasattr", "getattr", "callable", "isinstance") or qualified.endswith("find_spec"):
             cond = self.condition(module, node, env, depth + 1)
-            return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
+            return OPAQUE if isinstance(cond, Undecided) else cond.value if isinstance(cond, Const) else Condition(cond)
         if isinstance(node.func, ast.Attribute):
             owner = self.const(module, node.func.value, env, depth + 1)
             values = [self.const(module, arg, env, depth + 1) for arg in args]
+            if owner == RunningVersion(parsed=False) and node.func.attr in _STRING_METHODS and self._release_text():
+                owner = self._release_text()  # `version("sglang").split(".")`: the release's own version string, taken apart
             if isinstance(owner, str) and node.func.attr == "join" and len(values) == 1 and isinstance(values[0], list):
                 if all(isinstance(part, str) for part in values[0]):
                     return owner.join(values[0])
@@ -1107,7 +1170,9 @@ class Folding:
                     and (method := self._record_method(Record(env["<class>"], ()), node.func.attr, property_=False)) is not None
                     and not any(isinstance(n, ast.Name) and n.id == method[2] for n in walk(method[3]) if method[2])):
                 owner = Record(env["<class>"], ())  # `self.accessor()` of a method that does not read its instance
-            if isinstance(owner, Record) and (method := self._record_method(owner, node.func.attr, property_=False)) is not None:
+            member_of = self._member_class(owner)  # `kernel.registry_key()` of a plugin enum member: the enum's method
+            if (isinstance(owner, Record) or member_of) and (method := self._record_method(
+                    owner if isinstance(owner, Record) else Record(member_of, ()), node.func.attr, property_=False)) is not None:
                 # `spec.target()` of a one-return method: its expression, the record as the receiver
                 home, returned, receiver, definition = method
                 if any(k.arg is None for k in node.keywords) or definition.args.vararg:
@@ -1159,6 +1224,11 @@ class Folding:
             keys = [table.get(_hashable(item)) for item in items]
         elif isinstance(key_node, ast.Name) and key_node.id in ("len", "str") and self.qualify(module, key_node.id, env) is None:
             keys = [len(item) if key_node.id == "len" else str(item) for item in items] if all(isinstance(i, (str, list)) for i in items) else [OPAQUE]
+        elif isinstance(key_node, ast.Call) and (getter := self._getter_body(module, key_node, env, depth)) is not None:
+            keys = [self.const(module, getter, {**env, "<item>": item}, depth + 1) for item in items]  # key=attrgetter("priority")
+        elif isinstance(key_node, (ast.Name, ast.Attribute)) and self._plugin_function(self.qualify(module, dotted(key_node), env) or "") is not None:
+            call = ast.Call(func=key_node, args=[ast.Name("<item>", ast.Load())], keywords=[])  # key=_rank, a plugin function
+            keys = [self.const(module, call, {**env, "<item>": item}, depth + 1) for item in items]
         else:
             return OPAQUE
         if any(k is OPAQUE or isinstance(k, (Named, Record, Instance, Partial)) for k in keys):
@@ -1167,6 +1237,27 @@ class Folding:
             return [item for _, item in sorted(zip(keys, items, strict=True), key=lambda pair: pair[0], reverse=reverse)]
         except TypeError:
             return OPAQUE
+
+    def _getter_body(self, module: str, node: ast.Call, env: dict, depth: int) -> ast.expr | None:
+        """`operator.attrgetter("a.b", "c")` / `itemgetter(k, …)` of folded names as the expression it
+        evaluates on the name `<item>` (`<item>.a.b`, a tuple of several: the operator docs); None
+        for any other call."""
+        getter = self.qualify(module, dotted(node.func) or "", env)
+        names = [self.const(module, a, env, depth + 1) for a in node.args]
+        if getter not in ("operator.attrgetter", "operator.itemgetter") or not names or node.keywords:
+            return None
+        parts: list[ast.expr] = []
+        for name in names:
+            if getter == "operator.itemgetter" and isinstance(name, (str, int)):
+                parts.append(ast.Subscript(ast.Name("<item>", ast.Load()), ast.Constant(name), ast.Load()))
+            elif isinstance(name, str) and name:
+                part: ast.expr = ast.Name("<item>", ast.Load())
+                for attr in name.split("."):
+                    part = ast.Attribute(part, attr, ast.Load())
+                parts.append(part)
+            else:
+                return None
+        return parts[0] if len(parts) == 1 else ast.Tuple(parts, ast.Load())
 
     def _yielded(self, module: str, body: list[ast.stmt], env: dict, depth: int):
         """What a generator body yields, in order, when it is only `yield <expr>` statements,
@@ -1285,7 +1376,14 @@ class Folding:
         method = self._record_method(record, attr, property_=True)
         if method is not None:  # `spec.target` of `@property def target(self): return f"{self.owner}.{self.attr}"`
             return self.const(method[0], method[1], {method[2]: record}, depth + 1)
-        return self.class_constant(record.cls, attr, depth + 1)
+        held = self.class_constant(record.cls, attr, depth + 1)
+        found = self._plugin_definition(held.path) if isinstance(held, Named) and not is_upstream(held.path) else None
+        if (found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) and not found[1].decorator_list
+                and isinstance((self._plugin_definition(held.path.rpartition(".")[0]) or (None, None))[1], ast.ClassDef)):
+            # a plain method read on an instance is bound to it: partial(method, instance) (Python's
+            # data model); a decorated one (a property, a staticmethod) is what its decorator makes
+            return Partial(held.path, (record,), ())
+        return held
 
     def _called_with(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, values: list, keywords: list[ast.keyword],
                      module: str, env: dict, depth: int) -> dict:
@@ -1412,9 +1510,22 @@ class Folding:
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
                 # a loop filling the helper's own dicts and lists (`for k, (kind, fn) in T.items():
                 # table[kind].append((k, fn))`), over folded values: each filled per element (edit_of)
-                if not self._fills_only(stmt) or not isinstance(self.iterated(self.const(module, stmt.iter, env, depth + 1)), list):
+                items = self.iterated(self.const(module, stmt.iter, env, depth + 1))
+                if not isinstance(items, list) or stmt.orelse or len(items) > 256:
                     return OPAQUE
-                for name, value in list(env.items()):
+                if self._fills_only(stmt):
+                    for name, value in list(env.items()):
+                        if isinstance(value, (dict, list)):
+                            env[name] = self.edit_of(module, name, value, stmt, env, depth + 1)
+                    continue
+                for item in items:  # any other body: run once per element, in order (a `break` is not read)
+                    env.update(bind(stmt.target, item))
+                    returned = self._returned(module, stmt.body, env, depth + 1, _ran=True, owner=owner)
+                    if returned is not _FELL_THROUGH:
+                        return returned
+                continue
+            if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Subscript) for t in stmt.targets):
+                for name, value in list(env.items()):  # `parts[k] = v` of a helper's own dict or list
                     if isinstance(value, (dict, list)):
                         env[name] = self.edit_of(module, name, value, stmt, env, depth + 1)
                 continue
@@ -1424,6 +1535,10 @@ class Folding:
                 if test is None:
                     return OPAQUE
                 branch = stmt.body if test else stmt.orelse
+            elif self._engine_installed_try(module, stmt, env, depth):
+                branch = [*stmt.body, *stmt.orelse, *stmt.finalbody]
+            elif (probed := self._module_probe(module, stmt, env, depth)) is not None:
+                return probed
             elif isinstance(stmt, ast.Match):
                 for case in stmt.cases:
                     test = case_test(stmt.subject, case.pattern)  # (None: a pattern no plain test states)
@@ -1443,6 +1558,41 @@ class Folding:
             if returned is not _FELL_THROUGH:
                 return returned
         return _FELL_THROUGH if _ran else None
+
+    def _module_probe(self, module: str, stmt: ast.stmt, env: dict, depth: int) -> Condition | None:
+        """`try: return find_spec(M) is not None` / `except ModuleNotFoundError: return False`: a
+        body returning a test of modules being there (ModuleExists, ImportsResolve), handlers that
+        catch only import errors and return False or None. Where the lookup raises, a module is
+        missing, so the test is false as the handler's value is: the value is the test. None for
+        any other statement."""
+        if not isinstance(stmt, ast.Try) or stmt.orelse or stmt.finalbody or not stmt.handlers or len(stmt.body) != 1 or not isinstance(stmt.body[0], ast.Return):
+            return None
+        caught = [n for h in stmt.handlers for n in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
+        if not all(n is not None and (dotted(n) or "").rsplit(".", 1)[-1] in IMPORT_ERRORS - {"Exception", "BaseException"} for n in caught):
+            return None
+        if not all(len(h.body) == 1 and isinstance(h.body[0], ast.Return) and isinstance(h.body[0].value, ast.Constant)
+                   and h.body[0].value.value in (False, None) for h in stmt.handlers):
+            return None
+        value = self.const(module, stmt.body[0].value, env, depth + 1) if stmt.body[0].value is not None else None
+        if not isinstance(value, Condition) or not all(isinstance(leaf, (ModuleExists, ImportsResolve)) for leaf in leaves(value.cond)):
+            return None
+        return value
+
+    def _engine_installed_try(self, module: str, stmt: ast.stmt, env: dict, depth: int) -> bool:
+        """Whether `stmt` is a `try` whose handlers catch only importlib.metadata's
+        PackageNotFoundError around reads of the engine's own version (`try: raw =
+        version("sglang") except PackageNotFoundError: return (0, 0, 0)`): the engine is
+        installed wherever it loads the plugin, so the handlers never run."""
+        if not isinstance(stmt, ast.Try) or not stmt.handlers:
+            return False
+        caught = [n for h in stmt.handlers for n in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else [None])]
+        if not all(n is not None and (self.qualify(module, dotted(n), env) or "").endswith("PackageNotFoundError") for n in caught):
+            return False
+        calls = [n for n in walk(ast.Module(body=stmt.body, type_ignores=[])) if isinstance(n, ast.Call)]
+        reads = [n for n in calls if isinstance(self.const(module, n, env, depth + 1), RunningVersion)]
+        # (what else it calls takes that string apart: `version("sglang").partition("+")`)
+        return bool(reads) and all(n in reads or isinstance(n.func, ast.Attribute) and n.func.attr in _STRING_METHODS and isinstance(
+            self.const(module, n.func.value, env, depth + 1), (RunningVersion, str, list)) for n in calls)
 
     def _viewed_attribute(self, method: str) -> str | None:
         """`X.m` of an object upstream builds at module level, where m's body is one `return
@@ -1943,13 +2093,13 @@ class Folding:
             for item in items:
                 inner = {**env, **bind(stmt.target, item)}
                 for child in stmt.body:
-                    value = self.edit_of(module, name, value, child, inner, depth)
+                    value = self.edit_of(module, name, value, child, self._bound_into(module, child, inner, depth), depth)
             return value
         taken = self._on_this_release(module, stmt.test, env, depth) if isinstance(stmt, ast.If) else None
         if taken is not None:  # `if Version(sglang.__version__) < Version("0.5.20"): X[k] = v`: one branch runs
             local = dict(env)
             for child in stmt.body if taken else stmt.orelse:
-                value = self.edit_of(module, name, value, child, self._imported_into(module, child, local), depth)
+                value = self.edit_of(module, name, value, child, self._bound_into(module, child, local, depth), depth)
             return value
         if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
             return self._added_by(module, name, value, stmt, env, depth)
@@ -1965,15 +2115,20 @@ class Folding:
         folded = self._truth_of(module, test, env, depth + 1) if env else None  # (`if namespace.get("target"):` of a folded dict)
         return folded if folded is not None else kleene(self.condition(module, test, env, depth + 1), self._release_leaf)
 
+    def _release_text(self) -> str:
+        """The version string of the release scanned ("" when not known): what `sglang.__version__`
+        and `importlib.metadata.version("sglang")` give where it is installed."""
+        if self._release is None:
+            self._release = upstream_version(self.index.source) or ""
+        return self._release
+
     def _release_leaf(self, leaf: Cond) -> bool | None:
         """A test of the release scanned, decided on it: a comparison of the running engine
         version (VersionCompare.holds), whether an upstream module is there (ModuleExists) or an
         upstream object has an attribute (HasAttr: `hasattr(SRTPlatform, "support_cuda_graph")`,
         the index's resolution); None for any other test (run-time data)."""
         if isinstance(leaf, VersionCompare):
-            if self._release is None:
-                self._release = upstream_version(self.index.source) or ""
-            return leaf.holds(self._release or None)
+            return leaf.holds(self._release_text() or None)
         if isinstance(leaf, ModuleExists) and is_upstream(leaf.path):
             return self.index.module_exists(leaf.path)
         if isinstance(leaf, HasAttr) and is_upstream(leaf.owner):
@@ -1990,32 +2145,35 @@ class Folding:
         if isinstance(stmt, ast.If):
             taken = self._on_this_release(module, stmt.test, env, depth)
             arms = [(stmt.body if taken else stmt.orelse, guards)] if taken is not None else [
-                (stmt.body, (*guards, self._option_guard(module, stmt.test, env))),
-                (stmt.orelse, (*guards, self._option_guard(module, stmt.test, env, negate=True)))]
+                (stmt.body, (*guards, self._option_guard(module, stmt.test, env, depth))),
+                (stmt.orelse, (*guards, self._option_guard(module, stmt.test, env, depth, negate=True)))]
             for body, inner_guards in arms:
                 local = dict(env)
                 for child in body:
-                    value = self._added_by(module, name, value, child, self._imported_into(module, child, local), depth, inner_guards)
+                    value = self._added_by(module, name, value, child, self._bound_into(module, child, local, depth), depth, inner_guards)
             return value
         nested = [s for field in ("body", "orelse", "finalbody", "handlers", "cases") for s in getattr(stmt, field, []) or []]
         local = dict(env)
         for inner in nested:
             for child in (inner.body if isinstance(inner, (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))) else [inner]):
-                value = self._added_by(module, name, value, child, self._imported_into(module, child, local), depth, guards)
+                value = self._added_by(module, name, value, child, self._bound_into(module, child, local, depth), depth, guards)
         return value if nested else self._edited(module, name, value, stmt, env, depth, removals=False, guards=guards)
 
-    def _imported_into(self, module: str, stmt: ast.stmt, env: dict) -> dict:
-        """`env` (changed in place) with the names an import statement binds, as later statements
-        of the block see them (`if is_310p(): from .ops import A310; X["k"] = A310`)."""
+    def _bound_into(self, module: str, stmt: ast.stmt, env: dict, depth: int) -> dict:
+        """`env` (changed in place) with the names an import statement or a plain assignment
+        binds, as later statements of the block see them (`if is_310p(): from .ops import A310;
+        X["k"] = A310`; `spec = getattr(fn, "__marker__", None)` in a loop's body)."""
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             env.update({name: Named(path) for name, path in imported_names(module, self.files[module][1], [stmt]).items()})
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple, ast.List)):
+            env.update({name: OPAQUE for name in assigned(stmt.targets[0])} | bind(stmt.targets[0], self.const(module, stmt.value, env, depth + 1)))
         return env
 
-    def _option_guard(self, module: str, test: ast.expr, env: dict, negate: bool = False) -> GuardCond:
+    def _option_guard(self, module: str, test: ast.expr, env: dict, depth: int, negate: bool = False) -> GuardCond:
         """An `if` test choosing between a table's entries, as a guard of the option it picks; a
         test the scan cannot read is one named atom (Unknown, by file position), so that the
         option under it and the one under its negation are seen to cover every run."""
-        guard = self._guard(module, test, env)
+        guard = self._guard(module, test, env, depth=depth + 1)
         if any(isinstance(leaf, Undecided) for leaf in leaves(guard.cond)):
             guard = GuardCond(Unknown(f"{module}:{test.lineno}:{test.col_offset} {guard.text}"), guard.text, guard.line)
         return GuardCond(folded(Not(guard.cond)), f"not ({guard.text})", guard.line) if negate else guard
@@ -2175,6 +2333,26 @@ class Folding:
             queue += [q for b in cls.bases if (q := self.qualify(module, dotted(b)) if dotted(b) else None)]
         return False
 
+    def _flag_members(self, value) -> frozenset[str] | None:
+        """The members (paths) a folded enum.Flag value holds: a FlagSet's, or a member of a
+        plugin enum deriving from enum.Flag / enum.IntFlag; None for any other value."""
+        if isinstance(value, FlagSet):
+            return value.members
+        owner, _, member = value.path.rpartition(".") if isinstance(value, Named) else ("", "", "")
+        if not owner or member not in (self.enum_members(owner) or {}):
+            return None
+        found, seen = [owner], set()
+        while found:  # (the Flag base may be a plugin enum's base)
+            path = found.pop()
+            definition = self._plugin_definition(path) if path not in seen else None
+            seen.add(path)
+            if definition is not None and isinstance(definition[1], ast.ClassDef):
+                bases = [self.qualify(definition[0], dotted(b)) or dotted(b) or "" for b in definition[1].bases]
+                if any(b in ("enum.Flag", "enum.IntFlag") for b in bases):
+                    return frozenset({value.path})
+                found += bases
+        return None
+
     def enum_kind(self, path: str, depth: int = 0) -> str | None:
         """"str" for a plugin enum class whose members are strings (a `str` mix-in, StrEnum),
         "enum" for another plugin enum.Enum subclass, None for anything else."""
@@ -2203,6 +2381,37 @@ class Folding:
                     members[name] = self._class_body_value(module, path, cls.body, cls.body.index(stmt) + 1, name, depth + 1)
         return members
 
+    def _function_attribute(self, path: str, attr: str, depth: int):
+        """What the plugin function `path` holds as attribute `attr`, set by its decorators: a
+        decorator factory call (`@mark("m", kind)`) whose returned function sets
+        `<param>.attr = value` on what it decorates, folded with the factory's arguments;
+        _FELL_THROUGH when neither a decorator nor a statement of its module sets it (the default
+        applies); None when not known."""
+        found = self._plugin_definition(path) if not is_upstream(path) and depth < 20 else None
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        home, definition = found
+        value = _FELL_THROUGH
+        for decorator in reversed(definition.decorator_list):  # (applied bottom-up: the last setter wins)
+            factory = self._plugin_function(self.qualify(home, dotted(decorator.func) or "") or "") if isinstance(decorator, ast.Call) else None
+            inner = returned_function(factory[1]) if factory is not None else None
+            first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
+            sets = [stmt.value for stmt in inner.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute)
+                    and stmt.targets[0].attr == attr and dotted(stmt.targets[0].value) == (first[0] if first else None)] if inner is not None else []
+            if sets:
+                local = self._called_with(factory[0], factory[1], [self.const(home, a, {}, depth + 1) for a in decorator.args], decorator.keywords, home, {}, depth)
+                value = self.const(factory[0], sets[-1], {**local, first[0]: Named(path)}, depth + 1)
+            elif isinstance(decorator, ast.Call) and inner is None and (dotted(decorator.func) or "").rpartition(".")[2] not in ("staticmethod", "classmethod"):
+                return None  # a decorator the scan cannot read may set it
+        stored = any(isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store) and dotted(n.value) == definition.name
+                     for n in walk(self.tree(home)))
+        return None if stored else value
+
+    def _member_class(self, value) -> str | None:
+        """The plugin enum class whose member `value` is (Named("pkg.E.M") -> "pkg.E"), else None."""
+        owner, _, member = value.path.rpartition(".") if isinstance(value, Named) and not is_upstream(value.path) else ("", "", "")
+        return owner if owner and member in (self.enum_members(owner) or {}) else None
+
     def _enum_attribute(self, path: str, attr: str, depth: int):
         """`E.M.value` / `E.M.name` of a plugin enum member `path` ("pkg.E.M"), or an attribute
         the enum's `__init__` sets from the member's value (a tuple value is passed as the
@@ -2213,6 +2422,9 @@ class Folding:
             return OPAQUE
         if attr in ("value", "name"):
             return members[member] if attr == "value" else member
+        method = self._record_method(Record(owner, ()), attr, property_=True)
+        if method is not None and depth < 20:  # a property of the enum (`kernel.device_name`), the member as its receiver
+            return self.const(method[0], method[1], {method[2]: Named(path)}, depth + 1)
         found = self._plugin_definition(owner)
         init = next((n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if found else None
         params = [p.name for p in function_params(init.args)] if init is not None else []
@@ -2381,6 +2593,15 @@ class Folding:
                 return version
             compared = _PLAIN_COMPARE.get(type(op))
             values = (self.const(module, left, env, depth + 1), self.const(module, right, env, depth + 1)) if compared else ()
+            sides = [self.const(module, x, env, depth + 1) for x in (left, right)] if isinstance(op, (ast.Is, ast.IsNot)) else []
+            if sides and all(self._member_class(v) for v in sides):
+                return Const((sides[0] == sides[1]) is isinstance(op, ast.Is))  # enum members are singletons (the enum docs)
+            if sides and isinstance(right, ast.Constant) and right.value is None and (
+                    sides[0] is None or isinstance(sides[0], (str, int, float, bool, list, dict, Record, Partial))):
+                return Const((sides[0] is None) is isinstance(op, ast.Is))  # `spec is None` of a folded value
+            if (isinstance(op, (ast.In, ast.NotIn)) and (member := self._flag_members(values[0])) is not None
+                    and (held := self._flag_members(values[1])) is not None):
+                return Const((member <= held) is isinstance(op, ast.In))  # `m in ENABLED` of a Flag: its bits are set
             if compared and all(_plain(v) for v in values):  # `n != "gamma"` over folded constants
                 try:
                     return Const(bool(compared(*values)))
@@ -2394,7 +2615,7 @@ class Folding:
             return AllOf(tuple(parts))
         if isinstance(node, ast.Name) and node.id == "TYPE_CHECKING":
             return Const(False)
-        value = self.const(module, node, env, depth + 1) if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant)) else OPAQUE
+        value = self.const(module, node, env, depth + 1) if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)) else OPAQUE
         if isinstance(value, Condition):
             return value.cond
         if isinstance(value, bool):
@@ -2437,8 +2658,12 @@ class Folding:
             return isinstance(tuple(held) if isinstance(held, list) and list not in wanted else held, wanted)
         owner, _, member = held.path.rpartition(".") if isinstance(held, Named) else ("", "", "")
         declared = self.scan.classes[owner].methods.get(member) if owner in self.scan.classes else None
-        if declared is not None:
-            kinds = {d.rsplit(".", 1)[-1] for d in declared.decorators}
+        # (a class of a module not scanned yet: its def as written)
+        found = self._plugin_definition(held.path) if declared is None and owner and isinstance((self._plugin_definition(owner) or (None, None))[1], ast.ClassDef) else None
+        decorators = declared.decorators if declared is not None else tuple(filter(None, (dotted(d) for d in found[1].decorator_list))) if (
+            found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef))) else None
+        if decorators is not None:
+            kinds = {d.rsplit(".", 1)[-1] for d in decorators}
             kind = staticmethod if "staticmethod" in kinds else classmethod if "classmethod" in kinds else type(lambda: None)
             return any(t is kind for t in wanted) if set(wanted) <= {staticmethod, classmethod, str, int, float, bool, list, dict, tuple} else None
         return None
@@ -2523,7 +2748,7 @@ class Folding:
         return PythonCompare(symbol, tuple(literal), found[1])
 
     def _guard(self, module: str, test: ast.AST, env: dict, negate: bool = False, owner: tuple[str, str] | None = None,
-               local: frozenset[str] = frozenset()) -> GuardCond:
+               local: frozenset[str] = frozenset(), depth: int = 0) -> GuardCond:
         """The test as a GuardCond; with `owner` (self's name, its plugin class), each read of
         `self.<name>` in it is SelfFlag(class, name); `local`: as for condition()."""
         text, line = ast.unparse(test), test.lineno
@@ -2537,7 +2762,7 @@ class Folding:
             if flags:
                 placeholders = {f"<self.{name}>": Condition(SelfFlag(cls, name)) for name in flags}
                 test, env = _named(test, is_flag, lambda node: f"<self.{node.attr}>"), {**env, **placeholders}
-        cond = self.condition(module, test, env, local=local)
+        cond = self.condition(module, test, env, depth, local=local)
         if string_version_compare(cond):
             text += "  [compares version strings, not versions: '0.10.0' < '0.9']"
         if negate:  # a folded test stays folded (`if b in _DISABLED: continue` for b = "delta")

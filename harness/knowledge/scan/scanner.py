@@ -21,6 +21,7 @@ liveness), syntax (syntax helpers), annotations (shared with the judge).
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -82,6 +83,8 @@ from harness.knowledge.scan.syntax import (
     always_raises,
     assigned,
     case_tests,
+    drained_loop,
+    forwards_to_super,
     plain_spellings,
     assigned_in,
     assigned_in_all,
@@ -477,6 +480,11 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if isinstance(stmt, ast.ClassDef):
             self._class(module, stmt, ctx)
             return
+        if (built := self._type_built(module, stmt, ctx)) is not None:
+            made, bases = built
+            self._class(module, made, replace(ctx, env={**ctx.env, **bases}))
+            ctx.env[made.name] = Named(self._function_path(module, made, ctx))
+            return
         if isinstance(stmt, ast.If):
             self._tested.add(id(stmt.test))
             self._expressions(module, stmt.test, ctx)
@@ -498,6 +506,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._try(module, stmt, ctx)
             return
+        if isinstance(stmt, ast.While) and (drained := drained_loop(stmt)) is not None:
+            stmt = drained  # `while PENDING: item = PENDING.pop(0)`: each element once, as a `for` meets them
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             # a name a loop's body adds to (`s += x`) holds what the passes made so far: unknown in and after it
             env.update({n.target.id: OPAQUE for n in walk(stmt) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)})
@@ -857,7 +867,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorators = tuple(filter(None, (dotted(d) for d in stmt.decorator_list)))
                 name = mangled(stmt.name, node.name)
-                cls.methods.setdefault(name, MethodDecl(name, stmt.lineno, function_params(stmt.args), decorators, raises_only(stmt)))
+                cls.methods.setdefault(name, MethodDecl(name, stmt.lineno, function_params(stmt.args), decorators, raises_only(stmt),
+                                                        forwards=stmt.name == "__init__" and forwards_to_super(stmt)))
                 if stmt.name in ("__getattr__", "__getattribute__"):
                     cls.dynamic = True
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -872,6 +883,55 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
         if ctx.cls is None:  # at module level, or a function's local class (`mod.X = Local` then binds it)
             ctx.env[node.name] = Named(path)
+
+    def _type_built(self, module: str, stmt: ast.stmt, ctx: Context) -> tuple[ast.ClassDef, dict] | None:
+        """`X = type("X", (Mixin, Base), {"attr": v, "method": f})` at module level, or `X =
+        make(args)` of a plugin function of the same module whose one `return` is such a call:
+        the class statement it stands for (Python's three-argument type(): the bases and the
+        namespace's entries as the class body), named X as the module binds it, entry values
+        folded where the function's parameters decide them; with the names its bases are read
+        by (`(*mixins, Base)` of a parameter: each class it holds). None for any other statement."""
+        if ctx.functions or ctx.cls is not None or not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                                                         and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)):
+            return None
+        call, env, local = stmt.value, ctx.env, set()
+        if dotted(call.func) != "type" or self.qualify(module, "type", ctx.env) is not None:
+            found = self._plugin_function(self.qualify(module, dotted(call.func), ctx.env) or "") if dotted(call.func) else None
+            returns = [r.value for r in own_returns(found[1])] if found is not None and found[0] == module else []
+            if len(returns) != 1 or not isinstance(returns[0], ast.Call) or dotted(returns[0].func) != "type" or any(isinstance(a, ast.Starred) for a in call.args):
+                return None
+            env = self._called_with(module, found[1], [self.const(module, a, ctx.env) for a in call.args], call.keywords, module, ctx.env, 0)
+            call, local = returns[0], {*env, *local_names(found[1])}
+        if len(call.args) != 3 or call.keywords or not isinstance(call.args[1], (ast.Tuple, ast.List)) or not isinstance(call.args[2], ast.Dict):
+            return None
+        body: list[ast.stmt] = []
+        for key, value in zip(call.args[2].keys, call.args[2].values):
+            name = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+            if name is None or not name.isidentifier():
+                return None
+            folded = self.const(module, value, env)
+            if folded is None or isinstance(folded, (str, int, float, bool)):
+                value = ast.Constant(folded)
+            elif any(isinstance(n, ast.Name) and n.id in local for n in walk(value)):
+                continue  # (a value of the function's own locals it does not fold: left out)
+            if name not in ("__module__", "__qualname__", "__doc__"):
+                body.append(ast.Assign(targets=[ast.Name(name, ast.Store())], value=value))
+        bases, held = [], {}
+        for element in call.args[1].elts:
+            if not any(isinstance(n, ast.Name) and n.id in local for n in walk(element)):
+                bases.append(element)
+                continue
+            classes = self.iterated(self.const(module, element.value, env)) if isinstance(element, ast.Starred) else [self.const(module, element, env)]
+            if not isinstance(classes, list) or not all(isinstance(c, Named) for c in classes):
+                return None
+            for cls in classes:  # a class the function's parameters hand in: read by a name bound to it
+                held[f"<base{len(held)}>"] = cls
+                bases.append(ast.Name(f"<base{len(held) - 1}>", ast.Load()))
+        # (copies: the located nodes of the function's own tree keep their lines)
+        made = copy.deepcopy(ast.ClassDef(name=stmt.targets[0].id, bases=bases, keywords=[], body=body or [ast.Pass()], decorator_list=[]))
+        for node in walk(made):
+            ast.copy_location(node, stmt)
+        return made, held
 
     def _set_name_site(self, module: str, owner: str, stmt: ast.stmt, ctx: Context) -> None:
         """A class-body name bound to an instance of a plugin class that defines `__set_name__`

@@ -782,3 +782,51 @@ def is_main_test(test: ast.expr) -> bool:
     sides = (test.left, test.comparators[0])
     return (any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides)
             and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in sides))
+
+
+def drained_loop(loop: ast.While) -> ast.For | None:
+    """`while Q: item = Q.pop(…)` (or `Q.popleft()`), Q a name the body does not otherwise bind
+    or add to: the `for item in Q:` loop meeting the same elements (each popped once until Q is
+    empty; the order aside), with the rest of the body. None for any other loop."""
+    test = loop.test
+    if isinstance(test, ast.Call) and dotted(test.func) == "len" and len(test.args) == 1:
+        test = test.args[0]
+    if not isinstance(test, ast.Name) or loop.orelse or not loop.body:
+        return None
+    first = loop.body[0]
+    popped = first.value if isinstance(first, ast.Assign) and len(first.targets) == 1 else None
+    if not (isinstance(popped, ast.Call) and isinstance(popped.func, ast.Attribute) and popped.func.attr in ("pop", "popleft")
+            and isinstance(popped.func.value, ast.Name) and popped.func.value.id == test.id and len(popped.args) <= 1):
+        return None
+    rest = loop.body[1:]
+    if any(isinstance(n, ast.Name) and n.id == test.id and isinstance(n.ctx, ast.Store) for s in rest for n in ast.walk(s)) or any(
+            isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == test.id for s in rest for n in ast.walk(s)):
+        return None
+    return ast.copy_location(ast.For(target=first.targets[0], iter=ast.Name(test.id, ast.Load()), body=rest or [ast.Pass()], orelse=[]), loop)
+
+
+def forwards_to_super(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `function` takes only `(self, *args, **kwargs)` and passes both on unchanged to one
+    `super().<its name>(*args, **kwargs)`, never rebinding or editing them before that call
+    (reading or popping them after is its own business): a call of it takes what the next
+    class's method takes (`class A310(FusedMoE): def __init__(self, *args, **kwargs):
+    super().__init__(*args, **kwargs)`)."""
+    a = function.args
+    if a.posonlyargs or a.kwonlyargs or a.vararg is None or a.kwarg is None or len(a.args) != 1:
+        return False
+    names = {a.vararg.arg, a.kwarg.arg}
+    forwarded, edits = [], []
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, (ast.Store, ast.Del))
+                or isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names and isinstance(node.ctx, (ast.Store, ast.Del))
+                or isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names
+                and node.attr in ("pop", "popitem", "update", "setdefault", "clear")):
+            edits.append((node.lineno, node.col_offset))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == function.name
+                and isinstance(node.func.value, ast.Call) and dotted(node.func.value.func) == "super"):
+            starred = [x.value.id for x in node.args if isinstance(x, ast.Starred) and isinstance(x.value, ast.Name)]
+            spread = [k.value.id for k in node.keywords if k.arg is None and isinstance(k.value, ast.Name)]
+            if not (len(node.args) == 1 and starred == [a.vararg.arg] and len(node.keywords) == 1 and spread == [a.kwarg.arg]):
+                return False
+            forwarded.append((node.lineno, node.col_offset))
+    return len(forwarded) == 1 and all(edit > forwarded[0] for edit in edits)
