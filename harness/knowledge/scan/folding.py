@@ -409,6 +409,7 @@ class Folding:
     _branches_memo: dict[str, set | dict]  # _branches_off and _branch_definitions, once per module
     _release: str | None  # the scanned release's version (_on_this_release), "" for none; read once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
+    _stmt_names: dict[int, tuple[ast.stmt, frozenset[str]]]  # id of a statement -> (it, the names it reads or binds) (edit_of)
     stand_in_owners: set[tuple[str, str]]  # (module, upstream module) got with a stand-in default (Scanner; `.get(M, stub)`)
     _may_be_filled: Callable[[ast.expr], bool]  # whether a folded container may hold more at run time (Scanner)
 
@@ -2086,24 +2087,33 @@ class Folding:
         they remove stay. An edit whose key or argument does not fold is left out."""
         if not isinstance(value, (dict, list)) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return value
+        if name.partition(".")[0] not in self._names_of(stmt):
+            return value  # (a statement that never names X cannot edit it)
         if (isinstance(stmt, ast.For) and not stmt.orelse and not any(isinstance(n, (ast.Break, ast.Return)) for n in walk(stmt))
                 and isinstance(items := self.iterated(self.const(module, stmt.iter, env, depth + 1)), list) and len(items) <= 256):
             # a loop over folded values (`for k, (a, b) in TABLE.items(): X[k] = R(k, a, b)`): its
             # body's edits once per element, the target bound to it
             for item in items:
                 inner = {**env, **bind(stmt.target, item)}
-                for child in stmt.body:
+                for child in self._up_to_edit(stmt.body, name):
                     value = self.edit_of(module, name, value, child, self._bound_into(module, child, inner, depth), depth)
             return value
         taken = self._on_this_release(module, stmt.test, env, depth) if isinstance(stmt, ast.If) else None
         if taken is not None:  # `if Version(sglang.__version__) < Version("0.5.20"): X[k] = v`: one branch runs
             local = dict(env)
-            for child in stmt.body if taken else stmt.orelse:
+            for child in self._up_to_edit(stmt.body if taken else stmt.orelse, name):
                 value = self.edit_of(module, name, value, child, self._bound_into(module, child, local, depth), depth)
             return value
         if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
             return self._added_by(module, name, value, stmt, env, depth)
         return self._edited(module, name, value, stmt, env, depth, removals=True)
+
+    def _names_of(self, stmt: ast.stmt) -> frozenset[str]:
+        """The names a statement (and what it nests) reads or binds; once per statement."""
+        held = self._stmt_names.get(id(stmt))
+        if held is None or held[0] is not stmt:
+            held = self._stmt_names[id(stmt)] = (stmt, frozenset(n.id for n in walk(stmt) if isinstance(n, ast.Name)))
+        return held[1]
 
     def _on_this_release(self, module: str, test: ast.expr, env: dict, depth: int) -> bool | None:
         """Whether an `if` test holds on the release scanned: its folded parts and its comparisons
@@ -2136,28 +2146,35 @@ class Folding:
             return resolution.ok if resolution.outcome is not Outcome.undecided else None
         return None
 
-    def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, guards: tuple[GuardCond, ...] = ()):
+    def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, guards: tuple = ()):
         """`value` with what `stmt` (and statements nested in it) may add to `name`; `guards`:
-        the run-time tests of the `if`s around it, under which an entry it sets replaces the one
-        there before (OneOf). An `if` decided on this release runs its one branch."""
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        the run-time tests of the `if`s around it (module, test, env, negated, depth: made
+        GuardConds only where needed), under which an entry it sets replaces the one there before
+        (OneOf). An `if` decided on this release runs its one branch."""
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or name.partition(".")[0] not in self._names_of(stmt):
             return value
         if isinstance(stmt, ast.If):
             taken = self._on_this_release(module, stmt.test, env, depth)
             arms = [(stmt.body if taken else stmt.orelse, guards)] if taken is not None else [
-                (stmt.body, (*guards, self._option_guard(module, stmt.test, env, depth))),
-                (stmt.orelse, (*guards, self._option_guard(module, stmt.test, env, depth, negate=True)))]
+                (stmt.body, (*guards, (module, stmt.test, env, False, depth))), (stmt.orelse, (*guards, (module, stmt.test, env, True, depth)))]
             for body, inner_guards in arms:
                 local = dict(env)
-                for child in body:
+                for child in self._up_to_edit(body, name):
                     value = self._added_by(module, name, value, child, self._bound_into(module, child, local, depth), depth, inner_guards)
             return value
         nested = [s for field in ("body", "orelse", "finalbody", "handlers", "cases") for s in getattr(stmt, field, []) or []]
         local = dict(env)
         for inner in nested:
-            for child in (inner.body if isinstance(inner, (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))) else [inner]):
+            for child in self._up_to_edit(inner.body if isinstance(inner, (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))) else [inner], name):
                 value = self._added_by(module, name, value, child, self._bound_into(module, child, local, depth), depth, guards)
         return value if nested else self._edited(module, name, value, stmt, env, depth, removals=False, guards=guards)
+
+    def _up_to_edit(self, block: list[ast.stmt], name: str) -> list[ast.stmt]:
+        """A block's statements up to the last that names `name` (what follows cannot edit it,
+        nor bind a name such an edit reads)."""
+        head = name.partition(".")[0]
+        last = max((i for i, child in enumerate(block) if head in self._names_of(child)), default=-1)
+        return block[:last + 1]
 
     def _bound_into(self, module: str, stmt: ast.stmt, env: dict, depth: int) -> dict:
         """`env` (changed in place) with the names an import statement or a plain assignment
@@ -2178,16 +2195,17 @@ class Folding:
             guard = GuardCond(Unknown(f"{module}:{test.lineno}:{test.col_offset} {guard.text}"), guard.text, guard.line)
         return GuardCond(folded(Not(guard.cond)), f"not ({guard.text})", guard.line) if negate else guard
 
-    @staticmethod
-    def _may_replace(entries: dict, new: dict, guards: tuple[GuardCond, ...]) -> dict:
-        """`entries` after an edit setting `new`'s keys under run-time `guards`: a key already
-        there with another value may hold either (OneOf: the new value under the guards, each
-        earlier option where they do not all hold); with no guards the new values replace."""
+    def _may_replace(self, entries: dict, new: dict, tests: tuple) -> dict:
+        """`entries` after an edit setting `new`'s keys under the run-time `tests` of the `if`s
+        around it (_added_by): a key already there with another value may hold either (OneOf: the
+        new value under those tests, each earlier option where they do not all hold); with no
+        tests the new values replace."""
         merged = dict(entries)
         for key, value in new.items():
-            if not guards or key not in entries or entries[key] == value:
+            if not tests or key not in entries or entries[key] == value:
                 merged[key] = value
                 continue
+            guards = tuple(self._option_guard(module, test, env, depth, negate=negated) for module, test, env, negated, depth in tests)
             held = entries[key].options if isinstance(entries[key], OneOf) else ((entries[key], ()),)
             conds = tuple(g.cond for g in guards)
             text = " and ".join(g.text for g in guards)
@@ -2195,7 +2213,7 @@ class Folding:
             merged[key] = OneOf((*((option, (*before, otherwise)) for option, before in held), (value, guards)))
         return merged
 
-    def _edited(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, removals: bool, guards: tuple[GuardCond, ...] = ()):
+    def _edited(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, removals: bool, guards: tuple = ()):
         """One simple statement's edit of `name` (edit_of); `removals`: whether a removal applies;
         `guards`: the run-time tests it runs under (_may_replace)."""
         def is_name(node: ast.AST) -> bool:  # `REGISTRY`, or a class attribute `Base._registry`

@@ -162,6 +162,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._made_once_globals = {}
         self._release = None
         self._filling = set()
+        self._stmt_names = {}
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._tested: set[int] = set()  # ids of expressions whose value is only tested (an if / while test, a BoolOp operand)
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
