@@ -52,7 +52,10 @@ class JudgeMemo:
     # platform_tests.predicate: `current_platform.<m>()` on the plugin's platform class, if decided
     platform_predicates: dict[str, bool | None] = field(default_factory=dict)
     off_platform_modules: dict[str, str | None] = field(default_factory=dict)  # upstream module -> why it is never imported (platform_tests)
-    model_packages: dict = field(default_factory=dict)  # platform_tests: package -> the registry architectures naming it; its text index
+    # platform_tests: package -> the registry architectures naming it; (package, class) -> named outside it; the release's text index
+    registry_keys: dict[str, set[str] | None] = field(default_factory=dict)
+    named_outside: dict[tuple[str, str], bool] = field(default_factory=dict)
+    release_texts: Any = None
 
 
 class JudgeContext(Protocol):

@@ -87,18 +87,17 @@ def _replaced_model(judge: JudgeContext, module: str, line: int) -> str | None:
 
 def _named_outside(judge: JudgeContext, name: str, package: str) -> bool:
     """Whether an upstream module outside `package` names `name` as a word. Memoised per judge."""
-    memo = judge.memo.model_packages
-    key = f"{package}:{name}"
-    if key not in memo:
+    memo = judge.memo.named_outside
+    if (package, name) not in memo:
         word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-        memo[key] = any(word.search(text) for m, text in judge.index.sources().items() if not (m == package or m.startswith(package + ".")))
-    return bool(memo[key])
+        memo[package, name] = any(word.search(text) for m, text in judge.index.sources().items() if not (m == package or m.startswith(package + ".")))
+    return memo[package, name]
 
 
 def _registry_keys(judge: JudgeContext, package: str) -> set[str] | None:
     """The architectures whose registry entries name `package` itself (_named_by_string, exact)
     across upstream; None when a string names it otherwise. Memoised per judge."""
-    memo = judge.memo.model_packages
+    memo = judge.memo.registry_keys
     if package not in memo:
         found: set[str] | None = set()
         for importer in sorted(_texts(judge).quoted.get(package, ())):
@@ -185,8 +184,8 @@ _QUOTED = re.compile(rb"[\"']([A-Za-z_][\w]*(?:\.[\w]+)+(?::[\w.]+)?)[\"']")
 
 
 def _texts(judge: JudgeContext) -> _Texts:
-    memo = judge.memo.model_packages
-    if "<texts>" not in memo:
+    """The release's _Texts, read once per judge."""
+    if judge.memo.release_texts is None:
         imported: dict[str, set[str]] = {}
         quoted: dict[str, set[str]] = {}
         for module, text in judge.index.sources().items():
@@ -198,8 +197,8 @@ def _texts(judge: JudgeContext) -> _Texts:
                 parts = name.split(".")
                 for end in range(2, len(parts) + 1):
                     quoted.setdefault(".".join(parts[:end]), set()).add(module)
-        memo["<texts>"] = _Texts(imported, quoted)
-    return memo["<texts>"]
+        judge.memo.release_texts = _Texts(imported, quoted)
+    return judge.memo.release_texts
 
 
 def _imports(tree: ast.Module | None):

@@ -641,7 +641,7 @@ class Expressions:
     def _dynamic_import(self, module: str, call: ast.Call, ctx: Context, resolves: bool = False) -> None:
         """`import_module(name)` / `__import__(name)`, or `pkgutil.resolve_name(name)` (`resolves`:
         "pkg.mod:attr" imports pkg.mod; "pkg.mod.attr" the longest prefix that is a module)."""
-        if any(isinstance(guard.cond, Const) and not guard.cond.value for guard in ctx.guards):
+        if never_runs(ctx):
             return  # under a test that folds to false here (`if enabled:` over a constant table): never made
         named = arg(call, 0, "name")  # import_module(name, package), __import__(name, …), resolve_name(name)
         target = self.const(module, named, ctx.env)
@@ -1134,8 +1134,8 @@ class Expressions:
         return home, value, made, merged, presets
 
     def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context, bound: str | None = None) -> None:
-        if any(isinstance(guard.cond, Const) and not guard.cond.value for guard in ctx.guards):
-            return  # under a test that folds to false here (`if spec is not None:` for an unmarked function): never made
+        if never_runs(ctx):
+            return  # (`if spec is not None:` for an unmarked function, in a loop over functions): never made
         if bound is None and ctx.functions and any(
             isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
             for part in (target_node, type_node, hook_node) if part is not None for n in walk(part)
@@ -1643,3 +1643,8 @@ def _forwards_all(closure: ast.FunctionDef | ast.AsyncFunctionDef, wrapped: str)
 def _plain_values(values: list) -> bool:
     """Whether each folded value is a literal an ast.Constant can hold (str, int, float, bool, None)."""
     return all(v is None or isinstance(v, (str, int, float, bool)) for v in values)
+
+
+def never_runs(ctx: Context) -> bool:
+    """Whether a statement sits under a test that folds to false where it is scanned."""
+    return any(isinstance(guard.cond, Const) and not guard.cond.value for guard in ctx.guards)
