@@ -188,9 +188,10 @@ def test_method_calls_through_self_and_super_and_not_another_classs_own(upstream
     evict = findings[f"{SCHED}._evict"]
     assert evict["breaking"] is True and "scheduler.py:3" in evict["detail"] and "eviction_interval" in evict["detail"], evict
     assert "bogus" not in evict["detail"]  # Other._evict's own call is not a call of Scheduler._evict
-    # `flag` is required where upstream's is optional, but the one call, super().prepare(batch, flag=flag), passes it
+    # `flag` is required where upstream's is optional, but the one call, super().prepare(batch, flag=flag),
+    # passes it: the hook fits this release (`ok`), the mismatch kept as a note
     prepare = findings["sglang.srt.managers.scheduler.Base.prepare"]
-    assert prepare["status"] == "signature_changed" and prepare["breaking"] is False, prepare
+    assert prepare["status"] == "ok" and prepare["breaking"] is False, prepare
     assert "every upstream call of it binds" in prepare["detail"] and "scheduler.py:26" in prepare["detail"], prepare["detail"]
     assert code == 1
 

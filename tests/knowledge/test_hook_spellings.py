@@ -54,6 +54,22 @@ PROPERTY_CLASS = ("import dataclasses\n\n\n@dataclasses.dataclass\nclass Cfg:\n 
 _FACTORY = ("def make_keep(*profiles, **opts):\n    strict = 'strict' in profiles or bool(opts.get('strict'))\n\n"
             "    def keep(hf_weights_files, hf_folder, index_file{extra}):\n        return hf_weights_files if not strict else []\n\n"
             "    return keep\n\n\n")
+CHOSEN = ("import os\n\nfrom sglang.srt.plugins.hook_registry import plugin_hook\n\nTARGET = 'sglang.srt.model_loader.weight_utils.filter_files'\n\n\n"
+          "def _a(strict=False):\n    def keep(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n    return keep\n\n\n"
+          "def _b(strict=False):\n    def keep_all(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n    return keep_all\n\n\n"
+          "def plain(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+          "def tolerant(hf_weights_files, hf_folder, index_file, **kwargs):\n    return hf_weights_files\n\n\n"
+          "FACTORIES = {'a': _a, 'b': _b}\nHOOKS = {'plain': plain}\nMIXED = {'tolerant': tolerant, 'plain': plain}\n\n\n")
+SELF_PROPERTY = ("class Hooks:\n    def __init__(self, strict):\n        self.strict = strict\n\n    @{deco}\n    def keep(self):\n        strict = self.strict\n\n"
+                 "        def keep(hf_weights_files, hf_folder, index_file{extra}):\n            return hf_weights_files if strict else []\n\n"
+                 "        return keep\n\n    def install(self):\n"
+                 "        HookRegistry.register('sglang.srt.model_loader.weight_utils.filter_files', self.keep, HookType.REPLACE)\n\n\n"
+                 "def register():\n    Hooks(True).install()\n")
+INSTALLER = ("MODULE = 'sglang.srt.model_loader.weight_utils'\n\n\nclass Keep:\n    def __init__(self, strict=False):\n        self.strict = strict\n\n"
+             "    def __call__(self, hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n"
+             "class Installer:\n    def __init__(self):\n        self._hooks = []\n\n"
+             "    def add(self, name, hook, kind=HookType.REPLACE):\n        self._hooks.append((f'{MODULE}.{name}', hook, kind))\n        return self\n\n"
+             "    def install(self):\n        for target, hook, kind in self._hooks:\n            HookRegistry.register(target, hook, kind)\n\n\n")
 SPELLINGS = {
     # (the hooks module, whether it breaks on the new release)
     # a record whose field holds a factory, called in its own method with its other fields
@@ -166,6 +182,52 @@ SPELLINGS = {
                                   f"@on({TARGET!r}, HookType.AFTER)\n"
                                   "def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
                                   "def register():\n    pass\n", True),
+    # ... whose target is a local it builds first (eighteenth set F16-h1): from a helper with a default, a join, a walrus-free chain
+    "plugin_hook_factory_local_from_helper": ("from sglang.srt.plugins.hook_registry import plugin_hook\n\nMODULE = 'sglang.srt.model_loader.weight_utils'\n\n\n"
+                                              "def entry(name, module=MODULE):\n    return '.'.join((module, name))\n\n\nSEEN = []\n\n\n"
+                                              "def on(name, kind=HookType.REPLACE):\n    target = entry(name)\n    SEEN.append(target)\n"
+                                              "    return plugin_hook(target, type=kind)\n\n\n"
+                                              "@on('filter_files')\ndef keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+                                              "def register():\n    pass\n", True),
+    "plugin_hook_factory_locals_chained": ("from sglang.srt.plugins import hook_registry\n\n\n"
+                                           "def on(name, kind):\n    module, _, attr = name.rpartition('.')\n    target = f'{module}.{attr}'\n"
+                                           "    hook_type = kind\n    return hook_registry.plugin_hook(target, type=hook_type)\n\n\n"
+                                           f"@on({TARGET!r}, HookType.AFTER)\n"
+                                           "def keep(result, hf_weights_files, hf_folder, index_file):\n    return result\n\n\n"
+                                           "def register():\n    pass\n", True),
+    "plugin_hook_factory_local_fits": ("from sglang.srt.plugins.hook_registry import plugin_hook\n\n\n"
+                                       "def replace_in(module, name):\n    target = module + '.' + name\n    return plugin_hook(target, type=HookType.REPLACE)\n\n\n"
+                                       "@replace_in('sglang.srt.model_loader.weight_utils', 'filter_files')\n"
+                                       "def keep(hf_weights_files, hf_folder, index_file, allow_patterns=None):\n    return hf_weights_files\n\n\n"
+                                       "def register():\n    pass\n", False),
+    # a list or dict an installer object keeps, filled by module-level calls of its methods (eighteenth set F27-h1):
+    # a chain of methods returning self, a global's method called after, a dict the method stores in; the
+    # hook an instance with __call__
+    "installer_chain_of_adds": (INSTALLER + "INSTALL = Installer().add('filter_files', Keep()).add('filter_files', Keep())\n\n\n"
+                                "def register():\n    INSTALL.install()\n", True),
+    "installer_global_then_add": (INSTALLER + "INSTALL = Installer()\nINSTALL.add('filter_files', Keep(strict=True))\n\n\n"
+                                  "def register():\n    INSTALL.install()\n", True),
+    "installer_dict_store": (INSTALLER.replace("self._hooks = []", "self._hooks = {}").replace(
+        "self._hooks.append((f'{MODULE}.{name}', hook, kind))", "self._hooks[f'{MODULE}.{name}'] = (hook, kind)").replace(
+        "for target, hook, kind in self._hooks:", "for target, (hook, kind) in self._hooks.items():")
+        + "INSTALL = Installer().add('filter_files', Keep())\n\n\ndef register():\n    INSTALL.install()\n", True),
+    "installer_chain_in_register": (INSTALLER + "def register():\n    from p.hooks import Installer\n\n"
+                                    "    Installer().add('filter_files', Keep()).install()\n", True),
+    "installer_hook_fits": (INSTALLER.replace("index_file):", "index_file, allow_patterns=None):")
+                            + "INSTALL = Installer().add('filter_files', Keep())\n\n\ndef register():\n    INSTALL.install()\n", False),
+    # a property (or cached_property) of the installer read on self where the hook is registered (eighteenth set F30-h1):
+    # the closure its getter returns
+    "self_property_in_a_method": (SELF_PROPERTY.format(deco="property", extra=""), True),
+    "self_cached_property_in_a_method": (SELF_PROPERTY.format(deco="functools.cached_property", extra=""), True),
+    "self_cached_property_fits": (SELF_PROPERTY.format(deco="functools.cached_property", extra=", allow_patterns=None"), False),
+    # a hook a run-time key picks from a plugin table (eighteenth set F30-h2): each entry it may pick is judged
+    "table_get_of_an_environment_key_factory": (CHOSEN + "def register():\n    factory = FACTORIES.get(os.environ.get('P', 'a'), FACTORIES['a'])\n"
+                                                "    plugin_hook(TARGET, type=HookType.REPLACE)(factory(strict=True))\n", True),
+    "table_subscript_of_a_config_function": (CHOSEN + "def register(cfg=None):\n    hook = HOOKS[os.environ['P']]\n"
+                                             "    HookRegistry.register(TARGET, hook, HookType.REPLACE)\n", True),
+    "table_entries_of_two_shapes": (CHOSEN + "def register():\n    HookRegistry.register(TARGET, MIXED.get(os.environ.get('P')), HookType.REPLACE)\n", True),
+    "table_entries_all_fit": (CHOSEN.replace("index_file):", "index_file, allow_patterns=None):")
+                              + "def register():\n    HookRegistry.register(TARGET, HOOKS[os.environ['P']], HookType.REPLACE)\n", False),
     # the callable a plugin decorator made (F27 variant z2): a shim filtering keywords takes
     # anything; a plain wrapper passing *args, **kwargs on is the function's own signature; a
     # factory's wrapper with its own parameters is that signature
@@ -306,8 +368,10 @@ def _hook(tmp_path, upstream: str, source: str) -> tuple[int, dict]:
     """`harness check` of a plugin whose p/hooks.py is HEAD + `source`: (exit code, the hook's finding)."""
     root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
     code, doc = check(root, upstream)
-    # the hook's own finding (a record built from the target's parts is a reference of its own)
-    return code, next((f for f in doc["findings"] if f["target"] == TARGET and f["kind"] == "hook"), None) or by_target(doc["findings"])[TARGET]
+    # the hook's own finding (a record built from the target's parts is a reference of its own); of
+    # hooks a run-time choice registers, the one that breaks
+    hooks = sorted((f for f in doc["findings"] if f["target"] == TARGET and f["kind"] == "hook"), key=lambda f: not f["breaking"])
+    return code, hooks[0] if hooks else by_target(doc["findings"])[TARGET]
 
 
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
@@ -587,3 +651,72 @@ def test_hook_classes_a_metaclass_collects_are_each_judged(upstreams, tmp_path, 
     _, new = upstreams
     hooks = _both_hooks_judged(tmp_path, new, METACLASSES[spelling])
     assert "sglang.srt.model_loader.weight_utils.never_registered" not in hooks and len(hooks) == 2, hooks
+
+
+@pytest.mark.parametrize("keywords", ["double_star", "named_default"])
+def test_an_after_hook_every_call_of_the_target_binds_fits(upstreams, tmp_path, keywords):
+    """An AFTER hook that leaves the target's new `allow_patterns` to `**kwargs` (or takes it by
+    name) binds every call upstream makes (one passes it by keyword): it fits, `ok`, whatever
+    its parameter list lacks positionally (eighteenth set F30-h1)."""
+    _, new = upstreams
+    extra = ", **kwargs" if keywords == "double_star" else ", *, allow_patterns=None"
+    code, hook = _hook(tmp_path, new, f"def keep(result, hf_weights_files, hf_folder, index_file{extra}):\n    return result\n\n\n"
+                       f"def register():\n    HookRegistry.register({TARGET!r}, keep, HookType.AFTER)\n")
+    assert (hook["status"], hook["breaking"], code) == ("ok", False, 0), hook
+
+
+MEMBERS = {
+    # a class decorator factory hooking every function of the class it decorates (eighteenth set F06-h1)
+    "getmembers_staticmethods": ("    @staticmethod\n    def filter_files(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n"
+                                 "    @staticmethod\n    def gone_helper(*args, **kwargs):\n        return None\n", ""),
+    "getmembers_plain_functions_and_a_base": ("    def filter_files(hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n",
+                                              "class _Base:\n    def gone_helper(*args, **kwargs):\n        return None\n\n\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MEMBERS))
+def test_hooks_a_class_decorator_makes_of_each_function_of_the_class(upstreams, tmp_path, spelling):
+    """`for name, fn in inspect.getmembers(cls, inspect.isfunction): register(f"{target}.{name}",
+    fn, kind)` in a class decorator: one hook per function of the class and its plugin bases
+    (classmethods and properties are no functions there), each judged."""
+    _, new = upstreams
+    body, base = MEMBERS[spelling]
+    source = ("import inspect\n\n\ndef hooks_on(target, kind=HookType.REPLACE):\n    def decorate(cls):\n"
+              "        for name, fn in inspect.getmembers(cls, inspect.isfunction):\n            if name.startswith('_'):\n                continue\n"
+              "            HookRegistry.register(f'{target}.{name}', fn, kind if name != 'gone_helper' else HookType.AFTER)\n        return cls\n\n    return decorate\n\n\n"
+              + base + "@hooks_on('sglang.srt.model_loader.weight_utils')\nclass Hooks" + ("(_Base)" if base else "") + ":\n" + body
+              + "\n    @classmethod\n    def not_a_hook(cls):\n        return cls\n\n\ndef register():\n    pass\n")
+    hooks = _both_hooks_judged(tmp_path, new, source)
+    assert not any(t.endswith("not_a_hook") for t in hooks), hooks
+
+
+PATCHERS = {
+    # a decorator factory records (module, attr, fn) records; a patcher drains them (eighteenth set V-h2)
+    "drained_inline_pop": "    def apply_all(self):\n        while PENDING:\n            self.apply(PENDING.pop(0))\n",
+    "drained_inline_popleft_of_a_deque": "    def apply_all(self):\n        while PENDING:\n            self.apply(PENDING.popleft())\n",
+    "plain_loop": "    def apply_all(self):\n        for patch in PENDING:\n            self.apply(patch)\n",
+}
+
+
+@pytest.mark.parametrize("fits", [True, False], ids=["fits", "misfits"])
+@pytest.mark.parametrize("spelling", sorted(PATCHERS))
+def test_a_patch_recorded_by_a_decorator_and_applied_by_a_patcher_object(upstreams, tmp_path, spelling, fits):
+    """`@patches(module)` records Patch(module, attr or fn.__name__, fn); a patcher object applies
+    each with `setattr(import_module(p.module), p.attr, p.replacement)`: the replacement is
+    judged against upstream's calls of the function it replaces."""
+    _, new = upstreams
+    queue = "collections.deque()" if "deque" in spelling else "[]"
+    source = ("import collections\nimport importlib\nfrom typing import NamedTuple\n\n\nclass Patch(NamedTuple):\n    module: str\n    attr: str\n"
+              f"    replacement: object\n\n\nPENDING = {queue}\n\n\ndef patches(module, attr=None):\n    def deco(fn):\n"
+              "        PENDING.append(Patch(module, attr or fn.__name__, fn))\n        return fn\n\n    return deco\n\n\n"
+              "class Patcher:\n    def apply(self, patch):\n        setattr(importlib.import_module(patch.module), patch.attr, patch.replacement)\n\n"
+              + PATCHERS[spelling] + "\n\n@patches('sglang.srt.model_loader.weight_utils')\n"
+              f"def filter_files(hf_weights_files, hf_folder, index_file{', allow_patterns=None' if fits else ''}):\n    return hf_weights_files\n\n\n"
+              "def register():\n    Patcher().apply_all()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": source})
+    code, doc = check(root, new)
+    patch = next((f for f in doc["findings"] if f["kind"] == "patch" and f["target"] == TARGET), None)
+    if fits:
+        assert (patch is None or not patch["breaking"]) and code == 0, doc["findings"]
+    else:
+        assert patch is not None and patch["breaking"] and "allow_patterns" in patch["detail"] and code == 1, doc["findings"]

@@ -394,6 +394,63 @@ EXTERNAL_NAMINGS = {
 
             _default(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.name, __name__)
             """,
+    # a settings dataclass an alternative constructor makes exports a dict of defaults in a loop
+    # (eighteenth set F24-h1): `cls(...)` in a classmethod, a `field(default_factory=dict)` spread in
+    "dataclass_from_classmethod_exports_defaults": """
+            import dataclasses
+            import os
+
+            PACKAGE = __name__
+
+
+            @dataclasses.dataclass
+            class Settings:
+                package: str = PACKAGE
+                extra: dict = dataclasses.field(default_factory=dict)
+
+                @classmethod
+                def load(cls):
+                    return cls(extra={})
+
+                def defaults(self):
+                    return {"SGLANG_EXTERNAL_MODEL_PACKAGE": self.package, **self.extra}
+
+                def export(self):
+                    for key, value in self.defaults().items():
+                        os.environ.setdefault(key, value)
+
+
+            Settings.load().export()
+            """,
+    "dataclass_factory_lambda_update": """
+            import dataclasses
+            import os
+
+
+            @dataclasses.dataclass(frozen=True)
+            class Settings:
+                env: dict = dataclasses.field(default_factory=lambda: {"SGLANG_EXTERNAL_MODEL_PACKAGE": __name__})
+
+                @classmethod
+                def default(cls):
+                    return cls()
+
+
+            os.environ.update(Settings.default().env)
+            """,
+    "namedtuple_pairs_putenv": """
+            import os
+            from typing import NamedTuple
+
+
+            class Pair(NamedTuple):
+                key: str
+                value: str
+
+
+            for pair in (Pair("SGLANG_EXTERNAL_MODEL_PACKAGE", __name__),):
+                os.environ[pair.key] = pair.value
+            """,
 }
 
 

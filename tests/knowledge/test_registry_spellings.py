@@ -25,6 +25,13 @@ def upstreams(tmp_path_factory):
     return upstream_pair(tmp_path_factory, old={REGISTRY_FILE: old}, new={REGISTRY_FILE: registry})
 
 
+INSTALLER = ("import dataclasses\nimport functools\n\n\n@dataclasses.dataclass(frozen=True)\nclass Spec:\n    name: str\n    delegate_to: str\n\n\n"
+             "class Installer:\n    def __init__(self, spec):\n        self.spec = spec\n\n    {deco}def factory(self):\n"
+             "        return ATTENTION_BACKENDS[self.spec.delegate_to]\n\n    def install(self):\n        upstream = self.factory{call}\n"
+             "        register_attention_backend(self.spec.name)(upstream)\n\n\nSPECS = (Spec('mine', '{key}'),)\n\n\n"
+             "def register():\n    for spec in SPECS:\n        Installer(spec).install()\n")
+
+
 def use(read: str) -> str:
     return HEAD + f"def register():\n    factory = {read}\n\n    @register_attention_backend('mine')\n    def create(runner):\n        return factory(runner)\n"
 
@@ -116,6 +123,34 @@ SPELLINGS = {
                                     'def register():\n    return Bridge("dual")\n', True),
     "chain_map_shadowed_key": (HEAD + 'from collections import ChainMap\n\nCHAIN = ChainMap({"dual": None}, ATTENTION_BACKENDS)\n\n\n'
                                'def register():\n    return CHAIN["dual"]\n', None),
+    # ... and upstream's registry first, the plugin's fallback map after it (eighteenth set F39-h3): a key the
+    # fallback holds never raises KeyError (ChainMap.__getitem__), one it lacks does
+    "chain_map_fallback_literal_key": (HEAD + 'from collections import ChainMap\n\n\ndef _mine(runner):\n    return None\n\n\n'
+                                       'CHAIN = ChainMap(ATTENTION_BACKENDS, {"dual": _mine})\n\n\ndef register():\n    return CHAIN["dual"](None)\n', None),
+    "chain_map_fallback_constant_key": (HEAD + 'import collections\n\nDUAL = "dual"\nFALLBACKS = {DUAL: None}\n'
+                                        'CHAIN = collections.ChainMap(ATTENTION_BACKENDS, FALLBACKS)\n\n\ndef register():\n    factory = CHAIN[DUAL]\n    return factory\n', None),
+    "chain_map_fallback_between": (HEAD + 'from collections import ChainMap\n\nCHAIN = ChainMap({"mine": None}, ATTENTION_BACKENDS, dict(dual=None))\n\n\n'
+                                   'class Bridge:\n    def __init__(self, base):\n        self.factory = CHAIN[base]\n\n\ndef register():\n    return Bridge("dual")\n', None),
+    "chain_map_fallback_lacks_it": (HEAD + 'from collections import ChainMap\n\nCHAIN = ChainMap(ATTENTION_BACKENDS, {"other": None})\n\n\n'
+                                    'def register():\n    return CHAIN["dual"](None)\n', True),
+    # a helper's key parameter filled from a row spread into its call (eighteenth set F39-h2): itertools.starmap over
+    # a read-only table's items, a comprehension's `f(*row)`, a loop's; rows naming only keys upstream keeps
+    "starmap_over_proxy_items": (HEAD + 'import itertools\nimport types\n\nALIASES = types.MappingProxyType({"mine": "torch_native", "dev": "dual"})\n\n\n'
+                                 'def _alias(mine, upstream):\n    return ATTENTION_BACKENDS[upstream]\n\n\n'
+                                 'def register():\n    return list(itertools.starmap(_alias, ALIASES.items()))\n', True),
+    "comprehension_spreading_rows": (HEAD + 'ROWS = [("mine", "dual")]\n\n\ndef _alias(mine, upstream, tag=None):\n    return ATTENTION_BACKENDS[upstream]\n\n\n'
+                                     'def register():\n    return [_alias(*row) for row in ROWS]\n', True),
+    "loop_spreading_rows_after_an_argument": (HEAD + 'ROWS = (("dual",),)\n\n\ndef _alias(mine, upstream):\n    return ATTENTION_BACKENDS[upstream]\n\n\n'
+                                              'def register():\n    for row in ROWS:\n        _alias("mine", *row)\n', True),
+    "starmap_of_kept_keys": (HEAD + 'from itertools import starmap\n\nALIASES = {"mine": "torch_native"}\n\n\n'
+                             'def _alias(mine, upstream):\n    return ATTENTION_BACKENDS[upstream]\n\n\n'
+                             'def register():\n    return list(starmap(_alias, ALIASES.items()))\n', None),
+    # the key a field of a record the object keeps (eighteenth set F39-h1), read in a cached_property, a property
+    # or a method of objects a loop makes over a table of records
+    "record_field_of_self_in_cached_property": (HEAD + INSTALLER.format(key="dual", deco="@functools.cached_property\n    ", call=""), True),
+    "record_field_of_self_in_property": (HEAD + INSTALLER.format(key="dual", deco="@property\n    ", call=""), True),
+    "record_field_of_self_in_method": (HEAD + INSTALLER.format(key="dual", deco="", call="()"), True),
+    "record_field_of_self_kept_key": (HEAD + INSTALLER.format(key="torch_native", deco="@functools.cached_property\n    ", call=""), None),
     "itemgetter_default_kept": (HEAD + 'from operator import itemgetter\n\n\ndef register():\n'
                                 '    return itemgetter("torch_native")(ATTENTION_BACKENDS)(None)\n', None),
     # the key passed on through two helpers from a loop over a table (fourteenth set F39-n1): a str

@@ -29,7 +29,7 @@ from typing import Any
 from harness.engines import profile
 from harness.knowledge.judge import architectures, conditions, members
 from harness.knowledge.judge.breaking import BreakingFacts, decide
-from harness.knowledge.judge.callsites import CallSite, instance_calls
+from harness.knowledge.judge.callsites import CallSite, call_sites, instance_calls
 from harness.knowledge.judge.context import JudgeMemo
 from harness.knowledge.judge.fields import judge_field
 from harness.knowledge.judge.forms import built_instead, judge_named_class, judge_replacement
@@ -60,6 +60,7 @@ from harness.knowledge.model import (
     DATACLASS_EXTENDS,
     BOUND_ARGUMENTS,
     NONE_FALLBACK_CALL,
+    NONE_FALLBACK_READ,
     EMPTY_BODIES,
     PLACED,
     AllOf,
@@ -359,6 +360,11 @@ class Judge:
             if not resolution.ok:
                 if found is not None and found.ref.kind not in ("module", "class"):
                     break  # an attribute of a function / value: not knowable statically
+                if end == head and dep.how == NONE_FALLBACK_READ and not is_undecided(resolution):
+                    # the caught import's handler bound the name to None here: the read raises AttributeError
+                    return Finding(**self.base(dep), status=Status.missing, breaking=True, risk=risk_of(dep, Status.missing),
+                                   detail=f"{dep.expression} reads an attribute of None on {self.index.source.label}: {resolution.note or dep.name + ' is gone'}, "
+                                          f"so the caught import binds {dep.expression.split('.')[0]} = None and the read raises AttributeError")
                 if end == head:
                     return None  # the head itself is the import's finding
                 if is_undecided(resolution):
@@ -689,6 +695,10 @@ class Judge:
         problem = self._hook_signature(dep, resolution)
         if problem is not None and dep.raises_only:
             finding.detail = RAISES_ONLY.format(what=f"the hook {dep.hook}")
+        elif problem is not None and problem[0] is False and call_sites(self.index, resolution.ref).calls:
+            # upstream calls the target and every call binds the hook as written: it fits (the
+            # mismatch is a note); on a target nothing calls it stays reported
+            finding.detail = problem[1] + (f"; {finding.detail}" if finding.detail else "")
         elif problem is not None:
             certain, message = problem
             finding.status, finding.breaking = Status.unknown if certain is None else Status.signature_changed, bool(certain)

@@ -271,6 +271,9 @@ DATACLASS_EXTENDS = "dataclass-extends"
 # (`try: from sglang.x import f` / `except ImportError: f = None`): on such a release the call
 # raises TypeError ('NoneType' object is not callable) unless a test of the name guards it
 NONE_FALLBACK_CALL = "none-fallback-call"
+# ... and a read of an attribute of such a name (`LayerCommunicator.prepare_attn`): AttributeError
+# ('NoneType' object has no attribute) on that release, unless a test of the name guards it
+NONE_FALLBACK_READ = "none-fallback-read"
 # a call seen again with the string arguments one binding of its function's parameters gives
 # (`get_quantization_config(method)` in a helper): only a keyed lookup's key is judged on it
 BOUND_ARGUMENTS = "bound-arguments"

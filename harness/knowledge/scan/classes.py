@@ -46,7 +46,7 @@ from harness.knowledge.model import (
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
 from harness.knowledge.scan.expressions import Context
 from harness.knowledge.scan.folding import OPAQUE, Instance, Named, Record, bind, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape, case_tests, dataclass_fields, local_names, module_level
+from harness.knowledge.scan.syntax import arg, call_shape, case_tests, dataclass_fields, is_property, local_names, module_level
 from harness.knowledge.scan.uses import module_getattr_reads
 from harness.knowledge.upstream import SymbolIndex, c3
 
@@ -338,12 +338,22 @@ class PluginClasses:
     def _parameter_registries(self) -> None:
         """`registry.register(target, fn, kind)` in a helper whose parameter `registry` a caller
         gives HookRegistry (or `self.registry`, an instance's attribute holding it): one hook per
-        such call, with what it passes."""
+        such call, with what it passes; `registry.register_attention_backend(name)` where it
+        holds the attention registry module: one registration per such call."""
         hooks = profile().hook_registry
+        made: set[tuple] = set()  # (a call in an unrolled loop is recorded once per pass)
         for module, call, ctx in self.parameter_registries:
+            registrar = call.func.attr == "register_attention_backend"
             for binding, where in self.helper_bindings(module, ctx.functions, call.lineno):
                 held = self.const(module, call.func.value, {**ctx.env, **binding})
-                if isinstance(held, Named) and (held.path == hooks or self.qualify(module, held.path) == hooks):
+                if registrar and isinstance(held, Named) and is_upstream(held.path):
+                    for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                        backend = self.const(module, call.args[0], inner.env) if call.args else None
+                        key = (id(call), held.path, backend if isinstance(backend, str) else "?")
+                        if key not in made:
+                            made.add(key)
+                            self._dependency("attention_backend", f"{held.path}.{call.func.attr}", module, call, inner, name=key[2])
+                elif isinstance(held, Named) and hooks and (held.path == hooks or self.qualify(module, held.path) == hooks):
                     for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                         self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)
 
@@ -583,6 +593,9 @@ class PluginClasses:
                      *(self._held_object_calls(functions[-1].rpartition(".")[0]) if short == "__call__" else [])]
             callers = {self._functions_at(self.relfile(caller), str(call.lineno)): f"{self.relfile(caller)}:{call.lineno}"
                        for caller, call, _ in calls} if instances and not found else {}
+            if instances and not found and definition is not None and is_property(definition):
+                # a property's getter runs where the attribute is read (`self.upstream_factory`), not called by name
+                callers = {(functions[-1],): f"{self.relfile(module)}:{definition.lineno}"}
             uncalled = [(defaults, where) for where in callers.values()]
             found = [({**binding, **instance}, where) for binding, where in found or uncalled for instance, _ in instances] or found
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
@@ -687,7 +700,7 @@ class PluginClasses:
         own or the method is a static or class method."""
         cls_path, _, _ = function.rpartition(".")
         cls, method = self.scan.classes.get(cls_path), self._definition(module, function, line)
-        if cls is None or method is None or method.decorator_list or not function_params(method.args):
+        if cls is None or method is None or method.decorator_list and not is_property(method) or not function_params(method.args):
             return []
         if "__init__" not in cls.methods:
             return self._record_bindings(cls_path, function_params(method.args)[0].name)
@@ -710,6 +723,10 @@ class PluginClasses:
             elif (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts)
                   and all(on_self(t) for t in target.elts)):  # self.a, self.b = a, b
                 sets.update({t.attr: v for t, v in zip(target.elts, value.elts)})
+            elif isinstance(target, ast.Tuple) and all(on_self(t) or isinstance(t, ast.Name) for t in target.elts) and any(on_self(t) for t in target.elts):
+                # `self.module, _, self.attr = path.rpartition(".")`: each field the item at its place
+                sets.update({t.attr: ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()), value)
+                             for i, t in enumerate(target.elts) if on_self(t)})
         sets = {name: value for name, value in sets.items()
                 if all(writer == f"{cls_path}.__init__" for writer, _, _ in self.attribute_writes.get(name, []))}
         if not sets:
@@ -752,8 +769,17 @@ class PluginClasses:
             return []
         short = cls_path.rsplit(".", 1)[-1]
         found = []
-        for caller, call, env in [*self.call_arguments.get(short, []), *self.bare_calls.get(short, [])]:
-            if self.qualify(caller, dotted(call.func), env) != cls_path:
+        home = self.scan.classes[cls_path].module if cls_path in self.scan.classes else None
+        for caller, call, env in [*self.call_arguments.get(short, []), *self.bare_calls.get(short, []),
+                                  *self.call_arguments.get("cls", []), *self.bare_calls.get("cls", [])]:
+            if dotted(call.func) == "cls":
+                # `cls(…)` in a classmethod of the class (an alternative constructor, `from_env`)
+                enclosing = self._functions_at(self.relfile(caller), str(call.lineno)) if caller == home else ()
+                owner, _, name = enclosing[-1].rpartition(".") if enclosing else ("", "", "")
+                decl = self.scan.classes[owner].methods.get(name) if owner == cls_path else None
+                if decl is None or "classmethod" not in {d.rsplit(".", 1)[-1] for d in decl.decorators}:
+                    continue
+            elif self.qualify(caller, dotted(call.func), env) != cls_path:
                 continue
             record = self._record(caller, cls_path, call, env, 0)
             if record is not None:
@@ -806,7 +832,7 @@ class PluginClasses:
             if only is not None and not only(caller, call):
                 continue
             names = positional[1:] if method and isinstance(call.func, ast.Attribute) else positional
-            given = {**{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, call.args))}
+            given = {**{k.arg: k.value for k in call.keywords if k.arg}, **dict(zip(names, _spread(call.args, len(names))))}
             extra = None
             if args.kwarg and all(k.arg for k in call.keywords):
                 # `def apply(**overrides)`: the keywords no parameter takes, as a dict (Python's call semantics)
@@ -1525,3 +1551,13 @@ class PluginClasses:
             elif is_upstream(base):
                 found.append(base)
         return found
+
+
+def _spread(args: list[ast.expr], wanted: int) -> list[ast.expr]:
+    """A call's positional arguments with a last `*row` as `row[0]`, `row[1]`, … up to `wanted`
+    arguments (`starmap(f, rows)` is `f(*row)` for each row: itertools docs), each folded where
+    row is; any other starred argument stays (its elements are not known)."""
+    if not args or not isinstance(args[-1], ast.Starred) or any(isinstance(a, ast.Starred) for a in args[:-1]):
+        return args
+    row = args[-1].value
+    return [*args[:-1], *(ast.copy_location(ast.Subscript(value=row, slice=ast.Constant(j), ctx=ast.Load()), row) for j in range(wanted - len(args) + 1))]

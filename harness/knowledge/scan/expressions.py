@@ -16,6 +16,7 @@ from harness.engines import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, Kind, p
 from harness.knowledge.model import (
     CLASS_USE_CHECK,
     NONE_FALLBACK_CALL,
+    NONE_FALLBACK_READ,
     PLACED,
     CallShape,
     Catch,
@@ -29,6 +30,7 @@ from harness.knowledge.model import (
     PluginClass,
     PluginScan,
     Scope,
+    Runtime,
     SelfRef,
     dotted,
     forwards_anything,
@@ -55,6 +57,7 @@ from harness.knowledge.scan.syntax import (
     bound_once,
     call_shape,
     imported_names,
+    is_property,
     is_super,
     mangled,
     module_level,
@@ -314,8 +317,10 @@ class Expressions:
 
     def _chain_map(self, path: str) -> tuple[set, str] | None:
         """For a plugin module global bound once to `collections.ChainMap(a, …, REG, …)`: (the keys
-        of the plugin's own maps before the first upstream one, that upstream map's path); None
-        otherwise, or when a map before it does not fold."""
+        of the plugin's own maps, that first upstream map's path); None otherwise, or when a map
+        before it does not fold. A key a map before REG holds never reads REG; one a map after it
+        holds is what the lookup falls back to where REG lacks it (ChainMap.__getitem__ raises
+        KeyError only when no map holds the key: collections docs), so neither read can fail."""
         home, _, name = path.rpartition(".")
         tree = self.tree(home) if home in self.files else None
         bound = [stmt.value for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
@@ -324,15 +329,18 @@ class Expressions:
         if call is None or self.qualify(home, dotted(call.func) or "") != "collections.ChainMap":
             return None
         shadow: set = set()
+        found = None
         for given in call.args:
             upstream = self.qualify(home, dotted(given) or "") if dotted(given) else None
             if is_upstream(upstream):
-                return shadow, upstream
+                found = found or upstream
+                continue
             held = self.const(home, given, {})
-            if not isinstance(held, dict):
+            if isinstance(held, dict):
+                shadow.update(held)
+            elif found is None:
                 return None
-            shadow.update(held)
-        return None
+        return (shadow, found) if found else None
 
     def _attribute(self, module: str, node: ast.Attribute, ctx: Context) -> None:
         read = node  # in a chain (`self.embed.weight.t()`), the read on what self.embed holds
@@ -367,7 +375,10 @@ class Expressions:
         if replacements and node.attr == replacements.method:
             return  # `X.register_oot`: its custom_op dependency judges it
         if is_upstream(path):
-            self._dependency("reference", path, module, node, ctx, expression=expression, name=self.qualify(module, head, ctx.env))
+            named = self.qualify(module, head, ctx.env)
+            # (a name a caught import binds, None where it fails: reading its attribute fails there)
+            fallback = NONE_FALLBACK_READ if head not in ctx.local and isinstance(self.none_fallbacks.get((module, named)), ImportsResolve) else None
+            self._dependency("reference", path, module, node, ctx, expression=expression, name=named, how=fallback)
 
     def _field(self, module: str, node: ast.AST, ctx: Context, value: ast.AST | None = None, attr: str | None = None, how: str | None = None) -> None:
         """A read (or, with how=WRITE, a write) of field `attr` of the upstream instance `value`
@@ -428,13 +439,17 @@ class Expressions:
             self._self_calls.add(id(call.func))
         engine = profile()
         hooks = engine.hook_registry
-        receiver = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "register" else None
-        if hooks and ctx.functions and (
+        registrar = "attention_backend" in engine.kinds and isinstance(call.func, ast.Attribute) and call.func.attr == "register_attention_backend"
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) and (call.func.attr == "register" or registrar) else None
+        if (hooks or registrar) and ctx.functions and (
                 isinstance(receiver, ast.Name) and receiver.id in ctx.local and (env.get(receiver.id) is OPAQUE or isinstance(env.get(receiver.id), Instance))
                 or isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == ctx.self_name):
             # `def install(registry): registry.register(target, fn, AROUND)`, `self.registry.register(…)`:
-            # a hook where a caller (a construction) hands it HookRegistry (finish())
+            # a hook where a caller (a construction) hands it HookRegistry; `self.registry.
+            # register_attention_backend(name)` where it holds the attention registry module (finish())
             self.parameter_registries.append((module, call, ctx))
+            if registrar and not self.qualify(module, name, env):
+                return
         if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
             call, ctx = self._spread(module, call, ctx)
             self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), ctx)
@@ -970,7 +985,8 @@ class Expressions:
             self._dependency("patch", f"{owner}.{attr}", module, call, self._on_stand_in(module, call.args[0], ctx), how="setattr",
                              hook=value, params=params, owner_errors=self._owner_errors(module, call.args[0], ctx.env))
         elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
-                                                 for n in call.args[:2]):
+                                                 for a in call.args[:2] for n in walk(a)):
+            # (also `setattr(self.target_module(), self.attr, v)`: what self holds per object made)
             self.parameter_patches.append((module, call, ctx))
         elif id(call) in self._patch_only:
             return  # an assignment's own pass took its field and graft
@@ -1092,6 +1108,10 @@ class Expressions:
             # that decorator, its arguments folded with the factory's parameters bound
             home, factory, made, call, presets = found
             bound = self._bound_parameters(module, factory, call, {**ctx.env, **presets}, home)
+            for stmt in factory.body if not isinstance(factory, ast.Lambda) else ():
+                if any(n is made for n in walk(stmt)):
+                    break
+                self._bound_into(home, stmt, bound, 0)  # `target = entry(qualname)` before `return plugin_hook(target, …)`
             type_node = arg(made, 1, "type")
             spread = [bound.get(k.value.id) for k in made.keywords if k.arg is None and isinstance(k.value, ast.Name)]  # `plugin_hook(t, **kw)`
             held = {"<target>": self.const(home, arg(made, 0, "target"), bound),
@@ -1146,6 +1166,18 @@ class Expressions:
             return
         if bound and self.call_guards.get(bound):  # registered per call of a helper: under that call's guards
             ctx = replace(ctx, guards=ctx.guards + tuple(g for g in self.call_guards[bound] if g not in ctx.guards))
+        choices = self._run_time_choices(module, hook_node, ctx)
+        signatures = set()
+        for chosen, held, guard in choices:
+            # a hook a run-time key picks from a table: one hook per entry it may pick with a
+            # parameter list of its own, each under that choice
+            inner = replace(ctx, env={**ctx.env, **held}, guards=ctx.guards + (guard,))
+            params = self._hook_signature(module, chosen, inner)[2]
+            if params is None or params not in signatures:
+                signatures.add(params)
+                self._hook(module, node, target_node, type_node, chosen, inner, bound)
+        if choices:
+            return
         target = self.const(module, target_node, ctx.env)
         hook_type = "AFTER"  # HookRegistry's default
         if type_node is not None:
@@ -1170,6 +1202,38 @@ class Expressions:
             raises_only=isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) and raises_only(definition),
             passthrough=forwards_anything(params),
         )
+
+    def _run_time_choices(self, module: str, node: ast.expr | None, ctx: Context) -> list[tuple[ast.expr, dict, GuardCond]]:
+        """For a hook callable taken from a plugin table by a key only a run gives (`factory =
+        FACTORIES.get(os.environ.get("P", "index"), FACTORIES["index"]); factory(**opts)`, or the
+        entry itself): per plugin callable the table (or the default) holds, (`node` with the
+        entry in its place, the placeholder's binding, the guard naming the choice); [] otherwise."""
+        def is_getter(n) -> bool:
+            return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and 1 <= len(n.args) <= 2 and not n.keywords
+
+        call = node if isinstance(node, ast.Call) and not is_getter(node) else None
+        head = call.func if call is not None else node
+        chosen = head
+        if isinstance(head, ast.Name) and head.id in ctx.local and ctx.env.get(head.id, OPAQUE) is OPAQUE and ctx.functions:
+            found = self._plugin_definition(ctx.functions[-1])
+            chosen = bound_once(found[1]).get(head.id) if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        getter = is_getter(chosen)
+        if not (getter or isinstance(chosen, ast.Subscript)):
+            return []
+        table = self.const(module, chosen.func.value if getter else chosen.value, ctx.env)
+        key = self.const(module, chosen.args[0] if getter else chosen.slice, ctx.env)
+        if not isinstance(table, dict) or key is not OPAQUE:
+            return []
+        options = [*table.values(), *([self.const(module, chosen.args[1], ctx.env)] if getter and len(chosen.args) == 2 else [])]
+        options = list({o.path: o for o in options if isinstance(o, Named) and not is_upstream(o.path) and self._plugin_definition(o.path)}.values())
+        found = []
+        for i, option in enumerate(options):
+            name = f"<choice{i}>"
+            placed = ast.copy_location(ast.Name(name, ast.Load()), head)
+            made = ast.copy_location(ast.Call(func=placed, args=call.args, keywords=call.keywords), call) if call is not None else placed
+            text = f"{ast.unparse(chosen)} is {option.path.rsplit('.', 1)[-1]}"
+            found.append((made, {name: option}, GuardCond(Runtime(text), text, chosen.lineno)))  # (a run may pick any entry)
+        return found
 
     def _hook_signature(self, module: str, node, ctx: Context, depth: int = 0) -> tuple[str | None, ast.AST | None, tuple[Param, ...] | None]:
         """(plugin path, definition, parameters) of the callable a hook registers, however it is
@@ -1258,6 +1322,10 @@ class Expressions:
         the module's global (`_MIRROR = Mirror(root)` at module level), or one imported from
         another plugin module. None when the object is anything else."""
         made, home, env = node.value, module, ctx.env
+        if isinstance(made, ast.Name) and made.id == ctx.self_name and ctx.cls is not None:
+            # `self.around` in a method, around a property: the closure its getter returns (a plain
+            # method read on self is _hook_callable's)
+            return self._member_callable(ctx.cls.path, node.attr, properties_only=True)
         if isinstance(made, ast.Name):
             scope = self._definition(module, ctx.functions[-1], node.lineno) if ctx.functions else None
             values = _bound_values(walk(scope), made.id) if scope is not None else []
@@ -1280,21 +1348,27 @@ class Expressions:
             # a class of a module not scanned yet: its own methods, as written
             definition = next((n for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == node.attr), None)
             return self._method_bound(f"{cls_path}.{node.attr}", definition) if definition is not None else None
+        return self._member_callable(cls_path, node.attr)
+
+    def _member_callable(self, cls_path: str | None, attr: str, properties_only: bool = False) -> tuple[str, ast.AST, tuple[Param, ...]] | None:
+        """`attr` read on an instance of plugin class `cls_path`: its method bound (_method_bound),
+        or for a property the closure its getter returns; None when no plugin class in its MRO
+        defines it (or, `properties_only`, when it is no property)."""
         if not cls_path or cls_path not in self.scan.classes:
             return None
         for owner in self.plugin_mro(cls_path):
             cls = self.scan.classes[owner]
-            method = cls.methods.get(node.attr)
+            method = cls.methods.get(attr)
             if method is None:
                 continue
-            definition = self._definition(cls.module, f"{owner}.{node.attr}", method.line)
+            definition = self._definition(cls.module, f"{owner}.{attr}", method.line)
             if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return None
-            if {(dotted(d) or "").rsplit(".", 1)[-1] for d in definition.decorator_list} & {"property", "cached_property"}:
+            if is_property(definition):
                 # a property read: the value is what its getter returns (a closure it defines)
                 made_fn = returned_function(definition)
-                return (f"{owner}.{node.attr}.{made_fn.name}", made_fn, function_params(made_fn.args)) if made_fn is not None else None
-            return self._method_bound(f"{owner}.{node.attr}", definition)
+                return (f"{owner}.{attr}.{made_fn.name}", made_fn, function_params(made_fn.args)) if made_fn is not None else None
+            return None if properties_only else self._method_bound(f"{owner}.{attr}", definition)
         return None
 
     def _made_by_classmethod(self, path: str | None) -> str | None:
@@ -1559,8 +1633,8 @@ class Expressions:
             path, _, params = self._instance_call(held.cls)  # an instance of a plugin class: its __call__ runs
             return path, params
         value = self.qualify(module, dotted(node), ctx.env)
-        if value is None and not isinstance(node, (ast.Name, ast.Attribute)):
-            folded = self.const(module, node, ctx.env)  # `REG[name]` over a folded registry
+        if value is None and not (isinstance(node, ast.Name) and node.id == "<value>"):
+            folded = self.const(module, node, ctx.env)  # `REG[name]` over a folded registry, `patch.replacement` of a record
             if isinstance(folded, Named) and not is_upstream(folded.path):
                 name = "<value>"  # no identifier: no name of the plugin's
                 return self._patch_value(module, ast.copy_location(ast.Name(name, ast.Load()), node), replace(ctx, env={**ctx.env, name: folded}))

@@ -85,7 +85,7 @@ _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Fla
 # the stdlib parsers of a data file's text (tomli: tomllib's backport, the same API)
 _DATA_PARSERS = {"json.loads": json.loads, "json.load": json.loads, **{f"{m}.{f}": tomllib.loads for m in ("tomllib", "tomli") for f in ("load", "loads")}}
 # builtin types an `isinstance` test of a folded value names
-_BUILTIN_TYPES = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple, staticmethod, classmethod)}
+_BUILTIN_TYPES = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple, staticmethod, classmethod, type)}
 _CACHING = ("functools.cache", "functools.lru_cache")  # wrappers a call goes through to the function unchanged
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
@@ -218,6 +218,32 @@ class OneOf:
     option with the guards under which a run holds it (together they cover every run)."""
 
     options: tuple[tuple[object, tuple[GuardCond, ...]], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class MayHold:
+    """A dict some of whose keys only a run gives (`{n: None for n in os.environ["X"].split(",")}`),
+    each such key holding `value`; `known`: the (key, value) entries the scan sees, a value an
+    unseen key may replace being a OneOf. A loop over it meets the known keys, then AnyKey(self)
+    for the unseen ones (ChainMap docs: the first map holding a key gives its value)."""
+
+    known: tuple[tuple[object, object], ...]
+    value: object
+
+    def lookup(self, key):
+        """`table[key]`: an unseen key (AnyKey of this table) its value, a known one its entry;
+        OPAQUE for any other key (a run may or may not give it)."""
+        if isinstance(key, AnyKey):
+            return self.value if key.of is self else OPAQUE
+        return dict(self.known).get(key, OPAQUE) if isinstance(key, (str, int)) else OPAQUE
+
+
+@dataclass(frozen=True, eq=False)
+class AnyKey:
+    """A key of a MayHold the scan cannot name: what a loop over its unseen keys binds; the
+    table gives MayHold.value for it."""
+
+    of: MayHold
 
 
 @dataclass(frozen=True)
@@ -404,6 +430,7 @@ class Folding:
     main_modules: set[str]  # modules run as `__main__` (`python -m`)
     _instance_writes: dict[tuple[str, str], bool]  # (class, name) -> _set_on_instances
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
+    _chosen_by_ifs: dict[str, frozenset[str]]  # module -> the names its module-level ifs bind (release_binding)
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple]]] | None  # _fill_sites, built once
     _branches_memo: dict[str, set | dict]  # _branches_off and _branch_definitions, once per module
@@ -564,6 +591,8 @@ class Folding:
                 return env[f"<self.{node.attr}>"]  # set earlier in this method (`self.package = models.__name__`)
             if isinstance(node.value, ast.Name) and isinstance(held := env.get(node.value.id, OPAQUE), Record):
                 return self._record_attribute(held, node.attr, depth)  # `rep.module_path` of a folded Replacement(…)
+            if isinstance(node.value, ast.Attribute) and isinstance(held := self.const(module, node.value, env, depth + 1), Record):
+                return self._record_attribute(held, node.attr, depth)  # `self.spec.delegate_to`: a field of a field
             if isinstance(node.value, (ast.Subscript, ast.Call)):
                 held = self.const(module, node.value, env, depth + 1)
                 if isinstance(held, Record):
@@ -675,6 +704,9 @@ class Folding:
             if loaded:  # {m: sys.modules[m] for m in NAMES if m in sys.modules}: each module where it is loaded, as .get gives
                 generator = ast.comprehension(target=generator.target, iter=generator.iter, ifs=[], is_async=generator.is_async)
             keys = self._comprehension(module, node.key, generator, env, depth)
+            if not isinstance(keys, list) and not {n.id for n in walk(node.value) if isinstance(n, ast.Name)} & set(assigned(generator.target)):
+                # keys only a run gives, each the same folded value: a dict that may hold any key
+                return _any_keys(self.const(module, node.value, env, depth + 1))
             values = self._comprehension(module, node.value, generator, env, depth)
             if not isinstance(keys, list) or not isinstance(values, list):
                 return OPAQUE
@@ -708,12 +740,14 @@ class Folding:
                 return container[slice(*bounds)]
             return OPAQUE
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # TABLE["key"], PAIR[0] of folded constants
-            container, key = self.const(module, node.value, env, depth + 1), self.const(module, node.slice, env, depth + 1)
+            container, key = self.const(module, node.value, env, depth + 1), self.decided(self.const(module, node.slice, env, depth + 1))
             if isinstance(container, Named) and container.path in _LITERALS:
                 values = key if isinstance(node.slice, ast.Tuple) and isinstance(key, list) else [key]
                 return LiteralType(tuple(values)) if all(isinstance(v, (str, int, bool)) or v is None for v in values) else OPAQUE
             if isinstance(container, dict) and not isinstance(key, (list, dict)) and key in container:
                 return container[key]
+            if isinstance(container, MayHold):
+                return container.lookup(key)
             if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
                 return container[key]
             return OPAQUE
@@ -721,6 +755,8 @@ class Folding:
             # `sys.modules.get(NEW) or sys.modules.get(OLD)` (or getattr(m, "x", None)): the first
             # that is there on this release, each None where it is not
             values = [self.const(module, v, env, depth + 1) for v in node.values]
+            if isinstance(values[0], Named) and all(v == values[0] for v in values):
+                return values[0]  # `sys.modules.get(m) or importlib.import_module(m)`: that module either way
             there = [self._there(module, v) for v in values]
             if None not in there:
                 return next((v for v, found in zip(values, there) if found), values[-1])
@@ -751,6 +787,25 @@ class Folding:
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
         return OPAQUE
 
+    def _chained(self, module: str, maps: list, args: list[ast.expr]):
+        """`ChainMap(*maps)` where some maps may hold keys only a run gives (MayHold): a MayHold
+        whose known keys hold the first known map's value, or an earlier MayHold's value where a
+        run may give that key there (OneOf, under an atom naming that map); OPAQUE where a map
+        does not fold or two such maps give unseen keys different values."""
+        if not all(isinstance(m, (dict, MayHold)) for m in maps) or len({m.value for m in maps if isinstance(m, MayHold)}) > 1:
+            return OPAQUE
+        merged: dict = {}
+        for m, arg in reversed(list(zip(maps, args))):  # the last map first: an earlier one's entry wins
+            if isinstance(m, dict):
+                merged.update(m)
+                continue
+            merged.update(m.known)
+            held = GuardCond(Unknown(f"{module}:{arg.lineno}:{arg.col_offset} a key {ast.unparse(arg)} holds"), f"a run puts the key in {ast.unparse(arg)}", arg.lineno)
+            lacked = GuardCond(Not(held.cond), f"not ({held.text})", arg.lineno)
+            merged = {k: v if v == m.value else OneOf(((m.value, (held,)), (v, (lacked,)))) for k, v in merged.items()}
+        value = next(m.value for m in maps if isinstance(m, MayHold))
+        return MayHold(tuple(merged.items()), value)
+
     def _either_dict(self, module: str, node: ast.IfExp, env: dict, depth: int) -> dict | None:
         """`**(OPTIONAL if flag else {})` under a test decided at run time: the entries of either
         dict, what a loop over the result may meet (as entries an `if` adds: _added_by); None when
@@ -766,6 +821,8 @@ class Folding:
         `.name` fold); the value itself otherwise."""
         if isinstance(value, dict):
             return list(value)
+        if isinstance(value, MayHold):  # the keys seen, then the ones only a run gives
+            return [key for key, _ in value.known] + [AnyKey(value)]
         if isinstance(value, str) and len(value) <= 256:  # a string's characters
             return list(value)
         if isinstance(value, Named) and not is_upstream(value.path) and (members := self.enum_members(value.path)) is not None:
@@ -830,10 +887,14 @@ class Folding:
             if any(value is OPAQUE for value in bound.values()) and not isinstance(generator.target, ast.Name):
                 return OPAQUE
             inner = {**env, **bound}
-            tests = [self.condition(module, test, inner, depth + 1) for test in generator.ifs]
-            if any(not isinstance(t, Const) for t in tests):
+            for test in generator.ifs:  # `if (m := sys.modules.get(n)) is not None`: m as the element sees it
+                inner.update({n.target.id: self.const(module, n.value, inner, depth + 1) for n in walk(test)
+                              if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name)})
+            # (a test this release decides, `if hasattr(Sampler, n)`: its truth here)
+            tests = [kleene(self.condition(module, test, inner, depth + 1), self._release_leaf) for test in generator.ifs]
+            if any(t is None for t in tests):
                 return OPAQUE
-            if all(t.value for t in tests):
+            if all(tests):
                 folded.append(self.const(module, element, inner, depth + 1))
         return folded
 
@@ -883,6 +944,8 @@ class Folding:
         if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
                 held := self.const(module, args[0], env, depth + 1), Named) and (namespace := self._class_namespace(held.path, depth)) is not None:
             return namespace
+        if qualified == "inspect.getmembers" and len(args) == 2 and not node.keywords and isinstance(held := self.const(module, args[0], env, depth + 1), Named):
+            return self._function_members(held.path, self.qualify(module, dotted(args[1]) or "", env), depth)
         if qualified == "types.MappingProxyType" and len(args) == 1 and not node.keywords and isinstance(
                 viewed := self.const(module, args[0], env, depth + 1), dict):
             return viewed  # a read-only view of the dict: its lookups and iteration (the types docs)
@@ -981,8 +1044,10 @@ class Folding:
             inner = self.iterated(self.const(module, args[0], env, depth + 1))
             if not isinstance(inner, list):
                 return OPAQUE
-            if name == "sorted":
-                return self._sorted(module, inner, node.keywords, env, depth)
+            if name == "sorted":  # (the keys only a run gives: after the known ones, their order unknown)
+                unseen = [i for i in inner if isinstance(i, AnyKey)]
+                ordered = self._sorted(module, [i for i in inner if not isinstance(i, AnyKey)], node.keywords, env, depth)
+                return ordered + unseen if isinstance(ordered, list) else OPAQUE
             return inner
         if name in ("max", "min") and qualified == name and args and not any(isinstance(a, ast.Starred) for a in args) and all(
                 k.arg in ("key", "default") for k in node.keywords):
@@ -1033,7 +1098,26 @@ class Folding:
             # dict.fromkeys(KEYS, value): each key to the one value (None without one)
             keys = self.iterated(self.const(module, args[0], env, depth + 1))
             value = self.const(module, args[1], env, depth + 1) if len(args) == 2 else None
+            if keys is OPAQUE:  # keys only a run gives
+                return _any_keys(value)
             return {_hashable(k): value for k in keys} if isinstance(keys, list) and all(isinstance(k, (str, int, Named)) for k in keys) else OPAQUE
+        if name == "next" and qualified == name and 1 <= len(args) <= 2 and not node.keywords:
+            # next(x for x in XS if …, default): the first element the generator yields, else the default
+            source = args[0].args[0] if isinstance(args[0], ast.Call) and dotted(args[0].func) == "iter" and len(args[0].args) == 1 else args[0]
+            items = self.iterated(self.const(module, source, env, depth + 1))
+            if isinstance(items, list) and (items or len(args) == 2):
+                return items[0] if items else self.const(module, args[1], env, depth + 1)
+            return OPAQUE
+        if (name == "filter" and qualified == name and len(args) == 2 and not node.keywords and not isinstance(args[0], ast.Constant)
+                and isinstance(predicate := self.const(module, args[0], env, depth + 1), Named) and not is_upstream(predicate.path)):
+            # filter(pred, xs) of a plugin function (`Component.enabled` over records): the items it
+            # is not decided false for (one a run may keep stays: what a loop over it may meet)
+            items = self.iterated(self.const(module, args[1], env, depth + 1))
+            if not isinstance(items, list):
+                return OPAQUE
+            test = ast.Call(func=ast.Name("<predicate>", ast.Load()), args=[ast.Name("<item>", ast.Load())], keywords=[])
+            kept = [(item, self.const(module, test, {**env, "<predicate>": predicate, "<item>": item}, depth + 1)) for item in items]
+            return [item for item, verdict in kept if not (verdict is None or isinstance(verdict, (bool, int, str)) and not verdict)]
         if name == "filter" and qualified == name and len(args) == 2 and not node.keywords and isinstance(args[0], ast.Constant) and args[0].value is None:
             # filter(None, xs): the true elements (the builtins docs)
             items = self.iterated(self.const(module, args[1], env, depth + 1))
@@ -1042,6 +1126,8 @@ class Folding:
         if qualified == "collections.ChainMap" and not node.keywords:
             # lookups search the maps in order (collections docs): the first one holding a key wins
             maps = [self.const(module, a, env, depth + 1) for a in args]
+            if any(isinstance(m, MayHold) for m in maps):
+                return self._chained(module, maps, args)
             return {k: v for m in reversed(maps) for k, v in m.items()} if all(isinstance(m, dict) for m in maps) else OPAQUE
         if qualified == "collections.deque" and len(args) <= 1 and not node.keywords:
             # deque(items): a queue holding them in order, as a list does for a loop
@@ -1154,10 +1240,12 @@ class Folding:
                 except (IndexError, KeyError, ValueError, AttributeError, TypeError):
                     return OPAQUE
             if isinstance(owner, dict) and node.func.attr == "get" and 1 <= len(values) <= 2 and not node.keywords and values[0] is not OPAQUE:
-                key = _hashable(values[0])  # TABLE.get(k, d) of a folded table and key: the entry, else d (None) when nothing adds to it
+                key = _hashable(self.decided(values[0]))  # TABLE.get(k, d) of a folded table and key: the entry, else d (None) when nothing adds to it
                 if key in owner:
                     return owner[key]
                 return OPAQUE if self._may_be_filled(node.func.value) else values[1] if len(values) == 2 else None
+            if isinstance(owner, MayHold) and node.func.attr == "get" and len(values) == 1 and not node.keywords:
+                return owner.lookup(values[0])
             if isinstance(owner, dict) and node.func.attr == "items" and not values:
                 return [list(item) for item in owner.items()]
             if isinstance(owner, dict) and node.func.attr in ("keys", "values") and not values:
@@ -1363,6 +1451,17 @@ class Folding:
             elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute)
                   and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == receiver):
                 name, value = stmt.targets[0].attr, stmt.value
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple):
+                # `self.module, _, self.attr = self.path.rpartition(".")`: each field its item
+                items = self.const(home, stmt.value, {receiver: record}, depth + 1)
+                targets = stmt.targets[0].elts
+                if not isinstance(items, list) or len(items) != len(targets) or not all(
+                        isinstance(t, ast.Name) or isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver for t in targets):
+                    return None
+                for target, item in zip(targets, items):
+                    if isinstance(target, ast.Attribute):
+                        record = Record(record.cls, (*((f, v) for f, v in record.fields if f != target.attr), (target.attr, item)))
+                continue
             else:
                 return None
             folded = self.const(home, value, {receiver: record}, depth + 1)
@@ -1373,7 +1472,10 @@ class Folding:
         """`attr` read on a folded object: its field, else its class's constant (`self.TARGET`)
         unless a method sets it on instances."""
         if any(field == attr for field, _ in record.fields) or self._set_on_instances(record.cls, attr):
-            return record.get(attr)
+            held = record.get(attr)
+            found = self._plugin_definition(record.cls) if isinstance(held, (list, dict)) else None
+            # (a list or dict the object keeps: with what module-level calls of its methods add, _fill_sites)
+            return self.filled(found[0], f"{record.cls[len(found[0]) + 1:]}.{attr}", held, depth + 1) if found else held
         method = self._record_method(record, attr, property_=True)
         if method is not None:  # `spec.target` of `@property def target(self): return f"{self.owner}.{self.attr}"`
             return self.const(method[0], method[1], {method[2]: record}, depth + 1)
@@ -1812,6 +1914,12 @@ class Folding:
         body = tree.body if tree else []
         for position in range(len(body) - 1, -1, -1):  # the last module-level binding wins
             stmt = body[position]
+            if isinstance(stmt, (ast.With, ast.Try)) and (path := imported_names(module, self.files[module][1], stmt.body).get(name)) and is_upstream(path):
+                # `with suppress(ImportError): import sglang.x as x` (or a try): upstream's module where
+                # the import resolves on this release, else the binding before it
+                if self.index.module_exists(path) or self.index.resolve(path).ok:
+                    return Named(path)
+                continue
             if isinstance(stmt, ast.If) and name in assigned_in(stmt):
                 truth = self._if_assigned(module, tree.body, name, depth)
                 if truth is not OPAQUE:
@@ -1886,7 +1994,62 @@ class Folding:
                     call = stmt.value
                     applied = call.func if isinstance(call.func, ast.Call) and len(call.args) == 1 else None
                     self._fill_application(module, applied or call, (module, call.args[0]) if applied else None)
+                if isinstance(stmt, (ast.Expr, ast.Assign)) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+                    self._fill_method_calls(module, stmt.value)
+            for function in (n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))) if tree else ():
+                # a chain on an object made in a function (`Installer().add(A, B).install()`), its
+                # arguments read with the function's own imports
+                chains = [stmt.value for stmt in function.body if isinstance(stmt, (ast.Expr, ast.Assign)) and _made_chain(stmt.value)]
+                local = {name: Named(path) for name, path in imported_names(module, self.files[module][1], function.body).items()} if chains else {}
+                for chain in chains:
+                    self._fill_method_calls(module, chain, local)
         return self._fills
+
+    def _fill_method_calls(self, module: str, call: ast.Call, env: dict | None = None) -> None:
+        """The edits a chain of method calls on a plugin object makes (`INSTALLER =
+        HookInstaller().add("t", hook).add(…)`, `INSTALLER.add(…)` of a global bound to one, at
+        module level; in a function, with `env` its imports): each method's, self the object (a
+        method returning self hands the object on)."""
+        chain = []
+        node = call
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            chain.append(node)
+            node = node.func.value
+        cls = self._object_class(module, node, 0, env)
+        for made in reversed(chain) if cls else ():
+            found = self._plugin_definition(f"{cls}.{made.func.attr}")
+            if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or found[1].decorator_list:
+                return
+            home, method = found
+            params = function_params(method.args)[1:]
+            if any(isinstance(a, ast.Starred) for a in made.args) or any(k.arg is None for k in made.keywords):
+                return
+            bound = {p.name: (module, a) if env is None else ("", self.const(module, a, env)) for p, a in zip(params, made.args)} | {
+                k.arg: (module, k.value) if env is None else ("", self.const(module, k.value, env)) for k in made.keywords}
+            for p, default in zip(reversed(method.args.args), reversed(method.args.defaults)):
+                bound.setdefault(p.arg, (home, default))
+            self._fill_edits(home, method, f"{cls}.{method.name}", bound, owner=cls)
+            if not _returns_self(method):
+                return
+
+    def _object_class(self, module: str, node: ast.expr, depth: int, env: dict | None = None) -> str | None:
+        """The plugin class of the object `node` makes or names (at module level, or with `env` a
+        function's imports): `C(…)`, a chain of its methods that return self, a module global
+        bound once to either; None otherwise."""
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and depth < 8:
+            cls = self._object_class(module, node.func.value, depth + 1, env)
+            found = self._plugin_definition(f"{cls}.{node.func.attr}") if cls else None
+            return cls if found is not None and isinstance(found[1], ast.FunctionDef) and _returns_self(found[1]) else None
+        if isinstance(node, ast.Call):
+            path = self.qualify(module, dotted(node.func), env) if dotted(node.func) else None
+            found = self._plugin_definition(path) if path and not is_upstream(path) else None
+            return path if found is not None and isinstance(found[1], ast.ClassDef) else None
+        if isinstance(node, ast.Name) and depth < 8 and not (env and node.id in env):
+            tree = self.tree(module)
+            values = [s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                      and isinstance(s.targets[0], ast.Name) and s.targets[0].id == node.id] if tree else []
+            return self._object_class(module, values[0], depth + 1) if len(values) == 1 else None
+        return None
 
     def _fill_application(self, module: str, node: ast.expr, decorated: tuple | None) -> None:
         """The edits of module globals one application makes (_fill_sites): `node` a decorator
@@ -2124,6 +2287,62 @@ class Folding:
             return None
         folded = self._truth_of(module, test, env, depth + 1) if env else None  # (`if namespace.get("target"):` of a folded dict)
         return folded if folded is not None else kleene(self.condition(module, test, env, depth + 1), self._release_leaf)
+
+    def release_binding(self, module: str, name: str) -> str | None:
+        """The dotted path the module-level `name` of `module` is bound to on the release scanned
+        where an `if` this release decides picks the binding (vllm-ascend _310p/fused_moe.py: `if
+        vllm_version_is("0.23.0"): from …fused_moe.layer import FusedMoE as _Base` / `else: … _Base =
+        torch.nn.Module`): what Python binds last, running the module's statements in order
+        ("?text" for a value that is no name); None where no decided `if` chooses it, or what
+        runs is not known (an `if` decided at run time, a loop, a try whose import may fail)."""
+        tree = self.tree(module) if module in self.files else None
+        if module not in self._chosen_by_ifs:
+            self._chosen_by_ifs[module] = frozenset(n for s in (tree.body if tree else []) if isinstance(s, ast.If) for n in assigned_in(s))
+        if name not in self._chosen_by_ifs[module]:
+            return None
+        found, chosen = self._bound_through(module, tree.body, name, None, 0)
+        return found if chosen and isinstance(found, str) else None
+
+    def _bound_through(self, module: str, body: list[ast.stmt], name: str, value, depth: int) -> tuple[object, bool]:
+        """(what `name` holds after `body` runs from `value`, whether a decided `if` chose it):
+        a dotted path, "?text", None where nothing bound it, OPAQUE where it is not known."""
+        chosen = False
+        for stmt in body:
+            imported = imported_names(module, self.files[module][1], [stmt]) if isinstance(stmt, (ast.Import, ast.ImportFrom)) else {}
+            if name not in assigned_in(stmt) and name not in imported:
+                continue
+            if isinstance(stmt, ast.If):
+                local = {name: Named(value)} if isinstance(value, str) and not value.startswith("?") else {}
+                taken = self._on_this_release(module, stmt.test, local, depth) if depth < 20 else None
+                if taken is None:
+                    return OPAQUE, chosen
+                value, inner = self._bound_through(module, stmt.body if taken else stmt.orelse, name, value, depth + 1)
+                chosen = True
+            elif imported:
+                value = imported[name]
+            elif isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                value = f"{module}.{name}"
+            elif isinstance(stmt, ast.Try) and not stmt.finalbody:
+                # the try's import where it resolves on this release (its handlers do not run)
+                value, inner = self._bound_through(module, stmt.body, name, value, depth + 1)
+                chosen = chosen or inner
+                if not (isinstance(value, str) and is_upstream(value) and self.index.resolve(value).ok):
+                    return OPAQUE, chosen
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                value = self.qualify(module, dotted(stmt.value)) if dotted(stmt.value) else None
+                value = value or f"?{ast.unparse(stmt.value)}"
+            else:
+                return OPAQUE, chosen
+            if value is OPAQUE:
+                return OPAQUE, chosen
+        return value, chosen
+
+    def decided(self, value):
+        """`value`, a Condition this release decides (`HAS_X = hasattr(SRTPlatform, "x")`) as its
+        bool here (a dict keyed by it gives that entry); any other value as it is."""
+        if isinstance(value, Condition) and (truth := kleene(value.cond, self._release_leaf)) is not None:
+            return truth
+        return value
 
     def _release_text(self) -> str:
         """The version string of the release scanned ("" when not known): what `sglang.__version__`
@@ -2662,6 +2881,30 @@ class Folding:
                 namespace[bound] = held if held is not None else self.class_constant(path, bound, depth + 1)
         return {k: v for k, v in namespace.items() if not (k.startswith("__") and k.endswith("__"))}
 
+    def _function_members(self, path: str, predicate: str | None, depth: int):
+        """`inspect.getmembers(C, inspect.isfunction)` of plugin class `path`: [name, function]
+        pairs sorted by name (the inspect docs), of its body and its plugin bases' (a subclass's
+        own first), the functions a read on the class gives as functions (plain and static
+        methods: not classmethods or properties); OPAQUE for another predicate, or a base
+        outside the plugin (its members are not known here)."""
+        found = self._plugin_definition(path)
+        if predicate != "inspect.isfunction" or found is None or not isinstance(found[1], ast.ClassDef) or depth > 20:
+            return OPAQUE
+        members: dict = {}
+        for base in found[1].bases:
+            if dotted(base) == "object":
+                continue
+            based = self.qualify(found[0], dotted(base)) if dotted(base) else None
+            inherited = self._function_members(based, predicate, depth + 1) if based and not is_upstream(based) else OPAQUE
+            if inherited is OPAQUE:
+                return OPAQUE
+            members.update(dict(inherited))
+        for stmt in found[1].body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not {
+                    (dotted(d) or "").rsplit(".", 1)[-1] for d in stmt.decorator_list} & {"classmethod", "property", "cached_property"}:
+                members[stmt.name] = Named(f"{path}.{stmt.name}")
+        return [[name, members[name]] for name in sorted(members)]
+
     def _builtin_isinstance(self, module: str, value: ast.expr, types: ast.expr, env: dict, depth: int) -> bool | None:
         """`isinstance(x, T)` for T builtin types (str, int, dict, staticmethod, …, or a tuple of
         them) where x folds to a plain value (Python's own answer), or to a plugin class's method
@@ -2674,6 +2917,9 @@ class Folding:
         wanted = tuple(_BUILTIN_TYPES[n] for n in names)
         if held is None or isinstance(held, (str, int, float, bool, list, dict)):
             return isinstance(tuple(held) if isinstance(held, list) and list not in wanted else held, wanted)
+        if isinstance(held, Named) and wanted == (type,):  # `isinstance(Base, type)`: whether the name is a class
+            ref = self.upstream_ref(held.path)
+            return ref.kind == "class" if ref is not None else True if held.path in self.scan.classes else None
         owner, _, member = held.path.rpartition(".") if isinstance(held, Named) else ("", "", "")
         declared = self.scan.classes[owner].methods.get(member) if owner in self.scan.classes else None
         # (a class of a module not scanned yet: its def as written)
@@ -2802,6 +3048,49 @@ class Folding:
         return None
 
 
+def _made_chain(node: ast.expr) -> bool:
+    """Whether `node` is a chain of method calls on an object made there (`C(…).add(…)…`)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+
+
+def _returns_self(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether every return of a method hands back its receiver (`return self`: a chainable call)."""
+    params = function_params(method.args)
+    returns = list(own_returns(method))
+    return bool(params and returns) and all(isinstance(r.value, ast.Name) and r.value.id == params[0].name for r in returns)
+
+
+def _any_keys(value):
+    """A dict whose keys only a run gives, each holding `value`: a MayHold where the value is a
+    plain constant or a name, OPAQUE otherwise."""
+    return MayHold((), value) if value is None or isinstance(value, (str, int, float, Named)) else OPAQUE
+
+
+def without_none(test: ast.expr, env: dict, holds: bool) -> dict:
+    """The OneOf names `test` rules None out of where it `holds` (True: `if x is not None:` /
+    `if x:`'s body; False: what follows `if x is None: continue` / `if not x: return`; a truth
+    test rules out false constants too): each with its other options (one left: that value)."""
+    def named(node: ast.expr) -> str | None:
+        return node.id if isinstance(node, ast.Name) and isinstance(env.get(node.id), OneOf) else None
+
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, holds = test.operand, not holds
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        name = named(test.left) if isinstance(test.ops[0], (ast.Is, ast.IsNot)) and holds == isinstance(test.ops[0], ast.IsNot) else None
+        gone = (None,)
+    else:  # (the name's truth: a false constant goes too)
+        name = named(test) if holds else None
+        gone = (None, False, 0, "")
+    if name is None:
+        return {}
+    kept = tuple(option for option in env[name].options if not any(option[0] is g or type(option[0]) is type(g) and option[0] == g for g in gone))
+    return {name: kept[0][0] if len(kept) == 1 else OneOf(kept)} if kept else {}
+
+
 def narrowed_key(name: str) -> str:
     """The environment key under which a body an `isinstance(name, C)` test guards keeps
     Instance(C) (not `name` itself: what field reads see is left as it was)."""
@@ -2825,9 +3114,16 @@ def _not_in_init(default: ast.expr | None) -> bool:
 
 
 def _field_default(default: ast.expr | None) -> ast.expr | None:
-    """A field's default value: `x: T = v`'s v; `field(default=v)`'s v; None for none
-    (`field()`, `field(default_factory=…)`: no constant the scan folds)."""
+    """A field's default value: `x: T = v`'s v; `field(default=v)`'s v; what `field(default_factory=
+    dict)` (list, tuple, a lambda returning a literal) makes, as an expression that folds to it;
+    None for none (`field()`, another factory)."""
     if isinstance(default, ast.Call) and (dotted(default.func) or "").rsplit(".", 1)[-1] == "field":
+        factory = next((k.value for k in default.keywords if k.arg == "default_factory"), None)
+        if isinstance(factory, ast.Lambda) and not function_params(factory.args):
+            return factory.body
+        made = {"dict": ast.Dict(keys=[], values=[]), "list": ast.List(elts=[], ctx=ast.Load()), "tuple": ast.Tuple(elts=[], ctx=ast.Load())}
+        if isinstance(factory, ast.Name) and factory.id in made:
+            return ast.copy_location(made[factory.id], factory)
         return next((k.value for k in default.keywords if k.arg == "default"), None)
     return default
 

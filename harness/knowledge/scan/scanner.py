@@ -75,6 +75,7 @@ from harness.knowledge.scan.folding import (
     free_marker,
     is_type_test,
     returned_marker,
+    without_none,
 )
 from harness.knowledge.scan.liveness import mark_live, plugin_roots, with_parents
 from harness.knowledge.scan.registrations import Registrations
@@ -193,6 +194,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._tests: dict[int, tuple] = {}
         self._instance_writes: dict[tuple[str, str], bool] = {}
         self._stand_in_cache: dict[str, dict] = {}
+        self._chosen_by_ifs: dict[str, frozenset[str]] = {}
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
         self._patch_only: set[int] = set()
@@ -408,8 +410,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for stmt in body:
             self._statement(module, stmt, ctx)
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-                # `if not hasattr(X, "y"): return` guards the rest of the block
+                # `if not hasattr(X, "y"): return` guards the rest of the block (and `if f is None:
+                # continue` leaves f one of its other values)
                 ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True, local=ctx.local),))
+                ctx.env.update(without_none(stmt.test, ctx.env, holds=False))
             exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
             imports = tuple(upstream_imports(module, self.files[module][1], stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
             if imports and any(h.type is None or self.exception_names(module, [h.type]) & IMPORT_ERRORS for h in exits):
@@ -493,7 +497,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             body = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),))
             narrowed = self._narrowed(module, stmt.test, env)
             if narrowed is None:
-                self._block(module, stmt.body, body)
+                self._block(module, stmt.body, replace(body, env={**env, **without_none(stmt.test, env, holds=True)}))
             else:  # `if isinstance(x, C):` x holds an instance of C in the body (for placements only:
                 # a field read there may be on a plugin subclass the body narrows to next); what
                 # else the body binds stays bound
@@ -707,6 +711,11 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         body_text = f"the imports at line {stmt.lineno} succeed" if imports else f"the try at line {stmt.lineno} succeeds"
         for handler in stmt.handlers:
             guard = GuardCond(succeeded if isinstance(succeeded, Undecided) else Not(succeeded), f"not ({body_text})", handler.lineno)
+            if imports and handler.type is not None and self.exception_names(module, [handler.type]) == {"ModuleNotFoundError"}:
+                # only a missing module raises ModuleNotFoundError: a missing name in a module that is
+                # there raises plain ImportError, which this handler lets through
+                there = tuple(ModuleExists(m) for m in dict.fromkeys(i[0] for i in imports))
+                guard = GuardCond(Not(there[0] if len(there) == 1 else AllOf(there)), f"a module the imports at line {stmt.lineno} name is missing", handler.lineno)
             self._block(module, handler.body, replace(ctx, guards=ctx.guards + (guard,)))
         if stmt.orelse:  # runs only after the whole body did: what the body imported or bound once is bound there
             bound = {**ctx.env, **{name: Named(path) for name, path in imported_names(module, self.files[module][1], stmt.body).items()},
@@ -856,6 +865,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         bases = []
         for base in node.bases:
             qualified = self.qualify(module, dotted(base), ctx.env)
+            if isinstance(base, ast.Name) and base.id not in ctx.env and (chosen := self.release_binding(module, base.id)) is not None:
+                qualified = chosen  # a base an `if` on this release picks (its last binding elsewhere)
             bases.append(qualified or f"?{ast.unparse(base)}")
             if is_upstream(qualified):  # the class statement needs a class there (not a function)
                 self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
@@ -874,7 +885,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     cls.dynamic = True
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = mangled(stmt.targets[0].id, node.name)
-                assigned_method = self._assigned_method(module, name, stmt.value, stmt.lineno, ctx)
+                assigned_method = self._assigned_method(module, name, stmt.value, stmt.lineno, ctx, cls.methods)
                 if assigned_method is not None:
                     cls.methods.setdefault(name, assigned_method)
             for name in assigned_in(stmt):
@@ -973,18 +984,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             instance = Record(instance.cls, (*((f, v) for f, v in instance.fields if f not in kept), *kept.items()))
         self.set_name_sites.setdefault(path, []).append((owner, name, instance, f"{self.relfile(module)}:{stmt.lineno}"))
 
-    def _assigned_method(self, module: str, name: str, value: ast.expr, line: int, ctx: Context) -> MethodDecl | None:
+    def _assigned_method(self, module: str, name: str, value: ast.expr, line: int, ctx: Context, body: dict | None = None) -> MethodDecl | None:
         """A method bound by assignment in a class body (`m = _plugin_fn`, `m = lambda self: …`,
-        `m = staticmethod(fn)` / `classmethod(fn)`) or on the class afterwards (graft_method): a
-        function in a class's namespace is a method however it got there (Python's data model,
-        "Functions"). None for any other value."""
+        `m = staticmethod(fn)` / `classmethod(fn)`, `m = other_method` of the same body: `body`, its
+        methods so far) or on the class afterwards (graft_method): a function in a class's
+        namespace is a method however it got there (Python's data model, "Functions"). None for
+        any other value."""
         decorators: tuple[str, ...] = ()
         if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and dotted(value.func) in ("staticmethod", "classmethod"):
             value, decorators = value.args[0], (dotted(value.func),)
+        if isinstance(value, ast.Name) and body and value.id in body:  # `get_nsa = get_mla`: the body's own function again
+            return replace(body[value.id], name=name, line=line, decorators=decorators + body[value.id].decorators)
         if (isinstance(value, ast.Call) and value.args and not any(isinstance(a, ast.Starred) for a in value.args)
                 and self.qualify(module, dotted(value.func), ctx.env) == "functools.partialmethod"):
             # partialmethod(fn, *a, **k): self, then what partial(fn, *a, **k) leaves (functools docs)
-            inner = self._assigned_method(module, name, value.args[0], line, ctx)
+            inner = self._assigned_method(module, name, value.args[0], line, ctx, body)
             if inner is None or not inner.params:
                 return None
             rest = partial_params(inner.params[1:], len(value.args) - 1, [k.arg for k in value.keywords if k.arg])

@@ -787,22 +787,44 @@ def is_main_test(test: ast.expr) -> bool:
 def drained_loop(loop: ast.While) -> ast.For | None:
     """`while Q: item = Q.pop(…)` (or `Q.popleft()`), Q a name the body does not otherwise bind
     or add to: the `for item in Q:` loop meeting the same elements (each popped once until Q is
-    empty; the order aside), with the rest of the body. None for any other loop."""
+    empty; the order aside), with the rest of the body; a one-statement body using the popped
+    item in place (`self.apply(Q.pop(0))`) as that statement with `<item>` there. None for any
+    other loop."""
     test = loop.test
     if isinstance(test, ast.Call) and dotted(test.func) == "len" and len(test.args) == 1:
         test = test.args[0]
     if not isinstance(test, ast.Name) or loop.orelse or not loop.body:
         return None
     first = loop.body[0]
+
+    def pops(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "popleft")
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == test.id and len(node.args) <= 1)
+
     popped = first.value if isinstance(first, ast.Assign) and len(first.targets) == 1 else None
-    if not (isinstance(popped, ast.Call) and isinstance(popped.func, ast.Attribute) and popped.func.attr in ("pop", "popleft")
-            and isinstance(popped.func.value, ast.Name) and popped.func.value.id == test.id and len(popped.args) <= 1):
-        return None
+    if not pops(popped):
+        # `while Q: self.apply(Q.pop(0))`: the popped item used in place, as `for <item> in Q: self.apply(<item>)`
+        if (len([n for n in ast.walk(first) if pops(n)]) != 1 or len(loop.body) != 1
+                or len([n for n in ast.walk(first) if isinstance(n, ast.Name) and n.id == test.id]) != 1):
+            return None
+
+        class _Item(ast.NodeTransformer):
+            def visit_Call(self, node: ast.Call) -> ast.AST:
+                return ast.copy_location(ast.Name("<item>", ast.Load()), node) if pops(node) else self.generic_visit(node)
+
+        rest = [ast.fix_missing_locations(_Item().visit(copy.deepcopy(loop.body[0])))]
+        return ast.copy_location(ast.For(target=ast.Name("<item>", ast.Store()), iter=ast.Name(test.id, ast.Load()), body=rest, orelse=[]), loop)
     rest = loop.body[1:]
     if any(isinstance(n, ast.Name) and n.id == test.id and isinstance(n.ctx, ast.Store) for s in rest for n in ast.walk(s)) or any(
             isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == test.id for s in rest for n in ast.walk(s)):
         return None
     return ast.copy_location(ast.For(target=first.targets[0], iter=ast.Name(test.id, ast.Load()), body=rest or [ast.Pass()], orelse=[]), loop)
+
+
+def is_property(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a def is a property getter (`@property`, `@functools.cached_property`): reading
+    the attribute runs it (the data model's descriptors), no call names it."""
+    return bool({(dotted(d) or "").rsplit(".", 1)[-1] for d in function.decorator_list} & {"property", "cached_property"})
 
 
 def forwards_to_super(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
