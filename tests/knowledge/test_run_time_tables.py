@@ -22,6 +22,17 @@ def upstreams(tmp_path_factory):
     return upstream_pair(tmp_path_factory)
 
 
+def _judge_legacy(tmp_path, upstream: str, source: str, imported: bool) -> None:
+    """`check` of a plugin whose pd/__init__.py is `source`: pd.legacy's dropped import is live and
+    breaking (exit 1) where `imported`, dead code (exit 0) where not."""
+    files = {"pyproject.toml": pyproject(plugins={"pd": "pd:register"}), "pd/__init__.py": "from sglang.srt.layers.sampler import Sampler\n" + source,
+             "pd/legacy.py": LEGACY, "pd/fast.py": FAST}
+    code, doc = check(plugin(tmp_path, files), upstream)
+    legacy = [f for f in doc["findings"] if f["file"] == "pd/legacy.py" and f["target"].startswith("sglang.srt.layers.torchao_utils")]
+    assert legacy, doc["findings"]
+    assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]
+
+
 HEAD = "import collections\nimport importlib\nimport os\n\n"
 TABLES = {
     # (the plugin's __init__, whether pd.legacy is imported)
@@ -53,13 +64,7 @@ TABLES = {
 def test_modules_imported_from_a_table_a_run_adds_keys_to(upstreams, tmp_path, spelling):
     """Known keys keep their entries under a run-time override; unseen keys hold the override's
     value, so a loop that skips it never meets an unknown module."""
-    source, imported = TABLES[spelling]
-    files = {"pyproject.toml": pyproject(plugins={"pd": "pd:register"}), "pd/__init__.py": "from sglang.srt.layers.sampler import Sampler\n" + source,
-             "pd/legacy.py": LEGACY, "pd/fast.py": FAST}
-    code, doc = check(plugin(tmp_path, files), upstreams[1])
-    legacy = [f for f in doc["findings"] if f["file"] == "pd/legacy.py" and f["target"].startswith("sglang.srt.layers.torchao_utils")]
-    assert legacy, doc["findings"]
-    assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]
+    _judge_legacy(tmp_path, upstreams[1], *TABLES[spelling])
 
 
 FILTERS = {
@@ -81,10 +86,4 @@ FILTERS = {
 
 @pytest.mark.parametrize("spelling", sorted(FILTERS))
 def test_modules_imported_from_what_a_plugin_predicate_keeps(upstreams, tmp_path, spelling):
-    source, imported = FILTERS[spelling]
-    files = {"pyproject.toml": pyproject(plugins={"pd": "pd:register"}), "pd/__init__.py": "from sglang.srt.layers.sampler import Sampler\n" + source,
-             "pd/legacy.py": LEGACY, "pd/fast.py": FAST}
-    code, doc = check(plugin(tmp_path, files), upstreams[1])
-    legacy = [f for f in doc["findings"] if f["file"] == "pd/legacy.py" and f["target"].startswith("sglang.srt.layers.torchao_utils")]
-    assert legacy, doc["findings"]
-    assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]
+    _judge_legacy(tmp_path, upstreams[1], *FILTERS[spelling])

@@ -745,16 +745,8 @@ class PluginClasses:
                     held = tuple((name, self.const(cls.module, value, defaults)) for name, value in sets.items())
                     found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
 
-        homes = {self.scan.classes[c].module for c in subclasses if c in self.scan.classes}
-
         def in_own_classmethod(caller: str, call: ast.Call) -> bool:
-            # `cls(…)` in a classmethod of the class or a plugin subclass (an alternative constructor, `from_ports`)
-            if caller not in homes:
-                return False
-            enclosing = self._functions_at(self.relfile(caller), str(call.lineno))
-            owner, _, name = enclosing[-1].rpartition(".") if enclosing else ("", "", "")
-            decl = self.scan.classes[owner].methods.get(name) if owner in subclasses and owner in self.scan.classes else None
-            return decl is not None and "classmethod" in {d.rsplit(".", 1)[-1] for d in decl.decorators}
+            return self._in_own_classmethod(subclasses, caller, call)
 
         for binding, _, call in self._call_bindings(cls.module, f"{cls_path}.__init__", init.lineno, "cls", 1, in_own_classmethod):
             held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
@@ -769,22 +761,25 @@ class PluginClasses:
             return []
         short = cls_path.rsplit(".", 1)[-1]
         found = []
-        home = self.scan.classes[cls_path].module if cls_path in self.scan.classes else None
         for caller, call, env in [*self.call_arguments.get(short, []), *self.bare_calls.get(short, []),
                                   *self.call_arguments.get("cls", []), *self.bare_calls.get("cls", [])]:
-            if dotted(call.func) == "cls":
-                # `cls(…)` in a classmethod of the class (an alternative constructor, `from_env`)
-                enclosing = self._functions_at(self.relfile(caller), str(call.lineno)) if caller == home else ()
-                owner, _, name = enclosing[-1].rpartition(".") if enclosing else ("", "", "")
-                decl = self.scan.classes[owner].methods.get(name) if owner == cls_path else None
-                if decl is None or "classmethod" not in {d.rsplit(".", 1)[-1] for d in decl.decorators}:
-                    continue
-            elif self.qualify(caller, dotted(call.func), env) != cls_path:
+            if not (self._in_own_classmethod({cls_path}, caller, call) if dotted(call.func) == "cls"
+                    else self.qualify(caller, dotted(call.func), env) == cls_path):
                 continue
             record = self._record(caller, cls_path, call, env, 0)
             if record is not None:
                 found.append(({receiver: record}, call))
         return found
+
+    def _in_own_classmethod(self, classes: set[str], caller: str, call: ast.Call) -> bool:
+        """Whether `call` (`cls(…)` in `caller`) sits in a classmethod of one of the plugin
+        `classes`: an alternative constructor (`from_ports`, `from_env`) making an instance."""
+        if caller not in {self.scan.classes[c].module for c in classes if c in self.scan.classes}:
+            return False
+        enclosing = self._functions_at(self.relfile(caller), str(call.lineno))
+        owner, _, name = enclosing[-1].rpartition(".") if enclosing else ("", "", "")
+        decl = self.scan.classes[owner].methods.get(name) if owner in classes and owner in self.scan.classes else None
+        return decl is not None and "classmethod" in {d.rsplit(".", 1)[-1] for d in decl.decorators}
 
     def caller_bindings(self, module: str, function: str, line: int, called_as: str | None = None, through_callers: int = 0) -> list[tuple[dict, str]]:
         """For the plugin function `function` (its def in `module` spans `line`): each call of it
