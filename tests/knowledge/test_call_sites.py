@@ -366,6 +366,11 @@ def test_a_method_name_called_all_over_the_release_is_not_scanned(upstreams, mon
     monkeypatch.setattr(callsites, "MAX_MODULES", 0)
     _, new = upstreams
     index = SymbolIndex(resolve_upstream(new), use_cache=False)  # not the answer an earlier check kept
+    # up to MAX_SHAPED modules each call is still read for its argument list, its receiver not placed
+    sites = call_sites(index, index.resolve(f"{SCHED}._evict").ref)
+    assert sites.calls == [] and {s.receiver.split(" (")[0] for s in sites.unsure} == {"self._evict"} and all(s.call_read for s in sites.unsure), sites
+    monkeypatch.setattr(callsites, "MAX_SHAPED", 0)
+    index = SymbolIndex(resolve_upstream(new), use_cache=False)
     sites = call_sites(index, index.resolve(f"{SCHED}._evict").ref)
     assert sites.calls == [] and "not scanned" in sites.unsure[0].receiver
     placed = call_sites(index, index.resolve(f"{WU}.filter_files").ref)

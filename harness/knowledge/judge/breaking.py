@@ -67,7 +67,7 @@ ROWS: tuple[Row, ...] = (
         "(unverified, exit 3)", False,
         lambda f: f.guard == "undecided"),
     Row("runtime_condition", "it fails when a run-time data condition holds (a parameter or local, a dtype, "
-        "`is not None`, a config value read in the function): breaking, the condition named", True,
+        "`is not None`, a config value read in the function, an environment variable): breaking, the condition named", True,
         lambda f: f.guard == "runtime"),
     Row("runs", "it fails wherever it runs: at import of a live module, on a startup path, or in a function "
         "the plugin or upstream calls", True,

@@ -28,8 +28,11 @@ from harness.knowledge.model import CallShape, Outcome, Ref, dotted, resolve_rel
 from harness.knowledge.scan import annotation_class, call_shape
 from harness.knowledge.upstream import SymbolIndex
 
-# Above this many candidate modules a name is too common to scan (each is parsed): calls unsure.
+# Above this many candidate modules a name is too common to place receivers in (each is
+# parsed and its receivers typed): calls unsure. Up to MAX_SHAPED modules each call is still
+# read for its argument list (no receiver placed), so "every call of that name binds" can hold.
 MAX_MODULES = 16
+MAX_SHAPED = 32
 # The platform object upstream code calls platform methods on; an instance of the profile's platform interface.
 PLATFORM_INSTANCE = "current_platform"
 # CallSite.made of an instance a function annotated to return the class built (instance_calls)
@@ -117,6 +120,17 @@ def _find(index: SymbolIndex, ref: Ref) -> CallSites:
         # a method name called all over the release (forward, get, run): its receivers cannot all
         # be placed. A module-level function is always placed: each call either reaches it
         # through an import of its module or name, or is of something else (_classify)
+        if len(candidates) <= MAX_SHAPED:
+            for module in candidates:  # the calls as written, their receivers not placed
+                tree = index.tree(module)
+                for node, _, _ in _calls_and_references(tree, name, lines_naming(index.sources()[module], name)) if tree is not None else ():
+                    func = node.func if isinstance(node, ast.Call) else node
+                    receiver = ast.unparse(func.value) if isinstance(func, ast.Attribute) else name
+                    shape = call_shape(node) if isinstance(node, ast.Call) else CallShape(0, (), True, True)
+                    result.unsure.append(CallSite(index.files[module][0], node.lineno, f"{receiver}.{name} (not placed: {len(candidates)} modules call a '.{name}(')"
+                                                  + ("" if isinstance(node, ast.Call) else " (referenced, not called)"), shape, True))
+            result.unsure.sort(key=lambda s: (s.path, s.line))
+            return result
         relpath = index.files[ref.module][0]
         result.unsure.append(CallSite(relpath, info.lineno, f"{len(candidates)} modules call a '.{name}(': not scanned", CallShape(0, (), True, True), True))
         return result

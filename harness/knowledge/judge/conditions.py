@@ -155,7 +155,9 @@ def stale_branch(judge: JudgeContext, module: str) -> GuardCond | None:
     release (an unguarded module-level import of it is missing): the naming condition, with
     that reason. A plugin run on this release cannot be taking that branch, so what the
     module holds is undecided rather than breaking. None otherwise: a module that imports
-    is judged as any other (a conditionally named default worker still breaks)."""
+    is judged as any other (a conditionally named default worker still breaks), and so is the
+    platform class activate() returns under a condition (a deployment's switch: some runs take
+    it)."""
     if module not in judge.scan.conditional:
         return None
     if judge.memo.stale is None:
@@ -164,7 +166,10 @@ def stale_branch(judge: JudgeContext, module: str) -> GuardCond | None:
         failing = next((d for d in judge.scan.dependencies if d.module == module and d.kind == "import" and d.scope == "module"
                         and not d.guards and not d.catches and (raw := _raw(judge, d)) is not None and raw.status is Status.missing), None)
         cond = judge.scan.conditional[module]
-        judge.memo.stale[module] = None if failing is None else replace(
+        # the platform class activate() returns is what the plugin exists to load: under a switch
+        # (`if os.environ.get("X_DISABLE") == "1": return None`) it is loaded on the runs that
+        # leave it on, not an alternative this release has moved past
+        judge.memo.stale[module] = None if failing is None or module in judge.scan.platform_conditional else replace(
             cond, text=f"{cond.text}; {failing.file} cannot be imported on this release ({failing.target}, line {failing.line}), so that branch is not taken here")
     return judge.memo.stale[module]
 

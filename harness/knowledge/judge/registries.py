@@ -51,8 +51,8 @@ _DECODER = msgspec.msgpack.Decoder(RegistryKeys | None)
 
 def registry_at(index: SymbolIndex, path: str) -> tuple[Ref, RegistryKeys] | None:
     """The registry a dotted path names and its keys: a module-level dict (registry_keys), or the
-    attribute an object built at module level keeps its argument in, that argument a module dict
-    or a dict comprehension keyed by the keys of one (vLLM 0.11 registry.py:936: `ModelRegistry =
+    attribute an object built at module level keeps its argument in, that argument a dict
+    literal, a module dict or a dict comprehension keyed by the keys of one (vLLM 0.11 registry.py:936: `ModelRegistry =
     _ModelRegistry({arch: … for arch, (mod, cls) in _VLLM_MODELS.items()})`, whose `__init__` keeps
     it as `self.models`: ModelRegistry.models has _VLLM_MODELS's keys; a comprehension's `if`
     leaves the set open). None for anything else."""
@@ -75,6 +75,10 @@ def registry_at(index: SymbolIndex, path: str) -> tuple[Ref, RegistryKeys] | Non
         if not (isinstance(given.key, ast.Name) and isinstance(first, ast.Name) and given.key.id == first.id):
             return None
         given, filtered = source, bool(generator.ifs)
+    if isinstance(given, ast.Dict) and not filtered:  # `_ModelRegistry({"LlamaForCausalLM": …, …})`: the literal's keys
+        result = RegistryKeys()
+        _dict_keys(given, f"{index.files[holder.ref.module][0]}:{given.lineno}", f"{holder.ref.qualname}({{…}})", result, index.tree(holder.ref.module))
+        return holder.ref, result
     if not isinstance(given, ast.Name):
         return None
     table = Ref("value", holder.ref.module, given.id)

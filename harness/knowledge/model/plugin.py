@@ -421,6 +421,8 @@ class PluginScan:
     # modules only a conditionally named class brings in (scan.liveness.mark_live): the
     # condition, for the judge (judge.conditions.stale_branch)
     conditional: dict[str, GuardCond] = field(default_factory=dict)
+    # those of them a platform class activate() returns under a condition brings in
+    platform_conditional: set[str] = field(default_factory=set)
     # modules every import of which sits under a guard (`if FLAG: import m`, `if self.v2: from m
     # import R`), along every path from the roots: when they are imported at all (mark_live)
     imported_when: dict[str, GuardCond] = field(default_factory=dict)

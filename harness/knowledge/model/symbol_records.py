@@ -84,6 +84,9 @@ class ModuleTable:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     has_getattr: bool = False  # a module-level __getattr__ (PEP 562) answers names at run time
     getattr_names: tuple[str, ...] | None = None  # all it can answer, when its code says so
+    # a name it answers that the module also imports under `if TYPE_CHECKING:` (vllm/__init__.py's
+    # lazy MODULE_ATTRS): that import's binding, what the lazy lookup hands back
+    getattr_bindings: dict[str, Binding] = field(default_factory=dict)
     imports: list[str] = field(default_factory=list)  # absolute module names imported anywhere
     error: str | None = None  # set when the file does not parse
 

@@ -90,6 +90,8 @@ class PluginClasses:
     model_packages: set[str]
     disabled_models: set[str]
     parameter_registries: list
+    held_registrars: list
+    _related_classes: dict[str, frozenset[str]]
     decorated: dict[int, str]
     grafts: list
     plugin_calls: list
@@ -102,6 +104,7 @@ class PluginClasses:
         self._parameter_hooks()
         self._parameter_replacements()
         self._parameter_registries()
+        self._held_registrars()
         self._parameter_patches()
         for module, owner, name, value, line, ctx in self.parameter_grafts:
             for binding, _ in self.helper_bindings(module, ctx.functions, line):
@@ -147,14 +150,22 @@ class PluginClasses:
     def _unloaded_platform(self, path: str) -> bool:
         """Whether the platform class `path` is never the one the engine loads: the entry point's
         platform classes are known, `path` is none of them nor a base of one, and no plugin code
-        names it (a reference, an attribute, a string) outside its own class statement: a
-        class left in a module (`DotPlatformV1` beside the `DotPlatform` activate() returns)."""
+        names it (a reference, an attribute, a string; its own full path in the module of the
+        platform entry point is one of activate()'s alternatives, on a release that chose
+        another) outside its own class statement: a class left in a module (`DotPlatformV1`
+        beside the `DotPlatform` activate() returns)."""
         loaded = [p.replace(":", ".") for p in self.scan.platform_class_paths]
         if not loaded or any(path == p or path in self.plugin_mro(p) for p in loaded if p in self.scan.classes):
             return False
         if any(p not in self.scan.classes for p in loaded):
             return False  # a returned class the scan does not know: which one loads is not certain
         short = path.rsplit(".", 1)[-1]
+        owner = path.rpartition(".")[0]
+        # its full path as a string in the module of the platform entry point is one of the
+        # classes activate() chooses from, and on this release it chose the others (the engine
+        # loads only what activate() returns: sglang/srt/platforms/__init__.py resolve_name of it)
+        alternatives = {path, f"{owner}:{short}"}
+        choosers = {ep.value.partition(":")[0] for ep in self.scan.entry_points if profile().entry_points.get(ep.group) == "platform"}
         for module in self.files:
             tree = self.tree(module)
             own = {id(n) for c in walk(tree) if isinstance(c, ast.ClassDef) and f"{module}.{c.name}" == path for n in walk(c)} if tree else set()
@@ -162,7 +173,8 @@ class PluginClasses:
                 if id(node) in own:
                     continue
                 if (isinstance(node, ast.Name) and node.id == short or isinstance(node, ast.Attribute) and node.attr == short
-                        or isinstance(node, ast.Constant) and isinstance(node.value, str) and short in node.value):
+                        or isinstance(node, ast.Constant) and isinstance(node.value, str) and short in node.value
+                        and not (module in choosers and node.value in alternatives)):
                     return False
         return True
 
@@ -202,12 +214,26 @@ class PluginClasses:
         """A registry read keyed by a function's parameter (`def reuse(name): return
         ATTENTION_BACKENDS[name]`, or a value built from it: `[backend.value]`) reads each
         constant key a call of that function passes (helper_bindings: also through its own
-        callers): one registry_key dependency per key, at the read, naming the call."""
+        callers): one registry_key dependency per key, at the read, naming the call. A registry
+        a parameter holds (`registry.models[arch]`, registry None here) is the upstream one each
+        call hands in."""
+        def upstream_held(node: ast.Subscript, env: dict):
+            held = self.const(module, node.value, env)
+            return held if isinstance(held, Named) and is_upstream(held.path) else None
+
         for registry, module, function, keyed, node, ctx in self.parameter_keys:
             seen: set[tuple[str, str]] = set()
+            if registry is None and not any(upstream_held(node, {**ctx.env, **binding}) for binding, _ in self.helper_bindings(module, ctx.functions, node.lineno)) and not (
+                    "." in dotted(node.value) and self._passed_by_name(function, dotted(node.value).split(".")[0])):
+                # (a registry a parameter holds: where a caller hands in an upstream one, or passes
+                # its own on to an attribute read, `registry.models[arch]`)
+                continue
             bindings = self.bindings_or_through(module, ctx.functions, node.lineno, lambda found: any(
                 isinstance(self.const(module, node.slice, {**ctx.env, **binding}), str) for binding, _ in found if binding))
             for binding, where in bindings[:_MOST_CALLER_ENVS]:
+                held = upstream_held(node, {**ctx.env, **binding}) if registry is None and binding else None
+                if registry is None and held is None:
+                    continue  # (this call hands in something else)
                 # with the parameters bound; else the locals at the read as that call leaves them
                 # (loops around it unrolled)
                 key = self.const(module, node.slice, {**ctx.env, **binding}) if binding else None
@@ -216,7 +242,7 @@ class PluginClasses:
                 for key in keys:
                     if isinstance(key, str) and (key, where) not in seen and key not in self._chain_shadows.get(id(node), ()):
                         seen.add((key, where))
-                        self._dependency("registry_key", registry, module, node, ctx, name=key,
+                        self._dependency("registry_key", registry or held.path, module, node, ctx, name=key,
                                          expression=f"{ast.unparse(node)} with {keyed}={key!r} ({where})")
 
     def _parameter_calls(self) -> None:
@@ -260,10 +286,13 @@ class PluginClasses:
     def _inherited_constructors(self) -> None:
         """A call of a plugin class that builds itself with an upstream class's constructor
         (none of its own classes defines `__init__`/`__new__` or is decorated) is a call of that
-        upstream class: one `call` dependency per call, judged against what upstream takes."""
+        upstream class: one `call` dependency per call, judged against what upstream takes. The
+        class's own methods make it as `cls(…)` (a classmethod), `type(self)(…)` or
+        `self.__class__(…)` too."""
         constructors: dict[str, str | None] = {}
         extended: dict[str, tuple[str, tuple[Param, ...]] | None] = {}
         for module, call, ctx, qualified in self.plugin_calls:
+            qualified = qualified if qualified in self.scan.classes else _own_class_made(call, ctx)
             if qualified not in self.scan.classes:
                 continue
             if qualified not in constructors:
@@ -357,6 +386,23 @@ class PluginClasses:
                     for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                         self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)
 
+    def _held_registrars(self) -> None:
+        """`reg(name)(fn)` where `reg` is what a caller or a construction hands the function
+        (`self.registrar`, a parameter, a name bound from one): register_attention_backend's
+        registration where, as that binding gives it, reg holds that function; one per
+        binding."""
+        made: set[tuple] = set()
+        for module, call, ctx in self.held_registrars:
+            for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno):
+                for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                    held = self.const(module, call.func, inner.env)
+                    if isinstance(held, Named) and is_upstream(held.path) and held.path.endswith(".register_attention_backend"):
+                        backend = self.const(module, call.args[0], inner.env)
+                        key = (id(call), held.path, backend if isinstance(backend, str) else "?")
+                        if key not in made:
+                            made.add(key)
+                            self._dependency("attention_backend", held.path, module, call, inner, name=key[2])
+
     def _parameter_patches(self) -> None:
         """`setattr(owner, name, fn)` inside a helper taking them as parameters: one patch per
         call of the helper (helper_bindings), as that call passes them."""
@@ -383,14 +429,18 @@ class PluginClasses:
     def _model_package_modules(self) -> None:
         """Each external model package's `pkg.*` becomes the modules the engine's loader imports:
         its direct submodules that are no package, bar those the plugin disables by last name
-        (EngineProfile.disabled_models_env)."""
-        for found in self.dynamic_imports.values():
+        (EngineProfile.disabled_models_env), each imported under the guards `pkg.*` was named under."""
+        for module, found in self.dynamic_imports.items():
             expanded = []
+            guards = self.import_guards.get(module, {})
             for target, functions in found:
                 package = target[:-2] if target.endswith(".*") else None
                 if package in self.model_packages:
-                    expanded += [(m, functions) for m in sorted(self.files) if m.rpartition(".")[0] == package and not self.files[m][1]
-                                 and m.rpartition(".")[2] not in self.disabled_models]
+                    loaded = [m for m in sorted(self.files) if m.rpartition(".")[0] == package and not self.files[m][1]
+                              and m.rpartition(".")[2] not in self.disabled_models]
+                    expanded += [(m, functions) for m in loaded]
+                    for m in loaded:  # each under the guards the package was named under (a settings write in an `if`)
+                        guards.setdefault(m, []).extend(g for g in guards.get(target, []) if g not in guards[m])
                 else:
                     expanded.append((target, functions))
             found[:] = expanded
@@ -516,8 +566,9 @@ class PluginClasses:
 
     def _run_simple(self, module: str, stmt: ast.stmt, env: dict, scanned: dict) -> None:
         """What `stmt` binds in `env` when it is a plain assignment, a loop over a folded value
-        whose body only assigns, or an `if` that only exits; a name anything else stores (or an
-        assignment whose value does not fold) gets the scan's value, `scanned`."""
+        whose body only assigns, or an `if` that only exits (and the walrus names of a test); a
+        name anything else stores (or an assignment whose value does not fold) gets the scan's
+        value, `scanned`."""
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple, ast.List)):
             value = self.const(module, stmt.value, env)
             env.update({k: v if v is not OPAQUE else scanned.get(k, OPAQUE) for k, v in bind(stmt.targets[0], value).items()})
@@ -526,6 +577,12 @@ class PluginClasses:
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and env.get("<self>") == target.value.id:
             env[f"<self.{target.attr}>"] = self.const(module, stmt.value, env)  # `self.target = …`, read later in the method
             return
+        if isinstance(stmt, (ast.If, ast.While, ast.Assert)):
+            # `if (reg := self.registrar) is None: return`: the test runs whichever way it goes, binding reg
+            for node in walk(stmt.test):
+                if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                    value = self.const(module, node.value, env)
+                    env[node.target.id] = value if value is not OPAQUE else scanned.get(node.target.id, OPAQUE)
         if isinstance(stmt, ast.If) and not stmt.orelse and all(isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Expr, ast.Pass)) for s in stmt.body):
             return  # an early exit: what follows runs where it did not
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and not stmt.orelse and all(isinstance(s, ast.Assign) and len(s.targets) == 1 for s in stmt.body):
@@ -695,8 +752,9 @@ class PluginClasses:
         """For a method of a plugin class C (its def in `module` spans `line`): per construction
         `C(…)` in the plugin, ({self: Record of the attributes C's `__init__` sets at its top
         level from what that call passes (`self.module_path = module_path`, also unpacked from a
-        tuple)}, the construction call). An attribute something else also writes (another method,
-        `obj.attr = …`, setattr) is left out; none when a plugin subclass has an `__init__` of its
+        tuple)}, the construction call). An attribute something else also writes on C's
+        instances (another method, `obj.attr = …` of an object of unknown class, setattr) is
+        left out (assigned_truth's rule); none when a plugin subclass has an `__init__` of its
         own or the method is a static or class method."""
         cls_path, _, _ = function.rpartition(".")
         cls, method = self.scan.classes.get(cls_path), self._definition(module, function, line)
@@ -715,9 +773,12 @@ class PluginClasses:
 
         sets: dict[str, ast.expr] = {}
         for stmt in init.body:
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:  # `self._table: dict[K, V] = {…}`
+                target, value = stmt.target, stmt.value
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, value = stmt.targets[0], stmt.value
+            else:
                 continue
-            target, value = stmt.targets[0], stmt.value
             if on_self(target):
                 sets[target.attr] = value
             elif (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts)
@@ -727,8 +788,12 @@ class PluginClasses:
                 # `self.module, _, self.attr = path.rpartition(".")`: each field the item at its place
                 sets.update({t.attr: ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()), value)
                              for i, t in enumerate(target.elts) if on_self(t)})
+        # (a write on another class's instances, `self.target = …` in an unrelated class, does not count)
+        if cls_path not in self._related_classes:
+            self._related_classes[cls_path] = frozenset({cls_path, *self.upstream_bases(cls_path), *self._plugin_bases(cls_path)} | subclasses)
+        related = self._related_classes[cls_path]
         sets = {name: value for name, value in sets.items()
-                if all(writer == f"{cls_path}.__init__" for writer, _, _ in self.attribute_writes.get(name, []))}
+                if all(writer == f"{cls_path}.__init__" for writer, _, owner in self.attribute_writes.get(name, []) if owner is None or owner in related)}
         if not sets:
             return []
         found = []
@@ -1257,22 +1322,49 @@ class PluginClasses:
     def _platform_held_reads(self) -> None:
         """`self.platform.m()` in a method of a plugin class whose every construction the plugin
         makes keeps the engine's platform instance in `self.platform` (`Hooks(current_platform)`,
-        `__init__` storing its parameter): a read of `current_platform.m`, judged on the
-        activated class as one written out is (_platform_instance_members)."""
+        `__init__` storing its parameter), and `platform.m()` in a function every call of which
+        passes that instance as `platform` (`_enabled(current_platform)`, also through its
+        callers' own parameters): a read of `current_platform.m`, judged on the activated class
+        as one written out is (_platform_instance_members)."""
         instance = profile().platform_instance
         if instance is None:
             return
         held: dict[tuple[str, str, str], bool] = {}
         for dep in list(self.scan.dependencies):
-            if dep.kind != "field" or not (dep.hook or "").startswith(SELF_HELD) or not dep.member or not dep.enclosing or not dep.name:
+            if dep.kind != "field" or dep.target is not None or not dep.hook or not dep.member or not dep.enclosing or not dep.name:
                 continue
             key = (dep.module, dep.enclosing[-1], dep.member)
-            if key not in held:
+            if key not in held and dep.hook.startswith(SELF_HELD):
                 made = [binding for binding, _ in self._instance_bindings(dep.module, dep.enclosing[-1], dep.line)]
                 held[key] = bool(made) and all(isinstance(record, Record) and record.get(dep.member) == Named(instance)
                                                for binding in made for record in binding.values())
+            elif key not in held:  # `def _enabled(platform): platform.m()`, every caller passing current_platform
+                member = dep.member
+                made = [binding.get(member) for binding, _ in self.helper_bindings(dep.module, dep.enclosing, dep.line)]
+                if not any(isinstance(value, Named) for value in made) and self._passed_by_name(dep.enclosing[-1], member):
+                    # (`_probe(platform)` in `_enabled(platform)`: what the callers' callers pass)
+                    made = [binding.get(member) for binding, _ in self.helper_bindings(dep.module, dep.enclosing, dep.line, through=True)]
+                held[key] = bool(made) and all(value == Named(instance) for value in made)
             if held[key]:
                 self.scan.dependencies.append(replace(dep, kind="reference", target=f"{instance}.{dep.name}", hook=None, member=None))
+
+    def _passed_by_name(self, function: str, param: str) -> bool:
+        """Whether some call of the plugin function `function` passes its parameter `param` a
+        bare name (a caller's own parameter or local, which its callers may decide)."""
+        found = self._plugin_definition(function)
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        names = [p.name for p in function_params(found[1].args)]
+        at = names.index(param) if param in names else None
+        short = function.rsplit(".", 1)[-1]
+        for _, call, _ in self.call_arguments.get(short, ()):
+            given = next((k.value for k in call.keywords if k.arg == param), None)
+            if given is None and at is not None:
+                offset = 1 if isinstance(call.func, ast.Attribute) and function.rpartition(".")[0] in self.scan.classes else 0
+                given = call.args[at - offset] if 0 <= at - offset < len(call.args) else None
+            if isinstance(given, ast.Name):
+                return True
+        return False
 
     def _property_class_init(self, cls: PluginClass, name: str, method: MethodDecl) -> tuple[str, tuple[Param, ...]] | None:
         """For a `@property` method whose getter returns one class by name, (that class, the
@@ -1477,9 +1569,15 @@ class PluginClasses:
 
     def _returned_strings(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, env: dict) -> list[str]:
         """The dotted or colon paths a function's `return`s fold to, its assignments followed in
-        order (`env`: its parameters' values, if bound)."""
+        order (`env`: its parameters' values, if bound), bar those in the branch of an `if` the
+        release decides against."""
         paths, env = [], dict(env)
+        # (the branches of an `if` this release decides that it does not take return nothing here)
+        skipped = {id(n) for stmt in walk(node) if isinstance(stmt, ast.If) and (taken := self._on_this_release(module, stmt.test, env, 0)) is not None
+                   for n in walk(ast.Module(body=stmt.orelse if taken else stmt.body, type_ignores=[]))}
         for stmt in walk(node):
+            if id(stmt) in skipped:
+                continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env)
             if isinstance(stmt, ast.Return) and stmt.value is not None:
@@ -1556,3 +1654,19 @@ def _spread(args: list[ast.expr], wanted: int) -> list[ast.expr]:
         return args
     row = args[-1].value
     return [*args[:-1], *(ast.copy_location(ast.Subscript(value=row, slice=ast.Constant(j), ctx=ast.Load()), row) for j in range(wanted - len(args) + 1))]
+
+
+def _own_class_made(call: ast.Call, ctx: Context) -> str | None:
+    """The plugin class a method makes an instance of by its receiver: `cls(…)` in a
+    classmethod, `type(self)(…)` / `self.__class__(…)` in a plain method; None otherwise (a
+    subclass's call makes the subclass: judged as the method's class, whose fields it has)."""
+    if ctx.cls is None or not ctx.self_name or ctx.method is None or ctx.in_class_body:
+        return None
+    kinds = {d.rsplit(".", 1)[-1] for d in ctx.method.decorators}
+    func = call.func
+    if isinstance(func, ast.Name) and func.id == ctx.self_name and "classmethod" in kinds:
+        return ctx.cls.path
+    receiver = (func.args[0] if isinstance(func, ast.Call) and dotted(func.func) == "type" and len(func.args) == 1
+                else func.value if isinstance(func, ast.Attribute) and func.attr == "__class__" else None)
+    plain = not kinds & {"classmethod", "staticmethod"}
+    return ctx.cls.path if plain and isinstance(receiver, ast.Name) and receiver.id == ctx.self_name else None

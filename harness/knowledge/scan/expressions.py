@@ -141,7 +141,7 @@ class Expressions:
     calls: dict[str, set[str]]
     _self_calls: set[int]
     _tested: set[int]
-    parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]]
+    parameter_keys: list[tuple[str | None, str, str, str, ast.Subscript, Context]]
     parameter_calls: list[tuple[str, ast.Call, str, str, Context]]  # (module, call, its upstream callee, as written, where)
     parameter_environ: list[tuple[str, ast.Call, Context]]  # environment writes whose variable a parameter decides
     parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]]  # (module, name, package, where)
@@ -152,12 +152,14 @@ class Expressions:
     model_packages: set[str]
     disabled_models: set[str]
     parameter_registries: list[tuple[str, ast.Call, Context]]
+    held_registrars: list[tuple[str, ast.Call, Context]]
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
     call_guards: dict[str, tuple[GuardCond, ...]]
     bare_calls: dict[str, list[tuple[str, ast.Call, dict]]]
+    _names_plugin_hook: dict[str, bool]
     _made_once_globals: dict[str, dict[str, ast.Call]]  # _module_made_once, per module
     called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
     none_fallbacks: dict  # (module, imported path) -> "the import resolves" (Folding's)
@@ -285,6 +287,11 @@ class Expressions:
                     self._expressions(module, part, held)
         return unrolled
 
+    def _parameters(self, module: str, ctx: Context, line: int) -> set[str]:
+        """The parameter names of the innermost function of `ctx` (its def spans `line`)."""
+        definition = self._definition(module, ctx.functions[-1], line)
+        return {p.name for p in function_params(definition.args)} if definition is not None else set()
+
     def _registry_key(self, module: str, node: ast.Subscript, ctx: Context) -> None:
         """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
         when upstream's registry no longer holds it); the judge decides whether X is a registry."""
@@ -314,6 +321,13 @@ class Expressions:
             # `def reuse(name): return ATTENTION_BACKENDS[name]` (or `[backend.value]`): the keys
             # are what its callers pass (finish())
             self.parameter_keys.append((path, module, ctx.functions[-1], ast.unparse(node.slice), node, ctx))
+        elif (path is None and ctx.functions and not isinstance(node.value, ast.Call)
+              and ((held := ctx.env.get(expression.split(".")[0], OPAQUE)) is OPAQUE or isinstance(held, Instance) and held.function is not None)
+              and isinstance(node.slice, ast.Name) and node.slice.id in ctx.local
+              and expression.split(".")[0] in self._parameters(module, ctx, node.lineno)):
+            # `def _target(registry, arch): registry.models[arch]`: the registry too is what callers
+            # pass, the key a name the function binds (finish(); None: named per binding)
+            self.parameter_keys.append((None, module, ctx.functions[-1], ast.unparse(node.slice), node, ctx))
 
     def _chain_map(self, path: str) -> tuple[set, str] | None:
         """For a plugin module global bound once to `collections.ChainMap(a, …, REG, …)`: (the keys
@@ -420,6 +434,10 @@ class Expressions:
             inner = call.func
             self._hook(module, call, arg(inner, 0, "target"), arg(inner, 1, "type"), call.args[0] if call.args else None, ctx)
             return
+        if isinstance(call.func, ast.Name) and len(call.args) == 1 and not call.keywords and (inner := self._held_plugin_hook(module, call.func, ctx)) is not None:
+            # `around = plugin_hook(target, type=…)` then `around(fn)`: the same, through the name
+            self._hook(module, call, arg(inner, 0, "target"), arg(inner, 1, "type"), call.args[0], ctx)
+            return
         lazy = (self.const(module, call.func, env) if isinstance(call.func, ast.Subscript)
                 else env.get(call.func.id) if isinstance(call.func, ast.Name) else None)
         if isinstance(lazy, Partial) and lazy.func.endswith("import_module") and _plain_values([*lazy.args, *dict(lazy.keywords).values()]):
@@ -439,6 +457,12 @@ class Expressions:
             self._self_calls.add(id(call.func))
         engine = profile()
         hooks = engine.hook_registry
+        if ("attention_backend" in engine.kinds and ctx.functions and isinstance(call.func, ast.Call) and len(call.args) == 1
+                and _held_by_run(call.func.func, ctx)):
+            # `reg(self.NAME)(self.create)` / `self.registrar(name)(fn)`: a decorator applied by hand
+            # through a name a caller or a construction gives it: register_attention_backend where it
+            # holds that (finish())
+            self.held_registrars.append((module, call.func, ctx))
         registrar = "attention_backend" in engine.kinds and isinstance(call.func, ast.Attribute) and call.func.attr == "register_attention_backend"
         receiver = call.func.value if isinstance(call.func, ast.Attribute) and (call.func.attr == "register" or registrar) else None
         if (hooks or registrar) and ctx.functions and (
@@ -587,6 +611,9 @@ class Expressions:
             # what each call of a plugin function passes, folded where it is made (loops over
             # constants unrolled): caller_bindings reads it
             short = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+            if isinstance(call.func, ast.Name) and (alias := self._plugin_callee(module, call.func, qualified, env)) is not None:
+                # `from .patches import SamplerPatches as Patches; Patches()`: the calls of SamplerPatches
+                short = alias
             if ctx.guards:  # what a helper does per call runs only where the call does (_hook)
                 self.call_guards[f"{self.relfile(module)}:{call.lineno}"] = ctx.guards
             if call.args or call.keywords:  # folded when asked: the names the arguments read, as bound here
@@ -622,7 +649,8 @@ class Expressions:
                 self._dependency("call", qualified, module, call, arm, call=shape, expression=name, arguments=strings, how=fallback)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
-        if name and not is_upstream(qualified):
+        if (name or ctx.self_name and isinstance(call.func, ast.Call) and dotted(call.func.func) == "type") and not is_upstream(qualified):
+            # (`type(self)(…)`: what the class builds, _inherited_constructors)
             self.plugin_calls.append((module, call, ctx, qualified))
         self._kernel_key(module, call, ctx)
 
@@ -830,7 +858,9 @@ class Expressions:
         those the plugin disables (_environment_write; applied in finish())."""
         if isinstance(package, str) and package in self.files:
             self.model_packages.add(package)
-            self.dynamic_imports.setdefault(module, []).extend([(package, ctx.functions), (f"{package}.*", ctx.functions)])
+            # (under the guards the write runs under, as an import there would be)
+            self.imported_by_name(module, package, ctx)
+            self.imported_by_name(module, f"{package}.*", ctx)
 
     def _entry_class(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         registry = profile().model_registry
@@ -1093,6 +1123,10 @@ class Expressions:
 
     def _decorator(self, module: str, owner: ast.AST, decorator: ast.AST, ctx: Context) -> None:
         self._replacement_decorator(module, owner, decorator, ctx)
+        if isinstance(decorator, ast.Name) and (inner := self._held_plugin_hook(module, decorator, ctx)) is not None:
+            # `@around` of `around = plugin_hook(target, type=…)`
+            self._hook(module, decorator, arg(inner, 0, "target"), arg(inner, 1, "type"), owner, ctx)
+            return
         if not isinstance(decorator, ast.Call):
             return
         if not ctx.functions:  # `@factory(args)` on a def or class: what the factory's inner function receives
@@ -1119,6 +1153,26 @@ class Expressions:
                     else next((d["type"] for d in spread if isinstance(d, dict) and "type" in d), OPAQUE)}
             placeholders = [ast.copy_location(ast.Name(n, ast.Load()), decorator) if held[n] is not OPAQUE else None for n in ("<target>", "<type>")]
             self._hook(module, decorator, placeholders[0], placeholders[1], owner, replace(ctx, env={**ctx.env, **held}))
+
+    def _held_plugin_hook(self, module: str, name: ast.Name, ctx: Context) -> ast.Call | None:
+        """The `plugin_hook(target, type=…)` call a name holds: the one value the enclosing
+        function (or, for a name it does not bind, the module) binds to it; None otherwise. Its
+        arguments read names as the use site sees them (the same function or module)."""
+        tree = self.tree(module)
+        if module not in self._names_plugin_hook:  # (asked of every one-argument call: most modules never name it)
+            self._names_plugin_hook[module] = tree is not None and any(
+                isinstance(n, ast.Name) and n.id == "plugin_hook" or isinstance(n, ast.Attribute) and n.attr == "plugin_hook"
+                or isinstance(n, ast.alias) and n.name == "plugin_hook" for n in walk(tree))
+        if not self._names_plugin_hook[module]:
+            return None
+        definition = self._definition(module, ctx.functions[-1], name.lineno) if ctx.functions else None
+        values = _bound_values(walk(definition), name.id) if definition is not None else []
+        if not values and tree is not None and not (definition is not None and name.id in ctx.local):
+            values = _bound_values(module_level(tree.body), name.id)
+        made = values[0] if len(values) == 1 else None
+        if not (isinstance(made, ast.Call) and (self.qualify(module, dotted(made.func) or "", ctx.env) or "").endswith("hook_registry.plugin_hook")):
+            return None
+        return made
 
     def _hook_factory_of(self, module: str, call: ast.Call, ctx: Context) -> tuple[str, ast.AST, ast.Call, ast.Call, dict] | None:
         """A decorator factory of the plugin's around SGLang's plugin_hook, called as `call`:
@@ -1642,6 +1696,26 @@ class Expressions:
             return None, None
         return value, self._hook_signature(module, node, ctx)[2]
 
+    def _plugin_callee(self, module: str, func: ast.Name, qualified: str, env: dict) -> str | None:
+        """The own name of the plugin class or module-level function a call by another name
+        reaches (`from .patches import SamplerPatches as Patches` then `Patches()`; `Made =
+        SamplerPatches` at module level; `cls = SamplerPatches` in the function), so its calls
+        are keyed as the callee's (call_arguments, bare_calls); None for a call by its own name
+        or of anything else."""
+        path = qualified if "." in qualified and qualified != f"{module}.{func.id}" else None  # an import alias
+        binding = self.table(module).names.get(func.id)
+        if path is None and (func.id in env or binding is not None and binding.kind == "value"):
+            held = self.const(module, func, env)  # a name an assignment binds to the callee
+            path = held.path if isinstance(held, Named) else None
+        if not path or is_upstream(path):
+            return None
+        owner, _, short = path.rpartition(".")
+        if short == func.id:
+            return None
+        # (by the module's table: the callee's module may not be scanned yet)
+        binding = self.table(owner).names.get(short) if owner in self.files else None
+        return short if binding is not None and binding.kind in ("def", "class") else None
+
     def _namespace_of(self, module: str, node: ast.AST, env: dict) -> str | None:
         """The upstream module or class whose namespace `node` is (`mod.__dict__`, `vars(mod)`,
         `fn.__globals__` of an upstream function), or None."""
@@ -1680,6 +1754,14 @@ class Expressions:
                 if target == path or target.startswith(f"{path}."):
                     guards.append(GuardCond(ImportsResolve(imports), f"the import at {self.relfile(source)}:{line} resolves (else {name} is the plugin's own)", line))
         return tuple(guards)
+
+
+def _held_by_run(node: ast.AST, ctx: Context) -> bool:
+    """Whether `node` reads what the run hands the function: a local name the scan holds no
+    value for (a parameter, or bound from one) or `self.<attr>` in a method."""
+    if isinstance(node, ast.Name):
+        return node.id in ctx.local and (ctx.env.get(node.id, OPAQUE) is OPAQUE or isinstance(ctx.env.get(node.id), Instance))
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == ctx.self_name is not None
 
 
 def _bound_values(nodes: Iterable[ast.AST], name: str) -> list[ast.expr | None]:

@@ -15,7 +15,7 @@ import string
 import tomllib
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from harness.engines import IMPORT_ERRORS, profile
@@ -153,6 +153,18 @@ class Partial:
     func: str
     args: tuple
     keywords: tuple[tuple[str, object], ...]
+
+
+@dataclass(frozen=True)
+class Closure:
+    """A lambda as a value (`enabled=lambda: compat.LEGACY`): calling it folds its body in
+    `module` with its parameters bound over `captured`, what the names it reads from where it
+    was made held there (Python's closures; the lambda's node is compared by identity)."""
+
+    module: str
+    node: ast.Lambda
+    # (not compared or hashed: what it captured may be a dict or list)
+    captured: tuple[tuple[str, object], ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -549,12 +561,18 @@ class Folding:
             return node.value
         if isinstance(node, ast.NamedExpr):  # `(name := value)` is the value
             return self.const(module, node.value, env, depth + 1)
+        if isinstance(node, ast.Lambda):
+            params = {p.name for p in function_params(node.args)}
+            free = {n.id for n in walk(node.body) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - params
+            return Closure(module, node, tuple((name, env[name]) for name in sorted(free & env.keys())))
         if isinstance(node, ast.Name):
             if node.id in env:
                 value = env[node.id]
                 owner, _, attr = value.path.rpartition(".") if isinstance(value, Named) else ("", "", "")
                 if owner in self.files and f"{owner}.{attr}" not in self.files:  # a plugin constant imported locally
                     return self.module_constant(owner, attr, depth + 1)
+                if isinstance(value, Named) and value.path in profile().version_reads:
+                    return RunningVersion(parsed=False)  # `from sglang.version import __version__`, as the module binds it
                 return value
             if node.id == "__name__":
                 return module
@@ -593,12 +611,13 @@ class Folding:
                 return self._record_attribute(held, node.attr, depth)  # `rep.module_path` of a folded Replacement(…)
             if isinstance(node.value, ast.Attribute) and isinstance(held := self.const(module, node.value, env, depth + 1), Record):
                 return self._record_attribute(held, node.attr, depth)  # `self.spec.delegate_to`: a field of a field
-            if isinstance(node.value, (ast.Subscript, ast.Call)):
+            if isinstance(node.value, (ast.Subscript, ast.Call, ast.IfExp, ast.BoolOp)):
                 held = self.const(module, node.value, env, depth + 1)
                 if isinstance(held, Record):
                     return self._record_attribute(held, node.attr, depth)  # `SPECS[0].qualname`, `make_spec().target`
                 if self._member_class(held):
-                    return self._enum_attribute(held.path, node.attr, depth)  # `ENABLED[1].device_name`
+                    # `ENABLED[1].device_name`, `(Gen.A if t else Gen.B).value`
+                    return self._enum_attribute(held.path, node.attr, depth)
             if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
@@ -899,8 +918,12 @@ class Folding:
         return folded
 
     def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
+        if isinstance(node.func, ast.Lambda):  # `(lambda: X)()`: its body
+            return self._closure_called(self.const(module, node.func, env, depth + 1), node, module, env, depth)
         if isinstance(node.func, ast.Name) and (node.func.id in env or getattr(self.table(module).names.get(node.func.id), "kind", None) == "value"):
             bound = self.const(module, node.func, env, depth + 1)
+            if isinstance(bound, Closure):  # `enabled = lambda: …; enabled()`
+                return self._closure_called(bound, node, module, env, depth)
             if isinstance(bound, BoundMethod):  # `fmt("x")` of `fmt = "pkg.{}".format`: "pkg.{}".format("x")
                 method = ast.Attribute(value=ast.Constant(bound.text), attr=bound.method, ctx=ast.Load())
                 return self._const_call(module, ast.Call(func=method, args=node.args, keywords=node.keywords), env, depth + 1)
@@ -1191,6 +1214,8 @@ class Folding:
             return OPAQUE if isinstance(cond, Undecided) else cond.value if isinstance(cond, Const) else Condition(cond)
         if isinstance(node.func, ast.Attribute):
             owner = self.const(module, node.func.value, env, depth + 1)
+            if isinstance(owner, Record) and isinstance(closure := owner.get(node.func.attr), Closure):
+                return self._closure_called(closure, node, module, env, depth)  # `hook.enabled()` of a field holding a lambda
             values = [self.const(module, arg, env, depth + 1) for arg in args]
             if owner == RunningVersion(parsed=False) and node.func.attr in _STRING_METHODS and self._release_text():
                 owner = self._release_text()  # `version("sglang").split(".")`: the release's own version string, taken apart
@@ -1267,6 +1292,10 @@ class Folding:
                 if any(k.arg is None for k in node.keywords) or definition.args.vararg:
                     return OPAQUE
                 local = self._called_with(home, definition, [owner, *values] if receiver else values, node.keywords, module, env, depth)
+                if returned is None and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(definition)):
+                    # `for target, hook in self._hooks():` of a generator method: what it yields, as a list
+                    body = [s for s in definition.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+                    return self._yielded(home, body, local, depth + 1) if depth < 10 else OPAQUE
                 if returned is None:  # `module_path, attr = self._split(key)`: the body run on the record
                     held = self._returned(home, definition.body, dict(local), depth + 1) if depth < 10 else OPAQUE
                     return OPAQUE if held is _FELL_THROUGH else held
@@ -1488,7 +1517,16 @@ class Folding:
             return Partial(held.path, (record,), ())
         return held
 
-    def _called_with(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, values: list, keywords: list[ast.keyword],
+    def _closure_called(self, closure: Closure, node: ast.Call, module: str, env: dict, depth: int):
+        """What calling a Closure with the call `node`'s arguments (folded in `module`, `env`)
+        folds to: its body with the parameters bound; OPAQUE for a starred argument."""
+        if depth > 10 or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return OPAQUE
+        values = [self.const(module, a, env, depth + 1) for a in node.args]
+        local = self._called_with(closure.module, closure.node, values, node.keywords, module, env, depth)
+        return self.const(closure.module, closure.node.body, {**dict(closure.captured), **local}, depth + 1)
+
+    def _called_with(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, values: list, keywords: list[ast.keyword],
                      module: str, env: dict, depth: int) -> dict:
         """{parameter: folded value} of the plugin function `function` (defined in `home`)
         called with the folded positional `values` and `keywords` (folded in `module`, `env`):
@@ -2855,11 +2893,49 @@ class Folding:
         value = self.const(module, node, env, depth + 1) if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Subscript)) else OPAQUE
         if isinstance(value, Condition):
             return value.cond
-        if isinstance(value, bool):
-            return Const(value)
+        if value is None or isinstance(value, (bool, int, float, str)):
+            # an immutable folded value's truth (Python's "Truth Value Testing"): `if (m := _module_for(n)):`
+            # of a helper returning a name or None (a container may be filled later: not folded)
+            return Const(bool(value))
         if is_type_test(node, local):
             return UNDECIDED
+        if self._environment_test(module, node, env):
+            return Runtime(ast.unparse(node))  # a deployment's switch, as a config value is
         return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
+
+    def _environment_test(self, module: str, node: ast.AST, env: dict) -> bool:
+        """Whether the test `node` reads the process environment and nothing else the scan
+        cannot read: `os.environ.get("X", "0") == "1"`, `os.getenv("X")`, `"X" in os.environ`,
+        `os.environ["X"].lower() in ("1", "true")`; its other calls data builtins (`int(…)`) or
+        methods of what the environment holds. A deployment sets it per run: run-time data."""
+        reads = False
+        for sub in walk(node):
+            if isinstance(sub, ast.Call):
+                name = self.qualify(module, dotted(sub.func) or "", env) if dotted(sub.func) else None
+                if name in ("os.environ.get", "os.getenv"):
+                    reads = True
+                elif isinstance(sub.func, ast.Name) and sub.func.id in _DATA_BUILTINS and self.qualify(module, sub.func.id, env) is None:
+                    continue
+                elif not (isinstance(sub.func, ast.Attribute) and self._environment_read(module, sub.func.value, env)):
+                    return False
+            elif isinstance(sub, ast.Subscript) and self.qualify(module, dotted(sub.value) or "", env) == "os.environ":
+                reads = True
+            elif isinstance(sub, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in sub.ops) and any(
+                    self.qualify(module, dotted(c) or "", env) == "os.environ" for c in sub.comparators):
+                reads = True
+            elif isinstance(sub, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)):
+                return False
+        return reads
+
+    def _environment_read(self, module: str, node: ast.AST, env: dict) -> bool:
+        """Whether `node` is a read of the process environment (`os.environ.get(…)`, `os.getenv(…)`,
+        `os.environ[…]`), or a method called on one (`os.environ.get("X", "").lower()`)."""
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and self.qualify(module, dotted(node.func) or "", env) not in (
+                "os.environ.get", "os.getenv"):
+            node = node.func.value  # a str method of what it read
+        if isinstance(node, ast.Call):
+            return self.qualify(module, dotted(node.func) or "", env) in ("os.environ.get", "os.getenv")
+        return isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value) or "", env) == "os.environ"
 
     def _class_namespace(self, path: str, depth: int, node: ast.ClassDef | None = None) -> dict | None:
         """`vars(C)` / `C.__dict__` of the plugin class `path` (its class statement `node`, when

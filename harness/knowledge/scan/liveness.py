@@ -98,6 +98,8 @@ def mark_live(scan: PluginScan, scanner: ScannedModules) -> None:
             for name in _reached(scan, scanner, root.module) - unconditional:
                 scan.modules[name].live = True
                 only_when.setdefault(name, []).append(root.guards)
+                if root.loader == "platform_class":
+                    scan.platform_conditional.add(name)
     entry_callables = {f"{m}.{a.split('.')[0]}" for ep in scan.entry_points for m, _, a in [ep.value.partition(":")]}
     for root in scan.roots:
         walk_imports(

@@ -167,7 +167,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
         self._tested: set[int] = set()  # ids of expressions whose value is only tested (an if / while test, a BoolOp operand)
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
-        self.parameter_keys: list[tuple[str, str, str, str, ast.Subscript, Context]] = []
+        self.parameter_keys: list[tuple[str | None, str, str, str, ast.Subscript, Context]] = []
         self.parameter_calls: list[tuple[str, ast.Call, str, str, Context]] = []
         self.parameter_environ: list[tuple[str, ast.Call, Context]] = []
         self._chain_shadows: dict[int, set] = {}
@@ -195,11 +195,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._instance_writes: dict[tuple[str, str], bool] = {}
         self._stand_in_cache: dict[str, dict] = {}
         self._chosen_by_ifs: dict[str, frozenset[str]] = {}
+        self._names_plugin_hook: dict[str, bool] = {}  # module -> whether it names plugin_hook at all (_held_plugin_hook)
+        self._related_classes: dict[str, frozenset[str]] = {}  # class -> itself, its bases and subclasses (_instance_bindings)
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
         self.parameter_patches: list[tuple[str, ast.Call, Context]] = []  # setattr(owner, name, fn) on a helper's parameters
         self._patch_only: set[int] = set()
         self._groups: dict[str, list] = {}
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
+        self.held_registrars: list[tuple[str, ast.Call, Context]] = []  # `reg(name)` of `reg(name)(fn)`, reg handed in (_held_registrars)
         self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
         self.grafts: list[tuple[str, str, MethodDecl | None]] = []  # (plugin class path, name, the method when a function)
         # plugin function name -> each call of it with arguments: (module, the call, the bindings its arguments read)
@@ -623,6 +626,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                         env[target.id] = cond.value if isinstance(cond, Const) else Condition(cond)
                     else:
                         env[target.id] = self.const(module, stmt.value, env)
+                        if env[target.id] is OPAQUE and (isinstance(stmt.value, ast.Compare) or isinstance(stmt.value, ast.UnaryOp) and isinstance(stmt.value.op, ast.Not)):
+                            # `OLD = __version__ == "0.9.0"` at module level: the test, as a later `if OLD:` reads it
+                            cond = self.condition(module, stmt.value, env)
+                            env[target.id] = cond.value if isinstance(cond, Const) else OPAQUE if cond is UNDECIDED else Condition(cond)
                         if not ctx.functions and not ctx.in_class_body:  # a registry module-level calls fill
                             env[target.id] = self.filled(module, target.id, env[target.id])
                         if ctx.in_class_body and isinstance(env[target.id], Named):

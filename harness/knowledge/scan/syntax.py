@@ -91,7 +91,7 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
       is `super().m(x)` (the local bound once, never changed in place);
     - `operator.attrgetter("a", "b")(x)` is `(x.a, x.b)`, `methodcaller("m", v)(x)` is
       `x.m(v)` and `itemgetter("k")(x)` is `x["k"]`, called at once or through a module-level
-      name bound once to the getter;
+      name, or a local of the calling function, bound once to the getter;
     - `a, m.f = m.f, g` (literal tuples or lists of one length, nothing starred) is `a = m.f`
       then `m.f = g`, where no later value reads a name an earlier target binds (the values
       are all evaluated before any target is bound; a swap `a, b = b, a` stays);
@@ -159,6 +159,7 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             return None
         return (kind, node) if kind == "methodcaller" or not node.keywords else None
 
+    uses_operator = "operator" in own or len(operator_names) > 3  # (a module that never names the operator module has no getters)
     getters = {stmt.targets[0].id: found for stmt in tree.body
                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                and stores.get(stmt.targets[0].id) == 1 and (found := getter(stmt.value)) is not None}
@@ -178,10 +179,12 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
     class Rewrite(ast.NodeTransformer):
         def __init__(self) -> None:
             super().__init__()
-            self.frames: list[tuple[dict[str, int], dict[str, ast.Attribute]]] = []  # per enclosing function: _once_bound
+            # per enclosing function: _once_bound, and its locals bound once to a getter (`apply = methodcaller("apply", R)`)
+            self.frames: list[tuple[dict[str, int], dict[str, ast.Attribute], dict[str, tuple[str, ast.Call]]]] = []
 
         def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
-            self.frames.append(_once_bound(node))
+            local_getters = {name: found for name, value in bound_once(node).items() if (found := getter(value)) is not None} if uses_operator else {}
+            self.frames.append((*_once_bound(node), local_getters))
             self.generic_visit(node)
             self.frames.pop()
             return node
@@ -233,7 +236,7 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             if self.frames:
-                packed, supers = self.frames[-1]
+                packed, supers, _ = self.frames[-1]
                 if isinstance(node.func, ast.Name) and node.func.id in supers:  # `m = super().m; m(x)` is `super().m(x)`
                     node.func = ast.copy_location(copy.deepcopy(supers[node.func.id]), node.func)
                 if any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id in packed for a in node.args):
@@ -249,7 +252,8 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             _spread_literals(node, "dict" in own)
             if dotted(node.func) in casts and len(node.args) == 2 and not node.keywords and not isinstance(node.args[1], ast.Starred):
                 return node.args[1]
-            made = getters.get(node.func.id) if isinstance(node.func, ast.Name) else getter(node.func)
+            local = self.frames[-1][2] if self.frames else {}
+            made = (local.get(node.func.id) or getters.get(node.func.id)) if isinstance(node.func, ast.Name) else getter(node.func)
             if made is not None and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
                 return ast.fix_missing_locations(ast.copy_location(_operator_applied(*made, node.args[0], names), node))
             builtin = node.func.id if isinstance(node.func, ast.Name) and node.func.id not in own else None

@@ -324,8 +324,10 @@ class SymbolIndex(ModuleTables):
         if self._module_attribute(module, table, attr):
             return _Step(Outcome.resolved, Ref("value", module, attr))
         if table is not None and table.has_getattr and how != "global":
-            if table.getattr_names is None:
+            if table.getattr_names is None and attr not in table.getattr_bindings:
                 return _Step(Outcome.undecided, note=f"{module}.{attr} would be answered by {module}.__getattr__ at run time")
+            if attr in table.getattr_bindings:  # what the lazy lookup imports, as its TYPE_CHECKING import names it
+                return (yield from self._g_binding(module, attr, table.getattr_bindings[attr]))
             if attr in table.getattr_names:
                 return _Step(Outcome.resolved, Ref("value", module, attr), note=f"answered by {module}.__getattr__")
             return _Step(Outcome.missing, note=f"{module} has no attribute {attr!r} (its __getattr__ answers only {', '.join(table.getattr_names) or 'nothing'})")

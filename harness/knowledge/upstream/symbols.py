@@ -71,6 +71,8 @@ class _Extractor:
         for stmt, alternative in statements:
             self._module_statement(stmt, alternative)
         self._exports(tree.body)
+        if self.table.has_getattr:
+            self._getattr_bindings(tree.body)
         for node in walk(tree) if nested_imports else (stmt for stmt, _ in statements):
             if isinstance(node, ast.Import):
                 self.table.imports.extend(alias.name for alias in node.names)
@@ -78,6 +80,22 @@ class _Extractor:
                 base = resolve_relative(self.table.name, self.table.is_package, node.level, node.module)
                 self.table.imports.append(base)
                 self.table.imports.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+
+    def _getattr_bindings(self, body: list[ast.stmt]) -> None:
+        """The names the module's `__getattr__` answers that an `if TYPE_CHECKING:` block imports
+        by name (`from vllm.model_executor.models import ModelRegistry`): the idiom of a lazy
+        module attribute, typed by the import its lookup performs at run time."""
+        answered = self.table.getattr_names
+        for stmt in body:
+            if not (isinstance(stmt, ast.If) and _is_type_checking(stmt.test)):
+                continue
+            for node in stmt.body:
+                if isinstance(node, ast.ImportFrom):
+                    base = resolve_relative(self.table.name, self.table.is_package, node.level, node.module)
+                    for alias in node.names:
+                        name = alias.asname or alias.name
+                        if alias.name != "*" and name not in self.table.names and (answered is None or name in answered):
+                            self.table.getattr_bindings[name] = Binding("from", f"{base}:{alias.name}", node.lineno)
 
     def _runtime_statements(self, body: list[ast.stmt], alternative: str = ""):
         """(statement, alternative): `alternative` is "except" in an except handler and "else" in
