@@ -121,3 +121,22 @@ def pyproject(plugins: dict[str, str] | None = None, platforms: dict[str, str] |
 def check(root: Path, upstream: str, *extra: str) -> tuple[int, dict]:
     """`harness check --json` on the plugin: (exit code, document)."""
     return harness_json("check", "--plugin", str(root), "--upstream", upstream, *extra)
+
+
+# A plugin module `pd.legacy` importing `sglang.srt.layers.torchao_utils`, which 0.10.0 dropped, and
+# a `pd.fast` that imports nothing: what a spelling imports decides whether `check` is red.
+LEGACY = "import sglang.srt.layers.torchao_utils as torchao_utils\n\n\ndef quantize(model):\n    return torchao_utils.apply_torchao_config_to_model(model, 'int8')\n"
+FAST = "def quantize(model):\n    return model\n"
+
+
+def judge_legacy(tmp_path: Path, upstream: str, source: str, imported: bool, extra: dict[str, str] | None = None) -> None:
+    """`check` of a plugin whose pd/__init__.py is `source` (plus `extra` files): pd.legacy's
+    dropped import is live and breaking (exit 1) where `imported`, not breaking (exit 0) where
+    not. (pd/__init__ also imports the sampler: a live dependency either way, so a green check
+    checked something.)"""
+    files = {"pyproject.toml": pyproject(plugins={"pd": "pd:register"}), "pd/__init__.py": "from sglang.srt.layers.sampler import Sampler\n" + source,
+             "pd/legacy.py": LEGACY, "pd/fast.py": FAST, **(extra or {})}
+    code, doc = check(plugin(tmp_path, files), upstream)
+    legacy = [f for f in doc["findings"] if f["file"] == "pd/legacy.py" and f["target"].startswith("sglang.srt.layers.torchao_utils")]
+    assert legacy, doc["findings"]
+    assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]

@@ -10,28 +10,14 @@ imports it on 0.10.0, `check` is red; where it does not, green."""
 from __future__ import annotations
 
 import pytest
-from kinds_support import check, plugin, pyproject, upstream_pair
+from kinds_support import judge_legacy, upstream_pair
 
-LEGACY = "import sglang.srt.layers.torchao_utils as torchao_utils\n\n\ndef quantize(model):\n    return torchao_utils.apply_torchao_config_to_model(model, 'int8')\n"
-FAST = "def quantize(model):\n    return model\n"
 COMPAT = "from sglang.version import __version__\n\nOLD = __version__ == '0.9.0'\n"
 
 
 @pytest.fixture(scope="module")
 def upstreams(tmp_path_factory):
     return upstream_pair(tmp_path_factory)
-
-
-def _judge_legacy(tmp_path, upstream: str, source: str, imported: bool) -> None:
-    """`check` of a plugin whose pd/__init__.py is `source`: pd.legacy's dropped import is live and
-    breaking (exit 1) where `imported`, not breaking (exit 0) where not."""
-    # (the sampler import: a live dependency either way, so a green check checked something)
-    files = {"pyproject.toml": pyproject(plugins={"pd": "pd:register"}), "pd/__init__.py": "from sglang.srt.layers.sampler import Sampler\n" + source,
-             "pd/legacy.py": LEGACY, "pd/fast.py": FAST, "pd/compat.py": COMPAT}
-    code, doc = check(plugin(tmp_path, files), upstream)
-    legacy = [f for f in doc["findings"] if f["file"] == "pd/legacy.py" and f["target"].startswith("sglang.srt.layers.torchao_utils")]
-    assert legacy, doc["findings"]
-    assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]
 
 
 RECORD = ("import dataclasses\nimport importlib\nfrom typing import Callable\n\nfrom pd import compat\n\n\n"
@@ -54,7 +40,7 @@ def test_a_lambda_is_called_as_its_body(upstreams, tmp_path, spelling):
     """A lambda reading a flag the release decides (`lambda: compat.OLD`): calling it is its body,
     decided the same way, wherever the lambda is kept."""
     source, imported = LAMBDAS[spelling]
-    _judge_legacy(tmp_path, upstreams[1], source, imported)
+    judge_legacy(tmp_path, upstreams[1], source, imported, extra={"pd/compat.py": COMPAT})
 
 
 HELPER = ("import importlib\nfrom typing import Optional\n\nCONFIG = {'legacy': {'enabled': {on}}, 'fast': {'enabled': True}}\n\n\n"
@@ -71,7 +57,7 @@ TRUTHS = {
 def test_a_folded_name_or_none_is_tested_for_its_truth(upstreams, tmp_path, spelling, on):
     """`if (m := _module_for(n)):` where the helper returns a module name or None as a constant
     table says: a name is true, None false (a disabled entry imports nothing)."""
-    _judge_legacy(tmp_path, upstreams[1], HELPER.replace("{on}", str(on)) + TRUTHS[spelling], on)
+    judge_legacy(tmp_path, upstreams[1], HELPER.replace("{on}", str(on)) + TRUTHS[spelling], on, extra={"pd/compat.py": COMPAT})
 
 
 GENERATOR = ("import importlib\n\n\nclass Loader:\n    def __init__(self, names):\n        self.names = names\n\n"
@@ -89,7 +75,7 @@ GENERATORS = {
 def test_a_generator_method_of_an_object_yields_what_it_is_made_with(upstreams, tmp_path, spelling, names, imported):
     """`for module in self._modules():` of a generator method: what it yields with the fields the
     construction gave."""
-    _judge_legacy(tmp_path, upstreams[1], GENERATOR.format(body=GENERATORS[spelling], names=names), imported)
+    judge_legacy(tmp_path, upstreams[1], GENERATOR.format(body=GENERATORS[spelling], names=names), imported, extra={"pd/compat.py": COMPAT})
 
 
 GETTERS = {
@@ -108,4 +94,4 @@ GETTERS = {
 def test_a_getter_a_function_binds_to_a_local_is_applied(upstreams, tmp_path, spelling, module, imported):
     """`load = methodcaller("load", importer)` then `load(spec)` is `spec.load(importer)`; a local
     attrgetter / itemgetter the same (the operator docs)."""
-    _judge_legacy(tmp_path, upstreams[1], GETTERS[spelling].format(m=module), imported)
+    judge_legacy(tmp_path, upstreams[1], GETTERS[spelling].format(m=module), imported, extra={"pd/compat.py": COMPAT})

@@ -11,26 +11,11 @@ decided false for (one reading the environment may keep anything) (eighteenth he
 from __future__ import annotations
 
 import pytest
-from kinds_support import check, plugin, pyproject, upstream_pair
-
-LEGACY = "import sglang.srt.layers.torchao_utils as torchao_utils\n\n\ndef quantize(model):\n    return torchao_utils.apply_torchao_config_to_model(model, 'int8')\n"
-FAST = "def quantize(model):\n    return model\n"
-
+from kinds_support import judge_legacy, upstream_pair
 
 @pytest.fixture(scope="module")
 def upstreams(tmp_path_factory):
     return upstream_pair(tmp_path_factory)
-
-
-def _judge_legacy(tmp_path, upstream: str, source: str, imported: bool) -> None:
-    """`check` of a plugin whose pd/__init__.py is `source`: pd.legacy's dropped import is live and
-    breaking (exit 1) where `imported`, dead code (exit 0) where not."""
-    files = {"pyproject.toml": pyproject(plugins={"pd": "pd:register"}), "pd/__init__.py": "from sglang.srt.layers.sampler import Sampler\n" + source,
-             "pd/legacy.py": LEGACY, "pd/fast.py": FAST}
-    code, doc = check(plugin(tmp_path, files), upstream)
-    legacy = [f for f in doc["findings"] if f["file"] == "pd/legacy.py" and f["target"].startswith("sglang.srt.layers.torchao_utils")]
-    assert legacy, doc["findings"]
-    assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]
 
 
 HEAD = "import collections\nimport importlib\nimport os\n\n"
@@ -64,7 +49,7 @@ TABLES = {
 def test_modules_imported_from_a_table_a_run_adds_keys_to(upstreams, tmp_path, spelling):
     """Known keys keep their entries under a run-time override; unseen keys hold the override's
     value, so a loop that skips it never meets an unknown module."""
-    _judge_legacy(tmp_path, upstreams[1], *TABLES[spelling])
+    judge_legacy(tmp_path, upstreams[1], *TABLES[spelling])
 
 
 FILTERS = {
@@ -86,4 +71,4 @@ FILTERS = {
 
 @pytest.mark.parametrize("spelling", sorted(FILTERS))
 def test_modules_imported_from_what_a_plugin_predicate_keeps(upstreams, tmp_path, spelling):
-    _judge_legacy(tmp_path, upstreams[1], *FILTERS[spelling])
+    judge_legacy(tmp_path, upstreams[1], *FILTERS[spelling])
