@@ -377,11 +377,7 @@ class PluginClasses:
                 held = self.const(module, call.func.value, {**ctx.env, **binding})
                 if registrar and isinstance(held, Named) and is_upstream(held.path):
                     for inner in self._bound_contexts(module, ctx, binding, call.lineno):
-                        backend = self.const(module, call.args[0], inner.env) if call.args else None
-                        key = (id(call), held.path, backend if isinstance(backend, str) else "?")
-                        if key not in made:
-                            made.add(key)
-                            self._dependency("attention_backend", f"{held.path}.{call.func.attr}", module, call, inner, name=key[2])
+                        self._attention_registration(module, call, inner, f"{held.path}.{call.func.attr}", made)
                 elif isinstance(held, Named) and hooks and (held.path == hooks or self.qualify(module, held.path) == hooks):
                     for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                         self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), inner, bound=where)
@@ -397,11 +393,17 @@ class PluginClasses:
                 for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                     held = self.const(module, call.func, inner.env)
                     if isinstance(held, Named) and is_upstream(held.path) and held.path.endswith(".register_attention_backend"):
-                        backend = self.const(module, call.args[0], inner.env)
-                        key = (id(call), held.path, backend if isinstance(backend, str) else "?")
-                        if key not in made:
-                            made.add(key)
-                            self._dependency("attention_backend", held.path, module, call, inner, name=key[2])
+                        self._attention_registration(module, call, inner, held.path, made)
+
+    def _attention_registration(self, module: str, call: ast.Call, ctx, registrar: str, made: set[tuple]) -> None:
+        """One attention_backend dependency for `registrar(name)` at `call`, its name folded in
+        `ctx` ("?" when it does not fold), unless `made` already holds it (a call in an unrolled
+        loop, or met through several bindings, is recorded once per name)."""
+        backend = self.const(module, call.args[0], ctx.env) if call.args else None
+        key = (id(call), registrar, backend if isinstance(backend, str) else "?")
+        if key not in made:
+            made.add(key)
+            self._dependency("attention_backend", registrar, module, call, ctx, name=key[2])
 
     def _parameter_patches(self) -> None:
         """`setattr(owner, name, fn)` inside a helper taking them as parameters: one patch per
