@@ -140,3 +140,17 @@ def judge_legacy(tmp_path: Path, upstream: str, source: str, imported: bool, ext
     legacy = [f for f in doc["findings"] if f["file"] == "pd/legacy.py" and f["target"].startswith("sglang.srt.layers.torchao_utils")]
     assert legacy, doc["findings"]
     assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]
+
+
+def judge_torchao_patch(tmp_path: Path, upstreams: tuple[str, str], source: str) -> None:
+    """`check` of a plugin whose p/__init__.py is `source`, patching upstream's
+    torchao_utils.apply_torchao_config_to_model through a module it imports by name: the patch ok
+    on 0.9.0 (exit 0), the module's import missing on 0.10.0 (exit 1)."""
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source})
+    found = {}
+    for upstream in upstreams:
+        code, doc = check(root, upstream)
+        found[upstream] = (code, sorted((f["kind"], f["status"]) for f in doc["findings"] if f["target"].startswith("sglang.srt.layers.torchao_utils")))
+    old, new = upstreams
+    assert found[old][0] == 0 and ("patch", "ok") in found[old][1], found
+    assert found[new][0] == 1 and ("import", "missing") in found[new][1], found

@@ -77,6 +77,8 @@ def test_dependencies_after_a_caught_failing_import_are_caught(upstreams, tmp_pa
         assert "fails first" in finding["guard"]["condition"], finding
     # the import itself is caught by its handler, as before
     assert by_line[("import", 17)]["guard"]["outcome"] == "caught"
+    # and says so: the handler takes the error, so the plugin is not skipped (F17-f2 of the twentieth held-out set)
+    assert "skips the whole plugin" not in by_line[("import", 17)]["detail"] and "caught" in by_line[("import", 17)]["detail"]
 
 
 def test_a_failure_the_handler_does_not_catch_still_breaks(upstreams, tmp_path):

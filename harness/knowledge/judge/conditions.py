@@ -109,6 +109,11 @@ def apply_conditions(judge: JudgeContext, finding: Finding, dep: Dependency) -> 
         if dep.kind == "import" and finding.detail:
             finding.detail = finding.detail.removesuffix("; " + import_failure(dep))
         finding.detail = f"{finding.detail or finding.status.value}; not run on this release: `{finding.guard.condition}` is false here (line {finding.guard.line})"
+    if outcome == "caught" and dep.kind == "import" and finding.detail and finding.detail.endswith("; " + import_failure(dep)):
+        # the handler takes the ImportError: the module imports on (what follows the import in the
+        # caught block is skipped), so the plugin is not skipped
+        finding.detail = (f"{finding.detail.removesuffix('; ' + import_failure(dep))}; the ImportError is caught "
+                          f"(`{finding.guard.condition}`, line {finding.guard.line}): the rest of that block is skipped")
     if row.name == "runtime_condition" and finding.guard is not None:
         finding.detail = f"{finding.detail or finding.status.value}; fails when `{finding.guard.condition}` holds (line {finding.guard.line}), a run-time condition"
     if outcome in ("skipped", "caught"):

@@ -174,7 +174,8 @@ def grafted_onto(judge: JudgeContext, dep: Dependency, member: str) -> str | Non
 
 def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, member: str) -> PluginClass | None:
     """A plugin class deriving (at any depth) from `plugin_class` that binds `member` in its
-    body or on self: code of the base reading it may run on such an instance."""
+    body or on self, or one of its plugin bases does (a mixin): code of the base reading it may
+    run on such an instance."""
     if plugin_class is None:
         return None
     starts = [plugin_class]
@@ -186,8 +187,22 @@ def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, memb
         if target.ok:
             starts += [base for base in judge.memo.subclasses if base != plugin_class and is_upstream(base)
                        and (found := judge.index.resolve(base)).ok and found.ref == target.ref]
-    return next((judge.scan.classes[path] for start in starts for path in _descendants(judge, start)
-                 if judge.scan.classes[path].binds(member) or member in judge.scan.classes[path].methods), None)
+    def binding(path: str) -> PluginClass | None:
+        # the class itself, or a plugin mixin among its bases (`class C(QuantizationConfig,
+        # OwnMixin)` with `mesh: Mesh` in OwnMixin): what an instance of it carries
+        queue, seen = [path], set()
+        while queue:
+            current = queue.pop(0)
+            cls = judge.scan.classes.get(current)
+            if cls is None or current in seen:
+                continue
+            seen.add(current)
+            if cls.binds(member) or member in cls.methods:
+                return cls
+            queue += cls.bases
+        return None
+
+    return next((found for start in starts for path in _descendants(judge, start) if (found := binding(path)) is not None), None)
 
 
 def method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:

@@ -86,22 +86,28 @@ def _plugin_classes(judge: JudgeContext, plugin_class: str) -> list[str]:
 def _skipped(judge: JudgeContext, plugin_class: str, init: ast.FunctionDef) -> list[Ref] | None:
     """The upstream classes of the MRO whose `__init__` the override leaves out: all of them when
     it calls no `__init__` or an outside base's (`nn.Module.__init__(self)`), those before the
-    class it names (`Base.__init__(self)`); none when it calls `super().__init__` anywhere or
-    another plugin class's `__init__` (what that runs is not followed)."""
+    class it names (`Base.__init__(self)`), those up to and with the class `super(Base,
+    self).__init__()` names (the lookup starts after it); none when it calls `super().__init__`
+    anywhere or another plugin class's `__init__` (what that runs is not followed)."""
     upstream = [ref for ref in judge.plugin_mro(plugin_class) if ref.module and ref.kind == "class"]
-    named = set()
+    plugin = {name.rpartition(".")[2] for name in _plugin_classes(judge, plugin_class)}
+    named, after = set(), set()
     for node in walk(init):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
             receiver = node.func.value
             if isinstance(receiver, ast.Call) and dotted(receiver.func) == "super":
-                return []
-            named.add((dotted(receiver) or "").rpartition(".")[2])
-    plugin = {name.rpartition(".")[2] for name in _plugin_classes(judge, plugin_class)}
+                start = (dotted(receiver.args[0]) or "").rpartition(".")[2] if len(receiver.args) == 2 else ""
+                if not start or start in plugin:
+                    return []  # `super().__init__(…)`, `super(Own, self)`: the next class's runs
+                after.add(start)  # `super(Base, self).__init__()`: the lookup starts after Base (Python's super docs)
+            else:
+                named.add((dotted(receiver) or "").rpartition(".")[2])
     if named & plugin:
         return []
     for position, ref in enumerate(upstream):
-        if ref.qualname.rpartition(".")[2] in named:
-            upstream = upstream[:position]
+        short = ref.qualname.rpartition(".")[2]
+        if short in named or short in after:
+            upstream = upstream[:position + (short in after)]
             break
     return [ref for ref in upstream if (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def"]
 

@@ -531,7 +531,11 @@ _RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".github/ac
               "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml",
               "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py",
               # the rest of the docs a team writes (examples/README.md, benchmarks/*.md), to a bounded depth
-              "*.md", "*.rst", "*/*.md", "*/*.rst", "*/*/*.md", "*/*/*.rst", "*/*.sh", "*/*/*.sh")
+              "*.md", "*.rst", "*/*.md", "*/*.rst", "*/*/*.md", "*/*/*.rst", "*/*.sh", "*/*/*.sh",
+              # any other CI's layout: its files at the top (Jenkinsfile, .travis.yml, azure-pipelines.yml) and the
+              # YAML, shell and Groovy files of hidden folders and ci/ to two levels (.jenkins/test_config.yaml)
+              "Jenkinsfile*", "*/Jenkinsfile*", "*.yml", "*.yaml", ".*.yml", ".*.yaml", ".*/*.yml", ".*/*.yaml", ".*/*/*.yml", ".*/*/*.yaml",
+              ".*/*.sh", ".*/*/*.sh", ".*/*.groovy", ".*/*/*.groovy", "ci/*/*.yml", "ci/*/*.yaml", "ci/*/*.sh")
 _RUN_FILES_MOST = 400  # a bound on what is read: a plugin checkout is not trusted
 # `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`, `uv run -m pkg.mod` (uv's
 # `--module`), and the interpreter named by a make or shell variable (`$(PYTHON) -m pkg.mod`, `${PY} -m …`)
@@ -577,7 +581,7 @@ def run_entry_sources(root: Path) -> list[Path]:
     found: list[Path] = []
     for pattern in _RUN_GLOBS:
         for path in sorted(root.glob(pattern)):
-            if not _plain_file(path):
+            if not _plain_file(path) or path.relative_to(root).parts[0] in (".git", ".venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache"):
                 continue
             if path not in found:
                 found.append(path)

@@ -59,6 +59,35 @@ def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None
     return found.ref.path if found.ok and found.ref.kind == "class" else None
 
 
+def field_class(index: SymbolIndex, cls: Ref, attr: str) -> str | None:
+    """The upstream class the upstream class `cls` (or the first class of its MRO that
+    annotates `attr` in its body) annotates its field `attr` with (`compilation_config:
+    CompilationConfig = …` of a config dataclass), or None when none annotates it with one
+    class. The annotations of a class body are read once per release and cached with the index."""
+    for owner in index.mro(cls):
+        if owner.kind != "class":
+            continue
+        expression = index.analysis("field_annotations", owner, _ANNOTATIONS, lambda owner=owner: _field_annotations(index, owner)).get(attr)
+        if expression is not None:
+            found = index.resolve(expression) if "." in expression and index.module_exists(expression.split(".")[0]) else index.resolve_in_scope(owner.module, expression)
+            return found.ref.path if found.ok and found.ref.kind == "class" else None
+    return None
+
+
+def _field_annotations(index: SymbolIndex, cls: Ref) -> dict[str, str]:
+    table = index.table(cls.module)
+    node = index.class_node(cls) if table is not None else None
+    if node is None:
+        return {}
+    typing_only = type_checking_imports(_tree(str(index.source.root / table.path)), cls.module, table.is_package)
+    found = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and (expression := annotation_class(stmt.annotation)):
+            head, _, rest = expression.partition(".")
+            found[stmt.target.id] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
+    return found
+
+
 def _annotations(index: SymbolIndex, function: Ref) -> dict[str, str]:
     info = index.function_info(function)
     table = index.table(function.module)

@@ -238,7 +238,7 @@ class PluginClasses:
                 # (loops around it unrolled)
                 key = self.const(module, node.slice, {**ctx.env, **binding}) if binding else None
                 keys = [key] if isinstance(key, str) or not binding else [
-                    self.const(module, node.slice, inner.env) for inner in self._bound_contexts(module, ctx, binding, node.lineno)]
+                    self.const(module, node.slice, inner.env) for inner in self._bound_contexts(module, ctx, binding, node.lineno, node=node.slice)]
                 for key in keys:
                     if isinstance(key, str) and (key, where) not in seen and key not in self._chain_shadows.get(id(node), ()):
                         seen.add((key, where))
@@ -473,22 +473,33 @@ class PluginClasses:
             body = node.body
         return tuple(found)
 
-    def _bound_contexts(self, module: str, ctx, binding: dict, line: int, done: frozenset[int] = frozenset()) -> list:
+    def _bound_contexts(self, module: str, ctx, binding: dict, line: int, done: frozenset[int] = frozenset(),
+                        node: ast.AST | None = None) -> list:
         """_bound_context, once per element of each loop around `line` (in the helper) whose
-        iterable folds with the binding (`for name, value in overrides.items():`), outermost first."""
+        iterable folds with the binding (`for name, value in overrides.items():`), outermost first;
+        with `node`, also of each comprehension whose element holds it (`[import_module(n) for n
+        in cls.names()]`, `map(import_module, …)` as rewritten: the element runs once per value
+        its `if`s hold for, the language reference's "Displays for lists, sets and dictionaries")."""
         definition = self._definition(module, ctx.functions[-1], line) if ctx.functions and binding else None
-        loops = [n for n in walk(definition) if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno not in done
+        loops = [n for n in walk(definition) if isinstance(n, (ast.For, ast.AsyncFor)) and id(n) not in done
                  and any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in n.body)] if definition is not None else []
+        if node is not None and definition is not None:
+            loops += [n for n in walk(definition) if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+                      and id(n) not in done and len(n.generators) == 1 and not n.generators[0].is_async
+                      and any(inner is node for part in ([n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]) for inner in walk(part))]
         if not loops:
             return [self._bound_context(module, ctx, binding, line)]
-        loop = min(loops, key=lambda n: n.lineno)
-        items = self.iterated(self.const(module, loop.iter, self._locals_at(module, definition, {**ctx.env, **binding}, loop.lineno)))
+        loop = min(loops, key=lambda n: (n.lineno, n.col_offset))
+        generator = loop.generators[0] if not isinstance(loop, (ast.For, ast.AsyncFor)) else loop
+        items = self.iterated(self.const(module, generator.iter, self._locals_at(module, definition, {**ctx.env, **binding}, loop.lineno)))
         if not isinstance(items, list) or not items:
-            return self._bound_contexts(module, ctx, binding, line, done | {loop.lineno})
+            return self._bound_contexts(module, ctx, binding, line, done | {id(loop)}, node)
         found = []
         for item in items:
-            elements = bind(loop.target, item)
-            found.extend(self._bound_contexts(module, replace(ctx, env={**ctx.env, **elements}), {**binding, **elements}, line, done | {loop.lineno}))
+            elements = bind(generator.target, item)
+            if any(self.const(module, test, {**ctx.env, **binding, **elements}) is False for test in getattr(generator, "ifs", ())):
+                continue
+            found.extend(self._bound_contexts(module, replace(ctx, env={**ctx.env, **elements}), {**binding, **elements}, line, done | {id(loop)}, node))
         return found
 
     def _bound_context(self, module: str, ctx, binding: dict, line: int):
@@ -709,15 +720,17 @@ class PluginClasses:
         module the name's shape allows (Expressions.chosen_modules)."""
         for module, expression, package, ctx in self.parameter_imports:
             targets = [target for binding, _ in self.helper_bindings(module, ctx.functions, expression.lineno, through=True)
-                       for inner in self._bound_contexts(module, ctx, binding, expression.lineno)
+                       for inner in self._bound_contexts(module, ctx, binding, expression.lineno, node=expression)
                        if isinstance(target := self._absolute(self.const(module, expression, inner.env),
                                                               self.const(module, package, inner.env) if package is not None else None), str)]
             targets = targets or [target for binding, _ in self._instance_bindings(module, ctx.functions[-1], expression.lineno)
                                   if isinstance(target := self.const(module, expression, {**ctx.env, **binding}), str)]
             # no caller names it: a module chosen at run time (an environment variable, a config
             # value), any of those the name's shape allows
-            for target in targets or self.chosen_modules(module, expression, ctx.env):
+            for target in dict.fromkeys(targets or self.chosen_modules(module, expression, ctx.env)):
                 self.imported_by_name(module, target, ctx)
+                if is_upstream(target):  # (an ImportError there, as for a constant name: _dynamic_import)
+                    self._dependency("import", target, module, expression, ctx, expression=f"import_module({ast.unparse(expression)}) with {target!r}")
 
     @staticmethod
     def _absolute(name, package) -> str | None:

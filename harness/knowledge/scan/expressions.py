@@ -368,10 +368,16 @@ class Expressions:
             self._dependency("field", None, module, read, ctx, expression=f"{ctx.self_name}.{held.attr}.{read.attr}", name=read.attr,
                              hook=f"{SELF_HELD}{ctx.cls.path}", member=held.attr)
         if isinstance(node.ctx, ast.Load):
-            innermost = node
-            while isinstance(innermost.value, ast.Attribute):
-                innermost = innermost.value
-            self._field(module, innermost, ctx)
+            chain = [node]
+            while isinstance(chain[-1].value, ast.Attribute):
+                chain.append(chain[-1].value)
+            self._field(module, chain[-1], ctx)
+            if len(chain) > 1 and self._instance(module, chain[-1].value, ctx.env) is not None:
+                # `cfg.compilation_config.init_with_sizes`: each read on the class its field is annotated with
+                for outer in reversed(chain[:-1]):
+                    if self._instance(module, outer.value, ctx.env) is None:
+                        break
+                    self._field(module, outer, ctx)
         if ctx.self_name:
             innermost = node
             while isinstance(innermost.value, ast.Attribute):
@@ -400,7 +406,7 @@ class Expressions:
         if value is None:
             value, attr = node.value, node.attr
         instance = self._instance(module, value, ctx.env)
-        if instance is None or (how == WRITE and isinstance(node, ast.Attribute) and value.id == "server_args"):
+        if instance is None or (how == WRITE and isinstance(node, ast.Attribute) and isinstance(value, ast.Name) and value.id == "server_args"):
             return  # `server_args.x = …`: the server_arg kind judges it
         # hook / member carry the function and its parameter until finish() names the class
         self._dependency(
@@ -1266,6 +1272,13 @@ class Expressions:
             return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and 1 <= len(n.args) <= 2 and not n.keywords
 
         call = node if isinstance(node, ast.Call) and not is_getter(node) else None
+        if call is not None and (returned := self._returned_alternatives(module, call, ctx)):
+            # a factory returning one of its nested functions by a test of what a run gives
+            # (`return _greedy if greedy_only else _traced`): each may be the hook
+            text = f"{ast.unparse(call.func)}(…) returns "
+            return [(ast.copy_location(ast.Name(f"<choice{i}>", ast.Load()), call), {f"<choice{i}>": Named(path)},
+                     GuardCond(Runtime(text + path.rsplit(".", 1)[-1]), text + path.rsplit(".", 1)[-1], call.lineno))
+                    for i, path in enumerate(returned)]
         head = call.func if call is not None else node
         chosen = head
         if isinstance(head, ast.Name) and head.id in ctx.local and ctx.env.get(head.id, OPAQUE) is OPAQUE and ctx.functions:
@@ -1288,6 +1301,36 @@ class Expressions:
             text = f"{ast.unparse(chosen)} is {option.path.rsplit('.', 1)[-1]}"
             found.append((made, {name: option}, GuardCond(Runtime(text), text, chosen.lineno)))  # (a run may pick any entry)
         return found
+
+    def _returned_alternatives(self, module: str, call: ast.Call, ctx: Context) -> list[str]:
+        """The paths of the nested functions a plugin factory called as `call` may return, when it
+        returns more than one of them (`return a if c else b`, `if c: return a` then `return b`,
+        `c and a or b`, `{"x": a, "y": b}[mode]`) and the call does not fold to one: every `return`
+        names a nested def, directly, as an arm of a conditional expression or a value of a table
+        it indexes. [] otherwise."""
+        path = self.qualify(module, dotted(call.func), ctx.env) if dotted(call.func) else None
+        found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or returned_function(found[1]) is not None:
+            return []
+        nested = {n.name for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+        def names(value: ast.expr | None) -> list[str] | None:
+            arms = ([value.body, value.orelse] if isinstance(value, ast.IfExp)
+                    # `c and a`: a where c holds (what else it gives is c's false value, no hook); `a or b`: either
+                    else value.values[-1:] if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)
+                    else value.values if isinstance(value, ast.BoolOp)
+                    else value.value.values if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Dict) else None)
+            if arms is not None:
+                found = [names(arm) for arm in arms]
+                return [n for f in found for n in f] if found and all(f is not None for f in found) else None
+            return [value.id] if isinstance(value, ast.Name) and value.id in nested else None
+
+        chosen = [names(r.value) for r in own_returns(found[1])]
+        if not chosen or any(c is None for c in chosen) or len({n for c in chosen for n in c}) < 2:
+            return []
+        if isinstance(self.const(module, call, ctx.env), Named):
+            return []  # the factory's tests fold: the one it returns (_hook_signature)
+        return [f"{path}.{name}" for name in dict.fromkeys(n for c in chosen for n in c)]
 
     def _hook_signature(self, module: str, node, ctx: Context, depth: int = 0) -> tuple[str | None, ast.AST | None, tuple[Param, ...] | None]:
         """(plugin path, definition, parameters) of the callable a hook registers, however it is

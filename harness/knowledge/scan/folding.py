@@ -48,6 +48,7 @@ from harness.knowledge.model import (
     read_entry_points,
     walk,
 )
+from harness.knowledge.scan.annotations import field_class
 from harness.knowledge.scan.syntax import (
     always_raises,
     assigned,
@@ -88,6 +89,22 @@ _DATA_PARSERS = {"json.loads": json.loads, "json.load": json.loads, **{f"{m}.{f}
 _BUILTIN_TYPES = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple, staticmethod, classmethod, type)}
 _CACHING = ("functools.cache", "functools.lru_cache")  # wrappers a call goes through to the function unchanged
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
+
+
+class MemberText(str):
+    """A member of a plugin enum of strings: that str (a `str` mix-in's member is one, the enum
+    docs), keyed and compared as the str is, which also knows the member it is ("pkg.E.M"), so
+    that an enum property or attribute read on it (`which.module`) is the member's."""
+
+    member: str
+
+    def __new__(cls, text: str, member: str) -> MemberText:
+        made = super().__new__(cls, text)
+        made.member = member
+        return made
+
+    def __getnewargs__(self) -> tuple[str, str]:
+        return str(self), self.member
 
 
 class _NameFields:
@@ -547,6 +564,11 @@ class Folding:
             self.star_names[key] = found
         return self.star_names[key]
 
+    def _upstream_value(self, held) -> bool:
+        """Whether a folded value is an upstream module-level value (a registry dict, a list),
+        not a module, class or function."""
+        return isinstance(held, Named) and (ref := self.upstream_ref(held.path)) is not None and ref.kind == "value"
+
     def upstream_ref(self, dotted_path: str | None) -> Ref | None:
         if not is_upstream(dotted_path):
             return None
@@ -598,8 +620,13 @@ class Folding:
         if (isinstance(node, ast.Attribute) and node.attr == "__func__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
                 and isinstance((self._plugin_definition(held.path) or (None, None))[1], (ast.FunctionDef, ast.AsyncFunctionDef))):
             return held  # a staticmethod's (or classmethod's) function: the def itself (the data model)
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(held := env.get(node.value.id), Instance) and held.path
+                and (field := self._field_instance(held, node.attr)) is not None):
+            return field  # `cc = vllm_config.compilation_config`: an instance of the class the field is annotated with
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(text := env.get(node.value.id), MemberText) and not hasattr(str, node.attr):
+            return self._enum_attribute(text.member, node.attr, depth)  # `which.module` of a str enum's member: its property
         if isinstance(node, ast.Attribute) and node.attr == "value" and isinstance(text := self.const(module, node.value, env, depth + 1), str):
-            return text  # a str enum's member folds to its value (class_constant), which `.value` is too; a str has no other
+            return str(text)  # a str enum's member folds to its value (class_constant), which `.value` is too; a str has no other
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id == "__spec__" and "__spec__" not in env and node.attr in ("name", "parent"):
                 # the module's ModuleSpec (importlib docs): its name, and the package it belongs to
@@ -617,7 +644,7 @@ class Folding:
                     return self._record_attribute(held, node.attr, depth)  # `SPECS[0].qualname`, `make_spec().target`
                 if self._member_class(held):
                     # `ENABLED[1].device_name`, `(Gen.A if t else Gen.B).value`
-                    return self._enum_attribute(held.path, node.attr, depth)
+                    return self._enum_attribute(held.member if isinstance(held, MemberText) else held.path, node.attr, depth)
             if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
@@ -627,6 +654,8 @@ class Folding:
                 root = root.value
             if (isinstance(root, (ast.Call, ast.Subscript)) and isinstance(base := self.const(module, node.value, env, depth + 1), Named)
                     and (is_upstream(base.path) or base.path in self.files)):
+                if node.attr in _NAME_ATTRIBUTES and (named := self._name_attribute(base.path, node.attr)) is not None:
+                    return named  # `cls.__bases__[0].__name__`: the class's own name
                 return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`, `__import__("pkg").sub.f`
             # (`X[k].attr` is an attribute of an item of X, never of X)
             owner = self.qualify(module, dotted(node.value), env) if not isinstance(node.value, ast.Subscript) else None
@@ -712,11 +741,12 @@ class Folding:
                     elements.extend(spread)
                 else:
                     elements.append(self.const(module, element, env, depth + 1))
-            return elements
+            return _distinct(elements) if isinstance(node, ast.Set) else elements
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and self._version_parts(module, node, env, depth):
             return RunningVersion(parsed=True)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(node.generators) == 1:
-            return self._comprehension(module, node.elt, node.generators[0], env, depth)
+            made = self._comprehension(module, node.elt, node.generators[0], env, depth)
+            return _distinct(made) if isinstance(node, ast.SetComp) and isinstance(made, list) else made
         if isinstance(node, ast.DictComp) and len(node.generators) == 1:  # {b: f"{P}.{b}" for b in NAMES}
             generator = node.generators[0]
             loaded = self._loaded_filter(module, node, env)
@@ -734,6 +764,8 @@ class Folding:
                     self.none_fallbacks[(module, key)] = ModuleExists(key)
             return {_hashable(key): value for key, value in zip(keys, values)}
         if isinstance(node, ast.Dict):
+            if len(node.keys) == 1 and node.keys[0] is None and self._upstream_value(held := self.const(module, node.values[0], env, depth + 1)):
+                return held  # `{**REG}` of an upstream registry: a snapshot, as dict(REG)
             folded = {}
             for key, value in zip(node.keys, node.values):
                 if key is not None:
@@ -785,11 +817,12 @@ class Folding:
             # `sys.modules.get(M) or _STUB`: M where it is loaded, the plugin's stand-in where not
             self.stand_in_owners.add((module, found.path))
             return loaded
-        if isinstance(node, ast.BoolOp) and not any(isinstance(v, (ast.BoolOp, ast.Compare, ast.UnaryOp)) for v in node.values):
+        if isinstance(node, ast.BoolOp) and not any(isinstance(v, (ast.Compare, ast.UnaryOp)) for v in node.values):
             # `value or "default"`, `name.rpartition(".")[0] or name`, `a and b` of folded plain
-            # values: Python's value of the expression (a test among them stays a condition)
+            # values, `fast and _first or _second` of the plugin's functions (each true): Python's
+            # value of the expression (a test among them stays a condition)
             values = [self.const(module, v, env, depth + 1) for v in node.values]
-            if all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+            if all(v is None or isinstance(v, (str, int, float, bool)) or isinstance(v, Named) and not is_upstream(v.path) for v in values):
                 want = isinstance(node.op, ast.And)  # `and` stops at the first false value, `or` at the first true one
                 return next((v for v in values[:-1] if bool(v) is not want), values[-1])
         if isinstance(node, ast.IfExp):  # `a if t else b` where t folds: that branch's value
@@ -969,8 +1002,8 @@ class Folding:
             return namespace
         if qualified == "inspect.getmembers" and len(args) == 2 and not node.keywords and isinstance(held := self.const(module, args[0], env, depth + 1), Named):
             return self._function_members(held.path, self.qualify(module, dotted(args[1]) or "", env), depth)
-        if qualified == "types.MappingProxyType" and len(args) == 1 and not node.keywords and isinstance(
-                viewed := self.const(module, args[0], env, depth + 1), dict):
+        if qualified == "types.MappingProxyType" and len(args) == 1 and not node.keywords and (
+                isinstance(viewed := self.const(module, args[0], env, depth + 1), dict) or self._upstream_value(viewed)):
             return viewed  # a read-only view of the dict: its lookups and iteration (the types docs)
         if qualified in _PATH_CLASSES and not node.keywords and not any(isinstance(a, ast.Starred) for a in args):
             # pathlib paths of folded strings, as pure POSIX paths: only their names are read
@@ -1103,11 +1136,15 @@ class Folding:
         if name == "dict" and qualified == name and len(args) <= 1 and all(k.arg for k in node.keywords):
             # dict(target=…, hook=…), dict(TABLE, key=…), dict([(k, v), …]): Python's dict() on the folded values
             base = self.const(module, args[0], env, depth + 1) if args else {}
+            if self._upstream_value(base) and not node.keywords:
+                return base  # a snapshot of an upstream registry holds its keys: a read of it is a read of the registry
             if isinstance(base, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in base):
                 base = {_hashable(k): v for k, v in base}
             if not isinstance(base, dict):
                 return OPAQUE
             return {**base, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}}
+        if qualified == "copy.copy" and len(args) == 1 and not node.keywords and self._upstream_value(held := self.const(module, args[0], env, depth + 1)):
+            return held  # (a snapshot, as dict(REG))
         if name in ("int", "float") and qualified == name and len(args) == 1 and not node.keywords:
             # int("23"), float(x) of a folded plain value: Python's conversion (a bad one is not folded)
             inner = self.const(module, args[0], env, depth + 1)
@@ -1117,6 +1154,10 @@ class Folding:
                 return int(inner) if name == "int" else float(inner)
             except ValueError:
                 return OPAQUE
+        if name == "bool" and qualified == name and len(args) == 1 and not node.keywords:
+            # bool(x) of a folded immutable value: its truth (containers are not read: a run may fill them)
+            inner = self.const(module, args[0], env, depth + 1)
+            return bool(inner) if inner is None or isinstance(inner, (str, int, float, bool)) else OPAQUE
         if name == "dict.fromkeys" and qualified == name and 1 <= len(args) <= 2 and not node.keywords:
             # dict.fromkeys(KEYS, value): each key to the one value (None without one)
             keys = self.iterated(self.const(module, args[0], env, depth + 1))
@@ -1200,6 +1241,8 @@ class Folding:
             # getattr(obj, "attr") of an upstream object: that attribute (AttributeError where it
             # is not); of a folded record: its field (or class constant)
             owner, attr = self.const(module, args[0], env, depth + 1), self.const(module, args[1], env, depth + 1)
+            if isinstance(owner, Named) and attr in _NAME_ATTRIBUTES and (named := self._name_attribute(owner.path, attr)) is not None:
+                return named  # getattr(cls, "__name__"), as cls.__name__
             if isinstance(owner, Named) and is_upstream(owner.path) and isinstance(attr, str) and attr.isidentifier():
                 return Named(f"{owner.path}.{attr}")
             if isinstance(owner, Record) and isinstance(attr, str):
@@ -1214,9 +1257,13 @@ class Folding:
             return OPAQUE if isinstance(cond, Undecided) else cond.value if isinstance(cond, Const) else Condition(cond)
         if isinstance(node.func, ast.Attribute):
             owner = self.const(module, node.func.value, env, depth + 1)
+            if node.func.attr == "copy" and not args and not node.keywords and self._upstream_value(owner):
+                return owner  # `REG.copy()` of an upstream registry: a snapshot, as dict(REG)
             if isinstance(owner, Record) and isinstance(closure := owner.get(node.func.attr), Closure):
                 return self._closure_called(closure, node, module, env, depth)  # `hook.enabled()` of a field holding a lambda
             values = [self.const(module, arg, env, depth + 1) for arg in args]
+            if isinstance(owner, MemberText) and self._record_method(Record(self._member_class(owner), ()), node.func.attr, property_=False) is not None:
+                owner = Named(owner.member)  # `which.split()` of the enum's own split: the enum's method (below), not str's
             if owner == RunningVersion(parsed=False) and node.func.attr in _STRING_METHODS and self._release_text():
                 owner = self._release_text()  # `version("sglang").split(".")`: the release's own version string, taken apart
             if isinstance(owner, str) and node.func.attr == "join" and len(values) == 1 and isinstance(values[0], list):
@@ -2684,6 +2731,8 @@ class Folding:
 
     def _member_class(self, value) -> str | None:
         """The plugin enum class whose member `value` is (Named("pkg.E.M") -> "pkg.E"), else None."""
+        if isinstance(value, MemberText):
+            return value.member.rpartition(".")[0]
         owner, _, member = value.path.rpartition(".") if isinstance(value, Named) and not is_upstream(value.path) else ("", "", "")
         return owner if owner and member in (self.enum_members(owner) or {}) else None
 
@@ -2724,7 +2773,8 @@ class Folding:
         if kind is not None:
             members = self.enum_members(path, depth)
             if attr in members:
-                return members[attr] if kind == "str" else OPAQUE
+                value = members[attr]
+                return (MemberText(value, f"{path}.{attr}") if isinstance(value, str) else value) if kind == "str" else OPAQUE
         held = self._class_body_value(module, path, cls.body, len(cls.body), attr, depth)
         if held is not None:  # a list or dict the plugin fills from elsewhere (`Base._registry.append(cls)`)
             return self.filled(module, f"{path[len(module) + 1:]}.{attr}", held, depth)
@@ -2824,6 +2874,15 @@ class Folding:
             if name == "isinstance" and qualified == name and len(node.args) == 2 and not node.keywords and (
                     decided := self._builtin_isinstance(module, node.args[0], node.args[1], env, depth)) is not None:
                 return Const(decided)
+            if not node.keywords and (name == "isinstance" and qualified == name and len(node.args) == 2
+                                      and self.qualify(module, dotted(node.args[1]) or "", env) == "types.ModuleType"
+                                      or qualified == "inspect.ismodule" and len(node.args) == 1):
+                # `isinstance(sys.modules.get(M), ModuleType)`, `inspect.ismodule(…)`: a module exactly
+                # when it is loaded, as `is not None` tests (None otherwise: the dict.get default)
+                held = env.get(node.args[0].id) if isinstance(node.args[0], ast.Name) else self.const(module, node.args[0], env, depth + 1)
+                found = self.none_fallbacks.get((module, held.path)) if isinstance(held, Named) else None
+                if isinstance(found, ModuleExists):
+                    return found
             if name == "callable" and len(node.args) == 1:
                 return self.condition(module, node.args[0], env, depth + 1, local) if isinstance(node.args[0], ast.Call) else UNDECIDED
             if qualified.endswith("util.find_spec") and node.args:
@@ -3113,6 +3172,8 @@ class Folding:
         """The upstream instance a variable holds, with evidence (see Instance); the engine's
         settings name (`server_args`) not bound to anything the scan knows is its settings
         class (SGLang's ServerArgs), as writes to it are."""
+        if isinstance(node, ast.Attribute):  # `vllm_config.compilation_config`: the class the field is annotated with
+            return self._field_instance(self._instance(module, node.value, env), node.attr)
         if not isinstance(node, ast.Name):
             return None
         value = env.get(node.id, OPAQUE)
@@ -3122,6 +3183,14 @@ class Folding:
         if engine.server_args and node.id == engine.server_args_names[0] and value is OPAQUE and self.qualify(module, node.id, env) is None:
             return Instance(engine.server_args)
         return None
+
+
+    def _field_instance(self, owner: Instance | None, attr: str) -> Instance | None:
+        """An instance of the upstream class the class of `owner` annotates its field `attr`
+        with (annotations.field_class), or None."""
+        ref = self.upstream_ref(owner.path) if owner is not None and owner.path else None
+        held = field_class(self.index, ref, attr) if ref is not None and ref.kind == "class" else None
+        return Instance(held) if held and is_upstream(held) else None
 
 
 def _made_chain(node: ast.expr) -> bool:
@@ -3220,6 +3289,19 @@ def _grouped_key(call: ast.Call | None, is_name) -> ast.expr | None:
     if call is None or call.keywords or not isinstance(call.func, ast.Attribute) or call.func.attr not in ("append", "extend"):
         return None
     return _nested_key(call.func.value, is_name)
+
+
+def _distinct(elements: list) -> list:
+    """A folded set's elements: each equal value once, first seen first (a set holds no two equal
+    elements; the order it iterates in is its own, read here as the order written); unchanged
+    when an element is not hashable or not folded (it may equal another)."""
+    keys = [_hashable(e) for e in elements]
+    if any(k is OPAQUE for k in keys):
+        return elements
+    first: dict = {}
+    for key, element in zip(keys, elements):
+        first.setdefault(key, element)
+    return list(first.values())
 
 
 def _hashable(value):

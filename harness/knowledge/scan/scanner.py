@@ -726,7 +726,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             self._block(module, handler.body, replace(ctx, guards=ctx.guards + (guard,)))
         if stmt.orelse:  # runs only after the whole body did: what the body imported or bound once is bound there
             bound = {**ctx.env, **{name: Named(path) for name, path in imported_names(module, self.files[module][1], stmt.body).items()},
-                     **self._bound_once(module, stmt.body, ctx.env)}
+                     **self._bound_once(module, stmt.body, ctx.env, ran=True)}
             # under "the imports resolve" where that is the question; otherwise as the code after a
             # try whose handlers leave: it runs whenever the body ran through
             guards = ctx.guards if isinstance(succeeded, Undecided) else ctx.guards + (GuardCond(succeeded, body_text, stmt.lineno),)
@@ -767,7 +767,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # holds that value where the body ran: `try: m = sys.modules["sglang.x"] except KeyError:
         # return` then `m.f = g` patches sglang.x
         handled_names = {name for handler in stmt.handlers for node in handler.body for name in assigned_in(node)}
-        ctx.env.update({name: value for name, value in self._bound_once(module, stmt.body, ctx.env).items() if name not in handled_names})
+        leave = bool(stmt.handlers) and all(always_raises(h.body) or h.body and isinstance(h.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                                            for h in stmt.handlers)
+        ctx.env.update({name: value for name, value in self._bound_once(module, stmt.body, ctx.env, ran=leave).items() if name not in handled_names})
         for node in stmt.body:
             for name in assigned_in(node):
                 ctx.env.setdefault(name, OPAQUE)
@@ -795,16 +797,24 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         error = Record("ModuleNotFoundError", (("name", name),))
         return self._truth_of(module, test, {exc: error}, 0) is True
 
-    def _bound_once(self, module: str, body: list[ast.stmt], env: dict) -> dict:
+    def _bound_once(self, module: str, body: list[ast.stmt], env: dict, ran: bool = False) -> dict:
         """The names `body` binds once, by a plain `name = value` whose value is a module, class or
-        function by name (Named), and that `env` does not hold yet: what they hold once it ran."""
+        function by name (Named), and that `env` does not hold yet: what they hold once it ran.
+        `ran`: what follows runs only when the whole body did (a try's `else:`, or after a try
+        whose every handler leaves): every value that folds, also unpacked (`owner, attr =
+        _split(target)`), each read with the names the body bound before it."""
         counts: dict[str, int] = {}
         for node in body:
             for name in assigned_in(node):
                 counts[name] = counts.get(name, 0) + 1
-        found = {}
+        found: dict = {}
         for node in body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            if ran and isinstance(node.targets[0], (ast.Name, ast.Tuple, ast.List)):
+                bound = bind(node.targets[0], self.const(module, node.value, {**env, **found}))
+                found.update({name: value for name, value in bound.items() if counts.get(name) == 1 and value is not OPAQUE})
+            elif isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
                 if counts[name] == 1 and env.get(name, OPAQUE) is OPAQUE and isinstance(value := self.const(module, node.value, env), Named):
                     found[name] = value
