@@ -1,7 +1,9 @@
 """A member read through a field of an annotated upstream object (the twentieth held-out set,
 V-f7, vllm-ascend's `vllm_config.compilation_config.init_with_cudagraph_sizes(…)`): the field's
 class is the one upstream's class body annotates it with (`compilation_config:
-CompilationConfig`, `Optional[…]`), read directly in a chain or kept in a local first; a method
+CompilationConfig`, `Optional[…]`), read directly in a chain or kept in a local first, on an
+annotated parameter, an override's parameter typed by the method it overrides, or an object the
+class keeps on self; a method
 the release drops is missing there (AttributeError), one it keeps is fine. A field annotated with
 no one class (a dict) says nothing."""
 
@@ -24,6 +26,11 @@ class CompilationConfig:
 class ServingConfig:
     compilation_config: {annotation} = field(default_factory=CompilationConfig)
     extra: dict = field(default_factory=dict)
+
+
+class Tuner:
+    def update(self, cfg: ServingConfig) -> None:
+        pass
 '''
 METHOD = "\n    def init_with_sizes(self, sizes):\n        self.capture_sizes = sizes\n"
 
@@ -39,6 +46,12 @@ HEAD = "from sglang.srt.configs.serving import ServingConfig\n\n\n"
 SPELLINGS = {
     "chain": "def update(cfg: ServingConfig):\n    cfg.compilation_config.{m}([1, 2])\n",
     "kept_in_a_local": "def update(cfg: ServingConfig):\n    cc = cfg.compilation_config\n    sizes, cc.capture_sizes = cc.capture_sizes, None\n    cc.{m}(sorted(sizes or [1]))\n",
+    # an override's unannotated parameter, typed by the upstream method it overrides
+    "override_parameter": ("from sglang.srt.configs.serving import Tuner\n\n\nclass DeviceTuner(Tuner):\n    def update(self, cfg):\n"
+                           "        cfg.compilation_config.{m}([1])\n\n\ndef update(cfg):\n    DeviceTuner().update(cfg)\n"),
+    # kept on self from an annotated parameter, read through it in another method
+    "kept_on_self": ("class Runner:\n    def __init__(self, cfg: ServingConfig):\n        self.cfg = cfg\n\n"
+                     "    def run(self):\n        self.cfg.compilation_config.{m}([1])\n\n\ndef update(cfg):\n    Runner(cfg).run()\n"),
     "string_annotation_in_a_method": ("class Tuner:\n    def update(self, cfg: 'ServingConfig') -> None:\n        compilation = cfg.compilation_config\n"
                                       "        compilation.{m}([1])\n\n\ndef update(cfg):\n    Tuner().update(cfg)\n"),
 }

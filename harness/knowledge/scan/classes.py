@@ -43,7 +43,7 @@ from harness.knowledge.model import (
     resolve_relative,
     walk,
 )
-from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, parameter_class
+from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, field_class, parameter_class
 from harness.knowledge.scan.expressions import Context
 from harness.knowledge.scan.folding import OPAQUE, Instance, Named, Record, bind, leaves, map_leaves, on_param
 from harness.knowledge.scan.syntax import arg, call_shape, case_tests, dataclass_fields, is_property, local_names, module_level
@@ -1069,13 +1069,21 @@ class PluginClasses:
     def _parameter_fields(self) -> None:
         """Fields read on an unannotated parameter of a hook or an override: the class is what
         the upstream function it stands in for annotates the same-named parameter with; with no
-        such evidence the reads are no dependencies (and `hasattr` on them stays undecided)."""
+        such evidence the reads are no dependencies (and `hasattr` on them stays undecided). A
+        read through its fields (`vllm_config.compilation_config.m`, the parameter "dotted")
+        is on the class each field is annotated with, in turn (annotations.field_class)."""
         classes: dict[tuple[str, str], str | None] = {}
 
         def class_of(function: str, param: str) -> str | None:
             if (function, param) not in classes:
-                held = function.startswith(SELF_HELD)
-                classes[function, param] = self._held_class(function[len(SELF_HELD):], param) if held else self._parameter_class(function, param)
+                head, _, field = param.rpartition(".")
+                if head:  # `vllm_config.compilation_config`: the class the holder's class annotates the field with
+                    holder = class_of(function, head)
+                    ref = self.upstream_ref(holder) if holder else None
+                    classes[function, param] = field_class(self.index, ref, field) if ref is not None and ref.kind == "class" else None
+                else:
+                    held = function.startswith(SELF_HELD)
+                    classes[function, param] = self._held_class(function[len(SELF_HELD):], param) if held else self._parameter_class(function, param)
             return classes[function, param]
 
         def place(cond: Cond) -> Cond:

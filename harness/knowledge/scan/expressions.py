@@ -367,6 +367,15 @@ class Expressions:
             # the class when every binding of `self.topo` is an instance of one upstream class)
             self._dependency("field", None, module, read, ctx, expression=f"{ctx.self_name}.{held.attr}.{read.attr}", name=read.attr,
                              hook=f"{SELF_HELD}{ctx.cls.path}", member=held.attr)
+            outer, path = [], held.attr
+            at = node
+            while at is not read:
+                outer.append(at)
+                at = at.value
+            for further in reversed(outer):  # `self.config.compilation.m`: on the class each field is annotated with (finish())
+                path = f"{path}.{further.value.attr}"
+                self._dependency("field", None, module, further, ctx, expression=f"{ctx.self_name}.{path}.{further.attr}", name=further.attr,
+                                 hook=f"{SELF_HELD}{ctx.cls.path}", member=path)
         if isinstance(node.ctx, ast.Load):
             chain = [node]
             while isinstance(chain[-1].value, ast.Attribute):

@@ -792,6 +792,8 @@ class Folding:
             return OPAQUE
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # TABLE["key"], PAIR[0] of folded constants
             container, key = self.const(module, node.value, env, depth + 1), self.decided(self.const(module, node.slice, env, depth + 1))
+            if isinstance(container, Named) and isinstance(key, str) and (member := self._enum_lookup(container.path, name=key)) is not None:
+                return member  # `Upstream["TORCHAO"]`: the member of that name (the enum docs, "Programmatic access")
             if isinstance(container, Named) and container.path in _LITERALS:
                 values = key if isinstance(node.slice, ast.Tuple) and isinstance(key, list) else [key]
                 return LiteralType(tuple(values)) if all(isinstance(v, (str, int, bool)) or v is None for v in values) else OPAQUE
@@ -1348,6 +1350,9 @@ class Folding:
                     return OPAQUE if held is _FELL_THROUGH else held
                 return self.const(home, returned, local, depth + 1)
         direct = isinstance(node.func, (ast.Name, ast.Attribute))  # (`f(a)(b)` calls what f returns, not f)
+        if direct and len(args) == 1 and not node.keywords and not isinstance(args[0], ast.Starred) and qualified and self.enum_kind(qualified) and (
+                member := self._enum_lookup(qualified, value=self.const(module, args[0], env, depth + 1))) is not None:
+            return member  # `Upstream("pkg.mod:f")`: the member with that value (the enum docs, "Programmatic access")
         record = self._record(module, qualified, node, env, depth) if qualified and direct else None
         if record is not None:
             return record
@@ -2729,6 +2734,25 @@ class Folding:
                      for n in walk(self.tree(home)))
         return None if stored else value
 
+    def _enum_lookup(self, path: str, name: str | None = None, value=OPAQUE):
+        """The member of the plugin enum class `path` named `name`, or the first whose value is
+        `value` (folded, immutable): a str enum's as MemberText, another's by path (as
+        class_constant and iteration give them); None when `path` is no plugin enum or none
+        matches (a `_missing_` hook is not run)."""
+        members = self.enum_members(path) if not is_upstream(path) and path else None
+        if not members:
+            return None
+        if name is None:
+            if value is OPAQUE or not (value is None or isinstance(value, (str, int, float, bool))):
+                return None
+            name = next((m for m, v in members.items() if (v is None or isinstance(v, (str, int, float, bool))) and v == value), None)
+            if name is None:
+                return None
+        if name not in members:
+            return None
+        held = members[name]
+        return MemberText(held, f"{path}.{name}") if self.enum_kind(path) == "str" and isinstance(held, str) else Named(f"{path}.{name}")
+
     def _member_class(self, value) -> str | None:
         """The plugin enum class whose member `value` is (Named("pkg.E.M") -> "pkg.E"), else None."""
         if isinstance(value, MemberText):
@@ -3187,7 +3211,10 @@ class Folding:
 
     def _field_instance(self, owner: Instance | None, attr: str) -> Instance | None:
         """An instance of the upstream class the class of `owner` annotates its field `attr`
-        with (annotations.field_class), or None."""
+        with (annotations.field_class), or None; of an unannotated parameter's, the field read
+        on it (`p.attr`), its class named once the parameter's is (finish())."""
+        if owner is not None and not owner.path and owner.function and owner.param:
+            return Instance(None, owner.function, f"{owner.param}.{attr}")  # (named in finish(), the parameter's class first)
         ref = self.upstream_ref(owner.path) if owner is not None and owner.path else None
         held = field_class(self.index, ref, attr) if ref is not None and ref.kind == "class" else None
         return Instance(held) if held and is_upstream(held) else None
