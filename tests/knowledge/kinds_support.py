@@ -142,11 +142,11 @@ def judge_legacy(tmp_path: Path, upstream: str, source: str, imported: bool, ext
     assert (any(f["live"] and f["breaking"] for f in legacy), code) == ((True, 1) if imported else (False, 0)), doc["findings"]
 
 
-def judge_torchao_patch(tmp_path: Path, upstreams: tuple[str, str], source: str) -> None:
-    """`check` of a plugin whose p/__init__.py is `source`, patching upstream's
+def judge_torchao_patch(tmp_path: Path, upstreams: tuple[str, str], source: str, extra: dict[str, str] | None = None) -> None:
+    """`check` of a plugin whose p/__init__.py is `source` (plus `extra` files), patching upstream's
     torchao_utils.apply_torchao_config_to_model through a module it imports by name: the patch ok
     on 0.9.0 (exit 0), the module's import missing on 0.10.0 (exit 1)."""
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source})
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source, **(extra or {})})
     found = {}
     for upstream in upstreams:
         code, doc = check(root, upstream)

@@ -70,3 +70,33 @@ def test_an_upstream_module_a_helper_imports_by_its_callers_names_is_a_dependenc
               "PENDING = [('sglang.srt.layers.torchao_utils.apply_torchao_config_to_model', _fast)]\n\n\n"
               + OWNER_OF[spelling] + "\n\ndef register():\n    install()\n")
     judge_torchao_patch(tmp_path, upstreams, source)
+
+
+# the table of patches is read from a plugin module by a spec a resolver takes apart (set 21
+# F22-e2): getattr of the module it imports by name is the module's table, however the spec is split
+RESOLVERS = {
+    "colon_spec": ("def resolve(spec):\n    if ':' in spec:\n        module_name, _, attr = spec.partition(':')\n    else:\n"
+                   "        module_name, _, attr = spec.rpartition('.')\n    return getattr(importlib.import_module(module_name), attr)\n", "p.kernels:KERNELS"),
+    "dotted_spec": ("def resolve(spec):\n    module_name, attr = spec.rsplit('.', 1)\n    return getattr(importlib.import_module(module_name), attr)\n",
+                    "p.kernels.KERNELS"),
+    # the table read from the module's namespace by its name (set 22 F22-d1): vars().get, __dict__[…], vars()[…]
+    "vars_get_relative": ("def resolve(spec):\n    name, _, attr = spec.partition(':')\n"
+                          "    module = importlib.import_module('.' + name.rpartition('.')[2], __package__)\n    return vars(module).get(attr, {})\n",
+                          "p.kernels:KERNELS"),
+    "dunder_dict_subscript": ("def resolve(spec):\n    name, _, attr = spec.partition(':')\n    return importlib.import_module(name).__dict__[attr]\n",
+                              "p.kernels:KERNELS"),
+    "vars_subscript": ("def resolve(spec):\n    name, attr = spec.rsplit('.', 1)\n    return vars(importlib.import_module(name))[attr]\n", "p.kernels.KERNELS"),
+    "dunder_import": ("def resolve(spec):\n    module_name, _, attr = spec.partition(':')\n    return getattr(__import__(module_name, fromlist=[attr]), attr)\n",
+                      "p.kernels:KERNELS"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(RESOLVERS))
+def test_a_patch_table_a_resolver_reads_from_a_plugin_module_is_applied(upstreams, tmp_path, spelling):
+    resolver, spec = RESOLVERS[spelling]
+    source = (f"import importlib\n\nTABLES = ({spec!r},)\n\n\n" + resolver + "\n\ndef register():\n    for table in TABLES:\n"
+              "        for target, fn in resolve(table).items():\n            owner, _, name = target.rpartition('.')\n"
+              "            setattr(importlib.import_module(owner), name, fn)\n")
+    kernels = ("def _fast(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
+               "KERNELS = {'sglang.srt.layers.torchao_utils.apply_torchao_config_to_model': _fast}\n")
+    judge_torchao_patch(tmp_path, upstreams, source, {"p/kernels.py": kernels})

@@ -92,6 +92,15 @@ MAKERS = {
     "lambda_from_factory": ("def make(cfg):\n    return lambda {params}: original_fn(self, logits)\n", "make(1)"),
     "callable_instance": ("class Hook:\n    def __init__(self, cfg):\n        self.cfg = cfg\n\n"
                           "    def __call__(hook_self, {params}):\n        return original_fn(self, logits)\n", "Hook(1)"),
+    # a curried factory (set 21 F30-e2): configured first, bound second -- called in one
+    # expression, through a name holding the inner factory, three levels deep
+    "curried_call": ("def make(cfg=False):\n    def bind(log):\n        def hook({params}):\n            return original_fn(self, logits)\n"
+                     "        return hook\n    return bind\n", "make(cfg=True)(print)"),
+    "curried_through_a_name": ("def make(cfg=False):\n    def bind(log):\n        def hook({params}):\n            return original_fn(self, logits)\n"
+                               "        return hook\n    return bind\n\n\nBIND = make(cfg=True)\n", "BIND(print)"),
+    "curried_three_levels": ("def make(cfg):\n    def level(n):\n        def bind(log):\n            def hook({params}):\n"
+                             "                return original_fn(self, logits)\n            return hook\n        return bind\n    return level\n",
+                             "make(1)(2)(print)"),
 }
 PARAMS = {"fits": "original_fn, self, logits, *args, **kwargs", "narrow": "original_fn, self"}
 

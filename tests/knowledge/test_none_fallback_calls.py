@@ -46,3 +46,41 @@ def test_a_call_of_a_none_fallback_fails_where_the_import_does(upstreams, tmp_pa
     calls = [f for f in doc["findings"] if f["target"] == GONE and f["kind"] == "call"]
     assert [f["breaking"] for f in calls if f["breaking"]] == ([True] if fails else []), doc["findings"]
     assert code == (1 if fails else 0), doc["findings"]
+
+
+# a helper that makes the caught import and returns the name, None from its handler (set 21
+# F36-e1): the caller's result is upstream's function where the import resolves, None where it
+# fails -- a test of it guards the call; an unguarded call fails there as above
+LOADERS = {
+    "return_after_try": ("def _loader():\n    try:\n        from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n"
+                         "    except ImportError:\n        return None\n    return apply_torchao_config_to_model\n"),
+    "return_in_else": ("def _loader():\n    try:\n        from sglang.srt.layers import torchao_utils\n    except (ImportError, AttributeError):\n"
+                       "        return\n    else:\n        return torchao_utils.apply_torchao_config_to_model\n"),
+    "logging_handler_in_another_module": ("from nf.compat import _loader\n", {
+        "nf/compat.py": "import logging\n\n\ndef _loader():\n    try:\n        import sglang.srt.layers.torchao_utils as tu\n"
+                        "    except ModuleNotFoundError:\n        logging.getLogger(__name__).warning('no torchao')\n        return None\n"
+                        "    return tu.apply_torchao_config_to_model\n"}),
+}
+USES = {
+    "tested_is_none": ("    quantize = _loader()\n    if quantize is None:\n        return model\n    return quantize(model, 'int8')\n", False),
+    "tested_truth": ("    quantize = _loader()\n    return quantize(model, 'int8') if quantize else model\n", False),
+    "unguarded": ("    quantize = _loader()\n    return quantize(model, 'int8')\n", True),
+}
+
+
+@pytest.mark.parametrize("use", sorted(USES))
+@pytest.mark.parametrize("spelling", sorted(LOADERS))
+def test_a_helper_returning_a_caught_import_is_that_import(upstreams, tmp_path, spelling, use):
+    old, new = upstreams
+    loader, extra = LOADERS[spelling] if isinstance(LOADERS[spelling], tuple) else (LOADERS[spelling], {})
+    body, fails = USES[use]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"nf": "nf:register"}), **extra,
+        "nf/__init__.py": loader + "\n\ndef _quantize(model):\n" + body + "\n\ndef register():\n    _quantize(object())\n",
+    }, name=f"{spelling}-{use}")
+    code, doc = check(root, old)
+    assert code == 0 and not [f for f in doc["findings"] if f["breaking"]], doc["findings"]
+    code, doc = check(root, new)
+    calls = [f for f in doc["findings"] if f["target"] == GONE and f["kind"] == "call"]
+    assert [f["breaking"] for f in calls if f["breaking"]] == ([True] if fails else []), doc["findings"]
+    assert code == (1 if fails else 0), doc["findings"]

@@ -109,3 +109,45 @@ def test_an_upstream_instance_re_classed_is_judged_against_the_calls_on_those_in
     (found,) = [f for f in doc["findings"] if f["target"] == "sglang.srt.models.llama.MLP" and f["kind"] == "patch"]
     assert found["breaking"] is breaks, found
     assert code == (1 if breaks else 0), doc["findings"]
+
+
+# a plugin subclass of the upstream class that puts its object in `self.mlp` itself (set 21 V-e4):
+# the methods it inherits make their calls through self.mlp on it -- in __init__ after super(), in
+# a helper method __init__ calls, in a plugin base's __init__; where the subclass overrides the
+# calling method, upstream's never runs on it. The plugin builds the subclass (or puts it in
+# upstream's place); a subclass nothing builds runs nothing.
+SUBCLASSES = {
+    "init_after_super": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = Fused()\n", "Dev()", True),
+    "helper_method": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self._swap()\n\n"
+                      "    def _swap(self):\n        self.mlp = Fused(self.mlp)\n", "Dev()", True),
+    "plugin_base_put_in_place": ("class _Base(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = Fused()\n\n\n"
+                                 "class Dev(_Base):\n    pass\n", "setattr(llama, 'DecoderLayer', Dev)", True),
+    "calling_method_overridden": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = Fused()\n\n"
+                                  "    def forward(self, hidden_states, residual):\n        return self.mlp(hidden_states, residual), residual\n", "Dev()", False),
+    # built by a factory (set 22 V-d1): a static method of the subclass, a module function, a classmethod through cls
+    "static_factory_method": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = self._make(1)\n\n"
+                              "    @staticmethod\n    def _make(n):\n        return Fused(n)\n", "Dev()", True),
+    "module_factory": ("def make_mlp(inner):\n    return Fused(inner)\n\n\nclass Dev(DecoderLayer):\n    def __init__(self):\n"
+                       "        super().__init__()\n        self.mlp = make_mlp(self.mlp)\n", "Dev()", True),
+    "classmethod_factory": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = type(self).make()\n\n"
+                            "    @classmethod\n    def make(cls):\n        return Fused()\n", "Dev()", True),
+    "never_built": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = Fused()\n", "None", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SUBCLASSES))
+def test_an_object_a_plugin_subclass_puts_in_self_gets_the_calls_of_the_methods_it_inherits(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    subclass, made, breaks = SUBCLASSES[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from torch import nn\n\nfrom sglang.srt.models import llama\nfrom sglang.srt.models.llama import DecoderLayer\n\n\n"
+                          + FUSED["forward_needs_residual"][0] + "\n\n" + subclass + f"\n\ndef register():\n    return {made}\n"),
+    }, name=spelling)
+    code, doc = check(root, new)
+    placed = [f for f in doc["findings"] if f["target"] == TARGET and f["kind"] == "patch"]
+    if breaks:
+        assert [(f["status"], f["breaking"]) for f in placed] == [("signature_changed", True)], doc["findings"]
+        assert "llama.py" in placed[0]["detail"] and code == 1
+    else:
+        assert not [f for f in placed if f["breaking"]] and code == 0, doc["findings"]

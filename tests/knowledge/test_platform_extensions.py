@@ -349,6 +349,47 @@ def test_a_platform_class_nothing_loads_is_not_the_platform(upstreams, tmp_path,
         assert dead and all(f["decided_by"] == "uncalled" and "is never loaded" in f["detail"] for f in dead), dead
 
 
+# activate() names the platform by a name the module binds to a class (set 21 F02-e2): the class it
+# holds is the one loaded (pkgutil.resolve_name reads the attribute), the other generation is dead
+ALIASED = {
+    "assignment": ("p.platform.XPlatform", "XPlatform = XPlatformV2\n"),
+    "annotated_assignment": ("p.platform:XPlatform", "XPlatform: type[SRTPlatform] = XPlatformV2\n"),
+    "package_reexport": ("p.XPlatform", ""),
+    "names_the_class_itself": ("p.platform.XPlatformV2", ""),
+    # answered by the package's PEP 562 __getattr__ (set 22 F02-d1): from a table, or by name
+    "lazy_getattr_table": ("p.XPlatform", ""),
+    "lazy_getattr_by_name": ("p:XPlatform", ""),
+}
+LAZY = {
+    "lazy_getattr_table": ("import importlib\n\nMODULE_ATTRS = {'XPlatform': '.platform:XPlatformV2'}\n\n\ndef __getattr__(name):\n"
+                           "    if name in MODULE_ATTRS:\n        module_name, attr = MODULE_ATTRS[name].split(':')\n"
+                           "        return getattr(importlib.import_module(module_name, __package__), attr)\n"
+                           "    raise AttributeError(name)\n"),
+    "lazy_getattr_by_name": ("def __getattr__(name):\n    if name == 'XPlatform':\n        from p.platform import XPlatformV2\n\n"
+                             "        return XPlatformV2\n    raise AttributeError(name)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ALIASED))
+def test_activate_naming_an_alias_loads_the_class_it_holds(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    returned, alias = ALIASED[spelling]
+    reexport = "from p.platform import XPlatformV2 as XPlatform  # noqa: F401\n" if spelling == "package_reexport" else LAZY.get(spelling, "")
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/__init__.py": f"{reexport}\n\ndef activate():\n    return {returned!r}\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                         "class XPlatformV1(SRTPlatform):\n    def get_mha_kv_pool_cls(self):\n        return None\n\n\n"
+                         "class XPlatformV2(SRTPlatform):\n    def get_default_attention_backend(self):\n        return 'torch_native'\n\n"
+                         "    def get_mha_kv_pool_cls(self):\n        return object\n\n\n" + alias,
+    })
+    code, doc = check(root, new, "--baseline", old)
+    dropped = {f["line"]: f for f in doc["findings"] if f["target"] == f"{IFACE}.get_mha_kv_pool_cls"}
+    v1, v2 = dropped[5], dropped[13]
+    assert v2["breaking"] and code == 1, doc["findings"]
+    assert not v1["breaking"] and v1["decided_by"] == "uncalled" and "is never loaded" in v1["detail"], v1
+
+
 # a dual-support platform on the older release (F10 variant t2): the newer API's method hands
 # over to the older one, which this release declares and calls -- nothing is lost, nothing red;
 # a newer-API method with a body of its own stays not_on_base when nothing says more

@@ -181,6 +181,16 @@ SPELLINGS = {
     # the plugin's own put before the read: the key is there
     "put_then_read": (HEAD + 'def create(runner):\n    return None\n\n\ndef register():\n'
                       '    ATTENTION_BACKENDS["dual"] = create\n    return ATTENTION_BACKENDS["dual"](None)\n', None),
+    # the plugin takes the name over after reading upstream's entry (set 21 F39-e2): at import, the
+    # read runs before the plugin's own registration, top to bottom -- a decorator, a call, an item put
+    "read_then_own_decorator": (HEAD + '_up = ATTENTION_BACKENDS["dual"]\n\n\n@register_attention_backend("dual")\n'
+                                'def create(runner):\n    return _up(runner)\n\n\ndef register():\n    return None\n', True),
+    "read_then_own_call": (HEAD + '_up = ATTENTION_BACKENDS.get("dual")\n\n\ndef create(runner):\n    return _up(runner)\n\n\n'
+                           'register_attention_backend("dual")(create)\n\n\ndef register():\n    return None\n', True),
+    "read_then_own_item_put": (HEAD + '_up = ATTENTION_BACKENDS["dual"]\nATTENTION_BACKENDS["dual"] = lambda runner: _up(runner)\n\n\n'
+                               'def register():\n    return None\n', True),
+    "own_decorator_then_read": (HEAD + '@register_attention_backend("dual")\ndef create(runner):\n    return None\n\n\n'
+                                '_mine = ATTENTION_BACKENDS["dual"]\n\n\ndef register():\n    return _mine\n', None),
 }
 
 
@@ -312,3 +322,27 @@ def test_keys_put_in_by_methods_of_the_registrys_module_are_known(tmp_path_facto
     assert (key["status"], key["breaking"]) == ("missing", True) and "silu_and_mul" in key["detail"], key
     assert code == 1
 
+
+
+# the plugin's own registration of the key counts only where it runs: in a module nothing imports
+# it never does (set 22 F39-d1) -- a decorator, a hand-applied registrar, an item put; imported, it does
+OWN_PUTS = {
+    "decorator": '@register_attention_backend("dual")\ndef create(runner):\n    return None\n',
+    "registrar_call": 'def create(runner):\n    return None\n\n\nregister_attention_backend("dual")(create)\n',
+    "item_put": 'ATTENTION_BACKENDS["dual"] = lambda runner: None\n',
+}
+
+
+@pytest.mark.parametrize("imported", [False, True], ids=["dead", "imported"])
+@pytest.mark.parametrize("spelling", sorted(OWN_PUTS))
+def test_a_registration_in_a_module_nothing_imports_puts_no_key(upstreams, tmp_path, spelling, imported):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "",
+        "p/backfill.py": HEAD + OWN_PUTS[spelling],
+        "p/hooks.py": (("from p import backfill  # noqa: F401\n" if imported else "") + HEAD
+                       + 'def register():\n    return ATTENTION_BACKENDS["dual"]\n'),
+    }, name=f"{spelling}-{imported}")
+    code, doc = check(root, new)
+    key = by_target(doc["findings"]).get(KEY, {"status": "ok", "breaking": False})
+    assert (key["status"], key["breaking"], code) == (("ok", False, 0) if imported else ("missing", True, 1)), key

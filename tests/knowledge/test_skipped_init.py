@@ -81,3 +81,34 @@ def test_an_inherited_method_only_upstream_may_call_is_unknown(upstreams, tmp_pa
     found = _init(doc)
     assert found is not None and (found["status"], found["breaking"]) == ("unknown", False), found
     assert "not traced" in found["detail"] and code != 1
+
+
+# the `__init__` that runs is the first of the MRO (set 21 V-e8): one a plugin mixin listed before
+# the upstream base writes, directly or through a plugin base, skips Runner's as the class's own
+# would; a mixin after the upstream base never runs its own
+MIXINS = {
+    "mixin_first": ("class _State:\n    def __init__(self):\n        nn.Module.__init__(self)\n        self.a = 2\n\n\n", "_State, Runner", True),
+    "mixin_of_a_plugin_base": ("class _Init:\n    def __init__(self):\n        Base.__init__(self)\n        self.a = 2\n\n\n"
+                               "class _State(_Init):\n    pass\n\n\n", "_State, Runner", True),
+    "mixin_with_a_keyword_only_init": ("class _State:\n    def __init__(self, *, a=2):\n        nn.Module.__init__(self)\n        self.a = a\n\n\n",
+                                       "_State, Runner", True),
+    "mixin_after_the_upstream_base": ("class _State:\n    def __init__(self):\n        nn.Module.__init__(self)\n        self.a = 2\n\n\n",
+                                      "Runner, _State", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MIXINS))
+def test_an_init_a_plugin_mixin_gives_is_the_one_that_runs(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    mixin, bases, skips = MIXINS[spelling]
+    source = (f"from torch import nn\nfrom {RUNNER} import Base, Runner\n\n\n{mixin}class Mine({bases}):\n"
+              "    def run(self):\n        return self.step()\n\n\ndef register():\n    return Mine()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source})
+    code, doc = check(root, new, "--baseline", old)
+    found = _init(doc)
+    if skips:
+        assert found is not None and (found["status"], found["breaking"]) == ("missing", True), found
+        assert "self.pending" in found["detail"] and code == 1
+    else:
+        assert found is None or not found["breaking"], found
+        assert code == 0, doc["findings"]

@@ -36,7 +36,7 @@ from harness.knowledge.judge.forms import built_instead, judge_named_class, judg
 from harness.knowledge.judge.members import judge_member, missing_bases
 from harness.knowledge.judge.placements import judge_placement
 from harness.knowledge.judge.platform_tests import platform_skip
-from harness.knowledge.judge.registries import plugin_puts, registry_at, registry_keys
+from harness.knowledge.judge.registries import plugin_puts, registry_at, registry_keys, runs_after
 from harness.knowledge.judge.resolution import (
     assembled_field,
     defined_path,
@@ -818,7 +818,7 @@ class Judge:
             return None
         target = f"{dep.target}[{dep.name!r}]"
         own = plugin_puts([d for d in self.scan.dependencies if d is not dep], self.index, resolution.ref, dep.target, dep.name, dep) or next(
-            (d for d in self.scan.dependencies if d is not dep and d.name == dep.name and profile().spec(d.kind).registration), None)
+            (d for d in self.scan.dependencies if d is not dep and d.name == dep.name and profile().spec(d.kind).registration and d.live and not runs_after(d, dep)), None)
         if dep.name in found.keys:
             return Finding(**self.base(dep, target), status=Status.ok, defined_in=found.keys[dep.name], detail=f"{dep.name!r} is put in at {found.keys[dep.name]}")
         if own is not None:

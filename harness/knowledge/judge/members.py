@@ -213,6 +213,21 @@ def method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:
     return (f"{cls.path}.{max(starts, key=lambda m: m.line).name}",) if starts else ()
 
 
+def named_base(judge: JudgeContext, mro: list[Ref], first: Ref, member: str) -> Ref:
+    """The upstream class a member's finding is named after: the first upstream class of the MRO
+    whose own MRO has `member` on this release (else on the baseline) -- for a plain subclass its
+    first base, whatever base of that base defines it; a later base where an earlier one never
+    has it (a plugin mixin over upstream's CudaDeviceMixin, then SRTPlatform: SRTPlatform's
+    init_backend, not a CudaDeviceMixin.init_backend no release defines); `first` where none has it."""
+    classes = [c for c in mro if c.kind == "class"]
+    for index in (judge.index, judge.baseline.index if judge.baseline is not None else None):
+        for cls in classes if index is not None else ():
+            ref = cls if index is judge.index else (found.ref if (found := index.resolve(cls.path)).ok and found.ref.kind == "class" else None)
+            if ref is not None and index.member(ref, member).ok:
+                return cls
+    return first
+
+
 def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
     if dep.how == STANDS_IN:  # the upstream class the plugin's class stands in for
         replaced = judge.index.resolve(dep.hook)
@@ -225,8 +240,8 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
     found = judge.lookup(mro, dep.member, dep.access in ("instance", "super"))
     ref, owner = found.ref, found.owner
     # named after the plugin class's first upstream base, so the key stays put when the
-    # member moves between upstream bases; defined_in says which one defines it
-    target = f"{first.path}.{dep.member}"
+    # member moves between that base's own bases; defined_in says which one defines it
+    target = f"{named_base(judge, mro, first, dep.member).path}.{dep.member}"
     where = (f"{dep.name}.{dep.member}" if dep.access == "override" else f"{dep.access} reference in {dep.name}" if dep.name
              else f"{dep.expression} (the platform instance: a {dep.plugin_class}, the class activate() names)")
     if ref is None:
@@ -903,6 +918,10 @@ def _init_override(judge: JudgeContext, dep: Dependency, target: str) -> Finding
 
 
 def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Ref, target: str) -> Finding:
+    # the upstream bases the class reaches (`CudaDeviceMixin, SRTPlatform` for a plugin mixin over
+    # CudaDeviceMixin beside SRTPlatform): none of them, nor their bases, defines the member
+    heads = [c.path for c in mro if c.kind == "class" and not any(d != c and c in judge.index.mro(d)[1:] for d in mro if d.kind == "class")]
+    bases = f"{', '.join(heads)} or their bases" if len(heads) > 1 else f"{first.path} or its bases"
     shim = legacy_shim(judge, mro, dep.member)
     if shim is not None:
         caller, where, calls = shim
@@ -925,33 +944,33 @@ def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Re
     used_at = judge.scan.attribute_uses.get(dep.member)
     if not renamed and not was_called and used_at is not None:
         return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
-                       detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {first.path} or its bases: the plugin calls it itself ({used_at})")
+                       detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {bases}: the plugin calls it itself ({used_at})")
     through_platform = _called_through_platform(judge, dep.member) if not was_called and dep.kind == "override" else None
     if through_platform is not None:
         # vllm 0.30.0 nixl base_worker.py: current_platform.discover_numa_topology(), which only
         # CpuPlatform of upstream's platforms defines: a platform that has it is called
         return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
-                       detail=f"{dep.member} is not defined on {first.path} or its bases, but upstream calls it on the current platform ({through_platform})")
+                       detail=f"{dep.member} is not defined on {bases}, but upstream calls it on the current platform ({through_platform})")
     delegate = _delegate_on_base(judge, dep, first) if not was_called and not renamed else None
     if delegate is not None:
         # a dual-support platform: the newer API's method hands over to the older one, which this
         # release calls -- the behaviour is there, the method waits for the release that calls it
         return Finding(**judge.base(dep, target), status=Status.dead_override, breaking=False, risk=risk_of(dep, Status.dead_override),
-                       detail=(f"{dep.member} is not defined on {first.path} or its bases, so upstream does not call it here; it hands over to "
+                       detail=(f"{dep.member} is not defined on {bases}, so upstream does not call it here; it hands over to "
                                f"{dep.name}.{delegate}, which overrides {first.path}.{delegate} and is what this release calls"))
     baseline = judge.index.source.label if judge.on_baseline else judge.baseline.index.source.label if judge.baseline is not None else None
     if not was_called and baseline is not None:
         # what the baseline did not call either, this release does not lose (docs/static-check.md, "breaking")
         return Finding(**judge.base(dep, target), status=Status.dead_override, breaking=False,
                        successor=successor and successor[0], successor_reason=successor and successor[1], risk=risk_of(dep, Status.dead_override),
-                       detail=(f"{dep.member} is not defined on {first.path} or its bases in {baseline}, the release the plugin was written "
+                       detail=(f"{dep.member} is not defined on {bases} in {baseline}, the release the plugin was written "
                                "against, either: upstream did not call it there, so nothing is lost now; dead code to remove"
                                + (f" (or port to {successor[0]})" if successor else "")))
     if was_called:
         detail = (f"{dep.member} was defined on {before.defined_in} in {judge.baseline.index.source.label} (the version the plugin declares); "
                   f"{judge.index.source.label} no longer defines it, so upstream no longer calls the override")
     else:
-        detail = f"{dep.member} is not defined on {first.path} or its bases: upstream never calls it"
+        detail = f"{dep.member} is not defined on {bases}: upstream never calls it"
     return Finding(**judge.base(dep, target), status=Status.not_on_base, breaking=True, successor=successor and successor[0], successor_reason=successor and successor[1],
                    detail=detail, risk=risk_of(dep, Status.not_on_base))
 

@@ -12,6 +12,8 @@ conditions named)."""
 
 from __future__ import annotations
 
+import ast
+
 from harness.knowledge.judge.callsites import MODULE_CALL, attribute_calls, conditions_at, instance_calls
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.signatures import bind_problem
@@ -39,6 +41,9 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
     for cls in own:  # the first plugin class of the MRO defining each name is what runs
         for name, decl in cls.methods.items():
             methods.setdefault(name, decl)
+    # `self.attr = P(…)` in a plugin subclass (dep.plugin_class): the upstream methods it overrides never run on its objects
+    overridden = {m for r in judge.plugin_mro(dep.plugin_class) if r.module == "" and r.qualname in judge.scan.classes
+                  for m in judge.scan.classes[r.qualname].methods} if dep.plugin_class in judge.scan.classes else set()
     checked, failing = [], []
     for name, decl in sorted(methods.items()):
         through = name == "__call__" or (name == MODULE_CALL and module_like)
@@ -46,6 +51,8 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
             continue
         sites = instance_calls(judge.index, resolution.ref, name) if reclassed else attribute_calls(judge.index, resolution.ref, attr, name, through)
         for site in sites.calls:
+            if overridden and _enclosing_method(judge, site) in overridden:
+                continue
             checked.append(site)
             problem = bind_problem(decl.params, site.shape, decl.bound)
             if problem is not None and problem[0]:
@@ -66,3 +73,12 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
     where = ", ".join(s.describe() for s in checked[:6]) + (f" and {len(checked) - 6} more" if len(checked) > 6 else "")
     through = f"on instances of {resolution.ref.path}" if reclassed else f"{resolution.ref.path}'s methods make through self.{attr}"
     return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=f"{dep.expression}: every call upstream {through} binds: {where}")
+
+
+def _enclosing_method(judge: JudgeContext, site) -> str | None:
+    """The name of the upstream method (a def in a class body) a call site sits in, or None."""
+    module = judge.index.module_at(site.path)
+    tree = judge.index.tree(module) if module is not None else None
+    around = [n for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in c.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.lineno <= site.line <= (n.end_lineno or n.lineno)] if tree is not None else []
+    return max(around, key=lambda n: n.lineno).name if around else None

@@ -331,17 +331,24 @@ def registration_functions(index: SymbolIndex, ref: Ref) -> dict[str, tuple[int,
     return {f"{ref.module}.{name}": at for name, at in _registration_functions(tree, ref.qualname).items()} if tree else {}
 
 
+def runs_after(dep, read) -> bool:
+    """Whether the plugin's `dep` runs only after `read`: a later line of the same function (or
+    of the same module's top level, which Python runs top to bottom). Across functions or
+    modules the order is not known, and `dep` may run first."""
+    return (dep.module, dep.enclosing) == (read.module, read.enclosing) and dep.line > read.line
+
+
 def plugin_puts(dependencies: list, index: SymbolIndex, ref: Ref, target: str, key: str, read: Dependency | None = None):
     """The plugin's own dependency that puts `key` in the registry `ref` (named `target` where the
     plugin reads it), or None: `X["k"] = v`, `X.append("k")` / `.add` / `.setdefault`, or a call
     of one of the registry's registration functions with the key (`register_method("k")`). A put
     that needs the key first (`X["k"] = wrap(X["k"])`, how item-reassign) puts in nothing; one
     the function of `read` runs only after that read (a later line of it) does not put it in for
-    that read."""
+    that read, nor one in a module the plugin never imports (dead)."""
     registers = registration_functions(index, ref)
     for dep in dependencies:
-        if read is not None and (dep.module, dep.enclosing) == (read.module, read.enclosing) and dep.line > read.line:
-            continue
+        if not dep.live or read is not None and runs_after(dep, read):
+            continue  # (a put in a module nothing imports never runs)
         at = registers.get(dep.target or "") if dep.kind == "call" else None
         given = dict(dep.arguments)
         if at is not None and given.get(at[0], given.get(at[1])) == key:

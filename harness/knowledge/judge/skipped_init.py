@@ -28,9 +28,12 @@ def skipped_state(judge: JudgeContext, dep: Dependency, target: str) -> Finding 
     new, or there is no baseline to tell new from what the plugin already handles."""
     if judge.baseline is None or judge.on_baseline:
         return None
-    cls = judge.scan.classes.get(dep.plugin_class or "")
+    # the class that writes the `__init__` (dep.name): the judged class itself or a plugin mixin
+    # before the upstream bases in its MRO (`class DevRMSNorm(DevNormState, RMSNorm)`); only the
+    # first `__init__` of the MRO runs
+    cls = judge.scan.classes.get(dep.name or dep.plugin_class or "")
     init = _plugin_init(judge.scan.root / cls.file, cls.line) if cls is not None else None
-    if init is None:
+    if init is None or _runs_init(judge, dep.plugin_class) != cls.path:
         return None
     skipped = _skipped(judge, dep.plugin_class, init)
     if not skipped:
@@ -77,6 +80,18 @@ def _plugin_init(path: Path, line: int) -> ast.FunctionDef | None:
         return None
     node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == line), None) if tree is not None else None
     return next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if node else None
+
+
+def _runs_init(judge: JudgeContext, plugin_class: str) -> str | None:
+    """The class whose `__init__` making a `plugin_class` runs: the first of its MRO, plugin or
+    upstream, that defines one (a plugin mixin after an upstream base never runs its own)."""
+    for ref in judge.plugin_mro(plugin_class):
+        cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
+        if cls is not None and "__init__" in cls.methods:
+            return cls.path
+        if ref.module and ref.kind == "class" and (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def":
+            return ref.path
+    return None
 
 
 def _plugin_classes(judge: JudgeContext, plugin_class: str) -> list[str]:

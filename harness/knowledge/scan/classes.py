@@ -18,6 +18,7 @@ from harness.engines import profile
 from harness.knowledge.model import (
     BOUND_ARGUMENTS,
     DATACLASS_EXTENDS,
+    PLACED,
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
     UNDECIDED,
@@ -91,6 +92,7 @@ class PluginClasses:
     disabled_models: set[str]
     parameter_registries: list
     held_registrars: list
+    self_placements: list
     _related_classes: dict[str, frozenset[str]]
     decorated: dict[int, str]
     grafts: list
@@ -106,6 +108,7 @@ class PluginClasses:
         self._parameter_registries()
         self._held_registrars()
         self._parameter_patches()
+        self._self_placements()
         for module, owner, name, value, line, ctx in self.parameter_grafts:
             for binding, _ in self.helper_bindings(module, ctx.functions, line):
                 held = binding.get(owner.id)
@@ -146,6 +149,22 @@ class PluginClasses:
         self._model_package_modules()
         self._inherited_constructors()
         self._caught_by_callers()
+
+    def _self_placements(self) -> None:
+        """`self.attr = P(…)` in a method of a plugin class C deriving from upstream classes: a
+        PLACED patch of "B.attr" for B the first upstream base, judged on the calls B's methods
+        (and its bases') make through `self.attr` -- those C does not override
+        (placements.judge_placement reads `plugin_class`) -- where the plugin makes C (or a
+        subclass), puts it in upstream's place or registers it."""
+        made = {called for calls in self.calls.values() for called in calls} | {
+            d.hook for d in self.scan.dependencies if d.hook and d.kind != "hook"}  # built by the plugin, put in upstream's place, registered
+        for module, stmt, path, attr, placed, ctx in self.self_placements:
+            bases = self.upstream_bases(path)
+            # (a class nothing makes, nor a subclass of it, runs no method: nothing to judge)
+            if bases and any(path in self.plugin_mro(other) for other in made if other in self.scan.classes):
+                target = next(t for t in stmt.targets if isinstance(t, ast.Attribute) and t.attr == attr)
+                self._dependency("patch", f"{bases[0]}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, plugin_class=path,
+                                 expression=f"{ast.unparse(target)} = {ast.unparse(stmt.value)[:60]}")
 
     def _unloaded_platform(self, path: str) -> bool:
         """Whether the platform class `path` is never the one the engine loads: the entry point's
@@ -1482,6 +1501,32 @@ class PluginClasses:
                 env.update({k.arg: self.const(module, k.value, {}) for k in keywords if k.arg})
                 paths.extend(self._returned_strings(fmodule, fnode, env))
         return paths
+
+    def loaded_class_path(self, path: str) -> str:
+        """The plugin class definition an `activate()` path names ("pkg.mod:Name" or
+        "pkg.mod.Name"), through what the module binds that name to (`Name = NameV2`, `from .gen2
+        import NameV2 as Name`, an annotated alias) or its `__getattr__` answers for it (PEP 562):
+        pkgutil.resolve_name imports the module and reads the attribute, so the class the name
+        holds is the platform the engine makes. The
+        path unchanged where the name is a class statement or holds nothing the scan can name."""
+        dotted_path = path.replace(":", ".")
+        module = self.module_of(path)
+        if dotted_path in self.scan.classes or module is None or module == dotted_path:
+            return path
+        head, _, tail = dotted_path[len(module) + 1:].partition(".")
+        table = self.table(module)
+        if head not in table.names and table.has_getattr:
+            # PEP 562: the attribute read of a name the module does not bind calls its __getattr__
+            # (`MODULE_ATTRS[name]` imported lazily, as vllm/__init__.py exports its names)
+            asked = ast.Call(func=ast.Name("__getattr__", ast.Load()), args=[ast.Constant(head)], keywords=[], lineno=1, col_offset=0)
+            held = self.const(module, ast.fix_missing_locations(asked), {})
+        else:
+            held = self.const(module, ast.Name(head, ast.Load()), {})
+        if isinstance(held, Named) and held.path != f"{module}.{head}":
+            resolved = f"{held.path}.{tail}" if tail else held.path
+            if resolved in self.scan.classes:
+                return resolved
+        return path
 
     def returned_class_conditions(self, module: str, function: str) -> dict[str, tuple[GuardCond, ...]]:
         """For an entry point's module-level def (`activate`): each path it returns -> the guards

@@ -153,6 +153,7 @@ class Expressions:
     disabled_models: set[str]
     parameter_registries: list[tuple[str, ast.Call, Context]]
     held_registrars: list[tuple[str, ast.Call, Context]]
+    self_placements: list[tuple[str, ast.Assign, str, str, str, Context]]  # (module, stmt, plugin class, attr, placed class, where)
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
@@ -394,6 +395,9 @@ class Expressions:
             if id(innermost) not in self._self_calls:
                 self._self_reference(innermost, ctx)
         expression = dotted(node)
+        if expression is None and isinstance(node.ctx, ast.Load) and (path := self._helper_rooted(module, node, ctx.env)) is not None:
+            self._dependency("reference", path, module, node, ctx, expression=ast.unparse(node))
+            return
         if expression is None or isinstance(node.ctx, (ast.Store, ast.Del)):
             return
         head = expression.split(".")[0]
@@ -408,6 +412,28 @@ class Expressions:
             # (a name a caught import binds, None where it fails: reading its attribute fails there)
             fallback = NONE_FALLBACK_READ if head not in ctx.local and isinstance(self.none_fallbacks.get((module, named)), ImportsResolve) else None
             self._dependency("reference", path, module, node, ctx, expression=expression, name=named, how=fallback)
+
+    def _helper_rooted(self, module: str, node: ast.Attribute, env: dict) -> str | None:
+        """`platform().m` / `_sampler_module().Sampler.forward`: the upstream path an attribute
+        chain reads when its root is a call of a plugin function that returns an upstream object
+        by name (`return current_platform`, a module it imports), or `type(current_platform)`:
+        that object's path and the chain's attributes; None for any other root."""
+        attrs: list[str] = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return None
+        if (dotted(node.func) == "type" and len(node.args) == 1 and not node.keywords and profile().platform_instance
+                and self.qualify(module, dotted(node.args[0]) or "", env) == profile().platform_instance):
+            # `type(current_platform).m`: m on the class of the engine's platform instance, the
+            # activated class (a read of `current_platform.m`, judged there)
+            return ".".join([profile().platform_instance, *reversed(attrs)])
+        callee = self.qualify(module, dotted(node.func) or "", env)
+        if not callee or is_upstream(callee) or self._plugin_definition(callee) is None:
+            return None  # (only the plugin's own functions: what an upstream call returns is not named)
+        held = self.const(module, node, env)
+        return ".".join([held.path, *reversed(attrs)]) if isinstance(held, Named) and is_upstream(held.path) else None
 
     def _field(self, module: str, node: ast.AST, ctx: Context, value: ast.AST | None = None, attr: str | None = None, how: str | None = None) -> None:
         """A read (or, with how=WRITE, a write) of field `attr` of the upstream instance `value`
@@ -463,6 +489,8 @@ class Expressions:
             return
         name = "" if isinstance(call.func, ast.Call) else dotted(call.func) or ""
         qualified = self.qualify(module, name, env) or name
+        if not name and isinstance(call.func, ast.Attribute) and (rooted := self._helper_rooted(module, call.func, env)) is not None:
+            qualified = rooted  # `platform().m()` of a helper returning current_platform: upstream's m on it
         for keyword in call.keywords:
             if keyword.arg and isinstance(keyword.value, (ast.Name, ast.Attribute)):
                 handed = self.qualify(module, dotted(keyword.value), env)
@@ -1602,6 +1630,11 @@ class Expressions:
         """(plugin path, definition) of the function or class a hook registers."""
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return self._function_path(module, node, ctx), node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+            # `factory(trace=x)(log)`, a curried factory: the function the inner call's function returns
+            path, made = self._hook_callable(module, node.func, ctx)
+            inner = returned_function(made) if isinstance(made, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            return (f"{path}.{inner.name}", inner) if inner is not None else (None, None)
         name = dotted(node) if node is not None else None
         if not name:
             return None, None
@@ -1709,11 +1742,34 @@ class Expressions:
         else:
             made = value.func if isinstance(value, ast.Call) else None
         instance = self._instance(module, held, ctx.env) or (ctx.env.get(narrowed_key(held.id)) if isinstance(held, ast.Name) else None)
-        placed = self.qualify(module, dotted(made), ctx.env) if made is not None and dotted(made) else None
+        placed = self._constructed_class(module, made, ctx) if made is not None else None
         found = self._plugin_definition(placed) if placed and not is_upstream(placed) else None
+        if (name is None and isinstance(held, ast.Name) and held.id == ctx.self_name and ctx.cls is not None and not ctx.in_class_body
+                and found is not None and isinstance(found[1], ast.ClassDef)):
+            # `self.attn = DevAttention(…)` in a plugin subclass of an upstream class: the methods it
+            # inherits make their calls through self.attn on the plugin's object (finish(): the class's upstream bases)
+            self.self_placements.append((module, stmt, ctx.cls.path, attr, placed, ctx))
         if instance is not None and instance.path and found is not None and isinstance(found[1], ast.ClassDef):
             self._dependency("patch", instance.path if name else f"{instance.path}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, name=name,
                              expression=f"{ast.unparse(target)} = {ast.unparse(value)[:60]}")
+
+    def _constructed_class(self, module: str, made: ast.expr, ctx: Context) -> str | None:
+        """What `made(…)` builds: `made` itself by its path (a class, or anything else, as named),
+        or, for a plugin function or a method of self's class every `return` of which builds one
+        plugin class (`return DevAttention(…)`: a factory, a static or class method), that class."""
+        path = self.qualify(module, dotted(made), ctx.env) if dotted(made) else None
+        receiver = made.value if isinstance(made, ast.Attribute) else None
+        if isinstance(receiver, ast.Call) and dotted(receiver.func) == "type" and len(receiver.args) == 1:
+            receiver = receiver.args[0]  # `type(self)._make(…)`
+        if isinstance(receiver, ast.Name) and receiver.id == ctx.self_name and ctx.cls is not None and not path:
+            path = f"{ctx.cls.path}.{made.attr}"  # `self._make(…)` / `cls._make(…)` of the class's own method
+        found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return path
+        home, returns = found[0], [r.value for r in own_returns(found[1])]
+        built = {self.qualify(home, dotted(r.func)) if isinstance(r, ast.Call) and dotted(r.func) else None for r in returns}
+        (cls,) = built if len(built) == 1 else (None,)
+        return cls if cls and (defined := self._plugin_definition(cls)) is not None and isinstance(defined[1], ast.ClassDef) else path
 
     def _patch_value(self, module: str, node: ast.AST | None, ctx: Context) -> tuple[str | None, tuple[Param, ...] | None]:
         """(the plugin callable a patch sets, its parameters as callers see them), each None when

@@ -201,6 +201,14 @@ class LiteralType:
 
 
 @dataclass(frozen=True)
+class ModuleNamespace:
+    """`vars(m)` / `m.__dict__` of a plugin module `m` (by path): a key read on it is what `m.key`
+    holds (Folding._namespace_read); nothing else of the dict is folded."""
+
+    module: str
+
+
+@dataclass(frozen=True)
 class TemplateText:
     """`string.Template("pkg.${name}.patch")` of a folded string: its `.substitute(…)` folds."""
 
@@ -617,6 +625,9 @@ class Folding:
         if (isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
                 and (namespace := self._class_namespace(held.path, depth)) is not None):
             return namespace  # a plugin class's namespace, as vars() gives it
+        if (isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
+                and held.path in self.files):
+            return ModuleNamespace(held.path)  # a plugin module's globals
         if (isinstance(node, ast.Attribute) and node.attr == "__func__" and isinstance(held := self.const(module, node.value, env, depth + 1), Named)
                 and isinstance((self._plugin_definition(held.path) or (None, None))[1], (ast.FunctionDef, ast.AsyncFunctionDef))):
             return held  # a staticmethod's (or classmethod's) function: the def itself (the data model)
@@ -801,6 +812,8 @@ class Folding:
                 return container[key]
             if isinstance(container, MayHold):
                 return container.lookup(key)
+            if isinstance(container, ModuleNamespace):
+                return self._namespace_read(container, key, OPAQUE, depth)  # (KeyError where it is not bound: not folded)
             if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
                 return container[key]
             return OPAQUE
@@ -1002,6 +1015,9 @@ class Folding:
         if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
                 held := self.const(module, args[0], env, depth + 1), Named) and (namespace := self._class_namespace(held.path, depth)) is not None:
             return namespace
+        if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
+                held := self.const(module, args[0], env, depth + 1), Named) and held.path in self.files:
+            return ModuleNamespace(held.path)  # a plugin module's globals, read by key
         if qualified == "inspect.getmembers" and len(args) == 2 and not node.keywords and isinstance(held := self.const(module, args[0], env, depth + 1), Named):
             return self._function_members(held.path, self.qualify(module, dotted(args[1]) or "", env), depth)
         if qualified == "types.MappingProxyType" and len(args) == 1 and not node.keywords and (
@@ -1249,6 +1265,10 @@ class Folding:
                 return Named(f"{owner.path}.{attr}")
             if isinstance(owner, Record) and isinstance(attr, str):
                 return self._record_attribute(owner, attr, depth)
+            if isinstance(owner, Named) and isinstance(attr, str) and attr.isidentifier():
+                # of a plugin module or class: what `owner.attr` holds (a module's table, a class constant)
+                read = ast.copy_location(ast.Attribute(value=ast.Name("<getattr owner>", ast.Load()), attr=attr, ctx=ast.Load()), node)
+                return self.const(module, read, {**env, "<getattr owner>": owner}, depth + 1)
         if qualified == "dataclasses.fields" and len(args) == 1 and isinstance(record := self.const(module, args[0], env, depth + 1), Record):
             # the fields of a folded dataclass instance, in order, each with its `.name` (dataclasses docs)
             found = self._plugin_definition(record.cls) if not is_upstream(record.cls) else None
@@ -1320,6 +1340,8 @@ class Folding:
                 return OPAQUE if self._may_be_filled(node.func.value) else values[1] if len(values) == 2 else None
             if isinstance(owner, MayHold) and node.func.attr == "get" and len(values) == 1 and not node.keywords:
                 return owner.lookup(values[0])
+            if isinstance(owner, ModuleNamespace) and node.func.attr == "get" and 1 <= len(values) <= 2 and not node.keywords:
+                return self._namespace_read(owner, values[0], values[1] if len(values) == 2 else None, depth)
             if isinstance(owner, dict) and node.func.attr == "items" and not values:
                 return [list(item) for item in owner.items()]
             if isinstance(owner, dict) and node.func.attr in ("keys", "values") and not values:
@@ -1373,6 +1395,10 @@ class Folding:
             if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fnode)) and not isinstance(fnode, ast.AsyncFunctionDef):
                 return self._yielded(fmodule, body, local, depth + 1)  # a generator: the values it yields, as a list
             returned = self._returned(fmodule, body, dict(local), depth + 1, owner=qualified)
+            if isinstance(returned, Named) and isinstance(fallback := next((self.none_fallbacks[key] for key in (
+                    (fmodule, returned.path), (fmodule, returned.path.rpartition(".")[0])) if key in self.none_fallbacks), None), ImportsResolve):
+                # (an attribute of a caught module import `tu.f` too): the caller's `is None` test of it
+                self.none_fallbacks.setdefault((module, returned.path), fallback)
             return returned if returned is not OPAQUE else self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
 
@@ -1732,6 +1758,9 @@ class Folding:
                 branch = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             elif (probed := self._module_probe(module, stmt, env, depth)) is not None:
                 return probed
+            elif (caught := self._caught_imports(module, stmt)) is not None:
+                env.update(caught)  # the names hold upstream's objects; each None where its import fails
+                branch = stmt.orelse
             elif isinstance(stmt, ast.Match):
                 for case in stmt.cases:
                     test = case_test(stmt.subject, case.pattern)  # (None: a pattern no plain test states)
@@ -1770,6 +1799,30 @@ class Folding:
         if not isinstance(value, Condition) or not all(isinstance(leaf, (ModuleExists, ImportsResolve)) for leaf in leaves(value.cond)):
             return None
         return value
+
+    def _caught_imports(self, module: str, stmt: ast.stmt) -> dict[str, Named] | None:
+        """`try: from sglang.x import f` / `except ImportError: return None` in a helper (its
+        handlers, one catching the import's failure, may log and return None): the names the body imports
+        from upstream -> their objects, each recorded as None where its imports fail
+        (none_fallbacks: ImportsResolve), as the module-level try/except form is; the helper's
+        caller tests the result `is None`. None for any other statement."""
+        if not isinstance(stmt, ast.Try) or stmt.finalbody or not stmt.handlers or not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+            return None
+        caught = [n for h in stmt.handlers for n in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
+        if not any(n is None or (dotted(n) or "").rsplit(".", 1)[-1] in IMPORT_ERRORS for n in caught):
+            return None  # (`except (ImportError, AttributeError)`: the import's failure is among them)
+        for handler in stmt.handlers:
+            last = handler.body[-1]
+            if (not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in handler.body[:-1])
+                    or not (isinstance(last, ast.Return) and (last.value is None or isinstance(last.value, ast.Constant) and last.value.value is None))):
+                return None
+        imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
+        names = {name: path for name, path in imported_names(module, self.files[module][1], stmt.body).items() if is_upstream(path)}
+        if not imports or not names:
+            return None
+        for path in names.values():
+            self.none_fallbacks.setdefault((module, path), ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}"))))
+        return {name: Named(path) for name, path in names.items()}
 
     def _engine_installed_try(self, module: str, stmt: ast.stmt, env: dict, depth: int) -> bool:
         """Whether `stmt` is a `try` whose handlers catch only importlib.metadata's
@@ -2876,7 +2929,7 @@ class Folding:
             return folded(Not(self.condition(module, node.operand, env, depth + 1, local)))
         if isinstance(node, ast.NamedExpr):  # `(m := sys.modules.get(N))`: tests what it binds
             return self.condition(module, node.value, env, depth + 1, local)
-        if isinstance(node, ast.Name) and node.id not in local and isinstance(held := env.get(node.id), Named) and isinstance(
+        if isinstance(node, ast.Name) and isinstance(held := env.get(node.id), Named) and isinstance(
                 fallback := self.none_fallbacks.get((module, held.path)), ImportsResolve) and fallback.imports:
             return fallback  # `if f:` / `f(x) if f else d` of a caught import's None fallback: the import resolved
         if isinstance(node, ast.Call):
@@ -3019,6 +3072,18 @@ class Folding:
         if isinstance(node, ast.Call):
             return self.qualify(module, dotted(node.func) or "", env) in ("os.environ.get", "os.getenv")
         return isinstance(node, ast.Subscript) and self.qualify(module, dotted(node.value) or "", env) == "os.environ"
+
+    def _namespace_read(self, namespace: ModuleNamespace, key, default, depth: int):
+        """`vars(m).get(key, default)` / `vars(m)[key]` of a plugin module: what `m.key` holds where
+        the module binds `key` at its top level, `default` where it binds nothing of that name
+        (and has no `__getattr__` or star import, which may); OPAQUE for a key not folded."""
+        if not isinstance(key, str) or not key.isidentifier():
+            return OPAQUE
+        table = self.table(namespace.module)
+        if key not in table.names:
+            return OPAQUE if table.has_getattr or table.star_imports else default
+        read = ast.Attribute(value=ast.Name("<namespace>", ast.Load()), attr=key, ctx=ast.Load())
+        return self.const(namespace.module, read, {"<namespace>": Named(namespace.module)}, depth + 1)
 
     def _class_namespace(self, path: str, depth: int, node: ast.ClassDef | None = None) -> dict | None:
         """`vars(C)` / `C.__dict__` of the plugin class `path` (its class statement `node`, when

@@ -34,6 +34,7 @@ class ScannedModules(Protocol):
     def load_time_imports(self, module: str, entry_callables: set[str]) -> list[str]: ...
     def returned_class_paths(self, module: str, function: str) -> list[str]: ...
     def returned_class_conditions(self, module: str, function: str) -> dict[str, tuple[GuardCond, ...]]: ...
+    def loaded_class_path(self, path: str) -> str: ...
     def named_class_roots(self, platform_classes: list[str]) -> list[tuple[str, str, str, tuple[GuardCond, ...]]]: ...
 
 
@@ -47,11 +48,12 @@ def plugin_roots(scan: PluginScan, scanner: ScannedModules, entries: list[str]) 
         if loader == "platform" and module in scanner.files:
             # a class returned only under a test of upstream is imported only where it holds
             conditions = scanner.returned_class_conditions(module, attr.strip())
-            for path in scanner.returned_class_paths(module, attr.strip()):
+            for returned in scanner.returned_class_paths(module, attr.strip()):
+                path = scanner.loaded_class_path(returned)  # the class an alias the path names holds
                 scan.platform_class_paths.append(path)
                 class_module = scanner.module_of(path)
                 if class_module:
-                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class", conditions.get(path, ())))
+                    roots.append(Root(class_module, f"platform class {path} returned by {ep.value}", "platform_class", conditions.get(returned, ())))
     if roots:  # classes the plugin names by qualified name are imported when upstream needs them
         platform_classes = [path.replace(":", ".") for path in scan.platform_class_paths]
         roots += [Root(*named) for named in scanner.named_class_roots(platform_classes)]

@@ -202,6 +202,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._patch_only: set[int] = set()
         self._groups: dict[str, list] = {}
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
+        self.self_placements: list[tuple[str, ast.Assign, str, str, str, Context]] = []  # `self.x = P(…)` (_self_placements)
         self.held_registrars: list[tuple[str, ast.Call, Context]] = []  # `reg(name)` of `reg(name)(fn)`, reg handed in (_held_registrars)
         self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
         self.grafts: list[tuple[str, str, MethodDecl | None]] = []  # (plugin class path, name, the method when a function)
