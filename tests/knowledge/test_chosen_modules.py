@@ -54,3 +54,42 @@ def register():
     assert imports["cm/quant/torchao.py"]["live"] and imports["cm/quant/torchao.py"]["breaking"], doc["findings"]
     assert not imports["cm/quant/legacy.py"]["live"], doc["findings"]
     assert code == 1
+
+
+# the name built around a run-time choice with its package in a constant (twenty-third set F25-c2):
+# `%` with a tuple, `.format` with positional arguments, `".".join` of a tuple; each unknown part
+# one dotted segment, so `cm.quant.<choice>.patch` may be any backend's patch module, and no
+# module of another shape
+BUILT = {
+    "percent_tuple": "importlib.import_module('%s.%s.%s' % (ROOT, os.environ['CM_BACKEND'], LEAF))",
+    "format_positional": "importlib.import_module('{}.{}.{}'.format(ROOT, os.environ['CM_BACKEND'], LEAF))",
+    "join_tuple": "importlib.import_module('.'.join((ROOT, os.environ['CM_BACKEND'], LEAF)))",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BUILT))
+def test_a_module_named_around_a_run_time_part_may_be_any_of_that_shape(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    stale = "from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model  # noqa: F401\n"
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"cm": "cm:register"}),
+        "cm/__init__.py": f"""import importlib
+import os
+
+ROOT = "cm.quant"
+LEAF = "patch"
+
+
+def register():
+    {BUILT[spelling]}
+""",
+        "cm/quant/__init__.py": "",
+        "cm/quant/torchao/__init__.py": "",
+        "cm/quant/torchao/patch.py": stale,
+        "cm/quant/torchao/legacy.py": stale,
+    })
+    code, doc = check(root, new)
+    imports = {f["file"]: f for f in doc["findings"] if f["target"] == GONE}
+    assert imports["cm/quant/torchao/patch.py"]["live"] and imports["cm/quant/torchao/patch.py"]["breaking"], doc["findings"]
+    assert not imports["cm/quant/torchao/legacy.py"]["live"], doc["findings"]
+    assert code == 1

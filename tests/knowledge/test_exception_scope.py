@@ -297,3 +297,76 @@ def test_a_helper_called_only_inside_a_catching_try_is_caught_there(upstreams, t
     assert code == (1 if breaks else 0)
     if not breaks:
         assert findings["import"]["guard"]["outcome"] == findings["patch"]["guard"]["outcome"] == "caught"
+
+
+# The try is in the plugin's own wrapper around the code (twenty-third set F17-c1, F17-c2): a
+# @contextmanager whose `yield` a try handles (the block's exception is thrown in there), a
+# decorator whose wrapper calls the function in a try, a decorator factory making such a
+# decorator. Negatives: a handler that re-raises, a handler of another error.
+CONTEXT = '''
+import contextlib
+import functools
+import logging
+
+
+@contextlib.contextmanager
+def optional(feature):
+    try:
+        yield
+    except {caught} as exc:
+        logging.getLogger(__name__).info("%s skipped: %s", feature, exc)
+        {then}
+
+
+def skip_if_absent(install):
+    @functools.wraps(install)
+    def run(*args, **kwargs):
+        try:
+            return install(*args, **kwargs)
+        except {caught}:
+            {then}
+    return run
+
+
+def optional_for(feature):
+    def decorate(install):
+        def run():
+            try:
+                install()
+            except {caught}:
+                {then}
+        return run
+    return decorate
+
+
+def _skip(model, torchao_config, filter_fn=None):
+    return model
+
+'''
+WRAPPED = {
+    "contextmanager": "def register():\n    with optional('torchao'):\n        from sglang.srt.layers import torchao_utils\n\n"
+                      "        torchao_utils.apply_torchao_config_to_model = _skip\n",
+    "decorator": "@skip_if_absent\ndef _install():\n    from sglang.srt.layers import torchao_utils\n\n"
+                 "    torchao_utils.apply_torchao_config_to_model = _skip\n\n\ndef register():\n    _install()\n",
+    "decorator_factory": "@optional_for('torchao')\ndef _install():\n    from sglang.srt.layers import torchao_utils\n\n"
+                         "    torchao_utils.apply_torchao_config_to_model = _skip\n\n\ndef register():\n    _install()\n",
+}
+
+
+@pytest.mark.parametrize("handler", ["catches", "re-raises", "another error"])
+@pytest.mark.parametrize("spelling", sorted(WRAPPED))
+def test_a_failure_the_plugins_own_wrapper_handles_is_caught(upstreams, tmp_path, spelling, handler):
+    _, new = upstreams
+    caught, then = {"catches": ("ImportError", "return None"), "re-raises": ("ImportError", "raise"),
+                    "another error": ("RuntimeError", "return None")}[handler]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": CONTEXT.format(caught=caught, then=then) + WRAPPED[spelling],
+    }, name=spelling)
+    code, doc = check(root, new)
+    findings = {f["kind"]: f for f in doc["findings"] if f["kind"] in ("import", "patch")}
+    assert findings["import"]["status"] == Status.missing.value, doc["findings"]
+    breaks = handler != "catches"
+    assert findings["import"]["breaking"] is breaks and code == (1 if breaks else 0), findings["import"]
+    if not breaks:
+        assert findings["import"]["guard"]["outcome"] == findings["patch"]["guard"]["outcome"] == "caught"

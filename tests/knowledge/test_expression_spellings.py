@@ -972,6 +972,38 @@ NAMES = {
             for backend in [Backend("alpha"), Backend(name="beta")]:
                 backend.load()
         """,
+    # the names as products and ordered tables (twenty-third set F25-c1, F25-c2): itertools.product
+    # of two tuples, product with repeat=, an OrderedDict's keys in a %-formatted name
+    "itertools_product": """
+        import importlib
+        import itertools
+
+        ROOT, BACKENDS, PARTS = "p", ("alpha", "beta"), ("backends",)
+
+        def register():
+            for part, backend in itertools.product(PARTS, BACKENDS):
+                importlib.import_module(".".join((ROOT, part, backend)))
+        """,
+    "product_with_repeat": """
+        import importlib
+        from itertools import product
+
+        def register():
+            for first, second in product(("alpha", "beta"), repeat=2):
+                if first == second:
+                    importlib.import_module(f"p.backends.{first}")
+        """,
+    "ordered_dict_percent": """
+        import collections
+        import importlib
+
+        PKG = "p.backends"
+        BACKENDS = collections.OrderedDict([("alpha", "baseline"), ("beta", "fused")])
+
+        def register():
+            for name, what in BACKENDS.items():
+                importlib.import_module("%s.%s" % (PKG, name))
+        """,
 }
 
 
@@ -1060,6 +1092,38 @@ def test_an_attribute_another_method_rewrites_names_no_module_from_the_construct
 
 # ---------------------------------------------------------------- a patch through sys.modules
 PATCHES = {
+    # the owner chosen by a presence test in a conditional expression, then tested `is None`
+    # (twenty-third set F32-c1), and modules kept because they are loaded (F32-c2): a keys view
+    # intersected with sys.modules', a comprehension filtered on `in sys.modules`
+    "conditional_expression_on_presence": """
+        import sys
+
+        NAME = "sglang.srt.layers.torchao_utils"
+
+        def register():
+            owner = sys.modules[NAME] if NAME in sys.modules else None
+            if owner is None:
+                return
+            setattr(owner, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "keys_view_intersection": """
+        import sys
+
+        TABLE = {"sglang.srt.layers.torchao_utils": {"apply_torchao_config_to_model": lambda model, *a, **k: model}}
+
+        def register():
+            for name in sorted(TABLE.keys() & sys.modules.keys()):
+                vars(sys.modules[name]).update(TABLE[name])
+        """,
+    "comprehension_of_loaded_names": """
+        import sys
+
+        NAMES = ["sglang.srt.layers.torchao_utils"]
+
+        def register():
+            for name in [n for n in NAMES if n in sys.modules]:
+                sys.modules[name].apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
     "in_sys_modules": """
         import sys
 
@@ -1385,6 +1449,31 @@ PATCHES.update(CAUGHT_PATCHES)
 # the walk goes through a package that is there to a submodule that is not: getattr raises
 # AttributeError (a module not imported is no attribute of its package), so the patch breaks
 WALKS = {
+    # the walk written in the function itself, its names folded (a loop whose body runs through
+    # hands the last pass's `owner` to the code after it, as Python does), and a two-part walk
+    "walk_in_the_function": """
+        import sys
+
+        def register():
+            owner = sys.modules.get("sglang.srt.layers")
+            if owner is None:
+                return
+            *parents, leaf = "torchao_utils.apply_torchao_config_to_model".split(".")
+            for part in parents:
+                owner = getattr(owner, part)
+            setattr(owner, leaf, lambda model, *a, **k: model)
+        """,
+    "walk_over_a_constant_tuple": """
+        import sys
+
+        PATH = ("torchao_utils", "apply_torchao_config_to_model")
+
+        def register():
+            owner = sys.modules["sglang.srt.layers"]
+            for part in PATH[:-1]:
+                owner = getattr(owner, part)
+            setattr(owner, PATH[-1], lambda model, *a, **k: model)
+        """,
     # a record whose method walks "sub.attr" from a package (F32 variant v1), a helper doing the same
     "patch_manager_record_walks_a_path": """
         import sys
@@ -1684,6 +1773,13 @@ CASES = {
     "other_release": ("match sglang.__version__:\n        case '0.9.0':\n            {imp}\n", False, "skipped"),
     "wildcard_after_other_release": ("match sglang.__version__:\n        case '0.9.0':\n            pass\n        case other:\n"
                                      "            {imp}\n", True, "runs"),
+    # a tuple the match writes, item by item (twenty-third set V-c5): the wildcard after a case that
+    # returns runs where that case's items do not all match; a sequence case of its own
+    "wildcard_after_a_tuple_case": ("match (config.dtype, config.lens):\n        case ('bf16' | 'fp16', None):\n            return config\n"
+                                    "        case _:\n            {imp}\n", True, "runtime"),
+    "tuple_case": ("match (config.dtype, sglang.__version__):\n        case ('bf16', _):\n            {imp}\n", True, "runtime"),
+    "tuple_case_of_another_release": ("match (config.dtype, sglang.__version__):\n        case (_, '0.9.0'):\n            {imp}\n",
+                                      False, "skipped"),
 }
 
 
@@ -2712,3 +2808,25 @@ def test_what_a_loader_walks_decides_which_modules_are_live(upstreams, tmp_path,
                              "p/backends/__init__.py": "", "p/backends/alpha.py": BACKEND, "p/backends/beta.py": BACKEND})
     code, doc = check(root, new)
     assert (_live(doc, "p/backends/alpha.py"), _live(doc, "p/backends/beta.py")) == (True, False) and code == 1
+
+
+# a member read from an upstream class's own namespace (twenty-third set F05-c1): `C.__dict__[k]`,
+# `vars(C)[k]`, the key in a constant: the member the class body binds, a KeyError where it has none
+NAMESPACE_READS = {
+    "dunder_dict": "Sampler.__dict__[{key!r}]",
+    "vars_call": "vars(Sampler)[{key!r}]",
+    "key_in_a_constant": "Sampler.__dict__[KEY]",
+}
+
+
+@pytest.mark.parametrize("key", ["forward", "forward_gone"])
+@pytest.mark.parametrize("spelling", sorted(NAMESPACE_READS))
+def test_a_member_read_from_an_upstream_class_namespace_is_a_reference(upstreams, tmp_path, spelling, key):
+    old, _ = upstreams
+    code, doc = _check_init(tmp_path, old, f"from sglang.srt.layers.sampler import Sampler\n\nKEY = {key!r}\n\n\n"
+                                           f"def register():\n    raw = {NAMESPACE_READS[spelling].format(key=key)}\n    return raw\n")
+    refs = [f for f in doc["findings"] if f["target"] == f"sglang.srt.layers.sampler.Sampler.{key}" and f["status"] != "ok"]
+    if key == "forward":  # the class body binds it: nothing to report
+        assert refs == [] and code == 0, doc["findings"]
+    else:
+        assert [(f["kind"], f["line"], f["status"], f["breaking"]) for f in refs] == [("reference", 7, "missing", True)] and code == 1, doc["findings"]

@@ -65,6 +65,37 @@ FALLBACK_IMPORTS = {
             from sglang.srt.utils.common import get_device_name as device_name
         """,
 }
+# the module imported by name under the try, the function then read with getattr(…, None)
+# (twenty-third set F36-c2): None set in the handler, and None set before a handler that passes
+FALLBACK_IMPORTS |= {
+    "import_module_then_getattr": """
+        import importlib
+
+        try:
+            _registry = importlib.import_module("sglang.srt.layers.attention.attention_registry")
+        except ImportError:
+            _registry = None
+        register_attention_backend = getattr(_registry, "register_attention_backend", None)
+
+        try:
+            _common = importlib.import_module("sglang.srt.utils.common")
+        except (ImportError, AttributeError):
+            _common = None
+        device_name = getattr(_common, "get_device_name", None)
+        """,
+    "none_first_then_import_module": """
+        import importlib
+
+        _registry = _common = None
+        try:
+            _registry = importlib.import_module("sglang.srt.layers.attention.attention_registry")
+            _common = importlib.import_module("sglang.srt.utils.common")
+        except ImportError:
+            pass
+        register_attention_backend = getattr(_registry, "register_attention_backend", None)
+        device_name = getattr(_common, "get_device_name", None)
+        """,
+}
 FALLBACK_USE = """
         import logging
 

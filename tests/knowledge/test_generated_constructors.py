@@ -86,6 +86,49 @@ def test_calls_to_a_dataclass_over_a_written_init_bind_to_its_fields(upstreams, 
     assert code == 1
 
 
+# the class or the keywords reached through folded values (twenty-third set F19-c1, F19-c2): a
+# table of upstream classes called by key, keywords spread from a plugin NamedTuple's _asdict(),
+# from a plugin dataclass's dataclasses.asdict(), from a dict literal kept in a name
+SPREADS = {
+    "table_of_classes": ("CLASSES = {'draft': EagleDraftInput}\n", "CLASSES['draft'](topk_p=probs)", "CLASSES['draft'](verified_id=probs)"),
+    "namedtuple_asdict": ("class Out(NamedTuple):\n    topk_p: int\n\n\nclass OldOut(NamedTuple):\n    verified_id: int\n",
+                          "EagleDraftInput(**Out(probs)._asdict())", "EagleDraftInput(**OldOut(probs)._asdict())"),
+    "dataclass_asdict": ("@dataclass\nclass Out:\n    topk_p: int = 0\n\n\n@dataclass\nclass OldOut:\n    verified_id: int = 0\n",
+                         "EagleDraftInput(**asdict(Out(probs)))", "EagleDraftInput(**asdict(OldOut(probs)))"),
+    "keywords_in_a_name": ("", "EagleDraftInput(**{'topk_p': probs})", "EagleDraftInput(**dict(verified_id=probs))"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SPREADS))
+def test_a_dataclass_reached_through_folded_values_binds_to_its_fields(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    head, fits, breaks = SPREADS[spelling]
+    source = ("from dataclasses import asdict, dataclass\nfrom typing import NamedTuple\n\n"
+              "from sglang.srt.speculative.eagle_info import EagleDraftInput\n\n" + head + "\n\n"
+              f"def seed(probs):\n    ok = {fits}\n    bad = {breaks}\n    return ok, bad\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source})
+    code, doc = check(root, old)
+    lines = source.splitlines()
+    calls = {f["line"]: f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith("EagleDraftInput") and f["breaking"]}
+    # the fitting call gives no finding; the one passing a field the class no longer has breaks
+    assert [lines[line - 1].strip().split(" =")[0] for line in calls] == ["bad"], calls
+    assert "verified_id" in next(iter(calls.values()))["detail"]
+    assert code == 1
+
+
+def test_keywords_a_name_collects_under_tests_are_not_taken_as_certain(upstreams, tmp_path):
+    # compat code: the dict gains a key only where the class takes it (introspection, a release
+    # test); the fold cannot tell those edits from certain ones, so the call is left as written
+    old, _ = upstreams
+    source = ("import inspect\n\nfrom sglang.srt.speculative.eagle_info import EagleDraftInput\n\n\n"
+              "def seed(probs):\n    kwargs = {'topk_p': probs}\n"
+              "    if 'verified_id' in inspect.signature(EagleDraftInput).parameters:\n        kwargs['verified_id'] = probs\n"
+              "    return EagleDraftInput(**kwargs)\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source})
+    code, doc = check(root, old)
+    assert not [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]] and code == 0, doc["findings"]
+
+
 # a plugin class that writes no constructor of its own is built by the first upstream class of its
 # MRO: a call of it is judged as a call of that class, however the class is named or derived
 INHERITED = {

@@ -438,6 +438,43 @@ EXTERNAL_NAMINGS = {
 
             os.environ.update(Settings.default().env)
             """,
+    # a functools.partial of the setter, called later (twenty-third set F24-c2): queued by a helper
+    # through its *args and run in a loop, kept in a table and called by key, a global called by name
+    "queued_partials_run_in_a_loop": """
+            import functools
+            from sglang.srt.environ import envs
+
+            _STARTUP = []
+
+
+            def on_startup(fn, *args, **kwargs):
+                _STARTUP.append(functools.partial(fn, *args, **kwargs))
+
+
+            on_startup(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set, __name__)
+            for action in _STARTUP:
+                action()
+            """,
+    "partial_in_a_table_called_by_key": """
+            from functools import partial
+            from sglang.srt.environ import envs
+
+            ACTIONS = {"package": partial(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set, __name__)}
+            ACTIONS["package"]()
+            """,
+    "partial_global_with_a_keyword_called_by_name": """
+            import functools
+            from sglang.srt.environ import envs
+
+            export = functools.partial(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set, value=__name__)
+
+
+            def _boot():
+                export()
+
+
+            _boot()
+            """,
     "namedtuple_pairs_putenv": """
             import os
             from typing import NamedTuple
@@ -512,6 +549,17 @@ UNCALLED_NAMINGS = {
 
                 def apply(self):
                     envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(self.package)
+            """,
+    # a partial of the setter that only the uncalled function calls: made, never run
+    "partial_never_called": """
+            import functools
+            from sglang.srt.environ import envs
+
+            def _use_external_models():
+                for action in _ACTIONS:
+                    action()
+
+            _ACTIONS = [functools.partial(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set, "ext.models")]
             """,
     "import_module": """
             import importlib

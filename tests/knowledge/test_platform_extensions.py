@@ -5,9 +5,11 @@ for methods upstream used to call and for close names of a base method (issue 18
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kinds_support import IFACE, check, plugin, pyproject, upstream_pair
-from knowledge_support import by_target, harness_json
+from knowledge_support import by_target, harness, harness_json
 
 from harness.knowledge.model.findings import BREAKING, Status
 
@@ -388,6 +390,78 @@ def test_activate_naming_an_alias_loads_the_class_it_holds(upstreams, tmp_path, 
     v1, v2 = dropped[5], dropped[13]
     assert v2["breaking"] and code == 1, doc["findings"]
     assert not v1["breaking"] and v1["decided_by"] == "uncalled" and "is never loaded" in v1["detail"], v1
+
+
+# activate bound by a plugin decorator (twenty-third set F02-c1): the name holds the closure the
+# decorator returns, which returns the path (a factory's argument, a constant, an f-string of one);
+# negatives: a closure returning None, a decorator handing the def back unchanged (the def's own return)
+DECORATED = {
+    "factory_argument": ("platform_entry('p.platform.XPlatformV2')", True),
+    "plain_decorator": ("as_entry", True),
+    "factory_fstring": ("entry_in('platform')", True),
+    "closure_returning_none": ("disabled", False),
+    "hands_the_def_back": ("registered", False),
+}
+ENTRY_DECORATORS = """import functools
+
+_SEEN = []
+
+
+def platform_entry(qualname):
+    def decorate(probe):
+        @functools.wraps(probe)
+        def activate():
+            return qualname if probe() else None
+        return activate
+    return decorate
+
+
+def as_entry(probe):
+    def activate():
+        return "p.platform:XPlatformV2"
+    return activate
+
+
+def entry_in(module):
+    def decorate(probe):
+        def activate():
+            return f"p.{module}.XPlatformV2"
+        return activate
+    return decorate
+
+
+def disabled(probe):
+    def activate():
+        return None
+    return activate
+
+
+def registered(probe):
+    _SEEN.append(probe)
+    return probe
+"""
+
+
+@pytest.mark.parametrize("spelling", sorted(DECORATED))
+def test_activate_bound_by_a_plugin_decorator_returns_what_its_closure_returns(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    decorator, loads = DECORATED[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"x": "p:activate"}),
+        "p/entries.py": ENTRY_DECORATORS,
+        "p/__init__.py": f"from p.entries import as_entry, disabled, entry_in, platform_entry, registered  # noqa: F401\n\n\n"
+                         f"@{decorator}\ndef activate():\n    return True\n",
+        "p/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                         "class XPlatformV2(SRTPlatform):\n    def get_default_attention_backend(self):\n        return 'torch_native'\n\n"
+                         "    def get_mha_kv_pool_cls(self):\n        return object\n",
+    })
+    proc = harness("check", "--plugin", str(root), "--upstream", new, "--baseline", old, "--json")
+    findings = json.loads(proc.stdout)["findings"] if proc.stdout.strip() else []
+    dropped = [f for f in findings if f["target"] == f"{IFACE}.get_mha_kv_pool_cls"]
+    if loads:
+        assert [f["breaking"] for f in dropped] == [True] and proc.returncode == 1, findings
+    else:  # the class is never loaded: nothing of it can fail
+        assert not any(f["breaking"] for f in dropped) and proc.returncode != 1, findings
 
 
 # a dual-support platform on the older release (F10 variant t2): the newer API's method hands

@@ -151,6 +151,31 @@ def test_a_module_no_command_runs_stays_dead(upstreams, tmp_path):
     assert code == 0
 
 
+# a commented-out command runs nothing (twenty-third set V-c6): tox.ini (`#` and `;`), a workflow,
+# a Makefile, a shell script, a fenced block of the README; the same line uncommented runs
+COMMENTED = {
+    "tox_ini_hash": ("tox.ini", "[testenv:smoke]\ncommands =\n    pytest -q\n{mark}    python -m p.tools.bench\n", "#"),
+    "tox_ini_semicolon": ("tox.ini", "[testenv:smoke]\ncommands =\n    pytest -q\n{mark}    python -m p.tools.bench\n", ";"),
+    "workflow": (".github/workflows/ci.yml", "jobs:\n  t:\n    steps:\n      - run: pytest\n{mark}      - run: python -m p.tools.bench\n", "#"),
+    "makefile": ("Makefile", "bench:\n{mark}\tpython3 -m p.tools.bench\n", "#"),
+    "shell_script": ("scripts/smoke.sh", "#!/bin/sh\nset -e\n{mark}python -m p.tools.bench\n", "#"),
+    "readme_fence": ("README.md", "# p\n\n```bash\n{mark}python -m p.tools.bench\n```\n", "# "),
+}
+
+
+@pytest.mark.parametrize("commented", [True, False])
+@pytest.mark.parametrize("spelling", sorted(COMMENTED))
+def test_a_commented_out_command_runs_nothing(upstreams, tmp_path, spelling, commented):
+    _, new = upstreams
+    name, text, mark = COMMENTED[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), name: text.format(mark=mark if commented else ""),
+                             "p/__init__.py": "", "p/hooks.py": HOOKS, "p/tools/__init__.py": "", "p/tools/bench.py": TOOL})
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[GONE]
+    assert (finding["live"], finding["breaking"]) == (not commented, not commented), finding
+    assert code == (0 if commented else 1)
+
+
 def test_a_command_inside_the_git_folder_is_not_a_run(upstreams, tmp_path):
     """Hidden folders are read for CI files, but not git's own (hooks a clone does not run)."""
     _, new = upstreams

@@ -18,6 +18,9 @@ LAYERS = {
                 super().__init__()
                 self.quant_method = quant_method
                 self.quant_method.create_weights(self, input_size, output_size)
+
+            def forward(self, x):
+                return x
         """,
     "sglang/srt/layers/quantization/unquant.py": """
         import torch
@@ -204,3 +207,41 @@ def test_a_member_an_upstream_helper_sets_on_the_instance_is_not_missing(upstrea
     code, doc = check(root, old)
     members = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "subclass"}
     assert "w_packed" not in members and members.get("w_pakced") == "missing" and code == 1, members
+
+
+# no subclass at all (twenty-third set F21-c2): the reads are on the hooked layer, the parameter of
+# a hook on an upstream method named as its receiver (`self`): AROUND (original_fn, self, …),
+# BEFORE (self, …), a hook kept in a table. Registered members are found, a name nothing sets
+# is missing; a parameter named otherwise stays unread (no evidence of its class).
+HOOKED = {
+    "around": ("def _hook(original_fn, self, x):\n    return self.weight, self.wieght\n", "AROUND"),
+    "before": ("def _hook(self, x):\n    print(self.weight.shape, self.wieght)\n", "BEFORE"),
+    "replace_in_a_table": ("def _hook(self, x):\n    return (self.weight, self.wieght)\n\n\nTABLE = {'forward': _hook}\n", "REPLACE"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(HOOKED))
+def test_members_read_on_the_receiver_of_a_hook_on_an_upstream_method(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    body, kind = HOOKED[spelling]
+    hook = "TABLE['forward']" if "TABLE" in body else "_hook"
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"hk": "hk:register"}),
+        "hk/__init__.py": "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n" + body + f"""
+
+def _other(original_fn, layer, x):
+    return layer.wieght
+
+
+def register():
+    HookRegistry.register("sglang.srt.layers.linear.ReplicatedLinear.forward", {hook}, HookType.{kind})
+    HookRegistry.register("sglang.srt.layers.linear.ReplicatedLinear.forward", _other, HookType.AROUND)
+""",
+    })
+    code, doc = check(root, old)
+    fields = {f["target"]: f for f in doc["findings"] if f["kind"] == "field"}
+    assert "sglang.srt.layers.linear.ReplicatedLinear.weight" not in fields or fields["sglang.srt.layers.linear.ReplicatedLinear.weight"]["status"] == "ok"
+    typo = fields["sglang.srt.layers.linear.ReplicatedLinear.wieght"]
+    assert typo["status"] == "missing" and typo["file"] == "hk/__init__.py" and typo["line"] in (5, 6), typo
+    assert [f["line"] for f in doc["findings"] if f["kind"] == "field" and f["line"] > 8] == [], doc["findings"]
+    assert code == 1

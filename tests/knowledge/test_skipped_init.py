@@ -112,3 +112,38 @@ def test_an_init_a_plugin_mixin_gives_is_the_one_that_runs(upstreams, tmp_path, 
     else:
         assert found is None or not found["breaking"], found
         assert code == 0, doc["findings"]
+
+
+# the class's own `super().__init__()` reaches a plugin op base, whose __init__ decides (twenty-
+# third set V-c8, vLLM's `class DevCustomOp(CustomOp)` calling `CustomOp.__init__(self)`): followed
+# through it; the inherited method called class-qualified (`Runner.step(self)`) is the plugin's own call
+CHAINS = {
+    "plugin_base_names_the_grand_base": ("class _OpBase(Base):\n    def __init__(self):\n        Base.__init__(self)\n        self.stream = None\n\n\n",
+                                         "super().__init__()", True),
+    "plugin_base_skips_everything": ("class _OpBase(nn.Module):\n    def __init__(self):\n        nn.Module.__init__(self)\n\n\n",
+                                     "super(Mine, self).__init__()", True),
+    "through_two_plugin_bases": ("class _Root(Base):\n    def __init__(self):\n        Base.__init__(self)\n\n\n"
+                                 "class _OpBase(_Root):\n    def __init__(self):\n        super().__init__()\n\n\n", "super().__init__()", True),
+    # negative: the plugin base is cooperative, the upstream chain runs whole
+    "cooperative_plugin_base": ("class _OpBase(Base):\n    def __init__(self):\n        super().__init__()\n        self.stream = None\n\n\n",
+                                "super().__init__()", False),
+}
+
+
+@pytest.mark.parametrize("qualified", [False, True], ids=["self_call", "class_qualified_call"])
+@pytest.mark.parametrize("spelling", sorted(CHAINS))
+def test_an_init_chain_through_a_plugin_base_is_followed(upstreams, tmp_path, spelling, qualified):
+    old, new = upstreams
+    base, call, skips = CHAINS[spelling]
+    runs = "Runner.step(self)" if qualified else "self.step()"
+    source = (f"from torch import nn\nfrom {RUNNER} import Base, Runner\n\n\n{base}class Mine(_OpBase, Runner):\n"
+              f"    def __init__(self):\n        {call}\n        self.a = 2\n\n    def run(self):\n        return {runs}\n\n\n"
+              "def register():\n    return Mine()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source})
+    code, doc = check(root, new, "--baseline", old)
+    found = next((f for f in doc["findings"] if f["target"].endswith(".__init__") and "self.pending" in (f["detail"] or "")), None)
+    if skips:
+        assert found is not None and (found["status"], found["breaking"]) == ("missing", True), doc["findings"]
+        assert code == 1
+    else:
+        assert found is None and code == 0, doc["findings"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -812,6 +814,48 @@ def test_unreadable_and_unparsable_files_are_findings_not_crashes(upstreams, tmp
     assert [line for line in proc.stderr.splitlines() if line.startswith("harness: error:")] == [
         next(line for line in proc.stderr.splitlines() if line.startswith("harness: error:") and "generated_ops.py" in line)
     ]
+
+
+def _refused(folder: Path) -> list[str]:
+    """Make `folder` one the checking process cannot list (twenty-third set F12-c1: a cache
+    another uid left with mode 0700): as root, owned by another uid and the check run without
+    the capabilities that read past permissions; otherwise mode 0. The command prefix to run under."""
+    if os.geteuid() != 0:
+        folder.chmod(0)
+        return []
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, 12345, 12345)
+    folder.chmod(0o700)
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search"]
+
+
+@pytest.mark.parametrize("imported", [False, True])
+def test_a_folder_that_cannot_be_listed_is_a_file_that_cannot_be_read(upstreams, tmp_path, imported):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"rf": "rf:register"}),
+        "rf/__init__.py": with_hooks(f"""
+            {"from rf import _cache" if imported else ""}
+
+            def register():
+                HookRegistry.register("sglang.srt.utils.common.get_device_name", lambda d=0: "x", HookType.REPLACE)
+            """),
+        "rf/_cache/__init__.py": "from .gemm import BEST  # noqa: F401\n",
+        "rf/_cache/gemm.py": "BEST = {}\n",
+    })
+    prefix = _refused(root / "rf" / "_cache")
+    try:
+        proc = subprocess.run([*prefix, sys.executable, "-m", "harness", "check", "--plugin", str(root), "--upstream", old, "--json"],
+                              capture_output=True, text=True)
+    finally:
+        (root / "rf" / "_cache").chmod(0o755)
+    assert "Traceback" not in proc.stderr and "cannot write" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    folder = [f for f in doc["findings"] if f["kind"] == "file"]
+    assert [(f["file"], f["live"]) for f in folder] == [("rf/_cache/__init__.py", imported)], doc["findings"]
+    assert "cannot be read" in folder[0]["detail"], folder
+    # unread and imported: the check cannot vouch for the plugin (exit 2); unread and dead: checked
+    assert proc.returncode == (2 if imported else 0) and doc["checked"]["hook"] == 1, proc.stderr
 
 
 def test_nothing_checked_is_not_a_pass(upstreams, tmp_path):

@@ -31,6 +31,17 @@ class ServingConfig:
 class Tuner:
     def update(self, cfg: ServingConfig) -> None:
         pass
+
+
+class BaseWorker:
+    def __init__(self, cfg: ServingConfig, rank: int = 0):
+        self.cfg = cfg
+        self.serving: ServingConfig = cfg
+        self.rank = rank
+
+
+class Worker(BaseWorker):
+    pass
 '''
 METHOD = "\n    def init_with_sizes(self, sizes):\n        self.capture_sizes = sizes\n"
 
@@ -52,6 +63,15 @@ SPELLINGS = {
     # kept on self from an annotated parameter, read through it in another method
     "kept_on_self": ("class Runner:\n    def __init__(self, cfg: ServingConfig):\n        self.cfg = cfg\n\n"
                      "    def run(self):\n        self.cfg.compilation_config.{m}([1])\n\n\ndef update(cfg):\n    Runner(cfg).run()\n"),
+    # kept on self by the upstream base's __init__, from its annotated parameter (twenty-third set
+    # V-c7, vLLM's WorkerBase.vllm_config): the plugin subclass never binds it; annotated there; by a grandparent
+    "kept_by_the_upstream_base": ("from sglang.srt.configs.serving import BaseWorker\n\n\nclass DevWorker(BaseWorker):\n"
+                                  "    def run(self):\n        if self.cfg.compilation_config is not None:\n"
+                                  "            self.cfg.compilation_config.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
+    "annotated_by_the_upstream_base": ("from sglang.srt.configs.serving import BaseWorker\n\n\nclass DevWorker(BaseWorker):\n"
+                                       "    def run(self):\n        self.serving.compilation_config.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
+    "kept_by_a_grandparent": ("from sglang.srt.configs.serving import Worker\n\n\nclass DevWorker(Worker):\n"
+                              "    def run(self):\n        cc = self.cfg.compilation_config\n        cc.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
     "string_annotation_in_a_method": ("class Tuner:\n    def update(self, cfg: 'ServingConfig') -> None:\n        compilation = cfg.compilation_config\n"
                                       "        compilation.{m}([1])\n\n\ndef update(cfg):\n    Tuner().update(cfg)\n"),
 }

@@ -173,9 +173,9 @@ def grafted_onto(judge: JudgeContext, dep: Dependency, member: str) -> str | Non
 
 
 def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, member: str) -> PluginClass | None:
-    """A plugin class deriving (at any depth) from `plugin_class` that binds `member` in its
-    body or on self, or one of its plugin bases does (a mixin): code of the base reading it may
-    run on such an instance."""
+    """A plugin class deriving (at any depth, also through upstream classes) from `plugin_class`
+    that binds `member` in its body or on self, or one of its plugin bases does (a mixin): code
+    of the base reading it may run on such an instance."""
     if plugin_class is None:
         return None
     starts = [plugin_class]
@@ -202,7 +202,13 @@ def plugin_subclass_defining(judge: JudgeContext, plugin_class: str | None, memb
             queue += cls.bases
         return None
 
-    return next((found for start in starts for path in _descendants(judge, start) if (found := binding(path)) is not None), None)
+    found = next((found for start in starts for path in _descendants(judge, start) if (found := binding(path)) is not None), None)
+    if found is None and is_upstream(plugin_class) and (target := judge.index.resolve(plugin_class)).ok:
+        # a plugin class deriving from it through upstream classes (`BalanceScheduler(Scheduler)`
+        # for an object annotated `SchedulerInterface`): its MRO holds the class
+        found = next((cls for cls in judge.scan.classes.values() if (cls.binds(member) or member in cls.methods)
+                      and any(ref == target.ref for ref in judge.plugin_mro(cls.path) if ref.module)), None)
+    return found
 
 
 def method_at(judge: JudgeContext, dep: Dependency) -> tuple[str, ...]:

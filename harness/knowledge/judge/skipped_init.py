@@ -35,17 +35,17 @@ def skipped_state(judge: JudgeContext, dep: Dependency, target: str) -> Finding 
     init = _plugin_init(judge.scan.root / cls.file, cls.line) if cls is not None else None
     if init is None or _runs_init(judge, dep.plugin_class) != cls.path:
         return None
-    skipped = _skipped(judge, dep.plugin_class, init)
+    skipped = _skipped(judge, dep.plugin_class, init, cls.path)
     if not skipped:
         return None
     now = _unset_reads(judge, dep.plugin_class, skipped)
-    before_skipped = _skipped(judge.baseline, dep.plugin_class, init)
+    before_skipped = _skipped(judge.baseline, dep.plugin_class, init, cls.path)
     before = _unset_reads(judge.baseline, dep.plugin_class, before_skipped) if before_skipped is not None else {}
     new = {attr: reads for attr, reads in now.items() if attr not in before}
     if not new:
         return None
     called = {ref.member for name in _plugin_classes(judge, dep.plugin_class) for ref in judge.scan.classes[name].self_refs
-              if ref.call is not None and ref.access in ("instance", "super")}
+              if ref.call is not None and ref.access in ("instance", "super")} | _qualified_self_calls(judge, dep.plugin_class)
     certain = sorted({method for reads in new.values() for method, _ in reads if method.rpartition(".")[2] in called})
     shown = "; ".join(f"self.{attr} (read in {', '.join(f'{m} at {where}' for m, where in reads[:2])})" for attr, reads in sorted(new.items())[:4])
     more = f" and {len(new) - 4} more" if len(new) > 4 else ""
@@ -72,14 +72,34 @@ def _parsed(path: str, mtime_ns: int) -> ast.Module | None:
         return None
 
 
-def _plugin_init(path: Path, line: int) -> ast.FunctionDef | None:
-    """The `__init__` of the plugin class defined at `line` of `path`, or None."""
+def _plugin_class_node(path: Path, line: int) -> ast.ClassDef | None:
+    """The class statement of the plugin class defined at `line` of `path`, or None."""
     try:
         tree = _parsed(str(path), path.stat().st_mtime_ns)
     except OSError:
         return None
-    node = next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == line), None) if tree is not None else None
+    return next((n for n in walk(tree) if isinstance(n, ast.ClassDef) and n.lineno == line), None) if tree is not None else None
+
+
+def _plugin_init(path: Path, line: int) -> ast.FunctionDef | None:
+    """The `__init__` of the plugin class defined at `line` of `path`, or None."""
+    node = _plugin_class_node(path, line)
     return next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if node else None
+
+
+def _qualified_self_calls(judge: JudgeContext, plugin_class: str) -> set[str]:
+    """Methods the plugin's classes call on self through an upstream class of the MRO by name
+    (`RMSNorm.forward_native(self, x)`): the inherited body runs on the plugin's instance."""
+    upstream = {ref.qualname.rpartition(".")[2] for ref in judge.plugin_mro(plugin_class) if ref.module and ref.kind == "class"}
+    found: set[str] = set()
+    for name in _plugin_classes(judge, plugin_class):
+        cls = judge.scan.classes[name]
+        node = _plugin_class_node(judge.scan.root / cls.file, cls.line)
+        for n in walk(node) if node is not None else ():
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (dotted(n.func.value) or "").rpartition(".")[2] in upstream
+                    and n.args and dotted(n.args[0]) == _SELF):
+                found.add(n.func.attr)
+    return found
 
 
 def _runs_init(judge: JudgeContext, plugin_class: str) -> str | None:
@@ -98,14 +118,17 @@ def _plugin_classes(judge: JudgeContext, plugin_class: str) -> list[str]:
     return [ref.qualname for ref in judge.plugin_mro(plugin_class) if ref.module == "" and ref.qualname in judge.scan.classes]
 
 
-def _skipped(judge: JudgeContext, plugin_class: str, init: ast.FunctionDef) -> list[Ref] | None:
-    """The upstream classes of the MRO whose `__init__` the override leaves out: all of them when
-    it calls no `__init__` or an outside base's (`nn.Module.__init__(self)`), those before the
-    class it names (`Base.__init__(self)`), those up to and with the class `super(Base,
-    self).__init__()` names (the lookup starts after it); none when it calls `super().__init__`
-    anywhere or another plugin class's `__init__` (what that runs is not followed)."""
-    upstream = [ref for ref in judge.plugin_mro(plugin_class) if ref.module and ref.kind == "class"]
-    plugin = {name.rpartition(".")[2] for name in _plugin_classes(judge, plugin_class)}
+def _skipped(judge: JudgeContext, plugin_class: str, init: ast.FunctionDef, owner: str, depth: int = 0) -> list[Ref] | None:
+    """The upstream classes of the MRO whose `__init__` the override (of the plugin class
+    `owner`) leaves out: all of them when it calls no `__init__` or an outside base's
+    (`nn.Module.__init__(self)`), those before the class it names (`Base.__init__(self)`), those
+    up to and with the class `super(Base, self).__init__()` names (the lookup starts after it);
+    none when `super().__init__` reaches an upstream class's. Where `super().__init__()` (or a
+    named plugin class's `__init__`) is another plugin class's, that one's is followed (a plugin
+    op base calling `CustomOp.__init__(self)` skips what lies between)."""
+    mro = judge.plugin_mro(plugin_class)
+    upstream = [ref for ref in mro if ref.module and ref.kind == "class"]
+    plugin = {name.rpartition(".")[2]: name for name in _plugin_classes(judge, plugin_class)}
     named, after = set(), set()
     for node in walk(init):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
@@ -113,18 +136,37 @@ def _skipped(judge: JudgeContext, plugin_class: str, init: ast.FunctionDef) -> l
             if isinstance(receiver, ast.Call) and dotted(receiver.func) == "super":
                 start = (dotted(receiver.args[0]) or "").rpartition(".")[2] if len(receiver.args) == 2 else ""
                 if not start or start in plugin:
-                    return []  # `super().__init__(…)`, `super(Own, self)`: the next class's runs
+                    # `super().__init__(…)`, `super(Own, self)`: the next class of the MRO with an
+                    # `__init__` runs; a plugin class's is followed
+                    return _next_init(judge, plugin_class, mro, plugin.get(start, owner), depth)
                 after.add(start)  # `super(Base, self).__init__()`: the lookup starts after Base (Python's super docs)
             else:
                 named.add((dotted(receiver) or "").rpartition(".")[2])
-    if named & plugin:
-        return []
+    if named & plugin.keys():
+        cls = judge.scan.classes[plugin[next(iter(named & plugin.keys()))]]
+        inner = _plugin_init(judge.scan.root / cls.file, cls.line) if depth < 8 else None
+        return _skipped(judge, plugin_class, inner, cls.path, depth + 1) if inner is not None and "__init__" in cls.methods else []
     for position, ref in enumerate(upstream):
         short = ref.qualname.rpartition(".")[2]
         if short in named or short in after:
             upstream = upstream[:position + (short in after)]
             break
     return [ref for ref in upstream if (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def"]
+
+
+def _next_init(judge: JudgeContext, plugin_class: str, mro: list[Ref], after: str, depth: int) -> list[Ref]:
+    """What `super().__init__()` in the plugin class `after` runs, on an instance of
+    `plugin_class`: the next class of its MRO defining `__init__`; none skipped where that is
+    upstream's (it runs the rest cooperatively), that plugin class's own `__init__` followed."""
+    position = next((i for i, ref in enumerate(mro) if ref.module == "" and ref.qualname == after), None)
+    for ref in mro[position + 1:] if position is not None and depth < 8 else ():
+        cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
+        if cls is not None and "__init__" in cls.methods:
+            inner = _plugin_init(judge.scan.root / cls.file, cls.line)
+            return _skipped(judge, plugin_class, inner, cls.path, depth + 1) if inner is not None else []
+        if ref.module and ref.kind == "class" and (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def":
+            return []
+    return []
 
 
 def _self_stores(node: ast.AST) -> set[str]:

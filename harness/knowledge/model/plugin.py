@@ -617,7 +617,7 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
         found.append((ep.value.partition(":")[0], f"console script {ep.name} ({ep.group} in {ep.file})", False))
     for path in run_entry_sources(root):
         try:
-            text = path.read_text(errors="replace")
+            text = _without_comments(path, path.read_text(errors="replace"))
         except OSError:
             continue
         # a command continued over lines: a shell `\` line end, a YAML folded or literal block
@@ -641,6 +641,24 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
             line = text.count("\n", 0, at.start() if at else 0) + 1
             found.append((module, f"run with `python -m {module}` ({path.relative_to(root)}:{line})", True))
     return list(dict.fromkeys(found))
+
+
+def _without_comments(path: Path, text: str) -> str:
+    """`text` with its whole-line comments blanked (lines kept, for line numbers): a line whose
+    first mark is `#` in shell scripts, YAML, Makefiles, Dockerfiles and INI/TOML files (`;` too
+    in INI files: tox.ini, setup.cfg); in Markdown and reST, only inside fenced code blocks (a
+    `#` line outside one is a heading). Nothing runs a commented-out command."""
+    markdown = path.suffix.lower() in (".md", ".rst", ".txt")
+    marks = ("#", ";") if path.suffix.lower() in (".ini", ".cfg") else ("#",)
+    lines, fenced = text.split("\n"), False
+    for at, line in enumerate(lines):
+        stripped = line.lstrip()
+        if markdown and stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if (fenced or not markdown) and stripped.startswith(marks) and not stripped.startswith("#!"):
+            lines[at] = ""
+    return "\n".join(lines)
 
 
 def pin_sources(root: Path) -> list[Path]:
@@ -952,15 +970,26 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
 
     Folders without `__init__.py` are namespace packages (PEP 420) and importable, so they are
     read too. Skipped: tests, docs, build output, virtualenvs (a folder holding pyvenv.cfg),
-    hidden folders, and folders whose names are not identifiers (no import can name them)."""
+    hidden folders, and folders whose names are not identifiers (no import can name them). A
+    folder that cannot be listed (permissions) is one package whose `__init__.py` cannot be read:
+    the scan reports it where something imports it, never its contents as absent."""
     base = root / "src" if (root / "src").is_dir() else root
     modules: dict[str, tuple[Path, bool]] = {}
     for dirpath, dirnames, filenames in os.walk(base):
         rel_dir = Path(dirpath).relative_to(base)
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in _SKIP_DIRS and not d.startswith(".") and d.isidentifier() and not (Path(dirpath) / d / "pyvenv.cfg").exists()
-        )
+        kept = []
+        for d in sorted(dirnames):
+            if d in _SKIP_DIRS or d.startswith(".") or not d.isidentifier():
+                continue
+            try:
+                if (Path(dirpath) / d / "pyvenv.cfg").exists():
+                    continue
+                os.scandir(Path(dirpath) / d).close()
+            except OSError:
+                modules[".".join([*rel_dir.parts, d])] = (Path(dirpath) / d / "__init__.py", True)
+                continue
+            kept.append(d)
+        dirnames[:] = kept
         for filename in sorted(filenames):
             stem = filename[:-3]
             if not filename.endswith(".py") or not stem.isidentifier():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -64,14 +65,50 @@ def field_class(index: SymbolIndex, cls: Ref, attr: str) -> str | None:
     annotates `attr` in its body) annotates its field `attr` with (`compilation_config:
     CompilationConfig = …` of a config dataclass), or None when none annotates it with one
     class. The annotations of a class body are read once per release and cached with the index."""
+    return _first_in_mro(index, cls, attr, "field_annotations", _field_annotations)
+
+
+def kept_class(index: SymbolIndex, cls: Ref, attr: str) -> str | None:
+    """The upstream class of what the upstream class `cls` (or the first class of its MRO whose
+    `__init__` sets it) keeps in `self.<attr>`: `self.attr = param` of an `__init__` parameter
+    annotated with one class (`def __init__(self, vllm_config: VllmConfig)`: vLLM's WorkerBase),
+    or `self.attr: X = …`; None otherwise. Read once per class and release, cached with the index."""
+    return _first_in_mro(index, cls, attr, "kept_attributes", _kept_attributes)
+
+
+def _first_in_mro(index: SymbolIndex, cls: Ref, attr: str, analysis: str, read: Callable[[SymbolIndex, Ref], dict[str, str]]) -> str | None:
+    """The class the first class of `cls`'s MRO whose `read` table (cached as `analysis`) names
+    `attr` gives it, resolved where that class is written; None when none does, or not to a class."""
     for owner in index.mro(cls):
         if owner.kind != "class":
             continue
-        expression = index.analysis("field_annotations", owner, _ANNOTATIONS, lambda owner=owner: _field_annotations(index, owner)).get(attr)
+        expression = index.analysis(analysis, owner, _ANNOTATIONS, lambda owner=owner: read(index, owner)).get(attr)
         if expression is not None:
             found = index.resolve(expression) if "." in expression and index.module_exists(expression.split(".")[0]) else index.resolve_in_scope(owner.module, expression)
             return found.ref.path if found.ok and found.ref.kind == "class" else None
     return None
+
+
+def _kept_attributes(index: SymbolIndex, cls: Ref) -> dict[str, str]:
+    table = index.table(cls.module)
+    node = index.class_node(cls) if table is not None else None
+    init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if node is not None else None
+    if init is None or not [*init.args.posonlyargs, *init.args.args]:
+        return {}
+    typing_only = type_checking_imports(_tree(str(index.source.root / table.path)), cls.module, table.is_package)
+    receiver = [*init.args.posonlyargs, *init.args.args][0].arg
+    params = {a.arg: annotation_class(a.annotation) for a in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]}
+    found: dict[str, str] = {}
+    for stmt in init.body:  # (its own top level: what every construction sets)
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
+            continue
+        expression = (annotation_class(stmt.annotation) if isinstance(stmt, ast.AnnAssign)
+                      else params.get(stmt.value.id) if isinstance(stmt.value, ast.Name) else None)
+        if expression and target.attr not in found:
+            head, _, rest = expression.partition(".")
+            found[target.attr] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
+    return found
 
 
 def _field_annotations(index: SymbolIndex, cls: Ref) -> dict[str, str]:

@@ -44,10 +44,10 @@ from harness.knowledge.model import (
     resolve_relative,
     walk,
 )
-from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, field_class, parameter_class
+from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, field_class, kept_class, parameter_class
 from harness.knowledge.scan.expressions import Context
 from harness.knowledge.scan.folding import OPAQUE, Instance, Named, Record, bind, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape, case_tests, dataclass_fields, is_property, local_names, module_level
+from harness.knowledge.scan.syntax import arg, call_shape, case_tests, dataclass_fields, is_property, local_names, module_level, returned_function
 from harness.knowledge.scan.uses import module_getattr_reads
 from harness.knowledge.upstream import SymbolIndex, c3
 
@@ -77,6 +77,7 @@ class PluginClasses:
     parameter_calls: list
     parameter_environ: list
     _chain_shadows: dict[int, set]  # Expressions._chain_map: keys the plugin's maps before upstream's hold
+    _receivers_memo: dict[str, dict]  # _call_receivers, per method name (read once every call is recorded)
     parameter_imports: list
     parameter_hooks: list
     parameter_replacements: list
@@ -680,13 +681,20 @@ class PluginClasses:
             # (a method is called through an attribute: `obj.install()`, not a function's `install()`)
             calls = [*(c for c in self.bare_calls.get(short, []) if isinstance(c[1].func, ast.Attribute)),
                      *(self._held_object_calls(functions[-1].rpartition(".")[0]) if short == "__call__" else [])]
-            callers = {self._functions_at(self.relfile(caller), str(call.lineno)): f"{self.relfile(caller)}:{call.lineno}"
-                       for caller, call, _ in calls} if instances and not found else {}
+            sites = [(self._functions_at(self.relfile(caller), str(call.lineno)), f"{self.relfile(caller)}:{call.lineno}")
+                     for caller, call, _ in calls] if instances and not found else []
+            callers = dict(sites)
+            receivers = dict(self._call_receivers(short)) if instances else {}
+            for function, where in callers.items():  # (one binding per calling function: the receivers of all its calls)
+                named = [receivers.get(at) for held, at in sites if held == function]
+                receivers[where] = None if any(n is None for n in named) else set().union(*named)
             if instances and not found and definition is not None and is_property(definition):
                 # a property's getter runs where the attribute is read (`self.upstream_factory`), not called by name
                 callers = {(functions[-1],): f"{self.relfile(module)}:{definition.lineno}"}
             uncalled = [(defaults, where) for where in callers.values()]
-            found = [({**binding, **instance}, where) for binding, where in found or uncalled for instance, _ in instances] or found
+            # (a call on an object the plugin names, `KERNELS.install()`, runs on that object alone)
+            found = [({**binding, **instance}, where) for binding, where in found or uncalled for instance, _ in instances
+                     if receivers.get(where) is None or _site_of(instance) in receivers[where]] or found
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
         first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
         if not first:
@@ -695,6 +703,27 @@ class PluginClasses:
         for (binding, where), (_, call, _) in zip(self.caller_bindings(module, functions[-2], line), self.call_arguments.get(outer, [])):
             if id(call) in self.decorated:
                 found.append(({**binding, first[0]: Named(self.decorated[id(call)])}, where))
+        return found
+
+    def _call_receivers(self, short: str) -> dict[str, set[tuple] | None]:
+        """"file:line" of each call `obj.<short>(…)` -> the sites (Record.site) of the
+        constructions its receivers name (a module global or chain bound to one `C(…)`:
+        Folding._object_made, or a name the scan folded to such an object), None where a receiver
+        there names no one construction (it may be any object)."""
+        if short in self._receivers_memo:
+            return self._receivers_memo[short]
+        found: dict[str, set[tuple] | None] = {}
+        self._receivers_memo[short] = found  # (finish() reads the calls once they are all recorded)
+        for caller, call, env in [*self.call_arguments.get(short, []), *self.bare_calls.get(short, [])]:
+            if isinstance(call.func, ast.Attribute):
+                where = f"{self.relfile(caller)}:{call.lineno}"
+                held = env.get(call.func.value.id) if isinstance(call.func.value, ast.Name) else None
+                made = self._object_made(caller, call.func.value, 0, env)
+                site = held.site if isinstance(held, Record) else made[1] if made is not None else None
+                if site is None or (where in found and found[where] is None):
+                    found[where] = None
+                else:
+                    found.setdefault(where, set()).add(site)
         return found
 
     def _held_object_calls(self, cls_path: str) -> list[tuple[str, ast.Call, dict]]:
@@ -834,22 +863,22 @@ class PluginClasses:
         for path in subclasses:
             short = path.rsplit(".", 1)[-1]
             bindings = self.caller_bindings(cls.module, f"{cls_path}.__init__", init.lineno, called_as=short)
-            for (binding, _), (_, call, _) in zip(bindings, self.call_arguments.get(short, [])):
+            for (binding, _), (caller, call, _) in zip(bindings, self.call_arguments.get(short, [])):
                 held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
-                found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
+                found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
             defaults = None
             for caller, call, env in self.bare_calls.get(short, []):  # `Installer()`: its defaults
                 if self.qualify(caller, dotted(call.func), env) == path:
                     defaults = self._default_binding(cls.module, init) if defaults is None else defaults
                     held = tuple((name, self.const(cls.module, value, defaults)) for name, value in sets.items())
-                    found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
+                    found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
 
         def in_own_classmethod(caller: str, call: ast.Call) -> bool:
             return self._in_own_classmethod(subclasses, caller, call)
 
         for binding, _, call in self._call_bindings(cls.module, f"{cls_path}.__init__", init.lineno, "cls", 1, in_own_classmethod):
             held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
-            found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))
+            found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))  # (`cls(…)` in a classmethod: made per call of it)
         return found
 
     def _record_bindings(self, cls_path: str, receiver: str) -> list[tuple[dict, ast.Call]]:
@@ -1163,6 +1192,15 @@ class PluginClasses:
                     related.add(path)
             changed = len(related) > before
         values = set().union(*(self.scan.classes[p].attribute_values.get(attr, set()) for p in related))
+        if not values and not any(attr in self.scan.classes[p].bound_otherwise for p in related):
+            # nothing of the plugin binds it: what the upstream base's __init__ keeps there
+            # (`self.vllm_config` of vLLM's WorkerBase, from its annotated parameter)
+            for base in self.upstream_bases(cls_path):
+                ref = self.upstream_ref(base)
+                kept = kept_class(self.index, ref, attr) if ref is not None and ref.kind == "class" else None
+                if kept:
+                    return kept
+            return None
         values.discard(NONE_VALUE)
         found = set()
         for value in values:
@@ -1178,8 +1216,9 @@ class PluginClasses:
         return found.pop() if len(found) == 1 and None not in found else None
 
     def _parameter_class(self, function: str, param: str) -> str | None:
-        """The upstream class of parameter `param` of the plugin function `function`: annotated
-        on the same-named parameter of the upstream function it hooks or overrides; the class a
+        """The upstream class of parameter `param` of the plugin function `function`: for a hook
+        on an upstream method, the method's class where `param` is named as the method's receiver;
+        annotated on the same-named parameter of the upstream function it hooks or overrides; the class a
         module-level function is set on as a method, for its first parameter (_grafted_onto);
         else ServerArgs for `server_args`; else None."""
         upstream = []
@@ -1188,6 +1227,13 @@ class PluginClasses:
             found = self.index.resolve_hook_target(target)
             if found.ok and found.ref.kind == "function":
                 upstream.append(found.ref)
+                # the hook's parameter named as the hooked method's receiver (`self`) is that
+                # instance: the wrapper hands the hook the method's arguments (hook_registry)
+                owner = self.index.resolve(found.ref.path.rpartition(".")[0])
+                info = self.index.function_info(found.ref) if owner.ok and owner.ref.kind == "class" else None
+                if (info is not None and info.params and info.params[0].name == param
+                        and not {d.rsplit(".", 1)[-1] for d in info.decorators} & {"staticmethod", "classmethod"}):
+                    return owner.ref.path
         owner, _, method = function.rpartition(".")
         if owner in self.scan.classes:
             for base in self.upstream_bases(owner):
@@ -1464,7 +1510,8 @@ class PluginClasses:
             scope = list(module_level(tree.body))
             defined = [node for node in scope if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function]
         if defined:
-            return [path for node in defined for path in self._returned_strings(module, node, env)]
+            return [path for node in defined for home, entry, bound in [self._decorated_entry(module, node)]
+                    for path in self._returned_strings(home, entry, {**env, **bound})]
         paths: list[str] = []
         for stmt in scope:
             if not (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == function for t in stmt.targets)):
@@ -1539,6 +1586,8 @@ class PluginClasses:
         if len(defined) != 1:
             return {}
         found: dict[str, list[tuple[GuardCond, ...]]] = {}
+        # the function the name is bound to: a plugin decorator's closure where one wraps the def
+        module, entry, bound = self._decorated_entry(module, defined[0])
 
         def returned(value: ast.expr, guards: tuple[GuardCond, ...], env: dict) -> None:
             if isinstance(value, ast.IfExp):
@@ -1579,7 +1628,7 @@ class PluginClasses:
                     for handler in getattr(stmt, "handlers", []):
                         visit(handler.body, guards, env)
 
-        visit(defined[0].body, (), {})
+        visit(entry.body, (), bound)
         conditions = {}
         for path, alternatives in found.items():
             if any(not guards for guards in alternatives):
@@ -1591,6 +1640,34 @@ class PluginClasses:
                 text = " or ".join(" and ".join(g.text for g in guards) for guards in alternatives)
                 conditions[path] = (GuardCond(AnyOf(conds), text, alternatives[0][0].line),)
         return conditions
+
+    def _decorated_entry(self, module: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, dict]:
+        """What an entry point's def is bound to, as (its module, the function that runs, the
+        names bound for it): under a plugin decorator (`@platform_entry("pkg.X")`, a factory returning a
+        decorator, or `@deco` itself) whose returned function is a nested closure, that closure,
+        the factory's parameters bound to what the decorator line passes and the decorator's
+        own to the def (Python binds the name to what the decorator returns); the def itself
+        otherwise (a decorator returning the def unchanged, lru_cache, a decorator not the plugin's)."""
+        if len(function.decorator_list) != 1:
+            return module, function, {}
+        decorator = function.decorator_list[0]
+        factory = decorator.func if isinstance(decorator, ast.Call) else None
+        found = self._plugin_function(self.qualify(module, dotted(factory if factory is not None else decorator) or "") or "")
+        if found is None:
+            return module, function, {}
+        home, outer = found
+        bound: dict = {}
+        if factory is not None:
+            if any(isinstance(a, ast.Starred) for a in decorator.args) or any(k.arg is None for k in decorator.keywords):
+                return module, function, {}
+            bound = self._called_with(home, outer, [self.const(module, a, {}) for a in decorator.args], decorator.keywords, module, {}, 0)
+            outer = returned_function(outer)
+        closure = returned_function(outer) if outer is not None else None
+        params = function_params(outer.args) if outer is not None else ()
+        if closure is None or not params:
+            return module, function, {}
+        bound[params[0].name] = Named(f"{module}.{function.name}")
+        return home, closure, bound
 
     def _first_match(self, module: str, value: ast.expr) -> list[tuple[ast.expr | None, ast.expr]] | None:
         """`next(elt for target in TABLE if test[, default])` over a literal table of tuples written at module
@@ -1712,6 +1789,11 @@ class PluginClasses:
             elif is_upstream(base):
                 found.append(base)
         return found
+
+
+def _site_of(binding: dict) -> tuple | None:
+    """The construction site of the Record an instance binding gives self (None where unknown)."""
+    return next((value.site for value in binding.values() if isinstance(value, Record)), None)
 
 
 def _spread(args: list[ast.expr], wanted: int) -> list[ast.expr]:

@@ -297,6 +297,14 @@ class Expressions:
         """`X["key"]` read from an upstream name: the key is a dependency like a name (a KeyError
         when upstream's registry no longer holds it); the judge decides whether X is a registry."""
         expression = dotted(node.value)
+        namespace = (node.value.value if isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__"
+                     else node.value.args[0] if isinstance(node.value, ast.Call) and dotted(node.value.func) == "vars" and len(node.value.args) == 1 else None)
+        owner = self.qualify(module, dotted(namespace), ctx.env) if namespace is not None and dotted(namespace) else None
+        if is_upstream(owner) and isinstance(key := self.const(module, node.slice, ctx.env), str) and key.isidentifier():
+            # `ServerArgs.__dict__["resolved_dict"]`, `vars(C)[name]`: the member C's own namespace
+            # holds (a KeyError where it has none), the raw object as the class body bound it
+            self._dependency("reference", f"{owner}.{key}", module, node, ctx, expression=ast.unparse(node))
+            return
         # (`self.x[k]` is the object's own state; `self.accessor()[k]` what the accessor returns)
         if expression is None or expression.split(".")[0] == ctx.self_name and not isinstance(node.value, ast.Call):
             return
@@ -480,17 +488,32 @@ class Expressions:
             self._hook(module, call, arg(inner, 0, "target"), arg(inner, 1, "type"), call.args[0], ctx)
             return
         lazy = (self.const(module, call.func, env) if isinstance(call.func, ast.Subscript)
-                else env.get(call.func.id) if isinstance(call.func, ast.Name) else None)
+                else env.get(call.func.id) if isinstance(call.func, ast.Name) and call.func.id in env
+                # (a module global bound to a value, `export = functools.partial(…)`)
+                else self.const(module, call.func, env) if isinstance(call.func, ast.Name) and getattr(
+                    self.table(module).names.get(call.func.id), "kind", None) == "value" else None)
         if isinstance(lazy, Partial) and lazy.func.endswith("import_module") and _plain_values([*lazy.args, *dict(lazy.keywords).values()]):
             # `LOADERS[b]()` of `functools.partial(import_module, name)`: the import happens here
             made = ast.Call(func=call.func, args=[*map(ast.Constant, lazy.args), *call.args],
                             keywords=[*(ast.keyword(k, ast.Constant(v)) for k, v in lazy.keywords), *call.keywords])
             self._dynamic_import(module, ast.fix_missing_locations(ast.copy_location(made, call)), ctx)
             return
+        if isinstance(lazy, Partial) and "<partial>" not in env:
+            # `action()` of `functools.partial(envs.X.set, v)`: the call of its function, the
+            # presets first (the functools docs), read as if written so
+            shown = f"partial({lazy.func.rpartition('.')[2]})"  # (the name a finding shows for the call)
+            held = {"<partial>": True, shown: Named(lazy.func), **{f"<preset{i}>": v for i, v in enumerate(lazy.args)},
+                    **{f"<preset {k}>": v for k, v in lazy.keywords}}
+            made = ast.Call(func=ast.Name(shown, ast.Load()), args=[*(ast.Name(f"<preset{i}>", ast.Load()) for i in range(len(lazy.args))), *call.args],
+                            keywords=[*(ast.keyword(k, ast.Name(f"<preset {k}>", ast.Load())) for k, _ in lazy.keywords), *call.keywords])
+            self._call(module, ast.fix_missing_locations(ast.copy_location(made, call)), replace(ctx, env={**env, **held}))
+            return
         name = "" if isinstance(call.func, ast.Call) else dotted(call.func) or ""
         qualified = self.qualify(module, name, env) or name
         if not name and isinstance(call.func, ast.Attribute) and (rooted := self._helper_rooted(module, call.func, env)) is not None:
             qualified = rooted  # `platform().m()` of a helper returning current_platform: upstream's m on it
+        if isinstance(call.func, ast.Subscript) and isinstance(lazy, Named) and is_upstream(lazy.path):
+            name, qualified = ast.unparse(call.func), lazy.path  # `CLASSES["draft"](…)` of a table of upstream classes
         for keyword in call.keywords:
             if keyword.arg and isinstance(keyword.value, (ast.Name, ast.Attribute)):
                 handed = self.qualify(module, dotted(keyword.value), env)
@@ -672,6 +695,13 @@ class Expressions:
             # `Registrar(target, kind)(fn)`, `Installer(specs)()`: what the object's __call__ gets (helper_bindings)
             read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
             self.called_objects[id(call.func)] = (module, call, read)
+        spreads = [a.value for a in call.args if isinstance(a, ast.Starred)] + [k.value for k in call.keywords if k.arg is None]
+        if is_upstream(qualified) and spreads and not any(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) for n in spreads):
+            # `C(**rec._asdict())`, `C(**asdict(rec))`, `C(**{…})`: keys a record's fields or a literal
+            # decide, each its own argument. (A name's dict is left as written: statements may add
+            # keys to it under tests of the release the fold cannot tell from certain ones.)
+            call, ctx = self._spread(module, call, ctx)
+            env = ctx.env
         if is_upstream(qualified):
             given = [*enumerate(call.args), *((k.arg, k.value) for k in call.keywords if k.arg)]
             strings = tuple((at, node.value if isinstance(node, ast.Constant) else value) for at, node in given
@@ -806,16 +836,31 @@ class Expressions:
             template = self.const(module, node.func.value, env)
             if not isinstance(template, str) or "{" not in template:
                 return []
+            given = [self.const(module, a, env) for a in node.args if not isinstance(a, ast.Starred)]
+            automatic = iter(given)
             for literal, field, _, _ in string.Formatter().parse(template):
-                parts += [literal] + ([None] if field is not None else [])
+                # a field an argument fills with a folded str is that text (`"{}.{}.patch".format(ROOT, name)`)
+                held = (next(automatic, None) if field == "" else given[int(field)] if field is not None and field.isdigit()
+                        and int(field) < len(given) else None) if field is not None else None
+                parts += [literal] + ([held if isinstance(held, str) else None] if field is not None else [])
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             template = self.const(module, node.left, env)
             if not isinstance(template, str):
                 return []
             pieces = re.split(r"%[sdr]", template)
-            for piece in pieces[:-1]:
-                parts += [piece, None]
+            given = [self.const(module, a, env) for a in node.right.elts] if isinstance(node.right, ast.Tuple) else [self.const(module, node.right, env)]
+            for at, piece in enumerate(pieces[:-1]):  # (`"%s.%s.patch" % (ROOT, name)`: ROOT's text)
+                parts += [piece, given[at] if at < len(given) and isinstance(given[at], str) else None]
             parts.append(pieces[-1])
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" and len(node.args) == 1
+              and isinstance(node.args[0], (ast.Tuple, ast.List)) and isinstance(separator := self.const(module, node.func.value, env), str)):
+            for at, element in enumerate(node.args[0].elts):  # `".".join((ROOT, name, "patch"))`
+                held = self.const(module, element, env)
+                parts += ([separator] if at else []) + [held if isinstance(held, str) else None]
+        parts = [p for p in parts if p != ""]
+        for at in range(len(parts) - 1, 0, -1):  # (adjacent texts are one text)
+            if isinstance(parts[at], str) and isinstance(parts[at - 1], str):
+                parts[at - 1:at + 1] = [parts[at - 1] + parts[at]]
         if None not in parts or not isinstance(parts[0], str) or parts[0].split(".")[0] not in {m.split(".")[0] for m in self.files}:
             return []
         pattern = re.compile("".join(re.escape(p) if isinstance(p, str) else r"\w+" for p in parts))

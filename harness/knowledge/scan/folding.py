@@ -15,7 +15,7 @@ import string
 import tomllib
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from harness.engines import IMPORT_ERRORS, profile
@@ -107,6 +107,16 @@ class MemberText(str):
         return str(self), self.member
 
 
+class LoadedName(str):
+    """An upstream module's name a test that it is loaded kept (`[m for m in NAMES if m in
+    sys.modules]`, `NAMES.keys() & sys.modules.keys()`): that str, there only where the module is
+    loaded, so a loop over it runs its body for this name under that test (ModuleExists) and a
+    release without the module still shows what the body would do to it."""
+
+    def __getnewargs__(self) -> tuple[str]:
+        return (str(self),)
+
+
 class _NameFields:
     """A class, function or module as str.format sees it: its name attributes (`{0.__module__}`,
     `{0.__qualname__}`, `{0.__name__}`) and nothing else; formatting it whole raises TypeError
@@ -144,10 +154,13 @@ class Named:
 @dataclass(frozen=True)
 class Record:
     """An instance of a plugin @dataclass made from folded arguments (`Replacement("pkg.mod",
-    "f")`): its fields by name, defaults filled; a field read on it is that value."""
+    "f")`): its fields by name, defaults filled; a field read on it is that value. `site`: the
+    construction that made it, (module, line, column), where known: what calls of its methods
+    add to a list or dict it keeps is that object's alone (Folding.filled)."""
 
     cls: str
     fields: tuple[tuple[str, object], ...]
+    site: tuple[str, int, int] | None = None
 
     def get(self, name: str):
         return next((value for field, value in self.fields if field == name), OPAQUE)
@@ -469,7 +482,9 @@ class Folding:
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     _chosen_by_ifs: dict[str, frozenset[str]]  # module -> the names its module-level ifs bind (release_binding)
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
-    _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple]]] | None  # _fill_sites, built once
+    _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple, tuple | None]]] | None  # _fill_sites, built once
+    _class_refs: dict[str, list[tuple[str, ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]] | None  # _class_references, built once
+    _sole_objects: dict[str, Record | None]  # class path -> sole_object (None too while it is being folded)
     _branches_memo: dict[str, set | dict]  # _branches_off and _branch_definitions, once per module
     _release: str | None  # the scanned release's version (_on_this_release), "" for none; read once
     _filling: set[tuple[str, str]]  # the registries filled() is folding now (a fill reading its own registry)
@@ -656,6 +671,12 @@ class Folding:
                 if self._member_class(held):
                     # `ENABLED[1].device_name`, `(Gen.A if t else Gen.B).value`
                     return self._enum_attribute(held.member if isinstance(held, MemberText) else held.path, node.attr, depth)
+            if (isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id
+                    and (made := self.sole_object(env["<class>"], depth)) is not None and isinstance(made.get(node.attr), (list, dict))):
+                # `self._table` of the one object the plugin makes: the table with what its methods
+                # add (other fields are read per call of the method: helper_bindings, which knows
+                # whether anything calls it)
+                return self._record_attribute(made, node.attr, depth)
             if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
@@ -719,6 +740,17 @@ class Folding:
                 return PurePosixPath(left) / right
             if isinstance(left, PackageFile) and isinstance(right, str):  # a Traversable's `/` is joinpath (importlib.resources.abc)
                 return PackageFile(left.package, str(PurePosixPath(left.relative, right)))
+            return OPAQUE
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
+            # `NAMES.keys() & sys.modules.keys()` (or `set(NAMES) & sys.modules.keys()`): the upstream
+            # modules named there that are loaded, each a LoadedName (the set's order: sorted)
+            sides = [node.left, node.right]
+            loaded = [self.qualify(module, dotted(n.func.value if isinstance(n, ast.Call) and not n.args and isinstance(n.func, ast.Attribute)
+                                              and n.func.attr == "keys" else n), env) == "sys.modules" for n in sides]
+            if loaded.count(True) == 1:
+                names = self.iterated(self.const(module, sides[loaded.index(False)], env, depth + 1))
+                if isinstance(names, list) and all(isinstance(n, str) and is_upstream(n) for n in names):
+                    return [LoadedName(n) for n in sorted(set(names))]
             return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # a union of folded sets (or dicts)
             left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
@@ -840,9 +872,13 @@ class Folding:
             if all(v is None or isinstance(v, (str, int, float, bool)) or isinstance(v, Named) and not is_upstream(v.path) for v in values):
                 want = isinstance(node.op, ast.And)  # `and` stops at the first false value, `or` at the first true one
                 return next((v for v in values[:-1] if bool(v) is not want), values[-1])
-        if isinstance(node, ast.IfExp):  # `a if t else b` where t folds: that branch's value
+        if isinstance(node, ast.IfExp):
+            # (before the test folds: on a release without M, the patch through it is reported missing)
+            held = self._present_or_none(module, node, env, depth)
+            if held is not None:
+                return held
             taken = self._truth_of(module, node.test, env, depth + 1)
-            if taken is not None:
+            if taken is not None:  # `a if t else b` where t folds: that branch's value
                 return self.const(module, node.body if taken else node.orelse, env, depth + 1)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):  # -1 in an index or a slice
             inner = self.const(module, node.operand, env, depth + 1)
@@ -853,6 +889,27 @@ class Folding:
                 return cond.value
             return OPAQUE if isinstance(cond, Undecided) else Condition(cond)
         return OPAQUE
+
+    def _present_or_none(self, module: str, node: ast.IfExp, env: dict, depth: int) -> Named | None:
+        """`sys.modules[M].C if M in sys.modules else None` (or `None if not hasattr(m, "f") else
+        m.f`): a presence test of an upstream module or attribute choosing between an upstream
+        object under it and None, read as `sys.modules.get(M)` / `getattr(m, "f", None)` are:
+        that object where the test holds, None where not (none_fallbacks), so a later `is None`
+        test guards its use. None for any other conditional expression."""
+        nones = [isinstance(b, ast.Constant) and b.value is None for b in (node.body, node.orelse)]
+        if nones.count(True) != 1:
+            return None
+        cond = self.condition(module, node.test, env, depth + 1)
+        negated = isinstance(cond, Not)
+        present = cond.cond if negated else cond
+        if not isinstance(present, (ModuleExists, HasAttr)) or nones[0] != negated:
+            return None  # (the object must be what the branch taken when it is present gives)
+        held = self.const(module, node.orelse if negated else node.body, env, depth + 1)
+        root = present.path if isinstance(present, ModuleExists) else f"{present.owner}.{present.name}"
+        if not (isinstance(held, Named) and is_upstream(held.path) and (held.path == root or held.path.startswith(f"{root}."))):
+            return None
+        self.none_fallbacks[(module, held.path)] = present
+        return held
 
     def _chained(self, module: str, maps: list, args: list[ast.expr]):
         """`ChainMap(*maps)` where some maps may hold keys only a run gives (MayHold): a MayHold
@@ -957,12 +1014,17 @@ class Folding:
             for test in generator.ifs:  # `if (m := sys.modules.get(n)) is not None`: m as the element sees it
                 inner.update({n.target.id: self.const(module, n.value, inner, depth + 1) for n in walk(test)
                               if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name)})
+            conds = [self.condition(module, test, inner, depth + 1) for test in generator.ifs]
+            made = self.const(module, element, inner, depth + 1)
+            if isinstance(made, str) and conds and all(c == ModuleExists(made) for c in conds):
+                folded.append(LoadedName(made))  # `m for m in NAMES if m in sys.modules`: m where it is loaded
+                continue
             # (a test this release decides, `if hasattr(Sampler, n)`: its truth here)
-            tests = [kleene(self.condition(module, test, inner, depth + 1), self._release_leaf) for test in generator.ifs]
+            tests = [kleene(cond, self._release_leaf) for cond in conds]
             if any(t is None for t in tests):
                 return OPAQUE
             if all(tests):
-                folded.append(self.const(module, element, inner, depth + 1))
+                folded.append(made)
         return folded
 
     def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
@@ -1055,6 +1117,9 @@ class Folding:
         if qualified == "importlib.util.module_from_spec" and len(args) == 1:
             spec = self.const(module, args[0], env, depth + 1)
             return Named(spec.get("name")) if isinstance(spec, Record) and spec.cls == _MODULE_SPEC and isinstance(spec.get("name"), str) else OPAQUE
+        if qualified == "dataclasses.asdict" and len(args) == 1 and not node.keywords and isinstance(
+                record := self.const(module, args[0], env, depth + 1), Record) and record.fields:
+            return dict(record.fields)  # the record's fields by name (nested records are copied too: left as folded)
         if qualified in ("dataclasses.replace", "copy.replace") and len(args) == 1 and all(k.arg for k in node.keywords):
             # a copy of a record with the fields named changed (the dataclasses docs; a field it
             # does not have raises, so it folds only when each is one)
@@ -1151,8 +1216,20 @@ class Folding:
             if qualified == "itertools.compress" and len(parts) == 2 and all(s is not OPAQUE and not isinstance(s, (Named, Record)) for s in parts[1]):
                 return list(itertools.compress(parts[0], parts[1]))
             return OPAQUE
-        if name == "dict" and qualified == name and len(args) <= 1 and all(k.arg for k in node.keywords):
-            # dict(target=…, hook=…), dict(TABLE, key=…), dict([(k, v), …]): Python's dict() on the folded values
+        if qualified == "itertools.product" and args and all(k.arg == "repeat" for k in node.keywords):
+            # product(A, B) / product(A, repeat=n) of folded sequences: each tuple a list, the
+            # last sequence varying fastest (the itertools docs); at most 256 of them
+            parts = [self.iterated(self.const(module, a, env, depth + 1)) for a in args]
+            repeat = self.const(module, node.keywords[0].value, env, depth + 1) if node.keywords else 1
+            if not all(isinstance(p, list) for p in parts) or type(repeat) is not int or not 0 <= repeat <= 4:
+                return OPAQUE
+            size = 1
+            for p in parts * repeat:
+                size *= len(p)
+            return [list(t) for t in itertools.product(*parts, repeat=repeat)] if size <= 256 else OPAQUE
+        if (name == "dict" and qualified == name or qualified == "collections.OrderedDict") and len(args) <= 1 and all(k.arg for k in node.keywords):
+            # dict(target=…, hook=…), dict(TABLE, key=…), dict([(k, v), …]), OrderedDict([(k, v), …]):
+            # Python's dict() on the folded values (an OrderedDict keeps the same insertion order)
             base = self.const(module, args[0], env, depth + 1) if args else {}
             if self._upstream_value(base) and not node.keywords:
                 return base  # a snapshot of an upstream registry holds its keys: a read of it is a read of the registry
@@ -1221,11 +1298,21 @@ class Folding:
         if qualified in _NAMESPACES and not args and all(k.arg for k in node.keywords):
             # SimpleNamespace(draft="pkg.mod.f", …): an object whose attributes are its keywords
             return Record(qualified, tuple((k.arg, self.const(module, k.value, env, depth + 1)) for k in node.keywords))
-        if qualified == "functools.partial" and args and not any(isinstance(a, ast.Starred) for a in args) and all(k.arg for k in node.keywords):
+        if qualified == "functools.partial" and args and not isinstance(args[0], ast.Starred):
             func = self.qualify(module, dotted(args[0]), env) if dotted(args[0]) else None
-            if func is not None:  # a lazy call: nothing runs until the partial is called
-                return Partial(func, tuple(self.const(module, a, env, depth + 1) for a in args[1:]),
-                               tuple((k.arg, self.const(module, k.value, env, depth + 1)) for k in node.keywords))
+            if func is None and isinstance(held := self.const(module, args[0], env, depth + 1), Named):
+                func = held.path  # `partial(fn, …)` of a parameter handed `envs.X.set`
+            presets, keywords, spread_all = [], [], True
+            for a in args[1:]:  # `partial(fn, *args, **kwargs)`: the folded sequence's items, the dict's entries
+                held = self.const(module, a.value if isinstance(a, ast.Starred) else a, env, depth + 1)
+                spread_all &= not isinstance(a, ast.Starred) or isinstance(held, list)
+                presets += (held if isinstance(held, list) else []) if isinstance(a, ast.Starred) else [held]
+            for k in node.keywords:
+                held = self.const(module, k.value, env, depth + 1)
+                spread_all &= bool(k.arg) or isinstance(held, dict)
+                keywords += [(k.arg, held)] if k.arg else list(held.items()) if isinstance(held, dict) else []
+            if func is not None and spread_all and all(isinstance(k, str) for k, _ in keywords):
+                return Partial(func, tuple(presets), tuple(keywords))  # a lazy call: nothing runs until the partial is called
             return OPAQUE
         if qualified in ("itertools.chain", "itertools.chain.from_iterable") and not node.keywords:
             # the folded sequences one after the other (a dict gives its keys)
@@ -1348,6 +1435,8 @@ class Folding:
                 return list(getattr(owner, node.func.attr)())
             if isinstance(owner, RunningVersion) and node.func.attr == "startswith":
                 return OPAQUE
+            if isinstance(owner, Record) and node.func.attr == "_asdict" and not values and not node.keywords and owner.fields:
+                return dict(owner.fields)  # a NamedTuple's fields by name (the collections docs)
             if isinstance(owner, Record) and node.func.attr == "_replace" and not values:
                 # a NamedTuple's copy with fields changed, as dataclasses.replace
                 return self._replaced(owner, {k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg}, node)
@@ -1519,7 +1608,7 @@ class Folding:
         if isinstance(cls, ast.ClassDef) and any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body):
             return self._init_record(module, path, found[0], cls, node, env, depth)
         if isinstance(cls, ast.ClassDef) and not (cls.bases or cls.keywords or cls.decorator_list or node.args or node.keywords):
-            return Record(path, ())  # `C()` of a plain class: object.__init__ sets nothing
+            return Record(path, (), _site(module, node))  # `C()` of a plain class: object.__init__ sets nothing
         # a dataclass with no base, or a NamedTuple (its one base, no decorator)
         fields = dataclass_fields(cls) if isinstance(cls, ast.ClassDef) and (not cls.bases or not cls.decorator_list) else None
         if fields is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -1535,7 +1624,7 @@ class Folding:
             # an argument folds where the call is; a default where the class is written
             values.append((name, OPAQUE if expression is None else self.const(module, expression, env, depth + 1) if name in given
                            else self.const(found[0], expression, {}, depth + 1)))
-        record = Record(path, tuple(values))
+        record = Record(path, tuple(values), _site(module, node))
         post = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__post_init__"), None)
         return self._post_init(found[0], post, record, depth) if post is not None else record
 
@@ -1567,12 +1656,12 @@ class Folding:
                     return None
                 for target, item in zip(targets, items):
                     if isinstance(target, ast.Attribute):
-                        record = Record(record.cls, (*((f, v) for f, v in record.fields if f != target.attr), (target.attr, item)))
+                        record = replace(record, fields=(*((f, v) for f, v in record.fields if f != target.attr), (target.attr, item)))
                 continue
             else:
                 return None
             folded = self.const(home, value, {receiver: record}, depth + 1)
-            record = Record(record.cls, (*((f, v) for f, v in record.fields if f != name), (name, folded)))
+            record = replace(record, fields=(*((f, v) for f, v in record.fields if f != name), (name, folded)))
         return record
 
     def _record_attribute(self, record: Record, attr: str, depth: int):
@@ -1582,7 +1671,7 @@ class Folding:
             held = record.get(attr)
             found = self._plugin_definition(record.cls) if isinstance(held, (list, dict)) else None
             # (a list or dict the object keeps: with what module-level calls of its methods add, _fill_sites)
-            return self.filled(found[0], f"{record.cls[len(found[0]) + 1:]}.{attr}", held, depth + 1) if found else held
+            return self.filled(found[0], f"{record.cls[len(found[0]) + 1:]}.{attr}", held, depth + 1, record.site) if found else held
         method = self._record_method(record, attr, property_=True)
         if method is not None:  # `spec.target` of `@property def target(self): return f"{self.owner}.{self.attr}"`
             return self.const(method[0], method[1], {method[2]: record}, depth + 1)
@@ -1688,7 +1777,7 @@ class Folding:
         written = [n for n in walk(cls) if isinstance(n, ast.Attribute) and n.attr in fields and isinstance(n.ctx, (ast.Store, ast.Del))]
         if len(written) != len(fields) or any(dotted(n.func) == "setattr" for n in walk(cls) if isinstance(n, ast.Call)):
             return None  # another method rebinds a field: its value at a later read is not the stored one
-        return Record(path, tuple(fields.items()))
+        return Record(path, tuple(fields.items()), _site(module, node))
 
     def _returned(self, module: str, body: list[ast.stmt], env: dict, depth: int, _ran: bool = False, owner: str = ""):
         """What a helper's body returns, run on folded values: `if`/`elif` and `match` cases whose
@@ -1824,6 +1913,26 @@ class Folding:
             self.none_fallbacks.setdefault((module, path), ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}"))))
         return {name: Named(path) for name, path in names.items()}
 
+    def _caught_module_import(self, module: str, stmt: ast.Try, name: str, depth: int):
+        """`try: name = importlib.import_module("sglang.x")` / `except ImportError: name = None`
+        (or `pass`) at module level: upstream's module where it is there on this release (recorded
+        as None where it is not: none_fallbacks, so `getattr(name, "f", None)` and `name is None`
+        read as the `from … import` form's), None where it is not. OPAQUE for any other `try`."""
+        assigned = [s for s in stmt.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)]
+        if len(assigned) != 1 or stmt.finalbody or not stmt.handlers or not isinstance(assigned[0].value, ast.Call):
+            return OPAQUE
+        caught = [n for h in stmt.handlers for n in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
+        if not any(n is None or (dotted(n) or "").rsplit(".", 1)[-1] in IMPORT_ERRORS for n in caught) or not all(
+                all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, (ast.Call, ast.Constant))
+                    or isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is None for s in h.body)
+                for h in stmt.handlers):
+            return OPAQUE
+        held = self.const(module, assigned[0].value, {}, depth + 1)
+        if not (isinstance(held, Named) and is_upstream(held.path) and self.index.module_exists(held.path)):
+            return None if isinstance(held, Named) and is_upstream(held.path) else OPAQUE
+        self.none_fallbacks.setdefault((module, held.path), ModuleExists(held.path))
+        return held
+
     def _engine_installed_try(self, module: str, stmt: ast.stmt, env: dict, depth: int) -> bool:
         """Whether `stmt` is a `try` whose handlers catch only importlib.metadata's
         PackageNotFoundError around reads of the engine's own version (`try: raw =
@@ -1955,7 +2064,7 @@ class Folding:
         """`record` with the fields `changes` names set (dataclasses.replace, NamedTuple._replace);
         OPAQUE when it is no record, a keyword is no field of it (both raise), or one is unpacked."""
         if isinstance(record, Record) and all(k.arg for k in node.keywords) and changes.keys() <= {f for f, _ in record.fields}:
-            return Record(record.cls, tuple((f, changes.get(f, v)) for f, v in record.fields))
+            return replace(record, fields=tuple((f, changes.get(f, v)) for f, v in record.fields))
         return OPAQUE
 
     def _class_function(self, path: str) -> tuple[str, ast.FunctionDef, list] | None:
@@ -2063,6 +2172,8 @@ class Folding:
                 if self.index.module_exists(path) or self.index.resolve(path).ok:
                     return Named(path)
                 continue
+            if isinstance(stmt, ast.Try) and (loaded := self._caught_module_import(module, stmt, name, depth)) is not OPAQUE:
+                return loaded
             if isinstance(stmt, ast.If) and name in assigned_in(stmt):
                 truth = self._if_assigned(module, tree.body, name, depth)
                 if truth is not OPAQUE:
@@ -2085,20 +2196,26 @@ class Folding:
         qualified = self.qualify(module, name)
         return Named(qualified) if qualified else OPAQUE
 
-    def filled(self, module: str, name: str, value, depth: int = 0):
+    def filled(self, module: str, name: str, value, depth: int = 0, site: tuple[str, int, int] | None = None):
         """`value`, the module-level list or dict `name` of `module`, with what module-level
         calls of plugin functions anywhere in the plugin add to it when their modules are
         imported: `@queue_hook("target")` / `@register` on a def or class, `register(fn)`,
         `factory(args)(fn)`, where the function (or the closure a decorator factory returns)
         appends to or stores in `name`, its parameters bound to what that call passes and the
         decorated object to the decorator's parameter (a registry filled by decorators). Order is
-        not kept: the entries are what a later loop over it may meet."""
+        not kept: the entries are what a later loop over it may meet. `site`: for a list or dict
+        an object keeps, the construction that made the object (Record.site): calls of methods
+        on another object of its class add nothing to it."""
         if not isinstance(value, (list, dict)) or (module, name) in self._filling or depth > 20:
             return value
         self._filling.add((module, name))
         try:
-            for home, local, stmt, bound, before in self._fill_sites().get((module, name), []):
-                env = {param: self.const(caller, node, {}, depth + 1) if caller else node for param, (caller, node) in bound.items()}
+            for home, local, stmt, bound, before, made in self._fill_sites().get((module, name), []):
+                if made is not None and site is not None and made[1] != site:
+                    continue
+                # (a method's receiver: the object its construction folds to, now that the fills are known)
+                env = {param: self._made_object(node, depth + 1) if caller == "<object>" else self.const(caller, node, {}, depth + 1)
+                       if caller else node for param, (caller, node) in bound.items()}
                 for assignment in before:  # the function's locals its earlier statements bind (`base = cls.__bases__[0]`)
                     env.update({k: v for k, v in bind(assignment.targets[0], self.const(home, assignment.value, env, depth + 1)).items()
                                 if not (v is OPAQUE and k in bound)})  # (a name bound for the replay keeps its value)
@@ -2110,11 +2227,13 @@ class Folding:
             self._filling.discard((module, name))
         return value
 
-    def _fill_sites(self) -> dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple]]]:
+    def _fill_sites(self) -> dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple, tuple | None]]]:
         """(module, global) -> the statements that edit it inside plugin functions that
         module-level code calls or applies as decorators: (the function's module, the name the
         global has there, the statement, its parameters' bindings: param -> (the caller's module,
-        the argument node) or ("", a folded value), the plain assignments before it)."""
+        the argument node) or ("", a folded value) or ("<object>", a Made) for a method's
+        receiver, the plain assignments before it, for a method called on one object the Made
+        of that object, else None)."""
         if self._fills is not None:
             return self._fills
         self._fills = {}
@@ -2142,10 +2261,17 @@ class Folding:
             for function in (n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))) if tree else ():
                 # a chain on an object made in a function (`Installer().add(A, B).install()`), its
                 # arguments read with the function's own imports
-                chains = [stmt.value for stmt in function.body if isinstance(stmt, (ast.Expr, ast.Assign)) and _made_chain(stmt.value)]
+                # and calls on a local bound once to such an object (`t = Table(); t.add(A, B)`)
+                stores = [n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+                made = {stmt.targets[0].id: stmt.value for stmt in function.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name) and stores.count(stmt.targets[0].id) == 1
+                        and isinstance(stmt.value, ast.Call) and (_made_chain(stmt.value) or isinstance(stmt.value.func, (ast.Name, ast.Attribute)))}
+                chains = [stmt.value for stmt in function.body if isinstance(stmt, (ast.Expr, ast.Assign)) and (
+                    _made_chain(stmt.value) or isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+                    and isinstance(root := _chain_root(stmt.value), ast.Name) and root.id in made)]
                 local = {name: Named(path) for name, path in imported_names(module, self.files[module][1], function.body).items()} if chains else {}
                 for chain in chains:
-                    self._fill_method_calls(module, chain, local)
+                    self._fill_method_calls(module, _rooted_at(chain, made), local)
         return self._fills
 
     def _fill_method_calls(self, module: str, call: ast.Call, env: dict | None = None) -> None:
@@ -2158,41 +2284,49 @@ class Folding:
         while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             chain.append(node)
             node = node.func.value
-        cls = self._object_class(module, node, 0, env)
+        obj = self._object_made(module, node, 0, env)
+        cls = obj[0] if obj else None
         for made in reversed(chain) if cls else ():
             found = self._plugin_definition(f"{cls}.{made.func.attr}")
             if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or found[1].decorator_list:
                 return
             home, method = found
-            params = function_params(method.args)[1:]
-            if any(isinstance(a, ast.Starred) for a in made.args) or any(k.arg is None for k in made.keywords):
+            given = _bound_nodes(method, made, module, 1)
+            if given is None:
                 return
-            bound = {p.name: (module, a) if env is None else ("", self.const(module, a, env)) for p, a in zip(params, made.args)} | {
-                k.arg: (module, k.value) if env is None else ("", self.const(module, k.value, env)) for k in made.keywords}
+            bound = {name: (module, node) if env is None else ("", self.const(module, node, env)) for name, (_, node) in given.items()}
             for p, default in zip(reversed(method.args.args), reversed(method.args.defaults)):
                 bound.setdefault(p.arg, (home, default))
-            self._fill_edits(home, method, f"{cls}.{method.name}", bound, owner=cls)
+            if function_params(method.args):
+                bound[function_params(method.args)[0].name] = ("<object>", obj)
+            self._fill_edits(home, method, f"{cls}.{method.name}", bound, owner=cls, made=obj)
             if not _returns_self(method):
                 return
 
-    def _object_class(self, module: str, node: ast.expr, depth: int, env: dict | None = None) -> str | None:
-        """The plugin class of the object `node` makes or names (at module level, or with `env` a
-        function's imports): `C(…)`, a chain of its methods that return self, a module global
-        bound once to either; None otherwise."""
+    def _object_made(self, module: str, node: ast.expr, depth: int, env: dict | None = None) -> tuple | None:
+        """The plugin object `node` makes or names (at module level, or with `env` a function's
+        imports): `C(…)`, a chain of its methods that return self, a module global bound once to
+        either. A Made: (its plugin class, the construction's site (module, line, column), the
+        construction's module, the `C(…)` call, the env it folds in); None otherwise."""
         while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and depth < 8:
-            cls = self._object_class(module, node.func.value, depth + 1, env)
-            found = self._plugin_definition(f"{cls}.{node.func.attr}") if cls else None
-            return cls if found is not None and isinstance(found[1], ast.FunctionDef) and _returns_self(found[1]) else None
+            obj = self._object_made(module, node.func.value, depth + 1, env)
+            found = self._plugin_definition(f"{obj[0]}.{node.func.attr}") if obj else None
+            return obj if found is not None and isinstance(found[1], ast.FunctionDef) and _returns_self(found[1]) else None
         if isinstance(node, ast.Call):
             path = self.qualify(module, dotted(node.func), env) if dotted(node.func) else None
             found = self._plugin_definition(path) if path and not is_upstream(path) else None
-            return path if found is not None and isinstance(found[1], ast.ClassDef) else None
+            return (path, _site(module, node), module, node, env or {}) if found is not None and isinstance(found[1], ast.ClassDef) else None
         if isinstance(node, ast.Name) and depth < 8 and not (env and node.id in env):
             tree = self.tree(module)
             values = [s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
                       and isinstance(s.targets[0], ast.Name) and s.targets[0].id == node.id] if tree else []
-            return self._object_class(module, values[0], depth + 1) if len(values) == 1 else None
+            return self._object_made(module, values[0], depth + 1) if len(values) == 1 else None
         return None
+
+    def _made_object(self, made: tuple, depth: int):
+        """The Record a Made's construction folds to (_record), OPAQUE where it does not fold."""
+        cls, _, module, call, env = made
+        return self._record(module, cls, call, env, depth) or OPAQUE
 
     def _fill_application(self, module: str, node: ast.expr, decorated: tuple | None) -> None:
         """The edits of module globals one application makes (_fill_sites): `node` a decorator
@@ -2200,16 +2334,31 @@ class Folding:
         applied to."""
         call = node if isinstance(node, ast.Call) else None
         found = self._plugin_function(self.qualify(module, dotted(call.func if call else node)) or "")
+        owner = receiver = None
+        bound: dict = {}
+        applied = call.func if call else node
+        obj = self._object_made(module, applied.value, 0) if found is None and isinstance(applied, ast.Attribute) else None
+        if obj is not None:
+            # `@PATCHES.patch("t")` of a module global holding a plugin object: that method, its
+            # receiver the object
+            owner = obj[0]
+            method = self._plugin_definition(f"{owner}.{applied.attr}")
+            if method is None or not isinstance(method[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or method[1].decorator_list:
+                return
+            found, params = method, function_params(method[1].args)
+            receiver = params[0].name if params else None
+            if receiver is None:
+                return
+            bound[receiver] = ("<object>", obj)
         if found is None:
             return
         home, function = found
-        params = function_params(function.args)
-        bound: dict = {}
+        params = function_params(function.args)[1 if receiver else 0:]
         if call is not None:
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            given = _bound_nodes(function, call, module, 1 if receiver else 0)
+            if given is None:
                 return
-            bound.update({p.name: (module, a) for p, a in zip(params, call.args)})
-            bound.update({k.arg: (module, k.value) for k in call.keywords})
+            bound.update(given)
         elif decorated is not None and params:
             bound[params[0].name] = decorated
             decorated = None
@@ -2218,11 +2367,12 @@ class Folding:
         for p, default in zip(function.args.kwonlyargs, function.args.kw_defaults):
             if default is not None:
                 bound.setdefault(p.arg, (home, default))
-        path = f"{home}.{function.name}"
-        self._fill_edits(home, function, path, bound)
+        path = f"{owner}.{function.name}" if owner else f"{home}.{function.name}"
+        self._fill_edits(home, function, path, bound, owner=owner, made=obj)
         inner = returned_function(function) if call is not None and decorated is not None else None
         if inner is not None and function_params(inner.args):
-            self._fill_edits(home, inner, f"{path}.{inner.name}", {**bound, function_params(inner.args)[0].name: decorated})
+            self._fill_edits(home, inner, f"{path}.{inner.name}", {**bound, function_params(inner.args)[0].name: decorated},
+                             owner=owner, receiver=receiver, made=obj)
 
     def _fill_subclass_hooks(self, module: str, node: ast.ClassDef) -> None:
         """A class statement runs `__init_subclass__` of each plugin base that defines it, the
@@ -2318,14 +2468,18 @@ class Folding:
                     bound[stmt.targets[0].id] = ("", Named(path))
             self._fill_edits(home, method, f"{meta}.{method.name}", bound, owner=meta)
 
-    def _fill_edits(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, path: str, bound: dict, owner: str | None = None) -> None:
+    def _fill_edits(self, home: str, function: ast.FunctionDef | ast.AsyncFunctionDef, path: str, bound: dict, owner: str | None = None,
+                    receiver: str | None = None, made: tuple | None = None) -> None:
         """Record each statement of `function`'s own body (not its nested functions') that edits
         a global of `home` or an attribute of a plugin class (`Base._registry.append(cls)`; in a
-        method of the class `owner`, `cls._registry` is that class's), with `bound` and its
-        nested functions by path."""
+        method of the class `owner`, `cls._registry` is that class's; `receiver`: the name the
+        method's object has, for a closure the method returns, else its first parameter), with
+        `bound` and its nested functions by path; `made`: the object (a Made) a method is called
+        on, whose own fields `self.x` edits fill."""
         local = local_names(function)
         bound = {**bound, **{n.name: ("", Named(f"{path}.{n.name}")) for n in function.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}}
-        receiver = function_params(function.args)[0].name if owner and function_params(function.args) else None
+        if receiver is None:
+            receiver = function_params(function.args)[0].name if owner and function_params(function.args) else None
         # an edit inside a `for` is recorded as its outermost loop: edit_of replays that once per element
         loops: dict[int, ast.stmt] = {}
         for stmt in module_level(function.body):
@@ -2347,7 +2501,7 @@ class Folding:
                 # the plain assignments of the function's own body before it, replayed for its locals
                 before = tuple(s for s in body[:body.index(stmt)] if isinstance(s, ast.Assign) and len(s.targets) == 1
                                and isinstance(s.targets[0], (ast.Name, ast.Tuple))) if stmt in body else ()
-                self._fills.setdefault(key, []).append((home, name, stmt, bound, before))
+                self._fills.setdefault(key, []).append((home, name, stmt, bound, before, made if name.partition(".")[0] == receiver else None))
 
         for stmt in module_level(function.body):
             target = None
@@ -2498,7 +2652,8 @@ class Folding:
         """A test of the release scanned, decided on it: a comparison of the running engine
         version (VersionCompare.holds), whether an upstream module is there (ModuleExists) or an
         upstream object has an attribute (HasAttr: `hasattr(SRTPlatform, "support_cuda_graph")`,
-        the index's resolution); None for any other test (run-time data)."""
+        the index's resolution), whether a try's upstream imports resolve (ImportsResolve, as
+        judge.conditions decides it); None for any other test (run-time data)."""
         if isinstance(leaf, VersionCompare):
             return leaf.holds(self._release_text() or None)
         if isinstance(leaf, ModuleExists) and is_upstream(leaf.path):
@@ -2506,6 +2661,10 @@ class Folding:
         if isinstance(leaf, HasAttr) and is_upstream(leaf.owner):
             resolution = self.index.resolve(f"{leaf.owner}.{leaf.name}")
             return resolution.ok if resolution.outcome is not Outcome.undecided else None
+        if isinstance(leaf, ImportsResolve) and leaf.imports and all(is_upstream(m) for m, _ in leaf.imports):
+            # (a try-import flag, `HAS_X = True` after `from sglang.x import X`: as the judge decides it)
+            found = [self.index.module_exists(m) and (name is None or self._release_leaf(HasAttr(m, name))) for m, name in leaf.imports]
+            return False if False in found else None if None in found else True
         return None
 
     def _added_by(self, module: str, name: str, value, stmt: ast.stmt, env: dict, depth: int, guards: tuple = ()):
@@ -2590,8 +2749,8 @@ class Folding:
                 return {**value, key: {**value.get(key, {}), key2: self.const(module, stmt.value, env, depth + 1)}}
             return value
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) and is_name(stmt.targets[0].value):
-            key = self.const(module, stmt.targets[0].slice, env, depth + 1)
-            if isinstance(value, dict) and isinstance(key, (str, int)):
+            key = _plain_key(self.const(module, stmt.targets[0].slice, env, depth + 1))
+            if isinstance(value, dict) and key is not None:
                 return self._may_replace(value, {key: self.const(module, stmt.value, env, depth + 1)}, guards)
             return value
         if isinstance(stmt, ast.Delete) and removals:
@@ -2685,6 +2844,60 @@ class Folding:
                 return None
             body = found.body
         return (module, found) if found is not None else None
+
+    def sole_object(self, path: str, depth: int = 0) -> Record | None:
+        """The one object of the plugin class `path` a run makes, where the plugin names the
+        class exactly once and that is a call of it (`KERNELS = KernelTable()`, `t = Table(p)` in
+        a function): the Record that construction folds to (_record: what its `__init__` stores,
+        a list or dict field with what the plugin's calls of its methods add, _record_attribute).
+        None where the class is named anywhere else too (a base, an isinstance, a registration,
+        an annotation, a second construction, a string naming it): `self` in its methods may then
+        be another object, made elsewhere or by upstream."""
+        if path in self._sole_objects or depth > 12:
+            return self._sole_objects.get(path)
+        self._sole_objects[path] = None  # (a field folding through its own object: not known yet)
+        name = path.rpartition(".")[2]
+        refs = self._class_references().get(name, [])
+        if len(refs) != 1 or not isinstance(refs[0][1], ast.Call):
+            return None
+        module, call, function = refs[0]
+        env = {}
+        if function is not None:  # the function's locals are not module names; its own imports are
+            env = {n: OPAQUE for n in local_names(function) | {p.name for p in function_params(function.args)}}
+            env |= {n: Named(p) for n, p in imported_names(module, self.files[module][1], function.body).items()}
+        if self.qualify(module, dotted(call.func), env) != path:
+            return None
+        self._sole_objects[path] = made = self._record(module, path, call, env, depth + 1)
+        return made
+
+    def _class_references(self) -> dict[str, list[tuple[str, ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]]:
+        """Short name of each plugin class -> every place the plugin names it: (module, the call
+        where the name is called, else the name's node, the enclosing function or None). A name
+        counts by its spelling (`Table`, `mod.Table`, an `import … as T` alias of it, a string
+        ending in `.Table` or `:Table`) without resolving it, so a place is never missed; type
+        hints are left out (they make and hand on no object)."""
+        if self._class_refs is not None:
+            return self._class_refs
+        refs: dict[str, list] = {}
+        trees = {m: t for m in self.files if (t := self.tree(m)) is not None}
+        classes = {n.name for t in trees.values() for n in walk(t) if isinstance(n, ast.ClassDef)}
+        for module, tree in trees.items():
+            aliases = {a.asname: a.name.rpartition(".")[2] for n in walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                       for a in n.names if a.asname and a.name.rpartition(".")[2] in classes}
+            called = {id(n.func): n for n in walk(tree) if isinstance(n, ast.Call)}
+            stack: list[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]] = [(tree, None)]
+            while stack:
+                node, function = stack.pop()
+                name = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else
+                        node.value.rpartition(":")[2].rpartition(".")[2] if isinstance(node, ast.Constant) and isinstance(node.value, str) else None)
+                name = aliases.get(name, name)
+                if name in classes:
+                    refs.setdefault(name, []).append((module, called.get(id(node), node), function))
+                inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+                hints = {id(getattr(node, f, None)) for f in ("annotation", "returns")} - {id(None)}  # (a type hint makes no object)
+                stack += [(child, inner) for child in ast.iter_child_nodes(node) if id(child) not in hints]
+        self._class_refs = refs
+        return refs
 
     def _set_on_instances(self, path: str, attr: str) -> bool:
         """Whether a method of the plugin class `path` or of a plugin base writes `self.<attr>`
@@ -3294,6 +3507,30 @@ def _made_chain(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
 
 
+def _chain_root(node: ast.expr) -> ast.expr:
+    """The object a chain of method calls starts from (`t` of `t.add(…).add(…)`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        node = node.func.value
+    return node
+
+
+def _rooted_at(chain: ast.Call, made: dict[str, ast.expr]) -> ast.Call:
+    """`chain` with its root local replaced by the expression that made it (`t.add(…)` after
+    `t = Table()` as `Table().add(…)`): the same method calls on the same object."""
+    root = _chain_root(chain)
+    if not (isinstance(root, ast.Name) and root.id in made):
+        return chain
+    calls = []
+    node = chain
+    while node is not root:
+        calls.append(node)
+        node = node.func.value
+    rebuilt = made[root.id]
+    for call in reversed(calls):
+        rebuilt = ast.copy_location(ast.Call(func=ast.Attribute(rebuilt, call.func.attr, ast.Load()), args=call.args, keywords=call.keywords), call)
+    return rebuilt
+
+
 def _returns_self(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether every return of a method hands back its receiver (`return self`: a chainable call)."""
     params = function_params(method.args)
@@ -3394,6 +3631,44 @@ def _distinct(elements: list) -> list:
     for key, element in zip(keys, elements):
         first.setdefault(key, element)
     return list(first.values())
+
+
+def _bound_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, module: str, skip: int) -> dict | None:
+    """The parameters of `function` as `call` (in `module`) binds them, Python's way, each to
+    (module, the argument node): positionals in order (the first `skip` taken: a method's
+    receiver), keywords by name, `*args` a tuple of the positionals left over, `**kwargs` a dict
+    of the keywords no parameter names. None for an unpacked argument or a call Python refuses
+    (too many positionals, an unknown keyword)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    args = function.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)][skip:]
+    if len(call.args) > len(positional) and args.vararg is None:
+        return None
+    bound = {name: (module, node) for name, node in zip(positional, call.args)}
+    named = set(positional[len(args.posonlyargs) - skip if len(args.posonlyargs) > skip else 0:]) | {a.arg for a in args.kwonlyargs}
+    extra = [k for k in call.keywords if k.arg not in named]
+    if extra and args.kwarg is None:
+        return None
+    bound |= {k.arg: (module, k.value) for k in call.keywords if k.arg in named}
+    if args.vararg is not None:
+        bound[args.vararg.arg] = (module, ast.copy_location(ast.Tuple(elts=call.args[len(positional):], ctx=ast.Load()), call))
+    if args.kwarg is not None:
+        bound[args.kwarg.arg] = (module, ast.copy_location(ast.Dict(keys=[ast.Constant(k.arg) for k in extra], values=[k.value for k in extra]), call))
+    return bound
+
+
+def _site(module: str, node: ast.AST) -> tuple[str, int, int]:
+    """Where a construction is written: (module, line, column)."""
+    return module, node.lineno, node.col_offset
+
+
+def _plain_key(value):
+    """A folded key an edit may store at: a str or int, or a tuple of them (a folded tuple is a
+    list); None for anything else (a run may give another key)."""
+    if isinstance(value, list) and value and all(isinstance(v, (str, int)) for v in value):
+        return tuple(value)
+    return value if isinstance(value, (str, int)) else None
 
 
 def _hashable(value):

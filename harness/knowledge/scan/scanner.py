@@ -58,7 +58,7 @@ from harness.knowledge.model import (
     run_entries,
     walk,
 )
-from harness.knowledge.scan.annotations import NONE_VALUE, annotation_class, type_checking_imports
+from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, annotation_class, type_checking_imports
 from harness.knowledge.scan.classes import PluginClasses
 from harness.knowledge.scan.expressions import IN_PLACE_EDITS, Context, Expressions, flag_owner, partial_params
 from harness.knowledge.scan.folding import (
@@ -66,6 +66,7 @@ from harness.knowledge.scan.folding import (
     Condition,
     Folding,
     Instance,
+    LoadedName,
     Named,
     PackageFile,
     Record,
@@ -105,6 +106,16 @@ from harness.knowledge.scan.syntax import (
 from harness.knowledge.upstream import SymbolIndex, extract_module
 
 # ----------------------------------------------------------------------------- scanning
+
+
+def _own_nodes(body: list[ast.stmt]):
+    """The nodes of `body`, not those of the functions or classes it defines."""
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None) -> PluginScan:
@@ -159,6 +170,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._future_annotations: set[str] = set()
         self.star_names: dict[tuple[str, str], str | None] = {}
         self._fills = None
+        self._class_refs = None
+        self._sole_objects = {}
+        self._receivers_memo: dict[str, dict] = {}  # PluginClasses._call_receivers, per method name
         self._branches_memo = {}
         self._made_once_globals = {}
         self._release = None
@@ -524,8 +538,20 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             self._expressions(module, stmt.iter, ctx)
             iterable = self.iterated(self.const(module, stmt.iter, env))  # a dict's keys, an enum's members
             if isinstance(iterable, list) and iterable:
+                # a body that always runs through (no break, continue, return or raise of its own)
+                # hands each pass's names to the next and the last pass's to the code after the loop
+                # (`for part in parents: owner = getattr(owner, part)`), as Python runs it
+                straight = not any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)) for n in _own_nodes(stmt.body))
+                carried = dict(env)
                 for element in iterable:
-                    self._block(module, stmt.body, replace(ctx, env={**env, **bind(stmt.target, element)}))
+                    # (a name kept because it is loaded: the pass for it runs where it is)
+                    guards = ctx.guards + ((GuardCond(ModuleExists(element), f"{element} in sys.modules", stmt.lineno),)
+                                           if isinstance(element, LoadedName) else ())
+                    passed = {**(carried if straight else env), **bind(stmt.target, element)}
+                    self._block(module, stmt.body, replace(ctx, guards=guards, env=dict(passed)))
+                    carried = self._pass_bindings(module, stmt.body, passed) if straight else carried
+                if straight and not any(isinstance(e, LoadedName) for e in iterable):
+                    env.update({name: carried.get(name, OPAQUE) for node in stmt.body for name in assigned_in(node)})
             else:  # not folded, or empty here (a registry functions fill later): the body once, its elements unknown
                 guards = ctx.guards
                 if iterable == [] and not self._may_be_filled(stmt.iter):
@@ -541,6 +567,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 call = item.context_expr
                 if isinstance(call, ast.Call) and (self.qualify(module, dotted(call.func), env) or "").endswith("suppress"):
                     catches += (Catch(frozenset(self.exception_names(module, call.args)), stmt.lineno),)
+                elif isinstance(call, ast.Call) and (caught := self._wrapper_catches(self.qualify(module, dotted(call.func), env) if dotted(call.func) else None, "yield")):
+                    catches += (Catch(caught, stmt.lineno),)  # a plugin @contextmanager whose `yield` a try handles
                 if item.optional_vars is not None:
                     env.update({n: OPAQUE for n in assigned(item.optional_vars)})
                     if isinstance(item.optional_vars, ast.Name) and isinstance(opened := self.const(module, call, env), PackageFile):
@@ -627,6 +655,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                         env[target.id] = cond.value if isinstance(cond, Const) else Condition(cond)
                     else:
                         env[target.id] = self.const(module, stmt.value, env)
+                        if env[target.id] is OPAQUE and (kept := self._self_chain(stmt.value, ctx)) is not None:
+                            # `cc = self.cfg.compilation_config`: what the class keeps on self, a field of it
+                            # (finish() names its class as for the chain read in place)
+                            env[target.id] = Instance(None, f"{SELF_HELD}{ctx.cls.path}", kept)
                         if env[target.id] is OPAQUE and (isinstance(stmt.value, ast.Compare) or isinstance(stmt.value, ast.UnaryOp) and isinstance(stmt.value.op, ast.Not)):
                             # `OLD = __version__ == "0.9.0"` at module level: the test, as a later `if OLD:` reads it
                             cond = self.condition(module, stmt.value, env)
@@ -678,6 +710,39 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if paths:
             ctx.cls.returns.setdefault(ctx.method.name, set()).update(paths)
 
+    def _wrapper_catches(self, path: str | None, around: str) -> frozenset[str]:
+        """The exceptions a plugin wrapper handles around the code it runs: for `around` "yield", a
+        `@contextlib.contextmanager` function whose `yield` sits in a `try` (the block's exception
+        is thrown in at the yield: the contextlib docs); for "call", a decorator whose returned
+        function calls the decorated one (its first parameter) in a `try`; for "factory", a
+        decorator factory (`@optional("x")`) returning such a decorator. The names its handlers
+        that do not re-raise catch; empty for anything else."""
+        found = self._plugin_function(path) if path and not is_upstream(path) else None
+        if found is None:
+            return frozenset()
+        home, function = found
+        if around == "factory":
+            function, around = returned_function(function), "call"
+            if function is None:
+                return frozenset()
+        if around == "yield":
+            if not any((self.qualify(home, dotted(d)) or "").endswith("contextmanager") for d in function.decorator_list):
+                return frozenset()
+            scope, runs = function, lambda node: isinstance(node, (ast.Yield, ast.YieldFrom))
+        else:
+            params = function_params(function.args)
+            scope = returned_function(function)
+            if scope is None or not params:
+                return frozenset()
+            runs = lambda node: isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == params[0].name  # noqa: E731
+        caught: set[str] = set()
+        for stmt in walk(scope):
+            if isinstance(stmt, ast.Try) and any(runs(n) for s in stmt.body for n in walk(s)):
+                for handler in stmt.handlers:
+                    if not always_raises(handler.body):
+                        caught |= self.exception_names(home, [handler.type]) if handler.type is not None else {"*"}
+        return frozenset(caught)
+
     def exception_names(self, module: str, nodes, depth: int = 0) -> set[str]:
         """The exception class names `except <nodes>` (or `suppress(*nodes)`) catches: names and
         dotted names as written, and a module constant holding a tuple of them (`except
@@ -706,6 +771,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         return None
 
     def _try(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
+        before = dict(ctx.env)
         handled: set[str] = set()
         for handler in stmt.handlers:
             if always_raises(handler.body) or self._reraises_upstream(module, stmt, handler):
@@ -771,6 +837,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         leave = bool(stmt.handlers) and all(always_raises(h.body) or h.body and isinstance(h.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
                                             for h in stmt.handlers)
         ctx.env.update({name: value for name, value in self._bound_once(module, stmt.body, ctx.env, ran=leave).items() if name not in handled_names})
+        unbound = {name for node in stmt.body for name in assigned_in(node) if name not in handled_names and before.get(name, OPAQUE) is None}
+        for name in fallbacks | unbound if catches_import else ():
+            # `try: m = importlib.import_module("sglang.x")` / `except ImportError: m = None` (or
+            # `m = None` before and a handler that passes): as the `from` form, upstream's module
+            # (None where the import fails)
+            if (loaded := self._caught_module_import(module, stmt, name, 0)) is not OPAQUE:
+                ctx.env[name] = loaded
         for node in stmt.body:
             for name in assigned_in(node):
                 ctx.env.setdefault(name, OPAQUE)
@@ -841,6 +914,11 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         results, free = call_results(node, names | ctx.local)
         inner = replace(ctx, env=local, functions=ctx.functions + (path,), in_class_body=False,
                         local=ctx.local | names | {returned_marker(name) for name in results} | {free_marker(name) for name in free})
+        for decorator in node.decorator_list:  # `@skip_if_absent`: its wrapper runs the body inside its own try
+            factory = isinstance(decorator, ast.Call)
+            named = dotted(decorator.func if factory else decorator)
+            if named and (caught := self._wrapper_catches(self.qualify(module, named, ctx.env), "factory" if factory else "call")):
+                inner = replace(inner, catches=inner.catches + (Catch(caught, node.lineno),))
         if ctx.in_class_body:
             method = ctx.cls.methods.get(node.name)
             if method is not None and method.line == node.lineno:
@@ -893,7 +971,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         rewriting = [d for d in node.decorator_list if registry is None or (dotted(d.func if isinstance(d, ast.Call) else d) or "").rpartition(".")[2] != registry.method]
         cls = PluginClass(path, module, self.relfile(module), node.lineno, bases, decorated=bool(rewriting or node.keywords))
         self.scan.classes[path] = cls
-        for stmt in node.body:  # (a private `__x` is stored as `_Class__x`)
+        # (a private `__x` is stored as `_Class__x`); a def in a branch of a class-body `if` or
+        # `try` is a method where that branch runs (the first one met, unless a test of this
+        # release decides its branch does not run)
+        for stmt in self._class_statements(module, node.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 decorators = tuple(filter(None, (dotted(d) for d in stmt.decorator_list)))
                 name = mangled(stmt.name, node.name)
@@ -913,6 +994,43 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
         if ctx.cls is None:  # at module level, or a function's local class (`mod.X = Local` then binds it)
             ctx.env[node.name] = Named(path)
+
+    def _pass_bindings(self, module: str, body: list[ast.stmt], env: dict) -> dict:
+        """`env` after one pass of a loop body: its top-level `name = value` statements folded in
+        order (`owner = getattr(owner, part)`), any other name it binds unknown."""
+        env = dict(env)
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple, ast.List)):
+                env.update(bind(stmt.targets[0], self.const(module, stmt.value, env)))
+            else:
+                env.update({name: OPAQUE for name in assigned_in(stmt)})
+        return env
+
+    @staticmethod
+    def _self_chain(node: ast.expr, ctx: Context) -> str | None:
+        """"a.b" of `self.a.b` read in a method of a plugin class (`self` its receiver), else None."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if ctx.cls is None or not ctx.self_name or not parts or not (isinstance(node, ast.Name) and node.id == ctx.self_name):
+            return None
+        return ".".join(reversed(parts))
+
+    def _class_statements(self, module: str, body: list[ast.stmt]) -> list[ast.stmt]:
+        """The statements a class body runs in its own scope (syntax.module_level), less those in
+        a branch of an `if` whose test this release decides the other way (_on_this_release)."""
+        found, pending = [], list(body)
+        while pending:
+            stmt = pending.pop(0)
+            found.append(stmt)
+            if isinstance(stmt, ast.If):
+                taken = self._on_this_release(module, stmt.test, {}, 0)
+                pending[:0] = stmt.body if taken is True else stmt.orelse if taken is False else [*stmt.body, *stmt.orelse]
+            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                pending[:0] = [*(getattr(stmt, "body", None) or []), *(s for h in getattr(stmt, "handlers", None) or [] for s in h.body),
+                               *(getattr(stmt, "orelse", None) or []), *(getattr(stmt, "finalbody", None) or [])]
+        return found
 
     def _type_built(self, module: str, stmt: ast.stmt, ctx: Context) -> tuple[ast.ClassDef, dict] | None:
         """`X = type("X", (Mixin, Base), {"attr": v, "method": f})` at module level, or `X =

@@ -654,8 +654,9 @@ def always_raises(body: list[ast.stmt]) -> bool:
 def case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
     """The test a `case` pattern makes of `subject`, as the expression Python's match evaluates
     (PEP 634): `"a" | "b"` is `subject == "a" or subject == "b"`, `None` is `subject is None`,
-    `C()` is `isinstance(subject, C)`, `_` and a capture hold always (a Constant True); None for
-    a pattern no plain expression states (sequences, mappings, class patterns with arguments)."""
+    `C()` is `isinstance(subject, C)`, `_` and a capture hold always (a Constant True), a
+    sequence pattern on a tuple the match writes holds where each item's pattern does; None for
+    a pattern no plain expression states (other sequences, mappings, class patterns with arguments)."""
     if isinstance(pattern, ast.MatchValue):
         return ast.Compare(left=subject, ops=[ast.Eq()], comparators=[pattern.value])
     if isinstance(pattern, ast.MatchSingleton):
@@ -667,6 +668,15 @@ def case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
         return ast.Constant(True) if pattern.pattern is None else case_test(subject, pattern.pattern)
     if isinstance(pattern, ast.MatchClass) and not pattern.patterns and not pattern.kwd_patterns:
         return ast.Call(func=ast.Name("isinstance", ast.Load()), args=[subject, pattern.cls], keywords=[])
+    if (isinstance(pattern, ast.MatchSequence) and isinstance(subject, (ast.Tuple, ast.List)) and len(subject.elts) == len(pattern.patterns)
+            and not any(isinstance(p, ast.MatchStar) for p in pattern.patterns) and not any(isinstance(e, ast.Starred) for e in subject.elts)):
+        # `match (x.dtype, seqlens): case (torch.bfloat16 | torch.float16, None):` on a tuple written
+        # there: each item's test (a sequence of that length matches item by item)
+        tests = [case_test(item, p) for item, p in zip(subject.elts, pattern.patterns)]
+        if any(t is None for t in tests):
+            return None
+        tests = [t for t in tests if not (isinstance(t, ast.Constant) and t.value is True)]
+        return ast.Constant(True) if not tests else tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
     return None
 
 

