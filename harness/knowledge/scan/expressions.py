@@ -492,12 +492,6 @@ class Expressions:
                 # (a module global bound to a value, `export = functools.partial(…)`)
                 else self.const(module, call.func, env) if isinstance(call.func, ast.Name) and getattr(
                     self.table(module).names.get(call.func.id), "kind", None) == "value" else None)
-        if isinstance(lazy, Partial) and lazy.func.endswith("import_module") and _plain_values([*lazy.args, *dict(lazy.keywords).values()]):
-            # `LOADERS[b]()` of `functools.partial(import_module, name)`: the import happens here
-            made = ast.Call(func=call.func, args=[*map(ast.Constant, lazy.args), *call.args],
-                            keywords=[*(ast.keyword(k, ast.Constant(v)) for k, v in lazy.keywords), *call.keywords])
-            self._dynamic_import(module, ast.fix_missing_locations(ast.copy_location(made, call)), ctx)
-            return
         if isinstance(lazy, Partial) and "<partial>" not in env:
             # `action()` of `functools.partial(envs.X.set, v)`: the call of its function, the
             # presets first (the functools docs), read as if written so
@@ -1947,11 +1941,6 @@ def _forwards_all(closure: ast.FunctionDef | ast.AsyncFunctionDef, wrapped: str)
                 and [k.value.id for k in node.keywords if k.arg is None and isinstance(k.value, ast.Name)] == [varkw.arg]):
             return True
     return False
-
-
-def _plain_values(values: list) -> bool:
-    """Whether each folded value is a literal an ast.Constant can hold (str, int, float, bool, None)."""
-    return all(v is None or isinstance(v, (str, int, float, bool)) for v in values)
 
 
 def never_runs(ctx: Context) -> bool:
