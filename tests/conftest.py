@@ -3,6 +3,7 @@ cluster is one fixture for every folder. The suite calls the knowledge engine in
 collects garbage as `harness` itself does (cli.main)."""
 
 import gc
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,25 @@ sys.path.insert(0, str(Path(__file__).parent / "support"))
 gc.set_threshold(*GC_THRESHOLDS)
 
 from slurm_cluster import SlurmCluster  # noqa: E402 — tests/support is on the path from here on
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist's workers set COLUMNS and LINES to the controlling terminal's size; harness
+    folds its tables at COLUMNS when it is set (harness/cli/console.py) and the tests read its
+    output as a pipe without one gets it (200 wide), so the workers drop them."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Groups for pytest-xdist's `--dist loadgroup` (pyproject.toml): a file's tests go to one
+    worker, so its module fixtures (a parsed release, a served model) are built once; every test
+    on a Slurm cluster goes to one worker, so clusters start one after another, never two at once
+    competing for the node's CPUs and GPUs."""
+    for item in items:
+        group = "slurm" if "cluster" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="module")

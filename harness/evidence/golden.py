@@ -56,6 +56,9 @@ class TensorComparison(BaseModel):
     mismatch_fraction: float | None = None
     # max over elements of |a − b| / (atol + rtol·|b|): above 1 means not allclose.
     tolerance_ratio: float | None = None
+    # every element of the reference the same value (all zeros from an all-padding batch): a
+    # match says nothing about the weights that produced it
+    constant_reference: bool = False
 
 
 class GoldenReport(BaseModel):
@@ -190,12 +193,14 @@ def compare_tensors(
     mismatch_fraction = float((~close).sum()) / numel if numel else 0.0
     dtype_differs = reference.dtype != candidate.dtype
     status = "mismatch" if mismatch_fraction > 0 else ("dtype" if dtype_differs else "match")
+    flat = ref.reshape(-1)
     return TensorComparison(
         status=status,
         max_abs_err=max_abs,
         max_rel_err=max_rel,
         mismatch_fraction=mismatch_fraction,
         tolerance_ratio=ratio,
+        constant_reference=bool(numel) and bool((flat == flat[0]).all()),
         **entry,
     )
 
@@ -342,6 +347,20 @@ def golden_check(report_path: Path, name: str = "accuracy.golden") -> Check:
         "worst_op": ranked[0].name if ranked else None,
         "first_diverging_op": report.first_diverging_op,
     }
+    constant = [r.name for r in report.tensors if r.constant_reference]
+    if not problems and report.tensors and len(constant) == len(report.tensors):
+        # 0 vs 0 everywhere (inputs of nothing but padding, a model that outputs a constant): the
+        # comparison measured nothing, whatever the weights (the F11 kind: a metric that cannot fail)
+        return Check(
+            name=name,
+            status=CheckStatus.inconclusive,
+            reason=(f"degenerate comparison: each of the {report.compared} reference tensors holds one value everywhere "
+                    "(all zeros, say) and the candidate's match them, so the comparison measured nothing about the "
+                    "weights; capture with inputs that exercise the model (real token ids, not padding)"),
+            detail="constant tensors: " + ", ".join(constant[:10]) + (" …" if len(constant) > 10 else ""),
+            evidence=evidence,
+            metrics=metrics,
+        )
     if not problems:
         pairs = ", ".join(f"{a}→{b}" for a, b in report.expected_dtype_pairs)
         return Check(

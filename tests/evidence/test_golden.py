@@ -134,3 +134,35 @@ def test_missing_or_unreadable_dumps_are_not_run(tmp_path):
     broken = compare_dumps(tmp_path / "a.pt", tmp_path / "broken.pt", tmp_path / "e")
     assert broken.status is CheckStatus.not_run and "cannot read tensor dump" in broken.reason
     assert "error" in read_evidence(broken)
+
+
+# Outputs that hold one value everywhere on both sides (an all-padding batch: zero embeddings, so
+# zeros through every bias-free layer; a saturated activation; a mask) match whatever the weights
+# are: the comparison measured nothing (the F11 kind, twenty-fourth set F11-d1).
+DEGENERATE = {
+    "all_zeros": lambda shape, _: torch.zeros(shape),
+    "one_value_each": lambda shape, i: torch.full(shape, float(i + 1)),
+    "zeros_in_low_precision": lambda shape, _: torch.zeros(shape, dtype=torch.bfloat16),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DEGENERATE))
+def test_a_comparison_of_constant_outputs_is_inconclusive(tmp_path, spelling):
+    tensors = {name: DEGENERATE[spelling](tuple(t.shape), i) for i, (name, t) in enumerate(reference_tensors().items())}
+    reference = write_dump_dir(tmp_path / "ref", tensors)
+    candidate = write_dump_dir(tmp_path / "cand", {k: v.clone() for k, v in tensors.items()})
+    check = compare_dumps(reference, candidate, tmp_path / "evidence")
+    assert check.status is CheckStatus.inconclusive and "measured nothing" in check.reason, check
+    assert read_evidence(check)["matched"] == 4
+
+
+def test_one_output_that_varies_makes_the_comparison_count(tmp_path):
+    tensors = {name: torch.zeros(tuple(t.shape)) for name, t in reference_tensors().items()}
+    tensors["logits"] = reference_tensors()["logits"]
+    reference = write_dump_dir(tmp_path / "ref", tensors)
+    candidate = write_dump_dir(tmp_path / "cand", {k: v.clone() for k, v in tensors.items()})
+    check = compare_dumps(reference, candidate, tmp_path / "evidence")
+    assert check.status is CheckStatus.passed, check.reason
+    # and a constant reference the candidate does not match is a failure as ever
+    candidate = write_dump_dir(tmp_path / "cand2", {**tensors, "embed": torch.ones(tuple(tensors["embed"].shape))})
+    assert compare_dumps(reference, candidate, tmp_path / "evidence2").status is CheckStatus.failed

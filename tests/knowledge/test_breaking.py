@@ -125,6 +125,42 @@ RUNTIME_SPELLINGS = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model, n
         """,
+    # EAFP (twenty-fourth set V-d5): the handler of a lookup in run-time data runs for the
+    # inputs the lookup fails on (a dict by a dtype, list.index, an item)
+    "key_error_handler": """
+        class Attention:
+            _kernels = {"float16": "f16"}
+
+            def forward(self, x):
+                try:
+                    kernel = self._kernels[x.dtype]
+                except KeyError:
+                    from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                    return apply_torchao_config_to_model
+                return kernel
+
+
+        def run(attention: Attention, x):
+            return attention.forward(x)
+        """,
+    "value_error_handler": """
+        def position(names, name):
+            try:
+                at = names.index(name)
+            except ValueError:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+            return at
+        """,
+    "index_error_handler": """
+        def first(batch):
+            try:
+                head = batch.reqs[0]
+            except (IndexError, AttributeError):
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+            return head
+        """,
     # run-time data OR a question nothing here decides: the data alone can make it true
     "or_a_machine_question": """
         import os
@@ -261,6 +297,28 @@ UNDECIDED_OR_FALSE = {
             if not (is_npu() or n > 0):
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
+        """, "undecided", 3),
+    # a try whose body asks the machine (a free function), not the inputs: its handler is not data's
+    "handler_of_a_machine_question": ("""
+        from p.util import is_npu
+
+        def prepare(n):
+            try:
+                found = is_npu()
+            except OSError:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+            return found
+        """, "undecided", 3),
+    # a handler for an error no lookup in data raises: not the inputs' condition
+    "import_error_handler_of_a_lookup": ("""
+        def pick(kernels, x):
+            try:
+                kernel = kernels[x.dtype]
+            except ImportError:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+            return kernel
         """, "undecided", 3),
     "machine_in_a_local": ("""
         from p.util import is_npu

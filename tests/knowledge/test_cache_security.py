@@ -304,3 +304,26 @@ def test_an_unpacked_tree_is_trusted_through_a_link_this_user_made_not_through_a
         tree.chmod(0o755)
         os.lchown(link, 4242, 4242)
         assert not _trusted_tree(link)
+
+
+def test_a_tree_another_process_unpacked_first_is_kept_for_its_readers(tmp_path):
+    """Two checks fetching the same release at once: the one finishing second keeps the first's
+    tree (same content, named by it) instead of removing it under the first's feet."""
+    from harness.knowledge.upstream.source import _unpack_atomically
+
+    target = tmp_path / "src" / "release-abc"
+
+    def fill(version):
+        def write(dest: Path) -> None:
+            (dest / "sglang").mkdir()
+            (dest / "sglang" / "__init__.py").write_text(f"v = {version}\n")
+            if version == 2:  # the other process finishes while this one still fills
+                _unpack_atomically(target, fill(1))
+                held.append(os.stat(target).st_ino)
+        return write
+
+    held: list[int] = []
+    _unpack_atomically(target, fill(2))
+    assert os.stat(target).st_ino == held[0]
+    assert (target / "sglang" / "__init__.py").read_text() == "v = 1\n"
+    assert [p.name for p in target.parent.iterdir()] == ["release-abc"]  # no staging left behind

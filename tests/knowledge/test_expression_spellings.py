@@ -1124,6 +1124,42 @@ PATCHES = {
             for name in [n for n in NAMES if n in sys.modules]:
                 sys.modules[name].apply_torchao_config_to_model = lambda model, *a, **k: model
         """,
+    # a walk over sys.modules itself, acting only on the names a table holds (twenty-fourth set
+    # F32-d1, as SGLang's utils/common.py apply_module_patch walks): the table's names, each where loaded
+    "walk_of_items_picking_by_get": """
+        import sys
+
+        _OVERRIDES = {"sglang.srt.layers.torchao_utils": {"apply_torchao_config_to_model": lambda model, *a, **k: model}}
+
+        def register():
+            for module_name, module in sys.modules.copy().items():
+                overrides = _OVERRIDES.get(module_name)
+                if not overrides:
+                    continue
+                for attr, replacement in overrides.items():
+                    setattr(module, attr, replacement)
+        """,
+    "walk_of_names_skipping_others": """
+        import sys
+
+        TARGETS = ["sglang.srt.layers.torchao_utils"]
+
+        def register():
+            for name in list(sys.modules):
+                if name not in TARGETS:
+                    continue
+                sys.modules[name].apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "walk_of_items_under_a_membership_test": """
+        import sys
+
+        PATCHED = {"sglang.srt.layers.torchao_utils": "apply_torchao_config_to_model"}
+
+        def register():
+            for name, mod in list(sys.modules.items()):
+                if name in PATCHED:
+                    setattr(mod, PATCHED[name], lambda model, *a, **k: model)
+        """,
     "in_sys_modules": """
         import sys
 
@@ -1599,6 +1635,25 @@ def test_a_patch_through_sys_modules_of_a_module_gone_never_happens(upstreams, t
     patch = by_target(doc["findings"])[GONE]
     assert (patch["status"], patch["breaking"]) == ("missing", False), patch
     assert code == 0
+
+
+def test_a_walk_over_sys_modules_by_prefix_names_no_module(upstreams, tmp_path):
+    # no table picks the names: which modules the body patches is not known, none is guessed
+    source = """
+import sys
+
+
+def register():
+    for name, mod in sys.modules.copy().items():
+        if not name.startswith("sglang.srt.layers."):
+            continue
+        if hasattr(mod, "apply_torchao_config_to_model"):
+            mod.apply_torchao_config_to_model = lambda model, *a, **k: model
+"""
+    old, new = upstreams
+    for upstream in (old, new):
+        code, doc = _check_init(tmp_path, upstream, source)
+        assert GONE not in by_target(doc["findings"]), doc["findings"]
 
 
 def test_a_patch_on_sys_modules_get_with_a_none_default_breaks(upstreams, tmp_path):

@@ -141,7 +141,27 @@ BOUND = {
     "classmethod_on_the_class": "HookRegistry.register(TARGET, Policy.{m}, HookType.AROUND)",
     "classmethod_on_a_subclass": "HookRegistry.register(TARGET, DerivedPolicy.{m}, HookType.AROUND)",
     "classmethod_on_an_instance": "policy = Policy()\n                HookRegistry.register(TARGET, policy.{m}, HookType.AROUND)",
+    # a factory returning the bound method of an object it makes (FACTORIES)
+    "factory_returns_a_locals_method": "HookRegistry.register(TARGET, make_from_local(cfg), HookType.AROUND)",
+    "factory_returns_a_new_objects_method": "HookRegistry.register(TARGET, make_inline(cfg), HookType.AROUND)",
+    "factory_returns_it_through_a_name": "HookRegistry.register(TARGET, make_through_name(cfg), HookType.AROUND)",
 }
+
+FACTORIES = """
+            def make_from_local(cfg):
+                patch = Patch(cfg)
+                return patch.{m}
+
+
+            def make_inline(cfg):
+                return Patch(cfg).{m}
+
+
+            def make_through_name(cfg):
+                hook = Derived(cfg).{m}
+                return hook
+
+"""
 
 
 @pytest.mark.parametrize("spelling", sorted(BOUND))
@@ -184,7 +204,7 @@ def test_a_bound_method_hook_is_judged_without_self(upstreams, tmp_path, spellin
             class DerivedPolicy(Policy):
                 pass
 
-
+            """ + FACTORIES.format(m=method) + """
             def register(cfg=None):
                 """ + BOUND[spelling].format(m=method) + "\n",
     })

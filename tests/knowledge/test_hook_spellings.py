@@ -720,3 +720,38 @@ def test_a_patch_recorded_by_a_decorator_and_applied_by_a_patcher_object(upstrea
         assert (patch is None or not patch["breaking"]) and code == 0, doc["findings"]
     else:
         assert patch is not None and patch["breaking"] and "allow_patterns" in patch["detail"] and code == 1, doc["findings"]
+
+
+# replacements a decorator only marks (an attribute on the function), found by walking a plugin
+# module with inspect.getmembers(module, inspect.isfunction) (twenty-fourth set F22-d2)
+MARKERS = {
+    "setattr_with_a_named_marker": ("_MARK = '__kops_replaces__'\n\n\ndef replaces(spec):\n    def mark(fn):\n        setattr(fn, _MARK, spec)\n"
+                                    "        return fn\n    return mark\n", "from p import kernels\nfrom p.marks import _MARK\n", "kernels", "_MARK"),
+    "attribute_marker": ("def replaces(spec):\n    def mark(fn):\n        fn.__replaces__ = spec\n        return fn\n    return mark\n",
+                         "from p import kernels\n", "kernels", "'__replaces__'"),
+    "module_by_import_module": ("def replaces(spec):\n    def mark(fn):\n        setattr(fn, '_spec', spec)\n        return fn\n    return mark\n",
+                                "", "importlib.import_module('p.kernels')", "'_spec'"),
+}
+
+
+@pytest.mark.parametrize("fits", [True, False], ids=["fits", "misfits"])
+@pytest.mark.parametrize("spelling", sorted(MARKERS))
+def test_replacements_a_decorator_marks_are_found_by_walking_their_module(upstreams, tmp_path, spelling, fits):
+    _, new = upstreams
+    marks, imports, walked, marker = MARKERS[spelling]
+    kernels = (f"from p.marks import replaces\n\n\n@replaces('{TARGET.rpartition('.')[0]}:filter_files')\n"
+               f"def dev_filter_files(hf_weights_files, hf_folder, index_file{', allow_patterns=None' if fits else ''}):\n"
+               "    return hf_weights_files\n\n\ndef _unmarked(x):\n    return x\n")
+    loader = ("import importlib\nimport inspect\n" + imports + "\n\ndef register():\n"
+              f"    for name, fn in inspect.getmembers({walked}, inspect.isfunction):\n        spec = getattr(fn, {marker}, None)\n"
+              "        if spec is None:\n            continue\n        module_name, _, attr = spec.partition(':')\n"
+              "        setattr(importlib.import_module(module_name), attr, fn)\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.loader:register"}), "p/__init__.py": "",
+                             "p/marks.py": marks, "p/kernels.py": kernels, "p/loader.py": loader, "p/legacy.py": "import sglang.srt.gone_module\n"})
+    code, doc = check(root, new)
+    patches = [f for f in doc["findings"] if f["kind"] == "patch"]
+    assert [f["target"] for f in patches] in ([TARGET], []) and not any(f["live"] for f in doc["findings"] if f["file"] == "p/legacy.py"), doc["findings"]
+    if fits:
+        assert (not patches or not patches[0]["breaking"]) and code == 0, doc["findings"]
+    else:
+        assert patches and patches[0]["breaking"] and "allow_patterns" in patches[0]["detail"] and code == 1, doc["findings"]

@@ -143,3 +143,66 @@ def test_calls_on_another_object_add_nothing_to_the_installed_one(upstreams, tmp
     code, hooks = _hooks(root, upstreams[0])
     assert set(hooks) == {GOOD}, hooks
     assert [f["status"] for f in hooks[GOOD]] == ["ok"] and code == 0, hooks
+
+
+# A field only the object's own __init__ stores, read in a method the plugin never calls itself
+# (upstream calls it: an entry point naming the object, or one of its bound methods): the field
+# holds what the one construction handed it. Before, the hook's target read as unknown, exit 3.
+INSTALLER = """
+    from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+
+    def fast_forward(original_fn, self, logits, *args, **kwargs):
+        return original_fn(self, logits, *args, **kwargs)
+
+
+    class Installer:
+        def __init__(self, owner, method="forward"):
+            self.owner, self.method = owner, method
+
+        def __call__(self):
+            HookRegistry.register(f"{self.owner}.Sampler.{self.method}", fast_forward, HookType.AROUND)
+
+        def register(self):
+            self()
+    """
+
+FIELD_SPELLINGS = {
+    "the entry point names the object": (INSTALLER + """
+
+    PACKAGE = "sglang.srt"
+    plugin = Installer(f"{PACKAGE}.layers.sampler", method="forward_gone")
+    """, "kt:plugin"),
+    "the entry point names a bound method of it": (INSTALLER + """
+
+    register = Installer("sglang.srt.layers.sampler", "forward_gone").register
+    """, "kt:register"),
+    "an alias of the object": (INSTALLER + """
+
+    _installer = Installer(owner="sglang.srt.layers.sampler", method="_".join(("forward", "gone")))
+    plugin = _installer
+    """, "kt:plugin"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FIELD_SPELLINGS))
+def test_a_field_only_init_stores_is_what_the_construction_handed_it(upstreams, tmp_path, spelling):
+    source, entry = FIELD_SPELLINGS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"kt": entry}), "kt/__init__.py": source})
+    code, hooks = _hooks(root, upstreams[0])
+    assert set(hooks) == {GONE}, hooks
+    assert [f["status"] for f in hooks[GONE]] == ["missing"] and hooks[GONE][0]["breaking"] and code == 1, hooks[GONE]
+
+
+def test_a_field_another_method_stores_is_not_the_constructions(upstreams, tmp_path):
+    source = INSTALLER + """
+
+        def retarget(self, method):
+            self.method = method
+
+
+    plugin = Installer("sglang.srt.layers.sampler", method="forward_gone")
+    """
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"kt": "kt:plugin"}), "kt/__init__.py": source})
+    code, hooks = _hooks(root, upstreams[0])
+    assert [f["status"] for found in hooks.values() for f in found] == ["unknown"] and code == 3, hooks

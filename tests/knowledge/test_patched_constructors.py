@@ -84,6 +84,13 @@ def one_module(tmp_path, name, source):
 INIT = ("from sglang.srt.managers.queue import MessageQueue\n\n_orig = MessageQueue.__init__\n\n\n"
         "def _init(self, n_reader, n_local_reader, connect_ip=None, use_pinned_ring=False):\n"
         "    _orig(self, n_reader, n_local_reader, connect_ip)\n\n\n")
+SUBCLASS_HOOK = ("from sglang.srt.managers.queue import MessageQueue\n\n\nclass InitPatch:\n"
+                 "    def __init_subclass__(cls, {params}, **kwargs):\n        super().__init_subclass__(**kwargs)\n"
+                 "        cls.original_init = replaces.__init__\n        {put}\n\n\n"
+                 "class _Init(InitPatch{keyword}):\n"
+                 "    def __init__(self, n_reader, n_local_reader, connect_ip=None, use_pinned_ring=False):\n"
+                 "        _Init.original_init(self, n_reader, n_local_reader, connect_ip)\n\n\n"
+                 "def register():\n    return MessageQueue(1, 1, use_pinned_ring=True)\n")
 PATCHED_INITS = {
     "assignment": INIT + "MessageQueue.__init__ = _init\n\n\ndef register():\n    return MessageQueue(1, 1, use_pinned_ring=True)\n",
     "setattr_in_register": INIT + "def register():\n    setattr(MessageQueue, '__init__', _init)\n    return MessageQueue(1, 1, use_pinned_ring=True)\n",
@@ -104,6 +111,11 @@ PATCHED_INITS = {
                                      "def _init(self, n_reader, n_local_reader, connect_ip=None, use_pinned_ring=False):\n"
                                      "    _orig(self, n_reader, n_local_reader, connect_ip)\n\n\n"
                                      "def register():\n    return MessageQueue(1, 1, use_pinned_ring=True)\n"),
+    # put by a plugin base's __init_subclass__, the class named by the class statement's keyword
+    # (twenty-fourth set V-d2): by assignment, by setattr, by the hook's default
+    "init_subclass_keyword": SUBCLASS_HOOK.format(params="*, replaces", put="replaces.__init__ = cls.__init__", keyword=", replaces=MessageQueue"),
+    "init_subclass_setattr": SUBCLASS_HOOK.format(params="replaces=None", put="setattr(replaces, '__init__', cls.__init__)", keyword=", replaces=MessageQueue"),
+    "init_subclass_default": SUBCLASS_HOOK.format(params="replaces=MessageQueue", put="replaces.__init__ = cls.__init__", keyword=""),
 }
 
 
@@ -118,6 +130,7 @@ def test_a_call_binds_the_init_the_plugin_put_on_the_class(upstreams, tmp_path, 
     source = PATCHED_INITS[spelling].replace("MessageQueue.__init__ = _init\n", "").replace("setattr(MessageQueue, '__init__', _init)\n    ", "")
     source = source.replace("@replaces(MessageQueue, '__init__')\n", "").replace("@replaces_init(MessageQueue)\n", "")
     source = source.replace("    put_init(MessageQueue)\n", "").replace("    put(MessageQueue, fn=_init)\n", "")
+    source = source.replace("class _Init(InitPatch, replaces=MessageQueue):", "class _Init:").replace("class _Init(InitPatch):", "class _Init:")
     code, doc = check(one_module(tmp_path, spelling + "-unpatched", source), old)
     call = next(f for f in doc["findings"] if f["kind"] == "call" and f["target"] == f"{QUEUE}.MessageQueue")
     assert call["breaking"] and "use_pinned_ring" in call["detail"] and code == 1, call
@@ -290,3 +303,39 @@ def test_a_loop_over_a_registry_filled_entry_by_entry_patches_each_entry(upstrea
     forward = [f for f in doc["findings"] if f["target"].endswith("TinyAttention.forward")]
     assert forward and forward[0]["breaking"], doc["findings"]
     assert code == 1
+
+
+# --- 4. an upstream class handed to a helper that calls it (twenty-fourth set F19-d2) ------------
+# `def make(cls, **fields): return cls(**fields)`: the call of what each caller hands in, with
+# what that caller passes: gathered keywords, gathered positionals, the helper's own keyword.
+
+HANDED = {
+    "gathered_keywords": ("def _make(queue_cls, **fields):\n    return queue_cls(**fields)\n\n\n",
+                          "_make(MessageQueue, n_reader=1, n_local_reader=1, connect_ip=None)",
+                          "_make(MessageQueue, n_reader=1, n_local_reader=1, ring_bytes=4096)"),
+    "gathered_positionals": ("def _make(queue_cls, *args):\n    return queue_cls(*args)\n\n\n",
+                             "_make(MessageQueue, 1, 1, '10.0.0.1')", "_make(MessageQueue, 1, 1, '10.0.0.1', 4096)"),
+    "the_helpers_own_keyword": ("def _make(factory, n):\n    return factory(n, n, connect_ip=None)\n\n\n"
+                                "def _make_pinned(factory, n):\n    return factory(n, n, pinned=True)\n\n\n",
+                                "_make(MessageQueue, 2)", "_make_pinned(MessageQueue, 2)"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(HANDED))
+def test_an_upstream_class_a_helper_calls_is_judged_per_caller(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    helper, fits, fails = HANDED[spelling]
+    head = "from sglang.srt.managers.queue import MessageQueue\n\n\n" + helper
+    code, doc = check(one_module(tmp_path, spelling, head + f"def register():\n    return {fits}\n"), old)
+    assert not [f for f in doc["findings"] if f["breaking"]] and code == 0, doc["findings"]
+    code, doc = check(one_module(tmp_path, spelling + "-fails", head + f"def register():\n    return {fits}, {fails}\n"), old)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["target"] == f"{QUEUE}.MessageQueue"]
+    assert len(calls) == 1 and calls[0]["breaking"] and code == 1, calls
+
+
+def test_a_plugin_class_handed_to_the_same_helper_is_the_plugins(upstreams, tmp_path):
+    old, _ = upstreams
+    source = ("from sglang.srt.managers.queue import MessageQueue\n\n\nclass Mine:\n    def __init__(self, **fields):\n        self.fields = fields\n\n\n"
+              + HANDED["gathered_keywords"][0] + "def register():\n    return _make(Mine, anything=1), MessageQueue\n")
+    code, doc = check(one_module(tmp_path, "plugin-class", source), old)
+    assert not [f for f in doc["findings"] if f["kind"] == "call"] and code == 0, doc["findings"]

@@ -11,10 +11,12 @@ import pytest
 from kinds_support import check, plugin, pyproject, upstream_pair
 
 TARGET = "sglang.srt.models.llama.DecoderLayer.mlp"
-LLAMA = ("from torch import nn\n\n\nclass MLP(nn.Module):\n    def forward(self, x):\n        return x\n\n    def warm(self, x):\n        return x\n\n\n"
+LLAMA = ("from torch import nn\n\n\nclass MLP(nn.Module):\n    def forward(self, x{param}):\n        return x\n\n    def warm(self, x):\n        return x\n\n\n"
          "class DecoderLayer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.mlp = MLP()\n\n"
          "    def forward(self, hidden_states, residual):\n        self.mlp.warm(hidden_states{kw})\n        return self.mlp(hidden_states{kw}), residual\n\n\n"
          "class Model(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n        self.layers = nn.ModuleList([DecoderLayer() for _ in range(n)])\n")
+
+INIT_WRAPPER = "_upstream_init = DecoderLayer.__init__\n\n\ndef _init(self, *args, **kwargs):\n    _upstream_init(self, *args, **kwargs)\n    self.mlp = Fused(self.mlp)\n\n\n"
 
 # how the plugin puts its object in place
 PLACINGS = {
@@ -23,6 +25,13 @@ PLACINGS = {
     "annotated_parameter": "def fuse_one(layer: DecoderLayer) -> None:\n    layer.mlp = Fused(layer.mlp)\n",
     "reclassed": ("def fuse(model):\n    for layer in model.layers:\n        if isinstance(layer, llama.DecoderLayer):\n"
                   "            layer.mlp.__class__ = Fused\n"),
+    # in a function the plugin puts on the class as its __init__ (twenty-fourth set V-d4), or in an
+    # AFTER hook of that __init__: its `self` is each instance upstream builds
+    "init_put_on_the_class": INIT_WRAPPER + "DecoderLayer.__init__ = _init\n",
+    "init_set_by_setattr": INIT_WRAPPER + "setattr(llama.DecoderLayer, '__init__', _init)\n",
+    "after_hook_of_init": ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+                           "def _after_init(result, self, *args, **kwargs):\n    self.mlp = Fused(self.mlp)\n    return result\n\n\n"
+                           "HookRegistry.register('sglang.srt.models.llama.DecoderLayer.__init__', _after_init, HookType.AFTER)\n"),
 }
 FUSED = {
     # (the plugin class, whether an upstream call through self.mlp fails on the new release)
@@ -37,8 +46,8 @@ FUSED = {
 
 @pytest.fixture(scope="module")
 def upstreams(tmp_path_factory):
-    return upstream_pair(tmp_path_factory, old={"sglang/srt/models/llama.py": LLAMA.format(kw="")},
-                         new={"sglang/srt/models/llama.py": LLAMA.format(kw=", skip=True")})
+    return upstream_pair(tmp_path_factory, old={"sglang/srt/models/llama.py": LLAMA.format(kw="", param="")},
+                         new={"sglang/srt/models/llama.py": LLAMA.format(kw=", skip=True", param=", skip=False")})
 
 
 def _placed(tmp_path, placing: str, fused: str) -> object:
@@ -70,6 +79,17 @@ def test_the_residual_forward_fails_on_the_old_release_too(upstreams, tmp_path):
     code, doc = check(_placed(tmp_path, "isinstance_narrowed", FUSED["forward_needs_residual"][0]), old)
     (found,) = [f for f in doc["findings"] if f["target"] == TARGET]
     assert found["breaking"] and "residual" in found["detail"] and code == 1
+
+
+def test_a_function_taking_self_that_nothing_puts_on_a_class_places_nothing(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from torch import nn\n\nfrom sglang.srt.models.llama import DecoderLayer\n\n\n" + FUSED["forward_needs_residual"][0]
+                          + "\n\n" + INIT_WRAPPER + "\ndef register():\n    return None\n"),
+    })
+    code, doc = check(root, new)
+    assert not [f for f in doc["findings"] if f["target"] == TARGET] and code == 0, doc["findings"]
 
 
 def test_an_object_put_on_something_else_is_no_placement(upstreams, tmp_path):
@@ -151,3 +171,14 @@ def test_an_object_a_plugin_subclass_puts_in_self_gets_the_calls_of_the_methods_
         assert "llama.py" in placed[0]["detail"] and code == 1
     else:
         assert not [f for f in placed if f["breaking"]] and code == 0, doc["findings"]
+
+
+@pytest.mark.parametrize("placing", ["init_put_on_the_class", "after_hook_of_init", "isinstance_narrowed"])
+def test_the_override_the_placed_object_runs_is_judged_with_those_calls(upstreams, tmp_path, placing):
+    # Fused overrides upstream MLP.forward: the calls DecoderLayer makes through self.mlp run it,
+    # so its own finding breaks with them (not "no upstream call found")
+    _, new = upstreams
+    fused = "class Fused(llama.MLP):\n    def __init__(self, inner=None):\n        super().__init__()\n\n    def forward(self, x):\n        return x\n"
+    code, doc = check(_placed(tmp_path, placing, fused), new)
+    override = next(f for f in doc["findings"] if f["target"] == "sglang.srt.models.llama.MLP.forward")
+    assert override["breaking"] and "skip" in override["detail"] and code == 1, override

@@ -32,6 +32,11 @@ INSTALLER = ("import dataclasses\nimport functools\n\n\n@dataclasses.dataclass(f
              "def register():\n    for spec in SPECS:\n        Installer(spec).install()\n")
 
 
+POST_INIT = ("import dataclasses\nfrom typing import Callable\n\n" + HEAD + "@dataclasses.dataclass({frozen})\nclass Delegate:\n    name: str\n"
+             "    upstream: str\n    factory: Callable = dataclasses.field(init=False, repr=False)\n\n"
+             "    def __post_init__(self):\n        {put}\n\n\ndef register():\n    return None\n\n\n")
+
+
 def use(read: str) -> str:
     return HEAD + f"def register():\n    factory = {read}\n\n    @register_attention_backend('mine')\n    def create(runner):\n        return factory(runner)\n"
 
@@ -189,6 +194,16 @@ SPELLINGS = {
                            'register_attention_backend("dual")(create)\n\n\ndef register():\n    return None\n', True),
     "read_then_own_item_put": (HEAD + '_up = ATTENTION_BACKENDS["dual"]\nATTENTION_BACKENDS["dual"] = lambda runner: _up(runner)\n\n\n'
                                'def register():\n    return None\n', True),
+    # the key a field of a plugin dataclass record, read when the record is made (twenty-fourth set
+    # F39-d2): in __post_init__ (the generated __init__ calls it), records in a module-level tuple
+    # (by keyword), one bound to a name (positional), a frozen record setting its field by object.__setattr__
+    "post_init_of_records_in_a_tuple": (POST_INIT.format(frozen="", put="self.factory = ATTENTION_BACKENDS[self.upstream]")
+                                        + "RECORDS = (Delegate('mine', upstream='dual'), Delegate('other', 'torch_native'))\n", True),
+    "post_init_of_a_named_record": (POST_INIT.format(frozen="", put="self.factory = ATTENTION_BACKENDS[self.upstream]")
+                                    + "MINE = Delegate('mine', 'dual')\n", True),
+    "post_init_of_a_frozen_record": (POST_INIT.format(frozen="frozen=True", put="object.__setattr__(self, 'factory', ATTENTION_BACKENDS[self.upstream])")
+                                     + "RECORDS = [Delegate(name='mine', upstream='dual')]\n", True),
+    "post_init_of_a_record_never_made": (POST_INIT.format(frozen="", put="self.factory = ATTENTION_BACKENDS[self.upstream]"), None),
     "own_decorator_then_read": (HEAD + '@register_attention_backend("dual")\ndef create(runner):\n    return None\n\n\n'
                                 '_mine = ATTENTION_BACKENDS["dual"]\n\n\ndef register():\n    return _mine\n', None),
 }

@@ -147,3 +147,32 @@ def test_an_init_chain_through_a_plugin_base_is_followed(upstreams, tmp_path, sp
         assert code == 1
     else:
         assert found is None and code == 0, doc["findings"]
+
+
+# an `__init__` the class body binds to a module function (twenty-fourth set V-d8, `__init__ =
+# init_dev_quant_fp8` from another plugin module): that function is the `__init__` that runs
+ASSIGNED = {
+    "same_module": ("", "def _init_mine(self):\n{body}\n\n", "_init_mine"),
+    "another_module_by_name": ("from p.state import init_mine\n", "", "init_mine"),
+    "another_module_through_it": ("from p import state\n", "", "state.init_mine"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ASSIGNED))
+@pytest.mark.parametrize("runs_runner", [False, True])
+def test_an_init_bound_by_assignment_is_the_one_that_runs(upstreams, tmp_path, spelling, runs_runner):
+    old, new = upstreams
+    imports, local, name = ASSIGNED[spelling]
+    body = ("    Runner.__init__(self)\n" if runs_runner else "    Base.__init__(self)\n") + "    self.a = 2"
+    source = (f"from torch import nn\nfrom {RUNNER} import Base, Runner\n{imports}\n\n" + local.format(body=body)
+              + f"class Mine(Runner):\n    __init__ = {name}\n\n    def run(self):\n        return self.step()\n\n\ndef register():\n    return Mine()\n")
+    state = f"from {RUNNER} import Base, Runner\n\n\ndef init_mine(self):\n{body}\n"
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "",
+                             "p/runner.py": source, "p/state.py": state})
+    code, doc = check(root, new, "--baseline", old)
+    found = _init(doc)
+    if runs_runner:
+        assert (found is None or found["status"] == "ok") and code == 0, found
+    else:
+        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and "self.pending" in found["detail"], found
+        assert code == 1

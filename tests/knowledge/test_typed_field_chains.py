@@ -42,6 +42,14 @@ class BaseWorker:
 
 class Worker(BaseWorker):
     pass
+
+
+def get_current_serving_config() -> ServingConfig:
+    return ServingConfig()
+
+
+def current_config():
+    return ServingConfig()
 '''
 METHOD = "\n    def init_with_sizes(self, sizes):\n        self.capture_sizes = sizes\n"
 
@@ -72,6 +80,15 @@ SPELLINGS = {
                                        "    def run(self):\n        self.serving.compilation_config.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
     "kept_by_a_grandparent": ("from sglang.srt.configs.serving import Worker\n\n\nclass DevWorker(Worker):\n"
                               "    def run(self):\n        cc = self.cfg.compilation_config\n        cc.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
+    # rooted at what an upstream function annotated to return the class returns (twenty-fourth set
+    # V-d7, vLLM's `get_current_vllm_config() -> VllmConfig`): inline, through its module, kept in a local
+    "an_upstream_functions_result": ("from sglang.srt.configs.serving import get_current_serving_config\n\n\n"
+                                     "def update(cfg):\n    get_current_serving_config().compilation_config.{m}([1])\n"),
+    "a_function_read_off_its_module": ("import sglang.srt.configs.serving as serving\n\n\n"
+                                       "def update(cfg):\n    serving.get_current_serving_config().compilation_config.{m}([1])\n"),
+    "a_functions_result_kept_in_a_local": ("from sglang.srt.configs import serving as cfgs\n\n\n"
+                                           "def update(cfg):\n    compilation = cfgs.get_current_serving_config().compilation_config\n"
+                                           "    compilation.{m}([1])\n"),
     "string_annotation_in_a_method": ("class Tuner:\n    def update(self, cfg: 'ServingConfig') -> None:\n        compilation = cfg.compilation_config\n"
                                       "        compilation.{m}([1])\n\n\ndef update(cfg):\n    Tuner().update(cfg)\n"),
 }
@@ -89,6 +106,14 @@ def test_a_member_read_through_an_annotated_field_is_judged_on_the_fields_class(
     code, doc = check(root, new)
     found = [(f["status"], f["breaking"]) for f in doc["findings"] if f["target"] == target]
     assert (found, code) == (([("missing", True)], 1) if gone else ([] if not found else [("ok", False)] * len(found), 0)), doc["findings"]
+
+
+def test_an_unannotated_functions_result_says_nothing(upstreams, tmp_path):
+    _, new = upstreams
+    source = ("from sglang.srt.configs.serving import current_config\n\n\n"
+              "def update():\n    current_config().compilation_config.init_with_sizes([1])\n\n\ndef register():\n    update()\n")
+    code, doc = check(plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source}), new)
+    assert code == 0 and not [f for f in doc["findings"] if "init_with_sizes" in f["target"]], doc["findings"]
 
 
 def test_a_field_annotated_with_a_container_says_nothing(upstreams, tmp_path):

@@ -46,6 +46,12 @@ def _plugin(tmp_path: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize("files, expected, source", [
     ({"requirements.txt": "torch\nvllm==0.27.1  # tested\n"}, "0.27.1", "requirements.txt:2"),
     ({"setup.py": "from setuptools import setup\nsetup(install_requires=['vllm>=0.23.0,<0.24'])\n"}, "0.23.0", "setup.py:2"),
+    # the pin built from the setup script's own constant (twenty-fourth set V-d1): an f-string, a
+    # concatenation, a list bound to a name and built with str.format
+    ({"setup.py": 'from setuptools import setup\nVLLM = "0.23.0"\nsetup(install_requires=["numpy", f"vllm=={VLLM}"])\n'}, "0.23.0", "setup.py:3"),
+    ({"setup.py": 'from setuptools import setup\nBASE = "0.22.1"\nsetup(\n    install_requires=[\n        "vllm>=" + BASE,\n    ],\n)\n'},
+     "0.22.1", "setup.py:5"),
+    ({"setup.py": 'from setuptools import setup\nV = "0.23.0"\nREQUIRES = ["vllm=={}".format(V)]\nsetup(install_requires=REQUIRES)\n'}, "0.23.0", "setup.py:3"),
     # an unpacked wheel: vllm-spyre 1.10.0's METADATA
     ({"vllm_spyre-1.10.0.dist-info/METADATA": "Name: vllm-spyre\nRequires-Dist: vllm<0.18.1,>=0.17.0\n"}, "0.17.0",
      "vllm_spyre-1.10.0.dist-info/METADATA:2"),
@@ -215,3 +221,12 @@ def test_step_ends_split_evenly_and_end_on_the_last_commit():
     assert step_ends(2, steps=5) == [0, 1]
     assert step_ends(7, every=3) == [2, 5, 6]
     assert step_ends(0, steps=4) == []
+
+
+def test_a_setup_script_whose_names_lead_in_a_circle_declares_nothing(tmp_path):
+    # names built from themselves (`V = V[0]`, `R = R + "x"`) are not known: no pin, no crash
+    setup = ('from setuptools import setup\nV = V[0]\nR = R + "1"\nS = S.x\nREQS = [f"vllm=={V}", "vllm>=" + R, S]\n'
+             'setup(install_requires=REQS)\n')
+    plugin = _plugin(tmp_path, {"setup.py": setup})
+    with use_engine(VLLM):
+        assert [pin for pin in declared_pins(plugin) if pin.source.startswith("setup.py")] == []

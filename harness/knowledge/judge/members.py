@@ -33,6 +33,7 @@ from harness.knowledge.judge.signatures import (
     signature_incompatibility,
 )
 from harness.knowledge.judge.skipped_init import skipped_state
+from harness.knowledge.judge.placements import placed_calls
 from harness.knowledge.judge.platform_tests import platform_skip
 from harness.knowledge.judge.successors import find_successor
 from harness.knowledge.model import (
@@ -42,6 +43,7 @@ from harness.knowledge.model import (
     Dependency,
     Finding,
     Outcome,
+    PLACED,
     PluginClass,
     Ref,
     Resolution,
@@ -385,6 +387,20 @@ def replacement_defining(judge: JudgeContext, mro: list[Ref], member: str) -> st
     return None
 
 
+def _placed_sites(judge: JudgeContext, dep: Dependency) -> list[CallSite]:
+    """The upstream calls that run the override `dep` (method `dep.member` written in `dep.name`)
+    through the plugin's PLACED patches of a class whose MRO runs it (placements.placed_calls)."""
+    found: list[CallSite] = []
+    for placement in judge.scan.dependencies:
+        if placement.kind != "patch" or placement.how != PLACED or placement.hook not in judge.scan.classes:
+            continue
+        runs = next((r.qualname for r in judge.plugin_mro(placement.hook) if r.module == "" and r.qualname in judge.scan.classes
+                     and dep.member in judge.scan.classes[r.qualname].methods), None)
+        if runs == dep.name:
+            found += placed_calls(judge, placement, dep.member)
+    return found
+
+
 def _overriding_subclass(judge: JudgeContext, dep: Dependency) -> str | None:
     """For a `self.m(…)` / `cls.m(…)` call in a plugin class (judged in the context of one of its
     most-derived classes): another plugin class deriving from the class it is written in whose
@@ -417,6 +433,9 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
     forwards = info is not None and {p.kind for p in info.params[1:]} == {"var", "varkw"}
     built, rebound, own = _instance_sites(judge, dep) if problem or forwards else (None, set(), {})
     on_platform = _platform_sites(judge, dep) if problem else []
+    # an instance the plugin places where upstream keeps one (`self.self_attn = DevAttention(…)`):
+    # the calls upstream makes through that attribute run this override
+    on_platform += _placed_sites(judge, dep) if problem else []
     if on_platform:  # the engine's platform instance is made from the class whose method this is
         built = CallSites(built.calls + on_platform, built.unsure) if built is not None else CallSites(on_platform, [])
     platform_lines = {(s.path, s.line) for s in on_platform}

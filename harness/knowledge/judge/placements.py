@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from harness.knowledge.judge.callsites import MODULE_CALL, attribute_calls, conditions_at, instance_calls
+from harness.knowledge.judge.callsites import MODULE_CALL, CallSite, attribute_calls, conditions_at, instance_calls
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.judge.signatures import bind_problem
 from harness.knowledge.model import Dependency, Finding, MethodDecl, Outcome, Status, risk_of, signature_text
@@ -33,26 +33,15 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
     placed = judge.scan.classes.get(dep.hook or "")
     if not resolution.ok or resolution.ref.kind != "class" or placed is None:
         return None
-    mro = judge.plugin_mro(placed.path)
-    own = [judge.scan.classes[r.qualname] for r in mro if r.module == "" and r.qualname in judge.scan.classes]
-    module_like = any(r.kind != "class" and judge.index.member(r, "__call__").outcome is not Outcome.missing
-                      and judge.index.member(r, MODULE_CALL).outcome is not Outcome.missing for r in mro)
     methods: dict[str, MethodDecl] = {}
-    for cls in own:  # the first plugin class of the MRO defining each name is what runs
+    for cls in _own_classes(judge, placed.path):  # the first plugin class of the MRO defining each name is what runs
         for name, decl in cls.methods.items():
             methods.setdefault(name, decl)
-    # `self.attr = P(…)` in a plugin subclass (dep.plugin_class): the upstream methods it overrides never run on its objects
-    overridden = {m for r in judge.plugin_mro(dep.plugin_class) if r.module == "" and r.qualname in judge.scan.classes
-                  for m in judge.scan.classes[r.qualname].methods} if dep.plugin_class in judge.scan.classes else set()
     checked, failing = [], []
     for name, decl in sorted(methods.items()):
-        through = name == "__call__" or (name == MODULE_CALL and module_like)
         if name.startswith("__") and name != "__call__":
             continue
-        sites = instance_calls(judge.index, resolution.ref, name) if reclassed else attribute_calls(judge.index, resolution.ref, attr, name, through)
-        for site in sites.calls:
-            if overridden and _enclosing_method(judge, site) in overridden:
-                continue
+        for site in placed_calls(judge, dep, name):
             checked.append(site)
             problem = bind_problem(decl.params, site.shape, decl.bound)
             if problem is not None and problem[0]:
@@ -73,6 +62,32 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
     where = ", ".join(s.describe() for s in checked[:6]) + (f" and {len(checked) - 6} more" if len(checked) > 6 else "")
     through = f"on instances of {resolution.ref.path}" if reclassed else f"{resolution.ref.path}'s methods make through self.{attr}"
     return Finding(**base, status=Status.ok, defined_in=resolution.ref.path, detail=f"{dep.expression}: every call upstream {through} binds: {where}")
+
+
+def placed_calls(judge: JudgeContext, dep: Dependency, name: str) -> list[CallSite]:
+    """The upstream calls that run the placed class's method `name` through the PLACED patch
+    `dep`: those C's methods make through `self.attr` (`self.attr(…)` for `__call__`, and for
+    `forward` of an nn.Module: Module.__call__), or on C's instances re-classed; none made in an
+    upstream method the plugin class that places it overrides (it never runs on its objects).
+    [] where C does not resolve to a class or the placed class is not the plugin's."""
+    reclassed = dep.name == "__class__"
+    owner, _, attr = (dep.target, "", "") if reclassed else (dep.target or "").rpartition(".")
+    resolution = judge.index.resolve(owner)
+    if not resolution.ok or resolution.ref.kind != "class" or dep.hook not in judge.scan.classes:
+        return []
+    mro = judge.plugin_mro(dep.hook)
+    module_like = any(r.kind != "class" and judge.index.member(r, "__call__").outcome is not Outcome.missing
+                      and judge.index.member(r, MODULE_CALL).outcome is not Outcome.missing for r in mro)
+    through = name == "__call__" or (name == MODULE_CALL and module_like)
+    sites = instance_calls(judge.index, resolution.ref, name) if reclassed else attribute_calls(judge.index, resolution.ref, attr, name, through)
+    # `self.attr = P(…)` in a plugin subclass (dep.plugin_class): the upstream methods it overrides never run on its objects
+    overridden = {m for cls in _own_classes(judge, dep.plugin_class) for m in cls.methods} if dep.plugin_class in judge.scan.classes else set()
+    return [site for site in sites.calls if not (overridden and _enclosing_method(judge, site) in overridden)]
+
+
+def _own_classes(judge: JudgeContext, path: str) -> list:
+    """The plugin classes of the MRO of the plugin class `path`, in order."""
+    return [judge.scan.classes[r.qualname] for r in judge.plugin_mro(path) if r.module == "" and r.qualname in judge.scan.classes]
 
 
 def _enclosing_method(judge: JudgeContext, site) -> str | None:

@@ -174,7 +174,8 @@ def against_calls(index: SymbolIndex, ref: Ref, problem: tuple[bool, str], bind,
             return Unreached(why) if why else placed(site) if placed is not None else True
     sites = call_sites(index, ref)
     if extra is not None and (extra.calls or extra.unsure):
-        sites = CallSites(sorted(sites.calls + extra.calls, key=lambda s: (s.path, s.line)), sites.unsure + extra.unsure)
+        # (a call both ways found, by name and on an instance, is one call)
+        sites = CallSites(sorted(dict.fromkeys(sites.calls + extra.calls), key=lambda s: (s.path, s.line)), list(dict.fromkeys(sites.unsure + extra.unsure)))
     own = index.function_info(ref)
     if own is not None and sites.unsure:
         # a call of that name, not placed, that upstream's own method could not take is a call of

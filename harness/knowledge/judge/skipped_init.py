@@ -13,7 +13,7 @@ import functools
 from pathlib import Path
 
 from harness.knowledge.judge.context import JudgeContext
-from harness.knowledge.model import Dependency, Finding, Outcome, Ref, Status, dotted, risk_of, walk
+from harness.knowledge.model import Dependency, Finding, Outcome, PluginClass, Ref, Status, dotted, risk_of, walk
 
 _SELF = "self"
 
@@ -32,7 +32,7 @@ def skipped_state(judge: JudgeContext, dep: Dependency, target: str) -> Finding 
     # before the upstream bases in its MRO (`class DevRMSNorm(DevNormState, RMSNorm)`); only the
     # first `__init__` of the MRO runs
     cls = judge.scan.classes.get(dep.name or dep.plugin_class or "")
-    init = _plugin_init(judge.scan.root / cls.file, cls.line) if cls is not None else None
+    init = _init_of(judge, cls) if cls is not None else None
     if init is None or _runs_init(judge, dep.plugin_class) != cls.path:
         return None
     skipped = _skipped(judge, dep.plugin_class, init, cls.path)
@@ -85,6 +85,21 @@ def _plugin_init(path: Path, line: int) -> ast.FunctionDef | None:
     """The `__init__` of the plugin class defined at `line` of `path`, or None."""
     node = _plugin_class_node(path, line)
     return next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if node else None
+
+
+def _init_of(judge: JudgeContext, cls: PluginClass) -> ast.FunctionDef | None:
+    """The `__init__` of the plugin class `cls`: its def, or the function its body binds to the
+    name (`__init__ = init_dev_quant_fp8`, defined in another plugin module), or None."""
+    found = _plugin_init(judge.scan.root / cls.file, cls.line)
+    method = cls.methods.get("__init__")
+    if found is None and method is not None and method.defined_at is not None:
+        path = judge.scan.root / method.defined_at[0]
+        try:
+            tree = _parsed(str(path), path.stat().st_mtime_ns)
+        except OSError:
+            return None
+        found = next((n for n in walk(tree) if isinstance(n, ast.FunctionDef) and n.lineno == method.defined_at[1]), None) if tree else None
+    return found
 
 
 def _qualified_self_calls(judge: JudgeContext, plugin_class: str) -> set[str]:
@@ -144,7 +159,7 @@ def _skipped(judge: JudgeContext, plugin_class: str, init: ast.FunctionDef, owne
                 named.add((dotted(receiver) or "").rpartition(".")[2])
     if named & plugin.keys():
         cls = judge.scan.classes[plugin[next(iter(named & plugin.keys()))]]
-        inner = _plugin_init(judge.scan.root / cls.file, cls.line) if depth < 8 else None
+        inner = _init_of(judge, cls) if depth < 8 else None
         return _skipped(judge, plugin_class, inner, cls.path, depth + 1) if inner is not None and "__init__" in cls.methods else []
     for position, ref in enumerate(upstream):
         short = ref.qualname.rpartition(".")[2]
@@ -162,7 +177,7 @@ def _next_init(judge: JudgeContext, plugin_class: str, mro: list[Ref], after: st
     for ref in mro[position + 1:] if position is not None and depth < 8 else ():
         cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
         if cls is not None and "__init__" in cls.methods:
-            inner = _plugin_init(judge.scan.root / cls.file, cls.line)
+            inner = _init_of(judge, cls)
             return _skipped(judge, plugin_class, inner, cls.path, depth + 1) if inner is not None else []
         if ref.module and ref.kind == "class" and (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def":
             return []

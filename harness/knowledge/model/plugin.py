@@ -32,7 +32,7 @@ from harness.engines import (
 )
 from harness.errors import HarnessError
 from harness.knowledge.model.findings import HookType
-from harness.knowledge.model.symbol_records import Param, walk
+from harness.knowledge.model.symbol_records import Param, literal_text, module_literals, walk
 
 _SKIP_DIRS = {"tests", "test", "docs", "build", "dist", "examples", "benchmarks", "__pycache__", "node_modules", "site-packages"}
 
@@ -345,6 +345,11 @@ class MethodDecl:
     decorators: tuple[str, ...]
     raises_only: bool = False  # symbol_records.raises_only
     forwards: bool = False  # syntax.forwards_to_super: `__init__(self, *args, **kwargs)` passing both on unchanged
+    # `m = a if cond else b`: the other functions the name may hold (each judged as an override)
+    alternatives: tuple[MethodDecl, ...] = ()
+    # a function bound by assignment (`__init__ = init_dev`): where its def is (file relative to the
+    # plugin root, line), wherever the plugin writes it
+    defined_at: tuple[str, int] | None = None
 
     @property
     def bound(self) -> bool:
@@ -902,10 +907,14 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
         pass
     try:
         tree = ast.parse(packaging_text(root / "setup.py", root) or "")
-        texts += [
-            (e.value, f"setup.py:{e.lineno}") for node in walk(tree) if isinstance(node, ast.keyword) and node.arg == "install_requires"
-            and isinstance(node.value, (ast.List, ast.Tuple)) for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-        ]
+        # literals, or strings built from the module's own string constants (`f"vllm=={VLLM_VERSION}"`),
+        # in the keyword's list or a list the module binds to a name
+        literals = module_literals(tree)
+        for node in walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "install_requires":
+                listed = literals.get(node.value.id) if isinstance(node.value, ast.Name) else node.value
+                texts += [(text, f"setup.py:{e.lineno}") for e in (listed.elts if isinstance(listed, (ast.List, ast.Tuple)) else ())
+                          if (text := literal_text(e, literals)) is not None]
     except (SyntaxError, ValueError):
         pass
 

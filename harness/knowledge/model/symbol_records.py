@@ -225,3 +225,84 @@ def function_params(args: ast.arguments) -> tuple[Param, ...]:
     if args.kwarg:
         params.append(Param(args.kwarg.arg, "varkw", None))
     return tuple(params)
+
+
+# ----------------------------------------------------------------------------- literal strings
+# What a few lines of code build from literals, names standing for literal nodes: setup.py's
+# `install_requires=[f"vllm=={VLLM_VERSION}"]`, an upstream loop's `setattr(self, f"{name}_x", …)`.
+# Nothing else is evaluated.
+
+
+def module_literals(tree: ast.Module) -> dict[str, ast.expr]:
+    """{name: value node} of the module's top-level `name = value` assignments (the last one)."""
+    return {stmt.targets[0].id: stmt.value for stmt in tree.body
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)}
+
+
+def literal_value(node: ast.expr | None, env: dict[str, ast.expr], depth: int = 0) -> ast.expr | None:
+    """What `node` holds, as a literal node, where names, item subscripts and tuples decide it;
+    None where it is not known (or the names lead in a circle)."""
+    if depth > 20:
+        return None
+    if isinstance(node, ast.Name):
+        held = env.get(node.id)
+        return held if held is None or isinstance(held, (ast.Constant, ast.Tuple, ast.List)) else literal_value(held, env, depth + 1)
+    if isinstance(node, ast.Tuple):
+        items = [literal_value(e, env, depth + 1) or e for e in node.elts]
+        return ast.Tuple(elts=items, ctx=ast.Load())
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        held = literal_value(node.value, env, depth + 1)
+        if isinstance(held, (ast.Tuple, ast.List)) and -len(held.elts) <= node.slice.value < len(held.elts):
+            return held.elts[node.slice.value]
+        return None
+    if isinstance(node, (ast.JoinedStr, ast.BinOp, ast.Call)):  # a string built of known parts
+        text = literal_text(node, env, depth + 1)
+        return None if text is None else ast.Constant(text)
+    return node if isinstance(node, ast.Constant) else None
+
+
+def literal_text(node: ast.expr | None, env: dict[str, ast.expr], depth: int = 0) -> str | None:
+    """The string `node` builds: a constant, a name holding one, an f-string of those, `a + b`,
+    `"%s_x" % (a,)`, `"{}_x".format(a)`; None where a part is not a known string."""
+    if depth > 20:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, (ast.Name, ast.Subscript)):
+        held = literal_value(node, env, depth + 1)
+        return held.value if isinstance(held, ast.Constant) and isinstance(held.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        parts = [literal_text(v.value, env, depth + 1) if isinstance(v, ast.FormattedValue) and v.conversion in (-1, 115) and v.format_spec is None
+                 else literal_text(v, env, depth + 1) if isinstance(v, ast.Constant) else None for v in node.values]
+        return None if None in parts else "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = literal_text(node.left, env, depth + 1), literal_text(node.right, env, depth + 1)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+        items = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+        values = [literal_text(item, env, depth + 1) for item in items]
+        try:
+            return None if None in values else node.left.value % tuple(values)
+        except (TypeError, ValueError):
+            return None
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" and not node.keywords
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)):
+        values = [literal_text(arg, env, depth + 1) for arg in node.args]
+        try:
+            return None if None in values else node.func.value.value.format(*values)
+        except (IndexError, KeyError, ValueError):
+            return None
+    return None
+
+
+def bind_literal(target: ast.expr, value: ast.expr | None, env: dict[str, ast.expr]) -> None:
+    """Bind a loop or assignment target; a name whose value is not known is dropped."""
+    if isinstance(target, ast.Name):
+        if value is None:
+            env.pop(target.id, None)
+        else:
+            env[target.id] = value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        items = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else [None] * len(target.elts)
+        for item, element in zip(target.elts, items):
+            bind_literal(item, element, env)

@@ -75,6 +75,7 @@ class PluginClasses:
     calls: dict[str, set[str]]
     parameter_keys: list
     parameter_calls: list
+    parameter_class_calls: list
     parameter_environ: list
     _chain_shadows: dict[int, set]  # Expressions._chain_map: keys the plugin's maps before upstream's hold
     _receivers_memo: dict[str, dict]  # _call_receivers, per method name (read once every call is recorded)
@@ -94,6 +95,7 @@ class PluginClasses:
     parameter_registries: list
     held_registrars: list
     self_placements: list
+    parameter_placements: list
     _related_classes: dict[str, frozenset[str]]
     decorated: dict[int, str]
     grafts: list
@@ -141,9 +143,11 @@ class PluginClasses:
         self._platform_held_reads()
         self._platform_instance_members()
         self._parameter_fields()
+        self._parameter_placements()
         self._instance_flags()
         self._parameter_keys()
         self._parameter_calls()
+        self._parameter_class_calls()
         self._parameter_settings()
         self._parameter_environ()
         self._parameter_imports()
@@ -165,6 +169,17 @@ class PluginClasses:
             if bases and any(path in self.plugin_mro(other) for other in made if other in self.scan.classes):
                 target = next(t for t in stmt.targets if isinstance(t, ast.Attribute) and t.attr == attr)
                 self._dependency("patch", f"{bases[0]}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, plugin_class=path,
+                                 expression=f"{ast.unparse(target)} = {ast.unparse(stmt.value)[:60]}")
+
+    def _parameter_placements(self) -> None:
+        """`p.attr = P(…)` on an unannotated parameter p whose upstream class the whole plugin
+        names (_parameter_class: a function set on an upstream class as a method, `C.__init__ =
+        _init` with `self.self_attn = DevAttention(…)` in it; a hook's receiver): a PLACED patch
+        of "C.attr", as `_placement` makes for an annotated one."""
+        for module, stmt, target, placed, ctx, instance in self.parameter_placements:
+            cls = self._parameter_class(instance.function, instance.param)
+            if cls and is_upstream(cls):
+                self._dependency("patch", f"{cls}.{target.attr}", module, stmt, ctx, how=PLACED, hook=placed,
                                  expression=f"{ast.unparse(target)} = {ast.unparse(stmt.value)[:60]}")
 
     def _unloaded_platform(self, path: str) -> bool:
@@ -291,6 +306,23 @@ class PluginClasses:
                     seen.add(found)
                     self._dependency("call", qualified, module, call, replace(ctx, env={**ctx.env, **binding}), call=call_shape(call),
                                      expression=name, arguments=constants + found, how=BOUND_ARGUMENTS)
+
+    def _parameter_class_calls(self) -> None:
+        """A call of what a helper's parameter holds (`def make(spec_cls, **fields): return
+        spec_cls(**fields)`): once per binding of its callers (helper_bindings) where that is an
+        upstream class, its `*`/`**` arguments spread as that binding fills them (a caller's
+        keywords gathered by `**fields`), so the class's constructor judges each caller's arguments."""
+        for module, call, ctx in self.parameter_class_calls:
+            name = call.func.id
+            for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno):
+                held = binding.get(name)
+                ref = self.upstream_ref(held.path) if isinstance(held, Named) and is_upstream(held.path) else None
+                if ref is None or ref.kind != "class":  # (a function handed in is judged where it is named)
+                    continue
+                for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                    made, spread = self._spread(module, call, inner)
+                    if made is not call or not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords):
+                        self._call(module, made, spread)
 
     def _parameter_environ(self) -> None:
         """An environment write inside a method or helper whose variable its parameters decide
@@ -666,6 +698,19 @@ class PluginClasses:
             # (self is that instance, as made there: no other construction's)
             return [(dict(zip(params, (instance, Named(cls), name))), where)
                     for cls, name, instance, where in self.set_name_sites[owner]] if len(params) >= 3 else []
+        if short == "__init_subclass__" and owner in self.scan.classes and definition is not None and first:
+            # Python calls it for each class statement deriving from the class, that class its first
+            # parameter, the statement's keywords the others (object.__init_subclass__ docs:
+            # `class DevInit(InitPatch, replaces=Sampler)`), defaults where not given; a call of the
+            # name is a `super().__init_subclass__(…)` of another class's
+            found = []
+            for path in sorted(self._plugin_subclasses(owner) - {owner}):
+                made = self._plugin_definition(path)
+                if made is None or not isinstance(made[1], ast.ClassDef):
+                    continue
+                home, node = made
+                given = {k.arg: self.const(home, k.value, {}) for k in node.keywords if k.arg and k.arg != "metaclass"}
+                found.append(({**self._default_binding(module, definition), **given, first[0]: Named(path)}, f"{self.relfile(home)}:{node.lineno}"))
         if not found and functions[-1] == f"{module}.__getattr__" and len(first) == 1:
             # a module's own __getattr__ (PEP 562): called with each name plugin code reads on
             # the module that it does not bind
@@ -688,8 +733,10 @@ class PluginClasses:
             for function, where in callers.items():  # (one binding per calling function: the receivers of all its calls)
                 named = [receivers.get(at) for held, at in sites if held == function]
                 receivers[where] = None if any(n is None for n in named) else set().union(*named)
-            if instances and not found and definition is not None and is_property(definition):
-                # a property's getter runs where the attribute is read (`self.upstream_factory`), not called by name
+            if instances and not found and definition is not None and (is_property(definition) or short == "__post_init__"):
+                # a property's getter runs where the attribute is read (`self.upstream_factory`), not
+                # called by name; a dataclass's __post_init__ at the end of each construction (the
+                # generated __init__ calls it: the dataclasses docs)
                 callers = {(functions[-1],): f"{self.relfile(module)}:{definition.lineno}"}
             uncalled = [(defaults, where) for where in callers.values()]
             # (a call on an object the plugin names, `KERNELS.install()`, runs on that object alone)
@@ -1306,13 +1353,13 @@ class PluginClasses:
                 continue
             for position, path in enumerate(mro):
                 cls = classes[path]
-                for name, method in cls.methods.items():
+                for name, method in ((n, m) for n, chosen in cls.methods.items() for m in (chosen, *chosen.alternatives)):
                     shadowed = any(name in classes[k].methods for k in mro[:position])
                     dunder = name.startswith("__") and name.endswith("__") and name != "__init__"
                     private = name.startswith("_") if kind == "override" else dunder
-                    if shadowed or private or (cls.file, method.line, name) in seen:
+                    if shadowed or private or (cls.file, method.line, name, method.params) in seen:
                         continue
-                    seen.add((cls.file, method.line, name))
+                    seen.add((cls.file, method.line, name, method.params))
                     # a @property over a base method: a call of it calls what the getter returns (a class: its __init__)
                     made = self._property_class_init(cls, name, method)
                     self.scan.dependencies.append(Dependency(

@@ -59,6 +59,7 @@ from harness.knowledge.scan.syntax import (
     imported_names,
     is_property,
     is_super,
+    local_names,
     mangled,
     module_level,
     own_returns,
@@ -147,6 +148,7 @@ class Expressions:
     parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]]  # (module, name, package, where)
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
+    parameter_class_calls: list[tuple[str, ast.Call, Context]]  # `cls(**fields)` of a helper's parameter: finish()
     _patch_only: set[int]  # setattr calls standing for `param.x = v`: a patch or nothing
     parameter_settings: list[tuple[str, ast.Call, str, Context]]
     model_packages: set[str]
@@ -154,6 +156,7 @@ class Expressions:
     parameter_registries: list[tuple[str, ast.Call, Context]]
     held_registrars: list[tuple[str, ast.Call, Context]]
     self_placements: list[tuple[str, ast.Assign, str, str, str, Context]]  # (module, stmt, plugin class, attr, placed class, where)
+    parameter_placements: list[tuple[str, ast.Assign, ast.Attribute, str, Context, Instance]]  # `self.x = P(…)` on a parameter: finish()
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
@@ -667,6 +670,11 @@ class Expressions:
                 key = self.const(module, call.args[at], env) if at is not None and len(call.args) > at else None
                 self._dependency("patch", owner, module, call, ctx, how=f"in-place .{call.func.attr}", name=key if isinstance(key, str) else None)
                 return
+        if (isinstance(call.func, ast.Name) and ctx.functions and call.func.id in ctx.local and call.func.id != ctx.self_name
+                and (env.get(call.func.id, OPAQUE) is OPAQUE or isinstance(held := env.get(call.func.id), Instance) and held.path is None)):
+            # `def make(spec_cls, **fields): return spec_cls(**fields)`: a call of what each caller
+            # hands in, judged per binding where that is an upstream class (finish())
+            self.parameter_class_calls.append((module, call, ctx))
         if not is_upstream(qualified) and isinstance(call.func, (ast.Name, ast.Attribute)):
             # what each call of a plugin function passes, folded where it is made (loops over
             # constants unrolled): caller_bindings reads it
@@ -689,6 +697,15 @@ class Expressions:
             # `Registrar(target, kind)(fn)`, `Installer(specs)()`: what the object's __call__ gets (helper_bindings)
             read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
             self.called_objects[id(call.func)] = (module, call, read)
+        if (qualified in ("dataclasses.replace", "copy.replace") and len(call.args) == 1 and not isinstance(call.args[0], ast.Starred)
+                and (instance := self._instance(module, call.args[0], env)) is not None and instance.path and is_upstream(instance.path)):
+            # replace(obj, x=…) calls obj.__class__(**changes) with every other init field taken from obj
+            # (Python's dataclasses.replace; copy.replace through __replace__): a call of the class with
+            # those keywords, the rest unpacked
+            short = instance.path.rpartition(".")[2]
+            rest = ast.keyword(arg=None, value=ast.Name("<fields kept>", ast.Load()))
+            made = ast.copy_location(ast.Call(func=ast.Name(short, ast.Load()), args=[], keywords=[*call.keywords, rest]), call)
+            self._call(module, ast.fix_missing_locations(made), replace(ctx, env={**env, short: Named(instance.path)}))
         spreads = [a.value for a in call.args if isinstance(a, ast.Starred)] + [k.value for k in call.keywords if k.arg is None]
         if is_upstream(qualified) and spreads and not any(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) for n in spreads):
             # `C(**rec._asdict())`, `C(**asdict(rec))`, `C(**{…})`: keys a record's fields or a literal
@@ -1114,14 +1131,15 @@ class Expressions:
             found is not None and isinstance(found[1], ast.ClassDef)) else None
         return (f"{cls_path}.__call__", call, function_params(call.args)[1:]) if call is not None else (None, None, None)
 
-    def _made_once(self, name: str, ctx: Context) -> ast.Call | None:
+    def _made_once(self, name: str, ctx: Context, methods: bool = False) -> ast.expr | None:
         """The call a local of the enclosing function is bound to, when one `name = <call>` is
-        the only binding of it there (syntax.bound_once); None otherwise."""
+        the only binding of it there (syntax.bound_once); with `methods`, also an attribute read
+        off a call (`hook = Patch(cfg).around`); None otherwise."""
         found = self._plugin_definition(ctx.functions[-1]) if ctx.functions else None
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         made = bound_once(found[1]).get(name)
-        return made if isinstance(made, ast.Call) else None
+        return made if isinstance(made, ast.Call) or methods and isinstance(made, ast.Attribute) and isinstance(made.value, ast.Call) else None
 
     def _module_made_once(self, module: str, name: str) -> ast.Call | None:
         """The call a module global is bound to (`_pick = operator.itemgetter(*KEYS)`), when one
@@ -1416,8 +1434,8 @@ class Expressions:
         node = self._unwrapped(module, node, ctx.env)
         if isinstance(node, ast.Name) and isinstance(held := ctx.env.get(node.id), Record) and not is_upstream(held.cls):
             return self._instance_call(held.cls)  # `f = Filter(strict=x); register(t, f)`: an instance of a plugin class
-        if isinstance(node, ast.Name) and ctx.env.get(node.id) is OPAQUE and (made := self._made_once(node.id, ctx)) is not None and depth < 8:
-            return self._hook_signature(module, made, ctx, depth + 1)  # what the call that bound it made
+        if isinstance(node, ast.Name) and ctx.env.get(node.id) is OPAQUE and (made := self._made_once(node.id, ctx, methods=True)) is not None and depth < 8:
+            return self._hook_signature(module, made, ctx, depth + 1)  # what the call that bound it made, the method read
         if isinstance(node, ast.Lambda):
             return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
         if isinstance(node, (ast.Call, ast.Subscript)) and isinstance(named := self.const(module, node, ctx.env), Named) and not is_upstream(named.path):
@@ -1463,8 +1481,9 @@ class Expressions:
         if isinstance(node, ast.Call) and depth < 8:
             returned = self._factory_return(module, node, ctx)
             if returned is not None:  # `return functools.partial(_impl, cfg)`, `return lambda …`, `return _module_fn`
-                home, value = returned
-                return self._hook_signature(home, value, Context(env={}), depth + 1)
+                home, value, inside = returned
+                # read inside the factory: `tracer = Tracer(log); return tracer.around` is its local's method
+                return self._hook_signature(home, value, inside, depth + 1)
             if isinstance(node.func, (ast.Name, ast.Attribute, ast.Call)) and not node.args and not node.keywords:
                 # `builder()` of a plugin object: its __call__ runs; the hook is the function it returns
                 bound = self._bound_method(module, ast.copy_location(ast.Attribute(value=node.func, attr="__call__", ctx=ast.Load()), node), ctx)
@@ -1651,19 +1670,22 @@ class Expressions:
         closure = made[0][1]
         return f"{home}.{short}.{closure.name}", closure, function_params(closure.args)
 
-    def _factory_return(self, module: str, node: ast.Call, ctx: Context) -> tuple[str, ast.expr] | None:
-        """(its module, the expression) a plugin factory called as `node` returns, when every
-        `return` of it returns one expression that is no nested function of its own (those are
-        returned_function's): a partial, a lambda, a module function by name. None otherwise."""
+    def _factory_return(self, module: str, node: ast.Call, ctx: Context) -> tuple[str, ast.expr, Context] | None:
+        """(its module, the expression, the factory's own context: its path, its locals) a plugin
+        factory called as `node` returns, when every `return` of it returns one expression that
+        is no nested function of its own (those are returned_function's): a partial, a lambda, a
+        module function by name, a bound method of an object it makes. None otherwise."""
         name = dotted(node.func)
         path = self.qualify(module, name, ctx.env) if name else None
         found = self._plugin_definition(path) if path and not is_upstream(path) else None
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or returned_function(found[1]) is not None:
             return None
         returns = [r.value for r in own_returns(found[1])]
-        if len(returns) != 1 or returns[0] is None or isinstance(returns[0], ast.Name) and returns[0].id in {p.name for p in function_params(found[1].args)}:
+        params = {p.name for p in function_params(found[1].args)}
+        if len(returns) != 1 or returns[0] is None or isinstance(returns[0], ast.Name) and returns[0].id in params:
             return None
-        return found[0], returns[0]
+        local = frozenset(local_names(found[1]) | params)
+        return found[0], returns[0], Context(env=dict.fromkeys(local, OPAQUE), functions=(path,), local=local)
 
     def _hook_callable(self, module: str, node, ctx: Context) -> tuple[str | None, ast.AST | None]:
         """(plugin path, definition) of the function or class a hook registers."""
@@ -1791,6 +1813,11 @@ class Expressions:
         if instance is not None and instance.path and found is not None and isinstance(found[1], ast.ClassDef):
             self._dependency("patch", instance.path if name else f"{instance.path}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, name=name,
                              expression=f"{ast.unparse(target)} = {ast.unparse(value)[:60]}")
+        elif (instance is not None and not instance.path and instance.function and instance.param and "." not in instance.param
+              and name is None and found is not None and isinstance(found[1], ast.ClassDef)):
+            # on an unannotated parameter: the class finish() names for it (a function put on an
+            # upstream class as its `__init__`, a hook's receiver): _parameter_placements
+            self.parameter_placements.append((module, stmt, target, placed, ctx, instance))
 
     def _constructed_class(self, module: str, made: ast.expr, ctx: Context) -> str | None:
         """What `made(…)` builds: `made` itself by its path (a class, or anything else, as named),

@@ -48,7 +48,7 @@ from harness.knowledge.model import (
     read_entry_points,
     walk,
 )
-from harness.knowledge.scan.annotations import field_class
+from harness.knowledge.scan.annotations import field_class, parameter_class
 from harness.knowledge.scan.syntax import (
     always_raises,
     assigned,
@@ -478,7 +478,7 @@ class Folding:
     none_fallbacks: dict[tuple[str, str], ModuleExists | ImportsResolve | HasAttr]  # (module, imported path) -> "the import resolves"
     _groups: dict[str, list]  # the plugin's own entry points by group (_entry_points)
     main_modules: set[str]  # modules run as `__main__` (`python -m`)
-    _instance_writes: dict[tuple[str, str], bool]  # (class, name) -> _set_on_instances
+    _instance_writes: dict[tuple[str, str, bool], bool]  # (class, name, after_init) -> _set_on_instances
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     _chosen_by_ifs: dict[str, frozenset[str]]  # module -> the names its module-level ifs bind (release_binding)
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
@@ -672,10 +672,16 @@ class Folding:
                     # `ENABLED[1].device_name`, `(Gen.A if t else Gen.B).value`
                     return self._enum_attribute(held.member if isinstance(held, MemberText) else held.path, node.attr, depth)
             if (isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id
-                    and (made := self.sole_object(env["<class>"], depth)) is not None and isinstance(made.get(node.attr), (list, dict))):
+                    and (made := self.sole_object(env["<class>"], depth)) is not None
+                    and (isinstance(made.get(node.attr), (list, dict))
+                         or (made.get(node.attr) is not OPAQUE and self._class_references()[env["<class>"].rpartition(".")[2]][0][2] is None
+                             and not self._set_on_instances(env["<class>"], node.attr, after_init=True)))):
                 # `self._table` of the one object the plugin makes: the table with what its methods
-                # add (other fields are read per call of the method: helper_bindings, which knows
-                # whether anything calls it)
+                # add; `self.package` that only its `__init__` stores, of an object made at module
+                # level (made whenever its module runs): what the construction handed it (`plugin =
+                # Plugin(package=f"{__name__}.models")`), in any method, however it is called (by
+                # upstream too: an entry point naming the object). Made in a function, the
+                # object's methods read it per call (helper_bindings, which knows whether that runs)
                 return self._record_attribute(made, node.attr, depth)
             if isinstance(node.value, ast.Name) and env.get("<self>") == node.value.id and not self._set_on_instances(env["<class>"], node.attr):
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
@@ -714,7 +720,8 @@ class Folding:
                 return RunningVersion(parsed=False)
             held = self.class_constant(owner, node.attr, depth + 1) if owner else OPAQUE
             if held is not OPAQUE:
-                return held
+                # `Patch(cfg).around` on an object not folded: its method bound all the same
+                return self._bound_to(held, OPAQUE) if isinstance(node.value, ast.Call) else held
             return Named(f"{owner}.{node.attr}") if owner else OPAQUE
         if isinstance(node, ast.JoinedStr):
             pieces = []
@@ -938,6 +945,56 @@ class Folding:
         if not all(isinstance(arm, dict) for arm in arms) or any(k in arms[1] and arms[1][k] != v for k, v in arms[0].items()):
             return None
         return {**arms[0], **arms[1]}
+
+    def loaded_walk(self, module: str, loop: ast.For | ast.AsyncFor, env: dict) -> list | None:
+        """`for name, mod in sys.modules.copy().items():` (or `list(sys.modules)`, `.keys()`, …)
+        whose body acts only on names a folded table holds (`t = T.get(name)` then `if not t:
+        continue`; `if name not in T: continue`; the body one `if name in T:`): the walk over T's
+        upstream names, each a LoadedName (its pass runs where that module is loaded), paired
+        with the module `sys.modules[name]` for `.items()`. SGLang walks sys.modules so itself
+        (utils/common.py apply_module_patch). None for any other loop."""
+        walked, method = loop.iter, None
+        while True:
+            if isinstance(walked, ast.Call) and not walked.keywords and len(walked.args) == 1 and dotted(walked.func) in ("list", "tuple", "dict", "sorted"):
+                walked = walked.args[0]
+            elif (isinstance(walked, ast.Call) and isinstance(walked.func, ast.Attribute) and not walked.args
+                  and (walked.func.attr == "copy" or walked.func.attr in ("items", "keys") and method is None)):
+                method = method or (None if walked.func.attr == "copy" else walked.func.attr)
+                walked = walked.func.value
+            else:
+                break
+        if self.qualify(module, dotted(walked) or "", env) != "sys.modules":
+            return None
+        pairs = method == "items"
+        names = loop.target.elts if pairs and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2 else [loop.target]
+        if not isinstance(names[0], ast.Name) or pairs and not isinstance(loop.target, ast.Tuple):
+            return None
+        key = names[0].id
+
+        def tests_key(test, op) -> ast.expr | None:  # `key in T` / `key not in T`: T
+            return (test.comparators[0] if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], op)
+                    and isinstance(test.left, ast.Name) and test.left.id == key else None)
+
+        def skips(stmt) -> ast.expr | None:  # `if <test>: continue`: the test
+            return stmt.test if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue) else None
+
+        body, table = loop.body, None
+        if len(body) == 1 and isinstance(body[0], ast.If) and not body[0].orelse:
+            table = tests_key(body[0].test, ast.In)
+        if table is None and body and (test := skips(body[0])) is not None:
+            table = tests_key(test, ast.NotIn)
+        if (table is None and len(body) > 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 and isinstance(body[0].targets[0], ast.Name)
+                and isinstance(got := body[0].value, ast.Call) and isinstance(got.func, ast.Attribute) and got.func.attr == "get"
+                and len(got.args) == 1 and isinstance(got.args[0], ast.Name) and got.args[0].id == key and (test := skips(body[1])) is not None):
+            held = body[0].targets[0].id
+            empty = (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name) and test.operand.id == held
+                     or isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) and isinstance(test.left, ast.Name)
+                     and test.left.id == held and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+            table = got.func.value if empty else None
+        keys = self.iterated(self.const(module, table, env)) if table is not None else None
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            return None
+        return [[LoadedName(k), Named(k)] if pairs else LoadedName(k) for k in dict.fromkeys(keys) if is_upstream(k)]
 
     def iterated(self, value):
         """What a loop over a folded value meets: a list's elements, a dict's keys, a string's
@@ -1675,13 +1732,16 @@ class Folding:
         method = self._record_method(record, attr, property_=True)
         if method is not None:  # `spec.target` of `@property def target(self): return f"{self.owner}.{self.attr}"`
             return self.const(method[0], method[1], {method[2]: record}, depth + 1)
-        held = self.class_constant(record.cls, attr, depth + 1)
+        return self._bound_to(self.class_constant(record.cls, attr, depth + 1), record)
+
+    def _bound_to(self, held, instance):
+        """`held`, a class attribute, as read on `instance`: a plain method of a plugin class is
+        bound to it, partial(method, instance) (Python's data model); a decorated one (a
+        property, a staticmethod) is what its decorator makes, anything else itself."""
         found = self._plugin_definition(held.path) if isinstance(held, Named) and not is_upstream(held.path) else None
         if (found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) and not found[1].decorator_list
                 and isinstance((self._plugin_definition(held.path.rpartition(".")[0]) or (None, None))[1], ast.ClassDef)):
-            # a plain method read on an instance is bound to it: partial(method, instance) (Python's
-            # data model); a decorated one (a property, a staticmethod) is what its decorator makes
-            return Partial(held.path, (record,), ())
+            return Partial(held.path, (instance,), ())
         return held
 
     def _closure_called(self, closure: Closure, node: ast.Call, module: str, env: dict, depth: int):
@@ -2899,16 +2959,18 @@ class Folding:
         self._class_refs = refs
         return refs
 
-    def _set_on_instances(self, path: str, attr: str) -> bool:
+    def _set_on_instances(self, path: str, attr: str, after_init: bool = False) -> bool:
         """Whether a method of the plugin class `path` or of a plugin base writes `self.<attr>`
-        (or `setattr(self, "attr", …)`), so `self.attr` need not be the class's constant. Once
-        per (class, name): the plugin does not change while it is scanned."""
-        key = (path, attr)
+        (or `setattr(self, "attr", …)`), so `self.attr` need not be the class's constant; with
+        `after_init`, a method other than `__init__` (so the field need not hold what the
+        construction stored). Once per (class, name, after_init): the plugin does not change
+        while it is scanned."""
+        key = (path, attr, after_init)
         if key not in self._instance_writes:
-            self._instance_writes[key] = self._writes_on_instances(path, attr)
+            self._instance_writes[key] = self._writes_on_instances(path, attr, after_init)
         return self._instance_writes[key]
 
-    def _writes_on_instances(self, path: str, attr: str) -> bool:
+    def _writes_on_instances(self, path: str, attr: str, after_init: bool) -> bool:
         queue, seen = [path], set()
         while queue:
             current = queue.pop()
@@ -2917,7 +2979,7 @@ class Folding:
             if found is None or not isinstance(found[1], ast.ClassDef):
                 continue
             module, cls = found
-            for node in walk(cls):
+            for node in (n for stmt in cls.body if not (after_init and getattr(stmt, "name", None) == "__init__") for n in walk(stmt)):
                 if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, (ast.Store, ast.Del)):
                     return True
                 if (isinstance(node, ast.Call) and dotted(node.func) == "setattr" and len(node.args) >= 2
@@ -2974,6 +3036,41 @@ class Folding:
                     members[name] = self._class_body_value(module, path, cls.body, cls.body.index(stmt) + 1, name, depth + 1)
         return members
 
+    def _module_members(self, module: str, predicate: str | None, depth: int):
+        """`inspect.getmembers(module, inspect.isfunction)` (or `isclass`) of a plugin module:
+        [name, Named(path)] of each global of that kind, sorted by name as getmembers sorts (the
+        inspect docs): its defs (classes), and names bound to a function (class) elsewhere, the
+        plugin's by its definition, upstream's by the index; a lambda is a function. A value made
+        by a call counts as neither. OPAQUE for another predicate, a module with `__getattr__` or
+        a star import, or a name whose kind is not known."""
+        kind = {"inspect.isfunction": "def", "inspect.isclass": "class"}.get(predicate or "")
+        table = self.table(module)
+        if kind is None or table.has_getattr or table.star_imports or depth > 20:
+            return OPAQUE
+        tree = self.tree(module)
+        values = {t.id: s.value for s in (tree.body if tree else []) if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+        found = []
+        for name, binding in sorted(table.names.items()):
+            if binding.kind in ("def", "class"):
+                path, is_kind = f"{module}.{name}", binding.kind == kind
+            elif binding.kind in ("from", "alias") or binding.kind == "value" and isinstance(values.get(name), (ast.Name, ast.Attribute, ast.Lambda)):
+                if isinstance(values.get(name), ast.Lambda):
+                    path, is_kind = f"{module}.{name}", kind == "def"
+                else:
+                    path = binding.target.replace(":", ".") if binding.kind == "from" else self.qualify(module, binding.target or dotted(values[name]) or "") or ""
+                    definition = self._plugin_definition(path) if path and not is_upstream(path) else None
+                    resolved = self.index.resolve(path) if path and is_upstream(path) else None
+                    what = ("def" if isinstance(definition[1], (ast.FunctionDef, ast.AsyncFunctionDef)) else "class" if isinstance(definition[1], ast.ClassDef)
+                            else None) if definition is not None else {"function": "def", "class": "class"}.get(resolved.ref.kind) if resolved is not None and resolved.ok else None
+                    if what is None and (definition is not None or resolved is not None and not resolved.ok):
+                        return OPAQUE  # bound to something whose kind is not known
+                    is_kind = what == kind
+            else:
+                continue  # a module, or a value a call made
+            if is_kind:
+                found.append([name, Named(path)])
+        return found
+
     def _function_attribute(self, path: str, attr: str, depth: int):
         """What the plugin function `path` holds as attribute `attr`, set by its decorators: a
         decorator factory call (`@mark("m", kind)`) whose returned function sets
@@ -2989,8 +3086,13 @@ class Folding:
             factory = self._plugin_function(self.qualify(home, dotted(decorator.func) or "") or "") if isinstance(decorator, ast.Call) else None
             inner = returned_function(factory[1]) if factory is not None else None
             first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
+            target = first[0] if first else None
+            # `fn.attr = v`, or `setattr(fn, NAME, v)` with NAME folding to attr where the factory is written
             sets = [stmt.value for stmt in inner.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute)
-                    and stmt.targets[0].attr == attr and dotted(stmt.targets[0].value) == (first[0] if first else None)] if inner is not None else []
+                    and stmt.targets[0].attr == attr and dotted(stmt.targets[0].value) == target] if inner is not None else []
+            sets += [stmt.value.args[2] for stmt in inner.body if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                     and dotted(stmt.value.func) == "setattr" and len(stmt.value.args) == 3 and dotted(stmt.value.args[0]) == target
+                     and self.const(factory[0], stmt.value.args[1], {}, depth + 1) == attr] if inner is not None else []
             if sets:
                 local = self._called_with(factory[0], factory[1], [self.const(home, a, {}, depth + 1) for a in decorator.args], decorator.keywords, home, {}, depth)
                 value = self.const(factory[0], sets[-1], {**local, first[0]: Named(path)}, depth + 1)
@@ -3323,7 +3425,9 @@ class Folding:
         pairs sorted by name (the inspect docs), of its body and its plugin bases' (a subclass's
         own first), the functions a read on the class gives as functions (plain and static
         methods: not classmethods or properties); OPAQUE for another predicate, or a base
-        outside the plugin (its members are not known here)."""
+        outside the plugin (its members are not known here). Of a plugin module: _module_members."""
+        if path in self.files:
+            return self._module_members(path, predicate, depth)
         found = self._plugin_definition(path)
         if predicate != "inspect.isfunction" or found is None or not isinstance(found[1], ast.ClassDef) or depth > 20:
             return OPAQUE
@@ -3476,6 +3580,12 @@ class Folding:
         class (SGLang's ServerArgs), as writes to it are."""
         if isinstance(node, ast.Attribute):  # `vllm_config.compilation_config`: the class the field is annotated with
             return self._field_instance(self._instance(module, node.value, env), node.attr)
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            # `get_current_vllm_config().x`: what an upstream function annotated to return one class returns
+            path = self.qualify(module, dotted(node.func) or "", env)
+            ref = self.upstream_ref(path) if path and is_upstream(path) else None
+            made = parameter_class(self.index, ref, "return") if ref is not None and ref.kind == "function" else None
+            return Instance(made) if made and is_upstream(made) else None
         if not isinstance(node, ast.Name):
             return None
         value = env.get(node.id, OPAQUE)

@@ -46,6 +46,7 @@ from harness.knowledge.model import (
     PluginClass,
     PluginModule,
     PluginScan,
+    Runtime,
     Undecided,
     dotted,
     function_params,
@@ -76,6 +77,7 @@ from harness.knowledge.scan.folding import (
     free_marker,
     is_type_test,
     returned_marker,
+    runtime_test,
     without_none,
 )
 from harness.knowledge.scan.liveness import mark_live, plugin_roots, with_parents
@@ -152,6 +154,10 @@ def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None
     return scan
 
 
+# what a lookup in run-time data raises (a missing key or index, a bad value, a wrong type)
+_DATA_ERRORS = frozenset({"KeyError", "IndexError", "LookupError", "ValueError", "TypeError", "AttributeError", "Exception", "BaseException"})
+
+
 class Scanner(Expressions, Registrations, PluginClasses, Folding):
     """Reads every module of one plugin checkout into a PluginScan."""
 
@@ -183,6 +189,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
         self.parameter_keys: list[tuple[str | None, str, str, str, ast.Subscript, Context]] = []
         self.parameter_calls: list[tuple[str, ast.Call, str, str, Context]] = []
+        self.parameter_class_calls: list[tuple[str, ast.Call, Context]] = []
         self.parameter_environ: list[tuple[str, ast.Call, Context]] = []
         self._chain_shadows: dict[int, set] = {}
         # import_module arguments built from a function's parameters: (module, the argument, its context)
@@ -206,7 +213,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._defs: dict[str, dict[str, list]] = {}
         self._through_callers: dict[tuple, list] = {}
         self._tests: dict[int, tuple] = {}
-        self._instance_writes: dict[tuple[str, str], bool] = {}
+        self._instance_writes: dict[tuple[str, str, bool], bool] = {}
         self._stand_in_cache: dict[str, dict] = {}
         self._chosen_by_ifs: dict[str, frozenset[str]] = {}
         self._names_plugin_hook: dict[str, bool] = {}  # module -> whether it names plugin_hook at all (_held_plugin_hook)
@@ -217,6 +224,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._groups: dict[str, list] = {}
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
         self.self_placements: list[tuple[str, ast.Assign, str, str, str, Context]] = []  # `self.x = P(…)` (_self_placements)
+        self.parameter_placements: list[tuple[str, ast.Assign, ast.Attribute, str, Context, Instance]] = []  # (_parameter_placements)
         self.held_registrars: list[tuple[str, ast.Call, Context]] = []  # `reg(name)` of `reg(name)(fn)`, reg handed in (_held_registrars)
         self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
         self.grafts: list[tuple[str, str, MethodDecl | None]] = []  # (plugin class path, name, the method when a function)
@@ -536,7 +544,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             env.update({n.target.id: OPAQUE for n in walk(stmt) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)})
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._expressions(module, stmt.iter, ctx)
-            iterable = self.iterated(self.const(module, stmt.iter, env))  # a dict's keys, an enum's members
+            iterable = self.loaded_walk(module, stmt, env)  # a walk over sys.modules for a table's names
+            if iterable is None:
+                iterable = self.iterated(self.const(module, stmt.iter, env))  # a dict's keys, an enum's members
             if isinstance(iterable, list) and iterable:
                 # a body that always runs through (no break, continue, return or raise of its own)
                 # hands each pass's names to the next and the last pass's to the code after the loop
@@ -544,13 +554,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 straight = not any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)) for n in _own_nodes(stmt.body))
                 carried = dict(env)
                 for element in iterable:
-                    # (a name kept because it is loaded: the pass for it runs where it is)
-                    guards = ctx.guards + ((GuardCond(ModuleExists(element), f"{element} in sys.modules", stmt.lineno),)
-                                           if isinstance(element, LoadedName) else ())
+                    # (a name kept because it is loaded, alone or with its module: the pass for it runs where it is)
+                    loaded = element[0] if isinstance(element, list) and element and isinstance(element[0], LoadedName) else element
+                    guards = ctx.guards + ((GuardCond(ModuleExists(loaded), f"{loaded} in sys.modules", stmt.lineno),)
+                                           if isinstance(loaded, LoadedName) else ())
                     passed = {**(carried if straight else env), **bind(stmt.target, element)}
                     self._block(module, stmt.body, replace(ctx, guards=guards, env=dict(passed)))
                     carried = self._pass_bindings(module, stmt.body, passed) if straight else carried
-                if straight and not any(isinstance(e, LoadedName) for e in iterable):
+                if straight and not any(isinstance(e, LoadedName) or isinstance(e, list) and e and isinstance(e[0], LoadedName) for e in iterable):
                     env.update({name: carried.get(name, OPAQUE) for node in stmt.body for name in assigned_in(node)})
             else:  # not folded, or empty here (a registry functions fill later): the body once, its elements unknown
                 guards = ctx.guards
@@ -659,6 +670,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                             # `cc = self.cfg.compilation_config`: what the class keeps on self, a field of it
                             # (finish() names its class as for the chain read in place)
                             env[target.id] = Instance(None, f"{SELF_HELD}{ctx.cls.path}", kept)
+                        root = stmt.value
+                        while isinstance(root, ast.Attribute):
+                            root = root.value
+                        if isinstance(root, ast.Call) and (made := self._instance(module, stmt.value, env)) is not None and made.path:
+                            # `cc = get_current_vllm_config().compilation_config`: an instance of the class
+                            # the upstream function is annotated to return, or of its field's
+                            env[target.id] = made
                         if env[target.id] is OPAQUE and (isinstance(stmt.value, ast.Compare) or isinstance(stmt.value, ast.UnaryOp) and isinstance(stmt.value.op, ast.Not)):
                             # `OLD = __version__ == "0.9.0"` at module level: the test, as a later `if OLD:` reads it
                             cond = self.condition(module, stmt.value, env)
@@ -783,8 +801,16 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         catches_import = bool(handled & IMPORT_ERRORS) or "*" in handled
         succeeded: Cond = ImportsResolve(imports) if imports and catches_import else UNDECIDED
         body_text = f"the imports at line {stmt.lineno} succeed" if imports else f"the try at line {stmt.lineno} succeeds"
+        # a body that only reads run-time data (`kernel = self._kernels[x.dtype]`: no call but of
+        # that data's methods) fails for some inputs: its handlers run under a run-time condition
+        looked_up = [s.value for s in stmt.body if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)) and s.value is not None]
+        data_only = not imports and ctx.local and len(looked_up) == len(stmt.body) and all(runtime_test(v, ctx.local) for v in looked_up)
         for handler in stmt.handlers:
             guard = GuardCond(succeeded if isinstance(succeeded, Undecided) else Not(succeeded), f"not ({body_text})", handler.lineno)
+            if data_only and (handler.type is None or {n.rpartition(".")[2] for n in self.exception_names(module, [handler.type])} & _DATA_ERRORS):
+                raised = ast.unparse(handler.type) if handler.type is not None else "an exception"
+                text = f"{'; '.join(ast.unparse(v) for v in looked_up)} raises {raised}"
+                guard = GuardCond(Runtime(text), text, handler.lineno)
             if imports and handler.type is not None and self.exception_names(module, [handler.type]) == {"ModuleNotFoundError"}:
                 # only a missing module raises ModuleNotFoundError: a missing name in a module that is
                 # there raises plain ImportError, which this handler lets through
@@ -1125,8 +1151,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         `m = staticmethod(fn)` / `classmethod(fn)`, `m = other_method` of the same body: `body`, its
         methods so far) or on the class afterwards (graft_method): a function in a class's
         namespace is a method however it got there (Python's data model, "Functions"). None for
-        any other value."""
+        any other value. `a if cond else b` (a choice the machine makes: `os.path.isdir(…)`) is
+        each function in turn: the first, the others its `alternatives`; None unless each is one."""
         decorators: tuple[str, ...] = ()
+        if isinstance(value, ast.IfExp):
+            options = [self._assigned_method(module, name, v, line, ctx, body) for v in (value.body, value.orelse)]
+            if None in options:
+                return None
+            first, second = options
+            return replace(first, alternatives=(*first.alternatives, replace(second, alternatives=()), *second.alternatives))
         if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and dotted(value.func) in ("staticmethod", "classmethod"):
             value, decorators = value.args[0], (dotted(value.func),)
         if isinstance(value, ast.Name) and body and value.id in body:  # `get_nsa = get_mla`: the body's own function again
@@ -1151,7 +1184,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if function is None:
             return None
         own = tuple(filter(None, (dotted(d) for d in function.decorator_list)))
-        return MethodDecl(name, line, function_params(function.args), decorators + own, raises_only(function))
+        return MethodDecl(name, line, function_params(function.args), decorators + own, raises_only(function),
+                          defined_at=(self.relfile(found[0]), function.lineno))
 
     def graft_method(self, module: str, owner: ast.expr, name, value: ast.expr | None, line: int, ctx: Context, bound: bool = False) -> None:
         """`Cls.m = fn` / `setattr(Cls, "m", fn)` on a plugin class: `m` is a method of Cls

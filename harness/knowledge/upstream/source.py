@@ -446,11 +446,16 @@ def _path_source(spec: str, path: Path, engine: EngineProfile) -> UpstreamSource
 
 
 def _unpack_atomically(target: Path, fill) -> None:
-    """Fill a temp dir, then rename it into place, so a crash never leaves half a tree."""
+    """Fill a temp dir, then rename it into place, so a crash never leaves half a tree. Trees are
+    named by their content (a wheel's digest, a git tree's id): where another process (a second
+    `check`, a parallel test worker) finished the same tree first, its tree is kept, never removed
+    under the process reading it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
     try:
         fill(staging)
+        if _trusted_tree(target):
+            return
         (staging / ".complete").touch()
         for dirpath, _, filenames in os.walk(staging):  # nothing in it writable by others: see _trusted_tree
             os.chmod(dirpath, 0o755)
