@@ -321,8 +321,8 @@ class PluginClasses:
                     continue
                 for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                     made, spread = self._spread(module, call, inner)
-                    if made is not call or not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords):
-                        self._call(module, made, spread)
+                    if not any(isinstance(a, ast.Starred) for a in made.args) and all(k.arg for k in made.keywords):
+                        self._call(module, made, spread)  # (what is still spread is not known: no call to judge)
 
     def _parameter_environ(self) -> None:
         """An environment write inside a method or helper whose variable its parameters decide

@@ -3058,11 +3058,8 @@ class Folding:
                     path, is_kind = f"{module}.{name}", kind == "def"
                 else:
                     path = binding.target.replace(":", ".") if binding.kind == "from" else self.qualify(module, binding.target or dotted(values[name]) or "") or ""
-                    definition = self._plugin_definition(path) if path and not is_upstream(path) else None
-                    resolved = self.index.resolve(path) if path and is_upstream(path) else None
-                    what = ("def" if isinstance(definition[1], (ast.FunctionDef, ast.AsyncFunctionDef)) else "class" if isinstance(definition[1], ast.ClassDef)
-                            else None) if definition is not None else {"function": "def", "class": "class"}.get(resolved.ref.kind) if resolved is not None and resolved.ok else None
-                    if what is None and (definition is not None or resolved is not None and not resolved.ok):
+                    what = self._def_or_class(path)
+                    if what is OPAQUE:
                         return OPAQUE  # bound to something whose kind is not known
                     is_kind = what == kind
             else:
@@ -3070,6 +3067,18 @@ class Folding:
             if is_kind:
                 found.append([name, Named(path)])
         return found
+
+    def _def_or_class(self, path: str):
+        """"def" or "class" for the plugin's or upstream's function or class at `path`; None for
+        anything else upstream resolves to, or a name of neither (another library's); OPAQUE for a
+        plugin binding that is neither, or an upstream path that does not resolve."""
+        if path and not is_upstream(path) and (definition := self._plugin_definition(path)) is not None:
+            return ("def" if isinstance(definition[1], (ast.FunctionDef, ast.AsyncFunctionDef))
+                    else "class" if isinstance(definition[1], ast.ClassDef) else OPAQUE)
+        if path and is_upstream(path):
+            resolved = self.index.resolve(path)
+            return {"function": "def", "class": "class"}.get(resolved.ref.kind) if resolved.ok else OPAQUE
+        return None
 
     def _function_attribute(self, path: str, attr: str, depth: int):
         """What the plugin function `path` holds as attribute `attr`, set by its decorators: a
