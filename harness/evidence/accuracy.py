@@ -317,7 +317,7 @@ def _run_and_decide(
             if baseline.score is None:
                 raise UnusableInput("gate 'unpaired' needs baseline.score and baseline.n")
             result = decide([r.score for r in records], baseline_score=baseline.score, baseline_n=baseline.n,
-                            candidate_outputs=[r.response for r in records], margin=suite.margin, alpha=suite.alpha)
+                            candidate_outputs=[r.generated for r in records], margin=suite.margin, alpha=suite.alpha)
     (out / GATE).write_text(result.model_dump_json(indent=2))
 
 

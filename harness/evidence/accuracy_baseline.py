@@ -71,7 +71,7 @@ def decide_samples(baseline: list[SampleRecord], candidate: list[SampleRecord], 
     (`baseline[i]`, `candidate[i]`), at the suite's margin and alpha (and `design`'s looks)."""
     right_wrong = all(r.correct is not None for r in baseline + candidate)
     return decide(rule_scores(candidate, right_wrong), rule_scores(baseline, right_wrong),
-                  candidate_outputs=[r.response for r in candidate], baseline_outputs=[r.response for r in baseline],
+                  candidate_outputs=[r.generated for r in candidate], baseline_outputs=[r.generated for r in baseline],
                   margin=suite.margin, alpha=suite.alpha, design=design)
 
 

@@ -56,8 +56,8 @@ class TensorComparison(BaseModel):
     mismatch_fraction: float | None = None
     # max over elements of |a − b| / (atol + rtol·|b|): above 1 means not allclose.
     tolerance_ratio: float | None = None
-    # every element of the reference the same value (all zeros from an all-padding batch): a
-    # match says nothing about the weights that produced it
+    # every element of the reference the same value (all zeros from an all-padding batch), or
+    # no element at all (a batch of length 0): a match says nothing about the weights that produced it
     constant_reference: bool = False
 
 
@@ -200,7 +200,7 @@ def compare_tensors(
         max_rel_err=max_rel,
         mismatch_fraction=mismatch_fraction,
         tolerance_ratio=ratio,
-        constant_reference=bool(numel) and bool((flat == flat[0]).all()),
+        constant_reference=not numel or bool((flat == flat[0]).all()),
         **entry,
     )
 
@@ -349,14 +349,15 @@ def golden_check(report_path: Path, name: str = "accuracy.golden") -> Check:
     }
     constant = [r.name for r in report.tensors if r.constant_reference]
     if not problems and report.tensors and len(constant) == len(report.tensors):
-        # 0 vs 0 everywhere (inputs of nothing but padding, a model that outputs a constant): the
-        # comparison measured nothing, whatever the weights (the F11 kind: a metric that cannot fail)
+        # 0 vs 0 everywhere (inputs of nothing but padding, a model that outputs a constant), or
+        # tensors of no element (a sequence length of 0): the comparison measured nothing, whatever the weights (the F11 kind: a metric that cannot fail)
         return Check(
             name=name,
             status=CheckStatus.inconclusive,
             reason=(f"degenerate comparison: each of the {report.compared} reference tensors holds one value everywhere "
-                    "(all zeros, say) and the candidate's match them, so the comparison measured nothing about the "
-                    "weights; capture with inputs that exercise the model (real token ids, not padding)"),
+                    "(all zeros, say) or no element at all, and the candidate's match them, so the comparison measured "
+                    "nothing about the weights; capture with inputs that exercise the model (real token ids, not "
+                    "padding, a sequence length above 0)"),
             detail="constant tensors: " + ", ".join(constant[:10]) + (" …" if len(constant) > 10 else ""),
             evidence=evidence,
             metrics=metrics,

@@ -57,6 +57,14 @@ class SampleRecord(BaseModel):
     filtered: str | None = None  # the answer lm-eval's filter extracted
     score: float
     correct: bool | None = None  # None when the metric is not right/wrong (e.g. F1)
+    # the response is the prompt sent, nothing generated after it (a server echoing its input
+    # with max_tokens 0): no answer, whatever a filter reads out of the echoed question
+    echoed: bool = False
+
+    @property
+    def generated(self) -> str:
+        """What the model generated: the response, or "" when it only echoed the prompt."""
+        return "" if self.echoed else self.response
 
 
 class AccuracyNotRun(Exception):
@@ -280,6 +288,15 @@ def metric_key(results: dict[str, Any], task_name: str, requested: str | None) -
     return requested
 
 
+def _first_text(arguments: Any) -> str | None:
+    """The prompt of an lm-eval sample row's `arguments` (0.4.x: {"gen_args_0": {"arg_0":
+    prompt, "arg_1": gen_kwargs}}, older: [[prompt, gen_kwargs]]): its first string."""
+    if isinstance(arguments, str):
+        return arguments
+    values = arguments.values() if isinstance(arguments, dict) else arguments if isinstance(arguments, (list, tuple)) else ()
+    return next((text for value in values if (text := _first_text(value)) is not None), None)
+
+
 def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
     """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
     KeyError/ValueError on rows lacking the metric."""
@@ -294,16 +311,19 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
         score = float(row[metric])
         responses = row.get("resps") or [[""]]
         filtered = row.get("filtered_resps") or [None]
+        response = str(responses[0][0] if responses and responses[0] else "")
+        prompt = _first_text(row.get("arguments"))
         records.append(
             SampleRecord(
                 doc_id=int(row["doc_id"]),
                 question_hash=hashlib.sha256(digest_source.encode()).hexdigest(),
                 doc_hash=row.get("doc_hash"),
                 target=str(row.get("target", "")),
-                response=str(responses[0][0] if responses and responses[0] else ""),
+                response=response,
                 filtered=None if filtered[0] is None else str(filtered[0]),
                 score=score,
                 correct=bool(score) if score in (0.0, 1.0) else None,
+                echoed=bool(prompt and prompt.strip()) and response.strip() == prompt.strip(),
             )
         )
     return sorted(records, key=lambda r: r.doc_id)

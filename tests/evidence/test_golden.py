@@ -143,6 +143,9 @@ DEGENERATE = {
     "all_zeros": lambda shape, _: torch.zeros(shape),
     "one_value_each": lambda shape, i: torch.full(shape, float(i + 1)),
     "zeros_in_low_precision": lambda shape, _: torch.zeros(shape, dtype=torch.bfloat16),
+    # no element at all (twenty-fifth set F11-e2: a sequence length of 0): nothing is compared
+    "no_elements": lambda shape, _: torch.empty((0, *shape[1:])),
+    "no_elements_and_zeros": lambda shape, i: torch.empty((0, *shape[1:])) if i % 2 else torch.zeros(shape),
 }
 
 

@@ -223,6 +223,34 @@ RUNTIME_SPELLINGS = {
                 from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
                 return apply_torchao_config_to_model
         """,
+    # the entry a run-time key picks from a plugin table (twenty-fifth set V-e5): a tuple key with a
+    # part only a run gives, its `.get` and a test of it; a dict of str keys read with a run-time
+    # name; a tuple key read inline in the test
+    "table_get_of_a_run_time_tuple_key": """
+        KERNELS = {("bf16", False): "fused_bf16", ("fp16", False): "fused_fp16"}
+
+        def forward(x, scale=None):
+            kernel = KERNELS.get((x.dtype, scale is not None))
+            if kernel is None:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
+    "table_get_of_a_run_time_name": """
+        KERNELS = {"bf16": "fused_bf16"}
+
+        def forward(x):
+            if (kernel := KERNELS.get(str(x.dtype))) is None:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
+    "table_membership_of_a_run_time_tuple": """
+        KERNELS = {("bf16", 1): "fused_bf16"}
+
+        def forward(x, n):
+            if (x.dtype, n) not in KERNELS:
+                from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model
+                return apply_torchao_config_to_model
+        """,
     "negated_disjunction_early_exit": """
         from p.util import is_npu
 
@@ -497,6 +525,32 @@ def test_a_failure_on_a_path_of_several_run_time_tests_names_each(upstreams, tmp
     call = next(f for f in doc["findings"] if f["target"].endswith("fp8_gemm") and f["kind"] == "call")
     assert (call["breaking"], call["guard"]["outcome"], code) == (True, "runtime", 1), call
     assert "n" in call["guard"]["condition"] and "not fast" in call["guard"]["condition"], call["guard"]
+
+
+# the method chosen by a conditional expression and called through a local (twenty-sixth set
+# V-f5, `update = super().update_metadata if mapping.is_prefill else self._decode`): the super()
+# call runs under that test, judged against the base's signature (Sampler.forward takes one
+# positional argument besides self)
+CHOSEN_METHODS = {
+    "super_first": "run = super().forward if logits.is_cuda else self._own\n        return run(logits, 0.5)",
+    "super_second": "run = self._own if not logits.is_cuda else super().forward\n        return run(logits, 0.5)",
+    "with_keywords": "run = super().forward if logits.is_cuda else self._own\n        out = run(logits, 0.5, temperature=1.0)\n        return out",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CHOSEN_METHODS))
+def test_a_super_method_a_condition_chooses_is_judged_under_it(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from sglang.srt.layers.sampler import Sampler\n\n\nclass DevSampler(Sampler):\n"
+                          f"    def forward(self, logits, *, temperature=1.0):\n        {CHOSEN_METHODS[spelling]}\n\n"
+                          "    def _own(self, logits, t, temperature=None):\n        return logits\n\n\ndef register():\n    return DevSampler\n"),
+    })
+    code, doc = check(root, new)
+    calls = [f for f in doc["findings"] if f["kind"] == "subclass" and f["target"].endswith("Sampler.forward") and f["breaking"]]
+    assert [(f["status"], f["guard"]["outcome"]) for f in calls] == [("signature_changed", "runtime")] and code == 1, doc["findings"]
+    assert "logits.is_cuda" in calls[0]["guard"]["condition"]
 
 
 def test_a_formula_with_many_shared_leaves_is_decided_operand_by_operand():

@@ -370,3 +370,130 @@ def test_a_failure_the_plugins_own_wrapper_handles_is_caught(upstreams, tmp_path
     assert findings["import"]["breaking"] is breaks and code == (1 if breaks else 0), findings["import"]
     if not breaks:
         assert findings["import"]["guard"]["outcome"] == findings["patch"]["guard"]["outcome"] == "caught"
+
+
+# The context manager is a plugin class (twenty-fourth session's left item): its `__exit__`
+# returning true swallows the block's exception (the data model's object.__exit__). A return of
+# the test, `return True` under an `if` naming the class, a class constant read through self,
+# and `return True` with no test (everything); a factory function building the object. Negatives:
+# a test of another error, `return False`, a true return under a test that names no exception.
+EXITS = {
+    "return_the_test": "return exc_type is not None and issubclass(exc_type, {caught})",
+    "true_under_an_if": "if exc_type is not None and issubclass(exc_type, ({caught}, AttributeError)):\n"
+                        "            log.info('skipped: %s', exc)\n            return True\n        return False",
+    "class_constant": "return isinstance(exc, self.SWALLOWED)",
+    "everything": "return True",
+}
+
+
+@pytest.mark.parametrize("handler", ["catches", "another error", "returns false"])
+@pytest.mark.parametrize("spelling", sorted(EXITS))
+def test_a_failure_a_plugin_context_manager_class_swallows_is_caught(upstreams, tmp_path, spelling, handler):
+    _, new = upstreams
+    caught = "RuntimeError" if handler == "another error" else "ImportError"
+    body = "return False" if handler == "returns false" else EXITS[spelling].format(caught=caught)
+    if spelling == "everything" and handler == "another error":
+        body = "if self.quiet:\n            return True\n        return None"  # a true return under a test naming no error
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": f'''
+import logging
+
+log = logging.getLogger(__name__)
+
+
+class Optional:
+    SWALLOWED = ({caught}, AttributeError)
+
+    def __init__(self, feature, quiet=True):
+        self.feature, self.quiet = feature, quiet
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        {body}
+
+
+class OptionalFeature(Optional):
+    pass
+
+
+def optional(feature):
+    return OptionalFeature(feature)
+
+
+def _skip(model, torchao_config, filter_fn=None):
+    return model
+
+
+def register():
+    with optional("torchao"):
+        from sglang.srt.layers import torchao_utils
+
+        torchao_utils.apply_torchao_config_to_model = _skip
+''',
+    }, name=spelling)
+    code, doc = check(root, new)
+    findings = {f["kind"]: f for f in doc["findings"] if f["kind"] in ("import", "patch")}
+    assert findings["import"]["status"] == Status.missing.value, doc["findings"]
+    breaks = handler != "catches"
+    assert findings["import"]["breaking"] is breaks and code == (1 if breaks else 0), findings["import"]
+
+
+# The failing import is in what the try calls or imports (twenty-sixth set F17-f1, F17-f2): a
+# helper returning the module, its one call the first statement of the caller's try, the patch
+# after it in that try; a plugin module whose every import sits in a try catching ImportError,
+# its top-level import and patch after it. The error leaves the helper or the module and is
+# handled there: the patch never runs. Negatives: the call, or an import of the module, outside
+# any try.
+LOADER = ("import importlib\n\n\ndef _skip(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
+          "def _torchao():\n    import sglang.srt.layers.torchao_utils as tu\n\n    return tu\n\n\n"
+          "def _torchao_by_name():\n    return importlib.import_module('sglang.srt.layers.torchao_utils')\n\n\n")
+CALLED_IN_TRY = {
+    "local_from_a_helper": ("def register():\n    try:\n        tu = _torchao()\n        tu.apply_torchao_config_to_model = _skip\n"
+                            "    except ImportError:\n        return\n", False),
+    "helper_by_import_module": ("def register():\n    try:\n        tu = _torchao_by_name()\n"
+                                "        setattr(tu, 'apply_torchao_config_to_model', _skip)\n    except (ImportError, AttributeError):\n        pass\n", False),
+    "module_level_try": ("try:\n    _tu = _torchao()\n    _tu.apply_torchao_config_to_model = _skip\nexcept ImportError:\n    _tu = None\n\n\n"
+                         "def register():\n    return _tu\n", False),
+    "call_outside_the_try": ("def register():\n    tu = _torchao()\n    try:\n        tu.apply_torchao_config_to_model = _skip\n"
+                             "    except ImportError:\n        return\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CALLED_IN_TRY))
+def test_a_patch_after_a_failing_helper_call_in_the_same_try_is_caught(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    caller, breaks = CALLED_IN_TRY[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"tao": "tao:register"}), "tao/__init__.py": LOADER + caller}, name=spelling)
+    code, doc = check(root, new)
+    patch = next(f for f in doc["findings"] if f["kind"] == "patch")
+    assert (patch["status"], patch["breaking"]) == (Status.missing.value, breaks), doc["findings"]
+    assert code == (1 if breaks else 0), doc["findings"]
+
+
+OPTIONAL_MODULE = ("from sglang.srt.layers import torchao_utils\n\n\ndef _skip(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
+                   "torchao_utils.apply_torchao_config_to_model = _skip\n")
+IMPORTERS = {
+    "from_import_in_register": ("def register():\n    try:\n        from tao import optional  # noqa: F401\n    except ImportError as exc:\n"
+                                "        print(exc)\n", False),
+    "import_statement_at_module_level": ("try:\n    import tao.optional  # noqa: F401\nexcept ModuleNotFoundError:\n    pass\n"
+                                         "except ImportError:\n    pass\n\n\ndef register():\n    return None\n", False),
+    "import_module_in_a_loop": ("import importlib\n\n\ndef register():\n    for name in ('tao.optional',):\n        try:\n"
+                                "            importlib.import_module(name)\n        except ImportError:\n            continue\n", False),
+    "also_imported_unguarded": ("def register():\n    try:\n        from tao import optional  # noqa: F401\n    except ImportError:\n        pass\n\n\n"
+                                "def warm():\n    import tao.optional  # noqa: F401\n\n\nwarm()\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(IMPORTERS))
+def test_a_module_imported_only_inside_a_catching_try_fails_into_it(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    importer, breaks = IMPORTERS[spelling]
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"tao": "tao:register"}), "tao/__init__.py": importer,
+                             "tao/optional.py": OPTIONAL_MODULE}, name=spelling)
+    code, doc = check(root, new)
+    findings = {f["kind"]: f for f in doc["findings"] if f["kind"] in ("import", "patch")}
+    assert findings["import"]["status"] == Status.missing.value and findings["import"]["live"], doc["findings"]
+    assert (findings["import"]["breaking"], findings["patch"]["breaking"], code) == (breaks, breaks, 1 if breaks else 0), doc["findings"]

@@ -1124,6 +1124,36 @@ PATCHES = {
             for name in [n for n in NAMES if n in sys.modules]:
                 sys.modules[name].apply_torchao_config_to_model = lambda model, *a, **k: model
         """,
+    # rows kept because their module is loaded (twenty-fifth set F32-e2): filter with a lambda on
+    # the row's module, the same test as a comprehension of rows, filter with a lambda on names
+    "filter_lambda_on_rows": """
+        import sys
+
+        _PATCHES = (("sglang.srt.layers.torchao_utils", "apply_torchao_config_to_model", lambda model, *a, **k: model),)
+
+        def register():
+            for module_name, attr, replacement in filter(lambda row: row[0] in sys.modules, _PATCHES):
+                setattr(sys.modules[module_name], attr, replacement)
+        """,
+    "comprehension_of_loaded_rows": """
+        import sys
+
+        _PATCHES = [("sglang.srt.layers.torchao_utils", "apply_torchao_config_to_model")]
+
+        def register():
+            loaded = [row for row in _PATCHES if row[0] in sys.modules]
+            for module_name, attr in loaded:
+                setattr(sys.modules[module_name], attr, lambda model, *a, **k: model)
+        """,
+    "filter_lambda_on_names": """
+        import sys
+
+        NAMES = ["sglang.srt.layers.torchao_utils"]
+
+        def register():
+            for name in list(filter(lambda n: n in sys.modules, NAMES)):
+                sys.modules[name].apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
     # a walk over sys.modules itself, acting only on the names a table holds (twenty-fourth set
     # F32-d1, as SGLang's utils/common.py apply_module_patch walks): the table's names, each where loaded
     "walk_of_items_picking_by_get": """
@@ -1626,6 +1656,60 @@ def test_an_owner_lookup_raising_what_no_handler_takes_leaves_the_patch_breaking
     code, doc = _check_init(tmp_path, new, PATCHES["suppress_attribute_of_sys_modules_get"].replace("suppress(AttributeError)", "suppress(KeyError)"))
     patch = by_target(doc["findings"])[GONE]
     assert (patch["status"], patch["breaking"]) == ("missing", True) and code == 1, patch
+
+
+# rows unpacked by a match statement (twenty-sixth set F22-f1): a mapping pattern with `str(x)`
+# captures and a guard, a sequence pattern of a tuple row, a mapping with `**rest`: the captures
+# hold the row's values, so the module imported and the attribute patched are known -- on the
+# release without it, import_module fails (breaking) and the patch names its target
+MATCHED = {
+    "match_mapping_records": """
+        import importlib
+
+        SPECS = [{"module": "sglang.srt.layers.torchao_utils", "attr": "apply_torchao_config_to_model", "impl": lambda m, *a, **k: m}]
+
+        def register():
+            for spec in SPECS:
+                match spec:
+                    case {"module": str(path), "attr": str(attr), "impl": impl} if callable(impl):
+                        pass
+                    case _:
+                        continue
+                setattr(importlib.import_module(path), attr, impl)
+        """,
+    "match_sequence_rows": """
+        import importlib
+
+        ROWS = (("sglang.srt.layers.torchao_utils", "apply_torchao_config_to_model"),)
+
+        def register():
+            for row in ROWS:
+                match row:
+                    case (str(path), str(attr)):
+                        setattr(importlib.import_module(path), attr, lambda m, *a, **k: m)
+        """,
+    "match_mapping_rest": """
+        import importlib
+
+        SPECS = [{"module": "sglang.srt.layers.torchao_utils", "attr": "apply_torchao_config_to_model", "owner": "ops"}]
+
+        def register():
+            for spec in SPECS:
+                match spec:
+                    case {"module": path, **rest}:
+                        setattr(importlib.import_module(path), rest["attr"], lambda m, *a, **k: m)
+        """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MATCHED))
+def test_rows_a_match_statement_unpacks_name_the_patch(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    code, doc = _check_init(tmp_path, old, MATCHED[spelling])
+    assert by_target(doc["findings"])[GONE]["status"] == "ok" and code == 0, doc["findings"]
+    code, doc = _check_init(tmp_path, new, MATCHED[spelling])
+    assert by_target(doc["findings"])[GONE]["status"] == "missing", doc["findings"]
+    assert by_target(doc["findings"])[TORCHAO]["breaking"] and code == 1, doc["findings"]
 
 
 @pytest.mark.parametrize("spelling", sorted(PATCHES))
@@ -2247,6 +2331,15 @@ CLASSES = {
                            "    return _Base\n\n\nclass XPlatform(platform_base()):\n    pass\n",
     "factory_parameter_base": "def platform_base(mixin):\n    class _Base(mixin, SRTPlatform):\n        pass\n\n    return _Base\n\n\n"
                               "class Mixin:\n    pass\n\n\nclass XPlatform(platform_base(Mixin)):\n    get_mha_kv_pool_cls = _pool\n",
+    # the platform class itself is what a factory returns (twenty-sixth set F01-f2): bound by
+    # assignment, the class renamed inside, a keyword argument
+    "assigned_from_a_factory": "class Mixin:\n    pass\n\n\ndef make_platform(mixin):\n    class _P(mixin, SRTPlatform):\n"
+                               "        get_mha_kv_pool_cls = _pool\n\n    return _P\n\n\nXPlatform = make_platform(Mixin)\n",
+    "assigned_from_a_factory_renamed": "class Mixin:\n    pass\n\n\ndef make_platform(mixin):\n    class _P(mixin, SRTPlatform):\n"
+                                       "        get_mha_kv_pool_cls = _pool\n\n    _P.__name__ = _P.__qualname__ = 'XPlatform'\n    return _P\n\n\n"
+                                       "XPlatform = make_platform(Mixin)\n",
+    "assigned_from_a_factory_by_keyword": "def make_platform(*, base=SRTPlatform):\n    class _P(base):\n        get_mha_kv_pool_cls = _pool\n\n"
+                                          "    return _P\n\n\nXPlatform = make_platform(base=SRTPlatform)\n",
 }
 
 

@@ -116,6 +116,54 @@ def test_a_dataclass_reached_through_folded_values_binds_to_its_fields(upstreams
     assert code == 1
 
 
+# the class is the object's own (twenty-fifth set F19-e2): `type(state)(…)` / `state.__class__(…)`
+# of a parameter annotated with the upstream dataclass, or narrowed to it by isinstance, calls
+# that class, bound to its generated __init__
+OWN_CLASS = {
+    "type_of_annotated": ("state: EagleDraftInput", "", "type(state)"),
+    "dunder_class_of_annotated": ("state: EagleDraftInput", "", "state.__class__"),
+    "type_of_narrowed": ("state", "    if not isinstance(state, EagleDraftInput):\n        return None\n", "type(state)"),
+}
+# the class kept as a class constant (twenty-sixth set F19-f1, `draft_input_cls = EagleDraftInput`),
+# called through self, type(self), cls in a classmethod
+CLASS_CONSTANT = {
+    "through_self": ("", "self.made_cls"),
+    "through_type_of_self": ("", "type(self).made_cls"),
+    "through_cls": ("    @classmethod\n", "cls.made_cls"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CLASS_CONSTANT))
+def test_a_class_kept_as_a_class_constant_is_the_one_called(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    decorator, made = CLASS_CONSTANT[spelling]
+    receiver = "cls" if decorator else "self"
+    source = ("from sglang.srt.speculative.eagle_info import EagleDraftInput\n\n\nclass Builder:\n    made_cls = EagleDraftInput\n\n"
+              f"{decorator}    def seed({receiver}, probs):\n        ok = {made}(topk_p=probs)\n        bad = {made}(verified_id=probs)\n"
+              "        return ok, bad\n\n\ndef register():\n    return Builder().seed(1)\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source})
+    code, doc = check(root, old)
+    lines = source.splitlines()
+    calls = {f["line"]: f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith("EagleDraftInput") and f["breaking"]}
+    assert [lines[line - 1].strip().split(" =")[0] for line in calls] == ["bad"], doc["findings"]
+    assert code == 1
+
+
+@pytest.mark.parametrize("spelling", sorted(OWN_CLASS))
+def test_a_copy_made_with_the_objects_own_class_binds_to_its_fields(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    param, narrow, made = OWN_CLASS[spelling]
+    source = ("from sglang.srt.speculative.eagle_info import EagleDraftInput\n\n\n"
+              f"def advance({param}, probs):\n{narrow}    ok = {made}(topk_p=probs, hidden_states=state.hidden_states)\n"
+              f"    bad = {made}(verified_id=probs)\n    return ok, bad\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source})
+    code, doc = check(root, old)
+    lines = source.splitlines()
+    calls = {f["line"]: f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith("EagleDraftInput") and f["breaking"]}
+    assert [lines[line - 1].strip().split(" =")[0] for line in calls] == ["bad"], doc["findings"]
+    assert "verified_id" in next(iter(calls.values()))["detail"] and code == 1
+
+
 def test_keywords_a_name_collects_under_tests_are_not_taken_as_certain(upstreams, tmp_path):
     # compat code: the dict gains a key only where the class takes it (introspection, a release
     # test); the fold cannot tell those edits from certain ones, so the call is left as written

@@ -53,6 +53,21 @@ HELD_REGISTRARS = {
                                               "    def install(self):\n        self.registrar('dev')(create)\n\n\n"
                                               "def register():\n    Backend({reg}).install()\n"),
     "parameter_default": ATTENTION + "def install(reg=None):\n    reg('dev')(create)\n\n\ndef register():\n    install({reg})\n",
+    # imported in __init__ and kept on self (twenty-sixth set F36-f2): in a try with a None
+    # fallback, plainly, made by a classmethod; the name imported as (reg names which function)
+    "imported_in_init_try": ATTENTION + ("class Backend:\n    def __init__(self):\n        try:\n"
+                                         "            from sglang.srt.layers.attention.attention_registry import {reg} as found\n"
+                                         "        except ImportError:\n            found = None\n        self._register = found\n\n"
+                                         "    def install(self):\n        if self._register is None:\n            return\n"
+                                         "        self._register('dev')(create)\n\n\ndef register():\n    Backend().install()\n"),
+    "imported_in_init": ATTENTION + ("class Backend:\n    def __init__(self, name):\n        from p import {reg} as found\n\n"
+                                     "        self.name, self._register = name, found\n\n"
+                                     "    def install(self):\n        self._register(self.name)(create)\n\n\n"
+                                     "def register():\n    Backend('dev').install()\n"),
+    "module_imported_in_init_object_at_module_level": ATTENTION + (
+        "class Backend:\n    def __init__(self, name='dev'):\n        import p\n\n        self._register = p.{reg}\n        self.name = name\n\n"
+        "    def install(self):\n        self._register(self.name)(create)\n\n\nBACKEND = Backend(name='dev')\n\n\n"
+        "def register():\n    BACKEND.install()\n"),
 }
 
 

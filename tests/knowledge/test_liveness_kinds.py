@@ -508,6 +508,86 @@ def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_pat
     assert code == 1
 
 
+# the entry point's attribute is no def (twenty-fifth set F24-e1): a value bound at module level
+# that the engine calls with no arguments (`ep.load()()`, sglang/srt/plugins/__init__.py), as
+# it calls a def: a partial of the settings setter, of os.environ.__setitem__, of a helper
+# taking the package; the same partial under a name no entry point names is never called
+ENTRY_VALUES = {
+    "partial_of_the_setter": "register = functools.partial(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set, PACKAGE)",
+    "partial_of_environ_setitem": 'register = functools.partial(os.environ.__setitem__, "SGLANG_EXTERNAL_MODEL_PACKAGE", PACKAGE)',
+    "partial_of_a_helper_by_keyword": "register = functools.partial(_configure, package=PACKAGE)",
+    "unnamed_partial": "register_later = functools.partial(envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set, PACKAGE)",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ENTRY_VALUES))
+def test_an_entry_point_bound_to_a_value_is_called_by_the_engine(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    named = spelling != "unnamed_partial"
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ext": "ext:register" if named else "ext:noop"}),
+        "ext/__init__.py": f"""
+import functools
+import os
+
+from sglang.srt.environ import envs
+
+PACKAGE = __name__ + ".models"
+
+
+def _configure(package):
+    envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(package)
+
+
+def noop():
+    pass
+
+
+{ENTRY_VALUES[spelling]}
+""",
+        "ext/models/__init__.py": "",
+        "ext/models/tiny.py": TINY_MODEL,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {named}, doc["findings"]
+    assert code == (1 if named else 0)
+
+
+# the entry point's def is decorated by the plugin (twenty-sixth set F24-f2): the entry point
+# holds the wrapper its decorator returns, which names the package before running the def -- a
+# factory's argument, a plain decorator reading a module constant, a factory's keyword; the same
+# decorator naming another package loads nothing of this one
+HEAD = "import functools\n\nfrom sglang.srt.environ import envs\n\n\n"
+FACTORY = ("def exports(package):\n    def decorate(entry):\n        @functools.wraps(entry)\n        def wrapped(*args, **kwargs):\n"
+           "            if not envs.SGLANG_EXTERNAL_MODEL_PACKAGE.get():\n                envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(package)\n"
+           "            return entry(*args, **kwargs)\n\n        return wrapped\n\n    return decorate\n\n\n")
+DECORATED = {
+    "factory_argument": (FACTORY + "@exports('ext.models')\ndef register():\n    pass\n", True),
+    "plain_decorator": ("PACKAGE = 'ext.models'\n\n\ndef exporting(entry):\n    def wrapped():\n"
+                        "        envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(PACKAGE)\n        return entry()\n\n    return wrapped\n\n\n"
+                        "@exporting\ndef register():\n    pass\n", True),
+    "factory_keyword": ("def exports_named(*, package=None):\n    def decorate(entry):\n        def run(*args):\n"
+                        "            envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set(package)\n            return entry(*args)\n\n        return run\n\n"
+                        "    return decorate\n\n\n@exports_named(package='ext.models')\ndef register():\n    pass\n", True),
+    "another_package": (FACTORY + "@exports('ext.other')\ndef register():\n    pass\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DECORATED))
+def test_an_entry_point_a_plugin_decorator_wraps_runs_the_wrapper(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    source, live = DECORATED[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
+        "ext/__init__.py": HEAD + source,
+        "ext/models/__init__.py": "",
+        "ext/models/tiny.py": TINY_MODEL,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {live}, doc["findings"]
+    assert code == (1 if live else 0)
+
+
 # the package named (or a module imported by name) only in a module's private function that
 # nothing names: nothing can call it, so nothing is imported through it (F24's converse)
 UNCALLED_NAMINGS = {

@@ -35,6 +35,14 @@ CLASSES = {
     "cuda_mixin_first": f"class DevPlatform(CudaDeviceMixin, SRTPlatform):\n{METHODS}",
     "two_plugin_levels": (f"class Gen(CudaDeviceMixin):\n    pass\n\n\nclass DevMixin(Gen):\n{METHODS}\n\n"
                           "class DevPlatform(DevMixin, SRTPlatform):\n    pass\n"),
+    # the mixin picked from a table by a build constant (twenty-sixth set F01-f1, vllm-ascend's
+    # `__soc_version__`): a dict by key, its .get, a tuple by index
+    "mixin_from_a_table": (f"SOC = 'a3'\n\n\nclass DevMixin(CudaDeviceMixin):\n{METHODS}\n\nMIXINS = {{'a2': CudaDeviceMixin, 'a3': DevMixin}}\n\n\n"
+                           "class DevPlatform(MIXINS[SOC], SRTPlatform):\n    pass\n"),
+    "mixin_from_a_table_get": (f"SOC = 'a3'\n\n\nclass DevMixin(CudaDeviceMixin):\n{METHODS}\n\nMIXINS = dict(a2=CudaDeviceMixin, a3=DevMixin)\n\n\n"
+                               "class DevPlatform(MIXINS.get(SOC, CudaDeviceMixin), SRTPlatform):\n    pass\n"),
+    "mixin_from_a_tuple": (f"GENERATION = 1\n\n\nclass DevMixin(CudaDeviceMixin):\n{METHODS}\n\n"
+                           "class DevPlatform((CudaDeviceMixin, DevMixin)[GENERATION], SRTPlatform):\n    pass\n"),
 }
 NAMED = {"init_backend": IFACE, "get_torch_distributed_backend_str": CUDA, "get_mha_kv_pool_cls": IFACE, "get_device_name": CUDA}
 

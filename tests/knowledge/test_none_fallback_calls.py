@@ -83,3 +83,29 @@ def test_a_helper_returning_a_caught_import_is_that_import(upstreams, tmp_path, 
         "nf/__init__.py": loader + "\n\ndef _quantize(model):\n" + body + "\n\ndef register():\n    _quantize(object())\n",
     }, name=f"{spelling}-{use}")
     _judged(root, upstreams, fails)
+
+
+# the fallback folded into `or` (twenty-fifth set F36-e1): `f or _own` is upstream's f where the
+# import resolves (a function is true) and the plugin's _own where it fails (None is false), as
+# `f if f is not None else _own` is: a call through it is judged against upstream's f there
+# (too many arguments: TypeError) and is the plugin's own where the import fails
+OR_FALLBACKS = {
+    "local": "def _quantize(model):\n    quantize = apply_torchao_config_to_model or _identity\n    return quantize(model, 'int8', None, 1)\n",
+    "module_global": "QUANTIZE = apply_torchao_config_to_model or _identity\n\n\ndef _quantize(model):\n    return QUANTIZE(model, 'int8', None, 1)\n",
+    "inline": "def _quantize(model):\n    return (apply_torchao_config_to_model or _identity)(model, 'int8', None, 1)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OR_FALLBACKS))
+def test_a_none_fallback_or_the_plugins_own_is_upstreams_where_the_import_resolves(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"nf": "nf:register"}),
+        "nf/__init__.py": IMPORTS["try_except"] + "\n\ndef _identity(model, *args):\n    return model\n\n\n" + OR_FALLBACKS[spelling]
+                          + "\n\ndef register():\n    _quantize(object())\n",
+    }, name=spelling)
+    code, doc = check(root, old)
+    calls = [f for f in doc["findings"] if f["target"] == GONE and f["kind"] == "call"]
+    assert [(f["status"], f["breaking"]) for f in calls] == [("signature_changed", True)] and code == 1, doc["findings"]
+    code, doc = check(root, new)
+    assert not [f for f in doc["findings"] if f["breaking"]] and code == 0, doc["findings"]

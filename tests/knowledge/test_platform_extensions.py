@@ -550,3 +550,35 @@ def test_a_private_method_is_found_only_under_its_mangled_name(upstreams, tmp_pa
     code, doc = check(root, old)
     broken = [f for f in doc["findings"] if f["breaking"]]
     assert [f["target"].rsplit(".", 1)[-1] for f in broken] == (["__rows"] if breaks else []) and code == (1 if breaks else 0), doc["findings"]
+
+
+# the entry point names a method of the platform class itself (twenty-fifth set F02-e1,
+# `pkg.platform:DevPlatform.activate`): the engine calls it (ep.load()()), so it is the plugin's
+# own method, not an override upstream stopped calling -- a classmethod, a staticmethod, one a
+# plugin base defines; a public method nothing names stays not_on_base
+ENTRY_METHODS = {
+    "classmethod": ("", "    @classmethod\n    def activate(cls):\n        return f'{cls.__module__}.{cls.__qualname__}'\n", "DevPlatform"),
+    "staticmethod": ("", "    @staticmethod\n    def activate():\n        return 'dev.platform.DevPlatform'\n", "DevPlatform"),
+    "on_a_plugin_base": ("class Loadable:\n    @classmethod\n    def activate(cls):\n        return 'dev.platform.DevPlatform'\n\n\n", "",
+                         "Loadable"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(ENTRY_METHODS))
+def test_a_platform_method_the_entry_point_names_is_the_plugins_own(upstreams, tmp_path, spelling):
+    head, method, owner = ENTRY_METHODS[spelling]
+    bases = "Loadable, SRTPlatform" if head else "SRTPlatform"
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dev": f"dev.platform:{owner}.activate"}),
+        "dev/__init__.py": "",
+        "dev/platform.py": "from sglang.srt.platforms.interface import SRTPlatform\n\n\n" + head
+                           + f"class DevPlatform({bases}):\n    def get_default_attention_backend(self) -> str:\n        return 'torch_native'\n\n"
+                           + "    def warm_up_kernels(self):\n        return None\n\n" + method,
+    })
+    code, doc = check(root, upstreams[0])
+    found = {f["target"].rsplit(".", 1)[-1]: f for f in doc["findings"] if f["kind"] == "override"}
+    assert (found["activate"]["status"], found["activate"]["breaking"]) == ("extension", False), found["activate"]
+    assert "entry point" in found["activate"]["detail"]
+    # (a public method nothing calls or names is as before)
+    assert (found["warm_up_kernels"]["status"], found["warm_up_kernels"]["breaking"]) == ("not_on_base", True)
+    assert found["get_default_attention_backend"]["status"] == "ok" and code == 1

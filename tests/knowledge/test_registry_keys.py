@@ -189,3 +189,31 @@ def test_keys_of_a_registry_merged_with_spreads_are_there(tmp_path_factory, tmp_
     keys = {f["target"].rsplit("[", 1)[-1]: f for f in doc["findings"] if f["kind"] == "registry_key"}
     assert set(keys) == {"'GoneForCausalLM']"}, keys
     assert keys["'GoneForCausalLM']"]["status"] == "missing" and code == 1
+
+
+# the key is a preset of a partial of the plugin's function (twenty-sixth set F39-f2,
+# `register_attention_backend(own)(functools.partial(_delegate, upstream_name))`): the function
+# reads it when upstream calls the partial, as a call passing it would -- registered, kept in a
+# table, preset by keyword; the key the release keeps is fine
+PARTIALS = {
+    "registered_factory": "        register_attention_backend('dev_' + name)(functools.partial(_delegate, name))\n",
+    "kept_in_a_table": "        FACTORIES[name] = partial(_delegate, name)\n",
+    "preset_by_keyword": "        register_attention_backend('dev_' + name)(partial(_delegate, upstream_name=name))\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PARTIALS))
+def test_a_key_a_partial_presets_is_read_where_the_partial_runs(upstreams, tmp_path, spelling):
+    old, new, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"chunk": "chunk:register"}),
+        "chunk/__init__.py": ("import functools\nfrom functools import partial\n\n"
+                              "from sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS, register_attention_backend\n\n"
+                              "FACTORIES = {}\n\n\ndef _delegate(upstream_name, runner):\n    return ATTENTION_BACKENDS[upstream_name](runner)\n\n\n"
+                              "def register():\n    for name in ('dual_chunk_flash_attn', 'torch_native'):\n" + PARTIALS[spelling]),
+    })
+    code, doc = check(root, old)
+    assert code == 0 and not [f for f in doc["findings"] if f["kind"] == "registry_key" and f["status"] != "ok"], doc["findings"]
+    code, doc = check(root, new)
+    keys = {f["target"]: (f["status"], f["breaking"]) for f in doc["findings"] if f["kind"] == "registry_key" and f["status"] != "ok"}
+    assert keys == {f"{BACKENDS}['dual_chunk_flash_attn']": ("missing", True)} and code == 1, doc["findings"]

@@ -95,6 +95,29 @@ SPELLINGS = {
     "compose_command_list": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
                               "docker-compose.yml": 'services:\n  bench:\n    build: .\n    command: ["python", "-u", "-m", "p.tools.bench"]\n'},
                              "run with `python -m p.tools.bench` (docker-compose.yml:4)"),
+    # a noxfile's session runs it (twenty-fifth set V-e6): the leading string arguments of
+    # session.run, in either quote style, a loop variable after them; subprocess with a tuple
+    "noxfile_session_run": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                             "noxfile.py": ("import nox\n\n\n@nox.session\ndef smoke(session):\n    for n in (1, 2):\n"
+                                            "        session.run('python', '-m', 'p.tools.bench', '--n', str(n))\n")},
+                            "run with `python -m p.tools.bench` (noxfile.py:7)"),
+    "noxfile_double_quotes_over_lines": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                          "noxfile.py": ('import nox\n\n\n@nox.session\ndef smoke(session):\n    session.run(\n'
+                                                         '        "python",\n        "-m",\n        "p.tools.bench",\n    )\n')},
+                                         "run with `python -m p.tools.bench` (noxfile.py:9)"),
+    # a test CI runs starts it (twenty-sixth set V-f6): subprocess with sys.executable, another
+    # quote style and depth
+    "test_subprocess_sys_executable": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                        "tests/e2e/test_tools.py": ("import subprocess\nimport sys\n\n\ndef test_bench():\n"
+                                                                    "    subprocess.run(\n        [sys.executable, \"-m\", \"p.tools.bench\", \"--n\", \"2\"],\n        check=True,\n    )\n")},
+                                       "run with `python -m p.tools.bench` (tests/e2e/test_tools.py:7)"),
+    "test_check_call_single_quotes": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                       "tests/test_cli.py": "import subprocess\n\n\ndef test_cli():\n    subprocess.check_call(['python3', '-m', 'p.tools.bench'])\n"},
+                                      "run with `python -m p.tools.bench` (tests/test_cli.py:5)"),
+    "noxfile_subprocess_tuple": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                  "noxfile.py": ("import subprocess\n\n\ndef smoke(session):\n"
+                                                 "    subprocess.run((\"python3\", \"-m\", \"p.tools.bench\"), check=True)\n")},
+                                 "run with `python -m p.tools.bench` (noxfile.py:5)"),
 }
 
 
@@ -142,6 +165,8 @@ def test_a_module_no_command_runs_stays_dead(upstreams, tmp_path):
         "pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
         # pytest is not a plugin module; p.tools.bench is named, not run
         ".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: python -m pytest tests\n      - run: echo p.tools.bench\n",
+        # (a test importing it runs it under pytest, not as the plugin runs)
+        "tests/test_bench.py": "from p.tools import bench\n\n\ndef test_bench():\n    assert bench\n",
         "p/__init__.py": "", "p/hooks.py": HOOKS, "p/tools/__init__.py": "", "p/tools/bench.py": TOOL,
     })
     code, doc = check(root, new)

@@ -245,3 +245,169 @@ def register():
     assert typo["status"] == "missing" and typo["file"] == "hk/__init__.py" and typo["line"] in (5, 6), typo
     assert [f["line"] for f in doc["findings"] if f["kind"] == "field" and f["line"] > 8] == [], doc["findings"]
     assert code == 1
+
+
+# no subclass, hook or annotation (twenty-fourth set F21-d2): a walk of the loaded model narrows
+# each module with a test of its class; in the narrowed code the module is an instance of that
+# class, its reads judged as on a parameter annotated with it: registered members are found, a
+# name nothing sets is missing. Narrowed to a plugin class (or rebound) it is not the layer.
+# (`case C() as x:` names the narrowed subject x: test_a_match_as_capture_is_narrowed_too)
+NARROWED = {
+    "if_isinstance": "if isinstance(module, ReplicatedLinear):\n            {read}",
+    "elif_type_is": "if module is None:\n            continue\n        elif type(module) is ReplicatedLinear:\n            {read}",
+    "not_isinstance_continue": "if not isinstance(module, ReplicatedLinear):\n            continue\n        {read}",
+    "isinstance_and_flag": "if isinstance(module, ReplicatedLinear) and packed:\n            {read}",
+    # a class pattern (twenty-fifth set F21-e2): `case C():` is `isinstance(subject, C)` (PEP 634)
+    "match_class_pattern": "match module:\n            case None:\n                pass\n            case ReplicatedLinear():\n                {read}",
+    # an assertion of the class, typing.cast (twenty-sixth set F21-f1, F21-f2)
+    "assert_isinstance": "assert isinstance(module, ReplicatedLinear), type(module)\n        {read}",
+    "typing_cast": "module = typing.cast(ReplicatedLinear, module)\n        {read}",
+    "typing_cast_of_a_string": "module = cast('ReplicatedLinear', module)\n        {read}",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NARROWED))
+def test_members_read_on_a_module_narrowed_by_its_class(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+
+    def walk(*lines: str) -> str:  # the spelling's narrowing around `lines`, at the read's indent
+        head = NARROWED[spelling].split("{read}")[0]
+        indent = " " * (len(head) - len(head.rstrip(" ")))
+        return NARROWED[spelling].format(read=("\n" + indent).join(lines))
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"nw": "nw:register"}),
+        "nw/__init__.py": f"""
+import typing
+from typing import cast
+
+from sglang.srt.layers.linear import ReplicatedLinear
+
+
+class DevLinear(ReplicatedLinear):
+    pass
+
+
+def pack(model, packed=True):
+    for module in model.modules():
+        {walk("module.weight.data = module.weight.data.t()")}
+
+
+def first_scale(model, packed=True):
+    for _name, module in model.named_modules():
+        {walk("return module.wieght")}
+
+
+def own(model, packed=True):
+    for module in model.modules():
+        {walk("if isinstance(module, DevLinear):", "    return module.dev_scale")}
+        {walk("module = model.other", "return module.other_scale")}
+
+
+def register():
+    return pack, first_scale, own
+""",
+    })
+    code, doc = check(root, old)
+    fields = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "field"}
+    assert fields.get("wieght") == "missing" and code == 1, fields
+    assert "weight" not in fields or fields["weight"] == "ok", fields
+    assert "dev_scale" not in fields and "other_scale" not in fields, fields
+
+
+def test_a_match_as_capture_is_narrowed_too(upstreams, tmp_path):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"nw": "nw:register"}),
+        "nw/__init__.py": """
+from sglang.srt.layers.linear import ReplicatedLinear
+
+
+def first_scale(model):
+    for module in model.modules():
+        match module:
+            case ReplicatedLinear() as layer:
+                return layer.weight, layer.wieght
+
+
+def register():
+    return first_scale
+""",
+    })
+    code, doc = check(root, old)
+    fields = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "field"}
+    assert fields.get("wieght") == "missing" and fields.get("weight", "ok") == "ok" and code == 1, fields
+
+
+# read by a computed name (twenty-fifth set F21-e1): `getattr(self, f"{p}_weight")` in a pass over
+# a folded table is the read `self.w13_weight` of that pass -- in a comprehension over a class
+# constant, a loop over a module constant with `+`, a dict comprehension with str.format
+COMPUTED = {
+    "fstring_in_a_comprehension": "return [getattr(self, f'{{p}}_{suffix}') for p in self._PROJ]",
+    "concatenation_in_a_loop": "out = []\n        for p in PROJ:\n            out.append(getattr(self, p + '_' + '{suffix}'))\n        return out",
+    "format_in_a_dict_comprehension": "return {{p: getattr(self, '{{}}_{{}}'.format(p, '{suffix}')) for p in type(self)._PROJ}}",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(COMPUTED))
+def test_members_read_by_a_computed_name(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    read = COMPUTED[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"cm": "cm:register"}),
+        "cm/__init__.py": f"""
+from sglang.srt.layers.moe import FusedMoE
+
+PROJ = ("w13", "w2")
+
+
+class FoldedMoE(FusedMoE):
+    _PROJ = PROJ
+
+    def weights(self):
+        {read.format(suffix="weight")}
+
+    def typo(self):
+        {read.format(suffix="wieght")}
+
+
+def register():
+    return FoldedMoE.weights, FoldedMoE.typo
+""",
+    })
+    code, doc = check(root, old)
+    members = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "subclass"}
+    assert "w13_weight" not in members and "w2_weight" not in members, members
+    assert members.get("w13_wieght") in ("missing", "unknown") and members.get("w2_wieght") in ("missing", "unknown"), members
+
+
+def test_the_narrowing_holds_in_its_branch_only(upstreams, tmp_path):
+    # the else branch and what follows the if read an object of any class: nothing is said of it
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"nw": "nw:register"}),
+        "nw/__init__.py": """
+from sglang.srt.layers.linear import ReplicatedLinear
+
+
+def sizes(model):
+    for module in model.modules():
+        if isinstance(module, ReplicatedLinear):
+            first = module.wieght
+        else:
+            first = module.else_scale
+        last = module.after_scale
+        match module:
+            case ReplicatedLinear():
+                pass
+            case _:
+                last = module.other_case_scale
+    return first, last
+
+
+def register():
+    return sizes
+""",
+    })
+    code, doc = check(root, old)
+    fields = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "field"}
+    assert fields == {"wieght": "missing"} and code == 1, fields

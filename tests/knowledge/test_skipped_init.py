@@ -176,3 +176,31 @@ def test_an_init_bound_by_assignment_is_the_one_that_runs(upstreams, tmp_path, s
     else:
         assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and "self.pending" in found["detail"], found
         assert code == 1
+
+
+# the class overrides the method that reads the state, and its override runs upstream's through
+# super() (twenty-sixth set V-f8: a quant method's create_weights calling the base's): upstream's
+# body still reads it -- super(), super(Cls, self), a local bound to the super() method; an override
+# that does not call upstream's reads nothing of it
+OVERRIDES = {
+    "super_call": ("        return super().step()\n", True),
+    "super_explicit": ("        out = super(Mine, self).step()\n        return out\n", True),
+    "super_method_in_a_local": ("        run = super().step\n        return run()\n", True),
+    "own_body_only": ("        return self.a\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OVERRIDES))
+def test_an_override_running_the_inherited_method_through_super_reads_the_skipped_state(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    body, breaks = OVERRIDES[spelling]
+    source = (f"from {RUNNER} import Runner\n\n\nclass Mine(Runner):\n    def __init__(self):\n        self.a = 2\n        self.device = 'npu'\n\n"
+              f"    def step(self):\n{body}\n\ndef register():\n    return Mine().step()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source})
+    code, doc = check(root, new, "--baseline", old)
+    found = _init(doc)
+    if breaks:
+        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and code == 1, found
+        assert "self.pending" in found["detail"]
+    else:
+        assert (found is None or not found["breaking"]) and code == 0, found

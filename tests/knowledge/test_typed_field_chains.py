@@ -89,6 +89,15 @@ SPELLINGS = {
     "a_functions_result_kept_in_a_local": ("from sglang.srt.configs import serving as cfgs\n\n\n"
                                            "def update(cfg):\n    compilation = cfgs.get_current_serving_config().compilation_config\n"
                                            "    compilation.{m}([1])\n"),
+    # the field read with a default (twenty-fifth set V-e7, `getattr(vllm_config, "lora_config",
+    # None)`): the field where the class declares it, tested `is not None` (run-time data), by
+    # walrus, by a name a module constant holds
+    "getattr_with_a_default": ("def update(cfg: ServingConfig):\n    cc = getattr(cfg, 'compilation_config', None)\n"
+                               "    if cc is not None:\n        cc.{m}([1])\n"),
+    "getattr_with_a_default_walrus": ("def update(cfg: ServingConfig):\n    if (cc := getattr(cfg, 'compilation_config', None)):\n"
+                                      "        cc.{m}([1])\n"),
+    "getattr_of_a_constant_name": ("FIELD = 'compilation_config'\n\n\ndef update(cfg: ServingConfig):\n"
+                                   "    cc = getattr(cfg, FIELD, None)\n    if cc:\n        cc.{m}([1])\n"),
     "string_annotation_in_a_method": ("class Tuner:\n    def update(self, cfg: 'ServingConfig') -> None:\n        compilation = cfg.compilation_config\n"
                                       "        compilation.{m}([1])\n\n\ndef update(cfg):\n    Tuner().update(cfg)\n"),
 }

@@ -52,6 +52,17 @@ def _plugin(tmp_path: Path, files: dict[str, str]) -> Path:
     ({"setup.py": 'from setuptools import setup\nBASE = "0.22.1"\nsetup(\n    install_requires=[\n        "vllm>=" + BASE,\n    ],\n)\n'},
      "0.22.1", "setup.py:5"),
     ({"setup.py": 'from setuptools import setup\nV = "0.23.0"\nREQUIRES = ["vllm=={}".format(V)]\nsetup(install_requires=REQUIRES)\n'}, "0.23.0", "setup.py:3"),
+    # requirement files setup.py reads (twenty-fifth set V-e1, vllm-ascend's get_requirements()):
+    # named in setup.py under a folder it names, with `-r` includes followed as pip does
+    ({"setup.py": ('from setuptools import setup\nimport os\n\n\ndef _read(name):\n'
+                   '    with open(os.path.join("requirements", name)) as f:\n        return f.read().splitlines()\n\n\n'
+                   'setup(install_requires=_read("device.txt"))\n'),
+      "requirements/device.txt": "-r common.txt\n--prefer-binary\n", "requirements/common.txt": "numpy\nvllm==0.23.0\n"},
+     "0.23.0", "requirements/common.txt:2"),
+    ({"setup.py": 'from pathlib import Path\nfrom setuptools import setup\nsetup(install_requires=Path("deps.txt").read_text().split())\n',
+      "deps.txt": "vllm>=0.22.1\n"}, "0.22.1", "deps.txt:1"),
+    ({"requirements.txt": "--requirement requirements/base.txt\ntorch\n", "requirements/base.txt": "# base\nvllm==0.23.0\n"},
+     "0.23.0", "requirements/base.txt:2"),
     # an unpacked wheel: vllm-spyre 1.10.0's METADATA
     ({"vllm_spyre-1.10.0.dist-info/METADATA": "Name: vllm-spyre\nRequires-Dist: vllm<0.18.1,>=0.17.0\n"}, "0.17.0",
      "vllm_spyre-1.10.0.dist-info/METADATA:2"),

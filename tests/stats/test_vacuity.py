@@ -79,3 +79,40 @@ def test_a_real_measurement_is_not_vacuous():
     assert vacuity([1.0, 0.0, 1.0], [1.0, 1.0, 0.0]) is None
     assert vacuity([1.0] * 5, [1.0] * 5, candidate_outputs=[f"#### {i}" for i in range(5)]) is None
     assert vacuity([0.0], [0.0], candidate_outputs=["x"]) is not None  # 0 vs 0 on one question too
+
+
+# every response is the prompt sent, echoed back with nothing generated (twenty-sixth set F11-f1:
+# a gateway with max_tokens 0 and echo on): each differs, a filter even reads a "right" number out
+# of some echoed questions, the same on both sides -- it measured nothing. lm-eval's samples rows
+# carry the prompt in `arguments` (0.4.x dict form, the older list form); a response that goes on
+# past the prompt is an answer.
+ARGUMENTS = {
+    "dict_form": lambda prompt: {"gen_args_0": {"arg_0": prompt, "arg_1": {"until": ["Question:"]}}},
+    "list_form": lambda prompt: [[prompt, {"until": ["Question:"]}]],
+    "dict_form_trailing_newline": lambda prompt: {"gen_args_0": {"arg_0": prompt + "\n", "arg_1": {}}},
+}
+
+
+def _rows(spelling: str, answered: bool) -> list[dict]:
+    rows = []
+    for i in range(120):
+        prompt = f"Question: Tom has {i} apples and eats none. How many are left?\nAnswer:"
+        response = prompt + (f" He has {i}. #### {i}" if answered else "")
+        right = answered or i % 10 == 0  # (a filter reading the question's own number: right by chance)
+        rows.append({"doc_id": i, "doc": {"question": prompt}, "target": f"#### {i}", "arguments": ARGUMENTS[spelling](prompt),
+                     "resps": [[response]], "filtered_resps": [str(i)], "filter": "flexible-extract",
+                     "exact_match": 1.0 if right else 0.0})
+    return rows
+
+
+@pytest.mark.parametrize("spelling", sorted(ARGUMENTS))
+def test_responses_that_only_echo_the_prompt_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    key = "exact_match,flexible-extract"
+    echoed = sample_records({"samples": {"gsm8k": _rows(spelling, answered=False)}}, "gsm8k", key)
+    assert all(r.echoed and r.generated == "" for r in echoed)
+    result = decide_samples(echoed, echoed, SUITE)
+    assert result.outcome == "inconclusive" and "echoed back" in result.vacuous, result.summary
+    answered = sample_records({"samples": {"gsm8k": _rows(spelling, answered=True)}}, "gsm8k", key)
+    assert not any(r.echoed for r in answered) and decide_samples(answered, answered, SUITE).vacuous is None

@@ -183,7 +183,8 @@ def fails_before(judge: JudgeContext, dep: Dependency) -> tuple[Finding, Catch] 
     """An earlier statement of the same `try` body that certainly raises on this upstream,
     with the handler that catches its error: (its finding, the handler), or None. Earlier
     means: the same module and function, a smaller line, and under the guards `dep` is
-    under (it runs whenever `dep` would), with those guards not false here."""
+    under (it runs whenever `dep` would), with those guards not false here. A helper's
+    dependency whose one call sits in the try (Dependency.called_at) fails at that call."""
     if not dep.catches:
         return None
     if judge.memo.in_try is None:
@@ -191,12 +192,17 @@ def fails_before(judge: JudgeContext, dep: Dependency) -> tuple[Finding, Catch] 
         for other in judge.scan.dependencies:
             for catch in other.catches:
                 judge.memo.in_try.setdefault((other.module, catch), []).append(other)
+                if other.called_at is not None:  # (and by the caller's, any module: its function is named)
+                    judge.memo.in_try.setdefault((None, catch), []).append(other)
     for position, catch in enumerate(dep.catches):
-        for other in judge.memo.in_try.get((dep.module, catch), []):
+        for other in judge.memo.in_try.get((dep.module, catch), []) + judge.memo.in_try.get((None, catch), []):
             errors = other.errors
-            if other.line >= dep.line or other.enclosing != dep.enclosing or not errors:
+            # where it fails: its own statement, or (a helper's, a module's body) the call or import of it in the caller's try
+            places = [(other.module, other.enclosing, other.line, other.guards), *([other.called_at] if other.called_at else [])]
+            if not errors or not any(module == dep.module and enclosing == dep.enclosing and line < dep.line and dep.guards[: len(guards)] == guards
+                                     for module, enclosing, line, guards in places):
                 continue
-            if dep.guards[: len(other.guards)] != other.guards or any(judge.evaluate(g.cond) is not True for g in other.guards):
+            if any(judge.evaluate(g.cond) is not True for g in (*other.guards, *(other.called_at[3] if other.called_at else ()))):
                 continue
             failed = _raw(judge, other)
             if failed is None or failed.status not in _FAILING or not failed.breaking:

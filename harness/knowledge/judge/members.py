@@ -967,6 +967,12 @@ def _not_on_base(judge: JudgeContext, dep: Dependency, mro: list[Ref], first: Re
     before = judge.baseline.judge(dep) if judge.baseline is not None else None
     was_called = before is not None and before.status not in (Status.not_on_base, Status.extension, Status.unknown)
     used_at = judge.scan.attribute_uses.get(dep.member)
+    owners = {ref.path for ref in judge.plugin_mro(dep.plugin_class)} if dep.plugin_class else set()
+    entry = next((ep for ep in judge.scan.entry_points if ep.value.replace(":", ".").rpartition(".") in ((o, ".", dep.member) for o in owners)), None)
+    if not renamed and not was_called and entry is not None:
+        # `pkg.platform:DevPlatform.activate`: the engine loads the entry point and calls it (ep.load()())
+        return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
+                       detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {bases}: the engine calls it as the entry point {entry.group}:{entry.name} ({entry.file})")
     if not renamed and not was_called and used_at is not None:
         return Finding(**judge.base(dep, target), status=Status.extension, breaking=False,
                        detail=f"{dep.name}.{dep.member} is the plugin's own method, not on {bases}: the plugin calls it itself ({used_at})")

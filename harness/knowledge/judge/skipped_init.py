@@ -216,7 +216,10 @@ def _unset_reads(judge: JudgeContext, plugin_class: str, skipped: list[Ref]) -> 
         state -= judge.scan.classes[name].names
     if not state:
         return {}
-    own_methods = {m for name in _plugin_classes(judge, plugin_class) for m in judge.scan.classes[name].methods}
+    # (an override that calls `super().m(…)` runs upstream's m on the instance all the same)
+    supered = {ref.member for name in _plugin_classes(judge, plugin_class) for ref in judge.scan.classes[name].self_refs
+               if ref.access == "super" and ref.call is not None}
+    own_methods = {m for name in _plugin_classes(judge, plugin_class) for m in judge.scan.classes[name].methods} - supered
     reads: dict[str, list[tuple[str, str]]] = {}
     seen: set[str] = set()
     for ref in upstream:

@@ -11,6 +11,7 @@ import configparser
 import itertools
 import operator
 import os
+import posixpath
 import re
 import stat
 from dataclasses import dataclass, field
@@ -318,6 +319,10 @@ class Dependency:
     guards: tuple[GuardCond, ...] = ()
     catches: tuple[Catch, ...] = ()
     enclosing: tuple[str, ...] = ()  # dotted paths of the functions it sits in, outermost first
+    # a helper's (or an imported module's) dependency a caller's `try` handles, its one call (or
+    # import) being in that try: (the caller's module, its enclosing functions, the line, the
+    # guards around it), where it fails in the caller's try body
+    called_at: tuple[str, tuple[str, ...], int, tuple[GuardCond, ...]] | None = None
     loaded_by: frozenset[str] = frozenset()  # Loaders that import its module while the plugin loads
     # what its site raises, beyond its kind's errors, when the object it writes on is not there:
     # `sys.modules["m"].f = g` KeyError, `setattr(import_module("m"), …)` ImportError
@@ -540,7 +545,10 @@ _RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".github/ac
               # any other CI's layout: its files at the top (Jenkinsfile, .travis.yml, azure-pipelines.yml) and the
               # YAML, shell and Groovy files of hidden folders and ci/ to two levels (.jenkins/test_config.yaml)
               "Jenkinsfile*", "*/Jenkinsfile*", "*.yml", "*.yaml", ".*.yml", ".*.yaml", ".*/*.yml", ".*/*.yaml", ".*/*/*.yml", ".*/*/*.yaml",
-              ".*/*.sh", ".*/*/*.sh", ".*/*.groovy", ".*/*/*.groovy", "ci/*/*.yml", "ci/*/*.yaml", "ci/*/*.sh")
+              ".*/*.sh", ".*/*/*.sh", ".*/*.groovy", ".*/*/*.groovy", "ci/*/*.yml", "ci/*/*.yaml", "ci/*/*.sh",
+              # last (the bound keeps the rest): the team's tests, which CI runs -- one running
+              # `python -m pkg.tool` in a subprocess runs it
+              "tests/test_*.py", "tests/*/test_*.py", "tests/*/*/test_*.py", "test/test_*.py", "test/*/test_*.py")
 _RUN_FILES_MOST = 400  # a bound on what is read: a plugin checkout is not trusted
 # `python -m pkg.mod`, `python3.11 -u -m pkg.mod`, `torchrun … -m pkg.mod`, `uv run -m pkg.mod` (uv's
 # `--module`), and the interpreter named by a make or shell variable (`$(PYTHON) -m pkg.mod`, `${PY} -m …`)
@@ -551,6 +559,10 @@ _PYTHON_M = re.compile(_INTERPRETER + r"[^\n;&|`]*?\s-m\s+([A-Za-z_]\w*(?:\.[A-Z
 # an exec-form command, `["python3", "-m", "pkg.mod"]` (a Dockerfile's ENTRYPOINT/CMD/RUN, a compose or
 # workflow flow list): read as the command line it stands for
 _EXEC_FORM = re.compile(r'\[\s*"[^"\n\]]*"(?:\s*,\s*"[^"\n\]]*")*\s*\]')
+
+# the same as the leading string arguments of a Python call, `session.run("python", "-m", "pkg.mod",
+# x)` (nox), `subprocess.run(("python3", "-m", "pkg.mod"))`: in a Python file, read as that command line
+_CALL_FORM = re.compile(r"""[(\[]\s*(?:["'][^"'\n]*["']\s*,\s*)*["'][^"'\n]*["']""")
 
 _PYTHON_M_MATRIX = re.compile(_INTERPRETER + r"[^\n;&|`]*?\s-m\s+\$\{\{\s*matrix\.([\w-]+)\s*\}\}")
 
@@ -602,8 +614,10 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
     `[project.gui-scripts]`, `console_scripts` entry points in setup.cfg / setup.py / the
     metadata's entry_points.txt: the module of `name = "pkg.mod:main"`), and `python -m
     pkg.mod` (also through `torchrun`, `accelerate launch`, `uv run`; an exec-form list
-    `["python", "-m", "pkg.mod"]` too) in CI workflows, Makefiles, Dockerfiles and compose files,
-    shell scripts and docs (run_entry_sources). Names that are not plugin modules
+    `["python", "-m", "pkg.mod"]` too, and a call's leading string arguments in a noxfile or a
+    test, `session.run("python", "-m", "pkg.mod", …)`, `subprocess.run([sys.executable, "-m",
+    "pkg.mod"])`) in CI workflows, Makefiles, Dockerfiles and compose files, shell scripts, the
+    team's tests and docs (run_entry_sources). Names that are not plugin modules
     are left to the caller to drop. Unreadable files name nothing; a malformed pyproject.toml
     raises HarnessError (as read_entry_points)."""
     found: list[tuple[str, str, bool]] = []
@@ -631,6 +645,10 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
         if path.suffix in (".yml", ".yaml"):
             joined = re.sub(r"\r?\n[ \t]+(?=\S)", " ", joined)
         joined = _EXEC_FORM.sub(lambda form: " ".join(re.findall(r'"([^"]*)"', form.group(0))), joined)
+        if path.suffix == ".py":
+            # (a test's `subprocess.run([sys.executable, "-m", "pkg.tool"])`: the interpreter running it)
+            joined = re.sub(r"\bsys\.executable\b", '"python"', joined)
+            joined = _CALL_FORM.sub(lambda form: form.group(0)[0] + " ".join(re.findall(r"""["']([^"'\n]*)["']""", form.group(0))), joined)
         if path.suffix in (".yml", ".yaml"):
             # `python -m ${{ matrix.probe }}`: the job runs once per value of its matrix (GitHub Actions)
             matrix = _matrix_values(text)
@@ -905,8 +923,12 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
                   for line in parser.get("options", "install_requires", fallback="").splitlines() if line.strip()]
     except configparser.Error:
         pass
+    named: list[str] = []  # requirement files setup.py names (`_read_requirements("device.txt")`)
     try:
         tree = ast.parse(packaging_text(root / "setup.py", root) or "")
+        strings = [n.value for n in walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        folders = ["", *(s for s in strings if s and (root / s).is_dir() and not Path(s).is_absolute() and ".." not in Path(s).parts)]
+        named = [f"{folder}/{s}".lstrip("/") for s in strings if s.endswith(".txt") and "/" not in s for folder in folders]
         # literals, or strings built from the module's own string constants (`f"vllm=={VLLM_VERSION}"`),
         # in the keyword's list or a list the module binds to a name
         literals = module_literals(tree)
@@ -924,8 +946,21 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
         except OSError:
             return []
 
-    for requirements in sorted(root.glob("requirements*.txt")):
-        texts += [(line, f"{requirements.name}:{number}") for number, line in enumerate(lines(requirements), 1)]
+    # requirements*.txt, then the files setup.py names, each with what its `-r` / `--requirement`
+    # lines include (relative to the including file, as pip reads them)
+    queue = [*sorted(p.name for p in root.glob("requirements*.txt")), *named]
+    seen: set[str] = set()
+    while queue:
+        name = queue.pop(0)
+        if name in seen or name.startswith("../") or not _plain_file(root / name):
+            continue  # (read once; nothing outside the checkout)
+        seen.add(name)
+        for number, line in enumerate(lines(root / name), 1):
+            option, _, included = line.strip().partition(" ")
+            if option in ("-r", "--requirement") and included.strip():
+                queue.insert(0, posixpath.normpath(posixpath.join(posixpath.dirname(name), included.strip())))
+            else:
+                texts.append((line, f"{name}:{number}"))
     # an unpacked wheel or installed tree (METADATA), a source distribution (PKG-INFO, egg-info)
     for metadata in sorted([*root.glob("*.dist-info/METADATA"), *root.glob("*.egg-info/PKG-INFO"), root / "PKG-INFO"]):
         texts += [(line.split(":", 1)[1].split(";")[0], f"{metadata.relative_to(root)}:{number}")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from harness.engines import profile
+from harness.engines import IMPORT_ERRORS, profile
 from harness.knowledge.model import (
     BOUND_ARGUMENTS,
     DATACLASS_EXTENDS,
@@ -47,7 +47,17 @@ from harness.knowledge.model import (
 from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, field_class, kept_class, parameter_class
 from harness.knowledge.scan.expressions import Context
 from harness.knowledge.scan.folding import OPAQUE, Instance, Named, Record, bind, leaves, map_leaves, on_param
-from harness.knowledge.scan.syntax import arg, call_shape, case_tests, dataclass_fields, is_property, local_names, module_level, returned_function
+from harness.knowledge.scan.syntax import (
+    arg,
+    call_shape,
+    case_tests,
+    dataclass_fields,
+    imported_names,
+    is_property,
+    local_names,
+    module_level,
+    returned_function,
+)
 from harness.knowledge.scan.uses import module_getattr_reads
 from harness.knowledge.upstream import SymbolIndex, c3
 
@@ -139,6 +149,7 @@ class PluginClasses:
             self._entry_point_dependency(ep)
         self.resolve_named_classes()
         self._class_dependencies()
+        self._class_reads()
         self._stand_in_methods()
         self._platform_held_reads()
         self._platform_instance_members()
@@ -154,6 +165,7 @@ class PluginClasses:
         self._model_package_modules()
         self._inherited_constructors()
         self._caught_by_callers()
+        self._caught_by_importers()
 
     def _self_placements(self) -> None:
         """`self.attr = P(…)` in a method of a plugin class C deriving from upstream classes: a
@@ -220,8 +232,12 @@ class PluginClasses:
         and is handled there, so the dependency carries that handler, as if written in the try."""
         entry = {ep.value.replace(":", ".") for ep in self.scan.entry_points}
         sites: dict[str, list] = {}
-        for _, _, ctx, qualified in self.plugin_calls:
+        lines: dict[str, list[int]] = {}
+        call_modules: dict[str, list[str]] = {}
+        for caller, call, ctx, qualified in self.plugin_calls:
             sites.setdefault(qualified, []).append(ctx)
+            lines.setdefault(qualified, []).append(call.lineno)
+            call_modules.setdefault(qualified, []).append(caller)
         mentions: Counter[str] | None = None
         for dep in self.scan.dependencies:
             function = dep.enclosing[0] if len(dep.enclosing) == 1 else None
@@ -244,6 +260,32 @@ class PluginClasses:
                         break
             if mentions and mentions[name.encode()] == len(sites[function]) + 1:  # the def and those calls, no other use of the name
                 dep.catches = (handlers[0], *dep.catches)
+                if len(sites[function]) == 1:  # (it fails there, in the caller's try body: fails_before)
+                    dep.called_at = (call_modules[function][0], sites[function][0].functions, lines[function][0], sites[function][0].guards)
+
+    def _caught_by_importers(self) -> None:
+        """A plugin module that no entry point names and that every statement importing it (or a
+        module under it) imports inside a `try` whose handler catches an import failure (`try:
+        from pkg import optional_patches` / `except ImportError:`): the ImportError its body raises
+        at the top level leaves the import and is handled there, so its module-level dependencies
+        carry that handler, as if written in the try; with one such import, an earlier failure
+        there stops what follows it in that try (Dependency.called_at)."""
+        entry = {ep.value.partition(":")[0] for ep in self.scan.entry_points} | set(self.main_modules)
+        for module, sites in self.import_sites.items():
+            if module in entry:
+                continue
+            if not all(any(c.handles(IMPORT_ERRORS) for c in ctx.catches) for _, _, ctx in sites):
+                continue
+            for dep in self.scan.dependencies:
+                if dep.module != module or dep.enclosing or any(c.handles(dep.errors) for c in dep.catches if dep.errors):
+                    continue
+                # (what raises nothing, a patch, sits in the try all the same: fails_before)
+                handlers = [next((c for c in reversed(ctx.catches) if c.handles(dep.errors or IMPORT_ERRORS)), None) for _, _, ctx in sites]
+                if None in handlers:
+                    continue
+                dep.catches = (handlers[0], *dep.catches)
+                if len(sites) == 1 and sites[0][1] and dep.errors:
+                    dep.called_at = (sites[0][0], sites[0][2].functions, sites[0][1], sites[0][2].guards)
 
     def _parameter_keys(self) -> None:
         """A registry read keyed by a function's parameter (`def reuse(name): return
@@ -745,6 +787,10 @@ class PluginClasses:
         inner = self._definition(module, functions[-1], line) if not found and len(functions) > 1 else None
         first = [a.arg for a in (*inner.args.posonlyargs, *inner.args.args)][:1] if inner is not None else []
         if not first:
+            if inner is not None and depth < 3 and not self.call_arguments.get(functions[-1].rsplit(".", 1)[-1]):
+                # a closure nothing calls by name (`wrapped(*args, **kwargs)` a decorator returns):
+                # what it reads of the functions around it, as each call of those binds it
+                return self.helper_bindings(module, functions[:-1], line, depth + 1)
             return found
         outer = functions[-2].rsplit(".", 1)[-1]
         for (binding, where), (_, call, _) in zip(self.caller_bindings(module, functions[-2], line), self.call_arguments.get(outer, [])):
@@ -906,25 +952,31 @@ class PluginClasses:
                 if all(writer == f"{cls_path}.__init__" for writer, _, owner in self.attribute_writes.get(name, []) if owner is None or owner in related)}
         if not sets:
             return []
+        # names __init__ imports at its top level or in a try there (`try: from sglang.x import f` /
+        # `except ImportError: f = None`, then `self._register = f`): what they name
+        imported: dict = {}
+        for stmt in init.body:
+            imported.update(imported_names(cls.module, self.files[cls.module][1], stmt.body if isinstance(stmt, ast.Try) else [stmt]))
+        imported = {name: Named(path) for name, path in imported.items()}
         found = []
         for path in subclasses:
             short = path.rsplit(".", 1)[-1]
             bindings = self.caller_bindings(cls.module, f"{cls_path}.__init__", init.lineno, called_as=short)
             for (binding, _), (caller, call, _) in zip(bindings, self.call_arguments.get(short, [])):
-                held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
+                held = tuple((name, self.const(cls.module, value, {**imported, **binding})) for name, value in sets.items())
                 found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
             defaults = None
             for caller, call, env in self.bare_calls.get(short, []):  # `Installer()`: its defaults
                 if self.qualify(caller, dotted(call.func), env) == path:
                     defaults = self._default_binding(cls.module, init) if defaults is None else defaults
-                    held = tuple((name, self.const(cls.module, value, defaults)) for name, value in sets.items())
+                    held = tuple((name, self.const(cls.module, value, {**imported, **defaults})) for name, value in sets.items())
                     found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
 
         def in_own_classmethod(caller: str, call: ast.Call) -> bool:
             return self._in_own_classmethod(subclasses, caller, call)
 
         for binding, _, call in self._call_bindings(cls.module, f"{cls_path}.__init__", init.lineno, "cls", 1, in_own_classmethod):
-            held = tuple((name, self.const(cls.module, value, binding)) for name, value in sets.items())
+            held = tuple((name, self.const(cls.module, value, {**imported, **binding})) for name, value in sets.items())
             found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))  # (`cls(…)` in a classmethod: made per call of it)
         return found
 
@@ -1381,6 +1433,23 @@ class PluginClasses:
                         # (a method nothing names still fails when called by name), not skipped
                         guards=ref.guards, catches=ref.catches,
                     ))
+
+    def _class_reads(self) -> None:
+        """`C.m` read on a plugin class C over upstream classes (`STEPS = (DevAttnBackend.
+        prepare_prefill_shared_read_snapshot, …)`) that no plugin class of its MRO defines or
+        binds: the member its upstream bases give, judged there as a `cls.m` in C's methods is
+        (a subclass dependency at the read)."""
+        classes = self.scan.classes
+        seen: set[tuple] = set()
+        for module, node, ctx, path, member in self.class_reads:
+            if path not in classes or not self.upstream_bases(path) or (module, node.lineno, path, member) in seen:
+                continue
+            mro = self.plugin_mro(path)
+            if any(classes[k].dynamic for k in mro) or any(member in classes[k].methods or classes[k].binds(member) for k in mro):
+                continue
+            seen.add((module, node.lineno, path, member))
+            self._dependency("subclass", None, module, node, ctx, plugin_class=path, member=member, access="class", name=path,
+                             expression=ast.unparse(node))
 
     def _written_after(self, ref, classes: list) -> bool:
         """Whether the plugin binds `self.<ref.member>` only by `self.x = v` statements of the

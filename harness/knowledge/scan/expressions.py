@@ -43,12 +43,12 @@ from harness.knowledge.scan.annotations import SELF_HELD, WRITE, annotation_clas
 from harness.knowledge.scan.folding import (
     ENTRY_POINT_CLASS,
     OPAQUE,
+    Condition,
     Instance,
     Named,
     Partial,
     Record,
     bind,
-    narrowed_key,
 )
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
@@ -159,6 +159,8 @@ class Expressions:
     parameter_placements: list[tuple[str, ast.Assign, ast.Attribute, str, Context, Instance]]  # `self.x = P(…)` on a parameter: finish()
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
+    import_sites: dict[str, list[tuple[str, int, Context]]]
+    class_reads: list[tuple[str, ast.Attribute, Context, str, str]]  # `C.m` of a plugin class C: (module, node, where, C, m)
     stand_ins: dict[str, list[tuple[str, GuardCond]]]
     call_arguments: dict[str, list[tuple[str, ast.Call, dict]]]
     call_guards: dict[str, tuple[GuardCond, ...]]
@@ -169,6 +171,18 @@ class Expressions:
     none_fallbacks: dict  # (module, imported path) -> "the import resolves" (Folding's)
     _chain_shadows: dict[int, set]  # id of a ChainMap read -> the keys the plugin's own maps before upstream's hold
 
+    def typed_value(self, module: str, node: ast.expr, env: dict, value):
+        """What a name bound to `node` holds, `value` its fold: where that says nothing (OPAQUE,
+        or the presence test a call with a default is), the upstream instance `node` is typed as
+        (`get_current_vllm_config().compilation_config`: the class the function is annotated to
+        return, or its field's; `getattr(vllm_config, "lora_config", None)` of a field this
+        release declares with a class: that field, None at run time only)."""
+        if value is OPAQUE or isinstance(value, Condition) and isinstance(node, ast.Call):
+            made = self._instance(module, node, env)
+            if made is not None and made.path:
+                return made
+        return value
+
     def _expressions(self, module: str, node: ast.AST | None, ctx: Context) -> None:
         """References, calls and registrations inside one expression."""
         if node is None:
@@ -176,7 +190,7 @@ class Expressions:
         inner_chains: set[int] = set()
         for child in walk(node):
             if isinstance(child, ast.NamedExpr) and isinstance(child.target, ast.Name):
-                ctx.env[child.target.id] = self.const(module, child.value, ctx.env)  # bound where the test runs
+                ctx.env[child.target.id] = self.typed_value(module, child.value, ctx.env, self.const(module, child.value, ctx.env))  # bound where the test runs
             if isinstance(child, ast.BoolOp):
                 self._tested.update(id(value) for value in child.values)
             elif isinstance(child, ast.IfExp):
@@ -418,6 +432,10 @@ class Expressions:
         replacements = profile().replacements
         if replacements and node.attr == replacements.method:
             return  # `X.register_oot`: its custom_op dependency judges it
+        if path and not is_upstream(path) and isinstance(node.value, (ast.Name, ast.Attribute)) and head not in ctx.local:
+            # `DevAttnBackend.prepare_prefill_shared_read_snapshot`: of a plugin class, a member
+            # its upstream bases may give (finish(): _class_reads)
+            self.class_reads.append((module, node, ctx, path.rpartition(".")[0], node.attr))
         if is_upstream(path):
             named = self.qualify(module, head, ctx.env)
             # (a name a caught import binds, None where it fails: reading its attribute fails there)
@@ -490,11 +508,24 @@ class Expressions:
             # `around = plugin_hook(target, type=…)` then `around(fn)`: the same, through the name
             self._hook(module, call, arg(inner, 0, "target"), arg(inner, 1, "type"), call.args[0], ctx)
             return
-        lazy = (self.const(module, call.func, env) if isinstance(call.func, ast.Subscript)
+        lazy = (self.const(module, call.func, env) if isinstance(call.func, (ast.Subscript, ast.BoolOp, ast.IfExp))
                 else env.get(call.func.id) if isinstance(call.func, ast.Name) and call.func.id in env
                 # (a module global bound to a value, `export = functools.partial(…)`)
                 else self.const(module, call.func, env) if isinstance(call.func, ast.Name) and getattr(
                     self.table(module).names.get(call.func.id), "kind", None) == "value" else None)
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if isinstance(receiver, ast.Call) and dotted(receiver.func) == "type" and len(receiver.args) == 1:
+            receiver = receiver.args[0]
+        if (lazy is None and ctx.self_name and isinstance(receiver, ast.Name) and receiver.id == ctx.self_name
+                and isinstance(kept := self.const(module, call.func, env), (Named, Partial))):
+            # `self.draft_input_cls(…)` / `type(self).…` / `cls.…` of a class constant
+            # (`draft_input_cls = EagleDraftInput`): a call of what it holds
+            lazy = kept
+        held = (call.func.args[0] if isinstance(call.func, ast.Call) and dotted(call.func.func) == "type" and "type" not in env
+                and len(call.func.args) == 1 and not call.func.keywords
+                else call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "__class__" else None)
+        if held is not None and (instance := self._instance(module, held, env)) is not None and instance.path:
+            lazy = Named(instance.path)  # `type(state)(…)` / `state.__class__(…)` of a typed object: its class called
         if isinstance(lazy, Partial) and "<partial>" not in env:
             # `action()` of `functools.partial(envs.X.set, v)`: the call of its function, the
             # presets first (the functools docs), read as if written so
@@ -509,8 +540,9 @@ class Expressions:
         qualified = self.qualify(module, name, env) or name
         if not name and isinstance(call.func, ast.Attribute) and (rooted := self._helper_rooted(module, call.func, env)) is not None:
             qualified = rooted  # `platform().m()` of a helper returning current_platform: upstream's m on it
-        if isinstance(call.func, ast.Subscript) and isinstance(lazy, Named) and is_upstream(lazy.path):
-            name, qualified = ast.unparse(call.func), lazy.path  # `CLASSES["draft"](…)` of a table of upstream classes
+        if isinstance(call.func, (ast.Subscript, ast.BoolOp, ast.IfExp, ast.Call, ast.Attribute)) and isinstance(lazy, Named) and is_upstream(lazy.path):
+            # `CLASSES["draft"](…)` of a table of upstream classes, `(f or _own)(…)` where f is upstream's
+            name, qualified = ast.unparse(call.func), lazy.path
         for keyword in call.keywords:
             if keyword.arg and isinstance(keyword.value, (ast.Name, ast.Attribute)):
                 handed = self.qualify(module, dotted(keyword.value), env)
@@ -612,6 +644,11 @@ class Expressions:
         if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
             owner = self.qualify(module, dotted(call.args[0]), env)
             attr = self.const(module, call.args[1], env)
+            if ctx.self_name and isinstance(attr, str) and attr.isidentifier():
+                # `getattr(self, f"{p}_g_idx")` of a name folded here (a comprehension's pass): `self.w13_g_idx`
+                read = ast.copy_location(ast.Attribute(value=call.args[0], attr=attr, ctx=ast.Load()), call)
+                if self._self_reference(read, ctx):
+                    return
             if is_upstream(owner) and isinstance(attr, str):
                 self._dependency("reference", f"{owner}.{attr}", module, call, ctx, expression=ast.unparse(call))
             elif isinstance(attr, str):
@@ -640,7 +677,7 @@ class Expressions:
             # the same recipe inside a helper whose parameter names the module: what its callers pass (finish())
             self.parameter_imports.append((module, call.args[0], None, ctx))
             return
-        if name.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
+        if qualified.endswith(("environ.setdefault", "environ.__setitem__", "putenv")) and len(call.args) >= 2:
             variable = self.const(module, call.args[0], env)
             if isinstance(variable, str):
                 self._environment_write(module, variable, self.const(module, call.args[1], env), ctx)
@@ -648,7 +685,7 @@ class Expressions:
                 # `os.environ.setdefault(self.env_name, self.package)`: as each binding of the
                 # method's instance or the helper's callers gives it (finish(): _parameter_environ)
                 self.parameter_environ.append((module, call, ctx))
-        if name.endswith("environ.update"):
+        if qualified.endswith("environ.update"):
             # environ.update(NAME=value) / environ.update({NAME: value}): the same writes
             written = self.const(module, call.args[0], env) if call.args else {}
             for variable, value in [*(written.items() if isinstance(written, dict) else ()),
@@ -675,6 +712,12 @@ class Expressions:
             # `def make(spec_cls, **fields): return spec_cls(**fields)`: a call of what each caller
             # hands in, judged per binding where that is an upstream class (finish())
             self.parameter_class_calls.append((module, call, ctx))
+        if (qualified == "functools.partial" and call.args and isinstance(call.args[0], (ast.Name, ast.Attribute))
+                and not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords)
+                and self._plugin_function(self.qualify(module, dotted(call.args[0]) or "", env) or "") is not None):
+            # `functools.partial(_delegate, name)` of a plugin function: a call of it with the presets
+            # wherever the partial is called (upstream's too: a factory it registers), the rest unknown
+            self._call(module, ast.copy_location(ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords), call), ctx)
         if not is_upstream(qualified) and isinstance(call.func, (ast.Name, ast.Attribute)):
             # what each call of a plugin function passes, folded where it is made (loops over
             # constants unrolled): caller_bindings reads it
@@ -807,6 +850,15 @@ class Expressions:
         guards it runs under, as an import statement there would be (liveness._imported_when)."""
         self.dynamic_imports.setdefault(module, []).append((target, ctx.functions))
         self.import_guards.setdefault(module, {}).setdefault(target, []).append(ctx.guards)
+        self.import_site(module, target, 0, ctx)
+
+    def import_site(self, module: str, target: str, line: int, ctx: Context) -> None:
+        """`module` imports `target` at `line` (0: not known; run where `ctx` says): a place the
+        bodies of the plugin modules it names (and their parents) run from."""
+        parts = target.split(".")
+        for end in range(1, len(parts) + 1):
+            if (name := ".".join(parts[:end])) in self.files and name != module:
+                self.import_sites.setdefault(name, []).append((module, line, ctx))
 
     def _longest_module(self, path: str) -> str:
         """The longest prefix of the dotted `path` that is a plugin or upstream module (what
@@ -1802,7 +1854,7 @@ class Expressions:
             made, name = value, "__class__"  # an instance of C itself re-classed: what upstream calls on C's instances
         else:
             made = value.func if isinstance(value, ast.Call) else None
-        instance = self._instance(module, held, ctx.env) or (ctx.env.get(narrowed_key(held.id)) if isinstance(held, ast.Name) else None)
+        instance = self._instance(module, held, ctx.env)
         placed = self._constructed_class(module, made, ctx) if made is not None else None
         found = self._plugin_definition(placed) if placed and not is_upstream(placed) else None
         if (name is None and isinstance(held, ast.Name) and held.id == ctx.self_name and ctx.cls is not None and not ctx.in_class_body

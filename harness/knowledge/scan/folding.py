@@ -433,12 +433,15 @@ def is_type_test(node: ast.AST, local: frozenset[str]) -> bool:
             and isinstance(node.args[0], ast.Name) and returned_marker(node.args[0].id) in local)
 
 
-def runtime_test(node: ast.AST, local: frozenset[str]) -> bool:
+_TABLE_READS = frozenset({"get", "keys", "values", "items", "index", "count", "__contains__", "__getitem__"})
+
+
+def runtime_test(node: ast.AST, local: frozenset[str], tables: frozenset[str] = frozenset()) -> bool:
     """Whether the test `node` reads run-time data only: at least one name in `local` (or a
-    `<self.x>` placeholder), and no call but methods of such values and _DATA_BUILTINS
-    (`n == 0`, `cache_k.dtype != torch.float16`, `batch.forward_mode.is_decode()`,
-    `len(reqs) > 1`); a free function's result (`is_npu()`), a module global alone or a
-    lambda is not."""
+    `<self.x>` placeholder), and no call but methods of such values, _DATA_BUILTINS and reads
+    (_TABLE_READS) of `tables`, module globals holding plain data (`n == 0`, `cache_k.dtype !=
+    torch.float16`, `batch.forward_mode.is_decode()`, `len(reqs) > 1`, `KERNELS.get(str(x.dtype))
+    is None`); a free function's result (`is_npu()`), a module global alone or a lambda is not."""
     reads_local = False
     for sub in walk(node):
         if isinstance(sub, ast.Call):
@@ -446,6 +449,8 @@ def runtime_test(node: ast.AST, local: frozenset[str]) -> bool:
             if isinstance(root, ast.Name):
                 if root.id not in _DATA_BUILTINS:
                     return False
+                continue
+            if isinstance(root, ast.Attribute) and root.attr in _TABLE_READS and isinstance(root.value, ast.Name) and root.value.id in tables:
                 continue
             while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                 root = root.func if isinstance(root, ast.Call) else root.value
@@ -687,6 +692,11 @@ class Folding:
                 held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `self.TARGETS`: the class's constant
                 if held is not OPAQUE:
                     return held
+            if (isinstance(node.value, ast.Call) and dotted(node.value.func) == "type" and "type" not in env and len(node.value.args) == 1
+                    and isinstance(node.value.args[0], ast.Name) and env.get("<self>") == node.value.args[0].id):
+                held = self.class_constant(env["<class>"], node.attr, depth + 1)  # `type(self).TARGETS`: the same, on the class
+                if held is not OPAQUE:
+                    return held
             root = node.value
             while isinstance(root, ast.Attribute):
                 root = root.value
@@ -695,8 +705,11 @@ class Folding:
                 if node.attr in _NAME_ATTRIBUTES and (named := self._name_attribute(base.path, node.attr)) is not None:
                     return named  # `cls.__bases__[0].__name__`: the class's own name
                 return Named(f"{base.path}.{node.attr}")  # `sys.modules.get(M).Cls`, `import_module(M).f`, `__import__("pkg").sub.f`
-            # (`X[k].attr` is an attribute of an item of X, never of X)
+            # (`X[k].attr` is an attribute of an item of X, never of X; `f(x).attr` one of what f
+            # returns, never of f: only `C(x).attr` reads C's)
             owner = self.qualify(module, dotted(node.value), env) if not isinstance(node.value, ast.Subscript) else None
+            if isinstance(node.value, ast.Call) and self._def_or_class(owner) == "def":
+                owner = None
             if owner is None and isinstance(root, ast.Name) and isinstance(env.get(root.id), Record) and isinstance(
                     base := self.const(module, node.value, env, depth + 1), Named):
                 owner = base.path  # `self._field.name` where the object keeps `envs.SGLANG_X`
@@ -876,9 +889,10 @@ class Folding:
             # values, `fast and _first or _second` of the plugin's functions (each true): Python's
             # value of the expression (a test among them stays a condition)
             values = [self.const(module, v, env, depth + 1) for v in node.values]
-            if all(v is None or isinstance(v, (str, int, float, bool)) or isinstance(v, Named) and not is_upstream(v.path) for v in values):
+            truths = [self._value_truth(module, v) for v in values]
+            if None not in truths[:-1]:
                 want = isinstance(node.op, ast.And)  # `and` stops at the first false value, `or` at the first true one
-                return next((v for v in values[:-1] if bool(v) is not want), values[-1])
+                return next((v for v, truth in zip(values[:-1], truths) if truth is not want), values[-1])
         if isinstance(node, ast.IfExp):
             # (before the test folds: on a release without M, the patch through it is reported missing)
             held = self._present_or_none(module, node, env, depth)
@@ -1075,6 +1089,10 @@ class Folding:
             made = self.const(module, element, inner, depth + 1)
             if isinstance(made, str) and conds and all(c == ModuleExists(made) for c in conds):
                 folded.append(LoadedName(made))  # `m for m in NAMES if m in sys.modules`: m where it is loaded
+                continue
+            if isinstance(made, list) and conds and all(c == conds[0] for c in conds) and isinstance(conds[0], ModuleExists) and conds[0].path in made:
+                # `row for row in ROWS if row[0] in sys.modules`: the row, its module kept where it is loaded
+                folded.append([LoadedName(v) if v == conds[0].path and isinstance(v, str) else v for v in made])
                 continue
             # (a test this release decides, `if hasattr(Sampler, n)`: its truth here)
             tests = [kleene(cond, self._release_leaf) for cond in conds]
@@ -1324,6 +1342,12 @@ class Folding:
             if isinstance(items, list) and (items or len(args) == 2):
                 return items[0] if items else self.const(module, args[1], env, depth + 1)
             return OPAQUE
+        if (name == "filter" and qualified == name and len(args) == 2 and not node.keywords and isinstance(args[0], ast.Lambda)
+                and len(params := function_params(args[0].args)) == 1 and not args[0].args.defaults):
+            # filter(lambda x: test, xs) is [x for x in xs if test] (the builtins docs): folded as that
+            held = ast.Name(params[0].name, ast.Load())
+            return self._comprehension(module, held, ast.comprehension(target=ast.Name(params[0].name, ast.Store()), iter=args[1],
+                                                                       ifs=[args[0].body], is_async=0), env, depth)
         if (name == "filter" and qualified == name and len(args) == 2 and not node.keywords and not isinstance(args[0], ast.Constant)
                 and isinstance(predicate := self.const(module, args[0], env, depth + 1), Named) and not is_upstream(predicate.path)):
             # filter(pred, xs) of a plugin function (`Component.enabled` over records): the items it
@@ -1479,6 +1503,8 @@ class Folding:
                     return OPAQUE
             if isinstance(owner, dict) and node.func.attr == "get" and 1 <= len(values) <= 2 and not node.keywords and values[0] is not OPAQUE:
                 key = _hashable(self.decided(values[0]))  # TABLE.get(k, d) of a folded table and key: the entry, else d (None) when nothing adds to it
+                if _unknown_in(key):
+                    return OPAQUE  # `KERNELS.get((x.dtype, flag))`: a key with a part only a run gives may be any entry
                 if key in owner:
                     return owner[key]
                 return OPAQUE if self._may_be_filled(node.func.value) else values[1] if len(values) == 2 else None
@@ -2847,6 +2873,69 @@ class Folding:
             return [*value, *args[0]]
         return value
 
+    def pattern_bindings(self, module: str, value, pattern: ast.pattern, env: dict):
+        """What a `case` pattern binds when it matches the folded `value` (PEP 634): a dict of
+        captures; None when it certainly does not match; OPAQUE when that is not decided. A
+        mapping pattern of constant keys (`{"module": str(path), "impl": impl}`), a sequence
+        pattern of a folded tuple row, captures and wildcards, `str(x)`-style builtin class
+        patterns on plain values, literal values."""
+        if isinstance(pattern, ast.MatchAs):
+            if pattern.pattern is None:
+                return {pattern.name: value} if pattern.name else {}
+            inner = self.pattern_bindings(module, value, pattern.pattern, env)
+            return {**inner, pattern.name: value} if isinstance(inner, dict) and pattern.name else inner
+        if isinstance(pattern, ast.MatchValue):
+            wanted = self.const(module, pattern.value, env)
+            if value is OPAQUE or wanted is OPAQUE or not isinstance(wanted, (str, int, float, bool)):
+                return OPAQUE
+            return {} if value == wanted else None
+        if (isinstance(pattern, ast.MatchClass) and isinstance(pattern.cls, ast.Name) and pattern.cls.id in _PATTERN_TYPES
+                and pattern.cls.id not in env and len(pattern.patterns) <= 1 and not pattern.kwd_patterns):
+            if value is OPAQUE or not isinstance(value, (str, int, float, bool, list, dict)) and value is not None:
+                return OPAQUE  # (a function, a class, a module: not the builtin's instance; not folded: not known)
+            if not isinstance(value, _PATTERN_TYPES[pattern.cls.id]) or isinstance(value, bool) and pattern.cls.id == "int":
+                return None
+            return self.pattern_bindings(module, value, pattern.patterns[0], env) if pattern.patterns else {}
+        if isinstance(pattern, ast.MatchSequence) and isinstance(value, list) and not any(isinstance(p, ast.MatchStar) for p in pattern.patterns):
+            if len(value) != len(pattern.patterns):
+                return None
+            bound = {}
+            for item, sub in zip(value, pattern.patterns):
+                inner = self.pattern_bindings(module, item, sub, env)
+                if not isinstance(inner, dict):
+                    return inner
+                bound.update(inner)
+            return bound
+        if isinstance(pattern, ast.MatchMapping) and isinstance(value, dict) and all(isinstance(k, ast.Constant) for k in pattern.keys):
+            bound: dict = {}
+            for key, sub in zip(pattern.keys, pattern.patterns):
+                if key.value not in value:
+                    return None
+                inner = self.pattern_bindings(module, value[key.value], sub, env)
+                if not isinstance(inner, dict):
+                    return inner
+                bound.update(inner)
+            if pattern.rest:
+                bound[pattern.rest] = {k: v for k, v in value.items() if k not in {key.value for key in pattern.keys}}
+            return bound
+        return OPAQUE
+
+    def _value_truth(self, module: str, value) -> bool | None:
+        """Python's truth of a folded value: a plain value's own; a plugin function or class is
+        true; an upstream function, class or module a caught import binds (None where the import
+        fails: none_fallbacks) is true exactly where the import resolves on this release. None
+        for anything else (an upstream constant, a value not folded)."""
+        if value is None or isinstance(value, (str, int, float, bool)):
+            return bool(value)
+        if not isinstance(value, Named):
+            return None
+        if not is_upstream(value.path):
+            return True
+        fallback = self.none_fallbacks.get((module, value.path))
+        if isinstance(fallback, ImportsResolve) and fallback.imports and (self._def_or_class(value.path) in ("def", "class") or self.index.module_exists(value.path)):
+            return kleene(fallback, self._release_leaf)
+        return None
+
     def _there(self, module: str, value) -> bool | None:
         """Whether a folded `sys.modules.get(M)` / `getattr(m, "x", None)` value is there on this
         release (none_fallbacks: the module exists, the attribute resolves); None for any other value."""
@@ -3361,7 +3450,11 @@ class Folding:
             return UNDECIDED
         if self._environment_test(module, node, env):
             return Runtime(ast.unparse(node))  # a deployment's switch, as a config value is
-        return Runtime(ast.unparse(node)) if local and runtime_test(node, local) else UNDECIDED
+        # (a plugin table the test looks a run-time key up in is data too)
+        tables = frozenset(n.func.value.id for n in walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                           and n.func.attr in _TABLE_READS and isinstance(n.func.value, ast.Name) and n.func.value.id not in local
+                           and isinstance(self.const(module, n.func.value, env, depth + 1), (dict, list, str)))
+        return Runtime(ast.unparse(node)) if local and runtime_test(node, local, tables) else UNDECIDED
 
     def _environment_test(self, module: str, node: ast.AST, env: dict) -> bool:
         """Whether the test `node` reads the process environment and nothing else the scan
@@ -3589,6 +3682,11 @@ class Folding:
         class (SGLang's ServerArgs), as writes to it are."""
         if isinstance(node, ast.Attribute):  # `vllm_config.compilation_config`: the class the field is annotated with
             return self._field_instance(self._instance(module, node.value, env), node.attr)
+        if (isinstance(node, ast.Call) and dotted(node.func) == "getattr" and "getattr" not in env and len(node.args) in (2, 3) and not node.keywords
+                and isinstance(attr := self.const(module, node.args[1], env), str)):
+            # `getattr(vllm_config, "lora_config", None)`: the field where the object has it (the
+            # default only where it does not: a test of it guards the rest as for `x.f`)
+            return self._field_instance(self._instance(module, node.args[0], env), attr)
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
             # `get_current_vllm_config().x`: what an upstream function annotated to return one class returns
             path = self.qualify(module, dotted(node.func) or "", env)
@@ -3597,6 +3695,10 @@ class Folding:
             return Instance(made) if made and is_upstream(made) else None
         if not isinstance(node, ast.Name):
             return None
+        if (narrowed := env.get(narrowed_key(node.id))) is not None:
+            # `if isinstance(x, C):` x is a C there, whatever it was typed as before; narrowed to
+            # a class not upstream's (OPAQUE), nothing is said of it
+            return narrowed if isinstance(narrowed, Instance) else None
         value = env.get(node.id, OPAQUE)
         if isinstance(value, Instance):
             return value
@@ -3686,8 +3788,13 @@ def without_none(test: ast.expr, env: dict, holds: bool) -> dict:
 
 def narrowed_key(name: str) -> str:
     """The environment key under which a body an `isinstance(name, C)` test guards keeps
-    Instance(C) (not `name` itself: what field reads see is left as it was)."""
+    Instance(C) (not `name` itself: what `name` folds to is left as it was; _instance reads it)."""
     return f"<isinstance {name}>"
+
+
+def is_narrowed_key(key: str) -> bool:
+    """Whether an environment key is a narrowed_key (dropped where the narrowing ends)."""
+    return key.startswith("<isinstance ")
 
 
 def _named(node: ast.AST, matches: Callable[[ast.AST], bool], name: Callable[[ast.AST], str]) -> ast.AST:
@@ -3788,6 +3895,18 @@ def _plain_key(value):
     if isinstance(value, list) and value and all(isinstance(v, (str, int)) for v in value):
         return tuple(value)
     return value if isinstance(value, (str, int)) else None
+
+
+# the builtin class patterns a folded value is matched by (`case str(x):`; a folded tuple is a list)
+_PATTERN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": (list, tuple), "tuple": (list, tuple), "dict": dict}
+
+
+def _unknown_in(key) -> bool:
+    """Whether a folded key holds a part not folded (OPAQUE, a run-time Condition), at any depth
+    of a tuple: which entry it picks is not known."""
+    if isinstance(key, tuple):
+        return any(_unknown_in(k) for k in key)
+    return key is OPAQUE or isinstance(key, Condition)
 
 
 def _hashable(value):

@@ -72,6 +72,7 @@ from harness.knowledge.scan.folding import (
     PackageFile,
     Record,
     bind,
+    is_narrowed_key,
     narrowed_key,
     call_results,
     free_marker,
@@ -86,6 +87,7 @@ from harness.knowledge.scan.uses import unnamed_private_function
 from harness.knowledge.scan.syntax import (
     always_raises,
     assigned,
+    case_test,
     case_tests,
     drained_loop,
     forwards_to_super,
@@ -201,6 +203,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.stand_ins: dict[str, list[tuple[str, GuardCond]]] = {}
         # calls of plugin names, judged once every class is known: (module, the call, its context, the qualified name)
         self.plugin_calls: list[tuple[str, ast.Call, Context, str]] = []
+        # plugin module -> (the module importing it or a submodule, the line, where): each place its body may run from
+        self.import_sites: dict[str, list[tuple[str, int, Context]]] = {}
+        self.class_reads: list[tuple[str, ast.Attribute, Context, str, str]] = []  # `C.m` of a plugin class C (_class_reads)
+        self._decorating: dict[frozenset[str], frozenset[str]] = {}  # entry callables -> their plugin decorators
         self.parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]] = []
         self.parameter_replacements: list[tuple[str, ast.AST, ast.AST, ast.AST | None, ast.AST | str | None, Context]] = []
         # descriptor class -> (owner class, attribute, the instance, where): its __set_name__ calls (_set_name_site)
@@ -342,6 +348,22 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     kept.append((target, functions))
             found[:] = kept
 
+    def _entry_decorators(self, entry_callables: frozenset[str]) -> frozenset[str]:
+        """The plugin functions decorating an entry callable's def (`@exports_models("pkg.zoo")`
+        over `def register()`, the factory called or the decorator named): the entry point
+        holds what they return, so the code they wrap around the callable runs when it is called."""
+        if entry_callables in self._decorating:  # (asked per module)
+            return self._decorating[entry_callables]
+        found = set()
+        for path in entry_callables:
+            definition = self._plugin_definition(path)
+            for decorator in definition[1].decorator_list if definition is not None and not isinstance(definition[1], ast.ClassDef) else ():
+                named = self.qualify(definition[0], dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or "")
+                if named and not is_upstream(named) and self._plugin_function(named) is not None:
+                    found.add(named)
+        self._decorating[entry_callables] = frozenset(found)
+        return self._decorating[entry_callables]
+
     def imports_of(self, module: str) -> list[str]:
         found = [*self.table(module).imports, *(target for target, _ in self.dynamic_imports.get(module, []))]
         main_only = self._main_only(module) if module not in self.main_modules else set()
@@ -378,9 +400,12 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             return False
 
     def load_time_imports(self, module: str, entry_callables: set[str]) -> list[str]:
-        """Imports that run when the module is imported, or inside an entry point's callable."""
+        """Imports that run when the module is imported, or inside an entry point's callable
+        (or the wrapper a plugin decorator of it returns: what the engine then calls)."""
         tree = self.tree(module)
-        found = [target for target, enclosing in self.dynamic_imports.get(module, []) if not enclosing or enclosing[0] in entry_callables]
+        wrappers = self._entry_decorators(frozenset(entry_callables))
+        found = [target for target, enclosing in self.dynamic_imports.get(module, [])
+                 if not enclosing or enclosing[0] in entry_callables or enclosing[0] in wrappers]
         stack = list(tree.body) if tree else []
         while stack:
             node = stack.pop()
@@ -413,6 +438,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if tree is None:
             return
         self._block(module, tree.body, Context(env={}))
+        for ep in self.scan.entry_points:
+            held, _, attr = ep.value.partition(":")
+            if held == module and attr.isidentifier() and getattr(self.table(module).names.get(attr), "kind", None) == "value":
+                # `register = functools.partial(envs.X.set, pkg)` named by an entry point: the
+                # engine calls it with no arguments (ep.load()()) as it would a def
+                called = ast.Call(func=ast.Name(attr, ast.Load()), args=[], keywords=[])
+                called.lineno, called.col_offset = self.table(module).names[attr].lineno, 0
+                self._call(module, ast.fix_missing_locations(called),
+                           Context(env={}, functions=(f"{module}.{attr}",)))
         uses, strings = self.scan.attribute_uses, self.scan.name_strings
         not_lookups: set[int] = set()  # setattr's name argument and docstrings: not a name looked up
         for node in walk(tree):
@@ -440,6 +474,11 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 # continue` leaves f one of its other values)
                 ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True, local=ctx.local),))
                 ctx.env.update(without_none(stmt.test, ctx.env, holds=False))
+                if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) and (narrowed := self._narrowed(module, stmt.test.operand, ctx.env)):
+                    # `if not isinstance(x, C): continue`: x holds a C in the rest of the block
+                    ctx = replace(ctx, env=self._narrow(ctx.env, narrowed, body[body.index(stmt) + 1:]))
+            if isinstance(stmt, ast.Assert) and (narrowed := self._narrowed(module, stmt.test, ctx.env)):
+                ctx = replace(ctx, env=self._narrow(ctx.env, narrowed, body[body.index(stmt) + 1:]))  # `assert isinstance(x, C)`: the same
             exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
             imports = tuple(upstream_imports(module, self.files[module][1], stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
             if imports and any(h.type is None or self.exception_names(module, [h.type]) & IMPORT_ERRORS for h in exits):
@@ -463,20 +502,35 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                          if needs and all(any(c.handles(e) for c in ctx.catches) for e in needs)]
                 ctx = self._had(ctx, found, f"line {stmt.lineno} raises nothing", stmt.lineno)
 
-    def _narrowed(self, module: str, test: ast.expr, env: dict) -> tuple[str, Instance] | None:
-        """(x, Instance(C)) for a test `isinstance(x, C)` or `type(x) is C` (`==`) of a local x
-        with one upstream class C."""
+    def _narrowed(self, module: str, test: ast.expr, env: dict) -> dict[str, Instance | None]:
+        """{x: Instance(C)} for a test `isinstance(x, C)` or `type(x) is C` (`==`) of a local x
+        with one upstream class C, for each such operand of an `and`; {x: None} where the class
+        is another (a plugin class, a tuple): what x was narrowed to before no longer holds."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return {name: instance for operand in test.values for name, instance in self._narrowed(module, operand, env).items()}
         if isinstance(test, ast.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and "isinstance" not in env:
             held, named = test.args
         elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.left, ast.Call)
               and dotted(test.left.func) == "type" and len(test.left.args) == 1 and isinstance(test.left.args[0], ast.Name) and "type" not in env):
             held, named = test.left.args[0], test.comparators[0]
         else:
-            return None
-        test = ast.Call(func=ast.Name("isinstance"), args=[held, named], keywords=[])
-        cls = self.qualify(module, dotted(test.args[1]), env) if dotted(test.args[1]) else None
+            return {}
+        cls = self.qualify(module, dotted(named), env) if dotted(named) else None
         resolved = self.upstream_ref(cls)
-        return (test.args[0].id, Instance(resolved.path)) if resolved is not None and resolved.kind == "class" else None
+        return {held.id: Instance(resolved.path) if resolved is not None and resolved.kind == "class" else None}
+
+    @staticmethod
+    def _narrow(env: dict, narrowed: dict[str, Instance | None], body: list[ast.stmt]) -> dict:
+        """`env` with each narrowed name's class kept under narrowed_key (OPAQUE for None: not
+        an upstream class), for a name `body` does not bind again (there it would hold
+        something else)."""
+        rebound = {n.id for n in walk(ast.Module(body=body, type_ignores=[])) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        inner = dict(env)
+        for name, instance in narrowed.items():
+            inner.pop(narrowed_key(name), None)
+            if name not in rebound:
+                inner[narrowed_key(name)] = OPAQUE if instance is None else instance
+        return inner
 
     def _had(self, ctx: Context, found: list[str], where: str, line: int) -> Context:
         """`ctx` with the guard that the upstream objects `found` are there (each a module, or an
@@ -522,15 +576,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             owner = flag_owner(ctx)
             body = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),))
             narrowed = self._narrowed(module, stmt.test, env)
-            if narrowed is None:
+            if not narrowed:
                 self._block(module, stmt.body, replace(body, env={**env, **without_none(stmt.test, env, holds=True)}))
-            else:  # `if isinstance(x, C):` x holds an instance of C in the body (for placements only:
-                # a field read there may be on a plugin subclass the body narrows to next); what
-                # else the body binds stays bound
-                name, instance = narrowed
-                inner = {**env, narrowed_key(name): instance}
+            else:  # `if isinstance(x, C):` x holds an instance of C (or of a subclass) in the body,
+                # its fields and methods read as on an `x: C` parameter; what else the body binds stays bound
+                inner = self._narrow(env, narrowed, stmt.body)
                 self._block(module, stmt.body, replace(body, env=inner))
-                env.update({k: v for k, v in inner.items() if k != narrowed_key(name)})
+                env.update({k: v for k, v in inner.items() if not is_narrowed_key(k)})
             if stmt.orelse:
                 self._block(module, stmt.orelse, replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, negate=True, owner=owner, local=ctx.local),)))
             return
@@ -555,13 +607,13 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 carried = dict(env)
                 for element in iterable:
                     # (a name kept because it is loaded, alone or with its module: the pass for it runs where it is)
-                    loaded = element[0] if isinstance(element, list) and element and isinstance(element[0], LoadedName) else element
+                    loaded = next((e for e in element if isinstance(e, LoadedName)), element) if isinstance(element, list) else element
                     guards = ctx.guards + ((GuardCond(ModuleExists(loaded), f"{loaded} in sys.modules", stmt.lineno),)
                                            if isinstance(loaded, LoadedName) else ())
                     passed = {**(carried if straight else env), **bind(stmt.target, element)}
                     self._block(module, stmt.body, replace(ctx, guards=guards, env=dict(passed)))
                     carried = self._pass_bindings(module, stmt.body, passed) if straight else carried
-                if straight and not any(isinstance(e, LoadedName) or isinstance(e, list) and e and isinstance(e[0], LoadedName) for e in iterable):
+                if straight and not any(isinstance(e, LoadedName) or isinstance(e, list) and any(isinstance(i, LoadedName) for i in e) for e in iterable):
                     env.update({name: carried.get(name, OPAQUE) for node in stmt.body for name in assigned_in(node)})
             else:  # not folded, or empty here (a registry functions fill later): the body once, its elements unknown
                 guards = ctx.guards
@@ -580,6 +632,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     catches += (Catch(frozenset(self.exception_names(module, call.args)), stmt.lineno),)
                 elif isinstance(call, ast.Call) and (caught := self._wrapper_catches(self.qualify(module, dotted(call.func), env) if dotted(call.func) else None, "yield")):
                     catches += (Catch(caught, stmt.lineno),)  # a plugin @contextmanager whose `yield` a try handles
+                elif isinstance(call, ast.Call) and (caught := self._exit_catches(self._constructed_class(module, call.func, ctx))):
+                    catches += (Catch(caught, stmt.lineno),)  # a plugin class whose __exit__ returns true
                 if item.optional_vars is not None:
                     env.update({n: OPAQUE for n in assigned(item.optional_vars)})
                     if isinstance(item.optional_vars, ast.Name) and isinstance(opened := self.const(module, call, env), PackageFile):
@@ -601,13 +655,32 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", [])):
                 self._block(module, block, ctx)
             owner = flag_owner(ctx)
+            # the case a folded subject certainly matches first (`case {"module": str(path), …}:` of a
+            # dict record): its captures hold the record's values, in its body and after the match
+            subject, chosen = self.const(module, stmt.subject, env) if isinstance(stmt, ast.Match) else OPAQUE, None
+            for case in stmt.cases if subject is not OPAQUE else ():
+                bound = self.pattern_bindings(module, subject, case.pattern, env)
+                if bound is None:
+                    continue  # (certainly not this case: the next is tried)
+                if isinstance(bound, dict) and (case.guard is None or self._truth_of(module, case.guard, {**env, **bound}, 0) is not False):
+                    chosen = (case, bound)
+                if chosen is not None or bound is OPAQUE:
+                    break
             for case, test in zip(stmt.cases, case_tests(stmt)) if isinstance(stmt, ast.Match) else ():
                 # a case's body runs under its pattern's test, as an `if`/`elif` chain would
                 env.update({n: OPAQUE for n in pattern_names(case.pattern)})
+                if chosen is not None and case is chosen[0]:
+                    env.update(chosen[1])
+                narrowed = self._narrowed(module, test, env) if test is not None else {}
                 if isinstance(case.pattern, ast.MatchAs) and case.pattern.name:  # `case x:` / `case P as x:` binds the subject
                     env[case.pattern.name] = self.const(module, stmt.subject, env)
+                    if case.pattern.pattern is not None and (held := case_test(ast.Name(case.pattern.name, ast.Load()), case.pattern.pattern)) is not None:
+                        narrowed.update(self._narrowed(module, held, env))  # `case FusedMoE() as moe:` moe is one too
                 guards = ctx.guards if test is None else ctx.guards + (self._guard(module, test, env, owner=owner, local=ctx.local),)
-                self._block(module, case.body, replace(ctx, guards=guards))
+                # (`case RowParallelLinear():` narrows the subject as `isinstance` does)
+                self._block(module, case.body, replace(ctx, guards=guards, env=self._narrow(env, narrowed, case.body) if narrowed else env))
+            if chosen is not None:
+                env.update(chosen[1])
             return
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             self._import(module, stmt, ctx)
@@ -670,13 +743,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                             # `cc = self.cfg.compilation_config`: what the class keeps on self, a field of it
                             # (finish() names its class as for the chain read in place)
                             env[target.id] = Instance(None, f"{SELF_HELD}{ctx.cls.path}", kept)
-                        root = stmt.value
-                        while isinstance(root, ast.Attribute):
-                            root = root.value
-                        if isinstance(root, ast.Call) and (made := self._instance(module, stmt.value, env)) is not None and made.path:
-                            # `cc = get_current_vllm_config().compilation_config`: an instance of the class
-                            # the upstream function is annotated to return, or of its field's
-                            env[target.id] = made
+                        env[target.id] = self.typed_value(module, stmt.value, env, env[target.id])
                         if env[target.id] is OPAQUE and (isinstance(stmt.value, ast.Compare) or isinstance(stmt.value, ast.UnaryOp) and isinstance(stmt.value.op, ast.Not)):
                             # `OLD = __version__ == "0.9.0"` at module level: the test, as a later `if OLD:` reads it
                             cond = self.condition(module, stmt.value, env)
@@ -759,6 +826,56 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 for handler in stmt.handlers:
                     if not always_raises(handler.body):
                         caught |= self.exception_names(home, [handler.type]) if handler.type is not None else {"*"}
+        return frozenset(caught)
+
+    def _exit_catches(self, path: str | None, depth: int = 0) -> frozenset[str]:
+        """The exceptions a `with` block's context manager, an instance of the plugin class
+        `path`, swallows: its `__exit__` (its own or a plugin base's) returning true does (the
+        data model's object.__exit__). A `return` of a true constant catches what the `if`
+        tests around it name (issubclass(exc_type, E), isinstance(exc, E), exc_type is E,
+        exc_type in (E, …)), everything when they name none; a `return` of such a test what it
+        names; a class constant (`self.SWALLOWED`) is read in the class body. Empty otherwise."""
+        found = self._plugin_definition(path) if path and not is_upstream(path) and depth < 5 else None
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return frozenset()
+        home, cls = found
+        method = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in ("__exit__", "__aexit__")), None)
+        if method is None:
+            return frozenset().union(*(self._exit_catches(self.qualify(home, dotted(b)), depth + 1) for b in cls.bases if dotted(b)))
+        params = [p.name for p in function_params(method.args)]
+        receiver, errors = (params[0] if params else None), set(params[1:3])
+        constants = {t.id: s.value for s in cls.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+
+        def named(test: ast.expr) -> set[str]:  # the exception classes a test of the exception names
+            classes = []
+            for node in walk(test):
+                if (isinstance(node, ast.Call) and dotted(node.func) in ("issubclass", "isinstance") and len(node.args) == 2
+                        and dotted(node.args[0]) in errors):
+                    classes.append(node.args[1])
+                elif isinstance(node, ast.Compare) and dotted(node.left) in errors and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.Eq, ast.In)):
+                    classes.append(node.comparators[0])
+            kept = []
+            for node in classes:  # `self.SWALLOWED` / `cls.SWALLOWED` / `type(self).SWALLOWED`: the class constant
+                owner = node.value.args[0] if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call) and dotted(node.value.func) == "type" and node.value.args else getattr(node, "value", None)
+                kept.append(constants.get(node.attr) if isinstance(node, ast.Attribute) and dotted(owner) == receiver else node)
+            return set() if None in kept else self.exception_names(home, kept)
+
+        caught: set[str] = set()
+
+        def visit(body: list[ast.stmt], tests: tuple[ast.expr, ...]) -> None:
+            for stmt in body:
+                if isinstance(stmt, ast.If):
+                    visit(stmt.body, tests + (stmt.test,))
+                    visit(stmt.orelse, tests)
+                elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value:
+                    names = set().union(*(named(t) for t in tests))
+                    caught.update(names or ({"*"} if not tests else set()))
+                elif isinstance(stmt, ast.Return) and stmt.value is not None and not isinstance(stmt.value, ast.Constant):
+                    caught.update(named(stmt.value))
+                elif isinstance(stmt, (ast.With, ast.Try)):
+                    visit(stmt.body, tests)
+
+        visit(method.body, ())
         return frozenset(caught)
 
     def exception_names(self, module: str, nodes, depth: int = 0) -> set[str]:
@@ -989,6 +1106,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             qualified = self.qualify(module, dotted(base), ctx.env)
             if isinstance(base, ast.Name) and base.id not in ctx.env and (chosen := self.release_binding(module, base.id)) is not None:
                 qualified = chosen  # a base an `if` on this release picks (its last binding elsewhere)
+            if isinstance(base, (ast.Subscript, ast.Call)) and isinstance(held := self.const(module, base, ctx.env), Named):
+                # `_DEVICE_MIXINS[__soc_version__]`, `MIXINS.get(SOC)`: the class a table holds under a folded key
+                qualified = held.path
             bases.append(qualified or f"?{ast.unparse(base)}")
             if is_upstream(qualified):  # the class statement needs a class there (not a function)
                 self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
@@ -1205,6 +1325,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         guarded = self.import_guards.setdefault(module, {})
         for name in self._imported(module, stmt):
             guarded.setdefault(name, []).append(ctx.guards)
+            self.import_site(module, name, stmt.lineno, ctx)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 env[alias.asname or alias.name.split(".")[0]] = Named(alias.name if alias.asname else alias.name.split(".")[0])

@@ -85,10 +85,13 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
       once) are its elements; `mod.X = type(…)` is that class, then `mod.X = X`;
     - `class X(make_base(A))`, where `make_base` is a module function whose body only defines a
       class and returns it, is `class X(<that class>)`: the class is written out at module level
-      before X under its own name, the factory's parameters replaced by the call's arguments.
-    - `f(*[a, b], **{"k": v})` and `f(**dict(k=v))` are `f(a, b, k=v)`; `typing.cast(T, x)` is `x`;
+      before X under its own name, the factory's parameters replaced by the call's arguments;
+      `X = make_platform(A)` is that class written out as X.
+    - `f(*[a, b], **{"k": v})` and `f(**dict(k=v))` are `f(a, b, k=v)`; `typing.cast(T, x)` is `x`
+      (`y = cast(T, x)` is `y: T = x`);
       in a function, `args = (a, b); f(*args)` is `f(args[0], args[1])` and `m = super().m; m(x)`
-      is `super().m(x)` (the local bound once, never changed in place);
+      is `super().m(x)`, `m = super().a if c else self.b; m(x)` is `super().a(x) if c else
+      self.b(x)` (the local bound once, never changed in place);
     - `operator.attrgetter("a", "b")(x)` is `(x.a, x.b)`, `methodcaller("m", v)(x)` is
       `x.m(v)` and `itemgetter("k")(x)` is `x["k"]`, called at once or through a module-level
       name, or a local of the calling function, bound once to the getter;
@@ -197,6 +200,12 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             return node
 
         def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.AST]:
+            cast = node.value
+            if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(cast, ast.Call) and dotted(cast.func) in casts
+                    and len(cast.args) == 2 and not cast.keywords and not isinstance(cast.args[1], ast.Starred)):
+                # `y = cast(C, x)` is `y: C = x` (the typing docs: x, typed as C)
+                self.generic_visit(node)
+                return ast.copy_location(ast.AnnAssign(target=node.targets[0], annotation=cast.args[0], value=node.value, simple=1), node)
             self.generic_visit(node)
             if (pairs := _paired_targets(node)) is not None:
                 return [ast.copy_location(ast.Assign(targets=[target], value=value), node) for target, value in pairs]
@@ -237,6 +246,12 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             self.generic_visit(node)
             if self.frames:
                 packed, supers, _ = self.frames[-1]
+                if isinstance(node.func, ast.Name) and isinstance(supers.get(node.func.id), ast.IfExp):
+                    # `m = super().a if c else self.b; m(x)` is `super().a(x) if c else self.b(x)`
+                    chosen = supers[node.func.id]
+                    calls = [ast.copy_location(ast.Call(func=ast.copy_location(copy.deepcopy(branch), node.func), args=copy.deepcopy(node.args), keywords=copy.deepcopy(node.keywords)), node)
+                             for branch in (chosen.body, chosen.orelse)]
+                    return ast.fix_missing_locations(ast.copy_location(ast.IfExp(test=copy.deepcopy(chosen.test), body=calls[0], orelse=calls[1]), node))
                 if isinstance(node.func, ast.Name) and node.func.id in supers:  # `m = super().m; m(x)` is `super().m(x)`
                     node.func = ast.copy_location(copy.deepcopy(supers[node.func.id]), node.func)
                 if any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id in packed for a in node.args):
@@ -363,12 +378,20 @@ def _edited_in_place(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[st
 def _once_bound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, int], dict[str, ast.Attribute]]:
     """Of a function's locals bound once (bound_once) and never changed in place: those holding a
     tuple or list display (name -> its length; nothing starred in it) and those holding a method
-    read on `super()` (name -> that read)."""
+    read on `super()` (name -> that read), or one of two method reads a conditional expression
+    chooses, one of them on `super()` (name -> the expression)."""
     once, edited = bound_once(function), _edited_in_place(function)
     packed = {name: len(value.elts) for name, value in once.items()
               if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts) and name not in edited}
+    def method_read(value: ast.AST) -> bool:  # `super().m`, or `obj.m` of a name (self's bound method)
+        return isinstance(value, ast.Attribute) and (isinstance(value.value, ast.Name) or isinstance(value.value, ast.Call)
+                                                     and dotted(value.value.func) == "super" and not value.value.args)
+
     supers = {name: value for name, value in once.items()
-              if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Call) and dotted(value.value.func) == "super"}
+              if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Call) and dotted(value.value.func) == "super"
+              # `update = super().m if c else self._other`: one of the two, chosen where it is bound
+              or isinstance(value, ast.IfExp) and method_read(value.body) and method_read(value.orelse)
+              and any(isinstance(b.value, ast.Call) for b in (value.body, value.orelse)) and name not in edited}
     return packed, supers
 
 
@@ -428,12 +451,20 @@ def _class_def(name: str, bases: list[ast.expr], body: list[ast.stmt], keywords:
 
 def _inline_class_factories(tree: ast.Module, own: set[str]) -> None:
     """Module-level classes whose base is a call of a class factory (a module function whose
-    body, besides a docstring, is one `class C(…)` and `return C`) get that class written out
-    before them, its factory parameters replaced by the call's arguments (or the defaults)."""
+    body, besides a docstring and a renaming of C, is one `class C(…)` and `return C`) get that
+    class written out before them, its factory parameters replaced by the call's arguments (or
+    the defaults); `X = factory(…)` at module level is that class written out as X."""
+    def renaming(stmt: ast.stmt, cls: str) -> bool:  # `C.__name__ = C.__qualname__ = "X"`: a name, nothing else
+        return isinstance(stmt, ast.Assign) and all(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == cls
+            and t.attr in ("__name__", "__qualname__", "__module__", "__doc__") for t in stmt.targets)
+
     factories = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and not stmt.decorator_list and not (stmt.args.vararg or stmt.args.kwarg):
             body = [s for s in stmt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if body and isinstance(body[0], ast.ClassDef):
+                body = [body[0], *(s for s in body[1:] if not renaming(s, body[0].name))]
             if (len(body) == 2 and isinstance(body[0], ast.ClassDef) and isinstance(body[1], ast.Return)
                     and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].name):
                 factories[stmt.name] = (stmt, body[0])
@@ -442,6 +473,11 @@ def _inline_class_factories(tree: ast.Module, own: set[str]) -> None:
     taken = {name for stmt in tree.body for name in assigned_in(stmt)} | own
     out: list[ast.stmt] = []
     for stmt in tree.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and (made := _made_class(stmt.value, factories, taken - {stmt.targets[0].id}, stmt.targets[0].id)) is not None):
+            # `FacPlatform = make_platform(FacDeviceMixin)`: `class FacPlatform(FacDeviceMixin, …)`
+            out.append(ast.fix_missing_locations(ast.copy_location(made, stmt)))
+            continue
         if isinstance(stmt, ast.ClassDef):
             for i, base in enumerate(stmt.bases):
                 made = _made_class(base, factories, taken)
@@ -453,7 +489,7 @@ def _inline_class_factories(tree: ast.Module, own: set[str]) -> None:
     tree.body[:] = out
 
 
-def _made_class(base: ast.expr, factories: dict, taken: set[str]) -> ast.ClassDef | None:
+def _made_class(base: ast.expr, factories: dict, taken: set[str], named: str | None = None) -> ast.ClassDef | None:
     if not (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id in factories):
         return None
     factory, made = factories[base.func.id]
@@ -483,7 +519,7 @@ def _made_class(base: ast.expr, factories: dict, taken: set[str]) -> ast.ClassDe
 
         visit_AsyncFunctionDef = visit_FunctionDef
 
-    name, n = made.name, 1
+    name, n = named or made.name, 1
     while name in taken:
         n += 1
         name = f"{made.name}_{n}"
