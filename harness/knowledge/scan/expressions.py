@@ -714,10 +714,13 @@ class Expressions:
             self.parameter_class_calls.append((module, call, ctx))
         if (qualified == "functools.partial" and call.args and isinstance(call.args[0], (ast.Name, ast.Attribute))
                 and not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords)
-                and self._plugin_function(self.qualify(module, dotted(call.args[0]) or "", env) or "") is not None):
-            # `functools.partial(_delegate, name)` of a plugin function: a call of it with the presets
-            # wherever the partial is called (upstream's too: a factory it registers), the rest unknown
-            self._call(module, ast.copy_location(ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords), call), ctx)
+                and self._plugin_function(function := self.qualify(module, dotted(call.args[0]) or "", env) or "") is not None):
+            # `functools.partial(_delegate, name)` of a plugin function: its parameters bound as a call
+            # with the presets binds them, wherever the partial is called (upstream's too: a factory
+            # it registers), the rest unknown (caller_bindings; not a call made here)
+            made = ast.copy_location(ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords), call)
+            read = {n.id: env[n.id] for a in (*made.args, *made.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
+            self.call_arguments.setdefault(function.rsplit(".", 1)[-1], []).append((module, made, read))
         if not is_upstream(qualified) and isinstance(call.func, (ast.Name, ast.Attribute)):
             # what each call of a plugin function passes, folded where it is made (loops over
             # constants unrolled): caller_bindings reads it
