@@ -60,6 +60,8 @@ class SampleRecord(BaseModel):
     # the response is the prompt sent, nothing generated after it (a server echoing its input
     # with max_tokens 0): no answer, whatever a filter reads out of the echoed question
     echoed: bool = False
+    # the generation cap its request set (lm-eval's gen_kwargs `max_gen_toks`), None when not recorded
+    max_gen_toks: int | None = None
 
     @property
     def generated(self) -> str:
@@ -297,6 +299,33 @@ def _first_text(arguments: Any) -> str | None:
     return next((text for value in values if (text := _first_text(value)) is not None), None)
 
 
+def _generation_cap(arguments: Any) -> int | None:
+    """The `max_gen_toks` an lm-eval sample row's `arguments` hand the model (its gen_kwargs,
+    0.4.x: {"gen_args_0": {"arg_1": {"max_gen_toks": N, …}}}), None when it names none."""
+    if isinstance(arguments, dict):
+        cap = arguments.get("max_gen_toks")
+        if type(cap) is int:
+            return cap
+        arguments = arguments.values()
+    if isinstance(arguments, (list, tuple, type({}.values()))):
+        return next((cap for value in arguments if (cap := _generation_cap(value)) is not None), None)
+    return None
+
+
+def cut_short(records: Sequence[SampleRecord]) -> str | None:
+    """Why one side's outputs could not hold an answer, or None: every request capped generation
+    (max_gen_toks) below the word count of the shortest reference answer of the run, so each
+    output stops before any answer as long as a reference could be written (a token is at most
+    one word), e.g. gsm8k run with `max_gen_toks=1`: what is compared is the first token."""
+    caps = {r.max_gen_toks for r in records}
+    words = [len(r.target.split()) for r in records if r.target.strip()]
+    if not records or None in caps or not words or max(caps) >= min(words):
+        return None
+    return (f"every request capped generation at max_gen_toks={max(caps)}, fewer tokens than the words of the shortest "
+            f"reference answer ({min(words)}): the outputs stop before an answer could be written, so they cannot tell "
+            "a working port from a broken one; rerun with the task's own generation length")
+
+
 def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
     """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
     KeyError/ValueError on rows lacking the metric."""
@@ -324,6 +353,7 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
                 score=score,
                 correct=bool(score) if score in (0.0, 1.0) else None,
                 echoed=bool(prompt and prompt.strip()) and response.strip() == prompt.strip(),
+                max_gen_toks=_generation_cap(row.get("arguments")),
             )
         )
     return sorted(records, key=lambda r: r.doc_id)

@@ -39,6 +39,7 @@ def decide(
     baseline_n: int | None = None,
     candidate_outputs: Sequence[str] | None = None,
     baseline_outputs: Sequence[str] | None = None,
+    cut_short: str | None = None,
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
     design: SequentialDesign | None = None,
@@ -50,7 +51,8 @@ def decide(
     0 or 1 are right/wrong (McNemar / Tango, or the group-sequential rule at `design`'s looks);
     any other score takes the paired t rule. Unpaired when only the aggregate `baseline_score`
     on `baseline_n` questions is known (Newcombe). Outputs are the generated texts, when known,
-    for the vacuity rule: a measurement of nothing is never passed.
+    for the vacuity rule: a measurement of nothing is never passed; `cut_short` says why a
+    side's outputs could not hold an answer (harness.evidence.lmeval.cut_short), when one could not.
 
     HarnessError without exactly one kind of baseline, on sides of different lengths, on a
     sequential design with scores that are not right/wrong, or parameters out of range."""
@@ -58,10 +60,10 @@ def decide(
         raise HarnessError("the accuracy rule needs per-question baseline scores or an aggregate "
                            "baseline score and its question count, not both or neither")
     if baseline is None:
-        vacuous = vacuity([baseline_score], candidate, candidate_outputs=candidate_outputs)
+        vacuous = vacuity([baseline_score], candidate, candidate_outputs=candidate_outputs) or cut_short
         return unpaired_test(round(sum(candidate)), len(candidate), baseline_score, baseline_n,
                              margin=margin, alpha=alpha, vacuous=vacuous)
-    vacuous = vacuity(baseline, candidate, baseline_outputs=baseline_outputs, candidate_outputs=candidate_outputs)
+    vacuous = vacuity(baseline, candidate, baseline_outputs=baseline_outputs, candidate_outputs=candidate_outputs) or cut_short
     right_wrong = all(score in (0.0, 1.0) for score in [*baseline, *candidate])
     if design is not None:
         if not right_wrong:

@@ -565,3 +565,27 @@ def test_a_formula_with_many_shared_leaves_is_decided_operand_by_operand():
     assert evaluate(None, AnyOf((AllOf((chain, cleared)), AllOf((AnyOf(tuple(reversed(tests))), cleared))))) is False
     # an operand that may hold keeps the whole undecided
     assert evaluate(None, AnyOf((AllOf((chain, cleared)), AllOf((AnyOf(tuple(reversed(tests))), v2))))) is None
+
+
+
+# the base's method kept in a local functools.partial (twenty-eighth set V-h5,
+# `run = functools.partial(super().forward, temperature=t)`), called under a run-time test: the
+# super() call with the presets first, judged against the base's signature under that test
+PARTIAL_SUPERS = {
+    "keyword_preset": "run = functools.partial(super().forward, temperature=1.0, top_k=4)\n        if logits.is_cuda:\n            return run(logits)\n        return logits",
+    "positional_preset": "run = partial(super().forward, logits, 0.5)\n        if logits.is_cuda:\n            return run()\n        return logits",
+    "preset_and_call_keywords": "run = functools.partial(super().forward, logits)\n        return run(top_k=4) if logits.is_cuda else logits",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PARTIAL_SUPERS))
+def test_a_super_method_kept_in_a_partial_is_judged_where_it_is_called(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("import functools\nfrom functools import partial\n\nfrom sglang.srt.layers.sampler import Sampler\n\n\nclass DevSampler(Sampler):\n"
+                          f"    def forward(self, logits, *, temperature=1.0):\n        {PARTIAL_SUPERS[spelling]}\n\n\ndef register():\n    return DevSampler\n"),
+    }, name=spelling)
+    code, doc = check(root, new)
+    calls = [f for f in doc["findings"] if f["kind"] == "subclass" and f["target"].endswith("Sampler.forward") and f["breaking"]]
+    assert [(f["status"], f["guard"]["outcome"]) for f in calls] == [("signature_changed", "runtime")] and code == 1, doc["findings"]

@@ -497,3 +497,27 @@ def test_a_module_imported_only_inside_a_catching_try_fails_into_it(upstreams, t
     findings = {f["kind"]: f for f in doc["findings"] if f["kind"] in ("import", "patch")}
     assert findings["import"]["status"] == Status.missing.value and findings["import"]["live"], doc["findings"]
     assert (findings["import"]["breaking"], findings["patch"]["breaking"], code) == (breaks, breaks, 1 if breaks else 0), doc["findings"]
+
+
+# a handler that turns the import's failure into the plugin's own error, inside a try that catches
+# that error (twenty-eighth set F17-h2): the failure is caught further out, and what follows the
+# import in the outer try never runs; an outer try catching something else lets it through
+TRANSLATED = {
+    "own_error_from_exc": ("class UpstreamMissing(RuntimeError):\n    pass\n", "raise UpstreamMissing('torchao_utils') from exc", "UpstreamMissing", False),
+    "own_error_of_a_base_the_outer_catches": ("class UpstreamMissing(RuntimeError):\n    pass\n", "raise UpstreamMissing('torchao_utils')", "RuntimeError", False),
+    "builtin_error": ("", "raise RuntimeError('no torchao_utils') from exc", "RuntimeError", False),
+    "outer_catches_another_error": ("class UpstreamMissing(RuntimeError):\n    pass\n", "raise UpstreamMissing('x') from exc", "KeyError", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(TRANSLATED))
+def test_an_import_failure_turned_into_an_error_the_outer_try_catches_is_caught(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    head, handler, outer, breaks = TRANSLATED[spelling]
+    source = (head + "\n\ndef _mine(model, torchao_config, filter_fn=None):\n    return model\n\n\ntry:\n    try:\n"
+              "        import sglang.srt.layers.torchao_utils as tu\n    except ImportError as exc:\n        " + handler + "\n"
+              "    tu.apply_torchao_config_to_model = _mine\nexcept " + outer + ":\n    tu = None\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"tr": "tr:register"}), "tr/__init__.py": source}, name=spelling)
+    code, doc = check(root, new)
+    torchao = [f for f in doc["findings"] if f["target"].startswith("sglang.srt.layers.torchao_utils")]
+    assert torchao and any(f["breaking"] for f in torchao) is breaks and code == (1 if breaks else 0), torchao

@@ -993,6 +993,58 @@ NAMES = {
                 if first == second:
                     importlib.import_module(f"p.backends.{first}")
         """,
+    # fields of a folded record read inside a format string (twenty-eighth set F25-h1)
+    "format_of_a_record_field": """
+        import importlib
+        from dataclasses import dataclass
+
+
+        @dataclass(frozen=True)
+        class Layout:
+            root: str
+            leaf: str = "impl"
+
+
+        _LAYOUT = Layout(root="p.backends")
+
+
+        def register():
+            for name in ("alpha", "beta"):
+                importlib.import_module("{layout.root}.{name}".format(layout=_LAYOUT, name=name))
+        """,
+    "format_positional_record": """
+        import importlib
+        from typing import NamedTuple
+
+
+        class Layout(NamedTuple):
+            root: str
+
+
+        def register():
+            for name in ["beta", "alpha"]:
+                importlib.import_module("{0.root}.{1}".format(Layout("p.backends"), name))
+        """,
+    "format_of_a_nested_record": """
+        import importlib
+        from typing import NamedTuple
+
+
+        class Layout(NamedTuple):
+            package: str
+            sub: str
+
+
+        class Config(NamedTuple):
+            layout: Layout
+
+
+        CONFIG = Config(Layout("p", "backends"))
+
+
+        def register():
+            return [importlib.import_module("{c.layout.package}.{c.layout.sub}.{n}".format(c=CONFIG, n=n)) for n in ("alpha", "beta")]
+        """,
     "ordered_dict_percent": """
         import collections
         import importlib

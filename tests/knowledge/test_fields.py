@@ -352,6 +352,11 @@ WRITES = {
     "args_itself": ("args.cuda_graph_bs = 4", 1),
     "item_of_args": ("args[2].is_all_greedy = True", 0),
     "item_of_server_args": ("server_args[0].cuda_graph_bs = 4", 0),
+    # setattr with a name that folds (twenty-eighth set F34-h1: a loop over a table of defaults)
+    "setattr_of_a_constant": ("setattr(server_args, 'cuda_graph_bs', 4)", 1),
+    "setattr_over_a_table": ("for name, value in {'cuda_graph_bs': 4}.items():\n        setattr(server_args, name, value)", 1),
+    "setattr_over_a_comprehension": ("[setattr(args, name, None) for name in ('cuda_graph_bs',)]", 1),
+    "setattr_of_a_name_a_run_gives": ("setattr(server_args, args.name, 4)", 0),
 }
 
 

@@ -96,7 +96,28 @@ SPREADS = {
     "dataclass_asdict": ("@dataclass\nclass Out:\n    topk_p: int = 0\n\n\n@dataclass\nclass OldOut:\n    verified_id: int = 0\n",
                          "EagleDraftInput(**asdict(Out(probs)))", "EagleDraftInput(**asdict(OldOut(probs)))"),
     "keywords_in_a_name": ("", "EagleDraftInput(**{'topk_p': probs})", "EagleDraftInput(**dict(verified_id=probs))"),
+    # names zipped with run-time values, strict=True (as many pairs as names, else ValueError:
+    # the builtins docs): the keywords are the names (twenty-seventh set F19-g1)
+    "zip_strict_in_dict": ("FIELDS = ('topk_p', 'topk_index')\nOLD_FIELDS = ('topk_p', 'verified_id')\n",
+                           "EagleDraftInput(**dict(zip(FIELDS, probs, strict=True)))", "EagleDraftInput(**dict(zip(OLD_FIELDS, probs, strict=True)))"),
+    # a dict bound once and never edited, spread beside keywords (twenty-eighth set F19-h2)
+    "a_dict_bound_once": ("DEFAULTS = dict(topk_index=None)\nOLD = dict(DEFAULTS, verified_id=None)\n",
+                          "EagleDraftInput(**DEFAULTS, topk_p=probs)", "EagleDraftInput(**OLD, topk_p=probs)"),
+    "zip_strict_in_a_comprehension": ("FIELDS = ['hidden_states']\nOLD_FIELDS = ['verified_id']\n",
+                                      "EagleDraftInput(**{k: v for k, v in zip(FIELDS, probs, strict=True)})",
+                                      "EagleDraftInput(**{name: value for name, value in zip(OLD_FIELDS, probs, strict=True)})"),
 }
+
+
+def test_names_zipped_without_strict_are_not_taken_as_certain(upstreams, tmp_path):
+    """zip(NAMES, values) stops at the shorter: with values of a length only a run gives, the
+    keywords passed may be any prefix of NAMES, so a wrong last name is not a certain failure."""
+    old, _ = upstreams
+    source = ("from sglang.srt.speculative.eagle_info import EagleDraftInput\n\nOLD_FIELDS = ('topk_p', 'verified_id')\n\n\n"
+              "def seed(probs):\n    return EagleDraftInput(**dict(zip(OLD_FIELDS, probs)))\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source})
+    code, doc = check(root, old)
+    assert not [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]] and code != 1, doc["findings"]
 
 
 @pytest.mark.parametrize("spelling", sorted(SPREADS))
@@ -313,3 +334,35 @@ def test_a_field_set_by_a_helper_returning_a_field_has_a_default(tmp_path_factor
     code, doc = check(root, old)
     calls = [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]]
     assert bool(calls) == required and code == (1 if required else 0), doc["findings"]
+
+
+def test_a_dict_the_plugin_edits_in_place_is_not_spread(upstreams, tmp_path):
+    """A spread dict some plugin code adds keys to (here under a test) may hold more than its
+    display: its keywords are not taken as certain."""
+    old, _ = upstreams
+    source = ("import os\n\nfrom sglang.srt.speculative.eagle_info import EagleDraftInput\n\nOLD = dict(verified_id=None)\n"
+              "if os.environ.get('X'):\n    OLD['topk_p'] = None\n\n\ndef seed(probs):\n    return EagleDraftInput(**OLD)\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source})
+    code, doc = check(root, old)
+    assert not [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]], doc["findings"]
+
+
+# `field(default_factory=C)` in a plugin dataclass (twenty-eighth set F19-h1): a construction that
+# leaves the field out calls C() -- bound to its generated __init__ like any call
+FACTORIES = {
+    "field_by_name": "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Slot:\n    spec: object = field(default_factory={cls})\n",
+    "dataclasses_field": "import dataclasses\n\n\n@dataclasses.dataclass\nclass Slot:\n    n: int = 0\n    spec: object = dataclasses.field(default_factory={cls})\n",
+    "field_under_an_alias": "from dataclasses import dataclass, field as fld\n\n\n@dataclass(frozen=True)\nclass Slot:\n    spec: object = fld(repr=False, default_factory={cls})\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FACTORIES))
+@pytest.mark.parametrize("cls, breaks", [("EagleDraftInput", False), ("Base", True)])
+def test_a_default_factory_is_a_call_with_no_arguments(upstreams, tmp_path, spelling, cls, breaks):
+    old, _ = upstreams
+    source = ("from sglang.srt.speculative.eagle_info import Base, EagleDraftInput\n" + FACTORIES[spelling].format(cls=cls)
+              + "\n\ndef register():\n    return Slot()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source}, name=f"{spelling}-{cls}")
+    code, doc = check(root, old)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith(f".{cls}") and f["breaking"]]
+    assert bool(calls) is breaks and code == (1 if breaks else 0), doc["findings"]

@@ -608,3 +608,80 @@ def test_a_module_type_test_of_a_loaded_module_guards_its_patch(upstreams, tmp_p
         patch = next(f for f in doc["findings"] if f["kind"] == "patch")
         results.append((code, patch["status"], patch["breaking"]))
     assert results == [(0, "ok", False), (0, "missing", False)], results
+
+
+# the factory a method of a plugin OBJECT, whichever object it is: every object of the class runs
+# the class's method (an enum member looked up by a run-time value, a construction, a local
+# bound once to one)
+OBJECT_FACTORIES = {
+    "enum_member_by_value": ("class Mode(enum.Enum):\n    NATIVE = 'native'\n    GREEDY = 'greedy'\n",
+                             "HookRegistry.register(TARGET, Mode(os.environ.get('MODE', 'native')).sampler_forward(), HookType.AROUND)"),
+    "enum_member_by_name_in_a_local": ("class Mode(enum.Enum):\n    NATIVE = 'native'\n    GREEDY = 'greedy'\n",
+                                       "mode = Mode[os.environ['MODE'].upper()]\n    HookRegistry.register(TARGET, mode.sampler_forward(), HookType.AROUND)"),
+    "constructed_with_run_time_data": ("class Mode:\n    def __init__(self, name):\n        self.name = name\n",
+                                       "HookRegistry.register(TARGET, hook=Mode(os.environ.get('MODE')).sampler_forward(), hook_type=HookType.AROUND)"),
+    # a module global made once, annotated with the base whose method the subclass overrides
+    # (twenty-eighth set F30-h2): the object's own class's method
+    "module_global_typed_as_its_base": ("class Base:\n    def sampler_forward(self):\n        raise NotImplementedError\n\n\nclass Mode(Base):\n",
+                                        "HookRegistry.register(TARGET, POLICY.sampler_forward(), HookType.AROUND)\n\n\nPOLICY: Base = Mode()"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OBJECT_FACTORIES))
+@pytest.mark.parametrize("params, fits", [("original_fn, sampler, logits, *args, **kwargs", True), ("original_fn, sampler", False)])
+def test_a_hook_made_by_a_method_of_a_plugin_object_is_the_closure_it_returns(upstreams, tmp_path, spelling, params, fits):
+    old, _ = upstreams
+    header, call = OBJECT_FACTORIES[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"of": "of:register"}),
+        "of/__init__.py": "import enum\nimport os\n\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                          "TARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n\n"
+                          f"{header}\n    def sampler_forward(self):\n        def _forward({params}):\n"
+                          "            return original_fn(sampler)\n\n        return _forward\n\n\n"
+                          f"def register():\n    {call}\n",
+    })
+    code, doc = check(root, old)
+    hook = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert len(hook) == 1 and hook[0]["status"] == ("ok" if fits else "signature_changed") and code == (0 if fits else 1), hook
+
+
+# an entry point's parameters hold their defaults: the engine calls it with no arguments
+DEFAULTED_ENTRY_POINTS = {
+    "positional_default": "def register(make_hook=make_sampler_hook):\n    HookRegistry.register(TARGET, make_hook(64), HookType.AROUND)\n",
+    "keyword_only_default": "def register(*, factory=make_sampler_hook, cap=64):\n    HookRegistry.register(TARGET, factory(cap), HookType.AROUND)\n",
+    "a_tuple_of_factories": ("def register(factories=(make_sampler_hook,)):\n    for make in factories:\n"
+                             "        HookRegistry.register(TARGET, make(64), HookType.AROUND)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DEFAULTED_ENTRY_POINTS))
+@pytest.mark.parametrize("params, fits", [("original_fn, sampler, logits, *args, **kwargs", True), ("original_fn, sampler", False)])
+def test_a_factory_an_entry_point_takes_by_default_makes_the_hook(upstreams, tmp_path, spelling, params, fits):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"de": "de:register"}),
+        "de/__init__.py": "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                          "TARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n\n"
+                          f"def make_sampler_hook(cap):\n    def _forward({params}):\n        return original_fn(sampler)\n\n    return _forward\n\n\n"
+                          + DEFAULTED_ENTRY_POINTS[spelling],
+    })
+    code, doc = check(root, old)
+    hook = [f for f in doc["findings"] if f["kind"] == "hook"]
+    assert len(hook) == 1 and hook[0]["status"] == ("ok" if fits else "signature_changed") and code == (0 if fits else 1), hook
+
+
+@pytest.mark.parametrize("params, fits", [("original_fn, sampler, logits, *args, **kwargs", True), ("original_fn, sampler", False)])
+def test_a_hook_each_subclass_statement_registers_reads_the_subclasss_attributes(upstreams, tmp_path, params, fits):
+    """`__init_subclass__(cls)` registers `cls.hook` on `cls.target` (twenty-eighth set F16-h2):
+    the base's own empty target is never registered, each subclass's is."""
+    old, _ = upstreams
+    source = ("from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n\n"
+              "class Patch:\n    owner = 'sglang.srt.layers.sampler:Sampler'\n    method = ''\n    kind = HookType.AFTER\n\n"
+              "    def __init_subclass__(cls, **kwargs):\n        super().__init_subclass__(**kwargs)\n"
+              "        HookRegistry.register(f'{cls.owner}.{cls.method}', cls.hook, cls.kind)\n\n\n"
+              f"class ForwardPatch(Patch):\n    method = 'forward'\n    kind = HookType.AROUND\n\n    @staticmethod\n    def hook({params}):\n"
+              "        return original_fn(sampler)\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"sp": "sp:register"}), "sp/__init__.py": source})
+    code, doc = check(root, old)
+    hooks = [(f["target"].replace(":", "."), f["status"]) for f in doc["findings"] if f["kind"] == "hook"]
+    assert hooks == [("sglang.srt.layers.sampler.Sampler.forward", "ok" if fits else "signature_changed")] and code == (0 if fits else 1), doc["findings"]

@@ -322,3 +322,91 @@ def test_an_override_is_bound_against_the_legacy_shims_call(shims, tmp_path):
                 assert "shim" in found["detail"] and "get_kv_pool_cls" in found["detail"], (shim, spelling, found)
             else:
                 assert found["status"] == "deprecated" and found["breaking"] is False and code == 0, (shim, spelling, found)
+
+
+INSTANCE_HOOKS = {
+    # how the platform's __init__ puts the legacy hook on every instance: (the statement, whether the shim's call fails)
+    "partial_of_a_method": ('self.get_mha_kv_pool_cls = functools.partial(self._pool_for, "mha")', False),
+    "bound_method": ("self.get_mha_kv_pool_cls = self._mha_pool", False),
+    "lambda": ("self.get_mha_kv_pool_cls = lambda: object", False),
+    "module_function": ("self.get_mha_kv_pool_cls = _mha_pool", False),
+    # a partial that leaves the picker's `kind` unbound, a lambda wanting an argument: legacy() fails
+    "partial_leaving_a_parameter": ("self.get_mha_kv_pool_cls = functools.partial(self._pool_for)", True),
+    "lambda_with_a_parameter": ("self.get_mha_kv_pool_cls = lambda config: object", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(INSTANCE_HOOKS))
+def test_a_hook_the_platforms_init_puts_on_the_instance_is_its_override(shims, tmp_path, spelling):
+    """F10's kind with the hook bound per instance: `self.m = <function>` in the platform's own
+    `__init__` is found before the class attribute and called without self, so the shim's
+    `legacy()` calls it (deprecated where it binds, signature_changed where it does not)."""
+    statement, breaks = INSTANCE_HOOKS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"leg": "leg:activate"}),
+        "leg/__init__.py": f"""
+            import functools
+
+            from sglang.srt.platforms.interface import SRTPlatform
+
+
+            def _mha_pool():
+                return object
+
+
+            class LegPlatform(SRTPlatform):
+                def __init__(self):
+                    super().__init__()
+                    {statement}
+
+                def get_default_attention_backend(self) -> str:
+                    return "torch_native"
+
+                def _pool_for(self, kind):
+                    return object
+
+                def _mha_pool(self):
+                    return object
+
+
+            def activate():
+                return "leg:LegPlatform"
+            """,
+    }, name=spelling)
+    code, doc = check(root, shims["table_and_name"])
+    found = by_target(doc["findings"]).get(POOL)
+    assert found is not None, (spelling, doc["findings"])
+    if breaks:
+        assert found["status"] == "signature_changed" and found["breaking"] is True and code == 1, (spelling, found)
+    else:
+        assert found["status"] == "deprecated" and found["breaking"] is False and code == 0, (spelling, [f for f in doc["findings"] if f["breaking"]])
+
+
+def test_an_instance_attribute_that_is_not_a_function_is_no_override(shims, tmp_path):
+    """What `__init__` sets that is not a function it can read (an upstream call's result, a value
+    under a branch) is no override: nothing is said about the legacy hook."""
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"leg": "leg:activate"}),
+        "leg/__init__.py": """
+            import os
+
+            from sglang.srt.platforms.interface import SRTPlatform
+
+
+            class LegPlatform(SRTPlatform):
+                def __init__(self):
+                    super().__init__()
+                    self.get_mha_kv_pool_cls = os.environ.get("POOL")
+                    if os.environ.get("LEGACY"):
+                        self.get_mla_kv_pool_cls = lambda config: object
+
+                def get_default_attention_backend(self) -> str:
+                    return "torch_native"
+
+
+            def activate():
+                return "leg:LegPlatform"
+            """,
+    })
+    code, doc = check(root, shims["table_and_name"])
+    assert POOL not in by_target(doc["findings"]) and code == 0, doc["findings"]

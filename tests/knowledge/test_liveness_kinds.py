@@ -719,6 +719,40 @@ DISCOVERIES = {
 }
 
 
+# the plugin's own files found from `__file__` (twenty-eighth set F03-h1, F03-h2): a pathlib glob
+# of the folder named after a module's own path, each named by its path below the source root, or
+# loaded from its path with spec_from_file_location + exec_module
+FILE_WALKS = {
+    "rglob_named_by_parts": ("import importlib\nfrom pathlib import Path\n\n_ROOT = Path(__file__).resolve().parents[1]\n\n\n"
+                             "def register():\n    for path in sorted((Path(__file__).parent / 'backends').rglob('*.py')):\n"
+                             "        importlib.import_module('.'.join(path.relative_to(_ROOT).with_suffix('').parts))\n"),
+    "glob_named_from_the_package": ("import importlib\nfrom pathlib import Path\n\n\ndef register():\n"
+                                    "    for path in Path(__file__).parent.glob('backends/*.py'):\n"
+                                    "        if path.stem != '__init__':\n            importlib.import_module(f'{__package__}.backends.{path.stem}')\n"),
+    "spec_from_file_location": ("import importlib.util\nimport sys\nfrom pathlib import Path\n\n_HERE = Path(__file__).resolve().parent\n\n\n"
+                                "def register():\n    for rel in ('backends/alpha.py',):\n        name = __package__ + '.' + rel[:-3].replace('/', '.')\n"
+                                "        spec = importlib.util.spec_from_file_location(name, _HERE / rel)\n        module = importlib.util.module_from_spec(spec)\n"
+                                "        sys.modules[name] = module\n        spec.loader.exec_module(module)\n"),
+}
+
+
+@pytest.mark.parametrize("namespace", [False, True], ids=["package", "namespace"])
+@pytest.mark.parametrize("spelling", sorted(FILE_WALKS))
+def test_the_plugins_files_found_from_its_own_path_are_live(upstreams, tmp_path, spelling, namespace):
+    _, new = upstreams
+    files = {
+        "pyproject.toml": pyproject(plugins={"dv": "dv.registry:register"}),
+        "dv/__init__.py": "",
+        "dv/registry.py": FILE_WALKS[spelling],
+        "dv/backends/alpha.py": TORCHAO_IMPORT,
+        "dv/other/beta.py": TORCHAO_IMPORT,
+        **({} if namespace else {"dv/backends/__init__.py": ""}),
+    }
+    code, doc = check(plugin(tmp_path, files, name=f"{spelling}-{namespace}"), new)
+    assert live_of(doc, "dv/backends/alpha.py") == {True} and live_of(doc, "dv/other/beta.py") == {False}, doc["findings"]
+    assert code == 1
+
+
 @pytest.mark.parametrize("namespace", [False, True], ids=["package", "namespace"])
 @pytest.mark.parametrize("spelling", sorted(DISCOVERIES))
 def test_modules_listed_from_another_packages_path_are_live(upstreams, tmp_path, spelling, namespace):
@@ -773,3 +807,49 @@ def test_a_subpackage_of_a_model_package_is_not_loaded(upstreams, tmp_path):
     })
     code, doc = check(root, new)
     assert live_of(doc, "ext/models/tiny.py") == {True} and live_of(doc, "ext/models/legacy/__init__.py") == {False}, doc["findings"]
+
+
+# the model package is a folder without __init__.py (twenty-eighth set F24-h2): a namespace
+# package (PEP 420) is importable and its modules are listed as a regular package's
+NAMESPACE_NAMINGS = {
+    "envs_field_set": "from sglang.srt.environ import envs\n\n\ndef register():\n    envs.SGLANG_EXTERNAL_MODEL_PACKAGE.set('ext.zoo')\n",
+    "environ_item": "import os\n\n\ndef register():\n    os.environ['SGLANG_EXTERNAL_MODEL_PACKAGE'] = 'ext.zoo'\n",
+    "getattr_of_a_constant": ("from sglang.srt.environ import envs\n\nFIELD = 'SGLANG_EXTERNAL_MODEL_PACKAGE'\n\n\n"
+                              "def register():\n    getattr(envs, FIELD).set(__name__ + '.zoo')\n"),
+}
+
+
+@pytest.mark.parametrize("naming", sorted(NAMESPACE_NAMINGS))
+def test_a_model_package_without_an_init_is_loaded(upstreams, tmp_path, naming):
+    _, new = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"ext": "ext:register"}), "ext/__init__.py": NAMESPACE_NAMINGS[naming],
+                             "ext/zoo/tiny.py": TINY_MODEL}, name=naming)
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/zoo/tiny.py") == {True} and code == 1, doc["findings"]
+
+
+# the setting a dataclass field's metadata names (twenty-eighth set F24-h1): a loop over
+# dataclasses.fields() reads each field's `.name` and `.metadata` (`field(metadata=…)`, else empty)
+METADATA = {
+    "metadata_display_over_an_instance": ("metadata={'env': 'SGLANG_EXTERNAL_MODEL_PACKAGE'}", "SETTINGS"),
+    "metadata_dict_call_over_an_instance": ("metadata=dict(env='SGLANG_EXTERNAL_MODEL_PACKAGE', doc='x')", "SETTINGS"),
+    "metadata_over_the_class": ("metadata={'env': 'SGLANG_EXTERNAL_MODEL_PACKAGE'}", "Settings"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(METADATA))
+@pytest.mark.parametrize("named", [True, False])
+def test_a_setting_named_by_a_dataclass_fields_metadata_is_written(upstreams, tmp_path, spelling, named):
+    _, new = upstreams
+    metadata, fields_of = METADATA[spelling]
+    if not named:  # (the metadata names no setting: nothing is written, the package is not loaded)
+        metadata = metadata.replace("env", "doc_only")
+    source = ("import dataclasses\nfrom dataclasses import dataclass, field\n\nfrom sglang.srt.environ import envs\n\n\n"
+              f"@dataclass(frozen=True)\nclass Settings:\n    model_package: str = field(default='ext.models', {metadata})\n"
+              "    prefix: str = field(default='ext')\n\n\nSETTINGS = Settings()\n\n\n"
+              f"def register():\n    for f in dataclasses.fields({fields_of}):\n        env_name = f.metadata.get('env')\n"
+              "        if not env_name:\n            continue\n        getattr(envs, env_name).set(getattr(SETTINGS, f.name))\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"ext": "ext:register"}), "ext/__init__.py": source,
+                             "ext/models/__init__.py": "", "ext/models/tiny.py": TINY_MODEL}, name=f"{spelling}-{named}")
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {named}, doc["findings"]

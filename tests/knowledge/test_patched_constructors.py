@@ -339,3 +339,26 @@ def test_a_plugin_class_handed_to_the_same_helper_is_the_plugins(upstreams, tmp_
               + HANDED["gathered_keywords"][0] + "def register():\n    return _make(Mine, anything=1), MessageQueue\n")
     code, doc = check(one_module(tmp_path, "plugin-class", source), old)
     assert not [f for f in doc["findings"] if f["kind"] == "call"] and code == 0, doc["findings"]
+
+
+# a plugin subclass calling the replaced __init__ through super() (twenty-eighth set V-h2): the
+# lookup happens when the call runs, after the patch, so it binds the plugin's __init__
+SUPER_OF_PATCHED = {
+    "super_call": "        super().__init__(1, 1, use_pinned_ring=True)\n",
+    "super_of_the_class": "        super(DevQueue, self).__init__(n_reader=1, n_local_reader=1, use_pinned_ring=True)\n",
+    "super_kept_in_a_local": "        init = super().__init__\n        init(1, 1, use_pinned_ring=True)\n",
+}
+
+
+@pytest.mark.parametrize("patched", [True, False])
+@pytest.mark.parametrize("spelling", sorted(SUPER_OF_PATCHED))
+def test_a_super_call_of_an_init_the_plugin_replaced_binds_the_replacement(upstreams, tmp_path, spelling, patched):
+    old, _ = upstreams
+    source = (INIT + ("MessageQueue.__init__ = _init\n\n\n" if patched else "") + "class DevQueue(MessageQueue):\n    def __init__(self):\n"
+              + SUPER_OF_PATCHED[spelling] + "\n\ndef register():\n    return DevQueue()\n")
+    code, doc = check(one_module(tmp_path, f"{spelling}-{patched}", source), old)
+    breaking = [f for f in doc["findings"] if f["breaking"]]
+    if patched:
+        assert not breaking and code == 0, doc["findings"]
+    else:
+        assert breaking and "use_pinned_ring" in breaking[0]["detail"] and code == 1, doc["findings"]

@@ -182,3 +182,42 @@ def test_the_override_the_placed_object_runs_is_judged_with_those_calls(upstream
     code, doc = check(_placed(tmp_path, placing, fused), new)
     override = next(f for f in doc["findings"] if f["target"] == "sglang.srt.models.llama.MLP.forward")
     assert override["breaking"] and "skip" in override["detail"] and code == 1, override
+
+
+# plugin objects put in the ELEMENTS of what an upstream instance keeps (twenty-seventh set V-g4):
+# `self.blocks = nn.ModuleList([DevBlock(…) for …])` in a plugin subclass, upstream's inherited
+# forward walking `for blk in self.blocks: x = blk(x, …)`: each call runs DevBlock.forward
+STACK = ("from torch import nn\n\n\nclass Block(nn.Module):\n    def forward(self, x{param}):\n        return x\n\n\n"
+         "class Stack(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n        self.blocks = nn.ModuleList([Block() for _ in range(n)])\n\n"
+         "    def forward(self, x):\n        for blk in self.blocks:\n            x = blk(x{kw})\n        return x\n")
+CONTAINERS = {
+    "module_list_of_a_comprehension": "nn.ModuleList([DevBlock() for _ in range(n)])",
+    "module_list_of_a_generator": "nn.ModuleList(DevBlock() for _ in range(n))",
+    "list_display": "[DevBlock(), DevBlock()]",
+}
+
+
+@pytest.fixture(scope="module")
+def stacks(tmp_path_factory):
+    return upstream_pair(tmp_path_factory, old={"sglang/srt/models/stack.py": STACK.format(kw="", param="")},
+                         new={"sglang/srt/models/stack.py": STACK.format(kw=", scale=2.0", param=", scale=1.0")})
+
+
+@pytest.mark.parametrize("container", sorted(CONTAINERS))
+@pytest.mark.parametrize("forward, breaks", [("x", True), ("x, **kwargs", False)])
+def test_plugin_objects_put_in_the_elements_of_a_container_get_the_calls_on_its_elements(stacks, tmp_path, container, forward, breaks):
+    old, new = stacks
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": ("from torch import nn\n\nfrom sglang.srt.models.stack import Block, Stack\n\n\n"
+                          f"class DevBlock(Block):\n    def forward(self, {forward}):\n        return x\n\n\n"
+                          f"class DevStack(Stack):\n    def __init__(self, n):\n        super().__init__(n)\n        self.blocks = {CONTAINERS[container]}\n\n\n"
+                          "def register():\n    return DevStack(2)\n"),
+    }, name=f"{container}-{breaks}")
+    assert check(root, old)[0] == 0
+    code, doc = check(root, new)
+    placed = [f for f in doc["findings"] if f["target"] == "sglang.srt.models.stack.Stack.blocks" and f["kind"] == "patch"]
+    assert [(f["status"], f["breaking"]) for f in placed] == [("signature_changed" if breaks else "ok", breaks)], doc["findings"]
+    assert code == (1 if breaks else 0), doc["findings"]
+    if breaks:
+        assert "scale" in placed[0]["detail"] and "elements of" in placed[0]["detail"], placed[0]["detail"]

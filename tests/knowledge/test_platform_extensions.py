@@ -582,3 +582,31 @@ def test_a_platform_method_the_entry_point_names_is_the_plugins_own(upstreams, t
     # (a public method nothing calls or names is as before)
     assert (found["warm_up_kernels"]["status"], found["warm_up_kernels"]["breaking"]) == ("not_on_base", True)
     assert found["get_default_attention_backend"]["status"] == "ok" and code == 1
+
+
+# the plugin calls its own platform methods by names it builds (twenty-eighth set F20-h2): a
+# getattr of a name that folds in a loop or a comprehension is a read of that name
+NAMED_CALLS = {
+    "loop_over_a_tuple": "    for phase in ('prefill', 'decode'):\n        getattr(current_platform, f'{phase}_chunk_rows')()\n",
+    "comprehension": "    return [getattr(current_platform, phase + '_chunk_rows')() for phase in PHASES]\n",
+    "hasattr_then_getattr_of_a_table": ("    for phase in {'prefill': 1, 'decode': 2}:\n        name = '%s_chunk_rows' % phase\n"
+                                        "        if hasattr(current_platform, name):\n            getattr(current_platform, name)()\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NAMED_CALLS))
+def test_platform_methods_the_plugin_calls_by_built_names_are_extensions(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"nc": "nc:activate"}),
+        "nc/__init__.py": ("from sglang.srt.platforms import current_platform\nfrom sglang.srt.platforms.interface import SRTPlatform\n\n"
+                           "PHASES = ('prefill', 'decode')\n\n\nclass NcPlatform(SRTPlatform):\n"
+                           "    def get_default_attention_backend(self) -> str:\n        return 'torch_native'\n\n"
+                           "    def prefill_chunk_rows(self) -> int:\n        return 8\n\n    def decode_chunk_rows(self) -> int:\n        return 1\n\n\n"
+                           "def activate():\n    return 'nc:NcPlatform'\n\n\ndef rows():\n" + NAMED_CALLS[spelling]),
+    }, name=spelling)
+    code, doc = check(root, old)
+    found = by_target(doc["findings"])
+    for name in ("prefill_chunk_rows", "decode_chunk_rows"):
+        assert (found[f"{IFACE}.{name}"]["status"], found[f"{IFACE}.{name}"]["breaking"]) == ("extension", False), found[f"{IFACE}.{name}"]
+    assert code == 0, doc["findings"]

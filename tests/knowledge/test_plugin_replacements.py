@@ -37,6 +37,13 @@ PATCHES = {
     "swap_keeps_original": "import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\n_ORIG, _KEPT = fla.chunk, chunk\n",
     # not on this release: the original is what the call binds (vllm-ascend patches FusedMoE only off 0.23.0)
     "guarded_off": "import sglang\nimport sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\nif sglang.__version__ < '0.10.0':\n    fla.chunk = chunk\n",
+    # the replacement looked up by name in the module's own globals (twenty-eighth set V-h3)
+    "globals_by_name_over_all": ("import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\n__all__ = ['chunk']\n\n"
+                                 "for _name in __all__:\n    setattr(fla, _name, globals()[_name])\n"),
+    "globals_get_in_a_function": ("import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\n\ndef install():\n"
+                                  "    for name in ('chunk',):\n        setattr(fla, name, globals().get(name))\n"),
+    "globals_item_assigned": ("import sglang.srt.layers.fla as fla\nfrom p.kernel import chunk\n\n_NAMES = ('chunk',)\n\n"
+                              "for _name in _NAMES:\n    fla.__dict__[_name] = globals()[_name]\n"),
     # a replacement defined under a module-level test that holds here
     "defined_in_if": ("import sglang\nimport sglang.srt.layers.fla as fla\n\nif sglang.__version__ >= '0.10.0':\n"
                       "    def own(*args, prebuilt_meta=None, **kwargs):\n        return args[0]\n\n    fla.chunk = own\n"),

@@ -217,3 +217,29 @@ def test_a_key_a_partial_presets_is_read_where_the_partial_runs(upstreams, tmp_p
     code, doc = check(root, new)
     keys = {f["target"]: (f["status"], f["breaking"]) for f in doc["findings"] if f["kind"] == "registry_key" and f["status"] != "ok"}
     assert keys == {f"{BACKENDS}['dual_chunk_flash_attn']": ("missing", True)} and code == 1, doc["findings"]
+
+
+# the read is the fallback of a lookup keyed by run-time data (twenty-eighth set F39-h2): it runs
+# whenever the run's key picks nothing, a run-time condition, so a key gone is breaking there
+FALLBACKS = {
+    "or_of_a_get_keyed_by_an_env_var": ("", "    factory = ATTENTION_BACKENDS.get(os.environ.get('DEV_BACKEND', '')) or ATTENTION_BACKENDS['dual_chunk_flash_attn']\n"),
+    "if_not_get_of_a_config_value": ("", "    factory = ATTENTION_BACKENDS.get(os.environ['DEV_BACKEND'])\n    if not factory:\n"
+                                         "        factory = ATTENTION_BACKENDS['dual_chunk_flash_attn']\n"),
+    "conditional_expression_in_a_helper": ("def _pick(name):\n    return ATTENTION_BACKENDS.get(name) if ATTENTION_BACKENDS.get(name) "
+                                           "else ATTENTION_BACKENDS['dual_chunk_flash_attn']\n\n\n",
+                                           "    factory = _pick(os.environ.get('DEV_BACKEND', ''))\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FALLBACKS))
+def test_a_fallback_read_after_a_lookup_keyed_by_run_time_data_breaks_at_run_time(upstreams, tmp_path, spelling):
+    _, new, _ = upstreams
+    helper, body = FALLBACKS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fb": "fb:register"}),
+        "fb/__init__.py": ("import os\n\nfrom sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS\n\n\n"
+                           + helper + "def register():\n" + body + "    return factory\n"),
+    }, name=spelling)
+    code, doc = check(root, new)
+    finding = by_target(doc["findings"])[f"{BACKENDS}['dual_chunk_flash_attn']"]
+    assert (finding["status"], finding["breaking"], finding["guard"]["outcome"]) == ("missing", True, "runtime") and code == 1, (finding["guard"], finding["detail"])

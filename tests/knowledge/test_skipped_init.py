@@ -204,3 +204,29 @@ def test_an_override_running_the_inherited_method_through_super_reads_the_skippe
         assert "self.pending" in found["detail"]
     else:
         assert (found is None or not found["breaking"]) and code == 0, found
+
+
+# the override keeps upstream's bound method on self in its __init__ and calls it later
+# (twenty-seventh set V-g8: `self._vllm_forward = super().forward`): the same read of the skipped state
+KEPT = {
+    "kept_from_super": ("        self._base_step = super().step\n", "        return self._base_step()\n", True),
+    "kept_from_super_of_the_class": ("        self._base_step = super(Mine, self).step\n", "        out = self._base_step()\n        return out\n", True),
+    "kept_and_called_in_a_helper": ("        self._base_step = super().step\n", "        return self._run()\n\n    def _run(self):\n        return self._base_step()\n", True),
+    "kept_never_called": ("        self._base_step = super().step\n", "        return self.a\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(KEPT))
+def test_upstreams_method_kept_on_self_and_called_later_reads_the_skipped_state(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    kept, body, breaks = KEPT[spelling]
+    source = (f"from {RUNNER} import Runner\n\n\nclass Mine(Runner):\n    def __init__(self):\n        self.a = 2\n        self.device = 'npu'\n{kept}\n"
+              f"    def step(self):\n{body}\n\ndef register():\n    return Mine().step()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source}, name=spelling)
+    code, doc = check(root, new, "--baseline", old)
+    found = _init(doc)
+    if breaks:
+        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and code == 1, found
+        assert "self.pending" in found["detail"]
+    else:
+        assert (found is None or not found["breaking"]) and code == 0, found

@@ -1171,3 +1171,31 @@ def device_name():
         assert "tensor_guard.py:8" not in override["detail"], override
     else:  # what `t` holds is not shown: the call may reach it
         assert (override["status"], override["breaking"]) == ("unknown", False) and "tensor_guard.py:8" in override["detail"], override
+
+
+@pytest.mark.parametrize("imported", [False, True])
+@pytest.mark.parametrize("spelling", ["dangling_relative_link", "dangling_absolute_link", "link_to_a_removed_build"])
+def test_a_package_that_is_a_link_to_nothing_cannot_be_read(upstreams, tmp_path, imported, spelling):
+    """A package folder that is a symbolic link whose target is not there (a generated folder not
+    built, twenty-eighth set F12-h1) is a package that cannot be read, as an unlistable folder is."""
+    old, _ = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"rf": "rf:register"}),
+        "rf/__init__.py": with_hooks(f"""
+            {"from rf import _generated" if imported else ""}
+
+            def register():
+                HookRegistry.register("sglang.srt.utils.common.get_device_name", lambda d=0: "x", HookType.REPLACE)
+            """),
+    }, name=f"{spelling}-{imported}")
+    target = {"dangling_relative_link": "../build/generated", "dangling_absolute_link": str(tmp_path / "nowhere"),
+              "link_to_a_removed_build": str(tmp_path / "build-gone")}[spelling]
+    if spelling == "link_to_a_removed_build":
+        (tmp_path / "build-gone").mkdir()
+    (root / "rf" / "_generated").symlink_to(target)
+    if spelling == "link_to_a_removed_build":
+        (tmp_path / "build-gone").rmdir()
+    code, doc = check(root, old)
+    folder = [f for f in doc["findings"] if f["kind"] == "file"]
+    assert [(f["file"], f["live"]) for f in folder] == [("rf/_generated/__init__.py", imported)], doc["findings"]
+    assert code == (2 if imported else 0), doc["findings"]

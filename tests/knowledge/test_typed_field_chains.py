@@ -37,6 +37,7 @@ class BaseWorker:
     def __init__(self, cfg: ServingConfig, rank: int = 0):
         self.cfg = cfg
         self.serving: ServingConfig = cfg
+        self.compilation = cfg.compilation_config
         self.rank = rank
 
 
@@ -80,6 +81,15 @@ SPELLINGS = {
                                        "    def run(self):\n        self.serving.compilation_config.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
     "kept_by_a_grandparent": ("from sglang.srt.configs.serving import Worker\n\n\nclass DevWorker(Worker):\n"
                               "    def run(self):\n        cc = self.cfg.compilation_config\n        cc.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
+    # kept by the upstream base's __init__ from a field of its annotated parameter (twenty-eighth
+    # set V-h7, vLLM's WorkerBase `self.cache_config = vllm_config.cache_config`)
+    "a_field_the_upstream_base_keeps": ("from sglang.srt.configs.serving import BaseWorker\n\n\nclass DevWorker(BaseWorker):\n"
+                                        "    def run(self):\n        self.compilation.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
+    "a_field_a_grandparent_keeps_in_a_local": ("from sglang.srt.configs.serving import Worker\n\n\nclass DevWorker(Worker):\n"
+                                               "    def run(self):\n        cc = self.compilation\n        cc.{m}([1])\n\n\ndef update(cfg):\n    DevWorker(cfg).run()\n"),
+    "a_field_the_base_keeps_under_a_test": ("from sglang.srt.configs.serving import BaseWorker\n\n\nclass DevWorker(BaseWorker):\n"
+                                            "    def run(self):\n        if self.compilation is not None:\n            self.compilation.{m}([1])\n\n\n"
+                                            "def update(cfg):\n    DevWorker(cfg).run()\n"),
     # rooted at what an upstream function annotated to return the class returns (twenty-fourth set
     # V-d7, vLLM's `get_current_vllm_config() -> VllmConfig`): inline, through its module, kept in a local
     "an_upstream_functions_result": ("from sglang.srt.configs.serving import get_current_serving_config\n\n\n"

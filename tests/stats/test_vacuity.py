@@ -116,3 +116,41 @@ def test_responses_that_only_echo_the_prompt_measured_nothing(spelling):
     assert result.outcome == "inconclusive" and "echoed back" in result.vacuous, result.summary
     answered = sample_records({"samples": {"gsm8k": _rows(spelling, answered=True)}}, "gsm8k", key)
     assert not any(r.echoed for r in answered) and decide_samples(answered, answered, SUITE).vacuous is None
+
+
+# every request capped generation below the length of any reference answer (twenty-seventh set
+# F11-g1: gsm8k run with `--gen_kwargs max_gen_toks=1`): the outputs are first tokens, some even
+# the right number, the same on both sides -- nothing a port could get wrong past its first token
+# was measured. The cap comes from lm-eval's samples rows (`arguments`, the gen_kwargs).
+CAPS = {
+    "one_token_dict_form": lambda prompt: {"gen_args_0": {"arg_0": prompt, "arg_1": {"until": ["Question:"], "max_gen_toks": 1}}},
+    "one_token_list_form": lambda prompt: [[prompt, {"max_gen_toks": 1, "do_sample": False}]],
+    "four_tokens": lambda prompt: {"gen_args_0": {"arg_0": prompt, "arg_1": {"max_gen_toks": 4}}},
+}
+
+
+def _capped_rows(arguments) -> list[dict]:
+    rows = []
+    for i in range(120):
+        prompt = f"Question: Tom has {i} apples and eats none. How many are left?\nAnswer:"
+        first = str(i) if i % 10 == 0 else "Tom"
+        rows.append({"doc_id": i, "doc": {"question": prompt}, "target": f"Tom had {i} apples and ate none, so {i} are left.\n#### {i}",
+                     "arguments": arguments(prompt), "resps": [[first]], "filtered_resps": [first], "filter": "flexible-extract",
+                     "exact_match": 1.0 if first == str(i) else 0.0})
+    return rows
+
+
+@pytest.mark.parametrize("spelling", sorted(CAPS))
+def test_outputs_capped_below_every_reference_answer_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    key = "exact_match,flexible-extract"
+    capped = sample_records({"samples": {"gsm8k": _capped_rows(CAPS[spelling])}}, "gsm8k", key)
+    full = sample_records({"samples": {"gsm8k": _capped_rows(lambda p: {"gen_args_0": {"arg_0": p, "arg_1": {"max_gen_toks": 256}}})}}, "gsm8k", key)
+    for baseline, candidate in ((capped, capped), (full, capped), (capped, full)):
+        result = decide_samples(baseline, candidate, SUITE)
+        assert result.outcome == "inconclusive" and "max_gen_toks" in result.vacuous, result.summary
+    # a cap the answers fit under, or none recorded, says nothing
+    assert decide_samples(full, full, SUITE).vacuous is None
+    unrecorded = sample_records({"samples": {"gsm8k": _capped_rows(lambda p: [[p, {}]])}}, "gsm8k", key)
+    assert decide_samples(unrecorded, unrecorded, SUITE).vacuous is None

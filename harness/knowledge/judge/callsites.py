@@ -761,17 +761,18 @@ def _holder_calls(body: ast.AST, holder: str, element: bool, method: str, throug
             yield call, f"{ast.unparse(func)}(…), which nn.Module.__call__ hands to forward"
 
 
-def attribute_calls(index: SymbolIndex, cls: Ref, attr: str, method: str, through_call: bool) -> CallSites:
+def attribute_calls(index: SymbolIndex, cls: Ref, attr: str, method: str, through_call: bool, element: bool = False) -> CallSites:
     """The calls the methods of the upstream class `cls` (and of its upstream bases: an instance
     of cls runs them too) make of `method` on what they keep in `self.<attr>`:
     `self.attr.method(…)`, and with `through_call` the object itself, `self.attr(…)`
-    (nn.Module.__call__ hands it to forward; a plain object's __call__). Bound calls. Memoised
+    (nn.Module.__call__ hands it to forward; a plain object's __call__); with `element`, on the
+    elements of it (`for blk in self.attr: blk(…)`, `self.attr[i](…)`). Bound calls. Memoised
     per index."""
-    key = Ref("function", cls.module, f"{cls.qualname}.{attr}.{method}{'()' if through_call else ''}")
-    return index.analysis("attribute_calls", key, _DECODER, lambda: _attribute_calls(index, cls, attr, method, through_call))
+    key = Ref("function", cls.module, f"{cls.qualname}.{attr}{'[]' if element else ''}.{method}{'()' if through_call else ''}")
+    return index.analysis("attribute_calls", key, _DECODER, lambda: _attribute_calls(index, cls, attr, method, through_call, element))
 
 
-def _attribute_calls(index: SymbolIndex, cls: Ref, attr: str, method: str, through_call: bool) -> CallSites:
+def _attribute_calls(index: SymbolIndex, cls: Ref, attr: str, method: str, through_call: bool, element: bool) -> CallSites:
     result = CallSites()
     for klass in index.mro(cls):
         tree = index.tree(klass.module) if klass.kind == "class" and klass.module and "." not in klass.qualname else None
@@ -784,7 +785,7 @@ def _attribute_calls(index: SymbolIndex, cls: Ref, attr: str, method: str, throu
             if not params:
                 continue
             holder = f"{params[0]}.{attr}"
-            for call, receiver in _holder_calls(function, holder, False, method, through_call):
+            for call, receiver in _holder_calls(function, holder, element, method, through_call):
                 result.calls.append(CallSite(relpath, call.lineno, receiver, call_shape(call), True))
     result.calls.sort(key=lambda s: (s.path, s.line))
     return result

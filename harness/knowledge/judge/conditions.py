@@ -207,8 +207,12 @@ def fails_before(judge: JudgeContext, dep: Dependency) -> tuple[Finding, Catch] 
             failed = _raw(judge, other)
             if failed is None or failed.status not in _FAILING or not failed.breaking:
                 continue
-            # the error leaves this try's body; the innermost handler of it catches it
+            # the error leaves this try's body; the innermost handler of it catches it (one that
+            # raises another error instead hands that on to the handler of it further out)
             handler = next((c for c in reversed(other.catches) if c.handles(errors)), None)
+            while handler is not None and handler.translates and handler not in dep.catches:
+                outer = other.catches[: other.catches.index(handler)]
+                handler = next((c for c in reversed(outer) if c.handles(handler.translates)), None)
             if handler is not None and handler in dep.catches[: position + 1]:
                 return failed, handler
     return None

@@ -290,6 +290,12 @@ class Judge:
 
     def _judge_import(self, dep: Dependency) -> Finding:
         module = dep.name or dep.target
+        provided = next((self.scan.provided_modules[m] for m in (module, *_parents(module)) if m in self.scan.provided_modules), None)
+        if provided is not None and not self.index.module_exists(module):
+            # the plugin registers a module of its own under that name (its frozen copy of an
+            # upstream module): the import gets it from sys.modules (the import system's first look)
+            return Finding(**self.base(dep), status=Status.ok,
+                           detail=f"{module} is not in {self.index.source.label}; the plugin puts its own module in sys.modules under that name ({provided})")
         if not self.index.module_exists(module):
             parent = module
             while parent and not self.index.module_exists(parent):
@@ -1086,3 +1092,9 @@ def _field_params(fields: dict[str, tuple[bool, bool]]) -> tuple[Param, ...]:
 def _is_dataclass(info) -> bool:
     """Decorated with @dataclass / @dataclasses.dataclass(...) (which generates __init__)."""
     return any(d.rsplit(".", 1)[-1] == "dataclass" for d in info.decorators)
+
+
+def _parents(module: str) -> list[str]:
+    """The packages above a dotted module name, nearest first (`a.b.c` -> `a.b`, `a`)."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]

@@ -44,6 +44,7 @@ from harness.knowledge.model import (
     Finding,
     Outcome,
     PLACED,
+    Param,
     PluginClass,
     Ref,
     Resolution,
@@ -56,7 +57,7 @@ from harness.knowledge.model import (
     signature_text,
     walk,
 )
-from harness.knowledge.scan import call_shape, reads_of, self_calls_in
+from harness.knowledge.scan import call_shape, plugin_function_params, reads_of, self_calls_in
 from harness.knowledge.upstream import c3, display
 
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
@@ -294,6 +295,13 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
         if info is not None:
             params = info.params
             bound = dep.access in ("instance", "super", "class") and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in info.decorators}
+    if params is not None and dep.access == "super" and dep.scope != "module":
+        # `super().__init__(…)` of a method the plugin's own patch replaced (`MedusaProposer.__init__ =
+        # _init`): Python looks the method up when the call runs, after the plugin loaded
+        looked = judge.index.resolve(f"{first.path}.__init__") if dep.member == "__init__" else found
+        replacing = _live_replacement(judge, looked.ref) if looked.ok else None
+        if replacing is not None:
+            params, bound, defined_in = replacing[1], True, replacing[0].hook
     problem = bind_problem(params, dep.call, bound) if params is not None else None
     if problem is not None:
         certain, message = problem
@@ -307,6 +315,17 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
         return Finding(**judge.base(dep, target), status=Status.signature_changed, breaking=certain, defined_in=defined_in,
                        detail=f"{where}: {defined_in}{signature_text(params)}: {message}", risk=risk_of(dep, Status.signature_changed))
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+
+def _live_replacement(judge: JudgeContext, ref: Ref) -> tuple[Dependency, tuple[Param, ...]] | None:
+    """The plugin's live patch replacing the upstream function `ref` with a plugin function whose
+    parameters are known, unguarded or under guards that hold here, with those parameters; None
+    otherwise."""
+    patch = next(iter(plugin_replacements(judge).get(ref, [])), None)
+    if patch is None or not patch.live or not all(judge.evaluate(g.cond) is True for g in patch.guards):
+        return None
+    params = patch.params if patch.params is not None else plugin_function_params(judge.scan, patch.hook)
+    return (patch, params) if params is not None else None
 
 
 def plugin_replacements(judge: JudgeContext) -> dict[Ref, list[Dependency]]:

@@ -53,7 +53,9 @@ def judge_placement(judge: JudgeContext, dep: Dependency) -> Finding | None:
         under = conditions_at(judge.index, site)
         when = f" when {' and '.join(f'`{c}`' for c in under)}" if under else ""
         more = f" (and {len(failing) - 1} more call(s))" if len(failing) > 1 else ""
-        where = f"turns instances of {resolution.ref.path} into {placed.path}" if reclassed else f"puts a {placed.path} in {resolution.ref.path}.{attr}"
+        where = (f"turns instances of {resolution.ref.path} into {placed.path}" if reclassed
+                 else f"puts {placed.path} objects in the elements of {resolution.ref.path}.{attr}" if dep.name == "element"
+                 else f"puts a {placed.path} in {resolution.ref.path}.{attr}")
         return Finding(**base, status=Status.signature_changed, breaking=True, defined_in=resolution.ref.path, risk=risk_of(dep, Status.signature_changed),
                        detail=f"{dep.expression} {where}; upstream calls it at {site.describe()} ({site.receiver}), "
                               f"which runs {placed.path}.{name}{signature_text(decl.params)}: {why}, a TypeError on that path{when}{more}")
@@ -79,7 +81,9 @@ def placed_calls(judge: JudgeContext, dep: Dependency, name: str) -> list[CallSi
     module_like = any(r.kind != "class" and judge.index.member(r, "__call__").outcome is not Outcome.missing
                       and judge.index.member(r, MODULE_CALL).outcome is not Outcome.missing for r in mro)
     through = name == "__call__" or (name == MODULE_CALL and module_like)
-    sites = instance_calls(judge.index, resolution.ref, name) if reclassed else attribute_calls(judge.index, resolution.ref, attr, name, through)
+    # (dep.name "element": P objects are the elements of what self.attr holds, `for blk in self.blocks: blk(x)`)
+    sites = (instance_calls(judge.index, resolution.ref, name) if reclassed
+             else attribute_calls(judge.index, resolution.ref, attr, name, through, element=dep.name == "element"))
     # `self.attr = P(…)` in a plugin subclass (dep.plugin_class): the upstream methods it overrides never run on its objects
     overridden = {m for cls in _own_classes(judge, dep.plugin_class) for m in cls.methods} if dep.plugin_class in judge.scan.classes else set()
     return [site for site in sites.calls if not (overridden and _enclosing_method(judge, site) in overridden)]

@@ -245,6 +245,9 @@ class Catch:
 
     exceptions: frozenset[str]  # exception class names; "*" for a bare except
     line: int
+    # what a handler raises instead of what it caught (`except ImportError as e: raise
+    # UpstreamMissing(…) from e`), for an enclosing try that catches that: class names
+    translates: frozenset[str] = frozenset()
 
     def handles(self, errors: frozenset[str]) -> bool:
         """Whether it catches any of `errors` (a KindSpec's); a bare except catches anything."""
@@ -355,10 +358,15 @@ class MethodDecl:
     # a function bound by assignment (`__init__ = init_dev`): where its def is (file relative to the
     # plugin root, line), wherever the plugin writes it
     defined_at: tuple[str, int] | None = None
+    # not a function the class binds: a value `__init__` puts on the instance (`self.m =
+    # partial(self.pick, "mha")`), found before the class's attribute, or a callable object in the
+    # class body (`m = Formatter()`, no __get__): called without self (Python's data model,
+    # "Custom classes" and "Invoking Descriptors")
+    held: bool = False
 
     @property
     def bound(self) -> bool:
-        return "staticmethod" not in {d.rsplit(".", 1)[-1] for d in self.decorators}
+        return not self.held and "staticmethod" not in {d.rsplit(".", 1)[-1] for d in self.decorators}
 
 
 @dataclass(frozen=True)
@@ -425,6 +433,9 @@ class PluginScan:
     dependencies: list[Dependency] = field(default_factory=list)
     # attribute names the plugin reads anywhere (`x.name`, getattr(x, "name")) -> first "file:line"
     attribute_uses: dict[str, str] = field(default_factory=dict)
+    # module names the plugin puts in sys.modules itself (`sys.modules.setdefault("vllm.x", m)`,
+    # `sys.modules[name] = m`) -> "file:line": an import of that name gets the plugin's module
+    provided_modules: dict[str, str] = field(default_factory=dict)
     # identifier strings the plugin writes (a name looked up later, e.g. a config class in a
     # registry of names) -> first "file:line"; not the name argument of a setattr
     name_strings: dict[str, str] = field(default_factory=dict)
@@ -1009,18 +1020,78 @@ def _setup_py_entry_points(text: str, groups: tuple[str, ...]) -> list[EntryPoin
     return found
 
 
+def _declared_source_roots(root: Path) -> list[tuple[Path, tuple[str, ...]]]:
+    """The folders the plugin's build configuration says its import packages come from, each
+    with the package path it holds: setuptools' `package-dir` (pyproject `[tool.setuptools.
+    package-dir]`, setup.cfg `[options] package_dir`, setup.py `package_dir={…}`; "" is the
+    root of every package) and `[tool.setuptools.packages.find] where`, poetry's `packages =
+    [{include, from}]`, hatch's wheel `packages = ["src/pkg"]`. Only folders inside the checkout
+    that exist; [] when nothing is declared (setuptools' default layouts then apply)."""
+    declared: list[tuple[str, tuple[str, ...]]] = []
+    try:
+        data = tomllib.loads(packaging_text(root / "pyproject.toml", root) or "")
+    except tomllib.TOMLDecodeError:
+        data = {}
+    tool = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    setuptools = tool.get("setuptools", {}) if isinstance(tool.get("setuptools"), dict) else {}
+    mapping = dict(setuptools.get("package-dir") or {})
+    found = setuptools.get("packages")
+    where = found.get("find", {}).get("where", []) if isinstance(found, dict) and isinstance(found.get("find"), dict) else []
+    declared += [(str(folder), ()) for folder in ([where] if isinstance(where, str) else where)]
+    for entry in tool.get("poetry", {}).get("packages", []) if isinstance(tool.get("poetry"), dict) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("include"), str) and "*" not in entry["include"]:
+            declared.append((posixpath.join(str(entry.get("from", "")), entry["include"]), tuple(entry["include"].split("/"))))
+    hatch = tool.get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {}) if isinstance(tool.get("hatch"), dict) else {}
+    declared += [(str(folder), (posixpath.basename(str(folder).rstrip("/")),)) for folder in hatch.get("packages", []) or []]
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(packaging_text(root / "setup.cfg", root) or "")
+        for line in parser.get("options", "package_dir", fallback="").splitlines():
+            if "=" in line:
+                package, _, folder = (part.strip() for part in line.partition("="))
+                mapping.setdefault(package, folder)
+    except configparser.Error:
+        pass
+    try:
+        tree = ast.parse(packaging_text(root / "setup.py", root) or "")
+    except (SyntaxError, ValueError):
+        tree = None
+    for node in walk(tree) if tree is not None else ():
+        if isinstance(node, ast.keyword) and node.arg == "package_dir" and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values):
+                if isinstance(key, ast.Constant) and isinstance(value, ast.Constant) and isinstance(key.value, str) and isinstance(value.value, str):
+                    mapping.setdefault(key.value, value.value)
+    declared += [(str(folder), tuple(filter(None, str(package).split(".")))) for package, folder in mapping.items()]
+    roots: list[tuple[Path, tuple[str, ...]]] = []
+    for folder, package in declared:
+        path = (root / folder).resolve()
+        if path.is_dir() and path.is_relative_to(root.resolve()) and (root / folder, package) not in roots:
+            roots.append((root / folder, package))
+    return roots
+
+
 def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
-    """module name -> (file, is_package) for the plugin's own code (src/ layout or flat).
+    """module name -> (file, is_package) for the plugin's own code: under the source roots its
+    build configuration declares (_declared_source_roots: a package split over `src/` and
+    `contrib/` is read from both), else the src/ layout or flat.
 
     Folders without `__init__.py` are namespace packages (PEP 420) and importable, so they are
     read too. Skipped: tests, docs, build output, virtualenvs (a folder holding pyvenv.cfg),
     hidden folders, and folders whose names are not identifiers (no import can name them). A
     folder that cannot be listed (permissions) is one package whose `__init__.py` cannot be read:
     the scan reports it where something imports it, never its contents as absent."""
-    base = root / "src" if (root / "src").is_dir() else root
+    modules: dict[str, tuple[Path, bool]] = {}
+    for base, package in _declared_source_roots(root) or [(root / "src" if (root / "src").is_dir() else root, ())]:
+        for name, found in _module_files(base, package).items():
+            modules.setdefault(name, found)
+    return modules
+
+
+def _module_files(base: Path, package: tuple[str, ...]) -> dict[str, tuple[Path, bool]]:
+    """plugin_module_files of one source root `base` holding the package path `package`."""
     modules: dict[str, tuple[Path, bool]] = {}
     for dirpath, dirnames, filenames in os.walk(base):
-        rel_dir = Path(dirpath).relative_to(base)
+        rel_dir = Path(*package, Path(dirpath).relative_to(base))
         kept = []
         for d in sorted(dirnames):
             if d in _SKIP_DIRS or d.startswith(".") or not d.isidentifier():
@@ -1035,6 +1106,11 @@ def plugin_module_files(root: Path) -> dict[str, tuple[Path, bool]]:
             kept.append(d)
         dirnames[:] = kept
         for filename in sorted(filenames):
+            if filename.isidentifier() and not filename.startswith(".") and (Path(dirpath) / filename).is_symlink() and not (Path(dirpath) / filename).exists():
+                # a link to nothing under a package name (`_generated -> ../build/gen`, not built): a
+                # package that cannot be read, reported where something imports it (as an unlistable folder)
+                modules[".".join([*rel_dir.parts, filename])] = (Path(dirpath) / filename / "__init__.py", True)
+                continue
             stem = filename[:-3]
             if not filename.endswith(".py") or not stem.isidentifier():
                 continue

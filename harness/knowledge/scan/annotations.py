@@ -104,11 +104,24 @@ def _kept_attributes(index: SymbolIndex, cls: Ref) -> dict[str, str]:
         if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == receiver):
             continue
         expression = (annotation_class(stmt.annotation) if isinstance(stmt, ast.AnnAssign)
-                      else params.get(stmt.value.id) if isinstance(stmt.value, ast.Name) else None)
+                      else params.get(stmt.value.id) if isinstance(stmt.value, ast.Name)
+                      # `self.cache_config = vllm_config.cache_config`: the field's class of the parameter's
+                      else _field_of_parameter(index, cls, params, stmt.value, typing_only))
         if expression and target.attr not in found:
             head, _, rest = expression.partition(".")
             found[target.attr] = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else expression
     return found
+
+
+def _field_of_parameter(index: SymbolIndex, cls: Ref, params: dict, value: ast.expr, typing_only: dict) -> str | None:
+    """The class `param.field` holds, for an `__init__` parameter annotated with one upstream
+    class whose body annotates the field with one class (field_class); None otherwise."""
+    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and params.get(value.value.id)):
+        return None
+    head, _, rest = params[value.value.id].partition(".")
+    named = f"{typing_only[head]}.{rest}".rstrip(".") if head in typing_only else params[value.value.id]
+    found = index.resolve(named) if "." in named and index.module_exists(named.split(".")[0]) else index.resolve_in_scope(cls.module, named)
+    return field_class(index, found.ref, value.attr) if found.ok and found.ref.kind == "class" else None
 
 
 def _field_annotations(index: SymbolIndex, cls: Ref) -> dict[str, str]:

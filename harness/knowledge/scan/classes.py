@@ -90,6 +90,8 @@ class PluginClasses:
     _chain_shadows: dict[int, set]  # Expressions._chain_map: keys the plugin's maps before upstream's hold
     _receivers_memo: dict[str, dict]  # _call_receivers, per method name (read once every call is recorded)
     parameter_imports: list
+    parameter_getattrs: list
+    parameter_provided: list
     parameter_hooks: list
     parameter_replacements: list
     set_name_sites: dict
@@ -162,6 +164,8 @@ class PluginClasses:
         self._parameter_settings()
         self._parameter_environ()
         self._parameter_imports()
+        self._parameter_getattrs()
+        self._parameter_provided()
         self._model_package_modules()
         self._inherited_constructors()
         self._caught_by_callers()
@@ -175,12 +179,12 @@ class PluginClasses:
         subclass), puts it in upstream's place or registers it."""
         made = {called for calls in self.calls.values() for called in calls} | {
             d.hook for d in self.scan.dependencies if d.hook and d.kind != "hook"}  # built by the plugin, put in upstream's place, registered
-        for module, stmt, path, attr, placed, ctx in self.self_placements:
+        for module, stmt, path, attr, placed, ctx, name in self.self_placements:
             bases = self.upstream_bases(path)
             # (a class nothing makes, nor a subclass of it, runs no method: nothing to judge)
             if bases and any(path in self.plugin_mro(other) for other in made if other in self.scan.classes):
                 target = next(t for t in stmt.targets if isinstance(t, ast.Attribute) and t.attr == attr)
-                self._dependency("patch", f"{bases[0]}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, plugin_class=path,
+                self._dependency("patch", f"{bases[0]}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, plugin_class=path, name=name,
                                  expression=f"{ast.unparse(target)} = {ast.unparse(stmt.value)[:60]}")
 
     def _parameter_placements(self) -> None:
@@ -729,6 +733,11 @@ class PluginClasses:
             found = [pair for path in sorted(self._plugin_subclasses(owner)) if path == owner or "__init__" not in self.scan.classes[path].methods
                      for pair in self.caller_bindings(module, functions[-1], line, called_as=path.rsplit(".", 1)[-1])]
         definition = self._definition(module, functions[-1], line)
+        entry = next((ep for ep in self.scan.entry_points if ep.value.replace(":", ".") == functions[-1]), None) if not found else None
+        if entry is not None and definition is not None and (defaults := self._default_binding(module, definition)):
+            # an entry point: the engine calls what it names with no arguments (`ep.load()()`), so
+            # its parameters hold their defaults (`def register(hook_factory=make_hook)`)
+            found = [(defaults, f"{entry.file}:1")]
         first = [a.arg for a in (*definition.args.posonlyargs, *definition.args.args)][:1] if definition is not None else []
         if first:  # used as a plain decorator (`@deco class C`): called with what it decorates
             found += [({first[0]: Named(decorated)}, where) for decorated, where in self.decorations.get(functions[-1], [])]
@@ -873,6 +882,35 @@ class PluginClasses:
                 if is_upstream(target):  # (an ImportError there, as for a constant name: _dynamic_import)
                     self._dependency("import", target, module, expression, ctx, expression=f"import_module({ast.unparse(expression)}) with {target!r}")
 
+    def _parameter_getattrs(self) -> None:
+        """`getattr(owner, name)` (no default) in a plugin module's `__getattr__` (PEP 562) whose
+        parameter decides owner and name (`getattr(importlib.import_module(_LAZY[name]), name)`):
+        per name plugin code reads off the module (helper_bindings) for which the whole
+        `__getattr__(name)` folds to that read (a branch before it answering the name, or a test
+        that does not fold, reads nothing here), a read of that attribute there (AttributeError
+        when gone)."""
+        for module, call, ctx in self.parameter_getattrs:
+            read = {}
+            for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno, through=True):
+                asked = next((v for v in binding.values() if isinstance(v, str)), None)
+                for inner in self._bound_contexts(module, ctx, binding, call.lineno, node=call):
+                    owner, attr = self.const(module, call.args[0], inner.env), self.const(module, call.args[1], inner.env)
+                    # (only where __getattr__(name) returns this read: a name a branch before it answers is not read here)
+                    if (isinstance(owner, Named) and is_upstream(owner.path) and isinstance(attr, str) and asked is not None
+                            and self._module_getattr(module, asked) == f"{owner.path}.{attr}"):
+                        read.setdefault(f"{owner.path}.{attr}", (attr, self._owner_errors(module, call.args[0], inner.env)))
+            for target, (attr, errors) in read.items():
+                self._dependency("reference", target, module, call, ctx, expression=f"{ast.unparse(call)} with {attr!r}", owner_errors=errors)
+
+    def _parameter_provided(self) -> None:
+        """`sys.modules[name] = m` in a helper whose parameter names the module
+        (`alias_frozen_module(CANONICAL_NAME, mod)`): each name its callers pass is provided."""
+        for module, named, node, ctx in self.parameter_provided:
+            for binding, _ in self.helper_bindings(module, ctx.functions, node.lineno, through=True):
+                for inner in self._bound_contexts(module, ctx, binding, node.lineno):
+                    if isinstance(name := self.const(module, named, inner.env), str):
+                        self.scan.provided_modules.setdefault(name, f"{self.relfile(module)}:{node.lineno}")
+
     @staticmethod
     def _absolute(name, package) -> str | None:
         """`import_module(name, package)`'s module: a relative name resolved against `package`
@@ -916,6 +954,8 @@ class PluginClasses:
         cls, method = self.scan.classes.get(cls_path), self._definition(module, function, line)
         if cls is None or method is None or method.decorator_list and not is_property(method) or not function_params(method.args):
             return []
+        if self.enum_kind(cls_path) is not None:
+            return self._member_bindings(cls_path, function_params(method.args)[0].name)
         if "__init__" not in cls.methods:
             return self._record_bindings(cls_path, function_params(method.args)[0].name)
         init = self._definition(cls.module, f"{cls_path}.__init__", cls.methods["__init__"].line)
@@ -979,6 +1019,28 @@ class PluginClasses:
             held = tuple((name, self.const(cls.module, value, {**imported, **binding})) for name, value in sets.items())
             found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))  # (`cls(…)` in a classmethod: made per call of it)
         return found
+
+    def _member_bindings(self, cls_path: str, receiver: str) -> list[tuple[dict, ast.expr]]:
+        """For a method of a plugin enum: self is each member (its instances are its members
+        alone), a Record of its `name`, its `value` and what the enum's `__init__` sets at its top
+        level from the value (a tuple value is passed as separate arguments: the enum docs,
+        "When to use __new__() vs. __init__()"), with the member's value expression as its site."""
+        found = self._plugin_definition(cls_path)
+        members = self.enum_members(cls_path) or {}
+        init = next((n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if found else None
+        params = [p.name for p in function_params(init.args)] if init is not None else []
+        sets = {t.attr: stmt.value for stmt in init.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                for t in stmt.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and params and t.value.id == params[0]} if init else {}
+        values = {stmt.targets[0].id: stmt.value for stmt in found[1].body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                  and isinstance(stmt.targets[0], ast.Name)} if found else {}
+        bindings = []
+        for name, value in members.items():
+            site = values.get(name)
+            given = list(value) if isinstance(site, ast.Tuple) and isinstance(value, (tuple, list)) else [value]
+            env = dict(zip(params[1:], given)) if len(given) == len(params) - 1 else {}
+            held = (("name", name), ("value", value), *((f, self.const(found[0], v, env)) for f, v in sets.items() if env))
+            bindings.append(({receiver: Record(cls_path, held, (found[0], site.lineno, site.col_offset) if site is not None else None)}, site))
+        return bindings
 
     def _record_bindings(self, cls_path: str, receiver: str) -> list[tuple[dict, ast.Call]]:
         """For a method of a plugin @dataclass or NamedTuple with no `__init__` of its own and no
@@ -1848,7 +1910,13 @@ class PluginClasses:
                     # "current"]`), else every string it may be
                     folded = self.const(module, chosen, env)
                     paths += [value for value in ([folded] if isinstance(folded, str) else self.strings(module, chosen, env)) if "." in value or ":" in value]
-        return paths
+                if isinstance(stmt.value, ast.Name):
+                    # `return _ACTIVATED` of a name the function assigns in a branch (a module global
+                    # it keeps the answer in, `global _ACTIVATED`): each value assigned to it there
+                    paths += [value for assign in walk(node) if id(assign) not in skipped and isinstance(assign, ast.Assign)
+                              and any(isinstance(t, ast.Name) and t.id == stmt.value.id for t in assign.targets)
+                              and isinstance(value := self.const(module, assign.value, env), str) and ("." in value or ":" in value)]
+        return list(dict.fromkeys(paths))
 
     def _derives_from_platform(self, path: str) -> bool:
         for base in self.upstream_bases(path):

@@ -130,6 +130,21 @@ def partial_params(params: tuple[Param, ...], positional: int, keywords: list[st
     return tuple(out)
 
 
+def _element_made(value: ast.expr) -> ast.Call | None:
+    """The construction each element of a container display or comprehension is, where all are
+    one call's (`nn.ModuleList([P(…) for i in range(n)])`, `[P(a), P(b)]`, `list(P(…) for …)`):
+    that call (the first), else None."""
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and (dotted(value.func) or "").rpartition(".")[2] in (
+            "ModuleList", "list", "tuple"):
+        value = value.args[0]
+    if isinstance(value, (ast.ListComp, ast.GeneratorExp)) and isinstance(value.elt, ast.Call):
+        return value.elt
+    if isinstance(value, (ast.List, ast.Tuple)) and value.elts and all(isinstance(e, ast.Call) for e in value.elts):
+        funcs = {ast.unparse(e.func) for e in value.elts}
+        return value.elts[0] if len(funcs) == 1 else None
+    return None
+
+
 class Expressions:
     """Dependencies inside expressions (a mixin of the scanner, over its constant folder)."""
 
@@ -146,6 +161,8 @@ class Expressions:
     parameter_calls: list[tuple[str, ast.Call, str, str, Context]]  # (module, call, its upstream callee, as written, where)
     parameter_environ: list[tuple[str, ast.Call, Context]]  # environment writes whose variable a parameter decides
     parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]]  # (module, name, package, where)
+    parameter_getattrs: list[tuple[str, ast.Call, Context]]  # getattr(owner, name) reading a helper's parameters
+    parameter_provided: list[tuple[str, ast.expr, ast.AST, Context]]  # sys.modules[name] = m with a helper's name
     parameter_hooks: list[tuple[str, ast.AST, ast.AST | None, ast.AST | None, ast.AST | None, Context]]
     parameter_patches: list[tuple[str, ast.Call, Context]]
     parameter_class_calls: list[tuple[str, ast.Call, Context]]  # `cls(**fields)` of a helper's parameter: finish()
@@ -155,7 +172,7 @@ class Expressions:
     disabled_models: set[str]
     parameter_registries: list[tuple[str, ast.Call, Context]]
     held_registrars: list[tuple[str, ast.Call, Context]]
-    self_placements: list[tuple[str, ast.Assign, str, str, str, Context]]  # (module, stmt, plugin class, attr, placed class, where)
+    self_placements: list[tuple[str, ast.Assign, str, str, str, Context, str | None]]  # (module, stmt, plugin class, attr, placed class, where, "element" of a container)
     parameter_placements: list[tuple[str, ast.Assign, ast.Attribute, str, Context, Instance]]  # `self.x = P(…)` on a parameter: finish()
     decorated: dict[int, str]
     plugin_calls: list[tuple[str, ast.Call, Context, str]]
@@ -513,6 +530,12 @@ class Expressions:
                 # (a module global bound to a value, `export = functools.partial(…)`)
                 else self.const(module, call.func, env) if isinstance(call.func, ast.Name) and getattr(
                     self.table(module).names.get(call.func.id), "kind", None) == "value" else None)
+        if (lazy is None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+                and isinstance(self._record_held(module, call.func.value, env), Record)
+                and isinstance(field := self.const(module, call.func, env), Named) and is_upstream(field.path)):
+            # `UPSTREAM.register_attention_backend(…)` of a NamedTuple of caught imports a probe
+            # returned: the upstream function the field holds (a plugin method stays the method call)
+            lazy = field
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if isinstance(receiver, ast.Call) and dotted(receiver.func) == "type" and len(receiver.args) == 1:
             receiver = receiver.args[0]
@@ -641,8 +664,16 @@ class Expressions:
             if is_upstream(owner) and keys and all(isinstance(k, str) for k in keys):
                 for key in keys:
                     self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key)
+        if qualified == "sys.modules.setdefault" and len(call.args) == 2:
+            self._provides_module(module, call.args[0], call, ctx)
+        if name in ("getattr", "hasattr") and len(call.args) >= 2 and isinstance(looked := self.const(module, call.args[1], env), str):
+            # `getattr(current_platform, f"{phase}_chunk_rows")` in a loop over phases: a read of
+            # that name, as `x.name` is (the plugin uses a method of that name itself)
+            self.scan.attribute_uses.setdefault(looked, f"{self.relfile(module)}:{call.lineno}")
         if name == "getattr" and len(call.args) == 2:  # no default: AttributeError when it is gone
             owner = self.qualify(module, dotted(call.args[0]), env)
+            if not is_upstream(owner) and isinstance(held := self.const(module, call.args[0], env), Named):
+                owner = held.path  # `getattr(spec.owner, spec.name)` of a record a loop folds
             attr = self.const(module, call.args[1], env)
             if ctx.self_name and isinstance(attr, str) and attr.isidentifier():
                 # `getattr(self, f"{p}_g_idx")` of a name folded here (a comprehension's pass): `self.w13_g_idx`
@@ -650,9 +681,17 @@ class Expressions:
                 if self._self_reference(read, ctx):
                     return
             if is_upstream(owner) and isinstance(attr, str):
-                self._dependency("reference", f"{owner}.{attr}", module, call, ctx, expression=ast.unparse(call))
+                # (`getattr(import_module(m), name)`: where m is gone, the import raises first)
+                self._dependency("reference", f"{owner}.{attr}", module, call, ctx, expression=ast.unparse(call),
+                                 owner_errors=self._owner_errors(module, call.args[0], env))
             elif isinstance(attr, str):
                 self._field(module, call, ctx, call.args[0], attr)
+            elif ctx.functions == (f"{module}.__getattr__",) and any(isinstance(n, ast.Name) and n.id in ctx.local for a in call.args for n in walk(a)):
+                # `getattr(import_module(_LAZY[name]), name)` in a module's own __getattr__ (PEP 562):
+                # as each name plugin code reads off the module binds it (finish()). (A helper's
+                # getattr of what its callers pass is not read so: what a plugin sets at run time
+                # on upstream objects, env names, is not known here.)
+                self.parameter_getattrs.append((module, call, ctx))
             return
         if (isinstance(call.func, ast.Name) and qualified and not is_upstream(qualified) and arg(call, 0, "name") is not None
                 and isinstance(held := self.const(module, call.func, env), Named) and held.path in ("importlib.import_module", "pkgutil.resolve_name")):
@@ -743,6 +782,11 @@ class Expressions:
             # `Registrar(target, kind)(fn)`, `Installer(specs)()`: what the object's __call__ gets (helper_bindings)
             read = {n.id: env[n.id] for a in (*call.args, *call.keywords) for n in walk(a) if isinstance(n, ast.Name) and n.id in env}
             self.called_objects[id(call.func)] = (module, call, read)
+        if (qualified == "dataclasses.field" and (factory := next((k.value for k in call.keywords if k.arg == "default_factory"), None)) is not None
+                and isinstance(factory, (ast.Name, ast.Attribute)) and is_upstream(self.qualify(module, dotted(factory), env))):
+            # `spec: V = field(default_factory=EagleVerifyInput)`: each construction that leaves the
+            # field out calls the factory with no arguments (the dataclasses docs)
+            self._call(module, ast.copy_location(ast.Call(func=factory, args=[], keywords=[]), call), ctx)
         if (qualified in ("dataclasses.replace", "copy.replace") and len(call.args) == 1 and not isinstance(call.args[0], ast.Starred)
                 and (instance := self._instance(module, call.args[0], env)) is not None and instance.path and is_upstream(instance.path)):
             # replace(obj, x=…) calls obj.__class__(**changes) with every other init field taken from obj
@@ -753,10 +797,12 @@ class Expressions:
             made = ast.copy_location(ast.Call(func=ast.Name(short, ast.Load()), args=[], keywords=[*call.keywords, rest]), call)
             self._call(module, ast.fix_missing_locations(made), replace(ctx, env={**env, short: Named(instance.path)}))
         spreads = [a.value for a in call.args if isinstance(a, ast.Starred)] + [k.value for k in call.keywords if k.arg is None]
-        if is_upstream(qualified) and spreads and not any(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) for n in spreads):
-            # `C(**rec._asdict())`, `C(**asdict(rec))`, `C(**{…})`: keys a record's fields or a literal
-            # decide, each its own argument. (A name's dict is left as written: statements may add
-            # keys to it under tests of the release the fold cannot tell from certain ones.)
+        if is_upstream(qualified) and spreads and not any(isinstance(n, (ast.Attribute, ast.Subscript)) or isinstance(n, ast.Name) and self._may_be_filled(n)
+                                                          for n in spreads):
+            # `C(**rec._asdict())`, `C(**asdict(rec))`, `C(**{…})`, `C(**DEFAULTS)`: keys a record's
+            # fields, a literal or a dict bound once decide, each its own argument. (A name's dict
+            # that any plugin code edits in place is left as written: statements may add keys to
+            # it under tests of the release the fold cannot tell from certain ones.)
             call, ctx = self._spread(module, call, ctx)
             env = ctx.env
         if is_upstream(qualified):
@@ -1009,8 +1055,9 @@ class Expressions:
     def _model_package(self, module: str, package, ctx: Context) -> None:
         """An external model package: the engine imports each of its direct submodules that is
         no package (sglang/srt/models/registry.py import_model_classes, `if not ispkg`), bar
-        those the plugin disables (_environment_write; applied in finish())."""
-        if isinstance(package, str) and package in self.files:
+        those the plugin disables (_environment_write; applied in finish()). A folder without
+        `__init__.py` is a namespace package (PEP 420): importable, its modules listed the same."""
+        if isinstance(package, str) and (package in self.files or any(name.startswith(package + ".") for name in self.files)):
             self.model_packages.add(package)
             # (under the guards the write runs under, as an import there would be)
             self.imported_by_name(module, package, ctx)
@@ -1164,6 +1211,12 @@ class Expressions:
         this is that pass)."""
         owner = self._owner_of(module, call.args[0], ctx.env)
         attr = self.const(module, call.args[1], ctx.env)
+        engine = profile()
+        if (engine.server_args and isinstance(attr, str) and isinstance(call.args[0], ast.Name)
+                and call.args[0].id in engine.server_args_names and owner is None):
+            # `setattr(server_args, name, v)` (a loop over a table of defaults): `server_args.name = v`
+            self._dependency("server_arg", f"{engine.server_args}.{attr}", module, call, ctx, name=attr)
+            return
         if is_upstream(owner) and isinstance(attr, str):
             value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
             self._dependency("patch", f"{owner}.{attr}", module, call, self._on_stand_in(module, call.args[0], ctx), how="setattr",
@@ -1365,9 +1418,13 @@ class Expressions:
     def _hook(self, module, node, target_node, type_node, hook_node, ctx: Context, bound: str | None = None) -> None:
         if never_runs(ctx):
             return  # (`if spec is not None:` for an unmarked function, in a loop over functions): never made
+        # (`mode.forward_hook()` of a plugin object: the method is known whatever object `mode` is)
+        of_object = (isinstance(hook_node, ast.Call) and isinstance(hook_node.func, ast.Attribute)
+                     and self._plugin_object_class(module, hook_node.func.value, ctx) is not None)
+        parts = [target_node, type_node, *([*hook_node.args, *(k.value for k in hook_node.keywords)] if of_object else [hook_node])]
         if bound is None and ctx.functions and any(
             isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
-            for part in (target_node, type_node, hook_node) if part is not None for n in walk(part)
+            for part in parts if part is not None for n in walk(part)
         ):
             # `def _hook(attr, fn, kind=AFTER): HookRegistry.register(f"…:{attr}", fn, kind)`: one
             # hook per call of the helper, with what that call passes (finish())
@@ -1751,6 +1808,12 @@ class Expressions:
             path, made = self._hook_callable(module, node.func, ctx)
             inner = returned_function(made) if isinstance(made, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             return (f"{path}.{inner.name}", inner) if inner is not None else (None, None)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (made := self._plugin_object_class(module, node.func.value, ctx)):
+            # `mode.forward_hook()` of an object of a plugin class (an enum member looked up by a
+            # run-time value, `C(cfg)`): that class's method, whichever object it is
+            method = f"{made}.{node.func.attr}"
+            node = ast.copy_location(ast.Call(func=ast.Name("<method>", ast.Load()), args=node.args, keywords=node.keywords), node)
+            ctx = replace(ctx, env={**ctx.env, "<method>": Named(method)})
         name = dotted(node) if node is not None else None
         if not name:
             return None, None
@@ -1789,9 +1852,63 @@ class Expressions:
             return (f"{path}.{made.name}", made) if made is not None else (None, None)
         return path, definition
 
+    def _record_held(self, module: str, name: ast.Name, env: dict):
+        """What `name` holds where it is a folded record: a local's value, or a module global
+        bound to a value (folded); None otherwise (no folding for other names)."""
+        if name.id in env:
+            return env[name.id]
+        return self.const(module, name, env) if getattr(self.table(module).names.get(name.id), "kind", None) == "value" else None
+
+    def _provides_module(self, module: str, named: ast.expr, node: ast.AST, ctx: Context) -> None:
+        """`sys.modules.setdefault(name, m)` / `sys.modules[name] = m`: the plugin puts a module
+        under that name (PluginScan.provided_modules); a name a helper's parameters decide, per
+        binding of its callers (finish(): _parameter_provided)."""
+        name = self.const(module, named, ctx.env)
+        if isinstance(name, str):
+            self.scan.provided_modules.setdefault(name, f"{self.relfile(module)}:{node.lineno}")
+        elif ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(named)):
+            self.parameter_provided.append((module, named, node, ctx))
+
+    def _plugin_object_class(self, module: str, node: ast.expr, ctx: Context, depth: int = 0) -> str | None:
+        """The plugin class of the object `node` holds, where its making says: a folded record's
+        class; `C(…)` of a plugin class (a construction, or an enum's lookup by value); `E[…]` or
+        `E.MEMBER` of a plugin enum; a local bound once to one of those. None otherwise."""
+        held = self.const(module, node, ctx.env) if depth < 4 else OPAQUE
+        if isinstance(held, Record):
+            return held.cls if self._plugin_class_def(held.cls) else None
+        if isinstance(node, ast.Call) and dotted(node.func):
+            path = self.qualify(module, dotted(node.func), ctx.env)
+            return path if path and self._plugin_class_def(path) else None
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and dotted(node.value if isinstance(node, ast.Subscript) else node.value):
+            path = self.qualify(module, dotted(node.value), ctx.env)
+            return path if path and self._plugin_class_def(path) and self.enum_kind(path) else None
+        if isinstance(node, ast.Name) and node.id in ctx.local and ctx.functions and depth < 4:
+            found = self._plugin_definition(ctx.functions[-1])
+            made = bound_once(found[1]).get(node.id) if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            return self._plugin_object_class(module, made, ctx, depth + 1) if made is not None else None
+        if isinstance(node, ast.Name) and node.id not in ctx.local and depth < 4 and (made := self._global_made_once(module, node.id)) is not None:
+            # `POLICY: SamplerPolicy = GreedyOnlyPolicy()` at module level: the class it was made of
+            return self._plugin_object_class(module, made, replace(ctx, local=frozenset(), functions=()), depth + 1)
+        return None
+
+    def _global_made_once(self, module: str, name: str) -> ast.Call | None:
+        """The call a module global is bound to by its one top-level binding, a plain or an
+        annotated assignment (`POLICY: Base = Impl()`); None otherwise."""
+        tree = self.tree(module)
+        stores = [n for n in walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)] if tree else []
+        bound = [s.value for s in (tree.body if tree and len(stores) == 1 else [])
+                 if isinstance(s, (ast.Assign, ast.AnnAssign)) and name in [t.id for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)]]
+        return bound[0] if len(bound) == 1 and isinstance(bound[0], ast.Call) else None
+
+    def _plugin_class_def(self, path: str) -> bool:
+        found = self._plugin_definition(path) if not is_upstream(path) else None
+        return found is not None and isinstance(found[1], ast.ClassDef)
+
     def _assignment_patch(self, module: str, target: ast.AST, stmt: ast.stmt, ctx: Context) -> None:
         env = ctx.env
         engine = profile()
+        if isinstance(stmt, ast.Assign) and isinstance(target, ast.Subscript) and self.qualify(module, dotted(target.value), env) == "sys.modules":
+            self._provides_module(module, target.slice, stmt, ctx)  # `sys.modules[name] = m`
         if (isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.BitOr)
                 and self.qualify(module, dotted(target), env) == "os.environ"):
             # `os.environ |= {NAME: value}` (PEP 584): the same writes as os.environ[NAME] = value
@@ -1855,18 +1972,20 @@ class Expressions:
             held, attr, made = held.value, held.attr, value  # the object in an attribute re-classed in place
         elif attr == "__class__":
             made, name = value, "__class__"  # an instance of C itself re-classed: what upstream calls on C's instances
+        elif (element := _element_made(value)) is not None:
+            made, name = element.func, "element"  # `self.blocks = nn.ModuleList([P(…) for i in range(n)])`: each element a P
         else:
             made = value.func if isinstance(value, ast.Call) else None
         instance = self._instance(module, held, ctx.env)
         placed = self._constructed_class(module, made, ctx) if made is not None else None
         found = self._plugin_definition(placed) if placed and not is_upstream(placed) else None
-        if (name is None and isinstance(held, ast.Name) and held.id == ctx.self_name and ctx.cls is not None and not ctx.in_class_body
+        if (name != "__class__" and isinstance(held, ast.Name) and held.id == ctx.self_name and ctx.cls is not None and not ctx.in_class_body
                 and found is not None and isinstance(found[1], ast.ClassDef)):
             # `self.attn = DevAttention(…)` in a plugin subclass of an upstream class: the methods it
             # inherits make their calls through self.attn on the plugin's object (finish(): the class's upstream bases)
-            self.self_placements.append((module, stmt, ctx.cls.path, attr, placed, ctx))
+            self.self_placements.append((module, stmt, ctx.cls.path, attr, placed, ctx, name))
         if instance is not None and instance.path and found is not None and isinstance(found[1], ast.ClassDef):
-            self._dependency("patch", instance.path if name else f"{instance.path}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, name=name,
+            self._dependency("patch", instance.path if name == "__class__" else f"{instance.path}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, name=name,
                              expression=f"{ast.unparse(target)} = {ast.unparse(value)[:60]}")
         elif (instance is not None and not instance.path and instance.function and instance.param and "." not in instance.param
               and name is None and found is not None and isinstance(found[1], ast.ClassDef)):
@@ -1906,6 +2025,9 @@ class Expressions:
             return path, params
         if isinstance(node, ast.Call):
             callee = self.qualify(module, dotted(node.func), ctx.env)
+            if callee is None and isinstance(folded := self.const(module, node, ctx.env), Named) and not is_upstream(folded.path):
+                # `globals().get(name)`, `vars(kernels)[name]`: the plugin function the lookup folds to
+                return self._patch_value(module, ast.copy_location(ast.Name("<value>", ast.Load()), node), replace(ctx, env={**ctx.env, "<value>": folded}))
             if callee is None or is_upstream(callee):
                 return None, None
             path, _, params = self._hook_signature(module, node, ctx)

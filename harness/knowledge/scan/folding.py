@@ -6,6 +6,7 @@ upstream (`hasattr`, version comparisons, `try/except ImportError` flags)."""
 from __future__ import annotations
 
 import ast
+import fnmatch
 import importlib.util
 import itertools
 import json
@@ -46,6 +47,7 @@ from harness.knowledge.model import (
     is_upstream,
     kleene,
     read_entry_points,
+    resolve_relative,
     walk,
 )
 from harness.knowledge.scan.annotations import field_class, parameter_class
@@ -129,6 +131,26 @@ class _NameFields:
         path, name_attribute = object.__getattribute__(self, "_found")
         value = name_attribute(path, attr) if attr in _NAME_ATTRIBUTES else None
         if value is None:
+            raise AttributeError(attr)
+        return value
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("formatted whole")
+
+
+class _RecordFields:
+    """A folded record as str.format sees it: its fields as attributes (`{layout.root}`), each a
+    plain value or another record; a field not folded, or formatting it whole, raises (the
+    format is then not known)."""
+
+    def __init__(self, record) -> None:
+        object.__setattr__(self, "_record", record)
+
+    def __getattribute__(self, attr: str):
+        value = object.__getattribute__(self, "_record").get(attr)
+        if isinstance(value, Record):
+            return _RecordFields(value)
+        if not isinstance(value, (str, int, float, bool)):
             raise AttributeError(attr)
         return value
 
@@ -353,8 +375,16 @@ _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="} 
 
 # pathlib's classes and what is read of them, folded as PurePosixPath (names only: nothing touches files)
 _PATH_CLASSES = frozenset({"pathlib.PurePosixPath", "pathlib.PurePath", "pathlib.Path", "pathlib.PosixPath"})
-_PATH_PARTS = frozenset({"parts", "name", "stem", "suffix", "parent"})
-_PATH_METHODS = frozenset({"with_suffix", "with_name", "with_stem", "joinpath", "as_posix"})
+_PATH_PARTS = frozenset({"parts", "name", "stem", "suffix", "parent", "parents"})
+_PATH_METHODS = frozenset({"with_suffix", "with_name", "with_stem", "joinpath", "as_posix", "relative_to", "resolve", "absolute"})
+# where `__file__` of a plugin module sits: its module path under one root standing for the
+# source root (a pure path; `relative_to` it gives the path the module is named by)
+_SOURCE_ROOT = PurePosixPath("/<plugin source root>")
+
+
+def _module_path(module: str, is_package: bool) -> PurePosixPath:
+    """The path `__file__` holds in the plugin module `module`, under _SOURCE_ROOT."""
+    return _SOURCE_ROOT.joinpath(*module.split("."), "__init__.py") if is_package else _SOURCE_ROOT.joinpath(*module.split(".")[:-1], module.split(".")[-1] + ".py")
 # importlib.metadata's entry points (the backport's too), and the records standing for them
 _ENTRY_POINTS = ("importlib.metadata.entry_points", "importlib_metadata.entry_points")
 ENTRY_POINT_CLASS, _ENTRY_POINTS_CLASS = "importlib.metadata.EntryPoint", "importlib.metadata.EntryPoints"
@@ -487,6 +517,7 @@ class Folding:
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     _chosen_by_ifs: dict[str, frozenset[str]]  # module -> the names its module-level ifs bind (release_binding)
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
+    _getattr_answers: dict[tuple[str, str], str | None]  # (module, name) -> what its __getattr__ returns (_module_getattr)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple, tuple | None]]] | None  # _fill_sites, built once
     _class_refs: dict[str, list[tuple[str, ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]] | None  # _class_references, built once
     _sole_objects: dict[str, Record | None]  # class path -> sole_object (None too while it is being folded)
@@ -566,11 +597,52 @@ class Folding:
             if owner not in self.files:
                 continue
             binding = self.table(owner).names.get(parts[end])
+            if binding is not None and binding.kind == "class" and end + 1 < len(parts) and (
+                    imported := self._class_body_import(owner, parts[end], parts[end + 1])) is not None:
+                # `class _sgl: try: from sglang.x import f …`: `_sgl.f` is what the import binds
+                return self._through_plugin_module(".".join([imported, *parts[end + 2:]]), _seen)
+            if binding is None and self.table(owner).has_getattr and (answered := self._module_getattr(owner, parts[end])) is not None:
+                # PEP 562: a name the plugin module does not bind is what its __getattr__ returns
+                return self._through_plugin_module(".".join([answered, *parts[end + 1:]]), _seen)
             if binding is None and self._star_bound(owner, parts[end], _seen) is None or (
                     binding is not None and binding.kind not in ("from", "module", "alias") and parts[end] not in self.stand_in_imports(owner)):
                 return path
             return self.qualify(owner, ".".join(parts[end:]), None, _seen) or path
         return path
+
+    def _module_getattr(self, module: str, name: str) -> str | None:
+        """The path of what the module-level `__getattr__` of the plugin module `module` returns
+        for `name` (folded as a call of it: a lazy table of upstream modules), None when that does
+        not fold to a named object. Once per (module, name)."""
+        key = (module, name)
+        if key not in self._getattr_answers:
+            self._getattr_answers[key] = None  # (a __getattr__ reading the module's own names again)
+            asked = ast.fix_missing_locations(ast.Call(func=ast.Name("__getattr__", ast.Load()), args=[ast.Constant(name)], keywords=[], lineno=1, col_offset=0))
+            held = self.const(module, asked, {})
+            self._getattr_answers[key] = held.path if isinstance(held, Named) and held.path != f"{module}.{name}" else None
+        return self._getattr_answers[key]
+
+    def _class_body_import(self, module: str, cls: str, name: str) -> str | None:
+        """The path an import in the body of the module-level class `cls` of `module` binds `name`
+        to (a class body is a namespace: `from m import f` there makes the class attribute f;
+        one in a `try`/`if` branch too, as a module-level one is read), or None when no import
+        there binds it."""
+        tree = self.tree(module)
+        node = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == cls), None) if tree else None
+        pending = list(node.body) if node is not None else []
+        while pending:
+            stmt = pending.pop(0)
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for alias in stmt.names:
+                    if (alias.asname or alias.name.split(".")[0]) != name:
+                        continue
+                    if isinstance(stmt, ast.Import):
+                        return alias.name if alias.asname else name
+                    source = resolve_relative(module, self.files[module][1], stmt.level, stmt.module) if stmt.level else stmt.module
+                    return f"{source}.{alias.name}" if source else None
+            elif isinstance(stmt, (ast.If, ast.Try)):
+                pending[:0] = [*stmt.body, *(getattr(stmt, "orelse", None) or [])]
+        return None
 
     def _star_bound(self, module: str, name: str, seen: frozenset) -> str | None:
         """The path a name that `module` binds only through `from m import *` refers to: the
@@ -628,11 +700,13 @@ class Folding:
                 return module
             if node.id == "__package__":
                 return module if self.files[module][1] else module.rpartition(".")[0]
+            if node.id == "__file__":
+                return _module_path(module, self.files[module][1])
             return self.module_constant(module, node.id, depth + 1)
         if isinstance(node, ast.Attribute) and node.attr in _PATH_PARTS and isinstance(path := self.const(module, node.value, env, depth + 1), PurePosixPath):
             # PurePosixPath("pkg", "backends").parts / .name / .stem / .suffix / .parent (pathlib, pure: no file system)
             value = getattr(path, node.attr)
-            return list(value) if isinstance(value, tuple) else value
+            return list(value) if node.attr in ("parts", "parents") else value
         if isinstance(node, ast.Attribute) and node.attr == "__args__" and isinstance(literal := self.const(module, node.value, env, depth + 1), LiteralType):
             return list(literal.values)  # a Literal's __args__ (what typing.get_args returns)
         if isinstance(node, ast.Attribute) and node.attr in _BOUND_METHODS and isinstance(text := self.const(module, node.value, env, depth + 1), str):
@@ -1079,7 +1153,9 @@ class Folding:
         folded = []
         for item in items:
             bound = bind(generator.target, item)
-            if any(value is OPAQUE for value in bound.values()) and not isinstance(generator.target, ast.Name):
+            # (an item that does not unpack says nothing; one with some parts known binds those:
+            # `k, v` over zip(NAMES, values, strict=True) knows each k)
+            if not isinstance(generator.target, ast.Name) and (not bound or all(value is OPAQUE for value in bound.values())):
                 return OPAQUE
             inner = {**env, **bound}
             for test in generator.ifs:  # `if (m := sys.modules.get(n)) is not None`: m as the element sees it
@@ -1155,6 +1231,8 @@ class Folding:
         if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
                 held := self.const(module, args[0], env, depth + 1), Named) and held.path in self.files:
             return ModuleNamespace(held.path)  # a plugin module's globals, read by key
+        if name == "globals" and qualified == "globals" and not args and not node.keywords:
+            return ModuleNamespace(module)  # `globals()[name]`: this module's globals, read by key
         if qualified == "inspect.getmembers" and len(args) == 2 and not node.keywords and isinstance(held := self.const(module, args[0], env, depth + 1), Named):
             return self._function_members(held.path, self.qualify(module, dotted(args[1]) or "", env), depth)
         if qualified == "types.MappingProxyType" and len(args) == 1 and not node.keywords and (
@@ -1167,11 +1245,33 @@ class Folding:
         if isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_METHODS and not node.keywords:
             path = self.const(module, node.func.value, env, depth + 1)
             given = [self.const(module, a, env, depth + 1) for a in args]
+            if isinstance(path, PurePosixPath) and node.func.attr in ("resolve", "absolute") and not given:
+                return path  # (a pure path: the plugin's own files have no links to follow here)
             if isinstance(path, PurePosixPath) and all(isinstance(g, (str, PurePosixPath)) for g in given):
                 try:
                     return getattr(path, node.func.attr)(*given)
                 except (TypeError, ValueError):
                     return OPAQUE
+        if (isinstance(node.func, ast.Attribute) and node.func.attr in ("glob", "rglob") and len(args) == 1 and not node.keywords
+                and isinstance(path := self.const(module, node.func.value, env, depth + 1), PurePosixPath) and path.is_relative_to(_SOURCE_ROOT)
+                and isinstance(pattern := self.const(module, args[0], env, depth + 1), str) and pattern.endswith(".py")):
+            # `Path(__file__).parent.rglob("*.py")`: the plugin's own modules under that folder
+            # whose names match (glob: the pattern's parts from the folder down), sorted
+            found = []
+            for name, (_, is_package) in self.files.items():
+                held = _module_path(name, is_package)
+                if held.is_relative_to(path) and held != path:
+                    below = held.relative_to(path)
+                    if fnmatch.fnmatch(held.name, pattern) if node.func.attr == "rglob" and "/" not in pattern else (
+                            len(below.parts) == len(PurePosixPath(pattern).parts) and below.match(pattern)):
+                        found.append(held)
+            return sorted(found)
+        if qualified == "importlib.util.spec_from_file_location" and args and isinstance(
+                location := self.const(module, args[1] if len(args) > 1 else next((k.value for k in node.keywords if k.arg == "location"), None), env, depth + 1),
+                (PurePosixPath, str)):
+            # the spec of the plugin file at that location: module_from_spec + exec_module run it
+            held = next((m for m, (_, is_package) in self.files.items() if _module_path(m, is_package) == PurePosixPath(location)), None)
+            return Record(_MODULE_SPEC, (("name", held),)) if held is not None else OPAQUE
         if name in ("str", "os.fspath") and qualified in ("str", "os.fspath") and len(args) == 1 and isinstance(
                 path := self.const(module, args[0], env, depth + 1), PurePosixPath):
             return str(path)
@@ -1274,6 +1374,13 @@ class Folding:
             if isinstance(ordered, list):
                 return ordered[0] if ordered else self.const(module, default, env, depth + 1) if default is not None else OPAQUE
             return OPAQUE
+        strict = [k for k in node.keywords if k.arg == "strict"] if qualified == "zip" else []
+        if strict and len(node.keywords) == 1 and self.const(module, strict[0].value, env, depth + 1) is True and args:
+            # zip(NAMES, values, strict=True): as many tuples as NAMES has items (else ValueError,
+            # the builtins docs), each with what a folded part holds there, the rest not known
+            parts = [self.iterated(self.const(module, a, env, depth + 1)) for a in args]
+            sizes = {len(p) for p in parts if isinstance(p, list)}
+            return [[p[i] if isinstance(p, list) else OPAQUE for p in parts] for i in range(sizes.pop())] if len(sizes) == 1 else OPAQUE
         if qualified in _ITERATORS and args and (not node.keywords or qualified == "enumerate"):
             # zip(a, b) / enumerate(a, start) / reversed(a) / itertools.compress(a, selectors) of
             # folded sequences: what a loop over it meets, each tuple a list (Python's builtins docs)
@@ -1437,11 +1544,18 @@ class Folding:
                 # of a plugin module or class: what `owner.attr` holds (a module's table, a class constant)
                 read = ast.copy_location(ast.Attribute(value=ast.Name("<getattr owner>", ast.Load()), attr=attr, ctx=ast.Load()), node)
                 return self.const(module, read, {**env, "<getattr owner>": owner}, depth + 1)
-        if qualified == "dataclasses.fields" and len(args) == 1 and isinstance(record := self.const(module, args[0], env, depth + 1), Record):
-            # the fields of a folded dataclass instance, in order, each with its `.name` (dataclasses docs)
-            found = self._plugin_definition(record.cls) if not is_upstream(record.cls) else None
-            if found is not None and isinstance(found[1], ast.ClassDef) and dataclass_fields(found[1]) is not None and found[1].decorator_list:
-                return [Record("dataclasses.Field", (("name", field),)) for field, _ in record.fields]
+        if qualified == "dataclasses.fields" and len(args) == 1 and isinstance(held := self.const(module, args[0], env, depth + 1), (Record, Named)):
+            # the fields of a plugin dataclass (its instance or the class), in order, each with its
+            # `.name` and `.metadata` (`field(metadata={…})`, else empty: the dataclasses docs)
+            found = self._plugin_definition(held.cls if isinstance(held, Record) else held.path) if not is_upstream(
+                held.cls if isinstance(held, Record) else held.path) else None
+            declared = dataclass_fields(found[1]) if found is not None and isinstance(found[1], ast.ClassDef) and found[1].decorator_list else None
+            if declared is not None:
+                def metadata(value: ast.expr | None):
+                    given = next((k.value for k in value.keywords if k.arg == "metadata"), None) if isinstance(value, ast.Call) and (
+                        dotted(value.func) or "").rsplit(".", 1)[-1] == "field" else None
+                    return self.const(found[0], given, {}, depth + 1) if given is not None else {}
+                return [Record("dataclasses.Field", (("name", field), ("metadata", metadata(value)))) for field, value in declared]
         if name in ("hasattr", "getattr", "callable", "isinstance") or qualified.endswith("find_spec"):
             cond = self.condition(module, node, env, depth + 1)
             return OPAQUE if isinstance(cond, Undecided) else cond.value if isinstance(cond, Const) else Condition(cond)
@@ -1485,18 +1599,20 @@ class Folding:
                         return owner.format_map(values[0])
                     except (KeyError, ValueError):
                         return OPAQUE
-            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int, Named)) for a in values):
+            if isinstance(owner, str) and node.func.attr == "format" and all(isinstance(a, (str, int, Named, Record)) for a in values):
                 named = {}
                 for k in node.keywords:  # `name=v` and `**mapping` of a folded dict, in order
                     given = self.const(module, k.value, env, depth + 1)
                     if k.arg is None and not (isinstance(given, dict) and all(isinstance(key, str) for key in given)):
                         return OPAQUE
                     named.update(given if k.arg is None else {k.arg: given})
-                if not all(isinstance(v, (str, int, Named)) for v in named.values()):
+                if not all(isinstance(v, (str, int, Named, Record)) for v in named.values()):
                     return OPAQUE
                 # "{0.__module__}.{0.__qualname__}".format(Cls): a class, function or module
-                # formats only through its name attributes (its own str is not a path)
-                as_names = {id(v): _NameFields(v.path, self._name_attribute) for v in (*values, *named.values()) if isinstance(v, Named)}
+                # formats only through its name attributes (its own str is not a path); a
+                # record through its fields (`{layout.root}`)
+                as_names = {id(v): _NameFields(v.path, self._name_attribute) if isinstance(v, Named) else _RecordFields(v)
+                            for v in (*values, *named.values()) if isinstance(v, (Named, Record))}
                 try:  # "{0}.{name}".format(p, name=n)
                     return owner.format(*(as_names.get(id(v), v) for v in values), **{k: as_names.get(id(v), v) for k, v in named.items()})
                 except (IndexError, KeyError, ValueError, AttributeError, TypeError):
@@ -1561,6 +1677,9 @@ class Folding:
             for a in args:  # `f(*PARTS)` of a folded list passes its elements
                 spread = self.const(module, a.value, env, depth + 1) if isinstance(a, ast.Starred) else OPAQUE
                 values += spread if isinstance(spread, list) else [self.const(module, a, env, depth + 1)]
+            if (dispatched := self._dispatched(fmodule, fnode, values[0] if values else OPAQUE)) is not None:
+                fnode = dispatched  # a functools.singledispatch function: the implementation for that argument's type
+                body = [s for s in fnode.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
             local = self._called_with(fmodule, fnode, values, node.keywords, module, env, depth)
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
                 return self.const(fmodule, body[0].value, local, depth + 1)
@@ -1573,6 +1692,28 @@ class Folding:
                 self.none_fallbacks.setdefault((module, returned.path), fallback)
             return returned if returned is not OPAQUE else self._version_helper(fmodule, fnode, local, depth + 1)
         return OPAQUE
+
+    def _dispatched(self, module: str, function: ast.FunctionDef | ast.AsyncFunctionDef, value) -> ast.FunctionDef | None:
+        """The implementation a `functools.singledispatch` function `function` of `module` runs for
+        a first argument folded to `value`: the module-level def registered for its type
+        (`@f.register` with the first parameter annotated, or `@f.register(T)`), for a str, int,
+        float, bool, list/tuple or dict value (a builtin's exact type, as dispatch finds it first
+        in the value's MRO); None for another function, value or type, or no registration."""
+        if not any((dotted(d) or "").rsplit(".", 1)[-1] == "singledispatch" for d in function.decorator_list):
+            return None
+        kinds = {str: ("str",), bool: ("bool", "int"), int: ("int",), float: ("float",), list: ("list", "tuple"), dict: ("dict",)}
+        wanted = kinds.get(type(value))
+        tree = self.tree(module)
+        for stmt in tree.body if tree is not None and wanted else ():
+            for decorator in getattr(stmt, "decorator_list", []) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else []:
+                call = decorator if isinstance(decorator, ast.Call) else None
+                if dotted(call.func if call else decorator) != f"{function.name}.register":
+                    continue
+                params = [*stmt.args.posonlyargs, *stmt.args.args]
+                named = call.args[0] if call and call.args else params[0].annotation if params else None
+                if named is not None and (dotted(named) or "").rsplit(".", 1)[-1] in wanted:
+                    return stmt
+        return None
 
     def _sorted(self, module: str, items: list, keywords: list[ast.keyword], env: dict, depth: int):
         """`sorted(items, key=…, reverse=…)` of folded items: the key a folded dict's `.get`
@@ -1936,6 +2077,10 @@ class Folding:
             elif (caught := self._caught_imports(module, stmt)) is not None:
                 env.update(caught)  # the names hold upstream's objects; each None where its import fails
                 branch = stmt.orelse
+            elif isinstance(stmt, ast.Try) and stmt.handlers and not stmt.finalbody and all(always_raises(h.body) for h in stmt.handlers):
+                # `try: m = _LAZY[name]` / `except KeyError: raise AttributeError(…)`: where the helper
+                # goes on at all, its body ran (a lookup that does not fold leaves its name unknown)
+                branch = [*stmt.body, *stmt.orelse]
             elif isinstance(stmt, ast.Match):
                 for case in stmt.cases:
                     test = case_test(stmt.subject, case.pattern)  # (None: a pattern no plain test states)
@@ -1977,24 +2122,33 @@ class Folding:
 
     def _caught_imports(self, module: str, stmt: ast.stmt) -> dict[str, Named] | None:
         """`try: from sglang.x import f` / `except ImportError: return None` in a helper (its
-        handlers, one catching the import's failure, may log and return None): the names the body imports
-        from upstream -> their objects, each recorded as None where its imports fail
-        (none_fallbacks: ImportsResolve), as the module-level try/except form is; the helper's
-        caller tests the result `is None`. None for any other statement."""
+        handlers, one catching the import's failure, may log and return None, or bind the
+        imported names to None: `f = None`): the names the body imports from upstream -> their
+        objects, each recorded as None where its imports fail (none_fallbacks: ImportsResolve),
+        as the module-level try/except form is; the helper's caller tests the result (or the
+        name) `is None`. None for any other statement."""
         if not isinstance(stmt, ast.Try) or stmt.finalbody or not stmt.handlers or not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
             return None
         caught = [n for h in stmt.handlers for n in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
         if not any(n is None or (dotted(n) or "").rsplit(".", 1)[-1] in IMPORT_ERRORS for n in caught):
             return None  # (`except (ImportError, AttributeError)`: the import's failure is among them)
-        for handler in stmt.handlers:
-            last = handler.body[-1]
-            if (not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in handler.body[:-1])
-                    or not (isinstance(last, ast.Return) and (last.value is None or isinstance(last.value, ast.Constant) and last.value.value is None))):
-                return None
         imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
         names = {name: path for name, path in imported_names(module, self.files[module][1], stmt.body).items() if is_upstream(path)}
         if not imports or not names:
             return None
+
+        def none_of_a_name(s: ast.stmt) -> bool:  # `f = None` of a name the body imports
+            return (isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) and t.id in names for t in s.targets)
+                    and isinstance(s.value, ast.Constant) and s.value.value is None)
+
+        for handler in stmt.handlers:
+            last = handler.body[-1]
+            returns_none = isinstance(last, ast.Return) and (last.value is None or isinstance(last.value, ast.Constant) and last.value.value is None)
+            logged = [s for s in handler.body if not (returns_none and s is last)]
+            if not all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) or isinstance(s, ast.Pass) or none_of_a_name(s) for s in logged):
+                return None
+            if not returns_none and {t.id for s in handler.body if none_of_a_name(s) for t in s.targets} != set(names):
+                return None  # (falls through: each imported name must be bound again)
         for path in names.values():
             self.none_fallbacks.setdefault((module, path), ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}"))))
         return {name: Named(path) for name, path in names.items()}
@@ -3352,6 +3506,10 @@ class Folding:
                 key, registry = self.const(module, node.args[0], env, depth + 1), self.qualify(module, dotted(node.func.value), env)
                 if isinstance(key, str) and is_upstream(registry):  # `if ATTENTION_BACKENDS.get("dsa"):`
                     return HasKey(registry, key)
+                if is_upstream(registry) and not isinstance(key, str) and (isinstance(self.condition(module, node.args[0], env, depth + 1, local), Runtime)
+                                                                or local and runtime_test(node.args[0], local)):
+                    # `ATTENTION_BACKENDS.get(os.environ.get("X", ""))`: which entry, if any, a run picks
+                    return Runtime(ast.unparse(node))
             if name in ("hasattr", "getattr") and len(node.args) >= 2:
                 owner = self.qualify(module, dotted(node.args[0]), env)
                 attr = self.const(module, node.args[1], env, depth + 1)
@@ -3902,11 +4060,12 @@ _PATTERN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": 
 
 
 def _unknown_in(key) -> bool:
-    """Whether a folded key holds a part not folded (OPAQUE, a run-time Condition), at any depth
-    of a tuple: which entry it picks is not known."""
+    """Whether a folded key holds a part not folded (OPAQUE, a run-time Condition, an Instance: an
+    object known by its class alone, such as a parameter's value), at any depth of a tuple: which
+    entry it picks is not known."""
     if isinstance(key, tuple):
         return any(_unknown_in(k) for k in key)
-    return key is OPAQUE or isinstance(key, Condition)
+    return key is OPAQUE or isinstance(key, (Condition, Instance))
 
 
 def _hashable(value):

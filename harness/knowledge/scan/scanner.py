@@ -177,6 +177,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self.stand_in_owners: set[tuple[str, str]] = set()
         self._future_annotations: set[str] = set()
         self.star_names: dict[tuple[str, str], str | None] = {}
+        self._getattr_answers: dict[tuple[str, str], str | None] = {}
         self._fills = None
         self._class_refs = None
         self._sole_objects = {}
@@ -196,6 +197,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._chain_shadows: dict[int, set] = {}
         # import_module arguments built from a function's parameters: (module, the argument, its context)
         self.parameter_imports: list[tuple[str, ast.expr, ast.expr | None, Context]] = []
+        self.parameter_getattrs: list[tuple[str, ast.Call, Context]] = []
+        self.parameter_provided: list[tuple[str, ast.expr, ast.AST, Context]] = []
         # hook registrations whose target, type or callable is a function's parameter: (module, the
         # registering node, target, type, callable, its context)
         # module -> (upstream path, "the import resolves"): a name an `except ImportError` handler
@@ -229,7 +232,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._patch_only: set[int] = set()
         self._groups: dict[str, list] = {}
         self.parameter_registries: list[tuple[str, ast.Call, Context]] = []  # `registry.register(…)` on a helper's parameter
-        self.self_placements: list[tuple[str, ast.Assign, str, str, str, Context]] = []  # `self.x = P(…)` (_self_placements)
+        self.self_placements: list[tuple[str, ast.Assign, str, str, str, Context, str | None]] = []  # `self.x = P(…)` (_self_placements)
         self.parameter_placements: list[tuple[str, ast.Assign, ast.Attribute, str, Context, Instance]] = []  # (_parameter_placements)
         self.held_registrars: list[tuple[str, ast.Call, Context]] = []  # `reg(name)` of `reg(name)(fn)`, reg handed in (_held_registrars)
         self.decorated: dict[int, str] = {}  # id of a decorator call -> the plugin path of the def or class it decorates
@@ -905,14 +908,37 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             module, name = binding.target.split(":")
         return None
 
+    def _raised_names(self, module: str, body: list[ast.stmt]) -> frozenset[str]:
+        """The exception class names a handler body ending in `raise X(…)` (`from e` or not)
+        raises: X's and its plugin bases' (an enclosing `except` of any catches it); empty for
+        a bare `raise` or anything else."""
+        last = body[-1] if body else None
+        raised = last.exc.func if isinstance(last, ast.Raise) and isinstance(last.exc, ast.Call) else last.exc if isinstance(last, ast.Raise) else None
+        names, queue = set(), [self.qualify(module, dotted(raised)) or dotted(raised)] if raised is not None and dotted(raised) else []
+        while queue and len(names) < 20:
+            path = queue.pop()
+            names.add(path.rsplit(".", 1)[-1])
+            found = self._plugin_definition(path) if not is_upstream(path) else None
+            if found is not None and isinstance(found[1], ast.ClassDef):
+                queue += [self.qualify(found[0], dotted(b)) or dotted(b) for b in found[1].bases if dotted(b)]
+        return frozenset(names)
+
     def _try(self, module: str, stmt: ast.stmt, ctx: Context) -> None:
         before = dict(ctx.env)
         handled: set[str] = set()
+        translates: set[str] = set()
         for handler in stmt.handlers:
+            if (always_raises(handler.body) and handler.type is not None
+                    and any(c.handles(raised := self._raised_names(module, handler.body)) for c in ctx.catches)):
+                # `except ImportError as e: raise UpstreamMissing(…) from e` inside a try that
+                # catches UpstreamMissing: the error is turned into one the enclosing handler takes
+                handled |= self.exception_names(module, [handler.type])
+                translates |= raised
+                continue
             if always_raises(handler.body) or self._reraises_upstream(module, stmt, handler):
                 continue  # it re-raises (`raise ImportError("…") from exc`): the error still leaves the try
             handled |= self.exception_names(module, [handler.type]) if handler.type is not None else {"*"}
-        body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno),)) if stmt.handlers else ctx
+        body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno, frozenset(translates)),)) if stmt.handlers else ctx
         self._block(module, stmt.body, body_ctx)
         imports = tuple(upstream_imports(module, self.files[module][1], stmt.body))
         catches_import = bool(handled & IMPORT_ERRORS) or "*" in handled
@@ -1065,7 +1091,9 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if ctx.in_class_body:
             method = ctx.cls.methods.get(node.name)
             if method is not None and method.line == node.lineno:
-                self_name = params[0].name if params and method.bound else None
+                # (`__init_subclass__(cls)` runs for each deriving class, never the class itself:
+                # cls is a parameter its class statements bind, helper_bindings)
+                self_name = params[0].name if params and method.bound and node.name != "__init_subclass__" else None
                 inner = replace(inner, self_name=self_name, method=method)
                 if self_name:  # `self.TABLE` of a class constant folds (Folding.const)
                     local.update({"<self>": self_name, "<class>": ctx.cls.path})
@@ -1128,18 +1156,24 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                                                         forwards=stmt.name == "__init__" and forwards_to_super(stmt)))
                 if stmt.name in ("__getattr__", "__getattribute__"):
                     cls.dynamic = True
-            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                name = mangled(stmt.targets[0].id, node.name)
-                assigned_method = self._assigned_method(module, name, stmt.value, stmt.lineno, ctx, cls.methods)
-                if assigned_method is not None:
-                    cls.methods.setdefault(name, assigned_method)
+            elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+                # (`a = b = classmethod(f)`: each target is bound to the one value)
+                for target in stmt.targets:
+                    name = mangled(target.id, node.name)
+                    assigned_method = self._assigned_method(module, name, stmt.value, stmt.lineno, ctx, cls.methods)
+                    if assigned_method is not None:
+                        cls.methods.setdefault(name, assigned_method)
             for name in assigned_in(stmt):
                 cls.bound_otherwise.add(mangled(name, node.name))
             self._set_name_site(module, path, stmt, ctx)
+        self._instance_methods(module, node, cls, ctx)
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
         if ctx.cls is None:  # at module level, or a function's local class (`mod.X = Local` then binds it)
             ctx.env[node.name] = Named(path)
+        elif ctx.in_class_body:  # a class nested in a class body: a name of that body (`class Platform(Device, …)` after it)
+            ctx.env[node.name] = Named(path)
+            ctx.cls.class_names[node.name] = path
 
     def _pass_bindings(self, module: str, body: list[ast.stmt], env: dict) -> dict:
         """`env` after one pass of a loop body: its top-level `name = value` statements folded in
@@ -1189,17 +1223,30 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                                                          and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)):
             return None
         call, env, local = stmt.value, ctx.env, set()
-        if dotted(call.func) != "type" or self.qualify(module, "type", ctx.env) is not None:
+        if self.qualify(module, dotted(call.func) or "", ctx.env) == "types.new_class":
+            # types.new_class(name, bases, kwds, exec_body): exec_body(ns) fills the namespace (PEP 3115)
+            given = {**dict(zip(("name", "bases", "kwds", "exec_body"), call.args)), **{k.arg: k.value for k in call.keywords if k.arg}}
+            kwds = given.get("kwds")
+            if (len(given) != len(call.args) + len(call.keywords) or not {"name", "bases", "exec_body"} <= given.keys()
+                    or not (kwds is None or isinstance(kwds, ast.Dict) and not kwds.keys or isinstance(kwds, ast.Constant) and kwds.value is None)):
+                return None
+            filled = self._exec_body(module, given["exec_body"], ctx.env)
+            if filled is None:
+                return None
+            namespace, local = filled
+            call = ast.Call(func=ast.Name("type", ast.Load()), args=[given["name"], given["bases"], namespace], keywords=[])
+        elif dotted(call.func) != "type" or self.qualify(module, "type", ctx.env) is not None:
             found = self._plugin_function(self.qualify(module, dotted(call.func), ctx.env) or "") if dotted(call.func) else None
             returns = [r.value for r in own_returns(found[1])] if found is not None and found[0] == module else []
             if len(returns) != 1 or not isinstance(returns[0], ast.Call) or dotted(returns[0].func) != "type" or any(isinstance(a, ast.Starred) for a in call.args):
                 return None
             env = self._called_with(module, found[1], [self.const(module, a, ctx.env) for a in call.args], call.keywords, module, ctx.env, 0)
             call, local = returns[0], {*env, *local_names(found[1])}
-        if len(call.args) != 3 or call.keywords or not isinstance(call.args[1], (ast.Tuple, ast.List)) or not isinstance(call.args[2], ast.Dict):
+        namespace = self._namespace(module, call.args[2]) if len(call.args) == 3 else None
+        if call.keywords or not isinstance(call.args[1], (ast.Tuple, ast.List)) or namespace is None:
             return None
         body: list[ast.stmt] = []
-        for key, value in zip(call.args[2].keys, call.args[2].values):
+        for key, value in zip(namespace.keys, namespace.values):
             name = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
             if name is None or not name.isidentifier():
                 return None
@@ -1226,6 +1273,53 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for node in walk(made):
             ast.copy_location(node, stmt)
         return made, held
+
+    def _namespace(self, module: str, node: ast.expr, depth: int = 0) -> ast.Dict | None:
+        """The entries of a class namespace handed to type(): a dict display, `dict(k=v, …)`, or a
+        name the module binds once at its top level to either (with the module-level `NAME["k"] = v`
+        statements after it), as one dict display. None for anything else."""
+        if isinstance(node, ast.Dict):
+            return node
+        if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args and all(k.arg for k in node.keywords):
+            return ast.Dict(keys=[ast.Constant(k.arg) for k in node.keywords], values=[k.value for k in node.keywords])
+        tree = self.tree(module) if isinstance(node, ast.Name) and depth < 3 else None
+        if tree is None:
+            return None
+        bound = [i for i, s in enumerate(tree.body) if node.id in assigned_in(s)]
+        held = tree.body[bound[0]] if len(bound) == 1 else None
+        if not (isinstance(held, ast.Assign) and len(held.targets) == 1) or (found := self._namespace(module, held.value, depth + 1)) is None:
+            return None
+        keys, values = list(found.keys), list(found.values)
+        for stmt in tree.body[bound[0] + 1:]:
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(t := stmt.targets[0], ast.Subscript)
+                    and isinstance(t.value, ast.Name) and t.value.id == node.id):
+                keys.append(t.slice)
+                values.append(stmt.value)
+        return ast.Dict(keys=keys, values=values)
+
+    def _exec_body(self, module: str, node: ast.expr, env: dict) -> tuple[ast.Dict, set[str]] | None:
+        """What types.new_class's exec_body callback puts in the namespace it is handed: a plugin
+        function `def body(ns)` of this module whose statements are `ns["k"] = v` and `ns.update(
+        {…} / k=v)` (others that do not touch ns are skipped): (those entries as one dict display,
+        the function's local names, whose values are not folded). None for any other callback."""
+        found = self._plugin_function(self.qualify(module, dotted(node) or "", env) or "") if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if found is None or found[0] != module or len(found[1].args.args) != 1:
+            return None
+        ns = found[1].args.args[0].arg
+        keys: list[ast.expr] = []
+        values: list[ast.expr] = []
+        for stmt in found[1].body:
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(t := stmt.targets[0], ast.Subscript)
+                    and isinstance(t.value, ast.Name) and t.value.id == ns):
+                keys.append(t.slice)
+                values.append(stmt.value)
+            elif (isinstance(stmt, ast.Expr) and isinstance(c := stmt.value, ast.Call) and dotted(c.func) == f"{ns}.update"
+                  and len(c.args) <= 1 and (entries := self._namespace(module, c.args[0] if c.args else ast.Call(ast.Name("dict"), [], c.keywords))) is not None):
+                keys.extend(entries.keys)
+                values.extend(entries.values)
+            elif any(isinstance(n, ast.Name) and n.id == ns for n in walk(stmt)):
+                return None  # (the namespace read or handed on: what it ends up holding is not listed here)
+        return ast.Dict(keys=keys, values=values), local_names(found[1]) | {ns}
 
     def _set_name_site(self, module: str, owner: str, stmt: ast.stmt, ctx: Context) -> None:
         """A class-body name bound to an instance of a plugin class that defines `__set_name__`
@@ -1297,6 +1391,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         made = isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))  # `m = make_getter("mla")`
         path = self.qualify(module, dotted(value.func if made else value), ctx.env) if made or isinstance(value, (ast.Name, ast.Attribute)) else None
         found = self._plugin_definition(path) if path and not is_upstream(path) else None
+        if made and found is not None and isinstance(found[1], ast.ClassDef):
+            # `m = Formatter(prefix="x")`: an instance of a plugin class with __call__ and no
+            # __get__ is no descriptor, so `obj.m(i)` is `Formatter.__call__(formatter, i)`
+            own = {n.name: n for n in found[1].body if isinstance(n, ast.FunctionDef)}
+            call = own.get("__call__")
+            if call is None or "__get__" in own or not call.args.args:
+                return None
+            return MethodDecl(name, line, function_params(call.args)[1:], decorators, raises_only(call),
+                              defined_at=(self.relfile(found[0]), call.lineno), held=True)
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         # a plugin factory's call puts in the class what it returns: the nested def it builds
@@ -1306,6 +1409,65 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         own = tuple(filter(None, (dotted(d) for d in function.decorator_list)))
         return MethodDecl(name, line, function_params(function.args), decorators + own, raises_only(function),
                           defined_at=(self.relfile(found[0]), function.lineno))
+
+    def _instance_methods(self, module: str, node: ast.ClassDef, cls: PluginClass, ctx: Context) -> None:
+        """`self.m = value` run by every construction (a statement of the class's own `__init__`
+        body, or the same name set in both branches of an `if` there: each value an alternative)
+        where value is a function (`self.pick`, `functools.partial(self.pick, "mha")`, a lambda, a
+        plugin function, a callable object): every instance holds m, found before the class's
+        attribute, so it stands for the method m of the class (an override of its bases' m),
+        called without self (MethodDecl.held). A name the body itself defines, dunders, and any
+        other value (`torch.compile(self.forward)`) are left as they are."""
+        init = cls.methods.get("__init__")
+        found = next((s for s in node.body if isinstance(s, ast.FunctionDef) and init is not None and s.lineno == init.line), None)
+        params = function_params(found.args) if found is not None else ()
+        if not params or not init.bound:
+            return
+        own, local = params[0].name, local_names(found) | {p.name for p in params[1:]}
+
+        def writes(body: list[ast.stmt]) -> dict[str, list[ast.Assign]]:
+            out: dict[str, list[ast.Assign]] = {}
+            for stmt in body:
+                if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(target := stmt.targets[0], ast.Attribute)
+                        and isinstance(target.value, ast.Name) and target.value.id == own):
+                    out[target.attr] = [stmt]
+                elif isinstance(stmt, ast.If) and stmt.orelse:
+                    either, other = writes(stmt.body), writes(stmt.orelse)
+                    out.update({name: either[name] + other[name] for name in either.keys() & other.keys()})
+            return out
+
+        for name, stmts in writes(found.body).items():
+            if name in cls.methods or name.startswith("__") or any(isinstance(n, ast.Name) and n.id in local for s in stmts for n in walk(s.value)):
+                continue
+            options = [self._instance_method(module, name, s.value, s.lineno, ctx, cls.methods, own) for s in stmts]
+            if None not in options:
+                each = [replace(o, name=name, line=s.lineno, held=True, alternatives=()) for m, s in zip(options, stmts) for o in (m, *m.alternatives)]
+                cls.methods[name] = replace(each[0], alternatives=tuple(each[1:]))
+
+    def _instance_method(self, module: str, name: str, value: ast.expr, line: int, ctx: Context, methods: dict, own: str) -> MethodDecl | None:
+        """The function `value` holds as `__init__` puts it on the instance, with the parameters a
+        call of it takes: `self.pick` bound (its self gone), `functools.partial(f, *a, **k)` of
+        such a value (partial_params), else as _assigned_method reads a function. None otherwise."""
+        if isinstance(value, ast.IfExp):  # a choice the machine makes: each function, the others alternatives
+            options = [self._instance_method(module, name, v, line, ctx, methods, own) for v in (value.body, value.orelse)]
+            if None in options:
+                return None
+            first, second = options
+            return replace(first, alternatives=(*first.alternatives, replace(second, alternatives=()), *second.alternatives))
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == own:
+            method = methods.get(value.attr)
+            return replace(method, params=method.params[1:] if method.bound else method.params) if method is not None else None
+        if (isinstance(value, ast.Call) and value.args and not any(isinstance(a, ast.Starred) for a in value.args)
+                and self.qualify(module, dotted(value.func), ctx.env) == "functools.partial"):
+            inner = self._instance_method(module, name, value.args[0], line, ctx, methods, own)
+            if inner is None or any(k.arg is None for k in value.keywords):
+                return None
+            return replace(inner, params=partial_params(inner.params, len(value.args) - 1, [k.arg for k in value.keywords]))
+        if isinstance(value, ast.Call) and any(isinstance(n, ast.Name) and n.id == own for n in walk(value.func)):
+            return None  # (`self.make(…)`: what a method returns is not read here)
+        method = self._assigned_method(module, name, value, line, ctx)
+        # (a function put on the instance is not bound: all of its parameters are the call's)
+        return replace(method, held=True) if method is not None else None
 
     def graft_method(self, module: str, owner: ast.expr, name, value: ast.expr | None, line: int, ctx: Context, bound: bool = False) -> None:
         """`Cls.m = fn` / `setattr(Cls, "m", fn)` on a plugin class: `m` is a method of Cls

@@ -91,7 +91,8 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
       (`y = cast(T, x)` is `y: T = x`);
       in a function, `args = (a, b); f(*args)` is `f(args[0], args[1])` and `m = super().m; m(x)`
       is `super().m(x)`, `m = super().a if c else self.b; m(x)` is `super().a(x) if c else
-      self.b(x)` (the local bound once, never changed in place);
+      self.b(x)` (the local bound once, never changed in place); `self.m = super().f` in a
+      class's `__init__` (its one write) makes `self.m(x)` in its methods `super().f(x)`;
     - `operator.attrgetter("a", "b")(x)` is `(x.a, x.b)`, `methodcaller("m", v)(x)` is
       `x.m(v)` and `itemgetter("k")(x)` is `x["k"]`, called at once or through a module-level
       name, or a local of the calling function, bound once to the getter;
@@ -187,7 +188,11 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
 
         def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
             local_getters = {name: found for name, value in bound_once(node).items() if (found := getter(value)) is not None} if uses_operator else {}
-            self.frames.append((*_once_bound(node), local_getters))
+            # `run = functools.partial(super().forward, x=x)`: a local bound once to a partial, as the module-level ones
+            local_partials = {name: value for name, value in bound_once(node).items() if isinstance(value, ast.Call) and value.args
+                              and dotted(value.func) in partial_names and not any(isinstance(a, ast.Starred) for a in value.args)
+                              and name not in _edited_in_place(node)}
+            self.frames.append((*_once_bound(node), local_getters, local_partials))
             self.generic_visit(node)
             self.frames.pop()
             return node
@@ -197,6 +202,7 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
         def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
             self.generic_visit(node)
             node.bases = spliced(node.bases)  # class X(*BASES)
+            _call_kept_supers(node)
             return node
 
         def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.AST]:
@@ -245,7 +251,7 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             if self.frames:
-                packed, supers, _ = self.frames[-1]
+                packed, supers, *_ = self.frames[-1]
                 if isinstance(node.func, ast.Name) and isinstance(supers.get(node.func.id), ast.IfExp):
                     # `m = super().a if c else self.b; m(x)` is `super().a(x) if c else self.b(x)`
                     chosen = supers[node.func.id]
@@ -260,10 +266,13 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
                         [ast.copy_location(ast.Subscript(value=ast.Name(a.value.id, ast.Load()), slice=ast.Constant(i), ctx=ast.Load()), a)
                          for i in range(packed[a.value.id])] if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id in packed else [a])]
                     ast.fix_missing_locations(node)
-            bound = partials.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            bound = ((self.frames[-1][3] if self.frames else {}).get(node.func.id) or partials.get(node.func.id)) if isinstance(node.func, ast.Name) else None
             if bound is not None and bound is not node:
-                return ast.copy_location(ast.Call(func=bound.args[0], args=[*bound.args[1:], *node.args],
-                                                  keywords=[*bound.keywords, *node.keywords]), node)
+                # (the function read anew where the call is: `super().forward` of a local partial
+                # is read, and called, on the call's line)
+                func = ast.copy_location(copy.deepcopy(bound.args[0]), node.func)
+                return ast.fix_missing_locations(ast.copy_location(ast.Call(func=func, args=[*bound.args[1:], *node.args],
+                                                                            keywords=[*bound.keywords, *node.keywords]), node))
             _spread_literals(node, "dict" in own)
             if dotted(node.func) in casts and len(node.args) == 2 and not node.keywords and not isinstance(node.args[1], ast.Starred):
                 return node.args[1]
@@ -373,6 +382,30 @@ def _edited_in_place(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[st
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
             edited.add(n.target.id)
     return edited
+
+
+def _call_kept_supers(cls: ast.ClassDef) -> None:
+    """`self._base_forward = super().forward` (or `super(Cls, self).forward`) at the top level of
+    the class's `__init__` (the one write of that attribute in the class): `self._base_forward(x)`
+    in its methods is `super().forward(x)` (the bound method super() gave, called later),
+    rewritten in place."""
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)] if init is not None else []
+    if not params:
+        return
+    kept = {stmt.targets[0].attr: stmt.value for stmt in init.body
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute)
+            and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == params[0]
+            and isinstance(stmt.value, ast.Attribute) and isinstance(stmt.value.value, ast.Call)
+            and dotted(stmt.value.value.func) == "super" and [dotted(a) for a in stmt.value.value.args] in ([], [cls.name, params[0]])}
+    written = [n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)]
+    kept = {name: value for name, value in kept.items() if written.count(name) == 1}
+    for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and kept):
+        first = [a.arg for a in (*method.args.posonlyargs, *method.args.args)][:1]
+        for call in (n for n in ast.walk(method) if isinstance(n, ast.Call) and first):
+            if (isinstance(call.func, ast.Attribute) and call.func.attr in kept and isinstance(call.func.value, ast.Name)
+                    and call.func.value.id == first[0]):
+                call.func = ast.fix_missing_locations(ast.copy_location(copy.deepcopy(kept[call.func.attr]), call.func))
 
 
 def _once_bound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, int], dict[str, ast.Attribute]]:
