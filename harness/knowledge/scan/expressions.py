@@ -1250,15 +1250,16 @@ class Expressions:
         return made if isinstance(made, ast.Call) or methods and isinstance(made, ast.Attribute) and isinstance(made.value, ast.Call) else None
 
     def _module_made_once(self, module: str, name: str) -> ast.Call | None:
-        """The call a module global is bound to (`_pick = operator.itemgetter(*KEYS)`), when one
-        top-level `name = <call>` is its only binding in the module; None otherwise (the module's
-        globals read once per module)."""
+        """The call a module global is bound to (`_pick = operator.itemgetter(*KEYS)`, `POLICY:
+        Base = Impl()`), when one top-level `name = <call>` (annotated or not) is its only binding
+        in the module; None otherwise (the module's globals read once per module)."""
         if module not in self._made_once_globals:
             tree = self.tree(module)
             stores = Counter(n.id for n in walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) if tree else Counter()
             self._made_once_globals[module] = {
-                s.targets[0].id: s.value for s in (tree.body if tree else []) if isinstance(s, ast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call) and stores[s.targets[0].id] == 1}
+                target.id: s.value for s in (tree.body if tree else []) if isinstance(s, (ast.Assign, ast.AnnAssign))
+                for target in ([s.target] if isinstance(s, ast.AnnAssign) else s.targets[:1] if len(s.targets) == 1 else [])
+                if isinstance(target, ast.Name) and isinstance(s.value, ast.Call) and stores[target.id] == 1}
         return self._made_once_globals[module].get(name)
 
     def _unwrapped(self, module: str, node, env: dict):
@@ -1886,19 +1887,10 @@ class Expressions:
             found = self._plugin_definition(ctx.functions[-1])
             made = bound_once(found[1]).get(node.id) if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             return self._plugin_object_class(module, made, ctx, depth + 1) if made is not None else None
-        if isinstance(node, ast.Name) and node.id not in ctx.local and depth < 4 and (made := self._global_made_once(module, node.id)) is not None:
+        if isinstance(node, ast.Name) and node.id not in ctx.local and depth < 4 and (made := self._module_made_once(module, node.id)) is not None:
             # `POLICY: SamplerPolicy = GreedyOnlyPolicy()` at module level: the class it was made of
             return self._plugin_object_class(module, made, replace(ctx, local=frozenset(), functions=()), depth + 1)
         return None
-
-    def _global_made_once(self, module: str, name: str) -> ast.Call | None:
-        """The call a module global is bound to by its one top-level binding, a plain or an
-        annotated assignment (`POLICY: Base = Impl()`); None otherwise."""
-        tree = self.tree(module)
-        stores = [n for n in walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)] if tree else []
-        bound = [s.value for s in (tree.body if tree and len(stores) == 1 else [])
-                 if isinstance(s, (ast.Assign, ast.AnnAssign)) and name in [t.id for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)]]
-        return bound[0] if len(bound) == 1 and isinstance(bound[0], ast.Call) else None
 
     def _plugin_class_def(self, path: str) -> bool:
         found = self._plugin_definition(path) if not is_upstream(path) else None
