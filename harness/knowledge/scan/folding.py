@@ -47,7 +47,6 @@ from harness.knowledge.model import (
     is_upstream,
     kleene,
     read_entry_points,
-    resolve_relative,
     walk,
 )
 from harness.knowledge.scan.annotations import field_class, parameter_class
@@ -632,15 +631,9 @@ class Folding:
         pending = list(node.body) if node is not None else []
         while pending:
             stmt = pending.pop(0)
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                for alias in stmt.names:
-                    if (alias.asname or alias.name.split(".")[0]) != name:
-                        continue
-                    if isinstance(stmt, ast.Import):
-                        return alias.name if alias.asname else name
-                    source = resolve_relative(module, self.files[module][1], stmt.level, stmt.module) if stmt.level else stmt.module
-                    return f"{source}.{alias.name}" if source else None
-            elif isinstance(stmt, (ast.If, ast.Try)):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and (bound := imported_names(module, self.files[module][1], [stmt]).get(name)):
+                return bound
+            if isinstance(stmt, (ast.If, ast.Try)):
                 pending[:0] = [*stmt.body, *(getattr(stmt, "orelse", None) or [])]
         return None
 
