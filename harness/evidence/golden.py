@@ -59,6 +59,9 @@ class TensorComparison(BaseModel):
     # every element of the reference the same value (all zeros from an all-padding batch), or
     # no element at all (a batch of length 0): a match says nothing about the weights that produced it
     constant_reference: bool = False
+    # every element of the reference within atol of zero (outputs of inputs scaled to 1e-30, say):
+    # an output of all zeros would match it, so a match says nothing about the weights either
+    zeros_match: bool = False
 
 
 class GoldenReport(BaseModel):
@@ -201,6 +204,7 @@ def compare_tensors(
         mismatch_fraction=mismatch_fraction,
         tolerance_ratio=ratio,
         constant_reference=not numel or bool((flat == flat[0]).all()),
+        zeros_match=bool(numel) and bool(torch.isclose(torch.zeros_like(ref), ref, rtol=rtol, atol=atol).all()),
         **entry,
     )
 
@@ -347,18 +351,21 @@ def golden_check(report_path: Path, name: str = "accuracy.golden") -> Check:
         "worst_op": ranked[0].name if ranked else None,
         "first_diverging_op": report.first_diverging_op,
     }
-    constant = [r.name for r in report.tensors if r.constant_reference]
+    constant = [r.name for r in report.tensors if r.constant_reference or r.zeros_match]
     if not problems and report.tensors and len(constant) == len(report.tensors):
-        # 0 vs 0 everywhere (inputs of nothing but padding, a model that outputs a constant), or
-        # tensors of no element (a sequence length of 0): the comparison measured nothing, whatever the weights (the F11 kind: a metric that cannot fail)
+        # 0 vs 0 everywhere (inputs of nothing but padding, a model that outputs a constant),
+        # tensors of no element (a sequence length of 0), or values all within atol of zero (an
+        # output of zeros would pass): the comparison measured nothing, whatever the weights (the
+        # F11 kind: a metric that cannot fail)
         return Check(
             name=name,
             status=CheckStatus.inconclusive,
             reason=(f"degenerate comparison: each of the {report.compared} reference tensors holds one value everywhere "
-                    "(all zeros, say) or no element at all, and the candidate's match them, so the comparison measured "
-                    "nothing about the weights; capture with inputs that exercise the model (real token ids, not "
-                    "padding, a sequence length above 0)"),
-            detail="constant tensors: " + ", ".join(constant[:10]) + (" …" if len(constant) > 10 else ""),
+                    "(all zeros, say), no element at all, or values so small that an output of zeros would be within "
+                    "its tolerance, and the candidate's match them, so the comparison measured nothing about the "
+                    "weights; capture with inputs that exercise the model (real token ids, not padding, a sequence "
+                    "length above 0, inputs at their real scale)"),
+            detail="constant or below-tolerance tensors: " + ", ".join(constant[:10]) + (" …" if len(constant) > 10 else ""),
             evidence=evidence,
             metrics=metrics,
         )

@@ -57,16 +57,21 @@ class SampleRecord(BaseModel):
     filtered: str | None = None  # the answer lm-eval's filter extracted
     score: float
     correct: bool | None = None  # None when the metric is not right/wrong (e.g. F1)
-    # the response is the prompt sent, nothing generated after it (a server echoing its input
-    # with max_tokens 0): no answer, whatever a filter reads out of the echoed question
+    # the response only repeats text of the prompt sent (a server echoing its input with
+    # max_tokens 0, a decode loop saying the question over and over until the length limit):
+    # no answer, whatever a filter reads out of the repeated question
     echoed: bool = False
+    # a multiple-choice question whose choices' loglikelihoods all tie: the model told none of
+    # them apart (lm-eval's argmax then picks the first choice, whatever the question)
+    tied: bool = False
     # the generation cap its request set (lm-eval's gen_kwargs `max_gen_toks`), None when not recorded
     max_gen_toks: int | None = None
 
     @property
     def generated(self) -> str:
-        """What the model generated: the response, or "" when it only echoed the prompt."""
-        return "" if self.echoed else self.response
+        """What the model generated: the response, or "" when it only repeated the prompt or
+        scored every choice the same."""
+        return "" if self.echoed or self.tied else self.response
 
 
 class AccuracyNotRun(Exception):
@@ -312,6 +317,40 @@ def _generation_cap(arguments: Any) -> int | None:
     return None
 
 
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+
+
+def repeats_prompt(response: str, prompt: str | None) -> bool:
+    """Whether `response` only repeats text of `prompt`: every sentence of it (split after . ? !,
+    whitespace folded) is text of the prompt, the last one maybe cut off by the length limit,
+    and one is at least five words long, so a short answer that merely names a choice or a
+    number the prompt also holds ("B", "The answer is 6.") is still an answer."""
+    said, source = " ".join(response.split()), " ".join((prompt or "").split())
+    if not said or not source:
+        return False
+    pieces = _SENTENCE_END.split(said)
+    return all(piece in source for piece in pieces) and max(len(piece.split()) for piece in pieces) >= 5
+
+
+def _choice_scores(filtered: Any) -> list[float] | None:
+    """The loglikelihood of each choice of a multiple-choice row's `filtered_resps` (lm-eval
+    0.4.x: one (ll, is_greedy) pair per choice, numbers and bools or the strings a saved samples
+    file holds, api/task.py process_results), None when the row is not one (a generation's text)."""
+    if not isinstance(filtered, (list, tuple)) or len(filtered) < 2:
+        return None
+    scores = []
+    for choice in filtered:
+        while isinstance(choice, (list, tuple)) and len(choice) == 1:
+            choice = choice[0]
+        if not (isinstance(choice, (list, tuple)) and len(choice) == 2 and str(choice[1]) in ("True", "False")):
+            return None
+        try:
+            scores.append(float(choice[0]))
+        except (TypeError, ValueError):
+            return None
+    return scores
+
+
 def cut_short(records: Sequence[SampleRecord]) -> str | None:
     """Why one side's outputs could not hold an answer, or None: every request capped generation
     (max_gen_toks) below the word count of the shortest reference answer of the run, so each
@@ -342,6 +381,7 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
         filtered = row.get("filtered_resps") or [None]
         response = str(responses[0][0] if responses and responses[0] else "")
         prompt = _first_text(row.get("arguments"))
+        choice_scores = _choice_scores(row.get("filtered_resps"))
         records.append(
             SampleRecord(
                 doc_id=int(row["doc_id"]),
@@ -352,7 +392,9 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
                 filtered=None if filtered[0] is None else str(filtered[0]),
                 score=score,
                 correct=bool(score) if score in (0.0, 1.0) else None,
-                echoed=bool(prompt and prompt.strip()) and response.strip() == prompt.strip(),
+                echoed=choice_scores is None and (bool(prompt and prompt.strip()) and response.strip() == prompt.strip()
+                                                  or repeats_prompt(response, prompt)),
+                tied=choice_scores is not None and len(set(choice_scores)) == 1,
                 max_gen_toks=_generation_cap(row.get("arguments")),
             )
         )

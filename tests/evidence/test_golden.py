@@ -169,3 +169,26 @@ def test_one_output_that_varies_makes_the_comparison_count(tmp_path):
     # and a constant reference the candidate does not match is a failure as ever
     candidate = write_dump_dir(tmp_path / "cand2", {**tensors, "embed": torch.ones(tuple(tensors["embed"].shape))})
     assert compare_dumps(reference, candidate, tmp_path / "evidence2").status is CheckStatus.failed
+
+
+# Outputs so small that an output of zeros would be within the tolerance (twenty-ninth set F11-i2:
+# inputs left at a 1e-30 underflow-test scale): they vary, the broken candidate differs from them
+# by factors, yet every element is within atol -- the comparison measured nothing either.
+TINY = {
+    "underflow_scale": lambda t: t * 1e-30,
+    "just_below_atol": lambda t: t / t.abs().max() * 0.9e-5,
+    "half_precision_denormals": lambda t: (t * 1e-7).to(torch.float16),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(TINY))
+def test_a_comparison_of_outputs_within_atol_of_zero_is_inconclusive(tmp_path, spelling):
+    tensors = {name: TINY[spelling](t) for name, t in reference_tensors().items()}
+    reference = write_dump_dir(tmp_path / "ref", tensors)
+    candidate = write_dump_dir(tmp_path / "cand", {k: v * 0.1 for k, v in tensors.items()})  # a port 10x off
+    check = compare_dumps(reference, candidate, tmp_path / "evidence", atol=1e-5, rtol=1e-5)
+    assert check.status is CheckStatus.inconclusive and "measured nothing" in check.reason, check
+    # at their real scale the same port fails
+    reference = write_dump_dir(tmp_path / "ref2", reference_tensors())
+    candidate = write_dump_dir(tmp_path / "cand2", {k: v * 0.1 for k, v in reference_tensors().items()})
+    assert compare_dumps(reference, candidate, tmp_path / "evidence2", atol=1e-5, rtol=1e-5).status is CheckStatus.failed

@@ -521,3 +521,31 @@ def test_an_import_failure_turned_into_an_error_the_outer_try_catches_is_caught(
     code, doc = check(root, new)
     torchao = [f for f in doc["findings"] if f["target"].startswith("sglang.srt.layers.torchao_utils")]
     assert torchao and any(f["breaking"] for f in torchao) is breaks and code == (1 if breaks else 0), torchao
+
+
+# The try sits under a run-time test that leaves early (twenty-ninth set F17-i2: an installer
+# object's `if self.installed: return`): the patch after the failing import is under the same test,
+# so whenever it would run the import has failed first -- caught, whatever the data says.
+RUNTIME_GUARDED = {
+    "callable_object_flag": ("class _Installer:\n    def __init__(self):\n        self.installed = False\n\n"
+                             "    def __call__(self):\n        if self.installed:\n            return\n{body}\n        self.installed = True\n\n\n"
+                             "register = _Installer()\n", "        "),
+    "environment_switch": ("import os\n\n\ndef register():\n    if os.environ.get('TAO_OFF'):\n        return\n{body}\n", "    "),
+    "parameter_inside_if": ("def register(enabled=True):\n    if enabled:\n{body}\n", "        "),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(RUNTIME_GUARDED))
+def test_a_patch_after_a_failing_import_under_a_run_time_test_is_caught(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    template, indent = RUNTIME_GUARDED[spelling]
+    body = "\n".join(indent + line for line in (
+        "try:", "    import sglang.srt.layers.torchao_utils as tu", "    tu.apply_torchao_config_to_model = _skip",
+        "except ImportError:", "    return"))
+    code, doc = check(plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"tao": "tao:register"}),
+        "tao/__init__.py": "def _skip(model, torchao_config, filter_fn=None):\n    return model\n\n\n" + template.format(body=body),
+    }), new)
+    patch = next(f for f in doc["findings"] if f["kind"] == "patch")
+    assert patch["status"] == "missing" and not patch["breaking"] and "fails first" in patch["guard"]["condition"], patch
+    assert code == 0, [f for f in doc["findings"] if f["breaking"]]

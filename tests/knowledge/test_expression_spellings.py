@@ -3030,3 +3030,124 @@ def test_a_member_read_from_an_upstream_class_namespace_is_a_reference(upstreams
         assert refs == [] and code == 0, doc["findings"]
     else:
         assert [(f["kind"], f["line"], f["status"], f["breaking"]) for f in refs] == [("reference", 7, "missing", True)] and code == 1, doc["findings"]
+
+
+# the table grouped by module in a helper's annotated local, then each module imported once and its
+# functions set (twenty-ninth set F22-i1): a defaultdict of dicts, setdefault on a dict, a list of rows
+GROUPED_PATCHERS = {
+    "annotated_defaultdict_of_dicts": ("""
+def _grouped() -> DefaultDict[str, Dict[str, Callable]]:
+    by_module: DefaultDict[str, Dict[str, Callable]] = collections.defaultdict(dict)
+    for key, impl in TABLE.items():
+        module_path, _, attr = key.partition(":")
+        by_module[module_path][attr] = impl
+    return by_module
+""", "for m, attrs in _grouped().items():\n        module = importlib.import_module(m)\n        for a, f in attrs.items():\n            setattr(module, a, f)"),
+    "annotated_dict_setdefault": ("""
+def _grouped():
+    grouped: dict[str, dict] = {}
+    for key, impl in TABLE.items():
+        module_path, attr = key.split(":")
+        grouped.setdefault(module_path, {})[attr] = impl
+    return grouped
+""", "for m, attrs in _grouped().items():\n        vars(importlib.import_module(m)).update(attrs)"),
+    "annotated_list_of_rows": ("""
+def _grouped():
+    rows: List[Tuple[str, str, Callable]] = []
+    for key, impl in TABLE.items():
+        module_path, _, attr = key.rpartition(":")
+        rows.append((module_path, attr, impl))
+    return rows
+""", "for m, a, f in _grouped():\n        setattr(importlib.import_module(m), a, f)"),
+}
+
+
+@pytest.mark.parametrize("fits", [False, True])
+@pytest.mark.parametrize("spelling", sorted(GROUPED_PATCHERS))
+def test_a_table_grouped_in_a_helpers_annotated_local_is_judged(upstreams, tmp_path, spelling, fits):
+    _, new = upstreams
+    helper, statement = GROUPED_PATCHERS[spelling]
+    code, doc = _check_init(tmp_path, new, f"""
+import collections
+import importlib
+from typing import Callable, DefaultDict, Dict, List, Tuple
+
+
+def my_get_rope(head_size, base{", **kwargs" if fits else ""}):
+    return head_size
+
+
+TABLE = {{"sglang.srt.layers.rope:get_rope": my_get_rope}}
+{helper}
+
+def register():
+    {statement}
+""")
+    patch = by_target(doc["findings"])["sglang.srt.layers.rope.get_rope"]
+    if fits:
+        assert not patch["breaking"] and code == 0, patch
+    else:
+        assert (patch["status"], patch["breaking"]) == ("signature_changed", True) and code == 1, patch
+
+
+# modules looked up in a plugin mapping that imports on a miss (twenty-ninth set F22-i2): a dict
+# subclass's __missing__, a UserDict subclass's __missing__, a plain class's __getitem__ (the
+# data model: d[k] calls type(d).__getitem__; dict's calls __missing__ for a key it lacks)
+LOOKUP_HOOKS = {
+    "dict_missing": """
+class _Modules(dict):
+    def __missing__(self, name):
+        module = importlib.import_module(name)
+        self[name] = module
+        return module
+""",
+    "userdict_missing": """
+class _Modules(collections.UserDict):
+    def __missing__(self, name: str) -> ModuleType:
+        self.data[name] = loaded = importlib.import_module(name)
+        return loaded
+""",
+    "getitem": """
+class _Modules:
+    \"\"\"sys.modules-like, importing on first use.\"\"\"
+
+    def __getitem__(self, name):
+        return importlib.import_module(name)
+""",
+}
+
+
+@pytest.mark.parametrize("fits", [False, True])
+@pytest.mark.parametrize("spelling", sorted(LOOKUP_HOOKS))
+def test_a_module_a_plugin_mapping_imports_on_lookup_is_patched(upstreams, tmp_path, spelling, fits):
+    _, new = upstreams
+    code, doc = _check_init(tmp_path, new, f"""
+import collections
+import importlib
+from types import ModuleType
+
+{LOOKUP_HOOKS[spelling]}
+
+MODULES = _Modules()
+
+
+def my_get_rope(head_size, base{", **kwargs" if fits else ""}):
+    return head_size
+
+
+PATCHES = [("sglang.srt.layers.rope", "get_rope", my_get_rope)]
+
+
+def register():
+    for module_path, attr, impl in PATCHES:
+        try:
+            owner = MODULES[module_path]
+        except ImportError:
+            continue
+        setattr(owner, attr, impl)
+""")
+    patch = by_target(doc["findings"])["sglang.srt.layers.rope.get_rope"]
+    if fits:
+        assert not patch["breaking"] and code == 0, patch
+    else:
+        assert (patch["status"], patch["breaking"]) == ("signature_changed", True) and code == 1, patch

@@ -685,3 +685,103 @@ def test_a_hook_each_subclass_statement_registers_reads_the_subclasss_attributes
     code, doc = check(root, old)
     hooks = [(f["target"].replace(":", "."), f["status"]) for f in doc["findings"] if f["kind"] == "hook"]
     assert hooks == [("sglang.srt.layers.sampler.Sampler.forward", "ok" if fits else "signature_changed")] and code == (0 if fits else 1), doc["findings"]
+
+
+# the factory's hook kept in a module global that a setup function fills through `global`, and
+# registered by that global's name after the setup ran (twenty-ninth set F30-i1): the module binds
+# None only as a placeholder; the hook is what the setup function sets
+GLOBAL_SETTERS = {
+    "annotated_placeholder": ("_HOOK: Optional[Callable] = None",
+                              "    global _HOOK\n    greedy = os.environ.get('FA_GREEDY', '1') == '1'\n    _HOOK = {factory}(greedy)"),
+    "plain_placeholder_keyword": ("_HOOK = None",
+                                  "    global _HOOK\n    every = int(os.environ.get('FA_EVERY', '0'))\n    _HOOK = {factory}(config=every)"),
+    "partial_of_the_factory": ("_HOOK = None  # set by _setup()",
+                               "    global _HOOK\n    build = functools.partial({factory}, None)\n    _HOOK = build()"),
+}
+
+
+@pytest.mark.parametrize("factory", ["make_hook", "make_bad_hook"])
+@pytest.mark.parametrize("spelling", sorted(GLOBAL_SETTERS))
+def test_a_hook_a_setup_function_keeps_in_a_global_is_what_it_sets(upstreams, tmp_path, spelling, factory):
+    old, _ = upstreams
+    placeholder, setter = GLOBAL_SETTERS[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa:register"}),
+        "fa/__init__.py": f"""import functools
+import os
+from typing import Callable, Optional
+
+from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+{placeholder}
+
+
+def make_hook(config=None):
+    def _forward(original_fn, self, logits, *args, **kwargs):
+        return original_fn(self, logits, *args, **kwargs)
+
+    return _forward
+
+
+def make_bad_hook(config=None):
+    def _too_narrow(original_fn, self):
+        return original_fn(self)
+
+    return _too_narrow
+
+
+def _setup():
+{setter.format(factory=factory)}
+
+
+def register():
+    _setup()
+    HookRegistry.register("sglang.srt.layers.sampler.Sampler.forward", _HOOK, HookType.AROUND)
+""",
+    })
+    code, doc = check(root, old)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    if factory == "make_hook":
+        assert hook["status"] == "ok" and code == 0, hook
+    else:
+        assert hook["status"] == "signature_changed" and "_too_narrow" in hook["detail"] and hook["breaking"] and code == 1, hook
+
+
+# the factory defines the hook under one name in both branches of an `if` on its parameter and
+# returns that name (twenty-ninth set F30-i2): either def may be the hook, the run decides
+BRANCHED = {
+    "if_else_then_return": ("    if trace:\n{narrow}\n    else:\n{wide}\n    return _forward\n"),
+    "negated_test_wrapped": ("    if not trace:\n{wide}\n    else:\n{narrow}\n    _forward.__doc__ = 'device sampler'\n    return _forward\n"),
+    "wraps_decorated": ("    if trace:\n        @functools.wraps(make_hook)\n{narrow}\n    else:\n        @functools.wraps(make_hook)\n{wide}\n    return _forward\n"),
+}
+NARROW = "        def _forward(original_fn, self):\n            return original_fn(self)"
+WIDE = "        def _forward(original_fn, self, logits, *args, **kwargs):\n            return original_fn(self, logits, *args, **kwargs)"
+
+
+@pytest.mark.parametrize("narrow", [True, False])
+@pytest.mark.parametrize("spelling", sorted(BRANCHED))
+def test_a_hook_a_factory_defines_in_either_branch_is_judged_per_branch(upstreams, tmp_path, spelling, narrow):
+    old, _ = upstreams
+    body = BRANCHED[spelling].format(narrow=NARROW if narrow else WIDE, wide=WIDE)
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa:register"}),
+        "fa/__init__.py": f"""import functools
+import os
+
+from sglang.srt.plugins.hook_registry import HookRegistry, HookType
+
+
+def make_hook(trace):
+{body}
+
+def register():
+    trace = os.environ.get("FA_TRACE") == "1"
+    HookRegistry.register("sglang.srt.layers.sampler.Sampler.forward", make_hook(trace), HookType.AROUND)
+""",
+    })
+    code, doc = check(root, old)
+    broken = [f for f in doc["findings"] if f["kind"] == "hook" and f["breaking"]]
+    if narrow:
+        assert len(broken) == 1 and broken[0]["status"] == "signature_changed" and code == 1, doc["findings"]
+    else:
+        assert not broken and code == 0, broken

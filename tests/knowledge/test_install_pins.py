@@ -136,3 +136,23 @@ def test_pin_files_that_are_not_regular_files_inside_the_checkout_are_not_read(t
     assert declared_pins(root) == []
     with pytest.raises(HarnessError, match=r"no declared sglang version .*Dockerfile/Containerfile, install scripts, README\): .*; pass --from sglang==X"):
         from_spec_of(root, "auto", "sglang==0.5.23")
+
+
+# A Poetry project declares its dependencies under [tool.poetry.dependencies] (twenty-ninth set
+# V-i1): a bare version is exact, a caret or tilde one bounds the base from below, a table gives
+# `version`; each said with its line, as a [project] pin is
+POETRY = {
+    "bare_version_is_exact": ('sglang = "0.5.17"', "0.5.17"),
+    "caret": ('sglang = "^0.5.17"', "0.5.17"),
+    "table_with_tilde": ('sglang = { version = "~0.5.17", extras = ["srt"] }', "0.5.17"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(POETRY))
+def test_a_poetry_dependency_declares_the_base(tmp_path, spelling):
+    line, version = POETRY[spelling]
+    write_tree(tmp_path, {**CODE, "pyproject.toml": f'[tool.poetry]\nname = "acme"\n\n[tool.poetry.dependencies]\npython = ">=3.10"\n{line}\n'})
+    assert [(p.value, p.source) for p in declared_pins(tmp_path)][:1] == [(version, "pyproject.toml:6")]
+    # a path or git dependency declares no version
+    write_tree(tmp_path, {"pyproject.toml": '[tool.poetry.dependencies]\nsglang = { git = "https://example.invalid/sglang.git" }\n'})
+    assert not [p for p in declared_pins(tmp_path) if p.source.startswith("pyproject.toml")]

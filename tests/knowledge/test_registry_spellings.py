@@ -206,6 +206,24 @@ SPELLINGS = {
     "post_init_of_a_record_never_made": (POST_INIT.format(frozen="", put="self.factory = ATTENTION_BACKENDS[self.upstream]"), None),
     "own_decorator_then_read": (HEAD + '@register_attention_backend("dual")\ndef create(runner):\n    return None\n\n\n'
                                 '_mine = ATTENTION_BACKENDS["dual"]\n\n\ndef register():\n    return _mine\n', None),
+    # a `.get` whose None the plugin raises on (twenty-ninth set F39-i2): the read fails as `[key]`
+    # does -- in a helper keyed by its parameter, with `not`, through a caller's caller; the same
+    # test returning instead copes (get_bound_then_none_test above)
+    "get_none_raises_in_a_helper": (HEAD + "class Missing(LookupError):\n    pass\n\n\ndef _require(name):\n"
+                                    "    factory = ATTENTION_BACKENDS.get(name)\n    if factory is None:\n"
+                                    "        raise Missing(name)\n    return factory\n\n\ndef register():\n    _require('dual')\n", True),
+    "get_not_raises": (HEAD + "def register():\n    factory = ATTENTION_BACKENDS.get('dual')\n    if not factory:\n"
+                       "        raise RuntimeError('no dual backend')\n    return factory\n", True),
+    "get_none_raises_through_callers": (HEAD + "def _require(name):\n    factory = ATTENTION_BACKENDS.get(name)\n"
+                                        "    if factory == None:  # noqa: E711\n        log = 'missing'\n        raise KeyError(log)\n"
+                                        "    return factory\n\n\ndef _device(own, upstream):\n    return _require(upstream)\n\n\n"
+                                        "def register():\n    _device('mine', 'dual')\n", True),
+    # the subscript written as a call (twenty-ninth set F39-i1): `REG.__getitem__` handed to map,
+    # called directly, operator.getitem
+    "getitem_through_map": (HEAD + "KEYS = ('torch_native', 'dual')\n\n\ndef register():\n"
+                            "    for key, factory in zip(KEYS, map(ATTENTION_BACKENDS.__getitem__, KEYS)):\n        factory(None)\n", True),
+    "getitem_called": (use("ATTENTION_BACKENDS.__getitem__('dual')"), True),
+    "operator_getitem": (HEAD + "import operator\n\n\ndef register():\n    return operator.getitem(ATTENTION_BACKENDS, 'dual')\n", True),
 }
 
 

@@ -230,3 +230,30 @@ def test_upstreams_method_kept_on_self_and_called_later_reads_the_skipped_state(
         assert "self.pending" in found["detail"]
     else:
         assert (found is None or not found["breaking"]) and code == 0, found
+
+
+# the plugin calls the inherited method on an object of its class it makes itself, outside the
+# class (twenty-ninth set V-i8: a worker's `drafter = DevMedusaProposer(...)`, then
+# `drafter.load_model(...)`): that call runs upstream's body on the instance whose state was skipped
+CALLERS = {
+    "local_bound_to_a_construction": "def drive():\n    mine = Mine()\n    return mine.step()\n",
+    "construction_called_at_once": "def drive():\n    return Mine().step()\n",
+    "through_the_module": "import p.runner as runners\n\n\ndef drive():\n    made = runners.Mine()\n    return made.step()\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CALLERS))
+def test_an_inherited_method_the_plugin_calls_on_an_object_it_makes_reads_the_skipped_state(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    source = (f"from torch import nn\nfrom {RUNNER} import Base, Runner\n\n\nclass Mine(Runner):\n    def __init__(self):\n"
+              "        self.a = 2\n        self.device = 'npu'\n\n\ndef register():\n    return Mine\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register", "q": "p.worker:drive"}), "p/__init__.py": "",
+                             "p/runner.py": source, "p/worker.py": "from p.runner import Mine\n\n\n" + CALLERS[spelling]})
+    code, doc = check(root, new, "--baseline", old)
+    found = _init(doc)
+    assert found is not None and (found["status"], found["breaking"]) == ("missing", True), found
+    assert code == 1
+    # calling another method on it is no read of the skipped state: still not traced
+    (root / "p" / "worker.py").write_text("from p.runner import Mine\n\n\n" + CALLERS[spelling].replace(".step()", ".eval()"))
+    code, doc = check(root, new, "--baseline", old)
+    assert (_init(doc)["status"], _init(doc)["breaking"]) == ("unknown", False)

@@ -154,3 +154,91 @@ def test_outputs_capped_below_every_reference_answer_measured_nothing(spelling):
     assert decide_samples(full, full, SUITE).vacuous is None
     unrecorded = sample_records({"samples": {"gsm8k": _capped_rows(lambda p: [[p, {}]])}}, "gsm8k", key)
     assert decide_samples(unrecorded, unrecorded, SUITE).vacuous is None
+
+
+# every response only repeats text of its prompt (twenty-eighth set F11-h2: a decode loop says the
+# question's last sentence over and over until max_gen_toks cuts it): each differs, a filter reads
+# the question's own number -- right by chance on some, the same on both sides. A short answer that
+# merely names a number or a line the prompt also holds is still an answer.
+FEW_SHOT = "Question: Ann has 3 pens and buys 3 more. How many pens? Answer: She has 3 + 3 = 6 pens. The answer is 6.\n\n"
+REPEATS = {
+    "last_sentence_until_cut": lambda i, q: (q.split(". ")[-1] + " ") * 9 + q.split()[0],
+    "whole_question_twice_newlines": lambda i, q: q.replace(". ", ".\n") + "\n\n" + q,
+    "a_few_shot_line_then_the_question": lambda i, q: "She has 3 + 3 = 6 pens. " + q,
+}
+
+
+def _repeat_rows(answer) -> list[dict]:
+    rows = []
+    for i in range(120):
+        question = f"A baker makes {2 * i} rolls and sells {i} of them. How many rolls are left?"
+        prompt = FEW_SHOT + f"Question: {question} Answer:"
+        response = answer(i, question)
+        right = i % 10 == 0  # (a filter reading the question's own number: right by chance)
+        rows.append({"doc_id": i, "doc": {"question": question}, "target": f"#### {i}",
+                     "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": {"max_gen_toks": 256}}},
+                     "resps": [[response]], "filtered_resps": [str(i) if right else "[invalid]"], "filter": "flexible-extract",
+                     "exact_match": 1.0 if right else 0.0})
+    return rows
+
+
+@pytest.mark.parametrize("spelling", sorted(REPEATS))
+def test_responses_that_only_repeat_the_prompt_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    key = "exact_match,flexible-extract"
+    repeated = sample_records({"samples": {"gsm8k": _repeat_rows(REPEATS[spelling])}}, "gsm8k", key)
+    assert all(r.echoed and r.generated == "" for r in repeated)
+    result = decide_samples(repeated, repeated, SUITE)
+    assert result.outcome == "inconclusive" and "repeated" in result.vacuous, result.summary
+
+
+@pytest.mark.parametrize("answer", [
+    lambda i, q: f"The baker sells {i} of {2 * i} rolls, so {2 * i} - {i} = {i} are left. The answer is {i}.",
+    lambda i, q: f"The answer is {i % 7}.",  # (for 6: a line the prompt holds, yet an answer)
+    lambda i, q: str(i),  # a number the question holds
+])
+def test_answers_that_quote_the_prompt_are_answers(answer):
+    from harness.evidence.lmeval import sample_records
+
+    answered = sample_records({"samples": {"gsm8k": _repeat_rows(answer)}}, "gsm8k", "exact_match,flexible-extract")
+    assert not any(r.echoed for r in answered) and decide_samples(answered, answered, SUITE).vacuous is None
+
+
+# a multiple-choice task whose choices all score the same loglikelihood on every question
+# (twenty-eighth set F11-h1: a prompt-logprob kernel copying the context's last position into the
+# continuation): lm-eval's argmax picks the first choice, so acc is the share of questions whose
+# answer is A, the same questions on both sides. lm-eval 0.4.x rows hold one (ll, is_greedy) per
+# choice: as a saved samples file writes them (strings), in memory (numbers, bools), or nested.
+TIES = {
+    "saved_strings": lambda ll: [[f"{ll:.4f}", "False"]] * 4,
+    "in_memory_pairs": lambda ll: [(ll, False)] * 4,
+    "nested_two_choices": lambda ll: [[[ll, False]]] * 2,
+}
+
+
+def _choice_rows(choices) -> list[dict]:
+    rows = []
+    for i in range(120):
+        ll = -0.2 - (i % 17) / 5  # one value per question, differing from question to question
+        row_choices = choices(ll, i) if choices.__code__.co_argcount == 2 else choices(ll)
+        rows.append({"doc_id": i, "doc": {"question": f"Which organelle {i}?"}, "target": i % 4,
+                     "arguments": {f"gen_args_{k}": {"arg_0": f"Which organelle {i}?\nAnswer:", "arg_1": f" {'ABCD'[k]}"}
+                                   for k in range(len(row_choices))},
+                     "resps": [[c] for c in row_choices], "filtered_resps": row_choices, "filter": "none",
+                     "acc": 1.0 if i % 4 == 0 else 0.0})
+    return rows
+
+
+@pytest.mark.parametrize("spelling", sorted(TIES))
+def test_choices_that_all_tie_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    tied = sample_records({"samples": {"mmlu": _choice_rows(TIES[spelling])}}, "mmlu", "acc,none")
+    assert all(r.tied and r.generated == "" and not r.echoed for r in tied)
+    result = decide_samples(tied, tied, SUITE)
+    assert result.outcome == "inconclusive" and "tie of every choice" in result.vacuous, result.summary
+    # choices told apart (on each question one scores higher) are answers
+    told_apart = sample_records({"samples": {"mmlu": _choice_rows(
+        lambda ll, i: [(ll - (k != i % 4), False) for k in range(4)])}}, "mmlu", "acc,none")
+    assert not any(r.tied for r in told_apart) and decide_samples(told_apart, told_apart, SUITE).vacuous is None

@@ -202,7 +202,8 @@ def fails_before(judge: JudgeContext, dep: Dependency) -> tuple[Finding, Catch] 
             if not errors or not any(module == dep.module and enclosing == dep.enclosing and line < dep.line and dep.guards[: len(guards)] == guards
                                      for module, enclosing, line, guards in places):
                 continue
-            if any(judge.evaluate(g.cond) is not True for g in (*other.guards, *(other.called_at[3] if other.called_at else ()))):
+            # (its guards are a prefix of dep's: whenever dep runs they hold, run-time data or not)
+            if any(judge.evaluate(g.cond) is False for g in (*other.guards, *(other.called_at[3] if other.called_at else ()))):
                 continue
             failed = _raw(judge, other)
             if failed is None or failed.status not in _FAILING or not failed.breaking:

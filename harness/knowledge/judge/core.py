@@ -364,7 +364,7 @@ class Judge:
         for end in range(max(head, 1), len(parts) + 1):
             resolution = assembled_field(self.index, self.index.resolve(".".join(parts[:end])))
             if not resolution.ok:
-                if found is not None and found.ref.kind not in ("module", "class"):
+                if found is not None and found.ref.kind not in ("module", "class") and self.index.enum_of_member(found.ref) is None:
                     break  # an attribute of a function / value: not knowable statically
                 if end == head and dep.how == NONE_FALLBACK_READ and not is_undecided(resolution):
                     # the caught import's handler bound the name to None here: the read raises AttributeError
@@ -382,8 +382,8 @@ class Judge:
                 gone = self._class_now_function(resolution, ".".join(parts[:end]), parts[end])
                 if gone is not None:
                     return self.missing_finding(dep, gone, target=".".join(parts[: end + 1]))
-            if resolution.ref.kind not in ("module", "class") or end == len(parts):
-                break
+            if resolution.ref.kind not in ("module", "class") and self.index.enum_of_member(resolution.ref) is None or end == len(parts):
+                break  # (an enum's member has its class's attributes: read on)
         if found is None or found.target.count(".") + 1 <= head:
             return None
         return Finding(**self.base(dep, found.target), **self._resolved_fields(found.target, found))
@@ -428,6 +428,8 @@ class Judge:
         if dep.how == BOUND_ARGUMENTS:  # the call as such is judged once, where it is written
             return self._keyed_read(dep, resolution)
         params, bound, what = self._callable_params(resolution)
+        if params is not None and resolution.ref.kind == "function" and not bound and self._on_enum_member(dep.target):
+            bound = "staticmethod" not in {d.rsplit(".", 1)[-1] for d in self.index.function_info(resolution.ref).decorators}
         if dep.how == DATACLASS_EXTENDS:
             # @dataclass on the plugin class: the base's fields only when @dataclass made its __init__ too
             if params is None or not what.endswith("(synthesised by @dataclass)"):
@@ -624,6 +626,12 @@ class Judge:
                 continue  # a rename in place: the argument still means what the parameter means
             return f"argument {position + 1} now fills {now!r} (was {was!r} in {self.baseline.index.source.label}; {why})"
         return None
+
+    def _on_enum_member(self, target: str) -> bool:
+        """Whether `target` is read on a member of an upstream enum (`ForwardMode.DECODE.is_extend`):
+        the member is an instance of the enum, so a method read there is bound to it."""
+        container = self.index.resolve(target.rpartition(".")[0])
+        return container.ok and self.index.enum_of_member(container.ref) is not None
 
     def _callable_params(self, resolution: Resolution) -> tuple[tuple[Param, ...] | None, bool, str]:
         """(parameters, whether the first is bound, the function's path) for a call target."""
@@ -838,6 +846,7 @@ class Judge:
         # expected, unless it tests the result or gives a default (then it copes: reported, not red)
         copes = dep.how in ("get-default", "get-tested")
         how = {"get": "get() returns None, which the plugin then uses as the value",
+               "get-raises": "get() returns None, on which the plugin raises",
                "get-default": "get() returns the plugin's default", "get-tested": "get() returns None, which the plugin tests"}.get(dep.how or "", "KeyError when read")
         return Finding(**self.base(dep, target), status=Status.missing, breaking=not copes, risk=risk_of(dep, Status.missing),
                        detail=f"{dep.target} has no key {dep.name!r} in {self.index.source.label} ({how}); its keys: {known}",

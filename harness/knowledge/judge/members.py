@@ -58,7 +58,7 @@ from harness.knowledge.model import (
     walk,
 )
 from harness.knowledge.scan import call_shape, plugin_function_params, reads_of, self_calls_in
-from harness.knowledge.upstream import c3, display
+from harness.knowledge.upstream import ENUM_MEMBER_ATTRIBUTES, c3, display
 
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
 # the instance (torch/nn/modules/module.py), which instance_attributes lists
@@ -133,14 +133,18 @@ def lookup(judge: JudgeContext, mro: list[Ref], name: str, instance: bool) -> Re
     # outside bases set instance attributes in their own __init__ (nn.Module: `training`, …)
     outside = list(dict.fromkeys(base.path for cls in classes for base in judge.index.mro(cls) if base.kind == "external" and base.path not in _NO_MEMBERS))
     for path, members in judge.index.external.lookup(outside).items():
-        if members is not None and members.instance_names is not None:
+        if path.startswith("enum."):  # an enum's members: what EnumType sets on each (Enum.__init__ sets nothing)
+            if name in ENUM_MEMBER_ATTRIBUTES:
+                return Resolution(name, Ref("external", "", f"{path}.{name}"), owner=path, note=f"set on every member of {display(path)}")
+        elif members is not None and members.instance_names is not None:
             if name in members.instance_names:
                 return Resolution(name, Ref("external", "", f"{path}.{name}"), owner=path,
                                   note=f"set on every instance by {display(path)}.__init__ ({members.source})")
         elif not path.endswith("()") and not path.startswith("@"):
             dynamic.append(f"what {display(path)}.__init__ sets on instances is not known")
     hook = next((found for cls in classes for found in [judge.index.member(cls, "__getattr__")] if found.ok), None)
-    if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY:
+    # (a metaclass's __getattr__, enum.EnumType's, answers reads on the class, not on its instances)
+    if hook is not None and hook.owner not in _REGISTERED_NAMES_ONLY and hook.owner in {*(c.path for c in classes), *outside}:
         dynamic.append(f"{hook.owner} defines __getattr__")
     if handed:
         # `layer.weight_block_size = …` in the code it is handed to (vllm/model_executor/layers/

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.model import Dependency, Finding, Outcome, PluginClass, Ref, Status, dotted, risk_of, walk
+from harness.knowledge.scan import bound_once
 
 _SELF = "self"
 
@@ -46,13 +47,14 @@ def skipped_state(judge: JudgeContext, dep: Dependency, target: str) -> Finding 
         return None
     called = {ref.member for name in _plugin_classes(judge, dep.plugin_class) for ref in judge.scan.classes[name].self_refs
               if ref.call is not None and ref.access in ("instance", "super")} | _qualified_self_calls(judge, dep.plugin_class)
+    called |= _instance_calls(judge, dep.plugin_class)
     certain = sorted({method for reads in new.values() for method, _ in reads if method.rpartition(".")[2] in called})
     shown = "; ".join(f"self.{attr} (read in {', '.join(f'{m} at {where}' for m, where in reads[:2])})" for attr, reads in sorted(new.items())[:4])
     more = f" and {len(new) - 4} more" if len(new) > 4 else ""
     why = (f"{dep.name}.__init__ does not run {', '.join(ref.path + '.__init__' for ref in skipped)}, which on "
            f"{judge.index.source.label} sets state that methods the class inherits read, new since {judge.baseline.index.source.label}: {shown}{more}")
     if certain:
-        detail = f"{why}; the plugin calls {', '.join(certain)} on self: AttributeError when it runs"
+        detail = f"{why}; the plugin calls {', '.join(certain)} on its instance: AttributeError when it runs"
         return Finding(**judge.base(dep, target), status=Status.missing, breaking=True, detail=detail, risk=risk_of(dep, Status.missing))
     detail = f"{why}; AttributeError where upstream runs one of those methods on the plugin's instance (not traced)"
     return Finding(**judge.base(dep, target), status=Status.unknown, breaking=False, detail=detail, risk=risk_of(dep, Status.unknown))
@@ -114,6 +116,31 @@ def _qualified_self_calls(judge: JudgeContext, plugin_class: str) -> set[str]:
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (dotted(n.func.value) or "").rpartition(".")[2] in upstream
                     and n.args and dotted(n.args[0]) == _SELF):
                 found.add(n.func.attr)
+    return found
+
+
+def _instance_calls(judge: JudgeContext, plugin_class: str) -> set[str]:
+    """Methods the plugin calls on an object of `plugin_class` it makes itself, outside the
+    class: `Cls(…).m(…)`, or `x.m(…)` of a local bound once to `Cls(…)` (`drafter =
+    DevMedusaProposer(cfg, device); drafter.load_model(model)`); the class named by its own name."""
+    name = plugin_class.rpartition(".")[2]
+    found: set[str] = set()
+    for module in judge.scan.modules.values():
+        path = judge.scan.root / module.file
+        try:
+            tree = _parsed(str(path), path.stat().st_mtime_ns)
+        except OSError:
+            continue
+        for function in walk(tree) if tree is not None else ():
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            made = {local for local, value in bound_once(function).items()
+                    if isinstance(value, ast.Call) and (dotted(value.func) or "").rpartition(".")[2] == name}
+            for n in walk(function):
+                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                        and (isinstance(n.func.value, ast.Name) and n.func.value.id in made
+                             or isinstance(n.func.value, ast.Call) and (dotted(n.func.value.func) or "").rpartition(".")[2] == name)):
+                    found.add(n.func.attr)
     return found
 
 

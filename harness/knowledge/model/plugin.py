@@ -914,6 +914,33 @@ def _located(name: str, text: str, requirement: str, quoted: bool) -> str:
                  and needle.search(line)), name)
 
 
+def _poetry_specifier(constraint) -> str | None:
+    """A `[tool.poetry.dependencies]` constraint as a PEP 440 specifier (Poetry's docs,
+    "Dependency specification"): a bare version is exact (`"0.23.0"` is `==0.23.0`), a caret or
+    tilde one bounds it from below (`^0.23.0` / `~0.23.0`: `>=0.23.0`, and below the next
+    release, which leaves the base as it is), operators as written; a table's `version`.
+    None for `*`, a path, git or url dependency."""
+    if isinstance(constraint, dict):
+        constraint = constraint.get("version")
+    if not isinstance(constraint, str) or not constraint.strip() or constraint.strip() == "*":
+        return None
+    parts = []
+    for part in constraint.split(","):
+        part = part.strip()
+        if part[:1] in "^~" and not part.startswith("~="):
+            part = ">=" + part[1:].strip()
+        elif part[:1].isdigit():
+            part = "==" + part
+        parts.append(part)
+    return ",".join(parts)
+
+
+def _poetry_line(text: str, name: str) -> str:
+    """`pyproject.toml:line` of the Poetry dependency `name` (`name = …`), the file alone where not found."""
+    needle = re.compile(rf"^\s*[\"']?{re.escape(name)}[\"']?\s*=")
+    return next((f"pyproject.toml:{number}" for number, line in enumerate(text.splitlines(), 1) if needle.search(line)), "pyproject.toml")
+
+
 def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
     """(version, file:line) of each requirement on `distribution` that pins it or bounds it
     from below (the file alone where the requirement's text is not found in it, _located)."""
@@ -924,6 +951,9 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
         text = packaging_text(root / "pyproject.toml", root) or ""
         data = tomllib.loads(text)
         texts += [(str(r), _located("pyproject.toml", text, str(r), quoted=True)) for r in data.get("project", {}).get("dependencies", []) or []]
+        poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {}) or {}
+        texts += [(f"{name}{spec}", _poetry_line(text, name)) for name, constraint in poetry.items()
+                  if (spec := _poetry_specifier(constraint)) is not None]
     except (tomllib.TOMLDecodeError, AttributeError):
         pass
     parser = configparser.ConfigParser()

@@ -46,6 +46,28 @@ def annotation_class(node: ast.AST | None) -> str | None:
     return dotted(node)
 
 
+def annotation_classes(node: ast.AST | None) -> list[str]:
+    """Every class an annotation names, as dotted source expressions: the one of
+    annotation_class, or each member of a union (`A | B`, `Union[A, B]`, `Optional[A | B]`;
+    None left out); [] where any member is something else (a generic container, a literal)."""
+    if node is None:
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return annotation_classes(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return []
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [annotation_classes(side) for side in (node.left, node.right) if not (isinstance(side, ast.Constant) and side.value is None)]
+        return [c for side in sides for c in side] if all(sides) else []
+    if isinstance(node, ast.Subscript) and (dotted(node.value) or "").rsplit(".", 1)[-1] in ("Optional", "Union"):
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        members = [annotation_classes(e) for e in elements if not (isinstance(e, ast.Constant) and e.value is None)]
+        return [c for member in members for c in member] if members and all(members) else []
+    single = annotation_class(node)
+    return [single] if single else []
+
+
 def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None:
     """The upstream class the upstream `function` annotates its parameter `param` with (its
     definition path; `param` "return": its return annotation), or None when it does not

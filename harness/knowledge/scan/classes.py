@@ -298,11 +298,13 @@ class PluginClasses:
         callers): one registry_key dependency per key, at the read, naming the call. A registry
         a parameter holds (`registry.models[arch]`, registry None here) is the upstream one each
         call hands in."""
-        def upstream_held(node: ast.Subscript, env: dict):
-            held = self.const(module, node.value, env)
+        def upstream_held(node: ast.Subscript | ast.Call, env: dict):
+            held = self.const(module, node.value if isinstance(node, ast.Subscript) else node.func.value, env)
             return held if isinstance(held, Named) and is_upstream(held.path) else None
 
         for registry, module, function, keyed, node, ctx in self.parameter_keys:
+            # (`REG.get(name)`: its key is the first argument; how it copes with a missing one, lookup_how)
+            key_node, how = (node.slice, None) if isinstance(node, ast.Subscript) else (node.args[0], self.lookup_how(module, node, ctx))
             seen: set[tuple[str, str]] = set()
             if registry is None and not any(upstream_held(node, {**ctx.env, **binding}) for binding, _ in self.helper_bindings(module, ctx.functions, node.lineno)) and not (
                     "." in dotted(node.value) and self._passed_by_name(function, dotted(node.value).split(".")[0])):
@@ -310,20 +312,20 @@ class PluginClasses:
                 # its own on to an attribute read, `registry.models[arch]`)
                 continue
             bindings = self.bindings_or_through(module, ctx.functions, node.lineno, lambda found: any(
-                isinstance(self.const(module, node.slice, {**ctx.env, **binding}), str) for binding, _ in found if binding))
+                isinstance(self.const(module, key_node, {**ctx.env, **binding}), str) for binding, _ in found if binding))
             for binding, where in bindings[:_MOST_CALLER_ENVS]:
                 held = upstream_held(node, {**ctx.env, **binding}) if registry is None and binding else None
                 if registry is None and held is None:
                     continue  # (this call hands in something else)
                 # with the parameters bound; else the locals at the read as that call leaves them
                 # (loops around it unrolled)
-                key = self.const(module, node.slice, {**ctx.env, **binding}) if binding else None
+                key = self.const(module, key_node, {**ctx.env, **binding}) if binding else None
                 keys = [key] if isinstance(key, str) or not binding else [
-                    self.const(module, node.slice, inner.env) for inner in self._bound_contexts(module, ctx, binding, node.lineno, node=node.slice)]
+                    self.const(module, key_node, inner.env) for inner in self._bound_contexts(module, ctx, binding, node.lineno, node=key_node)]
                 for key in keys:
                     if isinstance(key, str) and (key, where) not in seen and key not in self._chain_shadows.get(id(node), ()):
                         seen.add((key, where))
-                        self._dependency("registry_key", registry or held.path, module, node, ctx, name=key,
+                        self._dependency("registry_key", registry or held.path, module, node, ctx, name=key, how=how,
                                          expression=f"{ast.unparse(node)} with {keyed}={key!r} ({where})")
 
     def _parameter_calls(self) -> None:
@@ -608,6 +610,12 @@ class PluginClasses:
         so changed decided again, with the locals as they are at the test (`if mod is None:
         return` for `mod` a `sys.modules.get(M)` the caller passes)."""
         definition = self._definition(module, ctx.functions[-1], line) if ctx.functions and binding else None
+        receiver = binding.get(ctx.env.get("<self>")) if isinstance(ctx.env.get("<self>"), str) else None
+        made = receiver.path if isinstance(receiver, Named) else receiver.cls if isinstance(receiver, Record) else None
+        if made in self.scan.classes:
+            # `cls` bound to a plugin subclass (`Sub.apply()` of an inherited classmethod), `self` to
+            # an object of one: its class constants are what `cls.X` / `self.X` read
+            binding = {**binding, "<class>": made}
         if definition is None:
             return replace(ctx, env={**ctx.env, **binding})
         start = {**ctx.env, **binding}
@@ -1043,21 +1051,22 @@ class PluginClasses:
         return bindings
 
     def _record_bindings(self, cls_path: str, receiver: str) -> list[tuple[dict, ast.Call]]:
-        """For a method of a plugin @dataclass or NamedTuple with no `__init__` of its own and no
-        plugin subclass: per construction of it in the plugin that folds (Folding._record: its
-        fields as the generated `__init__` binds them), ({receiver: that Record}, the call)."""
-        if self._plugin_subclasses(cls_path) - {cls_path}:
-            return []
-        short = cls_path.rsplit(".", 1)[-1]
+        """For a method of a plugin @dataclass, NamedTuple or plain class with no `__init__` of
+        its own: per construction in the plugin, of it or of a plugin subclass inheriting the
+        method, that folds (Folding._record: its fields as the generated `__init__` binds them),
+        ({receiver: that Record}, the call); what the body reads through the receiver is then
+        that class's."""
         found = []
-        for caller, call, env in [*self.call_arguments.get(short, []), *self.bare_calls.get(short, []),
-                                  *self.call_arguments.get("cls", []), *self.bare_calls.get("cls", [])]:
-            if not (self._in_own_classmethod({cls_path}, caller, call) if dotted(call.func) == "cls"
-                    else self.qualify(caller, dotted(call.func), env) == cls_path):
-                continue
-            record = self._record(caller, cls_path, call, env, 0)
-            if record is not None:
-                found.append(({receiver: record}, call))
+        for made in sorted(self._plugin_subclasses(cls_path) | {cls_path}):
+            short = made.rsplit(".", 1)[-1]
+            for caller, call, env in [*self.call_arguments.get(short, []), *self.bare_calls.get(short, []),
+                                      *self.call_arguments.get("cls", []), *self.bare_calls.get("cls", [])]:
+                if not (self._in_own_classmethod({made}, caller, call) if dotted(call.func) == "cls"
+                        else self.qualify(caller, dotted(call.func), env) == made):
+                    continue
+                record = self._record(caller, made, call, env, 0)
+                if record is not None:
+                    found.append(({receiver: record}, call))
         return found
 
     def _in_own_classmethod(self, classes: set[str], caller: str, call: ast.Call) -> bool:

@@ -52,6 +52,7 @@ from harness.knowledge.scan.folding import (
 )
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
+    always_raises,
     arg,
     assigned,
     bound_once,
@@ -490,10 +491,11 @@ class Expressions:
         if instance is None or (how == WRITE and isinstance(node, ast.Attribute) and isinstance(value, ast.Name) and value.id == "server_args"):
             return  # `server_args.x = …`: the server_arg kind judges it
         # hook / member carry the function and its parameter until finish() names the class
-        self._dependency(
-            "field", f"{instance.path}.{attr}" if instance.path else None, module, node, ctx,
-            expression=ast.unparse(node), name=attr, how=how, hook=instance.function, member=instance.param,
-        )
+        for path in (instance.path, *instance.alternatives):  # (a union's classes: read on each)
+            self._dependency(
+                "field", f"{path}.{attr}" if path else None, module, node, ctx,
+                expression=ast.unparse(node), name=attr, how=how, hook=instance.function, member=instance.param,
+            )
 
     def _self_reference(self, node: ast.Attribute, ctx: Context, call: CallShape | None = None) -> bool:
         """Record `self.x` / `super().x` / `cls.x` / `type(self).x` in a method: the subclass
@@ -536,6 +538,12 @@ class Expressions:
             # `UPSTREAM.register_attention_backend(…)` of a NamedTuple of caught imports a probe
             # returned: the upstream function the field holds (a plugin method stays the method call)
             lazy = field
+        if (lazy is None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, (ast.Name, ast.Attribute))
+                and self._member_class(self.const(module, call.func.value, env))
+                and isinstance(held := self.const(module, call.func, env), Named) and is_upstream(held.path)):
+            # `SpecStage.DRAFT_EXTEND.value(…)`, `stage.input_cls(…)` of a plugin enum member whose
+            # value (or what its `__init__` sets from it) is an upstream class or function: a call of that
+            lazy = held
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         if isinstance(receiver, ast.Call) and dotted(receiver.func) == "type" and len(receiver.args) == 1:
             receiver = receiver.args[0]
@@ -644,13 +652,19 @@ class Expressions:
                 owner = held.path if isinstance(held := self.const(module, call.func.value, env), Named) else None
             key = self.const(module, call.args[0], env)
             if is_upstream(owner) and isinstance(key, str):
-                if len(call.args) > 1 or call.keywords:
-                    how = "get-default"
-                elif call.func.attr == "pop":
-                    how = None
-                else:
-                    how = "get-tested" if id(call) in self._tested or self._result_tested(module, call, ctx) else "get"
-                self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key, how=how)
+                self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key, how=self.lookup_how(module, call, ctx))
+            elif (is_upstream(owner) and ctx.functions and self.lookup_how(module, call, ctx) in (None, "get", "get-raises")
+                  and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(call.args[0]))):
+                # `def _require(name): f = REG.get(name); if f is None: raise …`: the keys are what
+                # its callers pass (finish(), as for `REG[name]`)
+                self.parameter_keys.append((owner, module, ctx.functions[-1], ast.unparse(call.args[0]), call, ctx))
+        read = self._subscript_call(module, call, ctx)
+        if read is not None:
+            # `REG.__getitem__(k)`, `operator.getitem(REG, k)`, `map(REG.__getitem__, KEYS)`: `REG[k]`
+            # for each key, as Python's data model runs a subscript
+            owner, keys = read
+            for key in keys:
+                self._dependency("registry_key", owner, module, call, ctx, expression=ast.unparse(call), name=key)
         getter = (call.func if isinstance(call.func, ast.Call) else None if not isinstance(call.func, ast.Name)
                   else self._made_once(call.func.id, ctx) if call.func.id in ctx.local else self._module_made_once(module, call.func.id))
         if (getter is not None and len(call.args) == 1 and not call.keywords and not getter.keywords
@@ -1171,6 +1185,59 @@ class Expressions:
         return found is not None and isinstance(found[1], ast.ClassDef) and any(
             (dotted(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in found[1].bases)
 
+    def _subclassed(self, ctx: Context) -> bool:
+        """Whether the class of the method `ctx` is in has plugin subclasses (self / cls in its
+        body may then be any of them: what it reads through them is each one's)."""
+        return ctx.cls is not None and any(ctx.cls.path in c.bases for c in self.scan.classes.values())
+
+    def _subscript_call(self, module: str, call: ast.Call, ctx: Context) -> tuple[str, list[str]] | None:
+        """(upstream registry, the keys read) of a call that subscripts it: `REG.__getitem__(k)`,
+        `operator.getitem(REG, k)`, `map(REG.__getitem__, KEYS)` over folded strings; None else."""
+        env = ctx.env
+        qualified = self.qualify(module, dotted(call.func) or "", env) if dotted(call.func) else None
+        if qualified == "map" and "map" not in env and len(call.args) == 2 and not call.keywords:
+            method, keys = call.args[0], self.iterated(self.const(module, call.args[1], env))
+        elif qualified == "operator.getitem" and len(call.args) == 2 and not call.keywords:
+            method, keys = ast.Attribute(value=call.args[0], attr="__getitem__", ctx=ast.Load()), [self.const(module, call.args[1], env)]
+        elif isinstance(call.func, ast.Attribute) and call.func.attr == "__getitem__" and len(call.args) == 1 and not call.keywords:
+            method, keys = call.func, [self.const(module, call.args[0], env)]
+        else:
+            return None
+        if not (isinstance(method, ast.Attribute) and method.attr == "__getitem__" and dotted(method.value)):
+            return None
+        owner = self.qualify(module, dotted(method.value), env)
+        if not is_upstream(owner) or not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+            return None
+        return owner, keys
+
+    def lookup_how(self, module: str, call: ast.Call, ctx: Context) -> str | None:
+        """How a `REG.get(k)` / `REG.pop(k)` copes with a key the registry lacks (Dependency.how of
+        its registry_key): "get-default" (a default given), None (`pop` without one raises
+        KeyError as `[k]` does), "get-raises" (the result tested for None and the plugin raising
+        there), "get-tested" (tested otherwise: coped with), "get" (None used as the value)."""
+        if len(call.args) > 1 or call.keywords:
+            return "get-default"
+        if call.func.attr == "pop":
+            return None
+        if self._none_raises(module, call, ctx):
+            return "get-raises"
+        return "get-tested" if id(call) in self._tested or self._result_tested(module, call, ctx) else "get"
+
+    def _none_raises(self, module: str, call: ast.Call, ctx: Context) -> bool:
+        """Whether the function holding `call` binds its result to a name and, where that is None
+        (`if f is None:`, `if not f:`), raises (the block always does: syntax.always_raises)."""
+        function = self._definition(module, ctx.functions[-1], call.lineno) if ctx.functions else None
+        bound = next((stmt.targets[0].id for stmt in walk(function) if isinstance(stmt, ast.Assign) and stmt.value is call
+                      and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)), None) if function is not None else None
+        if bound is None:
+            return False
+
+        def none_test(test: ast.expr) -> bool:
+            return (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name) and test.operand.id == bound
+                    or isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == bound and len(test.ops) == 1
+                    and isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+        return any(isinstance(n, ast.If) and none_test(n.test) and always_raises(n.body) for n in walk(function))
+
     def _result_tested(self, module: str, call: ast.Call, ctx: Context) -> bool:
         """Whether the function holding `call` binds its result to a name (`f = R.get(k)`) and
         tests that name (`if f is None: return`, `if not f`, `f and …`) before anything else
@@ -1221,9 +1288,11 @@ class Expressions:
             value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
             self._dependency("patch", f"{owner}.{attr}", module, call, self._on_stand_in(module, call.args[0], ctx), how="setattr",
                              hook=value, params=params, owner_errors=self._owner_errors(module, call.args[0], ctx.env))
-        elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance))
+        elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance)
+                                                                                                or n.id == ctx.self_name and self._subclassed(ctx))
                                                  for a in call.args[:2] for n in walk(a)):
-            # (also `setattr(self.target_module(), self.attr, v)`: what self holds per object made)
+            # (also `setattr(self.target_module(), self.attr, v)`: what self holds per object made;
+            # `setattr(m, cls.ATTR, …)` in a classmethod plugin subclasses inherit: each one's ATTR)
             self.parameter_patches.append((module, call, ctx))
         elif id(call) in self._patch_only:
             return  # an assignment's own pass took its field and graft
@@ -1520,6 +1589,14 @@ class Expressions:
         if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)) or returned_function(found[1]) is not None:
             return []
         nested = {n.name for n in found[1].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        # a name each branch of an `if` in the body binds by a def of its own (`if trace: def f(…)`
+        # / `else: def f(…)`, then `return f`): either def, by its line
+        branched: dict[str, list[int]] = {}
+        for stmt in found[1].body:
+            if isinstance(stmt, ast.If) and stmt.orelse:
+                for name in {n.name for n in stmt.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} & {
+                        n.name for n in stmt.orelse if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} - nested:
+                    branched[name] = [n.lineno for n in (*stmt.body, *stmt.orelse) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
 
         def names(value: ast.expr | None) -> list[str] | None:
             arms = ([value.body, value.orelse] if isinstance(value, ast.IfExp)
@@ -1530,6 +1607,8 @@ class Expressions:
             if arms is not None:
                 found = [names(arm) for arm in arms]
                 return [n for f in found for n in f] if found and all(f is not None for f in found) else None
+            if isinstance(value, ast.Name) and value.id in branched:
+                return [f"{value.id}@{line}" for line in branched[value.id]]
             return [value.id] if isinstance(value, ast.Name) and value.id in nested else None
 
         chosen = [names(r.value) for r in own_returns(found[1])]
@@ -1551,8 +1630,13 @@ class Expressions:
             return self._hook_signature(module, made, ctx, depth + 1)  # what the call that bound it made, the method read
         if isinstance(node, ast.Lambda):
             return f"{ctx.functions[-1] if ctx.functions else module}.<lambda>", node, function_params(node.args)
-        if isinstance(node, (ast.Call, ast.Subscript)) and isinstance(named := self.const(module, node, ctx.env), Named) and not is_upstream(named.path):
-            # `pkgutil.resolve_name("pkg.mod:f")`, `import_module("pkg.mod").f`, `TABLE[k]` of a plugin function
+        if ((isinstance(node, (ast.Call, ast.Subscript)) and isinstance(named := self.const(module, node, ctx.env), Named)
+                or isinstance(node, ast.Name) and node.id not in ctx.local and ctx.env.get(node.id, OPAQUE) in (None, OPAQUE)
+                and getattr(self.table(module).names.get(node.id), "kind", None) == "value"
+                and self.module_constant(module, node.id, 0) is None
+                and isinstance(named := self.set_through_global(module, node.id), Named)) and not is_upstream(named.path)):
+            # `pkgutil.resolve_name("pkg.mod:f")`, `import_module("pkg.mod").f`, `TABLE[k]` of a plugin
+            # function; a module global bound to one (`_hook = make_hook(…)`, set through `global`)
             found = self._plugin_definition(named.path)
             if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
                 path, definition = self._decorated(named.path, found[1])

@@ -88,6 +88,8 @@ _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Fla
 _DATA_PARSERS = {"json.loads": json.loads, "json.load": json.loads, **{f"{m}.{f}": tomllib.loads for m in ("tomllib", "tomli") for f in ("load", "loads")}}
 # builtin types an `isinstance` test of a folded value names
 _BUILTIN_TYPES = {t.__name__: t for t in (str, int, float, bool, list, dict, tuple, staticmethod, classmethod, type)}
+# bases of a plugin class whose `C()` is an empty object or mapping (`_record`)
+_MAPPING_BASES = frozenset({"dict", "typing.Dict", "collections.UserDict"})
 _CACHING = ("functools.cache", "functools.lru_cache")  # wrappers a call goes through to the function unchanged
 _ENVIRONMENT_READS = ("os.environ.get", "os.getenv")  # (name, default): the default when name is unset
 
@@ -273,6 +275,9 @@ class Instance:
     path: str | None
     function: str | None = None
     param: str | None = None
+    # the other classes a union annotation (or a constrained TypeVar) allows: a field read on the
+    # value is read on each (`layer: ColumnParallelLinear | RowParallelLinear`)
+    alternatives: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -922,6 +927,11 @@ class Folding:
             return OPAQUE
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):  # TABLE["key"], PAIR[0] of folded constants
             container, key = self.const(module, node.value, env, depth + 1), self.decided(self.const(module, node.slice, env, depth + 1))
+            if isinstance(container, Record) and (hook := self._lookup_hook(container.cls)) is not None:
+                # `MODULES[name]` of a plugin mapping: what its `__getitem__`, or for a dict kept
+                # empty its `__missing__`, returns for the key (the data model, "__missing__")
+                call = ast.Call(func=ast.Attribute(value=node.value, attr=hook, ctx=ast.Load()), args=[node.slice], keywords=[])
+                return self._const_call(module, ast.copy_location(call, node), env, depth + 1)
             if isinstance(container, Named) and isinstance(key, str) and (member := self._enum_lookup(container.path, name=key)) is not None:
                 return member  # `Upstream["TORCHAO"]`: the member of that name (the enum docs, "Programmatic access")
             if isinstance(container, Named) and container.path in _LITERALS:
@@ -1080,7 +1090,7 @@ class Folding:
     def iterated(self, value):
         """What a loop over a folded value meets: a list's elements, a dict's keys, a string's
         characters, a plugin enum class's members (each `Named("pkg.E.M")`, whose `.value` /
-        `.name` fold); the value itself otherwise."""
+        `.name` fold), an upstream enum's as one Instance of it; the value itself otherwise."""
         if isinstance(value, dict):
             return list(value)
         if isinstance(value, MayHold):  # the keys seen, then the ones only a run gives
@@ -1089,6 +1099,8 @@ class Folding:
             return list(value)
         if isinstance(value, Named) and not is_upstream(value.path) and (members := self.enum_members(value.path)) is not None:
             return [Named(f"{value.path}.{member}") for member in members]
+        if isinstance(value, Named) and is_upstream(value.path) and (ref := self.upstream_ref(value.path)) is not None and self.index.is_enum(ref):
+            return [Instance(ref.path)]  # an upstream enum's members: one instance of it stands for each
         return value
 
     def strings(self, module: str, node: ast.AST, env: dict, depth: int = 0) -> list[str]:
@@ -1824,8 +1836,10 @@ class Folding:
         cls = found[1] if found is not None else None
         if isinstance(cls, ast.ClassDef) and any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body):
             return self._init_record(module, path, found[0], cls, node, env, depth)
-        if isinstance(cls, ast.ClassDef) and not (cls.bases or cls.keywords or cls.decorator_list or node.args or node.keywords):
-            return Record(path, (), _site(module, node))  # `C()` of a plain class: object.__init__ sets nothing
+        if isinstance(cls, ast.ClassDef) and not (node.args or node.keywords) and self._sets_nothing(found[0], cls):
+            # `C()` of a plain class: object.__init__ sets nothing; of a dict or UserDict subclass: an
+            # empty mapping, whose lookups its `__missing__` answers (_lookup_hook)
+            return Record(path, (), _site(module, node))
         # a dataclass with no base, or a NamedTuple (its one base, no decorator)
         fields = dataclass_fields(cls) if isinstance(cls, ast.ClassDef) and (not cls.bases or not cls.decorator_list) else None
         if fields is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -1963,6 +1977,33 @@ class Folding:
             return None
         return found[0], body[0].value, receiver, method
 
+    def _sets_nothing(self, module: str, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """Whether making the plugin class `cls` with no arguments sets nothing on the object: no
+        decorator, keyword or `__init__` in it or its bases, each base a plugin class such as
+        this, dict or UserDict (then empty)."""
+        if cls.keywords or cls.decorator_list or depth > 8 or any(isinstance(n, ast.FunctionDef) and n.name in ("__init__", "__new__") for n in cls.body):
+            return False
+        for base in cls.bases:
+            path = self.qualify(module, dotted(base) or "", {}) or dotted(base)
+            if path in _MAPPING_BASES:
+                continue
+            found = self._plugin_definition(path) if path and not is_upstream(path) else None
+            if found is None or not isinstance(found[1], ast.ClassDef) or not self._sets_nothing(found[0], found[1], depth + 1):
+                return False
+        return True
+
+    def _lookup_hook(self, path: str) -> str | None:
+        """The method a subscript of an instance of the plugin class `path` runs (the data model):
+        its own `__getitem__`, or `__missing__` of a dict / UserDict subclass (`_record` makes
+        those empty: every key is missing until the method stores it); None for neither."""
+        found = self._plugin_definition(path) if not is_upstream(path) else None
+        if found is None or not isinstance(found[1], ast.ClassDef):
+            return None
+        defined = {n.name for n in found[1].body if isinstance(n, ast.FunctionDef)}
+        if "__getitem__" in defined:
+            return "__getitem__"
+        return "__missing__" if "__missing__" in defined and found[1].bases else None
+
     def _init_record(self, module: str, path: str, home: str, cls: ast.ClassDef, node: ast.Call, env: dict, depth: int) -> Record | None:
         """`C("pkg.mod.X")` of a plugin class with no base, decorator or metaclass whose
         `__init__` only stores attributes (`self.target = target`, a docstring aside), each
@@ -2008,6 +2049,11 @@ class Folding:
         for stmt in body:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, ast.Pass):
                 continue
+            if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+                # a name other code rebinds (`global _device; if _device is None: _init()`): unknown
+                # until this body binds it itself
+                env.update(dict.fromkeys(stmt.names, OPAQUE))
+                continue
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 self._past_call(module, stmt, env, depth)
                 continue
@@ -2029,6 +2075,22 @@ class Folding:
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 env[stmt.targets[0].id] = self.const(module, stmt.value, env, depth + 1)
+                continue
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) > 1
+                    and all(isinstance(t, (ast.Name, ast.Subscript)) for t in stmt.targets)):
+                # `self.data[k] = loaded = import_module(k)`: each target in turn, left to right
+                for target in stmt.targets:
+                    single = ast.copy_location(ast.Assign(targets=[target], value=stmt.value), stmt)
+                    if isinstance(target, ast.Name):
+                        env[target.id] = self.const(module, stmt.value, env, depth + 1)
+                        continue
+                    for name, value in list(env.items()):
+                        if isinstance(value, (dict, list)):
+                            env[name] = self.edit_of(module, name, value, single, env, depth + 1)
+                continue
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):  # `by_module: Dict[str, T] = {}`
+                if stmt.value is not None:
+                    env[stmt.target.id] = self.const(module, stmt.value, env, depth + 1)
                 continue
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Tuple, ast.List)):
                 # `module, _, attr = spec.partition(":")`: each name its element (not known where it does not unpack)
@@ -2386,6 +2448,27 @@ class Folding:
             return OPAQUE
         truth = self.assigned_truth(module, body, is_target, {}, f"{self.relfile(module)}:{name}")
         return OPAQUE if truth is None or isinstance(truth, Undecided) else Condition(truth)
+
+    def set_through_global(self, module: str, name: str, depth: int = 0):
+        """What the one function of `module` that rebinds the module global `name` (`global
+        name`, then `name = value` in its own body, once) sets it to, run on folded values up to
+        there (_returned); OPAQUE where no function or several do, or it assigns in a branch.
+        For a use that None cannot serve (a hook registered by the name), where the module binds
+        None as a placeholder: not for tests of the name, which run before the function too."""
+        tree = self.tree(module)
+        setters = [f for f in walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and any(isinstance(n, ast.Global) and name in n.names for n in f.body)] if tree and depth < 10 else []
+        if len(setters) != 1:
+            return OPAQUE
+        function = setters[0]
+        at = [i for i, stmt in enumerate(function.body) if name in assigned_in(stmt)]
+        stmt = function.body[at[0]] if len(at) == 1 else None
+        if not (isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and [dotted(t) for t in (
+                stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])] == [name]):
+            return OPAQUE
+        env = {p.name: OPAQUE for p in function_params(function.args)}
+        held = self._returned(module, [*function.body[:at[0]], ast.copy_location(ast.Return(value=stmt.value), stmt)], env, depth + 1)
+        return OPAQUE if held is _FELL_THROUGH else held
 
     def module_constant(self, module: str, name: str, depth: int):
         if module not in self.files or depth > 20:
@@ -3123,7 +3206,8 @@ class Folding:
 
     def _plugin_definition(self, path: str) -> tuple[str, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] | None:
         """(module, definition) of the plugin class or function `path` (`pkg.mod.Class`, a
-        nested class by its qualname), or None."""
+        nested class by its qualname, `pkg.mod.factory.f@22` the def of f at line 22 in a branch
+        of factory), or None."""
         module, _, qualname = path.rpartition(".")
         while module and module not in self.files:
             module, _, head = module.rpartition(".")
@@ -3131,6 +3215,16 @@ class Folding:
         tree = self.tree(module) if module else None
         body, found = tree.body if tree else [], None
         for at, part in enumerate(qualname.split(".")):
+            name, _, line = part.partition("@")
+            if line.isdigit() and found is not None:
+                # `f@22`: the def of that name at that line in a branch of the body (one of several
+                # alternatives a factory's test chooses, _returned_alternatives)
+                found = next((n for n in walk(found) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                              and n.name == name and n.lineno == int(line)), None)
+                if found is None:
+                    return None
+                body = found.body
+                continue
             found = next((n for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == part), None)
             if found is None and at == 0 and tree is not None:
                 # defined inside a module-level `if`/`try` only: the last definition a branch this
@@ -3838,6 +3932,9 @@ class Folding:
             # `getattr(vllm_config, "lora_config", None)`: the field where the object has it (the
             # default only where it does not: a test of it guards the rest as for `x.f`)
             return self._field_instance(self._instance(module, node.args[0], env), attr)
+        if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+                and self.qualify(module, dotted(node.func) or "", env) in ("copy.copy", "copy.deepcopy")):
+            return self._instance(module, node.args[0], env)  # a copy is an object of the same class (the copy docs)
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
             # `get_current_vllm_config().x`: what an upstream function annotated to return one class returns
             path = self.qualify(module, dotted(node.func) or "", env)

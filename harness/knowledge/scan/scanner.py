@@ -59,7 +59,7 @@ from harness.knowledge.model import (
     run_entries,
     walk,
 )
-from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, annotation_class, type_checking_imports
+from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, annotation_class, annotation_classes, type_checking_imports
 from harness.knowledge.scan.classes import PluginClasses
 from harness.knowledge.scan.expressions import IN_PLACE_EDITS, Context, Expressions, flag_owner, partial_params
 from harness.knowledge.scan.folding import (
@@ -1100,17 +1100,42 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
             if arg.arg == inner.self_name:
                 continue
-            annotated = annotation_class(arg.annotation)
-            if annotated is None:
+            annotated = annotation_classes(arg.annotation)
+            if not annotated:
                 local[arg.arg] = Instance(None, path, arg.arg)
             else:
-                # an annotation is read as a type checker reads it: names only `if TYPE_CHECKING:` imports count
-                head, _, rest = annotated.partition(".")
-                hinted = self._type_checking_names(module).get(head) if head not in ctx.env and head not in self.table(module).names else None
-                qualified = (f"{hinted}.{rest}" if rest else hinted) if hinted else self.qualify(module, annotated, ctx.env)
-                if is_upstream(qualified):
-                    local[arg.arg] = Instance(qualified)
+                # an annotation is read as a type checker reads it: names only `if TYPE_CHECKING:`
+                # imports count; a TypeVar stands for its bound or its constraints; a union for each
+                qualified = [q for expression in annotated for q in self._annotated_classes(module, expression, ctx.env)]
+                if qualified and all(is_upstream(q) for q in qualified):
+                    local[arg.arg] = Instance(qualified[0], alternatives=tuple(dict.fromkeys(qualified[1:])))
+                elif len(annotated) > 1:  # a union not all upstream's: as if unannotated
+                    local[arg.arg] = Instance(None, path, arg.arg)
         self._block(module, node.body, inner)
+
+    def _annotated_classes(self, module: str, annotated: str, env: dict) -> list[str | None]:
+        """The dotted paths one annotation expression of `module` names: the class, or the bound
+        or constraints of a module-level `T = TypeVar("T", bound=C)` / `TypeVar("T", A, B)` (the
+        typing docs); [None] where it names nothing the scan knows."""
+        head, _, rest = annotated.partition(".")
+        hinted = self._type_checking_names(module).get(head) if head not in env and head not in self.table(module).names else None
+        if hinted:
+            return [f"{hinted}.{rest}" if rest else hinted]
+        if not rest and (variable := self._type_variable(module, head)) is not None:
+            return [self.qualify(module, c, env) for c in variable] or [None]
+        return [self.qualify(module, annotated, env)]
+
+    def _type_variable(self, module: str, name: str) -> list[str] | None:
+        """The classes (source expressions) a module-level `name = TypeVar(...)` stands for: its
+        `bound=`, else its constraints; None where `name` is no TypeVar."""
+        tree = self.tree(module)
+        for stmt in tree.body if tree else []:
+            if (isinstance(stmt, ast.Assign) and [dotted(t) for t in stmt.targets] == [name] and isinstance(stmt.value, ast.Call)
+                    and (self.qualify(module, dotted(stmt.value.func) or "", {}) or "") in ("typing.TypeVar", "typing_extensions.TypeVar")):
+                bound = next((k.value for k in stmt.value.keywords if k.arg == "bound"), None)
+                found = [annotation_class(bound)] if bound is not None else [annotation_class(a) for a in stmt.value.args[1:]]
+                return [c for c in found if c] if all(found) else []
+        return None
 
     def _function_path(self, module: str, node: ast.AST, ctx: Context) -> str:
         if ctx.in_class_body:

@@ -4,7 +4,7 @@ index and its MRO, and outside bases (packages installed beside harness). Import
 
 from harness.knowledge.upstream.external import TABLE_FILE, describe_here, display
 from harness.knowledge.upstream.git_range import Commit, first_parent_commits, step_ends
-from harness.knowledge.upstream.index import MEMBER_DECORATORS, SymbolIndex, load_index
+from harness.knowledge.upstream.index import ENUM_MEMBER_ATTRIBUTES, MEMBER_DECORATORS, SymbolIndex, load_index
 from harness.knowledge.upstream.lookups import KeyedLookup, keyed_lookup
 from harness.knowledge.upstream.mro import c3
 from harness.knowledge.upstream.name_reads import (
@@ -35,7 +35,7 @@ from harness.knowledge.upstream.tables import (
 
 __all__ = [
     "KeyedLookup", "keyed_lookup",
-    "CACHE_VERSION", "Commit", "MEMBER_DECORATORS", "RELEASE_SPEC", "SymbolIndex", "TABLE_FILE", "UNREACHABLE",
+    "CACHE_VERSION", "Commit", "ENUM_MEMBER_ATTRIBUTES", "MEMBER_DECORATORS", "RELEASE_SPEC", "SymbolIndex", "TABLE_FILE", "UNREACHABLE",
     "UpstreamSource", "c3", "cache_dir", "cached_release", "cached_versions", "describe_here", "display",
     "extract_module", "first_parent_commits", "latest_release", "load_index", "module_name", "optional_read",
     "read_cache_file", "reads_attribute", "reads_module_global", "resolve_upstream", "upstream_version", "split_git_spec", "step_ends",

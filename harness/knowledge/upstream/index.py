@@ -64,6 +64,9 @@ from harness.knowledge.upstream.tables import CACHE_VERSION, ModuleTables, modul
 # what callers import from here: the index with its answers, and the records they are made of
 __all__ = ["CACHE_VERSION", "Outcome", "Ref", "Resolution", "SymbolIndex", "c3", "load_index", "module_name"]
 _MEMBER_KIND = {"def": "function", "class": "class", "value": "value"}
+# what every enum member has besides its class's attributes (enum.Enum's `name`/`value` properties
+# and the attributes EnumType sets on each member)
+ENUM_MEMBER_ATTRIBUTES = frozenset({"name", "value", "_name_", "_value_", "_sort_order_", "__objclass__"})
 
 
 class _Step(NamedTuple):
@@ -97,6 +100,7 @@ class SymbolIndex(ModuleTables):
         self._requirements: dict[str, str] | None = None  # what the release requires (release_requirements)
         self._outside_seen: dict[str, None] = {}  # outside bases met so far: asked together
         self._cycle_hits = 0  # answers shaped by a cycle are not memoised
+        self._enums: dict[str, bool] = {}  # class path -> whether it is an enum (is_enum)
 
     # ------------------------------------------------------------------ resolution
 
@@ -279,7 +283,51 @@ class SymbolIndex(ModuleTables):
         if ref.kind == "external":
             found = Ref("external", ref.module, f"{ref.qualname}.{attr}")
             return _Step(Outcome.resolved, found) if not verify else self._external_attribute(ref, found)
+        owner = self.enum_of_member(ref)
+        if owner is not None:
+            return (yield from self._g_enum_member(owner, ref, attr))
         return _Step(Outcome.undecided, note=f"attributes of the {ref.kind} {ref.path} are not known statically")
+
+    def enum_of_member(self, ref: Ref) -> Ref | None:
+        """The upstream enum class whose member `ref` is (`ForwardMode.EXTEND`: a name its body
+        binds to a value, no dunder or sunder; the enum docs' rule), None for anything else."""
+        owner_name, _, name = ref.qualname.rpartition(".")
+        if ref.kind != "value" or not owner_name or name.startswith("__") or (name.startswith("_") and name.endswith("_")):
+            return None
+        owner = Ref("class", ref.module, owner_name)
+        return owner if self.is_enum(owner) else None
+
+    def is_enum(self, ref: Ref) -> bool:
+        """Whether `ref` is an upstream class deriving from one of the enum module's classes
+        (remembered per class: the judge asks for every value a reference passes through)."""
+        if ref.kind != "class":
+            return False
+        found = self._enums.get(ref.path)
+        if found is None:
+            found = self._enums[ref.path] = self.class_info(ref) is not None and any(
+                c.kind == "external" and c.qualname.startswith("enum.") for c in self.mro(ref))
+        return found
+
+    def _g_enum_member(self, owner: Ref, member: Ref, attr: str):
+        """getattr(member, attr) of an upstream enum's member: its `name` / `value` (what every
+        member has), what the class has (methods, properties, the mixed-in type's), then what
+        the enum's `__init__` sets on each member (the enum docs, "When to use __new__() vs.
+        __init__()")."""
+        if attr in ENUM_MEMBER_ATTRIBUTES:
+            return _Step(Outcome.resolved, Ref("external", "", f"enum.Enum.{attr}"), owner="enum.Enum")
+        found = yield from self._g_class_member(owner, attr)
+        if found.outcome is not Outcome.missing:
+            return found
+        for cls in self.mro(owner):
+            if cls.kind != "class":
+                continue
+            assigned = self.instance_attributes(cls)
+            if attr in assigned.names:
+                return _Step(Outcome.resolved, Ref("value", cls.module, f"{cls.qualname}.{attr}"), owner=cls.path)
+            if assigned.dynamic:
+                return _Step(Outcome.undecided, note=f"members of {owner.path} may get attributes not listed: {'; '.join(assigned.dynamic)}")
+        return _Step(Outcome.missing, note=f"{member.path} (a member of the enum {owner.path}) has no attribute {attr!r}: {found.note}",
+                     provenance=found.provenance)
 
     def plain_function_lacks(self, ref: Ref, attr: str) -> bool:
         """Whether the module-level function `ref` certainly has no attribute `attr`: a `def`
