@@ -28,28 +28,14 @@ def annotation_class(node: ast.AST | None) -> str | None:
     """The one class an annotation names, as a dotted source expression: `X`, `mod.X`,
     `"X"`, `Optional[X]`, `X | None`, `Union[X, None]`; None for anything else (a union of
     classes, a generic container, no annotation)."""
-    if node is None:
-        return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            return annotation_class(ast.parse(node.value, mode="eval").body)
-        except SyntaxError:
-            return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        sides = [side for side in (node.left, node.right) if not (isinstance(side, ast.Constant) and side.value is None)]
-        return annotation_class(sides[0]) if len(sides) == 1 else None
-    if isinstance(node, ast.Subscript):
-        wrapper = (dotted(node.value) or "").rsplit(".", 1)[-1]
-        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        elements = [e for e in elements if not (isinstance(e, ast.Constant) and e.value is None)]
-        return annotation_class(elements[0]) if wrapper in ("Optional", "Union") and len(elements) == 1 else None
-    return dotted(node)
+    found = annotation_classes(node)
+    return found[0] if len(found) == 1 else None
 
 
 def annotation_classes(node: ast.AST | None) -> list[str]:
-    """Every class an annotation names, as dotted source expressions: the one of
-    annotation_class, or each member of a union (`A | B`, `Union[A, B]`, `Optional[A | B]`;
-    None left out); [] where any member is something else (a generic container, a literal)."""
+    """Every class an annotation names, as dotted source expressions: `X`, `mod.X`, `"X"`, or
+    each member of a union (`A | B`, `Union[A, B]`, `Optional[A | B]`; None left out); [] where
+    any member is something else (a generic container, a literal) or there is no annotation."""
     if node is None:
         return []
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -60,12 +46,14 @@ def annotation_classes(node: ast.AST | None) -> list[str]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [annotation_classes(side) for side in (node.left, node.right) if not (isinstance(side, ast.Constant) and side.value is None)]
         return [c for side in sides for c in side] if all(sides) else []
-    if isinstance(node, ast.Subscript) and (dotted(node.value) or "").rsplit(".", 1)[-1] in ("Optional", "Union"):
+    if isinstance(node, ast.Subscript):
+        if (dotted(node.value) or "").rsplit(".", 1)[-1] not in ("Optional", "Union"):
+            return []
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         members = [annotation_classes(e) for e in elements if not (isinstance(e, ast.Constant) and e.value is None)]
         return [c for member in members for c in member] if members and all(members) else []
-    single = annotation_class(node)
-    return [single] if single else []
+    found = dotted(node)
+    return [found] if found else []
 
 
 def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None:
