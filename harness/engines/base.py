@@ -18,9 +18,9 @@ from harness.engines.serving import Serving
 # plugin (logged, the whole plugin skipped); an external model package (logged, that model module
 # skipped); a root the user named.
 # script: the plugin's own command runs the module (a console script, `python -m` in its CI or docs)
-Loader = Literal["platform_class", "platform", "plugins", "model_package", "entry", "script"]
+Loader = Literal["platform_class", "engine_start", "platform", "plugins", "model_package", "entry", "script"]
 PinForm = Literal["release", "commit"]  # what a pin file holds: a release tag, or a commit of upstream main
-LOADERS: tuple[Loader, ...] = ("platform_class", "platform", "plugins", "model_package", "entry", "script")
+LOADERS: tuple[Loader, ...] = ("platform_class", "engine_start", "platform", "plugins", "model_package", "entry", "script")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ ENGINE = EngineProfile(
         "vllm.io_processor_plugins": "plugins",
         "vllm.stat_logger_plugins": "plugins",
         "vllm.endpoint_plugins": "plugins",
+        # v1/sample/logits_processor/__init__.py (0.11.0 :45, 0.23.0 :56) _load_logitsprocs_plugins: each
+        # entry point's class loaded when the engine builds its logits processors; a failure re-raised
+        "vllm.logits_processors": "engine_start",
     },
     platform_bases=("vllm.platforms.interface.Platform",),
     runtime="vllm",
@@ -46,6 +49,7 @@ ENGINE = EngineProfile(
         "named_class": "a class the platform names by qualified name cannot be loaded: vLLM's resolve_obj_by_qualname (outside any try) raises when it needs it and the server does not start",
         "platform": "the platform plugin fails to load: vLLM logs it and falls back to another platform",
         "plugins": "vLLM's load_plugins_by_group logs it and skips the whole plugin",
+        "engine_start": "vLLM's _load_logitsprocs_plugins raises RuntimeError for it and the engine does not start",
         "model_package": "vLLM's model registry fails to import this model module when it is served",
     },
     version_reads=("vllm.__version__", "vllm.version.__version__"),

@@ -24,6 +24,7 @@ def load_baseline_samples(path: Path, key: str) -> dict[int, SampleRecord]:
     except OSError as exc:
         raise UnusableInput(f"cannot read baseline samples {path}: {exc.strerror or exc}") from None
     rows: dict[int, SampleRecord] = {}
+    lm_eval_rows = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -35,9 +36,12 @@ def load_baseline_samples(path: Path, key: str) -> dict[int, SampleRecord]:
                 if filter_name and row.get("filter", filter_name) != filter_name:
                     continue
                 record = sample_records({"samples": {"t": [row]}}, "t", key)[0]
+                lm_eval_rows.append(row)
         except (ValueError, KeyError, IndexError) as exc:
             raise UnusableInput(f"{path}:{number}: not a per-sample row with doc_id and {metric!r}: {exc}") from None
         rows[record.doc_id] = record
+    if lm_eval_rows:  # read again as one run: a response is judged against the run's other questions too
+        rows.update({record.doc_id: record for record in sample_records({"samples": {"t": lm_eval_rows}}, "t", key)})
     if not rows:
         raise UnusableInput(f"baseline samples {path} hold no rows for {key}")
     return rows

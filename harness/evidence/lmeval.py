@@ -64,14 +64,21 @@ class SampleRecord(BaseModel):
     # a multiple-choice question whose choices' loglikelihoods all tie: the model told none of
     # them apart (lm-eval's argmax then picks the first choice, whatever the question)
     tied: bool = False
+    # the response answers another question of the run, not its own (a server numbering a
+    # batch's choices out of order, lm-eval filing each text under that index): answers_another
+    misfiled: bool = False
+    # the response is token ids, not text (a server run with --skip-tokenizer-init, a front end
+    # printing output_ids): no answer, whatever number a filter reads out of it (token_ids)
+    undecoded: bool = False
     # the generation cap its request set (lm-eval's gen_kwargs `max_gen_toks`), None when not recorded
     max_gen_toks: int | None = None
 
     @property
     def generated(self) -> str:
-        """What the model generated: the response, or "" when it only repeated the prompt or
-        scored every choice the same."""
-        return "" if self.echoed or self.tied else self.response
+        """What the model generated for this question: the response, or "" when it only
+        repeated the prompt, scored every choice the same, answers another question or is token
+        ids."""
+        return "" if self.echoed or self.tied or self.misfiled or self.undecoded else self.response
 
 
 class AccuracyNotRun(Exception):
@@ -332,6 +339,33 @@ def repeats_prompt(response: str, prompt: str | None) -> bool:
     return all(piece in source for piece in pieces) and max(len(piece.split()) for piece in pieces) >= 5
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def token_ids(response: str) -> bool:
+    """Whether `response` is a printed sequence of token ids rather than text: three or more
+    integers and nothing else but brackets, commas and whitespace ("[791, 4320, 374]", "791 4320
+    374"); a bare number or "#### 5" is an answer."""
+    parts = [p for p in re.split(r"[\s,]+", response.strip().strip("[]()")) if p]
+    return len(parts) >= 3 and all(p.isdigit() for p in parts)
+
+
+def numbers_in(text: str) -> frozenset[str]:
+    """The numbers written in `text` (thousands separators dropped): "1,200 + 3.5" -> {"1200", "3.5"}."""
+    return frozenset(_NUMBER.findall(text.replace(",", "")))
+
+
+def answers_another(response: str, question: frozenset[str], others: Sequence[frozenset[str]]) -> bool:
+    """Whether `response` answers another of the run's questions instead of its own: it repeats
+    at least two numbers of one of them (`others`, each question's numbers_in) and more of that
+    one's than of its own `question`'s (a worked answer restates the numbers it computes with)."""
+    said = numbers_in(response)
+    if len(said) < 2:
+        return False
+    own = len(said & question)
+    return any(len(shared := said & other) >= 2 and len(shared) > own for other in others)
+
+
 def _choice_scores(filtered: Any) -> list[float] | None:
     """The loglikelihood of each choice of a multiple-choice row's `filtered_resps` (lm-eval
     0.4.x: one (ll, is_greedy) pair per choice, numbers and bools or the strings a saved samples
@@ -369,7 +403,7 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
     """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
     KeyError/ValueError on rows lacking the metric."""
     metric, _, filter_name = key.partition(",")
-    records = []
+    records, asked = [], []
     for row in results["samples"][task_name]:
         if filter_name and row.get("filter") != filter_name:
             continue
@@ -382,6 +416,7 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
         response = str(responses[0][0] if responses and responses[0] else "")
         prompt = _first_text(row.get("arguments"))
         choice_scores = _choice_scores(row.get("filtered_resps"))
+        asked.append(question if isinstance(question, str) and choice_scores is None else None)
         records.append(
             SampleRecord(
                 doc_id=int(row["doc_id"]),
@@ -395,8 +430,13 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
                 echoed=choice_scores is None and (bool(prompt and prompt.strip()) and response.strip() == prompt.strip()
                                                   or repeats_prompt(response, prompt)),
                 tied=choice_scores is not None and len(set(choice_scores)) == 1,
+                undecoded=choice_scores is None and token_ids(response),
                 max_gen_toks=_generation_cap(row.get("arguments")),
             )
         )
+    numbers = {r.doc_id: numbers_in(question) for r, question in zip(records, asked) if question}
+    for record in records:  # (a generation's text only: a choice's loglikelihoods name no numbers)
+        if record.doc_id in numbers and not record.echoed:
+            record.misfiled = answers_another(record.response, numbers[record.doc_id], [n for doc, n in numbers.items() if doc != record.doc_id])
     return sorted(records, key=lambda r: r.doc_id)
 

@@ -99,8 +99,8 @@ def vacuity(
     answers without '#### N') cannot tell a working port from a broken one, and neither can
     outputs that are all empty or all the same text. Scores are per-question metric values
     (for an aggregate baseline, pass its one score as `[score]`); outputs are the generated
-    texts ("" for a response that only repeats its prompt or a question whose choices all tie:
-    SampleRecord.generated), None where
+    texts ("" for a response that only repeats its prompt, answers another question of the run,
+    is token ids, or a question whose choices all tie: SampleRecord.generated), None where
     they are not known."""
     if (candidate_scores and baseline_scores is not None and len(baseline_scores) > 0
             and not any(baseline_scores) and not any(candidate_scores)):
@@ -111,8 +111,9 @@ def vacuity(
             continue
         texts = [text.strip() for text in outputs]
         if not any(texts):
-            return (f"every {side} output is empty, its prompt echoed back or repeated, or a tie of every choice "
-                    f"({len(texts)} questions): the model produced no answers")
+            return (f"every {side} output is empty, its prompt echoed back or repeated, an answer to another question "
+                    f"of the run, token ids instead of text, or a tie of every choice ({len(texts)} questions): the model "
+                    "produced no answers to its questions")
         if len(texts) > 1 and len(set(texts)) == 1:
             shown = texts[0] if len(texts[0]) <= 60 else texts[0][:57] + "..."
             return (f"every {side} output is the same text ({shown!r}, {len(texts)} questions): "

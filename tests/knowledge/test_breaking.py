@@ -527,6 +527,37 @@ def test_a_failure_on_a_path_of_several_run_time_tests_names_each(upstreams, tmp
     assert "n" in call["guard"]["condition"] and "not fast" in call["guard"]["condition"], call["guard"]
 
 
+# a loop's `else:` clause runs only when the loop ends without a `break` (thirtieth set V-j5): a
+# call there runs under the negation of each break's test (run-time data, named); a loop with no
+# break always reaches it
+LOOP_ELSE = {
+    "for_else": ("    for k in (1, 2):\n        if n == k:\n            break\n    else:\n        return fp8_gemm(a, b, n)\n    return a\n", "n == k"),
+    "while_else": ("    while n > 4:\n        if fast:\n            break\n        n -= 1\n    else:\n        return fp8_gemm(a, b, n)\n    return a\n", "fast"),
+    "for_else_two_breaks": ("    for k in range(n):\n        if b is None:\n            break\n        if k > 8:\n            a = a + 1\n            break\n"
+                            "    else:\n        return fp8_gemm(a, b, n)\n    return a\n", "b is None"),
+    "for_else_without_break": ("    for k in (1, 2):\n        a = a + k\n    else:\n        return fp8_gemm(a, b, n)\n", None),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LOOP_ELSE))
+def test_a_call_in_a_loops_else_runs_when_no_break_was_taken(upstreams, tmp_path, spelling):
+    old, _ = upstreams  # 0.9.0 has fp8_gemm(a, b)
+    body, named = LOOP_ELSE[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p.ops:register"}),
+        "p/__init__.py": "",
+        "p/ops.py": ("from sglang.srt.layers.quantization.fp8_utils import fp8_gemm\n\n\n"
+                     f"def gemm(a, b, n, fast=False):\n{body}\n\ndef register():\n    pass\n"),
+    })
+    code, doc = check(root, old)
+    call = next(f for f in doc["findings"] if f["target"].endswith("fp8_gemm") and f["kind"] == "call")
+    assert call["breaking"] and code == 1, call
+    if named is None:
+        assert call["decided_by"] == "runs", call
+    else:
+        assert call["guard"]["outcome"] == "runtime" and named in call["guard"]["condition"], call["guard"]
+
+
 # the method chosen by a conditional expression and called through a local (twenty-sixth set
 # V-f5, `update = super().update_metadata if mapping.is_prefill else self._decode`): the super()
 # call runs under that test, judged against the base's signature (Sampler.forward takes one

@@ -284,6 +284,34 @@ def test_an_override_requiring_what_every_caller_passes_is_fine(platform_upstrea
     assert code == 1
 
 
+# the override is a property handing back a bound method of the instance (thirty-first set F29-k1):
+# `current_platform.get_device_name(i)` reads the property and calls what it returns, so each such
+# method is judged against the calls (one chosen by a flag, the only one, a cached_property); a
+# method that cannot take the call breaks
+PROPERTY_METHODS = {
+    "chosen_by_a_flag": ("@property\n    def get_device_name(self):\n        return self._from_sysfs if self.has_sysfs else self._synthetic\n\n"
+                         "    def _from_sysfs(self, index):\n        return 'sysfs'\n\n    def _synthetic(self, index):\n        return 'dev'\n"),
+    "the_only_one": "@property\n    def get_device_name(self):\n        return self._name\n\n    def _name(self, index, /):\n        return 'dev'\n",
+    "cached_property": ("@functools.cached_property\n    def get_device_name(self):\n        return self._name\n\n"
+                        "    def _name(self, index):\n        return 'dev'\n"),
+}
+
+
+@pytest.mark.parametrize("takes_the_id", [True, False], ids=["takes_the_id", "takes_nothing"])
+@pytest.mark.parametrize("spelling", sorted(PROPERTY_METHODS))
+def test_a_property_returning_a_bound_method_is_judged_as_that_method(platform_upstreams, tmp_path, spelling, takes_the_id):
+    _, new, _ = platform_upstreams
+    body = PROPERTY_METHODS[spelling] if takes_the_id else PROPERTY_METHODS[spelling].replace("(self, index, /)", "(self)").replace("(self, index)", "(self)")
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dev": "dev:activate"}),
+        "dev/__init__.py": ("import functools\n\nfrom sglang.srt.platforms.interface import SRTPlatform\n\n\nclass DevPlatform(SRTPlatform):\n"
+                            "    has_sysfs = False\n\n    " + body + "\n\ndef activate():\n    return 'dev:DevPlatform'\n"),
+    }, name=f"{spelling}-{takes_the_id}")
+    code, doc = check(root, new)
+    found = [f for f in doc["findings"] if f["target"] == f"{IFACE}.get_device_name"]
+    assert found and all(f["breaking"] is not takes_the_id for f in found) and code == (0 if takes_the_id else 1), found
+
+
 @pytest.mark.network
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["0.5.11", "0.5.14", "0.5.17", "0.5.23"])

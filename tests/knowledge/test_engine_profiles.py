@@ -220,3 +220,16 @@ def test_upgrade_of_a_vllm_plugin_between_two_trees(tmp_path):
     assert code == 1, doc
     moved = next(f for f in doc["features"] if SERVE_CONTEXT in f["targets"])
     assert moved["breaking"] and moved["fails_at"] == "import" and "vLLM skips the whole plugin" in moved["fails_reason"], moved
+
+
+def test_a_logits_processor_entry_point_is_a_root_that_fails_the_engines_start(tmp_path):
+    # vLLM loads each `vllm.logits_processors` entry point's class when the engine builds its
+    # logits processors and re-raises a failure (v1/sample/logits_processor/__init__.py
+    # _load_logitsprocs_plugins): the module is live, and an import failing there stops the start
+    write_tree(tmp_path, {**{f"up/{path}": text for path, text in VLLM_TREE.items()}, "plugin/pyproject.toml": (
+        '[project]\nname = "lp"\nversion = "0"\n\n[project.entry-points."vllm.logits_processors"]\nclamp = "lp.procs:ClampProcessor"\n'
+    ), "plugin/lp/__init__.py": "", "plugin/lp/procs.py": "from vllm.gone_module import Thing\n\n\nclass ClampProcessor:\n    pass\n"})
+    code, doc = harness_json("check", "--plugin", str(tmp_path / "plugin"), "--upstream", str(tmp_path / "up"))
+    assert [r["why"] for r in doc["roots"]] == ["entry point vllm.logits_processors:clamp"], doc["roots"]
+    gone = next(f for f in doc["findings"] if f["kind"] == "import")
+    assert gone["live"] and gone["breaking"] and "the engine does not start" in gone["detail"] and code == 1, gone

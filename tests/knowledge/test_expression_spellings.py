@@ -122,6 +122,132 @@ NAMES = {
                 if spec.enabled:
                     importlib.import_module(spec.module_path)
         """,
+    # module names kept in plugin TypedDict records, read by key (thirtieth set F22-j2): the class
+    # form called with keywords, the functional form called with a mapping, a TypedDict deriving
+    # from another (calling one builds a plain dict: PEP 589)
+    "typed_dict_class_records": """
+        import importlib
+        from typing import TypedDict
+
+        class Spec(TypedDict):
+            module: str
+            enabled: bool
+
+        TABLE = [Spec(module="p.backends.alpha", enabled=True), Spec(module="p.backends.beta", enabled=True),
+                 Spec(module="p.backends.gamma", enabled=False)]
+
+        def register():
+            for spec in TABLE:
+                if spec["enabled"]:
+                    importlib.import_module(spec["module"])
+        """,
+    "typed_dict_functional_mapping": """
+        import importlib
+        import typing
+
+        Spec = typing.TypedDict("Spec", {"module": str})
+
+        def register():
+            for spec in (Spec({"module": "alpha"}), Spec({"module": "beta"})):
+                importlib.import_module("p.backends." + spec["module"])
+        """,
+    "typed_dict_derived": """
+        import importlib
+        from typing_extensions import TypedDict
+
+        class Base(TypedDict):
+            package: str
+
+        class Spec(Base, total=False):
+            name: str
+
+        SPECS = [Spec(package="p.backends", name="alpha"), Spec(package="p.backends", name="beta")]
+
+        def register():
+            return [importlib.import_module(s["package"] + "." + s.get("name", "gamma")) for s in SPECS]
+        """,
+    # the names a frozen dataclass of on/off toggles holds (thirtieth set F25-j2): its fields walked
+    # with dataclasses.fields, a toggle read with getattr as the test (a plain value: its truth),
+    # in a loop with `continue`, compared with True, and over dataclasses.asdict
+    "toggle_fields_getattr_continue": """
+        import dataclasses
+        import importlib
+
+        @dataclasses.dataclass(frozen=True)
+        class Toggles:
+            alpha: bool = True
+            beta: bool = True
+            gamma: bool = False
+
+        TOGGLES = Toggles()
+
+        def register():
+            for field in dataclasses.fields(TOGGLES):
+                if not getattr(TOGGLES, field.name):
+                    continue
+                importlib.import_module("p.backends.{}".format(field.name))
+        """,
+    "toggle_fields_is_true": """
+        import importlib
+        from dataclasses import dataclass, fields
+
+        @dataclass
+        class Toggles:
+            alpha: bool = True
+            beta: bool = True
+            gamma: bool = True
+
+        def register():
+            on = Toggles(gamma=False)
+            for f in fields(on):
+                if getattr(on, f.name) is True:
+                    importlib.import_module(f"p.backends.{f.name}")
+        """,
+    "toggle_asdict_items": """
+        import dataclasses
+        import importlib
+
+        @dataclasses.dataclass
+        class Toggles:
+            alpha: int = 1
+            beta: int = 2
+            gamma: int = 0
+
+        def register():
+            for name, weight in dataclasses.asdict(Toggles()).items():
+                if weight:
+                    importlib.import_module("p.backends." + name)
+        """,
+    # names read by index over range(len(…)) (thirty-first set F25-k1): a loop, a comprehension
+    # stopping one short, range with a start and a step
+    "index_loop_over_range_len": """
+        import importlib
+
+        PKG = "p.backends"
+        NAMES = ("alpha", "beta")
+
+        def register():
+            for i in range(len(NAMES)):
+                importlib.import_module("%s.%s" % (PKG, NAMES[i]))
+        """,
+    "comprehension_over_range_len_minus_one": """
+        import importlib
+
+        NAMES = ["alpha", "beta", "gamma"]
+
+        def register():
+            return [importlib.import_module("p.backends." + NAMES[i]) for i in range(len(NAMES) - 1)]
+        """,
+    "range_with_a_step": """
+        import importlib
+
+        PAIRS = ["alpha", "on", "beta", "on", "gamma", "off"]
+
+        def register():
+            for i in range(0, len(PAIRS), 2):
+                if PAIRS[i + 1] == "on":
+                    importlib.import_module(f"p.backends.{PAIRS[i]}")
+        """,
     # a loop over a comprehension of names, imported with __import__ (F03 variant w5)
     "loop_over_comprehension": """
         BASE = "p.backends"
@@ -1056,6 +1182,37 @@ NAMES = {
             for name, what in BACKENDS.items():
                 importlib.import_module("%s.%s" % (PKG, name))
         """,
+    # a table transposed with zip(*rows) (thirtieth set F25-j1): unpacked at module level, a pair of
+    # columns zipped back into a dict, and a starred list of lists handed to itertools.chain
+    "zip_star_module_unpack": """
+        import importlib
+
+        TABLE = (("alpha", "attention"), ("beta", "sampler"))
+        NAMES, FEATURES = zip(*TABLE)
+
+        def register():
+            for name in NAMES:
+                importlib.import_module(f"{__name__}.backends.{name}")
+        """,
+    "dict_of_zipped_columns": """
+        import importlib
+
+        COLUMNS = (["alpha", "beta"], ["attention", "sampler"])
+
+        def register():
+            for name, feature in dict(zip(*COLUMNS)).items():
+                importlib.import_module("p.backends." + name)
+        """,
+    "chain_of_starred_groups": """
+        import importlib
+        import itertools
+
+        GROUPS = [["alpha"], ["beta"]]
+
+        def register():
+            for name in itertools.chain(*GROUPS):
+                importlib.import_module("p.backends.%s" % name)
+        """,
 }
 
 
@@ -1633,6 +1790,42 @@ WALKS = {
 
         def register():
             _patch("sglang.srt.layers", "torchao_utils.apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+}
+
+
+# the walk folded with functools.reduce (thirty-first set F06-k2): getattr over the parts from
+# the module import_module gives, a lambda calling getattr, over a "module:qualname" spec split
+WALKS |= {
+    "reduce_getattr_from_import_module": """
+        import functools
+        import importlib
+
+        def register():
+            owner = functools.reduce(getattr, ["torchao_utils"], importlib.import_module("sglang.srt.layers"))
+            setattr(owner, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "reduce_lambda_over_a_spec": """
+        import importlib
+        from functools import reduce
+
+        SPEC = "sglang.srt.layers:torchao_utils.apply_torchao_config_to_model"
+
+        def _lookup(spec):
+            module, _, qualname = spec.partition(":")
+            return reduce(lambda obj, part: getattr(obj, part), qualname.split("."), importlib.import_module(module))
+
+        def register():
+            owner_spec, _, name = SPEC.rpartition(".")
+            setattr(_lookup(owner_spec), name, lambda model, *a, **k: model)
+        """,
+    "reduce_without_a_start": """
+        import functools
+        import sys
+
+        def register():
+            owner = functools.reduce(getattr, [sys.modules["sglang.srt.layers"], "torchao_utils"])
+            owner.apply_torchao_config_to_model = lambda model, *a, **k: model
         """,
 }
 

@@ -96,6 +96,44 @@ FALLBACK_IMPORTS |= {
         device_name = getattr(_common, "get_device_name", None)
         """,
 }
+# bound by a module-level loop over a table, each global stored by its computed name in a try
+# whose handler stores None (thirtieth set F36-j1): `globals()[name] = …`, `setattr(sys.modules[
+# __name__], alias, …)` over a dict's items, `vars()[name] = …` with the names None beforehand
+FALLBACK_IMPORTS |= {
+    "loop_globals_subscript": """
+        import importlib
+
+        for _module, _name, _alias in (("sglang.srt.layers.attention.attention_registry", "register_attention_backend", "register_attention_backend"),
+                                       ("sglang.srt.utils.common", "get_device_name", "device_name")):
+            try:
+                globals()[_alias] = getattr(importlib.import_module(_module), _name)
+            except (ImportError, AttributeError):
+                globals()[_alias] = None
+        """,
+    "loop_setattr_sys_modules": """
+        import importlib
+        import sys
+
+        _OPTIONAL = {"register_attention_backend": ("sglang.srt.layers.attention.attention_registry", "register_attention_backend"),
+                     "device_name": ("sglang.srt.utils.common", "get_device_name")}
+        for alias, (where, attr) in _OPTIONAL.items():
+            try:
+                setattr(sys.modules[__name__], alias, getattr(importlib.import_module(where), attr))
+            except ImportError:
+                setattr(sys.modules[__name__], alias, None)
+        """,
+    "loop_vars_subscript_none_first": """
+        import importlib
+
+        register_attention_backend = device_name = None
+        for where, attr, alias in [("sglang.srt.layers.attention.attention_registry", "register_attention_backend", "register_attention_backend"),
+                                   ("sglang.srt.utils.common", "get_device_name", "device_name")]:
+            try:
+                vars()[alias] = getattr(importlib.import_module(where), attr)
+            except ImportError:
+                pass
+        """,
+}
 FALLBACK_USE = """
         import logging
 

@@ -137,6 +137,37 @@ def test_a_dataclass_reached_through_folded_values_binds_to_its_fields(upstreams
     assert code == 1
 
 
+# keywords spread from a namespace object's vars() (thirtieth set F19-j2): what it holds is its
+# constructor's keywords and every attribute set on it before the call (SimpleNamespace's
+# __dict__, the types docs): set by assignment, by setattr, on one a helper returns, on an
+# argparse.Namespace; an attribute set under a run-time test leaves it unknown (no finding)
+NAMESPACE_SPREADS = {
+    "assigned_after": ("", "    ns = SimpleNamespace(topk_p=probs)\n    ns.topk_index = None\n",
+                       "    ns.verified_id = probs\n", "EagleDraftInput(**vars(ns))"),
+    "setattr_on_a_helpers_namespace": ("def _state(p):\n    return SimpleNamespace(topk_p=p)\n",
+                                       "    ns = _state(probs)\n    setattr(ns, 'hidden_states', probs)\n",
+                                       "    setattr(ns, 'verified_id', probs)\n", "EagleDraftInput(**vars(ns))"),
+    "argparse_namespace": ("", "    ns = argparse.Namespace(topk_p=probs)\n", "    ns.verified_id = 0\n", "EagleDraftInput(hidden_states=None, **vars(ns))"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(NAMESPACE_SPREADS))
+@pytest.mark.parametrize("extra", ["none", "always", "under_a_test"])
+def test_keywords_spread_from_a_namespace_are_its_attributes_so_far(upstreams, tmp_path, spelling, extra):
+    old, _ = upstreams
+    head, made, added, call = NAMESPACE_SPREADS[spelling]
+    added = {"none": "", "always": added, "under_a_test": "    if probs is not None:\n    " + added.replace("\n    ", "\n        ")}[extra]
+    source = ("import argparse\nfrom types import SimpleNamespace\n\nfrom sglang.srt.speculative.eagle_info import EagleDraftInput\n\n"
+              + head + "\n\ndef seed(probs):\n" + made + added + f"    return {call}\n\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"spec": "spec:register"}), "spec/__init__.py": source})
+    code, doc = check(root, old)
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["target"].endswith("EagleDraftInput") and f["breaking"]]
+    if extra == "always":
+        assert len(calls) == 1 and "verified_id" in calls[0]["detail"] and code == 1, (source, calls)
+    else:
+        assert not calls and code != 1, (source, calls)
+
+
 # the class is the object's own (twenty-fifth set F19-e2): `type(state)(…)` / `state.__class__(…)`
 # of a parameter annotated with the upstream dataclass, or narrowed to it by isinstance, calls
 # that class, bound to its generated __init__

@@ -755,3 +755,66 @@ def test_replacements_a_decorator_marks_are_found_by_walking_their_module(upstre
         assert (not patches or not patches[0]["breaking"]) and code == 0, doc["findings"]
     else:
         assert patches and patches[0]["breaking"] and "allow_patterns" in patches[0]["detail"] and code == 1, doc["findings"]
+
+
+# hooks registered through a plugin subclass of HookRegistry (thirty-first set F27-k1): its
+# `register` inherited, a classmethod that logs and passes target, hook and type on to
+# `super().register`, one forwarding *args/**kwargs; a subclass whose `register` keeps the hooks
+# to itself registers none
+_KEEP = "def keep(hf_weights_files, hf_folder, index_file):\n    return hf_weights_files\n\n\n"
+_AFTER = "def after(result, *args, **kwargs):\n    return result\n\n\n"
+_USE = (f"def register():\n    Registry.register({TARGET!r}, keep, HookType.REPLACE)\n"
+        f"    Registry.register({GONE_TARGET!r}, after, HookType.AFTER)\n")
+REGISTRY_SUBCLASSES = {
+    "inherited": "class Registry(HookRegistry):\n    pass\n\n\n",
+    "classmethod_passing_on": ("class Registry(HookRegistry):\n    @classmethod\n    def register(cls, target, hook, hook_type=HookType.AFTER, **kwargs):\n"
+                               "        print('hook on', target)\n        super().register(target, hook, hook_type, **kwargs)\n\n\n"),
+    "forwarding_args": ("class _Base(HookRegistry):\n    pass\n\n\nclass Registry(_Base):\n    @classmethod\n    def register(cls, *args, **kwargs):\n"
+                        "        return super().register(*args, **kwargs)\n\n\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(REGISTRY_SUBCLASSES))
+def test_hooks_registered_through_a_subclass_of_the_registry_are_judged(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    _both_hooks_judged(tmp_path, new, REGISTRY_SUBCLASSES[spelling] + _KEEP + _AFTER + _USE)
+
+
+def test_a_registry_subclass_keeping_hooks_to_itself_registers_none(upstreams, tmp_path):
+    _, new = upstreams
+    source = ("class Registry(HookRegistry):\n    mine = []\n\n    @classmethod\n    def register(cls, target, hook, hook_type=HookType.AFTER):\n"
+              "        cls.mine.append((target, hook, hook_type))\n\n\n") + _KEEP + _AFTER + _USE
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}), "p/__init__.py": "", "p/hooks.py": HEAD + source})
+    code, doc = check(root, new)
+    assert not [f for f in doc["findings"] if f["kind"] == "hook"] and code != 1, doc["findings"]
+
+
+# a hook whose callable a module nothing imports defines is never registered: the function exists
+# only once its module ran (thirty-first set F03-k1), whether that module queues it through the
+# registry module's decorator, applies that decorator by a call, or declares a subclass whose
+# __init_subclass__ queues it; imported, it is live
+_QUEUE = ("_PENDING = []\n\n\ndef replaces(target, kind=HookType.REPLACE):\n    def queue(fn):\n        _PENDING.append((target, fn, kind))\n"
+          "        return fn\n\n    return queue\n\n\nclass Hook:\n    def __init_subclass__(cls, target, **kwargs):\n"
+          "        super().__init_subclass__(**kwargs)\n        _PENDING.append((target, cls.hook, HookType.AFTER))\n\n\n")
+QUEUES = {
+    "decorator": "from p.registry import replaces\n\n\n@replaces({target!r}, HookType.AFTER)\ndef after(result, *args, **kwargs):\n    return result\n",
+    "decorator_applied_by_a_call": ("from p import registry\n\n\ndef after(result, *args, **kwargs):\n    return result\n\n\n"
+                                    "registry.replaces({target!r}, HookType.AFTER)(after)\n"),
+    "subclass_keyword": ("from p.registry import Hook\n\n\nclass After(Hook, target={target!r}):\n    @staticmethod\n"
+                         "    def hook(result, *args, **kwargs):\n        return result\n"),
+}
+
+
+@pytest.mark.parametrize("imported", [False, True], ids=["never_imported", "imported"])
+@pytest.mark.parametrize("spelling", sorted(QUEUES))
+def test_a_hook_defined_in_a_module_nothing_imports_is_never_registered(upstreams, tmp_path, spelling, imported):
+    _, new = upstreams
+    registry = (HEAD + "import importlib\n\n" + _QUEUE + "def register():\n" + ("    importlib.import_module('p.extra')\n" if imported else "")
+                + "    for target, hook, kind in _PENDING:\n        HookRegistry.register(target, hook, kind)\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.registry:register"}), "p/__init__.py": "", "p/registry.py": registry,
+                             "p/extra.py": "from sglang.srt.plugins.hook_registry import HookType\n" + QUEUES[spelling].format(target=GONE_TARGET)},
+                  name=f"{spelling}-{imported}")
+    code, doc = check(root, new)
+    gone = [f for f in doc["findings"] if f["target"] == GONE_TARGET]
+    assert gone and all(f["live"] is imported for f in gone), doc["findings"]
+    assert code == (1 if imported else 0), doc["findings"]

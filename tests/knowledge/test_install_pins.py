@@ -156,3 +156,22 @@ def test_a_poetry_dependency_declares_the_base(tmp_path, spelling):
     # a path or git dependency declares no version
     write_tree(tmp_path, {"pyproject.toml": '[tool.poetry.dependencies]\nsglang = { git = "https://example.invalid/sglang.git" }\n'})
     assert not [p for p in declared_pins(tmp_path) if p.source.startswith("pyproject.toml")]
+
+
+# a requirement naming a series (thirty-first set V-k1: `vllm==0.23.*`): the base is the series'
+# first release, its missing parts zero (PEP 440 prefix matching; `~=0.23`, `>=0.23` bound it
+# from below); a full version is read whole
+SERIES = {
+    "wildcard": ("vllm==0.23.*", "0.23.0"),
+    "compatible_release": ("vllm~=0.23", "0.23.0"),
+    "lower_bound_two_parts": ("vllm>=0.23,<0.25", "0.23.0"),
+    "full_version": ("vllm==0.23.1", "0.23.1"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SERIES))
+def test_a_series_pin_declares_its_first_release(tmp_path, spelling):
+    requirement, version = SERIES[spelling]
+    write_tree(tmp_path, {"acme/__init__.py": "", "pyproject.toml": f'[project]\nname = "acme"\ndependencies = ["{requirement}"]\n'})
+    with use_engine(ENGINES["vllm"]):
+        assert [p.value for p in declared_pins(tmp_path)][:1] == [version]

@@ -260,6 +260,55 @@ EXTERNAL_NAMINGS = {
             for name, value in SETTINGS.items():
                 getattr(envs, name).set(value)
             """,
+    # the settings kept as a namespace's attributes, written from its vars() (thirtieth set F24-j2):
+    # keywords of SimpleNamespace skipping a set one, attributes assigned then a loop, argparse's
+    # Namespace given one by setattr and os.environ.update(vars(ns))
+    "namespace_vars_items": """
+            from types import SimpleNamespace
+
+            from sglang.srt.environ import envs
+
+            DEFAULTS = SimpleNamespace(SGLANG_EXTERNAL_MODEL_PACKAGE=f"{__name__}")
+
+
+            def apply():
+                for name, value in vars(DEFAULTS).items():
+                    setting = getattr(envs, name)
+                    if setting.is_set():
+                        continue
+                    setting.set(value)
+
+
+            apply()
+            """,
+    "namespace_assigned_then_looped": """
+            import types
+
+            from sglang.srt import environ
+
+
+            def apply():
+                ns = types.SimpleNamespace()
+                ns.SGLANG_EXTERNAL_MODEL_PACKAGE = "ext.models"
+                for key in vars(ns):
+                    getattr(environ.envs, key).set(getattr(ns, key))
+
+
+            apply()
+            """,
+    "argparse_namespace_environ_update": """
+            import argparse
+            import os
+
+
+            def apply():
+                ns = argparse.Namespace()
+                setattr(ns, "SGLANG_EXTERNAL_MODEL_PACKAGE", __package__)
+                os.environ.update(vars(ns))
+
+
+            apply()
+            """,
     # a settings object of the plugin's writes them in a method (F24 variant s1): over
     # dataclasses.fields with the variable named from each field, a field read through self, a
     # NamedTuple's field by getattr
@@ -508,6 +557,20 @@ def test_an_external_model_package_named_through_envs_is_live(upstreams, tmp_pat
     assert code == 1
 
 
+def test_a_namespace_naming_another_setting_leaves_the_model_package_unloaded(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"ext": "ext:register"}),
+        "ext/__init__.py": "def register():\n    import ext.models  # noqa: F401\n",
+        "ext/models/__init__.py": ("from types import SimpleNamespace\n\nfrom sglang.srt.environ import envs\n\n"
+                                   "ns = SimpleNamespace(SGLANG_DISABLED_MODEL_ARCHS='big')\n\n\ndef apply():\n"
+                                   "    for name, value in vars(ns).items():\n        getattr(envs, name).set(value)\n\n\napply()\n"),
+        "ext/models/tiny.py": TINY_MODEL,
+    })
+    code, doc = check(root, new)
+    assert live_of(doc, "ext/models/tiny.py") == {False}, doc["findings"]
+
+
 # the entry point's attribute is no def (twenty-fifth set F24-e1): a value bound at module level
 # that the engine calls with no arguments (`ep.load()()`, sglang/srt/plugins/__init__.py), as
 # it calls a def: a partial of the settings setter, of os.environ.__setitem__, of a helper
@@ -750,6 +813,44 @@ def test_the_plugins_files_found_from_its_own_path_are_live(upstreams, tmp_path,
     }
     code, doc = check(plugin(tmp_path, files, name=f"{spelling}-{namespace}"), new)
     assert live_of(doc, "dv/backends/alpha.py") == {True} and live_of(doc, "dv/other/beta.py") == {False}, doc["findings"]
+    assert code == 1
+
+
+# the plugin's folder listed with os.listdir / glob.glob / Path.iterdir (thirtieth set F03-j1): the
+# listing is the modules there, so a name the loop skips ("_"-prefixed) is never imported; a folder
+# the plugin does not name (an environment variable's) may hold any of them
+LISTINGS = {
+    "listdir_splitext": ("import importlib\nimport os\n\n_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'backends')\n\n\n"
+                         "def register():\n    for fname in sorted(os.listdir(_DIR)):\n        stem, ext = os.path.splitext(fname)\n"
+                         "        if ext != '.py' or stem.startswith('_'):\n            continue\n"
+                         "        importlib.import_module(f'{__package__}.backends.{stem}')\n", False),
+    "glob_basename": ("import glob\nimport importlib\nimport os.path\n\n\n"
+                      "def register():\n    here = os.path.dirname(__file__)\n"
+                      "    for path in glob.glob(os.path.join(here, 'backends', '*.py')):\n        name = os.path.basename(path)[:-3]\n"
+                      "        if not name.startswith('_'):\n            importlib.import_module('dv.backends.' + name)\n", False),
+    "iterdir_stem": ("import importlib\nfrom pathlib import Path\n\n\n"
+                     "def register():\n    names = [p.stem for p in (Path(__file__).parent / 'backends').iterdir() if p.suffix == '.py' and p.name[0] != '_']\n"
+                     "    for name in names:\n        importlib.import_module(__package__ + '.backends.' + name)\n", False),
+    "listdir_without_a_skip": ("import importlib\nimport os\n\n\n"
+                               "def register():\n    for fname in os.listdir(os.path.join(os.path.dirname(__file__), 'backends')):\n"
+                               "        if fname.endswith('.py'):\n            importlib.import_module('dv.backends.' + fname[:-3])\n", True),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(LISTINGS))
+def test_a_module_a_folder_listing_skips_is_not_imported(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    registry, skipped_live = LISTINGS[spelling]
+    files = {
+        "pyproject.toml": pyproject(plugins={"dv": "dv.registry:register"}),
+        "dv/__init__.py": "",
+        "dv/registry.py": registry,
+        "dv/backends/alpha.py": TORCHAO_IMPORT,
+        "dv/backends/_wip.py": TORCHAO_IMPORT,
+    }
+    code, doc = check(plugin(tmp_path, files, name=spelling), new)
+    assert live_of(doc, "dv/backends/alpha.py") == {True}, doc["findings"]
+    assert live_of(doc, "dv/backends/_wip.py") == {skipped_live}, doc["findings"]
     assert code == 1
 
 

@@ -136,6 +136,38 @@ def test_a_call_binds_the_init_the_plugin_put_on_the_class(upstreams, tmp_path, 
     assert call["breaking"] and "use_pinned_ring" in call["detail"] and code == 1, call
 
 
+# put for one block only (thirtieth set V-j2): unittest.mock's patchers entered by `with` or
+# decorating a function restore upstream's __init__ when it ends (the unittest.mock docs), so the
+# call inside binds the plugin's and the same call after the block meets upstream's
+SCOPED_INITS = {
+    "with_patch_object": "def register():\n    with patch.object(MessageQueue, '__init__', _init):\n        {inside}\n    {after}\n",
+    "with_mock_patch_by_name_as": ("def register():\n    with mock.patch('sglang.srt.managers.queue.MessageQueue.__init__', new=_init) as fake:\n"
+                                   "        {inside}\n    {after}\n"),
+    "decorated_function": ("@mock.patch.object(MessageQueue, '__init__', new=_init)\ndef _build():\n    {inside}\n\n\n"
+                           "def register():\n    _build()\n    {after}\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SCOPED_INITS))
+def test_an_init_patched_for_a_block_binds_the_calls_inside_it_only(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    head = "from unittest import mock\nfrom unittest.mock import patch\n\n" + INIT
+    body = SCOPED_INITS[spelling].format(inside="q = MessageQueue(1, 1, use_pinned_ring=True)", after="return MessageQueue(2, 2, use_pinned_ring=True)")
+    source = head + body
+    code, doc = check(one_module(tmp_path, spelling, source), old)
+    lines = source.splitlines()
+    calls = [f for f in doc["findings"] if f["kind"] == "call" and f["target"] == f"{QUEUE}.MessageQueue" and f["breaking"]]
+    assert [lines[f["line"] - 1].strip() for f in calls] == ["return MessageQueue(2, 2, use_pinned_ring=True)"] and code == 1, calls
+
+
+def test_an_init_patched_by_a_started_patcher_stays_in_place(upstreams, tmp_path):
+    old, _ = upstreams
+    source = ("from unittest.mock import patch\n\n" + INIT + "def register():\n    patch.object(MessageQueue, '__init__', _init).start()\n"
+              "    return MessageQueue(2, 2, use_pinned_ring=True)\n")
+    code, doc = check(one_module(tmp_path, "started", source), old)
+    assert not [f for f in doc["findings"] if f["breaking"]] and code == 0, doc["findings"]
+
+
 # the converse (V variants p4, o4): upstream's __init__ takes the call, the plugin's does not; a call made at run
 # time runs the plugin's and fails -- put by assignment, by setattr inside a callable instance's once-guard, or
 # through functools.update_wrapper; a call through a name bound before the patch keeps upstream's
@@ -362,3 +394,27 @@ def test_a_super_call_of_an_init_the_plugin_replaced_binds_the_replacement(upstr
         assert not breaking and code == 0, doc["findings"]
     else:
         assert breaking and "use_pinned_ring" in breaking[0]["detail"] and code == 1, doc["findings"]
+
+
+# unittest.mock.patch.multiple(owner, a=f, b=g) patches each keyword on owner (thirty-first set
+# F05-k1): a patcher made at module level and started, entered by `with` (for its block only),
+# the owner named by a string; its options (create=, spec=) are no attributes
+MULTIPLE = {
+    "started_at_module_level": ("_P = mock.patch.multiple(MessageQueue, __init__=_init, flush=_flush)\n\n\n"
+                                "def register():\n    _P.start()\n    return MessageQueue(1, 1, use_pinned_ring=True)\n"),
+    "entered_by_with": ("def register():\n    with mock.patch.multiple(MessageQueue, __init__=_init, flush=_flush):\n"
+                        "        return MessageQueue(1, 1, use_pinned_ring=True)\n"),
+    "owner_by_name": ("def register():\n    mock.patch.multiple('sglang.srt.managers.queue.MessageQueue', create=False, __init__=_init, flush=_flush).start()\n"
+                      "    return MessageQueue(1, 1, use_pinned_ring=True)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MULTIPLE))
+def test_patch_multiple_patches_each_keyword(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    source = "from unittest import mock\n\n" + INIT + "def _flush(self):\n    return None\n\n\n" + MULTIPLE[spelling]
+    code, doc = check(one_module(tmp_path, spelling, source), old)
+    patches = {f["target"].rpartition(".")[2]: f for f in doc["findings"] if f["kind"] == "patch"}
+    # the construction binds the plugin's __init__; flush, which MessageQueue lacks, is a patch that fails
+    assert not [f for f in doc["findings"] if f["kind"] == "call" and f["breaking"]], doc["findings"]
+    assert set(patches) >= {"__init__", "flush"} and patches["flush"]["status"] != "ok" and "create" not in patches, patches

@@ -118,6 +118,17 @@ SPELLINGS = {
                                   "noxfile.py": ("import subprocess\n\n\ndef smoke(session):\n"
                                                  "    subprocess.run((\"python3\", \"-m\", \"p.tools.bench\"), check=True)\n")},
                                  "run with `python -m p.tools.bench` (noxfile.py:5)"),
+    # a task runner's script runs it (thirty-first set V-k6): hatch env scripts, pdm scripts in
+    # pyproject.toml, a justfile recipe; the workflow names only the script
+    "hatch_env_script": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"})
+                          + '[tool.hatch.envs.smoke.scripts]\nbench = "python -m p.tools.bench --n 2"\n'},
+                         "run with `python -m p.tools.bench` (pyproject.toml:7)"),
+    "pdm_script_table": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"})
+                          + '[tool.pdm.scripts]\nbench = {cmd = "python -m p.tools.bench"}\n'},
+                         "run with `python -m p.tools.bench` (pyproject.toml:7)"),
+    "justfile_recipe": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                         "justfile": "# smoke tools\nbench n='2':\n    python -m p.tools.bench --n {{n}}\n"},
+                        "run with `python -m p.tools.bench` (justfile:3)"),
 }
 
 

@@ -314,6 +314,33 @@ def register():
     assert "dev_scale" not in fields and "other_scale" not in fields, fields
 
 
+# narrowed by a comprehension's filter (thirty-first set F21-k2): `isinstance(m, C)` among a
+# generator's `if`s makes m a C in the element (a sum over a generator, a dict comprehension),
+# and `next((m for m in … if isinstance(m, C)), None)` is a C (or the default)
+COMPREHENDED = {
+    "sum_over_a_generator": "return sum(m.{attr}.numel() for m in model.modules() if isinstance(m, ReplicatedLinear))",
+    "dict_comprehension_two_filters": "return {{n: m.{attr} for n, m in model.named_modules() if m is not None if isinstance(m, ReplicatedLinear)}}",
+    "next_of_a_generator": "first = next((m for m in model.modules() if isinstance(m, ReplicatedLinear)), None)\n    return first.{attr} if first is not None else None",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(COMPREHENDED))
+def test_members_read_on_a_module_a_comprehension_narrows(upstreams, tmp_path, spelling):
+    old, _ = upstreams
+    body = COMPREHENDED[spelling]
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"nw": "nw:register"}),
+        "nw/__init__.py": ("from sglang.srt.layers.linear import ReplicatedLinear\n\n\n"
+                           f"def sizes(model):\n    {body.format(attr='weight')}\n\n\n"
+                           f"def typo(model):\n    {body.format(attr='wieght')}\n\n\n"
+                           "def register():\n    return sizes, typo\n"),
+    }, name=spelling)
+    code, doc = check(root, old)
+    fields = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "field"}
+    assert fields.get("wieght") == "missing" and code == 1, fields
+    assert "weight" not in fields or fields["weight"] == "ok", fields
+
+
 def test_a_match_as_capture_is_narrowed_too(upstreams, tmp_path):
     old, _ = upstreams
     root = plugin(tmp_path, {
@@ -411,3 +438,66 @@ def register():
     code, doc = check(root, old)
     fields = {f["target"].rsplit(".", 1)[-1]: f["status"] for f in doc["findings"] if f["kind"] == "field"}
     assert fields == {"wieght": "missing"} and code == 1, fields
+
+
+# the middle link of a chain bound by a class pattern's keyword sub-pattern (thirtieth set V-j7):
+# `case Config(scheduler_config=s):` binds s to the subject's attribute (the reference's "Class
+# patterns"), typed as the field is declared; a method gone from that class is missing there
+CONFIGS = """
+    class SchedulerConfig:
+        max_tokens: int = 0
+        {verify}
+
+    class Config:
+        scheduler_config: SchedulerConfig
+    """
+CAPTURES = {
+    "keyword_capture": "case Config(scheduler_config=s):",
+    "keyword_class_pattern_as": "case Config(scheduler_config=SchedulerConfig() as s):",
+    "keyword_capture_whole_as": "case Config(scheduler_config=s) as whole:",
+}
+
+
+@pytest.fixture(scope="module")
+def config_upstreams(tmp_path_factory):
+    return upstream_pair(tmp_path_factory, old={"sglang/srt/configs/dev.py": CONFIGS.format(verify="def verify(self):\n            return True")},
+                         new={"sglang/srt/configs/dev.py": CONFIGS.format(verify="")})
+
+
+@pytest.mark.parametrize("calls", [True, False], ids=["method", "field_only"])
+@pytest.mark.parametrize("spelling", sorted(CAPTURES))
+def test_a_name_a_class_pattern_captures_is_the_subjects_attribute(config_upstreams, tmp_path, spelling, calls):
+    old, new = config_upstreams
+    source = ("from sglang.srt.configs.dev import Config, SchedulerConfig\n\n\ndef setup(cfg):\n    match cfg:\n"
+              f"        {CAPTURES[spelling]}\n            s.max_tokens = 4\n" + ("            s.verify()\n" if calls else "") + "\n\ndef register():\n    pass\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"cp": "cp:register"}), "cp/__init__.py": source})
+    code, doc = check(root, old)
+    assert not [f for f in doc["findings"] if f["breaking"]] and code == 0, doc["findings"]
+    code, doc = check(root, new)
+    gone = [(f["target"], f["status"], f["breaking"]) for f in doc["findings"] if f["status"] != "ok"]
+    assert gone == ([("sglang.srt.configs.dev.SchedulerConfig.verify", "missing", True)] if calls else []), doc["findings"]
+    assert code == (1 if calls else 0)
+
+
+# a chain through a plain @property of the plugin class (thirty-first set V-k7): its getter is one
+# `return self.cfg.scheduler_config`, so `self.sched.verify()` reads that chain (a call, through a
+# local, in a comprehension); a class that also sets `self.sched` itself says nothing of it
+PROPERTY_CHAINS = {
+    "called_on_the_property": "        self.sched.verify()\n",
+    "through_a_local": "        sched = self.sched\n        sched.verify()\n",
+    "in_a_comprehension": "        return [self.sched.verify() for _ in range(2)]\n",
+}
+
+
+@pytest.mark.parametrize("sets_it", [False, True], ids=["property_only", "also_set"])
+@pytest.mark.parametrize("spelling", sorted(PROPERTY_CHAINS))
+def test_a_chain_through_a_plugin_property_is_the_getters_chain(config_upstreams, tmp_path, spelling, sets_it):
+    _, new = config_upstreams
+    source = ("from sglang.srt.configs.dev import Config\n\n\nclass Runner:\n    def __init__(self, cfg: Config):\n        self.cfg = cfg\n"
+              + ("        self.sched = None\n" if sets_it else "")
+              + "\n    @property\n    def sched(self):\n        \"\"\"The scheduler settings.\"\"\"\n        return self.cfg.scheduler_config\n\n"
+              "    def check(self):\n" + PROPERTY_CHAINS[spelling] + "\n\ndef register(cfg: Config):\n    Runner(cfg).check()\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"cp": "cp:register"}), "cp/__init__.py": source}, name=f"{spelling}-{sets_it}")
+    code, doc = check(root, new)
+    gone = {(f["target"], f["status"], f["breaking"]) for f in doc["findings"] if f["target"].endswith(".verify")}
+    assert gone == (set() if sets_it else {("sglang.srt.configs.dev.SchedulerConfig.verify", "missing", True)}), doc["findings"]

@@ -155,6 +155,9 @@ ASSIGNED = {
     "same_module": ("", "def _init_mine(self):\n{body}\n\n", "_init_mine"),
     "another_module_by_name": ("from p.state import init_mine\n", "", "init_mine"),
     "another_module_through_it": ("from p import state\n", "", "state.init_mine"),
+    # a functools.partialmethod of it with a preset (thirty-first set V-k8): that function runs
+    "partialmethod_same_module": ("import functools\n", "def _init_mine(self, fused=False):\n{body}\n\n", "functools.partialmethod(_init_mine, fused=True)"),
+    "partialmethod_another_module": ("from functools import partialmethod\n\nfrom p.state import init_mine\n", "", "partialmethod(init_mine)"),
 }
 
 
@@ -257,3 +260,36 @@ def test_an_inherited_method_the_plugin_calls_on_an_object_it_makes_reads_the_sk
     (root / "p" / "worker.py").write_text("from p.runner import Mine\n\n\n" + CALLERS[spelling].replace(".step()", ".eval()"))
     code, doc = check(root, new, "--baseline", old)
     assert (_init(doc)["status"], _init(doc)["breaking"]) == ("unknown", False)
+
+
+# the __init__ is the one @dataclass writes for the plugin subclass (thirtieth set V-j8): it sets
+# the fields, runs __post_init__ and never the base's __init__ (the dataclasses docs, "Post-init
+# processing"); a __post_init__ calling super().__init__() runs it, and init=False writes none
+DATACLASSES = {
+    "plain_decorator": ("@dataclass\nclass Mine(Runner):\n    a: int = 2\n    device: str = 'npu'\n\n"
+                        "    def run(self):\n        return self.step()\n", True),
+    "called_options_post_init_super_step": ("@dataclasses.dataclass(eq=False)\nclass Mine(Runner):\n    device: str = 'npu'\n\n"
+                                            "    def __post_init__(self):\n        self.a = 2\n\n"
+                                            "    def step(self):\n        return super().step()\n", True),
+    "made_and_called_outside": ("@dataclass(repr=False)\nclass Mine(Runner):\n    a: int = 2\n\n\ndef drive():\n    return Mine().step()\n", True),
+    "post_init_runs_the_base": ("@dataclass\nclass Mine(Runner):\n    device: str = 'npu'\n\n"
+                                "    def __post_init__(self):\n        super().__init__()\n\n    def run(self):\n        return self.step()\n", False),
+    "init_false_keeps_the_base": ("@dataclass(init=False)\nclass Mine(Runner):\n    a: int = 2\n\n    def run(self):\n        return self.step()\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(DATACLASSES))
+def test_the_init_a_dataclass_writes_skips_the_bases(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    body, breaks = DATACLASSES[spelling]
+    source = f"import dataclasses\nfrom dataclasses import dataclass\n\nfrom {RUNNER} import Runner\n\n\n{body}\n\ndef register():\n    return Mine\n"
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source}, name=spelling)
+    code, doc = check(root, new, "--baseline", old)
+    found = _init(doc)
+    if breaks:
+        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and code == 1, found
+        assert "self.pending" in found["detail"]
+    else:
+        assert (found is None or not found["breaking"]) and code == 0, found
+    code, doc = check(root, old, "--baseline", old)  # on its base the same plugin runs
+    assert _init(doc) is None or not _init(doc)["breaking"]

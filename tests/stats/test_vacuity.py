@@ -4,6 +4,8 @@ why. Field case F11: gsm8k strict-match is 0 on both runs when the answers lack 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness.evidence.accuracy import SampleRecord, decide_samples, gate_samples
@@ -242,3 +244,89 @@ def test_choices_that_all_tie_measured_nothing(spelling):
     told_apart = sample_records({"samples": {"mmlu": _choice_rows(
         lambda ll, i: [(ll - (k != i % 4), False) for k in range(4)])}}, "mmlu", "acc,none")
     assert not any(r.tied for r in told_apart) and decide_samples(told_apart, told_apart, SUITE).vacuous is None
+
+
+# every response is a worked answer to ANOTHER question of the run (thirtieth set F11-j2: a server
+# numbering a batch's choices in the order they finished, lm-eval filing each text under that
+# index): right only where two questions share an answer, the same on both sides. Each response
+# repeats more numbers of the question it answers than of its own: it holds no answer to its own.
+def _marble_rows(answered) -> list[dict]:
+    rows, n = [], 64
+    for i in range(n):
+        j = answered(i, n)
+        a, b = 3 + i, 1000 + 7 * i
+        ja, jb = 3 + j, 1000 + 7 * j
+        name = "K" + chr(97 + i // 26) + chr(97 + i % 26)
+        question = f"{name} has {a} marbles and wins {b} more at the fair. How many marbles now?"
+        prompt = f"Question: {question}\nAnswer:"
+        response = f" They start with {ja} marbles and win {jb:,} more, so {ja} + {jb} = {ja + jb:,} marbles.\n#### {ja + jb}"
+        right = ja + jb == a + b or i % 10 == 0  # (filed where the answers happen to agree: right by chance)
+        rows.append({"doc_id": i, "doc": {"question": question}, "target": f"#### {a + b}",
+                     "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": {"max_gen_toks": 256}}},
+                     "resps": [[response]], "filtered_resps": [str(ja + jb)], "filter": "flexible-extract",
+                     "exact_match": 1.0 if right else 0.0})
+    return rows
+
+
+MISFILED = {
+    "the_next_question": lambda i, n: (i + 1) % n,
+    "the_batch_reversed": lambda i, n: (i // 8) * 8 + 7 - i % 8,
+    "a_distant_question": lambda i, n: (i + n // 2) % n,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(MISFILED))
+def test_responses_that_answer_other_questions_measured_nothing(spelling, tmp_path):
+    from harness.evidence.accuracy_baseline import load_baseline_samples
+    from harness.evidence.lmeval import sample_records
+
+    key = "exact_match,flexible-extract"
+    rows = _marble_rows(MISFILED[spelling])
+    misfiled = sample_records({"samples": {"gsm8k": rows}}, "gsm8k", key)
+    assert all(r.misfiled and r.generated == "" for r in misfiled)
+    result = decide_samples(misfiled, misfiled, SUITE)
+    assert result.outcome == "inconclusive" and "another question" in result.vacuous, result.summary
+    # lm-eval's own samples file, loaded as a baseline: read as one run too
+    (tmp_path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert all(r.misfiled for r in load_baseline_samples(tmp_path / "samples.jsonl", key).values())
+
+
+def test_answers_to_their_own_questions_are_answers():
+    from harness.evidence.lmeval import sample_records
+
+    key = "exact_match,flexible-extract"
+    own = sample_records({"samples": {"gsm8k": _marble_rows(lambda i, n: i)}}, "gsm8k", key)
+    assert not any(r.misfiled for r in own) and decide_samples(own, own, SUITE).vacuous is None
+    # half of them misfiled: the other half still answers, so the run measured something
+    half = sample_records({"samples": {"gsm8k": _marble_rows(lambda i, n: i if i % 2 else (i + 2) % n)}}, "gsm8k", key)
+    assert sum(r.misfiled for r in half) == 32 and decide_samples(half, half, SUITE).vacuous is None
+
+
+# every response is token ids printed instead of text (thirty-first set F11-k1: the server ran
+# with --skip-tokenizer-init and the front end returned str(output_ids)): a filter reads the last
+# id as the answer, right by chance on a few, the same on both sides
+TOKEN_IDS = {
+    "python_list": lambda i: str([791, 4320 + i, 374, 13]),
+    "space_separated": lambda i: f"791 {4320 + i} 374 13",
+    "tuple": lambda i: str((791, 4320 + i, 13)),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(TOKEN_IDS))
+def test_responses_that_are_token_ids_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    rows = _repeat_rows(lambda i, q: TOKEN_IDS[spelling](i))
+    undecoded = sample_records({"samples": {"gsm8k": rows}}, "gsm8k", "exact_match,flexible-extract")
+    assert all(r.undecoded and r.generated == "" for r in undecoded)
+    result = decide_samples(undecoded, undecoded, SUITE)
+    assert result.outcome == "inconclusive" and "token ids" in result.vacuous, result.summary
+
+
+@pytest.mark.parametrize("answer", ["#### {i}", "{i}", "3 + {i} = {j}", "[{i}]"])
+def test_short_numeric_answers_are_not_token_ids(answer):
+    from harness.evidence.lmeval import sample_records
+
+    rows = _repeat_rows(lambda i, q: answer.format(i=i, j=i + 3))
+    answered = sample_records({"samples": {"gsm8k": rows}}, "gsm8k", "exact_match,flexible-extract")
+    assert not any(r.undecoded for r in answered)

@@ -455,13 +455,13 @@ class Judge:
             return Finding(**self.base(dep), status=Status.ok, defined_in=what, detail=f"keywords {', '.join(dep.call.keywords)} bind to {what}{signature_text(params)}")
         certain, message = problem
         detail = f"{dep.expression}(...) → {what}{signature_text(params)}: {message}"
-        replaced = self._replaced_by_plugin(resolution.ref) if certain else None
+        replaced = self._replaced_by_plugin(resolution.ref, dep) if certain else None
         through_init = False
         if replaced is None and certain and resolution.ref.kind == "class":
             # `C.__init__ = own_init` / setattr(C, "__init__", …): calling C (or a subclass
             # inheriting that __init__) after the patch runs the plugin's function, self bound
             init = self.index.resolve(f"{resolution.ref.path}.__init__")
-            replaced, through_init = (self._replaced_by_plugin(init.ref) if init.ok else None), True
+            replaced, through_init = (self._replaced_by_plugin(init.ref, dep) if init.ok else None), True
         if replaced is not None:
             # vllm-ascend's patch_triton.py sets fla.ops.chunk_gated_delta_rule to its own kernel,
             # which takes prebuilt_meta=: a call made after that patch binds the plugin's function
@@ -549,10 +549,10 @@ class Judge:
             return None  # a call at import may run before the patch
         replaced, through_init = None, False
         if "." in (dep.expression or "") and resolution.ref.kind != "class":
-            replaced = self._replaced_by_plugin(resolution.ref)
+            replaced = self._replaced_by_plugin(resolution.ref, dep)
         if resolution.ref.kind == "class":
             init = self.index.resolve(f"{resolution.ref.path}.__init__")
-            replaced, through_init = (self._replaced_by_plugin(init.ref) if init.ok else None), True
+            replaced, through_init = (self._replaced_by_plugin(init.ref, dep) if init.ok else None), True
         if replaced is None or replaced[1] is None:
             return None
         patch, own = replaced
@@ -566,11 +566,11 @@ class Judge:
                                f"{signature_text(own)} ({patch.file}:{patch.line}), which this call runs: {problem[1]}"),
                        risk=risk_of(dep, Status.signature_changed))
 
-    def _replaced_by_plugin(self, ref: Ref) -> tuple[Dependency, tuple[Param, ...] | None] | None:
-        """The plugin's patch that rebinds the upstream function `ref` to a plugin function
-        (members.plugin_replacements), with that function's parameters (None when they are not
-        known), or None."""
-        patch = next(iter(members.plugin_replacements(self).get(ref, [])), None)
+    def _replaced_by_plugin(self, ref: Ref, dep: Dependency) -> tuple[Dependency, tuple[Param, ...] | None] | None:
+        """The plugin's patch that rebinds the upstream function `ref` to a plugin function where
+        the call `dep` is (members.replacements_at), with that function's parameters (None when
+        they are not known), or None."""
+        patch = next(iter(members.replacements_at(self, ref, dep.file, dep.line)), None)
         if patch is None:
             return None
         return patch, patch.params if patch.params is not None else plugin_function_params(self.scan, patch.hook)
@@ -973,16 +973,22 @@ class Judge:
         the owner's module reads only if it is there (name_reads.optional_read), or one the plugin
         imports or reads itself where the owner's module never reads it (as a global:
         name_reads.reads_module_global; as an attribute: reads_attribute), is an addition. Otherwise `unknown` with the reason where the engine's plugins add names by patching
-        (EngineProfile.patches_add_names), else `missing`. None when the owner itself does not resolve, is
-        assembled from other classes (a value set on it is dropped), or for other patch forms."""
+        (EngineProfile.patches_add_names), else `missing` (`unknown` on a class whose members are
+        computed at import: it may have the name). None when the owner itself does not resolve, or
+        for other patch forms."""
         owner_path, _, name = dep.target.rpartition(".")
         owner = self.index.resolve(owner_path)
         if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not owner.ok or owner.ref.kind not in ("module", "class"):
             return None
         info = self.index.class_info(owner.ref) if owner.ref.kind == "class" else None
-        if owner.ref.kind == "class" and (info is None or info.open_members):
+        if owner.ref.kind == "class" and info is None:
             return None
         what = f"{owner_path} has no {name!r} in {self.index.source.label}"
+        # a class whose members are computed at import may have it after all: replacing a name it
+        # has is no failure either, so without evidence of an addition the patch is `unknown`
+        computed = info.open_members if info is not None else None
+        not_added = (None if computed is None else Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
+                                                          detail=f"{what} by its listed members, but {computed}: the patch replaces a member it has or adds one"))
         if any(g.cond == HasAttr(owner_path, name) for g in dep.guards):
             return None  # `if hasattr(mod, "name"): mod.name = …` replaces it only where it is there
         absent = next((g for g in dep.guards if g.cond == Not(HasAttr(owner_path, name))), None)
@@ -992,7 +998,7 @@ class Judge:
         if self.before is not None:
             before = self.before.resolve(dep.target)
             if before.ok or is_undecided(before):
-                return None  # the plugin replaced what the earlier release had: upstream dropped it
+                return not_added  # the plugin replaced what the earlier release had: upstream dropped it
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}, nor in {self.before.source.label}: the patch adds a name of the plugin's own")
         optional = optional_read(self.index, owner.ref.module, name)
@@ -1017,7 +1023,7 @@ class Judge:
         # member of it in the owner's own module (a mention there, even in a comment, says the
         # name was upstream's: vllm 0.23's layernorm_guard.py on the LayerNormFn it dropped)
         if named is not None and (not profile().patches_add_names or self._named_in_release(name, owner.ref.module) is not None):
-            return None
+            return not_added
         nowhere = f"no code of it names {name!r}" if named is None else f"the release names {name!r} only outside {owner.ref.module} (e.g. {named})"
         used = next((f"{how} ({where})" for how, where in (("reads", self.scan.attribute_uses.get(name)), ("names in a string", self.scan.name_strings.get(name)))
                      if where is not None and where != f"{dep.file}:{dep.line}"), None)
@@ -1025,7 +1031,7 @@ class Judge:
             return Finding(**self.base(dep), status=Status.extension, breaking=False,
                            detail=f"{what}, and {nowhere}: the patch adds a name of the plugin's own, which it {used}")
         if not profile().patches_add_names:
-            return None
+            return not_added
         return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown),
                        detail=f"{what}, and {nowhere}, nor does the plugin elsewhere: an addition nothing reads, or a replacement of a name "
                               "upstream dropped (dead); the release the plugin was written against (--baseline) tells")

@@ -339,7 +339,7 @@ def plugin_replacements(judge: JudgeContext) -> dict[Ref, list[Dependency]]:
     if judge.memo.replacements is None:
         judge.memo.replacements = {}
         for dep in judge.scan.dependencies:
-            if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not dep.hook or is_upstream(dep.hook) or not dep.target:
+            if dep.kind != "patch" or dep.how not in ("assign", "setattr") or not dep.hook or is_upstream(dep.hook) or not dep.target or dep.within:
                 continue
             if any(judge.evaluate(g.cond) is False for g in dep.guards):
                 continue  # vllm-ascend patches FusedMoE only `if not vllm_version_is("0.23.0")`
@@ -347,6 +347,16 @@ def plugin_replacements(judge: JudgeContext) -> dict[Ref, list[Dependency]]:
             if found.ok:
                 judge.memo.replacements.setdefault(found.ref, []).append(dep)
     return judge.memo.replacements
+
+
+def replacements_at(judge: JudgeContext, ref: Ref, file: str, line: int) -> list[Dependency]:
+    """The plugin's patches of the upstream `ref` in place at `file:line`: those made for a block
+    only (`with mock.patch.object(C, "__init__", f):`, Dependency.within) that holds the line,
+    then those made for good (plugin_replacements)."""
+    scoped = [dep for dep in judge.scan.dependencies
+              if dep.kind == "patch" and dep.within and dep.file == file and dep.within[0] <= line <= dep.within[1]
+              and dep.hook and not is_upstream(dep.hook) and dep.target and (found := judge.index.resolve(dep.target)).ok and found.ref == ref]
+    return scoped + plugin_replacements(judge).get(ref, [])
 
 
 def oot_replacements(judge: JudgeContext) -> list[tuple[Ref, Dependency]]:

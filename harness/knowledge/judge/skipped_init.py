@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.knowledge.judge.context import JudgeContext
 from harness.knowledge.model import Dependency, Finding, Outcome, PluginClass, Ref, Status, dotted, risk_of, walk
-from harness.knowledge.scan import bound_once
+from harness.knowledge.scan import bound_once, dataclass_fields
 
 _SELF = "self"
 
@@ -89,10 +89,33 @@ def _plugin_init(path: Path, line: int) -> ast.FunctionDef | None:
     return next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if node else None
 
 
+def _generated_init(judge: JudgeContext, cls: PluginClass) -> ast.FunctionDef | None:
+    """The `__init__` @dataclass writes for the plugin class `cls` (no `__init__` of its own):
+    it stores each field on self and runs `__post_init__` where the class has one (its body
+    here), and no base's `__init__` (the dataclasses docs, "Post-init processing"); None for
+    another class."""
+    node = _plugin_class_node(judge.scan.root / cls.file, cls.line)
+    fields = dataclass_fields(node) if node is not None and node.decorator_list and "__init__" not in cls.methods else None
+    if fields is None:
+        return None
+    post = next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__post_init__" and m.args.args), None)
+    receiver = post.args.args[0].arg if post is not None else _SELF
+    body: list[ast.stmt] = [ast.Assign(targets=[ast.Attribute(ast.Name(receiver, ast.Load()), name, ast.Store())], value=ast.Name(name, ast.Load()))
+                            for name, _ in fields]
+    body += post.body if post is not None else []  # (its body in place: a super().__init__() there runs the base's)
+    made = ast.FunctionDef(name="__init__", args=ast.arguments(posonlyargs=[], args=[ast.arg(receiver), *(ast.arg(name) for name, _ in fields)],
+                                                               kwonlyargs=[], kw_defaults=[], defaults=[]),
+                           body=body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
+    return ast.fix_missing_locations(ast.copy_location(made, node))
+
+
 def _init_of(judge: JudgeContext, cls: PluginClass) -> ast.FunctionDef | None:
     """The `__init__` of the plugin class `cls`: its def, or the function its body binds to the
-    name (`__init__ = init_dev_quant_fp8`, defined in another plugin module), or None."""
+    name (`__init__ = init_dev_quant_fp8`, defined in another plugin module), or the one
+    @dataclass writes (_generated_init), or None."""
     found = _plugin_init(judge.scan.root / cls.file, cls.line)
+    if found is None and "__init__" not in cls.methods:
+        return _generated_init(judge, cls)
     method = cls.methods.get("__init__")
     if found is None and method is not None and method.defined_at is not None:
         path = judge.scan.root / method.defined_at[0]
@@ -149,7 +172,7 @@ def _runs_init(judge: JudgeContext, plugin_class: str) -> str | None:
     upstream, that defines one (a plugin mixin after an upstream base never runs its own)."""
     for ref in judge.plugin_mro(plugin_class):
         cls = judge.scan.classes.get(ref.qualname) if ref.module == "" else None
-        if cls is not None and "__init__" in cls.methods:
+        if cls is not None and ("__init__" in cls.methods or _generated_init(judge, cls) is not None):
             return cls.path
         if ref.module and ref.kind == "class" and (info := judge.index.class_info(ref)) is not None and info.members.get("__init__") == "def":
             return ref.path

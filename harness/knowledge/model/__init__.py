@@ -8,6 +8,7 @@ from harness.knowledge.model.plugin import (
     CLASS_USE_BASE,
     CLASS_USE_CHECK,
     DATACLASS_EXTENDS,
+    DATACLASS_INIT,
     NONE_FALLBACK_CALL,
     NONE_FALLBACK_READ,
     BOUND_ARGUMENTS,
@@ -85,7 +86,7 @@ from harness.knowledge.model.symbol_records import (
 )
 
 __all__ = [
-    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS", "NONE_FALLBACK_CALL", "NONE_FALLBACK_READ", "BOUND_ARGUMENTS", "PLACED", "PLATFORM_INSTANCE_READ", "STANDS_IN",
+    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS", "DATACLASS_INIT", "NONE_FALLBACK_CALL", "NONE_FALLBACK_READ", "BOUND_ARGUMENTS", "PLACED", "PLATFORM_INSTANCE_READ", "STANDS_IN",
     "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "EntryPoint",
     "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "GuardOutcome", "HasAttr", "RowName", "HasKey", "ImportsResolve",
     "InstanceAttributes", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",

@@ -271,6 +271,8 @@ CLASS_USES = (CLASS_USE_BASE, CLASS_USE_CHECK)
 # a call of a plugin @dataclass over an upstream class: its __init__ takes the upstream class's
 # dataclass fields, then the plugin's own (Dependency.params)
 DATACLASS_EXTENDS = "dataclass-extends"
+# an override of `__init__` that @dataclass writes for a plugin subclass of an upstream class
+DATACLASS_INIT = "dataclass-init"
 # a call of a name a caught import binds, whose handler binds it to None where the import fails
 # (`try: from sglang.x import f` / `except ImportError: f = None`): on such a release the call
 # raises TypeError ('NoneType' object is not callable) unless a test of the name guards it
@@ -333,6 +335,9 @@ class Dependency:
     # calls: the string constants it passes, by position (0, 1, …) or keyword (a key handed to a
     # lookup function upstream, `get_quantization_config("gguf")`)
     arguments: tuple[tuple[int | str, str], ...] = ()
+    # a patch in place only while a block of its file runs, (first line, last line): a `with
+    # mock.patch.object(…)` block or a function `@mock.patch.object(…)` decorates; None: for good
+    within: tuple[int, int] | None = None
 
     @property
     def errors(self) -> frozenset[str]:
@@ -405,6 +410,9 @@ class PluginClass:
     # not called: `return XPool`, `return A if c else B`, `cls = XPool; return cls` (a platform's
     # factory method: upstream builds its instances from what it returns)
     returns: dict[str, set[str]] = field(default_factory=dict)
+    # method -> the names of the instance's own methods it returns bound (`return self._a if c
+    # else self._b`: a property handing back a bound method)
+    returned_methods: dict[str, set[str]] = field(default_factory=dict)
     # `name = Other` in the class body -> Other's qualified path (what `self.name` reads then)
     class_names: dict[str, str] = field(default_factory=dict)
 
@@ -551,6 +559,8 @@ _RUN_GLOBS = (".github/workflows/*.yml", ".github/workflows/*.yaml", ".github/ac
               ".buildkite/*/*.yml", ".buildkite/*/*.yaml", ".circleci/*.yml", ".circleci/*.yaml", "ci/*.yml", "ci/*.yaml", "Makefile", "Dockerfile*", "*/Dockerfile*",
               "docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml",
               "*.sh", "scripts/*.sh", "tools/*.sh", "ci/*.sh", ".ci/*", "README*", "docs/*.md", "docs/**/*.md", "docs/*.rst", "tox.ini", "noxfile.py",
+              # task runners' commands: hatch / pdm / poe scripts in pyproject.toml, a justfile
+              "pyproject.toml", "justfile", "Justfile", ".justfile",
               # the rest of the docs a team writes (examples/README.md, benchmarks/*.md), to a bounded depth
               "*.md", "*.rst", "*/*.md", "*/*.rst", "*/*/*.md", "*/*/*.rst", "*/*.sh", "*/*/*.sh",
               # any other CI's layout: its files at the top (Jenkinsfile, .travis.yml, azure-pipelines.yml) and the
@@ -627,8 +637,9 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
     pkg.mod` (also through `torchrun`, `accelerate launch`, `uv run`; an exec-form list
     `["python", "-m", "pkg.mod"]` too, and a call's leading string arguments in a noxfile or a
     test, `session.run("python", "-m", "pkg.mod", …)`, `subprocess.run([sys.executable, "-m",
-    "pkg.mod"])`) in CI workflows, Makefiles, Dockerfiles and compose files, shell scripts, the
-    team's tests and docs (run_entry_sources). Names that are not plugin modules
+    "pkg.mod"])`) in CI workflows, Makefiles, Dockerfiles and compose files, shell scripts, task
+    runners' scripts (hatch / pdm / poe tables of pyproject.toml, a justfile), the team's tests
+    and docs (run_entry_sources). Names that are not plugin modules
     are left to the caller to drop. Unreadable files name nothing; a malformed pyproject.toml
     raises HarnessError (as read_entry_points)."""
     found: list[tuple[str, str, bool]] = []
@@ -1019,9 +1030,18 @@ def _required_versions(root: Path, distribution: str) -> list[tuple[str, str]]:
             continue
         for spec in sorted(requirement.specifier, key=lambda s: s.operator != "=="):
             if spec.operator in ("==", ">=", "~=", "==="):
-                found.append((spec.version.rstrip(".*"), where))
+                found.append((_series_start(spec.version), where))
                 break
     return found
+
+
+def _series_start(version: str) -> str:
+    """The first release a requirement's version names: itself, or for a prefix (`==0.23.*`,
+    `~=0.23`, `>=0.23`: PEP 440 prefix matching and bounds) the series' first release, its
+    missing parts zero ("0.23" -> "0.23.0")."""
+    version = version[:-2] if version.endswith(".*") else version
+    parts = version.split(".")
+    return ".".join(parts + ["0"] * (3 - len(parts))) if len(parts) < 3 and all(p.isdigit() for p in parts) else version
 
 
 def declared_version(root: Path) -> str | None:

@@ -9,7 +9,7 @@ from harness.knowledge.scan.annotations import (
 )
 from harness.knowledge.scan.folding import leaves
 from harness.knowledge.scan.scanner import scan_plugin
-from harness.knowledge.scan.syntax import ARCHITECTURE, bound_once, call_shape
+from harness.knowledge.scan.syntax import ARCHITECTURE, bound_once, call_shape, dataclass_fields
 from harness.knowledge.scan.uses import (
     module_getattr_reads,
     module_getattr_unreached,
@@ -23,6 +23,6 @@ from harness.knowledge.scan.uses import (
 )
 
 __all__ = [
-    "ARCHITECTURE", "WRITE", "annotation_class", "bound_once", "call_shape", "leaves", "module_getattr_reads", "module_getattr_unreached", "reads_elsewhere_only", "reads_of", "unnamed_private_function",
+    "ARCHITECTURE", "WRITE", "annotation_class", "bound_once", "call_shape", "dataclass_fields", "leaves", "module_getattr_reads", "module_getattr_unreached", "reads_elsewhere_only", "reads_of", "unnamed_private_function",
     "plugin_function_params", "registered_by_name", "scan_plugin", "self_calls_in", "set_on_others", "type_checking_imports"
 ]

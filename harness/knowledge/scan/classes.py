@@ -18,6 +18,7 @@ from harness.engines import IMPORT_ERRORS, profile
 from harness.knowledge.model import (
     BOUND_ARGUMENTS,
     DATACLASS_EXTENDS,
+    DATACLASS_INIT,
     PLACED,
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
@@ -405,6 +406,13 @@ class PluginClasses:
                 base, fields = extended[qualified]
                 self._dependency("call", base, module, call, ctx, call=call_shape(call), params=fields, how=DATACLASS_EXTENDS,
                                  expression=f"{dotted(call.func)} (a @dataclass over {base}: its fields, then the plugin's)")
+
+    def _writes_init(self, path: str) -> bool:
+        """Whether the upstream class `path` defines `__init__` with a def of its own (not one a
+        decorator writes, not inherited)."""
+        ref = self.upstream_ref(path)
+        info = self.index.class_info(ref) if ref is not None and ref.kind == "class" else None
+        return info is not None and info.members.get("__init__") == "def"
 
     def dataclass_extension(self, path: str) -> tuple[str, tuple[Param, ...]] | None:
         """For a plugin class written `@dataclass class C(UpstreamBase): x: int = 0` (a plain
@@ -1483,12 +1491,23 @@ class PluginClasses:
                     if shadowed or private or (cls.file, method.line, name, method.params) in seen:
                         continue
                     seen.add((cls.file, method.line, name, method.params))
-                    # a @property over a base method: a call of it calls what the getter returns (a class: its __init__)
-                    made = self._property_class_init(cls, name, method)
+                    # a @property over a base method: a call of it calls what the getter returns (a class:
+                    # its __init__; a bound method of the instance: that method)
+                    for hook, params in self._property_callables(context, cls, name, method) or [(None, None)]:
+                        self.scan.dependencies.append(Dependency(
+                            kind, None, cls.module, cls.file, method.line, scope="module", params=params if hook else method.params,
+                            bound=True if hook else method.bound, raises_only=method.raises_only, plugin_class=context, member=name, access="override", name=path,
+                            hook=hook,
+                        ))
+                if (position == 0 and "__init__" not in cls.methods and (extension := self.dataclass_extension(path)) is not None
+                        and (cls.file, cls.line, "__init__") not in seen and self._writes_init(extension[0])):
+                    # `@dataclass class C(UpstreamBase)` over a base whose `__init__` is written: the one the
+                    # decorator writes overrides it, takes self and the fields, and runs no base __init__
+                    # (the dataclasses docs; over a dataclass base it takes the base's fields too)
+                    seen.add((cls.file, cls.line, "__init__"))
                     self.scan.dependencies.append(Dependency(
-                        kind, None, cls.module, cls.file, method.line, scope="module", params=made[1] if made else method.params,
-                        bound=True if made else method.bound, raises_only=method.raises_only, plugin_class=context, member=name, access="override", name=path,
-                        hook=made[0] if made else None,
+                        kind, None, cls.module, cls.file, cls.line, scope="module", params=(Param("self", "pos", None), *extension[1]), bound=True,
+                        plugin_class=context, member="__init__", access="override", name=path, how=DATACLASS_INIT,
                     ))
                 for ref in cls.self_refs:
                     after = mro[position + 1 :] if ref.access == "super" else mro
@@ -1641,11 +1660,29 @@ class PluginClasses:
                 return True
         return False
 
-    def _property_class_init(self, cls: PluginClass, name: str, method: MethodDecl) -> tuple[str, tuple[Param, ...]] | None:
+    def _property_callables(self, context: str, cls: PluginClass, name: str, method: MethodDecl) -> list[tuple[str, tuple[Param, ...]]]:
+        """For a `@property` method: what `obj.name(…)` calls, each (its path, its parameters with
+        self bound): the class its getter returns by name (_property_class_init), or each method
+        of the instance (of `context`'s MRO) it returns bound (`return self._a if c else self._b`).
+        [] for anything else."""
+        if not {"property", "cached_property"} & {d.rsplit(".", 1)[-1] for d in method.decorators}:
+            return []
+        if (made := self._property_class_init(cls, name)) is not None:
+            return [made]
+        found = []
+        for attr in sorted(cls.returned_methods.get(name, ())):
+            owner = next((path for path in self.plugin_mro(context) if attr in self.scan.classes[path].methods), None)
+            held = self.scan.classes[owner].methods[attr] if owner else None
+            if held is None or not held.bound or held.decorators:
+                return []  # (an upstream method, a static or class method, an attribute: not read here)
+            found.append((f"{owner}.{attr}", held.params))
+        return found
+
+    def _property_class_init(self, cls: PluginClass, name: str) -> tuple[str, tuple[Param, ...]] | None:
         """For a `@property` method whose getter returns one class by name, (that class, the
         parameters of its `__init__`: the plugin's own, else its first upstream base's): what
         `obj.name(…)` binds. None for anything else."""
-        if not {"property", "cached_property"} & {d.rsplit(".", 1)[-1] for d in method.decorators} or len(cls.returns.get(name, ())) != 1:
+        if len(cls.returns.get(name, ())) != 1:
             return None
         (made,) = cls.returns[name]
         for path in self.plugin_mro(made) if made in self.scan.classes else ():

@@ -49,6 +49,7 @@ from harness.knowledge.scan.folding import (
     Partial,
     Record,
     bind,
+    narrowed_key,
 )
 from harness.knowledge.scan.syntax import (
     ARCHITECTURE,
@@ -57,6 +58,7 @@ from harness.knowledge.scan.syntax import (
     assigned,
     bound_once,
     call_shape,
+    forwards_to_super,
     imported_names,
     is_property,
     is_super,
@@ -77,6 +79,8 @@ _DISCOVERY = {"iter_modules", "walk_packages", "listdir", "scandir", "iterdir", 
 
 _MOCK_PATCHERS = frozenset({"unittest.mock.patch.object", "mock.patch.object"})  # (owner, "name", new)
 _MOCK_PATCHERS_BY_NAME = frozenset({"unittest.mock.patch", "mock.patch"})  # ("pkg.mod.name", new)
+_MOCK_MULTIPLE = frozenset({"unittest.mock.patch.multiple", "mock.patch.multiple"})  # (owner, name=new, …)
+_MOCK_OPTIONS = frozenset({"spec", "create", "spec_set", "autospec", "new_callable"})  # patch.multiple's own keywords
 
 
 @dataclass
@@ -185,6 +189,7 @@ class Expressions:
     bare_calls: dict[str, list[tuple[str, ast.Call, dict]]]
     _names_plugin_hook: dict[str, bool]
     _made_once_globals: dict[str, dict[str, ast.Call]]  # _module_made_once, per module
+    entered: dict[int, tuple[int, int]]  # id of a `with` item's / decorator's call -> the lines it covers
     called_objects: dict[int, tuple[str, ast.Call, dict]]  # id of a call whose result is called at once -> that call
     none_fallbacks: dict  # (module, imported path) -> "the import resolves" (Folding's)
     _chain_shadows: dict[int, set]  # id of a ChainMap read -> the keys the plugin's own maps before upstream's hold
@@ -221,11 +226,14 @@ class Expressions:
                 self._tested.update(id(test) for test in child.ifs)
         unrolled = self._comprehensions(module, node, ctx)
         branches = self._branch_guards(module, node, ctx)
+        narrowing = self._comprehension_narrowing(module, node, ctx.env)
         base = ctx
         for child in walk(node):
             if id(child) in unrolled:
                 continue
             ctx = replace(base, guards=base.guards + branches[id(child)]) if id(child) in branches else base
+            if id(child) in narrowing:
+                ctx = replace(ctx, env={**ctx.env, **narrowing[id(child)]})
             if isinstance(child, ast.Lambda):
                 for arg in child.args.args:
                     ctx.env.setdefault(arg.arg, OPAQUE)
@@ -286,6 +294,27 @@ class Expressions:
 
         visit(node, ())
         return extra
+
+    def _comprehension_narrowing(self, module: str, node: ast.AST, env: dict) -> dict[int, dict]:
+        """By node id, the narrowing a comprehension's `if isinstance(m, C)` filter gives its
+        target in the element and the filters after it (`[m.weight for m in mods if
+        isinstance(m, Linear)]`: m is a Linear there, read as an `if isinstance` body reads it)."""
+        found: dict[int, dict] = {}
+        for comp in (n for n in walk(node) if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))):
+            narrowed: dict = {}
+            later: list[ast.AST] = [*([comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt])]
+            for generator in comp.generators:
+                targets = set(assigned(generator.target))
+                for position, test in enumerate(generator.ifs):
+                    held = {narrowed_key(name): value if value is not None else OPAQUE
+                            for name, value in self.narrowed_by(module, test, env).items() if name in targets}
+                    if held:
+                        narrowed.update(held)
+                        later += generator.ifs[position + 1:]
+            for part in later if narrowed else ():
+                for sub in walk(part):
+                    found[id(sub)] = {**found.get(id(sub), {}), **narrowed}
+        return found
 
     def _comprehensions(self, module: str, node: ast.AST, ctx: Context) -> set[int]:
         """A comprehension over folded constants (`[import_module(P + n) for n in NAMES if
@@ -600,7 +629,8 @@ class Expressions:
             self.parameter_registries.append((module, call, ctx))
             if registrar and not self.qualify(module, name, env):
                 return
-        if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")):
+        if hooks and (qualified == f"{hooks}.register" or name.endswith(f"{hooks.rsplit('.', 1)[-1]}.register")
+                      or self._registers_hooks(qualified, hooks)):
             call, ctx = self._spread(module, call, ctx)
             self._hook(module, call, arg(call, 0, "target"), arg(call, 2, "hook_type"), arg(call, 1, "hook"), ctx)
             return
@@ -613,16 +643,29 @@ class Expressions:
             return
         # unittest.mock's patchers, started or entered, set the attribute as setattr does (and
         # patch("pkg.mod.name", new) imports pkg.mod first: mock._get_target / pkgutil.resolve_name)
+        # (entered by a `with`, or decorating a function: in place for that block only, then undone)
         if qualified in _MOCK_PATCHERS and len(call.args) >= 2 and (new := arg(call, 2, "new")) is not None:
             setter = ast.Call(func=ast.Name("setattr", ast.Load()), args=[call.args[0], call.args[1], new], keywords=[])
-            self.setattr_call(module, ast.copy_location(setter, call), ctx)
+            self.setattr_call(module, ast.copy_location(setter, call), ctx, within=self.entered.get(id(call)))
+        elif qualified in _MOCK_MULTIPLE and len(call.args) == 1:
+            # patch.multiple(owner, a=f, b=g): each keyword patched on owner, as patch.object does
+            # (owner named by a string: imported first, as patch's); its own options are no attributes
+            owner = self.const(module, call.args[0], env)
+            for keyword in (k for k in call.keywords if k.arg and k.arg not in _MOCK_OPTIONS):
+                if isinstance(owner, str) and is_upstream(owner):
+                    value, params = self._patch_value(module, keyword.value, ctx)
+                    self._dependency("patch", f"{owner}.{keyword.arg}", module, call, ctx, how="setattr", hook=value, params=params,
+                                     owner_errors=IMPORT_ERRORS | ATTRIBUTE_ERRORS, within=self.entered.get(id(call)))
+                    continue
+                setter = ast.Call(func=ast.Name("setattr", ast.Load()), args=[call.args[0], ast.Constant(keyword.arg), keyword.value], keywords=[])
+                self.setattr_call(module, ast.copy_location(setter, call), ctx, within=self.entered.get(id(call)))
         elif qualified in _MOCK_PATCHERS_BY_NAME and call.args and (new := arg(call, 1, "new")) is not None:
             target = self.const(module, call.args[0], env)
             if isinstance(target, str) and is_upstream(target) and "." in target:
                 value, params = self._patch_value(module, new, ctx)
                 # mock imports the owner (pkgutil.resolve_name: ImportError) and reads the attribute
                 self._dependency("patch", target, module, call, ctx, how="setattr", hook=value, params=params,
-                                 owner_errors=IMPORT_ERRORS | ATTRIBUTE_ERRORS)
+                                 owner_errors=IMPORT_ERRORS | ATTRIBUTE_ERRORS, within=self.entered.get(id(call)))
         if isinstance(call.func, ast.Attribute) and call.func.attr == "update" and (namespace := self._namespace_of(module, call.func.value, env)):
             # `vars(mod).update(f=g)`, `mod.__dict__.update({"f": g})`: `mod.f = g` for each key
             given = call.args[0] if len(call.args) == 1 and isinstance(call.args[0], ast.Dict) else None
@@ -1144,46 +1187,31 @@ class Expressions:
                              expression=callee if helper else None)
 
     def _spread(self, module: str, call: ast.Call, ctx: Context) -> tuple[ast.Call, Context]:
-        """`register(*spec)` / `register(**spec)` with `spec` folding to a sequence, a NamedTuple
-        record or a dict of str keys (a loop over a table of (target, hook, type) tuples, records
-        or keyword dicts): the same call with each element as its own argument (keyword), bound
-        in the context under names no plugin code uses; the call as it is otherwise."""
-        args: list[ast.expr] = []
-        keywords: list[ast.keyword] = []
-        bound: dict = {}
+        """`register(*spec)` / `register(**spec)` (a loop over a table of (target, hook, type)
+        tuples, records or keyword dicts): folding's spread_call, in the context."""
+        spread, env = self.spread_call(module, call, ctx.env)
+        return (spread, replace(ctx, env=env)) if spread is not call else (call, ctx)
 
-        def hold(value) -> ast.Name:
-            name = f"<arg{len(bound)}>"
-            bound[name] = value
-            return ast.copy_location(ast.Name(name, ast.Load()), call)
-
-        for node in call.args:
-            if not isinstance(node, ast.Starred):
-                args.append(node)
-                continue
-            spread = self.const(module, node.value, ctx.env)
-            if isinstance(spread, Record) and self._named_tuple(spread.cls):
-                spread = [value for _, value in spread.fields]
-            if not isinstance(spread, list):
-                return call, ctx
-            args += [hold(value) for value in spread]
-        for keyword in call.keywords:
-            if keyword.arg is not None:
-                keywords.append(keyword)
-                continue
-            spread = self.const(module, keyword.value, ctx.env)
-            if not (isinstance(spread, dict) and all(isinstance(key, str) for key in spread)):
-                return call, ctx
-            keywords += [ast.keyword(key, hold(value)) for key, value in spread.items()]
-        if not bound:
-            return call, ctx
-        return ast.copy_location(ast.Call(func=call.func, args=args, keywords=keywords), call), replace(ctx, env={**ctx.env, **bound})
-
-    def _named_tuple(self, path: str) -> bool:
-        """Whether the plugin class `path` is a `typing.NamedTuple` (its instances unpack)."""
-        found = self._plugin_definition(path)
-        return found is not None and isinstance(found[1], ast.ClassDef) and any(
-            (dotted(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in found[1].bases)
+    def _registers_hooks(self, qualified: str, hooks: str) -> bool:
+        """Whether `qualified` is `register` of a plugin subclass of the hook registry whose own
+        `register` (the first of its plugin MRO to define one) is inherited or passes its target,
+        hook and hook type on, in that order, to `super().register(…)` (a subclass that logs
+        first): a call of it registers a hook as the registry's does."""
+        owner, _, method = qualified.rpartition(".")
+        if method != "register" or owner not in self.scan.classes or hooks not in self.upstream_bases(owner):
+            return False
+        defining = next((path for path in self.plugin_mro(owner) if "register" in self.scan.classes[path].methods), None)
+        found = self._plugin_definition(f"{defining}.register") if defining else None
+        if defining is None:
+            return True
+        if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        if forwards_to_super(found[1]):
+            return True
+        names = [p.name for p in function_params(found[1].args)][1:4]
+        return len(names) == 3 and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register" and isinstance(n.func.value, ast.Call)
+            and dotted(n.func.value.func) == "super" and [dotted(a) for a in n.args[:3]] == names for n in walk(found[1]))
 
     def _subclassed(self, ctx: Context) -> bool:
         """Whether the class of the method `ctx` is in has plugin subclasses (self / cls in its
@@ -1271,11 +1299,11 @@ class Expressions:
 
         return next(in_order(function, False), False)
 
-    def setattr_call(self, module: str, call: ast.Call, ctx: Context, bound: bool = False) -> None:
-        """`setattr(owner, "name", value)`: a patch when owner is upstream. Inside a helper whose
-        parameters hold the owner or the name (`def replace(owner, name, fn): setattr(owner,
-        name, fn)`), one patch per call of the helper, with what it passes (finish(); `bound`:
-        this is that pass)."""
+    def setattr_call(self, module: str, call: ast.Call, ctx: Context, bound: bool = False, within: tuple[int, int] | None = None) -> None:
+        """`setattr(owner, "name", value)`: a patch when owner is upstream (`within`: in place
+        for those lines only, Dependency.within). Inside a helper whose parameters hold the
+        owner or the name (`def replace(owner, name, fn): setattr(owner, name, fn)`), one patch
+        per call of the helper, with what it passes (finish(); `bound`: this is that pass)."""
         owner = self._owner_of(module, call.args[0], ctx.env)
         attr = self.const(module, call.args[1], ctx.env)
         engine = profile()
@@ -1287,7 +1315,7 @@ class Expressions:
         if is_upstream(owner) and isinstance(attr, str):
             value, params = self._patch_value(module, call.args[2] if len(call.args) > 2 else None, ctx)
             self._dependency("patch", f"{owner}.{attr}", module, call, self._on_stand_in(module, call.args[0], ctx), how="setattr",
-                             hook=value, params=params, owner_errors=self._owner_errors(module, call.args[0], ctx.env))
+                             hook=value, params=params, owner_errors=self._owner_errors(module, call.args[0], ctx.env), within=within)
         elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and (ctx.env.get(n.id) is OPAQUE or isinstance(ctx.env.get(n.id), Instance)
                                                                                                 or n.id == ctx.self_name and self._subclassed(ctx))
                                                  for a in call.args[:2] for n in walk(a)):

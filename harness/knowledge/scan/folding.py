@@ -76,13 +76,15 @@ _VERSION_PARSERS = ("packaging.version.parse", "packaging.version.Version", "pkg
 _SEQUENCE_BUILTINS = ("list", "tuple", "sorted", "set", "frozenset")
 _ITERATORS = ("zip", "enumerate", "reversed", "itertools.compress")
 _NAME_ATTRIBUTES = ("__name__", "__module__", "__qualname__")
-_PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join"))
+_PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("splitext", "basename", "dirname", "join", "normpath"))
+# of an absolute path with no links (the plugin's own files under _SOURCE_ROOT): its normal form
+_ABSOLUTE_PATH_FUNCTIONS = frozenset(f"{m}.{f}" for m in ("os.path", "posixpath") for f in ("abspath", "realpath"))
 _STRING_METHODS = frozenset({"rpartition", "partition", "split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "replace", "removeprefix",
                              "removesuffix", "lower", "upper", "startswith", "endswith", "isdigit", "isalpha", "isalnum", "isidentifier"})
 _LITERALS = ("typing.Literal", "typing_extensions.Literal")
 _MODULE_SPEC = "importlib.machinery.ModuleSpec"
 _BOUND_METHODS = _STRING_METHODS | {"format", "format_map", "join"}  # a string's methods a name may keep to call later
-_NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
+NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 _ENUM_BASES = frozenset(f"enum.{b}" for b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
 # the stdlib parsers of a data file's text (tomli: tomllib's backport, the same API)
 _DATA_PARSERS = {"json.loads": json.loads, "json.load": json.loads, **{f"{m}.{f}": tomllib.loads for m in ("tomllib", "tomli") for f in ("load", "loads")}}
@@ -825,6 +827,14 @@ class Folding:
                 return left + right
             if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
                 return [*left, *right]
+            if type(left) is int and type(right) is int:
+                return left + right  # (an index: `NAMES[i + 1]`)
+            return OPAQUE
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Mult, ast.FloorDiv)):
+            # integer arithmetic of folded ints (`len(NAMES) - 1`, `2 * i`): an index or a bound
+            left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
+            if type(left) is int and type(right) is int and not (isinstance(node.op, ast.FloorDiv) and right == 0) and max(abs(left), abs(right)) < 1 << 32:
+                return {ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv}[type(node.op)](left, right)
             return OPAQUE
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # a folded path joined with a str or path
             left, right = self.const(module, node.left, env, depth + 1), self.const(module, node.right, env, depth + 1)
@@ -943,8 +953,8 @@ class Folding:
                 return container.lookup(key)
             if isinstance(container, ModuleNamespace):
                 return self._namespace_read(container, key, OPAQUE, depth)  # (KeyError where it is not bound: not folded)
-            if isinstance(container, list) and type(key) is int and -len(container) <= key < len(container):
-                return container[key]
+            if isinstance(container, (list, str)) and type(key) is int and -len(container) <= key < len(container):
+                return container[key]  # (a name's first letter, `fname[0] != "_"`)
             return OPAQUE
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and all(isinstance(v, (ast.Call, ast.NamedExpr)) for v in node.values):
             # `sys.modules.get(NEW) or sys.modules.get(OLD)` (or getattr(m, "x", None)): the first
@@ -1184,6 +1194,8 @@ class Folding:
         return folded
 
     def _const_call(self, module: str, node: ast.Call, env: dict, depth: int):
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            node, env = self.spread_call(module, node, env, depth)  # `zip(*TABLE)`: with the folded items as its arguments
         if isinstance(node.func, ast.Lambda):  # `(lambda: X)()`: its body
             return self._closure_called(self.const(module, node.func, env, depth + 1), node, module, env, depth)
         if isinstance(node.func, ast.Name) and (node.func.id in env or getattr(self.table(module).names.get(node.func.id), "kind", None) == "value"):
@@ -1231,6 +1243,9 @@ class Folding:
             except ValueError:  # (tomllib.TOMLDecodeError is one)
                 return OPAQUE
         if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
+                held := self.const(module, args[0], env, depth + 1), Record) and held.cls in NAMESPACES:
+            return dict(held.fields)  # a SimpleNamespace's __dict__: its attributes (the types docs)
+        if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
                 held := self.const(module, args[0], env, depth + 1), Named) and (namespace := self._class_namespace(held.path, depth)) is not None:
             return namespace
         if name == "vars" and qualified == "vars" and len(args) == 1 and not node.keywords and isinstance(
@@ -1271,6 +1286,19 @@ class Folding:
                             len(below.parts) == len(PurePosixPath(pattern).parts) and below.match(pattern)):
                         found.append(held)
             return sorted(found)
+        if (qualified == "os.listdir" and len(args) == 1 or isinstance(node.func, ast.Attribute) and node.func.attr == "iterdir" and not args) and not node.keywords and (
+                folder := self._plugin_folder(self.const(module, args[0] if args else node.func.value, env, depth + 1))) is not None:
+            # a listing of a plugin folder: its modules and subpackages (os.listdir gives names, Path.iterdir
+            # paths; sorted, where the OS gives no order; files other than modules are not known here)
+            children = sorted({folder / held.relative_to(folder).parts[0] for name, (_, is_package) in self.files.items()
+                               if (held := _module_path(name, is_package)).is_relative_to(folder) and held != folder})
+            return [child.name for child in children] if qualified == "os.listdir" else children
+        if qualified in ("glob.glob", "glob.iglob") and len(args) == 1 and not node.keywords and isinstance(
+                pattern := self.const(module, args[0], env, depth + 1), str) and self._plugin_folder(posixpath.dirname(pattern)) is not None:
+            # glob.glob(os.path.join(folder, "*.py")): the plugin's module files that match, as text, sorted
+            return sorted(str(held) for name, (_, is_package) in self.files.items()
+                          if fnmatch.fnmatchcase(str(held := _module_path(name, is_package)), pattern)
+                          and len(held.parts) == len(PurePosixPath(pattern).parts))
         if qualified == "importlib.util.spec_from_file_location" and args and isinstance(
                 location := self.const(module, args[1] if len(args) > 1 else next((k.value for k in node.keywords if k.arg == "location"), None), env, depth + 1),
                 (PurePosixPath, str)):
@@ -1368,6 +1396,27 @@ class Folding:
                 ordered = self._sorted(module, [i for i in inner if not isinstance(i, AnyKey)], node.keywords, env, depth)
                 return ordered + unseen if isinstance(ordered, list) else OPAQUE
             return inner
+        if qualified == "functools.reduce" and 2 <= len(args) <= 3 and not node.keywords and not any(isinstance(a, ast.Starred) for a in args):
+            # reduce(f, items[, start]): f applied left to right (`reduce(getattr, "A.b".split("."), module)`
+            # walks the path: the functools docs), each step folded as the call it is
+            items = self.iterated(self.const(module, args[1], env, depth + 1))
+            if not isinstance(items, list) or len(items) > 64 or (len(args) == 2 and not items):
+                return OPAQUE
+            held, rest = (self.const(module, args[2], env, depth + 1), items) if len(args) == 3 else (items[0], items[1:])
+            for item in rest:
+                step = ast.copy_location(ast.Call(func=args[0], args=[ast.Name("<acc>", ast.Load()), ast.Name("<item>", ast.Load())], keywords=[]), node)
+                held = self.const(module, step, {**env, "<acc>": held, "<item>": item}, depth + 1)
+                if held is OPAQUE:
+                    break
+            return held
+        if name in ("len", "range") and qualified == name and args and not node.keywords and not any(isinstance(a, ast.Starred) for a in args):
+            # len() of a folded sequence or mapping, range() of folded ints (at most 256 of them): the builtins
+            values = [self.const(module, a, env, depth + 1) for a in args]
+            if name == "len" and len(values) == 1 and isinstance(values[0], (list, str, dict)):
+                return len(values[0])
+            if name == "range" and len(values) <= 3 and all(type(v) is int for v in values) and values[2:] != [0] and len(span := range(*values)) <= 256:
+                return list(span)
+            return OPAQUE
         if name in ("max", "min") and qualified == name and args and not any(isinstance(a, ast.Starred) for a in args) and all(
                 k.arg in ("key", "default") for k in node.keywords):
             # max(TABLE, key=TABLE.get), min(a, b): the first extreme item (builtins docs: the first
@@ -1488,7 +1537,7 @@ class Folding:
         if qualified == "collections.defaultdict" and len(args) <= 1 and not node.keywords:
             # an empty registry whose missing keys its edits make (`X[k].append(v)`: _edited)
             return {}
-        if qualified in _NAMESPACES and not args and all(k.arg for k in node.keywords):
+        if qualified in NAMESPACES and not args and all(k.arg for k in node.keywords):
             # SimpleNamespace(draft="pkg.mod.f", …): an object whose attributes are its keywords
             return Record(qualified, tuple((k.arg, self.const(module, k.value, env, depth + 1)) for k in node.keywords))
         if qualified == "functools.partial" and args and not isinstance(args[0], ast.Starred):
@@ -1516,9 +1565,12 @@ class Folding:
             return [item for p in parts for item in p] if all(isinstance(p, list) for p in parts) else OPAQUE
         if qualified == "string.Template" and len(args) == 1 and isinstance(text := self.const(module, args[0], env, depth + 1), str):
             return TemplateText(text)
-        if qualified in _PATH_FUNCTIONS and args and not node.keywords:
+        if qualified in _PATH_FUNCTIONS | _ABSOLUTE_PATH_FUNCTIONS and args and not node.keywords:
             # os.path.splitext("m.py")[0] and the like: string functions, folded by running them
-            values = [self.const(module, a, env, depth + 1) for a in args]
+            # (a path object is read as its text, os.fspath; they return text)
+            values = [str(v) if isinstance(v, PurePosixPath) else v for v in (self.const(module, a, env, depth + 1) for a in args)]
+            if qualified in _ABSOLUTE_PATH_FUNCTIONS:
+                return posixpath.normpath(values[0]) if len(values) == 1 and isinstance(values[0], str) and values[0].startswith(str(_SOURCE_ROOT)) else OPAQUE
             if all(isinstance(v, str) for v in values):
                 result = getattr(posixpath, qualified.rpartition(".")[2])(*values)
                 return list(result) if isinstance(result, tuple) else result
@@ -1668,6 +1720,11 @@ class Folding:
         if direct and len(args) == 1 and not node.keywords and not isinstance(args[0], ast.Starred) and qualified and self.enum_kind(qualified) and (
                 member := self._enum_lookup(qualified, value=self.const(module, args[0], env, depth + 1))) is not None:
             return member  # `Upstream("pkg.mod:f")`: the member with that value (the enum docs, "Programmatic access")
+        if qualified and direct and self._typed_dict(qualified) and all(k.arg for k in node.keywords) and len(args) <= 1:
+            # `Spec(module=m, attr=a)` of a plugin TypedDict: a plain dict of what it is given (PEP 589,
+            # the typing docs), as dict() builds it
+            given = self.const(module, args[0], env, depth + 1) if args else {}
+            return {**given, **{k.arg: self.const(module, k.value, env, depth + 1) for k in node.keywords}} if isinstance(given, dict) else OPAQUE
         record = self._record(module, qualified, node, env, depth) if qualified and direct else None
         if record is not None:
             return record
@@ -2208,12 +2265,62 @@ class Folding:
             self.none_fallbacks.setdefault((module, path), ImportsResolve(tuple(i for i in imports if path in (i[0], f"{i[0]}.{i[1]}"))))
         return {name: Named(path) for name, path in names.items()}
 
-    def _caught_module_import(self, module: str, stmt: ast.Try, name: str, depth: int):
+    def _loop_global(self, module: str, loop: ast.For, name: str, depth: int):
+        """What a module-level loop binds to the global `name` by a computed name (`for m, n in
+        TABLE: globals()[n] = …`, `setattr(sys.modules[__name__], n, …)`, `vars()[n] = …`; at
+        module level vars() is the module's namespace): the value its last pass stores under that
+        name, each pass read with the loop's names bound to the row (a store in a `try` as
+        _caught_module_import reads one); None when no pass binds it; OPAQUE when the rows or
+        a key do not fold."""
+        stores = [store for n in walk(ast.Module(body=loop.body, type_ignores=[])) if (store := self._global_store(module, n)) is not None]
+        if not stores or name in {n.id for n in walk(loop.iter) if isinstance(n, ast.Name)}:
+            return None  # (the rows are read before any pass: a name they read is not one the loop binds)
+        rows = self.iterated(self.const(module, loop.iter, {}, depth + 1))
+        if not isinstance(rows, list) or len(rows) > 256:
+            return OPAQUE
+        for row in reversed(rows):  # (the last pass that stores the name wins)
+            env = bind(loop.target, row)
+            keys = [self.const(module, key, env, depth + 1) for key, _ in stores]
+            if any(not isinstance(key, str) for key in keys):
+                return OPAQUE
+            if name not in keys:
+                continue
+            caught = next((c for stmt in loop.body if isinstance(stmt, ast.Try)
+                           and (c := self._caught_module_import(module, stmt, name, depth, env)) is not OPAQUE), OPAQUE)
+            return caught if caught is not OPAQUE else self.const(module, stores[keys.index(name)][1], env, depth + 1)
+        return None
+
+    def loop_global_names(self, module: str, loop: ast.For) -> list[str]:
+        """The names a module-level loop stores as globals by computed names (_loop_global), over
+        its folded rows; [] where none folds."""
+        stores = [store for n in walk(ast.Module(body=loop.body, type_ignores=[])) if (store := self._global_store(module, n)) is not None]
+        rows = self.iterated(self.const(module, loop.iter, {})) if stores else []
+        keys = [self.const(module, key, bind(loop.target, row)) for row in (rows if isinstance(rows, list) else []) for key, _ in stores]
+        return list(dict.fromkeys(key for key in keys if isinstance(key, str) and key.isidentifier()))
+
+    def _global_store(self, module: str, node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+        """(key, value) of a module-level statement storing a global by a computed name:
+        `globals()[k] = v`, `vars()[k] = v`, `setattr(sys.modules[__name__], k, v)`; else None."""
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(t := node.targets[0], ast.Subscript) and isinstance(
+                t.value, ast.Call) and dotted(t.value.func) in ("globals", "vars") and not t.value.args and not t.value.keywords:
+            return t.slice, node.value
+        if (isinstance(node, ast.Expr) and isinstance(c := node.value, ast.Call) and dotted(c.func) == "setattr" and len(c.args) == 3
+                and isinstance(owner := c.args[0], ast.Subscript) and self.qualify(module, dotted(owner.value) or "") == "sys.modules"
+                and isinstance(owner.slice, ast.Name) and owner.slice.id == "__name__"):
+            return c.args[1], c.args[2]
+        return None
+
+    def _caught_module_import(self, module: str, stmt: ast.Try, name: str, depth: int, env: dict | None = None):
         """`try: name = importlib.import_module("sglang.x")` / `except ImportError: name = None`
         (or `pass`) at module level: upstream's module where it is there on this release (recorded
         as None where it is not: none_fallbacks, so `getattr(name, "f", None)` and `name is None`
-        read as the `from … import` form's), None where it is not. OPAQUE for any other `try`."""
-        assigned = [s for s in stmt.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)]
+        read as the `from … import` form's), None where it is not. Also a global stored by a
+        computed name in a loop's pass (`env` its names: _loop_global), and an upstream object
+        (`getattr(import_module(m), "f")`: upstream's f, recorded as None where it is not there).
+        OPAQUE for any other `try`."""
+        env = env or {}
+        assigned = [s for s in stmt.body if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)
+                    or env and (store := self._global_store(module, s)) is not None and self.const(module, store[0], env, depth + 1) == name]
         if len(assigned) != 1 or stmt.finalbody or not stmt.handlers or not isinstance(assigned[0].value, ast.Call):
             return OPAQUE
         caught = [n for h in stmt.handlers for n in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
@@ -2222,7 +2329,13 @@ class Folding:
                     or isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant) and s.value.value is None for s in h.body)
                 for h in stmt.handlers):
             return OPAQUE
-        held = self.const(module, assigned[0].value, {}, depth + 1)
+        value = assigned[0].value if isinstance(assigned[0], ast.Assign) and not isinstance(assigned[0].targets[0], ast.Subscript) else self._global_store(module, assigned[0])[1]
+        held = self.const(module, value, env, depth + 1)
+        if isinstance(held, Named) and is_upstream(held.path) and isinstance(value, ast.Call) and dotted(value.func) == "getattr" and len(value.args) == 2:
+            # (an object read off the module: None where either is not there, as `from m import f` / `f = None`)
+            owner, _, attr = held.path.rpartition(".")
+            self.none_fallbacks.setdefault((module, held.path), HasAttr(owner, attr))
+            return held
         if not (isinstance(held, Named) and is_upstream(held.path) and self.index.module_exists(held.path)):
             return None if isinstance(held, Named) and is_upstream(held.path) else OPAQUE
         self.none_fallbacks.setdefault((module, held.path), ModuleExists(held.path))
@@ -2490,6 +2603,8 @@ class Folding:
                 continue
             if isinstance(stmt, ast.Try) and (loaded := self._caught_module_import(module, stmt, name, depth)) is not OPAQUE:
                 return loaded
+            if isinstance(stmt, ast.For) and (bound := self._loop_global(module, stmt, name, depth)) is not None:
+                return bound
             if isinstance(stmt, ast.If) and name in assigned_in(stmt):
                 truth = self._if_assigned(module, tree.body, name, depth)
                 if truth is not OPAQUE:
@@ -2497,6 +2612,10 @@ class Folding:
             if (isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
                     or isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name):
                 return self.filled(module, name, self._module_edits(module, name, self.const(module, stmt.value, {}, depth), body[position + 1:], depth), depth)
+            if isinstance(stmt, ast.Assign) and (unpacked := next((t for t in stmt.targets if isinstance(t, (ast.Tuple, ast.List)) and name in assigned(t)), None)):
+                # `NAMES, FEATURES = zip(*TABLE)`: the item the unpacking binds to the name
+                held = bind(unpacked, self.const(module, stmt.value, {}, depth)).get(name, OPAQUE)
+                return self.filled(module, name, self._module_edits(module, name, held, body[position + 1:], depth), depth)
         binding = self.table(module).names.get(name)
         if binding is not None and binding.kind == "from":
             source_module, source_name = binding.target.split(":")
@@ -2883,6 +3002,33 @@ class Folding:
         if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")):
             return self._added_by(module, name, value, stmt, env, depth)
         return self._edited(module, name, value, stmt, env, depth, removals=True)
+
+    def namespace_edit(self, module: str, name: str, value: Record, stmt: ast.stmt, env: dict) -> Record | object:
+        """The namespace object `value` (a SimpleNamespace) of local `name` after `stmt`: `name.a =
+        v` (or `setattr(name, "a", v)`) sets attribute a, as its __dict__ (vars()) then holds it; a
+        compound statement that sets one of its attributes may or may not run it: not known
+        (OPAQUE); any other statement leaves it as it was."""
+        if name not in self._names_of(stmt):
+            return value
+        sets = []
+        if isinstance(stmt, ast.Assign):
+            sets = [(t.attr, stmt.value) for t in stmt.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name]
+        elif (isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call) and dotted(call.func) == "setattr" and len(call.args) == 3
+              and isinstance(call.args[0], ast.Name) and call.args[0].id == name):
+            sets = [(self.const(module, call.args[1], env), call.args[2])]
+        if sets:
+            changed = dict(value.fields)
+            for attr, given in sets:
+                if not isinstance(attr, str):
+                    return OPAQUE
+                changed[attr] = self.const(module, given, env)
+            return replace(value, fields=tuple(changed.items()))
+        if any(getattr(stmt, field, None) for field in ("body", "orelse", "finalbody", "handlers", "cases")) and any(
+                isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == name
+                or isinstance(n, ast.Call) and dotted(n.func) == "setattr" and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == name
+                for n in walk(stmt)):
+            return OPAQUE
+        return value
 
     def _names_of(self, stmt: ast.stmt) -> frozenset[str]:
         """The names a statement (and what it nests) reads or binds; once per statement."""
@@ -3597,6 +3743,8 @@ class Folding:
                                                                 or local and runtime_test(node.args[0], local)):
                     # `ATTENTION_BACKENDS.get(os.environ.get("X", ""))`: which entry, if any, a run picks
                     return Runtime(ast.unparse(node))
+            if name == "getattr" and qualified == name and len(node.args) >= 2 and _plain(held := self.const(module, node, env, depth + 1)):
+                return Const(bool(held))  # `if not getattr(TOGGLES, f.name):` of a plugin record's plain field: its truth
             if name in ("hasattr", "getattr") and len(node.args) >= 2:
                 owner = self.qualify(module, dotted(node.args[0]), env)
                 attr = self.const(module, node.args[1], env, depth + 1)
@@ -3668,6 +3816,8 @@ class Folding:
             if sides and isinstance(right, ast.Constant) and right.value is None and (
                     sides[0] is None or isinstance(sides[0], (str, int, float, bool, list, dict, Record, Partial))):
                 return Const((sides[0] is None) is isinstance(op, ast.Is))  # `spec is None` of a folded value
+            if sides and isinstance(right, ast.Constant) and isinstance(right.value, bool) and isinstance(sides[0], (str, int, float, bool, list, dict)):
+                return Const((sides[0] is right.value) is isinstance(op, ast.Is))  # `flag is True` of a folded plain value
             if (isinstance(op, (ast.In, ast.NotIn)) and (member := self._flag_members(values[0])) is not None
                     and (held := self._flag_members(values[1])) is not None):
                 return Const((member <= held) is isinstance(op, ast.In))  # `m in ENABLED` of a Flag: its bits are set
@@ -3746,6 +3896,70 @@ class Folding:
             return OPAQUE if table.has_getattr or table.star_imports else default
         read = ast.Attribute(value=ast.Name("<namespace>", ast.Load()), attr=key, ctx=ast.Load())
         return self.const(namespace.module, read, {"<namespace>": Named(namespace.module)}, depth + 1)
+
+    def spread_call(self, module: str, call: ast.Call, env: dict, depth: int = 0) -> tuple[ast.Call, dict]:
+        """`f(*spec)` / `f(**spec)` with `spec` folding to a sequence, a NamedTuple record or a dict
+        of str keys: the same call with each item as its own argument (keyword), as Python calls
+        it, each bound in the returned env under a name no plugin code uses; (call, env) as they
+        are when one does not fold so."""
+        args: list[ast.expr] = []
+        keywords: list[ast.keyword] = []
+        bound: dict = {}
+
+        def hold(value) -> ast.Name:
+            name = f"<arg{len(bound)}>"
+            bound[name] = value
+            return ast.copy_location(ast.Name(name, ast.Load()), call)
+
+        for node in call.args:
+            if not isinstance(node, ast.Starred):
+                args.append(node)
+                continue
+            spread = self.const(module, node.value, env, depth + 1)
+            if isinstance(spread, Record) and self._named_tuple(spread.cls):
+                spread = [value for _, value in spread.fields]
+            spread = spread if isinstance(spread, list) else self.iterated(spread) if isinstance(spread, dict) else None
+            if spread is None or len(spread) > 256:
+                return call, env
+            args += [hold(value) for value in spread]
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                keywords.append(keyword)
+                continue
+            spread = self.const(module, keyword.value, env, depth + 1)
+            if not (isinstance(spread, dict) and all(isinstance(key, str) for key in spread)):
+                return call, env
+            keywords += [ast.keyword(key, hold(value)) for key, value in spread.items()]
+        if not bound:
+            return call, env
+        return ast.copy_location(ast.Call(func=call.func, args=args, keywords=keywords), call), {**env, **bound}
+
+    def _typed_dict(self, path: str) -> bool:
+        """Whether `path` is a plugin `typing.TypedDict`: a class deriving from TypedDict (or from
+        one of those), or `T = TypedDict("T", {...})` (its instances are plain dicts)."""
+        found = self._plugin_definition(path) if not is_upstream(path) else None
+        if found is not None and isinstance(found[1], ast.ClassDef):
+            home = found[0]
+            return any((dotted(b) or "").rsplit(".", 1)[-1] == "TypedDict" or (base := self.qualify(home, dotted(b) or "")) and base != path and self._typed_dict(base)
+                       for b in found[1].bases)
+        home, _, name = path.rpartition(".")
+        tree = self.tree(home) if home in self.files else None
+        return any(isinstance(s, ast.Assign) and [dotted(t) for t in s.targets] == [name] and isinstance(s.value, ast.Call)
+                   and (dotted(s.value.func) or "").rsplit(".", 1)[-1] == "TypedDict" for s in (tree.body if tree else []))
+
+    def _named_tuple(self, path: str) -> bool:
+        """Whether the plugin class `path` is a `typing.NamedTuple` (its instances unpack)."""
+        found = self._plugin_definition(path)
+        return found is not None and isinstance(found[1], ast.ClassDef) and any(
+            (dotted(b) or "").rsplit(".", 1)[-1] == "NamedTuple" for b in found[1].bases)
+
+    def _plugin_folder(self, value) -> PurePosixPath | None:
+        """`value` (text or a path) as a folder of the plugin's source holding some module, else None."""
+        if not isinstance(value, (str, PurePosixPath)):
+            return None
+        folder = PurePosixPath(posixpath.normpath(str(value)))
+        return folder if folder.is_relative_to(_SOURCE_ROOT) and any(
+            (held := _module_path(name, is_package)).is_relative_to(folder) and held != folder for name, (_, is_package) in self.files.items()) else None
 
     def _class_namespace(self, path: str, depth: int, node: ast.ClassDef | None = None) -> dict | None:
         """`vars(C)` / `C.__dict__` of the plugin class `path` (its class statement `node`, when
@@ -3921,6 +4135,23 @@ class Folding:
             cond = folded(Not(cond))
         return GuardCond(cond, f"not ({text})" if negate else text, line)
 
+    def narrowed_by(self, module: str, test: ast.expr, env: dict) -> dict[str, Instance | None]:
+        """{x: Instance(C)} for a test `isinstance(x, C)` or `type(x) is C` (`==`) of a local x
+        with one upstream class C, for each such operand of an `and`; {x: None} where the class
+        is another (a plugin class, a tuple): what x was narrowed to before no longer holds."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return {name: instance for operand in test.values for name, instance in self.narrowed_by(module, operand, env).items()}
+        if isinstance(test, ast.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and "isinstance" not in env:
+            held, named = test.args
+        elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.left, ast.Call)
+              and dotted(test.left.func) == "type" and len(test.left.args) == 1 and isinstance(test.left.args[0], ast.Name) and "type" not in env):
+            held, named = test.left.args[0], test.comparators[0]
+        else:
+            return {}
+        cls = self.qualify(module, dotted(named), env) if dotted(named) else None
+        resolved = self.upstream_ref(cls)
+        return {held.id: Instance(resolved.path) if resolved is not None and resolved.kind == "class" else None}
+
     def _instance(self, module: str, node: ast.AST, env: dict) -> Instance | None:
         """The upstream instance a variable holds, with evidence (see Instance); the engine's
         settings name (`server_args`) not bound to anything the scan knows is its settings
@@ -3932,6 +4163,14 @@ class Folding:
             # `getattr(vllm_config, "lora_config", None)`: the field where the object has it (the
             # default only where it does not: a test of it guards the rest as for `x.f`)
             return self._field_instance(self._instance(module, node.args[0], env), attr)
+        if (isinstance(node, ast.Call) and dotted(node.func) == "next" and "next" not in env and 1 <= len(node.args) <= 2 and not node.keywords
+                and isinstance(found := node.args[0], ast.GeneratorExp) and len(found.generators) == 1 and isinstance(found.elt, ast.Name)
+                and isinstance(found.generators[0].target, ast.Name) and found.elt.id == found.generators[0].target.id):
+            # `next((m for m in mods if isinstance(m, C)), None)`: the first value the filter holds for, a C
+            # (or the default: a test of it guards the rest)
+            narrowed = {name: held for test in found.generators[0].ifs for name, held in self.narrowed_by(module, test, env).items()}
+            held = narrowed.get(found.elt.id)
+            return held if isinstance(held, Instance) else None
         if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
                 and self.qualify(module, dotted(node.func) or "", env) in ("copy.copy", "copy.deepcopy")):
             return self._instance(module, node.args[0], env)  # a copy is an object of the same class (the copy docs)

@@ -112,8 +112,20 @@ def mark_live(scan: PluginScan, scanner: ScannedModules) -> None:
         module = scan.modules.get(dep.module)
         dep.live = module.live if module else True
         dep.loaded_by = frozenset(module.loaded_by) if module else frozenset()
+        # a hook or patch whose callable is defined in a plugin module nothing imports is never
+        # made: the function object exists only once its module ran (a decorator queue a dead
+        # module would fill)
+        home = _defining_module(scan, dep.hook) if dep.kind in ("hook", "patch") and dep.hook else None
+        if home is not None and not scan.modules[home].live:
+            dep.live = False
     scan.conditional = {module: _any_of(alternatives) for module, alternatives in only_when.items()}
     scan.imported_when = _imported_when(scan, scanner)
+
+
+def _defining_module(scan: PluginScan, path: str) -> str | None:
+    """The plugin module defining the dotted `path` (its longest prefix that is a module), or None."""
+    parts = path.split(".")
+    return next((name for n in range(len(parts) - 1, 0, -1) if (name := ".".join(parts[:n])) in scan.modules), None)
 
 
 _MOST_PATHS = 8  # guarded ways into one module kept apart; past that it counts as imported unconditionally

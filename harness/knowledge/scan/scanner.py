@@ -63,6 +63,7 @@ from harness.knowledge.scan.annotations import NONE_VALUE, SELF_HELD, annotation
 from harness.knowledge.scan.classes import PluginClasses
 from harness.knowledge.scan.expressions import IN_PLACE_EDITS, Context, Expressions, flag_owner, partial_params
 from harness.knowledge.scan.folding import (
+    NAMESPACES,
     OPAQUE,
     Condition,
     Folding,
@@ -89,6 +90,7 @@ from harness.knowledge.scan.syntax import (
     assigned,
     case_test,
     case_tests,
+    class_pattern_captures,
     drained_loop,
     forwards_to_super,
     plain_spellings,
@@ -184,6 +186,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._receivers_memo: dict[str, dict] = {}  # PluginClasses._call_receivers, per method name
         self._branches_memo = {}
         self._made_once_globals = {}
+        self.entered = {}
         self._release = None
         self._filling = set()
         self._stmt_names = {}
@@ -477,10 +480,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 # continue` leaves f one of its other values)
                 ctx = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, ctx.env, negate=True, local=ctx.local),))
                 ctx.env.update(without_none(stmt.test, ctx.env, holds=False))
-                if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) and (narrowed := self._narrowed(module, stmt.test.operand, ctx.env)):
+                if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not) and (narrowed := self.narrowed_by(module, stmt.test.operand, ctx.env)):
                     # `if not isinstance(x, C): continue`: x holds a C in the rest of the block
                     ctx = replace(ctx, env=self._narrow(ctx.env, narrowed, body[body.index(stmt) + 1:]))
-            if isinstance(stmt, ast.Assert) and (narrowed := self._narrowed(module, stmt.test, ctx.env)):
+            if isinstance(stmt, ast.Assert) and (narrowed := self.narrowed_by(module, stmt.test, ctx.env)):
                 ctx = replace(ctx, env=self._narrow(ctx.env, narrowed, body[body.index(stmt) + 1:]))  # `assert isinstance(x, C)`: the same
             exits = [h for h in getattr(stmt, "handlers", []) if h.body and isinstance(h.body[-1], (ast.Return, ast.Continue, ast.Break))]
             imports = tuple(upstream_imports(module, self.files[module][1], stmt.body)) if isinstance(stmt, ast.Try) and exits else ()
@@ -504,23 +507,6 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 found = [path for path, needs in self._bound_lookups(module, [stmt], ctx)
                          if needs and all(any(c.handles(e) for c in ctx.catches) for e in needs)]
                 ctx = self._had(ctx, found, f"line {stmt.lineno} raises nothing", stmt.lineno)
-
-    def _narrowed(self, module: str, test: ast.expr, env: dict) -> dict[str, Instance | None]:
-        """{x: Instance(C)} for a test `isinstance(x, C)` or `type(x) is C` (`==`) of a local x
-        with one upstream class C, for each such operand of an `and`; {x: None} where the class
-        is another (a plugin class, a tuple): what x was narrowed to before no longer holds."""
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            return {name: instance for operand in test.values for name, instance in self._narrowed(module, operand, env).items()}
-        if isinstance(test, ast.Call) and dotted(test.func) == "isinstance" and len(test.args) == 2 and isinstance(test.args[0], ast.Name) and "isinstance" not in env:
-            held, named = test.args
-        elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) and isinstance(test.left, ast.Call)
-              and dotted(test.left.func) == "type" and len(test.left.args) == 1 and isinstance(test.left.args[0], ast.Name) and "type" not in env):
-            held, named = test.left.args[0], test.comparators[0]
-        else:
-            return {}
-        cls = self.qualify(module, dotted(named), env) if dotted(named) else None
-        resolved = self.upstream_ref(cls)
-        return {held.id: Instance(resolved.path) if resolved is not None and resolved.kind == "class" else None}
 
     @staticmethod
     def _narrow(env: dict, narrowed: dict[str, Instance | None], body: list[ast.stmt]) -> dict:
@@ -560,6 +546,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             for name, value in list(env.items()):  # `REG["k"] = v`, `REG.append(v)`: what later reads of REG fold to
                 if isinstance(value, (dict, list)):
                     env[name] = self.edit_of(module, name, value, stmt, env)
+                elif isinstance(value, Record) and value.cls in NAMESPACES:  # `ns.x = v`: what vars(ns) later holds
+                    env[name] = self.namespace_edit(module, name, value, stmt, env)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._function(module, stmt, ctx)
             if ctx.functions:  # a nested function: its name now refers to it
@@ -578,7 +566,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             self._expressions(module, stmt.test, ctx)
             owner = flag_owner(ctx)
             body = replace(ctx, guards=ctx.guards + (self._guard(module, stmt.test, env, owner=owner, local=ctx.local),))
-            narrowed = self._narrowed(module, stmt.test, env)
+            narrowed = self.narrowed_by(module, stmt.test, env)
             if not narrowed:
                 self._block(module, stmt.body, replace(body, env={**env, **without_none(stmt.test, env, holds=True)}))
             else:  # `if isinstance(x, C):` x holds an instance of C (or of a subclass) in the body,
@@ -624,11 +612,15 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     # empty, and nothing in the plugin adds to it: the body never runs
                     guards += (GuardCond(Const(False), f"{ast.unparse(stmt.iter)} is empty", stmt.lineno),)
                 self._block(module, stmt.body, replace(ctx, guards=guards, env={**env, **{n: OPAQUE for n in assigned(stmt.target)}}))
-            self._block(module, stmt.orelse, ctx)
+            self._block(module, stmt.orelse, self._loop_else(module, stmt, ctx))
+            if not ctx.functions and ctx.cls is None:
+                # `for m, n in TABLE: globals()[n] = …` at module level: what each name holds after it
+                env.update({key: self.module_constant(module, key, 0) for key in self.loop_global_names(module, stmt)})
             return
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             catches = ctx.catches
             for item in stmt.items:
+                self.entered[id(item.context_expr)] = (stmt.lineno, stmt.end_lineno)
                 self._expressions(module, item.context_expr, ctx)
                 call = item.context_expr
                 if isinstance(call, ast.Call) and (self.qualify(module, dotted(call.func), env) or "").endswith("suppress"):
@@ -655,8 +647,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             for child in ast.iter_child_nodes(stmt):
                 if not isinstance(child, ast.stmt) and not type(child).__name__ == "match_case":
                     self._expressions(module, child, ctx)
-            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", [])):
-                self._block(module, block, ctx)
+            self._block(module, getattr(stmt, "body", []), ctx)
+            self._block(module, getattr(stmt, "orelse", []), self._loop_else(module, stmt, ctx) if isinstance(stmt, ast.While) else ctx)
             owner = flag_owner(ctx)
             # the case a folded subject certainly matches first (`case {"module": str(path), …}:` of a
             # dict record): its captures hold the record's values, in its body and after the match
@@ -674,11 +666,18 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 env.update({n: OPAQUE for n in pattern_names(case.pattern)})
                 if chosen is not None and case is chosen[0]:
                     env.update(chosen[1])
-                narrowed = self._narrowed(module, test, env) if test is not None else {}
+                narrowed = self.narrowed_by(module, test, env) if test is not None else {}
+                inner = self._narrow(env, narrowed, case.body) if narrowed else env
+                if isinstance(stmt.subject, ast.Name) and isinstance(typed := inner.get(narrowed_key(stmt.subject.id)), Instance):
+                    inner = {**inner, stmt.subject.id: typed}  # (the subject as the instance the pattern tested)
+                for attr, name in class_pattern_captures(case.pattern):
+                    # `case VllmConfig(scheduler_config=s):` s is the subject's attribute, read as on the narrowed subject
+                    read = ast.copy_location(ast.Attribute(value=stmt.subject, attr=attr, ctx=ast.Load()), case.pattern)
+                    env[name] = self.typed_value(module, read, inner, self.const(module, read, inner))
                 if isinstance(case.pattern, ast.MatchAs) and case.pattern.name:  # `case x:` / `case P as x:` binds the subject
                     env[case.pattern.name] = self.const(module, stmt.subject, env)
                     if case.pattern.pattern is not None and (held := case_test(ast.Name(case.pattern.name, ast.Load()), case.pattern.pattern)) is not None:
-                        narrowed.update(self._narrowed(module, held, env))  # `case FusedMoE() as moe:` moe is one too
+                        narrowed.update(self.narrowed_by(module, held, env))  # `case FusedMoE() as moe:` moe is one too
                 guards = ctx.guards if test is None else ctx.guards + (self._guard(module, test, env, owner=owner, local=ctx.local),)
                 # (`case RowParallelLinear():` narrows the subject as `isinstance` does)
                 self._block(module, case.body, replace(ctx, guards=guards, env=self._narrow(env, narrowed, case.body) if narrowed else env))
@@ -753,6 +752,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                             env[target.id] = cond.value if isinstance(cond, Const) else OPAQUE if cond is UNDECIDED else Condition(cond)
                         if not ctx.functions and not ctx.in_class_body:  # a registry module-level calls fill
                             env[target.id] = self.filled(module, target.id, env[target.id])
+                        if env[target.id] is OPAQUE and not ctx.functions and ctx.cls is None and self._typed_dict(f"{module}.{target.id}"):
+                            env[target.id] = Named(f"{module}.{target.id}")  # `Spec = TypedDict("Spec", {…})`: a class, by its name
                         if ctx.in_class_body and isinstance(env[target.id], Named):
                             ctx.cls.class_names[target.id] = env[target.id].path
                         if target.id == "EntryClass" and not ctx.functions:
@@ -790,6 +791,8 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == ctx.self_name:
                 if value.attr in ctx.cls.class_names:  # `pool_cls = XPool` in the class body
                     paths.add(ctx.cls.class_names[value.attr])
+                else:  # (a method of the instance, bound, where the class defines one by that name: _property_callables)
+                    ctx.cls.returned_methods.setdefault(ctx.method.name, set()).add(value.attr)
                 continue
             folded = self.const(module, value, ctx.env) if isinstance(value, (ast.Name, ast.Attribute)) else None
             path = folded.path if isinstance(folded, Named) else None
@@ -1065,6 +1068,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
 
     def _function(self, module: str, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> None:
         for decorator in node.decorator_list:
+            self.entered[id(decorator)] = (node.lineno, node.end_lineno)
             self._expressions(module, decorator, ctx)
             self._decorator(module, node, decorator, ctx)
         if module not in self._future_annotations:
@@ -1199,6 +1203,16 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         elif ctx.in_class_body:  # a class nested in a class body: a name of that body (`class Platform(Device, …)` after it)
             ctx.env[node.name] = Named(path)
             ctx.cls.class_names[node.name] = path
+
+    def _loop_else(self, module: str, loop: ast.For | ast.AsyncFor | ast.While, ctx: Context) -> Context:
+        """The context of a loop's `else:` clause, which runs only when the loop ends without a
+        `break` (the Python reference, "The for statement"): under the negation of each test of
+        an `if T: … break` among the body's statements, its loop names unknown (run-time data
+        where T reads it: `if x.dtype == dtype: break`)."""
+        env = {**ctx.env, **{n: OPAQUE for n in (assigned(loop.target) if isinstance(loop, (ast.For, ast.AsyncFor)) else ())}}
+        tests = [stmt.test for stmt in loop.body if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], ast.Break)]
+        guards = tuple(self._guard(module, test, env, negate=True, local=ctx.local) for test in tests)
+        return replace(ctx, guards=ctx.guards + guards) if guards else ctx
 
     def _pass_bindings(self, module: str, body: list[ast.stmt], env: dict) -> dict:
         """`env` after one pass of a loop body: its top-level `name = value` statements folded in
@@ -1410,7 +1424,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             if inner is None or not inner.params:
                 return None
             rest = partial_params(inner.params[1:], len(value.args) - 1, [k.arg for k in value.keywords if k.arg])
-            return MethodDecl(name, line, (inner.params[0], *rest), inner.decorators, inner.raises_only)
+            return MethodDecl(name, line, (inner.params[0], *rest), inner.decorators, inner.raises_only, defined_at=inner.defined_at)
         if isinstance(value, ast.Lambda):
             return MethodDecl(name, line, function_params(value.args), decorators)
         made = isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))  # `m = make_getter("mla")`

@@ -207,6 +207,7 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
             self.generic_visit(node)
             node.bases = spliced(node.bases)  # class X(*BASES)
             _call_kept_supers(node)
+            _inline_properties(node)
             return node
 
         def visit_Assign(self, node: ast.Assign) -> ast.AST | list[ast.AST]:
@@ -416,6 +417,43 @@ def _call_kept_supers(cls: ast.ClassDef) -> None:
             if (isinstance(call.func, ast.Attribute) and call.func.attr in kept and isinstance(call.func.value, ast.Name)
                     and call.func.value.id == first[0]):
                 call.func = ast.fix_missing_locations(ast.copy_location(copy.deepcopy(kept[call.func.attr]), call.func))
+
+
+def _inline_properties(cls: ast.ClassDef) -> None:
+    """A plain `@property` of the class whose getter is one `return <attribute chain on self>`
+    (`return self.vllm_config.cache_config`) reads that chain: `self.kv_cache_cfg.x` in the
+    class's other methods is `self.vllm_config.cache_config.x` (the getter runs on each read: the
+    descriptor HowTo), rewritten in place. A name the class also sets or defines otherwise is left."""
+    def chain_on(node: ast.AST, receiver: str) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id == receiver
+
+    getters: dict[str, tuple[str, ast.expr]] = {}
+    for member in cls.body:
+        if (isinstance(member, ast.FunctionDef) and [dotted(d) for d in member.decorator_list] == ["property"] and member.args.args
+                and len(body := [s for s in member.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]) == 1
+                and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Attribute) and chain_on(body[0].value, member.args.args[0].arg)):
+            getters[member.name] = (member.args.args[0].arg, body[0].value)
+    named = [m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    stores = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
+    getters = {name: held for name, held in getters.items() if named.count(name) == 1 and name not in stores}
+    for method in (m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name not in getters and m.args.args):
+        receiver = method.args.args[0].arg
+
+        class Inline(ast.NodeTransformer):
+            def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+                if isinstance(node.value, ast.Name) and node.value.id == receiver and node.attr in getters and isinstance(node.ctx, ast.Load):
+                    own, chain = getters[node.attr]
+                    copied = copy.deepcopy(chain)
+                    for n in ast.walk(copied):
+                        if isinstance(n, ast.Name) and n.id == own:
+                            n.id = receiver
+                        ast.copy_location(n, node)
+                    return copied
+                return self.generic_visit(node)
+
+        Inline().visit(method)
 
 
 def _once_bound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, int], dict[str, ast.Attribute]]:
@@ -813,8 +851,9 @@ def case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
     """The test a `case` pattern makes of `subject`, as the expression Python's match evaluates
     (PEP 634): `"a" | "b"` is `subject == "a" or subject == "b"`, `None` is `subject is None`,
     `C()` is `isinstance(subject, C)`, `_` and a capture hold always (a Constant True), a
-    sequence pattern on a tuple the match writes holds where each item's pattern does; None for
-    a pattern no plain expression states (other sequences, mappings, class patterns with arguments)."""
+    sequence pattern on a tuple the match writes holds where each item's pattern does, `C(a=p)`
+    is `isinstance(subject, C)` and p's test of `subject.a`; None for a pattern no plain
+    expression states (other sequences, mappings, class patterns with positional arguments)."""
     if isinstance(pattern, ast.MatchValue):
         return ast.Compare(left=subject, ops=[ast.Eq()], comparators=[pattern.value])
     if isinstance(pattern, ast.MatchSingleton):
@@ -824,8 +863,14 @@ def case_test(subject: ast.expr, pattern: ast.pattern) -> ast.expr | None:
         return None if any(t is None for t in tests) else ast.BoolOp(op=ast.Or(), values=tests)
     if isinstance(pattern, ast.MatchAs):
         return ast.Constant(True) if pattern.pattern is None else case_test(subject, pattern.pattern)
-    if isinstance(pattern, ast.MatchClass) and not pattern.patterns and not pattern.kwd_patterns:
-        return ast.Call(func=ast.Name("isinstance", ast.Load()), args=[subject, pattern.cls], keywords=[])
+    if isinstance(pattern, ast.MatchClass) and not pattern.patterns:
+        # `C(a=p)`: isinstance, then each keyword's pattern on the subject's attribute (a capture holds always)
+        tests = [ast.Call(func=ast.Name("isinstance", ast.Load()), args=[subject, pattern.cls], keywords=[])]
+        tests += [case_test(ast.Attribute(value=subject, attr=attr, ctx=ast.Load()), p) for attr, p in zip(pattern.kwd_attrs, pattern.kwd_patterns)]
+        if any(t is None for t in tests):
+            return None
+        tests = [t for t in tests if not (isinstance(t, ast.Constant) and t.value is True)]
+        return tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
     if (isinstance(pattern, ast.MatchSequence) and isinstance(subject, (ast.Tuple, ast.List)) and len(subject.elts) == len(pattern.patterns)
             and not any(isinstance(p, ast.MatchStar) for p in pattern.patterns) and not any(isinstance(e, ast.Starred) for e in subject.elts)):
         # `match (x.dtype, seqlens): case (torch.bfloat16 | torch.float16, None):` on a tuple written
@@ -1024,3 +1069,15 @@ def forwards_to_super(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                 return False
             forwarded.append((node.lineno, node.col_offset))
     return len(forwarded) == 1 and all(edit > forwarded[0] for edit in edits)
+
+
+def class_pattern_captures(pattern: ast.pattern) -> list[tuple[str, str]]:
+    """(attribute, name) for each keyword sub-pattern of a class pattern that captures the
+    attribute's value (`case C(a=x)`, `case C(a=D() as x)`, also `case C(a=x) as c`): the
+    reference's "Class patterns", x bound to subject.a."""
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        pattern = pattern.pattern
+    if not isinstance(pattern, ast.MatchClass):
+        return []
+    return [(attr, sub.name) for attr, sub in zip(pattern.kwd_attrs, pattern.kwd_patterns)
+            if isinstance(sub, ast.MatchAs) and sub.name]
