@@ -2272,7 +2272,7 @@ class Folding:
         name, each pass read with the loop's names bound to the row (a store in a `try` as
         _caught_module_import reads one); None when no pass binds it; OPAQUE when the rows or
         a key do not fold."""
-        stores = [store for n in walk(ast.Module(body=loop.body, type_ignores=[])) if (store := self._global_store(module, n)) is not None]
+        stores = self._loop_stores(module, loop)
         if not stores or name in {n.id for n in walk(loop.iter) if isinstance(n, ast.Name)}:
             return None  # (the rows are read before any pass: a name they read is not one the loop binds)
         rows = self.iterated(self.const(module, loop.iter, {}, depth + 1))
@@ -2293,10 +2293,14 @@ class Folding:
     def loop_global_names(self, module: str, loop: ast.For) -> list[str]:
         """The names a module-level loop stores as globals by computed names (_loop_global), over
         its folded rows; [] where none folds."""
-        stores = [store for n in walk(ast.Module(body=loop.body, type_ignores=[])) if (store := self._global_store(module, n)) is not None]
+        stores = self._loop_stores(module, loop)
         rows = self.iterated(self.const(module, loop.iter, {})) if stores else []
         keys = [self.const(module, key, bind(loop.target, row)) for row in (rows if isinstance(rows, list) else []) for key, _ in stores]
         return list(dict.fromkeys(key for key in keys if isinstance(key, str) and key.isidentifier()))
+
+    def _loop_stores(self, module: str, loop: ast.For) -> list[tuple[ast.expr, ast.expr]]:
+        """(key, value) of each global store by a computed name in the loop's body (_global_store)."""
+        return [store for n in walk(ast.Module(body=loop.body, type_ignores=[])) if (store := self._global_store(module, n)) is not None]
 
     def _global_store(self, module: str, node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
         """(key, value) of a module-level statement storing a global by a computed name:
