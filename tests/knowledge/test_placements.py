@@ -152,6 +152,8 @@ SUBCLASSES = {
     "classmethod_factory": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = type(self).make()\n\n"
                             "    @classmethod\n    def make(cls):\n        return Fused()\n", "Dev()", True),
     "never_built": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp = Fused()\n", "None", False),
+    # the object upstream built re-classed in place (thirty-second set V-m4): `self.mlp.__class__ = Fused`
+    "reclassed_in_place": ("class Dev(DecoderLayer):\n    def __init__(self):\n        super().__init__()\n        self.mlp.__class__ = Fused\n", "Dev()", True),
 }
 
 

@@ -184,7 +184,8 @@ class PluginClasses:
             bases = self.upstream_bases(path)
             # (a class nothing makes, nor a subclass of it, runs no method: nothing to judge)
             if bases and any(path in self.plugin_mro(other) for other in made if other in self.scan.classes):
-                target = next(t for t in stmt.targets if isinstance(t, ast.Attribute) and t.attr == attr)
+                # (`self.attr = P(…)`, or `self.attr.__class__ = P`: the object in it re-classed)
+                target = next(t for t in stmt.targets if any(isinstance(n, ast.Attribute) and n.attr == attr for n in walk(t)))
                 self._dependency("patch", f"{bases[0]}.{attr}", module, stmt, ctx, how=PLACED, hook=placed, plugin_class=path, name=name,
                                  expression=f"{ast.unparse(target)} = {ast.unparse(stmt.value)[:60]}")
 
