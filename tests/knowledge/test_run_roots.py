@@ -118,6 +118,18 @@ SPELLINGS = {
                                   "noxfile.py": ("import subprocess\n\n\ndef smoke(session):\n"
                                                  "    subprocess.run((\"python3\", \"-m\", \"p.tools.bench\"), check=True)\n")},
                                  "run with `python -m p.tools.bench` (noxfile.py:5)"),
+    # a test runs it with runpy (thirty-second set V-m6): run_module by position, by keyword,
+    # imported from runpy by name
+    "runpy_run_module": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                          "tests/test_tools.py": "import runpy\n\n\ndef test_bench():\n    runpy.run_module('p.tools.bench', run_name='__main__')\n"},
+                         "run with `runpy.run_module('p.tools.bench')`, as `python -m` runs it (tests/test_tools.py:5)"),
+    "runpy_mod_name_keyword": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                "tests/test_tools.py": ('import runpy\n\n\ndef test_bench():\n    runpy.run_module(\n'
+                                                        '        mod_name="p.tools.bench", run_name="__main__", alter_sys=True)\n')},
+                               "run with `runpy.run_module('p.tools.bench')`, as `python -m` runs it (tests/test_tools.py:5)"),
+    "run_module_imported_by_name": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"}),
+                                     "tests/test_tools.py": "from runpy import run_module\n\n\ndef test_bench():\n    run_module('p.tools.bench')\n"},
+                                    "run with `runpy.run_module('p.tools.bench')`, as `python -m` runs it (tests/test_tools.py:5)"),
     # a task runner's script runs it (thirty-first set V-k6): hatch env scripts, pdm scripts in
     # pyproject.toml, a justfile recipe; the workflow names only the script
     "hatch_env_script": ({"pyproject.toml": pyproject(plugins={"p": "p.hooks:register"})

@@ -585,6 +585,9 @@ _EXEC_FORM = re.compile(r'\[\s*"[^"\n\]]*"(?:\s*,\s*"[^"\n\]]*")*\s*\]')
 # x)` (nox), `subprocess.run(("python3", "-m", "pkg.mod"))`: in a Python file, read as that command line
 _CALL_FORM = re.compile(r"""[(\[]\s*(?:["'][^"'\n]*["']\s*,\s*)*["'][^"'\n]*["']""")
 
+# runpy.run_module("pkg.mod", …) in Python code (a test running a tool): what `python -m` does
+# (the runpy docs), the module named by its first argument or `mod_name=`
+_RUN_MODULE = re.compile(r"""\brun_module\(\s*(?:mod_name\s*=\s*)?["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)["']""")
 _PYTHON_M_MATRIX = re.compile(_INTERPRETER + r"[^\n;&|`]*?\s-m\s+\$\{\{\s*matrix\.([\w-]+)\s*\}\}")
 
 
@@ -637,7 +640,7 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
     pkg.mod` (also through `torchrun`, `accelerate launch`, `uv run`; an exec-form list
     `["python", "-m", "pkg.mod"]` too, and a call's leading string arguments in a noxfile or a
     test, `session.run("python", "-m", "pkg.mod", …)`, `subprocess.run([sys.executable, "-m",
-    "pkg.mod"])`) in CI workflows, Makefiles, Dockerfiles and compose files, shell scripts, task
+    "pkg.mod"])`, `runpy.run_module("pkg.mod")`) in CI workflows, Makefiles, Dockerfiles and compose files, shell scripts, task
     runners' scripts (hatch / pdm / poe tables of pyproject.toml, a justfile), the team's tests
     and docs (run_entry_sources). Names that are not plugin modules
     are left to the caller to drop. Unreadable files name nothing; a malformed pyproject.toml
@@ -685,6 +688,9 @@ def run_entries(root: Path) -> list[tuple[str, str, bool]]:
             at = re.search(rf"-m\s+{re.escape(module)}\b", text) or re.search(rf"\b{re.escape(module)}\b", text)
             line = text.count("\n", 0, at.start() if at else 0) + 1
             found.append((module, f"run with `python -m {module}` ({path.relative_to(root)}:{line})", True))
+        for match in _RUN_MODULE.finditer(text) if path.suffix == ".py" else ():
+            line = text.count("\n", 0, match.start()) + 1
+            found.append((match.group(1), f"run with `runpy.run_module({match.group(1)!r})`, as `python -m` runs it ({path.relative_to(root)}:{line})", True))
     return list(dict.fromkeys(found))
 
 
