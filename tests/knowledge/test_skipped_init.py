@@ -52,6 +52,15 @@ def _init(doc: dict) -> dict | None:
     return next((f for f in doc["findings"] if f["target"] == f"{RUNNER}.Runner.__init__"), None)
 
 
+def _assert_verdict(found: dict | None, code: int, breaks: bool) -> None:
+    """The skipped-__init__ finding breaks naming self.pending (exit 1), or nothing breaks (exit 0)."""
+    if breaks:
+        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and code == 1, found
+        assert "self.pending" in found["detail"]
+    else:
+        assert (found is None or not found["breaking"]) and code == 0, found
+
+
 @pytest.mark.parametrize("skip", sorted(SKIPS))
 def test_state_new_in_a_skipped_init_breaks_the_inherited_method_that_reads_it(upstreams, tmp_path, skip):
     old, new = upstreams
@@ -201,12 +210,7 @@ def test_an_override_running_the_inherited_method_through_super_reads_the_skippe
               f"    def step(self):\n{body}\n\ndef register():\n    return Mine().step()\n")
     root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source})
     code, doc = check(root, new, "--baseline", old)
-    found = _init(doc)
-    if breaks:
-        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and code == 1, found
-        assert "self.pending" in found["detail"]
-    else:
-        assert (found is None or not found["breaking"]) and code == 0, found
+    _assert_verdict(_init(doc), code, breaks)
 
 
 # the override keeps upstream's bound method on self in its __init__ and calls it later
@@ -227,12 +231,7 @@ def test_upstreams_method_kept_on_self_and_called_later_reads_the_skipped_state(
               f"    def step(self):\n{body}\n\ndef register():\n    return Mine().step()\n")
     root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source}, name=spelling)
     code, doc = check(root, new, "--baseline", old)
-    found = _init(doc)
-    if breaks:
-        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and code == 1, found
-        assert "self.pending" in found["detail"]
-    else:
-        assert (found is None or not found["breaking"]) and code == 0, found
+    _assert_verdict(_init(doc), code, breaks)
 
 
 # the plugin calls the inherited method on an object of its class it makes itself, outside the
@@ -285,11 +284,6 @@ def test_the_init_a_dataclass_writes_skips_the_bases(upstreams, tmp_path, spelli
     source = f"import dataclasses\nfrom dataclasses import dataclass\n\nfrom {RUNNER} import Runner\n\n\n{body}\n\ndef register():\n    return Mine\n"
     root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.runner:register"}), "p/__init__.py": "", "p/runner.py": source}, name=spelling)
     code, doc = check(root, new, "--baseline", old)
-    found = _init(doc)
-    if breaks:
-        assert found is not None and (found["status"], found["breaking"]) == ("missing", True) and code == 1, found
-        assert "self.pending" in found["detail"]
-    else:
-        assert (found is None or not found["breaking"]) and code == 0, found
+    _assert_verdict(_init(doc), code, breaks)
     code, doc = check(root, old, "--baseline", old)  # on its base the same plugin runs
     assert _init(doc) is None or not _init(doc)["breaking"]
