@@ -53,9 +53,9 @@ from harness.evidence.lmeval import (
     PreparedTask,
     SampleRecord,
     UnusableInput,
-    cut_short,
     evaluate_arguments,
     lm_eval_version,
+    measured_nothing,
     metric_key,
     prepare_task,
     reproduce_script,
@@ -318,7 +318,7 @@ def _run_and_decide(
             if baseline.score is None:
                 raise UnusableInput("gate 'unpaired' needs baseline.score and baseline.n")
             result = decide([r.score for r in records], baseline_score=baseline.score, baseline_n=baseline.n,
-                            candidate_outputs=[r.generated for r in records], cut_short=cut_short(records), margin=suite.margin, alpha=suite.alpha)
+                            candidate_outputs=[r.generated for r in records], measured_nothing=measured_nothing(records), margin=suite.margin, alpha=suite.alpha)
     (out / GATE).write_text(result.model_dump_json(indent=2))
 
 

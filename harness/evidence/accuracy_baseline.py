@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.evidence.lmeval import SampleRecord, UnusableInput, cut_short, sample_records
+from harness.evidence.lmeval import SampleRecord, UnusableInput, measured_nothing, sample_records
 from harness.evidence.runbook import AccuracySuite
 from harness.stats.accuracy import AccuracyDecision, decide
 from harness.stats.sequential import SequentialDesign
@@ -76,7 +76,7 @@ def decide_samples(baseline: list[SampleRecord], candidate: list[SampleRecord], 
     right_wrong = all(r.correct is not None for r in baseline + candidate)
     return decide(rule_scores(candidate, right_wrong), rule_scores(baseline, right_wrong),
                   candidate_outputs=[r.generated for r in candidate], baseline_outputs=[r.generated for r in baseline],
-                  cut_short=cut_short(candidate) or cut_short(baseline), margin=suite.margin, alpha=suite.alpha, design=design)
+                  measured_nothing=measured_nothing(candidate) or measured_nothing(baseline), margin=suite.margin, alpha=suite.alpha, design=design)
 
 
 BASELINE_COPY = "baseline_samples.jsonl"

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import http
 import importlib.metadata
 import importlib.util
+import json
 import logging
 import re
 import traceback
@@ -70,15 +72,20 @@ class SampleRecord(BaseModel):
     # the response is token ids, not text (a server run with --skip-tokenizer-init, a front end
     # printing output_ids): no answer, whatever number a filter reads out of it (token_ids)
     undecoded: bool = False
+    # the response is a reply body of the serving stack, not text the model wrote: an error reply
+    # (a gateway's "502 Bad Gateway" page, an OpenAI-style {"error": …}), an event stream or an
+    # API response object stored as the text: no answer, whatever number a filter reads out of
+    # its request id, timestamp or token counts (raw_reply)
+    raw_reply: bool = False
     # the generation cap its request set (lm-eval's gen_kwargs `max_gen_toks`), None when not recorded
     max_gen_toks: int | None = None
 
     @property
     def generated(self) -> str:
         """What the model generated for this question: the response, or "" when it only
-        repeated the prompt, scored every choice the same, answers another question or is token
-        ids."""
-        return "" if self.echoed or self.tied or self.misfiled or self.undecoded else self.response
+        repeated the prompt, scored every choice the same, answers another question, is token
+        ids or is a reply body of the server."""
+        return "" if self.echoed or self.tied or self.misfiled or self.undecoded or self.raw_reply else self.response
 
 
 class AccuracyNotRun(Exception):
@@ -350,6 +357,56 @@ def token_ids(response: str) -> bool:
     return len(parts) >= 3 and all(p.isdigit() for p in parts)
 
 
+# 4xx and 5xx statuses with their reason phrases (RFC 9110 section 15, as http.HTTPStatus names them)
+_ERROR_PHRASES = {str(status.value): status.phrase.lower() for status in http.HTTPStatus if status.value >= 400}
+_STATUS_CODE = re.compile(r"(?<![\d.])([45]\d\d)(?![\d.])")
+# the first words of a reply that states a failure: "HTTP/1.1 503", "Error 429:", "error: …",
+# "Traceback (most recent call last):", a proxy's "upstream connect error …"
+_FAILURE_OPENING = re.compile(
+    r"^(?:http(?:/\d(?:\.\d)?)?\s*[45]\d\d\b|(?:error|exception)\s*(?:[:#\[(-]|[45]\d\d\b)"
+    r"|traceback \(most recent call last\)|(?:no healthy )?upstream\b.*\b(?:error|timeout|timed out|reset|unavailable)\b)")
+_EVENT_FIELD = re.compile(r"^(?:(?:data|event|id|retry)\s*:|:)")
+
+
+def raw_reply(response: str) -> bool:
+    """Whether `response` is a reply body of the serving stack rather than text a model wrote:
+    - a JSON object of an error body (OpenAI's {"error": {...}}, vLLM's {"object": "error", ...},
+      FastAPI's {"detail": ...}) or of a whole API response (a completion object: "choices", or
+      "object" "text_completion" / "chat.completion[.chunk]");
+    - a server-sent-event stream (every line a `data:`, `event:`, `id:` or `retry:` field or a
+      `:` comment: the WHATWG HTML standard's event stream format; each data a JSON object or
+      OpenAI's closing `[DONE]`), as a streamed reply stored whole;
+    - a reply whose first line (an HTML page's text, tags dropped) names a 4xx/5xx status with
+      its reason phrase ("502 Bad Gateway", "Gateway Timeout (504)") or opens by stating a
+      failure ("HTTP/1.1 503", "Error 429: …", "error: …", a Python traceback, a proxy's
+      "upstream connect error …").
+    A worked answer that mentions a number or the word "error" later is an answer."""
+    text = response.strip()
+    if text.startswith("{"):
+        with contextlib.suppress(ValueError):
+            body = json.loads(text)
+            if isinstance(body, dict) and (body.keys() & {"error", "errors", "detail", "choices"}
+                                           or body.get("object") in ("error", "text_completion", "chat.completion", "chat.completion.chunk")):
+                return True
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    data = [line[5:].strip() for line in lines if line.startswith("data:")]
+    if data and all(_EVENT_FIELD.match(line) for line in lines) and all(payload == "[DONE]" or _json_object(payload) for payload in data):
+        return True
+    if text.startswith("<"):  # an HTML page: its text, a line per element
+        text = re.sub(r"<[^>]*>", "\n", text)
+    first = next((" ".join(line.split()) for line in text.splitlines() if line.strip()), "").lower()
+    if _FAILURE_OPENING.match(first):
+        return True
+    return any(code in _ERROR_PHRASES and _ERROR_PHRASES[code] in first for code in _STATUS_CODE.findall(first))
+
+
+def _json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def numbers_in(text: str) -> frozenset[str]:
     """The numbers written in `text` (thousands separators dropped): "1,200 + 3.5" -> {"1200", "3.5"}."""
     return frozenset(_NUMBER.findall(text.replace(",", "")))
@@ -399,6 +456,31 @@ def cut_short(records: Sequence[SampleRecord]) -> str | None:
             "a working port from a broken one; rerun with the task's own generation length")
 
 
+def one_answer(records: Sequence[SampleRecord]) -> str | None:
+    """Why one side's answers do not depend on its questions, or None: the answer lm-eval's
+    filter extracted (`filtered`) is the same for every question whose output holds generated
+    text, over two or more such questions whose reference answers differ (a front end that cut
+    every prompt to its first few-shot exemplar, answered in varied words): right only where a
+    reference happens to be that answer, the same on both sides. Answers compare as gsm8k's
+    exact_match does (lm-eval tasks/gsm8k/gsm8k.yaml: case ignored, `regexes_to_ignore` ",", "$",
+    "(?s).*#### " and a final "."), so "6" and "6." are one answer."""
+    answered = [r for r in records if r.generated.strip()]
+    if len(answered) < 2 or any(r.filtered is None for r in answered) or len({r.target for r in answered}) < 2:
+        return None
+    answers = {re.sub(r"(?s).*#### |[,$]|\.$", "", r.filtered.strip()).strip().lower() for r in answered}
+    if len(answers) != 1:
+        return None
+    shown = next(iter(answers))
+    return (f"the answer extracted from every output is the same ({shown[:40]!r}, {len(answered)} questions with different "
+            "reference answers): the model's answers do not depend on the question")
+
+
+def measured_nothing(records: Sequence[SampleRecord]) -> str | None:
+    """Why one side's records measured nothing that their texts alone do not show (cut_short,
+    one_answer), or None."""
+    return cut_short(records) or one_answer(records)
+
+
 def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
     """One SampleRecord per question of `task_name` for the 'metric,filter' `key`, sorted by doc_id;
     KeyError/ValueError on rows lacking the metric."""
@@ -431,6 +513,7 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
                                                   or repeats_prompt(response, prompt)),
                 tied=choice_scores is not None and len(set(choice_scores)) == 1,
                 undecoded=choice_scores is None and token_ids(response),
+                raw_reply=choice_scores is None and raw_reply(response),
                 max_gen_toks=_generation_cap(row.get("arguments")),
             )
         )

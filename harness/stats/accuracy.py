@@ -39,7 +39,7 @@ def decide(
     baseline_n: int | None = None,
     candidate_outputs: Sequence[str] | None = None,
     baseline_outputs: Sequence[str] | None = None,
-    cut_short: str | None = None,
+    measured_nothing: str | None = None,
     margin: float = DEFAULT_MARGIN,
     alpha: float = DEFAULT_ALPHA,
     design: SequentialDesign | None = None,
@@ -51,8 +51,9 @@ def decide(
     0 or 1 are right/wrong (McNemar / Tango, or the group-sequential rule at `design`'s looks);
     any other score takes the paired t rule. Unpaired when only the aggregate `baseline_score`
     on `baseline_n` questions is known (Newcombe). Outputs are the generated texts, when known,
-    for the vacuity rule: a measurement of nothing is never passed; `cut_short` says why a
-    side's outputs could not hold an answer (harness.evidence.lmeval.cut_short), when one could not.
+    for the vacuity rule: a measurement of nothing is never passed; `measured_nothing` says why
+    a side's records measured nothing their texts do not show (harness.evidence.lmeval.measured_nothing:
+    generation cut short, one answer to every question), when they did not.
 
     HarnessError without exactly one kind of baseline, on sides of different lengths, on a
     sequential design with scores that are not right/wrong, or parameters out of range."""
@@ -60,10 +61,10 @@ def decide(
         raise HarnessError("the accuracy rule needs per-question baseline scores or an aggregate "
                            "baseline score and its question count, not both or neither")
     if baseline is None:
-        vacuous = vacuity([baseline_score], candidate, candidate_outputs=candidate_outputs) or cut_short
+        vacuous = vacuity([baseline_score], candidate, candidate_outputs=candidate_outputs) or measured_nothing
         return unpaired_test(round(sum(candidate)), len(candidate), baseline_score, baseline_n,
                              margin=margin, alpha=alpha, vacuous=vacuous)
-    vacuous = vacuity(baseline, candidate, baseline_outputs=baseline_outputs, candidate_outputs=candidate_outputs) or cut_short
+    vacuous = vacuity(baseline, candidate, baseline_outputs=baseline_outputs, candidate_outputs=candidate_outputs) or measured_nothing
     right_wrong = all(score in (0.0, 1.0) for score in [*baseline, *candidate])
     if design is not None:
         if not right_wrong:
@@ -100,7 +101,8 @@ def vacuity(
     outputs that are all empty or all the same text. Scores are per-question metric values
     (for an aggregate baseline, pass its one score as `[score]`); outputs are the generated
     texts ("" for a response that only repeats its prompt, answers another question of the run,
-    is token ids, or a question whose choices all tie: SampleRecord.generated), None where
+    is token ids or a reply body of the server, or a question whose choices all tie:
+    SampleRecord.generated), None where
     they are not known."""
     if (candidate_scores and baseline_scores is not None and len(baseline_scores) > 0
             and not any(baseline_scores) and not any(candidate_scores)):
@@ -112,8 +114,8 @@ def vacuity(
         texts = [text.strip() for text in outputs]
         if not any(texts):
             return (f"every {side} output is empty, its prompt echoed back or repeated, an answer to another question "
-                    f"of the run, token ids instead of text, or a tie of every choice ({len(texts)} questions): the model "
-                    "produced no answers to its questions")
+                    "of the run, token ids instead of text, the server's reply body (an error, an event stream) instead "
+                    f"of text, or a tie of every choice ({len(texts)} questions): the model produced no answers to its questions")
         if len(texts) > 1 and len(set(texts)) == 1:
             shown = texts[0] if len(texts[0]) <= 60 else texts[0][:57] + "..."
             return (f"every {side} output is the same text ({shown!r}, {len(texts)} questions): "

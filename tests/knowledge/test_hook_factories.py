@@ -785,3 +785,71 @@ def register():
         assert len(broken) == 1 and broken[0]["status"] == "signature_changed" and code == 1, doc["findings"]
     else:
         assert not broken and code == 0, broken
+
+
+# a generator function yields (target, hook) pairs, each hook a def of its own body, and a loop
+# registers them (thirty-second set F30-m2): each hook is the def the generator yields, judged
+# against its target, as a closure a factory returns
+YIELDED_DEFS = {
+    "def_per_target_in_a_loop": ("def _around_hooks(targets):\n    for target in targets:\n"
+                                 "        def _hook({params}):\n            return original_fn(self, *args)\n\n"
+                                 "        yield target, _hook\n"),
+    "defs_then_yields": ("def _around_hooks(targets):\n    def _forward({params}):\n        return original_fn(self, *args)\n\n"
+                         "    def _batch(original_fn, self, *args, **kwargs):\n        return original_fn(self, *args)\n\n"
+                         "    yield targets[0], _forward\n    yield targets[1], _batch\n"),
+    "yield_from_pairs": ("def _around_hooks(targets):\n    def _hook({params}):\n        return original_fn(self, *args)\n\n"
+                         "    yield from [(target, _hook) for target in targets]\n"),
+    "a_generator_method_of_an_object": ("class _Hooks:\n    def around(self, targets):\n        for target in targets:\n"
+                                        "            def _hook({params}):\n                return original_fn(self, *args)\n\n"
+                                        "            yield target, _hook\n\n\ndef _around_hooks(targets):\n    return _Hooks().around(targets)\n"),
+}
+
+
+@pytest.mark.parametrize("fits", [True, False])
+@pytest.mark.parametrize("spelling", sorted(YIELDED_DEFS))
+def test_a_hook_a_generator_yields_as_its_own_def_is_judged(upstreams, tmp_path, spelling, fits):
+    old, _ = upstreams
+    params = "original_fn, self, *args, **kwargs" if fits else "original_fn, self"
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"gy": "gy:register"}),
+        "gy/__init__.py": "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                          "TARGETS = ('sglang.srt.layers.sampler.Sampler.forward', 'sglang.srt.managers.scheduler.Scheduler.get_next_batch')\n\n\n"
+                          + YIELDED_DEFS[spelling].format(params=params) + "\n\n"
+                          "def register():\n    for target, hook in _around_hooks(TARGETS):\n"
+                          "        HookRegistry.register(target, hook, HookType.AROUND)\n",
+    })
+    code, doc = check(root, old)
+    hooks = sorted((f["target"], f["status"]) for f in doc["findings"] if f["kind"] == "hook")
+    expected = [("sglang.srt.layers.sampler.Sampler.forward", "ok" if fits else "signature_changed"),
+                ("sglang.srt.managers.scheduler.Scheduler.get_next_batch", "ok")]
+    assert sorted(set(hooks)) == expected and code == (0 if fits else 1), doc["findings"]
+
+
+# a classmethod registered as a REPLACE hook after travelling through a table or a name
+# (thirty-third set F27-n2): read off its class it is bound, so `cls` is no parameter the
+# wrapper's call must fill
+CLASSMETHOD_HOOKS = {
+    "table_value_in_a_loop": ("_REPLACEMENTS = {TARGET: Picker.pick}\n\n\ndef register():\n"
+                              "    for target, fn in _REPLACEMENTS.items():\n        HookRegistry.register(target, fn, hook_type=HookType.REPLACE)\n"),
+    "module_alias": "_pick = Picker.pick\n\n\ndef register():\n    HookRegistry.register(TARGET, _pick, HookType.REPLACE)\n",
+    "list_of_pairs": ("HOOKS = [(TARGET, Picker.pick)]\n\n\ndef register():\n"
+                      "    for target, fn in HOOKS:\n        HookRegistry.register(target, fn, HookType.REPLACE)\n"),
+}
+
+
+@pytest.mark.parametrize("fits", [True, False])
+@pytest.mark.parametrize("spelling", sorted(CLASSMETHOD_HOOKS))
+def test_a_classmethod_hook_is_bound_to_its_class(upstreams, tmp_path, spelling, fits):
+    old, _ = upstreams
+    params = "cls, model, torchao_config, filter_fn=None" if fits else "cls, model"
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"cm": "cm:register"}),
+        "cm/__init__.py": "from sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                          "TARGET = 'sglang.srt.layers.torchao_utils.apply_torchao_config_to_model'\n\n\n"
+                          f"class Picker:\n    @classmethod\n    def pick({params}):\n        return model\n\n\n"
+                          + CLASSMETHOD_HOOKS[spelling],
+    })
+    code, doc = check(root, old)
+    hook = [f for f in doc["findings"] if f["kind"] == "hook"]
+    # (nothing in this upstream calls the target: a hook too narrow is reported, not certain to fail)
+    assert len(hook) == 1 and hook[0]["status"] == ("ok" if fits else "signature_changed") and code == 0, hook

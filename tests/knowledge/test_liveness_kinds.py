@@ -537,6 +537,38 @@ EXTERNAL_NAMINGS = {
             for pair in (Pair("SGLANG_EXTERNAL_MODEL_PACKAGE", __name__),):
                 os.environ[pair.key] = pair.value
             """,
+    # os.environ.update of a mapping a helper's parameters make (thirty-third set F24-n1): the
+    # writes each call of the helper makes
+    "environ_update_of_a_kwargs_comprehension": """
+            import os
+
+
+            def export_env(**values):
+                os.environ.update({key: str(value) for key, value in values.items() if value})
+
+
+            export_env(SGLANG_EXTERNAL_MODEL_PACKAGE=__name__, SGLANG_DISABLED_MODEL_ARCHS=None)
+            """,
+    "environ_update_of_a_dict_parameter": """
+            import os
+
+
+            def export(settings):
+                os.environ.update(settings)
+
+
+            export({"SGLANG_EXTERNAL_MODEL_PACKAGE": __name__})
+            """,
+    "environ_update_of_name_and_value": """
+            import os
+
+
+            def export(name, value):
+                os.environ.update({name: value})
+
+
+            export("SGLANG_EXTERNAL_MODEL_PACKAGE", __name__)
+            """,
 }
 
 

@@ -80,3 +80,45 @@ def test_a_lazy_package_imports_the_submodule_a_read_names(upstreams, tmp_path, 
     code, doc = check(root, new)
     live = {f["file"]: f["live"] for f in doc["findings"]}
     assert (live.get("p/ops/legacy.py"), live.get("p/ops/unread.py")) == (True, False) and code == 1, doc["findings"]
+
+
+# the same lazy package written as a module proxy (thirty-first set F22-k2): a `types.ModuleType`
+# subclass whose `__getattr__` imports the submodule, made the package's own class or put in
+# sys.modules in its place, answers a read the package does not bind as PEP 562's function does
+PROXY = ("class _LazyOps(types.ModuleType):\n    def __getattr__(self, name):\n        if name in __all__:\n"
+         "            module = importlib.import_module(f'{self.__name__}.{name}')\n            setattr(self, name, module)\n"
+         "            return module\n        raise AttributeError(name)\n\n\n")
+INSTALLED = {
+    "class_assigned": "sys.modules[__name__].__class__ = _LazyOps\n",
+    "replaced_in_sys_modules": "sys.modules[__name__] = _LazyOps(__name__)\n",
+    "setattr_class": "setattr(sys.modules[__name__], '__class__', _LazyOps)\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(INSTALLED))
+def test_a_module_proxy_imports_the_submodule_a_read_names(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": "from p import ops\n\n\ndef register():\n    return ops.legacy.run\n",
+        "p/ops/__init__.py": f"import importlib\nimport sys\nimport types\n\n__all__ = ['legacy', 'unread']\n\n\n{PROXY}{INSTALLED[spelling]}",
+        "p/ops/legacy.py": "from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n\n\ndef run():\n"
+                           "    return apply_torchao_config_to_model\n",
+        "p/ops/unread.py": "from sglang.srt.layers.torchao_utils import FILTERS\n",
+    })
+    code, doc = check(root, new)
+    live = {f["file"]: f["live"] for f in doc["findings"]}
+    assert (live.get("p/ops/legacy.py"), live.get("p/ops/unread.py")) == (True, False) and code == 1, doc["findings"]
+
+
+def test_a_module_proxy_never_installed_answers_nothing(upstreams, tmp_path):
+    _, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"p": "p:register"}),
+        "p/__init__.py": "from p import ops\n\n\ndef register():\n    return getattr(ops, 'VERSION', None)\n",
+        "p/ops/__init__.py": f"import importlib\nimport sys\nimport types\n\n__all__ = ['legacy', 'unread']\n\n\n{PROXY}",
+        "p/ops/legacy.py": "from sglang.srt.layers.torchao_utils import apply_torchao_config_to_model\n",
+        "p/ops/unread.py": "from sglang.srt.layers.torchao_utils import FILTERS\n",
+    })
+    code, doc = check(root, new)
+    assert not any(f["live"] for f in doc["findings"] if f["file"].startswith("p/ops/")) and code != 1, doc["findings"]

@@ -76,3 +76,32 @@ def test_a_plain_subclass_keeps_its_first_base(upstreams, tmp_path):
     assert named == dict.fromkeys(NAMED, IFACE), doc["findings"]
     alone = next(f for f in doc["findings"] if f["target"] == f"{IFACE}.get_torch_distributed_backend_str")
     assert f"{IFACE} or its bases" in alone["detail"], alone
+
+
+# the mixin chosen at run time between two of the plugin's (thirty-first set F01-k2): a run derives
+# from one of them, so each one's methods are overrides of the upstream bases after it, named as
+# for a plain mixin, and neither shadows the other's
+CHOSEN = {
+    "conditional_expression": "class DevPlatform(DevMixin if os.environ.get('DEV_SIM') != '1' else SimMixin, SRTPlatform):\n    pass\n",
+    "name_bound_to_a_choice": "_Mixin = SimMixin if os.environ.get('DEV_SIM') == '1' else DevMixin\n\n\nclass DevPlatform(_Mixin, SRTPlatform):\n    pass\n",
+    "helper_returning_one": ("def _mixin():\n    if os.environ.get('DEV_SIM') == '1':\n        return SimMixin\n    return DevMixin\n\n\n"
+                             "class DevPlatform(_mixin(), SRTPlatform):\n    pass\n"),
+    "and_or": "class DevPlatform(os.environ.get('DEV_SIM') == '1' and SimMixin or DevMixin, SRTPlatform):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(CHOSEN))
+def test_each_mixin_a_run_may_derive_from_overrides_the_bases_after_it(upstreams, tmp_path, spelling):
+    old, new = upstreams
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(platforms={"dev": "p:activate"}),
+        "p/__init__.py": "def activate():\n    return 'p.platform.DevPlatform'\n",
+        "p/platform.py": ("import os\n\nfrom sglang.srt.platforms.cuda import CudaDeviceMixin\nfrom sglang.srt.platforms.interface import SRTPlatform\n\n\n"
+                          f"class DevMixin(CudaDeviceMixin):\n{METHODS}\n\nclass SimMixin(CudaDeviceMixin):\n{METHODS}\n\n{CHOSEN[spelling]}"),
+    }, name=spelling)
+    code, doc = check(root, new, "--baseline", old)
+    overrides = [f for f in doc["findings"] if f["kind"] == "override"]
+    named = sorted((f["target"].rpartition(".")[2], f["target"].rpartition(".")[0]) for f in overrides)
+    assert named == sorted([*NAMED.items()] * 2), doc["findings"]
+    dropped = [f for f in overrides if f["target"] == f"{IFACE}.get_mha_kv_pool_cls"]
+    assert len({f["line"] for f in dropped}) == 2 and all(f["breaking"] for f in dropped) and code == 1, dropped

@@ -718,3 +718,76 @@ def test_a_registered_class_that_forwards_its_arguments_is_judged_by_the_base_it
         assert len(calls) == 1 and calls[0]["breaking"] and "tid2eid" in calls[0]["detail"] and code == 1, calls
     else:
         assert (calls, code) == ([], 0), calls
+
+
+# two classes registered under one key (thirty-third set V-n8): from vLLM 0.17 register_oot asserts
+# the key is new (`assert reg_name not in op_registry_oot`), so the second registration raises while
+# the plugin loads; 0.11's overwrote it (the last class wins)
+DUPLICATE_UPSTREAM = {
+    **NORM_UPSTREAM,
+    "vllm/model_executor/custom_op.py": """
+        from torch import nn
+
+        op_registry_oot = {}
+
+        class CustomOp(nn.Module):
+            @classmethod
+            def register_oot(cls, _decorated_op_cls=None, name=None):
+                def decorator(op_cls):
+                    reg_name = name if name is not None else cls.__name__
+                    {check}
+                    op_registry_oot[reg_name] = op_cls
+                    return op_cls
+
+                if _decorated_op_cls is None:
+                    return decorator
+                return decorator(_decorated_op_cls)
+        """,
+}
+ASSERTS = 'assert reg_name not in op_registry_oot, f"Duplicate op name: {reg_name}"'
+TWO_NORMS = "class AcmeRMSNorm(RMSNorm):\n    pass\n\n\nclass AcmeFusedRMSNorm(AcmeRMSNorm):\n    pass\n"
+DUPLICATES = {
+    "two_bare_decorators": ("@RMSNorm.register_oot\nclass AcmeRMSNorm(RMSNorm):\n    pass\n\n\n"
+                            "@RMSNorm.register_oot\nclass AcmeFusedRMSNorm(AcmeRMSNorm):\n    pass\n"),
+    "decorator_then_call": ("@CustomOp.register_oot(name='RMSNorm')\nclass AcmeRMSNorm(RMSNorm):\n    pass\n\n\n"
+                            "class AcmeFusedRMSNorm(AcmeRMSNorm):\n    pass\n\n\n"
+                            "CustomOp.register_oot(_decorated_op_cls=AcmeFusedRMSNorm, name='RMSNorm')\n"),
+    "a_table_loop": (TWO_NORMS + "\n\nfor key, op in [('RMSNorm', AcmeRMSNorm), ('RMSNorm', AcmeFusedRMSNorm)]:\n"
+                     "    CustomOp.register_oot(name=key)(op)\n"),
+}
+APART = {
+    "distinct_keys": TWO_NORMS + "\n\nCustomOp.register_oot(_decorated_op_cls=AcmeRMSNorm, name='RMSNorm')\n"
+                                 "CustomOp.register_oot(_decorated_op_cls=AcmeFusedRMSNorm, name='FusedRMSNorm')\n",
+    "either_by_a_switch": (TWO_NORMS + "\n\nif os.environ.get('ACME_FUSED') == '1':\n    RMSNorm.register_oot(AcmeFusedRMSNorm)\n"
+                           "else:\n    RMSNorm.register_oot(AcmeRMSNorm)\n"),
+}
+
+
+def _norm_plugin(tmp_path, body: str) -> Path:
+    return _plugin(tmp_path, {"acme/platform.py": "from vllm.platforms.interface import Platform\n\n\nclass AcmePlatform(Platform):\n    pass\n",
+                              "acme/ops.py": "import os\n\nfrom vllm.model_executor.custom_op import CustomOp\n"
+                                             "from vllm.model_executor.layers.layernorm import RMSNorm\n\n\n" + body + "\n\ndef register_ops():\n    pass\n"})
+
+
+@pytest.mark.parametrize("asserts", [True, False])
+@pytest.mark.parametrize("spelling", sorted(DUPLICATES))
+def test_a_second_registration_under_one_key_fails_where_the_registry_asserts(tmp_path_factory, tmp_path, spelling, asserts):
+    upstream = tmp_path_factory.mktemp("vllm-dup")
+    write_tree(upstream, {**DUPLICATE_UPSTREAM, "vllm/model_executor/custom_op.py": DUPLICATE_UPSTREAM["vllm/model_executor/custom_op.py"].replace(
+        "{check}", ASSERTS if asserts else "pass")})
+    code, doc = _check(_norm_plugin(tmp_path, DUPLICATES[spelling]), str(upstream))
+    ops = [f for f in doc["findings"] if f["kind"] == "custom_op"]
+    duplicate = [f for f in ops if f["status"] == "duplicate"]
+    if asserts:
+        assert len(ops) == 2 and len(duplicate) == 1 and duplicate[0]["breaking"] and code == 1, ops
+        assert "custom_op.py:" in duplicate[0]["detail"] and "AssertionError" in duplicate[0]["detail"]
+    else:
+        assert not duplicate and not any(f["breaking"] for f in ops) and code == 0, ops
+
+
+@pytest.mark.parametrize("spelling", sorted(APART))
+def test_registrations_under_different_keys_or_exclusive_branches_are_no_duplicates(tmp_path_factory, tmp_path, spelling):
+    upstream = tmp_path_factory.mktemp("vllm-dup")
+    write_tree(upstream, {**DUPLICATE_UPSTREAM, "vllm/model_executor/custom_op.py": DUPLICATE_UPSTREAM["vllm/model_executor/custom_op.py"].replace("{check}", ASSERTS)})
+    code, doc = _check(_norm_plugin(tmp_path, APART[spelling]), str(upstream))
+    assert not any(f["status"] == "duplicate" for f in doc["findings"]) and code == 0, doc["findings"]

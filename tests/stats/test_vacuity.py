@@ -330,3 +330,96 @@ def test_short_numeric_answers_are_not_token_ids(answer):
     rows = _repeat_rows(lambda i, q: answer.format(i=i, j=i + 3))
     answered = sample_records({"samples": {"gsm8k": rows}}, "gsm8k", "exact_match,flexible-extract")
     assert not any(r.undecoded for r in answered)
+
+
+# every response is a reply body of the serving stack, each one different (a request id, a
+# timestamp, a retry delay, token counts), not text the model wrote: a gateway's or server's error
+# reply (thirty-second set F11-m2), a streamed reply's event stream or a completion object stored
+# whole (thirty-third set F11-n1). A filter reads a number out of it, right by chance on a few, the
+# same on both sides
+REPLY_BODIES = {
+    "nginx_html_page": lambda i: ("<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n"
+                                  f"<hr><center>nginx/1.25.{i % 5}</center>\r\n<!-- request {i} -->\r\n</body>\r\n</html>"),
+    "openai_error_json": lambda i: json.dumps({"error": {"message": f"upstream timed out after {30 + i} s (request {9000 + i})",
+                                                          "type": "server_error", "code": 504}}),
+    "vllm_error_object": lambda i: json.dumps({"object": "error", "message": f"Request {i} exceeded the queue after {i} s",
+                                               "type": "ServiceUnavailableError", "param": None, "code": 503}),
+    "status_line_text": lambda i: f"Error 429: Too Many Requests - retry after {i % 60} seconds (request id {7000 + i})",
+    "reason_phrase_then_code": lambda i: f"Gateway Timeout (504) at 2026-12-07T10:{i % 60:02d}:00Z, trace {i}",
+    "proxy_plain_text": lambda i: f"upstream connect error or disconnect/reset before headers. reset reason: connection timeout {i}",
+    "event_stream_of_an_empty_completion": lambda i: (
+        f'data: {{"id": "cmpl-{i:x}", "object": "text_completion", "created": {1765000000 + i}, "choices": [{{"index": 0, "text": ""}}]}}\n\n'
+        f'data: {{"id": "cmpl-{i:x}", "choices": [], "usage": {{"prompt_tokens": {200 + i}, "total_tokens": {200 + i}}}}}\n\ndata: [DONE]\n\n'),
+    "event_stream_with_events": lambda i: f"event: message\nid: {i}\ndata: {{\"delta\": \"\", \"tokens\": {i}}}\n\n: keep-alive\nevent: done\ndata: [DONE]",
+    "completion_object_stored_whole": lambda i: json.dumps({"id": f"chatcmpl-{i}", "object": "chat.completion", "created": 1765000000 + i,
+                                                             "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}}],
+                                                             "usage": {"completion_tokens": 0, "total_tokens": 180 + i}}),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(REPLY_BODIES))
+def test_responses_that_are_reply_bodies_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    rows = _repeat_rows(lambda i, q: REPLY_BODIES[spelling](i))
+    replies = sample_records({"samples": {"gsm8k": rows}}, "gsm8k", "exact_match,flexible-extract")
+    assert all(r.raw_reply and r.generated == "" for r in replies)
+    result = decide_samples(replies, replies, SUITE)
+    assert result.outcome == "inconclusive" and "reply body" in result.vacuous, result.summary
+
+
+@pytest.mark.parametrize("answer", [
+    "The error was 404 apples too many: 504 - 100 = {i}. #### {i}",
+    "She pays $500 and gets {i} back. Not found in the store, she buys {j} more.\n#### {j}",
+    "{{\"answer\": {i}}}",
+    "Step 1: 3 * {i} = {j}. The exception is the last box. #### {j}",
+    "data: the table shows {i} boxes and {j} crates. #### {j}",
+])
+def test_answers_that_mention_a_status_or_an_error_are_answers(answer):
+    from harness.evidence.lmeval import sample_records
+
+    rows = _repeat_rows(lambda i, q: answer.format(i=i, j=i + 3))
+    answered = sample_records({"samples": {"gsm8k": rows}}, "gsm8k", "exact_match,flexible-extract")
+    assert not any(r.raw_reply for r in answered)
+
+
+# every response answers the same thing in varied words (thirty-third set F11-n2: a front end cut
+# every prompt to its first few-shot exemplar, which the model answers, sampled): the extracted
+# answer is one number for every question, right only where a reference happens to be it
+ONE_ANSWER = {
+    "worked_in_varied_words": lambda i: f" We start with {15 + i % 3} trees{',' * (i % 2)} and end with 21, so 21 - 15 = 6.\n#### 6",
+    "stated_answer": lambda i: [" The answer is 6.", " So the answer is 6.", " It is 6 in the end."][i % 3],
+    "boxed": lambda i: f" Planting brings the grove from 15 to 21 (step {i}): \\boxed{{6}}" if i % 2 else " 21 - 15: \\boxed{6}",
+}
+
+
+def _one_answer_rows(answer) -> list[dict]:
+    rows = _repeat_rows(lambda i, q: answer(i))
+    for i, row in enumerate(rows):
+        row["filtered_resps"] = ["6." if i % 2 else "6"]  # (one answer as the metric reads it)
+        row["exact_match"] = 1.0 if row["target"] == "#### 6" else 0.0
+    return rows
+
+
+@pytest.mark.parametrize("spelling", sorted(ONE_ANSWER))
+def test_one_answer_to_every_question_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    records = sample_records({"samples": {"gsm8k": _one_answer_rows(ONE_ANSWER[spelling])}}, "gsm8k", "exact_match,flexible-extract")
+    assert sum(r.correct for r in records) == 1 and len({r.response for r in records}) > 1
+    result = decide_samples(records, records, SUITE)
+    assert result.outcome == "inconclusive" and "do not depend on the question" in result.vacuous, result.summary
+
+
+def test_answers_that_differ_or_questions_with_one_reference_are_measured():
+    from harness.evidence.lmeval import one_answer, sample_records
+
+    key = "exact_match,flexible-extract"
+    varied = sample_records({"samples": {"gsm8k": _repeat_rows(lambda i, q: f"{2 * i} - {i} = {i}. #### {i}")}}, "gsm8k", key)
+    for record in varied:
+        record.filtered = str(record.doc_id)
+    assert one_answer(varied) is None
+    same_reference = _one_answer_rows(ONE_ANSWER["stated_answer"])
+    for row in same_reference:
+        row["target"], row["exact_match"] = "#### 6", 1.0
+    assert one_answer(sample_records({"samples": {"gsm8k": same_reference}}, "gsm8k", key)) is None

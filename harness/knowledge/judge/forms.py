@@ -16,6 +16,7 @@ successor). Members the plugin class overrides are judged as any subclass's (jud
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 
@@ -97,12 +98,48 @@ def judge_replacement(judge: JudgeContext, dep: Dependency) -> Finding | None:
         return finding
     detail = f"replaces {replaced.path}"
     risk = 0
+    if (earlier := _registered_before(judge, dep)) is not None and (asserted := _asserts_new_key(judge.index, method.ref)) is not None:
+        detail = (f"{dep.hook or 'a class'} is registered under {dep.name!r} again (first at {earlier.file}:{earlier.line}"
+                  f"{', by ' + earlier.hook if earlier.hook else ''}): {method.ref.path} asserts a key is new ({asserted}), "
+                  "so this registration raises AssertionError while the plugin loads")
+        return Finding(**judge.base(dep, target), status=Status.duplicate, breaking=True, defined_in=replaced.path, detail=detail,
+                       risk=risk_of(dep, Status.duplicate))
     if dep.hook in judge.scan.classes:
         mro = judge.upstream_mro(dep.hook)
         if all(ref.path != replaced.path for ref in mro) and not missing_bases(mro):
             detail += f"; {dep.hook} does not derive from it, yet vLLM builds it with {replaced.path}'s arguments"
             risk = 40
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=replaced.path, detail=detail, risk=risk)
+
+
+def _registered_before(judge: JudgeContext, dep: Dependency) -> Dependency | None:
+    """The first live registration under `dep`'s key through the same owner made before `dep`
+    (an earlier line of the same module, an earlier pass of the same loop; across modules, the
+    earlier file, as their import order is not known), both unguarded: every run makes both.
+    None when there is none."""
+    if dep.guards:
+        return None
+    order = {id(other): (other.file, other.line, at) for at, other in enumerate(judge.scan.dependencies)}
+    earlier = [other for other in judge.scan.dependencies if other.kind == "custom_op" and other.name == dep.name and other.live
+               and other.target == dep.target and not other.guards and order[id(other)] < order[id(dep)]]
+    return min(earlier, key=lambda other: order[id(other)]) if earlier else None
+
+
+def _asserts_new_key(index: SymbolIndex, method: Ref) -> str | None:
+    """Where the upstream registration method `method` asserts its key is not yet in its
+    table (`assert reg_name not in op_registry_oot`, vllm/model_executor/custom_op.py from 0.17:
+    a second registration under one key fails; 0.11 overwrote it): "file:line", else None."""
+    tree = index.tree(method.module) if method.kind == "function" else None
+    owner, _, name = method.qualname.rpartition(".")
+    scope = tree.body if tree is not None else []
+    for part in owner.split(".") if owner else []:
+        scope = next((n.body for n in scope if isinstance(n, ast.ClassDef) and n.name == part), [])
+    function = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+    for node in ast.walk(function) if function is not None else ():
+        if (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                and isinstance(node.test.ops[0], ast.NotIn) and isinstance(node.test.comparators[0], (ast.Name, ast.Attribute))):
+            return f"{index.files[method.module][0]}:{node.lineno}"
+    return None
 
 
 def built_instead(judge: JudgeContext, ref: Ref) -> list[Dependency]:

@@ -33,12 +33,15 @@ class Status(str, Enum):
     dead_override = "dead_override"
     extension = "extension"  # a name of the plugin's own on an upstream object: a platform method no base declares, a name a patch adds
     never_applied = "never_applied"  # a hook registered after SGLang applied hooks
+    # registered again under a key the engine's registry asserts is new (vLLM register_oot):
+    # AssertionError when the second registration runs
+    duplicate = "duplicate"
     unknown = "unknown"  # could not be decided statically; the detail says why
 
 
 # Statuses that break a live, unguarded dependency outright (signature_changed breaks only
 # when every call must fail; the judge sets `breaking` per finding).
-BREAKING = {Status.missing, Status.not_on_base, Status.never_applied}
+BREAKING = {Status.missing, Status.not_on_base, Status.never_applied, Status.duplicate}
 
 # sglang.srt.plugins.hook_registry.HookType: how a hook wraps its target (_wrap_fn)
 HookType = Literal["BEFORE", "AFTER", "AROUND", "REPLACE"]

@@ -395,6 +395,9 @@ class PluginClass:
     line: int
     bases: list[str]  # qualified base expressions: plugin class paths, upstream paths, outside names
     methods: dict[str, MethodDecl] = field(default_factory=dict)
+    # bases of which a run derives from one only (`class P(A if sim else B, SRTPlatform)`, listed
+    # as A, B, SRTPlatform): one of them does not shadow another's methods
+    base_choices: list[tuple[str, ...]] = field(default_factory=list)
     # `self.x = v` in its methods: x -> (the method, the line) of each
     self_writes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     # names bound another way: the class body, setattr(self, "x", …), `self.x += …`, `Cls.x = v`

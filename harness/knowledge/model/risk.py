@@ -11,6 +11,7 @@ def risk_of(dep: Dependency, status: Status) -> int:
     score = {
         Status.missing: 90,
         Status.never_applied: 88,
+        Status.duplicate: 88,
         Status.not_on_base: 85,
         Status.dead_override: 10,
         Status.extension: 5,

@@ -384,6 +384,7 @@ def migration_step(finding: Finding) -> str:
         Status.missing: "find the new landing point" + (f" — likely `{finding.successor}`" if finding.successor else "") + {"import": "; the import fails", "hook": "; the hook is skipped at run time until then"}.get(finding.kind, ""),
         Status.deprecated: "port to " + (f"`{finding.successor}`" if finding.successor else "the new interface") + " before the legacy shim is removed (it still works, with a warning)",
         Status.never_applied: "register the hook while the plugin loads (the entry point's callable), not inside another hook",
+        Status.duplicate: "register one class per key: give the second its own `name=`, or drop one of the registrations",
         Status.not_on_base: "port the override" + (f" to `{finding.successor}`" if finding.successor else "") + " or drop it: the base no longer defines it, so upstream calls it at most through a legacy shim",
         Status.dead_override: "remove the override" + (f" (or port it to `{finding.successor}`)" if finding.successor else "") + ": no base defined it on the release the plugin was written against either, so upstream never called it",
         Status.extension: "nothing to port: the plugin's own method, which no upstream base declares or calls",

@@ -46,7 +46,7 @@ from harness.knowledge.judge import (
     platform_defaults,
     server_arg_fields,
 )
-from harness.knowledge.model import Finding, Ref, Status
+from harness.knowledge.model import BREAKING, Finding, Ref, Status
 from harness.knowledge.products.diffing import FeatureDiff, SymbolChange
 from harness.knowledge.upstream import SymbolIndex, UpstreamSource, load_index
 
@@ -247,7 +247,7 @@ def _site_order(site: str) -> tuple[str, int]:
 
 
 def _status_class(status: Status) -> str:
-    return "breaks" if status in (Status.missing, Status.not_on_base, Status.never_applied) else status.value
+    return "breaks" if status in BREAKING else status.value
 
 
 def _why(members: list[Finding]) -> str:
@@ -264,6 +264,7 @@ def _why(members: list[Finding]) -> str:
             Status.missing: "will not resolve (ImportError / AttributeError; a hook is skipped)",
             Status.not_on_base: "is no longer called by upstream",
             Status.never_applied: f"is registered after {profile().display} applies hooks",
+            Status.duplicate: "registers a second class under a key the registry asserts is new (AssertionError while the plugin loads)",
         }.get(top.status, top.status.value.replace("_", " "))
         return f"breaks the plugin: its {top.kind} at {top.file}:{top.line} {what}"
     if any(f.unverified for f in members):

@@ -377,10 +377,14 @@ class PluginClasses:
     def _parameter_environ(self) -> None:
         """An environment write inside a method or helper whose variable its parameters decide
         (`os.environ.setdefault(self.env_name, self.package)`, `env_name` a property over a settings
-        field's `.name`): the write per binding of its instance or callers (helper_bindings)."""
+        field's `.name`; `os.environ.update(mapping)` of a mapping they make): the write per binding
+        of its instance or callers (helper_bindings)."""
         for module, call, ctx in self.parameter_environ:
             for binding, _ in self.helper_bindings(module, ctx.functions, call.lineno):
                 for inner in self._bound_contexts(module, ctx, binding, call.lineno):
+                    if isinstance(call.func, ast.Attribute) and call.func.attr == "update":
+                        self.environ_update(module, call, inner, defer=False)
+                        continue
                     variable = self.const(module, call.args[0], inner.env)
                     if isinstance(variable, str):
                         self._environment_write(module, variable, self.const(module, call.args[1], inner.env), inner)
@@ -1486,7 +1490,7 @@ class PluginClasses:
             for position, path in enumerate(mro):
                 cls = classes[path]
                 for name, method in ((n, m) for n, chosen in cls.methods.items() for m in (chosen, *chosen.alternatives)):
-                    shadowed = any(name in classes[k].methods for k in mro[:position])
+                    shadowed = any(name in classes[k].methods and not self._exclusive(mro, k, path) for k in mro[:position])
                     dunder = name.startswith("__") and name.endswith("__") and name != "__init__"
                     private = name.startswith("_") if kind == "override" else dunder
                     if shadowed or private or (cls.file, method.line, name, method.params) in seen:
@@ -1695,6 +1699,17 @@ class PluginClasses:
             if info is not None:
                 return made, info.params
         return None
+
+    def _exclusive(self, mro: list[str], first: str, second: str) -> bool:
+        """Whether a class of `mro` takes `first` and `second` as bases a run chooses between
+        (PluginClass.base_choices), or bases derived from such alternatives: no run has both."""
+        for path in mro:
+            for choice in self.scan.classes[path].base_choices:
+                held = [option for option in choice if option in (first, second)
+                        or {first, second} & set(self.plugin_mro(option) if option in self.scan.classes else ())]
+                if len(held) > 1:
+                    return True
+        return False
 
     def plugin_mro(self, path: str) -> list[str]:
         """The plugin classes in `path`'s MRO, in C3 order (their order does not depend on

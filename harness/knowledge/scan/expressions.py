@@ -782,11 +782,7 @@ class Expressions:
                 # method's instance or the helper's callers gives it (finish(): _parameter_environ)
                 self.parameter_environ.append((module, call, ctx))
         if qualified.endswith("environ.update"):
-            # environ.update(NAME=value) / environ.update({NAME: value}): the same writes
-            written = self.const(module, call.args[0], env) if call.args else {}
-            for variable, value in [*(written.items() if isinstance(written, dict) else ()),
-                                    *((k.arg, self.const(module, k.value, env)) for k in call.keywords if k.arg)]:
-                self._environment_write(module, variable, value, ctx)
+            self.environ_update(module, call, ctx)
         if engine.external_model_env and arg(call, 0, "value") is not None:
             self.settings_write(module, call, qualified, ctx)
         if engine.model_registry and qualified in (f"{engine.model_registry}.register", engine.model_loader) and call.args:
@@ -1098,6 +1094,20 @@ class Expressions:
         elif not bound and ctx.functions and any(isinstance(n, ast.Name) and n.id in ctx.local and not isinstance(env.get(n.id), (Named, str))
                                                  for n in walk(call)):
             self.parameter_settings.append((module, call, qualified, ctx))
+
+    def environ_update(self, module: str, call: ast.Call, ctx: Context, defer: bool = True) -> None:
+        """`environ.update(NAME=value)` / `environ.update({NAME: value})`: the same writes as
+        `environ[NAME] = value`. A mapping that reads a helper's parameters (`os.environ.update({k:
+        str(v) for k, v in values.items() if v})` of `def export_env(**values)`) is read per binding
+        of its callers (finish(): _parameter_environ, with `defer` False)."""
+        written = self.const(module, call.args[0], ctx.env) if call.args else {}
+        if (defer and not (isinstance(written, dict) and all(isinstance(k, str) for k in written)) and call.args and ctx.functions
+                and any(isinstance(n, ast.Name) and n.id in ctx.local for n in walk(call.args[0]))):
+            self.parameter_environ.append((module, call, ctx))
+            return
+        for variable, value in [*(written.items() if isinstance(written, dict) else ()),
+                                *((k.arg, self.const(module, k.value, ctx.env)) for k in call.keywords if k.arg)]:
+            self._environment_write(module, variable, value, ctx)
 
     def _environment_write(self, module: str, variable: str, value, ctx: Context) -> None:
         """The plugin sets the environment variable `variable` to the folded `value` (os.environ,
@@ -1728,8 +1738,10 @@ class Expressions:
             return path, definition, None
         path, definition = self._decorated(path, definition)
         params = function_params(definition.args)
-        if isinstance(node, ast.Attribute) and any((dotted(d) or "").rsplit(".", 1)[-1] == "classmethod" for d in definition.decorator_list):
-            params = params[1:]  # `Cls.method` of a classmethod: Python binds cls
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any((dotted(d) or "").rsplit(".", 1)[-1] == "classmethod" for d in definition.decorator_list):
+            # a classmethod read off its class is bound to it, however the value travels after
+            # (`Cls.method`, a table's value, a loop variable): Python binds cls
+            params = params[1:]
         return path, definition, params
 
     def _bound_method(self, module: str, node: ast.Attribute, ctx: Context) -> tuple[str, ast.AST, tuple[Param, ...]] | None:

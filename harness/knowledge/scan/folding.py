@@ -1308,6 +1308,9 @@ class Folding:
         if name in ("str", "os.fspath") and qualified in ("str", "os.fspath") and len(args) == 1 and isinstance(
                 path := self.const(module, args[0], env, depth + 1), PurePosixPath):
             return str(path)
+        if name == "str" and qualified == "str" and len(args) == 1 and not node.keywords and type(
+                held := self.const(module, args[0], env, depth + 1)) in (str, int, float, bool):
+            return str(held)  # `str(value)` of a plain folded value (an enum member's text is not its str())
         if qualified.endswith("import_module") and args:
             imported = self.const(module, args[0], env, depth + 1)
             package = next((self.const(module, k.value, env, depth + 1) for k in node.keywords if k.arg == "package"),
@@ -1701,8 +1704,8 @@ class Folding:
                     and not any(isinstance(n, ast.Name) and n.id == method[2] for n in walk(method[3]) if method[2])):
                 owner = Record(env["<class>"], ())  # `self.accessor()` of a method that does not read its instance
             member_of = self._member_class(owner)  # `kernel.registry_key()` of a plugin enum member: the enum's method
-            if (isinstance(owner, Record) or member_of) and (method := self._record_method(
-                    owner if isinstance(owner, Record) else Record(member_of, ()), node.func.attr, property_=False)) is not None:
+            receiver_record = owner if isinstance(owner, Record) else Record(member_of, ()) if member_of else None
+            if receiver_record is not None and (method := self._record_method(receiver_record, node.func.attr, property_=False)) is not None:
                 # `spec.target()` of a one-return method: its expression, the record as the receiver
                 home, returned, receiver, definition = method
                 if any(k.arg is None for k in node.keywords) or definition.args.vararg:
@@ -1711,7 +1714,7 @@ class Folding:
                 if returned is None and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(definition)):
                     # `for target, hook in self._hooks():` of a generator method: what it yields, as a list
                     body = [s for s in definition.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-                    return self._yielded(home, body, local, depth + 1) if depth < 10 else OPAQUE
+                    return self._yielded(home, body, local, depth + 1, f"{receiver_record.cls}.{node.func.attr}") if depth < 10 else OPAQUE
                 if returned is None:  # `module_path, attr = self._split(key)`: the body run on the record
                     held = self._returned(home, definition.body, dict(local), depth + 1) if depth < 10 else OPAQUE
                     return OPAQUE if held is _FELL_THROUGH else held
@@ -1746,7 +1749,7 @@ class Folding:
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
                 return self.const(fmodule, body[0].value, local, depth + 1)
             if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fnode)) and not isinstance(fnode, ast.AsyncFunctionDef):
-                return self._yielded(fmodule, body, local, depth + 1)  # a generator: the values it yields, as a list
+                return self._yielded(fmodule, body, local, depth + 1, qualified)  # a generator: the values it yields, as a list
             returned = self._returned(fmodule, body, dict(local), depth + 1, owner=qualified)
             if isinstance(returned, Named) and isinstance(fallback := next((self.none_fallbacks[key] for key in (
                     (fmodule, returned.path), (fmodule, returned.path.rpartition(".")[0])) if key in self.none_fallbacks), None), ImportsResolve):
@@ -1830,15 +1833,19 @@ class Folding:
                 return None
         return parts[0] if len(parts) == 1 else ast.Tuple(parts, ast.Load())
 
-    def _yielded(self, module: str, body: list[ast.stmt], env: dict, depth: int):
+    def _yielded(self, module: str, body: list[ast.stmt], env: dict, depth: int, owner: str = "", top: bool = True):
         """What a generator body yields, in order, when it is only `yield <expr>` statements,
         assignments to names, calls, `for` loops over folded constants and `if`s whose tests fold
         (with `continue`) or test the generator's own run-time data (both branches: what it may
-        yield); OPAQUE for anything else (a value it cannot fold, a `return`, a `while`)."""
+        yield); OPAQUE for anything else (a value it cannot fold, a `return`, a `while`). A def
+        of the plugin generator `owner` binds its name, as in _returned (`<owner>.<name>`, or
+        `<owner>.<name>@<line>` inside a loop or branch), so `yield target, _hook` yields it."""
         values: list = []
         env = dict(env)
         for stmt in body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple)):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and owner and not stmt.decorator_list:
+                env[stmt.name] = Named(f"{owner}.{stmt.name}" if top else f"{owner}.{stmt.name}@{stmt.lineno}")
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (ast.Name, ast.Tuple)):
                 env.update(bind(stmt.targets[0], self.const(module, stmt.value, env, depth + 1)))  # `a, b = line.split()`
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and stmt.value.value is not None:
                 values.append(self.const(module, stmt.value.value, env, depth + 1))
@@ -1855,7 +1862,7 @@ class Folding:
                 if not isinstance(items, list):
                     return OPAQUE
                 for item in items:
-                    inner = self._yielded(module, stmt.body, {**env, **bind(stmt.target, item)}, depth + 1)
+                    inner = self._yielded(module, stmt.body, {**env, **bind(stmt.target, item)}, depth + 1, owner, False)
                     if inner is OPAQUE:
                         return OPAQUE
                     values.extend(inner)
@@ -1865,7 +1872,7 @@ class Folding:
                     # a test of the generator's own data (`if key in disabled: continue`): either
                     # branch may run, so what it may yield is both branches' and then the rest's
                     for branch in (stmt.body, stmt.orelse):
-                        inner = self._yielded(module, branch[:-1] if branch and isinstance(branch[-1], ast.Continue) else branch, env, depth + 1)
+                        inner = self._yielded(module, branch[:-1] if branch and isinstance(branch[-1], ast.Continue) else branch, env, depth + 1, owner, False)
                         if inner is OPAQUE:
                             return OPAQUE
                         values.extend(inner)
@@ -1874,9 +1881,9 @@ class Folding:
                     return OPAQUE
                 branch = stmt.body if test.value else stmt.orelse
                 if branch and isinstance(branch[-1], ast.Continue):  # `if b in SKIP: continue` ends this element
-                    inner = self._yielded(module, branch[:-1], env, depth + 1)
+                    inner = self._yielded(module, branch[:-1], env, depth + 1, owner, False)
                     return OPAQUE if inner is OPAQUE else [*values, *inner]
-                inner = self._yielded(module, branch, env, depth + 1)
+                inner = self._yielded(module, branch, env, depth + 1, owner, False)
                 if inner is OPAQUE:
                     return OPAQUE
                 values.extend(inner)
@@ -4036,6 +4043,50 @@ class Folding:
             kinds = {d.rsplit(".", 1)[-1] for d in decorators}
             kind = staticmethod if "staticmethod" in kinds else classmethod if "classmethod" in kinds else type(lambda: None)
             return any(t is kind for t in wanted) if set(wanted) <= {staticmethod, classmethod, str, int, float, bool, list, dict, tuple} else None
+        return None
+
+    def class_choices(self, module: str, node: ast.expr, env: dict, depth: int = 0) -> list[str]:
+        """The classes a base expression `node` of a class statement in `module` may be, in the
+        order written: both arms of `A if t else B` whose test is decided only at run time (the
+        taken arm's where it folds), of `t and A or B`, of a module-level name bound once to such
+        an expression (one `env` holds unknown, as a module's own scan binds it), and of each
+        `return` of a plugin helper called there. Their dotted paths, plugin or upstream
+        classes; [] where an option is no class the scan knows (a run may give anything)."""
+        if depth > 6:
+            return []
+        if isinstance(node, ast.IfExp):
+            taken = self._truth_of(module, node.test, env, depth + 1)
+            arms = [node.body, node.orelse] if taken is None else [node.body if taken else node.orelse]
+            return self._each_class(module, arms, env, depth)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):  # `t and A or B`: A where t holds, else B
+            return self._each_class(module, [v.values[-1] if isinstance(v, ast.BoolOp) and isinstance(v.op, ast.And) else v
+                                             for v in node.values], env, depth)
+        if isinstance(node, ast.Name) and env.get(node.id, OPAQUE) is OPAQUE and (bound := self._module_bound_once(module, node.id)) is not None:
+            return self.class_choices(module, bound, {}, depth + 1)
+        if isinstance(node, ast.Call) and not node.args and not node.keywords and dotted(node.func) and (
+                function := self._plugin_function(self.qualify(module, dotted(node.func), env) or "")) is not None:
+            home, definition = function
+            returns = [n.value for n in walk(definition) if isinstance(n, ast.Return)]
+            return self._each_class(home, returns, {}, depth) if returns and None not in returns else []
+        path = self.qualify(module, dotted(node), env) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if not path:
+            return []
+        found = self._plugin_definition(path) if not is_upstream(path) else None
+        ref = self.upstream_ref(path)
+        return [path] if (found is not None and isinstance(found[1], ast.ClassDef)) or (ref is not None and ref.kind == "class") else []
+
+    def _each_class(self, module: str, options: list[ast.expr], env: dict, depth: int) -> list[str]:
+        """class_choices of every option, in order, or [] where one of them names no class."""
+        found = [self.class_choices(module, option, env, depth + 1) for option in options]
+        return [] if [] in found else list(dict.fromkeys(c for choices in found for c in choices))
+
+    def _module_bound_once(self, module: str, name: str) -> ast.expr | None:
+        """The value of the one module-level `name = value` of `module` that binds `name` (no
+        other statement there binds it), else None."""
+        tree = self.tree(module) if module in self.files else None
+        binds = [stmt for stmt in (tree.body if tree else []) if name in assigned_in(stmt)]
+        if len(binds) == 1 and isinstance(binds[0], ast.Assign) and [dotted(t) for t in binds[0].targets] == [name]:
+            return binds[0].value
         return None
 
     def _chosen(self, module: str, node: ast.AST, env: dict) -> tuple[str, ast.IfExp, dict] | None:

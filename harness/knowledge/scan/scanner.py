@@ -1158,21 +1158,31 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 self.decorations.setdefault(applied, []).append((path, f"{self.relfile(module)}:{node.lineno}"))
         for base in node.bases:
             self._expressions(module, base, ctx)
-        bases = []
+        bases, base_choices = [], []
         for base in node.bases:
             qualified = self.qualify(module, dotted(base), ctx.env)
-            if isinstance(base, ast.Name) and base.id not in ctx.env and (chosen := self.release_binding(module, base.id)) is not None:
+            chosen = self.release_binding(module, base.id) if isinstance(base, ast.Name) and base.id not in ctx.env else None
+            if chosen is not None:
                 qualified = chosen  # a base an `if` on this release picks (its last binding elsewhere)
             if isinstance(base, (ast.Subscript, ast.Call)) and isinstance(held := self.const(module, base, ctx.env), Named):
                 # `_DEVICE_MIXINS[__soc_version__]`, `MIXINS.get(SOC)`: the class a table holds under a folded key
                 qualified = held.path
-            bases.append(qualified or f"?{ast.unparse(base)}")
-            if is_upstream(qualified):  # the class statement needs a class there (not a function)
-                self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
+            if (chosen is None and not is_upstream(qualified) and qualified not in self.scan.classes
+                    and (choices := self.class_choices(module, base, ctx.env))):
+                # `A if os.environ.get("SIM") else B` (or a name or helper giving that): a run derives
+                # from one of them, so each is a base the class may have
+                options = choices
+                base_choices += [tuple(choices)] if len(choices) > 1 else []
+            else:
+                options = [qualified or f"?{ast.unparse(base)}"]
+            for qualified in options:
+                bases.append(qualified)
+                if is_upstream(qualified):  # the class statement needs a class there (not a function)
+                    self._dependency("reference", qualified, module, base, ctx, expression=ast.unparse(base), how=CLASS_USE_BASE)
         # (a replacement registration, `@CustomOp.register_oot(name=…)`, hands the class back as it is)
         registry = profile().replacements
         rewriting = [d for d in node.decorator_list if registry is None or (dotted(d.func if isinstance(d, ast.Call) else d) or "").rpartition(".")[2] != registry.method]
-        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases, decorated=bool(rewriting or node.keywords))
+        cls = PluginClass(path, module, self.relfile(module), node.lineno, bases, decorated=bool(rewriting or node.keywords), base_choices=base_choices)
         self.scan.classes[path] = cls
         # (a private `__x` is stored as `_Class__x`); a def in a branch of a class-body `if` or
         # `try` is a method where that branch runs (the first one met, unless a test of this

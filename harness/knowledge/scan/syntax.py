@@ -330,7 +330,62 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
 
     tree = Rewrite().visit(tree)
     _inline_class_factories(tree, own)
+    _proxy_getattr(tree)
     return tree
+
+
+def _proxy_getattr(tree: ast.Module) -> None:
+    """A module made an instance of its own `types.ModuleType` subclass C at import
+    (`sys.modules[__name__].__class__ = C`, `setattr(sys.modules[__name__], "__class__", C)`,
+    `sys.modules[__name__] = C(__name__)`) answers a name it does not bind with
+    `C.__getattr__(module, name)`, as a module-level `__getattr__` (PEP 562) does (the data model
+    docs, "Customizing module attribute access"): written out as that function, appended, `self`
+    read as the module (`self.__name__` is `__name__`). A module with its own `__getattr__` keeps it."""
+    if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__getattr__" for s in tree.body):
+        return
+    proxies = {s.name: method for s in tree.body if isinstance(s, ast.ClassDef)
+               and any((dotted(b) or "").rpartition(".")[2] == "ModuleType" for b in s.bases)
+               for method in s.body if isinstance(method, ast.FunctionDef) and method.name == "__getattr__"
+               and len(method.args.args) == 2 and not method.args.vararg and not method.decorator_list}
+
+    def this_module(node: ast.expr) -> bool:  # sys.modules[__name__]
+        return (isinstance(node, ast.Subscript) and dotted(node.value) == "sys.modules"
+                and isinstance(node.slice, ast.Name) and node.slice.id == "__name__")
+
+    installed = None
+    for stmt in tree.body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Attribute) and target.attr == "__class__" and this_module(target.value):
+                installed = dotted(value)
+            elif this_module(target) and isinstance(value, ast.Call):
+                installed = dotted(value.func)
+        elif (isinstance(value, ast.Call) and dotted(value.func) == "setattr" and len(value.args) == 3 and this_module(value.args[0])
+              and isinstance(value.args[1], ast.Constant) and value.args[1].value == "__class__"):
+            installed = dotted(value.args[2])
+    method = proxies.get(installed or "")
+    if method is None:
+        return
+    receiver, name = (a.arg for a in method.args.args)
+
+    class AsModule(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if isinstance(node.value, ast.Name) and node.value.id == receiver and node.attr == "__name__":
+                return ast.copy_location(ast.Name("__name__", ast.Load()), node)
+            return self.generic_visit(node)
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id != receiver:
+                return node
+            module = ast.Subscript(value=ast.Attribute(ast.Name("sys", ast.Load()), "modules", ast.Load()),
+                                   slice=ast.Name("__name__", ast.Load()), ctx=ast.Load())
+            return ast.copy_location(module, node)
+
+    body = [AsModule().visit(copy.deepcopy(stmt)) for stmt in method.body]
+    function = ast.FunctionDef(name="__getattr__", args=ast.arguments(posonlyargs=[], args=[ast.arg(name)], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                               body=body, decorator_list=[], returns=None, type_params=[])
+    tree.body.append(ast.fix_missing_locations(ast.copy_location(function, method)))
 
 
 def _paired_targets(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]] | None:
