@@ -119,22 +119,19 @@ def _registered_before(judge: JudgeContext, dep: Dependency) -> Dependency | Non
     None when there is none."""
     if dep.guards:
         return None
-    order = {id(other): (other.file, other.line, at) for at, other in enumerate(judge.scan.dependencies)}
-    earlier = [other for other in judge.scan.dependencies if other.kind == "custom_op" and other.name == dep.name and other.live
-               and other.target == dep.target and not other.guards and order[id(other)] < order[id(dep)]]
-    return min(earlier, key=lambda other: order[id(other)]) if earlier else None
+    same = [(other.file, other.line, at, other) for at, other in enumerate(judge.scan.dependencies) if other is dep or (
+        other.kind == "custom_op" and other.name == dep.name and other.live and other.target == dep.target and not other.guards)]
+    first = min(same, key=lambda entry: entry[:3])[3]
+    return first if first is not dep else None
 
 
 def _asserts_new_key(index: SymbolIndex, method: Ref) -> str | None:
     """Where the upstream registration method `method` asserts its key is not yet in its
     table (`assert reg_name not in op_registry_oot`, vllm/model_executor/custom_op.py from 0.17:
     a second registration under one key fails; 0.11 overwrote it): "file:line", else None."""
-    tree = index.tree(method.module) if method.kind == "function" else None
-    owner, _, name = method.qualname.rpartition(".")
-    scope = tree.body if tree is not None else []
-    for part in owner.split(".") if owner else []:
-        scope = next((n.body for n in scope if isinstance(n, ast.ClassDef) and n.name == part), [])
-    function = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+    info = index.function_info(method) if method.kind == "function" else None
+    tree = index.tree(method.module) if info is not None else None
+    function = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno == info.lineno), None) if tree else None
     for node in ast.walk(function) if function is not None else ():
         if (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
                 and isinstance(node.test.ops[0], ast.NotIn) and isinstance(node.test.comparators[0], (ast.Name, ast.Attribute))):
