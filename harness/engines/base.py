@@ -47,6 +47,8 @@ class EngineProfile:
     serving: Serving  # how `harness run` serves it: benchmark client, profiler protocol
     # the module global holding the instance of the active platform class (what activate() names)
     platform_instance: str | None = None
+    # `pkg.mod.attr` expressions that read the running version as a tuple of its release numbers
+    version_tuple_reads: tuple[str, ...] = ()
     hook_registry: str | None = None  # the registry plugins wrap upstream functions through
     hook_points: str | None = None  # the module whose names hooks may target (a plugin-facing surface)
     model_registry: str | None = None  # the class whose .register() adds a model architecture

@@ -52,7 +52,11 @@ ENGINE = EngineProfile(
         "engine_start": "vLLM's _load_logitsprocs_plugins raises RuntimeError for it and the engine does not start",
         "model_package": "vLLM's model registry fails to import this model module when it is served",
     },
-    version_reads=("vllm.__version__", "vllm.version.__version__"),
+    # vllm/version.py re-exports setuptools-scm's vllm/_version.py (`__version__ = version = '0.17.0'`,
+    # `__version_tuple__ = version_tuple = (0, 17, 0)`); vllm/__init__.py exports both
+    version_reads=("vllm.__version__", "vllm.version.__version__", "vllm._version.__version__", "vllm._version.version"),
+    version_tuple_reads=("vllm.__version_tuple__", "vllm.version.__version_tuple__", "vllm._version.__version_tuple__",
+                         "vllm._version.version_tuple"),
     serving=Serving(
         # `vllm bench serve` is vllm/entrypoints/cli/benchmark/serve.py -> vllm/benchmarks/serve.py
         # (0.22.1, 0.23.0, 0.27.1): backend "vllm" (lib/endpoint_request_func.py ASYNC_REQUEST_FUNCS :873),

@@ -79,6 +79,11 @@ class SampleRecord(BaseModel):
     raw_reply: bool = False
     # the generation cap its request set (lm-eval's gen_kwargs `max_gen_toks`), None when not recorded
     max_gen_toks: int | None = None
+    # for a generated text of eight words or more beside a known question: how many of its words
+    # and numbers its own question has, and how many the run's next question has (topic;
+    # off_topic compares them), None otherwise
+    own_overlap: int | None = None
+    next_overlap: int | None = None
 
     @property
     def generated(self) -> str:
@@ -475,10 +480,48 @@ def one_answer(records: Sequence[SampleRecord]) -> str | None:
             "reference answers): the model's answers do not depend on the question")
 
 
+# words too common to tie a text to a question (English function words)
+_COMMON_WORDS = frozenset(
+    "the and for are was were with that this these those from have has had not but you your they their them what which "
+    "who whom how many much more less than then when where will would can could each per into out about also there here "
+    "its his her she him our one two any all some does did get got just only very".split())
+_LETTERS = re.compile(r"[^\W\d_]{3,}")  # a word of three or more letters, any script
+
+
+def topic(text: str) -> frozenset[str]:
+    """The words (three or more letters, lower-cased, a final "s" dropped, common words left out)
+    and numbers (numbers_in) of `text`: what ties an answer to the question it answers."""
+    words = {w.lower().removesuffix("s") for w in _LETTERS.findall(text)} - _COMMON_WORDS
+    return frozenset(words) | numbers_in(text)
+
+
+def off_topic(records: Sequence[SampleRecord]) -> str | None:
+    """Why one side's outputs do not answer their questions, or None: over its generated texts of
+    eight words or more (at least 20, and half the run: a model answering tersely, "18", is not
+    judged), a text has more words and numbers in common with its own question than with the
+    run's next question no more often than the other way round (a one-sided exact binomial test
+    at 5 %, scipy's binomtest, on the texts where the two differ): the model wrote text that does
+    not depend on what it was asked (prompts that never reached it as text, random weights),
+    right only where a number in it happens to be the reference. A worked answer restates its
+    question's numbers and nouns."""
+    from scipy.stats import binomtest
+
+    judged = [r for r in records if r.own_overlap is not None and r.next_overlap is not None and r.generated.strip()]
+    if len(judged) < 20 or 2 * len(judged) < len(records):
+        return None
+    own = sum(r.own_overlap > r.next_overlap for r in judged)
+    other = sum(r.next_overlap > r.own_overlap for r in judged)
+    if own + other and binomtest(own, own + other, 0.5, alternative="greater").pvalue < 0.05:
+        return None
+    return (f"the outputs share no more words or numbers with their own questions than with other questions of the run "
+            f"({own} closer to their own, {other} to the next one, of {len(judged)} texts): they do not answer what was asked "
+            "(prompts that never reached the model as text, random weights), so a right answer is chance")
+
+
 def measured_nothing(records: Sequence[SampleRecord]) -> str | None:
     """Why one side's records measured nothing that their texts alone do not show (cut_short,
-    one_answer), or None."""
-    return cut_short(records) or one_answer(records)
+    one_answer, off_topic), or None."""
+    return cut_short(records) or one_answer(records) or off_topic(records)
 
 
 def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
@@ -521,5 +564,10 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
     for record in records:  # (a generation's text only: a choice's loglikelihoods name no numbers)
         if record.doc_id in numbers and not record.echoed:
             record.misfiled = answers_another(record.response, numbers[record.doc_id], [n for doc, n in numbers.items() if doc != record.doc_id])
+    posed = sorted(((r.doc_id, r, topic(question)) for r, question in zip(records, asked) if question), key=lambda t: t[0])
+    for at, (_, record, own) in enumerate(posed):  # (the next question in doc order; the last one's is the first)
+        said = topic(record.response)
+        if len(posed) > 1 and len(record.response.split()) >= 8:
+            record.own_overlap, record.next_overlap = len(said & own), len(said & posed[(at + 1) % len(posed)][2])
     return sorted(records, key=lambda r: r.doc_id)
 

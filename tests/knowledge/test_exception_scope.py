@@ -191,6 +191,52 @@ def test_a_handler_that_always_raises_catches_nothing(upstreams, tmp_path, spell
     assert breaks is escapes and code == (1 if escapes else 0)
 
 
+# a handler in a loader function that re-raises under a setting the plugin's own values decide (F25
+# variant p1): a config's field default, a local flag, a module constant after a log line
+SETTINGS = {
+    "config_field_in_a_local": ("cfg = CONFIG", "if cfg.strict:\n                            raise", True),
+    "local_flag": ("strict = not CONFIG.lenient", "if strict:\n                            raise exc", True),
+    "constant_after_a_log_line": ("", 'log.warning("no %s", name)\n                        if STRICT_IMPORTS:\n                            raise', True),
+    "config_field_that_is_false": ("cfg = CONFIG", "if cfg.lenient:\n                            raise", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SETTINGS))
+def test_a_handler_re_raising_on_the_plugins_own_setting_catches_nothing(upstreams, tmp_path, spelling):
+    _, new = upstreams
+    setting, handler, escapes = SETTINGS[spelling]
+    breaks, code = _import_verdict(new, tmp_path, {
+        "tao/__init__.py": f"""
+            import dataclasses
+            import importlib
+            import logging
+
+            log = logging.getLogger(__name__)
+            STRICT_IMPORTS = True
+
+
+            @dataclasses.dataclass(frozen=True)
+            class _Config:
+                strict: bool = True
+                lenient: bool = False
+
+
+            CONFIG = _Config()
+
+
+            def register():
+                {setting}
+                for name in ("tao.quant",):
+                    try:
+                        importlib.import_module(name)
+                    except ImportError as exc:
+                        {handler}
+            """,
+        "tao/quant.py": "import sglang.srt.layers.torchao_utils as tu\n",
+    })
+    assert breaks is escapes and code == (1 if escapes else 0)
+
+
 @pytest.mark.parametrize("spelling", sorted(NOT_FOUND))
 def test_except_module_not_found_catches_only_a_module_not_found(upstreams, tmp_path, spelling):
     _, new = upstreams

@@ -853,3 +853,34 @@ def test_a_classmethod_hook_is_bound_to_its_class(upstreams, tmp_path, spelling,
     hook = [f for f in doc["findings"] if f["kind"] == "hook"]
     # (nothing in this upstream calls the target: a hook too narrow is reported, not certain to fail)
     assert len(hook) == 1 and hook[0]["status"] == ("ok" if fits else "signature_changed") and code == 0, hook
+
+
+# a hook an object keeps from its construction and registers from a method guarded by a flag the
+# method sets after registering (set 34 F30-p2): called on the construction itself, the method
+# starts from what `__init__` set (the flag off), so the hook is registered and judged; the flag
+# set later in the method does not decide the test before it
+ONCE = {
+    "return_when_installed": ("        if self.installed:\n            return\n        {register}\n        self.installed = True\n"),
+    "register_inside_not_applied": ("        if not self.installed:\n            {register}\n            self.installed = True\n"),
+    "assert_not_installed": ("        assert not self.installed, 'install once'\n        {register}\n        self.installed = True\n"),
+}
+
+
+@pytest.mark.parametrize("fit", sorted(PARAMS))
+@pytest.mark.parametrize("spelling", sorted(ONCE))
+def test_a_hook_kept_on_an_object_and_registered_once_is_judged(upstreams, tmp_path, spelling, fit):
+    old, _ = upstreams
+    method = ONCE[spelling].format(register="HookRegistry.register(TARGET, self.hook, HookType.AROUND)")
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fa": "fa.hooks:register"}),
+        "fa/__init__.py": "",
+        "fa/hooks.py": ("import os\n\nfrom sglang.srt.plugins.hook_registry import HookRegistry, HookType\n\n"
+                        "TARGET = 'sglang.srt.layers.sampler.Sampler.forward'\n\n\n"
+                        f"def make_hook(cfg):\n    def hook({PARAMS[fit]}):\n        return original_fn(self, logits)\n    return hook\n\n\n"
+                        "class Plugin:\n    def __init__(self, cfg):\n        self.hook = make_hook(cfg)\n        self.installed = False\n\n"
+                        f"    def install(self):\n{method}\n\n"
+                        "def register():\n    Plugin(os.environ.get('FA_CFG')).install()\n"),
+    }, name=f"{spelling}-{fit}")
+    code, doc = check(root, old)
+    hook = next(f for f in doc["findings"] if f["kind"] == "hook")
+    _judged(hook, fit, code)

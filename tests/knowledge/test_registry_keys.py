@@ -243,3 +243,38 @@ def test_a_fallback_read_after_a_lookup_keyed_by_run_time_data_breaks_at_run_tim
     code, doc = check(root, new)
     finding = by_target(doc["findings"])[f"{BACKENDS}['dual_chunk_flash_attn']"]
     assert (finding["status"], finding["breaking"], finding["guard"]["outcome"]) == ("missing", True, "runtime") and code == 1, (finding["guard"], finding["detail"])
+
+
+# keys a loop takes from what the environment's defaults make (set 34 F39-p1): a deployment that sets
+# none of the variables reads each default key; one the release dropped is a KeyError on that run
+DEFAULTED = {
+    "alias_table_parsed_from_a_default": ("_DEFAULT = 'npu_chunk=dual_chunk_flash_attn, npu_native=torch_native'\n\n\n"
+                                          "def _parse(spec):\n    return dict(item.strip().split('=', 1) for item in spec.split(',') if item.strip())\n\n\n",
+                                          "    for own, name in _parse(os.environ.get('DEV_ALIASES', _DEFAULT)).items():\n"),
+    "names_split_from_getenv": ("", "    names = os.getenv('DEV_BACKENDS', 'torch_native:dual_chunk_flash_attn').split(':')\n"
+                                    "    for name in names:\n"),
+    "a_helper_reads_the_variable": ("def _backends():\n    raw = os.environ.get('DEV_BACKENDS', default='torch_native dual_chunk_flash_attn')\n"
+                                    "    return [b for b in raw.split() if b]\n\n\n", "    for name in _backends():\n"),
+}
+
+
+@pytest.mark.parametrize("dropped", [True, False])
+@pytest.mark.parametrize("spelling", sorted(DEFAULTED))
+def test_keys_from_the_environments_defaults_are_read_on_that_run(upstreams, tmp_path, spelling, dropped):
+    _, new, _ = upstreams
+    helper, loop = DEFAULTED[spelling]
+    if not dropped:  # (the same with a default naming only keys the release has)
+        helper, loop = helper.replace("dual_chunk_flash_attn", "torch_native"), loop.replace("dual_chunk_flash_attn", "torch_native")
+    root = plugin(tmp_path, {
+        "pyproject.toml": pyproject(plugins={"fb": "fb:register"}),
+        "fb/__init__.py": ("import os\n\nfrom sglang.srt.layers.attention.attention_registry import ATTENTION_BACKENDS\n\n\n"
+                           + helper + "def register():\n" + loop + "        factory = ATTENTION_BACKENDS[name]\n"),
+    }, name=f"{spelling}-{dropped}")
+    code, doc = check(root, new)
+    keys = {f["target"]: f for f in doc["findings"] if f["kind"] == "registry_key" and f["status"] != "ok"}
+    if dropped:
+        finding = keys[f"{BACKENDS}['dual_chunk_flash_attn']"]
+        assert (finding["status"], finding["breaking"], finding["guard"]["outcome"]) == ("missing", True, "runtime") and code == 1, finding
+        assert "is not set" in finding["guard"]["condition"], finding["guard"]
+    else:
+        assert not keys and code == 0, keys

@@ -423,3 +423,56 @@ def test_answers_that_differ_or_questions_with_one_reference_are_measured():
     for row in same_reference:
         row["target"], row["exact_match"] = "#### 6", 1.0
     assert one_answer(sample_records({"samples": {"gsm8k": same_reference}}, "gsm8k", key)) is None
+
+
+# outputs that do not answer what was asked (set 34 F11-p1, F11-p2): text that shares no more words
+# and numbers with its own question than with the next one, a number in it right by chance
+def _off_topic_rows(text, n: int = 120) -> list[dict]:
+    rows = []
+    for i in range(n):
+        a, b = 3 + i, 1000 + 7 * i
+        name = "K" + chr(97 + i // 26) + chr(97 + i % 26)
+        question = f"{name} has {a} marbles and wins {b} more at the fair. How many marbles now?"
+        response, said = text(i, a, b)
+        rows.append({"doc_id": i, "doc": {"question": question}, "target": f"#### {a + b}",
+                     "arguments": {"gen_args_0": {"arg_0": f"Question: {question}\nAnswer:", "arg_1": {"max_gen_toks": 256}}},
+                     "resps": [[response]], "filtered_resps": [str(said)], "filter": "flexible-extract",
+                     "exact_match": 1.0 if said == a + b else 0.0})
+    return rows
+
+
+def _said(i: int, a: int, b: int) -> int:
+    return a + b if i % 9 == 0 else 40 + i  # (right on every ninth question by chance)
+
+
+OFF_TOPIC = {
+    # the prompts never reached the model as text: it continues some web page
+    "unrelated_web_text": lambda i, a, b: (f"The {1960 + i % 50} season was Hartley Rovers' {(i * 7) % 40 + 200}th in the league; they finished "
+                                           f"the year with {_said(i, a, b)} points.", _said(i, a, b)),
+    # random weights: pieces of the vocabulary
+    "random_vocabulary": lambda i, a, b: (" ".join(["ertools", "Verwalt", "ciudad", "}});", "的", "ensibly", "_REF", "ajax", "ного"][(i + k) % 9]
+                                                   for k in range(30)) + f" {_said(i, a, b)} kę", _said(i, a, b)),
+    # worked answers to another task's questions (a runbook pointing the server at the wrong prompts)
+    "another_tasks_answers": lambda i, a, b: (f"A train leaves the station at {i % 12 + 1} pm travelling {i % 7 + 40} km per hour, so after "
+                                              f"the journey it has covered {_said(i, a, b)} km.\n#### {_said(i, a, b)}", _said(i, a, b)),
+}
+ON_TOPIC = {
+    "worked_answers": lambda i, a, b: (f"They start with {a} marbles and win {b} more, so {a} + {b} = {a + b} marbles.\n#### {a + b}", a + b),
+    # answers in another language keep the question's numbers
+    "answers_in_chinese": lambda i, a, b: (f"他一开始有 {a} 颗弹珠，又赢了 {b} 颗，所以一共有 {a} + {b} = {a + b} 颗弹珠。 #### {a + b}", a + b),
+    # terse answers are too short to judge: a model answering with the number alone
+    "terse_answers": lambda i, a, b: (f"#### {_said(i, a, b)}", _said(i, a, b)),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OFF_TOPIC) + sorted(ON_TOPIC))
+def test_outputs_that_do_not_answer_their_questions_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    key = "exact_match,flexible-extract"
+    records = sample_records({"samples": {"gsm8k": _off_topic_rows({**OFF_TOPIC, **ON_TOPIC}[spelling])}}, "gsm8k", key)
+    result = decide_samples(records, records, SUITE)
+    if spelling in OFF_TOPIC:
+        assert result.outcome != "passed" and "do not answer what was asked" in result.vacuous, result.summary
+    else:
+        assert result.vacuous is None, result.summary

@@ -301,6 +301,13 @@ class Judge:
             while parent and not self.index.module_exists(parent):
                 parent = parent.rpartition(".")[0]
             gone = module[len(parent) + 1 :].split(".")[0] if parent else module
+            if (parent and any(c.handles(frozenset({"ModuleNotFoundError"})) for c in dep.catches)
+                    and (held := self.index.resolve(module)).ok):
+                # a caught import of an object's name (a locator trying each prefix of a dotted
+                # path: import_module raises ModuleNotFoundError, and it reads the rest as attributes)
+                return Finding(**self.base(dep), status=Status.ok, defined_in=defined_path(held),
+                               detail=f"{parent}.{gone} is a name in module {parent}, not a module: importing {module} "
+                                      f"raises ModuleNotFoundError, which the code catches (a probe)")
             note = f"no module {f'{parent}.{gone}' if parent else gone!r} in {self.index.source.label}"
             return self.missing_finding(dep, note, successor_of=dep.target)
         failing = self._fails_to_import(module)

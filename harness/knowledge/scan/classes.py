@@ -110,6 +110,7 @@ class PluginClasses:
     self_placements: list
     parameter_placements: list
     _related_classes: dict[str, frozenset[str]]
+    _direct_receivers: dict[str, dict[str, frozenset[int]]]  # module -> method -> _called_on_construction
     decorated: dict[int, str]
     grafts: list
     plugin_calls: list
@@ -631,7 +632,9 @@ class PluginClasses:
             binding = {**binding, "<class>": made}
         if definition is None:
             return replace(ctx, env={**ctx.env, **binding})
-        start = {**ctx.env, **binding}
+        # (what the method set on its instance is re-run up to the line: the scan's env is shared with
+        # the rest of the method, so it holds what `self.x = …` statements after the line set too)
+        start = {**{k: v for k, v in ctx.env.items() if not k.startswith("<self.")}, **binding}
         if id(definition) not in self._tests:  # its tests by (line, text), the names it stores and those each line reads
             nodes = list(walk(definition))
             reads: dict[int, set[str]] = {}
@@ -1009,9 +1012,18 @@ class PluginClasses:
         if cls_path not in self._related_classes:
             self._related_classes[cls_path] = frozenset({cls_path, *self.upstream_bases(cls_path), *self._plugin_bases(cls_path)} | subclasses)
         related = self._related_classes[cls_path]
+        # at the entry of a method called on the construction itself (`C(…).install()`), what
+        # `__init__` set holds, whatever other methods write later (unless `__init__` calls them)
+        fresh = dict(sets) if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                                      and n.func.value.id == receiver for n in walk(init)) else {}
         sets = {name: value for name, value in sets.items()
                 if all(writer == f"{cls_path}.__init__" for writer, _, owner in self.attribute_writes.get(name, []) if owner is None or owner in related)}
-        if not sets:
+        method_name = function.rsplit(".", 1)[-1]
+
+        def kept(caller: str, call: ast.Call) -> dict[str, ast.expr]:
+            return fresh if fresh and id(call) in self._called_on_construction(caller, method_name) else sets
+
+        if not sets and not fresh:
             return []
         # names __init__ imports at its top level or in a try there (`try: from sglang.x import f` /
         # `except ImportError: f = None`, then `self._register = f`): what they name
@@ -1024,22 +1036,33 @@ class PluginClasses:
             short = path.rsplit(".", 1)[-1]
             bindings = self.caller_bindings(cls.module, f"{cls_path}.__init__", init.lineno, called_as=short)
             for (binding, _), (caller, call, _) in zip(bindings, self.call_arguments.get(short, [])):
-                held = tuple((name, self.const(cls.module, value, {**imported, **binding})) for name, value in sets.items())
-                found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
+                if held := tuple((name, self.const(cls.module, value, {**imported, **binding})) for name, value in kept(caller, call).items()):
+                    found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
             defaults = None
             for caller, call, env in self.bare_calls.get(short, []):  # `Installer()`: its defaults
                 if self.qualify(caller, dotted(call.func), env) == path:
                     defaults = self._default_binding(cls.module, init) if defaults is None else defaults
-                    held = tuple((name, self.const(cls.module, value, {**imported, **defaults})) for name, value in sets.items())
-                    found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
+                    if held := tuple((name, self.const(cls.module, value, {**imported, **defaults})) for name, value in kept(caller, call).items()):
+                        found.append(({function_params(method.args)[0].name: Record(cls_path, held, (caller, call.lineno, call.col_offset))}, call))
 
         def in_own_classmethod(caller: str, call: ast.Call) -> bool:
             return self._in_own_classmethod(subclasses, caller, call)
 
         for binding, _, call in self._call_bindings(cls.module, f"{cls_path}.__init__", init.lineno, "cls", 1, in_own_classmethod):
-            held = tuple((name, self.const(cls.module, value, {**imported, **binding})) for name, value in sets.items())
-            found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))  # (`cls(…)` in a classmethod: made per call of it)
+            if held := tuple((name, self.const(cls.module, value, {**imported, **binding})) for name, value in sets.items()):
+                found.append(({function_params(method.args)[0].name: Record(cls_path, held)}, call))  # (`cls(…)` in a classmethod: made per call of it)
         return found
+
+    def _called_on_construction(self, module: str, method: str) -> frozenset[int]:
+        """ids of the calls in `module` that a call of `method` is made on directly
+        (`Installer(cfg).install()`: the `Installer(cfg)` node). One walk per module."""
+        if module not in self._direct_receivers:
+            tree, found = self.tree(module), {}
+            for n in walk(tree) if tree is not None else []:
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call):
+                    found.setdefault(n.func.attr, set()).add(id(n.func.value))
+            self._direct_receivers[module] = {name: frozenset(ids) for name, ids in found.items()}
+        return self._direct_receivers[module].get(method, frozenset())
 
     def _member_bindings(self, cls_path: str, receiver: str) -> list[tuple[dict, ast.expr]]:
         """For a method of a plugin enum: self is each member (its instances are its members

@@ -167,6 +167,10 @@ class _Opaque:
 
 OPAQUE = _Opaque()
 _FELL_THROUGH = _Opaque()  # (Folding._returned: a branch that ended without returning)
+# the memos that keep folded values (Folding.defaults_of puts them back)
+_FOLD_MEMOS = ("_sole_objects", "_getattr_answers", "_fills", "_through_callers", "_receivers_memo", "_made_once_globals",
+               "_branches_memo", "_release_bindings", "star_names")
+_CONTINUE, _BREAK = _Opaque(), _Opaque()  # (Folding._returned: a loop's pass ended by `continue` / `break`)
 
 
 @dataclass(frozen=True)
@@ -522,6 +526,8 @@ class Folding:
     _instance_writes: dict[tuple[str, str, bool], bool]  # (class, name, after_init) -> _set_on_instances
     _stand_in_cache: dict[str, dict]  # module -> stand_in_imports
     _chosen_by_ifs: dict[str, frozenset[str]]  # module -> the names its module-level ifs bind (release_binding)
+    _release_bindings: dict[tuple[str, str], str | None]  # (module, name) -> release_binding
+    _environment_defaults: list[str] | None  # while defaults_of folds: the variables whose defaults it read
     star_names: dict[tuple[str, str], str | None]  # (module, name) -> what a star import binds it to (_star_bound)
     _getattr_answers: dict[tuple[str, str], str | None]  # (module, name) -> what its __getattr__ returns (_module_getattr)
     _fills: dict[tuple[str, str], list[tuple[str, str, ast.stmt, dict, tuple, tuple | None]]] | None  # _fill_sites, built once
@@ -551,7 +557,11 @@ class Folding:
         if binding is None:
             base = self._star_bound(module, head, _seen)
             return None if base is None else f"{base}.{rest}" if rest else base
-        if binding.kind in ("def", "class") and head in self.stand_in_imports(module):
+        if binding.kind != "module" and (chosen := self.release_binding(module, head)) is not None and not chosen.startswith("?"):
+            # bound in a module-level `if` this release decides (`if __version_tuple__[:2] >= (0, 24):
+            # from …auto_awq import AutoAWQConfig as _Base` / `else: from …awq import …`): the arm it takes
+            base = chosen
+        elif binding.kind in ("def", "class") and head in self.stand_in_imports(module):
             # `try: from sglang.x import f` / `except ImportError: def f(…)`: upstream's f where
             # the import resolves (the reader adds that condition: stand_in_guards)
             base = self.stand_in_imports(module)[head][0]
@@ -693,8 +703,8 @@ class Folding:
                 owner, _, attr = value.path.rpartition(".") if isinstance(value, Named) else ("", "", "")
                 if owner in self.files and f"{owner}.{attr}" not in self.files:  # a plugin constant imported locally
                     return self.module_constant(owner, attr, depth + 1)
-                if isinstance(value, Named) and value.path in profile().version_reads:
-                    return RunningVersion(parsed=False)  # `from sglang.version import __version__`, as the module binds it
+                if isinstance(value, Named) and (version := self._version_read(value.path)) is not None:
+                    return version  # `from sglang.version import __version__`, as the module binds it
                 return value
             if node.id == "__name__":
                 return module
@@ -803,8 +813,8 @@ class Folding:
             settings = profile().settings_fields
             if node.attr == "name" and settings and owner and owner.rpartition(".")[0] == settings:
                 return owner.rpartition(".")[2]  # envs.SGLANG_X.name: the field's variable
-            if f"{owner}.{node.attr}" in profile().version_reads:
-                return RunningVersion(parsed=False)
+            if (version := self._version_read(f"{owner}.{node.attr}")) is not None:
+                return version
             held = self.class_constant(owner, node.attr, depth + 1) if owner else OPAQUE
             if held is not OPAQUE:
                 # `Patch(cfg).around` on an object not folded: its method bound all the same
@@ -1212,6 +1222,13 @@ class Folding:
                 and isinstance(bound := self.const(module, node.func, env, depth + 1), Named) and not bound.path.startswith(f"{home}.")):
             name = qualified = bound.path  # `load = functools.cache(importlib.import_module)`; `load(m)` calls import_module
         args = node.args
+        if self._environment_defaults is not None and qualified in _ENVIRONMENT_READS and args:
+            # (defaults_of: what a deployment that sets nothing gets, `os.environ.get("X", d)` being d)
+            default = args[1] if len(args) > 1 else next((k.value for k in node.keywords if k.arg in ("default", "value")), None)
+            variable = self.const(module, args[0], env, depth + 1)
+            if default is not None and isinstance(variable, str):
+                self._environment_defaults.append(variable)
+                return self.const(module, default, env, depth + 1)
         cached = node.func if isinstance(node.func, ast.Call) and not node.func.args else node  # (lru_cache(maxsize=…)(f), or cache(f))
         if len(args) == 1 and not isinstance(args[0], ast.Starred) and not node.keywords and self.qualify(module, dotted(cached.func) or "", env) in _CACHING:
             # functools.cache(f), lru_cache(maxsize=None)(f): f, remembering results (the functools docs)
@@ -2113,6 +2130,8 @@ class Folding:
         for stmt in body:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) or isinstance(stmt, ast.Pass):
                 continue
+            if isinstance(stmt, (ast.Continue, ast.Break)):  # (only inside a loop this runs pass by pass)
+                return _CONTINUE if isinstance(stmt, ast.Continue) else _BREAK
             if isinstance(stmt, (ast.Global, ast.Nonlocal)):
                 # a name other code rebinds (`global _device; if _device is None: _init()`): unknown
                 # until this body binds it itself
@@ -2172,10 +2191,12 @@ class Folding:
                         if isinstance(value, (dict, list)):
                             env[name] = self.edit_of(module, name, value, stmt, env, depth + 1)
                     continue
-                for item in items:  # any other body: run once per element, in order (a `break` is not read)
+                for item in items:  # any other body: run once per element, in order, to a `break`
                     env.update(bind(stmt.target, item))
                     returned = self._returned(module, stmt.body, env, depth + 1, _ran=True, owner=owner)
-                    if returned is not _FELL_THROUGH:
+                    if returned is _BREAK:
+                        break
+                    if returned is not _FELL_THROUGH and returned is not _CONTINUE:
                         return returned
                 continue
             if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Subscript) for t in stmt.targets):
@@ -2193,6 +2214,8 @@ class Folding:
                 branch = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             elif (probed := self._module_probe(module, stmt, env, depth)) is not None:
                 return probed
+            elif (attempted := self._import_attempt(module, stmt, env, depth)) is not None:
+                branch = attempted
             elif (caught := self._caught_imports(module, stmt)) is not None:
                 env.update(caught)  # the names hold upstream's objects; each None where its import fails
                 branch = stmt.orelse
@@ -2238,6 +2261,36 @@ class Folding:
         if not isinstance(value, Condition) or not all(isinstance(leaf, (ModuleExists, ImportsResolve)) for leaf in leaves(value.cond)):
             return None
         return value
+
+    def _import_attempt(self, module: str, stmt: ast.stmt, env: dict, depth: int) -> list[ast.stmt] | None:
+        """`try: owner = importlib.import_module(prefix)` / `except ImportError: continue` in a
+        helper (a locator trying the longest importable prefix of a dotted path, as hydra's
+        `_locate` does): the statements that run, decided by whether the one module the body
+        imports is there (a plugin module, or one of this release's), the body and its `else`;
+        or the first handler catching the import's failure where the name is under the plugin's or
+        upstream's package and no module (`sglang.x.f`: ModuleNotFoundError), its `as` name
+        unknown. None for any other statement, or a name whose import this cannot decide."""
+        if not isinstance(stmt, ast.Try) or not stmt.handlers:
+            return None
+        calls = [n for s in stmt.body for n in walk(s) if isinstance(n, ast.Call)]
+        imports = [c for c in calls if (self.qualify(module, dotted(c.func) or "") or "").endswith("import_module")]
+        if len(imports) != 1 or not all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.Expr)) for s in stmt.body):
+            return None
+        held = self.const(module, imports[0], env, depth + 1)
+        if not isinstance(held, Named):
+            return None
+        path, top = held.path, held.path.partition(".")[0]
+        if path in self.files or is_upstream(path) and self.index.module_exists(path):
+            return [*stmt.body, *stmt.orelse, *stmt.finalbody]
+        if not (is_upstream(path) or any(m.partition(".")[0] == top for m in self.files)):
+            return None  # (another package's module: whether it imports is not known here)
+        for handler in stmt.handlers:
+            caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            if any(n is None or (dotted(n) or "").rsplit(".", 1)[-1] in IMPORT_ERRORS for n in caught):
+                if handler.name:
+                    env[handler.name] = OPAQUE
+                return [*handler.body, *stmt.finalbody]
+        return None
 
     def _caught_imports(self, module: str, stmt: ast.stmt) -> dict[str, Named] | None:
         """`try: from sglang.x import f` / `except ImportError: return None` in a helper (its
@@ -2632,8 +2685,8 @@ class Folding:
             source_module, source_name = binding.target.split(":")
             if source_module in self.files:
                 return self.module_constant(source_module, source_name, depth + 1)
-            if binding.target.replace(":", ".") in profile().version_reads:
-                return RunningVersion(parsed=False)
+            if (version := self._version_read(binding.target.replace(":", "."))) is not None:
+                return version
         if binding is None and (star := self._star_bound(module, name, frozenset())) is not None:
             # `from .layout import *` of a plugin module: the constant that module binds
             home, _, attr = star.rpartition(".")
@@ -3070,8 +3123,11 @@ class Folding:
             self._chosen_by_ifs[module] = frozenset(n for s in (tree.body if tree else []) if isinstance(s, ast.If) for n in assigned_in(s))
         if name not in self._chosen_by_ifs[module]:
             return None
-        found, chosen = self._bound_through(module, tree.body, name, None, 0)
-        return found if chosen and isinstance(found, str) else None
+        if (module, name) not in self._release_bindings:
+            self._release_bindings[module, name] = None  # (while it is folded: a test reading the name itself)
+            found, chosen = self._bound_through(module, tree.body, name, None, 0)
+            self._release_bindings[module, name] = found if chosen and isinstance(found, str) else None
+        return self._release_bindings[module, name]
 
     def _bound_through(self, module: str, body: list[ast.stmt], name: str, value, depth: int) -> tuple[object, bool]:
         """(what `name` holds after `body` runs from `value`, whether a decided `if` chose it):
@@ -3099,7 +3155,8 @@ class Folding:
                 if not (isinstance(value, str) and is_upstream(value) and self.index.resolve(value).ok):
                     return OPAQUE, chosen
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                value = self.qualify(module, dotted(stmt.value)) if dotted(stmt.value) else None
+                # a name or attribute names what it binds; a call's result is no name (`xgr = LazyLoader(…)`)
+                value = self.qualify(module, dotted(stmt.value)) if isinstance(stmt.value, (ast.Name, ast.Attribute)) else None
                 value = value or f"?{ast.unparse(stmt.value)}"
             else:
                 return OPAQUE, chosen
@@ -3120,6 +3177,37 @@ class Folding:
         if self._release is None:
             self._release = upstream_version(self.index.source) or ""
         return self._release
+
+    def defaults_of(self, fold: Callable[[], object]) -> tuple[object, tuple[str, ...]]:
+        """(what `fold` folds to where every environment read with a default gives that default
+        (`os.environ.get("X", d)`, `os.getenv("X", d)`: a deployment that sets none of them), the
+        variables whose defaults it read). The memos of folded values are put back as they were
+        after it, so nothing folded on the defaults outlives the call."""
+        saved = {name: copy.copy(getattr(self, name)) for name in _FOLD_MEMOS if hasattr(self, name)}
+        self._environment_defaults = []
+        try:
+            return fold(), tuple(dict.fromkeys(self._environment_defaults))
+        finally:
+            self._environment_defaults = None
+            for name, memo in saved.items():
+                setattr(self, name, memo)
+
+    def _version_read(self, path: str):
+        """What a read of the running version by `path` holds: RunningVersion for the version
+        string (`vllm.__version__`), the release numbers of the release scanned as a folded tuple
+        for the version tuple (`vllm.__version_tuple__`, setuptools-scm's `(0, 17, 0)`: compared,
+        sliced, unpacked, formatted as Python does), OPAQUE for the tuple where the release is not
+        known; None for any other path."""
+        if path in profile().version_reads:
+            return RunningVersion(parsed=False)
+        if path not in profile().version_tuple_reads:
+            return None
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            return list(Version(self._release_text()).release) if self._release_text() else OPAQUE
+        except InvalidVersion:
+            return OPAQUE
 
     def _release_leaf(self, leaf: Cond) -> bool | None:
         """A test of the release scanned, decided on it: a comparison of the running engine

@@ -228,6 +228,10 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._instance_writes: dict[tuple[str, str, bool], bool] = {}
         self._stand_in_cache: dict[str, dict] = {}
         self._chosen_by_ifs: dict[str, frozenset[str]] = {}
+        self._release_bindings: dict[tuple[str, str], str | None] = {}
+        self._environment_defaults: list[str] | None = None
+        self._reads_defaults: bool | None = None  # (_iterated_by_default)
+        self._direct_receivers: dict[str, dict[str, frozenset[int]]] = {}  # module -> method -> _called_on_construction
         self._names_plugin_hook: dict[str, bool] = {}  # module -> whether it names plugin_hook at all (_held_plugin_hook)
         self._related_classes: dict[str, frozenset[str]] = {}  # class -> itself, its bases and subclasses (_instance_bindings)
         self.disabled_models: set[str] = set()  # last names of model modules the plugin has the loader skip
@@ -606,6 +610,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                     carried = self._pass_bindings(module, stmt.body, passed) if straight else carried
                 if straight and not any(isinstance(e, LoadedName) or isinstance(e, list) and any(isinstance(i, LoadedName) for i in e) for e in iterable):
                     env.update({name: carried.get(name, OPAQUE) for node in stmt.body for name in assigned_in(node)})
+            elif (defaulted := self._iterated_by_default(module, stmt, env, ctx)) is not None:
+                # over what the environment's defaults make (`_parse(os.environ.get("X", DEFAULT)).items()`):
+                # each pass where the deployment sets none of those variables, a run-time condition
+                items, variables = defaulted
+                test = " and ".join(f"{v} is not set" for v in variables)
+                guard = GuardCond(Runtime(test), test, stmt.lineno)
+                for element in items:
+                    self._block(module, stmt.body, replace(ctx, guards=ctx.guards + (guard,), env={**env, **bind(stmt.target, element)}))
             else:  # not folded, or empty here (a registry functions fill later): the body once, its elements unknown
                 guards = ctx.guards
                 if iterable == [] and not self._may_be_filled(stmt.iter):
@@ -938,7 +950,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 handled |= self.exception_names(module, [handler.type])
                 translates |= raised
                 continue
-            if always_raises(handler.body) or self._reraises_upstream(module, stmt, handler):
+            if always_raises(handler.body) or self._reraises_upstream(module, stmt, handler) or self._reraises_here(module, handler, ctx.env):
                 continue  # it re-raises (`raise ImportError("…") from exc`): the error still leaves the try
             handled |= self.exception_names(module, [handler.type]) if handler.type is not None else {"*"}
         body_ctx = replace(ctx, catches=ctx.catches + (Catch(frozenset(handled), stmt.lineno, frozenset(translates)),)) if stmt.handlers else ctx
@@ -1036,6 +1048,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         imported = [path for path, _ in upstream_imports(module, self.files[module][1], stmt.body)]
         names = {".".join(path.split(".")[:n]) for path in imported for n in range(2, path.count(".") + 2)}
         return bool(names) and all(self._holds_for_name(module, first.test, handler.name, name) for name in names)
+
+    def _reraises_here(self, module: str, handler: ast.ExceptHandler, env: dict) -> bool:
+        """Whether the handler re-raises on this plugin's settings: a statement of its body (after
+        calls that only log) is `if <test>: raise` (bare, or the caught error) and the test folds
+        to true (`if cfg.strict: raise`, `strict` a field default of True). A test that does not
+        fold decides nothing (False: the handler is read as catching)."""
+        for stmt in handler.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Constant)):
+                continue
+            if not (isinstance(stmt, ast.If) and len(stmt.body) == 1 and isinstance(raised := stmt.body[0], ast.Raise)
+                    and (raised.exc is None or isinstance(raised.exc, ast.Name) and raised.exc.id == handler.name)):
+                return False
+            if self._truth_of(module, stmt.test, dict(env), 0) is True:
+                return True
+        return False
 
     def _holds_for_name(self, module: str, test: ast.expr, exc: str, name: str) -> bool:
         """Whether `test` folds to true with `<exc>.name` equal to `name` (the error as a record
@@ -1213,6 +1240,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         elif ctx.in_class_body:  # a class nested in a class body: a name of that body (`class Platform(Device, …)` after it)
             ctx.env[node.name] = Named(path)
             ctx.cls.class_names[node.name] = path
+
+    def _iterated_by_default(self, module: str, loop: ast.For | ast.AsyncFor, env: dict, ctx: Context) -> tuple[list, tuple[str, ...]] | None:
+        """(the elements a function's loop goes over, the environment variables whose defaults
+        make them) where its iterable does not fold but does with every environment read the
+        function makes giving its default (Folding.defaults_of; the function's locals re-run up
+        to the loop, _locals_at); None otherwise (no such read, nothing folds, 256+ elements)."""
+        definition = self._definition(module, ctx.functions[-1], loop.lineno) if ctx.functions else None
+        if self._reads_defaults is None:  # (whether any plugin module reads the environment with a default: once)
+            self._reads_defaults = any(isinstance(n, ast.Call) and len(n.args) + len(n.keywords) >= 2 and (
+                self.qualify(m, dotted(n.func) or "") or "") in ("os.environ.get", "os.getenv") for m in self.files if (tree := self.tree(m)) is not None for n in walk(tree))
+        if definition is None or not self._reads_defaults:
+            return None
+        held, variables = self.defaults_of(lambda: self.iterated(self.const(
+            module, loop.iter, self._locals_at(module, definition, {k: v for k, v in env.items() if not k.startswith("<self.")}, loop.lineno))))
+        return (held, variables) if isinstance(held, list) and held and variables and len(held) <= 256 else None
 
     def _loop_else(self, module: str, loop: ast.For | ast.AsyncFor | ast.While, ctx: Context) -> Context:
         """The context of a loop's `else:` clause, which runs only when the loop ends without a
