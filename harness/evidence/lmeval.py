@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,9 @@ class SampleRecord(BaseModel):
     raw_reply: bool = False
     # the generation cap its request set (lm-eval's gen_kwargs `max_gen_toks`), None when not recorded
     max_gen_toks: int | None = None
+    # the response holds a stop sequence its request sent (gen_kwargs `until`): a server honouring
+    # `stop` ends the text before it (the OpenAI API), so this one ran on past its answer (past_stops)
+    overran: bool = False
     # for a generated text of eight words or more beside a known question: how many of its words
     # and numbers its own question has, and how many the run's next question has (topic;
     # off_topic compares them), None otherwise
@@ -323,17 +326,31 @@ def _first_text(arguments: Any) -> str | None:
     return next((text for value in values if (text := _first_text(value)) is not None), None)
 
 
-def _generation_cap(arguments: Any) -> int | None:
-    """The `max_gen_toks` an lm-eval sample row's `arguments` hand the model (its gen_kwargs,
-    0.4.x: {"gen_args_0": {"arg_1": {"max_gen_toks": N, …}}}), None when it names none."""
+def _gen_kwarg(arguments: Any, name: str, valid: Callable[[Any], bool]) -> Any:
+    """The gen_kwargs value `name` an lm-eval sample row's `arguments` hand the model (0.4.x:
+    {"gen_args_0": {"arg_1": {"max_gen_toks": N, "until": […], …}}}), the first one `valid`
+    accepts; None when they name none."""
     if isinstance(arguments, dict):
-        cap = arguments.get("max_gen_toks")
-        if type(cap) is int:
-            return cap
+        if name in arguments and valid(arguments[name]):
+            return arguments[name]
         arguments = arguments.values()
     if isinstance(arguments, (list, tuple, type({}.values()))):
-        return next((cap for value in arguments if (cap := _generation_cap(value)) is not None), None)
+        return next((found for value in arguments if (found := _gen_kwarg(value, name, valid)) is not None), None)
     return None
+
+
+def _generation_cap(arguments: Any) -> int | None:
+    """The `max_gen_toks` a sample row's request set (_gen_kwarg), None when it names none."""
+    return _gen_kwarg(arguments, "max_gen_toks", lambda cap: type(cap) is int)
+
+
+def _stop_sequences(arguments: Any) -> tuple[str, ...]:
+    """The stop sequences a sample row's request sent the server: the first four of its gen_kwargs
+    `until` (lm-eval's chat-completions payload sends `stop[:4]`, the OpenAI limit; its completions
+    payload all of them), empty strings left out; () when it names none."""
+    until = _gen_kwarg(arguments, "until", lambda v: isinstance(v, str) or isinstance(v, (list, tuple)) and all(isinstance(s, str) for s in v))
+    stops = [until] if isinstance(until, str) else list(until or ())
+    return tuple(s for s in stops[:4] if s)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
@@ -518,10 +535,26 @@ def off_topic(records: Sequence[SampleRecord]) -> str | None:
             "(prompts that never reached the model as text, random weights), so a right answer is chance")
 
 
+def past_stops(records: Sequence[SampleRecord]) -> str | None:
+    """Why one side's outputs are not what lm-eval scores on a working server, or None: more than
+    half of its generated texts hold a stop sequence their request sent (SampleRecord.overran). A
+    server honouring `stop` never returns one (the OpenAI API ends the text before it; lm-eval's
+    API models send `until` as `stop` and do not cut the text themselves), so these run on past
+    the answer into text the model made up (gsm8k's next "Question:"), and a filter reading the
+    last number (flexible-extract) reads that text: right only by chance."""
+    generated = [r for r in records if r.generated.strip()]
+    overran = [r for r in generated if r.overran]
+    if not generated or 2 * len(overran) <= len(generated):
+        return None
+    return (f"{len(overran)} of {len(generated)} outputs run on past a stop sequence their request sent: the server ignored "
+            "`stop`, so what a filter reads may come from text the model made up after its answer; fix the serving stack's "
+            "stop handling and rerun")
+
+
 def measured_nothing(records: Sequence[SampleRecord]) -> str | None:
     """Why one side's records measured nothing that their texts alone do not show (cut_short,
-    one_answer, off_topic), or None."""
-    return cut_short(records) or one_answer(records) or off_topic(records)
+    one_answer, off_topic, past_stops), or None."""
+    return cut_short(records) or one_answer(records) or off_topic(records) or past_stops(records)
 
 
 def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[SampleRecord]:
@@ -558,6 +591,7 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
                 undecoded=choice_scores is None and token_ids(response),
                 raw_reply=choice_scores is None and raw_reply(response),
                 max_gen_toks=_generation_cap(row.get("arguments")),
+                overran=choice_scores is None and any(stop in response for stop in _stop_sequences(row.get("arguments"))),
             )
         )
     numbers = {r.doc_id: numbers_in(question) for r, question in zip(records, asked) if question}

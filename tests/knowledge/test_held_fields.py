@@ -103,3 +103,30 @@ def test_a_member_of_what_self_keeps_is_read_however_the_chain_goes_on(upstreams
     assert found and found[0]["breaking"] and found[0]["status"] == "missing" and code == 1, doc["findings"]
     code, doc = check(root, old)
     assert code == 0 and not [f for f in doc["findings"] if f["target"] == TARGET]
+
+
+# what the class body declares self to hold (thirty-fifth set F21-q2): a dataclass field, a NamedTuple
+# field, an attribute declared over a constructor that stores an unannotated argument -- as a type
+# checker reads it; a declaration naming two classes says nothing
+DECLARED = {
+    "dataclass_field": "@dataclasses.dataclass\nclass Holder:\n    topo: Topo\n    n: int = 0\n",
+    "named_tuple_field": "class Holder(typing.NamedTuple):\n    topo: Topo\n",
+    "declared_over_an_unannotated_store": "class Holder:\n    topo: 'Topo'\n\n    def __init__(self, topo):\n        self.topo = topo\n",
+    "two_classes": "class Holder:\n    topo: Topo | Other\n\n    def __init__(self, topo):\n        self.topo = topo\n",
+}
+
+
+@pytest.mark.parametrize("declared", sorted(DECLARED))
+def test_a_member_of_what_the_class_body_declares_is_judged_on_its_class(upstreams, tmp_path, declared):
+    old, new = upstreams
+    code = ("import dataclasses\nimport typing\n\nfrom sglang.srt.topo import Other, Topo\n\n\n" + DECLARED[declared]
+            + "\n    def run(self, x):\n        return self.topo.split_k_and_v(x)\n\n\ndef register():\n    return Holder(Topo(1)).run(1)\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p.m:register"}), "p/__init__.py": "", "p/m.py": code})
+    status, doc = check(root, new)
+    found = [f for f in doc["findings"] if f["target"] == TARGET]
+    if declared == "two_classes":
+        assert not [f for f in found if f["breaking"]] and status == 0, doc["findings"]
+        return
+    assert found and found[0]["breaking"] and found[0]["status"] == "missing" and status == 1, doc["findings"]
+    status, doc = check(root, old)
+    assert status == 0 and not [f for f in doc["findings"] if f["target"] == TARGET], doc["findings"]

@@ -145,6 +145,10 @@ BOUND = {
     "factory_returns_a_locals_method": "HookRegistry.register(TARGET, make_from_local(cfg), HookType.AROUND)",
     "factory_returns_a_new_objects_method": "HookRegistry.register(TARGET, make_inline(cfg), HookType.AROUND)",
     "factory_returns_it_through_a_name": "HookRegistry.register(TARGET, make_through_name(cfg), HookType.AROUND)",
+    # kept in a module global: of an object made there, of a module-level object, in a tuple of them
+    "module_global_of_a_new_object": "HookRegistry.register(TARGET, _MADE, HookType.AROUND)",
+    "module_global_of_a_module_object": "HookRegistry.register(TARGET, _OF_OBJECT, HookType.AROUND)",
+    "module_global_tuple": "HookRegistry.register(TARGET, _PAIR[1], HookType.AROUND)",
 }
 
 FACTORIES = """
@@ -160,6 +164,12 @@ FACTORIES = """
             def make_through_name(cfg):
                 hook = Derived(cfg).{m}
                 return hook
+
+
+            _MADE = Patch(None).{m}
+            _OBJECT = Derived(None)
+            _OF_OBJECT = _OBJECT.{m}
+            _PAIR = (TARGET, _OBJECT.{m})
 
 """
 

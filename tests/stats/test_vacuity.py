@@ -476,3 +476,48 @@ def test_outputs_that_do_not_answer_their_questions_measured_nothing(spelling):
         assert result.outcome != "passed" and "do not answer what was asked" in result.vacuous, result.summary
     else:
         assert result.vacuous is None, result.summary
+
+
+# outputs that run on past the stop sequences their requests sent (thirty-fifth set F11-q2: a gateway
+# dropping `stop`): each answer is followed by a made-up next exemplar, whose number a filter reading
+# the last one (flexible-extract) takes -- right by chance, the same on both sides. A server honouring
+# `stop` never returns one; lm-eval sends at most four to a chat endpoint.
+def _overrun_rows(tail, until, n: int = 120) -> list[dict]:
+    rows = []
+    for i in range(n):
+        a, b = 3 + i, 10 + i
+        response = f"{a} + {b} = {a + b}.\n#### {a + b}" + tail(i)
+        said = int(response.split()[-1].strip(".")) if response.split()[-1].strip(".").isdigit() else a + b
+        rows.append({"doc_id": i, "doc": {"question": f"Kai has {a} shells and finds {b} more. How many now?"}, "target": f"#### {a + b}",
+                     "arguments": {"gen_args_0": {"arg_0": "Question: …\nAnswer:", "arg_1": {"until": until, "max_gen_toks": 256}}},
+                     "resps": [[response]], "filtered_resps": [str(said)], "filter": "flexible-extract",
+                     "exact_match": 1.0 if said == a + b else 0.0})
+    return rows
+
+
+_EXEMPLAR = lambda i: f"\n\nQuestion: A jar holds {i % 9 + 2} cups. How many cups in 3 jars?\nAnswer: #### {3 * (i % 9 + 2)}"  # noqa: E731
+OVERRUN = {
+    "next_question_after_the_answer": (_EXEMPLAR, ["Question:", "</s>", "<|im_end|>"]),
+    "one_stop_as_a_string": (lambda i: "\n\n" + _EXEMPLAR(i).strip(), "\n\n"),
+    "end_of_turn_token_then_more": (lambda i: "<|im_end|>\n<|im_start|>user" + _EXEMPLAR(i), ["<|im_end|>"]),
+}
+STOPPED = {
+    "stopped_before_the_next_question": (lambda i: "", ["Question:", "</s>", "<|im_end|>"]),
+    # a stop past the four a chat request sends may be in the text: it was never sent
+    "a_fifth_stop_not_sent": (lambda i: "\nQ: and then?", ["Question:", "</s>", "<|im_end|>", "<|eot_id|>", "Q:"]),
+    # a few runs on (a sampled `stop` race): not most of the run
+    "a_few_run_on": (lambda i: _EXEMPLAR(i) if i % 5 == 0 else "", ["Question:"]),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OVERRUN) + sorted(STOPPED))
+def test_outputs_past_their_stop_sequences_measured_nothing(spelling):
+    from harness.evidence.lmeval import sample_records
+
+    tail, until = {**OVERRUN, **STOPPED}[spelling]
+    records = sample_records({"samples": {"gsm8k": _overrun_rows(tail, until)}}, "gsm8k", "exact_match,flexible-extract")
+    result = decide_samples(records, records, SUITE)
+    if spelling in OVERRUN:
+        assert result.outcome != "passed" and "ignored `stop`" in result.vacuous, result.summary
+    else:
+        assert result.vacuous is None, result.summary

@@ -31,7 +31,7 @@ from harness.knowledge.judge import architectures, conditions, members
 from harness.knowledge.judge.breaking import BreakingFacts, decide
 from harness.knowledge.judge.callsites import CallSite, call_sites, instance_calls
 from harness.knowledge.judge.context import JudgeMemo
-from harness.knowledge.judge.fields import judge_field
+from harness.knowledge.judge.fields import field_resolution, judge_field, upstream_subclasses
 from harness.knowledge.judge.forms import built_instead, judge_named_class, judge_replacement
 from harness.knowledge.judge.members import judge_member, missing_bases
 from harness.knowledge.judge.placements import judge_placement
@@ -59,6 +59,7 @@ from harness.knowledge.model import (
     CLASS_USES,
     DATACLASS_EXTENDS,
     BOUND_ARGUMENTS,
+    INSTANCE_CALL,
     NONE_FALLBACK_CALL,
     NONE_FALLBACK_READ,
     EMPTY_BODIES,
@@ -424,6 +425,8 @@ class Judge:
         return self.missing_finding(dep, f"{found.ref.path} is a function in {self.index.source.label} ({where}){was}, not a class: {fails} raises TypeError")
 
     def _judge_call(self, dep: Dependency) -> Finding | None:
+        if dep.how == INSTANCE_CALL:
+            return self._judge_instance_call(dep)
         resolution = self.index.resolve(dep.target)
         if not resolution.ok and dep.how == NONE_FALLBACK_CALL and not is_undecided(resolution):
             # the caught import's handler bound the name to None here: this call raises TypeError
@@ -479,6 +482,53 @@ class Judge:
             certain = own is not None and bind_problem(own, dep.call, through_init)[0]
             detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _judge_instance_call(self, dep: Dependency) -> Finding | None:
+        """`obj.m(…)` on an instance of the upstream class C (dep.target "C.m"): the method C's
+        MRO finds, self bound (none for a staticmethod), must take the call. Where it refuses
+        it, an override in a subclass of C that takes it (upstream's or the plugin's: the object
+        may be one, `pool: KVCache` holding an MHATokenToKVPool; not one taking `*args, **kwargs`,
+        which forwards them) leaves it `unknown`, and the
+        plugin's own patch of the method (members.replacements_at) is what the call binds.
+        None where the method is not a function the index knows (its field finding judges the
+        read) or the call binds."""
+        class_path, _, attr = dep.target.rpartition(".")
+        found = field_resolution(self, class_path, attr)
+        if found is None or not found.ok or found.ref is None or found.ref.kind != "function":
+            return None
+        info = self.index.function_info(found.ref)
+        decorators = {d.rsplit(".", 1)[-1] for d in info.decorators} if info is not None else set()
+        if info is None or decorators & {"property", "cached_property", "overload"}:
+            return None
+        bound = "staticmethod" not in decorators
+        problem = bind_problem(info.params, dep.call, bound)
+        if problem is None:
+            return None
+        certain, message = problem
+        what = found.ref.path
+        detail = f"{dep.expression}(...) → {what}{signature_text(info.params)}: {message}"
+        replaced = self._replaced_by_plugin(found.ref, dep) if certain else None
+        if replaced is not None:
+            patch, own = replaced
+            if own is not None and bind_problem(own, dep.call, True) is None:
+                return Finding(**self.base(dep), status=Status.ok, defined_in=patch.hook,
+                               detail=f"{detail}; but the plugin replaces it with {patch.hook}{signature_text(own)} ({patch.file}:{patch.line}), which takes the call")
+            certain = own is not None and bind_problem(own, dep.call, True)[0]
+            detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
+        owner = self.index.resolve(class_path)
+        for cls, body in upstream_subclasses(self.index, owner.ref) if certain and owner.ok else ():
+            override = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.{attr}")) if body.members.get(attr) == "def" else None
+            # (one taking `*args, **kwargs` says nothing: it forwards them, or refuses every call)
+            if (override is not None and not forwards_anything(override.params)
+                    and bind_problem(override.params, dep.call, "staticmethod" not in override.decorators) is None):
+                return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown), defined_in=what,
+                               detail=f"{detail}; but {cls.path}.{attr}{signature_text(override.params)} takes it, and the object may be one")
+        sub = self.plugin_subclass_defining(class_path, attr) if certain else None
+        if sub is not None:
+            return Finding(**self.base(dep), status=Status.unknown, risk=risk_of(dep, Status.unknown), defined_in=what,
+                           detail=f"{detail}; but the plugin's subclass {sub.path} defines {attr!r} ({sub.file}:{sub.line}), and the object may be one")
+        return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail,
+                       risk=risk_of(dep, Status.signature_changed))
 
     def _built_instead(self, dep: Dependency, resolution: Resolution) -> Finding | None:
         """A plugin call of an upstream class the plugin replaces out of tree (forms.built_instead:

@@ -294,6 +294,11 @@ PLATFORM_INSTANCE_READ = "platform-instance"
 # of C's instance attribute whose target is "C.attr" and whose `hook` is the plugin class P; the
 # calls C's methods make through `self.attr` run P's methods (judge.placements)
 PLACED = "instance-attribute"
+# `pool.set_kv_buffer(…)` on an object whose upstream class the scan knows (an annotation, a
+# construction): a call of that class's method through an instance, judged against the method
+# the class's MRO finds (self bound) and, where that refuses it, the subclasses' overrides (the
+# object may be one of them)
+INSTANCE_CALL = "instance-call"
 
 
 @dataclass
@@ -409,6 +414,9 @@ class PluginClass:
     # `self.<attr> = C(…)` in its methods -> the qualified paths of the classes (or callables)
     # constructed; "?" for any other value (a call on something else, a parameter, a literal)
     attribute_values: dict[str, set[str]] = field(default_factory=dict)
+    # `x: C` in the class body (a dataclass or NamedTuple field, a declared attribute) -> C's
+    # qualified path, for an upstream class C: what `self.x` holds, as a type checker reads it
+    declared: dict[str, str] = field(default_factory=dict)
     # method -> the qualified paths of the classes (or other named objects) it returns by name,
     # not called: `return XPool`, `return A if c else B`, `cls = XPool; return cls` (a platform's
     # factory method: upstream builds its instances from what it returns)

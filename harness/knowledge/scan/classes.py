@@ -19,6 +19,7 @@ from harness.knowledge.model import (
     BOUND_ARGUMENTS,
     DATACLASS_EXTENDS,
     DATACLASS_INIT,
+    INSTANCE_CALL,
     PLACED,
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
@@ -1348,7 +1349,7 @@ class PluginClasses:
 
         kept = []
         for dep in self.scan.dependencies:
-            if dep.kind == "field" and dep.target is None:
+            if (dep.kind == "field" or dep.how == INSTANCE_CALL) and dep.target is None:
                 found = class_of(dep.hook, dep.member)
                 if found is None:
                     continue
@@ -1383,8 +1384,9 @@ class PluginClasses:
         return positional[0].arg if positional else None
 
     def _held_class(self, cls_path: str, attr: str) -> str | None:
-        """The upstream class of what the plugin class `cls_path` keeps in `self.<attr>`: every
-        binding of it in the class, its plugin bases and subclasses (PluginClass.attribute_values,
+        """The upstream class of what the plugin class `cls_path` keeps in `self.<attr>`: the one
+        class the class body (or a related class's) declares it with (`attr: C`, PluginClass.declared);
+        else every binding of it in the class, its plugin bases and subclasses (PluginClass.attribute_values,
         `= None` aside) is an instance of that one class: built by it, returned by an upstream
         function annotated to return it, or a name annotated with it. None otherwise (a plugin
         class, a value the scan cannot place, two classes)."""
@@ -1397,6 +1399,9 @@ class PluginClasses:
                 elif set(cls.bases) & related:  # a subclass
                     related.add(path)
             changed = len(related) > before
+        declared = {self.scan.classes[p].declared[attr] for p in related if attr in self.scan.classes[p].declared}
+        if len(declared) == 1 and (found := self.index.resolve(next(iter(declared)))).ok and found.ref.kind == "class":
+            return found.ref.path  # `x: C` in a class body: every binding is a C, as a type checker reads it
         values = set().union(*(self.scan.classes[p].attribute_values.get(attr, set()) for p in related))
         if not values and not any(attr in self.scan.classes[p].bound_otherwise for p in related):
             # nothing of the plugin binds it: what the upstream base's __init__ keeps there
@@ -1541,9 +1546,10 @@ class PluginClasses:
                     after = mro[position + 1 :] if ref.access == "super" else mro
                     if any(ref.member in classes[k].methods or classes[k].binds(ref.member) for k in after) and not self._written_after(ref, [classes[k] for k in after]):
                         continue
-                    if (cls.file, ref.line, ref.member, ref.access) in seen:
+                    # (one per call shape: `**({…} if c else {…})` is a call per arm, each under its test)
+                    if (cls.file, ref.line, ref.member, ref.access, ref.call) in seen:
                         continue
-                    seen.add((cls.file, ref.line, ref.member, ref.access))
+                    seen.add((cls.file, ref.line, ref.member, ref.access, ref.call))
                     self.scan.dependencies.append(Dependency(
                         "subclass", None, cls.module, cls.file, ref.line, scope="function", call=ref.call,
                         plugin_class=context, member=ref.member, access=ref.access, name=path,

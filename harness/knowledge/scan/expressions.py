@@ -16,6 +16,7 @@ from harness.engines import ATTRIBUTE_ERRORS, IMPORT_ERRORS, KEY_ERRORS, Kind, p
 from harness.knowledge.model import (
     CLASS_USE_CHECK,
     NONE_FALLBACK_CALL,
+    INSTANCE_CALL,
     NONE_FALLBACK_READ,
     PLACED,
     CallShape,
@@ -161,6 +162,7 @@ class Expressions:
     hook_callables: dict[str, str]
     calls: dict[str, set[str]]
     _self_calls: set[int]
+    _called: dict[int, tuple[ast.expr, ast.Call]]
     _tested: set[int]
     parameter_keys: list[tuple[str | None, str, str, str, ast.Subscript, Context]]
     parameter_calls: list[tuple[str, ast.Call, str, str, Context]]  # (module, call, its upstream callee, as written, where)
@@ -440,6 +442,7 @@ class Expressions:
             # the class when every binding of `self.topo` is an instance of one upstream class)
             self._dependency("field", None, module, read, ctx, expression=f"{ctx.self_name}.{held.attr}.{read.attr}", name=read.attr,
                              hook=f"{SELF_HELD}{ctx.cls.path}", member=held.attr)
+            self._method_call(module, read, ctx, None, read.attr, hook=f"{SELF_HELD}{ctx.cls.path}", member=held.attr)
             outer, path = [], held.attr
             at = node
             while at is not read:
@@ -525,6 +528,21 @@ class Expressions:
                 "field", f"{path}.{attr}" if path else None, module, node, ctx,
                 expression=ast.unparse(node), name=attr, how=how, hook=instance.function, member=instance.param,
             )
+            if how is None:
+                self._method_call(module, node, ctx, f"{path}.{attr}" if path else None, attr, hook=instance.function, member=instance.param)
+
+    def _method_call(self, module: str, node: ast.AST, ctx: Context, target: str | None, attr: str, **fields) -> None:
+        """Where the read `node` (`obj.m`, obj an instance of a known upstream class) is what a
+        call calls: an INSTANCE_CALL dependency on `<Class>.m` with the call's shape (one per
+        `**(… if c else …)` arm, under its test); `target` None until finish() names the class
+        (fields: the hook / member that say how)."""
+        called = self._called.get(id(node))
+        if called is None or called[0] is not node:
+            return
+        call = called[1]
+        for shape, test, negate in self._arm_shapes(call):
+            self._dependency("call", target, module, call, self._arm(module, ctx, test, negate), call=shape, expression=ast.unparse(node),
+                             name=attr, how=INSTANCE_CALL, **fields)
 
     def _self_reference(self, node: ast.Attribute, ctx: Context, call: CallShape | None = None) -> bool:
         """Record `self.x` / `super().x` / `cls.x` / `type(self).x` in a method: the subclass
@@ -547,6 +565,8 @@ class Expressions:
 
     def _call(self, module: str, call: ast.Call, ctx: Context) -> None:
         env = ctx.env
+        if isinstance(call.func, ast.Attribute):  # (the read of `obj.m` is judged with the call: _field)
+            self._called[id(call.func)] = (call.func, call)
         if isinstance(call.func, ast.Call) and (dotted(call.func.func) or "").endswith("plugin_hook"):
             # `plugin_hook(target, type=…)(fn)`: the decorator applied by hand
             inner = call.func
@@ -608,8 +628,10 @@ class Expressions:
                 handed = self.qualify(module, dotted(keyword.value), env)
                 if handed in self.scan.classes:
                     self.scan.class_arguments.add((keyword.arg, handed))
-        if ctx.self_name and isinstance(call.func, ast.Attribute) and self._self_reference(call.func, ctx, call_shape(call)):
-            self._self_calls.add(id(call.func))
+        if ctx.self_name and isinstance(call.func, ast.Attribute):
+            # (`super().m(x, **({"k": v} if c else {}))`: each arm under its test, as for upstream's calls)
+            if all([self._self_reference(call.func, self._arm(module, ctx, test, negate), shape) for shape, test, negate in self._arm_shapes(call)]):
+                self._self_calls.add(id(call.func))
         engine = profile()
         hooks = engine.hook_registry
         if ("attention_backend" in engine.kinds and ctx.functions and isinstance(call.func, ast.Call) and len(call.args) == 1
@@ -874,14 +896,17 @@ class Expressions:
                 self.parameter_calls.append((module, call, qualified, name, ctx))
             fallback = NONE_FALLBACK_CALL if isinstance(call.func, ast.Name) and isinstance(self.none_fallbacks.get((module, qualified)), ImportsResolve) else None
             for shape, test, negate in self._arm_shapes(call):
-                arm = ctx if test is None else replace(ctx, guards=ctx.guards + (self._guard(module, test, ctx.env, negate=negate, local=ctx.local),))
-                self._dependency("call", qualified, module, call, arm, call=shape, expression=name, arguments=strings, how=fallback)
+                self._dependency("call", qualified, module, call, self._arm(module, ctx, test, negate), call=shape, expression=name, arguments=strings, how=fallback)
         elif ctx.functions and name and qualified != name or (ctx.functions and isinstance(ctx.env.get(name), Named)):
             self.calls.setdefault(ctx.functions[-1], set()).add(qualified)
         if (name or ctx.self_name and isinstance(call.func, ast.Call) and dotted(call.func.func) == "type") and not is_upstream(qualified):
             # (`type(self)(…)`: what the class builds, _inherited_constructors)
             self.plugin_calls.append((module, call, ctx, qualified))
         self._kernel_key(module, call, ctx)
+
+    def _arm(self, module: str, ctx: Context, test: ast.expr | None, negate: bool) -> Context:
+        """`ctx` under an arm's test (_arm_shapes; itself where there is none)."""
+        return ctx if test is None else replace(ctx, guards=ctx.guards + (self._guard(module, test, ctx.env, negate=negate, local=ctx.local),))
 
     @staticmethod
     def _arm_shapes(call: ast.Call) -> list[tuple[CallShape, ast.expr | None, bool]]:

@@ -1917,6 +1917,16 @@ class Folding:
         cls = found[1] if found is not None else None
         if isinstance(cls, ast.ClassDef) and any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body):
             return self._init_record(module, path, found[0], cls, node, env, depth)
+        if isinstance(cls, ast.ClassDef) and (inherited := self._inherited_init(found[0], cls)) is not None:
+            # `class Derived(Patch): pass` called: Patch's __init__ runs on a Derived (no
+            # method of the chain rebinding what it stores)
+            home, base, chain = inherited
+            record = self._init_record(module, path, home, base, node, env, depth)
+            stored = {field for field, _ in record.fields} if record is not None else set()
+            if record is None or any(isinstance(n, ast.Attribute) and n.attr in stored and isinstance(n.ctx, (ast.Store, ast.Del))
+                                     or isinstance(n, ast.Call) and dotted(n.func) == "setattr" for c in chain for n in walk(c)):
+                return None
+            return record
         if isinstance(cls, ast.ClassDef) and not (node.args or node.keywords) and self._sets_nothing(found[0], cls):
             # `C()` of a plain class: object.__init__ sets nothing; of a dict or UserDict subclass: an
             # empty mapping, whose lookups its `__missing__` answers (_lookup_hook)
@@ -2057,6 +2067,26 @@ class Folding:
         if not params or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
             return None
         return found[0], body[0].value, receiver, method
+
+    def _inherited_init(self, module: str, cls: ast.ClassDef) -> tuple[str, ast.ClassDef, list[ast.ClassDef]] | None:
+        """(home, class) of the `__init__` a plugin class that writes none runs: its one plugin
+        base's, through further such classes (Python's MRO on single inheritance), with the
+        classes passed on the way; None where a class of the chain has a decorator, keywords, a
+        `__new__` or more than one base, or a base is not the plugin's."""
+        chain, home = [], module
+        while len(chain) < 8:
+            if (cls.keywords or cls.decorator_list or len(cls.bases) != 1
+                    or any(isinstance(n, ast.FunctionDef) and n.name == "__new__" for n in cls.body)):
+                return None
+            chain.append(cls)
+            path = self.qualify(home, dotted(cls.bases[0]) or "", {}) or dotted(cls.bases[0])
+            found = self._plugin_definition(path) if path and not is_upstream(path) else None
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                return None
+            home, cls = found
+            if any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body):
+                return home, cls, chain
+        return None
 
     def _sets_nothing(self, module: str, cls: ast.ClassDef, depth: int = 0) -> bool:
         """Whether making the plugin class `cls` with no arguments sets nothing on the object: no

@@ -191,6 +191,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         self._filling = set()
         self._stmt_names = {}
         self._self_calls: set[int] = set()  # ids of `self.m` nodes already recorded with their call
+        self._called: dict[int, tuple[ast.expr, ast.Call]] = {}  # id of a call's `obj.m` -> (that node, the call)
         self._tested: set[int] = set()  # ids of expressions whose value is only tested (an if / while test, a BoolOp operand)
         # registry reads keyed by a function's parameter: (registry, the function, the parameter, the read, its context)
         self.parameter_keys: list[tuple[str | None, str, str, str, ast.Subscript, Context]] = []
@@ -699,6 +700,12 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             self._import(module, stmt, ctx)
             return
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and ctx.cls is not None and ctx.in_class_body and not ctx.functions:
+            # `experts: FusedMoE` in a class body (a dataclass's field, a declared attribute): what
+            # `self.experts` holds is that class's instance, as for an annotated parameter (_held_class)
+            annotated = [q for expression in annotation_classes(stmt.annotation) for q in self._annotated_classes(module, expression, env)]
+            if len(annotated) == 1 and is_upstream(annotated[0]):
+                ctx.cls.declared[stmt.target.id] = annotated[0]
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             self._expressions(module, stmt.value, ctx)

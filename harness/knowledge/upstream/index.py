@@ -286,6 +286,10 @@ class SymbolIndex(ModuleTables):
         owner = self.enum_of_member(ref)
         if owner is not None:
             return (yield from self._g_enum_member(owner, ref, attr))
+        if ref.kind == "function" and attr in _FUNCTION_ATTRIBUTES and (info := self.function_info(ref)) is not None and not info.decorators:
+            # a `def` with no decorator is a plain function object: it has the data model's
+            # function attributes (`f.__code__ = g.__code__` swaps its code in place)
+            return _Step(Outcome.resolved, Ref("external", "builtins", f"function.{attr}"))
         return _Step(Outcome.undecided, note=f"attributes of the {ref.kind} {ref.path} are not known statically")
 
     def enum_of_member(self, ref: Ref) -> Ref | None:
