@@ -344,6 +344,13 @@ def _generation_cap(arguments: Any) -> int | None:
     return _gen_kwarg(arguments, "max_gen_toks", lambda cap: type(cap) is int)
 
 
+def _after_echo(response: str, prompt: str | None) -> str:
+    """What `response` holds after its prompt, where it opens with the prompt (a completions
+    server echoing its input): the stop sequences a few-shot prompt holds are no run-on."""
+    text, source = response.lstrip(), (prompt or "").strip()
+    return text[len(source):] if source and text.startswith(source) else response
+
+
 def _stop_sequences(arguments: Any) -> tuple[str, ...]:
     """The stop sequences a sample row's request sent the server: the first four of its gen_kwargs
     `until` (lm-eval's chat-completions payload sends `stop[:4]`, the OpenAI limit; its completions
@@ -591,7 +598,7 @@ def sample_records(results: dict[str, Any], task_name: str, key: str) -> list[Sa
                 undecoded=choice_scores is None and token_ids(response),
                 raw_reply=choice_scores is None and raw_reply(response),
                 max_gen_toks=_generation_cap(row.get("arguments")),
-                overran=choice_scores is None and any(stop in response for stop in _stop_sequences(row.get("arguments"))),
+                overran=choice_scores is None and any(stop in _after_echo(response, prompt) for stop in _stop_sequences(row.get("arguments"))),
             )
         )
     numbers = {r.doc_id: numbers_in(question) for r, question in zip(records, asked) if question}

@@ -521,3 +521,14 @@ def test_outputs_past_their_stop_sequences_measured_nothing(spelling):
         assert result.outcome != "passed" and "ignored `stop`" in result.vacuous, result.summary
     else:
         assert result.vacuous is None, result.summary
+
+
+def test_a_prompt_echoed_before_the_answer_is_no_run_on():
+    # a completions server echoing its few-shot prompt (which holds "Question:") before the answer
+    from harness.evidence.lmeval import sample_records
+
+    rows = _overrun_rows(lambda i: "", ["Question:"])
+    for row in rows:
+        row["resps"] = [["Question: …\nAnswer: " + row["resps"][0][0]]]
+    records = sample_records({"samples": {"gsm8k": rows}}, "gsm8k", "exact_match,flexible-extract")
+    assert not any(r.overran for r in records) and decide_samples(records, records, SUITE).vacuous is None
