@@ -475,13 +475,23 @@ class Judge:
         if replaced is not None:
             # vllm-ascend's patch_triton.py sets fla.ops.chunk_gated_delta_rule to its own kernel,
             # which takes prebuilt_meta=: a call made after that patch binds the plugin's function
-            patch, own = replaced
-            if own is not None and bind_problem(own, dep.call, through_init) is None:
-                return Finding(**self.base(dep), status=Status.ok, defined_in=patch.hook,
-                               detail=f"{detail}; but the plugin replaces it with {patch.hook}{signature_text(own)} ({patch.file}:{patch.line}), which takes the call")
-            certain = own is not None and bind_problem(own, dep.call, through_init)[0]
-            detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
+            taken, certain, detail = self._through_replacement(dep, replaced, detail, through_init)
+            if taken is not None:
+                return taken
         return Finding(**self.base(dep), status=Status.signature_changed, breaking=certain, defined_in=what, detail=detail, risk=risk_of(dep, Status.signature_changed))
+
+    def _through_replacement(self, dep: Dependency, replaced: tuple[Dependency, tuple[Param, ...] | None], detail: str,
+                             bound: bool) -> tuple[Finding | None, bool, str]:
+        """A call upstream's callable refuses, where the plugin's patch (_replaced_by_plugin) is
+        what it binds: (an `ok` finding when the plugin's function takes it, else None; whether
+        the failure is certain; the detail naming the patch). `bound`: self is bound."""
+        patch, own = replaced
+        if own is not None and bind_problem(own, dep.call, bound) is None:
+            return (Finding(**self.base(dep), status=Status.ok, defined_in=patch.hook,
+                            detail=f"{detail}; but the plugin replaces it with {patch.hook}{signature_text(own)} ({patch.file}:{patch.line}), which takes the call"),
+                    False, detail)
+        certain = own is not None and bind_problem(own, dep.call, bound)[0]
+        return None, certain, detail + f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
 
     def _judge_instance_call(self, dep: Dependency) -> Finding | None:
         """`obj.m(…)` on an instance of the upstream class C (dep.target "C.m"): the method C's
@@ -509,12 +519,9 @@ class Judge:
         detail = f"{dep.expression}(...) → {what}{signature_text(info.params)}: {message}"
         replaced = self._replaced_by_plugin(found.ref, dep) if certain else None
         if replaced is not None:
-            patch, own = replaced
-            if own is not None and bind_problem(own, dep.call, True) is None:
-                return Finding(**self.base(dep), status=Status.ok, defined_in=patch.hook,
-                               detail=f"{detail}; but the plugin replaces it with {patch.hook}{signature_text(own)} ({patch.file}:{patch.line}), which takes the call")
-            certain = own is not None and bind_problem(own, dep.call, True)[0]
-            detail += f"; the plugin replaces it with {patch.hook} ({patch.file}:{patch.line})" + ("" if own is not None else ", whose signature is not known")
+            taken, certain, detail = self._through_replacement(dep, replaced, detail, True)
+            if taken is not None:
+                return taken
         owner = self.index.resolve(class_path)
         for cls, body in upstream_subclasses(self.index, owner.ref) if certain and owner.ok else ():
             override = self.index.function_info(Ref("function", cls.module, f"{cls.qualname}.{attr}")) if body.members.get(attr) == "def" else None
