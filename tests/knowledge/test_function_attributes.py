@@ -32,9 +32,10 @@ def upstreams(tmp_path_factory):
     return upstream_pair(tmp_path_factory, old={"sglang/srt/layers/cached.py": CACHED}, new={"sglang/srt/layers/cached.py": CACHED})
 
 
-def _source(f: str, patch: str, module: str) -> str:
-    return (f"import {module} as mod\n\n\ndef _noop(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
-            f"def register():\n    {PATCHES[patch].format(f=f)}\n")
+def _plugin(tmp_path, f: str, patch: str, module: str):
+    source = (f"import {module} as mod\n\n\ndef _noop(model, torchao_config, filter_fn=None):\n    return model\n\n\n"
+              f"def register():\n    {PATCHES[patch].format(f=f)}\n")
+    return plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": source})
 
 
 def _findings(doc: dict, name: str) -> list[dict]:
@@ -44,8 +45,7 @@ def _findings(doc: dict, name: str) -> list[dict]:
 @pytest.mark.parametrize("patch", sorted(PATCHES))
 def test_an_attribute_of_a_plain_function_is_there_with_the_function(upstreams, tmp_path, patch):
     old, new = upstreams
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}),
-                             "p/__init__.py": _source("mod.apply_torchao_config_to_model", patch, "sglang.srt.layers.torchao_utils")})
+    root = _plugin(tmp_path, "mod.apply_torchao_config_to_model", patch, "sglang.srt.layers.torchao_utils")
     code, doc = check(root, old)
     assert code == 0 and {f["status"] for f in _findings(doc, "apply_torchao_config_to_model")} <= {"ok"}, doc["findings"]
     code, doc = check(root, new)  # torchao_utils is gone: the import, and the patch with it
@@ -55,8 +55,7 @@ def test_an_attribute_of_a_plain_function_is_there_with_the_function(upstreams, 
 @pytest.mark.parametrize("patch", sorted(PATCHES))
 def test_an_attribute_of_a_decorated_function_is_not_decided(upstreams, tmp_path, patch):
     old, _ = upstreams
-    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}),
-                             "p/__init__.py": _source("mod.cached_config", patch, "sglang.srt.layers.cached")})
+    root = _plugin(tmp_path, "mod.cached_config", patch, "sglang.srt.layers.cached")
     code, doc = check(root, old)
     found = _findings(doc, "cached_config")
     assert found and {f["status"] for f in found} == {"unknown"} and not any(f["breaking"] for f in found), doc["findings"]

@@ -2069,9 +2069,9 @@ class Folding:
         return found[0], body[0].value, receiver, method
 
     def _inherited_init(self, module: str, cls: ast.ClassDef) -> tuple[str, ast.ClassDef, list[ast.ClassDef]] | None:
-        """(home, class) of the `__init__` a plugin class that writes none runs: its one plugin
-        base's, through further such classes (Python's MRO on single inheritance), with the
-        classes passed on the way; None where a class of the chain has a decorator, keywords, a
+        """(home, class, the classes passed on the way) of the `__init__` a plugin class that
+        writes none runs: its one plugin base's, through further such classes (Python's MRO on
+        single inheritance); None where a class of the chain has a decorator, keywords, a
         `__new__` or more than one base, or a base is not the plugin's."""
         chain, home = [], module
         while len(chain) < 8:
