@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +22,7 @@ from harness.engines import ENGINES
 from harness.errors import HarnessError
 from harness.knowledge.upstream import RELEASE_SPEC, UNREACHABLE, cache_dir
 from harness.record.layout import Workspace, utc_now
+from harness.util.interrupts import keeping_signals, raise_kept
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_WORKSPACE = EXAMPLES / "workspace"
@@ -90,14 +89,14 @@ def progress_lines(what: str) -> Iterator:
     """A spinner on stderr for the slow parts; each step's start is also printed as a line. A
     log or CI pipe shows no spinner: there a message becomes a line once LOG_LINE_EVERY_S seconds
     passed without one (a health wait reports every 10 s), so a long wait is never silent and a
-    quick command prints nothing extra."""
+    quick command prints nothing extra. A Ctrl-C Python swallowed in a finaliser meanwhile
+    (harness.util.interrupts) is raised at the next message."""
     terminal = err.is_terminal
     last_line = [time.monotonic()]
-    with err.status(Text(what)) as status:  # a str status is parsed as markup: Text keeps it text
+    with keeping_signals(), err.status(Text(what)) as status:  # a str status is parsed as markup: Text keeps it text
 
         def update(message: str) -> None:
-            if _INTERRUPTED.is_set():  # a Ctrl-C Python swallowed in a finaliser is raised here again
-                raise KeyboardInterrupt
+            raise_kept()
             now = time.monotonic()
             if message.startswith("step ") or _JOB_LINE.match(message) \
                     or (not terminal and now - last_line[0] >= LOG_LINE_EVERY_S):
@@ -108,32 +107,18 @@ def progress_lines(what: str) -> Iterator:
         yield update
 
 
-# Set by a Ctrl-C inside `resumable`. A KeyboardInterrupt raised while a finaliser runs (GitPython's
-# `Repo.__del__` during a collection) is printed as "Exception ignored in …" and dropped, and the run
-# went on to its gate: the flag keeps the user's Ctrl-C until the next progress line or the end.
-_INTERRUPTED = threading.Event()
-
-
-def _on_sigint(signum: int, frame: object) -> None:
-    _INTERRUPTED.set()
-    raise KeyboardInterrupt
-
-
 @contextmanager
 def resumable(workspace: Workspace, run_id: str | None) -> Iterator[None]:
     """Ctrl-C inside: one line naming the command that continues run `run_id`, exit 130 (the run's
     journal keeps what finished; `resume` redoes the step it stopped in). Before the run is
     recorded (`run_id` None while `run` checks its inputs, or no run.json yet) there is nothing
     to resume, and the line says so: the user knows not to look for a run. A Ctrl-C Python
-    swallowed on the way (see _INTERRUPTED) ends the command the same way, at the next progress
+    swallowed in a finaliser on the way ends the command the same way, at the next progress
     line or when the work inside returns."""
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, _on_sigint) if main else None
-    _INTERRUPTED.clear()
     try:
-        yield
-        if _INTERRUPTED.is_set():
-            raise KeyboardInterrupt
+        with keeping_signals():
+            yield
+            raise_kept()
     except KeyboardInterrupt:
         if run_id is not None and workspace.run(run_id).exists():
             line = f"harness: interrupted; continue run {run_id} with: harness resume {run_id}{cli_ref(workspace)}"
@@ -141,9 +126,6 @@ def resumable(workspace: Workspace, run_id: str | None) -> Iterator[None]:
             line = "harness: interrupted before the run started; nothing was recorded"
         err.print(line, markup=False, highlight=False)
         raise SystemExit(130) from None
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
 
 
 def cli_ref(workspace: Workspace) -> str:

@@ -22,6 +22,7 @@ from harness.cli.common import (
 from harness.cli.console import err, out, print_json
 from harness.errors import HarnessError
 from harness.record.layout import utc_now
+from harness.util.interrupts import raise_kept
 
 
 @app.command()
@@ -88,6 +89,7 @@ def upgrade(
             # the long parts always get a line (a CI log shows where the time went); update()
             # would print a second one for a message after a long silence. A parallel run's
             # message comes as "[feature] message": its steps get a line too (update() keys on "step ")
+            raise_kept()  # a Ctrl-C swallowed in a finaliser stops here, as update() would
             bare = message.split("] ", 1)[1] if message.startswith("[") and "] " in message else None
             if (bare or message).startswith(("feature ", "reusing ", "resolving ", "diffing ", "range step ")) \
                     or (bare or "").startswith("step "):
@@ -105,6 +107,7 @@ def upgrade(
                                  plugin_commit=plugin_commit(plugin_path, ws.root), agent=agent, runs=runs, only=feature,
                                  steps=steps, step_commits=step_commits, progress=progress, from_source=from_source,
                                  parallel=parallel)
+            raise_kept()
         except HarnessError as exc:
             if from_source and from_spec in str(exc):  # a release the plugin declares that cannot be had
                 raise HarnessError(f"{exc}; --from auto read {from_spec} from {from_source}: pass --from "

@@ -4,4 +4,5 @@
     yamlfile   the one YAML loader: pydantic models from YAML, errors as `file:line: field: message`
     processes  process groups (psutil): start times, signalling, waiting, who listens on a port
     templates  the one jinja2 environment every report and knowledge file is rendered with
+    interrupts a Ctrl-C / SIGTERM swallowed in a finaliser, kept and raised at the next safe point
 """

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from harness.engines import ENGINES, profile, use_engine
 from harness.errors import HarnessError, Signalled
 from harness.util.files import is_write_error, write_error_line
+from harness.util.interrupts import keeping_signals, raise_kept
 
 Progress = Callable[[str], None]
 Task = TypeVar("Task", bound=BaseModel)
@@ -199,8 +200,13 @@ def main() -> None:
         except OSError:  # the parent is gone: nobody reads; the run still unwinds and keeps its record
             pass
 
-    with use_engine(ENGINES[order.engine]):
-        outcome = _guarded(work, task, lambda message: answer({"progress": message}))
+    def progress(message: str) -> None:
+        raise_kept()  # a Ctrl-C or SIGTERM swallowed in a finaliser ends the worker here
+        answer({"progress": message})
+
+    with use_engine(ENGINES[order.engine]), keeping_signals():
+        outcome = _guarded(work, task, progress)
+        raise_kept()
     answer({"failed": outcome.reason} if isinstance(outcome, Failed) else {"result": outcome.model_dump(mode="json")})
 
 

@@ -176,3 +176,52 @@ def test_on_slurm_the_runs_engines_are_jobs_at_once_each_named_in_the_summary(cl
         line = next(line for line in summary.splitlines() if line.startswith(f"  run [{feature['run_id']}]"))
         assert line.endswith(f" · engine of 02-interface: slurm job {job['job_id']} on {cluster.node}"), line
         assert f"        engine of 02-interface: slurm job {job['job_id']} on {cluster.node}\n" in upgrade.stdout
+
+
+_SWALLOWING_WORK = '''\
+import signal
+from pydantic import BaseModel
+
+class Task(BaseModel):
+    sig: int
+
+class Done(BaseModel):
+    messages: int
+
+class _Finaliser:
+    def __del__(self):
+        signal.raise_signal(TASK_SIG[0])
+        for _ in range(100):  # the handler runs here, inside __del__
+            pass
+
+TASK_SIG = [0]
+
+def work(task: Task, progress) -> Done:
+    TASK_SIG[0] = task.sig
+    _Finaliser()  # collected at once: the signal lands in its finaliser
+    for index in range(20):
+        progress(f"message {index}")
+    return Done(messages=20)
+'''
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_a_worker_swallows_in_a_finaliser_still_stops_it_without_a_traceback(tmp_path, monkeypatch, capfd, sig):
+    """A Ctrl-C or SIGTERM reaching a parallel run's worker while a finaliser runs (GitPython's
+    `Repo.__del__`) must stop that run at its next progress line, as it would anywhere else, and
+    print no "Exception ignored … Traceback": the worker ends 128 + signal, reporting no result."""
+    (tmp_path / "swallowing_work.py").write_text(_SWALLOWING_WORK)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import swallowing_work
+    from harness.workflow.fanout import Failed, run_all
+
+    seen: list[str] = []
+    results = run_all(swallowing_work.work, [(key, swallowing_work.Task(sig=sig)) for key in ("a", "b")], parallel=2,
+                      progress=seen.append)
+    stderr = capfd.readouterr().err
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    for key in ("a", "b"):
+        assert results[key] == Failed(reason=f"its worker process exited with code {128 + sig} before it reported a "
+                                             f"result (its output is on stderr)")
+        assert f"[{key}] message 0" not in seen, seen  # stopped at its first progress line
