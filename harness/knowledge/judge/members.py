@@ -47,6 +47,7 @@ from harness.knowledge.model import (
     Param,
     PluginClass,
     Ref,
+    Registered,
     Resolution,
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
@@ -57,7 +58,7 @@ from harness.knowledge.model import (
     signature_text,
     walk,
 )
-from harness.knowledge.scan import call_shape, plugin_function_params, reads_of, self_calls_in
+from harness.knowledge.scan import call_shape, parameter_annotation, plugin_function_params, reads_of, self_calls_in
 from harness.knowledge.upstream import ENUM_MEMBER_ATTRIBUTES, c3, display
 
 # torch.nn.Module.__getattr__ answers only the parameters, buffers and submodules registered on
@@ -454,6 +455,8 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
         return _init_override(judge, dep, target)
     if ref.kind != "function":  # e.g. a property over a base class attribute
         return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in, detail=f"overrides base {ref.kind} {defined_in}")
+    if dep.dispatch:
+        return _dispatched_override(judge, dep, ref, target, defined_in)
     info = judge.index.function_info(ref)
     problem = _against_base(info, dep) if info else None
     # through an instance the override's own kind decides what comes implicitly (a plain
@@ -514,6 +517,64 @@ def _override_signature(judge: JudgeContext, dep: Dependency, ref: Ref, target: 
         status = Status.unknown if certain is None else Status.signature_changed
         return Finding(**judge.base(dep, target), status=status, breaking=bool(certain), defined_in=defined_in, detail=detail, risk=risk_of(dep, Status.signature_changed))
     return Finding(**judge.base(dep, target), status=Status.ok, defined_in=defined_in)
+
+
+# The classes functools' dispatch looks a registration up by for a value of a builtin class: its
+# MRO (bool's is bool, int, object)
+_BUILTIN_MRO = {"bool": ("bool", "int"), "int": ("int",), "float": ("float",), "complex": ("complex",), "str": ("str",),
+                "bytes": ("bytes",), "list": ("list",), "tuple": ("tuple",), "dict": ("dict",), "set": ("set",)}
+
+
+def _dispatched_override(judge: JudgeContext, dep: Dependency, ref: Ref, target: str, defined_in: str) -> Finding:
+    """An override that is a `functools.singledispatchmethod`: its dispatcher takes the argument
+    after self by position (`args[0]`: a call passing none, or passing it by keyword, fails) and
+    runs the implementation registered for the first class of that argument's MRO that has one,
+    else the decorated def (Lib/functools.py, singledispatchmethod.__get__). The class upstream
+    annotates that parameter with (`device_id: int`) is what its calls pass: the implementation
+    dispatch picks for it (a builtin's MRO; another class by its own name) is judged as the
+    override. Where that does not decide, each implementation is judged: all take upstream's
+    calls → ok; none does → breaking as the first; some do → unknown (which one runs depends on
+    the class of the value a call passes)."""
+    info = judge.index.function_info(ref)
+    first = info.params[1].name if info is not None and len(info.params) > 1 and info.params[1].kind in ("posonly", "pos") else None
+    named = parameter_annotation(judge.index, ref, first) if first else None
+    fallback = Registered("object", dep.params or (), dep.raises_only, dep.line)
+    registered = {r.type.rsplit(".", 1)[-1]: r for r in reversed(dep.dispatch)}  # (a second registration of a class wins)
+    lookup = (*_BUILTIN_MRO[named], "object") if named in _BUILTIN_MRO else (named.rsplit(".", 1)[-1],) if named else ()
+    chosen = next((registered[c] for c in lookup if c in registered), fallback if named in _BUILTIN_MRO else None)
+
+    def judged(implementation: Registered) -> Finding:
+        params = implementation.params
+        if len(params) > 1 and params[1].kind in ("posonly", "pos"):  # what the dispatcher passes as args[0]
+            params = (params[0]._replace(kind="posonly"), params[1]._replace(kind="posonly", default=None), *params[2:])
+        return _override_signature(judge, replace(dep, params=params, raises_only=implementation.raises_only, dispatch=()),
+                                   ref, target, defined_in)
+
+    def runs(implementation: Registered) -> str:
+        return (f"the decorated def ({dep.file}:{dep.line})" if implementation is fallback
+                else f"the implementation registered for {implementation.type} ({dep.file}:{implementation.line})")
+
+    method = f"{dep.name}.{dep.member}, a functools.singledispatchmethod"
+    if chosen is not None:
+        finding = judged(chosen)
+        reason = f"{method}: upstream's {first}: {named} runs {runs(chosen)}"
+        finding.detail = f"{reason}; {finding.detail}" if finding.detail else reason
+        return finding
+    every = [(implementation, judged(implementation)) for implementation in (fallback, *dep.dispatch)]
+    failing = [(i, f) for i, f in every if f.breaking]
+    if not failing:
+        finding = every[0][1]
+        finding.detail = f"{method}: each implementation takes upstream's calls" + (f"; {finding.detail}" if finding.detail else "")
+        return finding
+    if len(failing) == len(every):
+        finding = failing[0][1]
+        finding.detail = f"{method}: no implementation takes upstream's calls; {runs(failing[0][0])}: {finding.detail}"
+        return finding
+    taking = ", ".join(runs(i) for i, f in every if not f.breaking)
+    refusing = "; ".join(f"{runs(i)}: {f.detail}" for i, f in failing)
+    return Finding(**judge.base(dep, target), status=Status.unknown, defined_in=defined_in, risk=risk_of(dep, Status.signature_changed),
+                   detail=f"{method}: which implementation runs depends on the class of the value upstream passes as "
+                          f"{first or 'its first argument'} (not annotated with one class): {taking} takes its calls; {refusing}")
 
 
 def _platform_sites(judge: JudgeContext, dep: Dependency) -> list[CallSite]:

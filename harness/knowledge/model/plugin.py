@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
 import tomllib
 
@@ -301,6 +301,18 @@ PLACED = "instance-attribute"
 INSTANCE_CALL = "instance-call"
 
 
+class Registered(NamedTuple):
+    """An implementation a `functools.singledispatchmethod` method registers (`@m.register` with
+    its first parameter after self annotated, `@m.register(T)`, `m.register(T, f)`): the type
+    named as written (its last component is what dispatch is compared on), its parameters (self
+    first), whether its body is one `raise`, and its line."""
+
+    type: str
+    params: tuple[Param, ...]
+    raises_only: bool
+    line: int
+
+
 @dataclass
 class Dependency:
     """One thing in the plugin that needs an upstream symbol to exist (and keep its shape)."""
@@ -318,6 +330,9 @@ class Dependency:
     params: tuple[Param, ...] | None = None  # the plugin callable's signature (hook, override)
     bound: bool = False  # params start with self/cls that the runtime passes
     raises_only: bool = False  # the plugin callable's body is one `raise`: its signature decides nothing
+    # an override that is a functools.singledispatchmethod: its registered implementations (params,
+    # raises_only above are the decorated def's, run for an unregistered type)
+    dispatch: tuple[Registered, ...] = ()
     passthrough: bool = False  # takes (*args, **kwargs): forwards whatever upstream passes
     expression: str | None = None  # as written
     how: str | None = None  # patches: setattr | assign | item-assign | item-reassign | in-place .append …; references: CLASS_USES
@@ -362,6 +377,7 @@ class MethodDecl:
     params: tuple[Param, ...]
     decorators: tuple[str, ...]
     raises_only: bool = False  # symbol_records.raises_only
+    dispatch: tuple[Registered, ...] = ()  # a functools.singledispatchmethod's registrations (Dependency.dispatch)
     forwards: bool = False  # syntax.forwards_to_super: `__init__(self, *args, **kwargs)` passing both on unchanged
     # `m = a if cond else b`: the other functions the name may hold (each judged as an override)
     alternatives: tuple[MethodDecl, ...] = ()

@@ -5,6 +5,7 @@ of names, and the annotation helpers the judge shares. Imports: model and upstre
 from harness.knowledge.scan.annotations import (
     WRITE,
     annotation_class,
+    parameter_annotation,
     type_checking_imports,
 )
 from harness.knowledge.scan.folding import leaves
@@ -23,6 +24,6 @@ from harness.knowledge.scan.uses import (
 )
 
 __all__ = [
-    "ARCHITECTURE", "WRITE", "annotation_class", "bound_once", "call_shape", "dataclass_fields", "leaves", "module_getattr_reads", "module_getattr_unreached", "reads_elsewhere_only", "reads_of", "unnamed_private_function",
+    "ARCHITECTURE", "WRITE", "annotation_class", "bound_once", "call_shape", "dataclass_fields", "leaves", "module_getattr_reads", "parameter_annotation", "module_getattr_unreached", "reads_elsewhere_only", "reads_of", "unnamed_private_function",
     "plugin_function_params", "registered_by_name", "scan_plugin", "self_calls_in", "set_on_others", "type_checking_imports"
 ]

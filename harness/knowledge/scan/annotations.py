@@ -56,6 +56,13 @@ def annotation_classes(node: ast.AST | None) -> list[str]:
     return [found] if found else []
 
 
+def parameter_annotation(index: SymbolIndex, function: Ref, param: str) -> str | None:
+    """The one class the upstream `function` annotates its parameter `param` with, as written
+    (`int`, `torch.Tensor`; a name imported only for type checking made absolute), or None
+    (annotation_class: no annotation, a union of classes, a generic). Cached as parameter_class's."""
+    return index.analysis("parameter_annotations", function, _ANNOTATIONS, lambda: _annotations(index, function)).get(param)
+
+
 def parameter_class(index: SymbolIndex, function: Ref, param: str) -> str | None:
     """The upstream class the upstream `function` annotates its parameter `param` with (its
     definition path; `param` "return": its return annotation), or None when it does not

@@ -1530,7 +1530,7 @@ class PluginClasses:
                         self.scan.dependencies.append(Dependency(
                             kind, None, cls.module, cls.file, method.line, scope="module", params=params if hook else method.params,
                             bound=True if hook else method.bound, raises_only=method.raises_only, plugin_class=context, member=name, access="override", name=path,
-                            hook=hook,
+                            hook=hook, dispatch=method.dispatch,
                         ))
                 if (position == 0 and "__init__" not in cls.methods and (extension := self.dataclass_extension(path)) is not None
                         and (cls.file, cls.line, "__init__") not in seen and self._writes_init(extension[0])):
@@ -1606,8 +1606,8 @@ class PluginClasses:
                     seen.add(name)
                     self.scan.dependencies.append(Dependency(
                         "subclass", None, cls.module, cls.file, method.line, scope="module", params=method.params, bound=method.bound,
-                        raises_only=method.raises_only, plugin_class=patch.hook, member=name, access="override", name=cls.path,
-                        how=STANDS_IN, hook=replaced.path,
+                        raises_only=method.raises_only, dispatch=method.dispatch, plugin_class=patch.hook, member=name, access="override",
+                        name=cls.path, how=STANDS_IN, hook=replaced.path,
                     ))
 
     def _platform_instance_members(self) -> None:

@@ -44,6 +44,7 @@ from harness.knowledge.model import (
     ModuleTable,
     Not,
     PluginClass,
+    Registered,
     PluginModule,
     PluginScan,
     Runtime,
@@ -1239,6 +1240,7 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
             for name in assigned_in(stmt):
                 cls.bound_otherwise.add(mangled(name, node.name))
             self._set_name_site(module, path, stmt, ctx)
+        self._registrations(module, node, cls, ctx)
         self._instance_methods(module, node, cls, ctx)
         # a class body's own names are not visible inside its methods
         self._block(module, node.body, replace(ctx, cls=cls, in_class_body=True, env=dict(ctx.env), self_name=None, method=None))
@@ -1247,6 +1249,54 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         elif ctx.in_class_body:  # a class nested in a class body: a name of that body (`class Platform(Device, …)` after it)
             ctx.env[node.name] = Named(path)
             ctx.cls.class_names[node.name] = path
+
+    def _registrations(self, module: str, node: ast.ClassDef, cls: PluginClass, ctx: Context) -> None:
+        """What each `functools.singledispatchmethod` method of a class body registers there, kept
+        on its MethodDecl.dispatch: `@m.register` over a def whose first parameter after self is
+        annotated (`A | B` and `Union[A, B]` register each), `@m.register(T)` over a def, and the
+        statements `m.register(T, f)`, `m.register(f)` and `m.register(T)(f)` where f is a def of
+        the body (the last one so named before the statement) or a plugin function (the functools
+        docs, singledispatchmethod.register)."""
+        dispatching = {name for name, method in cls.methods.items()
+                       if any(self.qualify(module, d, ctx.env) == "functools.singledispatchmethod" for d in method.decorators)}
+        if not dispatching:
+            return
+        found: dict[str, list[Registered]] = {name: [] for name in dispatching}
+        defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+
+        def register(name: str, named: ast.expr | None, function: ast.expr | ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+            if isinstance(function, ast.Name) and function.id in defined:
+                function = defined[function.id]
+            elif isinstance(function, (ast.Name, ast.Attribute)):
+                plugin = self._plugin_definition(self.qualify(module, dotted(function) or "", ctx.env) or "")
+                function = plugin[1] if plugin is not None else None
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return
+            positional = [*function.args.posonlyargs, *function.args.args]
+            named = named if named is not None else positional[1].annotation if len(positional) > 1 else None
+            for text in annotation_classes(named):
+                found[name].append(Registered(text, function_params(function.args), raises_only(function), function.lineno))
+
+        def registrar(expression: ast.expr) -> str | None:  # `m.register` of a dispatching m
+            return expression.value.id if (isinstance(expression, ast.Attribute) and expression.attr == "register"
+                                           and isinstance(expression.value, ast.Name) and expression.value.id in dispatching) else None
+
+        for stmt in self._class_statements(module, node.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in stmt.decorator_list:
+                    if (name := registrar(decorator)) is not None:
+                        register(name, None, stmt)
+                    elif isinstance(decorator, ast.Call) and (name := registrar(decorator.func)) is not None and decorator.args:
+                        register(name, decorator.args[0], stmt)
+                defined[stmt.name] = stmt
+            elif isinstance(stmt, (ast.Expr, ast.Assign)) and isinstance(call := stmt.value, ast.Call) and call.args:
+                if (name := registrar(call.func)) is not None:
+                    register(name, call.args[0] if len(call.args) == 2 else None, call.args[-1])
+                elif (isinstance(call.func, ast.Call) and (name := registrar(call.func.func)) is not None
+                      and len(call.func.args) == 1 and len(call.args) == 1):
+                    register(name, call.func.args[0], call.args[0])
+        for name, registered in found.items():
+            cls.methods[name] = replace(cls.methods[name], dispatch=tuple(registered))
 
     def _iterated_by_default(self, module: str, loop: ast.For | ast.AsyncFor, env: dict, ctx: Context) -> tuple[list, tuple[str, ...]] | None:
         """(the elements a function's loop goes over, the environment variables whose defaults
