@@ -64,6 +64,7 @@ from harness.knowledge.model import (
     NONE_FALLBACK_READ,
     EMPTY_BODIES,
     PLACED,
+    WRAPPED_ORIGINAL,
     AllOf,
     AnyOf,
     Cond,
@@ -1055,6 +1056,8 @@ class Judge:
                                                           detail=f"{what} by its listed members, but {computed}: the patch replaces a member it has or adds one"))
         if any(g.cond == HasAttr(owner_path, name) for g in dep.guards):
             return None  # `if hasattr(mod, "name"): mod.name = …` replaces it only where it is there
+        if any(d.how == WRAPPED_ORIGINAL and d.target == dep.target for d in self.scan.dependencies):
+            return None  # the wrap reads the original first: it replaces only what is there
         absent = next((g for g in dep.guards if g.cond == Not(HasAttr(owner_path, name))), None)
         if absent is not None:  # `if not hasattr(Cls, "name"): Cls.name = ...` runs only to add it
             return Finding(**self.base(dep), status=Status.extension, breaking=False,

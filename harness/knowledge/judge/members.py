@@ -251,7 +251,9 @@ def judge_member(judge: JudgeContext, dep: Dependency) -> Finding | None:
     first = next((c for c in mro if c.kind == "class"), None)
     if first is None or missing_bases(mro):
         return None  # an upstream base that does not resolve: its import or reference says so
-    found = judge.lookup(mro, dep.member, dep.access in ("instance", "super"))
+    # `super().x` looks x up in the class dictionaries after the current class only: not on the
+    # instance, never through a `__getattr__` (the Python reference, "Invoking Descriptors", super binding)
+    found = judge.lookup(mro, dep.member, dep.access == "instance")
     ref, owner = found.ref, found.owner
     # named after the plugin class's first upstream base, so the key stays put when the
     # member moves between that base's own bases; defined_in says which one defines it
@@ -915,13 +917,20 @@ def enclosing_method(judge: JudgeContext, site: CallSite) -> tuple[Ref, str] | N
 
 def _dropped_override(judge: JudgeContext, dep: Dependency, target: str) -> Finding | None:
     """A subclass method no upstream base defines: the plugin's own, unless the base it was
-    written against defined it (then upstream stopped calling it)."""
+    written against defined it (then upstream stopped calling it). With no baseline at all, a
+    method that calls `super().<its own name>` was written over a base that defined it, by its
+    own word: judged as an override of a platform method with no baseline is (not_on_base)."""
     before = judge.baseline.judge(dep) if judge.baseline is not None else None
+    if before is None and judge.baseline is None and (line := _extends_itself(judge, dep)) is not None:
+        detail = (f"{dep.name}.{dep.member} calls super().{dep.member} ({dep.file}:{line}), so the base it was written over "
+                  f"defined it; {judge.index.source.label} does not, so upstream no longer calls the override (and the "
+                  f"super() call would raise AttributeError); no baseline release says when it went (pass --baseline)")
+        return Finding(**judge.base(dep, target), status=Status.not_on_base, breaking=True, detail=detail, risk=risk_of(dep, Status.not_on_base))
     if before is None or before.status not in (Status.ok, Status.signature_changed, Status.inherited):
         return None
     detail = (f"{dep.member} was defined on {before.defined_in} in {judge.baseline.index.source.label} (the version the plugin declares); "
               f"{judge.index.source.label} no longer defines it, so upstream no longer calls the override")
-    used_at = _plugin_reads(judge, dep.plugin_class, dep.member)
+    used_at = _plugin_reads(judge, dep.plugin_class, dep.member, defined_in=dep.name)
     if used_at is not None:
         # vllm-rbln's attention backend: vllm 0.30 dropped get_kv_cache_shape from the base,
         # the plugin's own model runner still calls it; what upstream's calls did is not known
@@ -931,7 +940,14 @@ def _dropped_override(judge: JudgeContext, dep: Dependency, target: str) -> Find
                                       risk=risk_of(dep, Status.not_on_base)), before.target)
 
 
-def _plugin_reads(judge: JudgeContext, plugin_class: str, member: str) -> str | None:
+def _extends_itself(judge: JudgeContext, dep: Dependency) -> int | None:
+    """The line of a `super().<m>` read inside the plugin method `dep.name.<m>` itself, or None."""
+    cls = judge.scan.classes.get(dep.name or "")
+    method = f"{dep.name}.{dep.member}"
+    return next((r.line for r in cls.self_refs if r.access == "super" and r.member == dep.member and r.function == method), None) if cls else None
+
+
+def _plugin_reads(judge: JudgeContext, plugin_class: str, member: str, defined_in: str | None = None) -> str | None:
     """The first plugin site ("file:line") that reads `member` on something that may be a
     `plugin_class` instance: through self of a class related to it, or through any other
     receiver except an upstream instance of an unrelated class (the scan's field read:
@@ -939,11 +955,16 @@ def _plugin_reads(judge: JudgeContext, plugin_class: str, member: str) -> str | 
     is no call of its KV cache manager's method of that name), or one an isinstance check
     around the read says is of classes no such instance is (vllm-ascend's model runner calls
     `self.drafter.propose(…)` only under `isinstance(self.drafter, AscendNgramProposer)` and
-    the like, never on its Eagle-family drafters). None when there is none."""
+    the like, never on its Eagle-family drafters). A `super().member` read in a plugin class
+    reaches only the classes after it in the MRO: none reaches the method plugin class
+    `defined_in` writes unless that class comes after the reading one. None when there is none."""
     mine = {ref for ref in judge.plugin_mro(plugin_class) if ref.kind == "class"}  # not object, ABC, nn.Module
     fields = {f"{d.file}:{d.line}": d.target for d in judge.scan.dependencies
               if d.kind == "field" and d.target and d.target.endswith(f".{member}")}
     for read in reads_of(judge.scan, member):
+        if read.through_super and defined_in is not None and read.through_self_of is not None \
+                and Ref("class", "", defined_in) not in judge.plugin_mro(read.through_self_of)[1:]:
+            continue
         if read.through_self_of is not None:
             if Ref("class", "", read.through_self_of) in mine or Ref("class", "", plugin_class) in judge.plugin_mro(read.through_self_of):
                 return read.where

@@ -16,6 +16,7 @@ from harness.knowledge.model.plugin import (
     PLACED,
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
+    WRAPPED_ORIGINAL,
     CLASS_USES,
     UNDECIDED,
     AllOf,
@@ -88,7 +89,7 @@ from harness.knowledge.model.symbol_records import (
 )
 
 __all__ = [
-    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS", "DATACLASS_INIT", "NONE_FALLBACK_CALL", "NONE_FALLBACK_READ", "BOUND_ARGUMENTS", "INSTANCE_CALL", "PLACED", "PLATFORM_INSTANCE_READ", "STANDS_IN",
+    "AllOf", "AnyOf", "BREAKING", "Binding", "CLASS_USES", "CLASS_USE_BASE", "CLASS_USE_CHECK", "CallShape", "DATACLASS_EXTENDS", "DATACLASS_INIT", "NONE_FALLBACK_CALL", "NONE_FALLBACK_READ", "BOUND_ARGUMENTS", "INSTANCE_CALL", "PLACED", "PLATFORM_INSTANCE_READ", "STANDS_IN", "WRAPPED_ORIGINAL",
     "Catch", "ClassInfo", "Cond", "Const", "Dependency", "EMPTY_BODIES", "EntryPoint",
     "FieldPresent", "Finding", "FunctionInfo", "Guard", "GuardCond", "GuardOutcome", "HasAttr", "RowName", "HasKey", "ImportsResolve",
     "InstanceAttributes", "MethodDecl", "ModuleExists", "ModuleTable", "Not", "Outcome", "Param",

@@ -287,6 +287,9 @@ BOUND_ARGUMENTS = "bound-arguments"
 # class's name (`mixtral.MixtralDecoderLayer = Fused`): judged as an override of that class's
 # method (Dependency.hook names the class), against the calls on the instances upstream builds
 STANDS_IN = "stands-in"
+# `original = getattr(owner, name)` before `setattr(owner, name, wrapper)` in a plugin helper: the
+# wrap reads the member first (AttributeError where it is gone); the patch needs it, as a hook does
+WRAPPED_ORIGINAL = "wrapped-original"
 # `current_platform.x`: a read on the engine's platform instance, which is made from exactly the
 # class activate() names (no subclass of it)
 PLATFORM_INSTANCE_READ = "platform-instance"

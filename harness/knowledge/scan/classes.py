@@ -23,6 +23,7 @@ from harness.knowledge.model import (
     PLACED,
     PLATFORM_INSTANCE_READ,
     STANDS_IN,
+    WRAPPED_ORIGINAL,
     UNDECIDED,
     AllOf,
     AnyOf,
@@ -75,6 +76,16 @@ def _placed(node: ast.expr, place: Callable[[ast.AST], ast.expr | None]) -> ast.
             return found if found is not None else super().visit(child)
 
     return _Place().visit(copy.deepcopy(node))
+
+
+def _originals_read(definition: ast.AST | None, setter: ast.Call) -> list[ast.Call]:
+    """The `getattr(a, b)` calls (no default) in `definition` before `setter`, a
+    `setattr(a, b, …)`, on the same two expressions as written."""
+    if definition is None or len(setter.args) < 2:
+        return []
+    same = (ast.dump(setter.args[0]), ast.dump(setter.args[1]))
+    return [n for n in walk(definition) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "getattr"
+            and len(n.args) == 2 and not n.keywords and n.lineno <= setter.lineno and (ast.dump(n.args[0]), ast.dump(n.args[1])) == same]
 
 
 class PluginClasses:
@@ -522,7 +533,9 @@ class PluginClasses:
 
     def _parameter_patches(self) -> None:
         """`setattr(owner, name, fn)` inside a helper taking them as parameters: one patch per
-        call of the helper (helper_bindings), as that call passes them."""
+        call of the helper (helper_bindings), as that call passes them. A `getattr(owner, name)`
+        without a default in the same helper (a wrapper keeping the original) is then a read of
+        that member as well: AttributeError where it is gone, before anything is set."""
         bindings: dict[tuple, list] = {}  # a helper's callers, once per helper
         for module, call, ctx in self.parameter_patches:
             definition = self._definition(module, ctx.functions[-1], call.lineno)
@@ -542,6 +555,10 @@ class PluginClasses:
                     continue  # `param.x = v` patches only what a caller hands in from upstream
                 for inner in self._bound_contexts(module, ctx, binding, call.lineno):
                     self.setattr_call(module, call, inner, bound=True)
+                    for read in _originals_read(definition, call):
+                        owner, attr = self.qualify(module, dotted(read.args[0]), inner.env), self.const(module, read.args[1], inner.env)
+                        if is_upstream(owner) and isinstance(attr, str):
+                            self._dependency("reference", f"{owner}.{attr}", module, read, inner, expression=ast.unparse(read), how=WRAPPED_ORIGINAL)
 
     def _model_package_modules(self) -> None:
         """Each external model package's `pkg.*` becomes the modules the engine's loader imports:
