@@ -340,6 +340,14 @@ SPELLINGS = {
     "dataclass_instance_in_a_local": ("from dataclasses import dataclass\n\n\n@dataclass\nclass Filter:\n    strict: bool = False\n\n"
                                       "    def __call__(self, hf_weights_files, hf_folder, index_file):\n        return hf_weights_files\n\n\n"
                                       f"def register():\n    chosen = Filter(strict=False)\n    HookRegistry.register({TARGET!r}, chosen, HookType.REPLACE)\n", True),
+    # (F27 variant r2) an instance kept in a module global, plain or annotated, handed over by keyword
+    "instance_in_a_module_global": ("class Filter:\n    def __init__(self, index_key='weight_map'):\n        self.index_key = index_key\n        self.calls = 0\n\n"
+                                    "    def __call__(self, hf_weights_files, hf_folder, index_file):\n        self.calls += 1\n        return hf_weights_files\n\n\n"
+                                    "_FILTER = Filter(index_key='weight_map')\n\n\n"
+                                    f"def register():\n    HookRegistry.register(target={TARGET!r}, hook=_FILTER, hook_type=HookType.REPLACE)\n", True),
+    "instance_in_an_annotated_module_global_fits": ("class Filter:\n    def __call__(self, hf_weights_files, hf_folder, index_file, **kwargs):\n        return hf_weights_files\n\n\n"
+                                                    "_FILTER: Filter = Filter()\n\n\n"
+                                                    f"def register():\n    HookRegistry.register({TARGET!r}, _FILTER, HookType.REPLACE)\n", False),
     "instance_inline_fits": ("class Filter:\n    def __call__(self, hf_weights_files, hf_folder, index_file, allow_patterns=None):\n        return hf_weights_files\n\n\n"
                              f"def register():\n    HookRegistry.register({TARGET!r}, Filter(), HookType.REPLACE)\n", False),
     # a factory returning (target, hook) that the caller unpacks (F30 variant p1): a tuple, a list, a local pair

@@ -1704,6 +1704,15 @@ class Expressions:
             if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
                 path, definition = self._decorated(named.path, found[1])
                 return path, definition, function_params(definition.args)
+        if isinstance(node, ast.Name) and node.id not in ctx.local:
+            # `_FILTER = Filter(index_key=…)`, a plugin module's global (this module's or one it
+            # imports) bound once to an instance of a plugin class: its __call__
+            home, _, name = (self.qualify(module, node.id, ctx.env) or f"{module}.{node.id}").rpartition(".")
+            made = self._module_made_once(home, name) if home in self.files else None
+            made_path = self.qualify(home, dotted(made.func) or "", {}) if made is not None else None
+            found = self._plugin_definition(made_path) if made_path and not is_upstream(made_path) else None
+            if found is not None and isinstance(found[1], ast.ClassDef):
+                return self._instance_call(made_path)
         if isinstance(node, (ast.Attribute, ast.Subscript, ast.Name)) and isinstance(held := self.const(module, node, ctx.env), Partial) and not is_upstream(held.func):
             # `spec.hook`, `HOOKS[k]`, a loop variable holding functools.partial(f, …) of a plugin function
             found = self._plugin_definition(held.func)
