@@ -1399,6 +1399,48 @@ PATCHES = {
                 if name in PATCHED:
                     setattr(mod, PATCHED[name], lambda model, *a, **k: model)
         """,
+    # a walk over the loaded modules themselves, kept by their __name__ (thirty-sixth set F32-r1):
+    # a getattr with a default, the attribute in one `if`, a table of names
+    "walk_of_values_skipping_by_name": """
+        import sys
+
+        _TORCHAO = "sglang.srt.layers.torchao_utils"
+
+        def register():
+            for module in list(sys.modules.values()):
+                if getattr(module, "__name__", None) != _TORCHAO:
+                    continue
+                module.apply_torchao_config_to_model = lambda model, *a, **k: model
+                return True
+            return False
+        """,
+    "walk_of_values_under_a_name_test": """
+        import sys
+
+        def register():
+            for module in sys.modules.copy().values():
+                if module.__name__ == "sglang.srt.layers.torchao_utils":
+                    setattr(module, "apply_torchao_config_to_model", lambda model, *a, **k: model)
+        """,
+    "walk_of_values_in_a_table": """
+        import sys
+
+        _PATCHED = ("sglang.srt.layers.torchao_utils",)
+
+        def register():
+            for module in tuple(sys.modules.values()):
+                if getattr(module, "__name__", "") in _PATCHED:
+                    module.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
+    "walk_of_items_skipping_one_name": """
+        import sys
+
+        def register():
+            for name, module in list(sys.modules.items()):
+                if name != "sglang.srt.layers.torchao_utils":
+                    continue
+                module.apply_torchao_config_to_model = lambda model, *a, **k: model
+        """,
     "in_sys_modules": """
         import sys
 

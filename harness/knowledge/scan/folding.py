@@ -181,6 +181,12 @@ class Named:
 
 
 @dataclass(frozen=True)
+class LoadedModule(Named):
+    """An upstream module met in a walk over `sys.modules.values()` that a test of its
+    `__name__` kept (Folding.loaded_walk): that module, there only where it is loaded."""
+
+
+@dataclass(frozen=True)
 class Record:
     """An instance of a plugin @dataclass made from folded arguments (`Replacement("pkg.mod",
     "f")`): its fields by name, defaults filled; a field read on it is that value. `site`: the
@@ -1058,18 +1064,21 @@ class Folding:
         return {**arms[0], **arms[1]}
 
     def loaded_walk(self, module: str, loop: ast.For | ast.AsyncFor, env: dict) -> list | None:
-        """`for name, mod in sys.modules.copy().items():` (or `list(sys.modules)`, `.keys()`, …)
-        whose body acts only on names a folded table holds (`t = T.get(name)` then `if not t:
-        continue`; `if name not in T: continue`; the body one `if name in T:`): the walk over T's
-        upstream names, each a LoadedName (its pass runs where that module is loaded), paired
-        with the module `sys.modules[name]` for `.items()`. SGLang walks sys.modules so itself
+        """`for name, mod in sys.modules.copy().items():` (or `list(sys.modules)`, `.keys()`,
+        `.values()`, …) whose body acts only on the modules a test of the name keeps (`t =
+        T.get(name)` then `if not t: continue`; `if name not in T: continue` or `if name != M:
+        continue`; the body one `if name in T:` or `if name == M:`), the name being the key or,
+        over `.values()`, the module's `__name__` (`mod.__name__`, `getattr(mod, "__name__",
+        None)`): the walk over those upstream names, each a LoadedName (its pass runs where that
+        module is loaded), paired with the module `sys.modules[name]` for `.items()`, the module
+        itself (a LoadedModule) for `.values()`. SGLang walks sys.modules so itself
         (utils/common.py apply_module_patch). None for any other loop."""
         walked, method = loop.iter, None
         while True:
             if isinstance(walked, ast.Call) and not walked.keywords and len(walked.args) == 1 and dotted(walked.func) in ("list", "tuple", "dict", "sorted"):
                 walked = walked.args[0]
             elif (isinstance(walked, ast.Call) and isinstance(walked.func, ast.Attribute) and not walked.args
-                  and (walked.func.attr == "copy" or walked.func.attr in ("items", "keys") and method is None)):
+                  and (walked.func.attr == "copy" or walked.func.attr in ("items", "keys", "values") and method is None)):
                 method = method or (None if walked.func.attr == "copy" else walked.func.attr)
                 walked = walked.func.value
             else:
@@ -1082,30 +1091,43 @@ class Folding:
             return None
         key = names[0].id
 
-        def tests_key(test, op) -> ast.expr | None:  # `key in T` / `key not in T`: T
-            return (test.comparators[0] if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], op)
-                    and isinstance(test.left, ast.Name) and test.left.id == key else None)
+        def is_key(node) -> bool:  # the name: the key, or over values the module's __name__
+            if method != "values":
+                return isinstance(node, ast.Name) and node.id == key
+            read = node.args[:2] if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and len(node.args) in (2, 3) else None
+            return (isinstance(node, ast.Attribute) and node.attr == "__name__" and isinstance(node.value, ast.Name) and node.value.id == key
+                    or read is not None and isinstance(read[0], ast.Name) and read[0].id == key
+                    and isinstance(read[1], ast.Constant) and read[1].value == "__name__")
+
+        def kept(test, positive: bool) -> list | None:  # the names `name in T` / `name == M` keeps (negated: `not in`, `!=`)
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and is_key(test.left)):
+                return None
+            if isinstance(test.ops[0], ast.In if positive else ast.NotIn):
+                return self.iterated(self.const(module, test.comparators[0], env))
+            return [self.const(module, test.comparators[0], env)] if isinstance(test.ops[0], ast.Eq if positive else ast.NotEq) else None
 
         def skips(stmt) -> ast.expr | None:  # `if <test>: continue`: the test
             return stmt.test if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue) else None
 
-        body, table = loop.body, None
+        body, keys = loop.body, None
         if len(body) == 1 and isinstance(body[0], ast.If) and not body[0].orelse:
-            table = tests_key(body[0].test, ast.In)
-        if table is None and body and (test := skips(body[0])) is not None:
-            table = tests_key(test, ast.NotIn)
-        if (table is None and len(body) > 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 and isinstance(body[0].targets[0], ast.Name)
-                and isinstance(got := body[0].value, ast.Call) and isinstance(got.func, ast.Attribute) and got.func.attr == "get"
-                and len(got.args) == 1 and isinstance(got.args[0], ast.Name) and got.args[0].id == key and (test := skips(body[1])) is not None):
+            keys = kept(body[0].test, True)
+        if keys is None and body and (test := skips(body[0])) is not None:
+            keys = kept(test, False)
+        if (keys is None and method != "values" and len(body) > 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
+                and isinstance(body[0].targets[0], ast.Name) and isinstance(got := body[0].value, ast.Call) and isinstance(got.func, ast.Attribute)
+                and got.func.attr == "get" and len(got.args) == 1 and is_key(got.args[0]) and (test := skips(body[1])) is not None):
             held = body[0].targets[0].id
             empty = (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name) and test.operand.id == held
                      or isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) and isinstance(test.left, ast.Name)
                      and test.left.id == held and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
-            table = got.func.value if empty else None
-        keys = self.iterated(self.const(module, table, env)) if table is not None else None
+            keys = self.iterated(self.const(module, got.func.value, env)) if empty else None
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
             return None
-        return [[LoadedName(k), Named(k)] if pairs else LoadedName(k) for k in dict.fromkeys(keys) if is_upstream(k)]
+        upstream = [k for k in dict.fromkeys(keys) if is_upstream(k)]
+        if method == "values":
+            return [LoadedModule(k) for k in upstream]
+        return [[LoadedName(k), Named(k)] if pairs else LoadedName(k) for k in upstream]
 
     def iterated(self, value):
         """What a loop over a folded value meets: a list's elements, a dict's keys, a string's

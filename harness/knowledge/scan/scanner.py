@@ -69,6 +69,7 @@ from harness.knowledge.scan.folding import (
     Condition,
     Folding,
     Instance,
+    LoadedModule,
     LoadedName,
     Named,
     PackageFile,
@@ -605,12 +606,14 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 for element in iterable:
                     # (a name kept because it is loaded, alone or with its module: the pass for it runs where it is)
                     loaded = next((e for e in element if isinstance(e, LoadedName)), element) if isinstance(element, list) else element
+                    loaded = loaded.path if isinstance(loaded, LoadedModule) else loaded
                     guards = ctx.guards + ((GuardCond(ModuleExists(loaded), f"{loaded} in sys.modules", stmt.lineno),)
-                                           if isinstance(loaded, LoadedName) else ())
+                                           if isinstance(element, LoadedModule) or isinstance(loaded, LoadedName) else ())
                     passed = {**(carried if straight else env), **bind(stmt.target, element)}
                     self._block(module, stmt.body, replace(ctx, guards=guards, env=dict(passed)))
                     carried = self._pass_bindings(module, stmt.body, passed) if straight else carried
-                if straight and not any(isinstance(e, LoadedName) or isinstance(e, list) and any(isinstance(i, LoadedName) for i in e) for e in iterable):
+                if straight and not any(isinstance(e, (LoadedName, LoadedModule)) or isinstance(e, list) and any(isinstance(i, LoadedName) for i in e)
+                                        for e in iterable):
                     env.update({name: carried.get(name, OPAQUE) for node in stmt.body for name in assigned_in(node)})
             elif (defaulted := self._iterated_by_default(module, stmt, env, ctx)) is not None:
                 # over what the environment's defaults make (`_parse(os.environ.get("X", DEFAULT)).items()`):
