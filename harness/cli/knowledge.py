@@ -179,16 +179,21 @@ def check_command(
     unverified = [f for f in findings if f.unverified and f.kind != "file"]
     readable_live = [m for m in platform_map.modules if m["live"] and "error" not in m]
     nothing = not readable_live or not platform_map.live_checked
+    # nothing named depends on upstream, but a live module imports what it names at run time: not
+    # "nothing to check" (exit 2), which would say the plugin does not touch upstream at all
+    unnamed = platform_map.unnamed_imports if nothing and readable_live and not unreadable else []
+    nothing = nothing and not unnamed
     if as_json:
         _emit({
             "command": "check", "upstream": source.label, "plugin": platform_map.plugin,
-            "passed": not breaking and not unverified and not unreadable and not nothing,
+            "passed": not breaking and not unverified and not unreadable and not nothing and not unnamed,
             "breaking": len(breaking), "unverified": len(unverified), "unreadable": len(unreadable),
             "roots": platform_map.roots,
             "modules": {"scanned": len(platform_map.modules), "live": len(readable_live)},
             "checked": platform_map.checked,
             "baseline": platform_map.baseline, "baseline_declared_in": baseline_from, "baseline_note": baseline_note,
             "findings": [f.model_dump(mode="json") for f in findings],
+            **({"unnamed_imports": unnamed} if unnamed else {}),
         })
     else:
         shown = [f for f in findings if f.status.value != "ok"]
@@ -202,6 +207,10 @@ def check_command(
             out.print(Text.assemble(("FAIL", "red"), f": {len(breaking)} live dependencies break on {source.label}"))
         elif nothing:
             out.print(Text.assemble(("NOTHING CHECKED", "yellow"), ": " + ("no live plugin module could be read" if not readable_live else f"no live module depends on {profile().package}")))
+        elif unnamed:
+            more = f" (and {len(unnamed) - 1} more)" if len(unnamed) > 1 else ""
+            out.print(Text.assemble(("UNVERIFIED", "yellow"), f": no dependency on {profile().package} was found, but a live module imports a module "
+                                                              f"it names at run time ({unnamed[0]}{more}): what it imports is not decided statically"))
         elif unreadable:
             out.print(Text.assemble(("INCOMPLETE", "yellow"), f": {len(unreadable)} live plugin files could not be read; the rest is checked and nothing else breaks"))
         elif unverified:
@@ -214,7 +223,7 @@ def check_command(
                 else f"nothing to check: no live module depends on {profile().package} ({_roots_line(platform_map.roots)})")
         print(f"harness: error: {what}", file=sys.stderr)
     # 1: will break; 2: bad input; 3: could not be verified (distinct, so CI can choose)
-    raise typer.Exit(1 if breaking else 2 if (unreadable or nothing) else 3 if unverified else 0)
+    raise typer.Exit(1 if breaking else 2 if (unreadable or nothing) else 3 if (unverified or unnamed) else 0)
 
 
 @app.command("index")

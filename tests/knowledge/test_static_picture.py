@@ -858,6 +858,36 @@ def test_a_folder_that_cannot_be_listed_is_a_file_that_cannot_be_read(upstreams,
     assert proc.returncode == (2 if imported else 0) and doc["checked"]["hook"] == 1, proc.stderr
 
 
+# a live module importing a module it names only at run time (thirty-sixth set F22-r1: names
+# read from an INI string by configparser), each way of naming it
+UNNAMED_IMPORTS = {
+    "configparser_section": ("import configparser\nimport importlib\n\nPATCHES = '[a]\\nmodule = sglang.srt.utils.common\\n'\n\n\n"
+                             "def register():\n    cfg = configparser.ConfigParser()\n    cfg.read_string(PATCHES)\n"
+                             "    for name in cfg.sections():\n        module = importlib.import_module(cfg[name]['module'])\n"
+                             "        setattr(module, name, None)\n"),
+    "environment_variable": ("import importlib\nimport os\n\n\ndef register():\n"
+                             "    module = importlib.import_module(os.environ['DEV_PATCHED_MODULE'])\n    module.hook = None\n"),
+    "file_contents": ("import pathlib\n\n\ndef register():\n"
+                      "    name = (pathlib.Path(__file__).parent / 'patched.txt').read_text().strip()\n    __import__(name)\n"),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(UNNAMED_IMPORTS))
+def test_an_import_named_at_run_time_is_not_nothing_to_check(upstreams, tmp_path, spelling):
+    """No dependency found, but a live module imports what it names at run time: not "nothing to
+    check" (exit 2 says the plugin does not touch upstream), unverified (exit 3) naming the import."""
+    old, _ = upstreams
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": UNNAMED_IMPORTS[spelling]})
+    proc = harness("check", "--plugin", str(root), "--upstream", old)
+    assert proc.returncode == 3 and "UNVERIFIED" in proc.stdout and "p/__init__.py:" in proc.stdout, proc.stdout + proc.stderr
+    code, doc = check(root, old)
+    assert code == 3 and doc["passed"] is False and doc["unnamed_imports"][0].startswith("p/__init__.py:"), doc
+    # the same import in a module nothing loads: nothing to check, as before
+    (root / "p" / "unused.py").write_text(UNNAMED_IMPORTS[spelling])
+    (root / "p" / "__init__.py").write_text("def register():\n    pass\n")
+    assert harness("check", "--plugin", str(root), "--upstream", old).returncode == 2
+
+
 def test_nothing_checked_is_not_a_pass(upstreams, tmp_path):
     old, new = upstreams
     root = plugin(tmp_path, {

@@ -477,6 +477,9 @@ class PluginScan:
     # identifier strings the plugin writes (a name looked up later, e.g. a config class in a
     # registry of names) -> first "file:line"; not the name argument of a setattr
     name_strings: dict[str, str] = field(default_factory=dict)
+    # module -> "file:line: expression" of the first `import_module(x)` there whose x the scan
+    # cannot name (not a discovery of the plugin's own package): what it imports is not known
+    unnamed_imports: dict[str, str] = field(default_factory=dict)
     # modules only a conditionally named class brings in (scan.liveness.mark_live): the
     # condition, for the judge (judge.conditions.stale_branch)
     conditional: dict[str, GuardCond] = field(default_factory=dict)

@@ -34,6 +34,9 @@ class PlatformMap(BaseModel):
     checked: dict[str, int] = Field(default_factory=dict)  # dependencies judged, per kind (ok uses are not listed)
     baseline: str | None = None  # the upstream the plugin declares (for overrides of methods since removed)
     live_checked: int = 0  # of those, in live modules: 0 means nothing SGLang loads was checked
+    # "file:line: expression" of imports in live modules whose module the scan cannot name
+    # (PluginScan.unnamed_imports): with nothing checked, what they import is not known
+    unnamed_imports: list[str] = Field(default_factory=list)
     platform_classes: list[str] = Field(default_factory=list)  # returned by activate()
     platforms: list[dict[str, Any]]
     modules: list[dict[str, Any]]
@@ -90,6 +93,7 @@ def map_plugin(plugin: Path, upstream: UpstreamSource, index: SymbolIndex | None
         roots=[{"module": r.module, "why": r.why} for r in scan.roots],
         checked=dict(sorted(checked.items())),
         live_checked=sum(1 for f in judged if f.live),
+        unnamed_imports=[where for module, where in sorted(scan.unnamed_imports.items()) if scan.modules.get(module) and scan.modules[module].live],
         baseline=baseline_index.source.label if baseline_index else upstream.label if on_baseline else None,
         platform_classes=scan.platform_class_paths,
         platforms=[

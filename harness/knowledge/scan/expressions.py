@@ -961,6 +961,8 @@ class Expressions:
                 own = module if self.files[module][1] else module.rpartition(".")[0]
                 for pattern in self._listed_packages(module) or [f"{own}.*"]:
                     self.dynamic_imports.setdefault(module, []).append((pattern, ctx.functions))
+            else:
+                self.scan.unnamed_imports.setdefault(module, f"{self.relfile(module)}:{call.lineno}: {ast.unparse(call)}")
             return
         if resolves:
             target = target.partition(":")[0] if ":" in target else self._longest_module(target)
