@@ -9,7 +9,7 @@ own method. Held on `super().m(…)`, `super(C, self).m(…)` and a bound `super
 from __future__ import annotations
 
 import pytest
-from kinds_support import IFACE, check, plugin, pyproject, upstream_pair
+from kinds_support import check, plugin, pyproject, upstream_pair
 
 # the new release's platform answers unknown instance attributes in __getattr__ (vLLM's
 # Platform does) and has no `supports_legacy_kv`
