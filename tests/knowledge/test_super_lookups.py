@@ -69,3 +69,23 @@ def test_a_subclass_method_extending_a_dropped_base_method_is_a_dropped_override
     assert "calls super().apply_penalties" in dropped[0]["detail"] and "pass --baseline" in dropped[0]["detail"]
     # warm_up calls no base method of its name: the plugin's own method, not reported
     assert not [f for f in doc["findings"] if f["target"].endswith(".warm_up")], doc["findings"]
+
+
+def test_on_its_own_base_or_over_a_plugin_base_it_is_no_dropped_override(tmp_path_factory, tmp_path):
+    """On the release the plugin was written for, what its bases lack the plugin never had (the
+    real vllm-ascend 0.23.0.post1 on vllm 0.23.0); and a `super()` that reaches a plugin base
+    defining the method calls that one."""
+    new = upstream_pair(tmp_path_factory)[1]
+    own = ("from sglang.srt.layers.sampler import Sampler\n\n\n"
+           "class DevSampler(Sampler):\n    def apply_penalties(self):\n        return super().apply_penalties()\n\n\n"
+           "def register():\n    return DevSampler\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": own})
+    code, doc = check(root, new, "--baseline", new)
+    assert not [f for f in doc["findings"] if f["status"] == "not_on_base"] and code == 0, doc["findings"]
+    layered = ("from sglang.srt.layers.sampler import Sampler\n\n\n"
+               "class BaseSampler(Sampler):\n    def apply_penalties(self):\n        return None\n\n\n"
+               "class DevSampler(BaseSampler):\n    def apply_penalties(self):\n        return super().apply_penalties()\n\n\n"
+               "def register():\n    return DevSampler\n")
+    root = plugin(tmp_path, {"pyproject.toml": pyproject(plugins={"p": "p:register"}), "p/__init__.py": layered}, "q")
+    code, doc = check(root, new)
+    assert not [f for f in doc["findings"] if f["status"] == "not_on_base" and "calls super()" in (f["detail"] or "")], doc["findings"]

@@ -917,11 +917,13 @@ def enclosing_method(judge: JudgeContext, site: CallSite) -> tuple[Ref, str] | N
 
 def _dropped_override(judge: JudgeContext, dep: Dependency, target: str) -> Finding | None:
     """A subclass method no upstream base defines: the plugin's own, unless the base it was
-    written against defined it (then upstream stopped calling it). With no baseline at all, a
-    method that calls `super().<its own name>` was written over a base that defined it, by its
-    own word: judged as an override of a platform method with no baseline is (not_on_base)."""
+    written against defined it (then upstream stopped calling it). With no baseline at all (not
+    on the plugin's own base release either: what that lacks, the plugin never had), a method
+    that calls `super().<its own name>`, which no class after it defines, was written over a base
+    that defined it, by its own word: judged as an override of a platform method with no baseline
+    is (not_on_base)."""
     before = judge.baseline.judge(dep) if judge.baseline is not None else None
-    if before is None and judge.baseline is None and (line := _extends_itself(judge, dep)) is not None:
+    if judge.baseline is None and not judge.on_baseline and (line := _extends_itself(judge, dep)) is not None:
         detail = (f"{dep.name}.{dep.member} calls super().{dep.member} ({dep.file}:{line}), so the base it was written over "
                   f"defined it; {judge.index.source.label} does not, so upstream no longer calls the override (and the "
                   f"super() call would raise AttributeError); no baseline release says when it went (pass --baseline)")
@@ -941,10 +943,16 @@ def _dropped_override(judge: JudgeContext, dep: Dependency, target: str) -> Find
 
 
 def _extends_itself(judge: JudgeContext, dep: Dependency) -> int | None:
-    """The line of a `super().<m>` read inside the plugin method `dep.name.<m>` itself, or None."""
+    """The line of a `super().<m>` read inside the plugin method `dep.name.<m>` itself where no
+    plugin class after `dep.name` in the judged class's MRO defines m (the read would reach it),
+    or None."""
     cls = judge.scan.classes.get(dep.name or "")
+    mro = [r.qualname for r in judge.plugin_mro(dep.plugin_class) if r.module == ""] if cls else []
+    after = mro[mro.index(dep.name) + 1:] if dep.name in mro else []
+    if cls is None or any(dep.member in judge.scan.classes[c].methods for c in after if c in judge.scan.classes):
+        return None
     method = f"{dep.name}.{dep.member}"
-    return next((r.line for r in cls.self_refs if r.access == "super" and r.member == dep.member and r.function == method), None) if cls else None
+    return next((r.line for r in cls.self_refs if r.access == "super" and r.member == dep.member and r.function == method), None)
 
 
 def _plugin_reads(judge: JudgeContext, plugin_class: str, member: str, defined_in: str | None = None) -> str | None:
