@@ -102,3 +102,6 @@ class JudgeContext(Protocol):
 
     def evaluate(self, cond: Cond) -> bool | None:
         """A guard's condition on this upstream: True, False, or None when undecidable."""
+
+    def named_in_release_code(self, name: str) -> bool:
+        """Whether the release's code can call a method `name` (an attribute or a string)."""

@@ -220,7 +220,7 @@ class Judge:
             mro = self.upstream_mro(owner)
             if missing_bases(mro) or self.lookup(mro, name, instance=False).outcome is not Outcome.missing:
                 continue
-            if not self._named_in_release_code(name):
+            if not self.named_in_release_code(name):
                 return path
         return None
 
@@ -1133,7 +1133,7 @@ class Judge:
         around = max(before, key=lambda m: m.line).name if before else None
         return (f"{cls.path}.{around}",) if around == dep.member else ()
 
-    def _named_in_release_code(self, name: str) -> bool:
+    def named_in_release_code(self, name: str) -> bool:
         """Whether the release's code can call a method `name`: as an attribute (`x.name`) or a
         string (`getattr(x, "name")`, collective_rpc("name")); a word in prose does not (vllm
         0.23's 'postprocess' only in mamba_utils.py docstrings and comments)."""

@@ -920,10 +920,12 @@ def _dropped_override(judge: JudgeContext, dep: Dependency, target: str) -> Find
     written against defined it (then upstream stopped calling it). With no baseline at all (not
     on the plugin's own base release either: what that lacks, the plugin never had), a method
     that calls `super().<its own name>`, which no class after it defines, was written over a base
-    that defined it, by its own word: judged as an override of a platform method with no baseline
-    is (not_on_base)."""
+    that defined it, by its own word; where neither the release's code nor the plugin calls it
+    (a call would fail in the super() read, its own finding), upstream stopped calling it: judged
+    as an override of a platform method with no baseline is (not_on_base)."""
     before = judge.baseline.judge(dep) if judge.baseline is not None else None
-    if judge.baseline is None and not judge.on_baseline and (line := _extends_itself(judge, dep)) is not None:
+    if (judge.baseline is None and not judge.on_baseline and (line := _extends_itself(judge, dep)) is not None
+            and not judge.named_in_release_code(dep.member) and _plugin_reads(judge, dep.plugin_class, dep.member, defined_in=dep.name) is None):
         detail = (f"{dep.name}.{dep.member} calls super().{dep.member} ({dep.file}:{line}), so the base it was written over "
                   f"defined it; {judge.index.source.label} does not, so upstream no longer calls the override (and the "
                   f"super() call would raise AttributeError); no baseline release says when it went (pass --baseline)")

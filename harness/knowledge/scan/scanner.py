@@ -1426,13 +1426,21 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
         return made, held
 
     def _namespace(self, module: str, node: ast.expr, depth: int = 0) -> ast.Dict | None:
-        """The entries of a class namespace handed to type(): a dict display, `dict(k=v, …)`, or a
-        name the module binds once at its top level to either (with the module-level `NAME["k"] = v`
-        statements after it), as one dict display. None for anything else."""
+        """The entries of a class namespace handed to type(): a dict display, `dict(k=v, …)`, a copy
+        of one (`dict(NS)`, `dict(NS, k=v)`, `{**NS}`, `NS.copy()`), or a name the module binds once
+        at its top level to any of these (with the module-level `NAME["k"] = v` statements after
+        it), as one dict display. None for anything else."""
+        if isinstance(node, ast.Dict) and len(node.keys) == 1 and node.keys[0] is None:
+            return self._namespace(module, node.values[0], depth + 1)  # {**NS}
         if isinstance(node, ast.Dict):
             return node
-        if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args and all(k.arg for k in node.keywords):
-            return ast.Dict(keys=[ast.Constant(k.arg) for k in node.keywords], values=[k.value for k in node.keywords])
+        if isinstance(node, ast.Call) and dotted(node.func) == "dict" and len(node.args) <= 1 and all(k.arg for k in node.keywords):
+            copied = self._namespace(module, node.args[0], depth + 1) if node.args else ast.Dict(keys=[], values=[])
+            if copied is None:
+                return None
+            return ast.Dict(keys=[*copied.keys, *(ast.Constant(k.arg) for k in node.keywords)], values=[*copied.values, *(k.value for k in node.keywords)])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy" and not node.args and not node.keywords:
+            return self._namespace(module, node.func.value, depth + 1)
         tree = self.tree(module) if isinstance(node, ast.Name) and depth < 3 else None
         if tree is None:
             return None

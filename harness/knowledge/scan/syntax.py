@@ -330,7 +330,6 @@ def plain_spellings(tree: ast.Module) -> ast.Module:
 
     tree = Rewrite().visit(tree)
     _inline_class_factories(tree, own)
-    _inline_type_calls(tree)
     _proxy_getattr(tree)
     return tree
 
@@ -703,47 +702,6 @@ def _inline_class_factories(tree: ast.Module, own: set[str]) -> None:
                     stmt.bases[i] = ast.copy_location(ast.Name(made.name, ast.Load()), base)
         out.append(stmt)
     tree.body[:] = out
-
-
-def _inline_type_calls(tree: ast.Module) -> None:
-    """`X = type("X", (A, B), NS)` at module level, the builtin's three-argument form, is `class
-    X(A, B):` with NS's entries as its body's assignments (the builtin's docs: "the namespace
-    containing definitions for class body"), where NS is a dict display with string keys, a
-    module global bound once to one (`dict(NS)`, `{**NS}` and `NS.copy()` copy it), or
-    `dict(k=v, …)`. Other spellings are left as they are."""
-    if any(isinstance(n, ast.Name) and n.id == "type" and isinstance(n.ctx, ast.Store) for n in walk(tree)):
-        return  # `type` rebound: not the builtin
-    globals_ = {}
-    for stmt in tree.body:
-        for name in assigned_in(stmt):
-            globals_[name] = stmt.value if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                                            and name not in globals_) else None
-
-    def entries(node: ast.expr, depth: int = 0) -> list[tuple[str, ast.expr]] | None:
-        if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-            return [(k.value, v) for k, v in zip(node.keys, node.values)]
-        if isinstance(node, ast.Dict) and len(node.keys) == 1 and node.keys[0] is None:
-            return entries(node.values[0], depth + 1)  # {**NS}
-        if isinstance(node, ast.Name) and depth < 4 and globals_.get(node.id) is not None:
-            return entries(globals_[node.id], depth + 1)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and len(node.args) <= 1:
-            copied = entries(node.args[0], depth + 1) if node.args else []
-            return None if copied is None or any(k.arg is None for k in node.keywords) else [*copied, *((k.arg, k.value) for k in node.keywords)]
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy" and not node.args:
-            return entries(node.func.value, depth + 1)
-        return None
-
-    for i, stmt in enumerate(tree.body):
-        call = stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "type" and len(call.args) == 3
-                and not call.keywords and isinstance(call.args[1], ast.Tuple)):
-            continue
-        body = entries(call.args[2])
-        if body is None or any(isinstance(b, ast.Starred) for b in call.args[1].elts):
-            continue
-        assigned = [ast.copy_location(ast.Assign(targets=[ast.Name(k, ast.Store())], value=copy.deepcopy(v)), call) for k, v in body]
-        made = _class_def(stmt.targets[0].id, list(call.args[1].elts), assigned or [ast.copy_location(ast.Pass(), call)])
-        tree.body[i] = ast.fix_missing_locations(ast.copy_location(made, stmt))
 
 
 def _made_class(base: ast.expr, factories: dict, taken: set[str], named: str | None = None) -> ast.ClassDef | None:
