@@ -126,6 +126,14 @@ def _own_nodes(body: list[ast.stmt]):
             pending.extend(ast.iter_child_nodes(node))
 
 
+def _loaded_name(element) -> str | None:
+    """The upstream module a walk over sys.modules kept this element for (Folding.loaded_walk: a
+    LoadedName, alone or paired with its module, or a LoadedModule), or None."""
+    if isinstance(element, list):
+        element = next((e for e in element if isinstance(e, LoadedName)), None)
+    return element.path if isinstance(element, LoadedModule) else str(element) if isinstance(element, LoadedName) else None
+
+
 def scan_plugin(root: Path, index: SymbolIndex, entries: list[str] | None = None) -> PluginScan:
     """Read a plugin checkout: its modules, roots, liveness, classes and every dependency.
 
@@ -605,15 +613,12 @@ class Scanner(Expressions, Registrations, PluginClasses, Folding):
                 carried = dict(env)
                 for element in iterable:
                     # (a name kept because it is loaded, alone or with its module: the pass for it runs where it is)
-                    loaded = next((e for e in element if isinstance(e, LoadedName)), element) if isinstance(element, list) else element
-                    loaded = loaded.path if isinstance(loaded, LoadedModule) else loaded
-                    guards = ctx.guards + ((GuardCond(ModuleExists(loaded), f"{loaded} in sys.modules", stmt.lineno),)
-                                           if isinstance(element, LoadedModule) or isinstance(loaded, LoadedName) else ())
+                    loaded = _loaded_name(element)
+                    guards = ctx.guards + ((GuardCond(ModuleExists(loaded), f"{loaded} in sys.modules", stmt.lineno),) if loaded else ())
                     passed = {**(carried if straight else env), **bind(stmt.target, element)}
                     self._block(module, stmt.body, replace(ctx, guards=guards, env=dict(passed)))
                     carried = self._pass_bindings(module, stmt.body, passed) if straight else carried
-                if straight and not any(isinstance(e, (LoadedName, LoadedModule)) or isinstance(e, list) and any(isinstance(i, LoadedName) for i in e)
-                                        for e in iterable):
+                if straight and not any(_loaded_name(e) for e in iterable):
                     env.update({name: carried.get(name, OPAQUE) for node in stmt.body for name in assigned_in(node)})
             elif (defaulted := self._iterated_by_default(module, stmt, env, ctx)) is not None:
                 # over what the environment's defaults make (`_parse(os.environ.get("X", DEFAULT)).items()`):
